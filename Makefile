@@ -1,0 +1,64 @@
+# Switchboard build and test entry points. CI runs `make test` (see .ci/run).
+#
+# The npm peers in test/peers (real MCP servers and the TypeScript SDK, pinned by
+# package-lock.json) are installed by `make peers`, which `make test` runs first; it
+# reinstalls only when the lock file or package.json is newer than the last install.
+
+SHELL := /bin/sh
+.DEFAULT_GOAL := test
+
+GO   ?= go
+NPM  ?= npm
+
+# Pinned: v0.8.2 (staticcheck 2026.2.2) is what @latest resolved to on the module proxy; it runs on Go 1.26.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+PEERS       := test/peers
+PEERS_STAMP := $(PEERS)/node_modules/.switchboard-installed
+
+# Fuzzing: `make fuzz` runs every Fuzz target for FUZZTIME each, one at a time (go test
+# allows -fuzz to match a single target in a single package). Longer: make fuzz FUZZTIME=5m
+FUZZTIME ?= 10s
+
+.PHONY: all test peers build lint bench fuzz clean
+
+all: lint build test
+
+test: peers
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+peers: $(PEERS_STAMP)
+
+# npm ci deletes node_modules and installs exactly what package-lock.json says; the stamp
+# is written only if it succeeds, so a failed install is retried on the next run.
+$(PEERS_STAMP): $(PEERS)/package-lock.json $(PEERS)/package.json
+	@command -v $(NPM) >/dev/null 2>&1 || { echo "make: npm not found: install Node.js 20+ (with npm) to run the MCP peers" >&2; exit 1; }
+	$(NPM) ci --prefix $(PEERS) --no-audit --no-fund
+	touch $@
+
+build:
+	$(GO) build -o bin/switchboard ./cmd/switchboard
+
+# gofmt is given files, not ./..., so that it never walks test/peers/node_modules.
+lint:
+	@files=$$(find . -type f -name '*.go' -not -path './.git/*' -not -path '*/node_modules/*' -not -path '*/testdata/*'); \
+	unformatted=$$(gofmt -l $$files); \
+	if [ -n "$$unformatted" ]; then echo "gofmt: these files need formatting (run gofmt -w):" >&2; echo "$$unformatted" >&2; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+bench: peers
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# A smoke run: each Fuzz target found under ./... gets FUZZTIME of fuzzing on top of its
+# seed corpus (which plain `make test` already runs).
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for target in $$($(GO) test -list '^Fuzz' "$$pkg" | grep '^Fuzz' || true); do \
+			echo "fuzz $$pkg $$target ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) "$$pkg"; \
+		done; \
+	done
+
+clean:
+	rm -rf bin $(PEERS)/node_modules coverage.out coverage.html *.test *.prof

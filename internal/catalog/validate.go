@@ -1,0 +1,118 @@
+package catalog
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+)
+
+var printer = message.NewPrinter(language.English)
+
+// ValidateArgs checks arguments against the tool's compiled input schema.
+// args must hold JSON values as decoded with json.Decoder.UseNumber (numbers
+// as json.Number). A tool whose schema did not compile is not validated.
+// The error is a *fault.Error of kind Validation with one FieldDetail per
+// problem.
+func (t Tool) ValidateArgs(args map[string]any) error {
+	if t.Schema == nil {
+		return nil
+	}
+	var inst any = args
+	if args == nil {
+		inst = map[string]any{}
+	}
+	err := t.Schema.Validate(inst)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return fault.Wrap(fault.Validation, err, "arguments for %s/%s are invalid", t.Server, t.Def.Name)
+	}
+	fe := fault.New(fault.Validation, "arguments for %s/%s are invalid", t.Server, t.Def.Name).
+		WithDetail("server", t.Server).WithDetail("tool", t.Def.Name)
+	fe.Fields = fieldDetails(ve, args)
+	return fe
+}
+
+// fieldDetails flattens a validation error tree into per-field details,
+// sorted by field.
+func fieldDetails(ve *jsonschema.ValidationError, args map[string]any) []fault.FieldDetail {
+	var out []fault.FieldDetail
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		field := strings.Join(e.InstanceLocation, ".")
+		msg := e.ErrorKind.LocalizedString(printer)
+		d := fault.FieldDetail{Field: field, Message: msg}
+		if field == "" {
+			d.Field = "(arguments)"
+		}
+		if v, ok := lookupPath(args, e.InstanceLocation); ok && len(e.InstanceLocation) > 0 {
+			d.ReceivedValue = shortJSON(v)
+		}
+		d.Suggestion = suggestionFor(msg)
+		out = append(out, d)
+	}
+	walk(ve)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Field < out[j].Field })
+	return out
+}
+
+func lookupPath(v any, path []string) (any, bool) {
+	for _, p := range path {
+		switch x := v.(type) {
+		case map[string]any:
+			var ok bool
+			if v, ok = x[p]; !ok {
+				return nil, false
+			}
+		case []any:
+			var i int
+			if _, err := fmt.Sscan(p, &i); err != nil || i < 0 || i >= len(x) {
+				return nil, false
+			}
+			v = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+func shortJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	s := string(b)
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
+}
+
+func suggestionFor(msg string) string {
+	switch {
+	case strings.HasPrefix(msg, "missing propert"):
+		return "provide the missing " + strings.TrimPrefix(strings.TrimPrefix(msg, "missing properties "), "missing property ")
+	case strings.HasPrefix(msg, "got "):
+		return "send a value of the expected type (" + msg + ")"
+	case strings.Contains(msg, "additional propert"):
+		return "remove the unknown " + msg[strings.Index(msg, "additional propert"):]
+	}
+	return ""
+}

@@ -1,0 +1,170 @@
+// Package config loads, validates and resolves Switchboard's configuration.
+//
+// It reads the native YAML file (switchboard.yaml) and the formats users
+// already have — Claude Desktop / Cursor `mcpServers` JSON, VS Code `servers`
+// JSON, and seed 004's `tools:` list — and produces one resolved [Config]:
+// variables expanded, env files merged, Docker launches turned into commands,
+// defaults applied and every rule checked. Everything above this package
+// (upstream, catalog, cli) consumes only the resolved form; nothing else
+// parses configuration.
+//
+// Problems are reported all at once as a [*ValidationError], each with the
+// file, line, column and dotted field it concerns, what is wrong and how to
+// fix it.
+package config
+
+import (
+	"time"
+)
+
+// Transport names how Switchboard talks to an upstream MCP server.
+type Transport string
+
+// The supported transports.
+const (
+	TransportStdio     Transport = "stdio"     // a child process over stdin/stdout
+	TransportSSE       Transport = "sse"       // the legacy HTTP+SSE transport
+	TransportHTTP      Transport = "http"      // streamable HTTP
+	TransportWebSocket Transport = "websocket" // WebSocket, subprotocol "mcp"
+)
+
+// Transports lists every valid transport, in documentation order.
+var Transports = []Transport{TransportStdio, TransportSSE, TransportHTTP, TransportWebSocket}
+
+// Default values. docs/configuration.md documents each one; keep them in step.
+const (
+	DefaultRequestTimeout = 30 * time.Second
+	DefaultConnectTimeout = 30 * time.Second
+	DefaultPingInterval   = 30 * time.Second
+	DefaultPingTimeout    = 10 * time.Second
+	DefaultMaxFailures    = 3
+	DefaultDiscoveryTTL   = 5 * time.Minute
+	DefaultMaxRetries     = 2
+	DefaultStderrBytes    = 64 << 10
+
+	// MinRequestTimeout and MaxRequestTimeout bound every request timeout
+	// (seed 000: 1 s to 5 min).
+	MinRequestTimeout = 1 * time.Second
+	MaxRequestTimeout = 5 * time.Minute
+
+	// MaxServerNameLen is the longest server name accepted.
+	MaxServerNameLen = 64
+)
+
+// DefaultBackoff is the wait before each reconnect attempt (seeds 000/001).
+var DefaultBackoff = []time.Duration{1 * time.Second, 5 * time.Second, 15 * time.Second}
+
+// DefaultAllowedCommands are the stdio launchers allowed without any
+// configuration (seed 004). security.allowed_commands extends the list.
+var DefaultAllowedCommands = []string{"npx", "uvx", "docker"}
+
+// Config is a fully resolved, validated configuration.
+type Config struct {
+	// Servers holds one entry per upstream MCP server, in file order.
+	Servers []Server
+	// Defaults are the global settings every server falls back to.
+	Defaults Defaults
+	// AllowedCommands is the effective stdio command allowlist: the defaults
+	// plus security.allowed_commands (bare names or absolute paths).
+	AllowedCommands []string
+	// Source is the file the configuration came from ("" for the embedded
+	// default), and Format the format it was read as.
+	Source string
+	Format Format
+}
+
+// Format names the file format a configuration was read from.
+type Format string
+
+// The formats Load understands.
+const (
+	FormatNative  Format = "switchboard" // switchboard.yaml
+	FormatClaude  Format = "mcpServers"  // Claude Desktop, Cursor
+	FormatVSCode  Format = "vscode"      // VS Code mcp.json "servers"
+	FormatToolsV1 Format = "tools"       // seed 004 agent.yaml "tools:" list
+)
+
+// Defaults are the global settings (the `defaults:` block).
+type Defaults struct {
+	RequestTimeout time.Duration // per request; default 30 s, 1 s–5 min
+	ConnectTimeout time.Duration // connect + initialize; default 30 s
+	MaxRetries     int           // retries of transient failures; default 2
+	DiscoveryTTL   time.Duration // catalog cache lifetime; default 5 min
+	Health         Health
+}
+
+// Health configures the health loop of every upstream.
+type Health struct {
+	PingInterval time.Duration   // default 30 s; 0 disables pings
+	PingTimeout  time.Duration   // default 10 s
+	Backoff      []time.Duration // wait before reconnect attempt i; default 1 s, 5 s, 15 s
+	MaxFailures  int             // consecutive failed attempts before auto-disable; default 3
+}
+
+// Server is one resolved upstream server.
+type Server struct {
+	Name        string
+	Description string
+	Transport   Transport
+
+	// Stdio launch. Command is a bare name resolved on PATH or an absolute
+	// path; Env is env_file merged with env (env wins), fully expanded.
+	Command    string
+	Args       []string
+	Env        map[string]string
+	InheritEnv bool   // pass the whole parent environment, not just the base
+	Cwd        string // working directory of the child; "" means inherit
+	Encoding   string // stream encoding; only utf-8 is supported
+
+	// Network transports.
+	URL     string
+	Headers map[string]string
+
+	ConnectTimeout   time.Duration // `timeout` in the file
+	SSEReadTimeout   time.Duration // 0 means no read timeout
+	TerminateOnClose bool          // streamable HTTP: DELETE the session on close (default true)
+	RequestTimeout   time.Duration
+	MaxRetries       int
+
+	Enabled       bool // default true
+	LoadTools     bool // default true
+	LoadPrompts   bool // default true
+	LoadResources bool // default true
+
+	// Docker is the managed form it was written in, if any; Command and Args
+	// already hold the equivalent `docker run --rm -i ...` launch.
+	Docker *Docker
+
+	// Secrets names env and header keys whose values must never be shown
+	// or logged: those listed under `secrets:` plus any key that looks like
+	// a credential (see IsSecretKey).
+	Secrets []string
+
+	// Pos is where the server was defined, for messages about it.
+	Pos Pos
+}
+
+// Docker is seed 001's managed Docker form.
+type Docker struct {
+	Image         string
+	ContainerName string
+	Command       []string
+	Ports         map[string]int // container port -> host port
+}
+
+// Pos is a position in a configuration file.
+type Pos struct {
+	File string
+	Line int // 1-based; 0 if unknown
+	Col  int // 1-based; 0 if unknown
+}
+
+// Server returns the server with the given name.
+func (c *Config) Server(name string) (Server, bool) {
+	for _, s := range c.Servers {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Server{}, false
+}

@@ -1,0 +1,240 @@
+// Package testserver turns a test binary into an MCP server over stdio, so
+// that tests can run real subprocess servers — well-behaved ones and ones
+// that fail on demand — without building anything (the go-sdk's own
+// cmd_test.go does the same).
+//
+// A test package calls [Init] at the top of TestMain; when the binary is
+// started with SWITCHBOARD_TEST_SERVER=<mode> it becomes that server and
+// never returns. [Server] returns the config.Server that launches a mode.
+//
+// Modes:
+//   - "ok": tools echo, add, slow (honours cancellation), progress (sends
+//     progress notifications), crash (exits mid-call), big (a large text),
+//     image (a PNG), fail (a tool error), broken (a schema that does not
+//     compile); a prompt and a resource. 300 ms after start it adds the
+//     tool "late" and announces it with tools/list_changed.
+//   - "exit": writes a message to stderr and exits 3 before answering.
+//   - "garbage": writes non-JSON to stdout instead of answering.
+//   - "hang": reads requests and never answers.
+//   - "slow-start": sleeps SWITCHBOARD_TEST_DELAY (a Go duration) first.
+//   - "die-after": serves, then exits SWITCHBOARD_TEST_DELAY after start.
+//   - "freeze": serves, then stops itself (SIGSTOP) SWITCHBOARD_TEST_DELAY
+//     after start, so pings go unanswered while its pipes stay open.
+//   - "flaky": exits at start when the file SWITCHBOARD_TEST_FLAG exists,
+//     otherwise serves as "ok" (lets a test break and heal a server).
+package testserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"log"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
+)
+
+// Environment variables that select and tune a mode.
+const (
+	EnvMode  = "SWITCHBOARD_TEST_SERVER"
+	EnvDelay = "SWITCHBOARD_TEST_DELAY"
+	EnvFlag  = "SWITCHBOARD_TEST_FLAG"
+)
+
+// Init runs the server when the binary was started as one; otherwise it
+// returns at once. Call it first in TestMain.
+func Init() {
+	mode := os.Getenv(EnvMode)
+	if mode == "" {
+		return
+	}
+	run(mode)
+	os.Exit(0)
+}
+
+// Server returns a stdio server named name that runs this test binary in
+// the given mode. Timeouts are short; callers adjust fields as they need.
+func Server(t testing.TB, name, mode string, env ...string) config.Server {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatalf("finding the test binary: %v", err)
+	}
+	e := map[string]string{EnvMode: mode}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		e[k] = v
+	}
+	return config.Server{
+		Name:             name,
+		Transport:        config.TransportStdio,
+		Command:          exe,
+		Env:              e,
+		ConnectTimeout:   10 * time.Second,
+		RequestTimeout:   10 * time.Second,
+		TerminateOnClose: true,
+		Enabled:          true,
+		LoadTools:        true,
+		LoadPrompts:      true,
+		LoadResources:    true,
+	}
+}
+
+// lateToolDelay is when the "ok" server adds its "late" tool.
+const lateToolDelay = 300 * time.Millisecond
+
+// PNG is the 1×1 image the "image" tool returns.
+var PNG, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+
+func run(mode string) {
+	delay, _ := time.ParseDuration(os.Getenv(EnvDelay))
+	switch mode {
+	case "exit":
+		fmt.Fprintln(os.Stderr, "fatal: missing API key GIZMO_TOKEN")
+		os.Exit(3)
+	case "garbage":
+		r := bufio.NewReader(os.Stdin)
+		_, _ = r.ReadString('\n')
+		fmt.Fprintln(os.Stdout, "this is not JSON-RPC at all")
+		fmt.Fprintln(os.Stderr, "oops: printed a banner to stdout")
+		_, _ = r.ReadString('\n') // wait to be closed
+		return
+	case "hang":
+		r := bufio.NewReader(os.Stdin)
+		for {
+			if _, err := r.ReadString('\n'); err != nil {
+				return
+			}
+		}
+	case "slow-start":
+		time.Sleep(delay)
+	case "die-after":
+		go func() {
+			time.Sleep(delay)
+			fmt.Fprintln(os.Stderr, "panic: simulated crash")
+			os.Exit(2)
+		}()
+	case "freeze":
+		go func() {
+			time.Sleep(delay)
+			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+		}()
+	case "flaky":
+		if _, err := os.Stat(os.Getenv(EnvFlag)); err == nil {
+			fmt.Fprintln(os.Stderr, "flaky: refusing to start")
+			os.Exit(4)
+		}
+	case "ok":
+	default:
+		log.Fatalf("unknown test server mode %q", mode)
+	}
+	serve()
+}
+
+type echoArgs struct {
+	Message string `json:"message" jsonschema:"the text to echo"`
+}
+
+type addArgs struct {
+	A float64 `json:"a"`
+	B float64 `json:"b"`
+}
+
+type slowArgs struct {
+	Seconds float64 `json:"seconds"`
+}
+
+type progressArgs struct {
+	Steps int `json:"steps"`
+}
+
+type sizeArgs struct {
+	Bytes int `json:"bytes"`
+}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+func serve() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes the message back.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
+			return text(a.Message), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds two numbers."},
+		func(_ context.Context, _ *mcp.CallToolRequest, a addArgs) (*mcp.CallToolResult, any, error) {
+			return text(fmt.Sprint(a.A + a.B)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Waits, honouring cancellation."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, a slowArgs) (*mcp.CallToolResult, any, error) {
+			select {
+			case <-time.After(time.Duration(a.Seconds * float64(time.Second))):
+				return text("done"), nil, nil
+			case <-ctx.Done():
+				fmt.Fprintln(os.Stderr, "slow: cancelled")
+				return nil, nil, ctx.Err()
+			}
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "Reports progress."},
+		func(ctx context.Context, req *mcp.CallToolRequest, a progressArgs) (*mcp.CallToolResult, any, error) {
+			for i := 1; i <= a.Steps; i++ {
+				if tok := req.Params.GetProgressToken(); tok != nil {
+					_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+						ProgressToken: tok, Progress: float64(i), Total: float64(a.Steps), Message: fmt.Sprintf("step %d", i)})
+				}
+			}
+			return text(fmt.Sprintf("%d steps", a.Steps)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exits mid-call."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			fmt.Fprintln(os.Stderr, "panic: crashing on purpose")
+			os.Exit(2)
+			return nil, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "Returns a large text."},
+		func(_ context.Context, _ *mcp.CallToolRequest, a sizeArgs) (*mcp.CallToolResult, any, error) {
+			return text(strings.Repeat("x", a.Bytes)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "image", Description: "Returns a PNG."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: PNG, MIMEType: "image/png"}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Always reports a tool error."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the gizmo is broken"}}}, nil, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "broken", Description: "Has a schema that does not compile.",
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "no-such-type"}}}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text("broken ran"), nil
+		})
+	s.AddPrompt(&mcp.Prompt{Name: "greet", Description: "Greets someone.", Arguments: []*mcp.PromptArgument{{Name: "name", Required: true}}},
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "Hello, " + req.Params.Arguments["name"]}}}}, nil
+		})
+	s.AddResource(&mcp.Resource{URI: "test://readme", Name: "readme", MIMEType: "text/plain"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "read me"}}}, nil
+		})
+	// Announce a tool shortly after start, as server-everything does after
+	// initialize. (Go peers negotiate protocol 2026-07-28, which has no
+	// initialized notification to hang this on.)
+	time.AfterFunc(lateToolDelay, func() {
+		mcp.AddTool(s, &mcp.Tool{Name: "late", Description: "Appears after start."},
+			func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+				return text("late tool ran"), nil, nil
+			})
+	})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "testserver:", err)
+		os.Exit(1)
+	}
+}

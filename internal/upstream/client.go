@@ -1,0 +1,405 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+)
+
+// Version is reported to upstream servers as the client version.
+var Version = "dev"
+
+// Events receives notifications a server sends. Every field may be nil.
+// Callbacks run on the connection's reader; they must not block.
+type Events struct {
+	ToolsChanged     func()
+	PromptsChanged   func()
+	ResourcesChanged func()
+	ResourceUpdated  func(uri string)
+	Log              func(*mcp.LoggingMessageParams)
+}
+
+// DialOptions configures [Dial].
+type DialOptions struct {
+	// Logger receives connection events; nil discards them.
+	Logger *slog.Logger
+	// Events receives the server's notifications.
+	Events Events
+	// StderrBytes bounds the retained stderr of a stdio child (default 64 KiB).
+	StderrBytes int
+	// Transport, when set, replaces the transport built from the server's
+	// configuration (in-process servers and tests).
+	Transport mcp.Transport
+}
+
+// Client is one live connection to an upstream server.
+type Client struct {
+	server  config.Server
+	session *mcp.ClientSession
+	stderr  *tailBuffer
+	proc    *processTransport // nil unless stdio
+	logger  *slog.Logger
+
+	done    chan struct{} // closed when the connection has ended
+	endErr  error         // why; set before done is closed
+	closing atomic.Bool
+
+	nextToken atomic.Uint64
+	progress  sync.Map // progress token (string) -> func(*mcp.ProgressNotificationParams)
+}
+
+// Attribute keys used in logs.
+const (
+	logKeyServer    = "server"
+	logKeyTransport = "transport"
+	logKeyErr       = "err"
+	logKeyLatency   = "latency"
+	logKeyState     = "state"
+)
+
+// Dial connects to srv and completes the MCP handshake within
+// srv.ConnectTimeout (if set). The error is a *fault.Error of kind
+// Connection or Timeout that includes the tail of a stdio server's stderr.
+func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Client{
+		server: srv,
+		stderr: newTailBuffer(opts.StderrBytes),
+		logger: logger.With(logKeyServer, srv.Name),
+		done:   make(chan struct{}),
+	}
+	t := opts.Transport
+	if t == nil {
+		var err error
+		t, err = transportFor(srv, c.stderr)
+		if err != nil {
+			return nil, fault.Wrap(fault.Connection, err, "connecting to %s", srv.Name).WithDetail("server", srv.Name)
+		}
+		c.proc, _ = t.(*processTransport)
+	}
+	ev := opts.Events
+	client := mcp.NewClient(&mcp.Implementation{Name: "switchboard", Version: Version}, &mcp.ClientOptions{
+		Logger: nil,
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if f, ok := c.progress.Load(tokenKey(req.Params.ProgressToken)); ok {
+				f.(func(*mcp.ProgressNotificationParams))(req.Params)
+			}
+		},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			if ev.ToolsChanged != nil {
+				ev.ToolsChanged()
+			}
+		},
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
+			if ev.PromptsChanged != nil {
+				ev.PromptsChanged()
+			}
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			if ev.ResourcesChanged != nil {
+				ev.ResourcesChanged()
+			}
+		},
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			if ev.ResourceUpdated != nil {
+				ev.ResourceUpdated(req.Params.URI)
+			}
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			if ev.Log != nil {
+				ev.Log(req.Params)
+			}
+		},
+	})
+
+	dctx := ctx
+	if srv.ConnectTimeout > 0 {
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithTimeout(ctx, srv.ConnectTimeout)
+		defer cancel()
+	}
+	start := time.Now()
+	session, err := client.Connect(dctx, t, nil)
+	if err != nil {
+		// The SDK has closed the connection (and so waited for a child);
+		// the stderr tail is complete.
+		return nil, c.dialError(ctx, dctx, err)
+	}
+	c.session = session
+	c.logger.Debug("connected", logKeyTransport, string(srv.Transport), logKeyLatency, time.Since(start))
+	go c.watch()
+	return c, nil
+}
+
+// watch notices the end of the connection — a child that exits, a closed
+// socket — at once, not at the next ping.
+func (c *Client) watch() {
+	err := c.session.Wait()
+	if c.closing.Load() {
+		err = nil
+	} else {
+		err = c.lostError(err)
+	}
+	c.endErr = err
+	close(c.done)
+}
+
+func (c *Client) dialError(parent, dctx context.Context, err error) error {
+	kind := fault.Connection
+	msg := fmt.Sprintf("connecting to %s", c.server.Name)
+	switch {
+	case parent.Err() != nil:
+		kind = fault.Cancelled
+		msg = fmt.Sprintf("connecting to %s was cancelled", c.server.Name)
+	case dctx.Err() != nil:
+		kind = fault.Timeout
+		msg = fmt.Sprintf("%s did not complete the MCP handshake within %s", c.server.Name, c.server.ConnectTimeout)
+	}
+	fe := fault.Wrap(kind, err, "%s", msg).WithDetail("server", c.server.Name)
+	c.attachStderr(fe)
+	if kind == fault.Timeout {
+		fe.WithSuggestions(fmt.Sprintf("raise servers.%s.timeout if the server is slow to start", c.server.Name))
+	}
+	return fe
+}
+
+func (c *Client) lostError(err error) error {
+	fe := fault.Wrap(fault.Connection, err, "connection to %s lost", c.server.Name).WithDetail("server", c.server.Name)
+	if c.proc != nil && c.proc.conn != nil {
+		// Let the exit status and the last stderr bytes land.
+		if ps := c.proc.conn.exitStatus(2 * terminateDuration); ps != nil {
+			fe.Message = fmt.Sprintf("server %s exited (%s)", c.server.Name, ps.String())
+		}
+	}
+	c.attachStderr(fe)
+	return fe
+}
+
+func (c *Client) attachStderr(fe *fault.Error) {
+	if s := lastLines(c.stderr.String(), 20); s != "" {
+		fe.WithDetail("stderr", s)
+		if !strings.Contains(fe.Message, "stderr") {
+			fe.Message += "; its stderr says: " + lastLines(s, 3)
+		}
+	}
+}
+
+// Server returns the configuration the client was dialled with.
+func (c *Client) Server() config.Server { return c.server }
+
+// Session returns the underlying MCP session.
+func (c *Client) Session() *mcp.ClientSession { return c.session }
+
+// InitializeResult returns what the server said in the handshake.
+func (c *Client) InitializeResult() *mcp.InitializeResult { return c.session.InitializeResult() }
+
+// Stderr returns the retained tail of a stdio server's stderr.
+func (c *Client) Stderr() string { return c.stderr.String() }
+
+// Done is closed when the connection has ended, for whatever reason.
+func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Err reports why the connection ended: nil after Close, a
+// *fault.Error of kind Connection otherwise. It is valid after Done.
+func (c *Client) Err() error {
+	select {
+	case <-c.done:
+		return c.endErr
+	default:
+		return nil
+	}
+}
+
+// Close ends the connection, waiting for a stdio child to exit and reaping
+// its process group.
+func (c *Client) Close() error {
+	c.closing.Store(true)
+	err := c.session.Close()
+	<-c.done
+	if err != nil && (errors.Is(err, io.EOF) || isExitErr(err)) {
+		err = nil
+	}
+	return err
+}
+
+func isExitErr(err error) bool {
+	var ee *exec.ExitError
+	return errors.As(err, &ee)
+}
+
+// Ping sends an MCP ping and returns its round-trip time.
+func (c *Client) Ping(ctx context.Context) (time.Duration, error) {
+	start := time.Now()
+	if err := c.session.Ping(ctx, nil); err != nil {
+		return 0, c.classify(ctx, err, "pinging "+c.server.Name)
+	}
+	return time.Since(start), nil
+}
+
+// CallTool calls a tool. When onProgress is non-nil, the call carries a
+// progress token and the server's progress notifications are passed to it.
+// Cancelling ctx sends notifications/cancelled upstream.
+func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams, onProgress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+	if onProgress != nil {
+		token := "sb-" + strconv.FormatUint(c.nextToken.Add(1), 10)
+		p := *params
+		p.Meta = cloneMeta(params.Meta)
+		p.SetProgressToken(token)
+		params = &p
+		c.progress.Store(token, onProgress)
+		defer c.progress.Delete(token)
+	}
+	res, err := c.session.CallTool(ctx, params)
+	if err != nil {
+		return nil, c.classify(ctx, err, fmt.Sprintf("calling %s/%s", c.server.Name, params.Name))
+	}
+	return res, nil
+}
+
+func cloneMeta(m mcp.Meta) mcp.Meta {
+	out := make(mcp.Meta, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func tokenKey(t any) string {
+	switch v := t.(type) {
+	case string:
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+// classify turns an SDK error into a fault.Error.
+func (c *Client) classify(ctx context.Context, err error, doing string) error {
+	var fe *fault.Error
+	if errors.As(err, &fe) {
+		return err
+	}
+	var kind fault.Kind
+	var rpcErr *jsonrpc.Error
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
+		kind = fault.Timeout
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		kind = fault.Cancelled
+	case errors.As(err, &rpcErr):
+		kind = fault.Protocol
+		if rpcErr.Code == jsonrpc.CodeInvalidParams {
+			kind = fault.Validation
+		}
+	case errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF):
+		kind = fault.Connection
+	default:
+		select {
+		case <-c.done:
+			kind = fault.Connection
+		default:
+			kind = fault.Protocol
+		}
+	}
+	out := fault.Wrap(kind, err, "%s", doing).WithDetail("server", c.server.Name)
+	if kind == fault.Connection {
+		if end := c.Err(); end != nil {
+			out.Err = end
+		}
+		c.attachStderr(out)
+	}
+	return out
+}
+
+// ListTools returns every tool, following pagination.
+func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
+	var out []*mcp.Tool
+	for t, err := range c.session.Tools(ctx, nil) {
+		if err != nil {
+			return out, c.classify(ctx, err, "listing tools of "+c.server.Name)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// ListPrompts returns every prompt, following pagination.
+func (c *Client) ListPrompts(ctx context.Context) ([]*mcp.Prompt, error) {
+	var out []*mcp.Prompt
+	for p, err := range c.session.Prompts(ctx, nil) {
+		if err != nil {
+			return out, c.classify(ctx, err, "listing prompts of "+c.server.Name)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// ListResources returns every resource, following pagination.
+func (c *Client) ListResources(ctx context.Context) ([]*mcp.Resource, error) {
+	var out []*mcp.Resource
+	for r, err := range c.session.Resources(ctx, nil) {
+		if err != nil {
+			return out, c.classify(ctx, err, "listing resources of "+c.server.Name)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// ListResourceTemplates returns every resource template, following pagination.
+func (c *Client) ListResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemplate, error) {
+	var out []*mcp.ResourceTemplate
+	for r, err := range c.session.ResourceTemplates(ctx, nil) {
+		if err != nil {
+			return out, c.classify(ctx, err, "listing resource templates of "+c.server.Name)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// GetPrompt renders a prompt.
+func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	res, err := c.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, c.classify(ctx, err, fmt.Sprintf("getting prompt %s/%s", c.server.Name, name))
+	}
+	return res, nil
+}
+
+// ReadResource reads a resource.
+func (c *Client) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	res, err := c.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		return nil, c.classify(ctx, err, fmt.Sprintf("reading %s from %s", uri, c.server.Name))
+	}
+	return res, nil
+}
+
+// Capabilities returns the server's declared capabilities (never nil).
+func (c *Client) Capabilities() *mcp.ServerCapabilities {
+	if r := c.session.InitializeResult(); r != nil && r.Capabilities != nil {
+		return r.Capabilities
+	}
+	return &mcp.ServerCapabilities{}
+}

@@ -1,0 +1,277 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
+)
+
+// baseEnv names the parent environment variables a stdio child always gets
+// (unless inherit_env passes everything).
+var baseEnv = []string{"PATH", "HOME", "LANG", "TMPDIR"}
+
+// terminateDuration is how long closing a stdio server waits after closing
+// its stdin before sending SIGTERM (and again before SIGKILL).
+const terminateDuration = 2 * time.Second
+
+// transportFor builds the go-sdk transport for a server.
+func transportFor(srv config.Server, stderr io.Writer) (mcp.Transport, error) {
+	switch srv.Transport {
+	case config.TransportStdio, "":
+		cmd, err := commandFor(srv, stderr)
+		if err != nil {
+			return nil, err
+		}
+		return &processTransport{inner: &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateDuration}, cmd: cmd}, nil
+	case config.TransportSSE:
+		return &lifetimeTransport{inner: &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: httpClientFor(srv)}}, nil
+	case config.TransportHTTP:
+		return &lifetimeTransport{inner: &mcp.StreamableClientTransport{
+			Endpoint:   srv.URL,
+			HTTPClient: httpClientFor(srv),
+			MaxRetries: -1, // the supervisor owns reconnection
+		}}, nil
+	case config.TransportWebSocket:
+		h := http.Header{}
+		for k, v := range srv.Headers {
+			h.Set(k, v)
+		}
+		return &WebSocketTransport{URL: srv.URL, Header: h}, nil
+	}
+	return nil, fmt.Errorf("unknown transport %q", srv.Transport)
+}
+
+// commandFor builds the child process for a stdio server: no shell, a
+// minimal environment, its own process group, stderr into a bounded buffer.
+func commandFor(srv config.Server, stderr io.Writer) (*exec.Cmd, error) {
+	if srv.Command == "" {
+		return nil, fmt.Errorf("server %q has no command", srv.Name)
+	}
+	path := srv.Command
+	if !filepath.IsAbs(path) {
+		p, err := exec.LookPath(path)
+		if err != nil {
+			return nil, fmt.Errorf("command %q not found on PATH; install it or give its absolute path", srv.Command)
+		}
+		path = p
+	}
+	cmd := exec.Command(path, srv.Args...)
+	cmd.Args[0] = srv.Command
+	cmd.Env = childEnv(srv)
+	cmd.Dir = srv.Cwd
+	cmd.Stderr = stderr
+	// A grandchild holding stderr open must not make Wait hang.
+	cmd.WaitDelay = terminateDuration
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid:   true,            // reap the whole group on close (npx, uvx and docker fork)
+		Pdeathsig: syscall.SIGKILL, // never outlive switchboard
+	}
+	return cmd, nil
+}
+
+// childEnv is the environment of a stdio child: the base variables (or the
+// whole parent environment with inherit_env) plus the configured env, which
+// wins. The result is sorted for determinism.
+func childEnv(srv config.Server) []string {
+	env := map[string]string{}
+	if srv.InheritEnv {
+		for _, kv := range os.Environ() {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				env[k] = v
+			}
+		}
+	} else {
+		for _, k := range baseEnv {
+			if v, ok := os.LookupEnv(k); ok {
+				env[k] = v
+			}
+		}
+	}
+	for k, v := range srv.Env {
+		env[k] = v
+	}
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// processTransport wraps the SDK's CommandTransport so that closing the
+// connection also reaps anything left in the child's process group.
+type processTransport struct {
+	inner *mcp.CommandTransport
+	cmd   *exec.Cmd
+	conn  *groupConn // set by Connect
+}
+
+func (t *processTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t.conn = &groupConn{Connection: conn, cmd: t.cmd, exited: make(chan struct{})}
+	return t.conn, nil
+}
+
+// groupConn is a stdio connection whose Close also reaps the child's process
+// group and publishes its exit status.
+type groupConn struct {
+	mcp.Connection
+	cmd    *exec.Cmd
+	once   sync.Once
+	err    error
+	state  *os.ProcessState // valid once exited is closed
+	exited chan struct{}
+}
+
+func (c *groupConn) Close() error {
+	c.once.Do(func() {
+		c.err = c.Connection.Close() // closes stdin, waits, then SIGTERM, SIGKILL
+		// The leader has exited (or been killed); kill what it left behind.
+		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+		c.state = c.cmd.ProcessState
+		close(c.exited)
+	})
+	return c.err
+}
+
+// exitStatus waits up to d for the child to have exited and returns its
+// status, or nil.
+func (c *groupConn) exitStatus(d time.Duration) *os.ProcessState {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.exited:
+		return c.state
+	case <-t.C:
+		return nil
+	}
+}
+
+// lifetimeTransport gives the inner transport a context that lives as long
+// as the connection, yet is cancelled if the dial context ends while
+// connecting. (The SDK's SSE client ties its event stream to the context
+// passed to Connect; a connect timeout must not cut the stream later.)
+type lifetimeTransport struct {
+	inner mcp.Transport
+}
+
+func (t *lifetimeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	conn, err := t.inner.Connect(life)
+	if !stop() {
+		// ctx ended during the dial.
+		if conn != nil {
+			_ = conn.Close()
+		}
+		cancel()
+		if err == nil {
+			err = ctx.Err()
+		}
+		return nil, err
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &cancelConn{Connection: conn, cancel: cancel}, nil
+}
+
+type cancelConn struct {
+	mcp.Connection
+	cancel context.CancelFunc
+}
+
+func (c *cancelConn) Close() error {
+	err := c.Connection.Close()
+	c.cancel()
+	return err
+}
+
+// httpClientFor returns the HTTP client for a network server: configured
+// headers on every request, the SSE read timeout on event streams, and
+// terminate_on_close honoured.
+func httpClientFor(srv config.Server) *http.Client {
+	return &http.Client{Transport: &headerTransport{
+		base:        http.DefaultTransport,
+		headers:     srv.Headers,
+		readTimeout: srv.SSEReadTimeout,
+		skipDelete:  srv.Transport == config.TransportHTTP && !srv.TerminateOnClose,
+	}}
+}
+
+type headerTransport struct {
+	base        http.RoundTripper
+	headers     map[string]string
+	readTimeout time.Duration
+	skipDelete  bool
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.skipDelete && req.Method == http.MethodDelete {
+		// terminate_on_close: false leaves the server-side session alive.
+		return &http.Response{
+			StatusCode: http.StatusNoContent,
+			Body:       http.NoBody,
+			Header:     http.Header{},
+			Request:    req,
+		}, nil
+	}
+	if len(t.headers) > 0 {
+		req = req.Clone(req.Context())
+		for k, v := range t.headers {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || t.readTimeout <= 0 {
+		return resp, err
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body = newIdleBody(resp.Body, t.readTimeout)
+	}
+	return resp, nil
+}
+
+// idleBody closes an event stream that stays silent longer than the read
+// timeout, so a stalled server is noticed instead of hanging forever.
+type idleBody struct {
+	io.ReadCloser
+	timer *time.Timer
+	d     time.Duration
+}
+
+func newIdleBody(rc io.ReadCloser, d time.Duration) *idleBody {
+	b := &idleBody{ReadCloser: rc, d: d}
+	b.timer = time.AfterFunc(d, func() { _ = rc.Close() })
+	return b
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.timer.Reset(b.d)
+	}
+	return n, err
+}
+
+func (b *idleBody) Close() error {
+	b.timer.Stop()
+	return b.ReadCloser.Close()
+}
