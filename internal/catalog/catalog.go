@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"sort"
 	"sync"
 	"time"
@@ -112,7 +111,8 @@ type Catalog struct {
 
 	pending map[pendingKey]bool // lists invalidated, awaiting Run
 	wake    chan struct{}
-	changed chan struct{} // closed and replaced whenever a list changes
+	changed chan struct{}          // closed and replaced whenever a list changes
+	timers  map[string]*time.Timer // settle refetches scheduled by Connected
 }
 
 type pendingKey struct {
@@ -260,22 +260,38 @@ func (c *Catalog) RefreshKind(ctx context.Context, server string, kind Kind) err
 		c.logger.Warn("discovery failed", "server", server, "kind", string(kind), "err", err)
 		return err
 	}
+	c.apply(server, kind, seq, lists{tools, prompts, resources, templates})
+	return nil
+}
+
+// lists is the result of one fetch.
+type lists struct {
+	tools     []Tool
+	prompts   []*mcp.Prompt
+	resources []*mcp.Resource
+	templates []*mcp.ResourceTemplate
+}
+
+// apply stores the result of the fetch numbered seq, unless a fetch that
+// started later has already been applied (it saw a newer list). It reports
+// whether the result was stored.
+func (c *Catalog) apply(server string, kind Kind, seq uint64, l lists) bool {
 	c.mu.Lock()
+	e := c.servers[server]
 	if seq < e.applied[kind] {
-		// A fetch that started later has already landed; it is newer.
 		c.mu.Unlock()
-		return nil
+		return false
 	}
 	e.applied[kind] = seq
 	delete(e.errs, kind)
 	e.fetched[kind] = c.now()
 	switch kind {
 	case KindTools:
-		e.tools = tools
+		e.tools = l.tools
 	case KindPrompts:
-		e.prompts = prompts
+		e.prompts = l.prompts
 	case KindResources:
-		e.resources, e.templates = resources, templates
+		e.resources, e.templates = l.resources, l.templates
 	}
 	c.rebuildLocked()
 	ch := c.changed
@@ -285,7 +301,7 @@ func (c *Catalog) RefreshKind(ctx context.Context, server string, kind Kind) err
 	if c.opts.OnChange != nil {
 		c.opts.OnChange(server, kind)
 	}
-	return nil
+	return true
 }
 
 // Changed returns a channel that is closed at the next change of any list.
@@ -307,6 +323,27 @@ func (c *Catalog) Invalidate(server string, kind Kind) {
 	}
 }
 
+// SettleDelay is when Connected refetches a new connection's lists a
+// second time.
+const SettleDelay = time.Second
+
+// Connected refetches every list of a server that has just connected, now
+// and once more after SettleDelay: servers add tools right after
+// initialize, and over streamable HTTP their list_changed can go out before
+// the client's event stream is open and be lost. It never blocks.
+func (c *Catalog) Connected(server string) {
+	c.InvalidateServer(server)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.timers == nil {
+		c.timers = map[string]*time.Timer{}
+	}
+	if t, ok := c.timers[server]; ok {
+		t.Stop()
+	}
+	c.timers[server] = time.AfterFunc(SettleDelay, func() { c.InvalidateServer(server) })
+}
+
 // InvalidateServer marks every list of a server as changed.
 func (c *Catalog) InvalidateServer(server string) {
 	for _, k := range []Kind{KindTools, KindPrompts, KindResources} {
@@ -317,6 +354,13 @@ func (c *Catalog) InvalidateServer(server string) {
 // Run refetches invalidated lists until ctx is done. Cancellation is not an
 // error.
 func (c *Catalog) Run(ctx context.Context) error {
+	defer func() {
+		c.mu.Lock()
+		for _, t := range c.timers {
+			t.Stop()
+		}
+		c.mu.Unlock()
+	}()
 	for {
 		select {
 		case <-ctx.Done():
@@ -353,7 +397,11 @@ func (c *Catalog) Drop(server string) {
 	if e, ok := c.servers[server]; ok {
 		started := e.started
 		*e = *newEntry(e.srv)
-		e.started, e.applied = started, maps.Clone(started) // results of fetches under way are stale
+		// Results of fetches under way are stale: move past them.
+		for _, k := range []Kind{KindTools, KindPrompts, KindResources} {
+			e.started[k] = started[k] + 1
+			e.applied[k] = started[k] + 1
+		}
 		c.rebuildLocked()
 	}
 }

@@ -24,7 +24,8 @@ type PoolOptions struct {
 	Once bool
 	// OnChange is called after every change of any server's snapshot.
 	OnChange func(Snapshot)
-	// OnConnect is called with every new connection.
+	// OnConnect is called with every new connection once it is available
+	// through Client. It must not block.
 	OnConnect func(*Client)
 	// Events returns the notification sinks for a server; nil for none.
 	Events func(server string) Events

@@ -24,7 +24,8 @@ type SupervisorOptions struct {
 	Dial DialOptions
 	// OnChange is called after every change of the snapshot. It must not block.
 	OnChange func(Snapshot)
-	// OnConnect is called with every new connection before it is handed out.
+	// OnConnect is called with every new connection once Client() hands it
+	// out. It must not block.
 	OnConnect func(*Client)
 	// Once makes one connection attempt and no reconnects, and records no
 	// failures in the store: the mode of one-shot CLI commands.
@@ -370,9 +371,6 @@ func (s *Supervisor) Run(ctx context.Context) error {
 }
 
 func (s *Supervisor) connected(ctx context.Context, c *Client) {
-	if s.opts.OnConnect != nil {
-		s.opts.OnConnect(c)
-	}
 	now := s.now()
 	s.mu.Lock()
 	s.client = c
@@ -392,6 +390,10 @@ func (s *Supervisor) connected(ctx context.Context, c *Client) {
 		s.settled = true
 	})
 	s.logger.Info("connected")
+	// Only now does Client() hand the connection out.
+	if s.opts.OnConnect != nil {
+		s.opts.OnConnect(c)
+	}
 }
 
 func (s *Supervisor) disconnect(c *Client) {
