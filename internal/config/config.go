@@ -71,6 +71,9 @@ type Config struct {
 	// default), and Format the format it was read as.
 	Source string
 	Format Format
+	// Warnings are non-fatal notes about the file, sorted by position:
+	// ignored entries and settings that have no effect.
+	Warnings []Problem
 }
 
 // Format names the file format a configuration was read from.

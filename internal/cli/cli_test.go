@@ -1,0 +1,406 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
+)
+
+func TestMain(m *testing.M) {
+	testserver.Init()
+	os.Exit(m.Run())
+}
+
+// result is what one CLI run produced.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func runCLI(t *testing.T, args ...string) result {
+	t.Helper()
+	return runCLICtx(t, context.Background(), args...)
+}
+
+func runCLICtx(t *testing.T, ctx context.Context, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(ctx, args, &out, &errb)
+	return result{out.String(), errb.String(), code}
+}
+
+// writeConfig writes a switchboard.yaml whose servers run the test binary
+// in the given modes, and isolates the state directory.
+func writeConfig(t *testing.T, servers map[string]string) string {
+	t.Helper()
+	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "defaults:\n  connect_timeout: 10s\n  request_timeout: 10s\n")
+	fmt.Fprintf(&b, "security:\n  allowed_commands: [%q]\n", exe)
+	b.WriteString("servers:\n")
+	for _, name := range sortedKeys(servers) {
+		fmt.Fprintf(&b, "  - name: %s\n    command: %q\n    env: {%s: %s}\n", name, exe, testserver.EnvMode, servers[name])
+	}
+	path := filepath.Join(t.TempDir(), "switchboard.yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func wantCode(t *testing.T, r result, code int) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit code: got %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, r.stderr)
+	}
+}
+
+func wantContains(t *testing.T, what, got string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s does not contain %q:\n%s", what, w, got)
+		}
+	}
+}
+
+func TestServersToolsAndCall(t *testing.T) {
+	cfg := writeConfig(t, map[string]string{"alpha": "ok", "beta": "ok"})
+
+	r := runCLI(t, "servers", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "servers", r.stdout, "NAME", "alpha", "beta", "stdio", "connected")
+
+	r = runCLI(t, "servers", "--config", cfg, "--json")
+	wantCode(t, r, ExitOK)
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 2 {
+		t.Fatalf("servers --json: got %q (%v), want two rows", r.stdout, err)
+	}
+	if rows[0]["state"] != "connected" || rows[0]["tools"].(float64) < 5 {
+		t.Errorf("servers --json row: got %v, want connected with tools", rows[0])
+	}
+
+	r = runCLI(t, "tools", "alpha", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "tools", r.stdout, "echo", "Echoes the message back.", "broken input schema")
+	if strings.Contains(r.stdout, "beta") {
+		t.Errorf("tools alpha lists beta's tools:\n%s", r.stdout)
+	}
+
+	r = runCLI(t, "tool", "alpha", "echo", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "tool", r.stdout, "echo (server alpha, exposed as alpha__echo)", "message", "string, required", "read-only")
+
+	r = runCLI(t, "call", "--config", cfg, "alpha", "echo", "message=hello world")
+	wantCode(t, r, ExitOK)
+	if r.stdout != "hello world\n" {
+		t.Errorf("call echo: got %q, want %q", r.stdout, "hello world\n")
+	}
+	// Numbers are typed by the schema.
+	r = runCLI(t, "call", "--config", cfg, "alpha", "add", "a=2", "b=3.5")
+	wantCode(t, r, ExitOK)
+	if r.stdout != "5.5\n" {
+		t.Errorf("call add: got %q, want %q", r.stdout, "5.5\n")
+	}
+	// --args JSON, overridden by key=value.
+	r = runCLI(t, "call", "--config", cfg, "alpha", "add", "--args", `{"a": 1, "b": 1}`, "b=41")
+	wantCode(t, r, ExitOK)
+	if r.stdout != "42\n" {
+		t.Errorf("call add --args: got %q, want %q", r.stdout, "42\n")
+	}
+	// --json prints the whole result.
+	r = runCLI(t, "call", "--config", cfg, "alpha", "echo", "message=x", "--json")
+	wantCode(t, r, ExitOK)
+	var res mcp.CallToolResult
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || len(res.Content) != 1 {
+		t.Errorf("call --json: got %q (%v), want a CallToolResult", r.stdout, err)
+	}
+	// A tool that appears after initialize (tools/list_changed) can be called.
+	r = runCLI(t, "call", "--config", cfg, "alpha", "late")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "call late", r.stdout, "late tool ran")
+}
+
+func TestCallErrors(t *testing.T) {
+	cfg := writeConfig(t, map[string]string{"alpha": "ok", "dead": "exit"})
+	tests := []struct {
+		name       string
+		args       []string
+		code       int
+		wantStderr []string
+	}{
+		{"tool error", []string{"call", "alpha", "fail"}, ExitFailure, []string{"the gizmo is broken"}},
+		{"unknown tool", []string{"call", "alpha", "ecoh"}, ExitFailure, []string{`server alpha has no tool named "ecoh"; did you mean "echo"?`}},
+		{"unknown server", []string{"call", "alpah", "echo"}, ExitFailure, []string{`no server named "alpah" is configured`, "hint: alpha"}},
+		{"wrong type", []string{"call", "alpha", "add", "a=two", "b=1"}, ExitFailure, []string{`a: want a number, got "two"`}},
+		{"unknown parameter", []string{"call", "alpha", "echo", "mesage=x"}, ExitFailure, []string{`the tool has no parameter "mesage"; did you mean "message"?`}},
+		{"missing required", []string{"call", "alpha", "add", "a=1"}, ExitFailure, []string{"arguments for alpha/add are invalid", "missing property 'b'"}},
+		{"not key=value", []string{"call", "alpha", "echo", "hello"}, ExitFailure, []string{`argument "hello" is not key=value`}},
+		{"dead server", []string{"call", "dead", "echo"}, ExitFailure, []string{"fatal: missing API key GIZMO_TOKEN"}},
+		{"missing tool", []string{"call", "alpha"}, ExitUsage, []string{"missing TOOL"}},
+		{"bad timeout", []string{"call", "alpha", "echo", "--timeout", "10m"}, ExitUsage, []string{"--timeout 10m0s is out of range"}},
+		{"unknown flag", []string{"call", "--nope"}, ExitUsage, []string{"flag provided but not defined: -nope"}},
+		{"timeout", []string{"call", "alpha", "slow", "seconds=30", "--timeout", "1s"}, ExitFailure, []string{"alpha/slow did not answer within 1s; the call was cancelled upstream"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, append(tt.args, "--config", cfg)...)
+			wantCode(t, r, tt.code)
+			wantContains(t, "stderr", r.stderr, tt.wantStderr...)
+		})
+	}
+
+	t.Run("servers reports the dead one", func(t *testing.T) {
+		r := runCLI(t, "servers", "--config", cfg)
+		wantCode(t, r, ExitFailure)
+		wantContains(t, "servers", r.stdout, "dead", "error", "fatal: missing API key")
+	})
+}
+
+func TestCallImageSavedToFile(t *testing.T) {
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	dir := t.TempDir()
+	r := runCLI(t, "call", "--config", cfg, "alpha", "image", "--out-dir", dir)
+	wantCode(t, r, ExitOK)
+	m := regexp.MustCompile(`saved to (\S+)`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("call image: got %q, want a saved path", r.stdout)
+	}
+	data, err := os.ReadFile(m[1])
+	if err != nil || !bytes.Equal(data, testserver.PNG) {
+		t.Errorf("saved image: got %d bytes (%v), want the PNG exactly", len(data), err)
+	}
+	if filepath.Dir(m[1]) != dir || filepath.Ext(m[1]) != ".png" {
+		t.Errorf("saved path %s: want a .png in %s", m[1], dir)
+	}
+}
+
+func TestInterruptCancelsUpstream(t *testing.T) {
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(1500*time.Millisecond, cancel) // Ctrl-C while the call runs
+	start := time.Now()
+	r := runCLICtx(t, ctx, "call", "--config", cfg, "alpha", "slow", "seconds=60")
+	wantCode(t, r, ExitInterrupted)
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("interrupt took %s to take effect", d)
+	}
+}
+
+func TestPromptsResourcesRead(t *testing.T) {
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	r := runCLI(t, "prompts", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "prompts", r.stdout, "greet", "name*")
+
+	r = runCLI(t, "prompt", "--config", cfg, "alpha", "greet", "name=Ada")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "prompt", r.stdout, "[user]", "Hello, Ada")
+
+	r = runCLI(t, "prompt", "--config", cfg, "alpha", "greet")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "prompt stderr", r.stderr, "prompt greet needs argument name")
+
+	r = runCLI(t, "resources", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "resources", r.stdout, "test://readme", "text/plain")
+
+	r = runCLI(t, "read", "--config", cfg, "alpha", "test://readme")
+	wantCode(t, r, ExitOK)
+	if r.stdout != "read me\n" {
+		t.Errorf("read: got %q, want %q", r.stdout, "read me\n")
+	}
+}
+
+func TestEnableDisablePersist(t *testing.T) {
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	r := runCLI(t, "servers", "disable", "alpha", "--config", cfg)
+	wantCode(t, r, ExitOK)
+
+	r = runCLI(t, "servers", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "servers", r.stdout, "disabled", "disabled by a user")
+
+	r = runCLI(t, "call", "--config", cfg, "alpha", "echo", "message=x")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "stderr", r.stderr, "server alpha is disabled", "switchboard servers enable alpha")
+
+	r = runCLI(t, "servers", "enable", "alpha", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	r = runCLI(t, "call", "--config", cfg, "alpha", "echo", "message=back")
+	wantCode(t, r, ExitOK)
+
+	r = runCLI(t, "servers", "refresh", "alpha", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "refresh", r.stdout, "alpha:", "tools", "1 prompts", "1 resources")
+}
+
+func TestAdHocStdio(t *testing.T) {
+	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Ad hoc commands take no SERVER argument and are not held to the allowlist.
+	r := runCLI(t, "call", "--stdio", fmt.Sprintf("env %s=ok %q", testserver.EnvMode, exe), "echo", "message=adhoc")
+	wantCode(t, r, ExitOK)
+	if r.stdout != "adhoc\n" {
+		t.Errorf("ad hoc call: got %q, want %q", r.stdout, "adhoc\n")
+	}
+}
+
+func TestWebSocketURL(t *testing.T) {
+	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	srv := mcp.NewServer(&mcp.Implementation{Name: "ws", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "shout"}, func(_ context.Context, _ *mcp.CallToolRequest, a struct {
+		Word string `json:"word"`
+	}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.ToUpper(a.Word)}}}, nil, nil
+	})
+	ts := httptest.NewServer(upstream.NewWebSocketHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer ts.Close()
+	url := "ws" + strings.TrimPrefix(ts.URL, "http")
+
+	r := runCLI(t, "tools", "--url", url)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "tools", r.stdout, "shout")
+	r = runCLI(t, "call", "--url", url, "shout", "word=hey")
+	wantCode(t, r, ExitOK)
+	if r.stdout != "HEY\n" {
+		t.Errorf("websocket call: got %q, want %q", r.stdout, "HEY\n")
+	}
+}
+
+func TestUsage(t *testing.T) {
+	r := runCLI(t)
+	wantCode(t, r, ExitUsage)
+	wantContains(t, "usage", r.stdout, "usage: switchboard COMMAND", "call", "servers")
+	r = runCLI(t, "frobnicate")
+	wantCode(t, r, ExitUsage)
+	wantContains(t, "stderr", r.stderr, `unknown command "frobnicate"`)
+	r = runCLI(t, "version")
+	wantCode(t, r, ExitOK)
+}
+
+func TestConfigCommands(t *testing.T) {
+	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("servers:\n  - name: gh\n    transport: http\n    urll: https://x\n"), 0o600)
+	r := runCLI(t, "config", "validate", bad)
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "stderr", r.stderr, bad+":4:5", "urll")
+
+	claude := filepath.Join(dir, "claude.json")
+	os.WriteFile(claude, []byte(`{"mcpServers": {"everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"], "env": {"API_TOKEN": "${MY_TOKEN}"}}}}`), 0o600)
+	t.Setenv("MY_TOKEN", "s3cr3t-value")
+	r = runCLI(t, "config", "validate", claude)
+	wantCode(t, r, ExitOK)
+	r = runCLI(t, "config", "show", "--config", claude)
+	wantCode(t, r, ExitOK)
+	if strings.Contains(r.stdout, "s3cr3t-value") {
+		t.Errorf("config show leaks a secret:\n%s", r.stdout)
+	}
+	wantContains(t, "config show", r.stdout, "everything", "[REDACTED]")
+
+	out := filepath.Join(dir, "switchboard.yaml")
+	r = runCLI(t, "config", "import", claude, "-o", out)
+	wantCode(t, r, ExitOK)
+	data, _ := os.ReadFile(out)
+	wantContains(t, "imported file", string(data), "${MY_TOKEN}", "everything")
+	r = runCLI(t, "config", "import", claude, "-o", out)
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "stderr", r.stderr, "pass --force")
+	r = runCLI(t, "config", "validate", out)
+	wantCode(t, r, ExitOK)
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestServe(t *testing.T) {
+	cfg := writeConfig(t, map[string]string{"alpha": "ok", "dead": "exit"})
+	data, _ := os.ReadFile(cfg)
+	fast := strings.Replace(string(data), "defaults:\n", "defaults:\n  health: {ping_interval: 100ms, backoff: [10ms, 20ms, 30ms], max_failures: 3}\n", 1)
+	if err := os.WriteFile(cfg, []byte(fast), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	done := make(chan int)
+	go func() { done <- Main(ctx, []string{"serve", "--config", cfg}, &out, &errb) }()
+
+	deadline := time.Now().Add(30 * time.Second)
+	want := []string{"alpha: connected", "dead: auto-disabled"}
+	toolCount := regexp.MustCompile(`alpha: 1[01] tools`) // 11 once "late" is added
+	for {
+		s := out.String()
+		ok := toolCount.MatchString(s)
+		for _, w := range want {
+			ok = ok && strings.Contains(s, w)
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve output after 30s lacks %q:\n%s\nstderr:\n%s", want, s, errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel() // Ctrl-C
+	select {
+	case code := <-done:
+		if code != ExitOK {
+			t.Errorf("serve exit code: got %d, want 0\n%s", code, errb.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop after the interrupt")
+	}
+	wantContains(t, "serve output", out.String(), "supervising 2 server(s)", "fatal: missing API key", "stopped; every server was closed")
+}
+
+func TestServeWithoutConfig(t *testing.T) {
+	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	t.Chdir(t.TempDir())
+	r := runCLI(t, "serve")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "serve", r.stdout, "the embedded default", "No servers are configured")
+}

@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
+	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
+)
+
+// session is an in-process connection to some or all configured servers,
+// with their catalog, for the lifetime of one command.
+type session struct {
+	cfg  *config.Config
+	pool *upstream.Pool
+	cat  *catalog.Catalog
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// stateStore returns the store that keeps disable state between runs.
+func (a *app) stateStore() (upstream.StateStore, error) {
+	dir, err := a.stateDirectory()
+	if err != nil {
+		return nil, err
+	}
+	return upstream.NewFileStore(filepath.Join(dir, "servers.json")), nil
+}
+
+// open connects to the given servers (all when only is empty), one attempt
+// each in parallel, and discovers their lists. Servers that fail stay in
+// the pool with their error; the caller decides what that means.
+func (a *app) open(ctx context.Context, cfg *config.Config, only ...string) (*session, error) {
+	store, err := a.stateStore()
+	if err != nil {
+		return nil, err
+	}
+	s := &session{cfg: cfg}
+	var servers []config.Server
+	for _, srv := range cfg.Servers {
+		if len(only) == 0 || contains(only, srv.Name) {
+			servers = append(servers, srv)
+		}
+	}
+	pool, err := upstream.NewPool(upstream.PoolOptions{
+		Config: cfg,
+		Only:   only,
+		Store:  store,
+		Logger: a.logger(),
+		Once:   true,
+		Events: func(server string) upstream.Events {
+			return upstream.Events{
+				ToolsChanged:     func() { s.cat.Invalidate(server, catalog.KindTools) },
+				PromptsChanged:   func() { s.cat.Invalidate(server, catalog.KindPrompts) },
+				ResourcesChanged: func() { s.cat.Invalidate(server, catalog.KindResources) },
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.pool = pool
+	s.cat = catalog.New(catalog.Options{Source: pool, Servers: servers, TTL: cfg.Defaults.DiscoveryTTL, Logger: a.logger()})
+
+	// The pool and the catalog's refresher outlive ctx until close, so that
+	// an interrupted command still closes its servers cleanly.
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancel
+	s.wg.Add(2)
+	go func() { defer s.wg.Done(); _ = pool.Run(runCtx) }()
+	go func() { defer s.wg.Done(); _ = s.cat.Run(runCtx) }()
+
+	if err := pool.WaitSettled(ctx); err != nil {
+		s.close()
+		return nil, fault.Wrap(fault.Cancelled, err, "connecting was interrupted")
+	}
+	_ = s.cat.RefreshAll(ctx)
+	return s, nil
+}
+
+// close disconnects every server and waits for the session's goroutines.
+func (s *session) close() {
+	s.cancel()
+	s.wg.Wait()
+}
+
+// client returns a connected server, or why it is not.
+func (s *session) client(name string) (*upstream.Client, error) {
+	return s.pool.Client(name)
+}
+
+// failures returns the error of every enabled server that is not connected.
+func (s *session) failures() []error {
+	var errs []error
+	for _, snap := range s.pool.Snapshots() {
+		if !snap.Enabled {
+			continue
+		}
+		if _, err := s.pool.Client(snap.Server); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// reportFailures prints a line per unavailable server to stderr and
+// returns a failure exit if there was any.
+func (a *app) reportFailures(s *session) error {
+	errs := s.failures()
+	for _, err := range errs {
+		fmt.Fprintf(a.stderr, "switchboard %s: %s\n", a.cmd, oneLine(err))
+	}
+	if len(errs) > 0 {
+		return &exitError{ExitFailure}
+	}
+	return nil
+}
+
+// resolveServer returns the server a command names: the ad hoc server when
+// --stdio/--url is given (then no SERVER argument is taken), else args[0].
+func (a *app) resolveServer(cfg *config.Config, args []string, what string) (string, []string, error) {
+	if a.adhoc() {
+		return cfg.Servers[0].Name, args, nil
+	}
+	if len(args) == 0 {
+		return "", nil, usagef("missing SERVER; usage: switchboard %s", what)
+	}
+	if _, ok := cfg.Server(args[0]); !ok {
+		return "", nil, upstream.UnknownServer(cfg, args[0])
+	}
+	return args[0], args[1:], nil
+}
+
+// connectOne opens a session with one server and waits for it.
+func (a *app) connectOne(ctx context.Context, cfg *config.Config, name string) (*session, *upstream.Client, error) {
+	s, err := a.open(ctx, cfg, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := s.pool.WaitConnected(ctx, name, time.Minute)
+	if err != nil {
+		s.close()
+		return nil, nil, err
+	}
+	return s, c, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

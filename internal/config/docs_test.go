@@ -1,0 +1,49 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestDocsExamples checks that the complete configuration examples in
+// docs/configuration.md parse. Only problems about the reader's own files
+// (env files, working folders) and VS Code inputs are tolerated.
+func TestDocsExamples(t *testing.T) {
+	data, err := os.ReadFile("../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```(yaml|json|jsonc)\n(.*?)```").FindAllStringSubmatch(string(data), -1)
+	top := regexp.MustCompile(`(?m)^(servers:|tools:|\{)`)
+	anything := Options{LookupEnv: func(string) (string, bool) { return "value", true }}
+	n := 0
+	for _, b := range blocks {
+		src := b[2]
+		if !top.MatchString(src) {
+			continue // a fragment
+		}
+		n++
+		_, err := Parse("docs/example."+b[1], []byte(src), anything)
+		var ve *ValidationError
+		if err == nil || !errors.As(err, &ve) {
+			if err != nil {
+				t.Errorf("example %d: %v", n, err)
+			}
+			continue
+		}
+		for _, p := range ve.Problems {
+			var iv *inputVariableError
+			if strings.HasSuffix(p.Field, ".cwd") || strings.HasSuffix(p.Field, ".env_file") || strings.HasSuffix(p.Field, ".envFile") || errors.As(p.Err, &iv) {
+				continue
+			}
+			t.Errorf("example %d:\n%s\nproblem: %s", n, src, p)
+		}
+	}
+	t.Logf("checked %d examples", n)
+	if n < 5 {
+		t.Errorf("found %d complete examples, want at least 5", n)
+	}
+}

@@ -1,0 +1,172 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+)
+
+// String renders the position as file:line:col, leaving out the parts that
+// are unknown.
+func (p Pos) String() string {
+	var parts []string
+	if p.File != "" {
+		parts = append(parts, p.File)
+	}
+	if p.Line > 0 {
+		parts = append(parts, strconv.Itoa(p.Line))
+		if p.Col > 0 {
+			parts = append(parts, strconv.Itoa(p.Col))
+		}
+	}
+	return strings.Join(parts, ":")
+}
+
+// Problem is one thing wrong with a configuration: where it is, which field
+// it concerns, what is wrong and how to fix it.
+type Problem struct {
+	Pos     Pos
+	Field   string // dotted path, e.g. servers.github.url or servers[2].url
+	Message string // what is wrong
+	Fix     string // how to fix it; may be empty
+	Err     error  // the typed cause, for errors.As; never nil for problems this package makes
+}
+
+// String renders the problem as one line:
+// "file:line:col: field: message; fix".
+func (p Problem) String() string {
+	var b strings.Builder
+	if s := p.Pos.String(); s != "" {
+		b.WriteString(s)
+		b.WriteString(": ")
+	}
+	if p.Field != "" {
+		b.WriteString(p.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Message)
+	if p.Fix != "" {
+		b.WriteString("; ")
+		b.WriteString(p.Fix)
+	}
+	return b.String()
+}
+
+// ValidationError reports every problem found in a configuration, sorted by
+// position. Its kind is fault.Config.
+type ValidationError struct {
+	Problems []Problem
+}
+
+// Error renders the problems one per line.
+func (e *ValidationError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap returns the typed cause of each problem, so that errors.As finds,
+// for example, a *MissingFieldError among them.
+func (e *ValidationError) Unwrap() []error {
+	errs := make([]error, 0, len(e.Problems))
+	for _, p := range e.Problems {
+		if p.Err != nil {
+			errs = append(errs, p.Err)
+		}
+	}
+	return errs
+}
+
+// FaultKind classifies the error as a configuration problem (fault.Config).
+func (e *ValidationError) FaultKind() fault.Kind { return fault.Config }
+
+// MissingFieldError reports a field that a server's transport requires but
+// that is absent (seed 004's MissingTransportFieldError).
+type MissingFieldError struct {
+	Field     string // dotted path, e.g. servers.github.url
+	Transport Transport
+}
+
+// Error names the field and the transport that needs it.
+func (e *MissingFieldError) Error() string {
+	return fmt.Sprintf("%s is required by the %s transport", e.Field, e.Transport)
+}
+
+// UnresolvedVariableError reports a ${VAR} reference to a variable that is
+// not set and has no default (seed 004's UnresolvedEnvVarError).
+type UnresolvedVariableError struct {
+	Variable string // the variable name, e.g. GITHUB_TOKEN
+	Field    string // dotted path of the field that uses it
+}
+
+// Error names the variable and the field.
+func (e *UnresolvedVariableError) Error() string {
+	return fmt.Sprintf("variable %s used in %s is not set", e.Variable, e.Field)
+}
+
+// CommandNotAllowedError reports a stdio command that the allowlist does
+// not permit.
+type CommandNotAllowedError struct {
+	Command string
+	Allowed []string // the effective allowlist
+	Reason  string   // why, e.g. "relative paths are not allowed"
+}
+
+// Error names the command and the reason.
+func (e *CommandNotAllowedError) Error() string {
+	return fmt.Sprintf("command %q is not allowed: %s", e.Command, e.Reason)
+}
+
+// UnsafeArgumentError reports an argument that would let an allowed
+// launcher run something else or escape its sandbox ("argument
+// smuggling"), such as npx -c or docker run --privileged.
+type UnsafeArgumentError struct {
+	Command string // the launcher, e.g. docker
+	Arg     string // the offending argument (with its value, if separate)
+	Index   int    // index of the argument in the command's args
+	Reason  string // what the argument does
+	Fix     string // how to do without it
+}
+
+// Error names the launcher, the argument and what it does.
+func (e *UnsafeArgumentError) Error() string {
+	return fmt.Sprintf("%s argument %q is not allowed: %s", e.Command, e.Arg, e.Reason)
+}
+
+// UnknownFieldError reports a key that is not part of the format.
+type UnknownFieldError struct {
+	Field      string // dotted path of the unknown key, e.g. servers.github.urll
+	Suggestion string // the closest known key, or ""
+}
+
+// Error names the field and any suggestion.
+func (e *UnknownFieldError) Error() string {
+	if e.Suggestion != "" {
+		return fmt.Sprintf("unknown field %s (did you mean %q?)", e.Field, e.Suggestion)
+	}
+	return "unknown field " + e.Field
+}
+
+// problems collects problems and warnings while a configuration is read.
+type problems struct {
+	errs  []Problem
+	warns []Problem
+}
+
+// add records a problem. A nil err becomes a plain error with the message.
+func (ps *problems) add(pos Pos, field, msg, fix string, err error) {
+	if err == nil {
+		err = errors.New(msg)
+	}
+	ps.errs = append(ps.errs, Problem{Pos: pos, Field: field, Message: msg, Fix: fix, Err: err})
+}
+
+// warn records a non-fatal note.
+func (ps *problems) warn(pos Pos, field, msg, fix string) {
+	ps.warns = append(ps.warns, Problem{Pos: pos, Field: field, Message: msg, Fix: fix, Err: errors.New(msg)})
+}

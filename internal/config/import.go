@@ -1,0 +1,269 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+)
+
+// Import converts a configuration file in any supported format into native
+// switchboard.yaml text, for `switchboard config import FILE >
+// switchboard.yaml`.
+//
+// ${VAR} references are kept as written, never expanded, so no secret is
+// baked into the output; ${env:VAR} becomes ${VAR}, ${workspaceFolder} the
+// folder it stands for, and a VS Code ${input:id} a ${ID} reference to an
+// environment variable (noted in a comment). Relative env_file and cwd
+// paths become absolute. A command the allowlist does not permit yet is
+// kept, and listed commented out under security.allowed_commands for the
+// user to approve. Variables that are not set do not stop the import; any
+// other problem does, as a *ValidationError. The output is checked to
+// parse back.
+func Import(path string, opts Options) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fault.Wrap(fault.Config, err, "reading configuration file %s", path)
+	}
+	p := parse(path, data, opts)
+	if errs := importBlocking(p.ps.errs); len(errs) > 0 {
+		return nil, &ValidationError{Problems: sortProblems(errs, path)}
+	}
+	out := emitImport(path, p)
+	check := parse(path, out, opts)
+	if errs := importBlocking(check.ps.errs); len(errs) > 0 {
+		return nil, fault.Wrap(fault.Internal, &ValidationError{Problems: errs}, "imported configuration of %s does not parse back", path)
+	}
+	return out, nil
+}
+
+// importBlocking returns the problems that stop an import: all but unset
+// variables, VS Code inputs and commands that the user can still allow.
+func importBlocking(ps []Problem) []Problem {
+	var out []Problem
+	for _, p := range ps {
+		var uv *UnresolvedVariableError
+		var iv *inputVariableError
+		var na *CommandNotAllowedError
+		switch {
+		case errors.As(p.Err, &uv), errors.As(p.Err, &iv):
+		case errors.As(p.Err, &na) && na.Command != "" && (!isPath(na.Command) || filepath.IsAbs(na.Command)):
+		default:
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// importer writes the native form of a parsed file.
+type importer struct {
+	w         *yamlWriter
+	workspace string
+	dir       string // absolute folder of the source file
+	notes     []string
+}
+
+func emitImport(path string, p *parsed) []byte {
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		dir = filepath.Dir(path)
+	}
+	body := &yamlWriter{}
+	im := &importer{w: body, workspace: workspaceFolder(path), dir: dir}
+
+	// Commands to approve: those the allowlist rejects.
+	var pending []string
+	for _, e := range p.ps.errs {
+		var na *CommandNotAllowedError
+		if errors.As(e.Err, &na) && !contains(pending, na.Command) {
+			pending = append(pending, na.Command)
+			im.notes = append(im.notes, fmt.Sprintf("command %q is not allowed yet: review %s, then uncomment it under security.allowed_commands", na.Command, e.Field))
+		}
+	}
+
+	rc := p.raw
+	if rc.defaults != nil && rc.defaults.kind == kindMap {
+		im.defaults(p.cfg.Defaults)
+	}
+	var allowed []string
+	if rc.security != nil {
+		if ac := rc.security.get("allowed_commands"); ac != nil {
+			for _, it := range ac.value.items {
+				allowed = append(allowed, im.rewrite(it.text))
+			}
+		}
+	}
+	if len(allowed) > 0 || len(pending) > 0 {
+		body.line(0, "security:")
+		body.line(1, "allowed_commands:")
+		for _, a := range allowed {
+			body.line(2, "- "+quoteYAML(a))
+		}
+		for _, c := range pending {
+			body.line(2, "# - "+quoteYAML(strings.ReplaceAll(c, "$", "$$")))
+		}
+	}
+	if len(rc.servers) == 0 {
+		body.line(0, "servers: []")
+	} else {
+		body.line(0, "servers:")
+		for _, s := range rc.servers {
+			im.server(s)
+		}
+	}
+
+	head := &yamlWriter{}
+	head.line(0, fmt.Sprintf("# Imported from %s (%s format) by switchboard config import.", path, rc.format))
+	head.line(0, "# Review it before use: docs/configuration.md describes every field.")
+	for _, w := range p.cfg.Warnings {
+		im.notes = append(im.notes, w.String())
+	}
+	for _, n := range im.notes {
+		head.line(0, "# note: "+strings.ReplaceAll(n, "\n", " "))
+	}
+	return append(head.bytes(), body.bytes()...)
+}
+
+// rewrite converts a string as written into native form (see rewriteVars),
+// recording the VS Code inputs it replaced.
+func (im *importer) rewrite(s string) string {
+	out, inputs := rewriteVars(s, im.workspace)
+	for _, in := range inputs {
+		id, name, _ := strings.Cut(in, " -> ")
+		note := fmt.Sprintf("${input:%s} is now ${%s}: set %s in the environment", id, name, name)
+		if !contains(im.notes, note) {
+			im.notes = append(im.notes, note)
+		}
+	}
+	return out
+}
+
+// path rewrites a path and makes a relative one absolute.
+func (im *importer) path(s string) string {
+	v := im.rewrite(s)
+	if v == "" || strings.HasPrefix(v, "$") || filepath.IsAbs(v) {
+		return v
+	}
+	return filepath.Join(strings.ReplaceAll(im.dir, "$", "$$"), v)
+}
+
+func (im *importer) defaults(d Defaults) {
+	w := im.w
+	w.line(0, "defaults:")
+	w.kv(1, "request_timeout", formatDuration(d.RequestTimeout))
+	w.kv(1, "connect_timeout", formatDuration(d.ConnectTimeout))
+	w.kv(1, "max_retries", strconv.Itoa(d.MaxRetries))
+	w.kv(1, "discovery_ttl", formatDuration(d.DiscoveryTTL))
+	w.line(1, "health:")
+	w.kv(2, "ping_interval", formatDuration(d.Health.PingInterval))
+	w.kv(2, "ping_timeout", formatDuration(d.Health.PingTimeout))
+	b := make([]string, len(d.Health.Backoff))
+	for i, v := range d.Health.Backoff {
+		b[i] = formatDuration(v)
+	}
+	w.kv(2, "backoff", "["+strings.Join(b, ", ")+"]")
+	w.kv(2, "max_failures", strconv.Itoa(d.Health.MaxFailures))
+}
+
+// server writes one server in native form, from its fields as written.
+func (im *importer) server(s *rawServer) {
+	w := im.w
+	const in = 2
+	w.line(1, "- name: "+quoteYAML(s.name))
+	if f := s.field("description"); f != nil && f.val.isScalar() {
+		w.kv(in, "description", quoteYAML(im.rewrite(f.val.text)))
+	} else if f := s.field(fieldServer); f != nil && f.val.isScalar() {
+		w.kv(in, "description", quoteYAML(im.rewrite(f.val.text)))
+	}
+	w.kv(in, "transport", string(s.transport))
+	discard := &problems{}
+	for _, sf := range serverFields {
+		f := s.field(sf.name)
+		if f == nil || f.val.kind == kindNull || slices.Contains([]string{"name", "description", "transport"}, sf.name) {
+			continue
+		}
+		switch sf.kind {
+		case fkString:
+			v := f.val.text
+			if sf.name == "env_file" || sf.name == "cwd" {
+				w.kv(in, sf.name, quoteYAML(im.path(v)))
+			} else {
+				w.kv(in, sf.name, quoteYAML(im.rewrite(v)))
+			}
+		case fkStrings:
+			if sf.name == "secrets" {
+				w.kv(in, sf.name, "["+strings.Join(quoteAll(texts(f.val.items)), ", ")+"]")
+			} else {
+				w.kv(in, sf.name, im.list(f.val.items))
+			}
+		case fkStringMap:
+			if len(f.val.pairs) == 0 {
+				continue
+			}
+			w.line(in, sf.name+":")
+			for _, p := range f.val.pairs {
+				w.kv(in+1, quoteYAML(p.key), quoteYAML(im.rewrite(p.value.text)))
+			}
+		case fkBool:
+			w.kv(in, sf.name, f.val.text)
+		case fkInt:
+			v, _ := discard.integer(f.val, "")
+			w.kv(in, sf.name, strconv.Itoa(v))
+		case fkDuration:
+			v, _ := discard.duration(f.val, "")
+			w.kv(in, sf.name, formatDuration(v))
+		case fkDocker:
+			im.docker(f.val)
+		}
+	}
+	if f := s.field(fieldDisabled); f != nil && f.val.text == "true" {
+		w.kv(in, "enabled", "false")
+	}
+	if s.spec.format == FormatToolsV1 && s.field("request_timeout") == nil {
+		w.kv(in, "request_timeout", formatDuration(toolsRequestTimeout))
+	}
+}
+
+func (im *importer) docker(n *node) {
+	const in = 3
+	w := im.w
+	w.line(in-1, "docker:")
+	for _, p := range n.pairs {
+		switch p.key {
+		case "image", "container_name":
+			w.kv(in, p.key, quoteYAML(im.rewrite(p.value.text)))
+		case "command":
+			w.kv(in, p.key, im.list(p.value.items))
+		case "ports":
+			if len(p.value.pairs) == 0 {
+				continue
+			}
+			w.line(in, "ports:")
+			for _, pp := range p.value.pairs {
+				port, _ := (&problems{}).integer(pp.value, "")
+				w.kv(in+1, quoteYAML(pp.key), strconv.Itoa(port))
+			}
+		}
+	}
+}
+
+func (im *importer) list(items []*node) string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = quoteYAML(im.rewrite(it.text))
+	}
+	return "[" + strings.Join(out, ", ") + "]"
+}
+
+func texts(items []*node) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it.text
+	}
+	return out
+}

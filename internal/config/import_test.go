@@ -1,0 +1,171 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// golden compares got with testdata/golden/name, or rewrites it with
+// -update. The absolute path of testdata is written as <testdata>.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	text := strings.ReplaceAll(string(got), abs(t, "testdata"), "<testdata>")
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file (run with -update to create it): %v", err)
+	}
+	if diff := cmp.Diff(string(want), text); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
+	}
+}
+
+func TestImportRoundTrip(t *testing.T) {
+	tests := []struct {
+		file   string
+		golden string
+	}{
+		{"testdata/formats/native.yaml", "import-native.yaml"},
+		{"testdata/formats/claude.json", "import-claude.yaml"},
+		{"testdata/formats/tools.yaml", "import-tools.yaml"},
+		{"testdata/formats/vscode-settings.json", "import-vscode-settings.yaml"},
+		{"testdata/.vscode/mcp.json", "import-vscode.yaml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			out, err := Import(tt.file, testOpts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.golden, out)
+
+			// Secrets stay references: nothing from the environment is baked in.
+			for _, v := range []string{"ghp_secret", "tok_secret", "key_secret"} {
+				if strings.Contains(string(out), v) {
+					t.Errorf("import output contains the value of a variable (%s)", v)
+				}
+			}
+
+			// The import, written anywhere, resolves to the same servers.
+			dir := t.TempDir()
+			imported, err := Parse(filepath.Join(dir, "switchboard.yaml"), out, testOpts)
+			if err != nil {
+				t.Fatalf("parsing the import: %v\n%s", err, out)
+			}
+			if got, want := imported.Format, FormatNative; got != want {
+				t.Errorf("got format %q, want %q", got, want)
+			}
+			if tt.file == "testdata/.vscode/mcp.json" {
+				// Parse rejects ${input:...}; Import turns it into ${GITHUB_TOKEN}.
+				if _, err := Load(tt.file, testOpts); err == nil {
+					t.Fatal("Load of a file with an input variable succeeded")
+				}
+				if got, want := imported.Servers[1].Headers["X-Gh"], "ghp_secret"; got != want {
+					t.Errorf("got header %q, want %q", got, want)
+				}
+				return
+			}
+			original, err := Load(tt.file, testOpts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(original.Servers, imported.Servers, ignorePos); diff != "" {
+				t.Errorf("servers differ after import (-original +imported):\n%s", diff)
+			}
+			if diff := cmp.Diff(original.Defaults, imported.Defaults); diff != "" {
+				t.Errorf("defaults differ after import (-original +imported):\n%s", diff)
+			}
+			if diff := cmp.Diff(original.AllowedCommands, imported.AllowedCommands); diff != "" {
+				t.Errorf("allowlist differs after import (-original +imported):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestImportUnsetVariables(t *testing.T) {
+	// Import needs no secrets in the environment.
+	out, err := Import("testdata/formats/claude.json", Options{LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"${GITHUB_TOKEN}"`) {
+		t.Errorf("import lost the ${GITHUB_TOKEN} reference:\n%s", out)
+	}
+}
+
+func TestImportPendingCommand(t *testing.T) {
+	dir := t.TempDir()
+	p := writeFile(t, dir, "claude.json", `{"mcpServers": {"py": {"command": "python", "args": ["-m", "server"]}, "abs": {"command": "/opt/x/server"}}}`)
+	out, err := Import(p, testOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(out)
+	for _, want := range []string{
+		"# note: command \"python\" is not allowed yet: review mcpServers.py.command, then uncomment it under security.allowed_commands\n",
+		"security:\n  allowed_commands:\n    # - python\n    # - /opt/x/server\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("import output lacks %q:\n%s", want, text)
+		}
+	}
+	// Until the user approves the commands the import does not load...
+	var na *CommandNotAllowedError
+	if _, err := Parse("switchboard.yaml", out, testOpts); !errors.As(err, &na) {
+		t.Fatalf("got %v, want a *CommandNotAllowedError", err)
+	}
+	// ...and once approved it does.
+	approved := strings.ReplaceAll(text, "# - ", "- ")
+	if _, err := Parse("switchboard.yaml", []byte(approved), testOpts); err != nil {
+		t.Errorf("approved import: %v", err)
+	}
+}
+
+func TestImportErrors(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, src string
+		want      string
+	}{
+		{"unknown key", `{"mcpServers": {"a": {"comand": "npx"}}}`, `mcpServers.a.comand: unknown field "comand"; did you mean "command"?`},
+		{"relative command", `{"mcpServers": {"a": {"command": "./run.sh"}}}`, `mcpServers.a.command: command "./run.sh" is a relative path`},
+		{"smuggling", `{"mcpServers": {"a": {"command": "npx", "args": ["-c", "id"]}}}`, `mcpServers.a.args[0]: npx argument "-c" is not allowed`},
+		{"syntax", `{"mcpServers": {`, `invalid JSON`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := writeFile(t, dir, tt.name+".json", tt.src)
+			_, err := Import(p, testOpts)
+			if err == nil {
+				t.Fatal("Import succeeded, want an error")
+			}
+			var ve *ValidationError
+			if !errors.As(err, &ve) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want a *ValidationError containing %q", err, tt.want)
+			}
+		})
+	}
+	_, err := Import(filepath.Join(dir, "missing.json"), testOpts)
+	if got, want := fault.KindOf(err), fault.Config; got != want {
+		t.Errorf("missing file: got kind %q, want %q", got, want)
+	}
+}

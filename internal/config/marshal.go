@@ -1,0 +1,203 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MarshalResolved renders a resolved configuration as native YAML, for
+// `switchboard config show`: every value resolved (variables expanded, env
+// files merged, defaults applied), durations as strings such as "30s", and
+// Docker servers in their docker: form. A literal $ is written $$, so the
+// output is itself a valid configuration that resolves to the same
+// servers. Call it on c.Redacted() to hide secrets.
+func MarshalResolved(c *Config) ([]byte, error) {
+	if c == nil {
+		return nil, fmt.Errorf("marshaling configuration: nil config")
+	}
+	w := &yamlWriter{escape: true}
+	d := c.Defaults
+	w.line(0, "defaults:")
+	w.kv(1, "request_timeout", formatDuration(d.RequestTimeout))
+	w.kv(1, "connect_timeout", formatDuration(d.ConnectTimeout))
+	w.kv(1, "max_retries", strconv.Itoa(d.MaxRetries))
+	w.kv(1, "discovery_ttl", formatDuration(d.DiscoveryTTL))
+	w.line(1, "health:")
+	w.kv(2, "ping_interval", formatDuration(d.Health.PingInterval))
+	w.kv(2, "ping_timeout", formatDuration(d.Health.PingTimeout))
+	backoff := make([]string, len(d.Health.Backoff))
+	for i, b := range d.Health.Backoff {
+		backoff[i] = formatDuration(b)
+	}
+	w.kv(2, "backoff", "["+strings.Join(backoff, ", ")+"]")
+	w.kv(2, "max_failures", strconv.Itoa(d.Health.MaxFailures))
+	if len(c.AllowedCommands) > 0 {
+		w.line(0, "security:")
+		w.kv(1, "allowed_commands", w.list(c.AllowedCommands))
+	}
+	if len(c.Servers) == 0 {
+		w.line(0, "servers: []")
+		return w.bytes(), nil
+	}
+	w.line(0, "servers:")
+	for _, s := range c.Servers {
+		w.server(s)
+	}
+	return w.bytes(), nil
+}
+
+func (w *yamlWriter) server(s Server) {
+	w.line(1, "- name: "+quoteYAML(s.Name))
+	const in = 2
+	if s.Description != "" {
+		w.kv(in, "description", w.str(s.Description))
+	}
+	w.kv(in, "transport", quoteYAML(string(s.Transport)))
+	if s.Transport == TransportStdio || s.Transport == "" {
+		if s.Docker != nil {
+			w.line(in, "docker:")
+			w.kv(in+1, "image", w.str(s.Docker.Image))
+			if s.Docker.ContainerName != "" {
+				w.kv(in+1, "container_name", w.str(s.Docker.ContainerName))
+			}
+			if len(s.Docker.Command) > 0 {
+				w.kv(in+1, "command", w.list(s.Docker.Command))
+			}
+			if len(s.Docker.Ports) > 0 {
+				w.line(in+1, "ports:")
+				for _, k := range sortedKeys(s.Docker.Ports) {
+					w.kv(in+2, quoteYAML(k), strconv.Itoa(s.Docker.Ports[k]))
+				}
+			}
+		} else {
+			w.kv(in, "command", w.str(s.Command))
+			if len(s.Args) > 0 {
+				w.kv(in, "args", w.list(s.Args))
+			}
+		}
+		w.strMap(in, "env", s.Env)
+		w.kv(in, "inherit_env", strconv.FormatBool(s.InheritEnv))
+		if s.Cwd != "" {
+			w.kv(in, "cwd", w.str(s.Cwd))
+		}
+		if s.Encoding != "" {
+			w.kv(in, "encoding", w.str(s.Encoding))
+		}
+	} else {
+		w.kv(in, "url", w.str(s.URL))
+		w.strMap(in, "headers", s.Headers)
+		if s.Transport == TransportSSE || s.Transport == TransportHTTP {
+			w.kv(in, "sse_read_timeout", formatDuration(s.SSEReadTimeout))
+		}
+		if s.Transport == TransportHTTP {
+			w.kv(in, "terminate_on_close", strconv.FormatBool(s.TerminateOnClose))
+		}
+	}
+	w.kv(in, "timeout", formatDuration(s.ConnectTimeout))
+	w.kv(in, "request_timeout", formatDuration(s.RequestTimeout))
+	w.kv(in, "max_retries", strconv.Itoa(s.MaxRetries))
+	w.kv(in, "enabled", strconv.FormatBool(s.Enabled))
+	w.kv(in, "load_tools", strconv.FormatBool(s.LoadTools))
+	w.kv(in, "load_prompts", strconv.FormatBool(s.LoadPrompts))
+	w.kv(in, "load_resources", strconv.FormatBool(s.LoadResources))
+	if len(s.Secrets) > 0 {
+		w.kv(in, "secrets", "["+strings.Join(quoteAll(s.Secrets), ", ")+"]")
+	}
+}
+
+// formatDuration renders a duration the way a person writes it: 30s, 5m,
+// 1h, 1m30s.
+func formatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}
+
+// yamlWriter writes block-style YAML a line at a time.
+type yamlWriter struct {
+	b      bytes.Buffer
+	escape bool // write a literal $ as $$ (values are resolved, not templates)
+}
+
+func (w *yamlWriter) line(indent int, s string) {
+	w.b.WriteString(strings.Repeat("  ", indent))
+	w.b.WriteString(s)
+	w.b.WriteByte('\n')
+}
+
+// kv writes "key: value"; value is already YAML.
+func (w *yamlWriter) kv(indent int, key, value string) {
+	w.line(indent, key+": "+value)
+}
+
+// str renders a string value.
+func (w *yamlWriter) str(s string) string {
+	if w.escape {
+		s = strings.ReplaceAll(s, "$", "$$")
+	}
+	return quoteYAML(s)
+}
+
+// list renders a flow list of strings.
+func (w *yamlWriter) list(items []string) string {
+	out := make([]string, len(items))
+	for i, s := range items {
+		out[i] = w.str(s)
+	}
+	return "[" + strings.Join(out, ", ") + "]"
+}
+
+// strMap writes a block mapping of strings, sorted by key.
+func (w *yamlWriter) strMap(indent int, key string, m map[string]string) {
+	if len(m) == 0 {
+		return
+	}
+	w.line(indent, key+":")
+	for _, k := range sortedKeys(m) {
+		w.kv(indent+1, quoteYAML(k), w.str(m[k]))
+	}
+}
+
+func (w *yamlWriter) bytes() []byte { return slices.Clone(w.b.Bytes()) }
+
+// plainYAML matches strings that YAML reads back unchanged without quotes,
+// in block and flow context alike.
+var plainYAML = regexp.MustCompile(`^[A-Za-z_/][A-Za-z0-9_./@+-]*$`)
+
+// yamlReserved are plain words YAML would read as something else.
+var yamlReserved = map[string]bool{
+	"true": true, "false": true, "null": true, "yes": true, "no": true,
+	"on": true, "off": true, "y": true, "n": true, "~": true,
+}
+
+// quoteYAML renders s as a YAML scalar: plain when that is unambiguous,
+// else double-quoted with JSON escapes (a subset of YAML's).
+func quoteYAML(s string) string {
+	if plainYAML.MatchString(s) && !yamlReserved[strings.ToLower(s)] {
+		return s
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = quoteYAML(s)
+	}
+	return out
+}

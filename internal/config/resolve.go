@@ -1,0 +1,755 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// resolver turns a rawConfig into a Config, recording every problem.
+type resolver struct {
+	ps       *problems
+	x        *expander
+	lookup   func(string) (string, bool)
+	file     string // the configuration file, for messages
+	dir      string // base for relative env_file and cwd
+	format   Format
+	defaults Defaults
+	allowed  []string
+}
+
+// defaultDefaults returns the built-in global settings.
+func defaultDefaults() Defaults {
+	return Defaults{
+		RequestTimeout: DefaultRequestTimeout,
+		ConnectTimeout: DefaultConnectTimeout,
+		MaxRetries:     DefaultMaxRetries,
+		DiscoveryTTL:   DefaultDiscoveryTTL,
+		Health: Health{
+			PingInterval: DefaultPingInterval,
+			PingTimeout:  DefaultPingTimeout,
+			Backoff:      slices.Clone(DefaultBackoff),
+			MaxFailures:  DefaultMaxFailures,
+		},
+	}
+}
+
+// resolve builds the configuration from its raw form.
+func (r *resolver) resolve(rc *rawConfig) *Config {
+	r.format = rc.format
+	r.defaults = r.decodeDefaults(rc.defaults)
+	r.allowed = r.decodeSecurity(rc.security)
+	cfg := &Config{Defaults: r.defaults, AllowedCommands: r.allowed, Format: rc.format, Source: r.file}
+	first := map[string]*rawServer{}
+	for _, s := range rc.servers {
+		srv := r.server(s)
+		if s.nameOK {
+			if prev, dup := first[s.name]; dup {
+				np := s.pos
+				if f := s.field("name"); f != nil {
+					np = f.val.pos
+				}
+				r.ps.add(np, s.path("name"), fmt.Sprintf("duplicate server name %q (first defined at %s)", s.name, prev.pos), "give each server a unique name", nil)
+			} else {
+				first[s.name] = s
+			}
+		}
+		cfg.Servers = append(cfg.Servers, srv)
+	}
+	return cfg
+}
+
+// decodeDefaults reads the defaults: block.
+func (r *resolver) decodeDefaults(n *node) Defaults {
+	d := defaultDefaults()
+	if n == nil || n.kind == kindNull {
+		return d
+	}
+	if !r.ps.expectKind(n, "defaults", "a mapping", kindMap) {
+		return d
+	}
+	r.ps.known(n, "defaults", []string{"request_timeout", "connect_timeout", "max_retries", "discovery_ttl", "health"})
+	if p := n.get("request_timeout"); p != nil {
+		if v, ok := r.ps.duration(p.value, "defaults.request_timeout"); ok && r.checkRequestTimeout(p.value.pos, "defaults.request_timeout", v) {
+			d.RequestTimeout = v
+		}
+	}
+	if p := n.get("connect_timeout"); p != nil {
+		if v, ok := r.ps.duration(p.value, "defaults.connect_timeout"); ok && r.positive(p.value.pos, "defaults.connect_timeout", v) {
+			d.ConnectTimeout = v
+		}
+	}
+	if p := n.get("max_retries"); p != nil {
+		if v, ok := r.ps.integer(p.value, "defaults.max_retries"); ok && r.nonNegative(p.value.pos, "defaults.max_retries", v) {
+			d.MaxRetries = v
+		}
+	}
+	if p := n.get("discovery_ttl"); p != nil {
+		if v, ok := r.ps.duration(p.value, "defaults.discovery_ttl"); ok && r.nonNegativeDur(p.value.pos, "defaults.discovery_ttl", v) {
+			d.DiscoveryTTL = v
+		}
+	}
+	if p := n.get("health"); p != nil {
+		d.Health = r.decodeHealth(p.value, d.Health)
+	}
+	return d
+}
+
+func (r *resolver) decodeHealth(n *node, h Health) Health {
+	if n.kind == kindNull || !r.ps.expectKind(n, "defaults.health", "a mapping", kindMap) {
+		return h
+	}
+	r.ps.known(n, "defaults.health", []string{"ping_interval", "ping_timeout", "backoff", "max_failures"})
+	if p := n.get("ping_interval"); p != nil {
+		if v, ok := r.ps.duration(p.value, "defaults.health.ping_interval"); ok && r.nonNegativeDur(p.value.pos, "defaults.health.ping_interval", v) {
+			h.PingInterval = v
+		}
+	}
+	if p := n.get("ping_timeout"); p != nil {
+		if v, ok := r.ps.duration(p.value, "defaults.health.ping_timeout"); ok && r.positive(p.value.pos, "defaults.health.ping_timeout", v) {
+			h.PingTimeout = v
+		}
+	}
+	if p := n.get("backoff"); p != nil {
+		const field = "defaults.health.backoff"
+		if r.ps.expectKind(p.value, field, "a list of durations", kindSeq) {
+			var out []time.Duration
+			ok := true
+			if len(p.value.items) == 0 {
+				r.ps.add(p.value.pos, field, "must list at least one duration", "e.g. backoff: [1s, 5s, 15s]", nil)
+				ok = false
+			}
+			for i, it := range p.value.items {
+				f := fmt.Sprintf("%s[%d]", field, i)
+				v, good := r.ps.duration(it, f)
+				if good && !r.positive(it.pos, f, v) {
+					good = false
+				}
+				ok = ok && good
+				out = append(out, v)
+			}
+			if ok {
+				h.Backoff = out
+			}
+		}
+	}
+	if p := n.get("max_failures"); p != nil {
+		if v, ok := r.ps.integer(p.value, "defaults.health.max_failures"); ok {
+			if v < 1 {
+				r.ps.add(p.value.pos, "defaults.health.max_failures", fmt.Sprintf("must be at least 1, not %d", v), "", nil)
+			} else {
+				h.MaxFailures = v
+			}
+		}
+	}
+	return h
+}
+
+// decodeSecurity reads the security: block and returns the effective
+// command allowlist.
+func (r *resolver) decodeSecurity(n *node) []string {
+	allowed := slices.Clone(DefaultAllowedCommands)
+	if n == nil || n.kind == kindNull || !r.ps.expectKind(n, "security", "a mapping", kindMap) {
+		return allowed
+	}
+	r.ps.known(n, "security", []string{"allowed_commands"})
+	p := n.get("allowed_commands")
+	if p == nil {
+		return allowed
+	}
+	items, _ := r.ps.strList(p.value, "security.allowed_commands")
+	for i, it := range items {
+		if !it.isScalar() {
+			continue // reported by strList
+		}
+		f := fmt.Sprintf("security.allowed_commands[%d]", i)
+		v, ok := r.expandNode(it, f)
+		if !ok {
+			continue
+		}
+		switch {
+		case strings.TrimSpace(v) == "":
+			r.ps.add(it.pos, f, "is empty", "remove it", nil)
+		case strings.ContainsAny(v, " \t\n"):
+			r.ps.add(it.pos, f, fmt.Sprintf("%q must be a command name or path, not a command line", v), "list only the program; arguments go under each server's args", nil)
+		case isPath(v) && !filepath.IsAbs(v):
+			r.ps.add(it.pos, f, fmt.Sprintf("%q is a relative path", v), "use a bare command name (found on PATH) or an absolute path", nil)
+		default:
+			if isPath(v) {
+				v = filepath.Clean(v)
+			}
+			if !contains(allowed, v) {
+				allowed = append(allowed, v)
+			}
+		}
+	}
+	return allowed
+}
+
+// isPath reports whether a command is a path rather than a bare name.
+func isPath(cmd string) bool { return strings.ContainsAny(cmd, `/\`) }
+
+func (r *resolver) checkRequestTimeout(pos Pos, field string, v time.Duration) bool {
+	if v < MinRequestTimeout || v > MaxRequestTimeout {
+		r.ps.add(pos, field, fmt.Sprintf("%s is out of range", formatDuration(v)), fmt.Sprintf("use a value from %s to %s", formatDuration(MinRequestTimeout), formatDuration(MaxRequestTimeout)), nil)
+		return false
+	}
+	return true
+}
+
+func (r *resolver) positive(pos Pos, field string, v time.Duration) bool {
+	if v <= 0 {
+		r.ps.add(pos, field, fmt.Sprintf("must be greater than 0, not %s", formatDuration(v)), "", nil)
+		return false
+	}
+	return true
+}
+
+func (r *resolver) nonNegativeDur(pos Pos, field string, v time.Duration) bool {
+	if v < 0 {
+		r.ps.add(pos, field, fmt.Sprintf("must not be negative, not %s", formatDuration(v)), "", nil)
+		return false
+	}
+	return true
+}
+
+func (r *resolver) nonNegative(pos Pos, field string, v int) bool {
+	if v < 0 {
+		r.ps.add(pos, field, fmt.Sprintf("must not be negative, not %d", v), "", nil)
+		return false
+	}
+	return true
+}
+
+// expandNode reads a string node and expands its variables. It reports
+// false when the value is unusable (wrong type, a variable problem, a NUL
+// byte), having recorded why.
+func (r *resolver) expandNode(n *node, field string) (string, bool) {
+	s, ok := r.ps.str(n, field)
+	if !ok {
+		return "", false
+	}
+	v, vps := r.x.expand(s, field)
+	for _, vp := range vps {
+		r.ps.add(n.pos, field, vp.msg, vp.fix, vp.err)
+	}
+	if len(vps) > 0 {
+		return v, false
+	}
+	if strings.ContainsRune(v, 0) {
+		r.ps.add(n.pos, field, "contains a NUL character", "remove it", nil)
+		return v, false
+	}
+	return v, true
+}
+
+// server resolves one server entry.
+func (r *resolver) server(s *rawServer) Server {
+	srv := Server{
+		Name:             s.name,
+		Pos:              s.pos,
+		ConnectTimeout:   r.defaults.ConnectTimeout,
+		RequestTimeout:   r.defaults.RequestTimeout,
+		MaxRetries:       r.defaults.MaxRetries,
+		TerminateOnClose: true,
+		Enabled:          true,
+		LoadTools:        true,
+		LoadPrompts:      true,
+		LoadResources:    true,
+	}
+	if s.spec.format == FormatToolsV1 {
+		srv.RequestTimeout = toolsRequestTimeout // seed 004: request_timeout defaults to 60
+	}
+	t, tok := r.transport(s)
+	srv.Transport, s.transport = t, t
+	if tok {
+		r.checkFieldsForTransport(s, t)
+	}
+
+	if f := s.field("description"); f != nil && f.val.kind != kindNull {
+		srv.Description, _ = r.expandNode(f.val, s.path(f.key))
+	} else if f := s.field(fieldServer); f != nil && f.val.kind != kindNull {
+		srv.Description, _ = r.expandNode(f.val, s.path(f.key))
+	}
+	if f := s.field(fieldConfig); f != nil {
+		r.ps.warn(f.keyPos, s.path(f.key), "ignored: server-specific config has no effect in Switchboard", "pass settings to the server through args or env")
+	}
+
+	switch {
+	case !tok:
+		// The transport is unknown, so its fields cannot be checked.
+	case t == TransportStdio:
+		r.stdio(s, &srv)
+	default:
+		r.network(s, &srv)
+	}
+
+	if f := s.field("timeout"); f != nil {
+		if v, ok := r.ps.duration(f.val, s.path(f.key)); ok && r.positive(f.val.pos, s.path(f.key), v) {
+			srv.ConnectTimeout = v
+		}
+	}
+	if f := s.field("request_timeout"); f != nil {
+		if v, ok := r.ps.duration(f.val, s.path(f.key)); ok && r.checkRequestTimeout(f.val.pos, s.path(f.key), v) {
+			srv.RequestTimeout = v
+		}
+	}
+	if f := s.field("max_retries"); f != nil {
+		if v, ok := r.ps.integer(f.val, s.path(f.key)); ok && r.nonNegative(f.val.pos, s.path(f.key), v) {
+			srv.MaxRetries = v
+		}
+	}
+	for _, b := range []struct {
+		name string
+		dst  *bool
+	}{
+		{"enabled", &srv.Enabled}, {"load_tools", &srv.LoadTools},
+		{"load_prompts", &srv.LoadPrompts}, {"load_resources", &srv.LoadResources},
+	} {
+		if f := s.field(b.name); f != nil {
+			if v, ok := r.ps.boolean(f.val, s.path(f.key)); ok {
+				*b.dst = v
+			}
+		}
+	}
+	if f := s.field(fieldDisabled); f != nil {
+		if v, ok := r.ps.boolean(f.val, s.path(f.key)); ok {
+			srv.Enabled = !v
+		}
+	}
+
+	var secrets []string
+	if f := s.field("secrets"); f != nil {
+		items, _ := r.ps.strList(f.val, s.path(f.key))
+		for i, it := range items {
+			if it.isScalar() {
+				if strings.TrimSpace(it.text) == "" {
+					r.ps.add(it.pos, fmt.Sprintf("%s[%d]", s.path(f.key), i), "is empty", "remove it", nil)
+					continue
+				}
+				secrets = append(secrets, it.text)
+			}
+		}
+	}
+	for k := range srv.Env {
+		if IsSecretKey(k) {
+			secrets = append(secrets, k)
+		}
+	}
+	for k := range srv.Headers {
+		if IsSecretKey(k) {
+			secrets = append(secrets, k)
+		}
+	}
+	slices.Sort(secrets)
+	srv.Secrets = slices.Compact(secrets)
+	return srv
+}
+
+// toolsRequestTimeout is seed 004's default request_timeout.
+const toolsRequestTimeout = 60 * time.Second
+
+// transport works out the server's transport, reporting false when it is
+// invalid.
+func (r *resolver) transport(s *rawServer) (Transport, bool) {
+	if f := s.field("transport"); f != nil && f.val.kind != kindNull {
+		v, ok := r.ps.str(f.val, s.path(f.key))
+		if !ok {
+			return TransportStdio, false
+		}
+		if t, ok := parseTransport(v, s.spec.foreign); ok {
+			return t, true
+		}
+		names := make([]string, len(Transports))
+		for i, t := range Transports {
+			names[i] = string(t)
+		}
+		fix := "use one of " + strings.Join(names, ", ")
+		if sug := suggest(v, names); sug != "" {
+			fix = fmt.Sprintf("did you mean %q?", sug)
+		}
+		r.ps.add(f.val.pos, s.path(f.key), fmt.Sprintf("unknown transport %q", v), fix, nil)
+		return TransportStdio, false
+	}
+	if s.field("docker") != nil || !s.spec.infer {
+		return TransportStdio, true
+	}
+	if s.field("command") == nil {
+		if f := s.field("url"); f != nil && f.val.isScalar() {
+			u, _ := r.x.expand(f.val.text, "")
+			return urlTransport(u), true
+		}
+	}
+	return TransportStdio, true
+}
+
+// parseTransport reads a transport name; foreign formats also accept the
+// other spellings they use.
+func parseTransport(v string, lenient bool) (Transport, bool) {
+	for _, t := range Transports {
+		if v == string(t) {
+			return t, true
+		}
+	}
+	if lenient {
+		switch strings.ToLower(v) {
+		case "stdio":
+			return TransportStdio, true
+		case "sse":
+			return TransportSSE, true
+		case "http", "streamable-http", "streamablehttp", "streamable_http":
+			return TransportHTTP, true
+		case "ws", "websocket":
+			return TransportWebSocket, true
+		}
+	}
+	return "", false
+}
+
+// urlTransport picks the transport for a URL: ws/wss is websocket, a path
+// ending in /sse is sse, anything else streamable http.
+func urlTransport(raw string) Transport {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return TransportHTTP
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "ws", "wss":
+		return TransportWebSocket
+	}
+	if strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/sse") {
+		return TransportSSE
+	}
+	return TransportHTTP
+}
+
+// checkFieldsForTransport reports fields that the transport does not use,
+// and command/args next to docker.
+func (r *resolver) checkFieldsForTransport(s *rawServer, t Transport) {
+	for _, sf := range serverFields {
+		f := s.field(sf.name)
+		if f == nil {
+			continue
+		}
+		if !sf.transports.has(t) {
+			fix := "remove it"
+			if sf.suggest != "" {
+				fix = fmt.Sprintf("remove it, or set %s: %s", s.spec.transportKey, sf.suggest)
+			}
+			r.ps.add(f.keyPos, s.path(f.key), fmt.Sprintf("%s is not used by the %s transport", f.key, t), fix, nil)
+			continue
+		}
+		if (sf.name == "command" || sf.name == "args") && s.field("docker") != nil {
+			r.ps.add(f.keyPos, s.path(f.key), fmt.Sprintf("%s cannot be combined with docker", f.key), fmt.Sprintf("remove %s (docker runs the image; put its command under docker.command), or remove docker", f.key), nil)
+		}
+	}
+}
+
+// stdio resolves the fields of a stdio server.
+func (r *resolver) stdio(s *rawServer, srv *Server) {
+	srv.Encoding = "utf-8"
+	cmdOK, argsOK := true, true
+	var argNodes []*node
+	docker := s.field("docker")
+	if docker == nil {
+		if f := s.field("command"); (f == nil || f.val.kind == kindNull) && s.typos["command"] {
+			cmdOK = false // reported as a misspelt key
+		} else if f == nil || f.val.kind == kindNull {
+			field := s.path("command")
+			r.ps.add(s.pos, field, "command is required by the stdio transport",
+				"add the command that starts the server, e.g. command: npx", &MissingFieldError{Field: field, Transport: TransportStdio})
+			cmdOK = false
+		} else {
+			srv.Command, cmdOK = r.expandNode(f.val, s.path(f.key))
+		}
+		if f := s.field("args"); f != nil {
+			items, ok := r.ps.strList(f.val, s.path(f.key))
+			argsOK = ok
+			argNodes = items
+			for i, it := range items {
+				if !it.isScalar() {
+					continue // reported by strList
+				}
+				v, ok := r.expandNode(it, fmt.Sprintf("%s[%d]", s.path(f.key), i))
+				argsOK = argsOK && ok
+				srv.Args = append(srv.Args, v)
+			}
+		}
+	}
+
+	env := map[string]string{}
+	if f := s.field("env_file"); f != nil {
+		r.envFile(s, f, env)
+	}
+	if f := s.field("env"); f != nil {
+		pairs, _ := r.ps.strMap(f.val, s.path(f.key))
+		for _, p := range pairs {
+			field := s.path(f.key) + "." + p.key
+			if p.key == "" || strings.ContainsAny(p.key, "=\x00") {
+				r.ps.add(p.keyPos, field, fmt.Sprintf("invalid environment variable name %q", p.key), "use letters, digits and _", nil)
+				continue
+			}
+			if !p.value.isScalar() {
+				continue // reported by strMap
+			}
+			if v, ok := r.expandNode(p.value, field); ok {
+				env[p.key] = v
+			}
+		}
+	}
+	if len(env) > 0 {
+		srv.Env = env
+	}
+	if f := s.field("inherit_env"); f != nil {
+		srv.InheritEnv, _ = r.ps.boolean(f.val, s.path(f.key))
+	}
+	if f := s.field("cwd"); f != nil && f.val.kind != kindNull {
+		if v, ok := r.expandNode(f.val, s.path(f.key)); ok {
+			srv.Cwd = r.directory(v, f.val.pos, s.path(f.key))
+		}
+	}
+	if f := s.field("encoding"); f != nil && f.val.kind != kindNull {
+		if v, ok := r.expandNode(f.val, s.path(f.key)); ok {
+			switch strings.ToLower(v) {
+			case "utf-8", "utf8":
+			default:
+				r.ps.add(f.val.pos, s.path(f.key), fmt.Sprintf("encoding %q is not supported", v), "use utf-8, or remove encoding", nil)
+			}
+		}
+	}
+
+	if docker != nil {
+		cmdOK = r.docker(s, docker, srv)
+	}
+	if cmdOK && argsOK && srv.Command != "" {
+		r.checkCommand(s, srv, docker, argNodes)
+	}
+}
+
+// checkCommand applies the allowlist and the argument rules, placing
+// problems on the argument concerned.
+func (r *resolver) checkCommand(s *rawServer, srv *Server, docker *rawField, argNodes []*node) {
+	err := CheckCommand(srv.Command, srv.Args, r.allowed)
+	if err == nil {
+		return
+	}
+	cmdField := s.field("command")
+	pos, field := s.pos, s.path("command")
+	if docker != nil {
+		pos, field = docker.keyPos, s.path(docker.key)
+	} else if cmdField != nil {
+		pos, field = cmdField.val.pos, s.path(cmdField.key)
+	}
+	var na *CommandNotAllowedError
+	var ua *UnsafeArgumentError
+	switch {
+	case errors.As(err, &na):
+		msg, fix := r.allowlistMessage(srv.Command)
+		r.ps.add(pos, field, msg, fix, err)
+	case errors.As(err, &ua):
+		if docker == nil && ua.Index < len(argNodes) {
+			pos = argNodes[ua.Index].pos
+			field = fmt.Sprintf("%s[%d]", s.path(s.field("args").key), ua.Index)
+		}
+		r.ps.add(pos, field, ua.Error(), ua.Fix, err)
+	default:
+		r.ps.add(pos, field, err.Error(), "", err)
+	}
+}
+
+// allowlistMessage says why a command is not allowed and how to allow it,
+// in the words of the file's format.
+func (r *resolver) allowlistMessage(cmd string) (string, string) {
+	addIt := "add it under security.allowed_commands"
+	if r.format != FormatNative {
+		addIt = fmt.Sprintf("convert the file with \"switchboard config import %s > switchboard.yaml\" and add it under security.allowed_commands", r.file)
+	}
+	switch {
+	case isPath(cmd) && !filepath.IsAbs(cmd):
+		return fmt.Sprintf("command %q is a relative path", cmd),
+			"use a bare command name (found on PATH) or an absolute path; " + addIt
+	case isPath(cmd):
+		return fmt.Sprintf("command %q is not in the allowlist", cmd), addIt
+	case strings.ContainsAny(cmd, " \t"):
+		first := strings.Fields(cmd)
+		name := cmd
+		if len(first) > 0 {
+			name = first[0]
+		}
+		return fmt.Sprintf("command %q contains spaces", cmd),
+			fmt.Sprintf("set command: %s and put the rest under args", name)
+	}
+	return fmt.Sprintf("command %q is not in the allowlist (%s)", cmd, strings.Join(r.allowed, ", ")), addIt
+}
+
+// envFile reads a dotenv file into env.
+func (r *resolver) envFile(s *rawServer, f *rawField, env map[string]string) {
+	field := s.path(f.key)
+	if f.val.kind == kindNull {
+		return
+	}
+	p, ok := r.expandNode(f.val, field)
+	if !ok {
+		return
+	}
+	if p == "" {
+		r.ps.add(f.val.pos, field, "is empty", "give the path of a KEY=VALUE file, or remove it", nil)
+		return
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(r.dir, p)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			r.ps.add(f.val.pos, field, fmt.Sprintf("env file %s does not exist", p), "create it, or fix the path (relative paths start at the configuration file's folder)", err)
+		} else {
+			r.ps.add(f.val.pos, field, fmt.Sprintf("cannot read env file %s: %v", p, errors.Unwrap(err)), "", err)
+		}
+		return
+	}
+	lines, probs := parseDotenv(string(data), r.lookup, field)
+	for _, dp := range probs {
+		r.ps.add(Pos{File: p, Line: dp.line, Col: 1}, field, dp.msg, dp.fix, dp.err)
+	}
+	for _, l := range lines {
+		if strings.ContainsRune(l.value, 0) {
+			r.ps.add(Pos{File: p, Line: l.line, Col: 1}, field, fmt.Sprintf("the value of %s contains a NUL character", l.key), "remove it", nil)
+			continue
+		}
+		env[l.key] = l.value
+	}
+}
+
+// directory resolves a cwd and checks that it is an existing directory.
+func (r *resolver) directory(p string, pos Pos, field string) string {
+	if p == "" {
+		return ""
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(r.dir, p)
+	}
+	fi, err := os.Stat(p)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		r.ps.add(pos, field, fmt.Sprintf("directory %s does not exist", p), "create it, or fix the path (relative paths start at the configuration file's folder)", err)
+	case err != nil:
+		r.ps.add(pos, field, fmt.Sprintf("cannot use directory %s: %v", p, errors.Unwrap(err)), "", err)
+	case !fi.IsDir():
+		r.ps.add(pos, field, fmt.Sprintf("%s is not a directory", p), "give the folder the server should run in", nil)
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	return p
+}
+
+// headerName is the form of an HTTP header name (RFC 9110 token).
+var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+// network resolves the fields of an sse, http or websocket server.
+func (r *resolver) network(s *rawServer, srv *Server) {
+	t := srv.Transport
+	f := s.field("url")
+	if (f == nil || f.val.kind == kindNull) && s.typos["url"] {
+		// reported as a misspelt key
+	} else if f == nil || f.val.kind == kindNull {
+		field := s.path("url")
+		example := "https://example.com/mcp"
+		if t == TransportWebSocket {
+			example = "wss://example.com/mcp"
+		}
+		r.ps.add(s.pos, field, fmt.Sprintf("url is required by the %s transport", t), "add url: "+example, &MissingFieldError{Field: field, Transport: t})
+	} else if v, ok := r.expandNode(f.val, s.path(f.key)); ok {
+		srv.URL = v
+		if msg, fix := checkURL(v, t, s.spec.transportKey); msg != "" {
+			r.ps.add(f.val.pos, s.path(f.key), msg, fix, nil)
+		}
+	}
+	if f := s.field("headers"); f != nil {
+		pairs, _ := r.ps.strMap(f.val, s.path(f.key))
+		h := map[string]string{}
+		for _, p := range pairs {
+			field := s.path(f.key) + "." + p.key
+			if !headerName.MatchString(p.key) {
+				r.ps.add(p.keyPos, field, fmt.Sprintf("invalid header name %q", p.key), "use letters, digits and -", nil)
+				continue
+			}
+			if !p.value.isScalar() {
+				continue // reported by strMap
+			}
+			v, ok := r.expandNode(p.value, field)
+			if !ok {
+				continue
+			}
+			if strings.ContainsAny(v, "\r\n") {
+				r.ps.add(p.value.pos, field, "header value contains a line break", "remove it", nil)
+				continue
+			}
+			h[p.key] = v
+		}
+		if len(h) > 0 {
+			srv.Headers = h
+			if u, err := url.Parse(srv.URL); err == nil && (u.Scheme == "http" || u.Scheme == "ws") && !isLoopback(u.Hostname()) {
+				r.ps.warn(f.keyPos, s.path(f.key), "headers are sent unencrypted over "+u.Scheme+"://", "use "+u.Scheme+"s://")
+			}
+		}
+	}
+	if f := s.field("sse_read_timeout"); f != nil && t != TransportWebSocket {
+		if v, ok := r.ps.duration(f.val, s.path(f.key)); ok && r.nonNegativeDur(f.val.pos, s.path(f.key), v) {
+			srv.SSEReadTimeout = v
+		}
+	}
+	if f := s.field("terminate_on_close"); f != nil && t == TransportHTTP {
+		if v, ok := r.ps.boolean(f.val, s.path(f.key)); ok {
+			srv.TerminateOnClose = v
+		}
+	}
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkURL says what is wrong with a server URL for a transport, or "".
+// It never repeats the URL, which may hold a credential.
+func checkURL(raw string, t Transport, transportKey string) (string, string) {
+	u, err := url.Parse(raw)
+	if err != nil || raw == "" {
+		return "url is not a valid URL", "write it as scheme://host/path"
+	}
+	scheme := strings.ToLower(u.Scheme)
+	switch t {
+	case TransportWebSocket:
+		if scheme != "ws" && scheme != "wss" {
+			fix := "use a wss:// (or ws://) URL"
+			if scheme == "http" || scheme == "https" {
+				fix += fmt.Sprintf(", or set %s: http", transportKey)
+			}
+			return "url must start with ws:// or wss:// for the websocket transport", fix
+		}
+	default:
+		if scheme != "http" && scheme != "https" {
+			fix := "use an https:// (or http://) URL"
+			if scheme == "ws" || scheme == "wss" {
+				fix += fmt.Sprintf(", or set %s: websocket", transportKey)
+			}
+			return fmt.Sprintf("url must start with http:// or https:// for the %s transport", t), fix
+		}
+	}
+	if u.Host == "" {
+		return "url has no host", "write it as scheme://host/path"
+	}
+	return "", ""
+}
