@@ -89,15 +89,6 @@ const (
 	fieldType     = "-type"     // tools "type": mcp
 )
 
-func specFor(name string) (fieldSpec, bool) {
-	for _, f := range serverFields {
-		if f.name == name {
-			return f, true
-		}
-	}
-	return fieldSpec{}, false
-}
-
 // formatSpec maps one format's server keys onto the native fields.
 type formatSpec struct {
 	format       Format

@@ -30,7 +30,8 @@ type Events struct {
 	PromptsChanged   func()
 	ResourcesChanged func()
 	ResourceUpdated  func(uri string)
-	Log              func(*mcp.LoggingMessageParams)
+	//lint:ignore SA1019 servers still send log messages; the gateway forwards them (deprecated only from protocol 2026-07-28).
+	Log func(*mcp.LoggingMessageParams)
 }
 
 // DialOptions configures [Dial].
@@ -122,6 +123,7 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 				ev.ResourceUpdated(req.Params.URI)
 			}
 		},
+		//lint:ignore SA1019 see Events.Log.
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 			if ev.Log != nil {
 				ev.Log(req.Params)

@@ -76,6 +76,9 @@ func TestDialStdio(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CallTool(progress): %v", err)
 	}
+	if got := textOf(t, res); got != "5 steps" {
+		t.Errorf("progress: got %q, want %q", got, "5 steps")
+	}
 	mu.Lock()
 	if len(seen) == 0 || seen[len(seen)-1] != 5 {
 		t.Errorf("progress: got %v, want notifications ending at 5", seen)
