@@ -79,9 +79,17 @@ func TestDialStdio(t *testing.T) {
 	if got := textOf(t, res); got != "5 steps" {
 		t.Errorf("progress: got %q, want %q", got, "5 steps")
 	}
+	// The SDK hands the response to the caller directly but notifications
+	// through a handler, so the last ones can arrive after the result (and
+	// are then dropped). What did arrive must be in order.
 	mu.Lock()
-	if len(seen) == 0 || seen[len(seen)-1] != 5 {
-		t.Errorf("progress: got %v, want notifications ending at 5", seen)
+	if len(seen) == 0 {
+		t.Errorf("progress: got no notifications, want some")
+	}
+	for i := 1; i < len(seen); i++ {
+		if seen[i] <= seen[i-1] {
+			t.Errorf("progress out of order: %v", seen)
+		}
 	}
 	mu.Unlock()
 
