@@ -128,8 +128,8 @@ func TestDiscoveryNamesAndSchemas(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Kind != fault.Validation || len(fe.Fields) != 1 || fe.Fields[0].Field != "q" || fe.Fields[0].ReceivedValue != "5" {
 		t.Errorf("ValidateArgs: got %#v, want one validation field detail for q", err)
 	}
-	if err := search.ValidateArgs(map[string]any{}); err == nil || !strings.Contains(err.Error(), "missing property") {
-		t.Errorf("ValidateArgs without q: got %v, want missing property", err)
+	if err := search.ValidateArgs(map[string]any{}); err == nil || !strings.Contains(err.Error(), "q: required, but missing") {
+		t.Errorf("ValidateArgs without q: got %v, want q required", err)
 	}
 
 	_, err = cat.Tool("a", "serch")

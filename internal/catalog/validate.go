@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
@@ -56,6 +57,18 @@ func fieldDetails(ve *jsonschema.ValidationError, args map[string]any) []fault.F
 			return
 		}
 		field := strings.Join(e.InstanceLocation, ".")
+		if req, ok := e.ErrorKind.(*kind.Required); ok {
+			// One detail per missing field, named by its own path.
+			for _, m := range req.Missing {
+				name := m
+				if field != "" {
+					name = field + "." + m
+				}
+				out = append(out, fault.FieldDetail{Field: name, Message: "required, but missing",
+					Suggestion: "provide " + name})
+			}
+			return
+		}
 		msg := e.ErrorKind.LocalizedString(printer)
 		d := fault.FieldDetail{Field: field, Message: msg}
 		if field == "" {
@@ -107,8 +120,6 @@ func shortJSON(v any) string {
 
 func suggestionFor(msg string) string {
 	switch {
-	case strings.HasPrefix(msg, "missing propert"):
-		return "provide the missing " + strings.TrimPrefix(strings.TrimPrefix(msg, "missing properties "), "missing property ")
 	case strings.HasPrefix(msg, "got "):
 		return "send a value of the expected type (" + msg + ")"
 	case strings.Contains(msg, "additional propert"):

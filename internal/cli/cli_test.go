@@ -154,7 +154,7 @@ func TestCallErrors(t *testing.T) {
 		{"unknown server", []string{"call", "alpah", "echo"}, ExitFailure, []string{`no server named "alpah" is configured`, "hint: alpha"}},
 		{"wrong type", []string{"call", "alpha", "add", "a=two", "b=1"}, ExitFailure, []string{`a: want a number, got "two"`}},
 		{"unknown parameter", []string{"call", "alpha", "echo", "mesage=x"}, ExitFailure, []string{`the tool has no parameter "mesage"; did you mean "message"?`}},
-		{"missing required", []string{"call", "alpha", "add", "a=1"}, ExitFailure, []string{"arguments for alpha/add are invalid", "missing property 'b'"}},
+		{"missing required", []string{"call", "alpha", "add", "a=1"}, ExitFailure, []string{"arguments for alpha/add are invalid; b: required, but missing"}},
 		{"not key=value", []string{"call", "alpha", "echo", "hello"}, ExitFailure, []string{`argument "hello" is not key=value`}},
 		{"dead server", []string{"call", "dead", "echo"}, ExitFailure, []string{"fatal: missing API key GIZMO_TOKEN"}},
 		{"missing tool", []string{"call", "alpha"}, ExitUsage, []string{"missing TOOL"}},

@@ -148,6 +148,9 @@ func (a *app) exit(ctx context.Context, err error) int {
 		fmt.Fprintf(a.stderr, "switchboard %s: %s\n", a.cmd, oneLine(err))
 		if fe := fault.As(err); fe != nil {
 			for _, s := range fe.Suggestions {
+				if strings.Contains(fe.Message, fmt.Sprintf("%q", s)) {
+					continue // the message already says it ("did you mean ...")
+				}
 				fmt.Fprintf(a.stderr, "  hint: %s\n", s)
 			}
 		}

@@ -220,7 +220,14 @@ func (a *app) describeTool(t catalog.Tool) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", l[0], l[1], l[2])
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "Call it: switchboard call %s %s", t.Server, t.Def.Name)
+	target := t.Server
+	switch {
+	case a.stdio != "":
+		target = fmt.Sprintf("--stdio %q", a.stdio)
+	case a.url != "":
+		target = "--url " + a.url
+	}
+	fmt.Fprintf(w, "Call it: switchboard call %s %s", target, t.Def.Name)
 	for _, l := range lines {
 		if strings.Contains(l[1], "required") && !strings.Contains(l[0], ".") {
 			fmt.Fprintf(w, " %s=…", l[0])

@@ -97,7 +97,10 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 	}
 	ev := opts.Events
 	client := mcp.NewClient(&mcp.Implementation{Name: "switchboard", Version: Version}, &mcp.ClientOptions{
-		Logger: nil,
+		// Declare no roots: Switchboard has none of its own to offer, and a
+		// server that asks for them may not exit on stdin EOF until answered
+		// (server-everything does). The gateway declares them per client.
+		Capabilities: &mcp.ClientCapabilities{},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			if f, ok := c.progress.Load(tokenKey(req.Params.ProgressToken)); ok {
 				f.(func(*mcp.ProgressNotificationParams))(req.Params)

@@ -141,9 +141,25 @@ type groupConn struct {
 
 func (c *groupConn) Close() error {
 	c.once.Do(func() {
+		pgid := c.cmd.Process.Pid
+		// The SDK signals only the leader; npx and uvx do not always pass
+		// SIGTERM on to the server they started. Send it to the group.
+		closed := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			t := time.NewTimer(terminateDuration)
+			defer t.Stop()
+			select {
+			case <-closed:
+			case <-t.C:
+				_ = syscall.Kill(-pgid, syscall.SIGTERM)
+			}
+		})
 		c.err = c.Connection.Close() // closes stdin, waits, then SIGTERM, SIGKILL
+		close(closed)
+		wg.Wait()
 		// The leader has exited (or been killed); kill what it left behind.
-		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		c.state = c.cmd.ProcessState
 		close(c.exited)
 	})
