@@ -11,7 +11,9 @@
 //   - "ok": tools echo, add, slow (honours cancellation), progress (sends
 //     progress notifications), crash (exits mid-call), big (a large text),
 //     image (a PNG), fail (a tool error), broken (a schema that does not
-//     compile); a prompt and a resource. 300 ms after start it adds the
+//     compile), hold and maxseen (concurrency), stream (slow progress with a
+//     cost in _meta), crash-once and crash-once-unsafe (exit mid-call while a
+//     flag file exists); a prompt and a resource. 300 ms after start it adds the
 //     tool "late" and announces it with tools/list_changed.
 //   - "exit": writes a message to stderr and exits 3 before answering.
 //   - "garbage": writes non-JSON to stdout instead of answering.
@@ -32,6 +34,7 @@ import (
 	"log"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -159,6 +162,23 @@ type sizeArgs struct {
 	Bytes int `json:"bytes"`
 }
 
+type holdArgs struct {
+	MS int `json:"ms"`
+}
+
+type streamArgs struct {
+	Steps   int     `json:"steps"`
+	StepMS  int     `json:"step_ms"`
+	CostPer float64 `json:"cost_per,omitempty"`
+}
+
+type flagArgs struct {
+	Flag string `json:"flag"`
+}
+
+// Concurrency seen by the "hold" tool, reported by "maxseen".
+var holding, maxHeld atomic.Int64
+
 func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
@@ -211,6 +231,53 @@ func serve() {
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the gizmo is broken"}}}, nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "hold", Description: "Holds a slot for ms milliseconds, counting concurrency."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, a holdArgs) (*mcp.CallToolResult, any, error) {
+			n := holding.Add(1)
+			defer holding.Add(-1)
+			for {
+				m := maxHeld.Load()
+				if n <= m || maxHeld.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			select {
+			case <-time.After(time.Duration(a.MS) * time.Millisecond):
+			case <-ctx.Done():
+			}
+			return text("held"), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "maxseen", Description: "Reports the most concurrent hold calls seen."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return text(fmt.Sprint(maxHeld.Load())), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "stream", Description: "Reports progress (with a cumulative cost in _meta) every step_ms."},
+		func(ctx context.Context, req *mcp.CallToolRequest, a streamArgs) (*mcp.CallToolResult, any, error) {
+			for i := 1; i <= a.Steps; i++ {
+				select {
+				case <-time.After(time.Duration(a.StepMS) * time.Millisecond):
+				case <-ctx.Done():
+					fmt.Fprintf(os.Stderr, "stream: cancelled at step %d\n", i)
+					return nil, nil, ctx.Err()
+				}
+				if tok := req.Params.GetProgressToken(); tok != nil {
+					_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+						Meta:          mcp.Meta{"cost": a.CostPer * float64(i)},
+						ProgressToken: tok, Progress: float64(i), Total: float64(a.Steps), Message: fmt.Sprintf("step %d of %d", i, a.Steps)})
+				}
+			}
+			return text(fmt.Sprintf("streamed %d steps", a.Steps)), nil, nil
+		})
+	crashOnce := func(_ context.Context, _ *mcp.CallToolRequest, a flagArgs) (*mcp.CallToolResult, any, error) {
+		if err := os.Remove(a.Flag); err == nil {
+			fmt.Fprintln(os.Stderr, "panic: crashing once")
+			os.Exit(2)
+		}
+		return text("survived"), nil, nil
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "crash-once", Description: "Exits mid-call if the flag file exists (removing it); idempotent.",
+		Annotations: &mcp.ToolAnnotations{IdempotentHint: true}}, crashOnce)
+	mcp.AddTool(s, &mcp.Tool{Name: "crash-once-unsafe", Description: "Like crash-once, but not idempotent."}, crashOnce)
 	s.AddTool(&mcp.Tool{Name: "broken", Description: "Has a schema that does not compile.",
 		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "no-such-type"}}}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

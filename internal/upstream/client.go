@@ -45,6 +45,14 @@ type DialOptions struct {
 	// Transport, when set, replaces the transport built from the server's
 	// configuration (in-process servers and tests).
 	Transport mcp.Transport
+	// MaxMessageBytes bounds one message from a stdio server held in memory;
+	// a larger tools/call result is cut to its first MaxResultBytes and
+	// marked truncated, a larger other response becomes an error. Default
+	// DefaultMaxFrameBytes.
+	MaxMessageBytes int
+	// MaxResultBytes is how much of an oversized tools/call result is kept.
+	// Default 1 MiB.
+	MaxResultBytes int
 }
 
 // Client is one live connection to an upstream server.
@@ -89,7 +97,11 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 	t := opts.Transport
 	if t == nil {
 		var err error
-		t, err = transportFor(srv, c.stderr)
+		head := opts.MaxResultBytes
+		if head <= 0 {
+			head = 1 << 20
+		}
+		t, err = transportFor(srv, c.stderr, frameLimits{maxFrame: opts.MaxMessageBytes, frameHead: head + 64<<10, logger: c.logger})
 		if err != nil {
 			return nil, fault.Wrap(fault.Connection, err, "connecting to %s", srv.Name).WithDetail("server", srv.Name)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -28,14 +29,21 @@ var baseEnv = []string{"PATH", "HOME", "LANG", "TMPDIR"}
 const terminateDuration = 2 * time.Second
 
 // transportFor builds the go-sdk transport for a server.
-func transportFor(srv config.Server, stderr io.Writer) (mcp.Transport, error) {
+// frameLimits bounds what one message from a stdio server may cost.
+type frameLimits struct {
+	maxFrame  int // larger messages are replaced (default DefaultMaxFrameBytes)
+	frameHead int // bytes of an oversized tools/call result kept as its text
+	logger    *slog.Logger
+}
+
+func transportFor(srv config.Server, stderr io.Writer, limits frameLimits) (mcp.Transport, error) {
 	switch srv.Transport {
 	case config.TransportStdio, "":
 		cmd, err := commandFor(srv, stderr)
 		if err != nil {
 			return nil, err
 		}
-		return &processTransport{inner: &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateDuration}, cmd: cmd}, nil
+		return &processTransport{cmd: cmd, maxFrame: limits.maxFrame, frameHead: limits.frameHead, logger: limits.logger}, nil
 	case config.TransportSSE:
 		return &lifetimeTransport{inner: &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: httpClientFor(srv)}}, nil
 	case config.TransportHTTP:
@@ -111,28 +119,64 @@ func childEnv(srv config.Server) []string {
 	return out
 }
 
-// processTransport wraps the SDK's CommandTransport so that closing the
-// connection also reaps anything left in the child's process group.
+// processTransport runs a stdio server: the child's stdout goes through a
+// frame cap (so that an oversized message is never held in memory) to the
+// SDK's newline-delimited JSON transport, and closing the connection closes
+// stdin, waits, then signals the child's whole process group — SIGTERM,
+// then SIGKILL — and reaps it. (The SDK's CommandTransport owns its pipes,
+// leaving no place for the cap, and signals only the group leader.)
 type processTransport struct {
-	inner *mcp.CommandTransport
-	cmd   *exec.Cmd
-	conn  *groupConn // set by Connect
+	cmd       *exec.Cmd
+	maxFrame  int
+	frameHead int
+	logger    *slog.Logger
+	conn      *groupConn // set by Connect
 }
 
 func (t *processTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	conn, err := t.inner.Connect(ctx)
+	stdout, err := t.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
-	t.conn = &groupConn{Connection: conn, cmd: t.cmd, exited: make(chan struct{})}
+	stdin, err := t.cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := t.cmd.Start(); err != nil {
+		return nil, err
+	}
+	calls := newCallTracker()
+	limit := t.maxFrame
+	if limit <= 0 {
+		limit = DefaultMaxFrameBytes
+	}
+	iot := &mcp.IOTransport{
+		Reader:        &readCloser{Reader: newFrameCap(stdout, limit, t.frameHead, calls, t.logger), Closer: stdout},
+		Writer:        &trackingWriter{w: stdin, calls: calls},
+		MaxLineLength: limit + 1<<20, // replacements are small; whatever passes the cap fits
+	}
+	conn, err := iot.Connect(ctx)
+	if err != nil {
+		_ = stdin.Close()
+		_ = t.cmd.Process.Kill()
+		_ = t.cmd.Wait()
+		return nil, err
+	}
+	t.conn = &groupConn{Connection: conn, cmd: t.cmd, stdin: stdin, exited: make(chan struct{})}
 	return t.conn, nil
 }
 
-// groupConn is a stdio connection whose Close also reaps the child's process
-// group and publishes its exit status.
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// groupConn is a stdio connection whose Close shuts the child down
+// politely, then firmly, and publishes its exit status.
 type groupConn struct {
 	mcp.Connection
 	cmd    *exec.Cmd
+	stdin  io.Closer
 	once   sync.Once
 	err    error
 	state  *os.ProcessState // valid once exited is closed
@@ -142,24 +186,37 @@ type groupConn struct {
 func (c *groupConn) Close() error {
 	c.once.Do(func() {
 		pgid := c.cmd.Process.Pid
-		// The SDK signals only the leader; npx and uvx do not always pass
-		// SIGTERM on to the server they started. Send it to the group.
-		closed := make(chan struct{})
+		waited := make(chan error, 1)
 		var wg sync.WaitGroup
-		wg.Go(func() {
-			t := time.NewTimer(terminateDuration)
+		// Closing stdin is how MCP asks a stdio server to exit.
+		_ = c.stdin.Close()
+		wg.Go(func() { waited <- c.cmd.Wait() })
+		wait := func(d time.Duration) (error, bool) {
+			t := time.NewTimer(d)
 			defer t.Stop()
 			select {
-			case <-closed:
+			case err := <-waited:
+				return err, true
 			case <-t.C:
-				_ = syscall.Kill(-pgid, syscall.SIGTERM)
+				return nil, false
 			}
-		})
-		c.err = c.Connection.Close() // closes stdin, waits, then SIGTERM, SIGKILL
-		close(closed)
-		wg.Wait()
-		// The leader has exited (or been killed); kill what it left behind.
+		}
+		err, ok := wait(terminateDuration)
+		if !ok {
+			_ = syscall.Kill(-pgid, syscall.SIGTERM)
+			if err, ok = wait(terminateDuration); !ok {
+				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+				err = <-waited
+			}
+		}
+		// The leader has exited; kill anything it left in its group.
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		wg.Wait()
+		c.Connection.Close() // the SDK side: stops its reader
+		if isExitErr(err) {
+			err = nil // a server that exits non-zero on shutdown is not our error
+		}
+		c.err = err
 		c.state = c.cmd.ProcessState
 		close(c.exited)
 	})

@@ -1,0 +1,160 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+)
+
+func TestTopScanner(t *testing.T) {
+	tests := []struct {
+		in                      string
+		id                      string
+		result, isErr, isMethod bool
+	}{
+		{`{"jsonrpc":"2.0","id":7,"result":{"id":99,"content":[]}}`, "7", true, false, false},
+		{`{"result":{"content":[{"text":"a \"quoted\" id: 5, }"}]},"jsonrpc":"2.0","id":"abc"}`, `"abc"`, true, false, false},
+		{`{"jsonrpc":"2.0", "id" : 12 , "error":{"code":1}}`, "12", false, true, false},
+		{`{"jsonrpc":"2.0","method":"notifications/progress","params":{"id":3}}`, "", false, false, true},
+		{`{"jsonrpc":"2.0","id":4,"method":"roots/list"}`, "4", false, false, true},
+	}
+	for _, tt := range tests {
+		var s topScanner
+		// Feed in small pieces, as a stream would arrive.
+		for i := 0; i < len(tt.in); i += 3 {
+			s.feed([]byte(tt.in[i:min(i+3, len(tt.in))]))
+		}
+		if got := strings.TrimSpace(string(s.id)); got != tt.id || s.hasResult != tt.result || s.hasError != tt.isErr || s.hasMethod != tt.isMethod {
+			t.Errorf("%s: got id %q result %v error %v method %v", tt.in, got, s.hasResult, s.hasError, s.hasMethod)
+		}
+	}
+}
+
+func TestTextPrefix(t *testing.T) {
+	tests := []struct{ head, want string }{
+		{`{"result":{"content":[{"type":"text","text":"hello\nworld \u00e9 \"q\"`, "hello\nworld é \"q\""},
+		{`{"result":{"content":[{"type":"text","text": "done"}]}}`, "done"},
+		{`{"result":{"content":[{"type":"text","text":"cut \u00`, "cut "},
+		{`{"result":{"content":[{"type":"text","text":"caf` + "\xc3", "caf"},
+		{`{"result":{"content":[{"type":"image","data":"AAAA`, ""},
+	}
+	for _, tt := range tests {
+		if got := textPrefix([]byte(tt.head)); got != tt.want {
+			t.Errorf("textPrefix(%q) = %q, want %q", tt.head, got, tt.want)
+		}
+	}
+}
+
+// TestFrameCapStream drives the cap with crafted server output.
+func TestFrameCapStream(t *testing.T) {
+	calls := newCallTracker()
+	calls.note([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n"))
+	calls.note([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{}}` + "\n"))
+	big := strings.Repeat("x", 5000)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`,
+		// TS-SDK order: the id comes last.
+		`{"result":{"content":[{"type":"text","text":"` + big + `"}]},"jsonrpc":"2.0","id":1}`,
+		`{"result":{"tools":[{"name":"` + big + `"}]},"jsonrpc":"2.0","id":2}`,
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + big + `"}}`,
+		`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"small"}]}}`,
+	}, "\n") + "\n"
+	fc := newFrameCap(strings.NewReader(in), 1000, 100, calls, slog.New(slog.DiscardHandler))
+	out, err := io.ReadAll(fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("got %d frames, want 4 (the oversized notification dropped):\n%s", len(lines), out)
+	}
+	var res struct {
+		ID     int
+		Result struct {
+			Content []struct{ Text string }
+			Meta    map[string]any `json:"_meta"`
+		}
+		Error struct{ Message string }
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.ID != 1 || !strings.HasPrefix(res.Result.Content[0].Text, strings.Repeat("x", 50)) ||
+		!strings.Contains(res.Result.Content[0].Text, "truncated by switchboard") || res.Result.Meta["truncated"] != true {
+		t.Errorf("oversized tools/call result: got %s", lines[1])
+	}
+	res.Error.Message = ""
+	if err := json.Unmarshal([]byte(lines[2]), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.ID != 2 || !strings.Contains(res.Error.Message, "the response to tools/list was") {
+		t.Errorf("oversized tools/list response: got %s", lines[2])
+	}
+	if !strings.Contains(lines[3], `"small"`) {
+		t.Errorf("a normal frame after oversized ones: got %s", lines[3])
+	}
+}
+
+// TestHugeResultBoundedMemory has a real server write a 100 MiB result:
+// the client gets the beginning, marked truncated, without ever holding
+// the whole message.
+func TestHugeResultBoundedMemory(t *testing.T) {
+	c, err := Dial(context.Background(), testserver.Server(t, "huge", "ok"), DialOptions{MaxMessageBytes: 4 << 20, MaxResultBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Sample the live heap while the call runs.
+	runtime.GC()
+	var base runtime.MemStats
+	runtime.ReadMemStats(&base)
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			if m.HeapAlloc > peak.Load() {
+				peak.Store(m.HeapAlloc)
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	res, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "big", Arguments: map[string]any{"bytes": 100 << 20}}, nil)
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("CallTool(big): %v", err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !strings.HasPrefix(text, strings.Repeat("x", 1<<20)) || !strings.Contains(text, "truncated by switchboard") || res.Meta["truncated"] != true {
+		t.Errorf("got %d bytes of text, meta %v; want the first MiB and a truncation marker", len(text), res.Meta)
+	}
+	if grew := int64(peak.Load()) - int64(base.HeapAlloc); grew > 40<<20 {
+		t.Errorf("the live heap grew by %d MiB while reading a 100 MiB result; want it bounded well below the message size", grew>>20)
+	} else {
+		t.Logf("live heap grew by at most %.1f MiB while reading a 100 MiB result", float64(grew)/(1<<20))
+	}
+	// The connection is still good.
+	if _, err := c.Ping(context.Background()); err != nil {
+		t.Errorf("ping after the huge result: %v", err)
+	}
+}
