@@ -49,6 +49,19 @@ const (
 
 	// MaxServerNameLen is the longest server name accepted.
 	MaxServerNameLen = 64
+
+	// Execution engine limits (seed 001 ExecutionTracker) and history.
+	DefaultMaxConcurrent  = 25
+	DefaultMaxQueue       = 1000
+	DefaultSessionLimit   = -1 // unlimited
+	DefaultMaxOutputBytes = 1 << 20
+	DefaultHistoryKeep    = 10000
+
+	// MaxQueueWait bounds limits.queue_wait.
+	MaxQueueWait = 5 * time.Minute
+	// MinMaxOutputBytes and MaxMaxOutputBytes bound limits.max_output.
+	MinMaxOutputBytes = 1 << 10
+	MaxMaxOutputBytes = 1 << 30
 )
 
 // DefaultBackoff is the wait before each reconnect attempt (seeds 000/001).
@@ -64,6 +77,10 @@ type Config struct {
 	Servers []Server
 	// Defaults are the global settings every server falls back to.
 	Defaults Defaults
+	// Limits bound the execution engine (the `limits:` block).
+	Limits Limits
+	// History configures the persistent call history (the `history:` block).
+	History History
 	// AllowedCommands is the effective stdio command allowlist: the defaults
 	// plus security.allowed_commands (bare names or absolute paths).
 	AllowedCommands []string
@@ -94,6 +111,27 @@ type Defaults struct {
 	MaxRetries     int           // retries of transient failures; default 2
 	DiscoveryTTL   time.Duration // catalog cache lifetime; default 5 min
 	Health         Health
+}
+
+// Limits bound the execution engine: every tool call from every caller
+// passes them (seed 001 ExecutionTracker, seed 000 action pool).
+type Limits struct {
+	MaxConcurrent  int           // calls in flight at once, all servers; default 25
+	QueueWait      time.Duration // how long a call over a limit waits for a slot; default 0 = fail fast
+	MaxQueue       int           // calls that may wait at once; default 1000
+	SessionLimit   int           // calls per session (process); -1 = unlimited (default)
+	MaxOutputBytes int64         // result size before truncation; default 1 MiB
+}
+
+// History configures the persistent call history.
+type History struct {
+	// Store is a SQLite file path or a postgres:// DSN; "" means
+	// switchboard.db in the state directory.
+	Store string
+	// RecordValues stores redacted argument values instead of their shapes.
+	RecordValues bool
+	// Keep is how many of the newest calls are kept; default 10,000.
+	Keep int
 }
 
 // Health configures the health loop of every upstream.
@@ -128,6 +166,11 @@ type Server struct {
 	TerminateOnClose bool          // streamable HTTP: DELETE the session on close (default true)
 	RequestTimeout   time.Duration
 	MaxRetries       int
+	// MaxConcurrent bounds this server's calls in flight; 0 means only the
+	// global limit applies.
+	MaxConcurrent int
+	// RedactResults applies secret redaction to results returned to callers.
+	RedactResults bool
 
 	Enabled       bool // default true
 	LoadTools     bool // default true

@@ -66,6 +66,7 @@ func TestParseNative(t *testing.T) {
 	}
 	github.Cwd = abs(t, "testdata/work")
 	github.Secrets = []string{"GITHUB_TOKEN", "MY_ODD_NAME"}
+	github.MaxConcurrent, github.RedactResults = 4, true
 	local := withDefaults(stdioServer("local", "/opt/bin/my-server", "--port", "0"))
 	local.InheritEnv, local.LoadResources = true, false
 	remote := withDefaults(netServer("remote", TransportHTTP, "https://mcp.example.com/mcp"))
@@ -83,6 +84,8 @@ func TestParseNative(t *testing.T) {
 	want := &Config{
 		Servers:         []Server{github, local, remote, events, live, gh},
 		Defaults:        d,
+		Limits:          Limits{MaxConcurrent: 10, QueueWait: 2 * time.Second, MaxQueue: 50, SessionLimit: 500, MaxOutputBytes: 512 << 10},
+		History:         History{Store: abs(t, "testdata/history/calls.db"), RecordValues: true, Keep: 500},
 		AllowedCommands: []string{"npx", "uvx", "docker", "node", "/opt/bin/my-server"},
 		Source:          "testdata/formats/native.yaml",
 		Format:          FormatNative,
@@ -90,7 +93,7 @@ func TestParseNative(t *testing.T) {
 	if diff := cmp.Diff(want, cfg, ignorePos); diff != "" {
 		t.Errorf("config mismatch (-want +got):\n%s", diff)
 	}
-	if got, want := cfg.Servers[0].Pos, (Pos{File: "testdata/formats/native.yaml", Line: 15, Col: 5}); got != want {
+	if got, want := cfg.Servers[0].Pos, (Pos{File: "testdata/formats/native.yaml", Line: 25, Col: 5}); got != want {
 		t.Errorf("got position %v, want %v", got, want)
 	}
 }
@@ -229,6 +232,8 @@ func TestDetectFormat(t *testing.T) {
 		{`{"mcp": {"servers": {}}, "editor.fontSize": 12}`, FormatVSCode},
 		{`tools: []`, FormatToolsV1},
 		{"defaults: {}\nservers: {}", FormatNative}, // native keys win; servers must then be a list
+		{`{"limits": {}, "servers": {}}`, FormatNative},
+		{`{"history": {}, "mcpServers": {}}`, FormatNative},
 	}
 	for _, tt := range tests {
 		ps := &problems{}
@@ -244,7 +249,10 @@ func TestDefault(t *testing.T) {
 		RequestTimeout: 30 * time.Second, ConnectTimeout: 30 * time.Second, MaxRetries: 2,
 		DiscoveryTTL: 5 * time.Minute,
 		Health:       Health{PingInterval: 30 * time.Second, PingTimeout: 10 * time.Second, Backoff: []time.Duration{time.Second, 5 * time.Second, 15 * time.Second}, MaxFailures: 3},
-	}, AllowedCommands: []string{"npx", "uvx", "docker"}, Format: FormatNative}
+	},
+		Limits:          Limits{MaxConcurrent: 25, QueueWait: 0, MaxQueue: 1000, SessionLimit: -1, MaxOutputBytes: 1 << 20},
+		History:         History{Store: "", RecordValues: false, Keep: 10000},
+		AllowedCommands: []string{"npx", "uvx", "docker"}, Format: FormatNative}
 	if diff := cmp.Diff(want, Default()); diff != "" {
 		t.Errorf("Default mismatch (-want +got):\n%s", diff)
 	}

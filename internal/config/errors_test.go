@@ -243,6 +243,121 @@ servers:
 		},
 	},
 	{
+		name: "execution limits",
+		file: "testdata/bad.yaml",
+		src: `limits:
+  max_concurrent: 0
+  queue_wait: 10m
+  max_queue: -1
+  session_limit: 0
+  max_output: 512
+  max_concurent: 3
+history:
+  store: work
+  record_values: yes
+  keep: 0
+  kep: 5
+servers:
+  - name: a
+    command: npx
+    max_concurrent: -1
+    redact_results: "no"
+`,
+		want: []string{
+			"testdata/bad.yaml:2:19: limits.max_concurrent: must be at least 1, not 0; use 1 or more (the default is 25)",
+			"testdata/bad.yaml:3:15: limits.queue_wait: 10m is out of range; use a value from 0s (fail at once) to 5m",
+			"testdata/bad.yaml:4:14: limits.max_queue: must not be negative, not -1",
+			"testdata/bad.yaml:5:18: limits.session_limit: must be -1 (unlimited) or at least 1, not 0; use -1 for unlimited",
+			"testdata/bad.yaml:6:15: limits.max_output: 512 bytes is out of range; use a size from 1KiB to 1GiB",
+			"testdata/bad.yaml:7:3: limits.max_concurent: unknown field \"max_concurent\"; did you mean \"max_concurrent\"?",
+			"testdata/bad.yaml:9:10: history.store: testdata/work is a directory; give the path of the SQLite file, e.g. testdata/work/switchboard.db",
+			"testdata/bad.yaml:10:18: history.record_values: must be true or false, not a string",
+			"testdata/bad.yaml:11:9: history.keep: must be at least 1, not 0; use 1 or more (the default is 10000)",
+			"testdata/bad.yaml:12:3: history.kep: unknown field \"kep\"; did you mean \"keep\"?",
+			"testdata/bad.yaml:16:21: servers.a.max_concurrent: must not be negative, not -1",
+			"testdata/bad.yaml:17:21: servers.a.redact_results: must be true or false, not a string",
+		},
+	},
+	{
+		name: "limit values",
+		file: "testdata/bad.yaml",
+		src: `limits:
+  max_concurrent: 8
+  queue_wait: -1s
+  session_limit: -2
+  max_output: 2 GiB
+history:
+  store: postgres://app:hunter2@:5432/calls
+servers:
+  - name: a
+    command: npx
+    max_concurrent: 9
+  - name: b
+    transport: http
+    url: https://x
+    max_concurrent: 8
+`,
+		want: []string{
+			"testdata/bad.yaml:3:15: limits.queue_wait: must not be negative, not -1s",
+			"testdata/bad.yaml:4:18: limits.session_limit: must be -1 (unlimited) or at least 1, not -2; use -1 for unlimited",
+			"testdata/bad.yaml:5:15: limits.max_output: 2 GiB is out of range; use a size from 1KiB to 1GiB",
+			"testdata/bad.yaml:7:10: history.store: the postgres DSN has no host; write it as postgres://user:password@host:5432/dbname",
+			"testdata/bad.yaml:11:21: servers.a.max_concurrent: 9 can never be reached: limits.max_concurrent is 8; lower it to 8 or less (0 means only the global limit), or raise limits.max_concurrent",
+		},
+	},
+	{
+		name: "limit types",
+		file: "testdata/bad.yaml",
+		src: `limits:
+  max_concurrent: many
+  queue_wait: [1s]
+  max_output: 1 TB
+  max_queue: 1.5
+  session_limit: unlimited
+history:
+  store: "mysql://root:hunter2@db/calls"
+  keep: all
+servers:
+  - name: a
+    command: npx
+    max_concurrent: 100
+`,
+		want: []string{
+			"testdata/bad.yaml:2:19: limits.max_concurrent: must be a whole number, not a string",
+			"testdata/bad.yaml:3:15: limits.queue_wait: must be a duration, not a list; use a duration such as 30s or 1m30s, or a number of seconds",
+			"testdata/bad.yaml:4:15: limits.max_output: invalid size \"1 TB\"; use a number of bytes, or a size such as 512KiB or 1MiB (units B, KB, KiB, MB, MiB, GB or GiB)",
+			"testdata/bad.yaml:5:14: limits.max_queue: must be a whole number, not a number",
+			"testdata/bad.yaml:6:18: limits.session_limit: must be a whole number, not a string",
+			"testdata/bad.yaml:8:10: history.store: mysql:// stores are not supported; use a SQLite file path or a postgres:// DSN",
+			"testdata/bad.yaml:9:9: history.keep: must be a whole number, not a string",
+		},
+	},
+	{
+		name: "limit blocks",
+		file: "testdata/bad.yaml",
+		src: `limit:
+  max_concurrent: 5
+limits: 5
+history: [x]
+servers: []
+`,
+		want: []string{
+			"testdata/bad.yaml:1:1: limit: unknown field \"limit\"; did you mean \"limits\"?",
+			"testdata/bad.yaml:3:9: limits: must be a mapping, not a number",
+			"testdata/bad.yaml:4:10: history: must be a mapping, not a list",
+		},
+	},
+	{
+		name: "postgres dsn",
+		file: "testdata/bad.yaml",
+		src: `history:
+  store: "postgresql://app:hunter2@db:port/calls"
+`,
+		want: []string{
+			"testdata/bad.yaml:2:10: history.store: the postgres DSN is not a valid URL; write it as postgres://user:password@host:5432/dbname",
+		},
+	},
+	{
 		name: "empty backoff",
 		file: "testdata/bad.yaml",
 		src: `defaults:

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -74,6 +75,8 @@ var serverFields = []fieldSpec{
 	{"terminate_on_close", fkBool, tHTTP, TransportHTTP},
 	{"request_timeout", fkDuration, tAll, ""},
 	{"max_retries", fkInt, tAll, ""},
+	{"max_concurrent", fkInt, tAll, ""},
+	{"redact_results", fkBool, tAll, ""},
 	{"enabled", fkBool, tAll, ""},
 	{"load_tools", fkBool, tAll, ""},
 	{"load_prompts", fkBool, tAll, ""},
@@ -206,6 +209,8 @@ func (s *rawServer) field(name string) *rawField {
 type rawConfig struct {
 	format   Format
 	defaults *node
+	limits   *node
+	history  *node
 	security *node
 	servers  []*rawServer
 }
@@ -215,8 +220,10 @@ func detectFormat(root *node) Format {
 	if root == nil || root.kind != kindMap {
 		return FormatNative
 	}
-	if root.get("defaults") != nil || root.get("security") != nil {
-		return FormatNative
+	for _, k := range nativeOnlyKeys {
+		if root.get(k) != nil {
+			return FormatNative
+		}
 	}
 	if root.get("mcpServers") != nil {
 		return FormatClaude
@@ -274,15 +281,27 @@ func ignoreOthers(root *node, ps *problems, used ...string) {
 	}
 }
 
+// nativeOnlyKeys are the top-level keys that only the native format has.
+var nativeOnlyKeys = []string{"defaults", "limits", "history", "security"}
+
+// nativeKeys are the top-level keys of the native format.
+var nativeKeys = append(slices.Clone(nativeOnlyKeys), "servers")
+
 func decodeNative(root *node, rc *rawConfig, ps *problems) {
 	for _, p := range root.pairs {
 		// x- keys are extensions (as in Compose files): a place for anchors.
-		if !contains([]string{"defaults", "security", "servers"}, p.key) && !strings.HasPrefix(p.key, "x-") {
-			ps.unknown(p, p.key, []string{"defaults", "security", "servers"})
+		if !contains(nativeKeys, p.key) && !strings.HasPrefix(p.key, "x-") {
+			ps.unknown(p, p.key, nativeKeys)
 		}
 	}
 	if p := root.get("defaults"); p != nil {
 		rc.defaults = p.value
+	}
+	if p := root.get("limits"); p != nil {
+		rc.limits = p.value
+	}
+	if p := root.get("history"); p != nil {
+		rc.history = p.value
 	}
 	if p := root.get("security"); p != nil {
 		rc.security = p.value

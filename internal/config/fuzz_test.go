@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,6 +50,12 @@ func FuzzParse(f *testing.F) {
 		if diff := cmp.Diff(cfg.Defaults, again.Defaults); diff != "" {
 			t.Fatalf("resolved defaults differ (-want +got):\n%s", diff)
 		}
+		if diff := cmp.Diff(cfg.Limits, again.Limits); diff != "" {
+			t.Fatalf("resolved limits differ (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(cfg.History, again.History); diff != "" {
+			t.Fatalf("resolved history differs (-want +got):\n%s", diff)
+		}
 
 		imported := emitImport(name, p)
 		back := parse(name, imported, testOpts)
@@ -57,6 +64,40 @@ func FuzzParse(f *testing.F) {
 		}
 		if diff := cmp.Diff(cfg.Servers, back.cfg.Servers, ignorePos); diff != "" {
 			t.Fatalf("import resolves differently (-want +got):\n%s\ninput:\n%s\nimport:\n%s", diff, data, imported)
+		}
+		if diff := cmp.Diff(cfg.Limits, back.cfg.Limits); diff != "" {
+			t.Fatalf("import limits differ (-want +got):\n%s\ninput:\n%s\nimport:\n%s", diff, data, imported)
+		}
+		if diff := cmp.Diff(cfg.History, back.cfg.History); diff != "" {
+			t.Fatalf("import history differs (-want +got):\n%s\ninput:\n%s\nimport:\n%s", diff, data, imported)
+		}
+	})
+}
+
+// FuzzParseSize checks that ParseSize never panics, accepts no negative
+// size, and reads back what formatSize writes.
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"0", "1048576", "512B", "1 KiB", "2mb", "1GiB", "1.5MiB", "-1", "", " ", "9223372036854775807", "8589934592GiB", "1 Mi B"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := ParseSize(s)
+		if err != nil {
+			if v != 0 {
+				t.Fatalf("ParseSize(%q) = %d with error %v, want 0", s, v, err)
+			}
+			return
+		}
+		if v < 0 {
+			t.Fatalf("ParseSize(%q) = %d, want a size >= 0", s, v)
+		}
+		text := formatSize(v)
+		again, err := ParseSize(text)
+		if err != nil || again != v {
+			t.Fatalf("ParseSize(formatSize(%d) = %q) = %d, %v; want %d", v, text, again, err, v)
+		}
+		if u, err := ParseSize(strings.ToUpper(s)); err != nil || u != v {
+			t.Fatalf("ParseSize(%q) = %d, %v; want %d as for %q", strings.ToUpper(s), u, err, v, s)
 		}
 	})
 }

@@ -90,6 +90,12 @@ func emitImport(path string, p *parsed) []byte {
 	if rc.defaults != nil && rc.defaults.kind == kindMap {
 		im.defaults(p.cfg.Defaults)
 	}
+	if rc.limits != nil && rc.limits.kind == kindMap {
+		im.w.limits(p.cfg.Limits)
+	}
+	if rc.history != nil && rc.history.kind == kindMap {
+		im.history(rc.history, p.cfg.History)
+	}
 	var allowed []string
 	if rc.security != nil {
 		if ac := rc.security.get("allowed_commands"); ac != nil {
@@ -168,6 +174,24 @@ func (im *importer) defaults(d Defaults) {
 	}
 	w.kv(2, "backoff", "["+strings.Join(b, ", ")+"]")
 	w.kv(2, "max_failures", strconv.Itoa(d.Health.MaxFailures))
+}
+
+// history writes the history: block: the store as written (its variables
+// kept, a relative file path made absolute), the rest resolved.
+func (im *importer) history(n *node, h History) {
+	w := im.w
+	w.line(0, "history:")
+	if p := n.get("store"); p != nil && p.value.isScalar() {
+		v := p.value.text
+		if isDSN(v) {
+			v = im.rewrite(v)
+		} else {
+			v = im.path(v)
+		}
+		w.kv(1, "store", quoteYAML(v))
+	}
+	w.kv(1, "record_values", strconv.FormatBool(h.RecordValues))
+	w.kv(1, "keep", strconv.Itoa(h.Keep))
 }
 
 // server writes one server in native form, from its fields as written.

@@ -94,6 +94,12 @@ func TestImportRoundTrip(t *testing.T) {
 			if diff := cmp.Diff(original.Defaults, imported.Defaults); diff != "" {
 				t.Errorf("defaults differ after import (-original +imported):\n%s", diff)
 			}
+			if diff := cmp.Diff(original.Limits, imported.Limits); diff != "" {
+				t.Errorf("limits differ after import (-original +imported):\n%s", diff)
+			}
+			if diff := cmp.Diff(original.History, imported.History); diff != "" {
+				t.Errorf("history differs after import (-original +imported):\n%s", diff)
+			}
 			if diff := cmp.Diff(original.AllowedCommands, imported.AllowedCommands); diff != "" {
 				t.Errorf("allowlist differs after import (-original +imported):\n%s", diff)
 			}

@@ -122,6 +122,8 @@ func Find() (string, error) {
 func Default() *Config {
 	return &Config{
 		Defaults:        defaultDefaults(),
+		Limits:          defaultLimits(),
+		History:         defaultHistory(),
 		AllowedCommands: slices.Clone(DefaultAllowedCommands),
 		Format:          FormatNative,
 	}

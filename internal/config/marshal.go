@@ -37,6 +37,11 @@ func MarshalResolved(c *Config) ([]byte, error) {
 	}
 	w.kv(2, "backoff", "["+strings.Join(backoff, ", ")+"]")
 	w.kv(2, "max_failures", strconv.Itoa(d.Health.MaxFailures))
+	w.limits(c.Limits)
+	w.line(0, "history:")
+	w.kv(1, "store", w.str(c.History.Store))
+	w.kv(1, "record_values", strconv.FormatBool(c.History.RecordValues))
+	w.kv(1, "keep", strconv.Itoa(c.History.Keep))
 	if len(c.AllowedCommands) > 0 {
 		w.line(0, "security:")
 		w.kv(1, "allowed_commands", w.list(c.AllowedCommands))
@@ -50,6 +55,16 @@ func MarshalResolved(c *Config) ([]byte, error) {
 		w.server(s)
 	}
 	return w.bytes(), nil
+}
+
+// limits writes the limits: block.
+func (w *yamlWriter) limits(l Limits) {
+	w.line(0, "limits:")
+	w.kv(1, "max_concurrent", strconv.Itoa(l.MaxConcurrent))
+	w.kv(1, "queue_wait", formatDuration(l.QueueWait))
+	w.kv(1, "max_queue", strconv.Itoa(l.MaxQueue))
+	w.kv(1, "session_limit", strconv.Itoa(l.SessionLimit))
+	w.kv(1, "max_output", formatSize(l.MaxOutputBytes))
 }
 
 func (w *yamlWriter) server(s Server) {
@@ -102,6 +117,8 @@ func (w *yamlWriter) server(s Server) {
 	w.kv(in, "timeout", formatDuration(s.ConnectTimeout))
 	w.kv(in, "request_timeout", formatDuration(s.RequestTimeout))
 	w.kv(in, "max_retries", strconv.Itoa(s.MaxRetries))
+	w.kv(in, "max_concurrent", strconv.Itoa(s.MaxConcurrent))
+	w.kv(in, "redact_results", strconv.FormatBool(s.RedactResults))
 	w.kv(in, "enabled", strconv.FormatBool(s.Enabled))
 	w.kv(in, "load_tools", strconv.FormatBool(s.LoadTools))
 	w.kv(in, "load_prompts", strconv.FormatBool(s.LoadPrompts))

@@ -33,6 +33,12 @@ func TestMarshalResolved(t *testing.T) {
 	if diff := cmp.Diff(cfg.Defaults, again.Defaults); diff != "" {
 		t.Errorf("defaults differ (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff(cfg.Limits, again.Limits); diff != "" {
+		t.Errorf("limits differ (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(cfg.History, again.History); diff != "" {
+		t.Errorf("history differs (-want +got):\n%s", diff)
+	}
 }
 
 func TestMarshalDefault(t *testing.T) {

@@ -22,6 +22,10 @@ type resolver struct {
 	dir      string // base for relative env_file and cwd
 	format   Format
 	defaults Defaults
+	limits   Limits
+	// limitsOK is false when limits.max_concurrent was wrong, so that the
+	// servers' max_concurrent is not checked against it.
+	limitsOK bool
 	allowed  []string
 }
 
@@ -45,8 +49,10 @@ func defaultDefaults() Defaults {
 func (r *resolver) resolve(rc *rawConfig) *Config {
 	r.format = rc.format
 	r.defaults = r.decodeDefaults(rc.defaults)
+	r.limits, r.limitsOK = r.decodeLimits(rc.limits)
+	history := r.decodeHistory(rc.history)
 	r.allowed = r.decodeSecurity(rc.security)
-	cfg := &Config{Defaults: r.defaults, AllowedCommands: r.allowed, Format: rc.format, Source: r.file}
+	cfg := &Config{Defaults: r.defaults, Limits: r.limits, History: history, AllowedCommands: r.allowed, Format: rc.format, Source: r.file}
 	first := map[string]*rawServer{}
 	for _, s := range rc.servers {
 		srv := r.server(s)
@@ -306,12 +312,23 @@ func (r *resolver) server(s *rawServer) Server {
 			srv.MaxRetries = v
 		}
 	}
+	if f := s.field("max_concurrent"); f != nil {
+		if v, ok := r.ps.integer(f.val, s.path(f.key)); ok && r.nonNegative(f.val.pos, s.path(f.key), v) {
+			if r.limitsOK && v > r.limits.MaxConcurrent {
+				r.ps.add(f.val.pos, s.path(f.key), fmt.Sprintf("%d can never be reached: limits.max_concurrent is %d", v, r.limits.MaxConcurrent),
+					fmt.Sprintf("lower it to %d or less (0 means only the global limit), or raise limits.max_concurrent", r.limits.MaxConcurrent), nil)
+			} else {
+				srv.MaxConcurrent = v
+			}
+		}
+	}
 	for _, b := range []struct {
 		name string
 		dst  *bool
 	}{
 		{"enabled", &srv.Enabled}, {"load_tools", &srv.LoadTools},
 		{"load_prompts", &srv.LoadPrompts}, {"load_resources", &srv.LoadResources},
+		{"redact_results", &srv.RedactResults},
 	} {
 		if f := s.field(b.name); f != nil {
 			if v, ok := r.ps.boolean(f.val, s.path(f.key)); ok {

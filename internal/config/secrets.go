@@ -96,7 +96,8 @@ func isSecretOf(srv *Server, key string) bool {
 // Redacted returns a deep copy of the configuration that is safe to show:
 // the values of secret env and header keys (see Server.Secrets) are
 // replaced by [REDACTED], as are passwords in URLs and the values of
-// secret-looking options in args (--api-key X, --token=X, KEY=X).
+// secret-looking options in args (--api-key X, --token=X, KEY=X), and the
+// password of a history.store DSN (postgres://user:[REDACTED]@host/db).
 func (c *Config) Redacted() *Config {
 	if c == nil {
 		return nil
@@ -105,6 +106,7 @@ func (c *Config) Redacted() *Config {
 	out.AllowedCommands = slices.Clone(c.AllowedCommands)
 	out.Defaults.Health.Backoff = slices.Clone(c.Defaults.Health.Backoff)
 	out.Warnings = slices.Clone(c.Warnings)
+	out.History.Store = redactDSN(c.History.Store)
 	out.Servers = make([]Server, len(c.Servers))
 	for i, s := range c.Servers {
 		out.Servers[i] = redactServer(s)
@@ -181,6 +183,32 @@ func redactArgs(s *Server, args []string) []string {
 		}
 	}
 	return out
+}
+
+// redactDSN hides the password of a database URL as user:[REDACTED], and
+// the values of secret-looking query parameters as redactURL does. A file
+// path is returned unchanged, and a URL that does not parse is hidden
+// after its scheme, since where its password is cannot be told.
+func redactDSN(s string) string {
+	if !isDSN(s) {
+		return s
+	}
+	scheme, _, _ := strings.Cut(s, "://")
+	hidden := scheme + "://" + Redaction
+	u, err := url.Parse(s)
+	if err != nil {
+		return hidden
+	}
+	if _, has := u.User.Password(); !has {
+		return redactURL(s)
+	}
+	user := u.User.Username()
+	u.User = nil
+	rest, ok := strings.CutPrefix(redactURL(u.String()), u.Scheme+"://")
+	if !ok {
+		return hidden
+	}
+	return u.Scheme + "://" + url.User(user).String() + ":" + Redaction + "@" + rest
 }
 
 // redactURL hides the password of a URL with user information, and the
