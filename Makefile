@@ -20,11 +20,11 @@ PEERS_STAMP := $(PEERS)/node_modules/.switchboard-installed
 # allows -fuzz to match a single target in a single package). Longer: make fuzz FUZZTIME=5m
 FUZZTIME ?= 10s
 
-.PHONY: all test peers build lint bench fuzz clean
+.PHONY: all test peers postgres build lint bench fuzz clean
 
 all: lint build test
 
-test: peers
+test: peers postgres
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 peers: $(PEERS_STAMP)
@@ -35,6 +35,19 @@ $(PEERS_STAMP): $(PEERS)/package-lock.json $(PEERS)/package.json
 	@command -v $(NPM) >/dev/null 2>&1 || { echo "make: npm not found: install Node.js 20+ (with npm) to run the MCP peers" >&2; exit 1; }
 	$(NPM) ci --prefix $(PEERS) --no-audit --no-fund
 	touch $@
+
+# internal/store's tests start a real PostgreSQL server from Debian's postgresql package
+# (/usr/lib/postgresql/*/bin). Installed with apt-get only when missing, and skipped when
+# SWITCHBOARD_TEST_POSTGRES_DSN points the tests at a server of your own.
+postgres:
+	@if [ -n "$$SWITCHBOARD_TEST_POSTGRES_DSN" ] || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then exit 0; fi; \
+	sudo=; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
+	echo "make: installing PostgreSQL for the store tests: apt-get install postgresql"; \
+	$$sudo apt-get update && \
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql || \
+		{ echo "make: installing PostgreSQL failed; run: apt-get install -y postgresql" >&2; exit 1; }; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
+		{ echo "make: PostgreSQL installed but no /usr/lib/postgresql/*/bin/initdb" >&2; exit 1; }
 
 build:
 	$(GO) build -o bin/switchboard ./cmd/switchboard
@@ -47,7 +60,7 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
-bench: peers
+bench: peers postgres
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 # A smoke run: each Fuzz target found under ./... gets FUZZTIME of fuzzing on top of its

@@ -1,0 +1,134 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// BenchmarkRecorderSQLite measures calls recorded through a Recorder into
+// SQLite: calls/s sustained from the first Record until all are written,
+// and the time a caller spends in Record. The buffer holds all b.N records,
+// so none is dropped and the rate is what the writer sustains.
+func BenchmarkRecorderSQLite(b *testing.B) {
+	s, err := OpenSQLite(context.Background(), b.TempDir()+"/history.db", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	recs := benchCalls(b.N)
+	r := NewRecorder(s, RecorderOptions{Buffer: b.N + 1, Keep: -1})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Error(err)
+		}
+	}()
+
+	b.ResetTimer()
+	start := time.Now()
+	for i := range recs {
+		r.Record(recs[i])
+	}
+	inRecord := time.Since(start)
+	if err := r.Flush(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	total := time.Since(start)
+	b.StopTimer()
+	if d := r.Dropped(); d != 0 {
+		b.Fatalf("%d records dropped", d)
+	}
+	b.ReportMetric(float64(b.N)/total.Seconds(), "calls/s")
+	b.ReportMetric(float64(inRecord.Nanoseconds())/float64(b.N), "ns/Record")
+}
+
+// BenchmarkRecordCalls measures raw RecordCalls transactions of 1, 64 and
+// 256 records on both engines.
+func BenchmarkRecordCalls(b *testing.B) {
+	engines := []struct {
+		name string
+		open func(b *testing.B) Store
+	}{
+		{"sqlite", func(b *testing.B) Store {
+			s, err := OpenSQLite(context.Background(), b.TempDir()+"/history.db", Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return s
+		}},
+		{"postgres", func(b *testing.B) Store {
+			dsn := postgresBenchDSN(b)
+			s, err := OpenPostgres(context.Background(), dsn, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return s
+		}},
+	}
+	for _, e := range engines {
+		for _, size := range []int{1, 64, 256} {
+			b.Run(fmt.Sprintf("%s/batch=%d", e.name, size), func(b *testing.B) {
+				s := e.open(b)
+				defer s.Close()
+				recs := benchCalls(b.N * size)
+				ctx := context.Background()
+				b.ResetTimer()
+				for i := range b.N {
+					if err := s.RecordCalls(ctx, recs[i*size:(i+1)*size]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "calls/s")
+			})
+		}
+	}
+}
+
+// postgresBenchDSN makes a schema for a benchmark, as postgresTestDSN does
+// for a test.
+func postgresBenchDSN(b *testing.B) string {
+	base := postgresServer(b)
+	schema := fmt.Sprintf("sbbench_%d", schemaSeq.Add(1))
+	admin(b, base, "CREATE SCHEMA "+schema)
+	b.Cleanup(func() { admin(b, base, "DROP SCHEMA "+schema+" CASCADE") })
+	return withSearchPath(b, base, schema)
+}
+
+func benchCalls(n int) []CallRecord {
+	recs := make([]CallRecord, n)
+	for i := range recs {
+		recs[i] = testCall(fmt.Sprintf("bench-%09d", i), i)
+	}
+	return recs
+}
+
+// BenchmarkRecord measures Record alone: the writer discards batches, so
+// it keeps up and this is the cost a caller pays.
+func BenchmarkRecord(b *testing.B) {
+	r := NewRecorder(discardStore{}, RecorderOptions{Keep: -1})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	rec := testCall("", 0)
+	b.ResetTimer()
+	for range b.N {
+		r.Record(rec)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(r.Dropped()), "dropped")
+}
+
+// discardStore is a Store whose RecordCalls stores nothing.
+type discardStore struct{ Store }
+
+func (discardStore) RecordCalls(context.Context, []CallRecord) error { return nil }

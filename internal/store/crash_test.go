@@ -1,0 +1,181 @@
+package store
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The crash tests kill -9 a process that is writing through a Recorder
+// and check that the database opens, is intact, and holds every batch the
+// process saw committed.
+
+func TestCrashSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crash", "history.db")
+	last := runCrashWriter(t, "sqlite", path)
+
+	// The file opens and is intact before anything of ours touches it...
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var check string
+	if err := db.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil {
+		t.Fatalf("integrity_check: %v", err)
+	}
+	if check != "ok" {
+		t.Fatalf("integrity_check: got %q, want ok", check)
+	}
+	// ... and through the store.
+	s, err := OpenSQLite(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatalf("opening the database after the crash: %v", err)
+	}
+	defer s.Close()
+	checkCommitted(t, s, last)
+}
+
+func TestCrashPostgres(t *testing.T) {
+	dsn := postgresTestDSN(t)
+	last := runCrashWriter(t, "postgres", dsn)
+	s, err := OpenPostgres(context.Background(), dsn, Options{})
+	if err != nil {
+		t.Fatalf("opening the database after the crash: %v", err)
+	}
+	defer s.Close()
+	checkCommitted(t, s, last)
+}
+
+// runCrashWriter starts a child writing to db, kills it with SIGKILL in
+// the middle of writing, and returns the last count it reported
+// committed.
+func runCrashWriter(t *testing.T, engine, db string) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envChild+"=crash-writer", envChildEngine+"="+engine, envChildDB+"="+db)
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	const killAfter = 5000 // committed records
+	sc := bufio.NewScanner(out)
+	last, killed := 0, false
+	for sc.Scan() {
+		n, err := strconv.Atoi(strings.TrimPrefix(sc.Text(), "committed "))
+		if err != nil {
+			t.Errorf("child printed %q", sc.Text())
+			continue
+		}
+		last = n
+		if !killed && n >= killAfter {
+			// The child goes straight on recording and writing: kill it
+			// at a random moment in that stream, most likely in the
+			// middle of a transaction. (Not synchronisation: any moment
+			// will do.)
+			time.AfterFunc(rand.N(250*time.Millisecond), func() { cmd.Process.Signal(syscall.SIGKILL) })
+			killed = true
+		}
+	}
+	err = cmd.Wait()
+	if !killed {
+		t.Fatalf("child ended before it was killed, after %d records: %v", last, err)
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("child ended with %v, want killed by SIGKILL", cmd.ProcessState)
+	}
+	t.Logf("killed the writer after it reported %d records committed", last)
+	return last
+}
+
+// checkCommitted checks that s holds every one of the first n records the
+// crash writer recorded.
+func checkCommitted(t *testing.T, s Store, n int) {
+	t.Helper()
+	ctx := context.Background()
+	var got int
+	var err error
+	q := "SELECT count(*) FROM calls WHERE id <= "
+	switch s := s.(type) {
+	case *SQLite:
+		err = s.read.QueryRowContext(ctx, q+"?", crashID(n-1)).Scan(&got)
+	case *Postgres:
+		err = s.pool.QueryRow(ctx, q+"$1", crashID(n-1)).Scan(&got)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != n {
+		t.Errorf("got %d of the %d records reported committed", got, n)
+	}
+	total, err := s.Calls(ctx, CallFilter{Limit: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the database holds %d records, %d reported committed", len(total), n)
+	// And the store works: it takes new records.
+	if err := s.RecordCalls(ctx, []CallRecord{testCall("after-crash", 0)}); err != nil {
+		t.Errorf("recording after the crash: %v", err)
+	}
+}
+
+func crashID(i int) string { return fmt.Sprintf("c%09d", i) }
+
+// crashWriter is the child: it records calls as fast as a Recorder takes
+// them, flushing every 500 and printing how many are committed, until it is
+// killed (or a minute passes, so a lost child does not run for ever).
+func crashWriter(engine, db string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var (
+		s   Store
+		err error
+	)
+	switch engine {
+	case "sqlite":
+		s, err = OpenSQLite(ctx, db, Options{})
+	case "postgres":
+		s, err = OpenPostgres(ctx, db, Options{})
+	default:
+		err = fmt.Errorf("unknown engine %q", engine)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	rec := NewRecorder(s, RecorderOptions{Keep: -1})
+	go rec.Run(ctx)
+	for n := 0; ctx.Err() == nil; {
+		for range 500 {
+			c := testCall(crashID(n), n)
+			c.ErrorMessage = strings.Repeat("x", n%200)
+			rec.Record(c)
+			n++
+		}
+		if err := rec.Flush(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		if d := rec.Dropped(); d != 0 {
+			fmt.Fprintf(os.Stderr, "%d records dropped\n", d)
+			return 1
+		}
+		fmt.Printf("committed %d\n", n)
+	}
+	return 1
+}

@@ -1,0 +1,105 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Child processes: the test binary re-runs itself with envChild set to
+// act as a writer that the crash tests kill.
+const (
+	envChild       = "SWITCHBOARD_STORE_TEST_CHILD"
+	envChildEngine = "SWITCHBOARD_STORE_TEST_ENGINE" // sqlite or postgres
+	envChildDB     = "SWITCHBOARD_STORE_TEST_DB"
+)
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(envChild); mode != "" {
+		os.Exit(runChild(mode))
+	}
+	code := m.Run()
+	stopPostgres()
+	os.Exit(code)
+}
+
+func runChild(mode string) int {
+	switch mode {
+	case "crash-writer":
+		return crashWriter(os.Getenv(envChildEngine), os.Getenv(envChildDB))
+	}
+	fmt.Fprintf(os.Stderr, "unknown child mode %q\n", mode)
+	return 2
+}
+
+// testStart is the start time of the calls tests make.
+var testStart = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// testCall returns a realistic call record started i seconds after
+// testStart.
+func testCall(id string, i int) CallRecord {
+	start := testStart.Add(time.Duration(i) * time.Second)
+	return CallRecord{
+		ID:          id,
+		Source:      "gateway",
+		Identity:    "alice",
+		Server:      "files",
+		Tool:        "read_file",
+		Args:        []byte(`{"path":"string","limit":"number"}`),
+		Status:      "success",
+		StartedAt:   start,
+		FinishedAt:  start.Add(1500 * time.Microsecond),
+		Duration:    1500 * time.Microsecond,
+		ResultBytes: 2048,
+	}
+}
+
+// Opening stores for tests. Within one test, opening again opens the same
+// database, so that a test can check what survives a reopen.
+
+var (
+	testDBMu sync.Mutex
+	testDBs  = map[*testing.T]string{}
+)
+
+func testDB(t *testing.T, create func(t *testing.T) string) string {
+	testDBMu.Lock()
+	defer testDBMu.Unlock()
+	if db, ok := testDBs[t]; ok {
+		return db
+	}
+	db := create(t)
+	testDBs[t] = db
+	t.Cleanup(func() {
+		testDBMu.Lock()
+		defer testDBMu.Unlock()
+		delete(testDBs, t)
+	})
+	return db
+}
+
+func openSQLiteTest(t *testing.T) Store {
+	t.Helper()
+	path := testDB(t, func(t *testing.T) string { return filepath.Join(t.TempDir(), "history.db") })
+	s, err := OpenSQLite(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatalf("OpenSQLite: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func openPostgresTest(t *testing.T) Store {
+	t.Helper()
+	dsn := testDB(t, postgresTestDSN)
+	s, err := OpenPostgres(context.Background(), dsn, Options{})
+	if err != nil {
+		t.Fatalf("OpenPostgres: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}

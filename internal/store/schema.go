@@ -1,0 +1,113 @@
+package store
+
+import (
+	"fmt"
+
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+)
+
+// A migration moves the schema from version-1 to version. Both engines
+// get the same logical schema; the SQL differs only in types:
+//
+//   - times: SQLite INTEGER Unix microseconds, PostgreSQL timestamptz
+//   - booleans: SQLite INTEGER 0/1, PostgreSQL boolean
+//   - seq: SQLite's rowid, PostgreSQL an identity column
+//
+// Migrations are append-only: never edit one that has shipped, add the
+// next version instead.
+type migration struct {
+	version  int
+	name     string
+	sqlite   []string
+	postgres []string
+}
+
+var migrations = []migration{
+	{
+		version: 1,
+		name:    "calls and server state",
+		sqlite: []string{
+			`CREATE TABLE calls (
+				seq           INTEGER PRIMARY KEY,
+				id            TEXT    NOT NULL UNIQUE,
+				source        TEXT    NOT NULL,
+				identity      TEXT    NOT NULL,
+				server        TEXT    NOT NULL,
+				tool          TEXT    NOT NULL,
+				args          TEXT,
+				status        TEXT    NOT NULL,
+				error_kind    TEXT    NOT NULL,
+				error_message TEXT    NOT NULL,
+				started_at    INTEGER NOT NULL,
+				finished_at   INTEGER,
+				duration_ns   INTEGER NOT NULL,
+				retries       INTEGER NOT NULL,
+				result_bytes  INTEGER NOT NULL,
+				truncated     INTEGER NOT NULL,
+				partial       INTEGER NOT NULL
+			) STRICT`,
+			`CREATE INDEX calls_started_at ON calls (started_at, seq)`,
+			`CREATE INDEX calls_server_tool ON calls (server, tool, started_at)`,
+			`CREATE INDEX calls_status ON calls (status, started_at)`,
+			`CREATE TABLE server_state (
+				server     TEXT    PRIMARY KEY,
+				state      TEXT    NOT NULL,
+				updated_at INTEGER NOT NULL
+			) STRICT`,
+		},
+		postgres: []string{
+			`CREATE TABLE calls (
+				seq           bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+				id            text        NOT NULL UNIQUE,
+				source        text        NOT NULL,
+				identity      text        NOT NULL,
+				server        text        NOT NULL,
+				tool          text        NOT NULL,
+				args          text,
+				status        text        NOT NULL,
+				error_kind    text        NOT NULL,
+				error_message text        NOT NULL,
+				started_at    timestamptz NOT NULL,
+				finished_at   timestamptz,
+				duration_ns   bigint      NOT NULL,
+				retries       integer     NOT NULL,
+				result_bytes  bigint      NOT NULL,
+				truncated     boolean     NOT NULL,
+				partial       boolean     NOT NULL
+			)`,
+			`CREATE INDEX calls_started_at ON calls (started_at, seq)`,
+			`CREATE INDEX calls_server_tool ON calls (server, tool, started_at)`,
+			`CREATE INDEX calls_status ON calls (status, started_at)`,
+			`CREATE TABLE server_state (
+				server     text        PRIMARY KEY,
+				state      text        NOT NULL,
+				updated_at timestamptz NOT NULL
+			)`,
+		},
+	},
+}
+
+// latestVersion is the schema version this build writes.
+func latestVersion() int { return migrations[len(migrations)-1].version }
+
+// pending returns the migrations after version current, or an error if
+// the database is newer than this build.
+func pending(current int) ([]migration, error) {
+	if current > latestVersion() {
+		return nil, fault.New(fault.Config,
+			"the history database has schema version %d, newer than this Switchboard knows (%d)",
+			current, latestVersion()).
+			WithSuggestions("upgrade Switchboard, or point it at another history database")
+	}
+	var out []migration
+	for _, m := range migrations {
+		if m.version > current {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+func migrationError(m migration, err error) error {
+	return fmt.Errorf("applying schema migration %d (%s): %w", m.version, m.name, err)
+}
