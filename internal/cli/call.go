@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
 
 // stdin is where `--args -` reads from; tests replace it.
@@ -21,7 +23,8 @@ func runCall(ctx context.Context, a *app, args []string) error {
 	rawArgs := fs.String("args", "", "arguments as a JSON object, `@file`, or - for stdin (key=value pairs win)")
 	timeout := fs.Duration("timeout", 0, "request timeout (default: the server's request_timeout; 1s to 5m)")
 	outDir := fs.String("out-dir", "", "`directory` for images, audio and binary resources (default: the temp dir)")
-	noValidate := fs.Bool("no-validate", false, "send the arguments without checking them against the tool's schema")
+	maxDuration := fs.Duration("max-duration", 0, "budget: end the call after this long and return what it has, marked partial")
+	maxCost := fs.Float64("max-cost", 0, "budget: end the call once the cost the tool reports exceeds this, returning what it has")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -38,56 +41,57 @@ func runCall(ctx context.Context, a *app, args []string) error {
 		return usagef("missing TOOL; usage: switchboard call SERVER TOOL [key=value ...]")
 	}
 	toolName, pairs := rest[0], rest[1:]
-	srv, _ := cfg.Server(server)
-	reqTimeout := srv.RequestTimeout
-	if *timeout != 0 {
-		if *timeout < config.MinRequestTimeout || *timeout > config.MaxRequestTimeout {
-			return usagef("--timeout %s is out of range; give 1s to 5m", *timeout)
-		}
-		reqTimeout = *timeout
+	if *timeout != 0 && (*timeout < config.MinRequestTimeout || *timeout > config.MaxRequestTimeout) {
+		return usagef("--timeout %s is out of range; give 1s to 5m", *timeout)
 	}
 
-	s, c, err := a.connectOne(ctx, cfg, server)
+	s, _, err := a.connectOne(ctx, cfg, server)
 	if err != nil {
 		return err
 	}
 	defer s.close()
+	// The tool's schema types the key=value pairs. A tool that is not
+	// found still goes to the engine, which reports and records it.
+	var schema any
 	tool, err := s.findTool(ctx, server, toolName)
-	if err != nil {
+	switch {
+	case err == nil:
+		schema = tool.Def.InputSchema
+	case fault.KindOf(err) != fault.NotFound:
 		return err
 	}
-	arguments, err := buildArgs(*rawArgs, stdin, pairs, tool.Def.InputSchema)
+	arguments, err := buildArgs(*rawArgs, stdin, pairs, schema)
 	if err != nil {
 		return err
-	}
-	if !*noValidate {
-		if err := tool.ValidateArgs(arguments); err != nil {
-			return err
-		}
 	}
 
 	bar := newProgressBar(a.stderr)
-	cctx := ctx
-	if reqTimeout > 0 {
-		var cancel context.CancelFunc
-		cctx, cancel = context.WithTimeout(ctx, reqTimeout)
-		defer cancel()
-	}
 	start := time.Now()
-	res, err := c.CallTool(cctx, &mcp.CallToolParams{Name: toolName, Arguments: arguments}, bar.update)
+	res, err := s.eng.Call(ctx, toolcall.Request{
+		Server:    server,
+		Tool:      toolName,
+		Arguments: arguments,
+		Source:    toolcall.SourceCLI,
+		Identity:  cliIdentity(),
+		Timeout:   *timeout,
+		Budget:    toolcall.Budget{MaxDuration: *maxDuration, MaxCost: *maxCost},
+		OnProgress: func(p toolcall.Progress) {
+			bar.update(&mcp.ProgressNotificationParams{Progress: p.Processed, Total: p.Total, Message: p.Message})
+		},
+	})
 	bar.clear()
 	if err != nil {
-		if fault.KindOf(err) == fault.Timeout {
-			fe := fault.As(err)
-			fe.Message = fmt.Sprintf("%s/%s did not answer within %s; the call was cancelled upstream", server, toolName, reqTimeout)
-			fe.WithSuggestions("raise it with --timeout, or request_timeout in the config")
-			return fe
-		}
 		return err
 	}
 	elapsed := time.Since(start)
+	if res.Truncated {
+		fmt.Fprintf(a.stderr, "note: the result was %d bytes and was truncated to limits.max_output\n", res.Bytes)
+	}
+	if res.Partial {
+		fmt.Fprintf(a.stderr, "note: partial result (budget exceeded): %s\n", res.Missing)
+	}
 	if a.json {
-		if err := a.printJSON(res); err != nil {
+		if err := a.printJSON(res.CallToolResult); err != nil {
 			return err
 		}
 		if res.IsError {
@@ -110,9 +114,17 @@ func runCall(ctx context.Context, a *app, args []string) error {
 			return err
 		}
 	}
-	a.logger().Debug("call finished", "server", server, "tool", toolName, "duration", elapsed)
+	a.logger().Debug("call finished", "request_id", res.ID, "server", server, "tool", toolName, "duration", elapsed)
 	if res.IsError {
 		return &exitError{ExitFailure}
 	}
 	return nil
+}
+
+// cliIdentity is the identity of a CLI caller: the OS user.
+func cliIdentity() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return os.Getenv("USER")
 }

@@ -404,3 +404,71 @@ func TestServeWithoutConfig(t *testing.T) {
 	wantCode(t, r, ExitOK)
 	wantContains(t, "serve", r.stdout, "the embedded default", "No servers are configured")
 }
+
+func TestHistory(t *testing.T) {
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	secret := "ghp_" + strings.Repeat("Z", 36)
+	wantCode(t, runCLI(t, "call", "--config", cfg, "alpha", "echo", "message="+secret), ExitOK)
+	wantCode(t, runCLI(t, "call", "--config", cfg, "alpha", "fail"), ExitFailure)
+	wantCode(t, runCLI(t, "call", "--config", cfg, "alpha", "ehco"), ExitFailure)
+
+	r := runCLI(t, "history", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "history", r.stdout, "STATUS", "echo", "success", "fail", "error", "the gizmo is broken", "not_found")
+
+	r = runCLI(t, "history", "--config", cfg, "--status", "error", "--tool", "fail", "--json")
+	wantCode(t, r, ExitOK)
+	var calls []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &calls); err != nil || len(calls) != 1 {
+		t.Fatalf("history --json filtered: got %s (%v), want one call", r.stdout, err)
+	}
+	id := calls[0]["ID"].(string)
+	r = runCLI(t, "history", "show", id[:8], "--config", cfg)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "history show", r.stdout, id, "fail", "tool_error")
+
+	// Secrets never reach the history: only the shape of the arguments.
+	r = runCLI(t, "history", "--config", cfg, "--tool", "echo", "--json")
+	if strings.Contains(r.stdout, secret) || !strings.Contains(r.stdout, `\"message\":\"string\"`) && !strings.Contains(r.stdout, `"message": "string"`) {
+		t.Errorf("history of echo: %s; want the argument shape, never the value", r.stdout)
+	}
+	r = runCLI(t, "history", "--config", cfg, "--status", "bogus")
+	wantCode(t, r, ExitUsage)
+}
+
+func TestStopAndResume(t *testing.T) {
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	// A call in flight in another "process" (here: another Main) is
+	// cancelled by stop.
+	done := make(chan result)
+	go func() { done <- runCLI(t, "call", "--config", cfg, "alpha", "slow", "seconds=60") }()
+	time.Sleep(1500 * time.Millisecond) // let it connect and start; stop must cancel it wherever it is
+	wantCode(t, runCLI(t, "stop", "--config", cfg), ExitOK)
+	select {
+	case r := <-done:
+		wantCode(t, r, ExitFailure)
+		wantContains(t, "stderr", r.stderr, "calls are stopped", "switchboard resume")
+	case <-time.After(15 * time.Second):
+		t.Fatal("stop did not cancel the call in flight")
+	}
+	r := runCLI(t, "call", "--config", cfg, "alpha", "echo", "message=x")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "stderr", r.stderr, "calls are stopped")
+	wantCode(t, runCLI(t, "resume", "--config", cfg), ExitOK)
+	wantCode(t, runCLI(t, "call", "--config", cfg, "alpha", "echo", "message=x"), ExitOK)
+}
+
+func TestCallBudgetAndTruncation(t *testing.T) {
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	r := runCLI(t, "call", "--config", cfg, "alpha", "stream", "steps=100", "step_ms=50", "--max-duration", "500ms")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "stdout", r.stdout, "Partial result")
+	wantContains(t, "stderr", r.stderr, "note: partial result (budget exceeded)", "of 100 steps were not completed")
+
+	data, _ := os.ReadFile(cfg)
+	os.WriteFile(cfg, []byte(strings.Replace(string(data), "defaults:\n", "limits:\n  max_output: 2KiB\ndefaults:\n", 1)), 0o600)
+	r = runCLI(t, "call", "--config", cfg, "alpha", "big", "bytes=10000")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "stdout", r.stdout, "[truncated by switchboard: 7952 bytes omitted]")
+	wantContains(t, "stderr", r.stderr, "note: the result was 10000 bytes and was truncated")
+}

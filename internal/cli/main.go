@@ -55,6 +55,9 @@ func init() {
 		{"prompt", "SERVER NAME [key=value ...]", "render a prompt", runPrompt},
 		{"resources", "[SERVER]", "list resources and resource templates", runResources},
 		{"read", "SERVER URI", "read a resource", runRead},
+		{"history", "[show ID]", "list recorded calls, or show one", runHistory},
+		{"stop", "", "stop all calls: new ones fail, those in flight are cancelled", runStop},
+		{"resume", "", "allow calls again after stop", runResume},
 		{"config", "validate|show|import", "check, show or convert configuration", runConfig},
 		{"version", "", "print the version", runVersion},
 	}

@@ -37,10 +37,11 @@ func runServe(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintln(a.stdout, "  switchboard config import ~/.config/Claude/claude_desktop_config.json -o switchboard.yaml")
 		return nil
 	}
-	store, err := a.stateStore()
+	store, err := a.openStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
+	defer store.Close()
 	var servers []string
 	for _, s := range cfg.Servers {
 		servers = append(servers, s.Name)

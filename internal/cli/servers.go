@@ -150,10 +150,11 @@ func (a *app) serverAction(ctx context.Context, cfg *config.Config, action, name
 		a.printCounts(s.cat, name)
 		return nil
 	}
-	store, err := a.stateStore()
+	store, err := a.openStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
+	defer store.Close()
 	rec, err := store.LoadState(ctx, name)
 	if err != nil {
 		return err

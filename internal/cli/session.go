@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -10,38 +11,95 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // session is an in-process connection to some or all configured servers,
-// with their catalog, for the lifetime of one command.
+// with their catalog, the execution engine and the history, for the
+// lifetime of one command.
 type session struct {
-	cfg  *config.Config
-	pool *upstream.Pool
-	cat  *catalog.Catalog
+	cfg   *config.Config
+	pool  *upstream.Pool
+	cat   *catalog.Catalog
+	eng   *toolcall.Engine
+	store store.Store
+	rec   *store.Recorder
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
-// stateStore returns the store that keeps disable state between runs.
-func (a *app) stateStore() (upstream.StateStore, error) {
+// openStore opens the history and state store: history.store from the
+// configuration, else switchboard.db in the state directory.
+func (a *app) openStore(ctx context.Context, cfg *config.Config) (store.Store, error) {
+	where := cfg.History.Store
+	if where == "" {
+		dir, err := a.stateDirectory()
+		if err != nil {
+			return nil, err
+		}
+		where = filepath.Join(dir, "switchboard.db")
+	}
+	st, err := store.Open(ctx, where, store.Options{Logger: a.logger()})
+	if err != nil {
+		return nil, fault.Wrap(fault.Config, err, "opening the history store").
+			WithSuggestions("check history.store in the configuration, or the state directory's permissions")
+	}
+	return st, nil
+}
+
+// stopFlag is the file whose presence means calls are stopped
+// (switchboard stop); every session watches it.
+func (a *app) stopFlag() (string, error) {
 	dir, err := a.stateDirectory()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	return upstream.NewFileStore(filepath.Join(dir, "servers.json")), nil
+	return filepath.Join(dir, "stopped"), nil
+}
+
+// watchStop applies the stop switch to eng: at once, and whenever the flag
+// appears or goes, until ctx is done. Calls in flight in this process are
+// cancelled within a poll of switchboard stop in another.
+func watchStop(ctx context.Context, flag string, eng *toolcall.Engine) {
+	apply := func() {
+		_, err := os.Stat(flag)
+		switch stopped := err == nil; {
+		case stopped && !eng.Stopped():
+			eng.Stop()
+		case !stopped && eng.Stopped():
+			eng.Resume()
+		}
+	}
+	apply()
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			apply()
+		}
+	}
 }
 
 // open connects to the given servers (all when only is empty), one attempt
 // each in parallel, and discovers their lists. Servers that fail stay in
 // the pool with their error; the caller decides what that means.
 func (a *app) open(ctx context.Context, cfg *config.Config, only ...string) (*session, error) {
-	store, err := a.stateStore()
+	st, err := a.openStore(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	s := &session{cfg: cfg}
+	flag, err := a.stopFlag()
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	s := &session{cfg: cfg, store: st}
 	var servers []config.Server
 	for _, srv := range cfg.Servers {
 		if len(only) == 0 || contains(only, srv.Name) {
@@ -51,7 +109,7 @@ func (a *app) open(ctx context.Context, cfg *config.Config, only ...string) (*se
 	pool, err := upstream.NewPool(upstream.PoolOptions{
 		Config: cfg,
 		Only:   only,
-		Store:  store,
+		Store:  st,
 		Logger: a.logger(),
 		Once:   true,
 		Events: func(server string) upstream.Events {
@@ -61,20 +119,32 @@ func (a *app) open(ctx context.Context, cfg *config.Config, only ...string) (*se
 				ResourcesChanged: func() { s.cat.Invalidate(server, catalog.KindResources) },
 			}
 		},
+		DialOptions: func(_ string, o *upstream.DialOptions) {
+			o.MaxResultBytes = int(cfg.Limits.MaxOutputBytes)
+		},
 	})
 	if err != nil {
+		st.Close()
 		return nil, err
 	}
 	s.pool = pool
 	s.cat = catalog.New(catalog.Options{Source: pool, Servers: servers, TTL: cfg.Defaults.DiscoveryTTL, Logger: a.logger()})
+	s.rec = store.NewRecorder(st, store.RecorderOptions{Keep: cfg.History.Keep, Logger: a.logger()})
+	s.eng, err = toolcall.New(toolcall.Options{Config: cfg, Upstreams: pool, Catalog: s.cat, Recorder: s.rec, Logger: a.logger()})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 
-	// The pool and the catalog's refresher outlive ctx until close, so that
-	// an interrupted command still closes its servers cleanly.
+	// These outlive ctx until close, so that an interrupted command still
+	// closes its servers and writes its history.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
-	s.wg.Add(2)
+	s.wg.Add(4)
 	go func() { defer s.wg.Done(); _ = pool.Run(runCtx) }()
 	go func() { defer s.wg.Done(); _ = s.cat.Run(runCtx) }()
+	go func() { defer s.wg.Done(); _ = s.rec.Run(runCtx) }()
+	go func() { defer s.wg.Done(); watchStop(runCtx, flag, s.eng) }()
 
 	if err := pool.WaitSettled(ctx); err != nil {
 		s.close()
@@ -84,10 +154,12 @@ func (a *app) open(ctx context.Context, cfg *config.Config, only ...string) (*se
 	return s, nil
 }
 
-// close disconnects every server and waits for the session's goroutines.
+// close disconnects every server, writes the history and waits for the
+// session's goroutines.
 func (s *session) close() {
 	s.cancel()
 	s.wg.Wait()
+	_ = s.store.Close()
 }
 
 // client returns a connected server, or why it is not.

@@ -2,12 +2,6 @@ package upstream
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 )
@@ -59,96 +53,5 @@ func (s *MemoryStore) SaveState(_ context.Context, server string, r Record) erro
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.m[server] = r
-	return nil
-}
-
-// FileStore is a StateStore kept in one JSON file, written atomically
-// (temporary file, fsync, rename). It lets `switchboard servers disable`
-// and auto-disable survive between runs until the persistent store lands.
-type FileStore struct {
-	path string
-	mu   sync.Mutex
-}
-
-var _ StateStore = (*FileStore)(nil)
-
-// NewFileStore returns a FileStore at path; the file is created on the first
-// save.
-func NewFileStore(path string) *FileStore { return &FileStore{path: path} }
-
-func (s *FileStore) read() (map[string]Record, error) {
-	m := map[string]Record{}
-	data, err := os.ReadFile(s.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return m, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading server state: %w", err)
-	}
-	if len(data) == 0 {
-		return m, nil
-	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("reading server state %s: %w; delete the file to reset it", s.path, err)
-	}
-	return m, nil
-}
-
-// LoadState implements StateStore.
-func (s *FileStore) LoadState(_ context.Context, server string) (Record, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m, err := s.read()
-	if err != nil {
-		return Record{}, err
-	}
-	return m[server], nil
-}
-
-// SaveState implements StateStore.
-func (s *FileStore) SaveState(_ context.Context, server string, r Record) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m, err := s.read()
-	if err != nil {
-		return err
-	}
-	if r == (Record{}) {
-		delete(m, server)
-	} else {
-		m[server] = r
-	}
-	data, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writeFileAtomic(s.path, append(data, '\n'))
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("saving server state: %w", err)
-	}
-	f, err := os.CreateTemp(dir, ".state-*")
-	if err != nil {
-		return fmt.Errorf("saving server state: %w", err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after a successful rename
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("saving server state: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("saving server state: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("saving server state: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("saving server state: %w", err)
-	}
 	return nil
 }

@@ -248,7 +248,7 @@ func TestSupervisorAutoDisableAndEnable(t *testing.T) {
 	if err := os.WriteFile(flag, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	store := NewFileStore(filepath.Join(t.TempDir(), "state.json"))
+	store := NewMemoryStore()
 	var mu sync.Mutex
 	var states []State
 	s := NewSupervisor(SupervisorOptions{

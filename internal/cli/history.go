@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/store"
+)
+
+func runHistory(ctx context.Context, a *app, args []string) error {
+	fs := a.flags("history", false)
+	var f store.CallFilter
+	fs.StringVar(&f.Server, "server", "", "only calls to this `server`")
+	fs.StringVar(&f.Tool, "tool", "", "only calls of this `tool`")
+	fs.StringVar(&f.Status, "status", "", "only calls with this `status`: success, error, timeout, cancelled")
+	fs.StringVar(&f.Source, "source", "", "only calls from this `source`: cli, gateway, hook, document, agent")
+	fs.StringVar(&f.Identity, "identity", "", "only calls by this `user`")
+	since := fs.Duration("since", 0, "only calls started within this `duration` (e.g. 1h)")
+	fs.IntVar(&f.Limit, "limit", 50, "at most `n` calls, newest first")
+	fs.StringVar(&f.BeforeID, "before", "", "page: calls older than the call with this `ID`")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) == 2 && pos[0] == "show":
+		return a.historyShow(ctx, pos[1])
+	case len(pos) > 0:
+		return usagef("usage: switchboard history [--server S] [--tool T] [--status error] [--since 1h] | history show ID")
+	}
+	switch f.Status {
+	case "", "success", "error", "timeout", "cancelled":
+	default:
+		return usagef("--status %q is not a status; want success, error, timeout or cancelled", f.Status)
+	}
+	if *since < 0 {
+		return usagef("--since must be positive")
+	}
+	if *since > 0 {
+		f.Since = time.Now().Add(-*since)
+	}
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return err
+	}
+	st, err := a.openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	calls, err := st.Calls(ctx, f)
+	if err != nil {
+		return err
+	}
+	if a.json {
+		if calls == nil {
+			calls = []store.CallRecord{}
+		}
+		return a.printJSON(calls)
+	}
+	if len(calls) == 0 {
+		fmt.Fprintln(a.stdout, "No calls recorded (that match).")
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STARTED\tID\tSOURCE\tSERVER\tTOOL\tSTATUS\tDURATION\tNOTE")
+	for _, c := range calls {
+		note := c.ErrorMessage
+		if c.ErrorKind != "" && !c.Partial {
+			note = c.ErrorKind + ": " + note
+		}
+		switch {
+		case c.Partial:
+			note = "partial: " + note
+		case c.Truncated:
+			note = strings.TrimSpace("truncated " + note)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.StartedAt.Local().Format("2006-01-02 15:04:05"), shortID(c.ID),
+			c.Source, c.Server, c.Tool, c.Status, c.Duration.Round(time.Millisecond), firstLine(note, 80))
+	}
+	tw.Flush()
+	if len(calls) == f.Limit {
+		fmt.Fprintf(a.stderr, "more: switchboard history --before %s\n", calls[len(calls)-1].ID)
+	}
+	return nil
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+func (a *app) historyShow(ctx context.Context, id string) error {
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return err
+	}
+	st, err := a.openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	c, err := st.Call(ctx, id)
+	if err != nil && len(id) < 36 {
+		// Accept the short ID the table shows.
+		if calls, lerr := st.Calls(ctx, store.CallFilter{Limit: 10000}); lerr == nil {
+			for _, x := range calls {
+				if strings.HasPrefix(x.ID, id) {
+					c, err = x, nil
+					break
+				}
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return a.printJSON(c)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	row("id", c.ID)
+	row("source", c.Source)
+	row("identity", c.Identity)
+	row("server", c.Server)
+	row("tool", c.Tool)
+	row("status", c.Status)
+	if c.ErrorKind != "" {
+		row("error", c.ErrorKind+": "+c.ErrorMessage)
+	}
+	row("started", c.StartedAt.Local().Format(time.RFC3339Nano))
+	row("finished", c.FinishedAt.Local().Format(time.RFC3339Nano))
+	row("duration", c.Duration.String())
+	row("retries", fmt.Sprint(c.Retries))
+	row("result bytes", fmt.Sprint(c.ResultBytes))
+	row("truncated", fmt.Sprint(c.Truncated))
+	row("partial", fmt.Sprint(c.Partial))
+	row("arguments", string(c.Args))
+	return tw.Flush()
+}

@@ -1,0 +1,483 @@
+package toolcall
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
+	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/redact"
+	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
+)
+
+// Upstreams hands out live connections; *upstream.Pool implements it.
+type Upstreams interface {
+	Client(server string) (*upstream.Client, error)
+	WaitConnected(ctx context.Context, server string, d time.Duration) (*upstream.Client, error)
+}
+
+// Recorder receives one record per finished call; *store.Recorder
+// implements it. Record must not block.
+type Recorder interface {
+	Record(store.CallRecord)
+}
+
+// Options configures an Engine.
+type Options struct {
+	Config    *config.Config
+	Upstreams Upstreams
+	Catalog   *catalog.Catalog
+	// Recorder records every call; nil records nothing.
+	Recorder Recorder
+	// Logger receives one event per call; nil discards them.
+	Logger *slog.Logger
+	// Now returns the current time; nil means time.Now.
+	Now func() time.Time
+}
+
+// Engine runs tool calls. It is safe for concurrent use.
+type Engine struct {
+	cfg      *config.Config
+	ups      Upstreams
+	cat      *catalog.Catalog
+	rec      Recorder
+	logger   *slog.Logger
+	now      func() time.Time
+	gate     *gate
+	redactor *redact.Redactor
+	servers  map[string]config.Server
+	// retryWait is the longest a retry waits for the server to be connected.
+	retryWait time.Duration
+	// schemaWarned remembers tools whose broken schema was reported.
+	schemaWarned sync.Map
+}
+
+// Log attribute keys.
+const (
+	logKeyID       = "request_id"
+	logKeyIdentity = "identity"
+	logKeyServer   = "server"
+	logKeyTool     = "tool"
+	logKeyStatus   = "status"
+	logKeyDuration = "duration"
+	logKeyKind     = "error_kind"
+	logKeySource   = "source"
+	logKeyRetries  = "retries"
+)
+
+// New returns an engine for a configuration.
+func New(opts Options) (*Engine, error) {
+	if opts.Config == nil || opts.Upstreams == nil || opts.Catalog == nil {
+		return nil, errors.New("toolcall: Config, Upstreams and Catalog are required")
+	}
+	lim := opts.Config.Limits
+	if lim.MaxConcurrent <= 0 {
+		lim.MaxConcurrent = config.DefaultMaxConcurrent
+	}
+	if lim.MaxOutputBytes <= 0 {
+		lim.MaxOutputBytes = config.DefaultMaxOutputBytes
+	}
+	if lim.SessionLimit == 0 {
+		lim.SessionLimit = config.DefaultSessionLimit
+	}
+	perServer := map[string]int{}
+	servers := map[string]config.Server{}
+	var secrets []string
+	for _, s := range opts.Config.Servers {
+		servers[s.Name] = s
+		perServer[s.Name] = s.MaxConcurrent
+		for _, k := range s.Secrets {
+			if v, ok := s.Env[k]; ok {
+				secrets = append(secrets, v)
+			}
+			if v, ok := s.Headers[k]; ok {
+				secrets = append(secrets, v)
+			}
+		}
+	}
+	e := &Engine{
+		cfg:       opts.Config,
+		ups:       opts.Upstreams,
+		cat:       opts.Catalog,
+		rec:       opts.Recorder,
+		logger:    opts.Logger,
+		now:       opts.Now,
+		gate:      newGate(lim.MaxConcurrent, perServer, lim.QueueWait, lim.MaxQueue, lim.SessionLimit),
+		redactor:  redact.New(secrets),
+		servers:   servers,
+		retryWait: 15 * time.Second,
+	}
+	e.cfg.Limits = lim
+	if e.logger == nil {
+		e.logger = slog.New(slog.DiscardHandler)
+	}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	return e, nil
+}
+
+// Stop makes every new call fail with a clear error and cancels the calls
+// in flight. It returns how many were cancelled.
+func (e *Engine) Stop() int { return e.gate.stop() }
+
+// Resume lifts Stop.
+func (e *Engine) Resume() { e.gate.resume() }
+
+// Stopped reports whether calls are stopped.
+func (e *Engine) Stopped() bool { return e.gate.isStopped() }
+
+// Stats is a snapshot of the engine's counters.
+type Stats struct {
+	InFlight int64 `json:"in_flight"`
+	Waiting  int64 `json:"waiting"`
+	Started  int64 `json:"started"`
+	Stopped  bool  `json:"stopped"`
+}
+
+// Stats returns the engine's counters.
+func (e *Engine) Stats() Stats {
+	return Stats{InFlight: e.gate.inFlight.Load(), Waiting: e.gate.waiting.Load(), Started: e.gate.started.Load(), Stopped: e.gate.isStopped()}
+}
+
+// Redactor returns the engine's redactor (configured secrets plus token
+// shapes), for callers that record or log on their own.
+func (e *Engine) Redactor() *redact.Redactor { return e.redactor }
+
+// newID returns a random UUID (version 4).
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// Call runs one tool call. A call that reached the server returns a
+// Result, even when the tool reported an error (Result.IsError) or a budget
+// ended it (Result.Partial); every other failure is a *fault.Error. Both
+// are recorded.
+func (e *Engine) Call(ctx context.Context, req Request) (*Result, error) {
+	if req.ID == "" {
+		req.ID = newID()
+	}
+	if req.Source == "" {
+		req.Source = SourceCLI
+	}
+	c := &call{e: e, req: req, start: e.now(), status: StatusPending}
+	res, err := c.run(ctx)
+	c.finish(res, err)
+	return res, err
+}
+
+// call is the state of one call while it runs.
+type call struct {
+	e       *Engine
+	req     Request
+	srv     config.Server
+	tool    catalog.Tool
+	args    map[string]any // decoded, for validation and recording
+	start   time.Time
+	status  Status
+	retries int
+
+	mu       sync.Mutex
+	progress *Progress
+	cost     float64
+}
+
+func (c *call) run(ctx context.Context) (*Result, error) {
+	e, req := c.e, c.req
+	if err := e.gate.admit(); err != nil {
+		return nil, err
+	}
+	srv, ok := e.servers[req.Server]
+	if !ok {
+		return nil, upstream.UnknownServer(e.cfg, req.Server)
+	}
+	c.srv = srv
+	if _, err := e.ups.Client(req.Server); err != nil && fault.KindOf(err) != fault.Connection {
+		return nil, err
+	}
+	tool, err := e.cat.Tool(req.Server, req.Tool)
+	if err != nil {
+		if _, cerr := e.ups.Client(req.Server); cerr != nil {
+			return nil, cerr // unavailable: say so rather than "no such tool"
+		}
+		return nil, err
+	}
+	c.tool = tool
+	if err := c.prepareArgs(); err != nil {
+		return nil, err
+	}
+	if tool.SchemaError != "" {
+		if _, warned := e.schemaWarned.LoadOrStore(req.Server+"\x00"+req.Tool, true); !warned {
+			e.logger.Warn("tool input schema does not compile; calls go through unvalidated",
+				logKeyServer, req.Server, logKeyTool, req.Tool, "schema_error", tool.SchemaError)
+		}
+	} else if err := tool.ValidateArgs(c.args); err != nil {
+		return nil, err
+	}
+
+	timeout := srv.RequestTimeout
+	if req.Timeout != 0 {
+		if req.Timeout < config.MinRequestTimeout || req.Timeout > config.MaxRequestTimeout {
+			return nil, fault.New(fault.Validation, "timeout %s is out of range; give 1s to 5m", req.Timeout).WithDetail("field", "timeout")
+		}
+		timeout = req.Timeout
+	}
+	if timeout <= 0 {
+		timeout = e.cfg.Defaults.RequestTimeout
+	}
+	if timeout <= 0 {
+		timeout = config.DefaultRequestTimeout
+	}
+	if req.Budget.MaxDuration < 0 || req.Budget.MaxCost < 0 {
+		return nil, fault.New(fault.Validation, "a budget cannot be negative")
+	}
+
+	release, err := e.gate.acquire(ctx, req.Server)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fault.Wrap(fault.Cancelled, err, "call to %s/%s cancelled while waiting for a slot", req.Server, req.Tool)
+		}
+		return nil, err
+	}
+	defer release()
+
+	// The call's context: the caller's, the timeout, the stop switch.
+	callCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	untrack, err := e.gate.track(req.ID, cancel)
+	if err != nil {
+		return nil, err
+	}
+	defer untrack()
+	callCtx, cancelTimeout := context.WithTimeoutCause(callCtx, timeout, errTimeout)
+	defer cancelTimeout()
+	// The budget: a separate cause, so that expiry yields a partial result.
+	if d := req.Budget.MaxDuration; d > 0 {
+		var cancelBudget context.CancelFunc
+		callCtx, cancelBudget = context.WithTimeoutCause(callCtx, d, errBudgetTime)
+		defer cancelBudget()
+	}
+	budgetCtx, cancelCost := context.WithCancelCause(callCtx)
+	defer cancelCost(nil)
+
+	maxRetries := srv.MaxRetries
+	for attempt := 0; ; attempt++ {
+		c.status = StatusExecuting
+		res, err := c.attempt(budgetCtx, cancelCost)
+		if err == nil {
+			return c.result(res, timeout), nil
+		}
+		if cause := context.Cause(budgetCtx); cause == errBudgetTime || cause == errBudgetCost {
+			return c.partial(cause), nil
+		}
+		if cause := context.Cause(budgetCtx); cause != nil && ctx.Err() == nil {
+			switch cause {
+			case errTimeout:
+				return nil, fault.Wrap(fault.Timeout, err, "%s/%s did not answer within %s; the call was cancelled upstream", req.Server, req.Tool, timeout).
+					WithDetail("server", req.Server).WithDetail("tool", req.Tool).
+					WithSuggestions("raise request_timeout for the server, or pass a longer timeout")
+			case errStopped:
+				return nil, errStopped
+			}
+		}
+		if ctx.Err() != nil {
+			return nil, fault.Wrap(fault.Cancelled, err, "call to %s/%s was cancelled", req.Server, req.Tool)
+		}
+		if attempt >= maxRetries || !c.retryable(err) {
+			return nil, err
+		}
+		c.retries++
+		c.status = StatusPending
+		e.logger.Debug("retrying", logKeyID, req.ID, logKeyServer, req.Server, logKeyTool, req.Tool, "attempt", attempt+1, "err", fault.As(err).Message)
+		backoff := time.Duration(100<<attempt) * time.Millisecond
+		select {
+		case <-time.After(backoff):
+		case <-budgetCtx.Done():
+		}
+	}
+}
+
+// Causes that end a call's context.
+var (
+	errTimeout    = errors.New("request timeout")
+	errBudgetTime = errors.New("budget max_duration reached")
+	errBudgetCost = errors.New("budget max_cost exceeded")
+)
+
+// errNotSent marks failures that happened before the request reached the
+// server: retrying them is always safe.
+type errNotSent struct{ err error }
+
+func (e errNotSent) Error() string { return e.err.Error() }
+func (e errNotSent) Unwrap() error { return e.err }
+
+// attempt sends the call once.
+func (c *call) attempt(ctx context.Context, cancelCost context.CancelCauseFunc) (*mcp.CallToolResult, error) {
+	cl, err := c.e.ups.Client(c.req.Server)
+	if err != nil {
+		// Restarting or reconnecting: wait for it a while.
+		if c.e.retryWait > 0 {
+			if cl, err = c.e.ups.WaitConnected(ctx, c.req.Server, min(c.e.retryWait, remaining(ctx))); err != nil {
+				return nil, errNotSent{err}
+			}
+		} else {
+			return nil, errNotSent{err}
+		}
+	}
+	params := &mcp.CallToolParams{Name: c.req.Tool, Meta: c.meta()}
+	if c.req.Arguments != nil {
+		params.Arguments = c.req.Arguments
+	} else if len(c.req.RawArguments) > 0 {
+		params.Arguments = c.req.RawArguments
+	}
+	return cl.CallTool(ctx, params, func(p *mcp.ProgressNotificationParams) {
+		pr := Progress{Processed: p.Progress, Total: p.Total, Message: p.Message, Cost: metaCost(p.Meta)}
+		c.mu.Lock()
+		c.progress = &pr
+		if pr.Cost > 0 {
+			c.cost = pr.Cost
+		}
+		over := c.req.Budget.MaxCost > 0 && c.cost > c.req.Budget.MaxCost
+		c.mu.Unlock()
+		if c.req.OnProgress != nil {
+			c.req.OnProgress(pr)
+		}
+		if over {
+			cancelCost(errBudgetCost)
+		}
+	})
+}
+
+func remaining(ctx context.Context) time.Duration {
+	if d, ok := ctx.Deadline(); ok {
+		return time.Until(d)
+	}
+	return time.Hour
+}
+
+// meta is the request's _meta: the caller's, plus the identity (seed 002's
+// task server reads user_id and session_id).
+func (c *call) meta() mcp.Meta {
+	if len(c.req.Meta) == 0 && c.req.Identity == "" && c.req.SessionID == "" {
+		return nil
+	}
+	m := mcp.Meta{}
+	for k, v := range c.req.Meta {
+		m[k] = v
+	}
+	if c.req.Identity != "" {
+		m["user_id"] = c.req.Identity
+	}
+	if c.req.SessionID != "" {
+		m["session_id"] = c.req.SessionID
+	}
+	return m
+}
+
+// metaCost reads a cumulative cost from _meta ("cost" or "totalCost").
+func metaCost(m mcp.Meta) float64 {
+	for _, k := range []string{"cost", "totalCost"} {
+		switch v := m[k].(type) {
+		case float64:
+			return v
+		case json.Number:
+			f, _ := v.Float64()
+			return f
+		}
+	}
+	return 0
+}
+
+// retryable reports whether a failed attempt may be retried: the failure
+// must be transient (the connection), and the server must not have acted —
+// the request was never sent, or the tool says it is read-only or
+// idempotent.
+func (c *call) retryable(err error) bool {
+	var ns errNotSent
+	if errors.As(err, &ns) {
+		return fault.KindOf(err) == fault.Connection
+	}
+	if fault.KindOf(err) != fault.Connection {
+		return false
+	}
+	an := c.tool.Def.Annotations
+	return an != nil && (an.ReadOnlyHint || an.IdempotentHint)
+}
+
+// prepareArgs decodes the arguments for validation and recording.
+func (c *call) prepareArgs() error {
+	if c.req.Arguments != nil {
+		c.args = c.req.Arguments
+		return nil
+	}
+	if len(bytes.TrimSpace(c.req.RawArguments)) == 0 {
+		c.args = map[string]any{}
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(c.req.RawArguments))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return fault.New(fault.Validation, "arguments are not a JSON object: %v", err)
+	}
+	c.args = m
+	return nil
+}
+
+// partial builds the result of a call a budget ended: what it had.
+func (c *call) partial(cause error) *Result {
+	c.mu.Lock()
+	pr, cost := c.progress, c.cost
+	c.mu.Unlock()
+	var missing string
+	switch {
+	case pr != nil && pr.Total > 0:
+		missing = fmt.Sprintf("%g of %g steps were not completed", pr.Total-pr.Processed, pr.Total)
+	case pr != nil:
+		missing = fmt.Sprintf("stopped after %g units of progress; the rest was not completed", pr.Processed)
+	default:
+		missing = "the tool reported no progress; nothing was completed"
+	}
+	text := fmt.Sprintf("Partial result: %s/%s was ended by its budget (%s) after %s. %s.",
+		c.req.Server, c.req.Tool, cause, c.e.now().Sub(c.start).Round(time.Millisecond), missing)
+	if pr != nil && pr.Message != "" {
+		text += " Last progress: " + pr.Message
+	}
+	meta := mcp.Meta{MetaPartial: true, MetaBudgetExceeded: true, MetaMissing: missing}
+	if pr != nil {
+		meta[MetaProgress] = pr
+	}
+	r := &Result{
+		ID:             c.req.ID,
+		Status:         StatusSuccess,
+		CallToolResult: &mcp.CallToolResult{Meta: meta, Content: []mcp.Content{&mcp.TextContent{Text: text}}},
+		ContentType:    ContentText,
+		Display:        DisplayBlock,
+		Duration:       c.e.now().Sub(c.start),
+		Retries:        c.retries,
+		Partial:        true,
+		BudgetExceeded: true,
+		Missing:        missing,
+		Cost:           cost,
+		Progress:       pr,
+	}
+	c.status = StatusSuccess
+	return r
+}

@@ -1,0 +1,152 @@
+// Package toolcall is the execution engine: the one path every tool call
+// takes, whoever makes it — the CLI, the gateway, hooks, documents, the
+// agent.
+//
+// A call is checked (the stop switch, the session limit, the server exists
+// and is connected, the tool exists, the arguments validate against the
+// tool's input schema), waits for a slot under the global and per-server
+// concurrency limits (in a bounded queue, or fails fast with
+// limit_exceeded), runs under its timeout and budget with progress passed
+// through, is retried when the failure was transient and a retry is safe,
+// and ends as a [Result]: every content block as it came, truncated to the
+// size limit with a marker, redacted when the server asks for it, marked
+// partial when a budget ended it early. Every call is recorded (argument
+// shapes or redacted values, never secrets) and logged once.
+//
+// The request lifecycle follows seed 001: pending → executing → success /
+// error / timeout / cancelled, with retries going back to pending.
+package toolcall
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Source says who made a call.
+type Source string
+
+// The callers.
+const (
+	SourceCLI      Source = "cli"
+	SourceGateway  Source = "gateway"
+	SourceHook     Source = "hook"
+	SourceDocument Source = "document"
+	SourceAgent    Source = "agent"
+)
+
+// Status is where a call is in its lifecycle (seed 001).
+type Status string
+
+// The statuses.
+const (
+	StatusPending   Status = "pending"
+	StatusExecuting Status = "executing"
+	StatusSuccess   Status = "success"
+	StatusError     Status = "error"
+	StatusTimeout   Status = "timeout"
+	StatusCancelled Status = "cancelled"
+)
+
+// Request is one tool call.
+type Request struct {
+	// ID identifies the call; one is generated when empty.
+	ID     string
+	Server string
+	Tool   string
+	// Arguments as decoded JSON (numbers as json.Number or float64). When
+	// nil, RawArguments is used; the raw bytes are forwarded unchanged.
+	Arguments    map[string]any
+	RawArguments json.RawMessage
+	Source       Source
+	// Identity is the caller's user id, when known.
+	Identity string
+	// SessionID is the caller's session, when known.
+	SessionID string
+	// Timeout overrides the server's request timeout; it must lie within
+	// 1 s and 5 min.
+	Timeout time.Duration
+	Budget  Budget
+	// OnProgress receives the server's progress notifications.
+	OnProgress func(Progress)
+	// Meta is passed to the server as the request's _meta (identity is
+	// added under "user_id" and "session_id").
+	Meta map[string]any
+}
+
+// Budget bounds one call (seed 003). A call that runs out of budget is
+// ended and returns what it has, marked partial.
+type Budget struct {
+	// MaxDuration ends the call after this long with a partial result
+	// (unlike Timeout, which ends it with an error). 0 means none.
+	MaxDuration time.Duration
+	// MaxCost ends the call once the cost the tool reports (in the _meta of
+	// its progress notifications, as "cost" or "totalCost") exceeds it.
+	// 0 means none.
+	MaxCost float64
+}
+
+// Progress is a call's progress (MCP progress notifications).
+type Progress struct {
+	Processed float64 `json:"processed"`
+	Total     float64 `json:"total,omitempty"`
+	Message   string  `json:"message,omitempty"`
+	Cost      float64 `json:"cost,omitempty"`
+}
+
+// ContentType is seed 001's classification of a result, for rendering.
+type ContentType string
+
+// The content types.
+const (
+	ContentText     ContentType = "text"
+	ContentJSON     ContentType = "json"
+	ContentMarkdown ContentType = "markdown"
+	ContentImage    ContentType = "image"
+)
+
+// Display is seed 001's rendering hint.
+type Display string
+
+// The display hints.
+const (
+	DisplayInline    Display = "inline"
+	DisplayBlock     Display = "block"
+	DisplayCollapsed Display = "collapsed"
+)
+
+// Result is the outcome of a call that reached the server (or ended early
+// with a partial result).
+type Result struct {
+	ID     string
+	Status Status
+	// CallToolResult is the server's result: every content block as it came
+	// (after truncation and, when configured, redaction), structuredContent,
+	// isError and _meta (which carries "truncated": true when truncated, and
+	// the partial-result fields when a budget ended the call).
+	*mcp.CallToolResult
+	ContentType ContentType
+	Display     Display
+	Duration    time.Duration
+	Retries     int
+	// Bytes is the size of the result as received.
+	Bytes          int64
+	Truncated      bool
+	Partial        bool
+	BudgetExceeded bool
+	// Missing says what was not completed, for a partial result.
+	Missing  string
+	Cost     float64
+	Progress *Progress
+}
+
+// Metadata keys Switchboard adds to a result's _meta.
+const (
+	MetaTruncated      = "truncated"
+	MetaOriginalBytes  = "originalBytes"
+	MetaPartial        = "isPartialResult"
+	MetaBudgetExceeded = "budgetExceeded"
+	MetaMissing        = "missing"
+	MetaProgress       = "progress"
+)
