@@ -3,6 +3,7 @@ package toolcall
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -442,4 +443,67 @@ func TestUnavailableServer(t *testing.T) {
 	if fault.KindOf(err) != fault.Connection || !strings.Contains(err.Error(), "dead") {
 		t.Errorf("call to a dead server: got %v, want a connection error naming it", err)
 	}
+}
+
+func TestRedactResults(t *testing.T) {
+	srv := okServer(t, "alpha")
+	srv.RedactResults = true
+	srv.Env["MY_API_KEY"] = "configured-secret-value-42"
+	srv.Secrets = []string{"MY_API_KEY"}
+	f := newFixture(t, []config.Server{srv}, nil)
+	token := "ghp_" + strings.Repeat("b", 36)
+	res, err := f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "echo",
+		Arguments: map[string]any{"message": "token " + token + " and configured-secret-value-42"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(res); strings.Contains(got, token) || strings.Contains(got, "configured-secret-value-42") || strings.Count(got, "[REDACTED]") != 2 {
+		t.Errorf("redacted result: got %q, want both secrets replaced", got)
+	}
+}
+
+// TestOneLogEventPerCall checks the structured log: one event per call with
+// the request id, server, tool, status, duration and error kind — and never
+// an argument value.
+func TestOneLogEventPerCall(t *testing.T) {
+	f := newFixture(t, []config.Server{okServer(t, "alpha")}, nil)
+	var buf syncBuf
+	f.eng.logger = slog.New(slog.NewJSONHandler(&buf, nil))
+	_, _ = f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "echo", Identity: "ada", Arguments: map[string]any{"message": "s3cr3t-argument"}})
+	_, _ = f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "add", Arguments: map[string]any{"a": "not a number"}})
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("got %d log events, want 2:\n%s", len(lines), buf.String())
+	}
+	if strings.Contains(buf.String(), "s3cr3t-argument") || strings.Contains(buf.String(), "not a number") {
+		t.Errorf("the log contains an argument value:\n%s", buf.String())
+	}
+	var first, second map[string]any
+	json.Unmarshal([]byte(lines[0]), &first)
+	json.Unmarshal([]byte(lines[1]), &second)
+	for _, k := range []string{"request_id", "source", "server", "tool", "status", "duration", "identity"} {
+		if _, ok := first[k]; !ok {
+			t.Errorf("log event lacks %q: %s", k, lines[0])
+		}
+	}
+	if second["error_kind"] != "validation" || second["status"] != "error" {
+		t.Errorf("failed call's event: %s; want status error, error_kind validation", lines[1])
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
