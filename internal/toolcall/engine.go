@@ -3,12 +3,13 @@ package toolcall
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -156,10 +157,12 @@ func (e *Engine) Stats() Stats {
 // shapes), for callers that record or log on their own.
 func (e *Engine) Redactor() *redact.Redactor { return e.redactor }
 
-// newID returns a random UUID (version 4).
+// newID returns a random UUID (version 4). Call ids must be unique, not
+// secret, so the runtime's fast ChaCha8 generator serves.
 func newID() string {
 	var b [16]byte
-	_, _ = rand.Read(b[:])
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	h := hex.EncodeToString(b[:])

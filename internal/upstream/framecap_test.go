@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
@@ -154,6 +157,37 @@ func TestHugeResultBoundedMemory(t *testing.T) {
 		t.Logf("live heap grew by at most %.1f MiB while reading a 100 MiB result", float64(grew)/(1<<20))
 	}
 	// The connection is still good.
+	if _, err := c.Ping(context.Background()); err != nil {
+		t.Errorf("ping after the huge result: %v", err)
+	}
+}
+
+// TestHugeHTTPResultBoundedMemory does the same over streamable HTTP, whose
+// JSON response bodies the SDK would otherwise read whole.
+func TestHugeHTTPResultBoundedMemory(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "huge-http"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "big"}, func(_ context.Context, _ *mcp.CallToolRequest, a struct {
+		Bytes int `json:"bytes"`
+	}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("y", a.Bytes)}}}, nil, nil
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{JSONResponse: true}))
+	defer ts.Close()
+	cfg := config.Server{Name: "huge-http", Transport: config.TransportHTTP, URL: ts.URL, TerminateOnClose: true, Enabled: true}
+	c, err := Dial(context.Background(), cfg, DialOptions{MaxMessageBytes: 4 << 20, MaxResultBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "big", Arguments: map[string]any{"bytes": 40 << 20}}, nil)
+	if err != nil {
+		t.Fatalf("CallTool(big): %v", err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !strings.HasPrefix(text, strings.Repeat("y", 1<<20)) || !strings.Contains(text, "truncated by switchboard") || res.Meta["truncated"] != true {
+		t.Errorf("got %d bytes of text, meta %v; want the first MiB and a truncation marker", len(text), res.Meta)
+	}
 	if _, err := c.Ping(context.Background()); err != nil {
 		t.Errorf("ping after the huge result: %v", err)
 	}

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -45,11 +46,11 @@ func transportFor(srv config.Server, stderr io.Writer, limits frameLimits) (mcp.
 		}
 		return &processTransport{cmd: cmd, maxFrame: limits.maxFrame, frameHead: limits.frameHead, logger: limits.logger}, nil
 	case config.TransportSSE:
-		return &lifetimeTransport{inner: &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: httpClientFor(srv)}}, nil
+		return &lifetimeTransport{inner: &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: httpClientFor(srv, limits)}}, nil
 	case config.TransportHTTP:
 		return &lifetimeTransport{inner: &mcp.StreamableClientTransport{
 			Endpoint:   srv.URL,
-			HTTPClient: httpClientFor(srv),
+			HTTPClient: httpClientFor(srv, limits),
 			MaxRetries: -1, // the supervisor owns reconnection
 		}}, nil
 	case config.TransportWebSocket:
@@ -278,14 +279,18 @@ func (c *cancelConn) Close() error {
 }
 
 // httpClientFor returns the HTTP client for a network server: configured
-// headers on every request, the SSE read timeout on event streams, and
-// terminate_on_close honoured.
-func httpClientFor(srv config.Server) *http.Client {
+// headers on every request, the SSE read timeout on event streams,
+// terminate_on_close honoured, and JSON response bodies through the frame
+// cap (the SDK reads them whole; event streams it bounds itself, at 16 MiB
+// an event).
+func httpClientFor(srv config.Server, limits frameLimits) *http.Client {
 	return &http.Client{Transport: &headerTransport{
 		base:        http.DefaultTransport,
 		headers:     srv.Headers,
 		readTimeout: srv.SSEReadTimeout,
 		skipDelete:  srv.Transport == config.TransportHTTP && !srv.TerminateOnClose,
+		limits:      limits,
+		calls:       newCallTracker(),
 	}}
 }
 
@@ -294,7 +299,13 @@ type headerTransport struct {
 	headers     map[string]string
 	readTimeout time.Duration
 	skipDelete  bool
+	limits      frameLimits
+	calls       *callTracker
 }
+
+// maxRequestNote bounds how much of a request body is read to note its
+// id and method.
+const maxRequestNote = 1 << 20
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.skipDelete && req.Method == http.MethodDelete {
@@ -312,12 +323,38 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header.Set(k, v)
 		}
 	}
+	if req.Method == http.MethodPost && req.Body != nil && req.ContentLength >= 0 && req.ContentLength <= maxRequestNote {
+		// Note the request's id and method, so that an oversized answer
+		// can be handled by what it answers.
+		body, err := io.ReadAll(io.LimitReader(req.Body, maxRequestNote+1))
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		t.calls.note(body)
+		if len(t.headers) == 0 { // not cloned above; never change the caller's request
+			req = req.Clone(req.Context())
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
 	resp, err := t.base.RoundTrip(req)
-	if err != nil || t.readTimeout <= 0 {
+	if err != nil {
 		return resp, err
 	}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		resp.Body = newIdleBody(resp.Body, t.readTimeout)
+	ct := resp.Header.Get("Content-Type")
+	switch {
+	case strings.HasPrefix(ct, "text/event-stream"):
+		if t.readTimeout > 0 {
+			resp.Body = newIdleBody(resp.Body, t.readTimeout)
+		}
+	case strings.HasPrefix(ct, "application/json"):
+		limit := t.limits.maxFrame
+		if limit <= 0 {
+			limit = DefaultMaxFrameBytes
+		}
+		resp.Body = &readCloser{Reader: newFrameCap(resp.Body, limit, t.limits.frameHead, t.calls, t.limits.logger), Closer: resp.Body}
+		resp.ContentLength = -1
 	}
 	return resp, nil
 }
