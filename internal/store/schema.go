@@ -85,6 +85,40 @@ var migrations = []migration{
 			)`,
 		},
 	},
+	{
+		version: 2,
+		name:    "tasks",
+		sqlite: []string{
+			// AUTOINCREMENT: the ID of a deleted task is never given to
+			// another, as PostgreSQL's identity column never does.
+			`CREATE TABLE tasks (
+				id          INTEGER PRIMARY KEY AUTOINCREMENT,
+				user_id     TEXT    NOT NULL,
+				title       TEXT    NOT NULL,
+				description TEXT,
+				completed   INTEGER NOT NULL,
+				priority    TEXT    NOT NULL CHECK (priority IN ('Low', 'Medium', 'High', 'Urgent')),
+				due_date    INTEGER,
+				created_at  INTEGER NOT NULL,
+				updated_at  INTEGER NOT NULL
+			) STRICT`,
+			`CREATE INDEX tasks_user_id ON tasks (user_id, id)`,
+		},
+		postgres: []string{
+			`CREATE TABLE tasks (
+				id          bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+				user_id     text        NOT NULL,
+				title       text        NOT NULL,
+				description text,
+				completed   boolean     NOT NULL,
+				priority    text        NOT NULL CHECK (priority IN ('Low', 'Medium', 'High', 'Urgent')),
+				due_date    timestamptz,
+				created_at  timestamptz NOT NULL,
+				updated_at  timestamptz NOT NULL
+			)`,
+			`CREATE INDEX tasks_user_id ON tasks (user_id, id)`,
+		},
+	},
 }
 
 // latestVersion is the schema version this build writes.
