@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,8 +22,15 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
+// envRunMain makes the test binary act as the switchboard binary (for
+// servers launched as "switchboard builtin ...").
+const envRunMain = "SWITCHBOARD_TEST_MAIN"
+
 func TestMain(m *testing.M) {
 	testserver.Init()
+	if os.Getenv(envRunMain) == "1" {
+		os.Exit(Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
 	os.Exit(m.Run())
 }
 
@@ -471,4 +479,75 @@ func TestCallBudgetAndTruncation(t *testing.T) {
 	wantCode(t, r, ExitOK)
 	wantContains(t, "stdout", r.stdout, "[truncated by switchboard: 7952 bytes omitted]")
 	wantContains(t, "stderr", r.stderr, "note: the result was 10000 bytes and was truncated")
+}
+
+// TestBuiltinTasksEndToEnd runs the reference task API and the task MCP
+// server (as a stdio child, "switchboard builtin tasks"), and calls its
+// tools through the CLI and the engine: the caller's identity reaches the
+// backend as the task owner.
+func TestBuiltinTasksEndToEnd(t *testing.T) {
+	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	const token = "test-service-token-0123456789"
+	t.Setenv(EnvTasksToken, token)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	apiDone := make(chan result, 1)
+	go func() {
+		apiDone <- runCLICtx(t, ctx, "builtin", "task-api", "--addr", addr, "--db", filepath.Join(t.TempDir(), "tasks.db"))
+	}()
+	defer func() {
+		cancel()
+		if r := <-apiDone; r.code != ExitOK {
+			t.Errorf("task-api exit %d: %s", r.code, r.stderr)
+		}
+	}()
+	eventuallyCLI(t, 10*time.Second, "the task API to answer", func() bool {
+		resp, err := http.Get("http://" + addr + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+
+	exe, _ := os.Executable()
+	cfg := filepath.Join(t.TempDir(), "switchboard.yaml")
+	yaml := fmt.Sprintf(`security:
+  allowed_commands: [%q]
+servers:
+  - name: tasks
+    command: %q
+    args: [builtin, tasks, --env-file, /nonexistent.env]
+    env:
+      %s: "1"
+      SERVICE_AUTH_TOKEN: %s
+      FASTAPI_BASE_URL: http://%s
+`, exe, exe, envRunMain, token, addr)
+	os.WriteFile(cfg, []byte(yaml), 0o600)
+
+	r := runCLI(t, "call", "--config", cfg, "tasks", "create_task", "title=Buy milk", "priority=High")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "create_task", r.stdout, "Buy milk", "High")
+	r = runCLI(t, "call", "--config", cfg, "tasks", "list_tasks", "--json")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "list_tasks", r.stdout, "Buy milk", cliIdentity())
+	r = runCLI(t, "call", "--config", cfg, "tasks", "create_task", "title=")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "stderr", r.stderr, "title")
+}
+
+func eventuallyCLI(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

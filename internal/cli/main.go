@@ -59,6 +59,7 @@ func init() {
 		{"stop", "", "stop all calls: new ones fail, those in flight are cancelled", runStop},
 		{"resume", "", "allow calls again after stop", runResume},
 		{"config", "validate|show|import", "check, show or convert configuration", runConfig},
+		{"builtin", "task-api|tasks", "run a built-in server: the task REST backend, the task MCP server", runBuiltin},
 		{"version", "", "print the version", runVersion},
 	}
 }

@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/builtin/taskapi"
+	"github.com/switchboard-mcp/switchboard/internal/builtin/tasks"
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/store"
+)
+
+// EnvTasksToken names the variable holding the task API's service token.
+const EnvTasksToken = "SWITCHBOARD_TASKS_TOKEN"
+
+func runBuiltin(ctx context.Context, a *app, args []string) error {
+	if len(args) == 0 {
+		return usagef("usage: switchboard builtin task-api [--addr ADDR] [--db PATH|DSN] | builtin tasks [--http ADDR] [--env-file FILE]")
+	}
+	switch args[0] {
+	case "task-api":
+		return runTaskAPI(ctx, a, args[1:])
+	case "tasks":
+		return runTasksServer(ctx, a, args[1:])
+	}
+	return usagef("unknown built-in server %q; want task-api or tasks", args[0])
+}
+
+// runTaskAPI serves the reference task REST backend (seed 002's backend).
+func runTaskAPI(ctx context.Context, a *app, args []string) error {
+	fs := a.flags("builtin task-api", false)
+	addr := fs.String("addr", "127.0.0.1:8000", "listen `address`")
+	db := fs.String("db", "", "SQLite `file` or postgres:// DSN (default: tasks.db in the state directory)")
+	if pos, err := parse(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("builtin task-api takes no arguments")
+	}
+	token := os.Getenv(EnvTasksToken)
+	if token == "" {
+		return fault.New(fault.Config, "the task API needs a service token: set %s", EnvTasksToken).
+			WithSuggestions(fmt.Sprintf("export %s=$(openssl rand -hex 32)", EnvTasksToken))
+	}
+	where := *db
+	if where == "" {
+		dir, err := a.stateDirectory()
+		if err != nil {
+			return err
+		}
+		where = filepath.Join(dir, "tasks.db")
+	}
+	st, err := store.Open(ctx, where, store.Options{Logger: a.logger()})
+	if err != nil {
+		return fault.Wrap(fault.Config, err, "opening the task store")
+	}
+	defer st.Close()
+	ts, ok := st.(store.TaskStore)
+	if !ok {
+		return fault.New(fault.Internal, "the store at %s keeps no tasks", where)
+	}
+	h, err := taskapi.NewHandler(taskapi.Options{Store: ts, ServiceToken: token, Logger: a.logger()})
+	if err != nil {
+		return err
+	}
+	return a.serveHTTP(ctx, *addr, h, "task API")
+}
+
+// runTasksServer serves seed 002's task MCP server, over stdio or HTTP.
+func runTasksServer(ctx context.Context, a *app, args []string) error {
+	fs := a.flags("builtin tasks", false)
+	httpAddr := fs.String("http", "", "serve streamable HTTP at `ADDR` (path /mcp) instead of stdio; \"default\" means 127.0.0.1:MCP_SERVER_PORT")
+	envFile := fs.String("env-file", ".env", "dotenv `file` with the settings (the environment wins)")
+	if pos, err := parse(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("builtin tasks takes no arguments")
+	}
+	settings, err := tasks.LoadSettings(os.LookupEnv, *envFile)
+	if err != nil {
+		return err
+	}
+	// Seed 002's structured request log: JSON on stderr (stdout may be the
+	// MCP stream) at MCP_LOG_LEVEL.
+	logger := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: settings.SlogLevel()}))
+	srv, err := tasks.NewServer(settings, tasks.Options{Logger: logger})
+	if err != nil {
+		return err
+	}
+	if *httpAddr == "" {
+		return tasks.ServeStdio(ctx, srv)
+	}
+	addr := *httpAddr
+	if addr == "default" {
+		addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(settings.Port))
+	}
+	return a.serveHTTP(ctx, addr, tasks.HTTPHandler(srv), "task MCP server (streamable HTTP at /mcp)")
+}
+
+// serveHTTP serves h on addr until ctx is done, then shuts down within 10 s.
+func (a *app) serveHTTP(ctx context.Context, addr string, h http.Handler, what string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fault.Wrap(fault.Config, err, "listening on %s", addr)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(a.stderr, "%s listening on http://%s\n", what, ln.Addr())
+	var wg sync.WaitGroup
+	errc := make(chan error, 1)
+	wg.Go(func() { errc <- srv.Serve(ln) })
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		wg.Wait()
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	wg.Wait()
+	return err
+}
