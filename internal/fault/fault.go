@@ -46,6 +46,26 @@ type FieldDetail struct {
 	Message       string `json:"message"`
 	ReceivedValue string `json:"received_value,omitempty"`
 	Suggestion    string `json:"suggestion,omitempty"`
+	// Received marks that a value was received even when ReceivedValue is
+	// empty, so that an empty string shows as "received_value": "" (seed
+	// 002's "Title cannot be empty" example) while a missing field shows
+	// no received_value at all.
+	Received bool `json:"-"`
+}
+
+// MarshalJSON renders received_value when a value was received.
+func (d FieldDetail) MarshalJSON() ([]byte, error) {
+	type plain struct {
+		Field         string  `json:"field"`
+		Message       string  `json:"message"`
+		ReceivedValue *string `json:"received_value,omitempty"`
+		Suggestion    string  `json:"suggestion,omitempty"`
+	}
+	p := plain{Field: d.Field, Message: d.Message, Suggestion: d.Suggestion}
+	if d.Received || d.ReceivedValue != "" {
+		p.ReceivedValue = &d.ReceivedValue
+	}
+	return json.Marshal(p)
 }
 
 // Error is a classified failure.

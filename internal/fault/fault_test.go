@@ -38,6 +38,23 @@ func TestMarshalJSON(t *testing.T) {
 	}
 }
 
+func TestFieldDetailReceivedValue(t *testing.T) {
+	tests := []struct {
+		d    FieldDetail
+		want string
+	}{
+		{FieldDetail{Field: "title", Message: "Title cannot be empty", Received: true}, `{"field":"title","message":"Title cannot be empty","received_value":""}`},
+		{FieldDetail{Field: "title", Message: "title is required"}, `{"field":"title","message":"title is required"}`},
+		{FieldDetail{Field: "due_date", Message: "bad", ReceivedValue: "tomorrow"}, `{"field":"due_date","message":"bad","received_value":"tomorrow"}`},
+	}
+	for _, tt := range tests {
+		got, err := json.Marshal(tt.d)
+		if err != nil || string(got) != tt.want {
+			t.Errorf("Marshal(%+v) = %s, %v; want %s", tt.d, got, err, tt.want)
+		}
+	}
+}
+
 func TestKindOf(t *testing.T) {
 	tests := []struct {
 		err  error

@@ -154,7 +154,8 @@ func (f *fieldReader) title(required bool) *string {
 		f.errs.add("title", "title is required", "", suggestTitle)
 	case !ok:
 	case strings.TrimSpace(s) == "":
-		f.errs.add("title", "Title cannot be empty", s, suggestTitle)
+		f.errs = append(f.errs, fault.FieldDetail{Field: "title", Message: "Title cannot be empty",
+			ReceivedValue: s, Received: true, Suggestion: suggestTitle})
 	case utf8.RuneCountInString(s) > store.MaxTitleLength:
 		f.errs.add("title", fmt.Sprintf("Title is too long: %d characters, at most %d allowed",
 			utf8.RuneCountInString(s), store.MaxTitleLength), shorten(s), "Shorten the title to at most 200 characters")

@@ -349,6 +349,14 @@ func TestNotFoundMessage(t *testing.T) {
 // field is a details.fields entry as the client sees it.
 type field map[string]any
 
+// fdEmpty is a field detail whose received value was the empty string:
+// seed 002 shows it as "received_value": "".
+func fdEmpty(name, msg, suggestion string) field {
+	f := fd(name, msg, "", suggestion)
+	f["received_value"] = ""
+	return f
+}
+
 func fd(name, msg, received, suggestion string) field {
 	f := field{"field": name, "message": msg}
 	if received != "" {
@@ -375,7 +383,7 @@ func TestValidation(t *testing.T) {
 		fields                   []field
 	}{
 		{"empty title", "POST", "/tasks", `{"title":""}`, "Task creation failed due to invalid input",
-			[]field{fd("title", "Title cannot be empty", "", suggestTitle)}},
+			[]field{fdEmpty("title", "Title cannot be empty", suggestTitle)}},
 		{"blank title", "POST", "/tasks", `{"title":"   "}`, "Task creation failed due to invalid input",
 			[]field{fd("title", "Title cannot be empty", "   ", suggestTitle)}},
 		{"missing title", "POST", "/tasks", `{"priority":"High"}`, "Task creation failed due to invalid input",
@@ -403,7 +411,7 @@ func TestValidation(t *testing.T) {
 			}},
 		{"everything at once", "POST", "/tasks", `{"title":"","priority":"x","due_date":"tomorrow","color":"red","completed":true}`,
 			"Task creation failed due to invalid input", []field{
-				fd("title", "Title cannot be empty", "", suggestTitle),
+				fdEmpty("title", "Title cannot be empty", suggestTitle),
 				fd("priority", "Invalid priority: must be one of Low, Medium, High, Urgent", "x", suggestPriority),
 				fd("due_date", "Invalid datetime format", "tomorrow", suggestDueDate),
 				fd("color", "unknown field", `"red"`, "Remove it; the fields are title, description, priority and due_date"),
@@ -421,7 +429,7 @@ func TestValidation(t *testing.T) {
 			[]field{fd("body", "the request body is empty", "", bodyHint)}},
 		{"update bad fields", "PUT", "/tasks/" + id, `{"title":"","description":1,"due_date":"31/12/2025","completed":true}`,
 			"Task update failed due to invalid input", []field{
-				fd("title", "Title cannot be empty", "", suggestTitle),
+				fdEmpty("title", "Title cannot be empty", suggestTitle),
 				fd("description", "description must be a string", "1", suggestDesc),
 				fd("due_date", "Invalid datetime format", "31/12/2025", suggestDueDate),
 				fd("completed", "unknown field", "true", "Change completion with PATCH /tasks/{id} and {\"completed\": true}"),
@@ -511,7 +519,7 @@ func TestValidationErrorShape(t *testing.T) {
 		"error_type": "validation_error",
 		"message":    "Task creation failed due to invalid input",
 		"details": map[string]any{"fields": []any{
-			map[string]any{"field": "title", "message": "Title cannot be empty", "suggestion": "Provide a task title (1-200 characters)"},
+			map[string]any{"field": "title", "message": "Title cannot be empty", "received_value": "", "suggestion": "Provide a task title (1-200 characters)"},
 			map[string]any{"field": "due_date", "message": "Invalid datetime format", "received_value": "tomorrow",
 				"suggestion": "Use ISO 8601 format: 2025-12-20T10:00:00Z"},
 		}},
