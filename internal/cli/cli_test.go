@@ -408,9 +408,28 @@ func TestServeWithoutConfig(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("HOME", t.TempDir())
 	t.Chdir(t.TempDir())
-	r := runCLI(t, "serve")
+	// The embedded default: the built-in task server, out of the box.
+	r := runCLI(t, "servers")
 	wantCode(t, r, ExitOK)
-	wantContains(t, "serve", r.stdout, "the embedded default", "No servers are configured")
+	wantContains(t, "servers", r.stdout, "tasks", "builtin", "connected")
+	r = runCLI(t, "call", "tasks", "create_task", "title=Water the plants")
+	wantCode(t, r, ExitOK)
+	r = runCLI(t, "call", "tasks", "list_tasks")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "list_tasks", r.stdout, "Water the plants", cliIdentity())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	done := make(chan int)
+	go func() { done <- Main(ctx, []string{"serve"}, &out, &errb) }()
+	eventuallyCLI(t, 20*time.Second, "serve to connect the built-in server", func() bool {
+		return strings.Contains(out.String(), "tasks: connected")
+	})
+	cancel()
+	if code := <-done; code != ExitOK {
+		t.Errorf("serve exit code %d: %s", code, errb.String())
+	}
+	wantContains(t, "serve", out.String(), "the embedded default", "the built-in task server", "tasks: 5 tools")
 }
 
 func TestHistory(t *testing.T) {

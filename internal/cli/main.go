@@ -101,6 +101,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	a := &app{stdout: stdout, stderr: stderr, cmd: c.name}
 	err := c.run(ctx, a, args[1:])
+	if a.emb != nil {
+		a.emb.stop()
+	}
 	return a.exit(ctx, err)
 }
 
@@ -187,6 +190,9 @@ type app struct {
 	json       bool
 	logLevel   string
 	stateDir   string
+
+	// emb is the running embedded default, when no file was found.
+	emb *embedded
 }
 
 // flags returns a flag set with the common flags registered.
@@ -240,7 +246,8 @@ func (a *app) logger() *slog.Logger {
 }
 
 // loadConfig loads the configuration: the ad hoc server, the --config
-// file, the file found in the usual places, or the embedded default.
+// file, the file found in the usual places, or the embedded default (the
+// built-in servers, started for the length of the command).
 func (a *app) loadConfig() (*config.Config, error) {
 	if a.stdio != "" && a.url != "" {
 		return nil, usagef("give --stdio or --url, not both")
@@ -263,7 +270,14 @@ func (a *app) loadConfig() (*config.Config, error) {
 		path = p
 	}
 	if path == "" {
-		return config.Default(), nil
+		if a.emb == nil {
+			e, err := a.startEmbedded(context.Background())
+			if err != nil {
+				return nil, err
+			}
+			a.emb = e
+		}
+		return a.emb.cfg, nil
 	}
 	return config.Load(path, config.Options{})
 }

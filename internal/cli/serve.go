@@ -28,7 +28,7 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	}
 	src := cfg.Source
 	if src == "" {
-		src = "the embedded default (no switchboard.yaml found)"
+		src = "the embedded default (no switchboard.yaml found): the built-in task server, its task API on " + a.emb.settings.BackendURL
 	}
 	fmt.Fprintf(a.stdout, "switchboard %s: configuration from %s\n", Version, src)
 	if len(cfg.Servers) == 0 {
@@ -49,6 +49,7 @@ func runServe(ctx context.Context, a *app, args []string) error {
 
 	var mu sync.Mutex
 	last := map[string]string{}
+	toolCounts, seenCount := map[string]int{}, map[string]bool{}
 	var cat *catalog.Catalog
 	pool, err := upstream.NewPool(upstream.PoolOptions{
 		Config: cfg,
@@ -70,6 +71,10 @@ func runServe(ctx context.Context, a *app, args []string) error {
 			}
 		},
 		OnConnect: func(c *upstream.Client) { cat.Connected(c.Server().Name) },
+		DialOptions: func(server string, o *upstream.DialOptions) {
+			o.MaxResultBytes = int(cfg.Limits.MaxOutputBytes)
+			o.NewTransport = a.emb.transport(server)
+		},
 		Events: func(server string) upstream.Events {
 			return upstream.Events{
 				ToolsChanged:     func() { cat.Invalidate(server, catalog.KindTools) },
@@ -87,8 +92,15 @@ func runServe(ctx context.Context, a *app, args []string) error {
 		TTL:     cfg.Defaults.DiscoveryTTL,
 		Logger:  a.logger(),
 		OnChange: func(server string, kind catalog.Kind) {
-			if kind == catalog.KindTools {
-				fmt.Fprintf(a.stdout, "%s: %d tools\n", server, len(cat.ServerTools(server)))
+			if kind != catalog.KindTools {
+				return
+			}
+			n := len(cat.ServerTools(server))
+			mu.Lock()
+			defer mu.Unlock()
+			if toolCounts[server] != n || !seenCount[server] {
+				toolCounts[server], seenCount[server] = n, true
+				fmt.Fprintf(a.stdout, "%s: %d tools\n", server, n)
 			}
 		},
 	})

@@ -119,8 +119,9 @@ func (a *app) open(ctx context.Context, cfg *config.Config, only ...string) (*se
 				ResourcesChanged: func() { s.cat.Invalidate(server, catalog.KindResources) },
 			}
 		},
-		DialOptions: func(_ string, o *upstream.DialOptions) {
+		DialOptions: func(server string, o *upstream.DialOptions) {
 			o.MaxResultBytes = int(cfg.Limits.MaxOutputBytes)
+			o.NewTransport = a.emb.transport(server)
 		},
 	})
 	if err != nil {

@@ -28,6 +28,10 @@ const (
 	TransportWebSocket Transport = "websocket" // WebSocket, subprotocol "mcp"
 )
 
+// TransportBuiltin marks a server Switchboard runs in-process (the
+// embedded default's built-in servers). It cannot be written in a file.
+const TransportBuiltin Transport = "builtin"
+
 // Transports lists every valid transport, in documentation order.
 var Transports = []Transport{TransportStdio, TransportSSE, TransportHTTP, TransportWebSocket}
 

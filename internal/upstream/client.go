@@ -43,8 +43,12 @@ type DialOptions struct {
 	// StderrBytes bounds the retained stderr of a stdio child (default 64 KiB).
 	StderrBytes int
 	// Transport, when set, replaces the transport built from the server's
-	// configuration (in-process servers and tests).
+	// configuration (tests; used for one dial only).
 	Transport mcp.Transport
+	// NewTransport, when set (and Transport is not), makes a fresh
+	// transport for every dial: in-process servers, which a supervisor may
+	// redial.
+	NewTransport func(ctx context.Context) (mcp.Transport, error)
 	// MaxMessageBytes bounds one message from a stdio server held in memory;
 	// a larger tools/call result is cut to its first MaxResultBytes and
 	// marked truncated, a larger other response becomes an error. Default
@@ -95,6 +99,12 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		done:   make(chan struct{}),
 	}
 	t := opts.Transport
+	if t == nil && opts.NewTransport != nil {
+		var err error
+		if t, err = opts.NewTransport(ctx); err != nil {
+			return nil, fault.Wrap(fault.Connection, err, "starting %s", srv.Name).WithDetail("server", srv.Name)
+		}
+	}
 	if t == nil {
 		var err error
 		head := opts.MaxResultBytes
