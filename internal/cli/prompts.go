@@ -10,28 +10,10 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/suggest"
-	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 func runPrompts(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("prompts", true)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	cfg, err := a.loadConfig()
-	if err != nil {
-		return err
-	}
-	if len(pos) > 1 {
-		return usagef("usage: switchboard prompts [SERVER]")
-	}
-	if len(pos) == 1 {
-		if _, ok := cfg.Server(pos[0]); !ok {
-			return upstream.UnknownServer(cfg, pos[0])
-		}
-	}
-	s, err := a.open(ctx, cfg, pos...)
+	s, err := a.openListing(ctx, "prompts", args)
 	if err != nil {
 		return err
 	}

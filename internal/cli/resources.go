@@ -6,29 +6,10 @@ import (
 	"text/tabwriter"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 func runResources(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("resources", true)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	cfg, err := a.loadConfig()
-	if err != nil {
-		return err
-	}
-	if len(pos) > 1 {
-		return usagef("usage: switchboard resources [SERVER]")
-	}
-	if len(pos) == 1 {
-		if _, ok := cfg.Server(pos[0]); !ok {
-			return upstream.UnknownServer(cfg, pos[0])
-		}
-	}
-	s, err := a.open(ctx, cfg, pos...)
+	s, err := a.openListing(ctx, "resources", args)
 	if err != nil {
 		return err
 	}

@@ -210,6 +210,30 @@ func (a *app) resolveServer(cfg *config.Config, args []string, what string) (str
 	return args[0], args[1:], nil
 }
 
+// openListing runs the shared part of a listing command (tools, prompts,
+// resources): its flags, an optional SERVER argument, and a session with
+// that server or all of them.
+func (a *app) openListing(ctx context.Context, name string, args []string) (*session, error) {
+	fs := a.flags(name, true)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) > 1 {
+		return nil, usagef("usage: switchboard %s [SERVER]", name)
+	}
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) == 1 {
+		if _, ok := cfg.Server(pos[0]); !ok {
+			return nil, upstream.UnknownServer(cfg, pos[0])
+		}
+	}
+	return a.open(ctx, cfg, pos...)
+}
+
 // connectOne opens a session with one server and waits for it.
 func (a *app) connectOne(ctx context.Context, cfg *config.Config, name string) (*session, *upstream.Client, error) {
 	s, err := a.open(ctx, cfg, name)

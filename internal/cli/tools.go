@@ -13,7 +13,6 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
-	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // toolJSON is a tool as `tools --json` and `tool --json` print it.
@@ -37,26 +36,7 @@ func toToolJSON(t catalog.Tool) toolJSON {
 }
 
 func runTools(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("tools", true)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	cfg, err := a.loadConfig()
-	if err != nil {
-		return err
-	}
-	var only []string
-	if len(pos) > 1 {
-		return usagef("usage: switchboard tools [SERVER]")
-	}
-	if len(pos) == 1 {
-		if _, ok := cfg.Server(pos[0]); !ok {
-			return upstream.UnknownServer(cfg, pos[0])
-		}
-		only = pos
-	}
-	s, err := a.open(ctx, cfg, only...)
+	s, err := a.openListing(ctx, "tools", args)
 	if err != nil {
 		return err
 	}

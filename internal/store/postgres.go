@@ -169,18 +169,7 @@ func (p *Postgres) Calls(ctx context.Context, f CallFilter) ([]CallRecord, error
 		return nil, fmt.Errorf("listing calls: %w", err)
 	}
 	defer rows.Close()
-	var out []CallRecord
-	for rows.Next() {
-		r, err := scanCall(rows)
-		if err != nil {
-			return nil, fmt.Errorf("listing calls: %w", err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("listing calls: %w", err)
-	}
-	return out, nil
+	return collect(rows, scanCall, "listing calls")
 }
 
 // Call implements Store.

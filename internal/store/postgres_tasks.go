@@ -16,18 +16,7 @@ func (p *Postgres) List(ctx context.Context, userID string, completed *bool) ([]
 		return nil, fmt.Errorf("listing tasks: %w", err)
 	}
 	defer rows.Close()
-	out := []Task{}
-	for rows.Next() {
-		t, err := scanTask(rows)
-		if err != nil {
-			return nil, fmt.Errorf("listing tasks: %w", err)
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("listing tasks: %w", err)
-	}
-	return out, nil
+	return collect(rows, scanTask, "listing tasks")
 }
 
 // Create implements TaskStore.

@@ -325,6 +325,30 @@ type rowScanner interface {
 	Scan(dest ...any) error
 }
 
+// rowIter is what both database/sql and pgx return for a query.
+type rowIter interface {
+	rowScanner
+	Next() bool
+	Err() error
+}
+
+// collect scans every row with scan; doing names the work for errors.
+// The caller closes rows.
+func collect[T any](rows rowIter, scan func(rowScanner) (T, error), doing string) ([]T, error) {
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", doing, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", doing, err)
+	}
+	return out, nil
+}
+
 func scanCall(sc rowScanner) (CallRecord, error) {
 	var (
 		r                  CallRecord
