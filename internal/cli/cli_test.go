@@ -422,8 +422,9 @@ func TestServeWithoutConfig(t *testing.T) {
 	var out, errb syncBuffer
 	done := make(chan int)
 	go func() { done <- Main(ctx, []string{"serve"}, &out, &errb) }()
-	eventuallyCLI(t, 20*time.Second, "serve to connect the built-in server", func() bool {
-		return strings.Contains(out.String(), "tasks: connected")
+	eventuallyCLI(t, 20*time.Second, "serve to connect and discover the built-in server", func() bool {
+		o := out.String()
+		return strings.Contains(o, "tasks: connected") && strings.Contains(o, "tasks: 5 tools")
 	})
 	cancel()
 	if code := <-done; code != ExitOK {
