@@ -25,15 +25,7 @@ func runCall(ctx context.Context, a *app, args []string) error {
 	outDir := fs.String("out-dir", "", "`directory` for images, audio and binary resources (default: the temp dir)")
 	maxDuration := fs.Duration("max-duration", 0, "budget: end the call after this long and return what it has, marked partial")
 	maxCost := fs.Float64("max-cost", 0, "budget: end the call once the cost the tool reports exceeds this, returning what it has")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	cfg, err := a.loadConfig()
-	if err != nil {
-		return err
-	}
-	server, rest, err := a.resolveServer(cfg, pos, "call SERVER TOOL [key=value ...]")
+	cfg, server, rest, err := a.serverCommand(fs, args, "call SERVER TOOL [key=value ...]")
 	if err != nil {
 		return err
 	}

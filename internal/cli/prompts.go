@@ -52,15 +52,7 @@ func runPrompts(ctx context.Context, a *app, args []string) error {
 
 func runPrompt(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("prompt", true)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	cfg, err := a.loadConfig()
-	if err != nil {
-		return err
-	}
-	server, rest, err := a.resolveServer(cfg, pos, "prompt SERVER NAME [key=value ...]")
+	cfg, server, rest, err := a.serverCommand(fs, args, "prompt SERVER NAME [key=value ...]")
 	if err != nil {
 		return err
 	}

@@ -54,15 +54,7 @@ func runResources(ctx context.Context, a *app, args []string) error {
 func runRead(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("read", true)
 	outDir := fs.String("out-dir", "", "`directory` for binary contents (default: the temp dir)")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	cfg, err := a.loadConfig()
-	if err != nil {
-		return err
-	}
-	server, rest, err := a.resolveServer(cfg, pos, "read SERVER URI")
+	cfg, server, rest, err := a.serverCommand(fs, args, "read SERVER URI")
 	if err != nil {
 		return err
 	}

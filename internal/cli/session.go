@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -193,6 +194,26 @@ func (a *app) reportFailures(s *session) error {
 		return &exitError{ExitFailure}
 	}
 	return nil
+}
+
+// serverCommand parses a single-server command's flags and arguments and
+// loads the configuration. It returns the server (the ad hoc one with
+// --stdio/--url) and the arguments after it. usage is the command's
+// synopsis after "switchboard".
+func (a *app) serverCommand(fs *flag.FlagSet, args []string, usage string) (*config.Config, string, []string, error) {
+	pos, err := parse(fs, args)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	server, rest, err := a.resolveServer(cfg, pos, usage)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return cfg, server, rest, nil
 }
 
 // resolveServer returns the server a command names: the ad hoc server when

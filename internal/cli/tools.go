@@ -78,15 +78,7 @@ func keysString(keys []catalog.Key) string {
 
 func runTool(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("tool", true)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	cfg, err := a.loadConfig()
-	if err != nil {
-		return err
-	}
-	server, rest, err := a.resolveServer(cfg, pos, "tool SERVER TOOL")
+	cfg, server, rest, err := a.serverCommand(fs, args, "tool SERVER TOOL")
 	if err != nil {
 		return err
 	}

@@ -88,7 +88,7 @@ func emitImport(path string, p *parsed) []byte {
 
 	rc := p.raw
 	if rc.defaults != nil && rc.defaults.kind == kindMap {
-		im.defaults(p.cfg.Defaults)
+		im.w.defaults(p.cfg.Defaults)
 	}
 	if rc.limits != nil && rc.limits.kind == kindMap {
 		im.w.limits(p.cfg.Limits)
@@ -156,24 +156,6 @@ func (im *importer) path(s string) string {
 		return v
 	}
 	return filepath.Join(strings.ReplaceAll(im.dir, "$", "$$"), v)
-}
-
-func (im *importer) defaults(d Defaults) {
-	w := im.w
-	w.line(0, "defaults:")
-	w.kv(1, "request_timeout", formatDuration(d.RequestTimeout))
-	w.kv(1, "connect_timeout", formatDuration(d.ConnectTimeout))
-	w.kv(1, "max_retries", strconv.Itoa(d.MaxRetries))
-	w.kv(1, "discovery_ttl", formatDuration(d.DiscoveryTTL))
-	w.line(1, "health:")
-	w.kv(2, "ping_interval", formatDuration(d.Health.PingInterval))
-	w.kv(2, "ping_timeout", formatDuration(d.Health.PingTimeout))
-	b := make([]string, len(d.Health.Backoff))
-	for i, v := range d.Health.Backoff {
-		b[i] = formatDuration(v)
-	}
-	w.kv(2, "backoff", "["+strings.Join(b, ", ")+"]")
-	w.kv(2, "max_failures", strconv.Itoa(d.Health.MaxFailures))
 }
 
 // history writes the history: block: the store as written (its variables

@@ -22,21 +22,7 @@ func MarshalResolved(c *Config) ([]byte, error) {
 		return nil, fmt.Errorf("marshaling configuration: nil config")
 	}
 	w := &yamlWriter{escape: true}
-	d := c.Defaults
-	w.line(0, "defaults:")
-	w.kv(1, "request_timeout", formatDuration(d.RequestTimeout))
-	w.kv(1, "connect_timeout", formatDuration(d.ConnectTimeout))
-	w.kv(1, "max_retries", strconv.Itoa(d.MaxRetries))
-	w.kv(1, "discovery_ttl", formatDuration(d.DiscoveryTTL))
-	w.line(1, "health:")
-	w.kv(2, "ping_interval", formatDuration(d.Health.PingInterval))
-	w.kv(2, "ping_timeout", formatDuration(d.Health.PingTimeout))
-	backoff := make([]string, len(d.Health.Backoff))
-	for i, b := range d.Health.Backoff {
-		backoff[i] = formatDuration(b)
-	}
-	w.kv(2, "backoff", "["+strings.Join(backoff, ", ")+"]")
-	w.kv(2, "max_failures", strconv.Itoa(d.Health.MaxFailures))
+	w.defaults(c.Defaults)
 	w.limits(c.Limits)
 	w.line(0, "history:")
 	w.kv(1, "store", w.str(c.History.Store))
@@ -142,6 +128,24 @@ func formatDuration(d time.Duration) string {
 }
 
 // yamlWriter writes block-style YAML a line at a time.
+// defaults writes the defaults: block (config show and config import).
+func (w *yamlWriter) defaults(d Defaults) {
+	w.line(0, "defaults:")
+	w.kv(1, "request_timeout", formatDuration(d.RequestTimeout))
+	w.kv(1, "connect_timeout", formatDuration(d.ConnectTimeout))
+	w.kv(1, "max_retries", strconv.Itoa(d.MaxRetries))
+	w.kv(1, "discovery_ttl", formatDuration(d.DiscoveryTTL))
+	w.line(1, "health:")
+	w.kv(2, "ping_interval", formatDuration(d.Health.PingInterval))
+	w.kv(2, "ping_timeout", formatDuration(d.Health.PingTimeout))
+	backoff := make([]string, len(d.Health.Backoff))
+	for i, b := range d.Health.Backoff {
+		backoff[i] = formatDuration(b)
+	}
+	w.kv(2, "backoff", "["+strings.Join(backoff, ", ")+"]")
+	w.kv(2, "max_failures", strconv.Itoa(d.Health.MaxFailures))
+}
+
 type yamlWriter struct {
 	b      bytes.Buffer
 	escape bool // write a literal $ as $$ (values are resolved, not templates)
