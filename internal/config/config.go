@@ -85,6 +85,9 @@ type Config struct {
 	Limits Limits
 	// History configures the persistent call history (the `history:` block).
 	History History
+	// Gateway configures the aggregated endpoint `serve` runs (the
+	// `gateway:` block).
+	Gateway Gateway
 	// AllowedCommands is the effective stdio command allowlist: the defaults
 	// plus security.allowed_commands (bare names or absolute paths).
 	AllowedCommands []string

@@ -212,6 +212,7 @@ type rawConfig struct {
 	limits   *node
 	history  *node
 	security *node
+	gateway  *pair // the gateway: key, for the block's position
 	servers  []*rawServer
 }
 
@@ -282,7 +283,7 @@ func ignoreOthers(root *node, ps *problems, used ...string) {
 }
 
 // nativeOnlyKeys are the top-level keys that only the native format has.
-var nativeOnlyKeys = []string{"defaults", "limits", "history", "security"}
+var nativeOnlyKeys = []string{"defaults", "limits", "history", "security", "gateway"}
 
 // nativeKeys are the top-level keys of the native format.
 var nativeKeys = append(slices.Clone(nativeOnlyKeys), "servers")
@@ -306,6 +307,7 @@ func decodeNative(root *node, rc *rawConfig, ps *problems) {
 	if p := root.get("security"); p != nil {
 		rc.security = p.value
 	}
+	rc.gateway = root.get("gateway")
 	p := root.get("servers")
 	if p == nil || p.value.kind == kindNull {
 		return

@@ -124,6 +124,7 @@ func Default() *Config {
 		Defaults:        defaultDefaults(),
 		Limits:          defaultLimits(),
 		History:         defaultHistory(),
+		Gateway:         DefaultGateway(),
 		AllowedCommands: slices.Clone(DefaultAllowedCommands),
 		Format:          FormatNative,
 	}

@@ -32,6 +32,9 @@ func MarshalResolved(c *Config) ([]byte, error) {
 		w.line(0, "security:")
 		w.kv(1, "allowed_commands", w.list(c.AllowedCommands))
 	}
+	if !c.Gateway.isDefault() {
+		w.gateway(c.Gateway)
+	}
 	if len(c.Servers) == 0 {
 		w.line(0, "servers: []")
 		return w.bytes(), nil
@@ -92,7 +95,7 @@ func (w *yamlWriter) server(s Server) {
 		}
 	} else {
 		w.kv(in, "url", w.str(s.URL))
-		w.strMap(in, "headers", s.Headers)
+		w.headers(in, s.Headers)
 		if s.Transport == TransportSSE || s.Transport == TransportHTTP {
 			w.kv(in, "sse_read_timeout", formatDuration(s.SSEReadTimeout))
 		}
@@ -111,6 +114,101 @@ func (w *yamlWriter) server(s Server) {
 	w.kv(in, "load_resources", strconv.FormatBool(s.LoadResources))
 	if len(s.Secrets) > 0 {
 		w.kv(in, "secrets", "["+strings.Join(quoteAll(s.Secrets), ", ")+"]")
+	}
+}
+
+// gateway writes the gateway: block. Token secrets are never written:
+// a token read from a variable is written as token_env: NAME.
+func (w *yamlWriter) gateway(g Gateway) {
+	w.line(0, "gateway:")
+	w.kv(1, "listen", w.str(g.Listen))
+	w.kv(1, "stateless", strconv.FormatBool(g.Stateless))
+	if len(g.AllowedOrigins) > 0 {
+		w.kv(1, "allowed_origins", w.list(g.AllowedOrigins))
+	}
+	if len(g.AllowedHosts) > 0 {
+		w.kv(1, "allowed_hosts", w.list(g.AllowedHosts))
+	}
+	w.kv(1, "shutdown_timeout", formatDuration(g.ShutdownTimeout))
+	w.kv(1, "session_timeout", formatDuration(g.SessionTimeout))
+	if g.Instructions != "" {
+		w.kv(1, "instructions", w.str(g.Instructions))
+	}
+	if len(g.Views) > 0 {
+		w.line(1, "views:")
+		for _, v := range g.Views {
+			w.line(2, "- name: "+quoteYAML(v.Name))
+			if len(v.Servers) > 0 {
+				w.kv(3, "servers", "["+strings.Join(quoteAll(v.Servers), ", ")+"]")
+			}
+			if len(v.Include) > 0 {
+				w.kv(3, "include", w.list(v.Include))
+			}
+			if len(v.Exclude) > 0 {
+				w.kv(3, "exclude", w.list(v.Exclude))
+			}
+			w.kv(3, "prefix", quoteYAML(string(v.Prefix)))
+			w.strMap(3, "rename", v.Rename)
+			w.strMap(3, "descriptions", v.Descriptions)
+		}
+	}
+	if len(g.Tokens) > 0 {
+		w.line(1, "tokens:")
+		for i, t := range g.Tokens {
+			if t.Name == fmt.Sprintf("tokens[%d]", i) {
+				w.line(2, "- user: "+w.str(t.User)) // the default label
+			} else {
+				w.line(2, "- name: "+w.str(t.Name))
+				w.kv(3, "user", w.str(t.User))
+			}
+			switch {
+			case t.TokenEnv != "":
+				w.kv(3, "token_env", quoteYAML(t.TokenEnv))
+			case t.SHA256 != "":
+				w.kv(3, "token_sha256", quoteYAML(t.SHA256))
+			}
+			if len(t.Views) > 0 {
+				w.kv(3, "views", "["+strings.Join(quoteAll(t.Views), ", ")+"]")
+			}
+		}
+	}
+}
+
+// headers writes a server's headers: block, keeping the identity
+// placeholders as written (every other $ is escaped).
+func (w *yamlWriter) headers(indent int, h map[string]string) {
+	if len(h) == 0 {
+		return
+	}
+	w.line(indent, "headers:")
+	for _, k := range sortedKeys(h) {
+		v := h[k]
+		if w.escape {
+			var b strings.Builder
+			for v != "" {
+				i := strings.Index(v, "${identity.")
+				rest := ""
+				if i >= 0 {
+					rest = v[i:]
+				}
+				switch {
+				case strings.HasPrefix(rest, IdentityUser):
+					b.WriteString(strings.ReplaceAll(v[:i], "$", "$$") + IdentityUser)
+					v = rest[len(IdentityUser):]
+				case strings.HasPrefix(rest, IdentitySession):
+					b.WriteString(strings.ReplaceAll(v[:i], "$", "$$") + IdentitySession)
+					v = rest[len(IdentitySession):]
+				case i >= 0:
+					b.WriteString(strings.ReplaceAll(v[:i+1], "$", "$$"))
+					v = v[i+1:]
+				default:
+					b.WriteString(strings.ReplaceAll(v, "$", "$$"))
+					v = ""
+				}
+			}
+			v = b.String()
+		}
+		w.kv(indent+1, quoteYAML(k), quoteYAML(v))
 	}
 }
 

@@ -69,6 +69,7 @@ func (r *resolver) resolve(rc *rawConfig) *Config {
 		}
 		cfg.Servers = append(cfg.Servers, srv)
 	}
+	cfg.Gateway = r.decodeGateway(rc.gateway, rc.servers)
 	return cfg
 }
 
@@ -238,11 +239,21 @@ func (r *resolver) nonNegative(pos Pos, field string, v int) bool {
 // false when the value is unusable (wrong type, a variable problem, a NUL
 // byte), having recorded why.
 func (r *resolver) expandNode(n *node, field string) (string, bool) {
+	return r.expandNodeWith(n, field, r.x.expand)
+}
+
+// expandHeaderNode is expandNode for a header value, which keeps the
+// identity placeholders (${identity.user}, ${identity.session}).
+func (r *resolver) expandHeaderNode(n *node, field string) (string, bool) {
+	return r.expandNodeWith(n, field, r.x.expandHeader)
+}
+
+func (r *resolver) expandNodeWith(n *node, field string, expand func(s, field string) (string, []varProblem)) (string, bool) {
 	s, ok := r.ps.str(n, field)
 	if !ok {
 		return "", false
 	}
-	v, vps := r.x.expand(s, field)
+	v, vps := expand(s, field)
 	for _, vp := range vps {
 		r.ps.add(n.pos, field, vp.msg, vp.fix, vp.err)
 	}
@@ -702,7 +713,7 @@ func (r *resolver) network(s *rawServer, srv *Server) {
 			if !p.value.isScalar() {
 				continue // reported by strMap
 			}
-			v, ok := r.expandNode(p.value, field)
+			v, ok := r.expandHeaderNode(p.value, field)
 			if !ok {
 				continue
 			}

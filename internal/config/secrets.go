@@ -98,6 +98,7 @@ func isSecretOf(srv *Server, key string) bool {
 // replaced by [REDACTED], as are passwords in URLs and the values of
 // secret-looking options in args (--api-key X, --token=X, KEY=X), and the
 // password of a history.store DSN (postgres://user:[REDACTED]@host/db).
+// Gateway token secrets are removed (their token_env names are kept).
 func (c *Config) Redacted() *Config {
 	if c == nil {
 		return nil
@@ -107,6 +108,7 @@ func (c *Config) Redacted() *Config {
 	out.Defaults.Health.Backoff = slices.Clone(c.Defaults.Health.Backoff)
 	out.Warnings = slices.Clone(c.Warnings)
 	out.History.Store = redactDSN(c.History.Store)
+	out.Gateway = c.Gateway.redacted()
 	out.Servers = make([]Server, len(c.Servers))
 	for i, s := range c.Servers {
 		out.Servers[i] = redactServer(s)

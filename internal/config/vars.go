@@ -19,6 +19,7 @@ const (
 	refWorkspace                    // ${workspaceFolder}
 	refWorkspaceBase                // ${workspaceFolderBasename}
 	refInput                        // ${input:id}: not supported
+	refIdentity                     // ${identity.user}, ${identity.session}: kept in headers
 	refInvalid                      // anything else
 	refUnterminated                 // "${" with no closing brace
 )
@@ -108,6 +109,10 @@ func parseRef(raw, body string) *varRef {
 		r.kind, r.name = refInput, id
 		return r
 	}
+	if raw == IdentityUser || raw == IdentitySession {
+		r.kind = refIdentity
+		return r
+	}
 	name, def, hasDef := strings.Cut(body, ":-")
 	env := false
 	if n, ok := strings.CutPrefix(name, "env:"); ok {
@@ -152,18 +157,30 @@ type expander struct {
 
 // expand expands every reference in s. field names the field, for
 // UnresolvedVariableError. Problems are returned, not recorded; the
-// expanded value then holds "" for each failed reference.
+// expanded value then holds "" for each failed reference. Identity
+// placeholders are problems here: they are only valid in headers.
 func (x *expander) expand(s, field string) (string, []varProblem) {
+	return x.expandWith(s, field, false)
+}
+
+// expandHeader is expand for a server's header values, where the identity
+// placeholders (IdentityUser, IdentitySession) are kept as written, to be
+// filled per request by the upstream transport.
+func (x *expander) expandHeader(s, field string) (string, []varProblem) {
+	return x.expandWith(s, field, true)
+}
+
+func (x *expander) expandWith(s, field string, identity bool) (string, []varProblem) {
 	if !strings.Contains(s, "$") {
 		return s, nil
 	}
 	var b strings.Builder
 	var probs []varProblem
-	x.expandSegs(&b, scanVars(s), field, &probs)
+	x.expandSegs(&b, scanVars(s), field, identity, &probs)
 	return b.String(), probs
 }
 
-func (x *expander) expandSegs(b *strings.Builder, segs []segment, field string, probs *[]varProblem) {
+func (x *expander) expandSegs(b *strings.Builder, segs []segment, field string, identity bool, probs *[]varProblem) {
 	for _, sg := range segs {
 		if sg.ref == nil {
 			b.WriteString(sg.lit)
@@ -175,7 +192,7 @@ func (x *expander) expandSegs(b *strings.Builder, segs []segment, field string, 
 			if v, ok := x.lookup(r.name); ok && (v != "" || !r.hasDef) {
 				b.WriteString(v)
 			} else if r.hasDef {
-				x.expandSegs(b, r.def, field, probs)
+				x.expandSegs(b, r.def, field, identity, probs)
 			} else {
 				*probs = append(*probs, varProblem{
 					msg: fmt.Sprintf("variable %s is not set", r.name),
@@ -193,6 +210,15 @@ func (x *expander) expandSegs(b *strings.Builder, segs []segment, field string, 
 				fix: fmt.Sprintf("set an environment variable and use ${%s}", inputEnvName(r.name)),
 				err: &inputVariableError{id: r.name},
 			})
+		case refIdentity:
+			if identity {
+				b.WriteString(r.raw)
+			} else {
+				*probs = append(*probs, varProblem{
+					msg: fmt.Sprintf("%s is only valid in the headers of http, sse and websocket servers", r.raw),
+					fix: "move it to a header value, or write $$ for a literal $",
+				})
+			}
 		case refUnterminated:
 			*probs = append(*probs, varProblem{
 				msg: fmt.Sprintf("unterminated variable reference %q", r.raw),

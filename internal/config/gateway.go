@@ -1,0 +1,116 @@
+package config
+
+import "time"
+
+// This file holds the gateway: block's resolved form: where `serve` listens,
+// the views it serves, and the tokens that may use them. Decoding and
+// validation live in gateway_decode.go.
+
+// Gateway defaults. docs/configuration.md documents each one.
+const (
+	DefaultListen          = "127.0.0.1:7777"
+	DefaultShutdownTimeout = 10 * time.Second
+	DefaultSessionTimeout  = 30 * time.Minute
+	// DefaultViewName is the view served at /mcp when no view of that name
+	// is configured: every server, prefixed names.
+	DefaultViewName = "default"
+)
+
+// Prefix says whether a view's tool, prompt and resource-template names
+// carry their server's name.
+type Prefix string
+
+// The prefix modes.
+const (
+	// PrefixAlways exposes server__tool (the catalog's client-safe names).
+	PrefixAlways Prefix = "always"
+	// PrefixNever exposes the server's own names; only valid for a view of
+	// exactly one server, so that the view looks exactly like that server.
+	PrefixNever Prefix = "never"
+)
+
+// Gateway configures the aggregated MCP endpoint served by `serve`.
+type Gateway struct {
+	// Listen is the TCP address of the gateway, the web page and the
+	// health endpoints (default 127.0.0.1:7777).
+	Listen string
+	// Stateless serves /mcp without sessions, so that any replica can
+	// answer any request (no server-to-client requests then).
+	Stateless bool
+	// AllowedOrigins are Origin values accepted besides the gateway's own
+	// address (scheme://host[:port], or "*" for any; default none).
+	AllowedOrigins []string
+	// AllowedHosts are Host header values accepted besides loopback names
+	// and the listen address (needed behind a proxy or a DNS name).
+	AllowedHosts []string
+	// ShutdownTimeout is how long calls in flight may run after SIGINT or
+	// SIGTERM before they are cancelled (default 10s).
+	ShutdownTimeout time.Duration
+	// SessionTimeout closes client sessions idle this long (default 30m;
+	// 0 never).
+	SessionTimeout time.Duration
+	// Instructions are prepended to the upstreams' combined instructions.
+	Instructions string
+	// Views are the named subsets of servers, in file order. A view named
+	// DefaultViewName replaces the implicit one at /mcp.
+	Views []View
+	// Tokens are the bearer tokens that may use the gateway. Empty means no
+	// authentication, which is only allowed on a loopback address.
+	Tokens []Token
+
+	// Pos is where the block was defined, if it was.
+	Pos Pos
+}
+
+// View is a named subset of the catalog served at /mcp/{name}.
+type View struct {
+	Name string
+	// Servers the view draws on; empty means all.
+	Servers []string
+	// Include and Exclude are globs (path.Match syntax) on the exposed
+	// tool name; a tool is in the view when it matches an include (or
+	// Include is empty) and no exclude.
+	Include []string
+	Exclude []string
+	// Prefix is PrefixAlways (default) or PrefixNever.
+	Prefix Prefix
+	// Rename maps an exposed tool name (as the view would otherwise show
+	// it) to the name clients see instead.
+	Rename map[string]string
+	// Descriptions maps an exposed tool name (before Rename) to a
+	// replacement description.
+	Descriptions map[string]string
+
+	Pos Pos
+}
+
+// Token is one bearer token and what it grants.
+type Token struct {
+	// Name labels the token in logs and messages (never the secret).
+	Name string
+	// User is the identity calls made with the token carry (seed 002's
+	// user id).
+	User string
+	// Secret is the token's value when given through an environment
+	// variable (token_env); it is never shown or logged.
+	Secret string
+	// SHA256 is the lowercase hex SHA-256 of the token, when stored as a
+	// hash (token_sha256).
+	SHA256 string
+	// TokenEnv names the environment variable Secret was read from
+	// (token_env); it is what `config show` prints instead of the secret.
+	TokenEnv string
+	// Views the token may use; empty or "*" means every view.
+	Views []string
+
+	Pos Pos
+}
+
+// DefaultGateway returns the gateway settings used when the block is absent.
+func DefaultGateway() Gateway {
+	return Gateway{
+		Listen:          DefaultListen,
+		ShutdownTimeout: DefaultShutdownTimeout,
+		SessionTimeout:  DefaultSessionTimeout,
+	}
+}

@@ -1,0 +1,700 @@
+package config
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+)
+
+// This file reads and checks the gateway: block, and holds the rules that
+// `serve` applies to it at run time (exposure, views, token matching).
+
+// Identity placeholders. In a network server's header values they are kept
+// as written at load time, and filled per request by the upstream transport
+// with the calling user's identity and the gateway session's id. Anywhere
+// else they are a configuration problem.
+const (
+	IdentityUser    = "${identity.user}"
+	IdentitySession = "${identity.session}"
+)
+
+// MaxShutdownTimeout bounds gateway.shutdown_timeout.
+const MaxShutdownTimeout = 10 * time.Minute
+
+// gatewayDocs is where a person reads about the block.
+const gatewayDocs = "docs/configuration.md#gateway"
+
+var (
+	// viewNamePattern is the form of a view name: it is a URL path segment.
+	viewNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	// toolNamePattern is the form of a name a view renames a tool to.
+	toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+	// sha256Pattern is the form of token_sha256.
+	sha256Pattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
+)
+
+// The keys of the block and its entries, in documentation order.
+var (
+	gatewayKeys = []string{"listen", "stateless", "allowed_origins", "allowed_hosts", "shutdown_timeout", "session_timeout", "instructions", "views", "tokens"}
+	viewKeys    = []string{"name", "servers", "include", "exclude", "prefix", "rename", "descriptions"}
+	tokenKeys   = []string{"name", "user", "token_env", "token_sha256", "views"}
+)
+
+// CheckExposure reports, as a fault.Config error, a gateway that would
+// listen on an address other hosts can reach without requiring tokens.
+// Loopback addresses (127.0.0.0/8, ::1, localhost) need none; an empty
+// host (":7777") and 0.0.0.0 are not loopback. `serve --listen` applies it
+// after overriding Listen; loading a configuration applies it too.
+func (g *Gateway) CheckExposure() error {
+	if len(g.Tokens) > 0 || isLoopbackListen(g.Listen) {
+		return nil
+	}
+	msg, fix := exposureProblem(g.Listen)
+	return fault.New(fault.Config, "%s", msg).WithSuggestions(fix)
+}
+
+// exposureProblem words the exposure rule for a message and its fix.
+func exposureProblem(listen string) (string, string) {
+	return fmt.Sprintf("listening on %s requires tokens: anyone who can reach it could call every tool", listen),
+		"add gateway.tokens (see " + gatewayDocs + "), or listen on 127.0.0.1"
+}
+
+// isLoopbackListen reports whether a listen address's host is a loopback
+// address or the name localhost.
+func isLoopbackListen(listen string) bool {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		host = listen
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// View returns the view of that name. For DefaultViewName with no such
+// view configured it returns the implicit one: every server, names
+// prefixed.
+func (g *Gateway) View(name string) (View, bool) {
+	for _, v := range g.Views {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	if name == DefaultViewName {
+		return View{Name: DefaultViewName, Prefix: PrefixAlways}, true
+	}
+	return View{}, false
+}
+
+// Matches reports whether presented is this token, in constant time.
+func (t Token) Matches(presented string) bool {
+	want, ok := t.digest()
+	if !ok {
+		return false
+	}
+	got := sha256.Sum256([]byte(presented))
+	return subtle.ConstantTimeCompare(got[:], want) == 1
+}
+
+// digest returns the SHA-256 of the token, from SHA256 or else Secret; it
+// reports false for a token with neither (such as a redacted one).
+func (t Token) digest() ([]byte, bool) {
+	if t.SHA256 != "" {
+		d, err := hex.DecodeString(t.SHA256)
+		return d, err == nil && len(d) == sha256.Size
+	}
+	if t.Secret == "" {
+		return nil, false
+	}
+	d := sha256.Sum256([]byte(t.Secret))
+	return d[:], true
+}
+
+// Allows reports whether the token may use the named view.
+func (t Token) Allows(view string) bool {
+	return len(t.Views) == 0 || slices.Contains(t.Views, "*") || slices.Contains(t.Views, view)
+}
+
+// String describes the token without its secret, so that printing one
+// never leaks it.
+func (t Token) String() string {
+	return fmt.Sprintf("token %s (user %s)", t.Name, t.User)
+}
+
+// LogValue logs the token's name and user, never its secret.
+func (t Token) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("name", t.Name), slog.String("user", t.User))
+}
+
+// MarshalJSON encodes the token without its secret, so that a
+// configuration written as JSON (config show --json, a JSON log) never
+// holds it.
+func (t Token) MarshalJSON() ([]byte, error) {
+	type plain Token
+	return json.Marshal(struct {
+		plain
+		Secret string `json:",omitempty"` // shadows plain.Secret
+	}{plain: plain(t)})
+}
+
+// redacted returns a deep copy of the gateway settings without token
+// secrets (token_env names and hashes are kept).
+func (g Gateway) redacted() Gateway {
+	out := g
+	out.AllowedOrigins = slices.Clone(g.AllowedOrigins)
+	out.AllowedHosts = slices.Clone(g.AllowedHosts)
+	out.Views = make([]View, len(g.Views))
+	for i, v := range g.Views {
+		out.Views[i] = v.clone()
+	}
+	if g.Views == nil {
+		out.Views = nil
+	}
+	out.Tokens = make([]Token, len(g.Tokens))
+	for i, t := range g.Tokens {
+		t.Secret = ""
+		t.Views = slices.Clone(t.Views)
+		out.Tokens[i] = t
+	}
+	if g.Tokens == nil {
+		out.Tokens = nil
+	}
+	return out
+}
+
+func (v View) clone() View {
+	out := v
+	out.Servers = slices.Clone(v.Servers)
+	out.Include = slices.Clone(v.Include)
+	out.Exclude = slices.Clone(v.Exclude)
+	if v.Rename != nil {
+		out.Rename = make(map[string]string, len(v.Rename))
+		for k, x := range v.Rename {
+			out.Rename[k] = x
+		}
+	}
+	if v.Descriptions != nil {
+		out.Descriptions = make(map[string]string, len(v.Descriptions))
+		for k, x := range v.Descriptions {
+			out.Descriptions[k] = x
+		}
+	}
+	return out
+}
+
+// isDefault reports whether g holds only the defaults (wherever it was
+// written), so that `config show` can leave the block out.
+func (g Gateway) isDefault() bool {
+	d := DefaultGateway()
+	return g.Listen == d.Listen && g.Stateless == d.Stateless &&
+		len(g.AllowedOrigins) == 0 && len(g.AllowedHosts) == 0 &&
+		g.ShutdownTimeout == d.ShutdownTimeout && g.SessionTimeout == d.SessionTimeout &&
+		g.Instructions == d.Instructions && len(g.Views) == 0 && len(g.Tokens) == 0
+}
+
+// decodeGateway reads the gateway: block. servers are the file's server
+// entries, which views refer to by name.
+func (r *resolver) decodeGateway(p *pair, servers []*rawServer) Gateway {
+	g := DefaultGateway()
+	if p == nil {
+		return g
+	}
+	g.Pos = p.keyPos
+	n := p.value
+	if n.kind == kindNull || !r.ps.expectKind(n, "gateway", "a mapping", kindMap) {
+		return g
+	}
+	r.ps.known(n, "gateway", gatewayKeys)
+
+	var listenPos Pos
+	listenOK := true
+	if p := n.get("listen"); p != nil {
+		const field = "gateway.listen"
+		listenPos = p.value.pos
+		listenOK = false
+		if v, ok := r.expandNode(p.value, field); ok {
+			if msg, fix := listenProblem(v); msg != "" {
+				r.ps.add(p.value.pos, field, msg, fix, nil)
+			} else {
+				g.Listen, listenOK = v, true
+			}
+		}
+	}
+	if p := n.get("stateless"); p != nil {
+		if v, ok := r.ps.boolean(p.value, "gateway.stateless"); ok {
+			g.Stateless = v
+		}
+	}
+	if p := n.get("allowed_origins"); p != nil {
+		g.AllowedOrigins = r.gatewayList(p.value, "gateway.allowed_origins", originProblem)
+	}
+	if p := n.get("allowed_hosts"); p != nil {
+		g.AllowedHosts = r.gatewayList(p.value, "gateway.allowed_hosts", hostProblem)
+	}
+	if p := n.get("shutdown_timeout"); p != nil {
+		const field = "gateway.shutdown_timeout"
+		if v, ok := r.ps.duration(p.value, field); ok {
+			if v < 0 || v > MaxShutdownTimeout {
+				r.ps.add(p.value.pos, field, fmt.Sprintf("%s is out of range", formatDuration(v)), fmt.Sprintf("use a value from 0s (cancel at once) to %s (the default is %s)", formatDuration(MaxShutdownTimeout), formatDuration(DefaultShutdownTimeout)), nil)
+			} else {
+				g.ShutdownTimeout = v
+			}
+		}
+	}
+	if p := n.get("session_timeout"); p != nil {
+		const field = "gateway.session_timeout"
+		if v, ok := r.ps.duration(p.value, field); ok && r.nonNegativeDur(p.value.pos, field, v) {
+			g.SessionTimeout = v
+		}
+	}
+	if p := n.get("instructions"); p != nil && p.value.kind != kindNull {
+		if v, ok := r.expandNode(p.value, "gateway.instructions"); ok {
+			g.Instructions = v
+		}
+	}
+	var names []string
+	for _, s := range servers {
+		if s.nameOK {
+			names = append(names, s.name)
+		}
+	}
+	if p := n.get("views"); p != nil {
+		g.Views = r.views(p.value, names)
+	}
+	tokensOK := true
+	if p := n.get("tokens"); p != nil {
+		g.Tokens, tokensOK = r.tokens(p.value, g.Views)
+	}
+	if listenOK && tokensOK && len(g.Tokens) == 0 && !isLoopbackListen(g.Listen) {
+		msg, fix := exposureProblem(g.Listen)
+		r.ps.add(listenPos, "gateway.listen", msg, fix, nil)
+	}
+	return g
+}
+
+// listenProblem says what is wrong with a listen address, or "".
+func listenProblem(v string) (string, string) {
+	const fix = "write it as host:port, e.g. 127.0.0.1:7777 (or [::1]:7777)"
+	host, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return fmt.Sprintf("invalid listen address %q", v), fix
+	}
+	if strings.ContainsAny(host, "/ ") {
+		return fmt.Sprintf("invalid host %q in listen address", host), fix
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Sprintf("invalid port %q in listen address", port), "use a port number from 0 (any free port) to 65535"
+	}
+	return "", ""
+}
+
+// originProblem checks an allowed origin and returns it normalized (lower
+// case, as browsers send it), or what is wrong with it.
+func originProblem(v string) (string, string, string) {
+	if v == "*" {
+		return v, "", ""
+	}
+	const fix = `write it as scheme://host[:port], e.g. https://app.example.com, or "*" for any origin`
+	u, err := url.Parse(v)
+	if err != nil || u.Host == "" || u.Opaque != "" {
+		return "", fmt.Sprintf("invalid origin %q", v), fix
+	}
+	if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
+		return "", fmt.Sprintf("origin %q must use http or https", v), fix
+	}
+	if u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.ForceQuery || strings.HasSuffix(v, "#") {
+		return "", fmt.Sprintf("origin %q must not have a path, query or credentials", v), fmt.Sprintf("write %s://%s", strings.ToLower(u.Scheme), strings.ToLower(u.Host))
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return "", fmt.Sprintf("invalid port in origin %q", v), fix
+		}
+	} else if strings.HasSuffix(u.Host, ":") {
+		return "", fmt.Sprintf("invalid port in origin %q", v), fix
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), "", ""
+}
+
+// hostProblem checks an allowed Host header value and returns it
+// normalized (lower case), or what is wrong with it.
+func hostProblem(v string) (string, string, string) {
+	const fix = "write a host name or host:port, e.g. mcp.example.com or mcp.example.com:443, with no scheme or path"
+	if strings.Contains(v, "://") {
+		return "", fmt.Sprintf("host %q must not have a scheme", v), fix
+	}
+	if v == "" || strings.ContainsAny(v, "/?#@ \t") {
+		return "", fmt.Sprintf("invalid host %q", v), fix
+	}
+	host := v
+	if h, port, err := net.SplitHostPort(v); err == nil {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return "", fmt.Sprintf("invalid port in host %q", v), fix
+		}
+		host = h
+	} else if strings.Contains(v, ":") && !(strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]")) {
+		return "", fmt.Sprintf("invalid host %q", v), fix + " (IPv6 addresses in brackets: [::1])"
+	}
+	if strings.Trim(host, "[]") == "" {
+		return "", fmt.Sprintf("invalid host %q", v), fix
+	}
+	return strings.ToLower(v), "", ""
+}
+
+// gatewayList reads a list of strings, checking and normalizing each item
+// with check. Only the valid items are returned.
+func (r *resolver) gatewayList(n *node, field string, check func(string) (string, string, string)) []string {
+	items, _ := r.ps.strList(n, field)
+	var out []string
+	for i, it := range items {
+		if !it.isScalar() {
+			continue // reported by strList
+		}
+		f := fmt.Sprintf("%s[%d]", field, i)
+		v, ok := r.expandNode(it, f)
+		if !ok {
+			continue
+		}
+		norm, msg, fix := check(v)
+		if msg != "" {
+			r.ps.add(it.pos, f, msg, fix, nil)
+			continue
+		}
+		if !slices.Contains(out, norm) {
+			out = append(out, norm)
+		}
+	}
+	return out
+}
+
+// views reads gateway.views. servers are the valid server names.
+func (r *resolver) views(n *node, servers []string) []View {
+	if n.kind == kindNull || !r.ps.expectKind(n, "gateway.views", "a list of views", kindSeq) {
+		return nil
+	}
+	var out []View
+	first := map[string]Pos{}
+	for i, it := range n.items {
+		base := fmt.Sprintf("gateway.views[%d]", i)
+		if !r.ps.expectKind(it, base, "a mapping", kindMap) {
+			continue
+		}
+		r.ps.known(it, base, viewKeys)
+		v := View{Prefix: PrefixAlways, Pos: it.pos}
+		if p := it.get("name"); p == nil || p.value.kind == kindNull {
+			r.ps.add(it.pos, base+".name", "name is required", `add name: with a lower-case name, e.g. name: github (the view is served at /mcp/github; "default" replaces /mcp)`, nil)
+		} else if name, ok := r.ps.str(p.value, base+".name"); ok {
+			switch prev, dup := first[name]; {
+			case !viewNamePattern.MatchString(name):
+				r.ps.add(p.value.pos, base+".name", fmt.Sprintf("invalid view name %q", name), "use 1 to 64 lower-case letters, digits, _ and -, starting with a letter or digit", nil)
+			case dup:
+				r.ps.add(p.value.pos, base+".name", fmt.Sprintf("duplicate view name %q (first defined at %s)", name, prev), "give each view a unique name", nil)
+			default:
+				first[name] = p.value.pos
+				v.Name = name
+			}
+		}
+		if p := it.get("servers"); p != nil {
+			field := base + ".servers"
+			items, _ := r.ps.strList(p.value, field)
+			for j, s := range items {
+				if !s.isScalar() {
+					continue // reported by strList
+				}
+				f := fmt.Sprintf("%s[%d]", field, j)
+				switch {
+				case slices.Contains(v.Servers, s.text):
+					r.ps.add(s.pos, f, fmt.Sprintf("server %q is listed twice", s.text), "remove one", nil)
+				case !slices.Contains(servers, s.text):
+					fix := "use the name of a server under servers: (" + strings.Join(servers, ", ") + ")"
+					if len(servers) == 0 {
+						fix = "define the server under servers: first"
+					}
+					if sug := suggest(s.text, servers); sug != "" {
+						fix = fmt.Sprintf("did you mean %q?", sug)
+					}
+					r.ps.add(s.pos, f, fmt.Sprintf("unknown server %q", s.text), fix, nil)
+				default:
+					v.Servers = append(v.Servers, s.text)
+				}
+			}
+		}
+		v.Include = r.globs(it.get("include"), base+".include")
+		v.Exclude = r.globs(it.get("exclude"), base+".exclude")
+		if p := it.get("prefix"); p != nil && p.value.kind != kindNull {
+			field := base + ".prefix"
+			if s, ok := r.ps.str(p.value, field); ok {
+				switch Prefix(s) {
+				case PrefixAlways:
+				case PrefixNever:
+					sp := it.get("servers")
+					if sp == nil || sp.value.kind != kindSeq || len(sp.value.items) != 1 {
+						r.ps.add(p.value.pos, field, "prefix: never needs exactly one entry in servers", "list the one server the view shows (servers: [name]), or use prefix: always", nil)
+					} else {
+						v.Prefix = PrefixNever
+					}
+				default:
+					fix := "use always or never"
+					if sug := suggest(s, []string{string(PrefixAlways), string(PrefixNever)}); sug != "" {
+						fix = fmt.Sprintf("did you mean %q?", sug)
+					}
+					r.ps.add(p.value.pos, field, fmt.Sprintf("unknown prefix %q", s), fix, nil)
+				}
+			}
+		}
+		if p := it.get("rename"); p != nil {
+			v.Rename = r.rename(p.value, base+".rename")
+		}
+		if p := it.get("descriptions"); p != nil {
+			v.Descriptions = r.descriptions(p.value, base+".descriptions")
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// globs reads a list of path.Match patterns.
+func (r *resolver) globs(p *pair, field string) []string {
+	if p == nil {
+		return nil
+	}
+	items, _ := r.ps.strList(p.value, field)
+	var out []string
+	for i, it := range items {
+		if !it.isScalar() {
+			continue // reported by strList
+		}
+		f := fmt.Sprintf("%s[%d]", field, i)
+		v, ok := r.expandNode(it, f)
+		if !ok {
+			continue
+		}
+		if v == "" {
+			r.ps.add(it.pos, f, "is empty", `remove it, or write a pattern such as "github__*"`, nil)
+			continue
+		}
+		if _, err := path.Match(v, ""); err != nil {
+			r.ps.add(it.pos, f, fmt.Sprintf("invalid pattern %q", v), `use * for any run of characters, ? for one and [a-z] for a class, e.g. "github__*"`, err)
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// rename reads a view's rename: mapping of exposed tool name to new name.
+func (r *resolver) rename(n *node, field string) map[string]string {
+	pairs, _ := r.ps.strMap(n, field)
+	out := map[string]string{}
+	targets := map[string]string{}
+	for _, p := range pairs {
+		f := join(field, p.key)
+		if p.key == "" {
+			r.ps.add(p.keyPos, field, "a tool name is empty", "write the tool's exposed name, e.g. github__create_issue: new_issue", nil)
+			continue
+		}
+		if !p.value.isScalar() {
+			continue // reported by strMap
+		}
+		v, ok := r.expandNode(p.value, f)
+		if !ok {
+			continue
+		}
+		if !toolNamePattern.MatchString(v) {
+			r.ps.add(p.value.pos, f, fmt.Sprintf("invalid tool name %q", v), "use 1 to 128 letters, digits, _, . and -", nil)
+			continue
+		}
+		if prev, dup := targets[v]; dup {
+			r.ps.add(p.value.pos, f, fmt.Sprintf("%s and %s are both renamed to %q", prev, p.key, v), "give each tool a different name", nil)
+			continue
+		}
+		targets[v] = p.key
+		out[p.key] = v
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// descriptions reads a view's descriptions: mapping.
+func (r *resolver) descriptions(n *node, field string) map[string]string {
+	pairs, _ := r.ps.strMap(n, field)
+	out := map[string]string{}
+	for _, p := range pairs {
+		f := join(field, p.key)
+		if p.key == "" {
+			r.ps.add(p.keyPos, field, "a tool name is empty", "write the tool's exposed name, e.g. github__create_issue: Open an issue", nil)
+			continue
+		}
+		if !p.value.isScalar() {
+			continue // reported by strMap
+		}
+		if v, ok := r.expandNode(p.value, f); ok {
+			out[p.key] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// tokens reads gateway.tokens. It reports false when any entry was wrong,
+// so that the exposure rule is not also reported for a missing token.
+// Messages never include a token's secret.
+func (r *resolver) tokens(n *node, views []View) ([]Token, bool) {
+	if n.kind == kindNull {
+		return nil, true
+	}
+	if !r.ps.expectKind(n, "gateway.tokens", "a list of tokens", kindSeq) {
+		return nil, false
+	}
+	viewNames := []string{DefaultViewName, "*"}
+	for _, v := range views {
+		if v.Name != "" && !slices.Contains(viewNames, v.Name) {
+			viewNames = append(viewNames, v.Name)
+		}
+	}
+	var out []Token
+	allOK := true
+	names := map[string]Pos{}
+	digests := map[string]string{} // hex SHA-256 -> label of the first token
+	for i, it := range n.items {
+		base := fmt.Sprintf("gateway.tokens[%d]", i)
+		before := len(r.ps.errs)
+		if !r.ps.expectKind(it, base, "a mapping", kindMap) {
+			allOK = false
+			continue
+		}
+		r.ps.known(it, base, tokenKeys)
+		t := Token{Name: fmt.Sprintf("tokens[%d]", i), Pos: it.pos}
+		if p := it.get("name"); p != nil && p.value.kind != kindNull {
+			if v, ok := r.expandNode(p.value, base+".name"); ok {
+				switch prev, dup := names[v]; {
+				case strings.TrimSpace(v) == "":
+					r.ps.add(p.value.pos, base+".name", "is empty", "give the token a label, or remove name", nil)
+				case dup:
+					r.ps.add(p.value.pos, base+".name", fmt.Sprintf("duplicate token name %q (first defined at %s)", v, prev), "give each token a unique name", nil)
+				default:
+					names[v] = p.value.pos
+					t.Name = v
+				}
+			}
+		}
+		if p := it.get("user"); p == nil || p.value.kind == kindNull {
+			r.ps.add(it.pos, base+".user", "user is required", "add user: with the identity calls made with this token carry, e.g. user: alice", nil)
+		} else if v, ok := r.expandNode(p.value, base+".user"); ok {
+			if strings.TrimSpace(v) == "" {
+				r.ps.add(p.value.pos, base+".user", "is empty", "give the identity calls made with this token carry, e.g. user: alice", nil)
+			} else {
+				t.User = v
+			}
+		}
+		envP, hashP := it.get("token_env"), it.get("token_sha256")
+		var digestPos Pos
+		digestField := base
+		switch {
+		case envP != nil && hashP != nil:
+			r.ps.add(hashP.keyPos, base+".token_sha256", "token_env and token_sha256 cannot both be set", "keep one: token_env names a variable holding the token, token_sha256 is its hash", nil)
+		case envP == nil && hashP == nil:
+			r.ps.add(it.pos, base+".token_env", "a token needs token_env or token_sha256", "add token_env: VARIABLE (a variable holding the token), or token_sha256: its SHA-256 in hex (printf %s TOKEN | sha256sum)", nil)
+		case envP != nil:
+			t.TokenEnv, t.Secret = r.tokenEnv(envP.value, base+".token_env")
+			digestPos, digestField = envP.value.pos, base+".token_env"
+		default:
+			t.SHA256 = r.tokenHash(hashP.value, base+".token_sha256")
+			digestPos, digestField = hashP.value.pos, base+".token_sha256"
+		}
+		if p := it.get("views"); p != nil {
+			field := base + ".views"
+			items, _ := r.ps.strList(p.value, field)
+			for j, v := range items {
+				if !v.isScalar() {
+					continue // reported by strList
+				}
+				f := fmt.Sprintf("%s[%d]", field, j)
+				if !slices.Contains(viewNames, v.text) {
+					fix := "use the name of a view under gateway.views, \"default\" or \"*\""
+					if sug := suggest(v.text, viewNames); sug != "" {
+						fix = fmt.Sprintf("did you mean %q?", sug)
+					}
+					r.ps.add(v.pos, f, fmt.Sprintf("unknown view %q", v.text), fix, nil)
+					continue
+				}
+				if !slices.Contains(t.Views, v.text) {
+					t.Views = append(t.Views, v.text)
+				}
+			}
+		}
+		if d, ok := t.digest(); ok {
+			h := hex.EncodeToString(d)
+			if prev, dup := digests[h]; dup {
+				r.ps.add(digestPos, digestField, fmt.Sprintf("%s has the same token as %s", t.Name, prev), "give each token its own value, so that calls can be told apart", nil)
+			} else {
+				digests[h] = t.Name
+			}
+		}
+		if len(r.ps.errs) > before {
+			allOK = false
+			continue
+		}
+		out = append(out, t)
+	}
+	return out, allOK
+}
+
+// tokenEnv reads token_env and looks the variable up; it returns the
+// variable's name and the secret.
+func (r *resolver) tokenEnv(n *node, field string) (string, string) {
+	name, ok := r.ps.str(n, field)
+	if !ok {
+		return "", ""
+	}
+	if !varName.MatchString(name) {
+		r.ps.add(n.pos, field, fmt.Sprintf("invalid environment variable name %q", name), "name the variable that holds the token (letters, digits and _), e.g. token_env: ALICE_TOKEN", nil)
+		return "", ""
+	}
+	v, set := r.lookup(name)
+	switch {
+	case !set:
+		r.ps.add(n.pos, field, fmt.Sprintf("variable %s is not set", name), fmt.Sprintf("set %s to the token in the environment switchboard runs in (e.g. export %s=$(openssl rand -hex 32)), or use token_sha256", name, name), &UnresolvedVariableError{Variable: name, Field: field})
+	case strings.TrimSpace(v) == "":
+		r.ps.add(n.pos, field, fmt.Sprintf("variable %s is empty", name), fmt.Sprintf("set %s to the token (e.g. export %s=$(openssl rand -hex 32)), or use token_sha256", name, name), nil)
+	default:
+		return name, v
+	}
+	return name, ""
+}
+
+// tokenHash reads token_sha256.
+func (r *resolver) tokenHash(n *node, field string) string {
+	v, ok := r.ps.str(n, field)
+	if !ok {
+		return ""
+	}
+	const fix = "give the token's SHA-256 as 64 hex digits (printf %s TOKEN | sha256sum)"
+	switch {
+	case sha256Pattern.MatchString(v):
+		return v
+	case sha256Pattern.MatchString(strings.ToLower(v)):
+		r.ps.add(n.pos, field, "must be in lower case", "write the hex digits in lower case", nil)
+	default:
+		r.ps.add(n.pos, field, fmt.Sprintf("must be 64 hex digits (a SHA-256), not %d characters", len(v)), fix, nil)
+	}
+	return ""
+}
