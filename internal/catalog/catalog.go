@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"sort"
 	"sync"
 	"time"
@@ -188,7 +189,7 @@ func (c *Catalog) RefreshAll(ctx context.Context) error {
 	g.SetLimit(8)
 	var mu sync.Mutex
 	var errs []error
-	for _, name := range c.order {
+	for _, name := range c.Servers() {
 		if _, err := c.opts.Source.Client(name); err != nil {
 			continue
 		}
@@ -260,7 +261,7 @@ func (c *Catalog) RefreshKind(ctx context.Context, server string, kind Kind) err
 		c.logger.Warn("discovery failed", "server", server, "kind", string(kind), "err", err)
 		return err
 	}
-	c.apply(server, kind, seq, lists{tools, prompts, resources, templates})
+	c.applyTo(server, e, kind, seq, lists{tools, prompts, resources, templates})
 	return nil
 }
 
@@ -272,13 +273,22 @@ type lists struct {
 	templates []*mcp.ResourceTemplate
 }
 
-// apply stores the result of the fetch numbered seq, unless a fetch that
-// started later has already been applied (it saw a newer list). It reports
-// whether the result was stored.
+// apply stores the result of the fetch numbered seq for the server's
+// current entry (see applyTo).
 func (c *Catalog) apply(server string, kind Kind, seq uint64, l lists) bool {
 	c.mu.Lock()
 	e := c.servers[server]
-	if seq < e.applied[kind] {
+	c.mu.Unlock()
+	return c.applyTo(server, e, kind, seq, l)
+}
+
+// applyTo stores the result of the fetch numbered seq, made for entry e,
+// unless a fetch that started later has already been applied (it saw a
+// newer list) or SetServers has removed or replaced e since. It reports
+// whether the result was stored.
+func (c *Catalog) applyTo(server string, e *entry, kind Kind, seq uint64, l lists) bool {
+	c.mu.Lock()
+	if e == nil || c.servers[server] != e || seq < e.applied[kind] {
 		c.mu.Unlock()
 		return false
 	}
@@ -412,12 +422,16 @@ func (c *Catalog) EnsureFresh(ctx context.Context) {
 	now := c.now()
 	var g errgroup.Group
 	g.SetLimit(8)
-	for _, name := range c.order {
+	for _, name := range c.Servers() {
 		if _, err := c.opts.Source.Client(name); err != nil {
 			continue
 		}
 		c.mu.Lock()
-		e := c.servers[name]
+		e, ok := c.servers[name]
+		if !ok { // removed meanwhile
+			c.mu.Unlock()
+			continue
+		}
 		var stale []Kind
 		for _, k := range []Kind{KindTools, KindPrompts, KindResources} {
 			if e.wants(k) && now.Sub(e.fetched[k]) >= c.opts.TTL {
@@ -599,7 +613,88 @@ func (c *Catalog) Fetched(server string, kind Kind) time.Time {
 }
 
 // Servers returns the configured server names in order.
-func (c *Catalog) Servers() []string { return append([]string(nil), c.order...) }
+func (c *Catalog) Servers() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.order...)
+}
+
+// SetServers replaces the set of servers the catalog covers, for a
+// configuration reload. Removed servers' entries are dropped (as Drop);
+// added servers are tracked and fetched when they connect (Connected);
+// servers whose configuration changed (anything but Pos) lose what was
+// cached and are fetched again when their new connection comes up.
+// Unchanged servers keep their cache. Exposed names are reassigned across
+// the new set, and Changed() is notified once; OnChange is called for each
+// list of a removed or changed server.
+//
+// Added and changed servers that the Source already reports connected are
+// fetched at once, so SetServers may be called before or after the pool
+// applies the same configuration.
+func (c *Catalog) SetServers(servers []config.Server) {
+	c.mu.Lock()
+	next := make(map[string]*entry, len(servers))
+	order := make([]string, 0, len(servers))
+	var dropped, fetch []string
+	for _, s := range servers {
+		if _, dup := next[s.Name]; dup {
+			continue // config validation refuses duplicates; keep the first
+		}
+		order = append(order, s.Name)
+		if e, ok := c.servers[s.Name]; ok && sameServer(e.srv, s) {
+			next[s.Name] = e
+			continue
+		}
+		if _, ok := c.servers[s.Name]; ok {
+			dropped = append(dropped, s.Name)
+		}
+		// A new entry: fetches under way for the old one are discarded by
+		// apply, which checks the entry.
+		next[s.Name] = newEntry(s)
+		fetch = append(fetch, s.Name)
+	}
+	for _, name := range c.order {
+		if _, ok := next[name]; ok {
+			continue
+		}
+		dropped = append(dropped, name)
+		if t, ok := c.timers[name]; ok {
+			t.Stop()
+			delete(c.timers, name)
+		}
+	}
+	for k := range c.pending {
+		if _, ok := next[k.server]; !ok {
+			delete(c.pending, k)
+		}
+	}
+	c.servers, c.order = next, order
+	c.rebuildLocked()
+	ch := c.changed
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
+	close(ch)
+
+	for _, name := range fetch {
+		if _, err := c.opts.Source.Client(name); err == nil {
+			c.InvalidateServer(name)
+		}
+	}
+	if c.opts.OnChange != nil {
+		for _, name := range dropped {
+			for _, k := range []Kind{KindTools, KindPrompts, KindResources} {
+				c.opts.OnChange(name, k)
+			}
+		}
+	}
+}
+
+// sameServer reports whether two resolved servers are the same but for
+// where they were defined.
+func sameServer(a, b config.Server) bool {
+	a.Pos, b.Pos = config.Pos{}, config.Pos{}
+	return reflect.DeepEqual(a, b)
+}
 
 // SortedTools returns tools sorted by exposed name.
 func SortedTools(ts []Tool) []Tool {

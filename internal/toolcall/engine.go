@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,15 +51,15 @@ type Options struct {
 
 // Engine runs tool calls. It is safe for concurrent use.
 type Engine struct {
-	cfg      *config.Config
-	ups      Upstreams
-	cat      *catalog.Catalog
-	rec      Recorder
-	logger   *slog.Logger
-	now      func() time.Time
-	gate     *gate
-	redactor *redact.Redactor
-	servers  map[string]config.Server
+	ups    Upstreams
+	cat    *catalog.Catalog
+	rec    Recorder
+	logger *slog.Logger
+	now    func() time.Time
+	gate   *gate
+	// set is the configuration new calls run under; SetConfig replaces it.
+	set     atomic.Pointer[settings]
+	applyMu sync.Mutex // serialises SetConfig
 	// retryWait is the longest a retry waits for the server to be connected.
 	retryWait time.Duration
 	// schemaWarned remembers tools whose broken schema was reported.
@@ -78,13 +79,32 @@ const (
 	logKeyRetries  = "retries"
 )
 
-// New returns an engine for a configuration.
-func New(opts Options) (*Engine, error) {
-	if opts.Config == nil || opts.Upstreams == nil || opts.Catalog == nil {
-		return nil, errors.New("toolcall: Config, Upstreams and Catalog are required")
+// settings is the configuration a call runs under. SetConfig replaces it
+// whole; a call keeps the one it started with.
+type settings struct {
+	cfg       *config.Config // a copy, with Limits defaults filled in
+	servers   map[string]config.Server
+	perServer map[string]int // max_concurrent per server; 0 = none
+	redactor  *redact.Redactor
+}
+
+// newSettings checks cfg and derives the settings calls need from it.
+func newSettings(cfg *config.Config) (*settings, error) {
+	if cfg == nil {
+		return nil, fault.New(fault.Config, "no configuration")
 	}
-	lim := opts.Config.Limits
-	if lim.MaxConcurrent <= 0 {
+	lim := cfg.Limits
+	switch {
+	case lim.MaxConcurrent < 0:
+		return nil, limitsError("limits.max_concurrent", lim.MaxConcurrent, "must not be negative")
+	case lim.MaxQueue < 0:
+		return nil, limitsError("limits.max_queue", lim.MaxQueue, "must not be negative")
+	case lim.QueueWait < 0:
+		return nil, limitsError("limits.queue_wait", lim.QueueWait, "must not be negative")
+	case lim.SessionLimit < -1:
+		return nil, limitsError("limits.session_limit", lim.SessionLimit, "must be -1 (unlimited) or more")
+	}
+	if lim.MaxConcurrent == 0 {
 		lim.MaxConcurrent = config.DefaultMaxConcurrent
 	}
 	if lim.MaxOutputBytes <= 0 {
@@ -93,12 +113,16 @@ func New(opts Options) (*Engine, error) {
 	if lim.SessionLimit == 0 {
 		lim.SessionLimit = config.DefaultSessionLimit
 	}
-	perServer := map[string]int{}
-	servers := map[string]config.Server{}
+	c := *cfg // the caller's configuration is shared (the pool holds it too)
+	c.Limits = lim
+	st := &settings{cfg: &c, servers: map[string]config.Server{}, perServer: map[string]int{}}
 	var secrets []string
-	for _, s := range opts.Config.Servers {
-		servers[s.Name] = s
-		perServer[s.Name] = s.MaxConcurrent
+	for _, s := range cfg.Servers {
+		if s.MaxConcurrent < 0 {
+			return nil, limitsError("servers."+s.Name+".max_concurrent", s.MaxConcurrent, "must not be negative")
+		}
+		st.servers[s.Name] = s
+		st.perServer[s.Name] = s.MaxConcurrent
 		for _, k := range s.Secrets {
 			if v, ok := s.Env[k]; ok {
 				secrets = append(secrets, v)
@@ -108,19 +132,34 @@ func New(opts Options) (*Engine, error) {
 			}
 		}
 	}
+	st.redactor = redact.New(secrets)
+	return st, nil
+}
+
+func limitsError(field string, value any, problem string) error {
+	return fault.New(fault.Config, "%s %v %s", field, value, problem).WithDetail("field", field)
+}
+
+// New returns an engine for a configuration.
+func New(opts Options) (*Engine, error) {
+	if opts.Config == nil || opts.Upstreams == nil || opts.Catalog == nil {
+		return nil, errors.New("toolcall: Config, Upstreams and Catalog are required")
+	}
+	st, err := newSettings(opts.Config)
+	if err != nil {
+		return nil, fmt.Errorf("toolcall: %w", err)
+	}
+	lim := st.cfg.Limits
 	e := &Engine{
-		cfg:       opts.Config,
 		ups:       opts.Upstreams,
 		cat:       opts.Catalog,
 		rec:       opts.Recorder,
 		logger:    opts.Logger,
 		now:       opts.Now,
-		gate:      newGate(lim.MaxConcurrent, perServer, lim.QueueWait, lim.MaxQueue, lim.SessionLimit),
-		redactor:  redact.New(secrets),
-		servers:   servers,
+		gate:      newGate(lim.MaxConcurrent, st.perServer, lim.QueueWait, lim.MaxQueue, lim.SessionLimit),
 		retryWait: 15 * time.Second,
 	}
-	e.cfg.Limits = lim
+	e.set.Store(st)
 	if e.logger == nil {
 		e.logger = slog.New(slog.DiscardHandler)
 	}
@@ -128,6 +167,36 @@ func New(opts Options) (*Engine, error) {
 		e.now = time.Now
 	}
 	return e, nil
+}
+
+// CheckConfig reports, without changing anything, whether SetConfig would
+// accept cfg. The error is of kind Config and names the setting.
+func (e *Engine) CheckConfig(cfg *config.Config) error {
+	_, err := newSettings(cfg)
+	return err
+}
+
+// SetConfig makes subsequent calls use cfg: its servers (request timeouts,
+// retries, max_concurrent, redact_results, secrets to redact; a server no
+// longer in cfg is not found) and its limits. Calls in flight finish under
+// the settings they started with, and keep the slots they hold. The gate is
+// resized in place: a smaller limits.max_concurrent or per-server
+// max_concurrent admits no new call until enough of those in flight have
+// finished; a larger one admits waiting calls at once. queue_wait,
+// max_queue and session_limit apply to calls that start after SetConfig
+// (the session count is kept). SetConfig refuses only what CheckConfig
+// refuses, and then changes nothing.
+func (e *Engine) SetConfig(cfg *config.Config) error {
+	st, err := newSettings(cfg)
+	if err != nil {
+		return err
+	}
+	e.applyMu.Lock()
+	defer e.applyMu.Unlock()
+	lim := st.cfg.Limits
+	e.gate.reconfigure(lim.MaxConcurrent, st.perServer, lim.QueueWait, lim.MaxQueue, lim.SessionLimit)
+	e.set.Store(st)
+	return nil
 }
 
 // Stop makes every new call fail with a clear error and cancels the calls
@@ -155,7 +224,7 @@ func (e *Engine) Stats() Stats {
 
 // Redactor returns the engine's redactor (configured secrets plus token
 // shapes), for callers that record or log on their own.
-func (e *Engine) Redactor() *redact.Redactor { return e.redactor }
+func (e *Engine) Redactor() *redact.Redactor { return e.set.Load().redactor }
 
 // newID returns a random UUID (version 4). Call ids must be unique, not
 // secret, so the runtime's fast ChaCha8 generator serves.
@@ -180,7 +249,7 @@ func (e *Engine) Call(ctx context.Context, req Request) (*Result, error) {
 	if req.Source == "" {
 		req.Source = SourceCLI
 	}
-	c := &call{e: e, req: req, start: e.now(), status: StatusPending}
+	c := &call{e: e, set: e.set.Load(), req: req, start: e.now(), status: StatusPending}
 	res, err := c.run(ctx)
 	c.finish(res, err)
 	return res, err
@@ -189,6 +258,7 @@ func (e *Engine) Call(ctx context.Context, req Request) (*Result, error) {
 // call is the state of one call while it runs.
 type call struct {
 	e       *Engine
+	set     *settings // the configuration the call started under
 	req     Request
 	srv     config.Server
 	tool    catalog.Tool
@@ -207,9 +277,9 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 	if err := e.gate.admit(); err != nil {
 		return nil, err
 	}
-	srv, ok := e.servers[req.Server]
+	srv, ok := c.set.servers[req.Server]
 	if !ok {
-		return nil, upstream.UnknownServer(e.cfg, req.Server)
+		return nil, upstream.UnknownServer(c.set.cfg, req.Server)
 	}
 	c.srv = srv
 	if _, err := e.ups.Client(req.Server); err != nil && fault.KindOf(err) != fault.Connection {
@@ -243,7 +313,7 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 		timeout = req.Timeout
 	}
 	if timeout <= 0 {
-		timeout = e.cfg.Defaults.RequestTimeout
+		timeout = c.set.cfg.Defaults.RequestTimeout
 	}
 	if timeout <= 0 {
 		timeout = config.DefaultRequestTimeout

@@ -2,6 +2,7 @@ package toolcall
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,38 +12,50 @@ import (
 
 // gate is the ExecutionTracker of seed 001: a global slot pool, a pool per
 // server, a bounded queue of waiting calls, the session count and the stop
-// switch.
+// switch. Its limits can change while calls run (reconfigure).
 type gate struct {
-	global    chan struct{}
-	perServer map[string]chan struct{}
-	queueWait time.Duration
-	maxQueue  int64
-	waiting   atomic.Int64
-	inFlight  atomic.Int64
+	global   *slots
+	waiting  atomic.Int64
+	inFlight atomic.Int64
+	started  atomic.Int64
 
+	mu           sync.Mutex
+	perServer    map[string]*slots // servers with a max_concurrent
+	queueWait    time.Duration
+	maxQueue     int64
 	sessionLimit int64 // -1 = unlimited
-	started      atomic.Int64
-
-	mu      sync.Mutex
-	stopped bool
-	active  map[string]context.CancelCauseFunc // in-flight calls, for Stop
+	stopped      bool
+	active       map[string]context.CancelCauseFunc // in-flight calls, for Stop
 }
 
 func newGate(maxConcurrent int, perServer map[string]int, queueWait time.Duration, maxQueue, sessionLimit int) *gate {
-	g := &gate{
-		global:       make(chan struct{}, maxConcurrent),
-		perServer:    map[string]chan struct{}{},
-		queueWait:    queueWait,
-		maxQueue:     int64(maxQueue),
-		sessionLimit: int64(sessionLimit),
-		active:       map[string]context.CancelCauseFunc{},
-	}
+	g := &gate{global: newSlots(maxConcurrent), active: map[string]context.CancelCauseFunc{}}
+	g.reconfigure(maxConcurrent, perServer, queueWait, maxQueue, sessionLimit)
+	return g
+}
+
+// reconfigure changes the limits for calls that start from now on. Slot
+// pools are resized in place, so calls in flight still count against them
+// and release into them; a server whose max_concurrent is removed keeps its
+// old pool only for the calls that hold it.
+func (g *gate) reconfigure(maxConcurrent int, perServer map[string]int, queueWait time.Duration, maxQueue, sessionLimit int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.global.resize(maxConcurrent)
+	next := map[string]*slots{}
 	for name, n := range perServer {
-		if n > 0 {
-			g.perServer[name] = make(chan struct{}, n)
+		if n <= 0 {
+			continue
+		}
+		if s, ok := g.perServer[name]; ok {
+			s.resize(n)
+			next[name] = s
+		} else {
+			next[name] = newSlots(n)
 		}
 	}
-	return g
+	g.perServer = next
+	g.queueWait, g.maxQueue, g.sessionLimit = queueWait, int64(maxQueue), int64(sessionLimit)
 }
 
 // errStopped is the cause of calls cancelled by Stop.
@@ -52,15 +65,15 @@ var errStopped = fault.New(fault.Cancelled, "calls are stopped (switchboard stop
 // switch.
 func (g *gate) admit() error {
 	g.mu.Lock()
-	stopped := g.stopped
+	stopped, limit := g.stopped, g.sessionLimit
 	g.mu.Unlock()
 	if stopped {
 		return errStopped
 	}
-	if g.sessionLimit >= 0 {
-		if n := g.started.Add(1); n > g.sessionLimit {
+	if limit >= 0 {
+		if n := g.started.Add(1); n > limit {
 			g.started.Add(-1)
-			return fault.New(fault.LimitExceeded, "the session limit of %d calls has been reached", g.sessionLimit).
+			return fault.New(fault.LimitExceeded, "the session limit of %d calls has been reached", limit).
 				WithSuggestions("raise limits.session_limit (-1 for unlimited) and restart")
 		}
 	}
@@ -72,84 +85,149 @@ func (g *gate) admit() error {
 // a call waiting for a busy server never holds a global slot other servers
 // could use. The returned release must be called.
 func (g *gate) acquire(ctx context.Context, server string) (release func(), err error) {
-	srv := g.perServer[server]
-	if srv == nil || tryTake(srv) {
-		if tryTake(g.global) {
+	g.mu.Lock()
+	srv, queueWait, maxQueue := g.perServer[server], g.queueWait, g.maxQueue
+	g.mu.Unlock()
+	if srv == nil || srv.tryTake() {
+		if g.global.tryTake() {
 			g.inFlight.Add(1)
 			return g.releaser(srv), nil
 		}
 		if srv != nil {
-			<-srv
+			srv.release()
 		}
 	}
-	if g.queueWait <= 0 {
+	if queueWait <= 0 {
 		return nil, g.limitError(server, srv)
 	}
-	if n := g.waiting.Add(1); n > g.maxQueue {
+	if n := g.waiting.Add(1); n > maxQueue {
 		g.waiting.Add(-1)
-		return nil, fault.New(fault.LimitExceeded, "too many calls are waiting for a slot (limits.max_queue %d); try again later", g.maxQueue).
+		return nil, fault.New(fault.LimitExceeded, "too many calls are waiting for a slot (limits.max_queue %d); try again later", maxQueue).
 			WithDetail("server", server)
 	}
 	defer g.waiting.Add(-1)
-	t := time.NewTimer(g.queueWait)
+	t := time.NewTimer(queueWait)
 	defer t.Stop()
 	if srv != nil {
-		select {
-		case srv <- struct{}{}:
-		case <-t.C:
-			return nil, g.limitError(server, srv)
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if err := srv.take(ctx, t.C); err != nil {
+			if err == errNoSlot {
+				return nil, g.limitError(server, srv)
+			}
+			return nil, err
 		}
 	}
-	select {
-	case g.global <- struct{}{}:
-	case <-t.C:
+	if err := g.global.take(ctx, t.C); err != nil {
 		if srv != nil {
-			<-srv
+			srv.release()
 		}
-		return nil, g.limitError(server, nil)
-	case <-ctx.Done():
-		if srv != nil {
-			<-srv
+		if err == errNoSlot {
+			return nil, g.limitError(server, nil)
 		}
-		return nil, ctx.Err()
+		return nil, err
 	}
 	g.inFlight.Add(1)
 	return g.releaser(srv), nil
 }
 
-func tryTake(ch chan struct{}) bool {
-	select {
-	case ch <- struct{}{}:
-		return true
-	default:
-		return false
-	}
-}
-
-func (g *gate) releaser(srv chan struct{}) func() {
+func (g *gate) releaser(srv *slots) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			g.inFlight.Add(-1)
 			if srv != nil {
-				<-srv
+				srv.release()
 			}
-			<-g.global
+			g.global.release()
 		})
 	}
 }
 
-func (g *gate) limitError(server string, srv chan struct{}) error {
-	if srv != nil && len(srv) == cap(srv) {
-		return fault.New(fault.LimitExceeded, "server %s already has %d calls in flight (its max_concurrent)", server, cap(srv)).
-			WithDetail("server", server).
-			WithSuggestions("retry later, raise max_concurrent for the server, or set limits.queue_wait to queue calls")
+func (g *gate) limitError(server string, srv *slots) error {
+	if srv != nil {
+		if used, size := srv.usage(); used >= size {
+			return fault.New(fault.LimitExceeded, "server %s already has %d calls in flight (its max_concurrent)", server, size).
+				WithDetail("server", server).
+				WithSuggestions("retry later, raise max_concurrent for the server, or set limits.queue_wait to queue calls")
+		}
 	}
-	return fault.New(fault.LimitExceeded, "%d calls are already in flight (limits.max_concurrent)", cap(g.global)).
+	_, size := g.global.usage()
+	return fault.New(fault.LimitExceeded, "%d calls are already in flight (limits.max_concurrent)", size).
 		WithDetail("server", server).
 		WithSuggestions("retry later, raise limits.max_concurrent, or set limits.queue_wait to queue calls")
+}
+
+// slots is a counting semaphore whose size can change while slots are held.
+type slots struct {
+	mu    sync.Mutex
+	size  int
+	used  int
+	freed chan struct{} // closed and replaced when a slot frees or size grows
+}
+
+// errNoSlot is take's error when its deadline passes.
+var errNoSlot = errors.New("no slot free in time")
+
+func newSlots(n int) *slots { return &slots{size: n, freed: make(chan struct{})} }
+
+func (s *slots) tryTake() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.used < s.size {
+		s.used++
+		return true
+	}
+	return false
+}
+
+// take waits for a slot until deadline fires (errNoSlot) or ctx ends.
+func (s *slots) take(ctx context.Context, deadline <-chan time.Time) error {
+	for {
+		s.mu.Lock()
+		if s.used < s.size {
+			s.used++
+			s.mu.Unlock()
+			return nil
+		}
+		freed := s.freed
+		s.mu.Unlock()
+		select {
+		case <-freed:
+		case <-deadline:
+			return errNoSlot
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (s *slots) release() {
+	s.mu.Lock()
+	s.used--
+	s.wakeLocked()
+	s.mu.Unlock()
+}
+
+// resize sets the number of slots; holders above a smaller size keep
+// theirs until they release them.
+func (s *slots) resize(n int) {
+	s.mu.Lock()
+	grew := n > s.size
+	s.size = n
+	if grew {
+		s.wakeLocked()
+	}
+	s.mu.Unlock()
+}
+
+func (s *slots) wakeLocked() {
+	close(s.freed)
+	s.freed = make(chan struct{})
+}
+
+func (s *slots) usage() (used, size int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.used, s.size
 }
 
 // track registers an in-flight call so that Stop can cancel it.

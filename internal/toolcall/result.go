@@ -28,7 +28,7 @@ func (c *call) result(res *mcp.CallToolResult, _ time.Duration) *Result {
 			r.Bytes = int64(n)
 		}
 	}
-	if limit := c.e.cfg.Limits.MaxOutputBytes; r.Bytes > limit {
+	if limit := c.set.cfg.Limits.MaxOutputBytes; r.Bytes > limit {
 		truncate(res, limit)
 		r.Truncated = true
 	}
@@ -40,7 +40,7 @@ func (c *call) result(res *mcp.CallToolResult, _ time.Duration) *Result {
 		res.Meta[MetaOriginalBytes] = r.Bytes
 	}
 	if c.srv.RedactResults {
-		redactResult(c.e.redactor, res)
+		redactResult(c.set.redactor, res)
 	}
 	c.mu.Lock()
 	r.Progress, r.Cost = c.progress, c.cost
@@ -244,7 +244,7 @@ func (c *call) finish(res *Result, err error) {
 	var kind, msg string
 	if err != nil {
 		fe := fault.As(err)
-		kind, msg = string(fe.Kind), e.redactor.String(fe.Message)
+		kind, msg = string(fe.Kind), c.set.redactor.String(fe.Message)
 		switch fe.Kind {
 		case fault.Timeout:
 			status = StatusTimeout
@@ -258,7 +258,7 @@ func (c *call) finish(res *Result, err error) {
 		if res.BudgetExceeded {
 			kind, msg = string(fault.BudgetExceeded), res.Missing
 		} else if res.IsError {
-			kind, msg = "tool_error", e.redactor.String(toolErrorText(res.CallToolResult))
+			kind, msg = "tool_error", c.set.redactor.String(toolErrorText(res.CallToolResult))
 		}
 	}
 	rec := store.CallRecord{
@@ -302,8 +302,8 @@ func (c *call) recordedArgs() json.RawMessage {
 	if v == nil {
 		return nil
 	}
-	if c.e.cfg.History.RecordValues {
-		v = c.e.redactor.Value(v)
+	if c.set.cfg.History.RecordValues {
+		v = c.set.redactor.Value(v)
 	} else {
 		v = redact.Shape(v)
 	}

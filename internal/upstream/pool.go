@@ -2,7 +2,10 @@ package upstream
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -17,7 +20,8 @@ type PoolOptions struct {
 	Config *config.Config
 	// Only, when non-empty, limits the pool to these servers.
 	Only []string
-	// Store persists per-server disable state; nil keeps it in memory.
+	// Store persists per-server disable state; nil keeps it in memory
+	// (one store for the pool, so that it survives Apply).
 	Store  StateStore
 	Logger *slog.Logger
 	// Once: one connection attempt per server, no reconnects (CLI commands).
@@ -30,50 +34,98 @@ type PoolOptions struct {
 	// Events returns the notification sinks for a server; nil for none.
 	Events func(server string) Events
 	// DialOptions adjusts the dial options of a server (tests, in-process
-	// servers); nil for none.
+	// servers); nil for none. It is called whenever a supervisor is made,
+	// at NewPool and for servers that Apply adds or changes.
 	DialOptions func(server string, o *DialOptions)
 }
 
-// Pool runs one Supervisor per configured server.
+// Pool runs one Supervisor per configured server. Its set of servers can
+// be replaced while it runs (see [Pool.Apply]); every method is safe for
+// concurrent use.
 type Pool struct {
+	opts PoolOptions
+	only map[string]bool
+
+	applyMu sync.Mutex // serialises Apply
+
+	mu    sync.RWMutex
+	cfg   *config.Config
 	order []string
 	sups  map[string]*Supervisor
+	// Run state: runCtx is set while Run runs; after Run has started to
+	// return, stopped is set and no supervisor is started any more.
+	runCtx  context.Context
+	started bool
+	stopped bool
+	running map[*Supervisor]*runningSupervisor
+	wg      sync.WaitGroup
+	applied chan struct{} // closed and replaced whenever Apply swaps the set
+}
+
+// runningSupervisor is a supervisor goroutine started by Run or Apply.
+type runningSupervisor struct {
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the supervisor's Run has returned
+}
+
+// Changes says how Apply changed the pool's servers. Each list holds
+// server names in the new configuration's order, except Removed, which is
+// in the old order.
+type Changes struct {
+	Added, Removed, Changed, Unchanged []string
 }
 
 // NewPool creates the supervisors; call Run to connect them.
 func NewPool(opts PoolOptions) (*Pool, error) {
-	p := &Pool{sups: map[string]*Supervisor{}}
-	only := map[string]bool{}
+	if opts.Store == nil {
+		opts.Store = NewMemoryStore()
+	}
+	p := &Pool{opts: opts, only: map[string]bool{}, sups: map[string]*Supervisor{},
+		running: map[*Supervisor]*runningSupervisor{}, applied: make(chan struct{})}
 	for _, n := range opts.Only {
 		if _, ok := opts.Config.Server(n); !ok {
 			return nil, UnknownServer(opts.Config, n)
 		}
-		only[n] = true
+		p.only[n] = true
 	}
-	for _, srv := range opts.Config.Servers {
-		if len(only) > 0 && !only[srv.Name] {
-			continue
-		}
-		d := DialOptions{Logger: opts.Logger}
-		if opts.Events != nil {
-			d.Events = opts.Events(srv.Name)
-		}
-		if opts.DialOptions != nil {
-			opts.DialOptions(srv.Name, &d)
-		}
+	p.cfg = opts.Config
+	for _, srv := range p.selected(opts.Config) {
 		p.order = append(p.order, srv.Name)
-		p.sups[srv.Name] = NewSupervisor(SupervisorOptions{
-			Server:    srv,
-			Health:    opts.Config.Defaults.Health,
-			Store:     opts.Store,
-			Logger:    opts.Logger,
-			Dial:      d,
-			OnChange:  opts.OnChange,
-			OnConnect: opts.OnConnect,
-			Once:      opts.Once,
-		})
+		p.sups[srv.Name] = p.newSupervisor(opts.Config, srv)
 	}
 	return p, nil
+}
+
+// selected returns the servers of cfg that the pool covers.
+func (p *Pool) selected(cfg *config.Config) []config.Server {
+	var out []config.Server
+	for _, srv := range cfg.Servers {
+		if len(p.only) > 0 && !p.only[srv.Name] {
+			continue
+		}
+		out = append(out, srv)
+	}
+	return out
+}
+
+func (p *Pool) newSupervisor(cfg *config.Config, srv config.Server) *Supervisor {
+	d := DialOptions{Logger: p.opts.Logger}
+	if p.opts.Events != nil {
+		d.Events = p.opts.Events(srv.Name)
+	}
+	if p.opts.DialOptions != nil {
+		p.opts.DialOptions(srv.Name, &d)
+	}
+	return NewSupervisor(SupervisorOptions{
+		Server:    srv,
+		Health:    cfg.Defaults.Health,
+		Store:     p.opts.Store,
+		Logger:    p.opts.Logger,
+		Dial:      d,
+		OnChange:  p.opts.OnChange,
+		OnConnect: p.opts.OnConnect,
+		Once:      p.opts.Once,
+	})
 }
 
 // UnknownServer is the not-found error for a server name, with the closest
@@ -95,26 +147,180 @@ func UnknownServer(cfg *config.Config, name string) error {
 }
 
 // Run connects every server in parallel and supervises them until ctx is
-// done. In Once mode it returns when ctx is done as well; use WaitSettled to
-// learn when every first attempt has concluded.
+// done, including servers that Apply adds while it runs. It returns when
+// ctx is done and every supervisor has returned (closed its connection).
+// In Once mode use WaitSettled to learn when every first attempt has
+// concluded. Run may be called once.
 func (p *Pool) Run(ctx context.Context) error {
-	var wg sync.WaitGroup
-	for _, name := range p.order {
-		s := p.sups[name]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_ = s.Run(ctx)
-		}()
+	p.mu.Lock()
+	if p.started {
+		p.mu.Unlock()
+		return errors.New("upstream: Pool.Run called twice")
 	}
-	wg.Wait()
+	p.started, p.runCtx = true, ctx
+	for _, name := range p.order {
+		p.startLocked(p.sups[name])
+	}
+	p.mu.Unlock()
+
+	<-ctx.Done()
+	p.mu.Lock()
+	p.stopped, p.runCtx = true, nil
+	p.mu.Unlock()
+	// Every wg.Add happened under mu before stopped was set.
+	p.wg.Wait()
 	return nil
+}
+
+// startLocked runs s under Run's context; p.mu must be held for writing.
+func (p *Pool) startLocked(s *Supervisor) {
+	if p.runCtx == nil || p.stopped {
+		return
+	}
+	ctx, cancel := context.WithCancel(p.runCtx)
+	rs := &runningSupervisor{cancel: cancel, done: make(chan struct{})}
+	p.running[s] = rs
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer close(rs.done)
+		defer cancel()
+		_ = s.Run(ctx)
+	}()
+}
+
+// Apply makes the pool serve cfg's servers (limited to PoolOptions.Only, if
+// set): removed servers are stopped (connection closed, child process
+// reaped), added servers start, changed servers are stopped and started
+// again with the new settings, and unchanged servers keep their live
+// connection. A server is changed when its config.Server differs in
+// anything but Pos, or when the health settings (defaults.health) differ:
+// a supervisor keeps the health settings it was made with, so a change
+// there restarts every server. Disable state lives in the StateStore and
+// survives a restart.
+//
+// A changed server's old connection is closed before the new one is
+// dialled (a Docker container name can only be used once). Apply returns
+// when every old connection is closed, or with ctx's error if ctx ends
+// first; the old supervisors still stop, and Run waits for them. Before
+// Run, Apply only replaces the supervisors. cfg must have been validated
+// (config.Load does); Apply itself does not fail otherwise.
+func (p *Pool) Apply(ctx context.Context, cfg *config.Config) (Changes, error) {
+	if cfg == nil {
+		return Changes{}, fault.New(fault.Config, "no configuration to apply")
+	}
+	p.applyMu.Lock()
+	defer p.applyMu.Unlock()
+
+	p.mu.RLock()
+	old, oldOrder := p.cfg, p.order
+	oldSups := p.sups
+	p.mu.RUnlock()
+
+	healthChanged := !reflect.DeepEqual(old.Defaults.Health, cfg.Defaults.Health)
+	var ch Changes
+	newSups := make(map[string]*Supervisor, len(cfg.Servers))
+	var newOrder []string
+	var fresh []*Supervisor // supervisors to start
+	for _, srv := range p.selected(cfg) {
+		newOrder = append(newOrder, srv.Name)
+		s, ok := oldSups[srv.Name]
+		switch {
+		case !ok:
+			ch.Added = append(ch.Added, srv.Name)
+		case healthChanged || !sameServer(s.Server(), srv):
+			ch.Changed = append(ch.Changed, srv.Name)
+		default:
+			ch.Unchanged = append(ch.Unchanged, srv.Name)
+			newSups[srv.Name] = s
+			continue
+		}
+		s = p.newSupervisor(cfg, srv)
+		newSups[srv.Name] = s
+		fresh = append(fresh, s)
+	}
+	var stale []*Supervisor // supervisors to stop
+	for _, name := range oldOrder {
+		if _, ok := newSups[name]; !ok {
+			ch.Removed = append(ch.Removed, name)
+		}
+		if newSups[name] != oldSups[name] {
+			stale = append(stale, oldSups[name])
+		}
+	}
+
+	// Swap: from here Client and Snapshots see the new set.
+	p.mu.Lock()
+	p.cfg, p.order, p.sups = cfg, newOrder, newSups
+	close(p.applied)
+	p.applied = make(chan struct{})
+	var waits []*runningSupervisor
+	for _, s := range stale {
+		if rs, ok := p.running[s]; ok {
+			rs.cancel()
+			waits = append(waits, rs)
+			delete(p.running, s)
+		}
+	}
+	p.mu.Unlock()
+
+	p.logger().Info("applying configuration", "added", len(ch.Added), "removed", len(ch.Removed),
+		"changed", len(ch.Changed), "unchanged", len(ch.Unchanged))
+
+	var err error
+	for _, rs := range waits {
+		select {
+		case <-rs.done:
+		case <-ctx.Done():
+			err = fmt.Errorf("waiting for replaced servers to close: %w", ctx.Err())
+		}
+		if err != nil {
+			break
+		}
+	}
+
+	p.mu.Lock()
+	for _, s := range fresh {
+		// A later Apply may already have replaced s; start only current ones.
+		if p.sups[s.Name()] == s {
+			p.startLocked(s)
+		}
+	}
+	p.mu.Unlock()
+	return ch, err
+}
+
+// sameServer reports whether two resolved servers are the same but for
+// where they were defined.
+func sameServer(a, b config.Server) bool {
+	a.Pos, b.Pos = config.Pos{}, config.Pos{}
+	return reflect.DeepEqual(a, b)
+}
+
+func (p *Pool) logger() *slog.Logger {
+	if p.opts.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return p.opts.Logger
+}
+
+// Config returns the configuration currently applied.
+func (p *Pool) Config() *config.Config {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.cfg
 }
 
 // WaitSettled blocks until every server's first attempt has concluded.
 func (p *Pool) WaitSettled(ctx context.Context) error {
+	p.mu.RLock()
+	sups := make([]*Supervisor, 0, len(p.order))
 	for _, name := range p.order {
-		if err := p.sups[name].WaitSettled(ctx); err != nil {
+		sups = append(sups, p.sups[name])
+	}
+	p.mu.RUnlock()
+	for _, s := range sups {
+		if err := s.WaitSettled(ctx); err != nil {
 			return err
 		}
 	}
@@ -122,10 +328,16 @@ func (p *Pool) WaitSettled(ctx context.Context) error {
 }
 
 // Names returns the servers of the pool in configuration order.
-func (p *Pool) Names() []string { return append([]string(nil), p.order...) }
+func (p *Pool) Names() []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return append([]string(nil), p.order...)
+}
 
 // Supervisor returns the supervisor of a server.
 func (p *Pool) Supervisor(name string) (*Supervisor, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
 	s, ok := p.sups[name]
 	return s, ok
 }
@@ -133,32 +345,42 @@ func (p *Pool) Supervisor(name string) (*Supervisor, bool) {
 // Client returns the live connection of a server, or a typed error that
 // says why there is none.
 func (p *Pool) Client(name string) (*Client, error) {
-	s, ok := p.sups[name]
+	s, ok := p.Supervisor(name)
 	if !ok {
-		return nil, fault.New(fault.NotFound, "no server named %q", name)
+		return nil, fault.New(fault.NotFound, "no server named %q", name).WithDetail("server", name)
 	}
 	return s.Client()
 }
 
 // Snapshots returns every server's health, in configuration order.
 func (p *Pool) Snapshots() []Snapshot {
-	out := make([]Snapshot, 0, len(p.order))
+	p.mu.RLock()
+	sups := make([]*Supervisor, 0, len(p.order))
 	for _, name := range p.order {
-		out = append(out, p.sups[name].Snapshot())
+		sups = append(sups, p.sups[name])
+	}
+	p.mu.RUnlock()
+	out := make([]Snapshot, 0, len(sups))
+	for _, s := range sups {
+		out = append(out, s.Snapshot())
 	}
 	return out
 }
 
 // WaitConnected blocks until the named server is connected, or its state
 // shows it will not be (disabled, or failed in Once mode), or d elapses.
+// If Apply replaces the server meanwhile, it waits for the new one.
 func (p *Pool) WaitConnected(ctx context.Context, name string, d time.Duration) (*Client, error) {
-	s, ok := p.sups[name]
-	if !ok {
-		return nil, fault.New(fault.NotFound, "no server named %q", name)
-	}
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	for {
+		p.mu.RLock()
+		s, ok := p.sups[name]
+		applied := p.applied
+		p.mu.RUnlock()
+		if !ok {
+			return nil, fault.New(fault.NotFound, "no server named %q", name).WithDetail("server", name)
+		}
 		ch := s.Changed()
 		if c, err := s.Client(); err == nil {
 			return c, nil
@@ -171,6 +393,8 @@ func (p *Pool) WaitConnected(ctx context.Context, name string, d time.Duration) 
 		case <-ch:
 		case <-ctx.Done():
 			return s.Client()
+		case <-applied:
+			// Apply may have replaced the supervisor: look the name up again.
 		}
 	}
 }
