@@ -17,6 +17,17 @@
 // over HTTP for the length of a test. The package is for Unix test code: it
 // runs children in their own process group and kills the group on cleanup.
 //
+// [RunTSClient] is the other side: it runs the TypeScript SDK's client
+// (test/peers/mcp-client.mjs on @modelcontextprotocol/sdk) against a server
+// or the gateway, over streamable HTTP, SSE or stdio. A test gives it the
+// target, the capabilities to declare (sampling, elicitation, roots) and a
+// list of steps ([TSStep]); it returns one [TSResult] per step, between a
+// connect line and a summary of the notifications and server requests the
+// client saw. The SDK's client runs notification handlers a tick after the
+// message arrives but settles a response at once, so a call often misses its
+// last progress notification (it then shows in the summary's errors as
+// "unknown token"): a tool sending N notifications yields N-1 or N.
+//
 // # What the pinned versions do
 //
 // Checked against @modelcontextprotocol/server-everything 2026.8.31 (server
