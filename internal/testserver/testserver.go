@@ -8,7 +8,7 @@
 // never returns. [Server] returns the config.Server that launches a mode.
 //
 // Modes:
-//   - "ok": tools echo, add, slow (honours cancellation), progress (sends
+//   - "ok": tools echo, whoami (returns the request's _meta), add, slow (honours cancellation), progress (sends
 //     progress notifications), crash (exits mid-call), big (a large text),
 //     image (a PNG), fail (a tool error), broken (a schema that does not
 //     compile), hold and maxseen (concurrency), stream (slow progress with a
@@ -30,6 +30,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"log"
 	"os"
@@ -188,6 +189,11 @@ func serve() {
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes the message back.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
 			return text(a.Message), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "whoami", Description: "Returns the request's _meta as JSON (the caller's identity)."},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			b, _ := json.Marshal(req.Params.Meta)
+			return text(string(b)), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds two numbers."},
 		func(_ context.Context, _ *mcp.CallToolRequest, a addArgs) (*mcp.CallToolResult, any, error) {

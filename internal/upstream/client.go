@@ -57,6 +57,9 @@ type DialOptions struct {
 	// MaxResultBytes is how much of an oversized tools/call result is kept.
 	// Default 1 MiB.
 	MaxResultBytes int
+	// Requests answers the server's sampling, elicitation and roots
+	// requests; the zero value declares none of them.
+	Requests ClientRequests
 }
 
 // Client is one live connection to an upstream server.
@@ -73,6 +76,7 @@ type Client struct {
 
 	nextToken atomic.Uint64
 	progress  sync.Map // progress token (string) -> func(*mcp.ProgressNotificationParams)
+	order     *progressOrder
 }
 
 // Attribute keys used in logs.
@@ -97,6 +101,7 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		stderr: newTailBuffer(opts.StderrBytes),
 		logger: logger.With(logKeyServer, srv.Name),
 		done:   make(chan struct{}),
+		order:  newProgressOrder(),
 	}
 	t := opts.Transport
 	if t == nil && opts.NewTransport != nil {
@@ -118,15 +123,17 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		c.proc, _ = t.(*processTransport)
 	}
 	ev := opts.Events
-	client := mcp.NewClient(&mcp.Implementation{Name: "switchboard", Version: Version}, &mcp.ClientOptions{
-		// Declare no roots: Switchboard has none of its own to offer, and a
-		// server that asks for them may not exit on stdin EOF until answered
-		// (server-everything does). The gateway declares them per client.
-		Capabilities: &mcp.ClientCapabilities{},
+	copts := &mcp.ClientOptions{
+		// Declare no roots unless asked to forward them: Switchboard has
+		// none of its own to offer, and a server that asks for them may not
+		// exit on stdin EOF until answered (server-everything does).
+		Capabilities: opts.Requests.capabilities(),
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			if f, ok := c.progress.Load(tokenKey(req.Params.ProgressToken)); ok {
+			key := tokenKey(req.Params.ProgressToken)
+			if f, ok := c.progress.Load(key); ok {
 				f.(func(*mcp.ProgressNotificationParams))(req.Params)
 			}
+			c.order.delivered(key)
 		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			if ev.ToolsChanged != nil {
@@ -154,7 +161,24 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 				ev.Log(req.Params)
 			}
 		},
-	})
+	}
+	// The SDK declares sampling and elicitation whenever a handler is set,
+	// so set them only when there is somewhere to forward to.
+	if f := opts.Requests.CreateMessage; f != nil {
+		copts.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return f(ctx, req.Params)
+		}
+	}
+	if f := opts.Requests.Elicit; f != nil {
+		copts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return f(ctx, req.Params)
+		}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "switchboard", Version: Version}, copts)
+
+	if opts.Requests.ListRoots != nil {
+		client.AddReceivingMiddleware(opts.Requests.rootsMiddleware())
+	}
 
 	dctx := ctx
 	if srv.ConnectTimeout > 0 {
@@ -163,7 +187,7 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		defer cancel()
 	}
 	start := time.Now()
-	session, err := client.Connect(dctx, t, nil)
+	session, err := client.Connect(dctx, c.order.transport(t), nil)
 	if err != nil {
 		// The SDK has closed the connection (and so waited for a child);
 		// the stderr tail is complete.
@@ -292,6 +316,8 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams, onPro
 		params = &p
 		c.progress.Store(token, onProgress)
 		defer c.progress.Delete(token)
+		// Deliver the progress the server sent before its result first.
+		defer c.order.drain(token)
 	}
 	res, err := c.session.CallTool(ctx, params)
 	if err != nil {

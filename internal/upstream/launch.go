@@ -320,7 +320,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if len(t.headers) > 0 {
 		req = req.Clone(req.Context())
 		for k, v := range t.headers {
-			req.Header.Set(k, v)
+			req.Header.Set(k, fillIdentity(req.Context(), v))
 		}
 	}
 	if req.Method == http.MethodPost && req.Body != nil && req.ContentLength >= 0 && req.ContentLength <= maxRequestNote {

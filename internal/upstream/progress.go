@@ -1,0 +1,115 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The SDK hands a response to its caller as soon as it is read, but
+// queues notifications for a handler goroutine, so a call can return
+// before the progress notifications the server sent ahead of its result
+// have been delivered — and a caller that stops listening when the call
+// returns would lose them (a gateway must forward them before the
+// response). progressOrder restores the order: the connection counts each
+// progress notification as it is read, the handler counts it delivered,
+// and CallTool waits, briefly, until every notification read before the
+// response has been delivered.
+type progressOrder struct {
+	mu      sync.Mutex
+	pending map[string]int // token -> read but not yet delivered
+	changed chan struct{}  // closed and replaced on every delivery
+}
+
+func newProgressOrder() *progressOrder {
+	return &progressOrder{pending: map[string]int{}, changed: make(chan struct{})}
+}
+
+// read notes a progress notification read from the wire.
+func (o *progressOrder) read(token string) {
+	o.mu.Lock()
+	o.pending[token]++
+	o.mu.Unlock()
+}
+
+// delivered notes that the handler has run for one notification.
+func (o *progressOrder) delivered(token string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.pending[token] > 0 {
+		o.pending[token]--
+		if o.pending[token] == 0 {
+			delete(o.pending, token)
+		}
+	}
+	close(o.changed)
+	o.changed = make(chan struct{})
+}
+
+// maxProgressDrain bounds how long a returning call waits for its queued
+// progress notifications.
+const maxProgressDrain = time.Second
+
+// drain waits until every notification read for token has been delivered,
+// for at most maxProgressDrain.
+func (o *progressOrder) drain(token string) {
+	timeout := time.NewTimer(maxProgressDrain)
+	defer timeout.Stop()
+	for {
+		o.mu.Lock()
+		n, ch := o.pending[token], o.changed
+		o.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-ch:
+		case <-timeout.C:
+			o.mu.Lock()
+			delete(o.pending, token)
+			o.mu.Unlock()
+			return
+		}
+	}
+}
+
+// transport wraps t so that its connection reports progress
+// notifications as they are read.
+func (o *progressOrder) transport(t mcp.Transport) mcp.Transport {
+	return &progressTransport{Transport: t, o: o}
+}
+
+type progressTransport struct {
+	mcp.Transport
+	o *progressOrder
+}
+
+func (t *progressTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &progressConn{Connection: c, o: t.o}, nil
+}
+
+type progressConn struct {
+	mcp.Connection
+	o *progressOrder
+}
+
+func (c *progressConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && req.Method == "notifications/progress" && !req.IsCall() {
+		var p struct {
+			Token any `json:"progressToken"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil && p.Token != nil {
+			c.o.read(tokenKey(p.Token))
+		}
+	}
+	return msg, err
+}

@@ -1,0 +1,92 @@
+package upstream
+
+import (
+	"context"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ClientRequests answers the requests a server sends its client while it
+// works: sampling (an LLM completion), elicitation (asking the user) and
+// roots. Switchboard has no model, user or roots of its own; the gateway
+// forwards these to the client whose call caused them. A nil field means
+// the capability is not declared, so a well-behaved server never asks.
+type ClientRequests struct {
+	CreateMessage func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+	Elicit        func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	//lint:ignore SA1019 roots remain part of the protocol versions clients speak today.
+	ListRoots func(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error)
+}
+
+// capabilities returns what a client with these handlers declares.
+func (r ClientRequests) capabilities() *mcp.ClientCapabilities {
+	caps := &mcp.ClientCapabilities{}
+	if r.CreateMessage != nil {
+		caps.Sampling = &mcp.SamplingCapabilities{}
+	}
+	if r.Elicit != nil {
+		caps.Elicitation = &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}
+	}
+	if r.ListRoots != nil {
+		//lint:ignore SA1019 see ListRoots.
+		caps.RootsV2 = &mcp.RootCapabilities{}
+	}
+	return caps
+}
+
+// rootsMiddleware answers roots/list with r.ListRoots instead of the SDK
+// client's own (empty) root set.
+func (r ClientRequests) rootsMiddleware() mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "roots/list" || r.ListRoots == nil {
+				return next(ctx, method, req)
+			}
+			//lint:ignore SA1019 see ListRoots.
+			p, _ := req.GetParams().(*mcp.ListRootsParams)
+			if p == nil {
+				//lint:ignore SA1019 see ListRoots.
+				p = &mcp.ListRootsParams{}
+			}
+			return r.ListRoots(ctx, p)
+		}
+	}
+}
+
+// Identity is who a request is made for: the gateway's caller.
+type Identity struct {
+	User    string
+	Session string
+}
+
+type identityKey struct{}
+
+// WithIdentity returns a context whose requests to HTTP upstreams fill
+// the ${identity.user} and ${identity.session} placeholders of the
+// server's configured headers.
+func WithIdentity(ctx context.Context, id Identity) context.Context {
+	return context.WithValue(ctx, identityKey{}, id)
+}
+
+// IdentityFrom returns the identity set by WithIdentity, if any.
+func IdentityFrom(ctx context.Context) (Identity, bool) {
+	id, ok := ctx.Value(identityKey{}).(Identity)
+	return id, ok
+}
+
+// identityPlaceholders are the header placeholders filled per request.
+const (
+	placeholderUser    = "${identity.user}"
+	placeholderSession = "${identity.session}"
+)
+
+// fillIdentity replaces the identity placeholders in a header value; with
+// no identity they become empty.
+func fillIdentity(ctx context.Context, v string) string {
+	if !strings.Contains(v, "${identity.") {
+		return v
+	}
+	id, _ := IdentityFrom(ctx)
+	return strings.NewReplacer(placeholderUser, id.User, placeholderSession, id.Session).Replace(v)
+}
