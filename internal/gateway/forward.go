@@ -1,0 +1,476 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/toolcall"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
+)
+
+// callTool returns the handler of one tool of the view: the call goes
+// through the execution engine with the caller's identity; arguments are
+// forwarded as the raw JSON the client sent and the result comes back as
+// the server gave it.
+func (vs *viewServer) callTool(e toolEntry) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		g := vs.g
+		user, session := vs.identity(req.Extra, req.Params.Meta, req.Session)
+		meta := map[string]any{}
+		for k, v := range req.Params.Meta {
+			if k != "progressToken" {
+				meta[k] = v
+			}
+		}
+		creq := toolcall.Request{
+			Server:       e.server,
+			Tool:         e.name,
+			RawArguments: req.Params.Arguments,
+			Source:       toolcall.SourceGateway,
+			Identity:     user,
+			SessionID:    session,
+			Meta:         meta,
+		}
+		if len(creq.RawArguments) == 0 {
+			creq.RawArguments = json.RawMessage("{}")
+		}
+		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+			ss := req.Session
+			creq.OnProgress = func(p toolcall.Progress) {
+				_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: p.Processed, Total: p.Total, Message: p.Message})
+			}
+		}
+		if req.Session != nil {
+			done := g.inflight.add(e.server, req.Session)
+			defer done()
+		}
+		ctx = upstream.WithIdentity(ctx, upstream.Identity{User: user, Session: session})
+		res, err := g.eng.Call(ctx, creq)
+		if err != nil {
+			return errorResult(err), nil
+		}
+		return res.CallToolResult, nil
+	}
+}
+
+// identity returns who a request is made for and in which session: the
+// identity fixed for the view server, else the token's user, else — when
+// the gateway has no tokens, so that clients are trusted local processes —
+// the user id the client put in _meta.
+func (vs *viewServer) identity(extra *mcp.RequestExtra, meta mcp.Meta, ss *mcp.ServerSession) (user, session string) {
+	switch {
+	case vs.spec.user != "":
+		user = vs.spec.user
+	case extra != nil && extra.TokenInfo != nil:
+		user = extra.TokenInfo.UserID
+	case len(vs.g.config().Gateway.Tokens) == 0:
+		user, _ = meta["user_id"].(string)
+	}
+	if ss != nil {
+		session = ss.ID()
+	}
+	if session == "" && len(vs.g.config().Gateway.Tokens) == 0 {
+		session, _ = meta["session_id"].(string)
+	}
+	return user, session
+}
+
+// errorResult turns a failed call into a tool result with isError set,
+// whose text is the structured error (seed 002's form), so that a model
+// can read what went wrong and how to fix it.
+func errorResult(err error) *mcp.CallToolResult {
+	fe := fault.As(err)
+	if fe == nil {
+		fe = fault.Wrap(fault.Internal, err, "the call failed")
+	}
+	text, jerr := json.Marshal(fe)
+	if jerr != nil {
+		text = []byte(fe.Error())
+	}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
+}
+
+// upstreamError makes an upstream failure something the SDK sends as a
+// JSON-RPC error: protocol errors (JSON-RPC errors) pass through with their code, anything
+// else becomes a message that names the server.
+func upstreamError(server string, err error) error {
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) {
+		return werr
+	}
+	if fe := fault.As(err); fe != nil {
+		return fmt.Errorf("%s: %s", server, fe.Message)
+	}
+	return err
+}
+
+// getPrompt returns the handler of one prompt of the view.
+func (vs *viewServer) getPrompt(e promptEntry) mcp.PromptHandler {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		c, err := vs.g.ups.Client(e.server)
+		if err == nil {
+			var res *mcp.GetPromptResult
+			res, err = c.GetPrompt(ctx, e.name, req.Params.Arguments)
+			vs.g.forwarded("prompts/get", err)
+			if err == nil {
+				return res, nil
+			}
+		}
+		return nil, upstreamError(e.server, err)
+	}
+}
+
+// readResource returns the handler of one resource of the view.
+func (vs *viewServer) readResource(e resourceEntry, exposed string) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		c, err := vs.g.ups.Client(e.server)
+		if err != nil {
+			return nil, upstreamError(e.server, err)
+		}
+		res, err := c.ReadResource(ctx, e.uri)
+		vs.g.forwarded("resources/read", err)
+		if err != nil {
+			return nil, upstreamError(e.server, err)
+		}
+		if exposed != e.uri {
+			for _, rc := range res.Contents {
+				if rc != nil && rc.URI == e.uri {
+					rc.URI = exposed
+				}
+			}
+		}
+		return res, nil
+	}
+}
+
+// readTemplate returns the handler of one resource template of the view.
+func (vs *viewServer) readTemplate(e resourceEntry) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		c, err := vs.g.ups.Client(e.server)
+		if err != nil {
+			return nil, upstreamError(e.server, err)
+		}
+		res, err := c.ReadResource(ctx, req.Params.URI)
+		vs.g.forwarded("resources/read", err)
+		if err != nil {
+			return nil, upstreamError(e.server, err)
+		}
+		return res, nil
+	}
+}
+
+// routeURI finds the server and own URI behind an exposed resource URI or
+// URI template of the view.
+func (vs *viewServer) routeURI(uri string) (resourceEntry, bool) {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	if e, ok := vs.resources[uri]; ok {
+		return e, true
+	}
+	e, ok := vs.templates[uri]
+	return e, ok
+}
+
+// complete routes completion/complete to the server that owns the prompt
+// or resource template.
+func (vs *viewServer) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	ref := req.Params.Ref
+	if ref == nil {
+		return nil, errors.New("completion/complete needs a ref")
+	}
+	var server string
+	out := *ref
+	switch ref.Type {
+	case "ref/prompt":
+		vs.mu.Lock()
+		e, ok := vs.prompts[ref.Name]
+		vs.mu.Unlock()
+		if !ok {
+			return nil, fmt.Errorf("no prompt named %q in this view", ref.Name)
+		}
+		server, out.Name = e.server, e.name
+	case "ref/resource":
+		e, ok := vs.routeURI(ref.URI)
+		if !ok {
+			return nil, fmt.Errorf("no resource or resource template %q in this view", ref.URI)
+		}
+		server, out.URI = e.server, e.uri
+	default:
+		return nil, fmt.Errorf("unknown completion reference type %q", ref.Type)
+	}
+	c, err := vs.g.ups.Client(server)
+	if err != nil {
+		return nil, upstreamError(server, err)
+	}
+	if c.Capabilities().Completions == nil {
+		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
+	}
+	params := *req.Params
+	params.Ref = &out
+	res, err := c.Session().Complete(ctx, &params)
+	vs.g.forwarded("completion/complete", err)
+	if err != nil {
+		return nil, upstreamError(server, err)
+	}
+	return res, nil
+}
+
+// subscribe forwards resources/subscribe to the server that owns the URI;
+// the upstream is subscribed once however many clients subscribe.
+func (vs *viewServer) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	e, ok := vs.routeURI(req.Params.URI)
+	if !ok {
+		return fmt.Errorf("no resource %q in this view", req.Params.URI)
+	}
+	return vs.g.subs.change(ctx, vs.g, e.server, e.uri, +1)
+}
+
+// unsubscribe is subscribe's inverse.
+func (vs *viewServer) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	e, ok := vs.routeURI(req.Params.URI)
+	if !ok {
+		return nil
+	}
+	return vs.g.subs.change(ctx, vs.g, e.server, e.uri, -1)
+}
+
+// setLevelMiddleware forwards logging/setLevel to the view's upstreams
+// that log, after the SDK has recorded the level for the session (it
+// filters what each client receives).
+func (vs *viewServer) setLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "logging/setLevel" || err != nil {
+			return res, err
+		}
+		//lint:ignore SA1019 logging is deprecated only from protocol 2026-07-28; clients use it today.
+		p, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
+		if p == nil {
+			return res, err
+		}
+		for _, s := range vs.g.config().Servers {
+			if !vs.spec.hasServer(s.Name) {
+				continue
+			}
+			if c, cerr := vs.g.ups.Client(s.Name); cerr == nil && c.Capabilities().Logging != nil {
+				//lint:ignore SA1019 see above.
+				if lerr := c.Session().SetLoggingLevel(ctx, p); lerr != nil {
+					vs.g.logger.Debug("forwarding the logging level failed", logKeyServer, s.Name, logKeyErr, lerr)
+				}
+			}
+		}
+		return res, err
+	}
+}
+
+// forwarded counts a forwarded request.
+func (g *Gateway) forwarded(method string, err error) {
+	if g.metrics != nil {
+		g.metrics.Forwarded(method, err)
+	}
+}
+
+// Events returns the notification sinks of an upstream that the gateway
+// forwards to clients: log messages and resource updates. The caller
+// combines them with the catalog's own.
+func (g *Gateway) Events(server string) upstream.Events {
+	return upstream.Events{
+		ResourceUpdated: func(uri string) { g.resourceUpdated(server, uri) },
+		//lint:ignore SA1019 forwarded to clients that set a level.
+		Log: func(p *mcp.LoggingMessageParams) { g.log(server, p) },
+	}
+}
+
+// views returns every view server (current and retired) that shows server.
+func (g *Gateway) views(server string) []*viewServer {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []*viewServer
+	for _, vs := range g.servers {
+		if vs.spec.hasServer(server) {
+			out = append(out, vs)
+		}
+	}
+	for _, vs := range g.retired {
+		if vs.spec.hasServer(server) {
+			out = append(out, vs)
+		}
+	}
+	return out
+}
+
+// resourceUpdated tells the subscribed clients of every view that shows
+// the resource. It runs on the upstream's reader, so it hands off.
+func (g *Gateway) resourceUpdated(server, uri string) {
+	for _, vs := range g.views(server) {
+		exposed := ""
+		vs.mu.Lock()
+		for u, e := range vs.resources {
+			if e.server == server && e.uri == uri {
+				exposed = u
+				break
+			}
+		}
+		vs.mu.Unlock()
+		if exposed == "" {
+			exposed = uri // a templated resource: its URI is its own
+		}
+		srv := vs.srv
+		g.sessions.Add(1)
+		go func() {
+			defer g.sessions.Done()
+			_ = srv.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: exposed})
+		}()
+	}
+}
+
+// log forwards an upstream's log message to every client of a view that
+// shows the server (the SDK drops it for clients below the level they
+// set). It runs on the upstream's reader, so it hands off.
+//
+//lint:ignore SA1019 forwarded to clients that set a level.
+func (g *Gateway) log(server string, p *mcp.LoggingMessageParams) {
+	msg := *p
+	if msg.Logger == "" {
+		msg.Logger = server
+	}
+	var sessions []*mcp.ServerSession
+	for _, vs := range g.views(server) {
+		sessions = slices.AppendSeq(sessions, vs.srv.Sessions())
+	}
+	if len(sessions) == 0 {
+		return
+	}
+	g.sessions.Add(1)
+	go func() {
+		defer g.sessions.Done()
+		for _, ss := range sessions {
+			//lint:ignore SA1019 see above.
+			_ = ss.Log(context.Background(), &msg)
+		}
+	}()
+}
+
+// Requests returns what answers an upstream's sampling, elicitation and
+// roots requests: the client session whose call to that server is the
+// most recent one still running and that declared the capability.
+func (g *Gateway) Requests(server string) upstream.ClientRequests {
+	return upstream.ClientRequests{
+		CreateMessage: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			ss := g.inflight.pick(server, func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
+			if ss == nil {
+				return nil, fmt.Errorf("no client with sampling has a call to %s in progress", server)
+			}
+			return ss.CreateMessage(ctx, p)
+		},
+		Elicit: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			ss := g.inflight.pick(server, func(c *mcp.ClientCapabilities) bool { return c.Elicitation != nil })
+			if ss == nil {
+				return nil, fmt.Errorf("no client with elicitation has a call to %s in progress", server)
+			}
+			return ss.Elicit(ctx, p)
+		},
+		//lint:ignore SA1019 roots remain part of the protocol versions clients speak today.
+		ListRoots: func(ctx context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+			//lint:ignore SA1019 see above.
+			ss := g.inflight.pick(server, func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil || c.Roots.ListChanged })
+			if ss == nil {
+				//lint:ignore SA1019 see above.
+				return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
+			}
+			return ss.ListRoots(ctx, p)
+		},
+	}
+}
+
+// inflightCalls tracks, per upstream server, the client sessions with a
+// call to it in progress, newest last.
+type inflightCalls struct {
+	mu    sync.Mutex
+	calls map[string][]*inflightCall
+}
+
+type inflightCall struct{ ss *mcp.ServerSession }
+
+// add records a call and returns the function that ends it.
+func (f *inflightCalls) add(server string, ss *mcp.ServerSession) func() {
+	c := &inflightCall{ss: ss}
+	f.mu.Lock()
+	f.calls[server] = append(f.calls[server], c)
+	f.mu.Unlock()
+	return func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.calls[server] = slices.DeleteFunc(f.calls[server], func(x *inflightCall) bool { return x == c })
+		if len(f.calls[server]) == 0 {
+			delete(f.calls, server)
+		}
+	}
+}
+
+// pick returns the newest session with a call to server whose client
+// capabilities satisfy ok.
+func (f *inflightCalls) pick(server string, ok func(*mcp.ClientCapabilities) bool) *mcp.ServerSession {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	calls := f.calls[server]
+	for i := len(calls) - 1; i >= 0; i-- {
+		ip := calls[i].ss.InitializeParams()
+		if ip != nil && ip.Capabilities != nil && ok(ip.Capabilities) {
+			return calls[i].ss
+		}
+	}
+	return nil
+}
+
+// subscriptions counts client subscriptions per upstream resource.
+type subscriptions struct {
+	mu    sync.Mutex
+	count map[subKey]int
+}
+
+type subKey struct{ server, uri string }
+
+// change adds delta to the count of (server, uri), subscribing upstream on
+// the first and unsubscribing on the last.
+func (s *subscriptions) change(ctx context.Context, g *Gateway, server, uri string, delta int) error {
+	k := subKey{server, uri}
+	s.mu.Lock()
+	before := s.count[k]
+	after := max(before+delta, 0)
+	if after == 0 {
+		delete(s.count, k)
+	} else {
+		s.count[k] = after
+	}
+	s.mu.Unlock()
+	if (before == 0) == (after == 0) {
+		return nil
+	}
+	c, err := g.ups.Client(server)
+	if err != nil {
+		return upstreamError(server, err)
+	}
+	if c.Capabilities().Resources == nil || !c.Capabilities().Resources.Subscribe {
+		return nil // nothing to subscribe to; updates never come
+	}
+	if after > 0 {
+		err = c.Session().Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+		g.forwarded("resources/subscribe", err)
+	} else {
+		err = c.Session().Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+		g.forwarded("resources/unsubscribe", err)
+	}
+	if err != nil {
+		return upstreamError(server, err)
+	}
+	return nil
+}

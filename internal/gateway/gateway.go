@@ -1,0 +1,378 @@
+// Package gateway serves every configured MCP server as one aggregated MCP
+// endpoint: streamable HTTP at /mcp and /mcp/{view}, the legacy SSE
+// transport at /sse, and stdio for clients that launch their servers as a
+// command.
+//
+// It is a thin MCP server over the catalog: each view (a named subset of
+// servers with include/exclude globs, renames and a prefix mode) is one
+// go-sdk Server whose tools, prompts, resources and resource templates are
+// kept in step with the catalog and with each upstream's availability, so
+// that list_changed reaches every connected client. Tool calls go through
+// the execution engine (limits, timeouts, history with the caller's
+// identity); prompts, resources, completion, subscriptions and logging are
+// routed to the server that owns them. Requests an upstream sends its
+// client while it works — sampling, elicitation, roots — are forwarded to
+// the client whose call caused them.
+//
+// Authentication (bearer tokens mapped to identities and view grants) and
+// Origin / Host checks (DNS-rebinding protection) wrap every HTTP endpoint.
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
+	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/toolcall"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
+)
+
+// Upstreams gives the gateway the live connections; *upstream.Pool
+// implements it.
+type Upstreams interface {
+	Client(name string) (*upstream.Client, error)
+}
+
+// Metrics receives the gateway's own counts; *metrics.Metrics implements
+// it. Every method must be cheap and must not block.
+type Metrics interface {
+	SessionOpened(view string)
+	SessionClosed(view string)
+	Forwarded(method string, err error)
+}
+
+// Options configures a Gateway.
+type Options struct {
+	Config    *config.Config
+	Catalog   *catalog.Catalog
+	Engine    *toolcall.Engine
+	Upstreams Upstreams
+	// Logger receives session and routing events (never argument values);
+	// nil discards them.
+	Logger *slog.Logger
+	// Metrics, when set, counts sessions and forwarded requests.
+	Metrics Metrics
+	// Version is reported to clients as the gateway's version.
+	Version string
+}
+
+// Gateway is the aggregated MCP endpoint. Create it with New, keep it in
+// step with Run, and serve Handler (HTTP) or ServeStdio.
+type Gateway struct {
+	cat     *catalog.Catalog
+	eng     *toolcall.Engine
+	ups     Upstreams
+	logger  *slog.Logger
+	metrics Metrics
+	version string
+
+	createMu sync.Mutex // serialises the creation of view servers
+
+	mu      sync.Mutex
+	cfg     *config.Config
+	servers map[string]*viewServer // by key: view, narrowing and fixed identity
+	retired []*viewServer          // replaced (instructions changed) but still serving sessions
+	closed  bool
+
+	wake chan struct{} // a sync is wanted
+
+	inflight inflightCalls
+	subs     subscriptions
+
+	sessions sync.WaitGroup // session watchers
+	stdioSeq atomicCounter
+}
+
+// New returns a gateway for opts.
+func New(opts Options) (*Gateway, error) {
+	if opts.Config == nil || opts.Catalog == nil || opts.Engine == nil || opts.Upstreams == nil {
+		return nil, errors.New("gateway: Config, Catalog, Engine and Upstreams are required")
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	v := opts.Version
+	if v == "" {
+		v = "dev"
+	}
+	g := &Gateway{
+		cat:     opts.Catalog,
+		eng:     opts.Engine,
+		ups:     opts.Upstreams,
+		logger:  logger,
+		metrics: opts.Metrics,
+		version: v,
+		cfg:     opts.Config,
+		servers: map[string]*viewServer{},
+		wake:    make(chan struct{}, 1),
+	}
+	g.inflight.calls = map[string][]*inflightCall{}
+	g.subs.count = map[subKey]int{}
+	return g, nil
+}
+
+// SetConfig applies a reloaded configuration: views, tokens and server
+// set. Sessions on a view that no longer exists are closed; the others
+// see the change as list_changed.
+func (g *Gateway) SetConfig(cfg *config.Config) {
+	g.mu.Lock()
+	g.cfg = cfg
+	var gone []*viewServer
+	for key, vs := range g.servers {
+		if _, ok := g.viewLocked(vs.spec.view.Name); !ok {
+			gone = append(gone, vs)
+			delete(g.servers, key)
+		}
+	}
+	g.mu.Unlock()
+	for _, vs := range gone {
+		vs.closeSessions()
+	}
+	g.Notify()
+}
+
+// config returns the configuration in effect.
+func (g *Gateway) config() *config.Config {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.cfg
+}
+
+// Notify asks Run to bring every view in step with the catalog and the
+// upstreams' availability; call it when a server's state changes.
+func (g *Gateway) Notify() {
+	select {
+	case g.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run keeps every view in step until ctx is done, then closes every
+// client session.
+func (g *Gateway) Run(ctx context.Context) error {
+	changed := g.cat.Changed()
+	g.syncAll(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			g.shutdown()
+			return nil
+		case <-changed:
+			changed = g.cat.Changed()
+		case <-g.wake:
+		}
+		g.syncAll(ctx)
+	}
+}
+
+// shutdown closes every session and waits for their watchers.
+func (g *Gateway) shutdown() {
+	g.mu.Lock()
+	g.closed = true
+	all := append(slices.Collect(mapValues(g.servers)), g.retired...)
+	g.mu.Unlock()
+	for _, vs := range all {
+		vs.closeSessions()
+	}
+	g.sessions.Wait()
+}
+
+// syncAll brings every view server in step; retired ones without
+// sessions are dropped.
+func (g *Gateway) syncAll(ctx context.Context) {
+	g.mu.Lock()
+	all := slices.Collect(mapValues(g.servers))
+	retired := g.retired[:0]
+	for _, vs := range g.retired {
+		if vs.sessionCount() > 0 {
+			retired = append(retired, vs)
+		}
+	}
+	g.retired = retired
+	all = append(all, retired...)
+	g.mu.Unlock()
+	for _, vs := range all {
+		vs.sync(ctx)
+	}
+	// A view whose combined instructions changed serves new sessions from
+	// a fresh server (instructions are sent once, at initialize).
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for key, vs := range g.servers {
+		if vs.instructions != g.instructionsLocked(vs.spec) {
+			delete(g.servers, key)
+			g.retired = append(g.retired, vs)
+		}
+	}
+}
+
+// viewLocked returns the named view of the current configuration.
+func (g *Gateway) viewLocked(name string) (config.View, bool) {
+	for _, v := range g.cfg.Gateway.Views {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	if name == config.DefaultViewName {
+		return config.View{Name: config.DefaultViewName, Prefix: config.PrefixAlways}, true
+	}
+	return config.View{}, false
+}
+
+// serverFor returns the view server for spec, creating it on first use.
+// A new server is published only once its registries are filled, so that
+// no client (in stateless mode, any request) sees it half-built.
+func (g *Gateway) serverFor(ctx context.Context, spec viewSpec) (*viewServer, error) {
+	key := spec.key()
+	lookup := func() (*viewServer, error) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.closed {
+			return nil, errors.New("the gateway is shutting down")
+		}
+		return g.servers[key], nil
+	}
+	if vs, err := lookup(); vs != nil || err != nil {
+		return vs, err
+	}
+	g.createMu.Lock()
+	defer g.createMu.Unlock()
+	if vs, err := lookup(); vs != nil || err != nil {
+		return vs, err
+	}
+	g.mu.Lock()
+	vs := g.newViewServerLocked(spec)
+	g.mu.Unlock()
+	vs.sync(ctx)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil, errors.New("the gateway is shutting down")
+	}
+	g.servers[key] = vs
+	return vs, nil
+}
+
+// instructionsLocked combines the gateway's own instructions with those of
+// every available upstream in the view.
+func (g *Gateway) instructionsLocked(spec viewSpec) string {
+	var b strings.Builder
+	if s := strings.TrimSpace(g.cfg.Gateway.Instructions); s != "" {
+		b.WriteString(s)
+	}
+	for _, srv := range g.cfg.Servers {
+		if !spec.hasServer(srv.Name) {
+			continue
+		}
+		c, err := g.ups.Client(srv.Name)
+		if err != nil {
+			continue
+		}
+		ir := c.InitializeResult()
+		if ir == nil || strings.TrimSpace(ir.Instructions) == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		if spec.view.Prefix == config.PrefixNever {
+			b.WriteString(strings.TrimSpace(ir.Instructions))
+			continue
+		}
+		fmt.Fprintf(&b, "## %s\n%s", srv.Name, strings.TrimSpace(ir.Instructions))
+	}
+	return b.String()
+}
+
+// ServeStdio serves one client session over t (serve --stdio) on the
+// default view, until the client disconnects or ctx is done.
+func (g *Gateway) ServeStdio(ctx context.Context, t mcp.Transport) error {
+	g.mu.Lock()
+	view, _ := g.viewLocked(config.DefaultViewName)
+	g.mu.Unlock()
+	vs, err := g.serverFor(ctx, viewSpec{view: view})
+	if err != nil {
+		return err
+	}
+	ss, err := vs.srv.Connect(ctx, t, nil)
+	if err != nil {
+		return fmt.Errorf("serving stdio: %w", err)
+	}
+	stop := context.AfterFunc(ctx, func() { ss.Close() })
+	defer stop()
+	err = ss.Wait()
+	if ctx.Err() != nil || errors.Is(err, mcp.ErrConnectionClosed) {
+		return nil
+	}
+	return err
+}
+
+// SessionCount returns how many client sessions are connected.
+func (g *Gateway) SessionCount() int {
+	g.mu.Lock()
+	all := append(slices.Collect(mapValues(g.servers)), g.retired...)
+	g.mu.Unlock()
+	n := 0
+	for _, vs := range all {
+		n += vs.sessionCount()
+	}
+	return n
+}
+
+// Handler returns the HTTP handler for /mcp, /mcp/{view}, /sse and
+// /sse/{view}, with authentication and Origin / Host checks.
+func (g *Gateway) Handler() http.Handler {
+	return newHTTPHandler(g)
+}
+
+func mapValues[K comparable, V any](m map[K]V) func(func(V) bool) {
+	return func(yield func(V) bool) {
+		for _, v := range m {
+			if !yield(v) {
+				return
+			}
+		}
+	}
+}
+
+// atomicCounter hands out increasing numbers.
+type atomicCounter struct {
+	mu sync.Mutex
+	n  uint64
+}
+
+func (c *atomicCounter) next() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	return c.n
+}
+
+// sessionWatch counts a session for metrics until it ends.
+func (g *Gateway) sessionWatch(view string, ss *mcp.ServerSession) {
+	if g.metrics != nil {
+		g.metrics.SessionOpened(view)
+	}
+	g.sessions.Add(1)
+	go func() {
+		defer g.sessions.Done()
+		_ = ss.Wait()
+		if g.metrics != nil {
+			g.metrics.SessionClosed(view)
+		}
+	}()
+}
+
+// now is the clock for in-flight bookkeeping.
+var now = time.Now

@@ -1,0 +1,292 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+)
+
+// httpHandler serves the MCP endpoints: /mcp and /mcp/{view} over
+// streamable HTTP, /sse and /sse/{view} over the legacy SSE transport.
+type httpHandler struct {
+	g *Gateway
+
+	mu         sync.Mutex
+	streamable map[string]http.Handler // by view name
+	sse        map[string]http.Handler
+	stateless  bool
+}
+
+func newHTTPHandler(g *Gateway) *httpHandler {
+	return &httpHandler{g: g, streamable: map[string]http.Handler{}, sse: map[string]http.Handler{}}
+}
+
+type tokenKey struct{}
+
+func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	cfg := h.g.config()
+	gw := cfg.Gateway
+	if !hostAllowed(gw, r.Host) {
+		writeError(w, http.StatusForbidden, fault.New(fault.Authorization, "the Host header %q is not allowed here (DNS-rebinding protection)", r.Host).
+			WithSuggestions("connect through 127.0.0.1 or localhost, or add the name to gateway.allowed_hosts"))
+		return
+	}
+	if !originAllowed(gw, r) {
+		writeError(w, http.StatusForbidden, fault.New(fault.Authorization, "requests from origin %q are not allowed", r.Header.Get("Origin")).
+			WithSuggestions("add the origin to gateway.allowed_origins if this web page should use the gateway"))
+		return
+	}
+	kind, viewName, ok := route(r.URL.Path)
+	if !ok {
+		writeError(w, http.StatusNotFound, fault.New(fault.NotFound, "no MCP endpoint at %s", r.URL.Path).
+			WithSuggestions("use /mcp (streamable HTTP) or /sse (legacy SSE), or /mcp/VIEW for a view"))
+		return
+	}
+	h.g.mu.Lock()
+	view, ok := h.g.viewLocked(viewName)
+	h.g.mu.Unlock()
+	if !ok {
+		var names []string
+		for _, v := range gw.Views {
+			names = append(names, v.Name)
+		}
+		writeError(w, http.StatusNotFound, fault.New(fault.NotFound, "no view named %q", viewName).
+			WithSuggestions("configured views: "+strings.Join(append([]string{config.DefaultViewName}, names...), ", ")))
+		return
+	}
+	if len(gw.Tokens) > 0 {
+		tok, ferr := authenticate(gw.Tokens, r)
+		if ferr != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
+			writeError(w, http.StatusUnauthorized, ferr)
+			return
+		}
+		if !tok.Allows(view.Name) {
+			writeError(w, http.StatusForbidden, fault.New(fault.Authorization, "token %q may not use view %q", tok.Name, view.Name).
+				WithSuggestions("use a view the token grants, or add this view to the token's views"))
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), tokenKey{}, tok))
+	}
+	if _, _, err := narrowing(view, cfg, r.URL.Query()); err != nil {
+		status := http.StatusBadRequest
+		if fault.KindOf(err) == fault.Authorization {
+			status = http.StatusForbidden
+		}
+		writeError(w, status, fault.As(err))
+		return
+	}
+	h.endpoint(kind, view.Name, gw).ServeHTTP(w, r)
+}
+
+// authenticate returns the token a request presents.
+func authenticate(tokens []config.Token, r *http.Request) (config.Token, *fault.Error) {
+	fields := strings.Fields(r.Header.Get("Authorization"))
+	if len(fields) != 2 || !strings.EqualFold(fields[0], "bearer") {
+		return config.Token{}, fault.New(fault.Authentication, "this gateway requires a bearer token").
+			WithSuggestions("send the header Authorization: Bearer <token>")
+	}
+	for _, t := range tokens {
+		if t.Matches(fields[1]) {
+			return t, nil
+		}
+	}
+	return config.Token{}, fault.New(fault.Authentication, "the bearer token is not valid").
+		WithSuggestions("check the token, or ask for one that gateway.tokens accepts")
+}
+
+// endpoint returns the SDK handler for a view and transport, creating it
+// on first use.
+func (h *httpHandler) endpoint(kind, view string, gw config.Gateway) http.Handler {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stateless != gw.Stateless {
+		// A reload switched modes: new handlers (sessions of the old mode end).
+		h.streamable, h.sse, h.stateless = map[string]http.Handler{}, map[string]http.Handler{}, gw.Stateless
+	}
+	handlers := h.streamable
+	if kind == "sse" {
+		handlers = h.sse
+	}
+	if hd, ok := handlers[view]; ok {
+		return hd
+	}
+	var hd http.Handler
+	switch kind {
+	case "sse":
+		hd = mcp.NewSSEHandler(func(r *http.Request) *mcp.Server {
+			return h.serverFor(r, view, true)
+		}, &mcp.SSEOptions{DisableLocalhostProtection: true})
+	default:
+		inner := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+			return h.serverFor(r, view, false)
+		}, &mcp.StreamableHTTPOptions{
+			Stateless:      gw.Stateless,
+			SessionTimeout: gw.SessionTimeout,
+			Logger:         h.g.logger,
+			// Host and Origin are checked above, with the configured
+			// allowances (a proxy's name, say), before the SDK sees them.
+			DisableLocalhostProtection: true,
+		})
+		// The SDK reads the caller from the auth package's context key: it
+		// binds sessions to their user and hands the token to handlers.
+		authed := auth.RequireBearerToken(func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+			tok, _ := r.Context().Value(tokenKey{}).(config.Token)
+			return &auth.TokenInfo{UserID: tok.User, Extra: map[string]any{"token": tok.Name}}, nil
+		}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(inner)
+		hd = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if _, ok := r.Context().Value(tokenKey{}).(config.Token); ok {
+				authed.ServeHTTP(w, r)
+				return
+			}
+			inner.ServeHTTP(w, r) // no tokens configured
+		})
+	}
+	handlers[view] = hd
+	return hd
+}
+
+// serverFor returns the MCP server a new session (or, stateless, a
+// request) of a view talks to.
+func (h *httpHandler) serverFor(r *http.Request, view string, fixedUser bool) *mcp.Server {
+	g := h.g
+	cfg := g.config()
+	g.mu.Lock()
+	v, ok := g.viewLocked(view)
+	g.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	servers, tools, err := narrowing(v, cfg, r.URL.Query())
+	if err != nil {
+		return nil
+	}
+	spec := viewSpec{view: v, servers: servers, tools: tools}
+	if fixedUser {
+		if tok, ok := r.Context().Value(tokenKey{}).(config.Token); ok {
+			spec.user = tok.User
+		}
+	}
+	vs, err := g.serverFor(r.Context(), spec)
+	if err != nil {
+		return nil
+	}
+	return vs.srv
+}
+
+// route splits an endpoint path into its transport and view.
+func route(p string) (kind, view string, ok bool) {
+	p = strings.TrimSuffix(p, "/")
+	for _, k := range []string{"mcp", "sse"} {
+		base := "/" + k
+		switch {
+		case p == base:
+			return k, config.DefaultViewName, true
+		case strings.HasPrefix(p, base+"/"):
+			rest := p[len(base)+1:]
+			if rest != "" && !strings.Contains(rest, "/") {
+				return k, rest, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// hostAllowed reports whether a request's Host header is acceptable:
+// loopback names always, the listen host, any configured allowance, and —
+// on a non-loopback listener with no allowances configured — any (tokens
+// guard that listener).
+func hostAllowed(gw config.Gateway, host string) bool {
+	name := host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		name = h
+	}
+	name = strings.Trim(name, "[]")
+	for _, a := range gw.AllowedHosts {
+		if strings.EqualFold(a, host) || strings.EqualFold(a, name) {
+			return true
+		}
+	}
+	if isLoopback(name) {
+		return true
+	}
+	lh, _, err := net.SplitHostPort(gw.Listen)
+	if err != nil {
+		return false
+	}
+	if lh != "" && strings.EqualFold(strings.Trim(lh, "[]"), name) {
+		return true
+	}
+	return !isLoopback(lh) && len(gw.AllowedHosts) == 0
+}
+
+// originAllowed reports whether a browser Origin may use the gateway: no
+// Origin (not a browser), the gateway's own origin, or a configured one.
+func originAllowed(gw config.Gateway, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	for _, a := range gw.AllowedOrigins {
+		if a == "*" || strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
+}
+
+// isLoopback reports whether a host name or address is loopback.
+func isLoopback(host string) bool {
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// writeError writes a structured error (seed 002's form) as JSON.
+func writeError(w http.ResponseWriter, status int, err *fault.Error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(err)
+}
+
+// Guard wraps another endpoint of the gateway's address (health,
+// metrics, the web page) in the same Host and Origin checks, and — when
+// withToken is set and tokens are configured — requires any valid token.
+func (g *Gateway) Guard(h http.Handler, withToken bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gw := g.config().Gateway
+		if !hostAllowed(gw, r.Host) {
+			writeError(w, http.StatusForbidden, fault.New(fault.Authorization, "the Host header %q is not allowed here (DNS-rebinding protection)", r.Host).
+				WithSuggestions("connect through 127.0.0.1 or localhost, or add the name to gateway.allowed_hosts"))
+			return
+		}
+		if !originAllowed(gw, r) {
+			writeError(w, http.StatusForbidden, fault.New(fault.Authorization, "requests from origin %q are not allowed", r.Header.Get("Origin")).
+				WithSuggestions("add the origin to gateway.allowed_origins if this web page should use the gateway"))
+			return
+		}
+		if withToken && len(gw.Tokens) > 0 {
+			if _, ferr := authenticate(gw.Tokens, r); ferr != nil {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
+				writeError(w, http.StatusUnauthorized, ferr)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,338 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"slices"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
+	"github.com/switchboard-mcp/switchboard/internal/config"
+)
+
+// viewServer is the MCP server clients of one view (spec) talk to. Its
+// registries mirror the catalog, filtered and renamed for the view, and
+// include only servers that are available right now.
+type viewServer struct {
+	g            *Gateway
+	spec         viewSpec
+	srv          *mcp.Server
+	instructions string
+
+	mu        sync.Mutex // serialises sync
+	tools     map[string]toolEntry
+	prompts   map[string]promptEntry
+	resources map[string]resourceEntry // by exposed URI
+	templates map[string]resourceEntry // by URI template
+}
+
+type toolEntry struct {
+	server, name string
+	def          *mcp.Tool // as registered (renamed, described)
+	src          *mcp.Tool // the catalog's definition it came from
+}
+
+type promptEntry struct {
+	server, name string
+	src          *mcp.Prompt
+}
+
+type resourceEntry struct {
+	server string
+	uri    string // the server's own URI (or URI template)
+	src    any    // *mcp.Resource or *mcp.ResourceTemplate
+}
+
+// newViewServerLocked builds the server for spec; g.mu is held.
+func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
+	vs := &viewServer{
+		g:            g,
+		spec:         spec,
+		instructions: g.instructionsLocked(spec),
+		tools:        map[string]toolEntry{},
+		prompts:      map[string]promptEntry{},
+		resources:    map[string]resourceEntry{},
+		templates:    map[string]resourceEntry{},
+	}
+	view := spec.view.Name
+	vs.srv = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard gateway (" + view + ")", Version: g.version}, &mcp.ServerOptions{
+		Instructions: vs.instructions,
+		Logger:       g.logger.With(logKeyView, view),
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Completions: &mcp.CompletionCapabilities{},
+			Logging:     &mcp.LoggingCapabilities{},
+		},
+		CompletionHandler:  vs.complete,
+		SubscribeHandler:   vs.subscribe,
+		UnsubscribeHandler: vs.unsubscribe,
+		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
+			g.sessionWatch(view, req.Session)
+		},
+		KeepAlive: 0,
+	})
+	vs.srv.AddReceivingMiddleware(vs.setLevelMiddleware)
+	return vs
+}
+
+// sessionCount returns the number of connected sessions.
+func (vs *viewServer) sessionCount() int {
+	n := 0
+	for range vs.srv.Sessions() {
+		n++
+	}
+	return n
+}
+
+// closeSessions ends every session of the server.
+func (vs *viewServer) closeSessions() {
+	for ss := range vs.srv.Sessions() {
+		_ = ss.Close()
+	}
+}
+
+// sync brings the registries in step with the catalog and the upstreams'
+// availability. The SDK batches the resulting list_changed notifications.
+func (vs *viewServer) sync(context.Context) {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	g, spec := vs.g, vs.spec
+	available := map[string]bool{}
+	cfg := g.config()
+	for _, s := range cfg.Servers {
+		if !spec.hasServer(s.Name) || !s.Enabled {
+			continue
+		}
+		if _, err := g.ups.Client(s.Name); err == nil {
+			available[s.Name] = true
+		}
+	}
+
+	// Tools.
+	want := map[string]toolEntry{}
+	for _, t := range g.cat.Tools() {
+		if !available[t.Server] || t.Def == nil {
+			continue
+		}
+		name, ok := spec.toolName(t)
+		if !ok {
+			continue
+		}
+		if _, dup := want[name]; dup {
+			g.logger.Warn("two tools have the same name in a view; keeping the first (rename one)", logKeyView, spec.view.Name, logKeyTool, name)
+			continue
+		}
+		if prev, ok := vs.tools[name]; ok && prev.src == t.Def && prev.server == t.Server {
+			want[name] = prev
+			continue
+		}
+		def := *t.Def
+		def.Name = name
+		def.Description = spec.description(t)
+		def.InputSchema = objectSchema(t.Def.InputSchema)
+		want[name] = toolEntry{server: t.Server, name: t.Def.Name, def: &def, src: t.Def}
+	}
+	var drop []string
+	for name, e := range vs.tools {
+		if w, ok := want[name]; !ok || w.def != e.def {
+			if !ok {
+				drop = append(drop, name)
+			}
+		}
+	}
+	if len(drop) > 0 {
+		vs.srv.RemoveTools(drop...)
+	}
+	for name, e := range want {
+		if prev, ok := vs.tools[name]; ok && prev.def == e.def {
+			continue
+		}
+		if prev, ok := vs.tools[name]; ok && sameJSON(prev.def, e.def) {
+			want[name] = prev
+			continue
+		}
+		vs.addTool(e)
+	}
+	vs.tools = want
+
+	// Prompts.
+	wantP := map[string]promptEntry{}
+	for _, p := range g.cat.Prompts() {
+		if !available[p.Server] || p.Def == nil {
+			continue
+		}
+		name := spec.promptName(p)
+		if _, dup := wantP[name]; dup {
+			continue
+		}
+		wantP[name] = promptEntry{server: p.Server, name: p.Def.Name, src: p.Def}
+	}
+	var dropP []string
+	for name := range vs.prompts {
+		if _, ok := wantP[name]; !ok {
+			dropP = append(dropP, name)
+		}
+	}
+	if len(dropP) > 0 {
+		vs.srv.RemovePrompts(dropP...)
+	}
+	for name, e := range wantP {
+		if prev, ok := vs.prompts[name]; ok && prev.server == e.server && (prev.src == e.src || sameJSON(prev.src, e.src)) {
+			wantP[name] = prev
+			continue
+		}
+		def := *e.src
+		def.Name = name
+		vs.srv.AddPrompt(&def, vs.getPrompt(e))
+	}
+	vs.prompts = wantP
+
+	// Resources: URIs pass through unchanged, except that a URI listed by
+	// two servers of the view is exposed under switchboard://server/… for
+	// every server but the first in configuration order.
+	wantR := map[string]resourceEntry{}
+	resources := g.cat.Resources()
+	order := serverOrder(cfg)
+	slices.SortStableFunc(resources, func(a, b catalog.Resource) int { return order[a.Server] - order[b.Server] })
+	for _, r := range resources {
+		if !available[r.Server] || r.Def == nil {
+			continue
+		}
+		uri := r.Def.URI
+		if _, dup := wantR[uri]; dup {
+			uri = exposedURI(r.Server, r.Def.URI)
+		}
+		wantR[uri] = resourceEntry{server: r.Server, uri: r.Def.URI, src: r.Def}
+	}
+	var dropR []string
+	for uri := range vs.resources {
+		if _, ok := wantR[uri]; !ok {
+			dropR = append(dropR, uri)
+		}
+	}
+	if len(dropR) > 0 {
+		vs.srv.RemoveResources(dropR...)
+	}
+	for uri, e := range wantR {
+		if prev, ok := vs.resources[uri]; ok && prev.server == e.server && (prev.src == e.src || sameJSON(prev.src, e.src)) {
+			wantR[uri] = prev
+			continue
+		}
+		def := *e.src.(*mcp.Resource)
+		def.URI = uri
+		if !safeAdd(func() { vs.srv.AddResource(&def, vs.readResource(e, uri)) }) {
+			g.logger.Warn("skipping a resource with an invalid URI", logKeyServer, e.server)
+			delete(wantR, uri)
+		}
+	}
+	vs.resources = wantR
+
+	wantT := map[string]resourceEntry{}
+	for _, t := range g.cat.ResourceTemplates() {
+		if !available[t.Server] || t.Def == nil {
+			continue
+		}
+		if _, dup := wantT[t.Def.URITemplate]; dup {
+			continue
+		}
+		wantT[t.Def.URITemplate] = resourceEntry{server: t.Server, uri: t.Def.URITemplate, src: t.Def}
+	}
+	var dropT []string
+	for u := range vs.templates {
+		if _, ok := wantT[u]; !ok {
+			dropT = append(dropT, u)
+		}
+	}
+	if len(dropT) > 0 {
+		vs.srv.RemoveResourceTemplates(dropT...)
+	}
+	for u, e := range wantT {
+		if prev, ok := vs.templates[u]; ok && prev.server == e.server && (prev.src == e.src || sameJSON(prev.src, e.src)) {
+			wantT[u] = prev
+			continue
+		}
+		def := *e.src.(*mcp.ResourceTemplate)
+		if !safeAdd(func() { vs.srv.AddResourceTemplate(&def, vs.readTemplate(e)) }) {
+			g.logger.Warn("skipping a resource template that does not parse", logKeyServer, e.server)
+			delete(wantT, u)
+		}
+	}
+	vs.templates = wantT
+}
+
+// addTool registers e; a definition the SDK refuses is logged and left
+// out rather than taking the gateway down.
+func (vs *viewServer) addTool(e toolEntry) {
+	if !safeAdd(func() { vs.srv.AddTool(e.def, vs.callTool(e)) }) {
+		vs.g.logger.Warn("skipping a tool the MCP SDK refuses to serve", logKeyServer, e.server, logKeyTool, e.name)
+	}
+}
+
+// safeAdd runs an SDK registration, which panics on definitions it deems
+// invalid, and reports whether it succeeded.
+func safeAdd(f func()) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	f()
+	return true
+}
+
+// objectSchema returns schema when it is a JSON object schema, which the
+// SDK requires of every tool; a server that sends none (or one without
+// "type") gets the permissive {"type":"object"} plus what it sent.
+func objectSchema(schema any) any {
+	m, ok := schema.(map[string]any)
+	if !ok {
+		raw, err := json.Marshal(schema)
+		if err == nil {
+			_ = json.Unmarshal(raw, &m)
+		}
+	}
+	if m == nil {
+		return map[string]any{"type": "object"}
+	}
+	if m["type"] == "object" {
+		return schema
+	}
+	out := make(map[string]any, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	out["type"] = "object"
+	return out
+}
+
+// sameJSON reports whether a and b encode to the same JSON.
+func sameJSON(a, b any) bool {
+	if reflect.DeepEqual(a, b) {
+		return true
+	}
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(ja) == string(jb)
+}
+
+func serverOrder(cfg *config.Config) map[string]int {
+	m := make(map[string]int, len(cfg.Servers))
+	for i, s := range cfg.Servers {
+		m[s.Name] = i
+	}
+	return m
+}
+
+// Attribute keys used in logs.
+const (
+	logKeyView   = "view"
+	logKeyServer = "server"
+	logKeyTool   = "tool"
+	logKeyErr    = "err"
+	logKeyMethod = "method"
+)
