@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
@@ -37,18 +39,18 @@ func runCall(ctx context.Context, a *app, args []string) error {
 		return usagef("--timeout %s is out of range; give 1s to 5m", *timeout)
 	}
 
-	s, _, err := a.connectOne(ctx, cfg, server)
+	b, done, err := a.backend(ctx, cfg, scope{connect: true, only: []string{server}})
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer done()
 	// The tool's schema types the key=value pairs. A tool that is not
 	// found still goes to the engine, which reports and records it.
 	var schema any
-	tool, err := s.findTool(ctx, server, toolName)
+	tool, err := b.Tool(ctx, server, toolName)
 	switch {
 	case err == nil:
-		schema = tool.Def.InputSchema
+		schema = tool.InputSchema
 	case fault.KindOf(err) != fault.NotFound:
 		return err
 	}
@@ -56,17 +58,23 @@ func runCall(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	var raw json.RawMessage
+	if arguments != nil {
+		if raw, err = json.Marshal(arguments); err != nil {
+			return fmt.Errorf("encoding the arguments: %w", err)
+		}
+	}
 
 	bar := newProgressBar(a.stderr)
 	start := time.Now()
-	res, err := s.eng.Call(ctx, toolcall.Request{
+	res, err := b.Call(ctx, control.CallRequest{
 		Server:    server,
 		Tool:      toolName,
-		Arguments: arguments,
-		Source:    toolcall.SourceCLI,
+		Arguments: raw,
+		Source:    string(toolcall.SourceCLI),
 		Identity:  cliIdentity(),
 		Timeout:   *timeout,
-		Budget:    toolcall.Budget{MaxDuration: *maxDuration, MaxCost: *maxCost},
+		Budget:    control.Budget{MaxDuration: *maxDuration, MaxCost: *maxCost},
 		OnProgress: func(p toolcall.Progress) {
 			bar.update(&mcp.ProgressNotificationParams{Progress: p.Processed, Total: p.Total, Message: p.Message})
 		},
@@ -83,31 +91,31 @@ func runCall(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintf(a.stderr, "note: partial result (budget exceeded): %s\n", res.Missing)
 	}
 	if a.json {
-		if err := a.printJSON(res.CallToolResult); err != nil {
+		if err := a.printJSON(res.Result); err != nil {
 			return err
 		}
-		if res.IsError {
+		if res.Result.IsError {
 			return &exitError{ExitFailure}
 		}
 		return nil
 	}
 	out := a.stdout
-	if res.IsError {
+	if res.Result.IsError {
 		out = a.stderr
 	}
 	r := &renderer{out: out, outDir: *outDir, prefix: toolName}
-	for _, block := range res.Content {
+	for _, block := range res.Result.Content {
 		if err := r.content(block); err != nil {
 			return err
 		}
 	}
-	if len(res.Content) == 0 && res.StructuredContent != nil {
-		if err := a.printJSONTo(out, res.StructuredContent); err != nil {
+	if len(res.Result.Content) == 0 && res.Result.StructuredContent != nil {
+		if err := a.printJSONTo(out, res.Result.StructuredContent); err != nil {
 			return err
 		}
 	}
 	a.logger().Debug("call finished", "request_id", res.ID, "server", server, "tool", toolName, "duration", elapsed)
-	if res.IsError {
+	if res.Result.IsError {
 		return &exitError{ExitFailure}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
@@ -42,16 +43,12 @@ func runHistory(ctx context.Context, a *app, args []string) error {
 	if *since > 0 {
 		f.Since = time.Now().Add(-*since)
 	}
-	cfg, err := a.loadConfig()
+	b, done, err := a.historyBackend(ctx)
 	if err != nil {
 		return err
 	}
-	st, err := a.openStore(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	calls, err := st.Calls(ctx, f)
+	defer done()
+	calls, err := b.History(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -95,28 +92,23 @@ func shortID(id string) string {
 	return id
 }
 
-func (a *app) historyShow(ctx context.Context, id string) error {
+// historyBackend returns the backend history reads from: the daemon's,
+// else the history store of the configuration.
+func (a *app) historyBackend(ctx context.Context) (control.Backend, func(), error) {
 	cfg, err := a.loadConfig()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	st, err := a.openStore(ctx, cfg)
+	return a.backend(ctx, cfg, scope{})
+}
+
+func (a *app) historyShow(ctx context.Context, id string) error {
+	b, done, err := a.historyBackend(ctx)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	c, err := st.Call(ctx, id)
-	if err != nil && len(id) < 36 {
-		// Accept the short ID the table shows.
-		if calls, lerr := st.Calls(ctx, store.CallFilter{Limit: 10000}); lerr == nil {
-			for _, x := range calls {
-				if strings.HasPrefix(x.ID, id) {
-					c, err = x, nil
-					break
-				}
-			}
-		}
-	}
+	defer done()
+	c, err := b.HistoryCall(ctx, id)
 	if err != nil {
 		return err
 	}

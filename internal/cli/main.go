@@ -58,6 +58,7 @@ func init() {
 		{"history", "[show ID]", "list recorded calls, or show one", runHistory},
 		{"stop", "", "stop all calls: new ones fail, those in flight are cancelled", runStop},
 		{"resume", "", "allow calls again after stop", runResume},
+		{"reload", "", "make the running daemon reload its configuration", runReload},
 		{"config", "validate|show|import", "check, show or convert configuration", runConfig},
 		{"builtin", "task-api|tasks", "run a built-in server: the task REST backend, the task MCP server", runBuiltin},
 		{"version", "", "print the version", runVersion},

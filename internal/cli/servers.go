@@ -6,20 +6,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
-	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
-
-// serverRow is one line of `switchboard servers`.
-type serverRow struct {
-	upstream.Snapshot
-	Tools     int    `json:"tools"`
-	Prompts   int    `json:"prompts"`
-	Resources int    `json:"resources"`
-	LatencyMS string `json:"latency_ms,omitempty"`
-}
 
 func runServers(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("servers", true)
@@ -44,41 +34,20 @@ func runServers(ctx context.Context, a *app, args []string) error {
 	}
 	if len(cfg.Servers) == 0 {
 		if a.json {
-			return a.printJSON([]serverRow{})
+			return a.printJSON([]control.ServerInfo{})
 		}
 		fmt.Fprintln(a.stdout, "No servers are configured. Add some to switchboard.yaml (see docs/configuration.md), or try one ad hoc:")
 		fmt.Fprintln(a.stdout, "  switchboard servers --stdio \"npx -y @modelcontextprotocol/server-everything\"")
 		return nil
 	}
-	s, err := a.open(ctx, cfg)
+	b, done, err := a.backend(ctx, cfg, scope{connect: true})
 	if err != nil {
 		return err
 	}
-	defer s.close()
-
-	rows := make([]serverRow, 0, len(cfg.Servers))
-	for _, snap := range s.pool.Snapshots() {
-		row := serverRow{Snapshot: snap}
-		if c, err := s.client(snap.Server); err == nil {
-			pctx, cancel := context.WithTimeout(ctx, cfg.Defaults.Health.PingTimeout)
-			if lat, err := c.Ping(pctx); err == nil {
-				row.Latency = lat
-				row.LatencyMS = fmt.Sprintf("%.1f", float64(lat)/float64(time.Millisecond))
-			}
-			cancel()
-		}
-		row.Tools = len(s.cat.ServerTools(snap.Server))
-		for _, p := range s.cat.Prompts() {
-			if p.Server == snap.Server {
-				row.Prompts++
-			}
-		}
-		for _, r := range s.cat.Resources() {
-			if r.Server == snap.Server {
-				row.Resources++
-			}
-		}
-		rows = append(rows, row)
+	defer done()
+	rows, err := b.Servers(ctx)
+	if err != nil {
+		return err
 	}
 	if a.json {
 		if err := a.printJSON(rows); err != nil {
@@ -131,73 +100,32 @@ func note(s upstream.Snapshot) string {
 }
 
 // serverAction runs `servers enable|disable|refresh NAME`. Enable and
-// disable change the state kept between runs; refresh rediscovers the
-// server's tools, prompts and resources.
+// disable change the state kept between runs (and, in a daemon, the live
+// server); refresh rediscovers the server's tools, prompts and resources.
 func (a *app) serverAction(ctx context.Context, cfg *config.Config, action, name string) error {
-	srv, ok := cfg.Server(name)
-	if !ok {
+	if _, ok := cfg.Server(name); !ok {
 		return upstream.UnknownServer(cfg, name)
 	}
-	if action == "refresh" {
-		s, _, err := a.connectOne(ctx, cfg, name)
-		if err != nil {
-			return err
-		}
-		defer s.close()
-		if err := s.cat.Refresh(ctx, name); err != nil {
-			return err
-		}
-		a.printCounts(s.cat, name)
-		return nil
-	}
-	store, err := a.openStore(ctx, cfg)
+	b, done, err := a.backend(ctx, cfg, scope{connect: action == "refresh", only: []string{name}})
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	rec, err := store.LoadState(ctx, name)
+	defer done()
+	res, err := b.ServerAction(ctx, action, name)
 	if err != nil {
 		return err
 	}
 	switch action {
+	case "refresh":
+		fmt.Fprintf(a.stdout, "%s: %d tools, %d prompts, %d resources\n", name, res.Tools, res.Prompts, res.Resources)
 	case "enable":
-		if !srv.Enabled {
-			return fault.New(fault.Config, "server %s is disabled in the configuration file %s", name, cfg.Source).
-				WithSuggestions(fmt.Sprintf("set enabled: true for %s there", name))
-		}
-		was := rec.Disabled
-		rec = upstream.Record{LastConnectedAt: rec.LastConnectedAt}
-		if err := store.SaveState(ctx, name, rec); err != nil {
-			return err
-		}
-		if was {
+		if res.Changed {
 			fmt.Fprintf(a.stdout, "enabled %s (failure counters reset)\n", name)
 		} else {
 			fmt.Fprintf(a.stdout, "%s was already enabled (failure counters reset)\n", name)
 		}
 	case "disable":
-		rec.Disabled, rec.AutoDisabled, rec.DisabledAt, rec.Reason = true, false, time.Now().UTC(), "disabled by a user"
-		if err := store.SaveState(ctx, name, rec); err != nil {
-			return err
-		}
 		fmt.Fprintf(a.stdout, "disabled %s; run 'switchboard servers enable %s' to undo\n", name, name)
 	}
 	return nil
-}
-
-// printCounts prints what a refresh found.
-func (a *app) printCounts(cat *catalog.Catalog, server string) {
-	tools := len(cat.ServerTools(server))
-	prompts, resources := 0, 0
-	for _, p := range cat.Prompts() {
-		if p.Server == server {
-			prompts++
-		}
-	}
-	for _, r := range cat.Resources() {
-		if r.Server == server {
-			resources++
-		}
-	}
-	fmt.Fprintf(a.stdout, "%s: %d tools, %d prompts, %d resources\n", server, tools, prompts, resources)
 }

@@ -3,77 +3,73 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"text/tabwriter"
-	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/switchboard-mcp/switchboard/internal/catalog"
-	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/control"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
-// toolJSON is a tool as `tools --json` and `tool --json` print it.
-type toolJSON struct {
-	Server      string               `json:"server"`
-	Name        string               `json:"name"`
-	Exposed     string               `json:"exposed"`
-	Title       string               `json:"title,omitempty"`
-	Description string               `json:"description,omitempty"`
-	InputSchema any                  `json:"inputSchema,omitempty"`
-	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
-	SchemaError string               `json:"schemaError,omitempty"`
-}
-
-func toToolJSON(t catalog.Tool) toolJSON {
-	return toolJSON{
-		Server: t.Server, Name: t.Def.Name, Exposed: t.Exposed, Title: t.Def.Title,
-		Description: t.Def.Description, InputSchema: t.Def.InputSchema,
-		Annotations: t.Def.Annotations, SchemaError: t.SchemaError,
-	}
-}
-
+// runTools lists tools, from the daemon when one runs. A server that is
+// not connected is reported on stderr and makes the exit code 1.
 func runTools(ctx context.Context, a *app, args []string) error {
-	s, err := a.openListing(ctx, "tools", args)
+	fs := a.flags("tools", true)
+	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	defer s.close()
-	tools := s.cat.Tools()
-	if a.json {
-		out := make([]toolJSON, 0, len(tools))
-		for _, t := range tools {
-			out = append(out, toToolJSON(t))
+	if len(pos) > 1 {
+		return usagef("usage: switchboard tools [SERVER]")
+	}
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return err
+	}
+	server := ""
+	if len(pos) == 1 {
+		if _, ok := cfg.Server(pos[0]); !ok {
+			return upstream.UnknownServer(cfg, pos[0])
 		}
-		if err := a.printJSON(out); err != nil {
+		server = pos[0]
+	}
+	b, done, err := a.backend(ctx, cfg, scope{connect: true, only: pos})
+	if err != nil {
+		return err
+	}
+	defer done()
+	list, err := b.Tools(ctx, server)
+	if err != nil {
+		return err
+	}
+	if a.json {
+		if err := a.printJSON(list.Tools); err != nil {
 			return err
 		}
 	} else {
 		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "SERVER\tTOOL\tDESCRIPTION")
-		for _, t := range tools {
-			desc := firstLine(t.Def.Description, 70)
+		for _, t := range list.Tools {
+			desc := firstLine(t.Description, 70)
 			if t.SchemaError != "" {
 				desc = "(!) broken input schema: " + firstLine(t.SchemaError, 50)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Server, t.Def.Name, desc)
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Server, t.Name, desc)
 		}
 		tw.Flush()
-		for _, c := range s.cat.Collisions() {
-			fmt.Fprintf(a.stderr, "note: tools %s share the exposed name %s; the others got a hashed suffix\n", keysString(c.Keys), c.Name)
+		for _, c := range list.Collisions {
+			fmt.Fprintf(a.stderr, "note: tools %s share the exposed name %s; the others got a hashed suffix\n", strings.Join(c.Keys, ", "), c.Name)
 		}
 	}
-	return a.reportFailures(s)
-}
-
-func keysString(keys []catalog.Key) string {
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k.Server + "/" + k.Name
+	for _, u := range list.Unavailable {
+		fmt.Fprintf(a.stderr, "switchboard %s: %s\n", a.cmd, oneLine(errors.New(u)))
 	}
-	return strings.Join(parts, ", ")
+	if len(list.Unavailable) > 0 {
+		return &exitError{ExitFailure}
+	}
+	return nil
 }
 
 func runTool(ctx context.Context, a *app, args []string) error {
@@ -85,80 +81,36 @@ func runTool(ctx context.Context, a *app, args []string) error {
 	if len(rest) != 1 {
 		return usagef("usage: switchboard tool SERVER TOOL")
 	}
-	s, _, err := a.connectOne(ctx, cfg, server)
+	b, done, err := a.backend(ctx, cfg, scope{connect: true, only: []string{server}})
 	if err != nil {
 		return err
 	}
-	defer s.close()
-	t, err := s.findTool(ctx, server, rest[0])
+	defer done()
+	t, err := b.Tool(ctx, server, rest[0])
 	if err != nil {
 		return err
 	}
 	if a.json {
-		return a.printJSON(toToolJSON(t))
+		return a.printJSON(t)
 	}
 	a.describeTool(t)
 	return nil
 }
 
-// listSettle is how long a command waits for a server that announces
-// tools through list_changed before it reports a tool as not found.
-const listSettle = 2 * time.Second
-
-// findTool looks a tool up. If it is not there and the server announces
-// list changes (tools.listChanged), it waits up to listSettle for the tool
-// to appear, refetching on every change notification and every 250 ms (a
-// notification sent before the client's stream opened is lost, so waiting
-// for notifications alone is not enough).
-func (s *session) findTool(ctx context.Context, server, name string) (catalog.Tool, error) {
-	t, err := s.cat.Tool(server, name)
-	if err == nil {
-		return t, nil
-	}
-	c, cerr := s.client(server)
-	if cerr != nil || c.Capabilities().Tools == nil || !c.Capabilities().Tools.ListChanged {
-		if rerr := s.cat.RefreshKind(ctx, server, catalog.KindTools); rerr != nil {
-			return catalog.Tool{}, rerr
-		}
-		return s.cat.Tool(server, name)
-	}
-	deadline := time.NewTimer(listSettle)
-	defer deadline.Stop()
-	poll := time.NewTicker(250 * time.Millisecond)
-	defer poll.Stop()
-	for {
-		changed := s.cat.Changed()
-		if rerr := s.cat.RefreshKind(ctx, server, catalog.KindTools); rerr != nil {
-			return catalog.Tool{}, rerr
-		}
-		if t, err = s.cat.Tool(server, name); err == nil {
-			return t, nil
-		}
-		select {
-		case <-changed:
-		case <-poll.C:
-		case <-deadline.C:
-			return t, err
-		case <-ctx.Done():
-			return t, fault.Wrap(fault.Cancelled, ctx.Err(), "waiting for the tool list of %s", server)
-		}
-	}
-}
-
 // describeTool prints a tool's parameters for a person.
-func (a *app) describeTool(t catalog.Tool) {
+func (a *app) describeTool(t control.ToolInfo) {
 	w := a.stdout
-	title := t.Def.Name
-	if t.Def.Title != "" && t.Def.Title != t.Def.Name {
-		title += " — " + t.Def.Title
+	title := t.Name
+	if t.Title != "" && t.Title != t.Name {
+		title += " — " + t.Title
 	}
 	fmt.Fprintf(w, "%s (server %s, exposed as %s)\n", title, t.Server, t.Exposed)
-	if d := strings.TrimSpace(t.Def.Description); d != "" {
+	if d := strings.TrimSpace(t.Description); d != "" {
 		for _, line := range strings.Split(d, "\n") {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
 	}
-	if an := t.Def.Annotations; an != nil {
+	if an := t.Annotations; an != nil {
 		var flags []string
 		if an.ReadOnlyHint {
 			flags = append(flags, "read-only")
@@ -179,7 +131,7 @@ func (a *app) describeTool(t catalog.Tool) {
 	if t.SchemaError != "" {
 		fmt.Fprintf(w, "Input schema is broken (%s); calls are not validated.\n", t.SchemaError)
 	}
-	schema, _ := asMap(t.Def.InputSchema)
+	schema, _ := asMap(t.InputSchema)
 	var lines [][3]string
 	paramLines(schema, "", &lines)
 	if len(lines) == 0 {
@@ -199,7 +151,7 @@ func (a *app) describeTool(t catalog.Tool) {
 	case a.url != "":
 		target = "--url " + a.url
 	}
-	fmt.Fprintf(w, "Call it: switchboard call %s %s", target, t.Def.Name)
+	fmt.Fprintf(w, "Call it: switchboard call %s %s", target, t.Name)
 	for _, l := range lines {
 		if strings.Contains(l[1], "required") && !strings.Contains(l[0], ".") {
 			fmt.Fprintf(w, " %s=…", l[0])

@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/control"
+)
+
+// envNoDaemon, set to 1, makes every command work in-process even when a
+// daemon is running.
+const envNoDaemon = "SWITCHBOARD_NO_DAEMON"
+
+// daemonProbe bounds how long a command waits for the daemon to say who it
+// is before working in-process.
+const daemonProbe = 2 * time.Second
+
+// scope says what a command needs from an in-process backend.
+type scope struct {
+	// connect opens the servers in only (all when empty); without it the
+	// backend has the store alone.
+	connect bool
+	only    []string
+}
+
+// socketPath is the daemon's control socket in the state directory.
+func (a *app) socketPath() (string, error) {
+	dir, err := a.stateDirectory()
+	if err != nil {
+		return "", err
+	}
+	return control.SocketPath(dir), nil
+}
+
+// daemon returns a client for the daemon on this state directory's socket
+// and its status, or nil when none answers, when SWITCHBOARD_NO_DAEMON=1,
+// or in ad hoc mode. Unless anyConfig, the daemon must also serve the same
+// configuration as cfg (the same file, or both the embedded default).
+func (a *app) daemon(ctx context.Context, cfg *config.Config, anyConfig bool) (*control.Client, control.Status) {
+	if a.adhoc() || os.Getenv(envNoDaemon) == "1" {
+		return nil, control.Status{}
+	}
+	path, err := a.socketPath()
+	if err != nil {
+		return nil, control.Status{}
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, control.Status{}
+	}
+	c := control.Dial(path)
+	pctx, cancel := context.WithTimeout(ctx, daemonProbe)
+	defer cancel()
+	st, err := c.Status(pctx)
+	if err != nil {
+		a.logger().Debug("no daemon answers; working in-process", "socket", path, "err", err)
+		c.Close()
+		return nil, control.Status{}
+	}
+	if !anyConfig && st.ConfigSource != control.AbsSource(cfg.Source) {
+		a.logger().Info("the daemon serves another configuration; working in-process", "daemon_config", st.ConfigSource, "pid", st.PID)
+		c.Close()
+		return nil, st
+	}
+	return c, st
+}
+
+// backend returns the running daemon's backend when it serves this
+// configuration, else a backend over an in-process session scoped by sc.
+// done releases it.
+func (a *app) backend(ctx context.Context, cfg *config.Config, sc scope) (control.Backend, func(), error) {
+	if c, _ := a.daemon(ctx, cfg, false); c != nil {
+		return c, c.Close, nil
+	}
+	return a.localBackend(ctx, cfg, sc)
+}
+
+// localBackend returns a backend over an in-process session scoped by sc.
+func (a *app) localBackend(ctx context.Context, cfg *config.Config, sc scope) (control.Backend, func(), error) {
+	flag, err := a.stopFlag()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !sc.connect {
+		st, err := a.openStore(ctx, cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		b := control.NewLocal(control.Components{
+			Config:   func() *config.Config { return cfg },
+			Store:    st,
+			StopFlag: flag,
+			Version:  Version,
+		})
+		return b, func() { _ = st.Close() }, nil
+	}
+	s, err := a.open(ctx, cfg, sc.only...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return control.NewLocal(a.components(s)), s.close, nil
+}
+
+// components are a session's parts, for a local control backend.
+func (a *app) components(s *session) control.Components {
+	flag, _ := a.stopFlag()
+	return control.Components{
+		Config:   func() *config.Config { return s.cfg },
+		Pool:     s.pool,
+		Catalog:  s.cat,
+		Engine:   s.eng,
+		Store:    s.store,
+		StopFlag: flag,
+		Version:  Version,
+	}
+}
+
+// stopBackend returns the backend for stop and resume, which need no
+// configuration: the daemon on this state directory whatever it serves,
+// else the stop switch file alone.
+func (a *app) stopBackend(ctx context.Context) (control.Backend, func(), error) {
+	if c, _ := a.daemon(ctx, nil, true); c != nil {
+		return c, c.Close, nil
+	}
+	flag, err := a.stopFlag()
+	if err != nil {
+		return nil, nil, err
+	}
+	return control.NewLocal(control.Components{StopFlag: flag, Version: Version}), func() {}, nil
+}

@@ -1,0 +1,349 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/control"
+)
+
+// testDaemon is a control API served on the state directory's socket over
+// an in-process session with every configured server, as `switchboard
+// serve` serves it.
+type testDaemon struct {
+	s        *session
+	requests atomic.Int64 // requests other than status
+	reloads  atomic.Int64
+}
+
+// startDaemon starts a test daemon for the configuration file at cfgPath
+// in the current state directory.
+func startDaemon(t *testing.T, cfgPath string) *testDaemon {
+	t.Helper()
+	a := &app{stdout: io.Discard, stderr: io.Discard, cmd: "serve", configPath: cfgPath, logLevel: "error"}
+	cfg, err := a.loadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := a.open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &testDaemon{s: s}
+	comps := a.components(s)
+	comps.Reload = func(context.Context) (control.ReloadReport, error) {
+		d.reloads.Add(1)
+		return control.ReloadReport{Source: cfg.Source, Added: []string{"gamma"}, Unchanged: []string{"alpha"}, Warnings: []string{"gamma is slow to start"}}, nil
+	}
+	path, err := a.socketPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := control.Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := control.NewHandler(control.NewLocal(comps), nil)
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/status" {
+			d.requests.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	})}
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = hs.Serve(ln) })
+	t.Cleanup(func() {
+		_ = hs.Close()
+		wg.Wait()
+		s.close()
+	})
+	return d
+}
+
+var (
+	reLatency  = regexp.MustCompile(`\d+\.\dms`)
+	reVolatile = regexp.MustCompile(`"(since|latency_ns|latency_ms|last_connected_at|last_ping_at)": [^,\n]+`)
+	reSpaces   = regexp.MustCompile(` +`)
+	reLogLine  = regexp.MustCompile(`(?m)^time=.*\n`)
+	// The test server lists its "late" tool 300 ms after it starts: the
+	// daemon, which has run longer, lists it; a command connecting its own
+	// servers does not yet.
+	reLateRow   = regexp.MustCompile(`(?m)^\S+ +late +.*\n`)
+	reLateJSON  = regexp.MustCompile(`(?m)^  \{\n(?:^    .*\n)*?^    "name": "late",\n(?:^    .*\n)*?^  \},?\n`)
+	reToolCount = regexp.MustCompile(`(connected +)\d+|("tools": )\d+|\d+( tools)`)
+)
+
+// mask hides what differs between two looks at the same servers: times,
+// latencies and the column widths they cause, the late tool and the tool
+// counts it changes, and the log lines of servers connected in-process (a
+// daemon logs them on its own stderr).
+func mask(s string) string {
+	s = reLogLine.ReplaceAllString(s, "")
+	s = reLateRow.ReplaceAllString(s, "")
+	s = reLateJSON.ReplaceAllString(s, "")
+	s = reToolCount.ReplaceAllString(s, "${1}${2}N${3}")
+	s = reLatency.ReplaceAllString(s, "Xms")
+	s = reVolatile.ReplaceAllString(s, `"$1": X`)
+	return reSpaces.ReplaceAllString(s, " ")
+}
+
+// runBoth runs a command in-process (SWITCHBOARD_NO_DAEMON=1) and then
+// against the daemon, and fails unless the daemon served the second run.
+func runBoth(t *testing.T, d *testDaemon, args ...string) (local, daemon result) {
+	t.Helper()
+	return runBothUsing(t, d, true, args...)
+}
+
+// runBothUsing is runBoth; unless wantDaemon, the command must fail before
+// it needs a backend.
+func runBothUsing(t *testing.T, d *testDaemon, wantDaemon bool, args ...string) (local, daemon result) {
+	t.Helper()
+	t.Setenv(envNoDaemon, "1")
+	before := d.requests.Load()
+	local = runCLI(t, args...)
+	if n := d.requests.Load(); n != before {
+		t.Fatalf("%v with %s=1: the daemon got %d requests, want none", args, envNoDaemon, n-before)
+	}
+	t.Setenv(envNoDaemon, "")
+	daemon = runCLI(t, args...)
+	if wantDaemon && d.requests.Load() == before {
+		t.Fatalf("%v: the daemon got no request, want the command to use it\nstderr:\n%s", args, daemon.stderr)
+	}
+	return local, daemon
+}
+
+func TestDaemonAndInProcessPrintTheSame(t *testing.T) {
+	cfg := writeConfig(t, map[string]string{"alpha": "ok", "beta": "ok", "dead": "exit"})
+	d := startDaemon(t, cfg)
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		noDaemon bool // fails before it needs a backend
+	}{
+		{"servers", []string{"servers"}, ExitFailure, false},
+		{"servers json", []string{"servers", "--json"}, ExitFailure, false},
+		{"tools", []string{"tools"}, ExitFailure, false},
+		{"tools json", []string{"tools", "--json"}, ExitFailure, false},
+		{"tools of one server", []string{"tools", "alpha"}, ExitOK, false},
+		{"tools of one server json", []string{"tools", "beta", "--json"}, ExitOK, false},
+		{"tools of an unknown server", []string{"tools", "alpah"}, ExitFailure, true},
+		{"tool", []string{"tool", "alpha", "echo"}, ExitOK, false},
+		{"call", []string{"call", "alpha", "echo", "message=hello world"}, ExitOK, false},
+		{"call json", []string{"call", "alpha", "add", "a=2", "b=3.5", "--json"}, ExitOK, false},
+		{"call with progress", []string{"call", "alpha", "progress", "steps=3"}, ExitOK, false},
+		{"call image", []string{"call", "alpha", "image", "--json"}, ExitOK, false},
+		{"call late tool", []string{"call", "alpha", "late"}, ExitOK, false},
+		{"call tool error", []string{"call", "alpha", "fail"}, ExitFailure, false},
+		{"call tool error json", []string{"call", "alpha", "fail", "--json"}, ExitFailure, false},
+		{"call unknown tool", []string{"call", "alpha", "ecoh"}, ExitFailure, false},
+		{"call unknown tool json", []string{"call", "alpha", "ecoh", "--json"}, ExitFailure, false},
+		{"call invalid arguments", []string{"call", "alpha", "add", "a=1"}, ExitFailure, false},
+		{"call dead server", []string{"call", "dead", "echo"}, ExitFailure, false},
+		{"call timeout", []string{"call", "alpha", "slow", "seconds=30", "--timeout", "1s"}, ExitFailure, false},
+		{"refresh", []string{"servers", "refresh", "beta"}, ExitOK, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			local, daemon := runBothUsing(t, d, !tt.noDaemon, append(tt.args, "--config", cfg)...)
+			wantCode(t, local, tt.code)
+			wantCode(t, daemon, tt.code)
+			if got, want := mask(daemon.stdout), mask(local.stdout); got != want {
+				t.Errorf("stdout: got (daemon)\n%s\nwant (in-process)\n%s", daemon.stdout, local.stdout)
+			}
+			if got, want := mask(daemon.stderr), mask(local.stderr); got != want {
+				t.Errorf("stderr: got (daemon)\n%s\nwant (in-process)\n%s", daemon.stderr, local.stderr)
+			}
+		})
+	}
+
+	// Every call above is recorded twice (in-process and in the daemon);
+	// wait for the daemon's recorder before comparing the history.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		t.Setenv(envNoDaemon, "1")
+		r := runCLI(t, "history", "--config", cfg, "--json", "--limit", "1000")
+		if n := strings.Count(r.stdout, `"ID"`); n >= 24 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, args := range [][]string{
+		{"history"}, {"history", "--json"}, {"history", "--status", "error"}, {"history", "--tool", "nope"}, {"history", "--json", "--tool", "nope"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			local, daemon := runBoth(t, d, append(args, "--config", cfg)...)
+			wantCode(t, daemon, local.code)
+			if daemon.stdout != local.stdout || daemon.stderr != local.stderr {
+				t.Errorf("got (daemon)\n%s%s\nwant (in-process)\n%s%s", daemon.stdout, daemon.stderr, local.stdout, local.stderr)
+			}
+		})
+	}
+	t.Setenv(envNoDaemon, "1")
+	r := runCLI(t, "history", "--config", cfg, "--json", "--limit", "1")
+	id := regexp.MustCompile(`"ID": "([^"]+)"`).FindStringSubmatch(r.stdout)
+	if id == nil {
+		t.Fatalf("history --json: got %q, want a call", r.stdout)
+	}
+	for _, args := range [][]string{{"history", "show", id[1][:8]}, {"history", "show", id[1], "--json"}, {"history", "show", "nope"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			local, daemon := runBoth(t, d, append(args, "--config", cfg)...)
+			wantCode(t, daemon, local.code)
+			if daemon.stdout != local.stdout || daemon.stderr != local.stderr {
+				t.Errorf("got (daemon)\n%s%s\nwant (in-process)\n%s%s", daemon.stdout, daemon.stderr, local.stdout, local.stderr)
+			}
+		})
+	}
+
+	t.Run("disable and enable", func(t *testing.T) {
+		for _, args := range [][]string{{"servers", "disable", "beta"}, {"servers", "enable", "beta"}, {"servers", "enable", "beta"}} {
+			local, daemon := runBoth(t, d, append(args, "--config", cfg)...)
+			wantCode(t, local, ExitOK)
+			wantCode(t, daemon, ExitOK)
+			if daemon.stdout != local.stdout {
+				t.Errorf("%v: got (daemon) %q, want (in-process) %q", args, daemon.stdout, local.stdout)
+			}
+		}
+	})
+}
+
+func TestDaemonStopAndResume(t *testing.T) {
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	d := startDaemon(t, cfg)
+	for _, args := range [][]string{{"stop"}, {"stop", "--json"}, {"resume"}, {"resume"}, {"resume", "--json"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			local, daemon := runBoth(t, d, args...)
+			wantCode(t, local, ExitOK)
+			wantCode(t, daemon, ExitOK)
+			if daemon.stdout != local.stdout {
+				t.Errorf("got (daemon) %q, want (in-process) %q", daemon.stdout, local.stdout)
+			}
+		})
+	}
+	// Through the daemon the switch reaches its engine at once, not at the
+	// next poll of the switch file, and a call in flight is cancelled.
+	done := make(chan result, 1)
+	go func() { done <- runCLI(t, "call", "--config", cfg, "alpha", "slow", "seconds=30") }()
+	deadline := time.Now().Add(20 * time.Second)
+	for d.s.eng.Stats().InFlight == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the call never started in the daemon")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	r := runCLI(t, "stop")
+	wantCode(t, r, ExitOK)
+	if !d.s.eng.Stopped() {
+		t.Errorf("after stop through the daemon: the daemon's engine is not stopped")
+	}
+	select {
+	case r := <-done:
+		wantCode(t, r, ExitFailure)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call in flight was not cancelled by stop")
+	}
+	r = runCLI(t, "call", "--config", cfg, "alpha", "echo", "message=x")
+	wantCode(t, r, ExitFailure)
+	wantCode(t, runCLI(t, "resume"), ExitOK)
+	if d.s.eng.Stopped() {
+		t.Errorf("after resume through the daemon: the daemon's engine is still stopped")
+	}
+	r = runCLI(t, "call", "--config", cfg, "alpha", "echo", "message=x")
+	wantCode(t, r, ExitOK)
+}
+
+func TestDaemonInterruptCancelsTheCall(t *testing.T) {
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	d := startDaemon(t, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan result, 1)
+	go func() { done <- runCLICtx(t, ctx, "call", "--config", cfg, "alpha", "slow", "seconds=30") }()
+	deadline := time.Now().Add(20 * time.Second)
+	for d.s.eng.Stats().InFlight == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the call never started in the daemon")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case r := <-done:
+		wantCode(t, r, ExitInterrupted)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the command did not return after the interrupt")
+	}
+	for d.s.eng.Stats().InFlight != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the call is still running in the daemon after the interrupt")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestDaemonForAnotherConfigIsNotUsed(t *testing.T) {
+	other := writeConfig(t, map[string]string{"beta": "ok"})
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"}) // the same state directory as the daemon's
+	d := startDaemon(t, other)
+	r := runCLI(t, "tools", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	if n := d.requests.Load(); n != 0 {
+		t.Errorf("tools for another configuration: the daemon got %d requests, want none", n)
+	}
+	wantContains(t, "tools", r.stdout, "alpha")
+	r = runCLI(t, "reload", "--config", cfg)
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "reload stderr", r.stderr, "serves "+control.AbsSource(other)+", not "+cfg)
+}
+
+func TestReload(t *testing.T) {
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	r := runCLI(t, "reload", "--config", cfg)
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "reload without a daemon", r.stdout, "configuration OK: "+cfg+", 1 server(s)")
+	wantContains(t, "reload without a daemon", r.stderr, "no daemon is running", "hint: start one with 'switchboard serve'")
+
+	d := startDaemon(t, cfg)
+	r = runCLI(t, "reload", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	want := "reloaded " + cfg + ": 1 added, 0 removed, 0 changed, 1 unchanged\n  added: gamma\n"
+	if r.stdout != want {
+		t.Errorf("reload: got %q, want %q", r.stdout, want)
+	}
+	wantContains(t, "reload stderr", r.stderr, "warning: gamma is slow to start")
+	r = runCLI(t, "reload", "--config", cfg, "--json")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "reload --json", r.stdout, `"added": [`, `"gamma"`)
+	if n := d.reloads.Load(); n != 2 {
+		t.Errorf("reloads: got %d, want 2", n)
+	}
+
+	bad := writeConfig(t, map[string]string{"alpha": "ok"})
+	if err := appendFile(bad, "nonsense: true\n"); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, "reload", "--config", bad)
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "reload of an invalid file", r.stderr, "nonsense")
+}
+
+// appendFile appends text to the file at path.
+func appendFile(path, text string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/switchboard-mcp/switchboard/internal/control"
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+)
+
+// runReload makes the running daemon reload its configuration file. With
+// no daemon for this configuration it validates the file, prints the
+// result and fails, saying so.
+func runReload(ctx context.Context, a *app, args []string) error {
+	fs := a.flags("reload", false)
+	if pos, err := parse(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("reload takes no arguments")
+	}
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return err
+	}
+	c, st := a.daemon(ctx, cfg, false)
+	if c == nil {
+		src := cfg.Source
+		if src == "" {
+			src = "the embedded default"
+		}
+		if a.json {
+			if err := a.printJSON(map[string]any{"source": src, "valid": true, "servers": len(cfg.Servers), "reloaded": false}); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintf(a.stdout, "configuration OK: %s, %d server(s)\n", src, len(cfg.Servers))
+		}
+		if st.PID != 0 {
+			return fault.New(fault.Config, "the running daemon (pid %d) serves %s, not %s; nothing was reloaded", st.PID, sourceName(st.ConfigSource), src).
+				WithSuggestions("run reload with --config " + sourceName(st.ConfigSource))
+		}
+		return fault.New(fault.Config, "no daemon is running, so nothing was reloaded").
+			WithSuggestions("start one with 'switchboard serve'")
+	}
+	defer c.Close()
+	rep, err := c.Reload(ctx)
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return a.printJSON(rep)
+	}
+	a.printReload(rep)
+	return nil
+}
+
+// sourceName names a configuration source for a person.
+func sourceName(src string) string {
+	if src == "" {
+		return "the embedded default"
+	}
+	return src
+}
+
+// printReload prints what a reload changed.
+func (a *app) printReload(rep control.ReloadReport) {
+	fmt.Fprintf(a.stdout, "reloaded %s: %d added, %d removed, %d changed, %d unchanged\n",
+		sourceName(rep.Source), len(rep.Added), len(rep.Removed), len(rep.Changed), len(rep.Unchanged))
+	for _, l := range []struct {
+		what  string
+		names []string
+	}{{"added", rep.Added}, {"removed", rep.Removed}, {"changed", rep.Changed}} {
+		if len(l.names) > 0 {
+			fmt.Fprintf(a.stdout, "  %s: %s\n", l.what, strings.Join(l.names, ", "))
+		}
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(a.stderr, "warning: %s\n", w)
+	}
+}

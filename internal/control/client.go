@@ -1,0 +1,202 @@
+package control
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/toolcall"
+)
+
+// Client is a [Backend] served by a daemon over its unix socket.
+type Client struct {
+	path string
+	hc   *http.Client
+}
+
+var _ Backend = (*Client)(nil)
+
+// Dial returns a client for the daemon listening on the unix socket at
+// path. It does not connect until the first request.
+func Dial(path string) *Client {
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		},
+		DisableCompression: true,
+	}
+	return &Client{path: path, hc: &http.Client{Transport: tr}}
+}
+
+// Close releases the client's idle connections.
+func (c *Client) Close() { c.hc.CloseIdleConnections() }
+
+// do sends one request and decodes the reply into out.
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	resp, err := c.send(ctx, method, path, in)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return c.transportError(ctx, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var eb errorBody
+		if json.Unmarshal(body, &eb) != nil || len(eb.Error) == 0 {
+			return fault.New(fault.Protocol, "the switchboard daemon answered %s with %s", path, resp.Status)
+		}
+		return decodeError(eb.Error, eb.Cause)
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return fault.Wrap(fault.Protocol, err, "decoding the switchboard daemon's reply to %s", path)
+	}
+	return nil
+}
+
+// send sends one request.
+func (c *Client) send(ctx context.Context, method, path string, in any) (*http.Response, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, fmt.Errorf("encoding a control request: %w", err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://switchboard"+path, body)
+	if err != nil {
+		return nil, fmt.Errorf("building a control request: %w", err)
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, c.transportError(ctx, err)
+	}
+	return resp, nil
+}
+
+// transportError classifies a failure to talk to the daemon.
+func (c *Client) transportError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fault.Wrap(fault.KindOf(ctx.Err()), ctx.Err(), "the request to the switchboard daemon was interrupted")
+	}
+	return fault.Wrap(fault.Connection, err, "talking to the switchboard daemon at %s", c.path).
+		WithSuggestions("check that 'switchboard serve' is running, or set SWITCHBOARD_NO_DAEMON=1 to work in-process")
+}
+
+// Status implements Backend.
+func (c *Client) Status(ctx context.Context) (Status, error) {
+	var v Status
+	return v, c.do(ctx, http.MethodGet, "/v1/status", nil, &v)
+}
+
+// Servers implements Backend.
+func (c *Client) Servers(ctx context.Context) ([]ServerInfo, error) {
+	var v []ServerInfo
+	return v, c.do(ctx, http.MethodGet, "/v1/servers", nil, &v)
+}
+
+// ServerAction implements Backend.
+func (c *Client) ServerAction(ctx context.Context, action, server string) (ActionResult, error) {
+	var v ActionResult
+	return v, c.do(ctx, http.MethodPost, "/v1/servers/"+url.PathEscape(server)+"/"+url.PathEscape(action), nil, &v)
+}
+
+// Tools implements Backend.
+func (c *Client) Tools(ctx context.Context, server string) (ToolList, error) {
+	var v ToolList
+	return v, c.do(ctx, http.MethodGet, "/v1/tools?server="+url.QueryEscape(server), nil, &v)
+}
+
+// Tool implements Backend.
+func (c *Client) Tool(ctx context.Context, server, name string) (ToolInfo, error) {
+	var v ToolInfo
+	return v, c.do(ctx, http.MethodGet, "/v1/tools/"+url.PathEscape(server)+"/"+url.PathEscape(name), nil, &v)
+}
+
+// Call implements Backend. Progress arrives on req.OnProgress as the call
+// runs; cancelling ctx closes the connection, which cancels the call in
+// the daemon.
+func (c *Client) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
+	resp, err := c.send(ctx, http.MethodPost, "/v1/call", req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var eb errorBody
+		if json.NewDecoder(resp.Body).Decode(&eb) != nil || len(eb.Error) == 0 {
+			return nil, fault.New(fault.Protocol, "the switchboard daemon answered the call with %s", resp.Status)
+		}
+		return nil, decodeError(eb.Error, eb.Cause)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 256<<20)
+	for sc.Scan() {
+		var l callLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return nil, fault.Wrap(fault.Protocol, err, "decoding the switchboard daemon's call stream")
+		}
+		switch {
+		case l.Progress != nil:
+			if req.OnProgress != nil {
+				req.OnProgress(toolcall.Progress{Processed: l.Progress.Processed, Total: l.Progress.Total, Message: l.Progress.Message, Cost: l.Progress.Cost})
+			}
+		case len(l.Error) > 0:
+			return nil, decodeError(l.Error, l.Cause)
+		case l.Result != nil:
+			return l.Result, nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, c.transportError(ctx, err)
+	}
+	if ctx.Err() != nil {
+		return nil, c.transportError(ctx, ctx.Err())
+	}
+	return nil, fault.New(fault.Connection, "the switchboard daemon closed the call's stream before its result").
+		WithSuggestions("check the daemon's log; the call may have run")
+}
+
+// History implements Backend.
+func (c *Client) History(ctx context.Context, f store.CallFilter) ([]store.CallRecord, error) {
+	var v []store.CallRecord
+	return v, c.do(ctx, http.MethodPost, "/v1/history", f, &v)
+}
+
+// HistoryCall implements Backend.
+func (c *Client) HistoryCall(ctx context.Context, id string) (store.CallRecord, error) {
+	var v store.CallRecord
+	return v, c.do(ctx, http.MethodGet, "/v1/history/"+url.PathEscape(id), nil, &v)
+}
+
+// Stop implements Backend.
+func (c *Client) Stop(ctx context.Context) (int, error) {
+	var v stopReply
+	return v.Cancelled, c.do(ctx, http.MethodPost, "/v1/stop", nil, &v)
+}
+
+// Resume implements Backend.
+func (c *Client) Resume(ctx context.Context) (bool, error) {
+	var v resumeReply
+	return v.WasStopped, c.do(ctx, http.MethodPost, "/v1/resume", nil, &v)
+}
+
+// Reload implements Backend.
+func (c *Client) Reload(ctx context.Context) (ReloadReport, error) {
+	var v ReloadReport
+	return v, c.do(ctx, http.MethodPost, "/v1/reload", nil, &v)
+}

@@ -1,0 +1,170 @@
+// Package control is the daemon's control API: one [Backend] interface
+// that the CLI commands (servers, tools, call, history, stop, resume,
+// reload) talk to, with two implementations — [NewLocal] over in-process
+// components and [Client] over the daemon's unix socket — so that a command
+// prints the same thing whether or not `switchboard serve` is running.
+//
+// The daemon serves a Local backend through [NewHandler] on a socket made
+// by [Listen]; a command finds it with [SocketPath] and [Dial]. Errors
+// cross the socket as seed 002 structured errors (internal/fault JSON) and
+// come back as the same *fault.Error.
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/toolcall"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
+)
+
+// Backend is what the CLI commands need from Switchboard, in process or
+// from the daemon.
+type Backend interface {
+	// Status describes the process serving the backend.
+	Status(ctx context.Context) (Status, error)
+	// Servers lists every server with its state and list counts.
+	Servers(ctx context.Context) ([]ServerInfo, error)
+	// ServerAction enables, disables or refreshes one server; action is
+	// "enable", "disable" or "refresh".
+	ServerAction(ctx context.Context, action, server string) (ActionResult, error)
+	// Tools lists the tools of one server, or of all when server is "".
+	Tools(ctx context.Context, server string) (ToolList, error)
+	// Tool returns one tool, waiting briefly for a server that announces
+	// list changes to list it.
+	Tool(ctx context.Context, server, name string) (ToolInfo, error)
+	// Call calls a tool. Cancelling ctx cancels the call.
+	Call(ctx context.Context, req CallRequest) (*CallResult, error)
+	// History returns the recorded calls that match f, newest first.
+	History(ctx context.Context, f store.CallFilter) ([]store.CallRecord, error)
+	// HistoryCall returns one recorded call by ID or by a unique prefix.
+	HistoryCall(ctx context.Context, id string) (store.CallRecord, error)
+	// Stop sets the stop switch and reports how many calls in flight in
+	// the serving process were cancelled.
+	Stop(ctx context.Context) (int, error)
+	// Resume lifts the stop switch and reports whether it was set.
+	Resume(ctx context.Context) (bool, error)
+	// Reload reloads the configuration file.
+	Reload(ctx context.Context) (ReloadReport, error)
+}
+
+// Status describes the process that serves a backend.
+type Status struct {
+	Version string `json:"version"`
+	PID     int    `json:"pid"`
+	// ConfigSource is the absolute path of the configuration file; "" for
+	// the embedded default.
+	ConfigSource string    `json:"config_source"`
+	Address      string    `json:"address,omitempty"`
+	StartedAt    time.Time `json:"started_at,omitzero"`
+	Stopped      bool      `json:"stopped"`
+}
+
+// ServerInfo is one server as `switchboard servers` shows it.
+type ServerInfo struct {
+	upstream.Snapshot
+	Tools     int    `json:"tools"`
+	Prompts   int    `json:"prompts"`
+	Resources int    `json:"resources"`
+	LatencyMS string `json:"latency_ms,omitempty"`
+}
+
+// ActionResult is the outcome of [Backend.ServerAction].
+type ActionResult struct {
+	Server string `json:"server"`
+	Action string `json:"action"`
+	// Changed reports that enable found the server disabled, or disable
+	// found it enabled.
+	Changed bool `json:"changed"`
+	// The counts a refresh found.
+	Tools     int `json:"tools"`
+	Prompts   int `json:"prompts"`
+	Resources int `json:"resources"`
+}
+
+// ToolInfo is the wire form of a catalog tool.
+type ToolInfo struct {
+	Server      string               `json:"server"`
+	Name        string               `json:"name"`
+	Exposed     string               `json:"exposed"`
+	Title       string               `json:"title,omitempty"`
+	Description string               `json:"description,omitempty"`
+	InputSchema any                  `json:"inputSchema,omitempty"`
+	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	SchemaError string               `json:"schemaError,omitempty"`
+}
+
+// ToolList is what [Backend.Tools] returns.
+type ToolList struct {
+	Tools []ToolInfo `json:"tools"`
+	// Collisions are the exposed names that more than one tool wanted.
+	Collisions []Collision `json:"collisions,omitempty"`
+	// Unavailable says, a line each, why an enabled server in scope is not
+	// connected.
+	Unavailable []string `json:"unavailable,omitempty"`
+}
+
+// Collision is an exposed name shared by several tools, as
+// "server/tool" keys; all but one got a hashed suffix.
+type Collision struct {
+	Name string   `json:"name"`
+	Keys []string `json:"keys"`
+}
+
+// CallRequest is one tool call in wire form.
+type CallRequest struct {
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+	// Arguments is the JSON object of arguments, forwarded as given.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Source    string          `json:"source,omitempty"`
+	Identity  string          `json:"identity,omitempty"`
+	// Timeout overrides the server's request timeout (1 s to 5 min).
+	Timeout time.Duration `json:"timeout_ns,omitempty"`
+	Budget  Budget        `json:"budget,omitzero"`
+	// OnProgress receives the call's progress; over the socket it is
+	// streamed back as the call runs.
+	OnProgress func(toolcall.Progress) `json:"-"`
+}
+
+// Budget bounds one call (toolcall.Budget in wire form).
+type Budget struct {
+	MaxDuration time.Duration `json:"max_duration_ns,omitempty"`
+	MaxCost     float64       `json:"max_cost,omitempty"`
+}
+
+// CallResult is a toolcall.Result in wire form.
+type CallResult struct {
+	ID             string              `json:"id"`
+	Status         string              `json:"status"`
+	Result         *mcp.CallToolResult `json:"result"`
+	ContentType    string              `json:"content_type,omitempty"`
+	Display        string              `json:"display,omitempty"`
+	Duration       time.Duration       `json:"duration_ns"`
+	Retries        int                 `json:"retries,omitempty"`
+	Bytes          int64               `json:"bytes"`
+	Truncated      bool                `json:"truncated,omitempty"`
+	Partial        bool                `json:"partial,omitempty"`
+	BudgetExceeded bool                `json:"budget_exceeded,omitempty"`
+	Missing        string              `json:"missing,omitempty"`
+	Cost           float64             `json:"cost,omitempty"`
+	Progress       *toolcall.Progress  `json:"progress,omitempty"`
+}
+
+// ReloadReport says what a reload changed.
+type ReloadReport struct {
+	Source    string   `json:"source"`
+	Added     []string `json:"added"`
+	Removed   []string `json:"removed"`
+	Changed   []string `json:"changed"`
+	Unchanged []string `json:"unchanged"`
+	Warnings  []string `json:"warnings,omitempty"`
+}
+
+// SocketPath is where the daemon listens in the state directory.
+func SocketPath(stateDir string) string { return filepath.Join(stateDir, "switchboard.sock") }
