@@ -2,19 +2,28 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"sync"
+	"os"
+	"os/signal"
+	"syscall"
 
-	"github.com/switchboard-mcp/switchboard/internal/catalog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/daemon"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
-// runServe connects every enabled server and keeps it healthy — pings,
-// reconnects with backoff, auto-disable — printing each change, until
-// interrupted. The aggregated gateway endpoint is served by this command
-// once it lands (see docs/cli.md).
+// runServe is the daemon: it connects every enabled server and keeps it
+// healthy, serves the gateway (/mcp, /sse), /healthz, /readyz and /metrics
+// on the listen address and the control API on a unix socket, until
+// SIGINT or SIGTERM; SIGHUP reloads the configuration. With --stdio it
+// serves one MCP client on stdin/stdout instead of listening.
 func runServe(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("serve", false)
+	listen := fs.String("listen", "", "gateway `address` host:port (default gateway.listen, 127.0.0.1:7777)")
+	stdio := fs.Bool("stdio", false, "serve one MCP client over stdin/stdout instead of listening (for clients that launch servers as a command)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -26,90 +35,119 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *listen != "" {
+		cfg.Gateway.Listen = *listen
+	}
+	if err := cfg.Gateway.CheckExposure(); err != nil {
+		return err
+	}
+	stateDir, err := a.stateDirectory()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return fmt.Errorf("creating the state directory: %w", err)
+	}
+	st, err := a.openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	// In stdio mode stdout is the MCP stream: everything human goes to
+	// stderr.
+	out := a.stdout
+	if *stdio {
+		out = a.stderr
+	}
+	var load func() (*config.Config, error)
+	if cfg.Source != "" {
+		override := *listen
+		load = func() (*config.Config, error) {
+			c, err := a.loadConfig()
+			if err == nil && override != "" {
+				c.Gateway.Listen = override
+			}
+			return c, err
+		}
+	}
+	d, err := daemon.New(daemon.Options{
+		Config:   cfg,
+		Load:     load,
+		Store:    st,
+		StateDir: stateDir,
+		Logger:   a.logger(),
+		Out:      out,
+		DialOptions: func(server string, o *upstream.DialOptions) {
+			o.NewTransport = a.emb.transport(server)
+		},
+		Version:   Version,
+		NoControl: *stdio,
+	})
+	if err != nil {
+		return err
+	}
+
 	src := cfg.Source
 	if src == "" {
 		src = "the embedded default (no switchboard.yaml found): the built-in task server, its task API on " + a.emb.settings.BackendURL
 	}
-	fmt.Fprintf(a.stdout, "switchboard %s: configuration from %s\n", Version, src)
+	fmt.Fprintf(out, "switchboard %s: configuration from %s\n", Version, src)
 	if len(cfg.Servers) == 0 {
-		fmt.Fprintln(a.stdout, "No servers are configured, so there is nothing to supervise yet.")
-		fmt.Fprintln(a.stdout, "Add servers to switchboard.yaml (docs/configuration.md) or import your Claude Desktop / Cursor file:")
-		fmt.Fprintln(a.stdout, "  switchboard config import ~/.config/Claude/claude_desktop_config.json -o switchboard.yaml")
-		return nil
-	}
-	store, err := a.openStore(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	var servers []string
-	for _, s := range cfg.Servers {
-		servers = append(servers, s.Name)
+		fmt.Fprintln(out, "No servers are configured yet, so the gateway's catalog is empty.")
+		fmt.Fprintln(out, "Add servers to switchboard.yaml (docs/configuration.md) or import your Claude Desktop / Cursor file:")
+		fmt.Fprintln(out, "  switchboard config import ~/.config/Claude/claude_desktop_config.json -o switchboard.yaml")
 	}
 
-	var mu sync.Mutex
-	last := map[string]string{}
-	toolCounts, seenCount := map[string]int{}, map[string]bool{}
-	var cat *catalog.Catalog
-	pool, err := upstream.NewPool(upstream.PoolOptions{
-		Config: cfg,
-		Store:  store,
-		Logger: a.logger(),
-		OnChange: func(s upstream.Snapshot) {
-			line := stateLabel(s)
-			if n := note(s); n != "" && s.State != upstream.StateConnected {
-				line += ": " + firstLine(n, 120)
-			}
-			if s.Retrying {
-				line += fmt.Sprintf(" (retry %d at %s)", s.Attempt, s.NextRetryAt.Format("15:04:05"))
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if last[s.Server] != line {
-				last[s.Server] = line
-				fmt.Fprintf(a.stdout, "%s: %s\n", s.Server, line)
-			}
-		},
-		OnConnect: func(c *upstream.Client) { cat.Connected(c.Server().Name) },
-		DialOptions: func(server string, o *upstream.DialOptions) {
-			o.MaxResultBytes = int(cfg.Limits.MaxOutputBytes)
-			o.NewTransport = a.emb.transport(server)
-		},
-		Events: func(server string) upstream.Events {
-			return upstream.Events{
-				ToolsChanged:     func() { cat.Invalidate(server, catalog.KindTools) },
-				PromptsChanged:   func() { cat.Invalidate(server, catalog.KindPrompts) },
-				ResourcesChanged: func() { cat.Invalidate(server, catalog.KindResources) },
-			}
-		},
-	})
-	if err != nil {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if *stdio {
+		fmt.Fprintf(out, "serving MCP on stdin/stdout for %d server(s)\n", len(cfg.Servers))
+		return d.RunStdio(ctx, &mcp.StdioTransport{})
+	}
+
+	if err := d.Listen(); err != nil {
 		return err
 	}
-	cat = catalog.New(catalog.Options{
-		Source:  pool,
-		Servers: cfg.Servers,
-		TTL:     cfg.Defaults.DiscoveryTTL,
-		Logger:  a.logger(),
-		OnChange: func(server string, kind catalog.Kind) {
-			if kind != catalog.KindTools {
+	printEndpoints(out, d.Addr(), cfg)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
 				return
+			case <-hup:
+				if _, err := d.Reload(ctx); err != nil {
+					fmt.Fprintf(out, "reload refused; the running configuration is unchanged: %s\n", oneLine(err))
+				}
 			}
-			n := len(cat.ServerTools(server))
-			mu.Lock()
-			defer mu.Unlock()
-			if toolCounts[server] != n || !seenCount[server] {
-				toolCounts[server], seenCount[server] = n, true
-				fmt.Fprintf(a.stdout, "%s: %d tools\n", server, n)
-			}
-		},
-	})
-	fmt.Fprintf(a.stdout, "supervising %d server(s); press Ctrl-C to stop\n", len(servers))
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); _ = pool.Run(ctx) }()
-	go func() { defer wg.Done(); _ = cat.Run(ctx) }()
-	wg.Wait()
-	fmt.Fprintln(a.stdout, "stopped; every server was closed")
-	return nil
+		}
+	}()
+	err = d.Run(ctx)
+	fmt.Fprintln(out, "stopped; every server was closed")
+	return err
+}
+
+// printEndpoints says what the daemon serves and how to connect a client.
+func printEndpoints(w interface{ Write([]byte) (int, error) }, addr string, cfg *config.Config) {
+	base := "http://" + addr
+	fmt.Fprintf(w, "gateway: %s/mcp (streamable HTTP), %s/sse (SSE)", base, base)
+	for _, v := range cfg.Gateway.Views {
+		fmt.Fprintf(w, ", %s/mcp/%s", base, v.Name)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "health: %s/healthz, %s/readyz; metrics: %s/metrics\n", base, base, base)
+	auth := ""
+	if len(cfg.Gateway.Tokens) > 0 {
+		auth = ` (add "headers": {"Authorization": "Bearer <token>"})`
+	}
+	snippet, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"switchboard": map[string]any{"type": "http", "url": base + "/mcp"}}})
+	fmt.Fprintf(w, "Claude Desktop / Cursor (mcpServers)%s:\n  %s\n", auth, snippet)
+	vs, _ := json.Marshal(map[string]any{"servers": map[string]any{"switchboard": map[string]any{"type": "http", "url": base + "/mcp"}}})
+	fmt.Fprintf(w, "VS Code (.vscode/mcp.json):\n  %s\n", vs)
+	cmd, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"switchboard": map[string]any{"command": "switchboard", "args": []string{"serve", "--stdio"}}}})
+	fmt.Fprintf(w, "clients that only launch commands:\n  %s\n", cmd)
+	fmt.Fprintf(w, "supervising %d server(s); press Ctrl-C to stop\n", len(cfg.Servers))
 }

@@ -46,13 +46,15 @@ func transportFor(srv config.Server, stderr io.Writer, limits frameLimits) (mcp.
 		}
 		return &processTransport{cmd: cmd, maxFrame: limits.maxFrame, frameHead: limits.frameHead, logger: limits.logger}, nil
 	case config.TransportSSE:
-		return &lifetimeTransport{inner: &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: httpClientFor(srv, limits)}}, nil
+		hc := httpClientFor(srv, limits)
+		return &lifetimeTransport{inner: &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: hc}, http: hc}, nil
 	case config.TransportHTTP:
+		hc := httpClientFor(srv, limits)
 		return &lifetimeTransport{inner: &mcp.StreamableClientTransport{
 			Endpoint:   srv.URL,
-			HTTPClient: httpClientFor(srv, limits),
+			HTTPClient: hc,
 			MaxRetries: -1, // the supervisor owns reconnection
-		}}, nil
+		}, http: hc}, nil
 	case config.TransportWebSocket:
 		h := http.Header{}
 		for k, v := range srv.Headers {
@@ -243,6 +245,7 @@ func (c *groupConn) exitStatus(d time.Duration) *os.ProcessState {
 // passed to Connect; a connect timeout must not cut the stream later.)
 type lifetimeTransport struct {
 	inner mcp.Transport
+	http  *http.Client // its connection pool is closed with the connection
 }
 
 func (t *lifetimeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -264,17 +267,21 @@ func (t *lifetimeTransport) Connect(ctx context.Context) (mcp.Connection, error)
 		cancel()
 		return nil, err
 	}
-	return &cancelConn{Connection: conn, cancel: cancel}, nil
+	return &cancelConn{Connection: conn, cancel: cancel, http: t.http}, nil
 }
 
 type cancelConn struct {
 	mcp.Connection
 	cancel context.CancelFunc
+	http   *http.Client
 }
 
 func (c *cancelConn) Close() error {
 	err := c.Connection.Close()
 	c.cancel()
+	if c.http != nil {
+		c.http.CloseIdleConnections()
+	}
 	return err
 }
 
@@ -284,8 +291,14 @@ func (c *cancelConn) Close() error {
 // cap (the SDK reads them whole; event streams it bounds itself, at 16 MiB
 // an event).
 func httpClientFor(srv config.Server, limits frameLimits) *http.Client {
+	// One connection pool per server, deep enough for every call in
+	// flight to keep its connection (the default keeps 2 idle per host,
+	// so concurrent calls would open and close a connection each).
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.MaxIdleConns = 0
+	base.MaxIdleConnsPerHost = maxIdlePerServer
 	return &http.Client{Transport: &headerTransport{
-		base:        http.DefaultTransport,
+		base:        base,
 		headers:     srv.Headers,
 		readTimeout: srv.SSEReadTimeout,
 		skipDelete:  srv.Transport == config.TransportHTTP && !srv.TerminateOnClose,
@@ -293,6 +306,10 @@ func httpClientFor(srv config.Server, limits frameLimits) *http.Client {
 		calls:       newCallTracker(),
 	}}
 }
+
+// maxIdlePerServer is how many idle connections to one network server are
+// kept for reuse.
+const maxIdlePerServer = 256
 
 type headerTransport struct {
 	base        http.RoundTripper
@@ -384,4 +401,11 @@ func (b *idleBody) Read(p []byte) (int, error) {
 func (b *idleBody) Close() error {
 	b.timer.Stop()
 	return b.ReadCloser.Close()
+}
+
+// CloseIdleConnections closes the server's pooled connections.
+func (t *headerTransport) CloseIdleConnections() {
+	if ci, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
 }

@@ -1,0 +1,405 @@
+// Package daemon is `switchboard serve`: it assembles the long-running
+// process from the other packages — the supervised upstream pool, the
+// catalog, the execution engine with its history recorder and metrics, the
+// gateway — and serves them: the MCP endpoints, /healthz, /readyz and
+// /metrics on the listen address (127.0.0.1:7777 by default), and the
+// control API on a unix socket in the state directory, which the CLI uses
+// when a daemon runs.
+//
+// Run blocks until its context is done and then shuts down in order: stop
+// accepting, let calls in flight finish up to the shutdown timeout, cancel
+// the rest, close client sessions, stop the upstreams, flush the history.
+// Reload re-reads the configuration and applies it all-or-nothing: a
+// configuration that does not validate, or that the engine cannot take,
+// leaves the running one untouched; otherwise only changed servers restart.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
+	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/control"
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/metrics"
+	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/toolcall"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
+)
+
+// Options configures a Daemon.
+type Options struct {
+	// Config is the configuration to start with.
+	Config *config.Config
+	// Load re-reads the configuration for Reload; nil makes Reload fail
+	// with a clear error (the embedded default has no file to re-read).
+	Load func() (*config.Config, error)
+	// Store is the history and state store; the daemon does not close it.
+	Store store.Store
+	// StateDir holds the control socket and the stop flag.
+	StateDir string
+	// Logger receives structured events; nil discards them.
+	Logger *slog.Logger
+	// Out receives one human-readable line per server state change; nil
+	// discards them.
+	Out io.Writer
+	// DialOptions adjusts a server's dial options (in-process built-in
+	// servers); nil for none.
+	DialOptions func(server string, o *upstream.DialOptions)
+	// Version is reported by the gateway and the control API.
+	Version string
+	// NoControl skips the control socket (serve --stdio, where another
+	// daemon may own it).
+	NoControl bool
+}
+
+// Daemon is a running `switchboard serve`.
+type Daemon struct {
+	opts    Options
+	logger  *slog.Logger
+	started time.Time
+
+	pool    *upstream.Pool
+	cat     *catalog.Catalog
+	eng     *toolcall.Engine
+	rec     *store.Recorder
+	metrics *metrics.Metrics
+	gw      *gateway.Gateway
+	backend control.Backend
+
+	mu  sync.Mutex
+	cfg *config.Config
+	ln  net.Listener
+
+	reloadMu sync.Mutex
+	out      *lineWriter
+}
+
+// New builds a daemon; nothing runs until Run.
+func New(opts Options) (*Daemon, error) {
+	if opts.Config == nil || opts.Store == nil {
+		return nil, errors.New("daemon: Config and Store are required")
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	cfg := opts.Config
+	d := &Daemon{opts: opts, logger: logger, cfg: cfg, out: newLineWriter(opts.Out)}
+	var err error
+	d.pool, err = upstream.NewPool(upstream.PoolOptions{
+		Config:   cfg,
+		Store:    opts.Store,
+		Logger:   logger,
+		OnChange: d.serverChanged,
+		OnConnect: func(c *upstream.Client) {
+			d.cat.Connected(c.Server().Name)
+			d.gw.Notify()
+		},
+		// The pool may ask for these before the gateway exists: they
+		// reach it through d when they run.
+		Events: func(server string) upstream.Events {
+			return upstream.Events{
+				ToolsChanged:     func() { d.cat.Invalidate(server, catalog.KindTools) },
+				PromptsChanged:   func() { d.cat.Invalidate(server, catalog.KindPrompts) },
+				ResourcesChanged: func() { d.cat.Invalidate(server, catalog.KindResources) },
+				ResourceUpdated:  func(uri string) { d.gw.Events(server).ResourceUpdated(uri) },
+				//lint:ignore SA1019 forwarded to gateway clients.
+				Log: func(p *mcp.LoggingMessageParams) { d.gw.Events(server).Log(p) },
+			}
+		},
+		DialOptions: func(server string, o *upstream.DialOptions) {
+			o.MaxResultBytes = int(d.config().Limits.MaxOutputBytes)
+			o.Requests = upstream.ClientRequests{
+				CreateMessage: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+					return d.gw.Requests(server).CreateMessage(ctx, p)
+				},
+				Elicit: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+					return d.gw.Requests(server).Elicit(ctx, p)
+				},
+				//lint:ignore SA1019 roots are forwarded to gateway clients.
+				ListRoots: func(ctx context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+					return d.gw.Requests(server).ListRoots(ctx, p)
+				},
+			}
+			if opts.DialOptions != nil {
+				opts.DialOptions(server, o)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	d.cat = catalog.New(catalog.Options{
+		Source:   d.pool,
+		Servers:  cfg.Servers,
+		TTL:      cfg.Defaults.DiscoveryTTL,
+		Logger:   logger,
+		OnChange: d.catalogChanged,
+	})
+	d.rec = store.NewRecorder(opts.Store, store.RecorderOptions{Keep: cfg.History.Keep, Logger: logger})
+	d.metrics = metrics.New(metrics.Options{
+		Stats:     func() toolcall.Stats { return d.eng.Stats() },
+		Snapshots: d.pool.Snapshots,
+		Next:      d.rec,
+		Logger:    logger,
+	})
+	d.eng, err = toolcall.New(toolcall.Options{Config: cfg, Upstreams: d.pool, Catalog: d.cat, Recorder: d.metrics, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	d.gw, err = gateway.New(gateway.Options{
+		Config: cfg, Catalog: d.cat, Engine: d.eng, Upstreams: d.pool,
+		Logger: logger, Metrics: d.metrics, Version: opts.Version,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// config returns the configuration in force.
+func (d *Daemon) config() *config.Config {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cfg
+}
+
+// Engine returns the execution engine (hooks and tests call through it).
+func (d *Daemon) Engine() *toolcall.Engine { return d.eng }
+
+// Pool returns the supervised upstreams.
+func (d *Daemon) Pool() *upstream.Pool { return d.pool }
+
+// Catalog returns the merged catalog.
+func (d *Daemon) Catalog() *catalog.Catalog { return d.cat }
+
+// Addr returns the address the HTTP endpoints listen on, once Listen has
+// run.
+func (d *Daemon) Addr() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ln == nil {
+		return ""
+	}
+	return d.ln.Addr().String()
+}
+
+// Listen opens the HTTP listener, so that a caller learns the address (or
+// why it cannot listen) before Run. Run calls it when it has not been.
+func (d *Daemon) Listen() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ln != nil {
+		return nil
+	}
+	gw := d.cfg.Gateway
+	if err := gw.CheckExposure(); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", gw.Listen)
+	if err != nil {
+		return fault.Wrap(fault.Config, err, "listening on %s", gw.Listen).
+			WithSuggestions("another program (or another switchboard serve) may be using the port; set gateway.listen or pass --listen")
+	}
+	d.ln = ln
+	return nil
+}
+
+// Run serves until ctx is done, then shuts down gracefully. It returns
+// nil after a clean shutdown.
+func (d *Daemon) Run(ctx context.Context) error {
+	if err := d.Listen(); err != nil {
+		return err
+	}
+	var ctl net.Listener
+	if !d.opts.NoControl {
+		var err error
+		if ctl, err = control.Listen(control.SocketPath(d.opts.StateDir)); err != nil {
+			d.ln.Close()
+			return err
+		}
+	}
+	d.started = time.Now()
+	d.backend = control.NewLocal(control.Components{
+		Config:    d.config,
+		Pool:      d.pool,
+		Catalog:   d.cat,
+		Engine:    d.eng,
+		Store:     d.opts.Store,
+		StopFlag:  filepath.Join(d.opts.StateDir, "stopped"),
+		Reload:    d.Reload,
+		Version:   d.opts.Version,
+		Address:   d.Addr(),
+		StartedAt: d.started,
+	})
+	httpSrv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slogErrorLog(d.logger)}
+	var ctlSrv *http.Server
+	if ctl != nil {
+		ctlSrv = &http.Server{Handler: control.NewHandler(d.backend, d.logger), ReadHeaderTimeout: 10 * time.Second}
+	}
+	return d.serve(ctx, func(runCtx context.Context, wg *sync.WaitGroup) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := httpSrv.Serve(d.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				d.logger.Error("gateway listener failed", "err", err)
+			}
+		}()
+		if ctlSrv != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := ctlSrv.Serve(ctl); err != nil && !errors.Is(err, http.ErrServerClosed) {
+					d.logger.Error("control socket failed", "err", err)
+				}
+			}()
+		}
+	}, func(deadline context.Context) {
+		// Stop accepting: no new connections, idle ones closed.
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		_ = httpSrv.Shutdown(shutdownCtx)
+		cancel()
+		d.drain(deadline)
+		_ = httpSrv.Close()
+		if ctlSrv != nil {
+			_ = ctlSrv.Close()
+			_ = os.Remove(control.SocketPath(d.opts.StateDir))
+		}
+	})
+}
+
+// RunStdio serves one MCP client over t (serve --stdio) until it
+// disconnects or ctx is done, then shuts down like Run.
+func (d *Daemon) RunStdio(ctx context.Context, t mcp.Transport) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	return d.serve(ctx, func(runCtx context.Context, wg *sync.WaitGroup) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer cancel() // the client went away: shut down
+			if err := d.gw.ServeStdio(runCtx, t); err != nil {
+				d.logger.Error("stdio session failed", "err", err)
+			}
+		}()
+	}, d.drain)
+}
+
+// serve runs the components, starts the front ends, and on ctx done calls
+// stop with a deadline for calls in flight, then stops everything else.
+func (d *Daemon) serve(ctx context.Context, start func(context.Context, *sync.WaitGroup), stop func(deadline context.Context)) error {
+	runCtx, cancelRun := context.WithCancel(context.Background())
+	var core, front sync.WaitGroup
+	core.Add(3)
+	recCtx, cancelRec := context.WithCancel(context.Background())
+	var recDone sync.WaitGroup
+	recDone.Add(1)
+	go func() { defer recDone.Done(); _ = d.rec.Run(recCtx) }()
+	go func() { defer core.Done(); _ = d.pool.Run(runCtx) }()
+	go func() { defer core.Done(); _ = d.cat.Run(runCtx) }()
+	go func() { defer core.Done(); d.watchStop(runCtx) }()
+	gwCtx, cancelGW := context.WithCancel(context.Background())
+	front.Add(1)
+	go func() { defer front.Done(); _ = d.gw.Run(gwCtx) }()
+	start(runCtx, &front)
+
+	<-ctx.Done()
+	d.logger.Info("shutting down", "in_flight", d.eng.Stats().InFlight)
+	deadline, cancel := context.WithTimeout(context.Background(), d.config().Gateway.ShutdownTimeout)
+	stop(deadline)
+	cancel()
+	cancelGW() // closes every client session
+	cancelRun()
+	front.Wait()
+	core.Wait()
+	cancelRec() // the recorder flushes what it holds as it stops
+	recDone.Wait()
+	return nil
+}
+
+// drain waits for calls in flight to finish until deadline, then cancels
+// the rest through the stop switch.
+func (d *Daemon) drain(deadline context.Context) {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for d.eng.Stats().InFlight > 0 {
+		select {
+		case <-deadline.Done():
+			n := d.eng.Stop()
+			d.logger.Warn("shutdown deadline reached; cancelled the calls still running", "cancelled", n)
+			return
+		case <-t.C:
+		}
+	}
+	d.eng.Stop() // nothing new starts while the rest shuts down
+}
+
+// watchStop applies the stop switch file (switchboard stop in any
+// process) to the engine.
+func (d *Daemon) watchStop(ctx context.Context) {
+	flag := filepath.Join(d.opts.StateDir, "stopped")
+	apply := func() {
+		_, err := os.Stat(flag)
+		switch stopped := err == nil; {
+		case stopped && !d.eng.Stopped():
+			d.eng.Stop()
+		case !stopped && d.eng.Stopped():
+			d.eng.Resume()
+		}
+	}
+	apply()
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			apply()
+		}
+	}
+}
+
+// serverChanged prints a server's state changes and brings the views in
+// step with its availability.
+func (d *Daemon) serverChanged(s upstream.Snapshot) {
+	line := string(s.State)
+	switch {
+	case !s.Enabled && s.AutoDisabled:
+		line = "auto-disabled"
+	case !s.Enabled:
+		line = "disabled"
+	}
+	if s.LastError != "" && s.State != upstream.StateConnected {
+		line += ": " + firstLine(s.LastError, 120)
+	}
+	if s.Retrying {
+		line += fmt.Sprintf(" (retry %d at %s)", s.Attempt, s.NextRetryAt.Format("15:04:05"))
+	}
+	d.out.printOnce(s.Server, line)
+	if d.gw != nil {
+		d.gw.Notify()
+	}
+}
+
+// catalogChanged prints a server's tool count when it changes.
+func (d *Daemon) catalogChanged(server string, kind catalog.Kind) {
+	if kind != catalog.KindTools {
+		return
+	}
+	d.out.printOnce(server+"\x00tools", fmt.Sprintf("%d tools", len(d.cat.ServerTools(server))))
+}

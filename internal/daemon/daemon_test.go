@@ -1,0 +1,322 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/control"
+	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+)
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestHealthReadyMetrics(t *testing.T) {
+	hung := testserver.Server(t, "hung", "hang")
+	hung.ConnectTimeout = 500 * time.Millisecond
+	r := start(t, testConfig(okServer(t, "alpha"), hung))
+	if code, body := get(t, r.url+"/healthz"); code != 200 || !strings.Contains(body, "ok") {
+		t.Errorf("/healthz: got %d %q", code, body)
+	}
+	// A server that never answers keeps the daemon unready, and the
+	// gateway serves the others meanwhile.
+	cs := r.connect(t, "/mcp", nil, nil)
+	waitTools(t, cs, "alpha's tools", has("alpha__echo"))
+	if got := textOf(call(t, cs, "alpha__echo", map[string]any{"message": "still here"})); got != "still here" {
+		t.Errorf("echo beside a hung server: got %q", got)
+	}
+	code, body := get(t, r.url+"/readyz")
+	var rd readiness
+	if err := json.Unmarshal([]byte(body), &rd); err != nil {
+		t.Fatalf("/readyz body %q: %v", body, err)
+	}
+	if code != http.StatusServiceUnavailable || rd.Ready || !slices.Equal(rd.Waiting, []string{"hung"}) || rd.Servers["alpha"] != "connected" {
+		t.Errorf("/readyz: got %d %+v, want 503 waiting for hung", code, rd)
+	}
+	_, metrics := get(t, r.url+"/metrics")
+	for _, want := range []string{
+		`switchboard_calls_total{server="alpha",source="gateway",status="success",tool="echo"} 1`,
+		`switchboard_upstream_up{server="alpha"} 1`,
+		`switchboard_upstream_up{server="hung"} 0`,
+		`switchboard_calls_in_flight 0`,
+		`switchboard_gateway_sessions{view="default"} 1`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+func TestFailureIsolation(t *testing.T) {
+	flag := filepath.Join(t.TempDir(), "crash")
+	r := start(t, testConfig(okServer(t, "alpha"), okServer(t, "beta")))
+	n := newNotifications()
+	cs := r.connect(t, "/mcp", nil, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { n.add("tools") },
+	})
+	waitTools(t, cs, "both servers", has("alpha__crash", "beta__echo", "alpha__late", "beta__late"))
+
+	// Kill the upstream mid-call: a typed error at once (crash is not
+	// idempotent), the session survives, alpha's tools go and come back.
+	if typ := errorType(t, call(t, cs, "alpha__crash", map[string]any{})); typ != "connection_error" {
+		t.Errorf("upstream died mid-call: got error_type %q, want connection_error", typ)
+	}
+	if got := textOf(call(t, cs, "beta__echo", map[string]any{"message": "ok"})); got != "ok" {
+		t.Errorf("the session did not survive: %q", got)
+	}
+	waitTools(t, cs, "alpha to come back", has("alpha__echo", "alpha__late"))
+	if n.count("tools") == 0 {
+		t.Error("no tools/list_changed reached the client while alpha went and came back")
+	}
+
+	// An idempotent tool whose server dies mid-call is retried once on
+	// the new connection.
+	if err := os.WriteFile(flag, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := call(t, cs, "alpha__crash-once", map[string]any{"flag": flag})
+	if res.IsError {
+		t.Errorf("crash-once (idempotent) through the gateway: got error %q, want a retried success", textOf(res))
+	}
+	// A tool that is neither read-only nor idempotent is not retried.
+	if err := os.WriteFile(flag, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitTools(t, cs, "alpha after the retry", has("alpha__crash-once-unsafe"))
+	if typ := errorType(t, call(t, cs, "alpha__crash-once-unsafe", map[string]any{"flag": flag})); typ != "connection_error" {
+		t.Errorf("crash-once-unsafe: got error_type %q, want connection_error", typ)
+	}
+}
+
+func TestSSEAndStdioEndpoints(t *testing.T) {
+	r := start(t, testConfig(okServer(t, "alpha")))
+	c := mcp.NewClient(&mcp.Implementation{Name: "sse-client", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.SSEClientTransport{Endpoint: r.url + "/sse"}, nil)
+	if err != nil {
+		t.Fatalf("connecting over SSE: %v", err)
+	}
+	defer cs.Close()
+	waitTools(t, cs, "alpha over SSE", has("alpha__echo"))
+	if got := textOf(call(t, cs, "alpha__echo", map[string]any{"message": "sse"})); got != "sse" {
+		t.Errorf("echo over SSE: got %q", got)
+	}
+
+	// serve --stdio: one client on a pipe; the daemon stops when it leaves.
+	dir, err := os.MkdirTemp("", "sbd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	st, err := store.OpenSQLite(ctx, filepath.Join(dir, "db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	d, err := New(Options{Config: testConfig(okServer(t, "alpha")), Store: st, StateDir: dir, NoControl: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, stt := mcp.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- d.RunStdio(context.Background(), stt) }()
+	cs2, err := mcp.NewClient(&mcp.Implementation{Name: "stdio-client", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitTools(t, cs2, "alpha over stdio", has("alpha__echo"))
+	if got := textOf(call(t, cs2, "alpha__echo", map[string]any{"message": "pipe"})); got != "pipe" {
+		t.Errorf("echo over stdio: got %q", got)
+	}
+	cs2.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("RunStdio: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the stdio daemon did not stop when its client left")
+	}
+}
+
+func TestShutdownDrainsCallsInFlight(t *testing.T) {
+	before := runtime.NumGoroutine()
+	cfg := testConfig(okServer(t, "alpha"))
+	cfg.Gateway.ShutdownTimeout = 5 * time.Second
+	r := start(t, cfg)
+	cs := r.connect(t, "/mcp", nil, nil)
+	waitTools(t, cs, "slow", has("alpha__slow"))
+	type outcome struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	out := make(chan outcome, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"seconds": 1}})
+		out <- outcome{res, err}
+	}()
+	waitInFlight(t, r, 1)
+	r.stop(t)
+	o := <-out
+	if o.err != nil || textOf(o.res) != "done" {
+		t.Errorf("a call in flight at shutdown: got %v %v, want it to finish with done", o.res, o.err)
+	}
+	// The socket is gone and so are the goroutines.
+	if _, err := os.Stat(control.SocketPath(r.stateDir)); !os.IsNotExist(err) {
+		t.Errorf("the control socket outlived the daemon: %v", err)
+	}
+	cs.Close()
+	http.DefaultClient.CloseIdleConnections()
+	waitGoroutines(t, before)
+}
+
+func TestShutdownCancelsCallsPastTheDeadline(t *testing.T) {
+	cfg := testConfig(okServer(t, "alpha"))
+	cfg.Gateway.ShutdownTimeout = 200 * time.Millisecond
+	r := start(t, cfg)
+	cs := r.connect(t, "/mcp", nil, nil)
+	waitTools(t, cs, "slow", has("alpha__slow"))
+	go func() {
+		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"seconds": 60}})
+	}()
+	waitInFlight(t, r, 1)
+	startStop := time.Now()
+	r.stop(t)
+	if took := time.Since(startStop); took > 15*time.Second {
+		t.Errorf("shutdown took %s with a 200ms deadline", took)
+	}
+	recs, err := r.store.Calls(context.Background(), store.CallFilter{Tool: "slow"})
+	if err != nil || len(recs) != 1 || recs[0].Status != "cancelled" {
+		t.Errorf("history after shutdown: got %+v %v, want the slow call recorded as cancelled", recs, err)
+	}
+}
+
+func waitInFlight(t *testing.T, r *running, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for r.d.Engine().Stats().InFlight < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("never saw %d calls in flight", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // let the request reach the server
+}
+
+func waitGoroutines(t *testing.T, before int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n := runtime.NumGoroutine()
+		if n <= before+2 {
+			return
+		}
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			t.Fatalf("goroutines: %d before, %d after shutdown:\n%s", before, n, buf)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// writeConfig writes a native config file of test servers.
+func writeConfig(t *testing.T, path string, servers map[string]string, extra string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "security:\n  allowed_commands: [%q]\n", exe)
+	b.WriteString("defaults:\n  health:\n    ping_interval: 1h\n    backoff: [20ms, 50ms, 100ms]\n")
+	b.WriteString("gateway:\n  listen: 127.0.0.1:0\n")
+	b.WriteString("servers:\n")
+	names := make([]string, 0, len(servers))
+	for n := range servers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "  - name: %s\n    command: %q\n    env:\n      %s: %s\n", n, exe, testserver.EnvMode, servers[n])
+	}
+	b.WriteString(extra)
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReload(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "switchboard.yaml")
+	writeConfig(t, path, map[string]string{"alpha": "ok", "beta": "ok", "gamma": "ok"}, "")
+	cfg, err := config.Load(path, config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := func() (*config.Config, error) { return config.Load(path, config.Options{}) }
+	r := start(t, cfg, func(o *Options) { o.Load = load })
+	cs := r.connect(t, "/mcp", nil, nil)
+	waitTools(t, cs, "three servers", has("alpha__echo", "beta__echo", "gamma__echo"))
+	alphaBefore, err := r.d.Pool().Client("alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A broken file leaves everything running as it was.
+	if err := os.WriteFile(path, []byte("servers:\n  - name: x\n    transport: carrier-pigeon\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.d.Reload(context.Background()); err == nil || !strings.Contains(err.Error(), "transport") {
+		t.Errorf("reloading a broken file: got %v, want an error about the transport", err)
+	}
+	if got := textOf(call(t, cs, "gamma__echo", map[string]any{"message": "still"})); got != "still" {
+		t.Errorf("after a refused reload: got %q", got)
+	}
+
+	// alpha unchanged, beta changed, gamma removed, delta added.
+	writeConfig(t, path, map[string]string{"alpha": "ok", "beta": "ok\n      EXTRA: changed", "delta": "ok"}, "")
+	rep, err := r.d.Reload(context.Background())
+	if err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	want := control.ReloadReport{Source: path, Added: []string{"delta"}, Removed: []string{"gamma"}, Changed: []string{"beta"}, Unchanged: []string{"alpha"}}
+	rep.Warnings = nil
+	if fmt.Sprint(rep) != fmt.Sprint(want) {
+		t.Errorf("reload report: got %+v, want %+v", rep, want)
+	}
+	waitTools(t, cs, "the new server set", func(n []string) bool {
+		return has("alpha__echo", "beta__echo", "delta__echo")(n) && lacks("gamma__echo")(n)
+	})
+	if alphaAfter, err := r.d.Pool().Client("alpha"); err != nil || alphaAfter != alphaBefore {
+		t.Errorf("the unchanged server was reconnected (%v)", err)
+	}
+	if got := textOf(call(t, cs, "delta__echo", map[string]any{"message": "new"})); got != "new" {
+		t.Errorf("the added server: got %q", got)
+	}
+	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "gamma__echo", Arguments: map[string]any{"message": "x"}}); err == nil && !res.IsError {
+		t.Errorf("the removed server still answers: %q", textOf(res))
+	}
+}

@@ -1,0 +1,77 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/switchboard-mcp/switchboard/internal/control"
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+)
+
+// Reload re-reads the configuration and applies it all-or-nothing: when
+// it does not load, fails validation, or asks for something the running
+// engine cannot take, the running configuration stays untouched and the
+// error says why. Otherwise only changed servers restart; settings that
+// need a restart of the process (listen address, history store) are kept
+// and reported as warnings.
+func (d *Daemon) Reload(ctx context.Context) (control.ReloadReport, error) {
+	d.reloadMu.Lock()
+	defer d.reloadMu.Unlock()
+	if d.opts.Load == nil {
+		return control.ReloadReport{}, fault.New(fault.Config, "this daemon runs on the embedded default, which has no file to reload").
+			WithSuggestions("write a switchboard.yaml (switchboard config import, or docs/configuration.md) and restart serve with it")
+	}
+	cfg, err := d.opts.Load()
+	if err != nil {
+		return control.ReloadReport{}, err
+	}
+	old := d.config()
+	var warnings []string
+	if cfg.Gateway.Listen != old.Gateway.Listen {
+		warnings = append(warnings, fmt.Sprintf("gateway.listen changed from %s to %s; it takes effect when serve restarts", old.Gateway.Listen, cfg.Gateway.Listen))
+		cfg.Gateway.Listen = old.Gateway.Listen
+	}
+	if err := cfg.Gateway.CheckExposure(); err != nil {
+		return control.ReloadReport{}, err
+	}
+	if cfg.History.Store != old.History.Store {
+		warnings = append(warnings, "history.store changed; it takes effect when serve restarts")
+		cfg.History.Store = old.History.Store
+	}
+	if err := d.eng.CheckConfig(cfg); err != nil {
+		return control.ReloadReport{}, err
+	}
+	changes, err := d.pool.Apply(ctx, cfg)
+	if err != nil {
+		return control.ReloadReport{}, err
+	}
+	d.cat.SetServers(cfg.Servers)
+	if err := d.eng.SetConfig(cfg); err != nil {
+		// CheckConfig accepted it; this is a bug, not bad input.
+		d.logger.Error("applying a checked configuration to the engine failed", "err", err)
+	}
+	d.mu.Lock()
+	d.cfg = cfg
+	d.mu.Unlock()
+	d.gw.SetConfig(cfg)
+	for _, w := range warnings {
+		d.logger.Warn("reload", "warning", w)
+	}
+	d.out.printf("configuration reloaded from %s: %d added, %d removed, %d changed, %d unchanged\n",
+		cfg.Source, len(changes.Added), len(changes.Removed), len(changes.Changed), len(changes.Unchanged))
+	return control.ReloadReport{
+		Source:    cfg.Source,
+		Added:     nonNil(changes.Added),
+		Removed:   nonNil(changes.Removed),
+		Changed:   nonNil(changes.Changed),
+		Unchanged: nonNil(changes.Unchanged),
+		Warnings:  warnings,
+	}, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
