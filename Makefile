@@ -20,7 +20,7 @@ PEERS_STAMP := $(PEERS)/node_modules/.switchboard-installed
 # allows -fuzz to match a single target in a single package). Longer: make fuzz FUZZTIME=5m
 FUZZTIME ?= 10s
 
-.PHONY: all test peers postgres build lint bench fuzz clean
+.PHONY: all test peers postgres build lint bench bench-gateway fuzz clean
 
 all: lint build test
 
@@ -62,6 +62,11 @@ lint:
 
 bench: peers postgres
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# The gateway benchmark (docs/benchmarks.md): direct vs through the gateway at 1, 16 and
+# 64 callers, gateway CPU per call, resident memory. Flags: make bench-gateway ARGS="-duration 10s -json"
+bench-gateway:
+	$(GO) run ./test/bench/gateway $(ARGS)
 
 # A smoke run: each Fuzz target found under ./... gets FUZZTIME of fuzzing on top of its
 # seed corpus (which plain `make test` already runs).

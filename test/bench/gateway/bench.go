@@ -1,0 +1,437 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Client-side settings.
+const (
+	// echoMessage is what every call sends and expects back.
+	echoMessage = "hello"
+	// gatewayTool is the upstream's echo as the gateway exposes it: server
+	// up0's tool echo.
+	gatewayTool = "up0__echo"
+	// idleSessions is how many client sessions the memory measurement opens.
+	idleSessions = 100
+	// connectTimeout bounds connecting a client session and listing tools.
+	connectTimeout = 30 * time.Second
+	// settleTimeout bounds waiting for a process's memory to stop moving.
+	settleTimeout = 3 * time.Second
+)
+
+// benchmark is one run of the benchmark.
+type benchmark struct {
+	opts options
+	log  io.Writer // progress lines
+
+	mu       sync.Mutex
+	children []*child // every child started, for cleanup and tests
+}
+
+func newBenchmark(opts options, log io.Writer) *benchmark {
+	return &benchmark{opts: opts, log: log}
+}
+
+// childPIDs returns the process ids of every child the run started.
+func (b *benchmark) childPIDs() []int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var pids []int
+	for _, c := range b.children {
+		pids = append(pids, c.PID())
+	}
+	return pids
+}
+
+// start starts a child and registers it for cleanup.
+func (b *benchmark) start(name, role string, env ...string) (*child, error) {
+	c, err := startChild(name, role, env...)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	b.children = append(b.children, c)
+	b.mu.Unlock()
+	return c, nil
+}
+
+// stopAll stops every child still running.
+func (b *benchmark) stopAll() {
+	b.mu.Lock()
+	cs := slices.Clone(b.children)
+	b.mu.Unlock()
+	for _, c := range cs {
+		c.stop()
+	}
+}
+
+func (b *benchmark) progress(format string, args ...any) {
+	fmt.Fprintf(b.log, "bench-gateway: "+format+"\n", args...)
+}
+
+// run measures everything and returns the report. Every child is stopped
+// when it returns.
+func (b *benchmark) run(ctx context.Context) (*report, error) {
+	defer b.stopAll()
+	if _, err := cpuTime(os.Getpid()); err != nil {
+		return nil, err
+	}
+	rep := &report{
+		GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(),
+		Duration: b.opts.Duration.String(), Callers: b.opts.Callers,
+	}
+	rep.LoadAvg[0] = loadAvg()
+
+	up, err := b.start("upstream", roleUpstream)
+	if err != nil {
+		return nil, err
+	}
+	gw, err := b.start("gateway", roleGateway, envUpstream+"="+up.Addr, envServers+"=1")
+	if err != nil {
+		return nil, err
+	}
+	if rep.Memory.OneUpstreamIdle, err = settledRSS(ctx, gw.PID()); err != nil {
+		return nil, err
+	}
+
+	hc := newHTTPClient()
+	direct, err := connect(ctx, hc, up.Addr+"/mcp/0", "echo", true)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the upstream directly: %w", err)
+	}
+	defer direct.Close()
+	via, err := connect(ctx, hc, gw.Addr+"/mcp", gatewayTool, true)
+	if err != nil {
+		return nil, fmt.Errorf("connecting through the gateway: %w", err)
+	}
+	defer via.Close()
+
+	profileAt := profileCallers
+	if !slices.Contains(b.opts.Callers, profileAt) {
+		profileAt = slices.Max(b.opts.Callers)
+	}
+	for _, n := range b.opts.Callers {
+		b.progress("%s, direct", callersText(n))
+		c, err := b.cell(ctx, direct, "echo", pathDirect, n, up, nil, "")
+		if err != nil {
+			return nil, err
+		}
+		rep.Cells = append(rep.Cells, c)
+		b.progress("%s, through the gateway", callersText(n))
+		profile := ""
+		if n == profileAt && b.opts.Profile != "" {
+			profile = b.opts.Profile
+			rep.ProfileCallers = n
+		}
+		c, err = b.cell(ctx, via, gatewayTool, pathGateway, n, up, gw, profile)
+		if err != nil {
+			return nil, err
+		}
+		rep.Cells = append(rep.Cells, c)
+	}
+	direct.Close()
+	via.Close()
+	gw.stop()
+
+	b.progress("memory: a gateway with %d idle upstreams, then %d idle client sessions", upstreamEndpoints, idleSessions)
+	if err := b.memory(ctx, up, &rep.Memory); err != nil {
+		return nil, err
+	}
+
+	if b.opts.Profile != "" {
+		rep.ProfileFile = b.opts.Profile
+		rep.ProfileTop = pprofTop(ctx, b.opts.Profile)
+	}
+	rep.Aims = aims(rep)
+	rep.LoadAvg[1] = loadAvg()
+	return rep, nil
+}
+
+// newHTTPClient is the client's HTTP client: enough idle connections per
+// host that no caller waits for one or opens a new one per call.
+func newHTTPClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 2 * maxCallers
+	t.MaxIdleConnsPerHost = 2 * maxCallers
+	return &http.Client{Transport: t}
+}
+
+// connect opens a client session on endpoint and waits until it lists
+// tool; with check, it also calls the tool once to see that it echoes.
+func connect(ctx context.Context, hc *http.Client, endpoint, tool string, check bool) (*mcp.ClientSession, error) {
+	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench-gateway", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, MaxRetries: -1}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", endpoint, err)
+	}
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			cs.Close()
+			return nil, fmt.Errorf("listing the tools of %s: %w", endpoint, err)
+		}
+		if slices.ContainsFunc(res.Tools, func(t *mcp.Tool) bool { return t.Name == tool }) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			cs.Close()
+			return nil, fmt.Errorf("waiting for %s to list %s: %w", endpoint, tool, ctx.Err())
+		case <-t.C:
+		}
+	}
+	if !check {
+		return cs, nil
+	}
+	if err := callEcho(ctx, cs, tool); err != nil {
+		cs.Close()
+		return nil, fmt.Errorf("calling %s on %s: %w", tool, endpoint, err)
+	}
+	return cs, nil
+}
+
+// echoParams is the arguments of every call; it is only read.
+var echoParams = echoArgs{Message: echoMessage}
+
+// callEcho calls tool and checks that it echoed.
+func callEcho(ctx context.Context, cs *mcp.ClientSession, tool string) error {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: echoParams})
+	if err != nil {
+		return err
+	}
+	if res.IsError || len(res.Content) != 1 {
+		return fmt.Errorf("got an error or %d content blocks, want the message back", len(res.Content))
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != echoMessage {
+		return fmt.Errorf("got %#v, want the text %q", res.Content[0], echoMessage)
+	}
+	return nil
+}
+
+// Cell paths.
+const (
+	pathDirect  = "direct"
+	pathGateway = "gateway"
+)
+
+// warmup returns how long a cell warms up before it measures.
+func warmup(d time.Duration) time.Duration {
+	return min(max(d/5, 100*time.Millisecond), time.Second)
+}
+
+// cell measures n callers sharing cs calling tool for the configured
+// duration, after a warm-up, with the CPU time of up and (if not nil) gw
+// over the measured part. With profile set, gw writes a CPU profile of it
+// there.
+func (b *benchmark) cell(ctx context.Context, cs *mcp.ClientSession, tool, path string, n int, up, gw *child, profile string) (cell, error) {
+	c := cell{Callers: n, Path: path}
+	if _, err := load(ctx, cs, tool, n, warmup(b.opts.Duration)); err != nil {
+		return c, fmt.Errorf("warming up %s %s: %w", callersText(n), path, err)
+	}
+	if profile != "" {
+		if err := gw.command(cmdProfileStart, profile); err != nil {
+			return c, err
+		}
+	}
+	upBefore, err := cpuTime(up.PID())
+	if err != nil {
+		return c, err
+	}
+	var gwBefore time.Duration
+	if gw != nil {
+		if gwBefore, err = cpuTime(gw.PID()); err != nil {
+			return c, err
+		}
+	}
+	res, err := load(ctx, cs, tool, n, b.opts.Duration)
+	if err != nil {
+		return c, fmt.Errorf("measuring %s %s: %w", callersText(n), path, err)
+	}
+	upAfter, err := cpuTime(up.PID())
+	if err != nil {
+		return c, err
+	}
+	if gw != nil {
+		gwAfter, err := cpuTime(gw.PID())
+		if err != nil {
+			return c, err
+		}
+		if res.calls > 0 {
+			c.GatewayCPUPerCallMicros = micros((gwAfter - gwBefore) / time.Duration(res.calls))
+		}
+	}
+	if profile != "" {
+		if err := gw.command(cmdProfileStop); err != nil {
+			return c, err
+		}
+	}
+	c.Calls, c.Errors, c.FirstError = res.calls, res.errors, res.firstError
+	c.Seconds = res.elapsed.Seconds()
+	if res.calls > 0 {
+		c.CallsPerSec = float64(res.calls) / res.elapsed.Seconds()
+		c.UpstreamCPUPerCallMicros = micros((upAfter - upBefore) / time.Duration(res.calls))
+	}
+	c.P50Micros, c.P99Micros = micros(percentile(res.latencies, 50)), micros(percentile(res.latencies, 99))
+	return c, nil
+}
+
+// loadResult is what load measured.
+type loadResult struct {
+	calls, errors int
+	firstError    string
+	elapsed       time.Duration
+	latencies     []time.Duration // sorted, successful calls only
+}
+
+// load runs n goroutines calling tool on cs back to back for d, and
+// returns what they measured. A call that fails counts as an error; the
+// run itself fails only if ctx is done.
+func load(ctx context.Context, cs *mcp.ClientSession, tool string, n int, d time.Duration) (loadResult, error) {
+	type worker struct {
+		lat      []time.Duration
+		errors   int
+		firstErr error
+	}
+	ws := make([]worker, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	end := start.Add(d)
+	for i := range ws {
+		w := &ws[i]
+		w.lat = make([]time.Duration, 0, 4096)
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				t0 := time.Now()
+				if !t0.Before(end) {
+					return
+				}
+				if err := callEcho(ctx, cs, tool); err != nil {
+					w.errors++
+					if w.firstErr == nil {
+						w.firstErr = err
+					}
+					continue
+				}
+				w.lat = append(w.lat, time.Since(t0))
+			}
+		})
+	}
+	wg.Wait()
+	var r loadResult
+	r.elapsed = time.Since(start)
+	if err := ctx.Err(); err != nil {
+		return r, err
+	}
+	for _, w := range ws {
+		r.latencies = append(r.latencies, w.lat...)
+		r.errors += w.errors
+		if w.firstErr != nil && r.firstError == "" {
+			r.firstError = w.firstErr.Error()
+		}
+	}
+	r.calls = len(r.latencies)
+	slices.Sort(r.latencies)
+	return r, nil
+}
+
+// percentile returns the p-th percentile of sorted (nearest rank).
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := (len(sorted)*p + 99) / 100 // ceil(len·p/100), 1-based
+	return sorted[max(i, 1)-1]
+}
+
+// micros converts d to microseconds.
+func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// memory measures a fresh gateway's resident memory with every upstream
+// endpoint as an idle server, then with idleSessions client sessions
+// open on it (each initialized and having listed the tools once).
+func (b *benchmark) memory(ctx context.Context, up *child, m *memory) error {
+	m.Upstreams = upstreamEndpoints
+	m.Sessions = idleSessions
+	m.UpstreamsNote = fmt.Sprintf("one upstream process serving %d streamable-HTTP endpoints, /mcp/0 … /mcp/%d", upstreamEndpoints, upstreamEndpoints-1)
+	gw, err := b.start("gateway with "+strconv.Itoa(upstreamEndpoints)+" upstreams", roleGateway,
+		envUpstream+"="+up.Addr, envServers+"="+strconv.Itoa(upstreamEndpoints))
+	if err != nil {
+		return err
+	}
+	defer gw.stop()
+	if m.IdleUpstreams, err = settledRSS(ctx, gw.PID()); err != nil {
+		return err
+	}
+	hc := newHTTPClient()
+	var sessions []*mcp.ClientSession
+	defer func() {
+		for _, cs := range sessions {
+			cs.Close()
+		}
+	}()
+	for i := range idleSessions {
+		cs, err := connect(ctx, hc, gw.Addr+"/mcp", gatewayTool, false)
+		if err != nil {
+			return fmt.Errorf("opening idle session %d: %w", i+1, err)
+		}
+		sessions = append(sessions, cs)
+	}
+	if m.IdleSessions, err = settledRSS(ctx, gw.PID()); err != nil {
+		return err
+	}
+	return nil
+}
+
+// settledRSS returns process pid's resident memory once it has stopped
+// moving: two samples 250 ms apart within 1 % of each other, or the last
+// sample after settleTimeout.
+func settledRSS(ctx context.Context, pid int) (int64, error) {
+	deadline := time.Now().Add(settleTimeout)
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	prev, err := rss(pid)
+	if err != nil {
+		return 0, err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-t.C:
+		}
+		cur, err := rss(pid)
+		if err != nil {
+			return 0, err
+		}
+		if d := cur - prev; (d < 0 && -d*100 <= prev) || (d >= 0 && d*100 <= prev) || time.Now().After(deadline) {
+			return cur, nil
+		}
+		prev = cur
+	}
+}
+
+// pprofTop returns the top 10 entries of the CPU profile at path, as `go
+// tool pprof -top` prints them, or why it could not.
+func pprofTop(ctx context.Context, path string) string {
+	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-nodecount=10", path).CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("go tool pprof -top %s failed: %v\n%s", path, err, out)
+	}
+	return string(out)
+}

@@ -1,0 +1,119 @@
+// Command gateway is the gateway benchmark: it measures, in one run on one
+// machine, the same MCP client calling `echo` on a go-sdk streamable-HTTP
+// upstream directly and through a Switchboard daemon, at several numbers of
+// concurrent callers, and prints calls/s, p50 and p99 latency, the gateway
+// process's own CPU time per forwarded call (from the kernel's accounting
+// in /proc), the upstream's CPU per call for context, and the daemon's
+// resident memory with 10 idle upstreams and with 100 idle client sessions;
+// then the project's aims and whether each is met.
+//
+// Three kinds of process keep the CPU accounting clean: this one (the
+// client), the upstream and the gateway, both this binary re-executed with
+// a role in the environment. A child exits when its stdin closes, so none
+// outlives the run.
+//
+//	go run ./test/bench/gateway [-duration 5s] [-callers 1,16,64] [-json] [-profile gw.pprof]
+//
+// It needs Linux (/proc). See docs/benchmarks.md for figures.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	if role, ok := os.LookupEnv(envRole); ok {
+		os.Exit(runChild(role))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// options are the command's flags.
+type options struct {
+	// Duration is how long each cell measures, after its warm-up.
+	Duration time.Duration
+	// Callers lists the numbers of concurrent callers, one cell pair each.
+	Callers []int
+	// JSON prints the report as JSON instead of a table.
+	JSON bool
+	// Profile, if set, is where the gateway writes a CPU profile of the
+	// through-gateway cell with profileCallers callers.
+	Profile string
+}
+
+// profileCallers is the cell the -profile flag profiles (the one the
+// throughput aim is about); without it, the largest cell is profiled.
+const profileCallers = 16
+
+// run is the command: it returns the exit code (0 ok, 1 failure, 2 usage).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	opts, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "bench-gateway: %v\n", err)
+		return 2
+	}
+	b := newBenchmark(opts, stderr)
+	rep, err := b.run(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench-gateway: %v\n", err)
+		return 1
+	}
+	if opts.JSON {
+		err = writeJSON(stdout, rep)
+	} else {
+		err = writeTable(stdout, rep)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "bench-gateway: writing the report: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// parseFlags reads the command line.
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	fs := flag.NewFlagSet("bench-gateway", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dur := fs.Duration("duration", 5*time.Second, "how long each cell measures (after a warm-up)")
+	callers := fs.String("callers", "1,16,64", "comma-separated numbers of concurrent callers")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	profile := fs.String("profile", "", "write a CPU profile of the gateway during the through-gateway 16-caller cell to this file")
+	if err := fs.Parse(args); err != nil {
+		return options{}, err
+	}
+	if fs.NArg() > 0 {
+		return options{}, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *dur <= 0 {
+		return options{}, fmt.Errorf("-duration must be positive, got %s", *dur)
+	}
+	o := options{Duration: *dur, JSON: *asJSON, Profile: *profile}
+	for _, f := range strings.Split(*callers, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > maxCallers {
+			return options{}, fmt.Errorf("-callers: %q is not a number from 1 to %d", f, maxCallers)
+		}
+		o.Callers = append(o.Callers, n)
+	}
+	return o, nil
+}
+
+// maxCallers bounds -callers: the gateway's concurrency limit is raised
+// to it so that no call is refused for being over the limit.
+const maxCallers = 1024

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestMain lets the test binary play the upstream and the gateway, which
+// the benchmark starts by re-executing itself.
+func TestMain(m *testing.M) {
+	if role, ok := os.LookupEnv(envRole); ok {
+		os.Exit(runChild(role))
+	}
+	os.Exit(m.Run())
+}
+
+// tableRow is one row of the comparison table.
+type tableRow struct {
+	callersPerSec float64
+	errors        int
+}
+
+// parseTable reads the comparison table's rows, keyed "<callers> <path>".
+func parseTable(t *testing.T, out string) map[string]tableRow {
+	t.Helper()
+	rows := map[string]tableRow{}
+	for line := range strings.SplitSeq(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || (f[1] != pathDirect && f[1] != pathGateway) {
+			continue
+		}
+		if _, err := strconv.Atoi(f[0]); err != nil {
+			continue
+		}
+		cps, err := strconv.ParseFloat(f[2], 64)
+		if err != nil {
+			t.Fatalf("row %q: calls/s %q is not a number", line, f[2])
+		}
+		errs, err := strconv.Atoi(f[len(f)-1])
+		if err != nil {
+			t.Fatalf("row %q: errors %q is not a number", line, f[len(f)-1])
+		}
+		rows[f[0]+" "+f[1]] = tableRow{cps, errs}
+	}
+	return rows
+}
+
+func TestCommandPrintsEveryCell(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	profile := filepath.Join(t.TempDir(), "gw.pprof")
+	var stdout, stderr bytes.Buffer
+	if code := run(ctx, []string{"-duration", "200ms", "-callers", "1,2", "-profile", profile}, &stdout, &stderr); code != 0 {
+		t.Fatalf("run: got exit code %d, want 0; stderr:\n%s", code, stderr.String())
+	}
+	out := stdout.String()
+	rows := parseTable(t, out)
+	for _, n := range []string{"1", "2"} {
+		for _, path := range []string{pathDirect, pathGateway} {
+			r, ok := rows[n+" "+path]
+			if !ok {
+				t.Errorf("no row for %s caller(s) %s in:\n%s", n, path, out)
+				continue
+			}
+			if r.callersPerSec <= 0 {
+				t.Errorf("%s caller(s) %s: got %v calls/s, want more than 0", n, path, r.callersPerSec)
+			}
+			if r.errors != 0 {
+				t.Errorf("%s caller(s) %s: got %d errors, want 0", n, path, r.errors)
+			}
+		}
+	}
+	if got, want := len(rows), 4; got != want {
+		t.Errorf("got %d table rows, want %d:\n%s", got, want, out)
+	}
+	for _, want := range []string{
+		"10 idle upstreams:", "+ 100 idle client sessions:",
+		"gateway CPU per forwarded call", "throughput through the gateway", "latency added at p50",
+		"top 10:",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %q:\n%s", want, out)
+		}
+	}
+	// With callers 1,2 the 16-caller cell is missing, so its aim says so.
+	if !strings.Contains(out, "met: not measured") {
+		t.Errorf("the throughput aim at 16 callers: got no %q in:\n%s", "met: not measured", out)
+	}
+	if fi, err := os.Stat(profile); err != nil || fi.Size() == 0 {
+		t.Errorf("the gateway's CPU profile: got %v (err %v), want a non-empty file", fi, err)
+	}
+}
+
+func TestJSONReportAndNoLeftovers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var stderr bytes.Buffer
+	b := newBenchmark(options{Duration: 100 * time.Millisecond, Callers: []int{1}, JSON: true}, &stderr)
+	rep, err := b.run(ctx)
+	if err != nil {
+		t.Fatalf("run: %v; stderr:\n%s", err, stderr.String())
+	}
+	var buf bytes.Buffer
+	if err := writeJSON(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	var got report
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatalf("the JSON report does not decode: %v\n%s", err, buf.String())
+	}
+	if len(got.Cells) != 2 {
+		t.Fatalf("got %d cells, want 2 (1 caller direct and through the gateway)", len(got.Cells))
+	}
+	for _, c := range got.Cells {
+		if c.Calls == 0 || c.CallsPerSec <= 0 || c.P50Micros <= 0 || c.P99Micros < c.P50Micros {
+			t.Errorf("%d callers %s: got calls %d, %.0f calls/s, p50 %.0f µs, p99 %.0f µs; want calls and 0 < p50 <= p99",
+				c.Callers, c.Path, c.Calls, c.CallsPerSec, c.P50Micros, c.P99Micros)
+		}
+	}
+	if m := got.Memory; m.OneUpstreamIdle <= 0 || m.IdleUpstreams <= 0 || m.IdleSessions <= 0 {
+		t.Errorf("memory: got %+v, want every figure above 0", m)
+	}
+
+	// Three children: the upstream, the benchmark's gateway and the
+	// memory measurement's gateway; all gone once run returns.
+	pids := b.childPIDs()
+	if len(pids) != 3 {
+		t.Errorf("got %d children, want 3", len(pids))
+	}
+	for _, pid := range pids {
+		if !isExited(pid) {
+			t.Errorf("child %d is still running after run returned", pid)
+		}
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		args    []string
+		callers []int
+		wantErr bool
+	}{
+		{nil, []int{1, 16, 64}, false},
+		{[]string{"-callers", "1, 2"}, []int{1, 2}, false},
+		{[]string{"-callers", "0"}, nil, true},
+		{[]string{"-callers", "x"}, nil, true},
+		{[]string{"-duration", "0s"}, nil, true},
+		{[]string{"extra"}, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			o, err := parseFlags(tt.args, &bytes.Buffer{})
+			if gotErr := err != nil; gotErr != tt.wantErr {
+				t.Fatalf("got error %v, want error %v", err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.callers, o.Callers); err == nil && diff != "" {
+				t.Errorf("callers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	ms := func(ns ...int) []time.Duration {
+		var d []time.Duration
+		for _, n := range ns {
+			d = append(d, time.Duration(n)*time.Millisecond)
+		}
+		return d
+	}
+	hundred := make([]int, 100)
+	for i := range hundred {
+		hundred[i] = i + 1
+	}
+	tests := []struct {
+		name   string
+		sorted []time.Duration
+		p      int
+		want   time.Duration
+	}{
+		{"empty", nil, 50, 0},
+		{"one", ms(7), 99, 7 * time.Millisecond},
+		{"p50 of 1..100", ms(hundred...), 50, 50 * time.Millisecond},
+		{"p99 of 1..100", ms(hundred...), 99, 99 * time.Millisecond},
+		{"p50 of four", ms(1, 2, 3, 4), 50, 2 * time.Millisecond},
+		{"p99 of four", ms(1, 2, 3, 4), 99, 4 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := percentile(tt.sorted, tt.p); got != tt.want {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestProcAccounting(t *testing.T) {
+	pid := os.Getpid()
+	before, err := cpuTime(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Burn CPU until the kernel has counted at least five ticks.
+	deadline := time.Now().Add(10 * time.Second)
+	x := 0
+	for {
+		for i := range 1_000_000 {
+			x ^= i
+		}
+		after, err := cpuTime(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after-before >= 5*clockTick {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("CPU time: got %v more after 10s of spinning, want at least %v", after-before, 5*clockTick)
+		}
+	}
+	_ = x
+	n, err := rss(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 1<<20 {
+		t.Errorf("RSS: got %d bytes, want at least 1 MiB", n)
+	}
+}
