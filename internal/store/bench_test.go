@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/testpg"
 )
 
 // BenchmarkRecorderSQLite measures calls recorded through a Recorder into
@@ -93,11 +95,7 @@ func BenchmarkRecordCalls(b *testing.B) {
 // postgresBenchDSN makes a schema for a benchmark, as postgresTestDSN does
 // for a test.
 func postgresBenchDSN(b *testing.B) string {
-	base := postgresServer(b)
-	schema := fmt.Sprintf("sbbench_%d", schemaSeq.Add(1))
-	admin(b, base, "CREATE SCHEMA "+schema)
-	b.Cleanup(func() { admin(b, base, "DROP SCHEMA "+schema+" CASCADE") })
-	return withSearchPath(b, base, schema)
+	return testpg.Schema(b, testpg.Shared(b))
 }
 
 func benchCalls(n int) []CallRecord {

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/testpg"
 )
 
 // Child processes: the test binary re-runs itself with envChild set to
@@ -23,7 +25,7 @@ func TestMain(m *testing.M) {
 		os.Exit(runChild(mode))
 	}
 	code := m.Run()
-	stopPostgres()
+	testpg.StopShared()
 	os.Exit(code)
 }
 

@@ -375,12 +375,11 @@ func (s *Supervisor) connected(ctx context.Context, c *Client) {
 	s.mu.Lock()
 	s.client = c
 	s.rec.ConsecutiveFailures, s.rec.LastError, s.rec.LastConnectedAt = 0, "", now
-	rec := s.rec
 	s.mu.Unlock()
-	if !s.opts.Once {
-		if err := s.store.SaveState(ctx, s.Name(), rec); err != nil {
-			s.logger.Warn("saving server state", logKeyErr, err)
-		}
+	if !s.opts.Once && s.saveHealth(ctx) {
+		// Another process sharing the store disabled the server meanwhile:
+		// adopt it rather than serve on (and rather than overwrite it).
+		s.adoptDisable()
 	}
 	s.update(func(sn *Snapshot) {
 		sn.State, sn.Since = StateConnected, now
@@ -423,10 +422,8 @@ func (s *Supervisor) failed(ctx context.Context, err error, attempt int) {
 	s.rec.LastError = msg
 	rec := s.rec
 	s.mu.Unlock()
-	if !s.opts.Once {
-		if err := s.store.SaveState(ctx, s.Name(), rec); err != nil {
-			s.logger.Warn("saving server state", logKeyErr, err)
-		}
+	if !s.opts.Once && s.saveHealth(ctx) {
+		s.adoptDisable()
 	}
 	s.update(func(sn *Snapshot) {
 		sn.State, sn.Since, sn.LastError = StateError, s.now(), msg
@@ -496,4 +493,43 @@ func (s *Supervisor) monitor(ctx context.Context, c *Client) error {
 			s.update(func(sn *Snapshot) { sn.LastPingAt, sn.Latency = now, lat })
 		}
 	}
+}
+
+// saveHealth stores the record's health fields (failures, last error,
+// last connection) without undoing a user's disable that another process
+// sharing the store — a replica — recorded since this one read it. It
+// reports whether it found such a disable (now also in s.rec). Another
+// replica's auto-disable is not adopted: it says that replica could not
+// reach the server (its own child, its own network), not that this one
+// cannot.
+func (s *Supervisor) saveHealth(ctx context.Context) (disabledElsewhere bool) {
+	stored, err := s.store.LoadState(ctx, s.Name())
+	s.mu.Lock()
+	if err == nil && stored.Disabled && !stored.AutoDisabled && !s.rec.Disabled {
+		s.rec.Disabled, s.rec.AutoDisabled, s.rec.DisabledAt, s.rec.Reason = true, stored.AutoDisabled, stored.DisabledAt, stored.Reason
+		disabledElsewhere = true
+	}
+	rec := s.rec
+	s.mu.Unlock()
+	if err := s.store.SaveState(ctx, s.Name(), rec); err != nil {
+		s.logger.Warn("saving server state", logKeyErr, err)
+	}
+	return disabledElsewhere
+}
+
+// adoptDisable applies a disable found in the store: the server is
+// disconnected and stays so until enabled.
+func (s *Supervisor) adoptDisable() {
+	s.mu.Lock()
+	rec := s.rec
+	s.mu.Unlock()
+	s.update(func(sn *Snapshot) {
+		sn.Enabled, sn.AutoDisabled, sn.DisabledReason = false, rec.AutoDisabled, rec.Reason
+		if rec.AutoDisabled {
+			sn.AutoDisabledAt = rec.DisabledAt
+		}
+		sn.Retrying, sn.NextRetryAt = false, time.Time{}
+	})
+	s.logger.Info("disabled elsewhere (a process sharing the store)", "reason", rec.Reason)
+	s.wake()
 }
