@@ -99,6 +99,7 @@ func runServe(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintln(out, "  switchboard config import ~/.config/Claude/claude_desktop_config.json -o switchboard.yaml")
 	}
 
+	daemon.TuneGC()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *stdio {

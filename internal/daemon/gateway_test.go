@@ -344,3 +344,140 @@ func TestGatewayIdentityInUpstreamHeaders(t *testing.T) {
 		t.Errorf("headers the upstream saw: got %q, want %q", got, want)
 	}
 }
+
+// rawSession speaks streamable HTTP by hand, to check the wire.
+type rawSession struct {
+	t      *testing.T
+	url    string
+	id     string
+	header http.Header
+}
+
+func (s *rawSession) post(body string, extra http.Header) *http.Response {
+	s.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, s.url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if s.id != "" {
+		req.Header.Set("Mcp-Session-Id", s.id)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	for k, v := range s.header {
+		req.Header[k] = v
+	}
+	for k, v := range extra {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return resp
+}
+
+func readAll(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func newRawSession(t *testing.T, url string, h http.Header) *rawSession {
+	t.Helper()
+	s := &rawSession{t: t, url: url, header: h}
+	resp := s.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, nil)
+	readAll(t, resp)
+	if s.id = resp.Header.Get("Mcp-Session-Id"); s.id == "" {
+		t.Fatalf("initialize: no session id (status %d)", resp.StatusCode)
+	}
+	if resp := s.post(`{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}`, nil); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: got %d", resp.StatusCode)
+	}
+	return s
+}
+
+// TestGatewayFastPathWire checks the gateway's own answer to a plain
+// tools/call (a JSON response, like the SDK's but without an event
+// stream) and that everything else still reaches the SDK.
+func TestGatewayFastPathWire(t *testing.T) {
+	cfg := testConfig(okServer(t, "alpha"))
+	cfg.Gateway.Tokens = []config.Token{{Name: "a", User: "alice", Secret: "alice-token"}, {Name: "b", User: "bob", Secret: "bob-token"}}
+	cfg.Gateway.SessionTimeout = 300 * time.Millisecond
+	r := start(t, cfg)
+	alice := http.Header{"Authorization": {"Bearer alice-token"}}
+	cs := r.connect(t, "/mcp", alice, nil)
+	waitTools(t, cs, "alpha", has("alpha__whoami", "alpha__echo"))
+	cs.Close()
+
+	s := newRawSession(t, r.url+"/mcp", alice)
+	// The session is registered when the SDK has handled
+	// notifications/initialized (asynchronously); until then calls take
+	// the SDK's path, which is correct too.
+	var fast string
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		resp := s.post(`{"jsonrpc":"2.0","id":"x-7","method":"tools/call","params":{"name":"alpha__echo","arguments":{"message":"fast"}}}`, nil)
+		fast = readAll(t, resp)
+		if resp.Header.Get("Content-Type") == "application/json" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("plain tools/call: got %s %s, want the gateway's own JSON answer", resp.Header.Get("Content-Type"), fast)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The same call on the SDK's path (a progress token sends it there)
+	// gives the same JSON-RPC response.
+	resp := s.post(`{"jsonrpc":"2.0","id":"x-7","method":"tools/call","params":{"name":"alpha__echo","arguments":{"message":"fast"},"_meta":{"progressToken":1}}}`, nil)
+	slow := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(readAll(t, resp)), "event: message\ndata: "))
+	var a, b map[string]any
+	if err := json.Unmarshal([]byte(fast), &a); err != nil {
+		t.Fatalf("fast answer %q: %v", fast, err)
+	}
+	if err := json.Unmarshal([]byte(slow), &b); err != nil {
+		t.Fatalf("SDK answer %q: %v", slow, err)
+	}
+	if diff := cmp.Diff(b, a); diff != "" {
+		t.Errorf("the fast path's answer differs from the SDK's (-sdk +fast):\n%s", diff)
+	}
+	// The identity is the token's, the session the client's.
+	body := readAll(t, s.post(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"alpha__whoami","arguments":{},"_meta":{"user_id":"mallory"}}}`, nil))
+	if !strings.Contains(body, `\"user_id\":\"alice\"`) || !strings.Contains(body, s.id) {
+		t.Errorf("whoami on the fast path: got %s, want user alice and session %s", body, s.id)
+	}
+	// With a progress token the SDK answers on an event stream.
+	resp = s.post(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"alpha__progress","arguments":{"steps":2},"_meta":{"progressToken":"p"}}}`, nil)
+	body = readAll(t, resp)
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" || strings.Count(body, "notifications/progress") != 2 || !strings.Contains(body, "2 steps") {
+		t.Errorf("tools/call with progress: got %s %s", ct, body)
+	}
+	// Another user's token on this session, and an unknown session, are
+	// refused as the SDK refuses them.
+	if resp := s.post(`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"alpha__echo","arguments":{"message":"x"}}}`, http.Header{"Authorization": {"Bearer bob-token"}}); resp.StatusCode == http.StatusOK {
+		t.Errorf("bob on alice's session: got %d %s", resp.StatusCode, readAll(t, resp))
+	}
+	other := &rawSession{t: t, url: r.url + "/mcp", id: "no-such-session", header: alice}
+	if resp := other.post(`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"alpha__echo","arguments":{"message":"x"}}}`, nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown session: got %d, want 404", resp.StatusCode)
+	}
+	// An unknown tool gets the SDK's JSON-RPC error.
+	if body := readAll(t, s.post(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"nope","arguments":{}}}`, nil)); !strings.Contains(body, `"error"`) || !strings.Contains(body, "nope") {
+		t.Errorf("unknown tool: got %s", body)
+	}
+	// A session nobody uses is closed after session_timeout, even though
+	// the SDK never saw its fast-path requests.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp := s.post(`{"jsonrpc":"2.0","id":13,"method":"ping"}`, nil)
+		readAll(t, resp)
+		if resp.StatusCode == http.StatusNotFound {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("an idle session was never closed")
+		}
+		time.Sleep(time.Second) // idle for longer than the timeout
+	}
+}

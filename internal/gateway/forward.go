@@ -16,49 +16,60 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
-// callTool returns the handler of one tool of the view: the call goes
-// through the execution engine with the caller's identity; arguments are
-// forwarded as the raw JSON the client sent and the result comes back as
-// the server gave it.
+// callTool returns the handler of one tool of the view, for requests the
+// SDK dispatches (see fastpath.go for the ones the gateway answers
+// itself).
 func (vs *viewServer) callTool(e toolEntry) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		g := vs.g
 		user, session := vs.identity(req.Extra, req.Params.Meta, req.Session)
-		meta := map[string]any{}
-		for k, v := range req.Params.Meta {
+		var notify func(toolcall.Progress)
+		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+			ss := req.Session
+			notify = func(p toolcall.Progress) {
+				_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: p.Processed, Total: p.Total, Message: p.Message})
+			}
+		}
+		return vs.invoke(ctx, e, req.Params.Arguments, req.Params.Meta, user, session, req.Session, notify), nil
+	}
+}
+
+// invoke runs one call of a tool of the view through the execution
+// engine: arguments as the raw JSON the client sent, the caller's
+// identity, and the result as the server gave it (or a structured error
+// result).
+func (vs *viewServer) invoke(ctx context.Context, e toolEntry, args json.RawMessage, reqMeta mcp.Meta, user, session string, ss *mcp.ServerSession, notify func(toolcall.Progress)) *mcp.CallToolResult {
+	var meta map[string]any
+	if len(reqMeta) > 0 {
+		meta = make(map[string]any, len(reqMeta))
+		for k, v := range reqMeta {
 			if k != "progressToken" {
 				meta[k] = v
 			}
 		}
-		creq := toolcall.Request{
-			Server:       e.server,
-			Tool:         e.name,
-			RawArguments: req.Params.Arguments,
-			Source:       toolcall.SourceGateway,
-			Identity:     user,
-			SessionID:    session,
-			Meta:         meta,
-		}
-		if len(creq.RawArguments) == 0 {
-			creq.RawArguments = json.RawMessage("{}")
-		}
-		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
-			ss := req.Session
-			creq.OnProgress = func(p toolcall.Progress) {
-				_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: p.Processed, Total: p.Total, Message: p.Message})
-			}
-		}
-		if req.Session != nil {
-			done := g.inflight.add(e.server, req.Session)
-			defer done()
-		}
-		ctx = upstream.WithIdentity(ctx, upstream.Identity{User: user, Session: session})
-		res, err := g.eng.Call(ctx, creq)
-		if err != nil {
-			return errorResult(err), nil
-		}
-		return res.CallToolResult, nil
 	}
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	creq := toolcall.Request{
+		Server:       e.server,
+		Tool:         e.name,
+		RawArguments: args,
+		Source:       toolcall.SourceGateway,
+		Identity:     user,
+		SessionID:    session,
+		Meta:         meta,
+		OnProgress:   notify,
+	}
+	if ss != nil {
+		done := vs.g.inflight.add(e.server, ss)
+		defer done()
+	}
+	ctx = upstream.WithIdentity(ctx, upstream.Identity{User: user, Session: session})
+	res, err := vs.g.eng.Call(ctx, creq)
+	if err != nil {
+		return errorResult(err)
+	}
+	return res.CallToolResult
 }
 
 // identity returns who a request is made for and in which session: the

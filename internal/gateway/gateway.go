@@ -88,6 +88,7 @@ type Gateway struct {
 
 	inflight inflightCalls
 	subs     subscriptions
+	sess     sessionRegistry // streamable-HTTP sessions, for the fast path
 
 	sessions sync.WaitGroup // session watchers
 	stdioSeq atomicCounter
@@ -163,9 +164,12 @@ func (g *Gateway) Notify() {
 func (g *Gateway) Run(ctx context.Context) error {
 	changed := g.cat.Changed()
 	g.syncAll(ctx)
+	var janitor sync.WaitGroup
+	janitor.Go(func() { g.janitor(ctx) })
 	for {
 		select {
 		case <-ctx.Done():
+			janitor.Wait()
 			g.shutdown()
 			return nil
 		case <-changed:
@@ -368,6 +372,9 @@ func (g *Gateway) sessionWatch(view string, ss *mcp.ServerSession) {
 	go func() {
 		defer g.sessions.Done()
 		_ = ss.Wait()
+		if id := ss.ID(); id != "" {
+			g.sess.drop(id)
+		}
 		if g.metrics != nil {
 			g.metrics.SessionClosed(view)
 		}

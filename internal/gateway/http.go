@@ -86,8 +86,51 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, fault.As(err))
 		return
 	}
-	h.endpoint(kind, view.Name, gw).ServeHTTP(w, r)
+	if kind == "mcp" && h.tryFast(w, r, view, gw) {
+		return
+	}
+	sid := r.Header.Get("Mcp-Session-Id")
+	tok, hasTok := r.Context().Value(tokenKey{}).(config.Token)
+	if kind != "mcp" || sid == "" || !hasTok {
+		h.endpoint(kind, view.Name, gw).ServeHTTP(w, r)
+		return
+	}
+	sw := &statusWriter{ResponseWriter: w}
+	h.endpoint(kind, view.Name, gw).ServeHTTP(sw, r)
+	if sw.status >= 200 && sw.status < 300 {
+		h.g.sess.bindUser(sid, tok.User)
+	}
 }
+
+// statusWriter notes the status of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush passes on flushes (event streams need them).
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // authenticate returns the token a request presents.
 func authenticate(tokens []config.Token, r *http.Request) (config.Token, *fault.Error) {
@@ -131,9 +174,10 @@ func (h *httpHandler) endpoint(kind, view string, gw config.Gateway) http.Handle
 		inner := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 			return h.serverFor(r, view, false)
 		}, &mcp.StreamableHTTPOptions{
-			Stateless:      gw.Stateless,
-			SessionTimeout: gw.SessionTimeout,
-			Logger:         h.g.logger,
+			Stateless: gw.Stateless,
+			// Idle sessions are closed by the gateway's janitor, which
+			// also sees the requests the fast path answers.
+			Logger: h.g.logger,
 			// Host and Origin are checked above, with the configured
 			// allowances (a proxy's name, say), before the SDK sees them.
 			DisableLocalhostProtection: true,

@@ -72,6 +72,7 @@ func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
 		SubscribeHandler:   vs.subscribe,
 		UnsubscribeHandler: vs.unsubscribe,
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
+			g.register(vs, req)
 			g.sessionWatch(view, req.Session)
 		},
 		KeepAlive: 0,

@@ -120,6 +120,7 @@ func serveGateway(ctx context.Context, cancel context.CancelFunc) error {
 	}
 	defer st.Close()
 
+	daemon.TuneGC() // as switchboard serve does
 	d, err := daemon.New(daemon.Options{
 		Config:   gatewayConfig(base, n),
 		Store:    st,

@@ -1,0 +1,267 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
+)
+
+// This file is the gateway's lean path for the request that matters most:
+// a plain tools/call over streamable HTTP. The SDK's server decodes every
+// message several times over (and allocates a fresh 32 KiB decoder buffer
+// each time), runs it through its session machinery and answers on an
+// event stream; for a call that needs none of that — no progress token,
+// whose notifications belong on the request's own event stream — the
+// gateway reads the request once, runs it through the same engine path
+// (viewServer.invoke) and writes the JSON-RPC response itself. Everything
+// else, and anything unexpected, goes to the SDK unchanged.
+//
+// Requests an upstream sends while such a call runs (sampling,
+// elicitation, roots) reach the client exactly as on the SDK's path: the
+// SDK cannot relate them to the client's request either, so it sends
+// them on the session's standalone event stream in both cases.
+//
+// Sessions are still the SDK's: they are created by its initialize
+// handling, and the gateway keeps a registry of them (id → view server,
+// user, capabilities, last use) to check a fast request exactly as the
+// SDK would: the session exists, belongs to this view and to this user.
+
+// maxFastBody is the largest request body the fast path reads; larger
+// ones go to the SDK, which applies its own limit.
+const maxFastBody = 1 << 20
+
+// sessionInfo is what the gateway knows of one streamable-HTTP session.
+type sessionInfo struct {
+	vs       *viewServer
+	ss       *mcp.ServerSession
+	lastSeen atomic.Int64 // unix nanoseconds
+}
+
+// sessionRegistry maps session ids to sessions.
+type sessionRegistry struct {
+	m sync.Map // string -> *sessionInfo
+	// users maps a session id to the user the SDK accepted a request of
+	// on it: the SDK binds a session to the token user that created it
+	// and refuses any other, so once it has accepted one of the user's
+	// requests, the fast path may accept that user's too.
+	users sync.Map // string -> string
+}
+
+// bindUser records that the SDK accepted a request of user on session id.
+func (r *sessionRegistry) bindUser(id, user string) {
+	r.users.LoadOrStore(id, user)
+}
+
+// user returns the user bound to session id.
+func (r *sessionRegistry) user(id string) (string, bool) {
+	v, ok := r.users.Load(id)
+	if !ok {
+		return "", false
+	}
+	return v.(string), true
+}
+
+// drop forgets a session.
+func (r *sessionRegistry) drop(id string) {
+	r.m.Delete(id)
+	r.users.Delete(id)
+}
+
+func (r *sessionRegistry) get(id string) *sessionInfo {
+	if v, ok := r.m.Load(id); ok {
+		return v.(*sessionInfo)
+	}
+	return nil
+}
+
+// touch notes that a request used the session.
+func (r *sessionRegistry) touch(id string) {
+	if si := r.get(id); si != nil {
+		si.lastSeen.Store(time.Now().UnixNano())
+	}
+}
+
+// register records a session once it is initialized.
+func (g *Gateway) register(vs *viewServer, req *mcp.InitializedRequest) {
+	ss := req.Session
+	id := ss.ID()
+	if id == "" {
+		return // stdio, or stateless: nothing to look up later
+	}
+	si := &sessionInfo{vs: vs, ss: ss}
+	si.lastSeen.Store(time.Now().UnixNano())
+	g.sess.m.Store(id, si)
+}
+
+// closeIdle closes sessions that no request has used for timeout.
+func (g *Gateway) closeIdle(timeout time.Duration) {
+	cutoff := time.Now().Add(-timeout).UnixNano()
+	g.sess.m.Range(func(k, v any) bool {
+		si := v.(*sessionInfo)
+		if si.lastSeen.Load() < cutoff {
+			g.logger.Info("closing an idle client session", logKeyView, si.vs.spec.view.Name)
+			_ = si.ss.Close()
+			g.sess.drop(k.(string))
+		}
+		return true
+	})
+}
+
+// fastRequest is the part of a JSON-RPC request the fast path reads.
+type fastRequest struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      mcp.Meta        `json:"_meta"`
+	} `json:"params"`
+}
+
+// tryFast answers r itself when it is a plain tools/call, and reports
+// whether it did. Otherwise r's body is restored for the SDK.
+func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, view config.View, gw config.Gateway) bool {
+	sid := r.Header.Get("Mcp-Session-Id")
+	if sid != "" {
+		h.g.sess.touch(sid)
+	}
+	if r.Method != http.MethodPost || r.ContentLength > maxFastBody ||
+		!strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") ||
+		r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28" {
+		return false
+	}
+	accept := r.Header.Get("Accept")
+	wantJSON := strings.Contains(accept, "application/json")
+	if !wantJSON && !strings.Contains(accept, "text/event-stream") {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxFastBody+1))
+	r.Body.Close()
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil || len(body) > maxFastBody || !bytes.Contains(body, []byte(`"tools/call"`)) {
+		return false
+	}
+	var req fastRequest
+	if json.Unmarshal(body, &req) != nil || req.JSONRPC != "2.0" || req.Method != "tools/call" || len(req.ID) == 0 || req.ID[0] == 'n' {
+		return false
+	}
+	if _, ok := req.Params.Meta["progressToken"]; ok {
+		return false // progress goes on an event stream: the SDK's job
+	}
+
+	tok, hasTok := r.Context().Value(tokenKey{}).(config.Token)
+	var vs *viewServer
+	var ss *mcp.ServerSession
+	if gw.Stateless {
+		if sid != "" {
+			return false
+		}
+		spec, ok := h.spec(r, view)
+		if !ok {
+			return false
+		}
+		if vs, err = h.g.serverFor(r.Context(), spec); err != nil {
+			return false
+		}
+	} else {
+		si := h.g.sess.get(sid)
+		if si == nil || si.vs.spec.view.Name != view.Name {
+			return false // unknown, or another view's: the SDK refuses it
+		}
+		if hasTok {
+			if u, ok := h.g.sess.user(sid); !ok || u != tok.User {
+				return false // not yet known to be this user's: the SDK decides
+			}
+		}
+		vs, ss = si.vs, si.ss
+	}
+	vs.mu.Lock()
+	e, ok := vs.tools[req.Params.Name]
+	vs.mu.Unlock()
+	if !ok {
+		return false // the SDK says "unknown tool" in its own words
+	}
+
+	user := ""
+	switch {
+	case hasTok:
+		user = tok.User
+	case len(gw.Tokens) == 0:
+		user, _ = req.Params.Meta["user_id"].(string)
+	}
+	session := sid
+	if session == "" && len(gw.Tokens) == 0 {
+		session, _ = req.Params.Meta["session_id"].(string)
+	}
+	res := vs.invoke(r.Context(), e, req.Params.Arguments, req.Params.Meta, user, session, ss, nil)
+	if r.Context().Err() != nil {
+		return true // the client went away (or cancelled): nothing to answer
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		out, _ = json.Marshal(errorResult(err))
+	}
+	var b bytes.Buffer
+	b.Grow(len(out) + len(req.ID) + 64)
+	if !wantJSON {
+		b.WriteString("event: message\ndata: ")
+	}
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	b.Write(req.ID)
+	b.WriteString(`,"result":`)
+	b.Write(out)
+	b.WriteString("}")
+	if wantJSON {
+		w.Header().Set("Content-Type", "application/json")
+	} else {
+		b.WriteString("\n\n")
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache, no-transform")
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b.Bytes())
+	return true
+}
+
+// spec is the view spec of a request (its view and narrowing).
+func (h *httpHandler) spec(r *http.Request, view config.View) (viewSpec, bool) {
+	servers, tools, err := narrowing(view, h.g.config(), r.URL.Query())
+	if err != nil {
+		return viewSpec{}, false
+	}
+	return viewSpec{view: view, servers: servers, tools: tools}, true
+}
+
+// janitor closes sessions idle for gateway.session_timeout, checking
+// every minute (or twice per timeout, if that is shorter), until ctx is
+// done.
+func (g *Gateway) janitor(ctx context.Context) {
+	for {
+		timeout := g.config().Gateway.SessionTimeout
+		every := time.Minute
+		if timeout > 0 && timeout/2 < every {
+			every = max(timeout/2, 10*time.Millisecond)
+		}
+		t := time.NewTimer(every)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+			if timeout > 0 {
+				g.closeIdle(timeout)
+			}
+		}
+	}
+}
