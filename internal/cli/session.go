@@ -164,11 +164,6 @@ func (s *session) close() {
 	_ = s.store.Close()
 }
 
-// client returns a connected server, or why it is not.
-func (s *session) client(name string) (*upstream.Client, error) {
-	return s.pool.Client(name)
-}
-
 // failures returns the error of every enabled server that is not connected.
 func (s *session) failures() []error {
 	var errs []error

@@ -14,6 +14,8 @@
 // leaves the running one untouched; otherwise only changed servers restart.
 package daemon
 
+//lint:file-ignore SA1019 sampling, elicitation, roots and logging are deprecated only from protocol 2026-07-28; clients and servers use them today, and the gateway forwards them.
+
 import (
 	"context"
 	"errors"

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -272,5 +271,3 @@ func (n *notifications) count(method string) int {
 	defer n.mu.Unlock()
 	return n.counts[method]
 }
-
-var errTimeout = errors.New("timed out")

@@ -27,7 +27,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -91,7 +90,6 @@ type Gateway struct {
 	sess     sessionRegistry // streamable-HTTP sessions, for the fast path
 
 	sessions sync.WaitGroup // session watchers
-	stdioSeq atomicCounter
 }
 
 // New returns a gateway for opts.
@@ -350,19 +348,6 @@ func mapValues[K comparable, V any](m map[K]V) func(func(V) bool) {
 	}
 }
 
-// atomicCounter hands out increasing numbers.
-type atomicCounter struct {
-	mu sync.Mutex
-	n  uint64
-}
-
-func (c *atomicCounter) next() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n++
-	return c.n
-}
-
 // sessionWatch counts a session for metrics until it ends.
 func (g *Gateway) sessionWatch(view string, ss *mcp.ServerSession) {
 	if g.metrics != nil {
@@ -380,6 +365,3 @@ func (g *Gateway) sessionWatch(view string, ss *mcp.ServerSession) {
 		}
 	}()
 }
-
-// now is the clock for in-flight bookkeeping.
-var now = time.Now

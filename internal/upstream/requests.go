@@ -1,5 +1,7 @@
 package upstream
 
+//lint:file-ignore SA1019 sampling, elicitation, roots and logging are deprecated only from protocol 2026-07-28; clients and servers use them today, and the gateway forwards them.
+
 import (
 	"context"
 	"strings"
