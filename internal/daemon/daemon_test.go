@@ -320,3 +320,49 @@ func TestReload(t *testing.T) {
 		t.Errorf("the removed server still answers: %q", textOf(res))
 	}
 }
+
+func TestReloadChangesAView(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "switchboard.yaml")
+	view := func(include, desc string) string {
+		return fmt.Sprintf("  views:\n    - name: v\n      include: [%q]\n      descriptions: {%q: %q}\n", include, include, desc)
+	}
+	write := func(include, desc string) {
+		writeConfig(t, path, map[string]string{"alpha": "ok"}, "")
+		b, _ := os.ReadFile(path)
+		s := strings.Replace(string(b), "gateway:\n  listen: 127.0.0.1:0\n", "gateway:\n  listen: 127.0.0.1:0\n"+view(include, desc), 1)
+		if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("alpha__echo", "first")
+	cfg, err := config.Load(path, config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, cfg, func(o *Options) { o.Load = func() (*config.Config, error) { return config.Load(path, config.Options{}) } })
+	n := newNotifications()
+	cs := r.connect(t, "/mcp/v", nil, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { n.add("tools") },
+	})
+	if got := waitTools(t, cs, "the view", has("alpha__echo")); !slices.Equal(got, []string{"alpha__echo"}) {
+		t.Fatalf("view v: got %v", got)
+	}
+	time.Sleep(100 * time.Millisecond) // let the SDK's debounced notifications of the start go out
+	for len(n.ch) > 0 {
+		<-n.ch
+	}
+	write("alpha__add", "adds")
+	if _, err := r.d.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitTools(t, cs, "the changed view", func(names []string) bool { return slices.Equal(names, []string{"alpha__add"}) })
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil || len(res.Tools) != 1 || res.Tools[0].Description != "adds" {
+		t.Errorf("after reload: got %+v (%v), want alpha__add described as 'adds'", res, err)
+	}
+	select {
+	case <-n.ch:
+	case <-time.After(10 * time.Second):
+		t.Error("the client got no tools/list_changed when its view changed")
+	}
+}

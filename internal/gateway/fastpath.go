@@ -109,7 +109,7 @@ func (g *Gateway) closeIdle(timeout time.Duration) {
 	g.sess.m.Range(func(k, v any) bool {
 		si := v.(*sessionInfo)
 		if si.lastSeen.Load() < cutoff {
-			g.logger.Info("closing an idle client session", logKeyView, si.vs.spec.view.Name)
+			g.logger.Info("closing an idle client session", logKeyView, si.vs.spec().view.Name)
 			_ = si.ss.Close()
 			g.sess.drop(k.(string))
 		}
@@ -176,7 +176,7 @@ func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, view confi
 		}
 	} else {
 		si := h.g.sess.get(sid)
-		if si == nil || si.vs.spec.view.Name != view.Name {
+		if si == nil || si.vs.spec().view.Name != view.Name {
 			return false // unknown, or another view's: the SDK refuses it
 		}
 		if hasTok {

@@ -80,8 +80,8 @@ func (vs *viewServer) invoke(ctx context.Context, e toolEntry, args json.RawMess
 // the user id the client put in _meta.
 func (vs *viewServer) identity(extra *mcp.RequestExtra, meta mcp.Meta, ss *mcp.ServerSession) (user, session string) {
 	switch {
-	case vs.spec.user != "":
-		user = vs.spec.user
+	case vs.spec().user != "":
+		user = vs.spec().user
 	case extra != nil && extra.TokenInfo != nil:
 		user = extra.TokenInfo.UserID
 	case len(vs.g.config().Gateway.Tokens) == 0:
@@ -270,7 +270,7 @@ func (vs *viewServer) setLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 			return res, err
 		}
 		for _, s := range vs.g.config().Servers {
-			if !vs.spec.hasServer(s.Name) {
+			if !vs.spec().hasServer(s.Name) {
 				continue
 			}
 			if c, cerr := vs.g.ups.Client(s.Name); cerr == nil && c.Capabilities().Logging != nil {
@@ -308,12 +308,12 @@ func (g *Gateway) views(server string) []*viewServer {
 	defer g.mu.Unlock()
 	var out []*viewServer
 	for _, vs := range g.servers {
-		if vs.spec.hasServer(server) {
+		if vs.spec().hasServer(server) {
 			out = append(out, vs)
 		}
 	}
 	for _, vs := range g.retired {
-		if vs.spec.hasServer(server) {
+		if vs.spec().hasServer(server) {
 			out = append(out, vs)
 		}
 	}

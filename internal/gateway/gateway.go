@@ -123,16 +123,20 @@ func New(opts Options) (*Gateway, error) {
 
 // SetConfig applies a reloaded configuration: views, tokens and server
 // set. Sessions on a view that no longer exists are closed; the others
-// see the change as list_changed.
+// see the change (a view's new servers, globs, renames, prefix) as
+// list_changed.
 func (g *Gateway) SetConfig(cfg *config.Config) {
 	g.mu.Lock()
 	g.cfg = cfg
 	var gone []*viewServer
 	for key, vs := range g.servers {
-		if _, ok := g.viewLocked(vs.spec.view.Name); !ok {
+		v, ok := g.viewLocked(vs.spec().view.Name)
+		if !ok {
 			gone = append(gone, vs)
 			delete(g.servers, key)
+			continue
 		}
+		vs.setView(v) // a changed definition shows at the next sync
 	}
 	g.mu.Unlock()
 	for _, vs := range gone {
@@ -212,7 +216,7 @@ func (g *Gateway) syncAll(ctx context.Context) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for key, vs := range g.servers {
-		if vs.instructions != g.instructionsLocked(vs.spec) {
+		if vs.instructions != g.instructionsLocked(vs.spec()) {
 			delete(g.servers, key)
 			g.retired = append(g.retired, vs)
 		}

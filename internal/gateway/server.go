@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -20,7 +21,7 @@ import (
 // include only servers that are available right now.
 type viewServer struct {
 	g            *Gateway
-	spec         viewSpec
+	specPtr      atomic.Pointer[viewSpec] // replaced when a reload changes the view
 	srv          *mcp.Server
 	instructions string
 
@@ -52,13 +53,13 @@ type resourceEntry struct {
 func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
 	vs := &viewServer{
 		g:            g,
-		spec:         spec,
 		instructions: g.instructionsLocked(spec),
 		tools:        map[string]toolEntry{},
 		prompts:      map[string]promptEntry{},
 		resources:    map[string]resourceEntry{},
 		templates:    map[string]resourceEntry{},
 	}
+	vs.specPtr.Store(&spec)
 	view := spec.view.Name
 	vs.srv = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard gateway (" + view + ")", Version: g.version}, &mcp.ServerOptions{
 		Instructions: vs.instructions,
@@ -83,6 +84,17 @@ func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
 	return vs
 }
 
+// spec returns what the server shows.
+func (vs *viewServer) spec() viewSpec { return *vs.specPtr.Load() }
+
+// setView applies a reloaded definition of the server's view; the next
+// sync brings the registries (and so the clients) in step.
+func (vs *viewServer) setView(v config.View) {
+	spec := vs.spec()
+	spec.view = v
+	vs.specPtr.Store(&spec)
+}
+
 // sessionCount returns the number of connected sessions.
 func (vs *viewServer) sessionCount() int {
 	n := 0
@@ -104,7 +116,7 @@ func (vs *viewServer) closeSessions() {
 func (vs *viewServer) sync(context.Context) {
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
-	g, spec := vs.g, vs.spec
+	g, spec := vs.g, vs.spec()
 	available := map[string]bool{}
 	cfg := g.config()
 	for _, s := range cfg.Servers {
@@ -130,7 +142,7 @@ func (vs *viewServer) sync(context.Context) {
 			g.logger.Warn("two tools have the same name in a view; keeping the first (rename one)", logKeyView, spec.view.Name, logKeyTool, name)
 			continue
 		}
-		if prev, ok := vs.tools[name]; ok && prev.src == t.Def && prev.server == t.Server {
+		if prev, ok := vs.tools[name]; ok && prev.src == t.Def && prev.server == t.Server && prev.def.Description == spec.description(t) {
 			want[name] = prev
 			continue
 		}
