@@ -339,7 +339,9 @@ func TestReloadChangesAView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := start(t, cfg, func(o *Options) { o.Load = func() (*config.Config, error) { return config.Load(path, config.Options{}) } })
+	r := start(t, cfg, func(o *Options) {
+		o.Load = func() (*config.Config, error) { return config.Load(path, config.Options{}) }
+	})
 	n := newNotifications()
 	cs := r.connect(t, "/mcp/v", nil, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { n.add("tools") },

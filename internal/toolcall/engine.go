@@ -420,6 +420,12 @@ func (c *call) attempt(ctx context.Context, cancelCost context.CancelCauseFunc) 
 	} else if len(c.req.RawArguments) > 0 {
 		params.Arguments = c.req.RawArguments
 	}
+	// Ask the server for progress only when someone uses it: the caller,
+	// or a budget (a request without a progress token can take the
+	// upstream's leaner path).
+	if c.req.OnProgress == nil && c.req.Budget == (Budget{}) {
+		return cl.CallTool(ctx, params, nil)
+	}
 	return cl.CallTool(ctx, params, func(p *mcp.ProgressNotificationParams) {
 		pr := Progress{Processed: p.Progress, Total: p.Total, Message: p.Message, Cost: metaCost(p.Meta)}
 		c.mu.Lock()

@@ -79,6 +79,7 @@ type Client struct {
 	nextToken atomic.Uint64
 	progress  sync.Map // progress token (string) -> func(*mcp.ProgressNotificationParams)
 	order     *progressOrder
+	fast      *fastCaller // nil unless a streamable-HTTP session qualifies
 }
 
 // Attribute keys used in logs.
@@ -196,6 +197,7 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		return nil, c.dialError(ctx, dctx, err)
 	}
 	c.session = session
+	c.fast = newFastCaller(c, t, opts)
 	c.logger.Debug("connected", logKeyTransport, string(srv.Transport), logKeyLatency, time.Since(start))
 	go c.watch()
 	return c, nil
@@ -320,6 +322,15 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams, onPro
 		defer c.progress.Delete(token)
 		// Deliver the progress the server sent before its result first.
 		defer c.order.drain(token)
+	}
+	if onProgress == nil && c.fast != nil {
+		res, err := c.fast.call(ctx, params)
+		switch {
+		case err == nil:
+			return res, nil
+		case !errors.Is(err, errFastUnavailable):
+			return nil, c.classify(ctx, err, fmt.Sprintf("calling %s/%s", c.server.Name, params.Name))
+		}
 	}
 	res, err := c.session.CallTool(ctx, params)
 	if err != nil {

@@ -1,0 +1,317 @@
+package upstream
+
+//lint:file-ignore SA1019 sampling, elicitation and roots requests are answered for servers that send them today.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// fastCaller posts tools/call requests to a streamable-HTTP server itself,
+// on the session the SDK client established, instead of going through the
+// SDK's client connection: the SDK decodes every message several times
+// over (each with a fresh 32 KiB decoder buffer) and adds per-request
+// header work, which is most of what a forwarding gateway spends on the
+// upstream side of a call. It is used only for calls without a progress
+// token, on protocol versions before 2026-07-28 (whose per-request
+// metadata the SDK owns), and it handles what a server may send on the
+// call's own event stream: log and list_changed notifications, and ping,
+// sampling, elicitation and roots requests.
+type fastCaller struct {
+	c        *Client
+	hc       *http.Client
+	url      string
+	session  string
+	version  string
+	requests ClientRequests
+	events   Events
+	maxBody  int64
+	next     atomic.Uint64
+}
+
+// cancelNoticeTimeout bounds sending notifications/cancelled for a call
+// its caller gave up on.
+const cancelNoticeTimeout = time.Second
+
+// errFastUnavailable means the call should take the SDK's path (the
+// request was not processed).
+var errFastUnavailable = errors.New("upstream: take the SDK's path")
+
+// newFastCaller returns a fast caller for c, or nil when its connection
+// does not qualify.
+func newFastCaller(c *Client, t mcp.Transport, opts DialOptions) *fastCaller {
+	lt, ok := t.(*lifetimeTransport)
+	if !ok || lt.http == nil || c.server.Transport != "http" {
+		return nil
+	}
+	ir := c.session.InitializeResult()
+	id := c.session.ID()
+	if ir == nil || id == "" || ir.ProtocolVersion >= "2026-07-28" {
+		return nil
+	}
+	maxBody := int64(opts.MaxMessageBytes)
+	if maxBody <= 0 {
+		maxBody = DefaultMaxFrameBytes
+	}
+	return &fastCaller{c: c, hc: lt.http, url: c.server.URL, session: id, version: ir.ProtocolVersion,
+		requests: opts.Requests, events: opts.Events, maxBody: maxBody}
+}
+
+// wireMessage is any JSON-RPC message, decoded shallowly.
+type wireMessage struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *jsonrpc.Error  `json:"error,omitempty"`
+}
+
+// call runs one tools/call. errFastUnavailable means nothing was sent or
+// processed and the SDK's path should be taken.
+func (f *fastCaller) call(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	id := "sb-f" + strconv.FormatUint(f.next.Add(1), 10)
+	p, err := json.Marshal(params)
+	if err != nil {
+		return nil, errFastUnavailable
+	}
+	body := make([]byte, 0, len(p)+64)
+	body = append(body, `{"jsonrpc":"2.0","id":"`...)
+	body = append(body, id...)
+	body = append(body, `","method":"tools/call","params":`...)
+	body = append(body, p...)
+	body = append(body, '}')
+	resp, err := f.post(ctx, body)
+	if err != nil {
+		if ctx.Err() != nil {
+			f.cancel(id)
+			return nil, ctx.Err()
+		}
+		return nil, errFastUnavailable // let the SDK meet (and report) the broken connection
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return nil, errFastUnavailable // a gone session, an overloaded server: the SDK's handling
+	}
+	var msg *wireMessage
+	switch ct := resp.Header.Get("Content-Type"); {
+	case strings.HasPrefix(ct, "application/json"):
+		raw, err := io.ReadAll(io.LimitReader(resp.Body, f.maxBody+1))
+		if err != nil {
+			return nil, f.failed(ctx, id, err)
+		}
+		if int64(len(raw)) > f.maxBody {
+			return nil, f.failed(ctx, id, fmt.Errorf("the response exceeds %d bytes", f.maxBody))
+		}
+		msg = new(wireMessage)
+		if err := json.Unmarshal(raw, msg); err != nil {
+			return nil, f.failed(ctx, id, fmt.Errorf("decoding the response: %w", err))
+		}
+	case strings.HasPrefix(ct, "text/event-stream"):
+		if msg, err = f.stream(ctx, resp.Body, id); err != nil {
+			return nil, f.failed(ctx, id, err)
+		}
+	default:
+		return nil, f.failed(ctx, id, fmt.Errorf("unexpected content type %q", ct))
+	}
+	if msg.Error != nil {
+		return nil, msg.Error
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(msg.Result, &res); err != nil {
+		return nil, fmt.Errorf("decoding the tools/call result: %w", err)
+	}
+	return &res, nil
+}
+
+// failed turns a broken exchange into the error the caller sees, sending
+// cancellation when ctx ended it.
+func (f *fastCaller) failed(ctx context.Context, id string, err error) error {
+	if ctx.Err() != nil {
+		f.cancel(id)
+		return ctx.Err()
+	}
+	return err
+}
+
+// post sends one message on the session.
+func (f *fastCaller) post(ctx context.Context, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.ContentLength = int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	h := req.Header
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	h.Set("Mcp-Session-Id", f.session)
+	h.Set("Mcp-Protocol-Version", f.version)
+	return f.hc.Do(req)
+}
+
+// cancel tells the server a call was cancelled (best effort).
+func (f *fastCaller) cancel(id string) {
+	body := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"` + id + `","reason":"cancelled by the caller"}}`)
+	ctx, stop := context.WithTimeout(context.Background(), cancelNoticeTimeout)
+	defer stop()
+	if resp, err := f.post(ctx, body); err == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+	}
+}
+
+// stream reads the call's event stream until its response, handling
+// what else the server sends on it.
+func (f *fastCaller) stream(ctx context.Context, r io.Reader, id string) (*wireMessage, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), int(f.maxBody)+64)
+	var data []byte
+	for sc.Scan() {
+		line := sc.Bytes()
+		switch {
+		case len(line) == 0: // end of an event
+			if len(data) == 0 {
+				continue
+			}
+			var msg wireMessage
+			if err := json.Unmarshal(data, &msg); err != nil {
+				return nil, fmt.Errorf("decoding an event: %w", err)
+			}
+			data = data[:0]
+			switch {
+			case msg.Method == "" && string(msg.ID) == `"`+id+`"`:
+				return &msg, nil
+			case msg.Method != "" && len(msg.ID) > 0:
+				f.answer(ctx, &msg)
+			case msg.Method != "":
+				f.notify(&msg)
+			}
+		case bytes.HasPrefix(line, []byte("data:")):
+			v := bytes.TrimPrefix(line[5:], []byte(" "))
+			if len(data) > 0 {
+				data = append(data, '\n')
+			}
+			data = append(data, v...)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return nil, io.ErrUnexpectedEOF
+}
+
+// notify dispatches a notification sent on a call's stream.
+func (f *fastCaller) notify(msg *wireMessage) {
+	ev := f.events
+	switch msg.Method {
+	case "notifications/tools/list_changed":
+		if ev.ToolsChanged != nil {
+			ev.ToolsChanged()
+		}
+	case "notifications/prompts/list_changed":
+		if ev.PromptsChanged != nil {
+			ev.PromptsChanged()
+		}
+	case "notifications/resources/list_changed":
+		if ev.ResourcesChanged != nil {
+			ev.ResourcesChanged()
+		}
+	case "notifications/resources/updated":
+		var p mcp.ResourceUpdatedNotificationParams
+		if ev.ResourceUpdated != nil && json.Unmarshal(msg.Params, &p) == nil {
+			ev.ResourceUpdated(p.URI)
+		}
+	case "notifications/message":
+		var p mcp.LoggingMessageParams
+		if ev.Log != nil && json.Unmarshal(msg.Params, &p) == nil {
+			ev.Log(&p)
+		}
+	}
+	// Progress without a token of ours, and anything else: nothing to do.
+}
+
+// answer replies to a request the server sent on a call's stream.
+func (f *fastCaller) answer(ctx context.Context, msg *wireMessage) {
+	var result any
+	var rerr *jsonrpc.Error
+	notFound := &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + msg.Method}
+	fail := func(err error) {
+		var we *jsonrpc.Error
+		if errors.As(err, &we) {
+			rerr = we
+		} else {
+			rerr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+	}
+	switch msg.Method {
+	case "ping":
+		result = struct{}{}
+	case "sampling/createMessage":
+		var p mcp.CreateMessageParams
+		switch {
+		case f.requests.CreateMessage == nil:
+			rerr = notFound
+		case json.Unmarshal(msg.Params, &p) != nil:
+			rerr = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params"}
+		default:
+			if res, err := f.requests.CreateMessage(ctx, &p); err != nil {
+				fail(err)
+			} else {
+				result = res
+			}
+		}
+	case "elicitation/create":
+		var p mcp.ElicitParams
+		switch {
+		case f.requests.Elicit == nil:
+			rerr = notFound
+		case json.Unmarshal(msg.Params, &p) != nil:
+			rerr = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params"}
+		default:
+			if res, err := f.requests.Elicit(ctx, &p); err != nil {
+				fail(err)
+			} else {
+				result = res
+			}
+		}
+	case "roots/list":
+		var p mcp.ListRootsParams
+		if f.requests.ListRoots == nil {
+			rerr = notFound
+		} else if res, err := f.requests.ListRoots(ctx, &p); err != nil {
+			fail(err)
+		} else {
+			result = res
+		}
+	default:
+		rerr = notFound
+	}
+	reply := map[string]any{"jsonrpc": "2.0", "id": msg.ID}
+	if rerr != nil {
+		reply["error"] = rerr
+	} else {
+		reply["result"] = result
+	}
+	body, err := json.Marshal(reply)
+	if err != nil {
+		return
+	}
+	if resp, err := f.post(ctx, body); err == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+	}
+}

@@ -1,0 +1,139 @@
+package upstream
+
+//lint:file-ignore SA1019 the test exercises sampling and roots, deprecated only from protocol 2026-07-28.
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+)
+
+// fastServer is a streamable-HTTP server whose tools exercise what a
+// server may send on a call's own event stream.
+func fastServer(t *testing.T, jsonResponse bool) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var cancelled atomic.Int32
+	s := mcp.NewServer(&mcp.Implementation{Name: "fast", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}},
+				StructuredContent: map[string]any{"ok": true}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "fail", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no"}}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "sample", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			roots, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return nil, err
+			}
+			res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
+			if err != nil {
+				return nil, err
+			}
+			text := res.Content.(*mcp.TextContent).Text + " " + roots.Roots[0].URI
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "slow", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			select {
+			case <-ctx.Done():
+				cancelled.Add(1)
+				return nil, ctx.Err()
+			case <-time.After(30 * time.Second):
+				return &mcp.CallToolResult{}, nil
+			}
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{JSONResponse: jsonResponse}))
+	t.Cleanup(hs.Close)
+	return hs, &cancelled
+}
+
+func TestFastCall(t *testing.T) {
+	for _, jsonResponse := range []bool{false, true} {
+		name := "event-stream"
+		if jsonResponse {
+			name = "json"
+		}
+		t.Run(name, func(t *testing.T) {
+			hs, cancelled := fastServer(t, jsonResponse)
+			srv := config.Server{Name: "fast", Transport: config.TransportHTTP, URL: hs.URL, TerminateOnClose: true}
+			var sampled atomic.Int32
+			c, err := Dial(context.Background(), srv, DialOptions{Requests: ClientRequests{
+				CreateMessage: func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+					sampled.Add(1)
+					return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "sampled"}}, nil
+				},
+				ListRoots: func(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+					return &mcp.ListRootsResult{Roots: []*mcp.Root{{URI: "file:///work"}}}, nil
+				},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if c.fast == nil {
+				t.Fatal("a streamable-HTTP session did not get the fast path")
+			}
+			ctx := context.Background()
+			res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"a": 1}}, nil)
+			if err != nil || res.Content[0].(*mcp.TextContent).Text != `{"a":1}` || res.StructuredContent == nil {
+				t.Errorf("echo: got %+v %v", res, err)
+			}
+			if res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "fail"}, nil); err != nil || !res.IsError {
+				t.Errorf("a tool error: got %+v %v, want isError", res, err)
+			}
+			if _, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "nope"}, nil); err == nil || fault.KindOf(err) == "" {
+				t.Errorf("an unknown tool: got %v, want a typed error", err)
+			}
+			if !jsonResponse {
+				// Requests the server sends on the call's own stream are answered.
+				res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "sample"}, nil)
+				if err != nil || res.Content[0].(*mcp.TextContent).Text != "sampled file:///work" || sampled.Load() != 1 {
+					t.Errorf("sample: got %+v %v (sampled %d)", res, err, sampled.Load())
+				}
+			}
+			// Cancelling the caller cancels the server's handler.
+			cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			defer cancel()
+			if _, err := c.CallTool(cctx, &mcp.CallToolParams{Name: "slow"}, nil); !errors.Is(err, context.DeadlineExceeded) && fault.KindOf(err) != fault.Timeout {
+				t.Errorf("slow with a deadline: got %v, want a timeout", err)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for cancelled.Load() == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("the server never saw the call cancelled")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+}
+
+func TestFastCallFallsBackWhenTheSessionIsGone(t *testing.T) {
+	hs, _ := fastServer(t, false)
+	srv := config.Server{Name: "fast", Transport: config.TransportHTTP, URL: hs.URL, TerminateOnClose: true}
+	c, err := Dial(context.Background(), srv, DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.fast.session = "gone" // the server answers 404 before doing anything
+	res, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"b": 2}}, nil)
+	if err != nil || res.Content[0].(*mcp.TextContent).Text != `{"b":2}` {
+		t.Errorf("echo after the fast path's 404: got %+v %v, want the SDK's path to have run it", res, err)
+	}
+}
