@@ -36,7 +36,8 @@ $(PEERS_STAMP): $(PEERS)/package-lock.json $(PEERS)/package.json
 	$(NPM) ci --prefix $(PEERS) --no-audit --no-fund
 	touch $@
 
-# internal/store's tests start a real PostgreSQL server from Debian's postgresql package
+# The tests that need PostgreSQL (the store, the task API, the scale-out test of the daemon)
+# start a real server through internal/testpg, from Debian's postgresql package
 # (/usr/lib/postgresql/*/bin). Installed with apt-get only when missing, and skipped when
 # SWITCHBOARD_TEST_POSTGRES_DSN points the tests at a server of your own.
 postgres:
