@@ -109,61 +109,62 @@ func resolve(doc map[string]any, ref string) any {
 // TestResponsesMatchOpenAPI checks real responses against the document's
 // schemas, compiled as JSON Schema 2020-12 (OpenAPI 3.1's dialect).
 func TestResponsesMatchOpenAPI(t *testing.T) {
-	s := newTestServer(t, nil)
-	doc := getOpenAPI(t, s)
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	if err := c.AddResource("openapi.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	schema := func(name string) *jsonschema.Schema {
-		sch, err := c.Compile("openapi.json#/components/schemas/" + name)
-		if err != nil {
-			t.Fatalf("compiling schema %s: %v", name, err)
+	forEachStore(t, func(t *testing.T, s *testServer) {
+		doc := getOpenAPI(t, s)
+		c := jsonschema.NewCompiler()
+		c.DefaultDraft(jsonschema.Draft2020)
+		c.AssertFormat()
+		if err := c.AddResource("openapi.json", doc); err != nil {
+			t.Fatal(err)
 		}
-		return sch
-	}
-	task, errResp, create, update, completion := schema("Task"), schema("ErrorResponse"), schema("TaskCreate"),
-		schema("TaskUpdate"), schema("CompletionUpdate")
+		schema := func(name string) *jsonschema.Schema {
+			sch, err := c.Compile("openapi.json#/components/schemas/" + name)
+			if err != nil {
+				t.Fatalf("compiling schema %s: %v", name, err)
+			}
+			return sch
+		}
+		task, errResp, create, update, completion := schema("Task"), schema("ErrorResponse"), schema("TaskCreate"),
+			schema("TaskUpdate"), schema("CompletionUpdate")
 
-	check := func(sch *jsonschema.Schema, what string, body []byte) {
-		t.Helper()
-		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
+		check := func(sch *jsonschema.Schema, what string, body []byte) {
+			t.Helper()
+			v, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			if err := sch.Validate(v); err != nil {
+				t.Errorf("%s does not match the document: %v\n%s", what, err, body)
+			}
 		}
-		if err := sch.Validate(v); err != nil {
-			t.Errorf("%s does not match the document: %v\n%s", what, err, body)
+		// Request bodies the API accepts match the request schemas.
+		for _, b := range []string{`{"title":"t"}`, `{"title":"t","description":null,"priority":"High","due_date":"2025-12-20T10:00:00Z"}`} {
+			check(create, "TaskCreate "+b, []byte(b))
 		}
-	}
-	// Request bodies the API accepts match the request schemas.
-	for _, b := range []string{`{"title":"t"}`, `{"title":"t","description":null,"priority":"High","due_date":"2025-12-20T10:00:00Z"}`} {
-		check(create, "TaskCreate "+b, []byte(b))
-	}
-	check(update, "TaskUpdate", []byte(`{"description":null,"due_date":null}`))
-	check(completion, "CompletionUpdate", []byte(`{"completed":true}`))
+		check(update, "TaskUpdate", []byte(`{"description":null,"due_date":null}`))
+		check(completion, "CompletionUpdate", []byte(`{"completed":true}`))
 
-	// Responses match the response schemas.
-	r := s.expect(http.StatusCreated, "alice", "POST", "/tasks", `{"title":"t","due_date":"2025-12-20T10:00:00.5+02:00"}`)
-	check(task, "POST /tasks response", r.body)
-	id := jsonNumber(r.obj(t)["id"])
-	check(task, "PATCH response", s.expect(http.StatusOK, "alice", "PATCH", "/tasks/"+id, `{"completed":true}`).body)
-	for _, req := range []struct {
-		status             int
-		user, method, path string
-		body               string
-	}{
-		{422, "alice", "POST", "/tasks", `{"title":""}`},
-		{404, "bob", "GET", "/tasks/" + id, ""},
-		{401, "", "GET", "/tasks", ""},
-		{413, "alice", "POST", "/tasks", `"` + strings.Repeat("a", MaxBodyBytes) + `"`},
-	} {
-		check(errResp, req.method+" "+req.path, s.expect(req.status, req.user, req.method, req.path, req.body).body)
-	}
-	// And a wrong body does not.
-	v, _ := jsonschema.UnmarshalJSON(strings.NewReader(`{"id":1}`))
-	if task.Validate(v) == nil {
-		t.Error("the Task schema accepts an incomplete task")
-	}
+		// Responses match the response schemas.
+		r := s.expect(http.StatusCreated, "alice", "POST", "/tasks", `{"title":"t","due_date":"2025-12-20T10:00:00.5+02:00"}`)
+		check(task, "POST /tasks response", r.body)
+		id := jsonNumber(r.obj(t)["id"])
+		check(task, "PATCH response", s.expect(http.StatusOK, "alice", "PATCH", "/tasks/"+id, `{"completed":true}`).body)
+		for _, req := range []struct {
+			status             int
+			user, method, path string
+			body               string
+		}{
+			{422, "alice", "POST", "/tasks", `{"title":""}`},
+			{404, "bob", "GET", "/tasks/" + id, ""},
+			{401, "", "GET", "/tasks", ""},
+			{413, "alice", "POST", "/tasks", `"` + strings.Repeat("a", MaxBodyBytes) + `"`},
+		} {
+			check(errResp, req.method+" "+req.path, s.expect(req.status, req.user, req.method, req.path, req.body).body)
+		}
+		// And a wrong body does not.
+		v, _ := jsonschema.UnmarshalJSON(strings.NewReader(`{"id":1}`))
+		if task.Validate(v) == nil {
+			t.Error("the Task schema accepts an incomplete task")
+		}
+	})
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/testpg"
 )
 
 // envStdioBackend, when set, makes the test binary run the task server
@@ -27,7 +29,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	testpg.StopShared() // the reference backend tests' PostgreSQL
+	os.Exit(code)
 }
 
 func TestServeStdio(t *testing.T) {
