@@ -13,9 +13,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/internal/builtin/project"
 	"github.com/switchboard-mcp/switchboard/internal/builtin/taskapi"
 	"github.com/switchboard-mcp/switchboard/internal/builtin/tasks"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/llm"
+	"github.com/switchboard-mcp/switchboard/internal/redact"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
@@ -24,15 +27,17 @@ const EnvTasksToken = "SWITCHBOARD_TASKS_TOKEN"
 
 func runBuiltin(ctx context.Context, a *app, args []string) error {
 	if len(args) == 0 {
-		return usagef("usage: switchboard builtin task-api [--addr ADDR] [--db PATH|DSN] | builtin tasks [--http ADDR] [--env-file FILE]")
+		return usagef("usage: switchboard builtin task-api [--addr ADDR] [--db PATH|DSN] | builtin tasks [--http ADDR] [--env-file FILE] | builtin project --root DIR [--http ADDR]")
 	}
 	switch args[0] {
 	case "task-api":
 		return runTaskAPI(ctx, a, args[1:])
 	case "tasks":
 		return runTasksServer(ctx, a, args[1:])
+	case "project":
+		return runProjectServer(ctx, a, args[1:])
 	}
-	return usagef("unknown built-in server %q; want task-api or tasks", args[0])
+	return usagef("unknown built-in server %q; want task-api, tasks or project", args[0])
 }
 
 // runTaskAPI serves the reference task REST backend (seed 002's backend).
@@ -103,6 +108,56 @@ func runTasksServer(ctx context.Context, a *app, args []string) error {
 		addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(settings.Port))
 	}
 	return a.serveHTTP(ctx, addr, tasks.HTTPHandler(srv), "task MCP server (streamable HTTP at /mcp)")
+}
+
+// runProjectServer serves seed 003's project MCP server (general_query and
+// commit_message) for the project at --root, over stdio or HTTP. An LLM is
+// used when the SWITCHBOARD_LLM_* (or OPENAI_*) variables configure one.
+func runProjectServer(ctx context.Context, a *app, args []string) error {
+	fs := a.flags("builtin project", false)
+	root := fs.String("root", ".", "the project `DIR` to index and answer questions about")
+	httpAddr := fs.String("http", "", "serve streamable HTTP at `ADDR` (path /mcp) instead of stdio")
+	if pos, err := parse(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 {
+		return usagef("builtin project takes no arguments; give the directory with --root")
+	}
+	var client *llm.Client
+	cfg, ok, err := llm.ConfigFromEnv(os.Getenv)
+	if err != nil {
+		return fault.Wrap(fault.Config, err, "reading the LLM settings")
+	}
+	if ok {
+		if client, err = llm.New(cfg); err != nil {
+			return fault.Wrap(fault.Config, err, "configuring the LLM")
+		}
+	}
+	// Logs go to stderr: stdout may be the MCP stream.
+	srv, err := project.NewServer(project.Options{Root: *root, LLM: client, Logger: a.logger(), Redactor: redact.New(llmSecrets(cfg))})
+	if err != nil {
+		return err
+	}
+	if *httpAddr == "" {
+		return project.ServeStdio(ctx, srv)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var runErr error
+	wg.Go(func() { runErr = srv.Run(ctx) })
+	err = a.serveHTTP(ctx, *httpAddr, project.HTTPHandler(srv), "project MCP server (streamable HTTP at /mcp)")
+	cancel()
+	wg.Wait()
+	return errors.Join(err, runErr)
+}
+
+// llmSecrets are the LLM settings' values that must never appear in a
+// result.
+func llmSecrets(cfg llm.Config) []string {
+	if cfg.APIKey == "" {
+		return nil
+	}
+	return []string{cfg.APIKey}
 }
 
 // serveHTTP serves h on addr until ctx is done, then shuts down within 10 s.
