@@ -8,22 +8,30 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/builtin/project"
 	"github.com/switchboard-mcp/switchboard/internal/builtin/taskapi"
 	"github.com/switchboard-mcp/switchboard/internal/builtin/tasks"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/llm"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
 // BuiltinTasks is the name of the built-in task server in the embedded
 // default.
 const BuiltinTasks = "tasks"
+
+// BuiltinProject is the name of the built-in project server in the
+// embedded default (present when the working directory is inside a git
+// work tree, whose top level is its root).
+const BuiltinProject = "project"
 
 // embedded is the embedded default, used when there is no configuration
 // file: the built-in task server (seed 002), served in-process, in front of
@@ -32,7 +40,10 @@ const BuiltinTasks = "tasks"
 type embedded struct {
 	cfg      *config.Config
 	settings tasks.Settings
-	stop     func()
+	project  *project.Server // nil outside a git work tree
+	// startIndex starts the project server's indexing (once).
+	startIndex func()
+	stop       func()
 }
 
 // startEmbedded starts what the embedded default needs. stop shuts it down.
@@ -100,13 +111,96 @@ func (a *app) startEmbedded(ctx context.Context) (*embedded, error) {
 		RequestTimeout: cfg.Defaults.RequestTimeout,
 		MaxRetries:     cfg.Defaults.MaxRetries,
 	}}
+	if root := gitTopLevel(); root != "" {
+		if err := e.startProject(a, root); err != nil {
+			// The task server still works; say why the project one is missing.
+			a.logger().Warn("the built-in project server is not available", "root", root, "err", err)
+		} else {
+			cfg.Servers = append(cfg.Servers, config.Server{
+				Name:           BuiltinProject,
+				Description:    "Built-in project server (seed 003) for " + root,
+				Transport:      config.TransportBuiltin,
+				Enabled:        true,
+				LoadTools:      true,
+				LoadPrompts:    true,
+				LoadResources:  true,
+				ConnectTimeout: cfg.Defaults.ConnectTimeout,
+				RequestTimeout: cfg.Defaults.RequestTimeout,
+				MaxRetries:     cfg.Defaults.MaxRetries,
+			})
+		}
+	}
 	e.cfg = cfg
 	return e, nil
 }
 
+// startProject starts the project server on root, indexing in the
+// background until the embedded default stops.
+func (e *embedded) startProject(a *app, root string) error {
+	var client *llm.Client
+	lc, ok, err := llm.ConfigFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	if ok {
+		if client, err = llm.New(lc); err != nil {
+			return err
+		}
+	}
+	ps, err := project.NewServer(project.Options{Root: root, LLM: client, Logger: a.logger()})
+	if err != nil {
+		return err
+	}
+	// Indexing starts when something first connects to the server, so
+	// that a command that never uses it (call tasks ...) costs nothing.
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	e.startIndex = sync.OnceFunc(func() { wg.Go(func() { _ = ps.Run(ctx) }) })
+	stopTasks := e.stop
+	e.stop = func() {
+		cancel()
+		wg.Wait()
+		stopTasks()
+	}
+	e.project = ps
+	return nil
+}
+
+// gitTopLevel returns the top level of the git work tree the working
+// directory is in, or "" when it is in none.
+func gitTopLevel() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if fi, err := os.Stat(filepath.Join(dir, ".git")); err == nil && (fi.IsDir() || fi.Mode().IsRegular()) {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
 // transport makes a fresh in-process connection to a built-in server.
 func (e *embedded) transport(name string) func(context.Context) (mcp.Transport, error) {
-	if e == nil || name != BuiltinTasks {
+	if e == nil {
+		return nil
+	}
+	if name == BuiltinProject && e.project != nil {
+		return func(ctx context.Context) (mcp.Transport, error) {
+			e.startIndex()
+			ct, st := mcp.NewInMemoryTransports()
+			if _, err := e.project.MCP().Connect(context.WithoutCancel(ctx), st, nil); err != nil {
+				return nil, fmt.Errorf("starting the built-in %s server: %w", name, err)
+			}
+			return ct, nil
+		}
+	}
+	if name != BuiltinTasks {
 		return nil
 	}
 	return func(ctx context.Context) (mcp.Transport, error) {
