@@ -75,8 +75,24 @@ func assignmentAt(s string, pos int, sp *spans) int {
 		}
 		return quotedValue(s, start, end, sp)
 	default:
+		if sep == ':' && v == pos+1 && strings.IndexByte(key, '.') >= 0 && isDigits(s[v:valueEnd(s, v)]) {
+			return 0 // auth/secrets.go:148, tokens.example.com:443 — a file:line or host:port
+		}
 		return unquotedValue(s, v, sep == ':' && isHeaderName(key), sp)
 	}
+}
+
+// isDigits reports whether s is a non-empty run of ASCII digits.
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // keyBefore returns the name assigned to by the '=' or ':' at s[pos] and

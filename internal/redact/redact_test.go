@@ -92,6 +92,11 @@ var patternTests = []struct {
 	in   string
 	want string // "" means unchanged
 }{
+	// file:line and host:port are not assignments
+	{"file and line", "see auth/secrets.go:148 and token.go:120", ""},
+	{"host and port", "dial tokens.example.com:443", ""},
+	{"numeric secret still redacted", "password:12345678", "password:[REDACTED]"},
+	{"dotted key with a word value still redacted", "db.password:hunter2x", "db.password:[REDACTED]"},
 	// AWS
 	{"aws key id", "key " + awsKeyID + ".", "key [REDACTED]."},
 	{"aws temporary key id", "ASIA" + "ABCDEFGHIJKLMNOP", "[REDACTED]"},
