@@ -124,6 +124,9 @@ func (f *fastCaller) call(ctx context.Context, params *mcp.CallToolParams) (*mcp
 		if msg, err = f.stream(ctx, resp.Body, id); err != nil {
 			return nil, f.failed(ctx, id, err)
 		}
+		// The server ends the stream after the response: read to its end
+		// so that the connection is reused rather than closed.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	default:
 		return nil, f.failed(ctx, id, fmt.Errorf("unexpected content type %q", ct))
 	}
