@@ -1,5 +1,7 @@
 package testpeer
 
+//lint:file-ignore SA1019 the test decodes sampling requests, deprecated only from protocol 2026-07-28.
+
 import (
 	"bytes"
 	"context"

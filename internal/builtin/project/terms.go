@@ -1,7 +1,6 @@
 package project
 
 import (
-	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -183,18 +182,6 @@ func splitLines(data []byte) []string {
 		lines[i] = strings.TrimSuffix(l, "\r")
 	}
 	return lines
-}
-
-// pathTerms returns the words of a root-relative path: each directory and
-// the file name without its extension, split like identifiers.
-func pathTerms(p string) []string {
-	p = strings.TrimSuffix(p, path.Ext(p))
-	return appendTerms(nil, strings.Map(func(r rune) rune {
-		if r == '/' || r == '.' || r == '-' {
-			return ' '
-		}
-		return r
-	}, p))
 }
 
 // stopWords are dropped from natural-language queries.
