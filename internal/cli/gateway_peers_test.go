@@ -59,6 +59,13 @@ servers:
 // gateway's base URL once it answers /readyz.
 func serveProcess(t *testing.T, cfgPath string, listen string) string {
 	t.Helper()
+	base, _ := serveProcessCmd(t, cfgPath, listen)
+	return base
+}
+
+// serveProcessCmd is serveProcess, also returning the process.
+func serveProcessCmd(t *testing.T, cfgPath string, listen string) (string, *exec.Cmd) {
+	t.Helper()
 	exe, _ := os.Executable()
 	state, err := os.MkdirTemp("", "sbg")
 	if err != nil {
@@ -107,7 +114,7 @@ func serveProcess(t *testing.T, cfgPath string, listen string) string {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return base
+				return base, cmd
 			}
 		}
 		if time.Now().After(deadline) {
@@ -397,4 +404,47 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestServeReloadsOnSIGHUP edits the configuration of a running serve
+// and sends it SIGHUP: the new server's tools reach a connected client.
+func TestServeReloadsOnSIGHUP(t *testing.T) {
+	exe, _ := os.Executable()
+	listen := freeAddr(t)
+	cfgPath := filepath.Join(t.TempDir(), "switchboard.yaml")
+	write := func(servers ...string) {
+		var b strings.Builder
+		fmt.Fprintf(&b, "security:\n  allowed_commands: [%q]\ngateway:\n  listen: %s\nservers:\n", exe, listen)
+		for _, s := range servers {
+			fmt.Fprintf(&b, "  - name: %s\n    command: %q\n    env:\n      %s: ok\n", s, exe, testserver.EnvMode)
+		}
+		if err := os.WriteFile(cfgPath, []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("alpha")
+	base, cmd := serveProcessCmd(t, cfgPath, listen)
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	write("alpha", "beta")
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	eventuallyCLI(t, 30*time.Second, "beta's tools after SIGHUP", func() bool {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			return false
+		}
+		for _, tl := range res.Tools {
+			if tl.Name == "beta__echo" {
+				return true
+			}
+		}
+		return false
+	})
 }
