@@ -133,11 +133,48 @@ func (f *fastCaller) call(ctx context.Context, params *mcp.CallToolParams) (*mcp
 	if msg.Error != nil {
 		return nil, msg.Error
 	}
-	var res mcp.CallToolResult
-	if err := json.Unmarshal(msg.Result, &res); err != nil {
-		return nil, fmt.Errorf("decoding the tools/call result: %w", err)
+	return decodeResult(msg.Result)
+}
+
+// decodeResult decodes a tools/call result. The SDK's own decoding
+// allocates a 32 KiB buffer per call; results made only of text, the
+// common case, are decoded here with the standard library instead, and
+// anything else by the SDK.
+func decodeResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
+	var w struct {
+		Meta              mcp.Meta          `json:"_meta"`
+		Content           []json.RawMessage `json:"content"`
+		StructuredContent any               `json:"structuredContent"`
+		IsError           bool              `json:"isError"`
+		InputRequests     json.RawMessage   `json:"inputRequests"`
+		RequestState      json.RawMessage   `json:"requestState"`
+		ResultType        json.RawMessage   `json:"resultType"`
 	}
-	return &res, nil
+	sdk := func() (*mcp.CallToolResult, error) {
+		var res mcp.CallToolResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return nil, fmt.Errorf("decoding the tools/call result: %w", err)
+		}
+		return &res, nil
+	}
+	if err := json.Unmarshal(raw, &w); err != nil || w.InputRequests != nil || w.RequestState != nil || w.ResultType != nil {
+		return sdk()
+	}
+	res := &mcp.CallToolResult{Meta: w.Meta, StructuredContent: w.StructuredContent, IsError: w.IsError,
+		Content: make([]mcp.Content, 0, len(w.Content))}
+	for _, c := range w.Content {
+		var t struct {
+			Type        string           `json:"type"`
+			Text        *string          `json:"text"`
+			Meta        mcp.Meta         `json:"_meta"`
+			Annotations *mcp.Annotations `json:"annotations"`
+		}
+		if json.Unmarshal(c, &t) != nil || t.Type != "text" || t.Text == nil {
+			return sdk()
+		}
+		res.Content = append(res.Content, &mcp.TextContent{Text: *t.Text, Meta: t.Meta, Annotations: t.Annotations})
+	}
+	return res, nil
 }
 
 // failed turns a broken exchange into the error the caller sees, sending

@@ -4,6 +4,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -135,5 +136,35 @@ func TestFastCallFallsBackWhenTheSessionIsGone(t *testing.T) {
 	res, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"b": 2}}, nil)
 	if err != nil || res.Content[0].(*mcp.TextContent).Text != `{"b":2}` {
 		t.Errorf("echo after the fast path's 404: got %+v %v, want the SDK's path to have run it", res, err)
+	}
+}
+
+// TestDecodeResult checks that the standard-library decoding of a result
+// agrees with the SDK's, and that anything but text goes to the SDK.
+func TestDecodeResult(t *testing.T) {
+	for _, raw := range []string{
+		`{"content":[{"type":"text","text":"hi"}]}`,
+		`{"content":[{"type":"text","text":"a","_meta":{"k":1},"annotations":{"audience":["user"],"priority":0.5}},{"type":"text","text":""}],"isError":true,"_meta":{"x":"y"},"structuredContent":{"n":1,"l":[1,"a",null]}}`,
+		`{"content":[]}`,
+		`{"content":[{"type":"image","data":"aGk=","mimeType":"image/png"},{"type":"text","text":"b"}]}`,
+		`{"content":[{"type":"resource","resource":{"uri":"x://y","text":"t"}}]}`,
+		`{"content":[{"type":"text","text":"late"}],"resultType":"complete"}`,
+	} {
+		got, err := decodeResult(json.RawMessage(raw))
+		if err != nil {
+			t.Fatalf("decodeResult(%s): %v", raw, err)
+		}
+		var want mcp.CallToolResult
+		if err := json.Unmarshal([]byte(raw), &want); err != nil {
+			t.Fatal(err)
+		}
+		gj, _ := json.Marshal(got)
+		wj, _ := json.Marshal(&want)
+		if string(gj) != string(wj) {
+			t.Errorf("decodeResult(%s):\n got %s\nwant %s", raw, gj, wj)
+		}
+	}
+	if _, err := decodeResult(json.RawMessage(`{"content":[{"type":"text","text":1}]}`)); err == nil {
+		t.Error("a malformed result decoded without error")
 	}
 }
