@@ -466,6 +466,25 @@ func TestGatewayFastPathWire(t *testing.T) {
 	if body := readAll(t, s.post(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"nope","arguments":{}}}`, nil)); !strings.Contains(body, `"error"`) || !strings.Contains(body, "nope") {
 		t.Errorf("unknown tool: got %s", body)
 	}
+	// notifications/cancelled on another request cancels a call the
+	// gateway runs itself.
+	done := make(chan string, 1)
+	go func() {
+		done <- readAll(t, s.post(`{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"alpha__slow","arguments":{"seconds":30}}}`, nil))
+	}()
+	waitInFlight(t, r, 1)
+	if resp := s.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":77,"reason":"changed my mind"}}`, nil); resp.StatusCode != http.StatusAccepted {
+		t.Errorf("notifications/cancelled: got %d", resp.StatusCode)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled call did not end")
+	}
+	r.waitRecords(t, store.CallFilter{Tool: "slow"}, func(recs []store.CallRecord) bool {
+		return len(recs) == 1 && recs[0].Status == "cancelled"
+	})
+
 	// A session nobody uses is closed after session_timeout, even though
 	// the SDK never saw its fast-path requests.
 	deadline := time.Now().Add(10 * time.Second)

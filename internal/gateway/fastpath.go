@@ -44,7 +44,8 @@ const maxFastBody = 1 << 20
 type sessionInfo struct {
 	vs       *viewServer
 	ss       *mcp.ServerSession
-	lastSeen atomic.Int64 // unix nanoseconds
+	lastSeen atomic.Int64 // unix nanoseconds, when the last request ended
+	active   atomic.Int32 // requests (and streams) open on the session
 }
 
 // sessionRegistry maps session ids to sessions.
@@ -84,10 +85,18 @@ func (r *sessionRegistry) get(id string) *sessionInfo {
 	return nil
 }
 
-// touch notes that a request used the session.
-func (r *sessionRegistry) touch(id string) {
-	if si := r.get(id); si != nil {
+// begin notes that a request (or a stream) on session id started; the
+// returned function notes that it ended. A session is idle only while
+// nothing is open on it.
+func (r *sessionRegistry) begin(id string) func() {
+	si := r.get(id)
+	if si == nil {
+		return func() {}
+	}
+	si.active.Add(1)
+	return func() {
 		si.lastSeen.Store(time.Now().UnixNano())
+		si.active.Add(-1)
 	}
 }
 
@@ -103,12 +112,12 @@ func (g *Gateway) register(vs *viewServer, req *mcp.InitializedRequest) {
 	g.sess.m.Store(id, si)
 }
 
-// closeIdle closes sessions that no request has used for timeout.
+// closeIdle closes sessions on which nothing has been open for timeout.
 func (g *Gateway) closeIdle(timeout time.Duration) {
 	cutoff := time.Now().Add(-timeout).UnixNano()
 	g.sess.m.Range(func(k, v any) bool {
 		si := v.(*sessionInfo)
-		if si.lastSeen.Load() < cutoff {
+		if si.active.Load() == 0 && si.lastSeen.Load() < cutoff {
 			g.logger.Info("closing an idle client session", logKeyView, si.vs.spec().view.Name)
 			_ = si.ss.Close()
 			g.sess.drop(k.(string))
@@ -133,9 +142,6 @@ type fastRequest struct {
 // whether it did. Otherwise r's body is restored for the SDK.
 func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, view config.View, gw config.Gateway) bool {
 	sid := r.Header.Get("Mcp-Session-Id")
-	if sid != "" {
-		h.g.sess.touch(sid)
-	}
 	if r.Method != http.MethodPost || r.ContentLength > maxFastBody ||
 		!strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") ||
 		r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28" {
@@ -149,7 +155,14 @@ func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, view confi
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxFastBody+1))
 	r.Body.Close()
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	if err != nil || len(body) > maxFastBody || !bytes.Contains(body, []byte(`"tools/call"`)) {
+	if err != nil || len(body) > maxFastBody {
+		return false
+	}
+	if sid != "" && bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
+		h.cancelFast(sid, body)
+		return false // the SDK sees it too, for the calls it runs
+	}
+	if !bytes.Contains(body, []byte(`"tools/call"`)) {
 		return false
 	}
 	var req fastRequest
@@ -204,9 +217,22 @@ func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, view confi
 	if session == "" && len(gw.Tokens) == 0 {
 		session, _ = req.Params.Meta["session_id"].(string)
 	}
-	res := vs.invoke(r.Context(), e, req.Params.Arguments, req.Params.Meta, user, session, ss, nil)
-	if r.Context().Err() != nil {
-		return true // the client went away (or cancelled): nothing to answer
+	ctx := r.Context()
+	if sid != "" {
+		// A client may cancel with notifications/cancelled on another
+		// request rather than by dropping this one.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		key := sid + "\x00" + string(req.ID)
+		h.g.fastCalls.Store(key, cancel)
+		defer func() {
+			h.g.fastCalls.Delete(key)
+			cancel()
+		}()
+	}
+	res := vs.invoke(ctx, e, req.Params.Arguments, req.Params.Meta, user, session, ss, nil)
+	if ctx.Err() != nil {
+		return true // the client went away or cancelled: nothing to answer
 	}
 	out, err := json.Marshal(res)
 	if err != nil {
@@ -263,5 +289,21 @@ func (g *Gateway) janitor(ctx context.Context) {
 				g.closeIdle(timeout)
 			}
 		}
+	}
+}
+
+// cancelFast cancels the fast-path call a notifications/cancelled names.
+func (h *httpHandler) cancelFast(sid string, body []byte) {
+	var n struct {
+		Method string `json:"method"`
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &n) != nil || n.Method != "notifications/cancelled" || len(n.Params.RequestID) == 0 {
+		return
+	}
+	if c, ok := h.g.fastCalls.Load(sid + "\x00" + string(n.Params.RequestID)); ok {
+		c.(context.CancelFunc)()
 	}
 }

@@ -88,6 +88,9 @@ type Gateway struct {
 	inflight inflightCalls
 	subs     subscriptions
 	sess     sessionRegistry // streamable-HTTP sessions, for the fast path
+	// fastCalls holds the cancel function of each fast-path call in
+	// flight, by session id and JSON-RPC id.
+	fastCalls sync.Map
 
 	sessions sync.WaitGroup // session watchers
 }

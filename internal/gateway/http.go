@@ -86,10 +86,13 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, fault.As(err))
 		return
 	}
+	sid := r.Header.Get("Mcp-Session-Id")
+	if kind == "mcp" && sid != "" {
+		defer h.g.sess.begin(sid)()
+	}
 	if kind == "mcp" && h.tryFast(w, r, view, gw) {
 		return
 	}
-	sid := r.Header.Get("Mcp-Session-Id")
 	tok, hasTok := r.Context().Value(tokenKey{}).(config.Token)
 	if kind != "mcp" || sid == "" || !hasTok {
 		h.endpoint(kind, view.Name, gw).ServeHTTP(w, r)
