@@ -500,3 +500,62 @@ func TestGatewayFastPathWire(t *testing.T) {
 		time.Sleep(time.Second) // idle for longer than the timeout
 	}
 }
+
+// TestGatewaySSESessionsBelongToTheirUser: with tokens, a post to an SSE
+// session with another user's token is refused.
+func TestGatewaySSESessionsBelongToTheirUser(t *testing.T) {
+	cfg := testConfig(okServer(t, "alpha"))
+	cfg.Gateway.Tokens = []config.Token{{Name: "a", User: "alice", Secret: "alice-token"}, {Name: "b", User: "bob", Secret: "bob-token"}}
+	r := start(t, cfg)
+	// Open alice's SSE stream by hand, to learn her session id.
+	req, _ := http.NewRequest(http.MethodGet, r.url+"/sse", nil)
+	req.Header.Set("Authorization", "Bearer alice-token")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 4096)
+	n, err := resp.Body.Read(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(buf[:n]), "data: ")
+	if i < 0 {
+		t.Fatalf("no endpoint event: %q", buf[:n])
+	}
+	endpoint := strings.TrimSpace(strings.SplitN(string(buf[i+6:n]), "\n", 2)[0])
+	postAs := func(token string) int {
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+		req, _ := http.NewRequest(http.MethodPost, r.url+endpoint, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := postAs("bob-token"); got != http.StatusForbidden {
+		t.Errorf("bob posting to alice's SSE session: got %d, want 403", got)
+	}
+	if got := postAs("alice-token"); got != http.StatusAccepted {
+		t.Errorf("alice posting to her own SSE session: got %d, want 202", got)
+	}
+	// And a real SSE client with a token works end to end.
+	c := mcp.NewClient(&mcp.Implementation{Name: "sse", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.SSEClientTransport{Endpoint: r.url + "/sse",
+		HTTPClient: &http.Client{Transport: headerTransport{http.Header{"Authorization": {"Bearer bob-token"}}, http.DefaultTransport}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	waitTools(t, cs, "alpha over SSE", has("alpha__whoami"))
+	if got := textOf(call(t, cs, "alpha__whoami", map[string]any{})); !strings.Contains(got, `"user_id":"bob"`) {
+		t.Errorf("whoami over SSE as bob: got %s", got)
+	}
+}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net"
@@ -25,6 +26,8 @@ type httpHandler struct {
 	streamable map[string]http.Handler // by view name
 	sse        map[string]http.Handler
 	stateless  bool
+
+	sseUsers sync.Map // SSE session id -> the user whose token opened it
 }
 
 func newHTTPHandler(g *Gateway) *httpHandler {
@@ -84,6 +87,10 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			status = http.StatusForbidden
 		}
 		writeError(w, status, fault.As(err))
+		return
+	}
+	if kind == "sse" && len(gw.Tokens) > 0 {
+		h.serveSSE(w, r, view.Name, gw)
 		return
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
@@ -337,3 +344,62 @@ func (g *Gateway) Guard(h http.Handler, withToken bool) http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
+
+// serveSSE serves the legacy SSE transport with tokens, binding each
+// session to the user whose token opened it: the SDK's SSE handler knows
+// nothing of users, so the gateway notes the session id the SDK announces
+// in the stream's first event and refuses another user's posts to it.
+func (h *httpHandler) serveSSE(w http.ResponseWriter, r *http.Request, view string, gw config.Gateway) {
+	tok, _ := r.Context().Value(tokenKey{}).(config.Token)
+	if id := r.URL.Query().Get("sessionid"); id != "" {
+		if u, ok := h.sseUsers.Load(id); ok && u.(string) != tok.User {
+			writeError(w, http.StatusForbidden, fault.New(fault.Authorization, "this SSE session belongs to another user"))
+			return
+		}
+		h.endpoint("sse", view, gw).ServeHTTP(w, r)
+		return
+	}
+	sw := &sessionSniffer{ResponseWriter: w}
+	defer func() {
+		if sw.id != "" {
+			h.sseUsers.Delete(sw.id)
+		}
+	}()
+	sw.found = func(id string) { h.sseUsers.Store(id, tok.User) }
+	h.endpoint("sse", view, gw).ServeHTTP(sw, r)
+}
+
+// sessionSniffer finds the session id in the endpoint event an SSE
+// stream starts with ("data: /sse?sessionid=ID").
+type sessionSniffer struct {
+	http.ResponseWriter
+	buf   []byte
+	id    string
+	found func(string)
+}
+
+func (s *sessionSniffer) Write(p []byte) (int, error) {
+	if s.id == "" && len(s.buf) < 4096 {
+		s.buf = append(s.buf, p...)
+		if i := bytes.Index(s.buf, []byte("sessionid=")); i >= 0 {
+			rest := s.buf[i+len("sessionid="):]
+			end := bytes.IndexAny(rest, "&\r\n \"")
+			if end > 0 {
+				s.id = string(rest[:end])
+				s.found(s.id)
+				s.buf = nil
+			}
+		}
+	}
+	return s.ResponseWriter.Write(p)
+}
+
+// Flush passes on flushes (the event stream needs them).
+func (s *sessionSniffer) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (s *sessionSniffer) Unwrap() http.ResponseWriter { return s.ResponseWriter }
