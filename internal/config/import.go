@@ -96,6 +96,11 @@ func emitImport(path string, p *parsed) []byte {
 	if rc.history != nil && rc.history.kind == kindMap {
 		im.history(rc.history, p.cfg.History)
 	}
+	if rc.gateway != nil && !p.cfg.Gateway.isDefault() {
+		// Native files only; tokens keep their token_env / token_sha256,
+		// never a secret.
+		im.w.gateway(p.cfg.Gateway)
+	}
 	var allowed []string
 	if rc.security != nil {
 		if ac := rc.security.get("allowed_commands"); ac != nil {
