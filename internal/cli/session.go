@@ -4,13 +4,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
@@ -58,33 +58,7 @@ func (a *app) stopFlag() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(dir, "stopped"), nil
-}
-
-// watchStop applies the stop switch to eng: at once, and whenever the flag
-// appears or goes, until ctx is done. Calls in flight in this process are
-// cancelled within a poll of switchboard stop in another.
-func watchStop(ctx context.Context, flag string, eng *toolcall.Engine) {
-	apply := func() {
-		_, err := os.Stat(flag)
-		switch stopped := err == nil; {
-		case stopped && !eng.Stopped():
-			eng.Stop()
-		case !stopped && eng.Stopped():
-			eng.Resume()
-		}
-	}
-	apply()
-	t := time.NewTicker(250 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			apply()
-		}
-	}
+	return control.StopFlagPath(dir), nil
 }
 
 // open connects to the given servers (all when only is empty), one attempt
@@ -146,7 +120,7 @@ func (a *app) open(ctx context.Context, cfg *config.Config, only ...string) (*se
 	go func() { defer s.wg.Done(); _ = pool.Run(runCtx) }()
 	go func() { defer s.wg.Done(); _ = s.cat.Run(runCtx) }()
 	go func() { defer s.wg.Done(); _ = s.rec.Run(runCtx) }()
-	go func() { defer s.wg.Done(); watchStop(runCtx, flag, s.eng) }()
+	go func() { defer s.wg.Done(); control.WatchStopFlag(runCtx, flag, s.eng) }()
 
 	if err := pool.WaitSettled(ctx); err != nil {
 		s.close()

@@ -25,7 +25,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -243,7 +242,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		Catalog:   d.cat,
 		Engine:    d.eng,
 		Store:     d.opts.Store,
-		StopFlag:  filepath.Join(d.opts.StateDir, "stopped"),
+		StopFlag:  control.StopFlagPath(d.opts.StateDir),
 		Reload:    d.Reload,
 		Version:   d.opts.Version,
 		Address:   d.Addr(),
@@ -314,7 +313,7 @@ func (d *Daemon) serve(ctx context.Context, start func(context.Context, *sync.Wa
 	go func() { defer recDone.Done(); _ = d.rec.Run(recCtx) }()
 	go func() { defer core.Done(); _ = d.pool.Run(runCtx) }()
 	go func() { defer core.Done(); _ = d.cat.Run(runCtx) }()
-	go func() { defer core.Done(); d.watchStop(runCtx) }()
+	go func() { defer core.Done(); control.WatchStopFlag(runCtx, control.StopFlagPath(d.opts.StateDir), d.eng) }()
 	gwCtx, cancelGW := context.WithCancel(context.Background())
 	front.Add(1)
 	go func() { defer front.Done(); _ = d.gw.Run(gwCtx) }()
@@ -349,32 +348,6 @@ func (d *Daemon) drain(deadline context.Context) {
 		}
 	}
 	d.eng.Stop() // nothing new starts while the rest shuts down
-}
-
-// watchStop applies the stop switch file (switchboard stop in any
-// process) to the engine.
-func (d *Daemon) watchStop(ctx context.Context) {
-	flag := filepath.Join(d.opts.StateDir, "stopped")
-	apply := func() {
-		_, err := os.Stat(flag)
-		switch stopped := err == nil; {
-		case stopped && !d.eng.Stopped():
-			d.eng.Stop()
-		case !stopped && d.eng.Stopped():
-			d.eng.Resume()
-		}
-	}
-	apply()
-	t := time.NewTicker(250 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			apply()
-		}
-	}
 }
 
 // serverChanged prints a server's state changes and brings the views in

@@ -39,14 +39,7 @@ type tokenKey struct{}
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cfg := h.g.config()
 	gw := cfg.Gateway
-	if !hostAllowed(gw, r.Host) {
-		writeError(w, http.StatusForbidden, fault.New(fault.Authorization, "the Host header %q is not allowed here (DNS-rebinding protection)", r.Host).
-			WithSuggestions("connect through 127.0.0.1 or localhost, or add the name to gateway.allowed_hosts"))
-		return
-	}
-	if !originAllowed(gw, r) {
-		writeError(w, http.StatusForbidden, fault.New(fault.Authorization, "requests from origin %q are not allowed", r.Header.Get("Origin")).
-			WithSuggestions("add the origin to gateway.allowed_origins if this web page should use the gateway"))
+	if !checkHostOrigin(w, r, gw) {
 		return
 	}
 	kind, viewName, ok := route(r.URL.Path)
@@ -256,6 +249,22 @@ func route(p string) (kind, view string, ok bool) {
 	return "", "", false
 }
 
+// checkHostOrigin applies the Host and Origin checks, answering 403 and
+// reporting false when one fails.
+func checkHostOrigin(w http.ResponseWriter, r *http.Request, gw config.Gateway) bool {
+	if !hostAllowed(gw, r.Host) {
+		writeError(w, http.StatusForbidden, fault.New(fault.Authorization, "the Host header %q is not allowed here (DNS-rebinding protection)", r.Host).
+			WithSuggestions("connect through 127.0.0.1 or localhost, or add the name to gateway.allowed_hosts"))
+		return false
+	}
+	if !originAllowed(gw, r) {
+		writeError(w, http.StatusForbidden, fault.New(fault.Authorization, "requests from origin %q are not allowed", r.Header.Get("Origin")).
+			WithSuggestions("add the origin to gateway.allowed_origins if this web page should use the gateway"))
+		return false
+	}
+	return true
+}
+
 // hostAllowed reports whether a request's Host header is acceptable:
 // loopback names always, the listen host, any configured allowance, and —
 // on a non-loopback listener with no allowances configured — any (tokens
@@ -324,14 +333,7 @@ func writeError(w http.ResponseWriter, status int, err *fault.Error) {
 func (g *Gateway) Guard(h http.Handler, withToken bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		gw := g.config().Gateway
-		if !hostAllowed(gw, r.Host) {
-			writeError(w, http.StatusForbidden, fault.New(fault.Authorization, "the Host header %q is not allowed here (DNS-rebinding protection)", r.Host).
-				WithSuggestions("connect through 127.0.0.1 or localhost, or add the name to gateway.allowed_hosts"))
-			return
-		}
-		if !originAllowed(gw, r) {
-			writeError(w, http.StatusForbidden, fault.New(fault.Authorization, "requests from origin %q are not allowed", r.Header.Get("Origin")).
-				WithSuggestions("add the origin to gateway.allowed_origins if this web page should use the gateway"))
+		if !checkHostOrigin(w, r, gw) {
 			return
 		}
 		if withToken && len(gw.Tokens) > 0 {
