@@ -64,6 +64,8 @@ type Engine struct {
 	retryWait time.Duration
 	// schemaWarned remembers tools whose broken schema was reported.
 	schemaWarned sync.Map
+	// icpt is the interceptor (SetInterceptor); nil when none.
+	icpt atomic.Pointer[interceptorBox]
 }
 
 // Log attribute keys.
@@ -252,6 +254,7 @@ func (e *Engine) Call(ctx context.Context, req Request) (*Result, error) {
 	c := &call{e: e, set: e.set.Load(), req: req, start: e.now(), status: StatusPending}
 	res, err := c.run(ctx)
 	c.finish(res, err)
+	c.afterIntercept(ctx, res, err)
 	return res, err
 }
 
@@ -266,6 +269,8 @@ type call struct {
 	start   time.Time
 	status  Status
 	retries int
+	// icpt is the interceptor whose Before ran (After is due).
+	icpt Interceptor
 
 	mu       sync.Mutex
 	progress *Progress
@@ -294,6 +299,9 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 	}
 	c.tool = tool
 	if err := c.prepareArgs(); err != nil {
+		return nil, err
+	}
+	if _, err := c.intercept(ctx); err != nil {
 		return nil, err
 	}
 	if tool.SchemaError != "" {

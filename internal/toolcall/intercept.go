@@ -1,0 +1,74 @@
+package toolcall
+
+import (
+	"context"
+	"maps"
+)
+
+// Interceptor sees every call the engine runs, whoever made it; the hooks
+// engine implements it to fire tool.before, tool.after and tool.failed.
+type Interceptor interface {
+	// Before runs once the server and tool are known and the arguments are
+	// decoded, before they are validated and before the call waits for a
+	// slot. req is the caller's request with Arguments filled in; Before
+	// must not modify it. A non-nil error denies the call: the caller gets
+	// it as it is (use a *fault.Error, e.g. of kind authorization, with the
+	// reason). Non-nil args replace the arguments (a rewrite); they are
+	// validated against the tool's schema like the caller's own.
+	Before(ctx context.Context, req *Request) (args map[string]any, err error)
+	// After runs once for every call that reached Before (allowed or
+	// denied), when it has finished: res is its result, or err its
+	// failure. It runs on the caller's goroutine after the call is
+	// recorded, so it must hand slow work off.
+	After(ctx context.Context, req *Request, res *Result, err error)
+}
+
+// interceptorBox lets an atomic.Pointer hold an interface value.
+type interceptorBox struct{ i Interceptor }
+
+// SetInterceptor installs i for calls that start from now on (nil removes
+// it). It exists apart from Options because the hooks engine runs its
+// actions through this engine, so it is built after it.
+func (e *Engine) SetInterceptor(i Interceptor) {
+	if i == nil {
+		e.icpt.Store(nil)
+		return
+	}
+	e.icpt.Store(&interceptorBox{i})
+}
+
+// intercept runs the interceptor's Before for a call and applies a
+// rewrite. It reports whether After must run when the call ends.
+func (c *call) intercept(ctx context.Context) (bool, error) {
+	box := c.e.icpt.Load()
+	if box == nil {
+		return false, nil
+	}
+	c.icpt = box.i
+	req := c.req
+	req.Arguments = maps.Clone(c.args)
+	req.RawArguments = nil
+	args, err := box.i.Before(ctx, &req)
+	if err != nil {
+		return true, err
+	}
+	if args != nil {
+		c.args = args
+		c.req.Arguments = args
+		c.req.RawArguments = nil
+	}
+	return true, nil
+}
+
+// afterIntercept runs the interceptor's After for a finished call.
+func (c *call) afterIntercept(ctx context.Context, res *Result, err error) {
+	if c.icpt == nil {
+		return
+	}
+	req := c.req
+	if req.Arguments == nil {
+		req.Arguments = c.args
+		req.RawArguments = nil
+	}
+	c.icpt.After(ctx, &req, res, err)
+}
