@@ -88,6 +88,16 @@ type Config struct {
 	// Gateway configures the aggregated endpoint `serve` runs (the
 	// `gateway:` block).
 	Gateway Gateway
+	// Hooks are the event hooks (the `hooks:` list and the `hook_settings:`
+	// block; see hooks.go).
+	Hooks Hooks
+	// Notebook configures the Markdown document runner (the `notebook:`
+	// block; see notebook.go).
+	Notebook Notebook
+	// LLM is the OpenAI-compatible endpoint (the `llm:` block) and Agent the
+	// agent loop's limits (the `agent:` block); see agent.go.
+	LLM   LLM
+	Agent Agent
 	// AllowedCommands is the effective stdio command allowlist: the defaults
 	// plus security.allowed_commands (bare names or absolute paths).
 	AllowedCommands []string

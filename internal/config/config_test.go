@@ -87,6 +87,9 @@ func TestParseNative(t *testing.T) {
 		Limits:          Limits{MaxConcurrent: 10, QueueWait: 2 * time.Second, MaxQueue: 50, SessionLimit: 500, MaxOutputBytes: 512 << 10},
 		History:         History{Store: abs(t, "testdata/history/calls.db"), RecordValues: true, Keep: 500},
 		Gateway:         DefaultGateway(),
+		Hooks:           Hooks{Settings: DefaultHookSettings()},
+		LLM:             DefaultLLM(),
+		Agent:           DefaultAgent(),
 		AllowedCommands: []string{"npx", "uvx", "docker", "node", "/opt/bin/my-server"},
 		Source:          "testdata/formats/native.yaml",
 		Format:          FormatNative,
@@ -254,6 +257,9 @@ func TestDefault(t *testing.T) {
 		Limits:          Limits{MaxConcurrent: 25, QueueWait: 0, MaxQueue: 1000, SessionLimit: -1, MaxOutputBytes: 1 << 20},
 		History:         History{Store: "", RecordValues: false, Keep: 10000},
 		Gateway:         DefaultGateway(),
+		Hooks:           Hooks{Settings: DefaultHookSettings()},
+		LLM:             DefaultLLM(),
+		Agent:           DefaultAgent(),
 		AllowedCommands: []string{"npx", "uvx", "docker"}, Format: FormatNative}
 	if diff := cmp.Diff(want, Default()); diff != "" {
 		t.Errorf("Default mismatch (-want +got):\n%s", diff)

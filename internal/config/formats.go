@@ -213,7 +213,15 @@ type rawConfig struct {
 	history  *node
 	security *node
 	gateway  *pair // the gateway: key, for the block's position
-	servers  []*rawServer
+	// hooks, hookSettings, notebook, llm and agent are the pairs of those
+	// top-level keys (nil when absent); their decoders live in hooks.go,
+	// notebook.go and agent.go.
+	hooks        *pair
+	hookSettings *pair
+	notebook     *pair
+	llm          *pair
+	agent        *pair
+	servers      []*rawServer
 }
 
 // detectFormat works out which format a file's root mapping is in.
@@ -283,7 +291,7 @@ func ignoreOthers(root *node, ps *problems, used ...string) {
 }
 
 // nativeOnlyKeys are the top-level keys that only the native format has.
-var nativeOnlyKeys = []string{"defaults", "limits", "history", "security", "gateway"}
+var nativeOnlyKeys = []string{"defaults", "limits", "history", "security", "gateway", "hooks", "hook_settings", "notebook", "llm", "agent"}
 
 // nativeKeys are the top-level keys of the native format.
 var nativeKeys = append(slices.Clone(nativeOnlyKeys), "servers")
@@ -308,6 +316,11 @@ func decodeNative(root *node, rc *rawConfig, ps *problems) {
 		rc.security = p.value
 	}
 	rc.gateway = root.get("gateway")
+	rc.hooks = root.get("hooks")
+	rc.hookSettings = root.get("hook_settings")
+	rc.notebook = root.get("notebook")
+	rc.llm = root.get("llm")
+	rc.agent = root.get("agent")
 	p := root.get("servers")
 	if p == nil || p.value.kind == kindNull {
 		return

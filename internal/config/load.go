@@ -125,6 +125,9 @@ func Default() *Config {
 		Limits:          defaultLimits(),
 		History:         defaultHistory(),
 		Gateway:         DefaultGateway(),
+		Hooks:           Hooks{Settings: DefaultHookSettings()},
+		LLM:             DefaultLLM(),
+		Agent:           DefaultAgent(),
 		AllowedCommands: slices.Clone(DefaultAllowedCommands),
 		Format:          FormatNative,
 	}

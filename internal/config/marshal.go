@@ -35,6 +35,10 @@ func MarshalResolved(c *Config) ([]byte, error) {
 	if !c.Gateway.isDefault() {
 		w.gateway(c.Gateway)
 	}
+	w.hooks(c.Hooks)       // hooks.go
+	w.notebook(c.Notebook) // notebook.go
+	w.llm(c.LLM)           // agent.go
+	w.agent(c.Agent)       // agent.go
 	if len(c.Servers) == 0 {
 		w.line(0, "servers: []")
 		return w.bytes(), nil

@@ -70,6 +70,10 @@ func (r *resolver) resolve(rc *rawConfig) *Config {
 		cfg.Servers = append(cfg.Servers, srv)
 	}
 	cfg.Gateway = r.decodeGateway(rc.gateway, rc.servers)
+	cfg.Hooks = r.decodeHooks(rc.hooks, rc.hookSettings, rc.servers)
+	cfg.Notebook = r.decodeNotebook(rc.notebook, rc.servers)
+	cfg.LLM = r.decodeLLM(rc.llm)
+	cfg.Agent = r.decodeAgent(rc.agent, rc.servers)
 	return cfg
 }
 

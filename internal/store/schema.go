@@ -119,6 +119,50 @@ var migrations = []migration{
 			`CREATE INDEX tasks_user_id ON tasks (user_id, id)`,
 		},
 	},
+	{
+		version: 3,
+		name:    "hook runs",
+		sqlite: []string{
+			`CREATE TABLE hook_runs (
+				seq         INTEGER PRIMARY KEY,
+				id          TEXT    NOT NULL UNIQUE,
+				event_id    TEXT    NOT NULL,
+				chain_id    TEXT    NOT NULL,
+				depth       INTEGER NOT NULL,
+				event       TEXT    NOT NULL,
+				hook        TEXT    NOT NULL,
+				action      TEXT    NOT NULL,
+				status      TEXT    NOT NULL,
+				error       TEXT    NOT NULL,
+				context     TEXT,
+				started_at  INTEGER NOT NULL,
+				duration_ns INTEGER NOT NULL
+			) STRICT`,
+			`CREATE INDEX hook_runs_started_at ON hook_runs (started_at, seq)`,
+			`CREATE INDEX hook_runs_hook ON hook_runs (hook, started_at)`,
+			`CREATE INDEX hook_runs_status ON hook_runs (status, started_at)`,
+		},
+		postgres: []string{
+			`CREATE TABLE hook_runs (
+				seq         bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+				id          text        NOT NULL UNIQUE,
+				event_id    text        NOT NULL,
+				chain_id    text        NOT NULL,
+				depth       integer     NOT NULL,
+				event       text        NOT NULL,
+				hook        text        NOT NULL,
+				action      text        NOT NULL,
+				status      text        NOT NULL,
+				error       text        NOT NULL,
+				context     text,
+				started_at  timestamptz NOT NULL,
+				duration_ns bigint      NOT NULL
+			)`,
+			`CREATE INDEX hook_runs_started_at ON hook_runs (started_at, seq)`,
+			`CREATE INDEX hook_runs_hook ON hook_runs (hook, started_at)`,
+			`CREATE INDEX hook_runs_status ON hook_runs (status, started_at)`,
+		},
+	},
 }
 
 // latestVersion is the schema version this build writes.

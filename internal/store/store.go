@@ -1,6 +1,6 @@
 // Package store keeps Switchboard's durable state: the history of tool calls
-// (who called which tool on which server, how it ended, how long it took)
-// and each upstream server's health record ([upstream.Record], so that
+// (who called which tool on which server, how it ended, how long it took),
+// the runs of event hooks, and each upstream server's health record ([upstream.Record], so that
 // disabling a server survives a restart).
 //
 // There is one interface, [Store], and two implementations: [SQLite], an
@@ -97,6 +97,16 @@ type Store interface {
 	// Prune deletes all but the newest keep calls and reports how many it
 	// deleted.
 	Prune(ctx context.Context, keep int) (int64, error)
+
+	// RecordHookRuns stores hook runs in one transaction: all or none. A
+	// run whose ID is already stored replaces it; runs with an empty ID
+	// are given one, written back into runs.
+	RecordHookRuns(ctx context.Context, runs []HookRun) error
+	// HookRuns returns the hook runs that match f, newest first.
+	HookRuns(ctx context.Context, f HookRunFilter) ([]HookRun, error)
+	// PruneHookRuns deletes all but the newest keep hook runs and reports
+	// how many it deleted.
+	PruneHookRuns(ctx context.Context, keep int) (int64, error)
 
 	upstream.StateStore
 

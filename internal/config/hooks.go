@@ -1,0 +1,1130 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// This file reads and checks the hooks: list and the hook_settings: block
+// (issue 5, seed 000's MCP action configuration). The hooks engine
+// (internal/hooks) runs what is decoded here; everything that can be
+// checked without a connected server is checked here, with file:line
+// positions. Mappings are checked against a tool's input schema by the
+// engine, once the schema is discovered, citing the positions kept here.
+
+// Hook settings defaults and bounds. docs/hooks.md documents each one.
+const (
+	DefaultHookMaxConcurrent = 5 // seed 000 MCP_MAX_CONCURRENT_ACTIONS
+	DefaultHookQueueSize     = 100
+	DefaultHookRetries       = 1
+	DefaultHookRetryDelay    = 2 * time.Second
+	DefaultHookMaxDepth      = 10
+	DefaultHookTimeout       = 30 * time.Second // seed 000 MCP_DEFAULT_TIMEOUT
+
+	MaxHookMaxConcurrent = 64
+	MaxHookQueueSize     = 100000
+	MaxHookRetries       = 5
+	MaxHookRetryDelay    = time.Minute
+	MaxHookMaxDepth      = 50
+	MinHookTimeout       = time.Second     // seed 000 MCP_MIN_TIMEOUT
+	MaxHookTimeout       = 5 * time.Minute // seed 000 MCP_MAX_TIMEOUT
+	MaxHookNameLen       = 100
+)
+
+// Hook action types.
+const (
+	HookActionMCP     = "mcp"
+	HookActionCommand = "command"
+	HookActionHTTP    = "http"
+	HookActionGit     = "git"
+	HookActionGitHub  = "github"
+	HookActionAgent   = "agent"
+	HookActionEvent   = "event"
+)
+
+// HookActionTypes lists the action types, in documentation order.
+var HookActionTypes = []string{HookActionMCP, HookActionCommand, HookActionHTTP, HookActionGit, HookActionGitHub, HookActionAgent, HookActionEvent}
+
+// Parameter mapping sources (seed 000 ParameterSource).
+const (
+	MappingContext  = "context"
+	MappingLiteral  = "literal"
+	MappingTemplate = "template"
+)
+
+// Hook failure modes (on_failure).
+const (
+	OnFailureContinue = "continue"
+	OnFailureBlock    = "block"
+)
+
+// Condition operators (the keys of an if: entry written as a mapping).
+const (
+	CondEquals = "equals"
+	CondGlob   = "glob"
+	CondRegex  = "regex"
+)
+
+// Hooks are the event hooks (the hooks: list) and the settings of the pool
+// that runs them (the hook_settings: block).
+type Hooks struct {
+	// List holds the hooks in file order (ties in priority keep it).
+	List     []Hook
+	Settings HookSettings
+	// Pos is where the hooks: key is; zero when absent.
+	Pos Pos
+}
+
+// HookSettings bound the hooks engine. A zero field means its default
+// (Retries and RetryDelay excepted: zero means none).
+type HookSettings struct {
+	MaxConcurrent int           // hook runs at once; default 5, 1–64
+	QueueSize     int           // hook runs waiting for a worker; default 100
+	Retries       int           // retries of a transient failure; default 1, 0–5
+	RetryDelay    time.Duration // wait before a retry; default 2s, 0–1m
+	MaxDepth      int           // longest chain of events; default 10, 1–50
+	Timeout       time.Duration // default action timeout; default 30s, 1s–5m
+	Pos           Pos
+}
+
+// DefaultHookSettings returns the built-in hook settings.
+func DefaultHookSettings() HookSettings {
+	return HookSettings{
+		MaxConcurrent: DefaultHookMaxConcurrent,
+		QueueSize:     DefaultHookQueueSize,
+		Retries:       DefaultHookRetries,
+		RetryDelay:    DefaultHookRetryDelay,
+		MaxDepth:      DefaultHookMaxDepth,
+		Timeout:       DefaultHookTimeout,
+	}
+}
+
+// Hook is one configured hook.
+type Hook struct {
+	Name string
+	// On is an event name or a glob over event names (path.Match syntax,
+	// e.g. "tool.*" or "git.post-*").
+	On string
+	// If holds conditions on context fields; all must hold.
+	If       []HookCondition
+	Priority int // lower runs first; ties in file order
+	Enabled  bool
+	// OnFailure is continue or block; "" means the event's default (block
+	// for tool.before, continue otherwise).
+	OnFailure string
+	Actions   []HookAction
+	Pos       Pos
+}
+
+// HookCondition is one condition on a context field.
+type HookCondition struct {
+	Field string // dotted path into the event's context
+	Op    string // equals, glob or regex
+	Value string
+	Pos   Pos
+}
+
+// HookAction is one action of a hook. Which fields apply depends on Type.
+// String fields marked "template" may hold {field} placeholders.
+type HookAction struct {
+	Type string
+	// Timeout bounds the action; 0 means hook_settings.timeout.
+	Timeout time.Duration
+
+	// mcp: the tool to call and its parameter mappings.
+	Server string
+	Tool   string
+	Params []ParamMapping
+
+	// command: the program and its arguments (templates), run without a
+	// shell.
+	Command []string
+
+	// http: where to POST the event, with headers.
+	URL     string
+	Headers map[string]string
+
+	// git: branch, commit or tag; Name (branch or tag, template) and
+	// Message (commit or tag message, template).
+	Git     string
+	Name    string
+	Message string
+
+	// github: issue or comment, in Repo (owner/name, template; default
+	// "{repo}"), with Title, Body (templates), Labels and, for a comment,
+	// Number (template). BaseURL defaults to https://api.github.com;
+	// TokenEnv names the variable holding the token (GITHUB_TOKEN).
+	GitHub   string
+	Repo     string
+	Title    string
+	Body     string
+	Labels   []string
+	Number   string
+	BaseURL  string
+	TokenEnv string
+
+	// agent: the prompt (template) and the servers and tools it may use.
+	Prompt  string
+	Servers []string
+	Tools   []string
+
+	// event: the event to fire and its fields (templates).
+	Event  string
+	Fields []ParamMapping
+
+	Pos Pos
+}
+
+// ParamMapping maps a hook context value to a tool parameter (seed 000
+// ParameterMapping), or names an event field.
+type ParamMapping struct {
+	Param  string
+	Source string // context, literal or template
+	// Value is the context field (context) or the template (template).
+	Value string
+	// Literal is the literal value (literal), as written: a string,
+	// number, boolean, list or mapping.
+	Literal any
+	Pos     Pos
+}
+
+// Label is the action as a person reads it: "mcp github/create_issue",
+// "command ./check.sh", "git commit".
+func (a HookAction) Label() string {
+	switch a.Type {
+	case HookActionMCP:
+		return "mcp " + a.Server + "/" + a.Tool
+	case HookActionCommand:
+		if len(a.Command) > 0 {
+			return "command " + a.Command[0]
+		}
+	case HookActionHTTP:
+		if u, err := url.Parse(a.URL); err == nil {
+			return "http " + u.Host
+		}
+	case HookActionGit:
+		return "git " + a.Git
+	case HookActionGitHub:
+		return "github " + a.GitHub
+	case HookActionEvent:
+		return "event " + a.Event
+	}
+	return a.Type
+}
+
+// The keys of the blocks and entries, in documentation order.
+var (
+	hookSettingsKeys = []string{"max_concurrent", "queue_size", "retries", "retry_delay", "max_depth", "timeout"}
+	hookKeys         = []string{"name", "on", "if", "priority", "enabled", "on_failure", "actions"}
+	mappingKeys      = []string{"param", "source", "value"}
+	fieldKeys        = []string{"field", "source", "value"}
+	actionKeys       = map[string][]string{
+		HookActionMCP:     {"type", "timeout", "server", "tool", "params"},
+		HookActionCommand: {"type", "timeout", "command"},
+		HookActionHTTP:    {"type", "timeout", "url", "headers"},
+		HookActionGit:     {"type", "timeout", "git", "name", "message"},
+		HookActionGitHub:  {"type", "timeout", "github", "repo", "title", "body", "labels", "number", "base_url", "token_env"},
+		HookActionAgent:   {"type", "timeout", "prompt", "servers", "tools"},
+		HookActionEvent:   {"type", "event", "fields"},
+	}
+)
+
+var (
+	// hookNamePattern is the form of a hook name.
+	hookNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+	// EventNamePattern is the form of an event name: dotted words.
+	EventNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
+	// envNamePattern is the form of an environment variable name.
+	envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	// repoPattern is owner/name.
+	repoPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
+)
+
+// StandardHookFields are the context fields of every event (seed 000's
+// template context, plus the event's name and id).
+var StandardHookFields = []string{"event", "event_id", "timestamp", "user", "branch", "feature", "repo"}
+
+// hookEventFields are the fields of the built-in events, by event name.
+var hookEventFields = map[string][]string{
+	"tool.before":        {"server", "tool", "arguments", "source", "identity", "session", "request_id"},
+	"tool.after":         {"server", "tool", "arguments", "source", "identity", "session", "request_id", "result", "is_error", "status", "duration_ms"},
+	"tool.failed":        {"server", "tool", "arguments", "source", "identity", "session", "request_id", "error", "error_kind", "status", "duration_ms"},
+	"server.available":   {"server"},
+	"server.unavailable": {"server", "error"},
+	"server.disabled":    {"server", "error"},
+	"catalog.changed":    {"server", "kind"},
+}
+
+// closedNamespaces are the event namespaces whose every event is built in,
+// so that a template naming a field none of them has is an error.
+var closedNamespaces = []string{"tool", "server", "catalog"}
+
+// HookEventFields returns the context fields an event matching pattern
+// can have (the standard ones plus the events' own) and whether that list
+// is closed: false for events whose fields the firer chooses (git.*,
+// workflow events), where any field may appear.
+func HookEventFields(pattern string) ([]string, bool) {
+	ns, _, _ := strings.Cut(pattern, ".")
+	if !slices.Contains(closedNamespaces, ns) {
+		return nil, false
+	}
+	fields := slices.Clone(StandardHookFields)
+	for ev, fs := range hookEventFields {
+		if ok, _ := path.Match(pattern, ev); !ok {
+			continue
+		}
+		for _, f := range fs {
+			if !slices.Contains(fields, f) {
+				fields = append(fields, f)
+			}
+		}
+	}
+	return fields, true
+}
+
+// HookTemplate is a parsed template: literal text and {field} or
+// {field|default} placeholders. {{ and }} stand for literal braces.
+type HookTemplate struct {
+	Parts []HookTemplatePart
+}
+
+// HookTemplatePart is literal text (Field == "") or a placeholder.
+type HookTemplatePart struct {
+	Literal    string
+	Field      string // dotted path
+	Default    string
+	HasDefault bool
+}
+
+// Single reports whether the template is exactly one placeholder, whose
+// value then keeps its JSON type.
+func (t HookTemplate) Single() bool { return len(t.Parts) == 1 && t.Parts[0].Field != "" }
+
+// Fields lists the placeholders' fields, in order.
+func (t HookTemplate) Fields() []string {
+	var out []string
+	for _, p := range t.Parts {
+		if p.Field != "" {
+			out = append(out, p.Field)
+		}
+	}
+	return out
+}
+
+// isFieldChar reports whether c may appear in a placeholder's field path.
+func isFieldChar(c byte) bool {
+	return c == '_' || c == '.' || c == '-' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+// ParseHookTemplate parses a template. A field is a dotted path of
+// letters, digits, _ and -; a default runs to the closing brace and holds
+// no braces.
+func ParseHookTemplate(s string) (HookTemplate, error) {
+	var (
+		t   HookTemplate
+		lit strings.Builder
+	)
+	flush := func() {
+		if lit.Len() > 0 {
+			t.Parts = append(t.Parts, HookTemplatePart{Literal: lit.String()})
+			lit.Reset()
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '{' && i+1 < len(s) && s[i+1] == '{':
+			lit.WriteByte('{')
+			i++
+		case c == '}' && i+1 < len(s) && s[i+1] == '}':
+			lit.WriteByte('}')
+			i++
+		case c == '}':
+			return HookTemplate{}, fmt.Errorf("unmatched } at offset %d (write }} for a literal brace)", i)
+		case c == '{':
+			end := strings.IndexByte(s[i:], '}')
+			if end < 0 {
+				return HookTemplate{}, fmt.Errorf("unclosed { at offset %d (write {{ for a literal brace)", i)
+			}
+			body := s[i+1 : i+end]
+			field, def, hasDef := strings.Cut(body, "|")
+			if field == "" || strings.HasPrefix(field, ".") || strings.HasSuffix(field, ".") || strings.Contains(field, "..") {
+				return HookTemplate{}, fmt.Errorf("invalid placeholder {%s} at offset %d: want {field} or {field|default}", body, i)
+			}
+			for j := 0; j < len(field); j++ {
+				if !isFieldChar(field[j]) {
+					return HookTemplate{}, fmt.Errorf("invalid placeholder {%s} at offset %d: a field is letters, digits, _, - and dots", body, i)
+				}
+			}
+			if strings.ContainsRune(def, '{') {
+				return HookTemplate{}, fmt.Errorf("invalid placeholder {%s} at offset %d: a default cannot hold a brace", body, i)
+			}
+			flush()
+			t.Parts = append(t.Parts, HookTemplatePart{Field: field, Default: def, HasDefault: hasDef})
+			i += end
+		default:
+			lit.WriteByte(c)
+		}
+	}
+	flush()
+	return t, nil
+}
+
+// decodeHooks reads the hooks: list and the hook_settings: block. servers
+// are the file's server entries, which mcp actions refer to by name.
+func (r *resolver) decodeHooks(hooks, settings *pair, servers []*rawServer) Hooks {
+	h := Hooks{Settings: r.decodeHookSettings(settings)}
+	if hooks == nil {
+		return h
+	}
+	h.Pos = hooks.keyPos
+	n := hooks.value
+	if n.kind == kindNull || !r.ps.expectKind(n, "hooks", "a list of hooks", kindSeq) {
+		return h
+	}
+	var names []string
+	for _, s := range servers {
+		if s.nameOK {
+			names = append(names, s.name)
+		}
+	}
+	first := map[string]Pos{}
+	for i, it := range n.items {
+		hk, ok := r.hook(it, fmt.Sprintf("hooks[%d]", i), names, first)
+		if ok {
+			h.List = append(h.List, hk)
+		}
+	}
+	return h
+}
+
+// decodeHookSettings reads hook_settings:.
+func (r *resolver) decodeHookSettings(p *pair) HookSettings {
+	s := DefaultHookSettings()
+	if p == nil {
+		return s
+	}
+	s.Pos = p.keyPos
+	n := p.value
+	if n.kind == kindNull || !r.ps.expectKind(n, "hook_settings", "a mapping", kindMap) {
+		return s
+	}
+	r.ps.known(n, "hook_settings", hookSettingsKeys)
+	intIn := func(key string, lo, hi int, dst *int) {
+		p := n.get(key)
+		if p == nil {
+			return
+		}
+		f := "hook_settings." + key
+		if v, ok := r.ps.integer(p.value, f); ok {
+			if v < lo || v > hi {
+				r.ps.add(p.value.pos, f, fmt.Sprintf("%d is out of range", v), fmt.Sprintf("use %d to %d", lo, hi), nil)
+				return
+			}
+			*dst = v
+		}
+	}
+	durIn := func(key string, lo, hi time.Duration, dst *time.Duration) {
+		p := n.get(key)
+		if p == nil {
+			return
+		}
+		f := "hook_settings." + key
+		if v, ok := r.ps.duration(p.value, f); ok {
+			if v < lo || v > hi {
+				r.ps.add(p.value.pos, f, fmt.Sprintf("%s is out of range", formatDuration(v)), fmt.Sprintf("use %s to %s", formatDuration(lo), formatDuration(hi)), nil)
+				return
+			}
+			*dst = v
+		}
+	}
+	intIn("max_concurrent", 1, MaxHookMaxConcurrent, &s.MaxConcurrent)
+	intIn("queue_size", 1, MaxHookQueueSize, &s.QueueSize)
+	intIn("retries", 0, MaxHookRetries, &s.Retries)
+	durIn("retry_delay", 0, MaxHookRetryDelay, &s.RetryDelay)
+	intIn("max_depth", 1, MaxHookMaxDepth, &s.MaxDepth)
+	durIn("timeout", MinHookTimeout, MaxHookTimeout, &s.Timeout)
+	return s
+}
+
+// hookCheck holds what checking one hook's templates needs: the fields
+// its event can have (closed == false: any).
+type hookCheck struct {
+	fields []string
+	closed bool
+	event  string
+}
+
+// hook reads one entry of hooks:. It reports false when the entry is too
+// broken to keep.
+func (r *resolver) hook(n *node, base string, servers []string, first map[string]Pos) (Hook, bool) {
+	if !r.ps.expectKind(n, base, "a mapping", kindMap) {
+		return Hook{}, false
+	}
+	r.ps.known(n, base, hookKeys)
+	h := Hook{Enabled: true, Pos: n.pos}
+	ok := true
+	if p := n.get("name"); p == nil || p.value.kind == kindNull {
+		r.ps.add(n.pos, base+".name", "name is required", "add name: with a short name, e.g. name: notify-on-commit", nil)
+		ok = false
+	} else if v, good := r.expandNode(p.value, base+".name"); good {
+		switch prev, dup := first[v]; {
+		case len(v) > MaxHookNameLen || !hookNamePattern.MatchString(v):
+			r.ps.add(p.value.pos, base+".name", fmt.Sprintf("invalid hook name %q", v), fmt.Sprintf("use up to %d letters, digits, _, - and dots", MaxHookNameLen), nil)
+			ok = false
+		case dup:
+			r.ps.add(p.value.pos, base+".name", fmt.Sprintf("duplicate hook name %q (first defined at %s)", v, prev), "give each hook a unique name", nil)
+			ok = false
+		default:
+			first[v] = p.value.pos
+			h.Name = v
+			base = "hooks." + v
+		}
+	} else {
+		ok = false
+	}
+	if p := n.get("on"); p == nil || p.value.kind == kindNull {
+		r.ps.add(n.pos, base+".on", "on is required", "name the event, e.g. on: tool.after, or a glob such as git.*", nil)
+		ok = false
+	} else if v, good := r.expandNode(p.value, base+".on"); good {
+		if msg := eventPatternProblem(v); msg != "" {
+			r.ps.add(p.value.pos, base+".on", msg, "write a dotted event name such as tool.before or git.post-commit; * and ? match within names", nil)
+			ok = false
+		} else {
+			h.On = v
+		}
+	} else {
+		ok = false
+	}
+	fields, closed := HookEventFields(h.On)
+	chk := hookCheck{fields: fields, closed: closed && h.On != "", event: h.On}
+	if p := n.get("if"); p != nil {
+		h.If = r.conditions(p.value, base+".if", chk)
+	}
+	if p := n.get("priority"); p != nil {
+		if v, good := r.ps.integer(p.value, base+".priority"); good {
+			h.Priority = v
+		}
+	}
+	if p := n.get("enabled"); p != nil {
+		if v, good := r.ps.boolean(p.value, base+".enabled"); good {
+			h.Enabled = v
+		}
+	}
+	if p := n.get("on_failure"); p != nil {
+		if v, good := r.expandNode(p.value, base+".on_failure"); good {
+			if v != OnFailureContinue && v != OnFailureBlock {
+				r.ps.add(p.value.pos, base+".on_failure", fmt.Sprintf("unknown on_failure %q", v), "use continue or block", nil)
+			} else {
+				h.OnFailure = v
+			}
+		}
+	}
+	if p := n.get("actions"); p == nil || p.value.kind == kindNull {
+		r.ps.add(n.pos, base+".actions", "actions is required", "add at least one action, e.g. actions: [{type: command, command: [./check.sh]}]", nil)
+		ok = false
+	} else if r.ps.expectKind(p.value, base+".actions", "a list of actions", kindSeq) {
+		if len(p.value.items) == 0 {
+			r.ps.add(p.value.pos, base+".actions", "a hook needs at least one action", "add an action, or remove the hook", nil)
+		}
+		for i, it := range p.value.items {
+			if a, good := r.hookAction(it, fmt.Sprintf("%s.actions[%d]", base, i), servers, chk); good {
+				h.Actions = append(h.Actions, a)
+			}
+		}
+	}
+	return h, ok
+}
+
+// eventPatternProblem says what is wrong with an on: value, or "".
+func eventPatternProblem(v string) string {
+	if _, err := path.Match(v, ""); err != nil {
+		return fmt.Sprintf("invalid event pattern %q: %v", v, err)
+	}
+	plain := strings.NewReplacer("*", "x", "?", "x", "[", "", "]", "", "^", "", "!", "").Replace(v)
+	if !EventNamePattern.MatchString(plain) {
+		return fmt.Sprintf("invalid event pattern %q", v)
+	}
+	return ""
+}
+
+// conditions reads if:, a mapping of field to a value (equals) or to a
+// mapping with one of equals, glob or regex.
+func (r *resolver) conditions(n *node, field string, chk hookCheck) []HookCondition {
+	if n.kind == kindNull || !r.ps.expectKind(n, field, "a mapping of context fields to conditions", kindMap) {
+		return nil
+	}
+	var out []HookCondition
+	for _, p := range n.pairs {
+		f := field + "." + p.key
+		c := HookCondition{Field: p.key, Op: CondEquals, Pos: p.keyPos}
+		r.checkField(p.keyPos, f, p.key, chk)
+		v := p.value
+		if v.kind == kindMap {
+			if len(v.pairs) != 1 {
+				r.ps.add(v.pos, f, "a condition has exactly one of equals, glob or regex", "e.g. branch: {glob: \"feature/*\"}", nil)
+				continue
+			}
+			op := v.pairs[0]
+			if op.key != CondEquals && op.key != CondGlob && op.key != CondRegex {
+				r.ps.unknown(op, f+"."+op.key, []string{CondEquals, CondGlob, CondRegex})
+				continue
+			}
+			c.Op, v = op.key, op.value
+			f += "." + op.key
+		}
+		s, good := r.expandNode(v, f)
+		if !good {
+			continue
+		}
+		c.Value = s
+		switch c.Op {
+		case CondGlob:
+			if _, err := path.Match(s, ""); err != nil {
+				r.ps.add(v.pos, f, fmt.Sprintf("invalid glob %q: %v", s, err), "use * and ? wildcards and [] classes", nil)
+				continue
+			}
+		case CondRegex:
+			if _, err := regexp.Compile(s); err != nil {
+				r.ps.add(v.pos, f, fmt.Sprintf("invalid regular expression %q: %v", s, err), "use Go (RE2) syntax", nil)
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// checkField records a problem when field names a context field that no
+// event the hook runs on has.
+func (r *resolver) checkField(pos Pos, where, field string, chk hookCheck) {
+	if !chk.closed {
+		return
+	}
+	root, _, _ := strings.Cut(field, ".")
+	if slices.Contains(chk.fields, root) {
+		return
+	}
+	fix := "events " + chk.event + " have: " + strings.Join(chk.fields, ", ")
+	if s := suggest(root, chk.fields); s != "" {
+		fix = fmt.Sprintf("did you mean %q?", s)
+	}
+	r.ps.add(pos, where, fmt.Sprintf("unknown context field %q for %s", root, chk.event), fix, nil)
+}
+
+// template reads and parses a template string, checking its fields.
+func (r *resolver) template(n *node, field string, chk hookCheck) (string, bool) {
+	s, ok := r.expandNode(n, field)
+	if !ok {
+		return "", false
+	}
+	t, err := ParseHookTemplate(s)
+	if err != nil {
+		r.ps.add(n.pos, field, "invalid template: "+err.Error(), "placeholders are {field} or {field|default}", nil)
+		return "", false
+	}
+	for _, p := range t.Parts {
+		if p.Field != "" && !p.HasDefault {
+			r.checkField(n.pos, field, p.Field, chk)
+		}
+	}
+	return s, true
+}
+
+// templateList reads a list of templates.
+func (r *resolver) templateList(n *node, field string, chk hookCheck) []string {
+	items, _ := r.ps.strList(n, field)
+	var out []string
+	for i, it := range items {
+		if !it.isScalar() {
+			continue // reported by strList
+		}
+		if v, ok := r.template(it, fmt.Sprintf("%s[%d]", field, i), chk); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// hookAction reads one action.
+func (r *resolver) hookAction(n *node, base string, servers []string, chk hookCheck) (HookAction, bool) {
+	if !r.ps.expectKind(n, base, "a mapping", kindMap) {
+		return HookAction{}, false
+	}
+	a := HookAction{Pos: n.pos}
+	p := n.get("type")
+	if p == nil || p.value.kind == kindNull {
+		r.ps.add(n.pos, base+".type", "type is required", "use one of "+strings.Join(HookActionTypes, ", "), nil)
+		return a, false
+	}
+	t, ok := r.expandNode(p.value, base+".type")
+	if !ok {
+		return a, false
+	}
+	keys, known := actionKeys[t]
+	if !known {
+		fix := "use one of " + strings.Join(HookActionTypes, ", ")
+		if s := suggest(t, HookActionTypes); s != "" {
+			fix = fmt.Sprintf("did you mean %q?", s)
+		}
+		r.ps.add(p.value.pos, base+".type", fmt.Sprintf("unknown action type %q", t), fix, nil)
+		return a, false
+	}
+	a.Type = t
+	r.ps.known(n, base, keys)
+	before := len(r.ps.errs)
+	str := func(key string) (string, *node) {
+		p := n.get(key)
+		if p == nil || p.value.kind == kindNull {
+			return "", nil
+		}
+		v, _ := r.expandNode(p.value, base+"."+key)
+		return v, p.value
+	}
+	tmpl := func(key string) string {
+		p := n.get(key)
+		if p == nil || p.value.kind == kindNull {
+			return ""
+		}
+		v, _ := r.template(p.value, base+"."+key, chk)
+		return v
+	}
+	require := func(key, v, fix string) {
+		if v == "" && n.get(key) == nil {
+			r.ps.add(n.pos, base+"."+key, key+" is required for a "+t+" action", fix, nil)
+		}
+	}
+	if p := n.get("timeout"); p != nil {
+		f := base + ".timeout"
+		if v, ok := r.ps.duration(p.value, f); ok {
+			if v < MinHookTimeout || v > MaxHookTimeout {
+				r.ps.add(p.value.pos, f, fmt.Sprintf("timeout %s is out of range", formatDuration(v)), "use 1s to 5m (the default is 30s)", nil)
+			} else {
+				a.Timeout = v
+			}
+		}
+	}
+	switch t {
+	case HookActionMCP:
+		var sn *node
+		a.Server, sn = str("server")
+		require("server", a.Server, "name one of the configured servers")
+		if sn != nil && a.Server != "" && !slices.Contains(servers, a.Server) {
+			fix := "name one of the configured servers"
+			if s := suggest(a.Server, servers); s != "" {
+				fix = fmt.Sprintf("did you mean %q?", s)
+			}
+			r.ps.add(sn.pos, base+".server", fmt.Sprintf("unknown server %q", a.Server), fix, nil)
+		}
+		a.Tool, _ = str("tool")
+		require("tool", a.Tool, "name the tool to call")
+		if p := n.get("params"); p != nil {
+			a.Params = r.mappings(p.value, base+".params", "param", chk, true)
+		}
+	case HookActionCommand:
+		p := n.get("command")
+		if p == nil || p.value.kind == kindNull {
+			require("command", "", "give the program and its arguments as a list, e.g. command: [./check.sh, \"{tool}\"]")
+			break
+		}
+		if p.value.kind == kindString {
+			r.ps.add(p.value.pos, base+".command", "command must be a list (it runs without a shell)", fmt.Sprintf("write command: [%s]", strings.Join(quoteAll(strings.Fields(p.value.text)), ", ")), nil)
+			break
+		}
+		a.Command = r.templateList(p.value, base+".command", chk)
+		if len(a.Command) == 0 && len(r.ps.errs) == before {
+			r.ps.add(p.value.pos, base+".command", "command is empty", "give the program and its arguments", nil)
+		}
+	case HookActionHTTP:
+		var un *node
+		a.URL, un = str("url")
+		require("url", a.URL, "give the URL to POST the event to")
+		if un != nil && a.URL != "" {
+			if u, err := url.Parse(a.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				r.ps.add(un.pos, base+".url", fmt.Sprintf("invalid URL %q", a.URL), "use an http:// or https:// URL", nil)
+			}
+		}
+		if p := n.get("headers"); p != nil {
+			pairs, _ := r.ps.strMap(p.value, base+".headers")
+			for _, hp := range pairs {
+				if v, ok := r.expandHeaderNode(hp.value, base+".headers."+hp.key); ok {
+					if a.Headers == nil {
+						a.Headers = map[string]string{}
+					}
+					a.Headers[hp.key] = v
+				}
+			}
+		}
+	case HookActionGit:
+		var gn *node
+		a.Git, gn = str("git")
+		require("git", a.Git, "use branch, commit or tag")
+		a.Name, a.Message = tmpl("name"), tmpl("message")
+		switch a.Git {
+		case "":
+		case "branch":
+			require("name", a.Name, "give the branch name (a template, e.g. \"{feature}-fix\")")
+		case "commit":
+			require("message", a.Message, "give the commit message (a template)")
+		case "tag":
+			require("name", a.Name, "give the tag name (a template)")
+		default:
+			r.ps.add(gn.pos, base+".git", fmt.Sprintf("unknown git operation %q", a.Git), "use branch, commit or tag", nil)
+		}
+	case HookActionGitHub:
+		var gn *node
+		a.GitHub, gn = str("github")
+		require("github", a.GitHub, "use issue or comment")
+		a.Repo, a.Title, a.Body, a.Number = tmpl("repo"), tmpl("title"), tmpl("body"), tmpl("number")
+		if a.Repo == "" {
+			a.Repo = "{repo}"
+		} else if !strings.Contains(a.Repo, "{") && !repoPattern.MatchString(a.Repo) {
+			r.ps.add(n.get("repo").value.pos, base+".repo", fmt.Sprintf("invalid repository %q", a.Repo), "write owner/name", nil)
+		}
+		if p := n.get("labels"); p != nil {
+			for _, it := range func() []*node { l, _ := r.ps.strList(p.value, base+".labels"); return l }() {
+				if it.isScalar() {
+					a.Labels = append(a.Labels, it.text)
+				}
+			}
+		}
+		var bn *node
+		a.BaseURL, bn = str("base_url")
+		if bn != nil && a.BaseURL != "" {
+			if u, err := url.Parse(a.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				r.ps.add(bn.pos, base+".base_url", fmt.Sprintf("invalid URL %q", a.BaseURL), "use https://api.github.com or your GitHub Enterprise API URL", nil)
+			}
+		}
+		if a.BaseURL == "" {
+			a.BaseURL = "https://api.github.com"
+		}
+		var tn *node
+		a.TokenEnv, tn = str("token_env")
+		if tn != nil && !envNamePattern.MatchString(a.TokenEnv) {
+			r.ps.add(tn.pos, base+".token_env", fmt.Sprintf("invalid variable name %q", a.TokenEnv), "name an environment variable, e.g. GITHUB_TOKEN", nil)
+		}
+		if a.TokenEnv == "" {
+			a.TokenEnv = "GITHUB_TOKEN"
+		}
+		switch a.GitHub {
+		case "":
+		case "issue":
+			require("title", a.Title, "give the issue title (a template)")
+		case "comment":
+			require("number", a.Number, "give the issue or pull request number (a template, e.g. \"{number}\")")
+			require("body", a.Body, "give the comment text (a template)")
+		default:
+			r.ps.add(gn.pos, base+".github", fmt.Sprintf("unknown github operation %q", a.GitHub), "use issue or comment", nil)
+		}
+	case HookActionAgent:
+		a.Prompt = tmpl("prompt")
+		require("prompt", a.Prompt, "give the prompt (a template)")
+		for _, key := range []string{"servers", "tools"} {
+			p := n.get(key)
+			if p == nil {
+				continue
+			}
+			items, _ := r.ps.strList(p.value, base+"."+key)
+			for i, it := range items {
+				if !it.isScalar() {
+					continue
+				}
+				if key == "servers" {
+					if !slices.Contains(servers, it.text) {
+						r.ps.add(it.pos, fmt.Sprintf("%s.servers[%d]", base, i), fmt.Sprintf("unknown server %q", it.text), "name one of the configured servers", nil)
+						continue
+					}
+					a.Servers = append(a.Servers, it.text)
+				} else {
+					a.Tools = append(a.Tools, it.text)
+				}
+			}
+		}
+	case HookActionEvent:
+		var en *node
+		a.Event, en = str("event")
+		require("event", a.Event, "name the event to fire, e.g. event: review.requested")
+		if en != nil && a.Event != "" && !EventNamePattern.MatchString(a.Event) {
+			r.ps.add(en.pos, base+".event", fmt.Sprintf("invalid event name %q", a.Event), "write dotted words, e.g. review.requested", nil)
+		}
+		if p := n.get("fields"); p != nil {
+			a.Fields = r.mappings(p.value, base+".fields", "field", chk, false)
+		}
+	}
+	return a, len(r.ps.errs) == before
+}
+
+// mappings reads a list of parameter mappings ({param, source, value}) or
+// event fields ({field, source, value}). source defaults to template.
+func (r *resolver) mappings(n *node, field, nameKey string, chk hookCheck, unique bool) []ParamMapping {
+	if n.kind == kindNull || !r.ps.expectKind(n, field, "a list of mappings", kindSeq) {
+		return nil
+	}
+	keys := mappingKeys
+	if nameKey == "field" {
+		keys = fieldKeys
+	}
+	var out []ParamMapping
+	seen := map[string]Pos{}
+	for i, it := range n.items {
+		base := fmt.Sprintf("%s[%d]", field, i)
+		if !r.ps.expectKind(it, base, "a mapping", kindMap) {
+			continue
+		}
+		r.ps.known(it, base, keys)
+		m := ParamMapping{Source: MappingTemplate, Pos: it.pos}
+		p := it.get(nameKey)
+		if p == nil || p.value.kind == kindNull {
+			r.ps.add(it.pos, base+"."+nameKey, nameKey+" is required", "name the tool parameter it sets", nil)
+			continue
+		}
+		name, ok := r.ps.str(p.value, base+"."+nameKey)
+		if !ok || name == "" {
+			continue
+		}
+		if prev, dup := seen[name]; dup && unique {
+			r.ps.add(p.value.pos, base+"."+nameKey, fmt.Sprintf("%q is mapped twice (first at %s)", name, prev), "map each parameter once", nil)
+			continue
+		}
+		seen[name] = p.value.pos
+		m.Param = name
+		if p := it.get("source"); p != nil {
+			if s, ok := r.ps.str(p.value, base+".source"); ok {
+				if s != MappingContext && s != MappingLiteral && s != MappingTemplate {
+					r.ps.add(p.value.pos, base+".source", fmt.Sprintf("unknown source %q", s), "use context, literal or template", nil)
+					continue
+				}
+				m.Source = s
+			}
+		}
+		vp := it.get("value")
+		if vp == nil {
+			r.ps.add(it.pos, base+".value", "value is required", "give the context field, literal value or template", nil)
+			continue
+		}
+		switch m.Source {
+		case MappingLiteral:
+			v, ok := r.literal(vp.value, base+".value")
+			if !ok {
+				continue
+			}
+			m.Literal = v
+		case MappingContext:
+			s, ok := r.expandNode(vp.value, base+".value")
+			if !ok {
+				continue
+			}
+			t, err := ParseHookTemplate("{" + s + "}")
+			if err != nil || !t.Single() || t.Parts[0].HasDefault {
+				r.ps.add(vp.value.pos, base+".value", fmt.Sprintf("invalid context field %q", s), "name a field such as branch or arguments.title", nil)
+				continue
+			}
+			r.checkField(vp.value.pos, base+".value", s, chk)
+			m.Value = s
+		default:
+			s, ok := r.template(vp.value, base+".value", chk)
+			if !ok {
+				continue
+			}
+			m.Value = s
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// literal converts a node to a plain value: string, float64 or int64,
+// bool, nil, []any or map[string]any. Strings are expanded.
+func (r *resolver) literal(n *node, field string) (any, bool) {
+	switch n.kind {
+	case kindNull:
+		return nil, true
+	case kindString:
+		return r.expandNode(n, field)
+	case kindBool:
+		return n.text == "true", true
+	case kindInt:
+		if v, err := strconv.ParseInt(n.text, 0, 64); err == nil {
+			return v, true
+		}
+		fallthrough
+	case kindFloat:
+		v, err := strconv.ParseFloat(n.text, 64)
+		if err != nil {
+			r.ps.add(n.pos, field, fmt.Sprintf("invalid number %s", n.text), "", nil)
+			return nil, false
+		}
+		return v, true
+	case kindSeq:
+		out := make([]any, 0, len(n.items))
+		for i, it := range n.items {
+			v, ok := r.literal(it, fmt.Sprintf("%s[%d]", field, i))
+			if !ok {
+				return nil, false
+			}
+			out = append(out, v)
+		}
+		return out, true
+	case kindMap:
+		out := make(map[string]any, len(n.pairs))
+		for _, p := range n.pairs {
+			v, ok := r.literal(p.value, field+"."+p.key)
+			if !ok {
+				return nil, false
+			}
+			out[p.key] = v
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// hooks writes the hooks: list and hook_settings: block, for config show;
+// nothing when there are no hooks and the settings are the defaults.
+func (w *yamlWriter) hooks(h Hooks) {
+	s := h.Settings
+	s.Pos = Pos{}
+	if s != DefaultHookSettings() && s != (HookSettings{}) {
+		w.line(0, "hook_settings:")
+		w.kv(1, "max_concurrent", strconv.Itoa(s.MaxConcurrent))
+		w.kv(1, "queue_size", strconv.Itoa(s.QueueSize))
+		w.kv(1, "retries", strconv.Itoa(s.Retries))
+		w.kv(1, "retry_delay", formatDuration(s.RetryDelay))
+		w.kv(1, "max_depth", strconv.Itoa(s.MaxDepth))
+		w.kv(1, "timeout", formatDuration(s.Timeout))
+	}
+	if len(h.List) == 0 {
+		return
+	}
+	w.line(0, "hooks:")
+	for _, hk := range h.List {
+		w.line(1, "- name: "+w.str(hk.Name))
+		w.kv(2, "on", w.str(hk.On))
+		if len(hk.If) > 0 {
+			w.line(2, "if:")
+			for _, c := range hk.If {
+				w.kv(3, quoteYAML(c.Field), "{"+c.Op+": "+w.str(c.Value)+"}")
+			}
+		}
+		if hk.Priority != 0 {
+			w.kv(2, "priority", strconv.Itoa(hk.Priority))
+		}
+		if !hk.Enabled {
+			w.kv(2, "enabled", "false")
+		}
+		if hk.OnFailure != "" {
+			w.kv(2, "on_failure", hk.OnFailure)
+		}
+		w.line(2, "actions:")
+		for _, a := range hk.Actions {
+			w.hookAction(a)
+		}
+	}
+}
+
+// hookAction writes one action.
+func (w *yamlWriter) hookAction(a HookAction) {
+	w.line(3, "- type: "+a.Type)
+	opt := func(key, v string) {
+		if v != "" {
+			w.kv(4, key, w.str(v))
+		}
+	}
+	if a.Timeout != 0 {
+		w.kv(4, "timeout", formatDuration(a.Timeout))
+	}
+	switch a.Type {
+	case HookActionMCP:
+		opt("server", a.Server)
+		opt("tool", a.Tool)
+		w.mappings("params", "param", a.Params)
+	case HookActionCommand:
+		w.kv(4, "command", w.list(a.Command))
+	case HookActionHTTP:
+		opt("url", a.URL)
+		w.strMap(4, "headers", a.Headers)
+	case HookActionGit:
+		opt("git", a.Git)
+		opt("name", a.Name)
+		opt("message", a.Message)
+	case HookActionGitHub:
+		opt("github", a.GitHub)
+		opt("repo", a.Repo)
+		opt("title", a.Title)
+		opt("body", a.Body)
+		if len(a.Labels) > 0 {
+			w.kv(4, "labels", w.list(a.Labels))
+		}
+		opt("number", a.Number)
+		opt("base_url", a.BaseURL)
+		opt("token_env", a.TokenEnv)
+	case HookActionAgent:
+		opt("prompt", a.Prompt)
+		if len(a.Servers) > 0 {
+			w.kv(4, "servers", w.list(a.Servers))
+		}
+		if len(a.Tools) > 0 {
+			w.kv(4, "tools", w.list(a.Tools))
+		}
+	case HookActionEvent:
+		opt("event", a.Event)
+		w.mappings("fields", "field", a.Fields)
+	}
+}
+
+// mappings writes parameter mappings or event fields.
+func (w *yamlWriter) mappings(key, nameKey string, ms []ParamMapping) {
+	if len(ms) == 0 {
+		return
+	}
+	w.line(4, key+":")
+	for _, m := range ms {
+		var v string
+		if m.Source == MappingLiteral {
+			v = literalYAML(m.Literal, w)
+		} else {
+			v = w.str(m.Value)
+		}
+		w.line(5, "- {"+nameKey+": "+w.str(m.Param)+", source: "+m.Source+", value: "+v+"}")
+	}
+}
+
+// literalYAML renders a literal value in flow style.
+func literalYAML(v any, w *yamlWriter) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return w.str(x)
+	case bool:
+		return strconv.FormatBool(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = literalYAML(e, w)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = quoteYAML(k) + ": " + literalYAML(x[k], w)
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	return w.str(fmt.Sprint(v))
+}

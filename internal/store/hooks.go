@@ -1,0 +1,328 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+)
+
+// HookRun is one run of one hook action (or of a hook that never reached
+// its actions: rejected, blocked by a cycle) in the history.
+type HookRun struct {
+	// ID identifies the run; RecordHookRuns assigns one when empty.
+	ID string `json:"id"`
+	// EventID groups the runs of one event; ChainID the runs of events
+	// fired by one another, Depth being the event's place in the chain
+	// (0 for an event nobody's hook fired).
+	EventID string `json:"event_id"`
+	ChainID string `json:"chain_id"`
+	Depth   int    `json:"depth"`
+	Event   string `json:"event"`
+	Hook    string `json:"hook"`
+	// Action labels the action ("mcp github/create_issue"); "" when the
+	// hook did not reach its actions.
+	Action string `json:"action,omitempty"`
+	// Status is success, failure, skipped, timeout, rejected, blocked or
+	// cancelled.
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+	// Context is the event's context, redacted; valid JSON when set.
+	Context   json.RawMessage `json:"context,omitempty"`
+	StartedAt time.Time       `json:"started_at"`
+	Duration  time.Duration   `json:"duration_ns"`
+}
+
+// HookRunFilter selects hook runs. Empty fields match anything.
+type HookRunFilter struct {
+	Event  string
+	Hook   string
+	Status string
+	// Failed keeps only runs that did not succeed: failure, timeout,
+	// rejected and blocked.
+	Failed bool
+	// Since keeps runs that started at or after it.
+	Since time.Time
+	// Limit caps the number of runs returned; zero or less means
+	// DefaultLimit.
+	Limit int
+}
+
+// FailedHookStatuses are the statuses HookRunFilter.Failed keeps.
+var FailedHookStatuses = []string{"failure", "timeout", "rejected", "blocked"}
+
+// hookColumns are the columns of hook_runs, in the order scanHookRun and
+// hookArgs use.
+const hookColumns = "id, event_id, chain_id, depth, event, hook, action, status, error, context, started_at, duration_ns"
+
+const numHookColumns = 12
+
+// prepareHookRuns checks runs and returns normalised copies, as prepare
+// does for calls.
+func prepareHookRuns(runs []HookRun) ([]HookRun, error) {
+	out := make([]HookRun, len(runs))
+	for i := range runs {
+		r := &runs[i]
+		if r.StartedAt.IsZero() {
+			return nil, fault.New(fault.Validation, "hook run %q has no start time", r.ID)
+		}
+		if len(r.Context) > 0 && !json.Valid(r.Context) {
+			return nil, fault.New(fault.Validation, "hook run %q: context is not valid JSON", r.ID)
+		}
+		if r.ID == "" {
+			r.ID = newID()
+		}
+		c := *r
+		for _, s := range []*string{&c.ID, &c.EventID, &c.ChainID, &c.Event, &c.Hook, &c.Action, &c.Status, &c.Error} {
+			*s = cleanText(*s)
+		}
+		if len(c.Context) == 0 {
+			c.Context = nil
+		} else if !utf8.Valid(c.Context) {
+			c.Context = json.RawMessage(strings.ToValidUTF8(string(c.Context), "\uFFFD"))
+		}
+		c.StartedAt = dbTime(c.StartedAt)
+		out[i] = c
+	}
+	return out, nil
+}
+
+// upsertHookSQL is the statement that stores one hook run.
+func (d dialect) upsertHookSQL() string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO hook_runs (" + hookColumns + ") VALUES (")
+	for i := 1; i <= numHookColumns; i++ {
+		if i > 1 {
+			b.WriteString(", ")
+		}
+		b.WriteString(d.param(i))
+	}
+	b.WriteString(") ON CONFLICT (id) DO UPDATE SET ")
+	for i, c := range strings.Split(hookColumns, ", ")[1:] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s = excluded.%s", c, c)
+	}
+	return b.String()
+}
+
+// hookArgs are the arguments of upsertHookSQL for r.
+func (d dialect) hookArgs(r *HookRun) []any {
+	var ctx any // NULL
+	if r.Context != nil {
+		ctx = string(r.Context)
+	}
+	return []any{r.ID, r.EventID, r.ChainID, int64(r.Depth), r.Event, r.Hook, r.Action, r.Status, r.Error,
+		ctx, d.timeArg(r.StartedAt), int64(r.Duration)}
+}
+
+// hookRunsQuery builds the query for HookRuns.
+func (d dialect) hookRunsQuery(f HookRunFilter) (string, []any) {
+	var (
+		where []string
+		args  []any
+	)
+	add := func(cond string, v ...any) {
+		for i := range v {
+			cond = strings.Replace(cond, "?", d.param(len(args)+i+1), 1)
+		}
+		where = append(where, cond)
+		args = append(args, v...)
+	}
+	for _, eq := range []struct{ col, v string }{{"event", f.Event}, {"hook", f.Hook}, {"status", f.Status}} {
+		if eq.v != "" {
+			add(eq.col+" = ?", eq.v)
+		}
+	}
+	if f.Failed {
+		add("status IN (?, ?, ?, ?)", FailedHookStatuses[0], FailedHookStatuses[1], FailedHookStatuses[2], FailedHookStatuses[3])
+	}
+	if !f.Since.IsZero() {
+		add("started_at >= ?", d.timeArg(dbTime(f.Since)))
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	q := "SELECT " + hookColumns + " FROM hook_runs"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY started_at DESC, seq DESC LIMIT " + d.param(len(args)+1)
+	return q, append(args, limit)
+}
+
+func scanHookRun(sc rowScanner) (HookRun, error) {
+	var (
+		r          HookRun
+		depth, dur int64
+		ctx        nullString
+		started    nullTime
+	)
+	if err := sc.Scan(&r.ID, &r.EventID, &r.ChainID, &depth, &r.Event, &r.Hook, &r.Action, &r.Status, &r.Error,
+		&ctx, &started, &dur); err != nil {
+		return HookRun{}, err
+	}
+	if ctx.valid {
+		r.Context = json.RawMessage(ctx.s)
+	}
+	r.Depth, r.StartedAt, r.Duration = int(depth), started.t, time.Duration(dur)
+	return r, nil
+}
+
+// RecordHookRuns implements Store.
+func (s *SQLite) RecordHookRuns(ctx context.Context, runs []HookRun) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	rows, err := prepareHookRuns(runs)
+	if err != nil {
+		return err
+	}
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("recording %d hook runs: %w", len(rows), err)
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, sqliteDialect.upsertHookSQL())
+	if err != nil {
+		return fmt.Errorf("recording %d hook runs: %w", len(rows), err)
+	}
+	defer stmt.Close()
+	for i := range rows {
+		if _, err := stmt.ExecContext(ctx, sqliteDialect.hookArgs(&rows[i])...); err != nil {
+			return fmt.Errorf("recording hook run %s: %w", rows[i].ID, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("recording %d hook runs: %w", len(rows), err)
+	}
+	return nil
+}
+
+// HookRuns implements Store.
+func (s *SQLite) HookRuns(ctx context.Context, f HookRunFilter) ([]HookRun, error) {
+	q, args := sqliteDialect.hookRunsQuery(f)
+	rows, err := s.read.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("listing hook runs: %w", err)
+	}
+	defer rows.Close()
+	return collect(rows, scanHookRun, "listing hook runs")
+}
+
+// PruneHookRuns implements Store.
+func (s *SQLite) PruneHookRuns(ctx context.Context, keep int) (int64, error) {
+	if err := checkKeep(keep); err != nil {
+		return 0, err
+	}
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("pruning hook runs: %w", err)
+	}
+	defer tx.Rollback()
+	var res sql.Result
+	if keep == 0 {
+		res, err = tx.ExecContext(ctx, "DELETE FROM hook_runs")
+	} else {
+		var p position
+		err = tx.QueryRowContext(ctx, "SELECT started_at, seq FROM hook_runs ORDER BY started_at DESC, seq DESC LIMIT 1 OFFSET ?",
+			keep-1).Scan(&p.startedAt, &p.seq)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("pruning hook runs: %w", err)
+		}
+		res, err = tx.ExecContext(ctx, "DELETE FROM hook_runs WHERE (started_at, seq) < (?, ?)", p.startedAt, p.seq)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("pruning hook runs: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("pruning hook runs: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("pruning hook runs: %w", err)
+	}
+	return n, nil
+}
+
+// RecordHookRuns implements Store. The inserts are pipelined in one round
+// trip inside a transaction.
+func (p *Postgres) RecordHookRuns(ctx context.Context, runs []HookRun) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	rows, err := prepareHookRuns(runs)
+	if err != nil {
+		return err
+	}
+	q := postgresDialect.upsertHookSQL()
+	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		var b pgx.Batch
+		for i := range rows {
+			b.Queue(q, postgresDialect.hookArgs(&rows[i])...)
+		}
+		return tx.SendBatch(ctx, &b).Close()
+	})
+	if err != nil {
+		return fmt.Errorf("recording %d hook runs: %w", len(rows), err)
+	}
+	return nil
+}
+
+// HookRuns implements Store.
+func (p *Postgres) HookRuns(ctx context.Context, f HookRunFilter) ([]HookRun, error) {
+	q, args := postgresDialect.hookRunsQuery(f)
+	rows, err := p.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("listing hook runs: %w", err)
+	}
+	defer rows.Close()
+	return collect(rows, scanHookRun, "listing hook runs")
+}
+
+// PruneHookRuns implements Store.
+func (p *Postgres) PruneHookRuns(ctx context.Context, keep int) (int64, error) {
+	if err := checkKeep(keep); err != nil {
+		return 0, err
+	}
+	var n int64
+	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		if keep == 0 {
+			tag, err := tx.Exec(ctx, "DELETE FROM hook_runs")
+			n = tag.RowsAffected()
+			return err
+		}
+		var (
+			t   time.Time
+			seq int64
+		)
+		err := tx.QueryRow(ctx, "SELECT started_at, seq FROM hook_runs ORDER BY started_at DESC, seq DESC LIMIT 1 OFFSET $1",
+			keep-1).Scan(&t, &seq)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, "DELETE FROM hook_runs WHERE (started_at, seq) < ($1, $2)", t, seq)
+		n = tag.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("pruning hook runs: %w", err)
+	}
+	return n, nil
+}
