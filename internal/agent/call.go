@@ -1,0 +1,227 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/llm"
+	"github.com/switchboard-mcp/switchboard/internal/suggest"
+	"github.com/switchboard-mcp/switchboard/internal/toolcall"
+)
+
+// toolOutcome is what one tool call gives back to the model.
+type toolOutcome struct {
+	content string
+	images  []llm.Image
+	event   Event
+}
+
+// runTools runs one turn's tool calls concurrently and appends their
+// results to the history in the order the model asked for them. Calls past
+// the tool call limit are not run; it reports whether there were any.
+func (s *Session) runTools(ctx context.Context, step int, calls []llm.ToolCall, out *Outcome) (overLimit bool) {
+	allowed := len(calls)
+	if s.lim.MaxToolCalls > 0 {
+		allowed = max(0, min(allowed, s.lim.MaxToolCalls-out.ToolCalls))
+	}
+	results := make([]toolOutcome, len(calls))
+	var wg sync.WaitGroup
+	for i, tc := range calls {
+		s.emit(Event{Type: EventToolCall, Step: step, ID: tc.ID, Name: tc.Name, Arguments: s.redactArgs(tc.Arguments)})
+		if i >= allowed {
+			results[i] = toolOutcome{
+				content: fmt.Sprintf("Not run: the agent's tool call limit (%d) was reached.", s.lim.MaxToolCalls),
+				event:   Event{Status: "not_run"},
+			}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = s.callTool(ctx, tc)
+		}()
+	}
+	wg.Wait()
+	out.ToolCalls += allowed
+
+	var images []llm.Image
+	for i, tc := range calls {
+		r := results[i]
+		s.history = append(s.history, llm.ChatMessage{Role: llm.RoleTool, ToolCallID: tc.ID, Content: r.content})
+		ev := r.event
+		ev.Type, ev.Step, ev.ID, ev.Name, ev.Content = EventToolResult, step, tc.ID, tc.Name, r.content
+		ev.Images = len(r.images)
+		s.emit(ev)
+		images = append(images, r.images...)
+	}
+	if len(images) > 0 {
+		note := fmt.Sprintf("The tool calls above returned %d image(s), attached here in order.", len(images))
+		s.history = append(s.history, llm.ChatMessage{Role: llm.RoleUser, Content: note, Images: images})
+		s.emit(Event{Type: EventMessage, Role: llm.RoleUser, Content: note, Images: len(images)})
+	}
+	return allowed < len(calls)
+}
+
+// callTool runs one call through the engine. Every failure becomes a tool
+// message the model can read: the tool does not exist, the arguments are
+// not a JSON object, the engine refused or the call failed.
+func (s *Session) callTool(ctx context.Context, tc llm.ToolCall) toolOutcome {
+	tool, ok := s.tools.Lookup(tc.Name)
+	if !ok {
+		msg := fmt.Sprintf("There is no tool named %q.", tc.Name)
+		if sug := suggest.Closest(tc.Name, s.tools.Names(), 1); len(sug) > 0 {
+			msg += fmt.Sprintf(" Did you mean %q?", sug[0])
+		}
+		msg += " Call only the functions you were given."
+		s.logger.Info("model called an unknown tool", logKeyTool, tc.Name)
+		return toolError(fault.New(fault.NotFound, "%s", msg), "unknown_tool")
+	}
+	raw, why := decodeArguments(tc.Arguments)
+	if why != "" {
+		s.logger.Info("model sent malformed arguments", logKeyTool, tc.Name, logKeyArgBytes, len(tc.Arguments))
+		fe := fault.New(fault.Validation, "The arguments for %s are %s.", tc.Name, why).
+			WithSuggestions("Send the arguments as one JSON object matching the tool's parameters schema.")
+		return toolError(fe, "bad_arguments")
+	}
+	res, err := s.opts.Engine.Call(ctx, toolcall.Request{
+		Server:       tool.Server,
+		Tool:         tool.Tool,
+		RawArguments: raw,
+		Source:       toolcall.SourceAgent,
+		Identity:     s.opts.Identity,
+		SessionID:    s.opts.SessionID,
+	})
+	if err != nil {
+		s.logger.Info("tool call failed", logKeyServer, tool.Server, logKeyTool, tool.Tool, logKeyStatus, string(fault.KindOf(err)))
+		o := toolError(err, "error")
+		o.event.Server, o.event.Tool = tool.Server, tool.Tool
+		return o
+	}
+	s.logger.Debug("tool call finished", logKeyServer, tool.Server, logKeyTool, tool.Tool, logKeyStatus, string(res.Status))
+	content, images := s.render(res)
+	return toolOutcome{content: content, images: images, event: Event{
+		Server: tool.Server, Tool: tool.Tool, Status: string(res.Status), IsError: res.IsError,
+		DurationMS: res.Duration.Milliseconds(), Truncated: res.Truncated, Partial: res.Partial,
+	}}
+}
+
+// toolError renders an error for the model: the message, then the
+// structured error (seed 002's form) so that it can correct the call.
+func toolError(err error, status string) toolOutcome {
+	fe := fault.As(err)
+	if fe == nil {
+		fe = fault.Wrap(fault.Internal, err, "%s", err.Error())
+	}
+	b, _ := json.Marshal(fe)
+	content := "Error: " + fe.Message + "\n" + string(b)
+	return toolOutcome{content: content, event: Event{Status: status, IsError: true, Error: fe}}
+}
+
+// render turns a result into a tool message's text, and the images to pass
+// on when the model accepts images.
+func (s *Session) render(res *toolcall.Result) (string, []llm.Image) {
+	var b strings.Builder
+	var images []llm.Image
+	if res.IsError {
+		b.WriteString("The tool reported an error:\n")
+	}
+	for _, c := range res.Content {
+		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+			b.WriteByte('\n')
+		}
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			b.WriteString(c.Text)
+		case *mcp.ImageContent:
+			if s.llm.Vision {
+				images = append(images, llm.Image{MIMEType: c.MIMEType, Data: c.Data})
+				fmt.Fprintf(&b, "[image %d: %s, %d bytes; attached in the next message]", len(images), c.MIMEType, len(c.Data))
+			} else {
+				fmt.Fprintf(&b, "[image: %s, %d bytes; not shown, because this model does not accept images]", c.MIMEType, len(c.Data))
+			}
+		case *mcp.AudioContent:
+			fmt.Fprintf(&b, "[audio: %s, %d bytes; not shown]", c.MIMEType, len(c.Data))
+		case *mcp.ResourceLink:
+			fmt.Fprintf(&b, "[resource link: %s", c.URI)
+			if c.Name != "" {
+				fmt.Fprintf(&b, " (%s)", c.Name)
+			}
+			if c.Description != "" {
+				fmt.Fprintf(&b, ": %s", c.Description)
+			}
+			b.WriteByte(']')
+		case *mcp.EmbeddedResource:
+			switch r := c.Resource; {
+			case r == nil:
+				b.WriteString("[empty embedded resource]")
+			case r.Text != "":
+				fmt.Fprintf(&b, "[resource %s]\n%s", r.URI, r.Text)
+			default:
+				fmt.Fprintf(&b, "[resource %s: %s, %d bytes of binary data; not shown]", r.URI, r.MIMEType, len(r.Blob))
+			}
+		default:
+			fmt.Fprintf(&b, "[content of type %T; not shown]", c)
+		}
+	}
+	if len(res.Content) == 0 && res.StructuredContent != nil {
+		if j, err := json.Marshal(res.StructuredContent); err == nil {
+			b.Write(j)
+		}
+	}
+	if res.Partial {
+		fmt.Fprintf(&b, "\n[partial result: the call's budget ended it early; missing: %s]", res.Missing)
+	}
+	if b.Len() == 0 {
+		b.WriteString("(the tool returned no content)")
+	}
+	return b.String(), images
+}
+
+// redactArgs returns the arguments for the transcript with configured
+// secrets and token shapes redacted.
+func (s *Session) redactArgs(args string) string {
+	return s.opts.Engine.Redactor().String(args)
+}
+
+// redactCalls returns tool calls with their arguments redacted, for the
+// transcript.
+func (s *Session) redactCalls(calls []llm.ToolCall) []llm.ToolCall {
+	if len(calls) == 0 {
+		return nil
+	}
+	out := make([]llm.ToolCall, len(calls))
+	for i, c := range calls {
+		c.Arguments = s.redactArgs(c.Arguments)
+		out[i] = c
+	}
+	return out
+}
+
+// decodeArguments checks that a model's arguments are one JSON object
+// (empty means {}) and returns them; otherwise it says what is wrong.
+func decodeArguments(args string) (json.RawMessage, string) {
+	raw := bytes.TrimSpace([]byte(args))
+	if len(raw) == 0 {
+		return json.RawMessage("{}"), ""
+	}
+	var obj map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&obj); err != nil {
+		return nil, "not valid JSON: " + err.Error()
+	}
+	if obj == nil || dec.More() {
+		return nil, "not a JSON object"
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, "not a JSON object (something follows it)"
+	}
+	return json.RawMessage(raw), ""
+}
