@@ -1,0 +1,164 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
+)
+
+// Output limits of command and http actions.
+const (
+	maxStdout   = 1 << 20
+	maxStderr   = 64 << 10
+	maxHTTPBody = 1 << 20
+	// commandWaitDelay bounds the wait for a killed command's pipes.
+	commandWaitDelay = 2 * time.Second
+)
+
+// BlockExitCode is the exit status with which a command action blocks the
+// event (the convention existing hook scripts follow).
+const BlockExitCode = 2
+
+// getenv reads the environment; tests replace it.
+var getenv = os.Getenv
+
+// defaultHTTPClient serves http and github actions; each action bounds
+// itself with its timeout.
+var defaultHTTPClient = &http.Client{}
+
+// eventJSON is what command and http actions receive: the event's context
+// (which holds "event" and "event_id").
+func eventJSON(ev *event) ([]byte, error) {
+	b, err := json.Marshal(ev.ctx)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the event: %w", err)
+	}
+	return b, nil
+}
+
+// runCommand runs a program without a shell, the event as JSON on stdin.
+// Exit 0 succeeds (stdout may carry a decision as JSON), exit 2 blocks
+// with stderr as the reason, any other exit fails.
+func (e *Engine) runCommand(ctx context.Context, set *hookSet, p plan, ev *event) actionResult {
+	if len(p.argv) == 0 || p.argv[0] == "" {
+		return actionResult{status: StatusFailure, err: errors.New("empty command")}
+	}
+	in, err := eventJSON(ev)
+	if err != nil {
+		return actionResult{status: StatusFailure, err: err}
+	}
+	cmd := exec.CommandContext(ctx, p.argv[0], p.argv[1:]...)
+	cmd.Dir = set.configDir(e.dir)
+	cmd.Env = append(os.Environ(), "SWITCHBOARD_EVENT="+ev.name, "SWITCHBOARD_REPO_DIR="+e.dir)
+	cmd.Env = append(cmd.Env, chainFrom(ctx).env()...)
+	cmd.Stdin = bytes.NewReader(in)
+	var stdout, stderr capped
+	stdout.limit, stderr.limit = maxStdout, maxStderr
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		// The whole group: a script's children go too.
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = commandWaitDelay
+	err = cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee) && ee.ExitCode() == BlockExitCode:
+		reason := clip(stderr.String(), 1000)
+		if reason == "" {
+			reason = fmt.Sprintf("%s exited with status %d", p.argv[0], BlockExitCode)
+		}
+		return actionResult{status: StatusBlocked, reason: reason, err: errors.New(reason)}
+	case errors.As(err, &ee):
+		msg := fmt.Sprintf("%s exited with status %d", p.argv[0], ee.ExitCode())
+		if ee.ExitCode() < 0 {
+			msg = fmt.Sprintf("%s was ended: %v", p.argv[0], ee.ProcessState)
+		}
+		if s := clip(stderr.String(), 500); s != "" {
+			msg += ": " + s
+		}
+		return actionResult{status: StatusFailure, err: errors.New(msg)}
+	default:
+		return actionResult{status: StatusFailure, err: fmt.Errorf("running %s: %w", p.argv[0], err)}
+	}
+	out := jsonOrText(stdout.String())
+	if s, ok := out.(string); ok && strings.TrimSpace(s) == "" {
+		out = nil
+	}
+	r := actionResult{status: StatusSuccess, output: out}
+	applyDecision(&r, out)
+	return r
+}
+
+// runHTTP POSTs the event as JSON. A non-2xx answer fails (5xx and 429
+// are transient); a JSON object answer may carry a decision.
+func (e *Engine) runHTTP(ctx context.Context, a *action, ev *event) actionResult {
+	body, err := eventJSON(ev)
+	if err != nil {
+		return actionResult{status: StatusFailure, err: err}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.cfg.URL, bytes.NewReader(body))
+	if err != nil {
+		return actionResult{status: StatusFailure, err: fmt.Errorf("building the request: %w", err)}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "switchboard-hooks")
+	req.Header.Set("X-Switchboard-Event", ev.name)
+	for k, v := range a.cfg.Headers {
+		if strings.Contains(v, config.IdentityUser) || strings.Contains(v, config.IdentitySession) {
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := e.hc.Do(req)
+	if err != nil {
+		return actionResult{status: StatusFailure, err: fmt.Errorf("POST %s: %w", req.URL.Redacted(), errors.Unwrap(err)), transient: ctx.Err() == nil}
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxHTTPBody))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		msg := fmt.Sprintf("POST %s answered %s", req.URL.Redacted(), resp.Status)
+		if s := clip(string(data), 300); s != "" {
+			msg += ": " + s
+		}
+		return actionResult{status: StatusFailure, err: errors.New(msg),
+			transient: resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests}
+	}
+	out := jsonOrText(string(data))
+	if s, ok := out.(string); ok && strings.TrimSpace(s) == "" {
+		out = nil
+	}
+	r := actionResult{status: StatusSuccess, output: out}
+	applyDecision(&r, out)
+	return r
+}
+
+// capped is a buffer that keeps the first limit bytes.
+type capped struct {
+	bytes.Buffer
+	limit int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.limit - c.Len(); room > 0 {
+		if len(p) > room {
+			c.Buffer.Write(p[:room])
+		} else {
+			c.Buffer.Write(p)
+		}
+	}
+	return len(p), nil
+}
