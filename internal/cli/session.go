@@ -4,14 +4,17 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/internal/agent"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/hooks"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
@@ -27,6 +30,11 @@ type session struct {
 	eng   *toolcall.Engine
 	store store.Store
 	rec   *store.Recorder
+	// hooks runs the configured hooks around the session's calls; nil
+	// when none are configured.
+	hooks *hooks.Engine
+	// stderr receives the session's own warnings.
+	stderr io.Writer
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -74,7 +82,7 @@ func (a *app) open(ctx context.Context, cfg *config.Config, only ...string) (*se
 		st.Close()
 		return nil, err
 	}
-	s := &session{cfg: cfg, store: st}
+	s := &session{cfg: cfg, store: st, stderr: a.stderr}
 	var servers []config.Server
 	for _, srv := range cfg.Servers {
 		if len(only) == 0 || contains(only, srv.Name) {
@@ -112,10 +120,31 @@ func (a *app) open(ctx context.Context, cfg *config.Config, only ...string) (*se
 		return nil, err
 	}
 
+	if len(cfg.Hooks.List) > 0 {
+		dir, err := a.stateDirectory()
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		s.hooks, err = hooks.New(hooks.Options{
+			Config: cfg, Calls: s.eng, Catalog: s.cat, Store: st,
+			Agent: s.runAgent, StateDir: dir, Logger: a.logger(),
+		})
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		s.eng.SetInterceptor(s.hooks)
+	}
+
 	// These outlive ctx until close, so that an interrupted command still
 	// closes its servers and writes its history.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
+	if s.hooks != nil {
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); _ = s.hooks.Run(runCtx) }()
+	}
 	s.wg.Add(4)
 	go func() { defer s.wg.Done(); _ = pool.Run(runCtx) }()
 	go func() { defer s.wg.Done(); _ = s.cat.Run(runCtx) }()
@@ -133,9 +162,33 @@ func (a *app) open(ctx context.Context, cfg *config.Config, only ...string) (*se
 // close disconnects every server, writes the history and waits for the
 // session's goroutines.
 func (s *session) close() {
+	if s.hooks != nil {
+		// The tool.after hooks of the command's own calls run before it
+		// exits, within a bound.
+		ctx, cancel := context.WithTimeout(context.Background(), hooksIdleWait)
+		if err := s.hooks.Idle(ctx); err != nil {
+			fmt.Fprintf(s.stderr, "switchboard: hooks still running after %s were cancelled (see switchboard hooks log)\n", hooksIdleWait)
+		}
+		cancel()
+	}
 	s.cancel()
 	s.wg.Wait()
 	_ = s.store.Close()
+}
+
+// hooksIdleWait bounds how long a command waits for its hooks at exit.
+const hooksIdleWait = time.Minute
+
+// runAgent is the hooks' agent action in a command's session.
+func (s *session) runAgent(ctx context.Context, prompt string, servers, tools []string) (string, error) {
+	out, err := agent.Run(ctx, agent.Options{
+		Config: s.cfg, Engine: s.eng, Catalog: s.cat, Prompt: prompt,
+		Selection: agent.Selection{Servers: servers, Tools: tools},
+	})
+	if out == nil {
+		return "", err
+	}
+	return out.Answer, err
 }
 
 // failures returns the error of every enabled server that is not connected.

@@ -1,0 +1,253 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/llm"
+	"github.com/switchboard-mcp/switchboard/internal/llm/llmtest"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+)
+
+const agentKey = "sk-cli-agent-SECRET-42"
+
+// agentConfig writes a configuration with servers alpha and beta (the ok
+// test server), an llm: block pointing at srv and the given agent: block,
+// and clears the LLM environment variables.
+func agentConfig(t *testing.T, srv *llmtest.Server, agentBlock string) string {
+	t.Helper()
+	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	for _, k := range []string{llm.EnvBaseURL, llm.EnvModel, llm.EnvAPIKey, llm.EnvPromptPrice, llm.EnvCompletionPrice, llm.EnvTimeout, llm.EnvOpenAIAPIKey, llm.EnvOpenAIBaseURL} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("CLI_AGENT_KEY", agentKey)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "defaults:\n  connect_timeout: 10s\n  request_timeout: 10s\n")
+	fmt.Fprintf(&b, "security:\n  allowed_commands: [%q]\n", exe)
+	fmt.Fprintf(&b, "llm:\n  base_url: %s\n  model: test-model\n  api_key_env: CLI_AGENT_KEY\n  stream: true\n  max_retries: 0\n", srv.URL())
+	b.WriteString(agentBlock)
+	b.WriteString("servers:\n")
+	for _, name := range []string{"alpha", "beta"} {
+		fmt.Fprintf(&b, "  - name: %s\n    command: %q\n    env: {%s: ok}\n", name, exe, testserver.EnvMode)
+	}
+	path := filepath.Join(t.TempDir(), "switchboard.yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// assistantTurns counts the assistant messages of a request.
+func assistantTurns(req llmtest.Request) int {
+	n := 0
+	for _, m := range req.Messages {
+		if m.Role == llm.RoleAssistant {
+			n++
+		}
+	}
+	return n
+}
+
+func TestAgentCommand(t *testing.T) {
+	var mu sync.Mutex
+	var echoed string
+	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
+		if assistantTurns(req) == 0 {
+			return llmtest.Response{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "alpha__echo", Arguments: `{"message": "hello from the tool"}`}}}
+		}
+		for _, m := range req.Chat {
+			if m.Role == llm.RoleTool && m.ToolCallID == "c1" {
+				mu.Lock()
+				echoed = m.Content
+				mu.Unlock()
+			}
+		}
+		return llmtest.Response{Text: "The tool said: hello from the tool"}
+	})
+	cfg := agentConfig(t, srv, "")
+	transcript := filepath.Join(t.TempDir(), "run.jsonl")
+	r := runCLI(t, "agent", "--config", cfg, "--transcript", transcript, "--tools", "*__echo", "please", "echo")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "stdout", r.stdout, "The tool said: hello from the tool\n")
+	if echoed != "hello from the tool" {
+		t.Errorf("got tool result %q sent to the model, want the echo", echoed)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("got %d requests, want 2", len(reqs))
+	}
+	if !reqs[0].Stream || reqs[0].APIKey != agentKey {
+		t.Errorf("got stream %v key %q, want a streaming request with the configured key", reqs[0].Stream, reqs[0].APIKey)
+	}
+	if got := reqs[0].Messages[1].Content; got != "please echo" {
+		t.Errorf("got prompt %q, want %q", got, "please echo")
+	}
+	var names []string
+	for _, f := range reqs[0].Tools {
+		names = append(names, f.Name)
+	}
+	if want := []string{"alpha__echo", "beta__echo"}; !slices.Equal(names, want) {
+		t.Errorf("got tools %v, want %v", names, want)
+	}
+	data, err := os.ReadFile(transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data)+r.stdout+r.stderr, agentKey) {
+		t.Error("the API key was written out")
+	}
+	var types []string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var ev struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("transcript line %q: %v", line, err)
+		}
+		types = append(types, ev.Type)
+	}
+	want := []string{"start", "message", "message", "usage", "message", "tool_call", "tool_result", "usage", "message", "end"}
+	if !slices.Equal(types, want) {
+		t.Errorf("got transcript %v, want %v", types, want)
+	}
+
+	// --json prints the outcome for scripts.
+	r = runCLI(t, "agent", "--config", cfg, "--json", "--servers", "beta", "again")
+	wantCode(t, r, ExitOK)
+	var out struct {
+		Answer    string `json:"answer"`
+		Stop      string `json:"stop"`
+		ToolCalls int    `json:"tool_calls"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("--json: %v\n%s", err, r.stdout)
+	}
+	// alpha__echo is not offered with --servers beta: the model is told.
+	if out.Stop != "answered" || out.ToolCalls != 1 {
+		t.Errorf("got %+v, want answered after one call", out)
+	}
+}
+
+func TestAgentLimitExitsOne(t *testing.T) {
+	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
+		return llmtest.Response{Text: "still working", ToolCalls: []llm.ToolCall{{ID: "c", Name: "beta__echo", Arguments: `{"message": "x"}`}}}
+	})
+	cfg := agentConfig(t, srv, "agent:\n  max_steps: 2\n")
+	r := runCLI(t, "agent", "--config", cfg, "loop")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "stdout", r.stdout, "still working")
+	wantContains(t, "stderr", r.stderr, "step limit (2 requests", "agent.max_steps")
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("got %d requests, want 2", n)
+	}
+	// A flag overrides the block.
+	r = runCLI(t, "agent", "--config", cfg, "--max-steps", "1", "loop")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "stderr", r.stderr, "step limit (1 requests")
+}
+
+func TestAgentSectionBinding(t *testing.T) {
+	var mu sync.Mutex
+	var offered []string
+	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
+		mu.Lock()
+		defer mu.Unlock()
+		offered = nil
+		for _, f := range req.Tools {
+			offered = append(offered, f.Name)
+		}
+		return llmtest.Response{Text: "sunny"}
+	})
+	cfg := agentConfig(t, srv, "")
+	doc := filepath.Join(t.TempDir(), "notes.md")
+	md := "---\nswitchboard:\n  bindings:\n    - heading: \"## Weather\"\n      server: beta\n---\n# Notes\n\n## Weather\n\nIt rains.\n\n## Other\n"
+	if err := os.WriteFile(doc, []byte(md), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "agent", "--config", cfg, "--doc", doc, "--section", "## Weather", "--tools", "*__echo,*__add", "weather?")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "stderr", r.stderr, "uses server beta")
+	if want := []string{"beta__add", "beta__echo"}; !slices.Equal(offered, want) {
+		t.Errorf("got tools %v, want only beta's %v", offered, want)
+	}
+	r = runCLI(t, "agent", "--config", cfg, "--doc", doc, "--section", "## Wether", "weather?")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "stderr", r.stderr, "no section")
+}
+
+func TestAgentEndpointRejectsKey(t *testing.T) {
+	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
+		return llmtest.Response{Status: 401, Text: "Incorrect API key provided: " + agentKey}
+	})
+	cfg := agentConfig(t, srv, "")
+	r := runCLI(t, "agent", "--config", cfg, "hi")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "stderr", r.stderr, "rejected the API key (HTTP 401)")
+	if strings.Contains(r.stderr, agentKey) {
+		t.Errorf("stderr shows the key:\n%s", r.stderr)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("got %d requests, want 1 (no retry on 401)", n)
+	}
+}
+
+func TestAgentInteractive(t *testing.T) {
+	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
+		return llmtest.Response{Text: fmt.Sprintf("answer %d to %s", len(req.Messages), req.Messages[len(req.Messages)-1].Content)}
+	})
+	cfg := agentConfig(t, srv, "")
+	old := stdin
+	stdin = strings.NewReader("first\n\nsecond\nexit\nnever\n")
+	t.Cleanup(func() { stdin = old })
+	r := runCLI(t, "agent", "--config", cfg, "-i")
+	wantCode(t, r, ExitOK)
+	// The second prompt carries the first exchange: system, user,
+	// assistant, user.
+	wantContains(t, "stdout", r.stdout, "answer 2 to first\n", "answer 4 to second\n")
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("got %d requests, want 2", n)
+	}
+}
+
+func TestAgentUsage(t *testing.T) {
+	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response { return llmtest.Response{Text: "x"} })
+	cfg := agentConfig(t, srv, "")
+	old := stdin
+	stdin = strings.NewReader("")
+	t.Cleanup(func() { stdin = old })
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{args: []string{}, code: ExitUsage, want: "missing PROMPT"},
+		{args: []string{"--doc", "x.md", "hi"}, code: ExitUsage, want: "--doc and --section go together"},
+		{args: []string{"-i", "hi"}, code: ExitUsage, want: "not both"},
+		{args: []string{"--servers", "alpah", "hi"}, code: ExitUsage, want: `unknown server "alpah"`},
+		{args: []string{"--tools", "[", "hi"}, code: ExitUsage, want: "invalid pattern"},
+		{args: []string{"--view", "nope", "hi"}, code: ExitUsage, want: `no gateway view named "nope"`},
+	} {
+		r := runCLI(t, append([]string{"agent", "--config", cfg}, tt.args...)...)
+		if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("agent %v: got exit %d and %q, want %d and %q", tt.args, r.code, r.stderr, tt.code, tt.want)
+		}
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("got %d requests, want none", n)
+	}
+	// No model anywhere: a configuration error naming the fixes.
+	t.Setenv("CLI_AGENT_KEY", "")
+	r := runCLI(t, "agent", "--config", cfg, "hi")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "stderr", r.stderr, "CLI_AGENT_KEY")
+}

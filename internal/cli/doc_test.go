@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const docText = `# Weather
+
+` + "```alpha" + `
+tool: echo
+message: sunny
+` + "```" + `
+
+## Failing
+
+` + "```mcp" + `
+server: beta
+tool: fail
+` + "```" + `
+`
+
+func writeMarkdown(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "doc.md")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDocRunListCheck(t *testing.T) {
+	cfg := writeConfig(t, map[string]string{"alpha": "ok", "beta": "ok"})
+	doc := writeMarkdown(t, docText)
+
+	r := runCLI(t, "doc", "run", "--check", "--config", cfg, doc)
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "check before a run", r.stderr, doc+":3: alpha/echo: no result", doc+":10: beta/fail: no result")
+
+	r = runCLI(t, "doc", "run", "--dry-run", "--config", cfg, doc)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "dry run", r.stdout, doc+`:3: alpha/echo {"message":"sunny"} (explicit)`, doc+":10: beta/fail {} (explicit)")
+
+	r = runCLI(t, "doc", "run", "--config", cfg, doc)
+	wantCode(t, r, ExitFailure) // the fail tool fails; the run goes on
+	wantContains(t, "run", r.stdout, "2 blocks run, 1 failed; written")
+	wantContains(t, "run", r.stderr, doc+":10: beta/fail: the gizmo is broken")
+	text, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantContains(t, "document", string(text), "`sunny`", `"error_type": "tool_error"`)
+
+	r = runCLI(t, "doc", "run", "--only", "4", "--config", cfg, doc)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "--only", r.stdout, "1 block run, 0 failed; unchanged")
+
+	r = runCLI(t, "doc", "run", "--check", "--config", cfg, doc)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "check after a run", r.stdout, "2 blocks, every result up to date")
+
+	r = runCLI(t, "doc", "list", "--config", cfg, doc)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "list", r.stdout, "LINE", "SERVER", "WHY", "alpha", "echo", "success", "explicit", "beta", "fail", "error")
+
+	r = runCLI(t, "doc", "list", "--json", "--config", cfg, doc)
+	wantCode(t, r, ExitOK)
+	var rep struct {
+		Blocks []struct {
+			Line   int    `json:"line"`
+			Server string `json:"server"`
+			Status string `json:"status"`
+		} `json:"blocks"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.Blocks) != 2 || rep.Blocks[0].Status != "success" || rep.Blocks[1].Status != "error" {
+		t.Errorf("list --json: got %s (%v), want two blocks, success and error", r.stdout, err)
+	}
+
+	if err := os.WriteFile(doc, []byte(strings.Replace(string(text), "message: sunny", "message: rainy", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, "doc", "run", "--check", "--config", cfg, doc)
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "check after an edit", r.stderr, doc+":3: alpha/echo: the result is stale")
+}
+
+func TestDocUsage(t *testing.T) {
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	doc := writeMarkdown(t, docText)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"doc"}, "missing subcommand"},
+		{[]string{"doc", "frobnicate", doc}, `unknown subcommand "frobnicate"`},
+		{[]string{"doc", "run", "--config", cfg}, "doc run takes one FILE.md"},
+		{[]string{"doc", "run", "--concurrency", "65", "--config", cfg, doc}, "--concurrency 65 is out of range"},
+		{[]string{"doc", "run", "--check", "--dry-run", "--config", cfg, doc}, "not both"},
+	}
+	for _, tt := range tests {
+		r := runCLI(t, tt.args...)
+		wantCode(t, r, ExitUsage)
+		wantContains(t, strings.Join(tt.args, " "), r.stderr, tt.want)
+	}
+	r := runCLI(t, "doc", "run", "--config", cfg, filepath.Join(t.TempDir(), "missing.md"))
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "missing document", r.stderr, "missing.md")
+}

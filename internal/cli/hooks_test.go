@@ -1,0 +1,250 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeHooksConfig writes a switchboard.yaml holding hooks (and no
+// servers) into dir, isolates the state directory, and returns the path.
+func writeHooksConfig(t *testing.T, dir, hooks string) string {
+	t.Helper()
+	path := filepath.Join(dir, "switchboard.yaml")
+	if err := os.WriteFile(path, []byte("servers: []\n"+hooks), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func writeScript(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestHooksCommands(t *testing.T) {
+	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	t.Setenv(envNoDaemon, "1")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "event.json")
+	block := writeScript(t, dir, "block.sh", `echo "main is frozen" >&2; exit 2`)
+	fail := writeScript(t, dir, "fail.sh", `exit 5`)
+	cfg := writeHooksConfig(t, dir, fmt.Sprintf(`hooks:
+  - {name: save, on: spec.after-plan, actions: [{type: command, command: [tee, %q]}]}
+  - {name: guard, on: git.pre-push, if: {branch: main}, actions: [{type: command, command: [%q]}]}
+  - {name: broken, on: ci.done, actions: [{type: command, command: [%q]}]}
+`, out, block, fail))
+
+	// Untrusted: listed as such, and nothing runs.
+	r := runCLI(t, "hooks", "list", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "hooks list", r.stdout, "save", "untrusted", "switchboard hooks trust")
+	r = runCLI(t, "hooks", "fire", "--config", cfg, "spec.after-plan", "feature=003-x")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "untrusted fire", r.stdout, "no hook ran for spec.after-plan")
+
+	r = runCLI(t, "hooks", "trust", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "hooks trust", r.stdout, "trusted "+cfg)
+	r = runCLI(t, "hooks", "list", "--config", cfg, "--json")
+	wantCode(t, r, ExitOK)
+	var list []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || len(list) != 3 || list[0]["trust"] != "trusted" || list[0]["valid"] != true {
+		t.Fatalf("hooks list --json: got %s (%v)", r.stdout, err)
+	}
+
+	// Fired: the event reaches the command as JSON; key=value types.
+	r = runCLI(t, "hooks", "fire", "--config", cfg, "spec.after-plan", "feature=003-x", "count=3", "draft=true", `tags=["a","b"]`)
+	wantCode(t, r, ExitOK)
+	var ev map[string]any
+	data, _ := os.ReadFile(out)
+	if err := json.Unmarshal(data, &ev); err != nil || ev["feature"] != "003-x" || ev["count"] != "3" || ev["draft"] != true || fmt.Sprint(ev["tags"]) != "[a b]" {
+		t.Errorf("event: got %s (%v)", data, err)
+	}
+
+	// Dry run: parameters, nothing run.
+	os.Remove(out)
+	r = runCLI(t, "hooks", "fire", "--config", cfg, "--dry-run", "spec.after-plan")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "dry run", r.stdout, "planned", `"command":["tee","`+out+`"]`)
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("the dry run ran the command")
+	}
+
+	// Blocked: exit 3 with the reason; failed: exit 1.
+	r = runCLI(t, "hooks", "fire", "--config", cfg, "git.pre-push", "branch=main")
+	wantCode(t, r, ExitBlocked)
+	wantContains(t, "blocked", r.stderr, "blocked by hook guard: main is frozen")
+	r = runCLI(t, "hooks", "fire", "--config", cfg, "git.pre-push", "branch=feature")
+	wantCode(t, r, ExitOK)
+	r = runCLI(t, "hooks", "fire", "--config", cfg, "--json", "ci.done")
+	wantCode(t, r, ExitFailure)
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || rep["failed"] != true {
+		t.Errorf("fire --json: got %s (%v)", r.stdout, err)
+	}
+
+	// The log.
+	r = runCLI(t, "hooks", "log", "--config", cfg, "--failed", "--json")
+	wantCode(t, r, ExitOK)
+	var runs []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &runs); err != nil || len(runs) != 2 || runs[0]["hook"] != "broken" || runs[1]["status"] != "blocked" {
+		t.Errorf("hooks log --failed: got %s (%v), want broken then guard", r.stdout, err)
+	}
+	r = runCLI(t, "hooks", "log", "--config", cfg, "--limit", "10")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "hooks log", r.stdout, "spec.after-plan", "save", "success", "failure", "exited with status 5")
+
+	// A changed file is untrusted again.
+	if err := os.WriteFile(cfg, append(must(os.ReadFile(cfg)), "# edit\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, "hooks", "list", "--config", cfg)
+	wantContains(t, "changed", r.stdout, "changed")
+
+	// Usage errors.
+	for _, args := range [][]string{{"hooks"}, {"hooks", "nope"}, {"hooks", "fire"}, {"hooks", "fire", "bad name"}, {"hooks", "fire", "a.b", "novalue"}, {"hooks", "log", "--limit", "0"}} {
+		wantCode(t, runCLI(t, args...), ExitUsage)
+	}
+}
+
+func TestHooksListInvalid(t *testing.T) {
+	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	cfgPath := writeConfig(t, map[string]string{"alpha": "ok"})
+	data := must(os.ReadFile(cfgPath))
+	data = append(data, "hooks:\n  - {name: bad, on: x.y, actions: [{type: mcp, server: alpha, tool: echo, params: [{param: mesage, value: hi}]}]}\n"...)
+	if err := os.WriteFile(cfgPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, runCLI(t, "hooks", "trust", cfgPath), ExitOK)
+	r := runCLI(t, "hooks", "list", "--config", cfgPath, "--connect")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "hooks list --connect", r.stdout, "invalid", `has no parameter "mesage"`, `required parameter "message"`)
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// TestHooksInstallGitEndToEnd installs the git hooks in a temporary
+// repository with a freshly built switchboard on PATH, and checks that a
+// real `git commit` fires git.post-commit.
+func TestHooksInstallGitEndToEnd(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git is not on PATH: install git to run this test")
+	}
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(bin, "switchboard"), "github.com/switchboard-mcp/switchboard/cmd/switchboard")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building switchboard: %v\n%s", err, out)
+	}
+	state := t.TempDir()
+	t.Setenv("SWITCHBOARD_STATE_DIR", state)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+	t.Setenv("GIT_CONFIG_SYSTEM", "/dev/null")
+
+	repo := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	git("init", "-q", "-b", "004-login")
+	git("config", "user.name", "Ada Tester")
+	git("config", "user.email", "ada@example.com")
+	git("config", "commit.gpgsign", "false")
+	// A user's own hook, which must keep running.
+	userHook := filepath.Join(repo, ".git", "hooks", "post-commit")
+	if err := os.WriteFile(userHook, []byte("#!/bin/sh\necho mine > user-hook-ran\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "post-commit.json")
+	cfg := writeHooksConfig(t, repo, fmt.Sprintf("hooks:\n  - {name: record, on: git.post-commit, actions: [{type: command, command: [tee, %q]}]}\n", out))
+
+	r := runCLI(t, "hooks", "install-git", repo)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "install-git", r.stdout, "post-commit", "pre-push", "your hook was kept")
+	wantCode(t, runCLI(t, "hooks", "trust", cfg), ExitOK)
+
+	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644)
+	git("add", "a.txt", "switchboard.yaml")
+	git("commit", "-q", "-m", "add login")
+	sha := strings.TrimSpace(git("rev-parse", "HEAD"))
+
+	var ev map[string]any
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		data, err := os.ReadFile(out)
+		if err == nil && json.Unmarshal(data, &ev) == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("git.post-commit did not fire: %s missing", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if ev["event"] != "git.post-commit" || ev["sha"] != sha || ev["subject"] != "add login" || ev["branch"] != "004-login" || ev["feature"] != "004-login" || ev["user"] != "Ada Tester" {
+		t.Errorf("event: got %v", ev)
+	}
+	if _, err := os.Stat(filepath.Join(repo, "user-hook-ran")); err != nil {
+		t.Errorf("the user's own post-commit hook did not run: %v", err)
+	}
+	r = runCLI(t, "hooks", "log", "--config", cfg, "--json")
+	wantContains(t, "hooks log", r.stdout, `"event": "git.post-commit"`, `"status": "success"`)
+}
+
+// TestHooksAroundCommandCalls: a command's own calls run the hooks — a
+// tool.before guard denies, and a tool.after hook has run (not been
+// cancelled) by the time `switchboard call` exits.
+func TestHooksAroundCommandCalls(t *testing.T) {
+	t.Setenv(envNoDaemon, "1")
+	path := writeConfig(t, map[string]string{"alpha": "ok"})
+	dir := t.TempDir()
+	out := filepath.Join(dir, "after.json")
+	slow := writeScript(t, dir, "slow.sh", fmt.Sprintf("sleep 0.3; cat > %q\n", out))
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, `hooks:
+  - {name: no-add, on: tool.before, if: {tool: add}, actions: [{type: command, command: [sh, -c, "echo not today >&2; exit 2"]}]}
+  - {name: save, on: tool.after, actions: [{type: command, command: [%q]}]}
+`, slow)
+	f.Close()
+	wantCode(t, runCLI(t, "hooks", "trust", "--config", path), ExitOK)
+
+	r := runCLI(t, "call", "--config", path, "alpha", "add", "a=1", "b=2")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "denied call", r.stderr, "denied by hook no-add", "not today")
+
+	r = runCLI(t, "call", "--config", path, "alpha", "echo", "message=hello")
+	wantCode(t, r, ExitOK)
+	data, err := os.ReadFile(out)
+	var ev map[string]any
+	if err != nil || json.Unmarshal(data, &ev) != nil || ev["event"] != "tool.after" || ev["tool"] != "echo" {
+		t.Fatalf("the tool.after hook's output when call exited: got %q (%v), want the event as JSON", data, err)
+	}
+
+	r = runCLI(t, "hooks", "log", "--config", path, "--json")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "hooks log", r.stdout, `"hook": "no-add"`, `"status": "blocked"`, `"hook": "save"`, `"status": "success"`)
+}
