@@ -20,11 +20,11 @@ PEERS_STAMP := $(PEERS)/node_modules/.switchboard-installed
 # allows -fuzz to match a single target in a single package). Longer: make fuzz FUZZTIME=5m
 FUZZTIME ?= 10s
 
-.PHONY: all test peers postgres build lint bench bench-gateway fuzz clean
+.PHONY: all test peers postgres chromium build lint bench bench-gateway fuzz clean
 
 all: lint build test
 
-test: peers postgres
+test: peers postgres chromium
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 peers: $(PEERS_STAMP)
@@ -49,6 +49,16 @@ postgres:
 		{ echo "make: installing PostgreSQL failed; run: apt-get install -y postgresql" >&2; exit 1; }; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
 		{ echo "make: PostgreSQL installed but no /usr/lib/postgresql/*/bin/initdb" >&2; exit 1; }
+
+# The web console's browser tests (internal/web) drive Debian's Chromium through chromedp.
+# Installed with apt-get only when missing; SWITCHBOARD_TEST_CHROME names another binary.
+chromium:
+	@if [ -n "$$SWITCHBOARD_TEST_CHROME" ] || command -v chromium >/dev/null 2>&1; then exit 0; fi; \
+	sudo=; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
+	echo "make: installing Chromium for the web console's browser tests: apt-get install chromium"; \
+	$$sudo apt-get update && \
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium || \
+		{ echo "make: installing Chromium failed; run: apt-get install -y chromium" >&2; exit 1; }
 
 build:
 	$(GO) build -o bin/switchboard ./cmd/switchboard

@@ -27,6 +27,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,10 +37,12 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/hooks"
 	"github.com/switchboard-mcp/switchboard/internal/metrics"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
+	"github.com/switchboard-mcp/switchboard/internal/web"
 )
 
 // Options configures a Daemon.
@@ -81,6 +84,9 @@ type Daemon struct {
 	metrics *metrics.Metrics
 	gw      *gateway.Gateway
 	backend control.Backend
+	hooks   *hooks.Engine
+	hookEv  *hookEvents
+	console atomic.Pointer[web.Console] // set by Run
 
 	mu  sync.Mutex
 	cfg *config.Config
@@ -170,6 +176,9 @@ func New(opts Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := d.newHooks(); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -248,12 +257,23 @@ func (d *Daemon) Run(ctx context.Context) error {
 		Address:   d.Addr(),
 		StartedAt: d.started,
 	})
+	if err := d.newConsole(); err != nil {
+		d.ln.Close()
+		if ctl != nil {
+			ctl.Close()
+		}
+		return err
+	}
 	httpSrv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slogErrorLog(d.logger)}
 	var ctlSrv *http.Server
 	if ctl != nil {
-		ctlSrv = &http.Server{Handler: control.NewHandler(d.backend, d.logger), ReadHeaderTimeout: 10 * time.Second}
+		ctlMux := http.NewServeMux()
+		ctlMux.Handle("/", control.NewHandler(d.backend, d.logger))
+		ctlMux.Handle(hooks.EventPath, d.hooksHandler()) // `hooks fire` (the socket is the owner's alone)
+		ctlSrv = &http.Server{Handler: ctlMux, ReadHeaderTimeout: 10 * time.Second}
 	}
 	return d.serve(ctx, func(runCtx context.Context, wg *sync.WaitGroup) {
+		d.runConsole(runCtx, wg)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -276,6 +296,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 		_ = httpSrv.Shutdown(shutdownCtx)
 		cancel()
 		d.drain(deadline)
+		// The calls are done, but their responses may still be on the
+		// way out: let the handlers finish (briefly — a client's open
+		// stream never ends on its own) before closing what is left.
+		flushCtx, cancelFlush := context.WithTimeout(deadline, responseFlush)
+		_ = httpSrv.Shutdown(flushCtx)
+		cancelFlush()
 		_ = httpSrv.Close()
 		if ctlSrv != nil {
 			_ = ctlSrv.Close()
@@ -306,7 +332,7 @@ func (d *Daemon) RunStdio(ctx context.Context, t mcp.Transport) error {
 func (d *Daemon) serve(ctx context.Context, start func(context.Context, *sync.WaitGroup), stop func(deadline context.Context)) error {
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	var core, front sync.WaitGroup
-	core.Add(3)
+	core.Add(4)
 	recCtx, cancelRec := context.WithCancel(context.Background())
 	var recDone sync.WaitGroup
 	recDone.Add(1)
@@ -314,6 +340,7 @@ func (d *Daemon) serve(ctx context.Context, start func(context.Context, *sync.Wa
 	go func() { defer core.Done(); _ = d.pool.Run(runCtx) }()
 	go func() { defer core.Done(); _ = d.cat.Run(runCtx) }()
 	go func() { defer core.Done(); control.WatchStopFlag(runCtx, control.StopFlagPath(d.opts.StateDir), d.eng) }()
+	go func() { defer core.Done(); _ = d.hooks.Run(runCtx) }()
 	gwCtx, cancelGW := context.WithCancel(context.Background())
 	front.Add(1)
 	go func() { defer front.Done(); _ = d.gw.Run(gwCtx) }()
@@ -332,6 +359,10 @@ func (d *Daemon) serve(ctx context.Context, start func(context.Context, *sync.Wa
 	recDone.Wait()
 	return nil
 }
+
+// responseFlush bounds how long shutdown waits, once the calls in flight
+// have finished, for their responses to be written.
+const responseFlush = time.Second
 
 // drain waits for calls in flight to finish until deadline, then cancels
 // the rest through the stop switch.
@@ -367,6 +398,8 @@ func (d *Daemon) serverChanged(s upstream.Snapshot) {
 		line += fmt.Sprintf(" (retry %d at %s)", s.Attempt, s.NextRetryAt.Format("15:04:05"))
 	}
 	d.out.printOnce(s.Server, line)
+	d.emitServerEvent(s)
+	d.consoleServerChanged(s)
 	if d.gw != nil {
 		d.gw.Notify()
 	}
@@ -374,6 +407,8 @@ func (d *Daemon) serverChanged(s upstream.Snapshot) {
 
 // catalogChanged prints a server's tool count when it changes.
 func (d *Daemon) catalogChanged(server string, kind catalog.Kind) {
+	d.emitCatalogEvent(server, kind)
+	d.consoleCatalogChanged(server, kind)
 	if kind != catalog.KindTools {
 		return
 	}

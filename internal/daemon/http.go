@@ -5,12 +5,13 @@ import (
 	"net/http"
 
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
+	"github.com/switchboard-mcp/switchboard/internal/hooks"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // Handler returns everything served on the listen address: the gateway's
-// MCP endpoints, /healthz, /readyz and /metrics, all behind the Host and
-// Origin checks.
+// MCP endpoints, /healthz, /readyz, /metrics and the web console (at / and
+// under /ui/), all behind the Host and Origin checks.
 func (d *Daemon) Handler() http.Handler {
 	mux := http.NewServeMux()
 	gw := d.gw.Handler()
@@ -25,6 +26,9 @@ func (d *Daemon) Handler() http.Handler {
 	}), false))
 	mux.Handle("GET /readyz", d.gw.Guard(http.HandlerFunc(d.readyz), false))
 	mux.Handle("GET /metrics", d.gw.Guard(d.metrics.Handler(), true))
+	// Events from other tools: a token whenever tokens are configured.
+	mux.Handle(hooks.EventPath, d.gw.Guard(d.hooksHandler(), true))
+	d.mountConsole(mux)
 	return mux
 }
 

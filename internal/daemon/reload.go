@@ -41,6 +41,9 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadReport, error) {
 	if err := d.eng.CheckConfig(cfg); err != nil {
 		return control.ReloadReport{}, err
 	}
+	if err := d.hooks.CheckConfig(cfg); err != nil {
+		return control.ReloadReport{}, err
+	}
 	changes, err := d.pool.Apply(ctx, cfg)
 	if err != nil {
 		return control.ReloadReport{}, err
@@ -54,6 +57,9 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadReport, error) {
 	d.cfg = cfg
 	d.mu.Unlock()
 	d.gw.SetConfig(cfg)
+	if err := d.hooks.SetConfig(cfg); err != nil {
+		d.logger.Error("applying checked hooks failed", "err", err)
+	}
 	for _, w := range warnings {
 		d.logger.Warn("reload", "warning", w)
 	}

@@ -34,6 +34,7 @@ const (
 	SourceHook     Source = "hook"
 	SourceDocument Source = "document"
 	SourceAgent    Source = "agent"
+	SourceWeb      Source = "web" // the web console
 )
 
 // Status is where a call is in its lifecycle (seed 001).

@@ -1,0 +1,338 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/daemon"
+	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/testpeer"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+)
+
+func TestMain(m *testing.M) {
+	testserver.Init()
+	os.Exit(m.Run())
+}
+
+// running is a daemon serving for the length of a test.
+type running struct {
+	d     *daemon.Daemon
+	url   string
+	store store.Store
+}
+
+// testConfig returns a configuration of the given servers with quick
+// reconnects and no pings, on a free loopback port.
+func testConfig(servers ...config.Server) *config.Config {
+	cfg := config.Default()
+	cfg.Servers = servers
+	cfg.Defaults.RequestTimeout = 30 * time.Second
+	cfg.Defaults.Health = config.Health{PingInterval: time.Hour, PingTimeout: 5 * time.Second,
+		Backoff: []time.Duration{200 * time.Millisecond, 200 * time.Millisecond, 200 * time.Millisecond}, MaxFailures: 3}
+	cfg.Gateway.Listen = "127.0.0.1:0"
+	return cfg
+}
+
+// startDaemon runs a daemon for cfg until the test ends.
+func startDaemon(t *testing.T, cfg *config.Config) *running {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "sbw") // short: unix socket paths are limited
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	st, err := store.OpenSQLite(context.Background(), filepath.Join(dir, "switchboard.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := daemon.New(daemon.Options{Config: cfg, Store: st, StateDir: dir, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("daemon Run: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("the daemon did not shut down within 30s")
+		}
+		st.Close()
+	})
+	return &running{d: d, url: "http://" + d.Addr(), store: st}
+}
+
+// everything is server-everything over stdio (missing: the test fails
+// with `make peers`).
+func everything(t *testing.T, name string) config.Server {
+	t.Helper()
+	bin, args := testpeer.EverythingCommand(t)
+	return config.Server{
+		Name: name, Transport: config.TransportStdio, Command: bin, Args: args,
+		ConnectTimeout: 30 * time.Second, RequestTimeout: 60 * time.Second, TerminateOnClose: true,
+		Enabled: true, LoadTools: true, LoadPrompts: true, LoadResources: true, MaxRetries: 1,
+	}
+}
+
+// chromePath finds Chromium: $SWITCHBOARD_TEST_CHROME, else chromium on
+// PATH. A machine without it fails the test, saying how to install it.
+func chromePath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("SWITCHBOARD_TEST_CHROME"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("the browser tests need Chromium, which is not installed; install it: make chromium (apt-get install chromium)")
+	return ""
+}
+
+// browser starts a headless Chromium for the test and returns a tab. When
+// the test ends the browser is closed and every process it started must
+// be gone.
+func browser(t *testing.T, width, height int) context.Context {
+	t.Helper()
+	dataDir, err := os.MkdirTemp("", "sbchrome")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromePath(t)),
+		chromedp.UserDataDir(dataDir),
+		chromedp.WindowSize(width, height),
+		chromedp.DisableGPU,
+		chromedp.Flag("no-sandbox", os.Getuid() == 0),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		cancelTab()
+		cancelAlloc()
+		os.RemoveAll(dataDir)
+		t.Fatalf("starting Chromium: %v", err)
+	}
+	stopWatch := watchPages(t, ctx)
+	t.Cleanup(func() {
+		stopWatch()
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_ = chromedp.Cancel(cctx)
+		cancel()
+		cancelTab()
+		cancelAlloc()
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			left := browserProcesses(dataDir)
+			if len(left) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("Chromium processes still running after the test: %v", left)
+				for _, pid := range left {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		os.RemoveAll(dataDir)
+	})
+	return ctx
+}
+
+// watchPages records Content-Security-Policy violations and uncaught
+// JavaScript exceptions on every page the tab shows; the returned func
+// stops watching and fails the test if there were any.
+func watchPages(t *testing.T, ctx context.Context) func() {
+	t.Helper()
+	wctx, cancel := context.WithCancel(ctx)
+	logs := chromedp.Events(wctx, log.EntryAdded)
+	excs := chromedp.Events(wctx, runtime.ExceptionThrown)
+	enable := chromedp.Action[chromedp.Void](func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, tg, log.Enable, cdp.Empty{})
+		return chromedp.Void{}, err
+	})
+	if err := chromedp.Do(ctx, enable); err != nil {
+		cancel()
+		t.Fatalf("enabling the browser log: %v", err)
+	}
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		problems []string
+	)
+	note := func(s string) {
+		mu.Lock()
+		problems = append(problems, s)
+		mu.Unlock()
+	}
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for ev, err := range logs {
+			if err != nil {
+				return
+			}
+			if ev.Entry != nil && strings.Contains(ev.Entry.Text, "Content Security Policy") {
+				note("CSP violation: " + ev.Entry.Text + " at " + ev.Entry.URL)
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for ev, err := range excs {
+			if err != nil {
+				return
+			}
+			if d := ev.ExceptionDetails; d != nil {
+				msg := d.Text
+				if d.Exception != nil {
+					msg += " " + d.Exception.Description
+				}
+				note(fmt.Sprintf("uncaught exception: %s at %s:%d", msg, d.URL, d.LineNumber+1))
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range problems {
+			t.Errorf("browser: %s", p)
+		}
+	}
+}
+
+// browserProcesses lists the processes using a Chromium data directory.
+func browserProcesses(dataDir string) []int {
+	return processesWith("--user-data-dir=" + dataDir)
+}
+
+// processesWith lists the processes with an argument equal to arg (or
+// containing it, when arg starts with "~").
+func processesWith(arg string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		for _, a := range bytes.Split(cmdline, []byte{0}) {
+			if string(a) == arg || (strings.HasPrefix(arg, "~") && strings.Contains(string(a), arg[1:])) {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
+
+// shot saves a full-page screenshot in the test's artifact directory.
+func shot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	// A page that is still laying out has no size yet: try again briefly.
+	var buf []byte
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if buf, err = chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	path := filepath.Join(t.ArtifactDir(), name+".png")
+	if err := os.WriteFile(path, buf, 0o644); err != nil {
+		t.Errorf("saving screenshot: %v", err)
+		return
+	}
+	t.Logf("screenshot: %s", path)
+}
+
+// do runs browser steps, failing the test (with a screenshot and the
+// page's text) when one fails.
+func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		fail(t, ctx, what, err)
+	}
+}
+
+// waitJS polls a JavaScript condition until it is true or 30 s pass. It
+// keeps polling across navigations (a finished call loads its result).
+func waitJS(t *testing.T, ctx context.Context, what, expr string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var last error
+	for time.Now().Before(deadline) {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!(`+expr+`)`))
+		if err == nil && ok {
+			return
+		}
+		last = err
+		time.Sleep(50 * time.Millisecond)
+	}
+	if last == nil {
+		last = fmt.Errorf("still false after 30s: %s", expr)
+	}
+	fail(t, ctx, what, last)
+}
+
+// eval evaluates a JavaScript expression.
+func eval[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		fail(t, ctx, "evaluating "+expr, err)
+	}
+	return v
+}
+
+func fail(t *testing.T, ctx context.Context, what string, err error) {
+	t.Helper()
+	shot(t, ctx, "failure")
+	text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+	t.Fatalf("%s: %v\npage text:\n%s", what, err, text)
+}
+
+// jsString quotes a Go string for JavaScript.
+func jsString(s string) string { return strconv.Quote(s) }
+
+// rowLabel is the JavaScript expression of a server row's state label.
+func rowLabel(server string) string {
+	return fmt.Sprintf(`(function(){for (const tr of document.querySelectorAll('#servers tbody tr')) if (tr.dataset.server === %s) return tr.querySelector('[data-field="label"]').textContent; return ""})()`, jsString(server))
+}

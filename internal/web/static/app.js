@@ -1,0 +1,184 @@
+// Switchboard console: the event stream, the stop switch and the servers
+// page. Every string from the daemon is set with textContent, never as HTML.
+'use strict';
+(function () {
+  const meta = document.querySelector('meta[name="csrf-token"]');
+  const csrf = meta ? meta.content : '';
+  const handlers = {};
+
+  // api sends a request with the session's CSRF token and returns
+  // {ok, status, data} (data is the decoded JSON body, or null).
+  async function api(method, path, body) {
+    const opts = { method, headers: { 'X-CSRF-Token': csrf }, credentials: 'same-origin' };
+    if (body !== undefined) {
+      opts.headers['Content-Type'] = 'application/json';
+      opts.body = JSON.stringify(body);
+    }
+    let resp;
+    try {
+      resp = await fetch(path, opts);
+    } catch (e) {
+      return { ok: false, status: 0, data: { error_type: 'connection_error', message: 'the daemon cannot be reached: ' + e.message } };
+    }
+    let data = null;
+    try { data = await resp.json(); } catch (e) { data = null; }
+    return { ok: resp.ok, status: resp.status, data };
+  }
+
+  // faultText renders a seed 002 error as one line of text.
+  function faultText(d) {
+    if (!d) return 'the request failed';
+    let s = (d.error_type ? d.error_type + ': ' : '') + (d.message || 'the request failed');
+    if (Array.isArray(d.suggestions) && d.suggestions.length) s += ' (' + d.suggestions.join('; ') + ')';
+    return s;
+  }
+
+  function announce(msg) {
+    const el = document.getElementById('announce');
+    if (el) el.textContent = msg;
+  }
+
+  function onEvent(name, fn) {
+    (handlers[name] = handlers[name] || []).push(fn);
+  }
+
+  function connect() {
+    if (document.body.dataset.page === 'login' || typeof EventSource === 'undefined') return;
+    const es = new EventSource('/ui/events');
+    ['hello', 'server', 'catalog', 'stop', 'call'].forEach(function (name) {
+      es.addEventListener(name, function (ev) {
+        let d;
+        try { d = JSON.parse(ev.data); } catch (e) { return; }
+        (handlers[name] || []).forEach(function (fn) { fn(d); });
+      });
+    });
+  }
+
+  window.sb = { csrf, api, faultText, announce, onEvent };
+
+  // The stop switch.
+  const stopBtn = document.getElementById('stop-button');
+  const banner = document.getElementById('stopped-banner');
+  const resumeBtn = document.getElementById('resume-button');
+  function setStopped(stopped) {
+    if (banner) banner.hidden = !stopped;
+    if (stopBtn) stopBtn.hidden = stopped;
+  }
+  if (stopBtn) {
+    stopBtn.addEventListener('click', async function () {
+      stopBtn.disabled = true;
+      const r = await api('POST', '/ui/api/stop');
+      stopBtn.disabled = false;
+      if (r.ok) {
+        setStopped(true);
+        announce('Stopped: ' + r.data.cancelled + ' calls cancelled.');
+        if (resumeBtn) resumeBtn.focus();
+      } else {
+        announce(faultText(r.data));
+      }
+    });
+  }
+  if (resumeBtn) {
+    resumeBtn.addEventListener('click', async function () {
+      resumeBtn.disabled = true;
+      const r = await api('POST', '/ui/api/resume');
+      resumeBtn.disabled = false;
+      if (r.ok) {
+        setStopped(false);
+        announce('Resumed: calls run again.');
+        if (stopBtn) stopBtn.focus();
+      } else {
+        announce(faultText(r.data));
+      }
+    });
+  }
+  onEvent('stop', function (d) { setStopped(!!d.stopped); });
+
+  // The servers page.
+  const table = document.getElementById('servers');
+  if (table) {
+    let reloading = false;
+    const findRow = function (name) {
+      for (const tr of table.tBodies[0].rows) {
+        if (tr.dataset.server === name) return tr;
+      }
+      return null;
+    };
+    const updateBanner = function () {
+      const names = [];
+      for (const tr of table.tBodies[0].rows) {
+        if (tr.classList.contains('state-auto-disabled')) names.push(tr.dataset.server);
+      }
+      const b = document.getElementById('autodisabled');
+      const list = document.getElementById('autodisabled-list');
+      if (b && list) {
+        list.textContent = names.join(', ');
+        b.hidden = names.length === 0;
+      }
+    };
+    const updateRow = function (s) {
+      const tr = findRow(s.server);
+      if (!tr) {
+        // A server added by a reload: render the page again, once.
+        if (!reloading) { reloading = true; location.reload(); }
+        return;
+      }
+      tr.querySelectorAll('[data-field]').forEach(function (el) {
+        const k = el.dataset.field;
+        if (k in s) el.textContent = s[k] === null || s[k] === undefined ? '' : String(s[k]);
+      });
+      tr.className = 'state-' + s.label;
+      const reason = tr.querySelector('[data-field="disabled_reason"]');
+      if (reason) reason.hidden = !s.disabled_reason || s.enabled;
+      const stderr = tr.querySelector('details.stderr');
+      if (stderr) stderr.hidden = !s.stderr;
+      const enable = tr.querySelector('button[data-action="enable"]');
+      if (enable) {
+        const label = s.auto_disabled ? 'Re-enable' : 'Enable';
+        enable.textContent = label;
+        enable.setAttribute('aria-label', label + ' ' + s.server);
+        enable.hidden = s.enabled;
+      }
+      tr.querySelectorAll('button[data-action="disable"], button[data-action="refresh"]').forEach(function (b) { b.hidden = !s.enabled; });
+      updateBanner();
+    };
+    table.addEventListener('click', async function (ev) {
+      const b = ev.target.closest('button[data-action]');
+      if (!b) return;
+      const tr = b.closest('tr');
+      const errEl = tr.querySelector('.row-error');
+      const server = b.dataset.server, action = b.dataset.action;
+      b.disabled = true;
+      if (errEl) errEl.hidden = true;
+      const r = await api('POST', '/ui/api/servers/' + encodeURIComponent(server) + '/' + encodeURIComponent(action));
+      b.disabled = false;
+      if (r.ok) {
+        let msg = server + ': ' + action + ' done';
+        if (action === 'refresh' && r.data) msg += ' (' + r.data.tools + ' tools)';
+        announce(msg + '.');
+      } else if (errEl) {
+        errEl.textContent = faultText(r.data);
+        errEl.hidden = false;
+      }
+    });
+    onEvent('server', updateRow);
+    onEvent('catalog', function (d) {
+      const tr = findRow(d.server);
+      if (!tr) return;
+      ['tools', 'prompts', 'resources'].forEach(function (k) {
+        const el = tr.querySelector('[data-field="' + k + '"]');
+        if (el) el.textContent = String(d[k]);
+      });
+    });
+    // On every (re)connect, catch up with what happened meanwhile.
+    onEvent('hello', async function () {
+      const r = await api('GET', '/ui/api/servers');
+      if (r.ok && r.data) {
+        (r.data.servers || []).forEach(updateRow);
+        setStopped(!!r.data.stopped);
+      }
+    });
+  }
+
+  connect();
+})();

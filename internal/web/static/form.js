@@ -1,0 +1,628 @@
+// Switchboard console: the "Try it" form of a tool page. It builds a form
+// from the tool's JSON Schema, validates it with the engine's rules (the
+// daemon validates again), starts the call, follows its progress and lets
+// the user cancel it. Names and descriptions from the MCP server are set
+// with textContent only.
+'use strict';
+(function () {
+  const root = document.getElementById('tryit');
+  if (!root || !window.sb) return;
+  const sb = window.sb;
+  let schemaRoot = {};
+  try { schemaRoot = JSON.parse(root.dataset.schema || '{}'); } catch (e) { schemaRoot = {}; }
+  let initialArgs = {};
+  try { initialArgs = JSON.parse(root.dataset.args || '{}'); } catch (e) { initialArgs = {}; }
+
+  const form = document.getElementById('call-form');
+  const fieldsEl = document.getElementById('form-fields');
+  const rawWrap = document.getElementById('raw-wrap');
+  const raw = document.getElementById('raw-json');
+  const rawToggle = document.getElementById('raw-toggle');
+  const errorsEl = document.getElementById('form-errors');
+  const callBtn = document.getElementById('call-button');
+  const panel = document.getElementById('progress-panel');
+  const progress = document.getElementById('call-progress');
+  const progressText = document.getElementById('progress-text');
+  const cancelBtn = document.getElementById('cancel-button');
+
+  // ---- JSON Schema helpers -------------------------------------------
+
+  function isObject(v) { return v !== null && typeof v === 'object' && !Array.isArray(v); }
+
+  // resolve follows local $refs ("#/$defs/x", "#/definitions/x").
+  function resolve(s) {
+    for (let i = 0; i < 32 && isObject(s) && typeof s.$ref === 'string'; i++) {
+      if (!s.$ref.startsWith('#')) return {};
+      let t = schemaRoot;
+      for (const part of s.$ref.slice(1).split('/').filter(Boolean)) {
+        const key = decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~');
+        t = isObject(t) || Array.isArray(t) ? t[key] : undefined;
+      }
+      s = t === undefined ? {} : t;
+    }
+    return s === undefined ? {} : s;
+  }
+
+  function types(s) {
+    if (!isObject(s) || s.type === undefined) return null;
+    return Array.isArray(s.type) ? s.type : [s.type];
+  }
+
+  // kindOf picks the editor for a schema.
+  function kindOf(s) {
+    s = resolve(s);
+    if (!isObject(s)) return 'json';
+    if (Array.isArray(s.enum) && s.enum.length) return 'enum';
+    let t = types(s);
+    if (t) {
+      t = t.filter(function (x) { return x !== 'null'; });
+      if (t.length !== 1) return 'json';
+      t = t[0];
+    } else if (s.properties) {
+      t = 'object';
+    } else if (s.items) {
+      t = 'array';
+    } else {
+      return 'json';
+    }
+    if (s.anyOf || s.oneOf || s.allOf) return t === 'object' && s.properties ? 'object' : 'json';
+    return ['string', 'number', 'integer', 'boolean', 'object', 'array'].indexOf(t) >= 0 ? t : 'json';
+  }
+
+  function jsonType(v) {
+    if (v === null) return 'null';
+    if (Array.isArray(v)) return 'array';
+    if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+    return typeof v;
+  }
+
+  function isType(v, t) {
+    switch (t) {
+      case 'null': return v === null;
+      case 'boolean': return typeof v === 'boolean';
+      case 'string': return typeof v === 'string';
+      case 'number': return typeof v === 'number' && isFinite(v);
+      case 'integer': return typeof v === 'number' && Number.isInteger(v);
+      case 'array': return Array.isArray(v);
+      case 'object': return isObject(v);
+    }
+    return true;
+  }
+
+  function equal(a, b) {
+    if (a === b) return true;
+    if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
+    if (Array.isArray(a) !== Array.isArray(b)) return false;
+    const ka = Object.keys(a), kb = Object.keys(b);
+    if (ka.length !== kb.length) return false;
+    return ka.every(function (k) { return Object.prototype.hasOwnProperty.call(b, k) && equal(a[k], b[k]); });
+  }
+
+  function join(path, key) { return path === '' ? String(key) : path + '.' + key; }
+
+  // validate checks v against s, pushing {path, message} for each problem.
+  // The keywords it applies: type, enum, const, required, properties,
+  // additionalProperties, minProperties, maxProperties, items,
+  // prefixItems, minItems, maxItems, uniqueItems, minLength, maxLength,
+  // pattern, minimum, maximum, exclusiveMinimum, exclusiveMaximum,
+  // multipleOf, allOf, anyOf, oneOf, not and local $ref. Anything else
+  // (format, if/then/else, dependent*, remote $ref) is left to the daemon.
+  function validate(s, v, path, errs) {
+    s = resolve(s);
+    if (s === true || s === undefined) return;
+    if (s === false) { errs.push({ path, message: 'no value is allowed here' }); return; }
+    if (!isObject(s)) return;
+    const t = types(s);
+    if (t && !t.some(function (x) { return isType(v, x); })) {
+      errs.push({ path, message: 'got ' + jsonType(v) + ', want ' + t.join(' or ') });
+      return;
+    }
+    if ('const' in s && !equal(v, s.const)) errs.push({ path, message: 'must be ' + JSON.stringify(s.const) });
+    if (Array.isArray(s.enum) && !s.enum.some(function (e) { return equal(e, v); })) {
+      errs.push({ path, message: 'must be one of ' + s.enum.map(function (e) { return JSON.stringify(e); }).join(', ') });
+    }
+    if (typeof v === 'string') {
+      const n = Array.from(v).length;
+      if (typeof s.minLength === 'number' && n < s.minLength) errs.push({ path, message: 'at least ' + s.minLength + ' characters, got ' + n });
+      if (typeof s.maxLength === 'number' && n > s.maxLength) errs.push({ path, message: 'at most ' + s.maxLength + ' characters, got ' + n });
+      if (typeof s.pattern === 'string') {
+        let re = null;
+        try { re = new RegExp(s.pattern, 'u'); } catch (e) { re = null; }
+        if (re && !re.test(v)) errs.push({ path, message: 'does not match the pattern ' + s.pattern });
+      }
+    }
+    if (typeof v === 'number') {
+      if (typeof s.minimum === 'number' && v < s.minimum) errs.push({ path, message: 'must be >= ' + s.minimum });
+      if (typeof s.maximum === 'number' && v > s.maximum) errs.push({ path, message: 'must be <= ' + s.maximum });
+      if (typeof s.exclusiveMinimum === 'number' && v <= s.exclusiveMinimum) errs.push({ path, message: 'must be > ' + s.exclusiveMinimum });
+      if (typeof s.exclusiveMaximum === 'number' && v >= s.exclusiveMaximum) errs.push({ path, message: 'must be < ' + s.exclusiveMaximum });
+      if (s.exclusiveMinimum === true && typeof s.minimum === 'number' && v <= s.minimum) errs.push({ path, message: 'must be > ' + s.minimum });
+      if (s.exclusiveMaximum === true && typeof s.maximum === 'number' && v >= s.maximum) errs.push({ path, message: 'must be < ' + s.maximum });
+      if (typeof s.multipleOf === 'number' && s.multipleOf > 0) {
+        const q = v / s.multipleOf;
+        if (Math.abs(q - Math.round(q)) > 1e-9) errs.push({ path, message: 'must be a multiple of ' + s.multipleOf });
+      }
+    }
+    if (Array.isArray(v)) {
+      if (typeof s.minItems === 'number' && v.length < s.minItems) errs.push({ path, message: 'at least ' + s.minItems + ' items, got ' + v.length });
+      if (typeof s.maxItems === 'number' && v.length > s.maxItems) errs.push({ path, message: 'at most ' + s.maxItems + ' items, got ' + v.length });
+      if (s.uniqueItems === true) {
+        for (let i = 0; i < v.length; i++) {
+          for (let j = i + 1; j < v.length; j++) {
+            if (equal(v[i], v[j])) { errs.push({ path, message: 'items ' + i + ' and ' + j + ' are equal' }); i = j = v.length; }
+          }
+        }
+      }
+      const prefix = Array.isArray(s.prefixItems) ? s.prefixItems : (Array.isArray(s.items) ? s.items : []);
+      v.forEach(function (item, i) {
+        if (i < prefix.length) validate(prefix[i], item, join(path, i), errs);
+        else if (s.items !== undefined && !Array.isArray(s.items)) validate(s.items, item, join(path, i), errs);
+      });
+    }
+    if (isObject(v)) {
+      if (Array.isArray(s.required)) {
+        s.required.forEach(function (k) {
+          if (!Object.prototype.hasOwnProperty.call(v, k)) errs.push({ path: join(path, k), message: 'required, but missing' });
+        });
+      }
+      const props = isObject(s.properties) ? s.properties : {};
+      const n = Object.keys(v).length;
+      if (typeof s.minProperties === 'number' && n < s.minProperties) errs.push({ path, message: 'at least ' + s.minProperties + ' properties' });
+      if (typeof s.maxProperties === 'number' && n > s.maxProperties) errs.push({ path, message: 'at most ' + s.maxProperties + ' properties' });
+      Object.keys(v).forEach(function (k) {
+        if (Object.prototype.hasOwnProperty.call(props, k)) {
+          validate(props[k], v[k], join(path, k), errs);
+        } else if (s.additionalProperties === false) {
+          errs.push({ path, message: 'additional property ' + JSON.stringify(k) + ' is not allowed' });
+        } else if (isObject(s.additionalProperties)) {
+          validate(s.additionalProperties, v[k], join(path, k), errs);
+        }
+      });
+    }
+    if (Array.isArray(s.allOf)) s.allOf.forEach(function (sub) { validate(sub, v, path, errs); });
+    const passes = function (sub) { const e = []; validate(sub, v, path, e); return e.length === 0; };
+    if (Array.isArray(s.anyOf) && !s.anyOf.some(passes)) errs.push({ path, message: 'matches none of the allowed forms (anyOf)' });
+    if (Array.isArray(s.oneOf)) {
+      const k = s.oneOf.filter(passes).length;
+      if (k !== 1) errs.push({ path, message: 'must match exactly one allowed form (oneOf), matches ' + k });
+    }
+    if (s.not !== undefined && passes(s.not)) errs.push({ path, message: 'matches a form that is not allowed (not)' });
+  }
+  window.sbValidate = function (schema, value) {
+    const saved = schemaRoot;
+    schemaRoot = schema;
+    const errs = [];
+    try { validate(schema, value, '', errs); } finally { schemaRoot = saved; }
+    return errs;
+  };
+
+  // ---- the form ------------------------------------------------------
+
+  let uid = 0;
+  const fieldErrors = {}; // path -> {wrap, el}
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  // labelFor builds a field's label, help and error line.
+  function decorate(wrap, input, s, name, required, path) {
+    const id = 'f' + (++uid);
+    input.id = id;
+    const label = el('label', '', name);
+    label.htmlFor = id;
+    if (required) {
+      const star = el('span', 'req', '*');
+      star.setAttribute('aria-hidden', 'true');
+      label.appendChild(star);
+      input.setAttribute('aria-required', 'true');
+    }
+    wrap.appendChild(label);
+    const described = [];
+    const desc = s.description || s.title;
+    if (desc && desc !== name) {
+      const help = el('p', 'help', desc);
+      help.id = id + '-help';
+      described.push(help.id);
+      wrap.appendChild(help);
+    }
+    wrap.appendChild(input);
+    const err = el('p', 'field-error');
+    err.id = id + '-err';
+    err.hidden = true;
+    described.push(err.id);
+    wrap.appendChild(err);
+    input.setAttribute('aria-describedby', described.join(' '));
+    fieldErrors[path] = { wrap, el: err, input };
+  }
+
+  // build returns an editor {el, get, set} for a schema. get() returns
+  // {set, value, problem}; set is false when the field was left empty.
+  function build(s0, path, name, required, inArray) {
+    const s = resolve(s0);
+    const kind = kindOf(s);
+    const wrap = el('div', 'field');
+    wrap.dataset.path = path;
+    const hasDefault = isObject(s) && 'default' in s;
+    switch (kind) {
+      case 'enum': {
+        const sel = el('select');
+        const opts = s.enum;
+        if (!required || !hasDefault) sel.appendChild(new Option(required ? '(choose)' : '(not set)', ''));
+        opts.forEach(function (v, i) { sel.appendChild(new Option(typeof v === 'string' ? v : JSON.stringify(v), String(i))); });
+        decorate(wrap, sel, s, name, required, path);
+        const ed = {
+          el: wrap,
+          get: function () { return sel.value === '' ? { set: false } : { set: true, value: opts[Number(sel.value)] }; },
+          set: function (v) { const i = opts.findIndex(function (o) { return equal(o, v); }); sel.value = i < 0 ? '' : String(i); },
+        };
+        if (hasDefault) ed.set(s.default);
+        return ed;
+      }
+      case 'boolean': {
+        if (required || inArray) {
+          const box = el('input');
+          box.type = 'checkbox';
+          wrap.className = 'field check';
+          decorate(wrap, box, s, name, required, path);
+          wrap.insertBefore(box, wrap.firstChild);
+          const ed = {
+            el: wrap,
+            get: function () { return { set: true, value: box.checked }; },
+            set: function (v) { box.checked = v === true; },
+          };
+          if (hasDefault) ed.set(s.default);
+          return ed;
+        }
+        const sel = el('select');
+        sel.appendChild(new Option('(not set)', ''));
+        sel.appendChild(new Option('true', 'true'));
+        sel.appendChild(new Option('false', 'false'));
+        decorate(wrap, sel, s, name, required, path);
+        const ed = {
+          el: wrap,
+          get: function () { return sel.value === '' ? { set: false } : { set: true, value: sel.value === 'true' }; },
+          set: function (v) { sel.value = v === true ? 'true' : v === false ? 'false' : ''; },
+        };
+        if (hasDefault) ed.set(s.default);
+        return ed;
+      }
+      case 'number':
+      case 'integer': {
+        const inp = el('input');
+        inp.type = 'number';
+        inp.step = kind === 'integer' ? '1' : 'any';
+        if (typeof s.minimum === 'number') inp.min = String(s.minimum);
+        if (typeof s.maximum === 'number') inp.max = String(s.maximum);
+        decorate(wrap, inp, s, name, required, path);
+        const bounds = [];
+        if (typeof s.minimum === 'number') bounds.push('min ' + s.minimum);
+        if (typeof s.exclusiveMinimum === 'number') bounds.push('more than ' + s.exclusiveMinimum);
+        if (typeof s.maximum === 'number') bounds.push('max ' + s.maximum);
+        if (typeof s.exclusiveMaximum === 'number') bounds.push('less than ' + s.exclusiveMaximum);
+        if (bounds.length || kind === 'integer') {
+          const b = el('p', 'help', (kind === 'integer' ? 'Whole number' : 'Number') + (bounds.length ? ', ' + bounds.join(', ') : '') + '.');
+          b.id = inp.id + '-bounds';
+          wrap.insertBefore(b, inp.nextSibling);
+          inp.setAttribute('aria-describedby', inp.getAttribute('aria-describedby') + ' ' + b.id);
+        }
+        const ed = {
+          el: wrap,
+          get: function () {
+            if (inp.validity && inp.validity.badInput) return { set: true, problem: 'not a number' };
+            if (inp.value.trim() === '') return inArray ? { set: true, value: null } : { set: false };
+            const n = Number(inp.value);
+            return isFinite(n) ? { set: true, value: n } : { set: true, problem: 'not a number' };
+          },
+          set: function (v) { inp.value = typeof v === 'number' ? String(v) : ''; },
+        };
+        if (hasDefault) ed.set(s.default);
+        return ed;
+      }
+      case 'string': {
+        const long = (typeof s.maxLength === 'number' && s.maxLength > 200) || s.format === 'textarea';
+        const inp = long ? el('textarea') : el('input');
+        if (!long) inp.type = s.format === 'email' ? 'email' : s.format === 'uri' ? 'url' : 'text';
+        if (long) inp.rows = 4;
+        decorate(wrap, inp, s, name, required, path);
+        const ed = {
+          el: wrap,
+          get: function () { return inp.value === '' && !inArray ? { set: false } : { set: true, value: inp.value }; },
+          set: function (v) { inp.value = typeof v === 'string' ? v : ''; },
+        };
+        if (hasDefault) ed.set(s.default);
+        return ed;
+      }
+      case 'object': {
+        const fs = el('fieldset');
+        fs.dataset.path = path;
+        if (path !== '') {
+          const legend = el('legend', '', name);
+          if (required) { const star = el('span', 'req', '*'); star.setAttribute('aria-hidden', 'true'); legend.appendChild(star); }
+          fs.appendChild(legend);
+          if (s.description) fs.appendChild(el('p', 'help', s.description));
+        }
+        const props = isObject(s.properties) ? s.properties : {};
+        const req = Array.isArray(s.required) ? s.required : [];
+        const kids = {};
+        Object.keys(props).forEach(function (k) {
+          const child = build(props[k], join(path, k), k, req.indexOf(k) >= 0, false);
+          kids[k] = child;
+          fs.appendChild(child.el);
+        });
+        const errP = el('p', 'field-error');
+        errP.hidden = true;
+        fs.appendChild(errP);
+        if (path !== '') fieldErrors[path] = { wrap: fs, el: errP, input: fs };
+        const ed = {
+          el: path === '' ? fs : fs,
+          get: function () {
+            const out = {};
+            const problems = [];
+            let any = false;
+            Object.keys(kids).forEach(function (k) {
+              const r = kids[k].get();
+              if (r.problems) r.problems.forEach(function (p) { problems.push(p); });
+              if (r.problem) problems.push({ path: join(path, k), message: r.problem });
+              if (r.set && !r.problem) { out[k] = r.value; any = true; } else if (r.set) { any = true; }
+            });
+            const set = any || required || path === '' || inArray;
+            return { set, value: out, problems };
+          },
+          set: function (v) {
+            if (!isObject(v)) v = {};
+            Object.keys(kids).forEach(function (k) { kids[k].set(v[k]); });
+          },
+        };
+        if (hasDefault) ed.set(s.default);
+        return ed;
+      }
+      case 'array': {
+        const fs = el('fieldset');
+        fs.dataset.path = path;
+        const legend = el('legend', '', name);
+        if (required) { const star = el('span', 'req', '*'); star.setAttribute('aria-hidden', 'true'); legend.appendChild(star); }
+        fs.appendChild(legend);
+        if (s.description) fs.appendChild(el('p', 'help', s.description));
+        const list = el('div', 'array-items');
+        fs.appendChild(list);
+        const items = [];
+        const itemSchema = Array.isArray(s.items) ? {} : (s.items === undefined ? {} : s.items);
+        const add = function (v) {
+          const idx = items.length;
+          const row = el('div', 'array-item');
+          const ed = build(itemSchema, join(path, idx), name + ' item ' + (idx + 1), false, true);
+          row.appendChild(ed.el);
+          const rm = el('button', '', 'Remove');
+          rm.type = 'button';
+          rm.setAttribute('aria-label', 'Remove ' + name + ' item ' + (idx + 1));
+          rm.addEventListener('click', function () {
+            const vals = items.map(function (it) { return it.get(); });
+            vals.splice(items.indexOf(ed), 1);
+            reset(vals.map(function (r) { return r.set ? r.value : undefined; }));
+          });
+          row.appendChild(rm);
+          list.appendChild(row);
+          items.push(ed);
+          if (v !== undefined) ed.set(v);
+          return ed;
+        };
+        const reset = function (vals) {
+          items.length = 0;
+          while (list.firstChild) list.removeChild(list.firstChild);
+          vals.forEach(function (v) { add(v); });
+        };
+        const addBtn = el('button', '', 'Add item');
+        addBtn.type = 'button';
+        addBtn.setAttribute('aria-label', 'Add ' + name + ' item');
+        addBtn.addEventListener('click', function () {
+          const ed = add(undefined);
+          const f = ed.el.querySelector('input, select, textarea');
+          if (f) f.focus();
+        });
+        fs.appendChild(addBtn);
+        const errP = el('p', 'field-error');
+        errP.hidden = true;
+        fs.appendChild(errP);
+        fieldErrors[path] = { wrap: fs, el: errP, input: addBtn };
+        const ed = {
+          el: fs,
+          get: function () {
+            const problems = [];
+            const out = items.map(function (it, i) {
+              const r = it.get();
+              if (r.problems) r.problems.forEach(function (p) { problems.push(p); });
+              if (r.problem) problems.push({ path: join(path, i), message: r.problem });
+              return r.set ? r.value : null;
+            });
+            return { set: out.length > 0 || required, value: out, problems };
+          },
+          set: function (v) { reset(Array.isArray(v) ? v : []); },
+        };
+        if (hasDefault) ed.set(s.default);
+        return ed;
+      }
+      default: {
+        const ta = el('textarea');
+        ta.rows = 3;
+        ta.spellcheck = false;
+        decorate(wrap, ta, s, name, required, path);
+        wrap.insertBefore(el('p', 'help', 'Any JSON value.'), ta);
+        const ed = {
+          el: wrap,
+          get: function () {
+            if (ta.value.trim() === '') return { set: false };
+            try { return { set: true, value: JSON.parse(ta.value) }; } catch (e) { return { set: true, problem: 'not valid JSON' }; }
+          },
+          set: function (v) { ta.value = v === undefined ? '' : JSON.stringify(v, null, 2); },
+        };
+        if (hasDefault) ed.set(s.default);
+        return ed;
+      }
+    }
+  }
+
+  const rootEditor = build(isObject(schemaRoot) ? schemaRoot : {}, '', 'arguments', true, false);
+  fieldsEl.appendChild(rootEditor.el);
+  if (isObject(initialArgs) && Object.keys(initialArgs).length) rootEditor.set(initialArgs);
+
+  let rawMode = false;
+
+  function clearErrors() {
+    Object.keys(fieldErrors).forEach(function (p) {
+      const f = fieldErrors[p];
+      f.el.hidden = true;
+      f.el.textContent = '';
+      f.wrap.classList.remove('invalid');
+      if (f.input.setAttribute) f.input.removeAttribute('aria-invalid');
+    });
+    errorsEl.hidden = true;
+    while (errorsEl.firstChild) errorsEl.removeChild(errorsEl.firstChild);
+  }
+
+  // showErrors marks each problem at its field, lists them all at the top
+  // and moves the focus to the first.
+  function showErrors(errs, heading) {
+    clearErrors();
+    errorsEl.appendChild(el('p', '', heading || 'Fix these before calling:'));
+    const ul = el('ul');
+    let first = null;
+    errs.forEach(function (e) {
+      const label = e.path === '' ? '(arguments)' : e.path;
+      ul.appendChild(el('li', '', label + ': ' + e.message));
+      const f = !rawMode && fieldErrors[e.path];
+      if (f) {
+        f.el.textContent = e.message;
+        f.el.hidden = false;
+        f.wrap.classList.add('invalid');
+        if (f.input.setAttribute) f.input.setAttribute('aria-invalid', 'true');
+        if (!first) first = f.input;
+      }
+    });
+    errorsEl.appendChild(ul);
+    errorsEl.hidden = false;
+    (first && first.focus ? first : errorsEl).focus();
+  }
+
+  function currentArgs() {
+    if (rawMode) {
+      let v;
+      try { v = JSON.parse(raw.value.trim() === '' ? '{}' : raw.value); } catch (e) {
+        return { problems: [{ path: '', message: 'the arguments are not valid JSON: ' + e.message }] };
+      }
+      if (!isObject(v)) return { problems: [{ path: '', message: 'the arguments must be a JSON object' }] };
+      return { value: v, problems: [] };
+    }
+    const r = rootEditor.get();
+    return { value: r.value || {}, problems: r.problems || [] };
+  }
+
+  rawToggle.addEventListener('click', function () {
+    clearErrors();
+    if (!rawMode) {
+      const r = currentArgs();
+      raw.value = JSON.stringify(r.value || {}, null, 2);
+      rawMode = true;
+      fieldsEl.hidden = true;
+      rawWrap.hidden = false;
+      raw.focus();
+    } else {
+      const r = currentArgs();
+      if (r.problems.length) { showErrors(r.problems); return; }
+      rootEditor.set(r.value);
+      rawMode = false;
+      fieldsEl.hidden = false;
+      rawWrap.hidden = true;
+    }
+    rawToggle.setAttribute('aria-pressed', String(rawMode));
+    rawToggle.textContent = rawMode ? 'Edit as form' : 'Edit as JSON';
+  });
+
+  // ---- calls ---------------------------------------------------------
+
+  let current = '';
+  let poller = 0;
+
+  function showRunning(on) {
+    panel.hidden = !on;
+    callBtn.disabled = on;
+  }
+
+  function update(d) {
+    if (!d || d.id !== current) return;
+    if (d.done) {
+      current = '';
+      if (poller) { clearInterval(poller); poller = 0; }
+      location.assign(d.view + '#result');
+      return;
+    }
+    const secs = (d.elapsed_ms / 1000).toFixed(1) + ' s';
+    const p = d.progress;
+    if (p && p.total > 0) {
+      progress.max = p.total;
+      progress.value = p.processed;
+      progressText.textContent = 'Progress ' + p.processed + ' of ' + p.total + (p.message ? ': ' + p.message : '') + ' (' + secs + ')';
+    } else if (p) {
+      progress.removeAttribute('value');
+      progressText.textContent = 'Progress ' + p.processed + (p.message ? ': ' + p.message : '') + ' (' + secs + ')';
+    } else {
+      progressText.textContent = 'Running… (' + secs + ')';
+    }
+  }
+
+  async function poll() {
+    if (!current) return;
+    const r = await sb.api('GET', '/ui/api/calls/' + encodeURIComponent(current));
+    if (r.ok) update(r.data);
+  }
+
+  function track(id) {
+    current = id;
+    showRunning(true);
+    progress.removeAttribute('value');
+    poll();
+    // The event stream delivers progress at once; this poll covers a
+    // stream that is reconnecting.
+    poller = setInterval(poll, 1000);
+    cancelBtn.focus();
+  }
+
+  sb.onEvent('call', update);
+  sb.onEvent('hello', poll);
+
+  cancelBtn.addEventListener('click', async function () {
+    if (!current) return;
+    cancelBtn.disabled = true;
+    progressText.textContent = 'Cancelling…';
+    const r = await sb.api('POST', '/ui/api/calls/' + encodeURIComponent(current) + '/cancel');
+    cancelBtn.disabled = false;
+    if (!r.ok) sb.announce(sb.faultText(r.data));
+  });
+
+  form.addEventListener('submit', async function (ev) {
+    ev.preventDefault();
+    clearErrors();
+    const args = currentArgs();
+    const errs = args.problems.slice();
+    if (!errs.length) validate(schemaRoot, args.value, '', errs);
+    if (errs.length) { showErrors(errs); return; }
+    callBtn.disabled = true;
+    const r = await sb.api('POST', '/ui/api/calls', { server: root.dataset.server, tool: root.dataset.tool, arguments: args.value });
+    callBtn.disabled = false;
+    if (r.status === 202 && r.data) { track(r.data.id); return; }
+    const d = r.data || {};
+    const fields = d.details && Array.isArray(d.details.fields) ? d.details.fields : [];
+    if (fields.length) {
+      showErrors(fields.map(function (f) {
+        return { path: f.field === '(arguments)' ? '' : f.field, message: f.message };
+      }), 'The daemon refused these arguments:');
+      return;
+    }
+    showErrors([{ path: '', message: sb.faultText(d) }], 'The call could not start:');
+  });
+
+  if (root.dataset.call && root.dataset.running === 'true') track(root.dataset.call);
+})();
