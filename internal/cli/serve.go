@@ -139,6 +139,7 @@ func printEndpoints(w interface{ Write([]byte) (int, error) }, addr string, cfg 
 		fmt.Fprintf(w, ", %s/mcp/%s", base, v.Name)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintf(w, "web console: %s/\n", base)
 	fmt.Fprintf(w, "health: %s/healthz, %s/readyz; metrics: %s/metrics\n", base, base, base)
 	auth := ""
 	if len(cfg.Gateway.Tokens) > 0 {
