@@ -19,6 +19,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/hooks"
+	"github.com/switchboard-mcp/switchboard/internal/llm"
+	"github.com/switchboard-mcp/switchboard/internal/llm/llmtest"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
@@ -183,5 +185,61 @@ func TestHooksInTheDaemon(t *testing.T) {
 	}
 	if len(runs) != 1 || runs[0].Status != string(hooks.StatusBlocked) {
 		t.Errorf("the guard's runs: got %+v, want one blocked run", runs)
+	}
+}
+
+// TestHookAgentAction: an agent action in the daemon runs the agent loop
+// against the configured endpoint, with the daemon's tools.
+func TestHookAgentAction(t *testing.T) {
+	model := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
+		for _, m := range req.Chat {
+			if m.Role == llm.RoleTool {
+				return llmtest.Response{Text: "the echo said: " + m.Content}
+			}
+		}
+		return llmtest.Response{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "alpha__echo", Arguments: `{"message": "hi from the hook"}`}}}
+	})
+	path := filepath.Join(t.TempDir(), "switchboard.yaml")
+	writeConfig(t, path, map[string]string{"alpha": "ok"}, fmt.Sprintf(`llm:
+  base_url: %q
+  model: scripted
+  stream: false
+hooks:
+  - name: ask
+    on: ask.*
+    actions:
+      - {type: agent, prompt: "Echo a greeting for {who}"}
+`, model.URL()))
+	cfg, err := config.Load(path, config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, cfg, func(o *Options) {
+		if _, err := hooks.Trust(o.StateDir, path); err != nil {
+			t.Fatal(err)
+		}
+	})
+	ctx := context.Background()
+	if _, err := r.d.Pool().WaitConnected(ctx, "alpha", 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.d.Catalog().Refresh(ctx, "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.d.Hooks().Fire(ctx, "ask.greeting", map[string]any{"who": "the team"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != 1 || rep.Runs[0].Status != hooks.StatusSuccess || !strings.Contains(fmt.Sprint(rep.Runs[0].Output), "hi from the hook") {
+		t.Fatalf("the agent action: got %+v, want a success whose output has the echoed text", rep.Runs)
+	}
+	reqs := model.Requests()
+	if len(reqs) == 0 || !strings.Contains(fmt.Sprint(reqs[0].Chat), "Echo a greeting for the team") {
+		t.Errorf("the model was not given the templated prompt: %+v", reqs)
+	}
+	r.stop(t)
+	calls, err := r.store.Calls(ctx, store.CallFilter{Source: string(toolcall.SourceAgent)})
+	if err != nil || len(calls) != 1 || calls[0].Tool != "echo" {
+		t.Errorf("history of the agent's calls: got %+v (%v), want one echo", calls, err)
 	}
 }
