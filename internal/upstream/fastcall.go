@@ -215,13 +215,13 @@ func (f *fastCaller) cancel(id string) {
 	}
 }
 
-// stream reads the call's event stream until its response, handling
-// what else the server sends on it.
 // streamBufs holds the line buffers stream reads events with: a fresh
 // 64 KiB buffer per call was a tenth of the gateway's CPU (allocation and
 // zeroing of a large object).
 var streamBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
+// stream reads the call's event stream until its response, handling
+// what else the server sends on it.
 func (f *fastCaller) stream(ctx context.Context, r io.Reader, id string) (*wireMessage, error) {
 	sc := bufio.NewScanner(r)
 	buf := streamBufs.Get().(*[]byte)
