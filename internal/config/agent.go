@@ -5,7 +5,6 @@ import (
 	"math"
 	"net/url"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -237,29 +236,7 @@ func (r *resolver) decodeAgent(p *pair, servers []*rawServer) Agent {
 				names = append(names, s.name)
 			}
 		}
-		field := "agent.servers"
-		items, _ := r.ps.strList(p.value, field)
-		for j, s := range items {
-			if !s.isScalar() {
-				continue // reported by strList
-			}
-			f := fmt.Sprintf("%s[%d]", field, j)
-			switch {
-			case slices.Contains(a.Servers, s.text):
-				r.ps.add(s.pos, f, fmt.Sprintf("server %q is listed twice", s.text), "remove one", nil)
-			case !slices.Contains(names, s.text):
-				fix := "use the name of a server under servers: (" + strings.Join(names, ", ") + ")"
-				if len(names) == 0 {
-					fix = "define the server under servers: first"
-				}
-				if sug := suggest(s.text, names); sug != "" {
-					fix = fmt.Sprintf("did you mean %q?", sug)
-				}
-				r.ps.add(s.pos, f, fmt.Sprintf("unknown server %q", s.text), fix, nil)
-			default:
-				a.Servers = append(a.Servers, s.text)
-			}
-		}
+		a.Servers = r.serverList(p.value, "agent.servers", names)
 	}
 	a.Tools = r.globs(n.get("tools"), "agent.tools")
 	return a

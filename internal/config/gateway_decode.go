@@ -409,29 +409,7 @@ func (r *resolver) views(n *node, servers []string) []View {
 			}
 		}
 		if p := it.get("servers"); p != nil {
-			field := base + ".servers"
-			items, _ := r.ps.strList(p.value, field)
-			for j, s := range items {
-				if !s.isScalar() {
-					continue // reported by strList
-				}
-				f := fmt.Sprintf("%s[%d]", field, j)
-				switch {
-				case slices.Contains(v.Servers, s.text):
-					r.ps.add(s.pos, f, fmt.Sprintf("server %q is listed twice", s.text), "remove one", nil)
-				case !slices.Contains(servers, s.text):
-					fix := "use the name of a server under servers: (" + strings.Join(servers, ", ") + ")"
-					if len(servers) == 0 {
-						fix = "define the server under servers: first"
-					}
-					if sug := suggest(s.text, servers); sug != "" {
-						fix = fmt.Sprintf("did you mean %q?", sug)
-					}
-					r.ps.add(s.pos, f, fmt.Sprintf("unknown server %q", s.text), fix, nil)
-				default:
-					v.Servers = append(v.Servers, s.text)
-				}
-			}
+			v.Servers = r.serverList(p.value, base+".servers", servers)
 		}
 		v.Include = r.globs(it.get("include"), base+".include")
 		v.Exclude = r.globs(it.get("exclude"), base+".exclude")
@@ -697,4 +675,33 @@ func (r *resolver) tokenHash(n *node, field string) string {
 		r.ps.add(n.pos, field, fmt.Sprintf("must be 64 hex digits (a SHA-256), not %d characters", len(v)), fix, nil)
 	}
 	return ""
+}
+
+// serverList reads a list of server names at field: each must be one of
+// known (the configured servers' names), and listed once.
+func (r *resolver) serverList(n *node, field string, known []string) []string {
+	var out []string
+	items, _ := r.ps.strList(n, field)
+	for j, s := range items {
+		if !s.isScalar() {
+			continue // reported by strList
+		}
+		f := fmt.Sprintf("%s[%d]", field, j)
+		switch {
+		case slices.Contains(out, s.text):
+			r.ps.add(s.pos, f, fmt.Sprintf("server %q is listed twice", s.text), "remove one", nil)
+		case !slices.Contains(known, s.text):
+			fix := "use the name of a server under servers: (" + strings.Join(known, ", ") + ")"
+			if len(known) == 0 {
+				fix = "define the server under servers: first"
+			}
+			if sug := suggest(s.text, known); sug != "" {
+				fix = fmt.Sprintf("did you mean %q?", sug)
+			}
+			r.ps.add(s.pos, f, fmt.Sprintf("unknown server %q", s.text), fix, nil)
+		default:
+			out = append(out, s.text)
+		}
+	}
+	return out
 }

@@ -96,24 +96,7 @@ func prepareHookRuns(runs []HookRun) ([]HookRun, error) {
 }
 
 // upsertHookSQL is the statement that stores one hook run.
-func (d dialect) upsertHookSQL() string {
-	var b strings.Builder
-	b.WriteString("INSERT INTO hook_runs (" + hookColumns + ") VALUES (")
-	for i := 1; i <= numHookColumns; i++ {
-		if i > 1 {
-			b.WriteString(", ")
-		}
-		b.WriteString(d.param(i))
-	}
-	b.WriteString(") ON CONFLICT (id) DO UPDATE SET ")
-	for i, c := range strings.Split(hookColumns, ", ")[1:] {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%s = excluded.%s", c, c)
-	}
-	return b.String()
-}
+func (d dialect) upsertHookSQL() string { return d.upsertSQL("hook_runs", hookColumns, numHookColumns) }
 
 // hookArgs are the arguments of upsertHookSQL for r.
 func (d dialect) hookArgs(r *HookRun) []any {

@@ -250,17 +250,22 @@ const callColumns = "id, source, identity, server, tool, args, status, error_kin
 const numCallColumns = 16
 
 // upsertCallSQL is the statement that stores one call.
-func (d dialect) upsertCallSQL() string {
+func (d dialect) upsertCallSQL() string { return d.upsertSQL("calls", callColumns, numCallColumns) }
+
+// upsertSQL is the statement that stores one row of table, whose columns
+// (n of them, the id first) are listed comma-separated: a row whose id is
+// already stored is replaced.
+func (d dialect) upsertSQL(table, columns string, n int) string {
 	var b strings.Builder
-	b.WriteString("INSERT INTO calls (" + callColumns + ") VALUES (")
-	for i := 1; i <= numCallColumns; i++ {
+	b.WriteString("INSERT INTO " + table + " (" + columns + ") VALUES (")
+	for i := 1; i <= n; i++ {
 		if i > 1 {
 			b.WriteString(", ")
 		}
 		b.WriteString(d.param(i))
 	}
 	b.WriteString(") ON CONFLICT (id) DO UPDATE SET ")
-	for i, c := range strings.Split(callColumns, ", ")[1:] {
+	for i, c := range strings.Split(columns, ", ")[1:] {
 		if i > 0 {
 			b.WriteString(", ")
 		}
