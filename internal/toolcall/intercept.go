@@ -1,9 +1,6 @@
 package toolcall
 
-import (
-	"context"
-	"maps"
-)
+import "context"
 
 // Interceptor sees every call the engine runs, whoever made it; the hooks
 // engine implements it to fire tool.before, tool.after and tool.failed.
@@ -46,7 +43,7 @@ func (c *call) intercept(ctx context.Context) (bool, error) {
 	}
 	c.icpt = box.i
 	req := c.req
-	req.Arguments = maps.Clone(c.args)
+	req.Arguments = c.args // read-only for Before, so not copied on the hot path
 	req.RawArguments = nil
 	args, err := box.i.Before(ctx, &req)
 	if err != nil {
