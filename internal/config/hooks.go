@@ -265,6 +265,40 @@ var hookEventFields = map[string][]string{
 // so that a template naming a field none of them has is an error.
 var closedNamespaces = []string{"tool", "server", "catalog"}
 
+// builtinEventProblem reports an event pattern in a namespace whose every
+// event is built in (tool.*, server.*, catalog.*) that matches none of
+// them: such a hook could never run, which is most likely a typo.
+func builtinEventProblem(pattern string) (msg, fix string) {
+	ns, _, _ := strings.Cut(pattern, ".")
+	if !slices.Contains(closedNamespaces, ns) {
+		return "", ""
+	}
+	var names []string
+	for ev := range hookEventFields {
+		if ok, _ := path.Match(pattern, ev); ok {
+			return "", ""
+		}
+		names = append(names, ev)
+	}
+	slices.Sort(names)
+	fix = "the " + ns + ".* events are " + strings.Join(filterPrefix(names, ns+"."), ", ")
+	if sug := suggest(pattern, names); sug != "" {
+		fix = fmt.Sprintf("did you mean %q?", sug)
+	}
+	return fmt.Sprintf("no event matches %q, so the hook would never run", pattern), fix
+}
+
+// filterPrefix keeps the names that start with prefix.
+func filterPrefix(names []string, prefix string) []string {
+	var out []string
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // HookEventFields returns the context fields an event matching pattern
 // can have (the standard ones plus the events' own) and whether that list
 // is closed: false for events whose fields the firer chooses (git.*,
@@ -495,6 +529,9 @@ func (r *resolver) hook(n *node, base string, servers []string, first map[string
 	} else if v, good := r.expandNode(p.value, base+".on"); good {
 		if msg := eventPatternProblem(v); msg != "" {
 			r.ps.add(p.value.pos, base+".on", msg, "write a dotted event name such as tool.before or git.post-commit; * and ? match within names", nil)
+			ok = false
+		} else if msg, fix := builtinEventProblem(v); msg != "" {
+			r.ps.add(p.value.pos, base+".on", msg, fix, nil)
 			ok = false
 		} else {
 			h.On = v

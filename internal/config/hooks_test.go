@@ -190,6 +190,12 @@ func TestHooksProblems(t *testing.T) {
 				"sb.yaml:5:12: hooks[1].name: duplicate hook name \"a\" (first defined at sb.yaml:4:12); give each hook a unique name",
 				"sb.yaml:5:19: hooks[1].on: invalid event pattern \"x[\": syntax error in pattern; write a dotted event name such as tool.before or git.post-commit; * and ? match within names",
 			}},
+		{"built-in namespace, no such event",
+			"hooks:\n  - {name: a, on: tool.befor, actions: [{type: event, event: y}]}\n  - {name: b, on: server.gone, actions: [{type: event, event: y}]}\n  - {name: c, on: \"catalog.*\", actions: [{type: event, event: y}]}\n",
+			[]string{
+				`sb.yaml:4:19: hooks.a.on: no event matches "tool.befor", so the hook would never run; did you mean "tool.before"?`,
+				`sb.yaml:5:19: hooks.b.on: no event matches "server.gone", so the hook would never run; the server.* events are server.available, server.disabled, server.unavailable`,
+			}},
 		{"unknown template field", "hooks:\n  - name: a\n    on: tool.after\n    actions:\n      - {type: command, command: [echo, \"{tool} {resutl}\"]}\n", []string{
 			`sb.yaml:7:41: hooks.a.actions[0].command[1]: unknown context field "resutl" for tool.after; did you mean "result"?`,
 		}},
