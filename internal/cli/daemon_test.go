@@ -151,6 +151,17 @@ func TestDaemonAndInProcessPrintTheSame(t *testing.T) {
 		{"call dead server", []string{"call", "dead", "echo"}, ExitFailure, false},
 		{"call timeout", []string{"call", "alpha", "slow", "seconds=30", "--timeout", "1s"}, ExitFailure, false},
 		{"refresh", []string{"servers", "refresh", "beta"}, ExitOK, false},
+		{"prompts", []string{"prompts"}, ExitFailure, false},
+		{"prompts of one server json", []string{"prompts", "alpha", "--json"}, ExitOK, false},
+		{"prompt", []string{"prompt", "alpha", "greet", "name=Ada"}, ExitOK, false},
+		{"prompt json", []string{"prompt", "alpha", "greet", "name=Ada", "--json"}, ExitOK, false},
+		{"prompt missing argument", []string{"prompt", "alpha", "greet"}, ExitFailure, false},
+		{"prompt unknown", []string{"prompt", "alpha", "gret"}, ExitFailure, false},
+		{"resources", []string{"resources"}, ExitFailure, false},
+		{"resources of one server json", []string{"resources", "beta", "--json"}, ExitOK, false},
+		{"read", []string{"read", "alpha", "test://readme"}, ExitOK, false},
+		{"read json", []string{"read", "alpha", "test://readme", "--json"}, ExitOK, false},
+		{"read dead server", []string{"read", "dead", "test://readme"}, ExitFailure, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

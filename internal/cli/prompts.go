@@ -2,52 +2,89 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/switchboard-mcp/switchboard/internal/fault"
-	"github.com/switchboard-mcp/switchboard/internal/suggest"
+	"github.com/switchboard-mcp/switchboard/internal/control"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
+// runPrompts lists prompts, from the daemon when one runs. A server that
+// is not connected is reported on stderr and makes the exit code 1.
 func runPrompts(ctx context.Context, a *app, args []string) error {
-	s, err := a.openListing(ctx, "prompts", args)
+	b, server, done, err := a.listingBackend(ctx, "prompts", args)
 	if err != nil {
 		return err
 	}
-	defer s.close()
-	prompts := s.cat.Prompts()
+	defer done()
+	list, err := b.Prompts(ctx, server)
+	if err != nil {
+		return err
+	}
 	if a.json {
-		type promptJSON struct {
-			Server string `json:"server"`
-			*mcp.Prompt
-		}
-		out := make([]promptJSON, 0, len(prompts))
-		for _, p := range prompts {
-			out = append(out, promptJSON{p.Server, p.Def})
-		}
-		if err := a.printJSON(out); err != nil {
+		if err := a.printJSON(list.Prompts); err != nil {
 			return err
 		}
 	} else {
 		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "SERVER\tPROMPT\tARGUMENTS\tDESCRIPTION")
-		for _, p := range prompts {
+		for _, p := range list.Prompts {
 			var argNames []string
-			for _, arg := range p.Def.Arguments {
+			for _, arg := range p.Arguments {
 				n := arg.Name
 				if arg.Required {
 					n += "*"
 				}
 				argNames = append(argNames, n)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Server, p.Def.Name, strings.Join(argNames, ","), firstLine(p.Def.Description, 60))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Server, p.Name, strings.Join(argNames, ","), firstLine(p.Description, 60))
 		}
 		tw.Flush()
 	}
-	return a.reportFailures(s)
+	return a.reportUnavailable(list.Unavailable)
+}
+
+// listingBackend parses `COMMAND [SERVER]` and returns the backend to
+// list from (the daemon's, or one connected to the servers in scope).
+func (a *app) listingBackend(ctx context.Context, name string, args []string) (control.Backend, string, func(), error) {
+	fs := a.flags(name, true)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if len(pos) > 1 {
+		return nil, "", nil, usagef("usage: switchboard %s [SERVER]", name)
+	}
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	server := ""
+	if len(pos) == 1 {
+		if _, ok := cfg.Server(pos[0]); !ok {
+			return nil, "", nil, upstream.UnknownServer(cfg, pos[0])
+		}
+		server = pos[0]
+	}
+	b, done, err := a.backend(ctx, cfg, scope{connect: true, only: pos})
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return b, server, done, nil
+}
+
+// reportUnavailable prints why servers in scope are not connected, a line
+// each, and makes the exit code 1 when there is any.
+func (a *app) reportUnavailable(lines []string) error {
+	for _, u := range lines {
+		fmt.Fprintf(a.stderr, "switchboard %s: %s\n", a.cmd, oneLine(errors.New(u)))
+	}
+	if len(lines) > 0 {
+		return &exitError{ExitFailure}
+	}
+	return nil
 }
 
 func runPrompt(ctx context.Context, a *app, args []string) error {
@@ -68,36 +105,12 @@ func runPrompt(ctx context.Context, a *app, args []string) error {
 		}
 		promptArgs[k] = v
 	}
-	s, c, err := a.connectOne(ctx, cfg, server)
+	b, done, err := a.backend(ctx, cfg, scope{connect: true, only: []string{server}})
 	if err != nil {
 		return err
 	}
-	defer s.close()
-	// Check the name and required arguments first, for a clear message.
-	var names []string
-	found := false
-	for _, p := range s.cat.Prompts() {
-		if p.Server != server {
-			continue
-		}
-		names = append(names, p.Def.Name)
-		if p.Def.Name != name {
-			continue
-		}
-		found = true
-		for _, arg := range p.Def.Arguments {
-			if _, ok := promptArgs[arg.Name]; arg.Required && !ok {
-				return fault.New(fault.Validation, "prompt %s needs argument %s", name, arg.Name).
-					WithSuggestions(fmt.Sprintf("add %s=… (%s)", arg.Name, firstLine(arg.Description, 60)))
-			}
-		}
-	}
-	if !found && len(names) > 0 {
-		fe := fault.New(fault.NotFound, "server %s has no prompt named %q", server, name)
-		fe.WithSuggestions(suggest.Closest(name, names, 3)...)
-		return fe
-	}
-	res, err := c.GetPrompt(ctx, name, promptArgs)
+	defer done()
+	res, err := b.Prompt(ctx, control.PromptRequest{Server: server, Name: name, Arguments: promptArgs})
 	if err != nil {
 		return err
 	}

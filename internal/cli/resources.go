@@ -4,51 +4,39 @@ import (
 	"context"
 	"fmt"
 	"text/tabwriter"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// runResources lists resources and resource templates, from the daemon
+// when one runs. A server that is not connected is reported on stderr and
+// makes the exit code 1.
 func runResources(ctx context.Context, a *app, args []string) error {
-	s, err := a.openListing(ctx, "resources", args)
+	b, server, done, err := a.listingBackend(ctx, "resources", args)
 	if err != nil {
 		return err
 	}
-	defer s.close()
-	resources, templates := s.cat.Resources(), s.cat.ResourceTemplates()
+	defer done()
+	list, err := b.Resources(ctx, server)
+	if err != nil {
+		return err
+	}
 	if a.json {
-		type resJSON struct {
-			Server string `json:"server"`
-			*mcp.Resource
-		}
-		type tmplJSON struct {
-			Server string `json:"server"`
-			*mcp.ResourceTemplate
-		}
-		out := struct {
-			Resources []resJSON  `json:"resources"`
-			Templates []tmplJSON `json:"resourceTemplates"`
-		}{[]resJSON{}, []tmplJSON{}}
-		for _, r := range resources {
-			out.Resources = append(out.Resources, resJSON{r.Server, r.Def})
-		}
-		for _, t := range templates {
-			out.Templates = append(out.Templates, tmplJSON{t.Server, t.Def})
-		}
+		out := list
+		out.Unavailable = nil
 		if err := a.printJSON(out); err != nil {
 			return err
 		}
 	} else {
 		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "SERVER\tURI\tNAME\tMIME TYPE")
-		for _, r := range resources {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Server, r.Def.URI, r.Def.Name, r.Def.MIMEType)
+		for _, r := range list.Resources {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Server, r.URI, r.Name, r.MIMEType)
 		}
-		for _, t := range templates {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Server, t.Def.URITemplate, t.Def.Name+" (template)", t.Def.MIMEType)
+		for _, t := range list.Templates {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Server, t.URITemplate, t.Name+" (template)", t.MIMEType)
 		}
 		tw.Flush()
 	}
-	return a.reportFailures(s)
+	return a.reportUnavailable(list.Unavailable)
 }
 
 func runRead(ctx context.Context, a *app, args []string) error {
@@ -61,12 +49,12 @@ func runRead(ctx context.Context, a *app, args []string) error {
 	if len(rest) != 1 {
 		return usagef("usage: switchboard read SERVER URI")
 	}
-	s, c, err := a.connectOne(ctx, cfg, server)
+	b, done, err := a.backend(ctx, cfg, scope{connect: true, only: []string{server}})
 	if err != nil {
 		return err
 	}
-	defer s.close()
-	res, err := c.ReadResource(ctx, rest[0])
+	defer done()
+	res, err := b.ReadResource(ctx, server, rest[0])
 	if err != nil {
 		return err
 	}

@@ -205,19 +205,6 @@ func (s *session) failures() []error {
 	return errs
 }
 
-// reportFailures prints a line per unavailable server to stderr and
-// returns a failure exit if there was any.
-func (a *app) reportFailures(s *session) error {
-	errs := s.failures()
-	for _, err := range errs {
-		fmt.Fprintf(a.stderr, "switchboard %s: %s\n", a.cmd, oneLine(err))
-	}
-	if len(errs) > 0 {
-		return &exitError{ExitFailure}
-	}
-	return nil
-}
-
 // serverCommand parses a single-server command's flags and arguments and
 // loads the configuration. It returns the server (the ad hoc one with
 // --stdio/--url) and the arguments after it. usage is the command's
@@ -251,44 +238,6 @@ func (a *app) resolveServer(cfg *config.Config, args []string, what string) (str
 		return "", nil, upstream.UnknownServer(cfg, args[0])
 	}
 	return args[0], args[1:], nil
-}
-
-// openListing runs the shared part of a listing command (tools, prompts,
-// resources): its flags, an optional SERVER argument, and a session with
-// that server or all of them.
-func (a *app) openListing(ctx context.Context, name string, args []string) (*session, error) {
-	fs := a.flags(name, true)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return nil, err
-	}
-	if len(pos) > 1 {
-		return nil, usagef("usage: switchboard %s [SERVER]", name)
-	}
-	cfg, err := a.loadConfig()
-	if err != nil {
-		return nil, err
-	}
-	if len(pos) == 1 {
-		if _, ok := cfg.Server(pos[0]); !ok {
-			return nil, upstream.UnknownServer(cfg, pos[0])
-		}
-	}
-	return a.open(ctx, cfg, pos...)
-}
-
-// connectOne opens a session with one server and waits for it.
-func (a *app) connectOne(ctx context.Context, cfg *config.Config, name string) (*session, *upstream.Client, error) {
-	s, err := a.open(ctx, cfg, name)
-	if err != nil {
-		return nil, nil, err
-	}
-	c, err := s.pool.WaitConnected(ctx, name, time.Minute)
-	if err != nil {
-		s.close()
-		return nil, nil, err
-	}
-	return s, c, nil
 }
 
 func contains(list []string, s string) bool {

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -63,13 +62,7 @@ func runTools(ctx context.Context, a *app, args []string) error {
 			fmt.Fprintf(a.stderr, "note: tools %s share the exposed name %s; the others got a hashed suffix\n", strings.Join(c.Keys, ", "), c.Name)
 		}
 	}
-	for _, u := range list.Unavailable {
-		fmt.Fprintf(a.stderr, "switchboard %s: %s\n", a.cmd, oneLine(errors.New(u)))
-	}
-	if len(list.Unavailable) > 0 {
-		return &exitError{ExitFailure}
-	}
-	return nil
+	return a.reportUnavailable(list.Unavailable)
 }
 
 func runTool(ctx context.Context, a *app, args []string) error {

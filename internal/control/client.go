@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
@@ -119,6 +121,36 @@ func (c *Client) ServerAction(ctx context.Context, action, server string) (Actio
 func (c *Client) Tools(ctx context.Context, server string) (ToolList, error) {
 	var v ToolList
 	return v, c.do(ctx, http.MethodGet, "/v1/tools?server="+url.QueryEscape(server), nil, &v)
+}
+
+// Prompts implements Backend.
+func (c *Client) Prompts(ctx context.Context, server string) (PromptList, error) {
+	var v PromptList
+	return v, c.do(ctx, http.MethodGet, "/v1/prompts?server="+url.QueryEscape(server), nil, &v)
+}
+
+// Prompt implements Backend.
+func (c *Client) Prompt(ctx context.Context, req PromptRequest) (*mcp.GetPromptResult, error) {
+	var v mcp.GetPromptResult
+	if err := c.do(ctx, http.MethodPost, "/v1/prompt", req, &v); err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// Resources implements Backend.
+func (c *Client) Resources(ctx context.Context, server string) (ResourceList, error) {
+	var v ResourceList
+	return v, c.do(ctx, http.MethodGet, "/v1/resources?server="+url.QueryEscape(server), nil, &v)
+}
+
+// ReadResource implements Backend.
+func (c *Client) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
+	var v mcp.ReadResourceResult
+	if err := c.do(ctx, http.MethodPost, "/v1/read", ReadRequest{Server: server, URI: uri}, &v); err != nil {
+		return nil, err
+	}
+	return &v, nil
 }
 
 // Tool implements Backend.

@@ -51,6 +51,64 @@ type Backend interface {
 	Resume(ctx context.Context) (bool, error)
 	// Reload reloads the configuration file.
 	Reload(ctx context.Context) (ReloadReport, error)
+	// Prompts lists the prompts of one server, or of all when server is "".
+	Prompts(ctx context.Context, server string) (PromptList, error)
+	// Prompt renders one prompt with its arguments, after checking the
+	// name and the required arguments.
+	Prompt(ctx context.Context, req PromptRequest) (*mcp.GetPromptResult, error)
+	// Resources lists the resources and resource templates of one server,
+	// or of all when server is "".
+	Resources(ctx context.Context, server string) (ResourceList, error)
+	// ReadResource reads one resource from a server.
+	ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error)
+}
+
+// PromptList is what `switchboard prompts` shows.
+type PromptList struct {
+	Prompts []PromptInfo `json:"prompts"`
+	// Unavailable says, a line each, why an enabled server in scope is not
+	// connected.
+	Unavailable []string `json:"unavailable,omitempty"`
+}
+
+// PromptInfo is one prompt and its server.
+type PromptInfo struct {
+	Server string `json:"server"`
+	*mcp.Prompt
+}
+
+// PromptRequest asks for one prompt.
+type PromptRequest struct {
+	Server    string            `json:"server"`
+	Name      string            `json:"name"`
+	Arguments map[string]string `json:"arguments,omitempty"`
+}
+
+// ResourceList is what `switchboard resources` shows.
+type ResourceList struct {
+	Resources []ResourceInfo `json:"resources"`
+	Templates []TemplateInfo `json:"resourceTemplates"`
+	// Unavailable says, a line each, why an enabled server in scope is not
+	// connected.
+	Unavailable []string `json:"unavailable,omitempty"`
+}
+
+// ResourceInfo is one resource and its server.
+type ResourceInfo struct {
+	Server string `json:"server"`
+	*mcp.Resource
+}
+
+// TemplateInfo is one resource template and its server.
+type TemplateInfo struct {
+	Server string `json:"server"`
+	*mcp.ResourceTemplate
+}
+
+// ReadRequest asks for one resource.
+type ReadRequest struct {
+	Server string `json:"server"`
+	URI    string `json:"uri"`
 }
 
 // Status describes the process that serves a backend.

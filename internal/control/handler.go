@@ -60,6 +60,30 @@ func NewHandler(b Backend, logger *slog.Logger) http.Handler {
 		h.reply(w, r, v, err)
 	})
 	mux.HandleFunc("POST /v1/call", h.call)
+	mux.HandleFunc("GET /v1/prompts", func(w http.ResponseWriter, r *http.Request) {
+		v, err := h.b.Prompts(r.Context(), r.URL.Query().Get("server"))
+		h.reply(w, r, v, err)
+	})
+	mux.HandleFunc("POST /v1/prompt", func(w http.ResponseWriter, r *http.Request) {
+		var req PromptRequest
+		if !h.decode(w, r, &req) {
+			return
+		}
+		v, err := h.b.Prompt(r.Context(), req)
+		h.reply(w, r, v, err)
+	})
+	mux.HandleFunc("GET /v1/resources", func(w http.ResponseWriter, r *http.Request) {
+		v, err := h.b.Resources(r.Context(), r.URL.Query().Get("server"))
+		h.reply(w, r, v, err)
+	})
+	mux.HandleFunc("POST /v1/read", func(w http.ResponseWriter, r *http.Request) {
+		var req ReadRequest
+		if !h.decode(w, r, &req) {
+			return
+		}
+		v, err := h.b.ReadResource(r.Context(), req.Server, req.URI)
+		h.reply(w, r, v, err)
+	})
 	mux.HandleFunc("POST /v1/history", func(w http.ResponseWriter, r *http.Request) {
 		var f store.CallFilter
 		if !h.decode(w, r, &f) {

@@ -241,14 +241,7 @@ func (l *local) Tools(ctx context.Context, server string) (ToolList, error) {
 			list.Collisions = append(list.Collisions, col)
 		}
 	}
-	for _, snap := range l.c.Pool.Snapshots() {
-		if !snap.Enabled || (server != "" && snap.Server != server) {
-			continue
-		}
-		if _, err := l.c.Pool.Client(snap.Server); err != nil {
-			list.Unavailable = append(list.Unavailable, err.Error())
-		}
-	}
+	list.Unavailable = l.unavailable(server)
 	return list, nil
 }
 

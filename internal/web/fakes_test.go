@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
@@ -51,6 +53,18 @@ func (f *fakeBackend) Stop(context.Context) (int, error)    { return 0, nil }
 func (f *fakeBackend) Resume(context.Context) (bool, error) { return false, nil }
 func (f *fakeBackend) Reload(context.Context) (control.ReloadReport, error) {
 	return control.ReloadReport{}, nil
+}
+func (f *fakeBackend) Prompts(context.Context, string) (control.PromptList, error) {
+	return control.PromptList{}, nil
+}
+func (f *fakeBackend) Prompt(context.Context, control.PromptRequest) (*mcp.GetPromptResult, error) {
+	return nil, nil
+}
+func (f *fakeBackend) Resources(context.Context, string) (control.ResourceList, error) {
+	return control.ResourceList{}, nil
+}
+func (f *fakeBackend) ReadResource(context.Context, string, string) (*mcp.ReadResourceResult, error) {
+	return nil, nil
 }
 
 // fakeHooks is a HookSource with function fields.

@@ -1,0 +1,153 @@
+package control
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/suggest"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
+)
+
+// connectWait bounds how long Prompt and ReadResource wait for a server
+// that is connecting.
+const connectWait = 30 * time.Second
+
+// scope checks server ("" for all) and makes the lists fresh.
+func (l *local) scope(ctx context.Context, server string) error {
+	cfg, err := l.config()
+	if err != nil {
+		return err
+	}
+	if l.c.Pool == nil || l.c.Catalog == nil {
+		return missing("servers")
+	}
+	if server != "" {
+		if _, ok := cfg.Server(server); !ok {
+			return upstream.UnknownServer(cfg, server)
+		}
+	}
+	l.c.Catalog.EnsureFresh(ctx)
+	return nil
+}
+
+// unavailable says, a line each, why the enabled servers in scope that
+// are not connected are not.
+func (l *local) unavailable(server string) []string {
+	var out []string
+	for _, snap := range l.c.Pool.Snapshots() {
+		if !snap.Enabled || (server != "" && snap.Server != server) {
+			continue
+		}
+		if _, err := l.c.Pool.Client(snap.Server); err != nil {
+			out = append(out, err.Error())
+		}
+	}
+	return out
+}
+
+// Prompts implements Backend.
+func (l *local) Prompts(ctx context.Context, server string) (PromptList, error) {
+	if err := l.scope(ctx, server); err != nil {
+		return PromptList{}, err
+	}
+	list := PromptList{Prompts: []PromptInfo{}}
+	for _, p := range l.c.Catalog.Prompts() {
+		if server == "" || p.Server == server {
+			list.Prompts = append(list.Prompts, PromptInfo{Server: p.Server, Prompt: p.Def})
+		}
+	}
+	list.Unavailable = l.unavailable(server)
+	return list, nil
+}
+
+// Prompt implements Backend.
+func (l *local) Prompt(ctx context.Context, req PromptRequest) (*mcp.GetPromptResult, error) {
+	if req.Server == "" || req.Name == "" {
+		return nil, fault.New(fault.Validation, "a prompt needs a server and a name")
+	}
+	if err := l.scope(ctx, req.Server); err != nil {
+		return nil, err
+	}
+	c, err := l.c.Pool.WaitConnected(ctx, req.Server, connectWait)
+	if err != nil {
+		return nil, err
+	}
+	// Check the name and required arguments first, for a clear message.
+	var names []string
+	found := false
+	for _, p := range l.c.Catalog.Prompts() {
+		if p.Server != req.Server {
+			continue
+		}
+		names = append(names, p.Def.Name)
+		if p.Def.Name != req.Name {
+			continue
+		}
+		found = true
+		for _, arg := range p.Def.Arguments {
+			if _, ok := req.Arguments[arg.Name]; arg.Required && !ok {
+				return nil, fault.New(fault.Validation, "prompt %s needs argument %s", req.Name, arg.Name).
+					WithDetail("field", arg.Name).
+					WithSuggestions(fmt.Sprintf("add %s=… (%s)", arg.Name, firstLine(arg.Description, 60)))
+			}
+		}
+	}
+	if !found && len(names) > 0 {
+		return nil, fault.New(fault.NotFound, "server %s has no prompt named %q", req.Server, req.Name).
+			WithSuggestions(suggest.Closest(req.Name, names, 3)...)
+	}
+	return c.GetPrompt(ctx, req.Name, req.Arguments)
+}
+
+// Resources implements Backend.
+func (l *local) Resources(ctx context.Context, server string) (ResourceList, error) {
+	if err := l.scope(ctx, server); err != nil {
+		return ResourceList{}, err
+	}
+	list := ResourceList{Resources: []ResourceInfo{}, Templates: []TemplateInfo{}}
+	for _, r := range l.c.Catalog.Resources() {
+		if server == "" || r.Server == server {
+			list.Resources = append(list.Resources, ResourceInfo{Server: r.Server, Resource: r.Def})
+		}
+	}
+	for _, t := range l.c.Catalog.ResourceTemplates() {
+		if server == "" || t.Server == server {
+			list.Templates = append(list.Templates, TemplateInfo{Server: t.Server, ResourceTemplate: t.Def})
+		}
+	}
+	list.Unavailable = l.unavailable(server)
+	return list, nil
+}
+
+// ReadResource implements Backend.
+func (l *local) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
+	if server == "" || uri == "" {
+		return nil, fault.New(fault.Validation, "reading a resource needs a server and a URI")
+	}
+	if err := l.scope(ctx, server); err != nil {
+		return nil, err
+	}
+	c, err := l.c.Pool.WaitConnected(ctx, server, connectWait)
+	if err != nil {
+		return nil, err
+	}
+	return c.ReadResource(ctx, uri)
+}
+
+// firstLine is s's first line, cut to n runes.
+func firstLine(s string, n int) string {
+	for i, r := range s {
+		if r == '\n' {
+			s = s[:i]
+			break
+		}
+	}
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
