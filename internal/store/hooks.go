@@ -2,15 +2,11 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
@@ -171,25 +167,8 @@ func (s *SQLite) RecordHookRuns(ctx context.Context, runs []HookRun) error {
 	if err != nil {
 		return err
 	}
-	tx, err := s.write.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("recording %d hook runs: %w", len(rows), err)
-	}
-	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, sqliteDialect.upsertHookSQL())
-	if err != nil {
-		return fmt.Errorf("recording %d hook runs: %w", len(rows), err)
-	}
-	defer stmt.Close()
-	for i := range rows {
-		if _, err := stmt.ExecContext(ctx, sqliteDialect.hookArgs(&rows[i])...); err != nil {
-			return fmt.Errorf("recording hook run %s: %w", rows[i].ID, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("recording %d hook runs: %w", len(rows), err)
-	}
-	return nil
+	return s.upsertRows(ctx, "hook run", sqliteDialect.upsertHookSQL(), len(rows),
+		func(i int) []any { return sqliteDialect.hookArgs(&rows[i]) }, func(i int) string { return rows[i].ID })
 }
 
 // HookRuns implements Store.
@@ -205,40 +184,7 @@ func (s *SQLite) HookRuns(ctx context.Context, f HookRunFilter) ([]HookRun, erro
 
 // PruneHookRuns implements Store.
 func (s *SQLite) PruneHookRuns(ctx context.Context, keep int) (int64, error) {
-	if err := checkKeep(keep); err != nil {
-		return 0, err
-	}
-	tx, err := s.write.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, fmt.Errorf("pruning hook runs: %w", err)
-	}
-	defer tx.Rollback()
-	var res sql.Result
-	if keep == 0 {
-		res, err = tx.ExecContext(ctx, "DELETE FROM hook_runs")
-	} else {
-		var p position
-		err = tx.QueryRowContext(ctx, "SELECT started_at, seq FROM hook_runs ORDER BY started_at DESC, seq DESC LIMIT 1 OFFSET ?",
-			keep-1).Scan(&p.startedAt, &p.seq)
-		if errors.Is(err, sql.ErrNoRows) {
-			return 0, nil
-		}
-		if err != nil {
-			return 0, fmt.Errorf("pruning hook runs: %w", err)
-		}
-		res, err = tx.ExecContext(ctx, "DELETE FROM hook_runs WHERE (started_at, seq) < (?, ?)", p.startedAt, p.seq)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("pruning hook runs: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("pruning hook runs: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("pruning hook runs: %w", err)
-	}
-	return n, nil
+	return s.pruneTable(ctx, "hook_runs", "hook runs", keep)
 }
 
 // RecordHookRuns implements Store. The inserts are pipelined in one round
@@ -251,18 +197,8 @@ func (p *Postgres) RecordHookRuns(ctx context.Context, runs []HookRun) error {
 	if err != nil {
 		return err
 	}
-	q := postgresDialect.upsertHookSQL()
-	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
-		var b pgx.Batch
-		for i := range rows {
-			b.Queue(q, postgresDialect.hookArgs(&rows[i])...)
-		}
-		return tx.SendBatch(ctx, &b).Close()
-	})
-	if err != nil {
-		return fmt.Errorf("recording %d hook runs: %w", len(rows), err)
-	}
-	return nil
+	return p.upsertRows(ctx, "hook run", postgresDialect.upsertHookSQL(), len(rows),
+		func(i int) []any { return postgresDialect.hookArgs(&rows[i]) })
 }
 
 // HookRuns implements Store.
@@ -278,34 +214,5 @@ func (p *Postgres) HookRuns(ctx context.Context, f HookRunFilter) ([]HookRun, er
 
 // PruneHookRuns implements Store.
 func (p *Postgres) PruneHookRuns(ctx context.Context, keep int) (int64, error) {
-	if err := checkKeep(keep); err != nil {
-		return 0, err
-	}
-	var n int64
-	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
-		if keep == 0 {
-			tag, err := tx.Exec(ctx, "DELETE FROM hook_runs")
-			n = tag.RowsAffected()
-			return err
-		}
-		var (
-			t   time.Time
-			seq int64
-		)
-		err := tx.QueryRow(ctx, "SELECT started_at, seq FROM hook_runs ORDER BY started_at DESC, seq DESC LIMIT 1 OFFSET $1",
-			keep-1).Scan(&t, &seq)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		tag, err := tx.Exec(ctx, "DELETE FROM hook_runs WHERE (started_at, seq) < ($1, $2)", t, seq)
-		n = tag.RowsAffected()
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("pruning hook runs: %w", err)
-	}
-	return n, nil
+	return p.pruneTable(ctx, "hook_runs", "hook runs", keep)
 }

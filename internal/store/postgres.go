@@ -131,16 +131,22 @@ func (p *Postgres) RecordCalls(ctx context.Context, recs []CallRecord) error {
 	if err != nil {
 		return err
 	}
-	q := postgresDialect.upsertCallSQL()
-	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+	return p.upsertRows(ctx, "call", postgresDialect.upsertCallSQL(), len(rows),
+		func(i int) []any { return postgresDialect.callArgs(&rows[i]) })
+}
+
+// upsertRows runs query (an upsert) for n rows in one transaction, the
+// statements pipelined in one round trip. what names a row in messages.
+func (p *Postgres) upsertRows(ctx context.Context, what, query string, n int, args func(int) []any) error {
+	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		var b pgx.Batch
-		for i := range rows {
-			b.Queue(q, postgresDialect.callArgs(&rows[i])...)
+		for i := range n {
+			b.Queue(query, args(i)...)
 		}
 		return tx.SendBatch(ctx, &b).Close()
 	})
 	if err != nil {
-		return fmt.Errorf("recording %d calls: %w", len(rows), err)
+		return fmt.Errorf("recording %d %ss: %w", n, what, err)
 	}
 	return nil
 }
@@ -186,35 +192,42 @@ func (p *Postgres) Call(ctx context.Context, id string) (CallRecord, error) {
 
 // Prune implements Store.
 func (p *Postgres) Prune(ctx context.Context, keep int) (int64, error) {
+	return p.pruneTable(ctx, "calls", "call history", keep)
+}
+
+// pruneTable deletes all but the newest keep rows of table (calls or
+// hook_runs: both are ordered by started_at, seq). what names the table
+// in messages.
+func (p *Postgres) pruneTable(ctx context.Context, table, what string, keep int) (int64, error) {
 	if err := checkKeep(keep); err != nil {
 		return 0, err
 	}
 	var n int64
 	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		if keep == 0 {
-			tag, err := tx.Exec(ctx, "DELETE FROM calls")
+			tag, err := tx.Exec(ctx, "DELETE FROM "+table)
 			n = tag.RowsAffected()
 			return err
 		}
-		// The oldest call to keep; everything before it goes.
+		// The oldest row to keep; everything before it goes.
 		var (
 			t   time.Time
 			seq int64
 		)
-		err := tx.QueryRow(ctx, "SELECT started_at, seq FROM calls ORDER BY started_at DESC, seq DESC LIMIT 1 OFFSET $1",
+		err := tx.QueryRow(ctx, "SELECT started_at, seq FROM "+table+" ORDER BY started_at DESC, seq DESC LIMIT 1 OFFSET $1",
 			keep-1).Scan(&t, &seq)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // no more than keep calls
+			return nil // no more than keep rows
 		}
 		if err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, "DELETE FROM calls WHERE (started_at, seq) < ($1, $2)", t, seq)
+		tag, err := tx.Exec(ctx, "DELETE FROM "+table+" WHERE (started_at, seq) < ($1, $2)", t, seq)
 		n = tag.RowsAffected()
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("pruning call history: %w", err)
+		return 0, fmt.Errorf("pruning %s: %w", what, err)
 	}
 	return n, nil
 }

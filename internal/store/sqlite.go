@@ -195,23 +195,30 @@ func (s *SQLite) RecordCalls(ctx context.Context, recs []CallRecord) error {
 	if err != nil {
 		return err
 	}
+	return s.upsertRows(ctx, "call", sqliteDialect.upsertCallSQL(), len(rows),
+		func(i int) []any { return sqliteDialect.callArgs(&rows[i]) }, func(i int) string { return rows[i].ID })
+}
+
+// upsertRows runs query (an upsert) for n rows in one transaction: all or
+// none. what names a row in messages ("call"), args and id give row i's.
+func (s *SQLite) upsertRows(ctx context.Context, what, query string, n int, args func(int) []any, id func(int) string) error {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("recording %d calls: %w", len(rows), err)
+		return fmt.Errorf("recording %d %ss: %w", n, what, err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, sqliteDialect.upsertCallSQL())
+	stmt, err := tx.PrepareContext(ctx, query)
 	if err != nil {
-		return fmt.Errorf("recording %d calls: %w", len(rows), err)
+		return fmt.Errorf("recording %d %ss: %w", n, what, err)
 	}
 	defer stmt.Close()
-	for i := range rows {
-		if _, err := stmt.ExecContext(ctx, sqliteDialect.callArgs(&rows[i])...); err != nil {
-			return fmt.Errorf("recording call %s: %w", rows[i].ID, err)
+	for i := range n {
+		if _, err := stmt.ExecContext(ctx, args(i)...); err != nil {
+			return fmt.Errorf("recording %s %s: %w", what, id(i), err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("recording %d calls: %w", len(rows), err)
+		return fmt.Errorf("recording %d %ss: %w", n, what, err)
 	}
 	return nil
 }
@@ -254,39 +261,46 @@ func (s *SQLite) Call(ctx context.Context, id string) (CallRecord, error) {
 
 // Prune implements Store.
 func (s *SQLite) Prune(ctx context.Context, keep int) (int64, error) {
+	return s.pruneTable(ctx, "calls", "call history", keep)
+}
+
+// pruneTable deletes all but the newest keep rows of table (calls or
+// hook_runs: both are ordered by started_at, seq). what names the table
+// in messages.
+func (s *SQLite) pruneTable(ctx context.Context, table, what string, keep int) (int64, error) {
 	if err := checkKeep(keep); err != nil {
 		return 0, err
 	}
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, fmt.Errorf("pruning call history: %w", err)
+		return 0, fmt.Errorf("pruning %s: %w", what, err)
 	}
 	defer tx.Rollback()
 	var res sql.Result
 	if keep == 0 {
-		res, err = tx.ExecContext(ctx, "DELETE FROM calls")
+		res, err = tx.ExecContext(ctx, "DELETE FROM "+table)
 	} else {
-		// The oldest call to keep; everything before it goes.
+		// The oldest row to keep; everything before it goes.
 		var p position
-		err = tx.QueryRowContext(ctx, "SELECT started_at, seq FROM calls ORDER BY started_at DESC, seq DESC LIMIT 1 OFFSET ?",
+		err = tx.QueryRowContext(ctx, "SELECT started_at, seq FROM "+table+" ORDER BY started_at DESC, seq DESC LIMIT 1 OFFSET ?",
 			keep-1).Scan(&p.startedAt, &p.seq)
 		if errors.Is(err, sql.ErrNoRows) {
-			return 0, nil // no more than keep calls
+			return 0, nil // no more than keep rows
 		}
 		if err != nil {
-			return 0, fmt.Errorf("pruning call history: %w", err)
+			return 0, fmt.Errorf("pruning %s: %w", what, err)
 		}
-		res, err = tx.ExecContext(ctx, "DELETE FROM calls WHERE (started_at, seq) < (?, ?)", p.startedAt, p.seq)
+		res, err = tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE (started_at, seq) < (?, ?)", p.startedAt, p.seq)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("pruning call history: %w", err)
+		return 0, fmt.Errorf("pruning %s: %w", what, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return 0, fmt.Errorf("pruning call history: %w", err)
+		return 0, fmt.Errorf("pruning %s: %w", what, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("pruning call history: %w", err)
+		return 0, fmt.Errorf("pruning %s: %w", what, err)
 	}
 	return n, nil
 }
