@@ -45,6 +45,17 @@ func hostileServer(t *testing.T) config.Server {
 				"[click me](javascript:window.__pwned=6)\n\n- kept: **bold**\n"
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: md}}}, nil, nil
 		})
+	// ask echoes its arguments; its schema has a string-or-object field
+	// and a free-form object, which the form edits as text.
+	srv.AddTool(&mcp.Tool{Name: "ask", Description: "Echoes its arguments.", InputSchema: json.RawMessage(`{
+		"type": "object", "required": ["query"],
+		"properties": {
+			"query": {"oneOf": [{"type": "string", "minLength": 1}, {"type": "object", "properties": {"keywords": {"type": "array", "items": {"type": "string"}}}}]},
+			"context": {"type": "object", "description": "Anything else"}
+		}}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
+		})
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(ts.Close)
 	return config.Server{
@@ -194,6 +205,26 @@ func TestBrowser(t *testing.T) {
 			chromedp.SetValue(chromedp.ID("raw-json"), `{"a": 40, "b": 2}`),
 			chromedp.Click(chromedp.ID("call-button")))
 		waitJS(t, ctx, "the sum 42", `document.getElementById("result-status") && document.getElementById("result").innerText.includes("42")`)
+	})
+
+	t.Run("free-form fields take text and JSON", func(t *testing.T) {
+		do(t, ctx, "opening ask", chromedp.Navigate(r.url+web.Prefix+"tool?server=hostile&name=ask"))
+		waitJS(t, ctx, "the form", `document.querySelector('.field[data-path="query"] textarea') && document.querySelector('.field[data-path="context"] textarea')`)
+		do(t, ctx, "typing a plain question and a JSON object",
+			chromedp.SendKeys(chromedp.CSS(`.field[data-path="query"] textarea`), "where is the config loaded?"),
+			chromedp.SendKeys(chromedp.CSS(`.field[data-path="context"] textarea`), `{"team": "core"}`),
+			chromedp.Click(chromedp.ID("call-button")))
+		waitJS(t, ctx, "the echo", `document.getElementById("result-status") && document.getElementById("result-status").textContent === "success"`)
+		var got map[string]any
+		text := eval[string](t, ctx, `document.querySelector("#result pre").innerText`)
+		if err := json.Unmarshal([]byte(strings.TrimSpace(text)), &got); err != nil || got["query"] != "where is the config loaded?" || fmt.Sprint(got["context"]) != "map[team:core]" {
+			t.Errorf("arguments the tool got: %q (%v), want the question as a string and the context as an object", text, err)
+		}
+		do(t, ctx, "a context that is not JSON",
+			chromedp.SetValue(chromedp.CSS(`.field[data-path="context"] textarea`), "team core"),
+			chromedp.Click(chromedp.ID("call-button")))
+		waitJS(t, ctx, "the JSON error at context", `document.querySelector('.field[data-path="context"] .field-error').textContent.includes("not valid JSON")`)
+		shot(t, ctx, "free-form")
 	})
 
 	t.Run("images render inline", func(t *testing.T) {

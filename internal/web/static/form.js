@@ -48,6 +48,18 @@
     return Array.isArray(s.type) ? s.type : [s.type];
   }
 
+  // allowsString reports whether a schema accepts a string: by its type,
+  // or by one of its anyOf / oneOf branches.
+  function allowsString(s) {
+    s = resolve(s);
+    if (!isObject(s)) return false;
+    const t = types(s);
+    if (t) return t.indexOf('string') >= 0;
+    return ['anyOf', 'oneOf'].some(function (k) {
+      return Array.isArray(s[k]) && s[k].some(function (b) { const bt = types(resolve(b)); return !!bt && bt.indexOf('string') >= 0; });
+    });
+  }
+
   // kindOf picks the editor for a schema.
   function kindOf(s) {
     s = resolve(s);
@@ -243,7 +255,10 @@
   // {set, value, problem}; set is false when the field was left empty.
   function build(s0, path, name, required, inArray) {
     const s = resolve(s0);
-    const kind = kindOf(s);
+    let kind = kindOf(s);
+    // An object below the root with no properties is free-form: edit it
+    // as JSON rather than as an empty group with nothing to fill in.
+    if (kind === 'object' && path !== '' && !(isObject(s.properties) && Object.keys(s.properties).length)) kind = 'json';
     const wrap = el('div', 'field');
     wrap.dataset.path = path;
     const hasDefault = isObject(s) && 'default' in s;
@@ -450,14 +465,32 @@
         ta.rows = 3;
         ta.spellcheck = false;
         decorate(wrap, ta, s, name, required, path);
-        wrap.insertBefore(el('p', 'help', 'Any JSON value.'), ta);
+        // Where a string is allowed, text that is not JSON is that string,
+        // so a question can be typed without quotes.
+        const textOK = allowsString(s);
+        let help = 'Any JSON value.';
+        if (isObject(s) && s.type === 'object') help = 'A JSON object.';
+        else if (textOK) help = 'Plain text, or JSON.';
+        wrap.insertBefore(el('p', 'help', help), ta);
         const ed = {
           el: wrap,
           get: function () {
             if (ta.value.trim() === '') return { set: false };
-            try { return { set: true, value: JSON.parse(ta.value) }; } catch (e) { return { set: true, problem: 'not valid JSON' }; }
+            try { return { set: true, value: JSON.parse(ta.value) }; } catch (e) {
+              if (textOK) return { set: true, value: ta.value };
+              return { set: true, problem: 'not valid JSON' };
+            }
           },
-          set: function (v) { ta.value = v === undefined ? '' : JSON.stringify(v, null, 2); },
+          set: function (v) {
+            if (v === undefined) { ta.value = ''; return; }
+            if (textOK && typeof v === 'string') {
+              // Shown as typed, unless the text would read back as JSON.
+              let plain = true;
+              try { JSON.parse(v); plain = false; } catch (e) { /* plain text */ }
+              if (plain) { ta.value = v; return; }
+            }
+            ta.value = JSON.stringify(v, null, 2);
+          },
         };
         if (hasDefault) ed.set(s.default);
         return ed;
