@@ -210,6 +210,9 @@ func TestBrowser(t *testing.T) {
 	t.Run("free-form fields take text and JSON", func(t *testing.T) {
 		do(t, ctx, "opening ask", chromedp.Navigate(r.url+web.Prefix+"tool?server=hostile&name=ask"))
 		waitJS(t, ctx, "the form", `document.querySelector('.field[data-path="query"] textarea') && document.querySelector('.field[data-path="context"] textarea')`)
+		if first := eval[string](t, ctx, `document.querySelector('#form-fields [data-path]:not([data-path=""])').dataset.path`); first != "query" {
+			t.Errorf("first field: got %q, want the required query before context", first)
+		}
 		do(t, ctx, "typing a plain question and a JSON object",
 			chromedp.SendKeys(chromedp.CSS(`.field[data-path="query"] textarea`), "where is the config loaded?"),
 			chromedp.SendKeys(chromedp.CSS(`.field[data-path="context"] textarea`), `{"team": "core"}`),

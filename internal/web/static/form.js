@@ -363,7 +363,11 @@
         const props = isObject(s.properties) ? s.properties : {};
         const req = Array.isArray(s.required) ? s.required : [];
         const kids = {};
-        Object.keys(props).forEach(function (k) {
+        // Required fields first, in the schema's required order; then the
+        // rest as listed.
+        const order = req.filter(function (k) { return Object.prototype.hasOwnProperty.call(props, k); });
+        Object.keys(props).forEach(function (k) { if (order.indexOf(k) < 0) order.push(k); });
+        order.forEach(function (k) {
           const child = build(props[k], join(path, k), k, req.indexOf(k) >= 0, false);
           kids[k] = child;
           fs.appendChild(child.el);
