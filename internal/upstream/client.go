@@ -251,7 +251,7 @@ func (c *Client) attachStderr(fe *fault.Error) {
 	if s := lastLines(c.stderr.String(), 20); s != "" {
 		fe.WithDetail("stderr", s)
 		if !strings.Contains(fe.Message, "stderr") {
-			fe.Message += "; its stderr says: " + lastLines(s, 3)
+			fe.Message += "; its stderr says: " + stderrSummary(s)
 		}
 	}
 }

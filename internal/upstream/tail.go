@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"regexp"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -68,4 +69,23 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// errorLine matches a line of a server's stderr that says what went wrong.
+var errorLine = regexp.MustCompile(`(?i)\b(\w*error|fatal|panic|\w*exception|traceback|cannot|can't|could not|couldn't|failed|failure|not found|no such|denied|refused|invalid|missing|unable)\b`)
+
+// stderrSummary is the part of a server's stderr to put in an error
+// message: the last line that says what went wrong (a stack trace's
+// "Error: Cannot find module ..." rather than its closing "}"), else the
+// last three lines.
+func stderrSummary(s string) string {
+	tail := lastLines(s, 20)
+	lines := strings.Split(tail, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if len(l) > 3 && errorLine.MatchString(l) && !strings.HasPrefix(l, "at ") {
+			return l
+		}
+	}
+	return lastLines(tail, 3)
 }
