@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
@@ -498,5 +499,24 @@ func (a *app) hooksInstallGit(args []string) error {
 	for _, h := range rep.Unchanged {
 		fmt.Fprintf(a.stdout, "unchanged %s\n", filepath.Join(rep.HooksDir, h))
 	}
+	a.warnHookCommand(*command)
 	return nil
+}
+
+// warnHookCommand says so when the git hooks will not find the executable
+// they run, which would make every hook print a warning and fire nothing.
+func (a *app) warnHookCommand(command string) {
+	name := command
+	if name == "" {
+		name = "switchboard"
+	}
+	if _, err := exec.LookPath(name); err == nil {
+		return
+	}
+	fmt.Fprintf(a.stderr, "switchboard hooks: note: %s is not on PATH, so the git hooks will only warn until it is\n", name)
+	if exe, err := os.Executable(); err == nil && !strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		fmt.Fprintf(a.stderr, "  hint: install switchboard on PATH, or run again with --command %s\n", exe)
+	} else {
+		fmt.Fprintln(a.stderr, "  hint: install switchboard on PATH (go install ./cmd/switchboard), or run again with --command PATH")
+	}
 }

@@ -248,3 +248,25 @@ func TestHooksAroundCommandCalls(t *testing.T) {
 	wantCode(t, r, ExitOK)
 	wantContains(t, "hooks log", r.stdout, `"hook": "no-add"`, `"status": "blocked"`, `"hook": "save"`, `"status": "success"`)
 }
+
+// TestInstallGitWarnsWithoutSwitchboard: install-git says so when the
+// hooks it writes will not find switchboard.
+func TestInstallGitWarnsWithoutSwitchboard(t *testing.T) {
+	gitPath, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal("git is needed: apt-get install git")
+	}
+	repo := t.TempDir()
+	if out, err := exec.Command(gitPath, "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	t.Setenv("PATH", filepath.Dir(gitPath))
+	r := runCLI(t, "hooks", "install-git", repo)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "install-git stderr", r.stderr, "switchboard is not on PATH", "--command")
+	r = runCLI(t, "hooks", "install-git", repo, "--command", gitPath)
+	wantCode(t, r, ExitOK)
+	if strings.Contains(r.stderr, "not on PATH") {
+		t.Errorf("with --command naming an executable: got the warning %q", r.stderr)
+	}
+}
