@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path"
 	"slices"
@@ -84,6 +85,9 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 	}
 	if *vision {
 		l.Vision = true
+	}
+	if u, err := url.Parse(*baseURL); *baseURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		return usagef("--base-url must be an http or https URL such as http://127.0.0.1:11434/v1, got %q", *baseURL)
 	}
 	cc, err := agent.ClientConfig(l, func(k string) string {
 		switch {

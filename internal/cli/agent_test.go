@@ -236,6 +236,7 @@ func TestAgentUsage(t *testing.T) {
 		{args: []string{"--servers", "alpah", "hi"}, code: ExitUsage, want: `unknown server "alpah"`},
 		{args: []string{"--tools", "[", "hi"}, code: ExitUsage, want: "invalid pattern"},
 		{args: []string{"--view", "nope", "hi"}, code: ExitUsage, want: `no gateway view named "nope"`},
+		{args: []string{"--base-url", "ftp://x", "hi"}, code: ExitUsage, want: "--base-url must be an http or https URL"},
 	} {
 		r := runCLI(t, append([]string{"agent", "--config", cfg}, tt.args...)...)
 		if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
