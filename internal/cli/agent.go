@@ -174,7 +174,12 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 		Identity: cliIdentity(), Transcript: tw, Logger: a.logger(),
 	}
 	if !a.json {
-		opts.OnText = func(t string) { fmt.Fprint(a.stdout, t) }
+		opts.OnText = func(t string) {
+			if t != "" {
+				a.agentOpenLine = !strings.HasSuffix(t, "\n")
+			}
+			fmt.Fprint(a.stdout, t)
+		}
 	}
 	opts.OnEvent = func(ev agent.Event) {
 		switch ev.Type {
@@ -221,8 +226,9 @@ func (a *app) agentResult(out *agent.Outcome, err error, sess *agent.Session) er
 		if perr := a.printJSON(out); perr != nil {
 			return perr
 		}
-	} else if out.Answer != "" || out.Steps > 0 {
-		fmt.Fprintln(a.stdout)
+	} else if a.agentOpenLine {
+		fmt.Fprintln(a.stdout) // end the streamed answer's line
+		a.agentOpenLine = false
 	}
 	if err != nil {
 		return err

@@ -197,6 +197,9 @@ type app struct {
 
 	// emb is the running embedded default, when no file was found.
 	emb *embedded
+
+	// agentOpenLine says the agent's streamed text has not ended its line.
+	agentOpenLine bool
 }
 
 // flags returns a flag set with the common flags registered.
