@@ -97,12 +97,9 @@ func DefaultAgent() Agent {
 // decodeLLM reads the llm: block.
 func (r *resolver) decodeLLM(p *pair) LLM {
 	l := DefaultLLM()
-	if p == nil {
-		return l
-	}
-	l.Pos = p.keyPos
-	n := p.value
-	if n.kind == kindNull || !r.ps.expectKind(n, "llm", "a mapping", kindMap) {
+	n, pos := r.block(p, "llm")
+	l.Pos = pos
+	if n == nil {
 		return l
 	}
 	r.ps.known(n, "llm", llmKeys)
@@ -185,12 +182,9 @@ func (r *resolver) decodeLLM(p *pair) LLM {
 // entries, which agent.servers refers to by name.
 func (r *resolver) decodeAgent(p *pair, servers []*rawServer) Agent {
 	a := DefaultAgent()
-	if p == nil {
-		return a
-	}
-	a.Pos = p.keyPos
-	n := p.value
-	if n.kind == kindNull || !r.ps.expectKind(n, "agent", "a mapping", kindMap) {
+	n, pos := r.block(p, "agent")
+	a.Pos = pos
+	if n == nil {
 		return a
 	}
 	r.ps.known(n, "agent", agentKeys)

@@ -207,16 +207,26 @@ func (g Gateway) isDefault() bool {
 		g.Instructions == d.Instructions && len(g.Views) == 0 && len(g.Tokens) == 0
 }
 
+// block returns the mapping of the top-level block p (whose key is field)
+// and the position of its key. n is nil when the block is absent, null, or
+// not a mapping (reported); pos is the zero Pos when it is absent.
+func (r *resolver) block(p *pair, field string) (n *node, pos Pos) {
+	if p == nil {
+		return nil, Pos{}
+	}
+	if p.value.kind == kindNull || !r.ps.expectKind(p.value, field, "a mapping", kindMap) {
+		return nil, p.keyPos
+	}
+	return p.value, p.keyPos
+}
+
 // decodeGateway reads the gateway: block. servers are the file's server
 // entries, which views refer to by name.
 func (r *resolver) decodeGateway(p *pair, servers []*rawServer) Gateway {
 	g := DefaultGateway()
-	if p == nil {
-		return g
-	}
-	g.Pos = p.keyPos
-	n := p.value
-	if n.kind == kindNull || !r.ps.expectKind(n, "gateway", "a mapping", kindMap) {
+	n, pos := r.block(p, "gateway")
+	g.Pos = pos
+	if n == nil {
 		return g
 	}
 	r.ps.known(n, "gateway", gatewayKeys)

@@ -441,12 +441,9 @@ func (r *resolver) decodeHooks(hooks, settings *pair, servers []*rawServer) Hook
 // decodeHookSettings reads hook_settings:.
 func (r *resolver) decodeHookSettings(p *pair) HookSettings {
 	s := DefaultHookSettings()
-	if p == nil {
-		return s
-	}
-	s.Pos = p.keyPos
-	n := p.value
-	if n.kind == kindNull || !r.ps.expectKind(n, "hook_settings", "a mapping", kindMap) {
+	n, pos := r.block(p, "hook_settings")
+	s.Pos = pos
+	if n == nil {
 		return s
 	}
 	r.ps.known(n, "hook_settings", hookSettingsKeys)

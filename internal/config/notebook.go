@@ -125,12 +125,9 @@ func (n Notebook) isDefault() bool {
 // which means their default.
 func (r *resolver) decodeNotebook(p *pair, servers []*rawServer) Notebook {
 	var nb Notebook
-	if p == nil {
-		return nb
-	}
-	nb.Pos = p.keyPos
-	n := p.value
-	if n.kind == kindNull || !r.ps.expectKind(n, "notebook", "a mapping", kindMap) {
+	n, pos := r.block(p, "notebook")
+	nb.Pos = pos
+	if n == nil {
 		return nb
 	}
 	r.ps.known(n, "notebook", notebookKeys)
