@@ -102,6 +102,7 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	daemon.TuneGC()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer daemon.GovernProcs(ctx, a.logger())()
 	if *stdio {
 		fmt.Fprintf(out, "serving MCP on stdin/stdout for %d server(s)\n", len(cfg.Servers))
 		return d.RunStdio(ctx, &mcp.StdioTransport{})

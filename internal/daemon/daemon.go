@@ -39,6 +39,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/hooks"
 	"github.com/switchboard-mcp/switchboard/internal/metrics"
+	"github.com/switchboard-mcp/switchboard/internal/procs"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
@@ -427,5 +428,25 @@ const DefaultGCPercent = 400
 func TuneGC() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(DefaultGCPercent)
+	}
+}
+
+// GovernProcs keeps GOMAXPROCS in step with the process's CPU use (package
+// procs) until stop is called or ctx is done, unless GOMAXPROCS is set in
+// the environment, which always wins. stop waits for the governor to end
+// and restores the runtime's GOMAXPROCS.
+func GovernProcs(ctx context.Context, log *slog.Logger) (stop func()) {
+	if !procs.Enabled() {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		procs.Run(ctx, procs.Options{Logger: log})
+	}()
+	return func() {
+		cancel()
+		<-done
 	}
 }
