@@ -67,6 +67,15 @@ func (b *benchmark) start(name, role string, env ...string) (*child, error) {
 	return c, nil
 }
 
+// middleEnv is env plus, with -gomaxprocs, the GOMAXPROCS of the
+// processes in the middle: the gateway and the bare proxy.
+func (b *benchmark) middleEnv(env ...string) []string {
+	if b.opts.GOMAXPROCS > 0 {
+		env = append(env, "GOMAXPROCS="+strconv.Itoa(b.opts.GOMAXPROCS))
+	}
+	return env
+}
+
 // stopAll stops every child still running.
 func (b *benchmark) stopAll() {
 	b.mu.Lock()
@@ -98,12 +107,19 @@ func (b *benchmark) run(ctx context.Context) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
-	gw, err := b.start("gateway", roleGateway, envUpstream+"="+up.Addr, envServers+"=1")
+	gw, err := b.start("gateway", roleGateway, b.middleEnv(envUpstream+"="+up.Addr, envServers+"=1")...)
 	if err != nil {
 		return nil, err
 	}
 	if rep.Memory.OneUpstreamIdle, err = settledRSS(ctx, gw.PID()); err != nil {
 		return nil, err
+	}
+
+	var px *child
+	if b.opts.Proxy {
+		if px, err = b.start("proxy", roleProxy, b.middleEnv(envUpstream+"="+up.Addr)...); err != nil {
+			return nil, err
+		}
 	}
 
 	hc := newHTTPClient()
@@ -117,6 +133,13 @@ func (b *benchmark) run(ctx context.Context) (*report, error) {
 		return nil, fmt.Errorf("connecting through the gateway: %w", err)
 	}
 	defer via.Close()
+	var viaProxy *mcp.ClientSession
+	if px != nil {
+		if viaProxy, err = connect(ctx, hc, px.Addr+"/mcp", "echo", true); err != nil {
+			return nil, fmt.Errorf("connecting through the bare proxy: %w", err)
+		}
+		defer viaProxy.Close()
+	}
 
 	profileAt := profileCallers
 	if !slices.Contains(b.opts.Callers, profileAt) {
@@ -124,26 +147,39 @@ func (b *benchmark) run(ctx context.Context) (*report, error) {
 	}
 	for _, n := range b.opts.Callers {
 		b.progress("%s, direct", callersText(n))
-		c, err := b.cell(ctx, direct, "echo", pathDirect, n, up, nil, "")
+		c, err := b.cell(ctx, direct, "echo", pathDirect, n, up, nil, "", "")
 		if err != nil {
 			return nil, err
 		}
 		rep.Cells = append(rep.Cells, c)
 		b.progress("%s, through the gateway", callersText(n))
-		profile := ""
-		if n == profileAt && b.opts.Profile != "" {
-			profile = b.opts.Profile
-			rep.ProfileCallers = n
+		profile, trace := "", ""
+		if n == profileAt {
+			profile, trace = b.opts.Profile, b.opts.Trace
+			if profile != "" || trace != "" {
+				rep.ProfileCallers = n
+			}
 		}
-		c, err = b.cell(ctx, via, gatewayTool, pathGateway, n, up, gw, profile)
+		c, err = b.cell(ctx, via, gatewayTool, pathGateway, n, up, gw, profile, trace)
 		if err != nil {
 			return nil, err
 		}
 		rep.Cells = append(rep.Cells, c)
+		if viaProxy != nil {
+			b.progress("%s, through the bare proxy", callersText(n))
+			if c, err = b.cell(ctx, viaProxy, "echo", pathProxy, n, up, px, "", ""); err != nil {
+				return nil, err
+			}
+			rep.Cells = append(rep.Cells, c)
+		}
 	}
 	direct.Close()
 	via.Close()
 	gw.stop()
+	if px != nil {
+		viaProxy.Close()
+		px.stop()
+	}
 
 	b.progress("memory: a gateway with %d idle upstreams, then %d idle client sessions", upstreamEndpoints, idleSessions)
 	if err := b.memory(ctx, up, &rep.Memory); err != nil {
@@ -154,6 +190,7 @@ func (b *benchmark) run(ctx context.Context) (*report, error) {
 		rep.ProfileFile = b.opts.Profile
 		rep.ProfileTop = pprofTop(ctx, b.opts.Profile)
 	}
+	rep.TraceFile = b.opts.Trace
 	rep.Aims = aims(rep)
 	rep.LoadAvg[1] = loadAvg()
 	return rep, nil
@@ -228,6 +265,9 @@ func callEcho(ctx context.Context, cs *mcp.ClientSession, tool string) error {
 const (
 	pathDirect  = "direct"
 	pathGateway = "gateway"
+	// pathProxy is through a bare reverse proxy: the floor (see
+	// serveProxy).
+	pathProxy = "proxy"
 )
 
 // warmup returns how long a cell warms up before it measures.
@@ -237,15 +277,21 @@ func warmup(d time.Duration) time.Duration {
 
 // cell measures n callers sharing cs calling tool for the configured
 // duration, after a warm-up, with the CPU time of up and (if not nil) gw
-// over the measured part. With profile set, gw writes a CPU profile of it
-// there.
-func (b *benchmark) cell(ctx context.Context, cs *mcp.ClientSession, tool, path string, n int, up, gw *child, profile string) (cell, error) {
+// over the measured part (gw is the gateway or the bare proxy, nil for
+// the direct path). With profile set, gw writes a CPU profile of it
+// there; with trace set, an execution trace.
+func (b *benchmark) cell(ctx context.Context, cs *mcp.ClientSession, tool, path string, n int, up, gw *child, profile, trace string) (cell, error) {
 	c := cell{Callers: n, Path: path}
 	if _, err := load(ctx, cs, tool, n, warmup(b.opts.Duration)); err != nil {
 		return c, fmt.Errorf("warming up %s %s: %w", callersText(n), path, err)
 	}
 	if profile != "" {
 		if err := gw.command(cmdProfileStart, profile); err != nil {
+			return c, err
+		}
+	}
+	if trace != "" {
+		if err := gw.command(cmdTraceStart, trace); err != nil {
 			return c, err
 		}
 	}
@@ -278,6 +324,11 @@ func (b *benchmark) cell(ctx context.Context, cs *mcp.ClientSession, tool, path 
 	}
 	if profile != "" {
 		if err := gw.command(cmdProfileStop); err != nil {
+			return c, err
+		}
+	}
+	if trace != "" {
+		if err := gw.command(cmdTraceStop); err != nil {
 			return c, err
 		}
 	}

@@ -15,9 +15,11 @@ import (
 
 // The environment a child is started with.
 const (
-	// envRole selects the child's role: roleUpstream or roleGateway.
+	// envRole selects the child's role: roleUpstream, roleGateway or
+	// roleProxy.
 	envRole = "SWITCHBOARD_BENCH_ROLE"
-	// envUpstream is the upstream's base URL, for the gateway.
+	// envUpstream is the upstream's base URL, for the gateway and the
+	// proxy.
 	envUpstream = "SWITCHBOARD_BENCH_UPSTREAM"
 	// envServers is how many of the upstream's endpoints the gateway
 	// connects to, as that many servers.
@@ -28,6 +30,7 @@ const (
 const (
 	roleUpstream = "upstream"
 	roleGateway  = "gateway"
+	roleProxy    = "proxy"
 )
 
 // The line protocol between the orchestrator and a child. The child
@@ -40,6 +43,8 @@ const (
 	lineError         = "error"
 	cmdProfileStart   = "cpu-profile-start" // followed by the file to write
 	cmdProfileStop    = "cpu-profile-stop"
+	cmdTraceStart     = "trace-start" // followed by the file to write
+	cmdTraceStop      = "trace-stop"
 	childStartTimeout = 60 * time.Second
 	childReplyTimeout = 30 * time.Second
 	childStopTimeout  = 15 * time.Second
@@ -219,9 +224,13 @@ func serveCommands(stdin io.Reader, stdout io.Writer, profile *profiler) {
 		var err error
 		switch cmd {
 		case cmdProfileStart:
-			err = profile.start(arg)
+			err = profile.startCPU(arg)
 		case cmdProfileStop:
-			err = profile.stop()
+			err = profile.stopCPU()
+		case cmdTraceStart:
+			err = profile.startTrace(arg)
+		case cmdTraceStop:
+			err = profile.stopTrace()
 		default:
 			err = fmt.Errorf("unknown command %q", cmd)
 		}
@@ -233,5 +242,9 @@ func serveCommands(stdin io.Reader, stdout io.Writer, profile *profiler) {
 	}
 }
 
-// errNoProfile is returned when a profile is stopped that never started.
-var errNoProfile = errors.New("no CPU profile is running")
+// errNoProfile is returned when a profile is stopped that never started;
+// errNoTrace, the same for an execution trace.
+var (
+	errNoProfile = errors.New("no CPU profile is running")
+	errNoTrace   = errors.New("no execution trace is running")
+)

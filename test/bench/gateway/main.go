@@ -5,14 +5,16 @@
 // process's own CPU time per forwarded call (from the kernel's accounting
 // in /proc), the upstream's CPU per call for context, and the daemon's
 // resident memory with 10 idle upstreams and with 100 idle client sessions;
-// then the project's aims and whether each is met.
+// then the project's aims and whether each is met. For scale, it also
+// measures a bare reverse proxy (net/http/httputil, no MCP) in the
+// gateway's place: what any gateway on net/http spends at the least.
 //
 // Three kinds of process keep the CPU accounting clean: this one (the
 // client), the upstream and the gateway, both this binary re-executed with
 // a role in the environment. A child exits when its stdin closes, so none
 // outlives the run.
 //
-//	go run ./test/bench/gateway [-duration 5s] [-callers 1,16,64] [-json] [-profile gw.pprof]
+//	go run ./test/bench/gateway [-duration 5s] [-callers 1,16,64] [-json] [-profile gw.pprof] [-trace gw.trace] [-proxy=false] [-gomaxprocs N]
 //
 // It needs Linux (/proc). See docs/benchmarks.md for figures.
 package main
@@ -52,6 +54,16 @@ type options struct {
 	// Profile, if set, is where the gateway writes a CPU profile of the
 	// through-gateway cell with profileCallers callers.
 	Profile string
+	// Trace, if set, is where the gateway writes an execution trace of
+	// the same cell (`go tool trace`).
+	Trace string
+	// Proxy adds a third path at each number of callers: through a bare
+	// reverse proxy, the floor for forwarding over two net/http hops.
+	Proxy bool
+	// GOMAXPROCS, when positive, is set in the gateway's and the
+	// proxy's environment (the client and the upstream keep the
+	// default).
+	GOMAXPROCS int
 }
 
 // profileCallers is the cell the -profile flag profiles (the one the
@@ -94,6 +106,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	callers := fs.String("callers", "1,16,64", "comma-separated numbers of concurrent callers")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	profile := fs.String("profile", "", "write a CPU profile of the gateway during the through-gateway 16-caller cell to this file")
+	trace := fs.String("trace", "", "write an execution trace of the gateway during the through-gateway 16-caller cell to this file")
+	proxy := fs.Bool("proxy", true, "also measure a bare reverse proxy (net/http/httputil) in the gateway's place, the floor for two net/http hops")
+	procs := fs.Int("gomaxprocs", 0, "run the gateway and the proxy with this GOMAXPROCS (0: the Go default)")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
@@ -103,7 +118,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if *dur <= 0 {
 		return options{}, fmt.Errorf("-duration must be positive, got %s", *dur)
 	}
-	o := options{Duration: *dur, JSON: *asJSON, Profile: *profile}
+	o := options{Duration: *dur, JSON: *asJSON, Profile: *profile, Trace: *trace, Proxy: *proxy, GOMAXPROCS: *procs}
+	if *procs < 0 {
+		return options{}, fmt.Errorf("-gomaxprocs must be 0 (the default) or more, got %d", *procs)
+	}
 	for _, f := range strings.Split(*callers, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 || n > maxCallers {

@@ -35,7 +35,7 @@ func parseTable(t *testing.T, out string) map[string]tableRow {
 	rows := map[string]tableRow{}
 	for line := range strings.SplitSeq(out, "\n") {
 		f := strings.Fields(line)
-		if len(f) < 3 || (f[1] != pathDirect && f[1] != pathGateway) {
+		if len(f) < 3 || (f[1] != pathDirect && f[1] != pathGateway && f[1] != pathProxy) {
 			continue
 		}
 		if _, err := strconv.Atoi(f[0]); err != nil {
@@ -57,15 +57,17 @@ func parseTable(t *testing.T, out string) map[string]tableRow {
 func TestCommandPrintsEveryCell(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	profile := filepath.Join(t.TempDir(), "gw.pprof")
+	dir := t.TempDir()
+	profile, trace := filepath.Join(dir, "gw.pprof"), filepath.Join(dir, "gw.trace")
 	var stdout, stderr bytes.Buffer
-	if code := run(ctx, []string{"-duration", "200ms", "-callers", "1,2", "-profile", profile}, &stdout, &stderr); code != 0 {
+	args := []string{"-duration", "200ms", "-callers", "1,2", "-profile", profile, "-trace", trace, "-gomaxprocs", "1"}
+	if code := run(ctx, args, &stdout, &stderr); code != 0 {
 		t.Fatalf("run: got exit code %d, want 0; stderr:\n%s", code, stderr.String())
 	}
 	out := stdout.String()
 	rows := parseTable(t, out)
 	for _, n := range []string{"1", "2"} {
-		for _, path := range []string{pathDirect, pathGateway} {
+		for _, path := range []string{pathDirect, pathGateway, pathProxy} {
 			r, ok := rows[n+" "+path]
 			if !ok {
 				t.Errorf("no row for %s caller(s) %s in:\n%s", n, path, out)
@@ -79,7 +81,7 @@ func TestCommandPrintsEveryCell(t *testing.T) {
 			}
 		}
 	}
-	if got, want := len(rows), 4; got != want {
+	if got, want := len(rows), 6; got != want {
 		t.Errorf("got %d table rows, want %d:\n%s", got, want, out)
 	}
 	for _, want := range []string{
@@ -97,6 +99,9 @@ func TestCommandPrintsEveryCell(t *testing.T) {
 	}
 	if fi, err := os.Stat(profile); err != nil || fi.Size() == 0 {
 		t.Errorf("the gateway's CPU profile: got %v (err %v), want a non-empty file", fi, err)
+	}
+	if fi, err := os.Stat(trace); err != nil || fi.Size() == 0 {
+		t.Errorf("the gateway's execution trace: got %v (err %v), want a non-empty file", fi, err)
 	}
 }
 
@@ -155,6 +160,8 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-callers", "x"}, nil, true},
 		{[]string{"-duration", "0s"}, nil, true},
 		{[]string{"extra"}, nil, true},
+		{[]string{"-gomaxprocs", "-1"}, nil, true},
+		{[]string{"-gomaxprocs", "1", "-proxy=false"}, []int{1, 16, 64}, false},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -27,12 +28,15 @@ type report struct {
 	ProfileFile    string `json:"profile_file,omitempty"`
 	ProfileCallers int    `json:"profile_callers,omitempty"`
 	ProfileTop     string `json:"profile_top,omitempty"`
+	// TraceFile is the gateway's execution trace of the same cell, if
+	// one was asked for.
+	TraceFile string `json:"trace_file,omitempty"`
 }
 
 // cell is one measurement: n callers on one path.
 type cell struct {
 	Callers int    `json:"callers"`
-	Path    string `json:"path"` // "direct" or "gateway"
+	Path    string `json:"path"` // "direct", "gateway" or "proxy"
 	// Calls is how many calls succeeded in the measured part, which took
 	// Seconds; Errors how many failed, the first with FirstError.
 	Calls       int     `json:"calls"`
@@ -43,7 +47,8 @@ type cell struct {
 	P50Micros   float64 `json:"p50_us"`
 	P99Micros   float64 `json:"p99_us"`
 	// GatewayCPUPerCallMicros is the gateway process's user+system CPU
-	// time over the measured part divided by Calls (gateway cells only).
+	// time over the measured part divided by Calls (gateway cells; in
+	// proxy cells, the bare proxy's).
 	GatewayCPUPerCallMicros float64 `json:"gateway_cpu_per_call_us,omitempty"`
 	// UpstreamCPUPerCallMicros is the same for the upstream process.
 	UpstreamCPUPerCallMicros float64 `json:"upstream_cpu_per_call_us"`
@@ -149,13 +154,18 @@ func writeTable(w io.Writer, r *report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Gateway benchmark: echo over streamable HTTP, one go-sdk client session shared by the callers,\n")
 	fmt.Fprintf(&b, "%s per cell, %d CPUs, %s %s, load average %s before, %s after.\n", r.Duration, r.CPUs, r.GoVersion, r.Platform, r.LoadAvg[0], r.LoadAvg[1])
-	fmt.Fprintf(&b, "CPU per call is the process's user+system time (/proc/<pid>/stat) over the cell divided by its calls.\n\n")
+	fmt.Fprintf(&b, "CPU per call is the process's user+system time (/proc/<pid>/stat) over the cell divided by its calls.\n")
+	if slices.ContainsFunc(r.Cells, func(c cell) bool { return c.Path == pathProxy }) {
+		fmt.Fprintf(&b, "Path proxy is a bare reverse proxy (net/http/httputil, no MCP) in the gateway's place: the floor for\n")
+		fmt.Fprintf(&b, "any gateway that forwards over two net/http hops; its CPU is in the gateway column.\n")
+	}
+	b.WriteString("\n")
 
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "callers\tpath\tcalls/s\tvs direct\tp50 ms\tp99 ms\tadded p50 ms\tgateway CPU/call\tupstream CPU/call\terrors\t")
 	for _, c := range r.Cells {
 		vs, added, gwCPU := "-", "-", "-"
-		if c.Path == pathGateway {
+		if c.Path != pathDirect {
 			gwCPU = fmt.Sprintf("%.0f µs", c.GatewayCPUPerCallMicros)
 			if d, ok := r.find(c.Callers, pathDirect); ok {
 				if d.CallsPerSec > 0 {
@@ -193,6 +203,9 @@ func writeTable(w io.Writer, r *report) error {
 	}
 	if r.ProfileTop != "" {
 		fmt.Fprintf(&b, "\nGateway CPU profile, %d callers through the gateway (%s), top 10:\n%s", r.ProfileCallers, r.ProfileFile, r.ProfileTop)
+	}
+	if r.TraceFile != "" {
+		fmt.Fprintf(&b, "\nGateway execution trace, %d callers through the gateway: %s (go tool trace %s)\n", r.ProfileCallers, r.TraceFile, r.TraceFile)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

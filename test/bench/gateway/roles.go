@@ -7,9 +7,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"sync"
 	"time"
@@ -42,8 +45,10 @@ func runChild(role string) int {
 		err = serveUpstream()
 	case roleGateway:
 		err = serveGateway(ctx, cancel)
+	case roleProxy:
+		err = serveProxy()
 	default:
-		err = fmt.Errorf("unknown role %q (want %s or %s)", role, roleUpstream, roleGateway)
+		err = fmt.Errorf("unknown role %q (want %s, %s or %s)", role, roleUpstream, roleGateway, roleProxy)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bench-gateway %s: %v\n", role, err)
@@ -76,15 +81,49 @@ func serveUpstream() error {
 		srv := newEchoServer("bench-upstream-" + strconv.Itoa(i))
 		mux.Handle("/mcp/"+strconv.Itoa(i), mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	}
+	return serveUntilStdinCloses(mux, "upstream")
+}
+
+// serveProxy serves, at /mcp, a bare reverse proxy to the upstream
+// endpoint $SWITCHBOARD_BENCH_UPSTREAM/mcp/0 until stdin closes: the
+// standard library's httputil.ReverseProxy, which knows nothing of MCP,
+// flushing event streams as they come. It is what forwarding over two
+// net/http hops costs at the least, the floor under any gateway built
+// on net/http.
+func serveProxy() error {
+	base := os.Getenv(envUpstream)
+	target, err := url.Parse(base + "/mcp/0")
+	if base == "" || err != nil {
+		return fmt.Errorf("want %s set to the upstream's base URL, got %q", envUpstream, base)
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 2 * maxCallers
+	t.MaxIdleConnsPerHost = 2 * maxCallers
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.Out.URL.Scheme, r.Out.URL.Host, r.Out.URL.Path, r.Out.URL.RawPath = target.Scheme, target.Host, target.Path, ""
+			r.Out.Host = target.Host
+		},
+		Transport:     t,
+		FlushInterval: -1,
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", rp)
+	return serveUntilStdinCloses(mux, "proxy")
+}
+
+// serveUntilStdinCloses serves h on a loopback port, prints the ready
+// line, answers commands on stdin, and shuts down when stdin closes.
+func serveUntilStdinCloses(h http.Handler, role string) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return fmt.Errorf("listening: %w", err)
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			fmt.Fprintf(os.Stderr, "bench-gateway upstream: serving: %v\n", err)
+			fmt.Fprintf(os.Stderr, "bench-gateway %s: serving: %v\n", role, err)
 		}
 	})
 	fmt.Printf("%s http://%s\n", lineReady, ln.Addr())
@@ -120,7 +159,8 @@ func serveGateway(ctx context.Context, cancel context.CancelFunc) error {
 	}
 	defer st.Close()
 
-	daemon.TuneGC() // as switchboard serve does
+	daemon.TuneGC() // as switchboard serve does, and:
+	defer daemon.GovernProcs(ctx, nil)()
 	d, err := daemon.New(daemon.Options{
 		Config:   gatewayConfig(base, n),
 		Store:    st,
@@ -208,11 +248,12 @@ func waitConnected(ctx context.Context, pool *upstream.Pool, n int) error {
 
 // profiler runs one CPU profile at a time.
 type profiler struct {
-	f *os.File
+	cpu   *os.File // the CPU profile being written
+	trace *os.File // the execution trace being written
 }
 
-func (p *profiler) start(path string) error {
-	if p.f != nil {
+func (p *profiler) startCPU(path string) error {
+	if p.cpu != nil {
 		return errors.New("a CPU profile is already running")
 	}
 	f, err := os.Create(path)
@@ -223,27 +264,59 @@ func (p *profiler) start(path string) error {
 		f.Close()
 		return fmt.Errorf("starting the CPU profile: %w", err)
 	}
-	p.f = f
+	p.cpu = f
 	return nil
 }
 
-func (p *profiler) stop() error {
-	if p.f == nil {
+func (p *profiler) stopCPU() error {
+	if p.cpu == nil {
 		return errNoProfile
 	}
 	pprof.StopCPUProfile()
-	err := p.f.Close()
-	p.f = nil
+	err := p.cpu.Close()
+	p.cpu = nil
 	if err != nil {
 		return fmt.Errorf("writing the profile: %w", err)
 	}
 	return nil
 }
 
-// stopQuietly ends a profile left running when the orchestrator went
-// away.
+func (p *profiler) startTrace(path string) error {
+	if p.trace != nil {
+		return errors.New("an execution trace is already running")
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("creating the execution trace: %w", err)
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return fmt.Errorf("starting the execution trace: %w", err)
+	}
+	p.trace = f
+	return nil
+}
+
+func (p *profiler) stopTrace() error {
+	if p.trace == nil {
+		return errNoTrace
+	}
+	trace.Stop()
+	err := p.trace.Close()
+	p.trace = nil
+	if err != nil {
+		return fmt.Errorf("writing the execution trace: %w", err)
+	}
+	return nil
+}
+
+// stopQuietly ends a profile or trace left running when the orchestrator
+// went away.
 func (p *profiler) stopQuietly() {
-	if p.f != nil {
-		_ = p.stop()
+	if p.cpu != nil {
+		_ = p.stopCPU()
+	}
+	if p.trace != nil {
+		_ = p.stopTrace()
 	}
 }
