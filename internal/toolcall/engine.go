@@ -228,22 +228,13 @@ func (e *Engine) Stats() Stats {
 // shapes), for callers that record or log on their own.
 func (e *Engine) Redactor() *redact.Redactor { return e.set.Load().redactor }
 
-// newID returns a UUID of version 7 (RFC 9562): the time in milliseconds,
-// then 74 random bits. Call ids must be unique, not secret, so the
-// runtime's fast ChaCha8 generator serves; being in time order, they go
-// to the end of the history's id index instead of to a random page of
-// it, which keeps a batch of inserts to a few pages.
+// newID returns a random UUID (version 4). Call ids must be unique, not
+// secret, so the runtime's fast ChaCha8 generator serves.
 func newID() string {
-	return uuid7(time.Now().UnixMilli(), rand.Uint64(), rand.Uint64())
-}
-
-// uuid7 formats a version 7 UUID from a Unix time in milliseconds and
-// random bits.
-func uuid7(ms int64, r1, r2 uint64) string {
 	var b [16]byte
-	binary.BigEndian.PutUint64(b[:8], uint64(ms)<<16|r1&0xffff)
-	binary.BigEndian.PutUint64(b[8:], r2)
-	b[6] = b[6]&0x0f | 0x70
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
+	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	h := hex.EncodeToString(b[:])
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
