@@ -541,3 +541,32 @@ func TestNoGoroutineLeftBehind(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestHistoryCallByShortID(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	now := time.Now()
+	recs := []store.CallRecord{
+		{ID: "abcd1111-0000-4000-8000-000000000001", Source: "cli", Server: "alpha", Tool: "echo", Status: "success", StartedAt: now},
+		{ID: "abcd2222-0000-4000-8000-000000000002", Source: "cli", Server: "alpha", Tool: "echo", Status: "success", StartedAt: now.Add(time.Millisecond)},
+	}
+	if err := f.store.RecordCalls(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string]Backend{"local": f.local, "client": f.client} {
+		t.Run(name, func(t *testing.T) {
+			if got, err := b.HistoryCall(ctx, "abcd2"); err != nil || got.ID != recs[1].ID {
+				t.Errorf("a unique start: got %q (%v), want %s", got.ID, err, recs[1].ID)
+			}
+			_, err := b.HistoryCall(ctx, "abcd")
+			var fe *fault.Error
+			if !errors.As(err, &fe) || fe.Kind != fault.Validation || !strings.Contains(fe.Message, "ambiguous") ||
+				!strings.Contains(fe.Message, recs[0].ID) || !strings.Contains(fe.Message, recs[1].ID) {
+				t.Errorf("a start two calls share: got %v, want a validation error naming both", err)
+			}
+			if _, err := b.HistoryCall(ctx, "ffff"); fault.KindOf(err) != fault.NotFound {
+				t.Errorf("a start no call has: got %v, want not found", err)
+			}
+		})
+	}
+}

@@ -347,23 +347,47 @@ func (l *local) History(ctx context.Context, f store.CallFilter) ([]store.CallRe
 }
 
 // HistoryCall implements Backend; it accepts the short ID the history
-// table shows.
+// table shows, or any other start of an ID that only one call has.
 func (l *local) HistoryCall(ctx context.Context, id string) (store.CallRecord, error) {
 	if l.c.Store == nil {
 		return store.CallRecord{}, missing("store")
 	}
 	c, err := l.c.Store.Call(ctx, id)
-	if err != nil && len(id) < 36 {
-		if calls, lerr := l.c.Store.Calls(ctx, store.CallFilter{Limit: 10000}); lerr == nil {
-			for _, x := range calls {
-				if strings.HasPrefix(x.ID, id) {
-					return x, nil
-				}
-			}
+	if err == nil || id == "" || len(id) >= 36 {
+		return c, err
+	}
+	calls, lerr := l.c.Store.Calls(ctx, store.CallFilter{Limit: maxPrefixScan})
+	if lerr != nil {
+		return c, err
+	}
+	var matches []store.CallRecord
+	for _, x := range calls {
+		if strings.HasPrefix(x.ID, id) {
+			matches = append(matches, x)
 		}
 	}
-	return c, err
+	switch len(matches) {
+	case 0:
+		return c, err
+	case 1:
+		return matches[0], nil
+	}
+	var ids []string
+	for _, m := range matches[:min(len(matches), 3)] {
+		ids = append(ids, m.ID)
+	}
+	more := ""
+	if len(matches) > 3 {
+		more = ", …"
+	}
+	return store.CallRecord{}, fault.New(fault.Validation, "call id %q is ambiguous: %d recorded calls start with it (%s%s)",
+		id, len(matches), strings.Join(ids, ", "), more).
+		WithSuggestions("give more of the id, or all of it, as `switchboard history` shows it with --json")
 }
+
+// maxPrefixScan bounds the calls HistoryCall searches for a short ID: the
+// newest ones, as many as history keeps by default.
+const maxPrefixScan = 10000
 
 // Stop implements Backend.
 func (l *local) Stop(context.Context) (int, error) {
