@@ -323,7 +323,7 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams, onPro
 		// Deliver the progress the server sent before its result first.
 		defer c.order.drain(token)
 	}
-	if onProgress == nil && c.fast != nil {
+	if c.fast != nil {
 		res, err := c.fast.call(ctx, params)
 		switch {
 		case err == nil:

@@ -26,11 +26,12 @@ import (
 // SDK's client connection: the SDK decodes every message several times
 // over (each with a fresh 32 KiB decoder buffer) and adds per-request
 // header work, which is most of what a forwarding gateway spends on the
-// upstream side of a call. It is used only for calls without a progress
-// token, on protocol versions before 2026-07-28 (whose per-request
-// metadata the SDK owns), and it handles what a server may send on the
-// call's own event stream: log and list_changed notifications, and ping,
-// sampling, elicitation and roots requests.
+// upstream side of a call. It is used on protocol versions before
+// 2026-07-28 (whose per-request metadata the SDK owns), and it handles
+// what a server may send on the call's own event stream: progress, log
+// and list_changed notifications, and ping, sampling, elicitation and
+// roots requests. Those requests are answered with the call's context,
+// so the gateway can ask the client whose call caused them.
 type fastCaller struct {
 	c        *Client
 	hc       *http.Client
@@ -287,6 +288,14 @@ func (f *fastCaller) notify(msg *wireMessage) {
 		var p mcp.LoggingMessageParams
 		if ev.Log != nil && json.Unmarshal(msg.Params, &p) == nil {
 			ev.Log(&p)
+		}
+	case "notifications/progress":
+		// Read here, in order, before the response: delivered at once.
+		var p mcp.ProgressNotificationParams
+		if json.Unmarshal(msg.Params, &p) == nil {
+			if h, ok := f.c.progress.Load(tokenKey(p.ProgressToken)); ok {
+				h.(func(*mcp.ProgressNotificationParams))(&p)
+			}
 		}
 	}
 	// Progress without a token of ours, and anything else: nothing to do.

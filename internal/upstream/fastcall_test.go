@@ -47,6 +47,17 @@ func fastServer(t *testing.T, jsonResponse bool) (*httptest.Server, *atomic.Int3
 			text := res.Content.(*mcp.TextContent).Text + " " + roots.Roots[0].URI
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
 		})
+	s.AddTool(&mcp.Tool{Name: "progress", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			for i := 1; i <= 3; i++ {
+				err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+					ProgressToken: req.Params.GetProgressToken(), Progress: float64(i), Total: 3})
+				if err != nil {
+					return nil, err
+				}
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+		})
 	s.AddTool(&mcp.Tool{Name: "slow", InputSchema: map[string]any{"type": "object"}},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			select {
@@ -63,6 +74,9 @@ func fastServer(t *testing.T, jsonResponse bool) (*httptest.Server, *atomic.Int3
 	return hs, &cancelled
 }
 
+// callerKey marks a call's context in tests.
+type callerKey struct{}
+
 func TestFastCall(t *testing.T) {
 	for _, jsonResponse := range []bool{false, true} {
 		name := "event-stream"
@@ -73,9 +87,11 @@ func TestFastCall(t *testing.T) {
 			hs, cancelled := fastServer(t, jsonResponse)
 			srv := config.Server{Name: "fast", Transport: config.TransportHTTP, URL: hs.URL, TerminateOnClose: true}
 			var sampled atomic.Int32
+			var sampledFor atomic.Value
 			c, err := Dial(context.Background(), srv, DialOptions{Requests: ClientRequests{
-				CreateMessage: func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+				CreateMessage: func(ctx context.Context, _ *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 					sampled.Add(1)
+					sampledFor.Store(ctx.Value(callerKey{}))
 					return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "sampled"}}, nil
 				},
 				ListRoots: func(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
@@ -101,12 +117,37 @@ func TestFastCall(t *testing.T) {
 				t.Errorf("an unknown tool: got %v, want a typed error", err)
 			}
 			if !jsonResponse {
-				// Requests the server sends on the call's own stream are answered.
-				res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "sample"}, nil)
+				// Requests the server sends on the call's own stream are
+				// answered, with the call's context (which tells the
+				// gateway whose call it is).
+				cctx := context.WithValue(ctx, callerKey{}, "the caller")
+				res, err := c.CallTool(cctx, &mcp.CallToolParams{Name: "sample"}, nil)
 				if err != nil || res.Content[0].(*mcp.TextContent).Text != "sampled file:///work" || sampled.Load() != 1 {
 					t.Errorf("sample: got %+v %v (sampled %d)", res, err, sampled.Load())
 				}
+				if got := sampledFor.Load(); got != "the caller" {
+					t.Errorf("sampling was answered with the context of %v, want the call's", got)
+				}
+				// Progress reaches the caller's handler, in order, before
+				// the call returns, on the fast path too. (A go-sdk server
+				// answering with JSON sends progress on the standalone
+				// stream, if one is open.)
+				var progress []float64
+				fastBefore := c.fast.next.Load()
+				res, err = c.CallTool(ctx, &mcp.CallToolParams{Name: "progress"}, func(p *mcp.ProgressNotificationParams) {
+					progress = append(progress, p.Progress)
+				})
+				if err != nil || res.Content[0].(*mcp.TextContent).Text != "done" {
+					t.Errorf("progress: got %+v %v", res, err)
+				}
+				if len(progress) != 3 || progress[0] != 1 || progress[2] != 3 {
+					t.Errorf("progress: got notifications %v before the result, want [1 2 3]", progress)
+				}
+				if c.fast.next.Load() != fastBefore+1 {
+					t.Error("a call with a progress token did not take the fast path")
+				}
 			}
+
 			// Cancelling the caller cancels the server's handler.
 			cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 			defer cancel()
