@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -557,5 +559,134 @@ func TestGatewaySSESessionsBelongToTheirUser(t *testing.T) {
 	waitTools(t, cs, "alpha over SSE", has("alpha__whoami"))
 	if got := textOf(call(t, cs, "alpha__whoami", map[string]any{})); !strings.Contains(got, `"user_id":"bob"`) {
 		t.Errorf("whoami over SSE as bob: got %s", got)
+	}
+}
+
+// TestGatewaySamplingAsksTheCaller runs two clients' calls to the same
+// HTTP upstream at once; each call makes the upstream ask for sampling,
+// and each must be answered by the client whose call it is, never by the
+// other (which would see a prompt of someone else's call). One call has a
+// progress token, so it enters through the SDK's server, the other the
+// gateway's lean path; both reach the upstream on the lean path.
+func TestGatewaySamplingAsksTheCaller(t *testing.T) {
+	// The upstream's tool waits until both calls are in, then samples.
+	var arrived sync.WaitGroup
+	arrived.Add(2)
+	up := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
+	up.AddTool(&mcp.Tool{Name: "ask", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			arrived.Done()
+			arrived.Wait()
+			res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "who is asking?"}}}})
+			if err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{res.Content}}, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	defer hs.Close()
+	srv := config.Server{Name: "remote", Transport: config.TransportHTTP, URL: hs.URL, Enabled: true, LoadTools: true,
+		RequestTimeout: 10 * time.Second, ConnectTimeout: 10 * time.Second, TerminateOnClose: true}
+	r := start(t, testConfig(srv))
+
+	client := func(name string) *mcp.ClientSession {
+		return r.connect(t, "/mcp", nil, &mcp.ClientOptions{
+			CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: name}}, nil
+			},
+		})
+	}
+	alice, bob := client("alice"), client("bob")
+	waitTools(t, alice, "remote__ask", has("remote__ask"))
+	waitTools(t, bob, "remote__ask", has("remote__ask"))
+
+	var wg sync.WaitGroup
+	got := map[string]string{}
+	var mu sync.Mutex
+	for name, cs := range map[string]*mcp.ClientSession{"alice": alice, "bob": bob} {
+		wg.Go(func() {
+			p := &mcp.CallToolParams{Name: "remote__ask", Arguments: map[string]any{}}
+			if name == "bob" {
+				p.SetProgressToken("bob-progress")
+			}
+			res, err := cs.CallTool(context.Background(), p)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				got[name] = "error: " + err.Error()
+				return
+			}
+			got[name] = textOf(res)
+		})
+	}
+	wg.Wait()
+	if got["alice"] != "alice" || got["bob"] != "bob" {
+		t.Errorf("sampling answers: got alice's call %q and bob's %q, want each answered by its own client", got["alice"], got["bob"])
+	}
+}
+
+// TestGatewaySamplingNeverAsksAnotherClient: when the client whose call
+// caused a sampling request cannot sample, the upstream gets an error; a
+// client that can, with a call in progress too, is not asked instead.
+func TestGatewaySamplingNeverAsksAnotherClient(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	up := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
+	up.AddTool(&mcp.Tool{Name: "wait", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			close(started)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released"}}}, nil
+		})
+	up.AddTool(&mcp.Tool{Name: "ask", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			_, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "secret"}}}})
+			if err != nil {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "sampling failed: " + err.Error()}}}, nil
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sampled"}}}, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	defer hs.Close()
+	srv := config.Server{Name: "remote", Transport: config.TransportHTTP, URL: hs.URL, Enabled: true, LoadTools: true,
+		RequestTimeout: 10 * time.Second, ConnectTimeout: 10 * time.Second, TerminateOnClose: true}
+	r := start(t, testConfig(srv))
+
+	var asked atomic.Int32
+	sampler := r.connect(t, "/mcp", nil, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			asked.Add(1)
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "x"}}, nil
+		},
+	})
+	plain := r.connect(t, "/mcp", nil, nil) // declares no sampling
+	waitTools(t, sampler, "remote__wait", has("remote__wait", "remote__ask"))
+
+	// The sampler has a call in progress to the same server ...
+	waiting := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, _ := sampler.CallTool(context.Background(), &mcp.CallToolParams{Name: "remote__wait", Arguments: map[string]any{}})
+		waiting <- res
+	}()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the sampler's call never reached the upstream")
+	}
+	// ... when the plain client's call asks for sampling.
+	res := call(t, plain, "remote__ask", map[string]any{})
+	close(release)
+	if !res.IsError || !strings.Contains(textOf(res), "sampling failed") {
+		t.Errorf("the plain client's call: got %q, want the upstream told sampling failed", textOf(res))
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("the other client was asked to sample %d time(s) for a call not its own", n)
+	}
+	if res := <-waiting; res == nil || textOf(res) != "released" {
+		t.Errorf("the sampler's own call: got %v", res)
 	}
 }

@@ -65,6 +65,7 @@ func (vs *viewServer) invoke(ctx context.Context, e toolEntry, args json.RawMess
 	if ss != nil {
 		done := vs.g.inflight.add(e.server, ss)
 		defer done()
+		ctx = context.WithValue(ctx, callerKey{}, ss)
 	}
 	ctx = upstream.WithIdentity(ctx, upstream.Identity{User: user, Session: session})
 	res, err := vs.g.eng.Call(ctx, creq)
@@ -372,20 +373,26 @@ func (g *Gateway) log(server string, p *mcp.LoggingMessageParams) {
 	}()
 }
 
+// callerKey is the context key of the client session a tool call came
+// from (*mcp.ServerSession).
+type callerKey struct{}
+
 // Requests returns what answers an upstream's sampling, elicitation and
-// roots requests: the client session whose call to that server is the
-// most recent one still running and that declared the capability.
+// roots requests: the client session whose call caused the request, when
+// the upstream sent it on that call's own stream (streamable HTTP), else
+// the client session whose call to that server is the most recent one
+// still running; in both cases, one that declared the capability.
 func (g *Gateway) Requests(server string) upstream.ClientRequests {
 	return upstream.ClientRequests{
 		CreateMessage: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-			ss := g.inflight.pick(server, func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
+			ss := g.inflight.pick(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
 			if ss == nil {
 				return nil, fmt.Errorf("no client with sampling has a call to %s in progress", server)
 			}
 			return ss.CreateMessage(ctx, p)
 		},
 		Elicit: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-			ss := g.inflight.pick(server, func(c *mcp.ClientCapabilities) bool { return c.Elicitation != nil })
+			ss := g.inflight.pick(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.Elicitation != nil })
 			if ss == nil {
 				return nil, fmt.Errorf("no client with elicitation has a call to %s in progress", server)
 			}
@@ -394,7 +401,7 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 		//lint:ignore SA1019 roots remain part of the protocol versions clients speak today.
 		ListRoots: func(ctx context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
 			//lint:ignore SA1019 see above.
-			ss := g.inflight.pick(server, func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil || c.Roots.ListChanged })
+			ss := g.inflight.pick(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil || c.Roots.ListChanged })
 			if ss == nil {
 				//lint:ignore SA1019 see above.
 				return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
@@ -429,15 +436,27 @@ func (f *inflightCalls) add(server string, ss *mcp.ServerSession) func() {
 	}
 }
 
-// pick returns the newest session with a call to server whose client
-// capabilities satisfy ok.
-func (f *inflightCalls) pick(server string, ok func(*mcp.ClientCapabilities) bool) *mcp.ServerSession {
+// pick returns the session whose client should answer a request server
+// sent with ctx: the caller of the call ctx belongs to, if ctx is a
+// call's (the request came on its stream), else the newest session with a
+// call to server in progress; either one only if its client capabilities
+// satisfy ok.
+func (f *inflightCalls) pick(ctx context.Context, server string, ok func(*mcp.ClientCapabilities) bool) *mcp.ServerSession {
+	capable := func(ss *mcp.ServerSession) bool {
+		ip := ss.InitializeParams()
+		return ip != nil && ip.Capabilities != nil && ok(ip.Capabilities)
+	}
+	if ss, _ := ctx.Value(callerKey{}).(*mcp.ServerSession); ss != nil {
+		if capable(ss) {
+			return ss
+		}
+		return nil // the caller cannot answer; asking another client would leak its call
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	calls := f.calls[server]
 	for i := len(calls) - 1; i >= 0; i-- {
-		ip := calls[i].ss.InitializeParams()
-		if ip != nil && ip.Capabilities != nil && ok(ip.Capabilities) {
+		if capable(calls[i].ss) {
 			return calls[i].ss
 		}
 	}
