@@ -182,7 +182,9 @@ func TestBrowser(t *testing.T) {
 		if !strings.Contains(text, "5") {
 			t.Errorf("result: got %q, want the sum 5", text)
 		}
-		// The form keeps the arguments of the call.
+		// The form keeps the arguments of the call. The result is a new
+		// page, whose form the script builds after the result shows.
+		waitJS(t, ctx, "the form on the result page", `document.querySelector('.field[data-path="a"] input') !== null`)
 		if a := eval[string](t, ctx, `document.querySelector('.field[data-path="a"] input').value`); a != "2" {
 			t.Errorf("a after the call: got %q, want 2", a)
 		}
