@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
@@ -124,7 +125,7 @@ func (a *app) describeTool(t control.ToolInfo) {
 	if t.SchemaError != "" {
 		fmt.Fprintf(w, "Input schema is broken (%s); calls are not validated.\n", t.SchemaError)
 	}
-	schema, _ := asMap(t.InputSchema)
+	schema, _ := catalog.SchemaMap(t.InputSchema)
 	var lines [][3]string
 	paramLines(schema, "", &lines)
 	if len(lines) == 0 {
@@ -193,14 +194,14 @@ func paramLines(schema map[string]any, prefix string, out *[][3]string) {
 }
 
 func typeString(p map[string]any) string {
-	types := propTypes(p)
+	types := catalog.PropTypes(p)
 	if len(types) == 0 {
 		return "any"
 	}
 	for i, t := range types {
 		if t == "array" {
 			if items, ok := p["items"].(map[string]any); ok {
-				if it := propTypes(items); len(it) > 0 {
+				if it := catalog.PropTypes(items); len(it) > 0 {
 					types[i] = "array of " + strings.Join(it, "|")
 				}
 			}
