@@ -94,6 +94,9 @@ func (e *Engine) resolve(set *hookSet, a *action, ev *event) (plan, error) {
 			if err != nil {
 				return p, fmt.Errorf("%s %s: %w", mappingWord(a), m.cfg.Param, err)
 			}
+			if a.cfg.Type == config.HookActionMCP && m.cfg.Source != config.MappingLiteral {
+				v = e.typed(a, m.cfg.Param, v)
+			}
 			p.args[m.cfg.Param] = v
 		}
 		p.name = a.cfg.Event

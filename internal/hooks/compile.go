@@ -81,6 +81,9 @@ type mapping struct {
 type schemaCheck struct {
 	def      *mcp.Tool
 	problems []string
+	// types are the JSON types each parameter that takes no string
+	// accepts, for typing text values (see typed).
+	types map[string][]string
 }
 
 // condition is one compiled condition.

@@ -88,6 +88,38 @@ func TestMCPActionMappings(t *testing.T) {
 	}
 }
 
+// TestMCPActionTypesTextFields: event fields given as text (hooks fire
+// key=value, git) reach a parameter that takes no string as its type when
+// they read as one; text that does not is left for validation to refuse.
+func TestMCPActionTypesTextFields(t *testing.T) {
+	cfg := parseConfig(t, []config.Server{everything(t)}, `hooks:
+  - name: sum
+    on: numbers.given
+    actions:
+      - type: mcp
+        server: everything
+        tool: get-sum
+        params:
+          - {param: a, value: "{a}"}
+          - {param: b, value: "{b}"}
+`)
+	f := newFixture(t, cfg, []string{"everything"}, nil)
+	rep, err := f.eng.Fire(context.Background(), "numbers.given", map[string]any{"a": "4", "b": "-2.5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != 1 || rep.Runs[0].Status != StatusSuccess || !strings.Contains(outputText(rep.Runs[0]), "The sum of 4 and -2.5 is 1.5") {
+		t.Fatalf("text numbers: got %+v, want the sum of 4 and -2.5", rep.Runs)
+	}
+	rep, err = f.eng.Fire(context.Background(), "numbers.given", map[string]any{"a": "four", "b": "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != 1 || rep.Runs[0].Status != StatusFailure || !strings.Contains(rep.Runs[0].Error, "a: got string, want number") {
+		t.Fatalf("text that is no number: got %+v, want a failure naming the parameter and its type", rep.Runs)
+	}
+}
+
 // TestMCPSchemaValidation checks that mappings to parameters a tool does
 // not have, and required parameters left unmapped, make the hook invalid
 // once the schema is known, citing file positions.

@@ -36,9 +36,49 @@ func (e *Engine) checkSchema(a *action) error {
 	if c := a.schema.Load(); c != nil && c.def == t.Def {
 		return c.err()
 	}
-	c := &schemaCheck{def: t.Def, problems: mappingProblems(a.cfg, t.Def)}
+	c := &schemaCheck{def: t.Def, problems: mappingProblems(a.cfg, t.Def), types: nonStringParams(t.Def)}
 	a.schema.Store(c)
 	return c.err()
+}
+
+// nonStringParams returns the JSON types of each top-level parameter of
+// def that does not accept a string.
+func nonStringParams(def *mcp.Tool) map[string][]string {
+	if def == nil {
+		return nil
+	}
+	props, _ := catalog.SchemaProps(def.InputSchema)
+	out := map[string][]string{}
+	for name, p := range props {
+		if types := catalog.PropTypes(p); len(types) > 0 && !slices.Contains(types, "string") {
+			out[name] = types
+		}
+	}
+	return out
+}
+
+// typed gives a text value an mcp action maps to param the parameter's
+// type, when the parameter takes no string and the text reads as one of
+// its types: "3" for an integer, "true" for a boolean, a JSON list for an
+// array. Event fields given as key=value (hooks fire, git) are text, and a
+// single placeholder keeps its field's type. Anything else is returned as
+// it is, for the engine's validation to judge and explain.
+func (e *Engine) typed(a *action, param string, v any) any {
+	s, ok := v.(string)
+	if !ok {
+		return v
+	}
+	_ = e.checkSchema(a) // (re)reads the tool's schema; its problems surface when the action runs
+	c := a.schema.Load()
+	if c == nil {
+		return v
+	}
+	for _, t := range c.types[param] {
+		if out, err := catalog.CoerceText(s, t); err == nil {
+			return out
+		}
+	}
+	return v
 }
 
 func (c *schemaCheck) err() error {
