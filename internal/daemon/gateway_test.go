@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -688,5 +689,73 @@ func TestGatewaySamplingNeverAsksAnotherClient(t *testing.T) {
 	}
 	if res := <-waiting; res == nil || textOf(res) != "released" {
 		t.Errorf("the sampler's own call: got %v", res)
+	}
+}
+
+// TestGatewayStatelessCallEndsWhenTheClientGoesAway: in stateless mode a
+// client cannot send notifications/cancelled to the call (there is no
+// session to find it in), but dropping the request still cancels the
+// call, up to the upstream: a plain call, which the gateway answers
+// itself, and one with a progress token, which the SDK dispatches.
+func TestGatewayStatelessCallEndsWhenTheClientGoesAway(t *testing.T) {
+	started, cancelled := make(chan struct{}, 1), make(chan struct{}, 1)
+	up := mcp.NewServer(&mcp.Implementation{Name: "hang", Version: "1"}, nil)
+	up.AddTool(&mcp.Tool{Name: "hang", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			started <- struct{}{}
+			select {
+			case <-ctx.Done():
+				cancelled <- struct{}{}
+				return nil, ctx.Err()
+			case <-time.After(30 * time.Second):
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "finished"}}}, nil
+			}
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	defer hs.Close()
+	srv := config.Server{Name: "remote", Transport: config.TransportHTTP, URL: hs.URL, Enabled: true, LoadTools: true,
+		RequestTimeout: time.Minute, ConnectTimeout: 10 * time.Second, TerminateOnClose: true}
+	cfg := testConfig(srv)
+	cfg.Gateway.Stateless = true
+	r := start(t, cfg)
+	cs := r.connect(t, "/mcp", nil, nil)
+	waitTools(t, cs, "remote__hang", has("remote__hang"))
+
+	for i, meta := range []string{"", `,"_meta":{"progressToken":"p1"}`} {
+		name := map[int]string{0: "plain", 1: "with a progress token"}[i]
+		t.Run(name, func(t *testing.T) {
+			ctx, drop := context.WithCancel(context.Background())
+			defer drop()
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"remote__hang","arguments":{}%s}}`, 7+i, meta)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.url+"/mcp", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("X-Switchboard-Request-Key", "forged") // ignored
+			errc := make(chan error, 1)
+			go func() {
+				resp, err := http.DefaultClient.Do(req)
+				if err == nil {
+					_, _ = io.Copy(io.Discard, resp.Body) // the event stream, until dropped
+					resp.Body.Close()
+				}
+				errc <- err
+			}()
+			select {
+			case <-started:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the call never reached the upstream")
+			}
+			drop()
+			<-errc
+			select {
+			case <-cancelled:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the upstream's call was not cancelled after the client went away")
+			}
+			recs := r.waitRecords(t, store.CallFilter{Tool: "hang"}, func(rs []store.CallRecord) bool { return len(rs) == i+1 })
+			if recs[0].Status != "cancelled" {
+				t.Errorf("history: got status %q, want cancelled", recs[0].Status)
+			}
+		})
 	}
 }

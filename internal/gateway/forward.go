@@ -31,6 +31,11 @@ func (vs *viewServer) callTool(e toolEntry) mcp.ToolHandler {
 				_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: p.Processed, Total: p.Total, Message: p.Message})
 			}
 		}
+		if req.Extra != nil && req.Extra.Header != nil {
+			var leave func()
+			ctx, leave = vs.g.reqCalls.join(ctx, req.Extra.Header.Get(requestKeyHeader))
+			defer leave()
+		}
 		return vs.invoke(ctx, e, req.Params.Arguments, req.Params.Meta, user, session, req.Session, notify), nil
 	}
 }

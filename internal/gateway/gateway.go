@@ -91,6 +91,9 @@ type Gateway struct {
 	// fastCalls holds the cancel function of each fast-path call in
 	// flight, by session id and JSON-RPC id.
 	fastCalls sync.Map
+	// reqCalls ends calls of stateless requests whose client went away
+	// (requests.go).
+	reqCalls requestCalls
 
 	sessions sync.WaitGroup // session watchers
 }

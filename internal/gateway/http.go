@@ -42,6 +42,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !checkHostOrigin(w, r, gw) {
 		return
 	}
+	r.Header.Del(requestKeyHeader) // only the gateway sets it
 	kind, viewName, ok := route(r.URL.Path)
 	if !ok {
 		writeError(w, http.StatusNotFound, fault.New(fault.NotFound, "no MCP endpoint at %s", r.URL.Path).
@@ -92,6 +93,11 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if kind == "mcp" && h.tryFast(w, r, view, gw) {
 		return
+	}
+	if kind == "mcp" && gw.Stateless && r.Method == http.MethodPost {
+		var end func()
+		r, end = h.g.reqCalls.begin(r)
+		defer end()
 	}
 	tok, hasTok := r.Context().Value(tokenKey{}).(config.Token)
 	if kind != "mcp" || sid == "" || !hasTok {
