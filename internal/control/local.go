@@ -31,6 +31,10 @@ type Components struct {
 	Engine  *toolcall.Engine
 	// Store is the history and state store.
 	Store store.Store
+	// Flush, if set, writes the calls recorded so far (the history is
+	// written in batches); history reads call it first, so that a call
+	// that has returned is in the history read after it.
+	Flush func(context.Context) error
 	// StopFlag is the stop switch file in the state directory: Stop writes
 	// it and Resume removes it, so sessions in other processes, which poll
 	// it, stop and resume too.
@@ -339,6 +343,7 @@ func (l *local) History(ctx context.Context, f store.CallFilter) ([]store.CallRe
 	if l.c.Store == nil {
 		return nil, missing("store")
 	}
+	l.flush(ctx)
 	calls, err := l.c.Store.Calls(ctx, f)
 	if calls == nil && err == nil {
 		calls = []store.CallRecord{}
@@ -352,6 +357,7 @@ func (l *local) HistoryCall(ctx context.Context, id string) (store.CallRecord, e
 	if l.c.Store == nil {
 		return store.CallRecord{}, missing("store")
 	}
+	l.flush(ctx)
 	c, err := l.c.Store.Call(ctx, id)
 	if err == nil || id == "" || len(id) >= 36 {
 		return c, err
@@ -383,6 +389,21 @@ func (l *local) HistoryCall(ctx context.Context, id string) (store.CallRecord, e
 	return store.CallRecord{}, fault.New(fault.Validation, "call id %q is ambiguous: %d recorded calls start with it (%s%s)",
 		id, len(matches), strings.Join(ids, ", "), more).
 		WithSuggestions("give more of the id, or all of it, as `switchboard history` shows it with --json")
+}
+
+// maxFlushWait bounds how long a history read waits for the calls
+// recorded before it to be written.
+const maxFlushWait = time.Second
+
+// flush writes the calls recorded so far, waiting at most maxFlushWait; a
+// failed write is the recorder's to report, and the read goes on.
+func (l *local) flush(ctx context.Context) {
+	if l.c.Flush == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, maxFlushWait)
+	defer cancel()
+	_ = l.c.Flush(ctx)
 }
 
 // maxPrefixScan bounds the calls HistoryCall searches for a short ID: the

@@ -252,6 +252,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		Catalog:   d.cat,
 		Engine:    d.eng,
 		Store:     d.opts.Store,
+		Flush:     d.rec.Flush,
 		StopFlag:  control.StopFlagPath(d.opts.StateDir),
 		Reload:    d.Reload,
 		Version:   d.opts.Version,

@@ -368,3 +368,28 @@ func TestReloadChangesAView(t *testing.T) {
 		t.Error("the client got no tools/list_changed when its view changed")
 	}
 }
+
+// TestHistoryReadShowsTheCallJustMade: the history is written in batches
+// (every 100 ms), but a history read through the daemon writes what is
+// recorded first, so `switchboard call …; switchboard history` shows the
+// call.
+func TestHistoryReadShowsTheCallJustMade(t *testing.T) {
+	r := start(t, testConfig(okServer(t, "alpha")))
+	cs := r.connect(t, "/mcp", nil, nil)
+	waitTools(t, cs, "alpha's tools", has("alpha__echo"))
+	c := control.Dial(control.SocketPath(r.stateDir))
+	defer c.Close()
+	for i := range 5 {
+		msg := fmt.Sprintf("call %d", i)
+		if got := textOf(call(t, cs, "alpha__echo", map[string]any{"message": msg})); got != msg {
+			t.Fatalf("echo: got %q", got)
+		}
+		calls, err := c.History(context.Background(), store.CallFilter{Tool: "echo"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(calls) != i+1 {
+			t.Fatalf("history read right after call %d: got %d calls, want %d", i, len(calls), i+1)
+		}
+	}
+}
