@@ -111,6 +111,9 @@ func (a *app) hooksList(ctx context.Context, args []string) error {
 		if list[0].Trust != hooks.Trusted {
 			fmt.Fprintf(a.stdout, "these hooks do not run until you trust %s: switchboard hooks trust\n", cfg.Source)
 		}
+		if !*connect && hasMCPAction(cfg) {
+			fmt.Fprintln(a.stdout, "mcp mappings were not checked against the tools' schemas; to check them: switchboard hooks list --connect")
+		}
 	}
 	if invalid > 0 {
 		return &exitError{code: ExitFailure}
@@ -519,4 +522,16 @@ func (a *app) warnHookCommand(command string) {
 	} else {
 		fmt.Fprintln(a.stderr, "  hint: install switchboard on PATH (go install ./cmd/switchboard), or run again with --command PATH")
 	}
+}
+
+// hasMCPAction reports whether a hook of cfg calls a tool.
+func hasMCPAction(cfg *config.Config) bool {
+	for _, h := range cfg.Hooks.List {
+		for _, a := range h.Actions {
+			if a.Type == config.HookActionMCP {
+				return true
+			}
+		}
+	}
+	return false
 }
