@@ -1,5 +1,7 @@
 package daemon
 
+//lint:file-ignore SA1019 the tests exercise sampling, deprecated only from protocol 2026-07-28.
+
 import (
 	"context"
 	"encoding/json"
