@@ -188,6 +188,11 @@ type Server struct {
 	MaxConcurrent int
 	// RedactResults applies secret redaction to results returned to callers.
 	RedactResults bool
+	// Roots are the directories the server is given as its roots, as
+	// file:// URIs: when set, Switchboard answers the server's roots/list
+	// with them, from the CLI and the daemon alike, instead of asking a
+	// calling client.
+	Roots []string
 
 	Enabled       bool // default true
 	LoadTools     bool // default true

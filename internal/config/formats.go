@@ -77,6 +77,7 @@ var serverFields = []fieldSpec{
 	{"max_retries", fkInt, tAll, ""},
 	{"max_concurrent", fkInt, tAll, ""},
 	{"redact_results", fkBool, tAll, ""},
+	{"roots", fkStrings, tAll, ""},
 	{"enabled", fkBool, tAll, ""},
 	{"load_tools", fkBool, tAll, ""},
 	{"load_prompts", fkBool, tAll, ""},

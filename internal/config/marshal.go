@@ -112,6 +112,9 @@ func (w *yamlWriter) server(s Server) {
 	w.kv(in, "max_retries", strconv.Itoa(s.MaxRetries))
 	w.kv(in, "max_concurrent", strconv.Itoa(s.MaxConcurrent))
 	w.kv(in, "redact_results", strconv.FormatBool(s.RedactResults))
+	if len(s.Roots) > 0 {
+		w.kv(in, "roots", "["+strings.Join(quoteAll(s.Roots), ", ")+"]")
+	}
 	w.kv(in, "enabled", strconv.FormatBool(s.Enabled))
 	w.kv(in, "load_tools", strconv.FormatBool(s.LoadTools))
 	w.kv(in, "load_prompts", strconv.FormatBool(s.LoadPrompts))

@@ -357,6 +357,20 @@ func (r *resolver) server(s *rawServer) Server {
 		}
 	}
 
+	if f := s.field("roots"); f != nil {
+		items, _ := r.ps.strList(f.val, s.path(f.key))
+		for i, it := range items {
+			if !it.isScalar() {
+				continue // reported by strList
+			}
+			if v, ok := r.expandNode(it, fmt.Sprintf("%s[%d]", s.path(f.key), i)); ok {
+				if u := r.root(v, it.pos, fmt.Sprintf("%s[%d]", s.path(f.key), i)); u != "" {
+					srv.Roots = append(srv.Roots, u)
+				}
+			}
+		}
+	}
+
 	var secrets []string
 	if f := s.field("secrets"); f != nil {
 		items, _ := r.ps.strList(f.val, s.path(f.key))
@@ -681,6 +695,38 @@ func (r *resolver) directory(p string, pos Pos, field string) string {
 		p = abs
 	}
 	return p
+}
+
+// root resolves one entry of a server's roots: a directory, as a path
+// (relative to the configuration file's folder) or a file:// URI, which
+// must exist. It returns the root's file:// URI, or "" after reporting a
+// problem.
+func (r *resolver) root(v string, pos Pos, field string) string {
+	p := v
+	if strings.Contains(v, "://") {
+		u, err := url.Parse(v)
+		if err != nil || u.Scheme != "file" || (u.Host != "" && u.Host != "localhost") || u.Path == "" {
+			r.ps.add(pos, field, fmt.Sprintf("%q is not a directory: a root is a path or a file:// URI", v),
+				"write a folder, e.g. ~/src/shop, ./docs or file:///home/me/src/shop", nil)
+			return ""
+		}
+		p = u.Path
+	}
+	if strings.TrimSpace(p) == "" {
+		r.ps.add(pos, field, "is empty", "remove it, or give a folder", nil)
+		return ""
+	}
+	if strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(home, p[2:])
+		}
+	}
+	n := len(r.ps.errs)
+	p = r.directory(p, pos, field)
+	if len(r.ps.errs) > n {
+		return ""
+	}
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(p)}).String()
 }
 
 // headerName is the form of an HTTP header name (RFC 9110 token).

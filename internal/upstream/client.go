@@ -99,6 +99,9 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	if len(srv.Roots) > 0 {
+		opts.Requests.ListRoots = configuredRoots(srv.Roots)
+	}
 	c := &Client{
 		server: srv,
 		stderr: newTailBuffer(opts.StderrBytes),
@@ -181,6 +184,12 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 
 	if opts.Requests.ListRoots != nil {
 		client.AddReceivingMiddleware(opts.Requests.rootsMiddleware())
+	}
+	if len(srv.Roots) > 0 {
+		// Servers of protocol 2026-07-28 ask for roots in a call's result
+		// (multi round-trip), which the SDK answers from the client's own
+		// root set, not through the middleware.
+		client.AddRoots(rootsOf(srv.Roots)...)
 	}
 
 	dctx := ctx

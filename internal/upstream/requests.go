@@ -4,6 +4,8 @@ package upstream
 
 import (
 	"context"
+	"net/url"
+	"path"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -91,4 +93,26 @@ func fillIdentity(ctx context.Context, v string) string {
 	}
 	id, _ := IdentityFrom(ctx)
 	return strings.NewReplacer(placeholderUser, id.User, placeholderSession, id.Session).Replace(v)
+}
+
+// configuredRoots answers roots/list with a server's configured roots.
+func configuredRoots(uris []string) func(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+	roots := rootsOf(uris)
+	return func(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+		return &mcp.ListRootsResult{Roots: roots}, nil
+	}
+}
+
+// rootsOf makes roots of file:// URIs, each named after its last path
+// element.
+func rootsOf(uris []string) []*mcp.Root {
+	roots := make([]*mcp.Root, 0, len(uris))
+	for _, u := range uris {
+		name := u
+		if p, err := url.Parse(u); err == nil {
+			name = path.Base(p.Path)
+		}
+		roots = append(roots, &mcp.Root{URI: u, Name: name})
+	}
+	return roots
 }
