@@ -37,6 +37,10 @@ type Gateway struct {
 	// Stateless serves /mcp without sessions, so that any replica can
 	// answer any request (no server-to-client requests then).
 	Stateless bool
+	// DisableFastPath (fast_path: false) sends every streamable-HTTP
+	// request through the MCP SDK's server, instead of the gateway
+	// answering tools/call itself: slower, for diagnosing a client.
+	DisableFastPath bool
 	// AllowedOrigins are Origin values accepted besides the gateway's own
 	// address (scheme://host[:port], or "*" for any; default none).
 	AllowedOrigins []string

@@ -48,7 +48,7 @@ var (
 
 // The keys of the block and its entries, in documentation order.
 var (
-	gatewayKeys = []string{"listen", "stateless", "allowed_origins", "allowed_hosts", "shutdown_timeout", "session_timeout", "instructions", "views", "tokens"}
+	gatewayKeys = []string{"listen", "stateless", "fast_path", "allowed_origins", "allowed_hosts", "shutdown_timeout", "session_timeout", "instructions", "views", "tokens"}
 	viewKeys    = []string{"name", "servers", "include", "exclude", "prefix", "rename", "descriptions"}
 	tokenKeys   = []string{"name", "user", "token_env", "token_sha256", "views"}
 )
@@ -201,7 +201,7 @@ func (v View) clone() View {
 // written), so that `config show` can leave the block out.
 func (g Gateway) isDefault() bool {
 	d := DefaultGateway()
-	return g.Listen == d.Listen && g.Stateless == d.Stateless &&
+	return g.Listen == d.Listen && g.Stateless == d.Stateless && g.DisableFastPath == d.DisableFastPath &&
 		len(g.AllowedOrigins) == 0 && len(g.AllowedHosts) == 0 &&
 		g.ShutdownTimeout == d.ShutdownTimeout && g.SessionTimeout == d.SessionTimeout &&
 		g.Instructions == d.Instructions && len(g.Views) == 0 && len(g.Tokens) == 0
@@ -248,6 +248,11 @@ func (r *resolver) decodeGateway(p *pair, servers []*rawServer) Gateway {
 	if p := n.get("stateless"); p != nil {
 		if v, ok := r.ps.boolean(p.value, "gateway.stateless"); ok {
 			g.Stateless = v
+		}
+	}
+	if p := n.get("fast_path"); p != nil {
+		if v, ok := r.ps.boolean(p.value, "gateway.fast_path"); ok {
+			g.DisableFastPath = !v
 		}
 	}
 	if p := n.get("allowed_origins"); p != nil {

@@ -130,6 +130,9 @@ func (w *yamlWriter) gateway(g Gateway) {
 	w.line(0, "gateway:")
 	w.kv(1, "listen", w.str(g.Listen))
 	w.kv(1, "stateless", strconv.FormatBool(g.Stateless))
+	if g.DisableFastPath {
+		w.kv(1, "fast_path", "false")
+	}
 	if len(g.AllowedOrigins) > 0 {
 		w.kv(1, "allowed_origins", w.list(g.AllowedOrigins))
 	}

@@ -404,6 +404,22 @@ func newRawSession(t *testing.T, url string, h http.Header) *rawSession {
 	return s
 }
 
+// sseData returns the data of each event of an event stream, decoded.
+func sseData(t *testing.T, body string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for line := range strings.SplitSeq(body, "\n") {
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(data), &m); err != nil {
+				t.Fatalf("event data %q: %v", data, err)
+			}
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // TestGatewayFastPathWire checks the gateway's own answer to a plain
 // tools/call (a JSON response, like the SDK's but without an event
 // stream) and that everything else still reaches the SDK.
@@ -433,9 +449,20 @@ func TestGatewayFastPathWire(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	// The same call on the SDK's path (a progress token sends it there)
-	// gives the same JSON-RPC response.
-	resp := s.post(`{"jsonrpc":"2.0","id":"x-7","method":"tools/call","params":{"name":"alpha__echo","arguments":{"message":"fast"},"_meta":{"progressToken":1}}}`, nil)
+	// The same call on the SDK's path (a gateway with fast_path: false)
+	// gives the same JSON-RPC response, and so does a call with progress.
+	sdkCfg := testConfig(okServer(t, "alpha"))
+	sdkCfg.Gateway.Tokens = cfg.Gateway.Tokens
+	sdkCfg.Gateway.DisableFastPath = true
+	sdk := start(t, sdkCfg)
+	sdkCS := sdk.connect(t, "/mcp", alice, nil)
+	waitTools(t, sdkCS, "alpha", has("alpha__progress", "alpha__echo"))
+	sdkCS.Close()
+	ss := newRawSession(t, sdk.url+"/mcp", alice)
+	resp := ss.post(`{"jsonrpc":"2.0","id":"x-7","method":"tools/call","params":{"name":"alpha__echo","arguments":{"message":"fast"}}}`, nil)
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Errorf("fast_path: false: got %s, want the SDK's event stream", ct)
+	}
 	slow := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(readAll(t, resp)), "event: message\ndata: "))
 	var a, b map[string]any
 	if err := json.Unmarshal([]byte(fast), &a); err != nil {
@@ -452,11 +479,18 @@ func TestGatewayFastPathWire(t *testing.T) {
 	if !strings.Contains(body, `\"user_id\":\"alice\"`) || !strings.Contains(body, s.id) {
 		t.Errorf("whoami on the fast path: got %s, want user alice and session %s", body, s.id)
 	}
-	// With a progress token the SDK answers on an event stream.
-	resp = s.post(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"alpha__progress","arguments":{"steps":2},"_meta":{"progressToken":"p"}}}`, nil)
+	// With a progress token the answer is an event stream: the progress
+	// notifications under the client's token, then the response, as the
+	// SDK sends them.
+	progressCall := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"alpha__progress","arguments":{"steps":2},"_meta":{"progressToken":"p"}}}`
+	resp = s.post(progressCall, nil)
 	body = readAll(t, resp)
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" || strings.Count(body, "notifications/progress") != 2 || !strings.Contains(body, "2 steps") {
 		t.Errorf("tools/call with progress: got %s %s", ct, body)
+	}
+	fastEvents, sdkEvents := sseData(t, body), sseData(t, readAll(t, ss.post(progressCall, nil)))
+	if diff := cmp.Diff(sdkEvents, fastEvents); diff != "" {
+		t.Errorf("tools/call with progress: the fast path's events differ from the SDK's (-sdk +fast):\n%s", diff)
 	}
 	// Another user's token on this session, and an unknown session, are
 	// refused as the SDK refuses them.

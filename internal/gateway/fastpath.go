@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
 
 // This file is the gateway's lean path for the request that matters most:
@@ -142,14 +143,15 @@ type fastRequest struct {
 // whether it did. Otherwise r's body is restored for the SDK.
 func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, view config.View, gw config.Gateway) bool {
 	sid := r.Header.Get("Mcp-Session-Id")
-	if r.Method != http.MethodPost || r.ContentLength > maxFastBody ||
+	if gw.DisableFastPath || r.Method != http.MethodPost || r.ContentLength > maxFastBody ||
 		!strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") ||
 		r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28" {
 		return false
 	}
 	accept := r.Header.Get("Accept")
 	wantJSON := strings.Contains(accept, "application/json")
-	if !wantJSON && !strings.Contains(accept, "text/event-stream") {
+	wantStream := strings.Contains(accept, "text/event-stream")
+	if !wantJSON && !wantStream {
 		return false
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxFastBody+1))
@@ -169,8 +171,9 @@ func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, view confi
 	if json.Unmarshal(body, &req) != nil || req.JSONRPC != "2.0" || req.Method != "tools/call" || len(req.ID) == 0 || req.ID[0] == 'n' {
 		return false
 	}
-	if _, ok := req.Params.Meta["progressToken"]; ok {
-		return false // progress goes on an event stream: the SDK's job
+	progressToken, withProgress := req.Params.Meta["progressToken"]
+	if withProgress && (progressToken == nil || !wantStream) {
+		return false // progress needs an event stream (and a token): the SDK says what is wrong
 	}
 
 	tok, hasTok := r.Context().Value(tokenKey{}).(config.Token)
@@ -230,7 +233,16 @@ func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, view confi
 			cancel()
 		}()
 	}
-	res := vs.invoke(ctx, e, req.Params.Arguments, req.Params.Meta, user, session, ss, nil)
+	var ps *progressStream
+	var notify func(toolcall.Progress)
+	if withProgress {
+		ps = &progressStream{w: w, token: progressToken}
+		notify = ps.send
+	}
+	res := vs.invoke(ctx, e, req.Params.Arguments, req.Params.Meta, user, session, ss, notify)
+	if ps != nil {
+		defer ps.end()
+	}
 	if ctx.Err() != nil {
 		return true // the client went away or cancelled: nothing to answer
 	}
@@ -240,24 +252,104 @@ func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, view confi
 	}
 	var b bytes.Buffer
 	b.Grow(len(out) + len(req.ID) + 64)
-	if !wantJSON {
-		b.WriteString("event: message\ndata: ")
-	}
+	b.WriteString(eventPrefix)
 	b.WriteString(`{"jsonrpc":"2.0","id":`)
 	b.Write(req.ID)
 	b.WriteString(`,"result":`)
 	b.Write(out)
-	b.WriteString("}")
+	b.WriteString("}\n\n")
+	if ps != nil {
+		ps.finish(b.Bytes(), wantJSON)
+		return true
+	}
+	writeAnswer(w, b.Bytes(), wantJSON)
+	return true
+}
+
+// eventPrefix starts an event of an event stream; a response is built as
+// one, and sent as JSON by cutting it off (see writeAnswer).
+const eventPrefix = "event: message\ndata: "
+
+// writeAnswer writes a whole response, event (built as one event of an
+// event stream), as JSON when the client accepts that, else as the event.
+func writeAnswer(w http.ResponseWriter, event []byte, wantJSON bool) {
 	if wantJSON {
 		w.Header().Set("Content-Type", "application/json")
+		event = bytes.TrimSuffix(event[len(eventPrefix):], []byte("\n\n"))
 	} else {
-		b.WriteString("\n\n")
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-cache, no-transform")
+		setStreamHeaders(w)
 	}
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b.Bytes())
-	return true
+	_, _ = w.Write(event)
+}
+
+func setStreamHeaders(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache, no-transform")
+}
+
+// progressStream sends a fast-path call's progress notifications on the
+// request's own event stream, as the SDK does, ahead of the response.
+// Notifications may come from another goroutine than the call's (the
+// upstream's SDK connection); none is written once the response has been.
+type progressStream struct {
+	w     http.ResponseWriter
+	token any // the client's progressToken, as it sent it
+
+	mu    sync.Mutex
+	begun bool // the event stream's headers are written
+	done  bool // the response is written: nothing more
+}
+
+// send writes one progress notification.
+func (p *progressStream) send(pr toolcall.Progress) {
+	msg, err := json.Marshal(struct {
+		JSONRPC string                          `json:"jsonrpc"`
+		Method  string                          `json:"method"`
+		Params  *mcp.ProgressNotificationParams `json:"params"`
+	}{"2.0", "notifications/progress", &mcp.ProgressNotificationParams{ProgressToken: p.token, Progress: pr.Processed, Total: pr.Total, Message: pr.Message}})
+	if err != nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
+		return
+	}
+	p.begin()
+	_, _ = p.w.Write(append(append([]byte(eventPrefix), msg...), '\n', '\n'))
+	if f, ok := p.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// begin writes the event stream's headers once; p.mu is held.
+func (p *progressStream) begin() {
+	if !p.begun {
+		setStreamHeaders(p.w)
+		p.w.WriteHeader(http.StatusOK)
+		p.begun = true
+	}
+}
+
+// finish writes the response, event, and ends p: on the event stream
+// once a notification began it, else as writeAnswer does.
+func (p *progressStream) finish(event []byte, wantJSON bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done = true
+	if !p.begun {
+		writeAnswer(p.w, event, wantJSON)
+		return
+	}
+	_, _ = p.w.Write(event)
+}
+
+// end stops p writing (the client went away, or the call ended).
+func (p *progressStream) end() {
+	p.mu.Lock()
+	p.done = true
+	p.mu.Unlock()
 }
 
 // spec is the view spec of a request (its view and narrowing).
