@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -68,10 +69,14 @@ func (b *benchmark) start(name, role string, env ...string) (*child, error) {
 }
 
 // middleEnv is env plus, with -gomaxprocs, the GOMAXPROCS of the
-// processes in the middle: the gateway and the bare proxy.
+// processes in the middle (the gateway and the bare proxy), and with
+// -fast-path=false the gateway's setting.
 func (b *benchmark) middleEnv(env ...string) []string {
 	if b.opts.GOMAXPROCS > 0 {
 		env = append(env, "GOMAXPROCS="+strconv.Itoa(b.opts.GOMAXPROCS))
+	}
+	if b.opts.NoFastPath {
+		env = append(env, envNoFastPath+"=1")
 	}
 	return env
 }
@@ -99,7 +104,7 @@ func (b *benchmark) run(ctx context.Context) (*report, error) {
 	}
 	rep := &report{
 		GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(),
-		Duration: b.opts.Duration.String(), Callers: b.opts.Callers,
+		Duration: b.opts.Duration.String(), Callers: b.opts.Callers, Progress: b.opts.Progress, NoFastPath: b.opts.NoFastPath,
 	}
 	rep.LoadAvg[0] = loadAvg()
 
@@ -236,7 +241,7 @@ func connect(ctx context.Context, hc *http.Client, endpoint, tool string, check 
 	if !check {
 		return cs, nil
 	}
-	if err := callEcho(ctx, cs, tool); err != nil {
+	if err := callEcho(ctx, cs, tool, false); err != nil {
 		cs.Close()
 		return nil, fmt.Errorf("calling %s on %s: %w", tool, endpoint, err)
 	}
@@ -246,9 +251,17 @@ func connect(ctx context.Context, hc *http.Client, endpoint, tool string, check 
 // echoParams is the arguments of every call; it is only read.
 var echoParams = echoArgs{Message: echoMessage}
 
-// callEcho calls tool and checks that it echoed.
-func callEcho(ctx context.Context, cs *mcp.ClientSession, tool string) error {
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: echoParams})
+// progressTokens numbers the progress tokens of -progress calls.
+var progressTokens atomic.Int64
+
+// callEcho calls tool and checks that it echoed. With progress, the call
+// carries a progress token, as editors send with every call.
+func callEcho(ctx context.Context, cs *mcp.ClientSession, tool string, progress bool) error {
+	p := &mcp.CallToolParams{Name: tool, Arguments: echoParams}
+	if progress {
+		p.SetProgressToken(progressTokens.Add(1))
+	}
+	res, err := cs.CallTool(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -282,7 +295,7 @@ func warmup(d time.Duration) time.Duration {
 // there; with trace set, an execution trace.
 func (b *benchmark) cell(ctx context.Context, cs *mcp.ClientSession, tool, path string, n int, up, gw *child, profile, trace string) (cell, error) {
 	c := cell{Callers: n, Path: path}
-	if _, err := load(ctx, cs, tool, n, warmup(b.opts.Duration)); err != nil {
+	if _, err := load(ctx, cs, tool, n, warmup(b.opts.Duration), b.opts.Progress); err != nil {
 		return c, fmt.Errorf("warming up %s %s: %w", callersText(n), path, err)
 	}
 	if profile != "" {
@@ -305,7 +318,7 @@ func (b *benchmark) cell(ctx context.Context, cs *mcp.ClientSession, tool, path 
 			return c, err
 		}
 	}
-	res, err := load(ctx, cs, tool, n, b.opts.Duration)
+	res, err := load(ctx, cs, tool, n, b.opts.Duration, b.opts.Progress)
 	if err != nil {
 		return c, fmt.Errorf("measuring %s %s: %w", callersText(n), path, err)
 	}
@@ -353,7 +366,7 @@ type loadResult struct {
 // load runs n goroutines calling tool on cs back to back for d, and
 // returns what they measured. A call that fails counts as an error; the
 // run itself fails only if ctx is done.
-func load(ctx context.Context, cs *mcp.ClientSession, tool string, n int, d time.Duration) (loadResult, error) {
+func load(ctx context.Context, cs *mcp.ClientSession, tool string, n int, d time.Duration, progress bool) (loadResult, error) {
 	type worker struct {
 		lat      []time.Duration
 		errors   int
@@ -372,7 +385,7 @@ func load(ctx context.Context, cs *mcp.ClientSession, tool string, n int, d time
 				if !t0.Before(end) {
 					return
 				}
-				if err := callEcho(ctx, cs, tool); err != nil {
+				if err := callEcho(ctx, cs, tool, progress); err != nil {
 					w.errors++
 					if w.firstErr == nil {
 						w.firstErr = err

@@ -24,6 +24,9 @@ const (
 	// envServers is how many of the upstream's endpoints the gateway
 	// connects to, as that many servers.
 	envServers = "SWITCHBOARD_BENCH_SERVERS"
+	// envNoFastPath, set to 1, runs the gateway with gateway.fast_path:
+	// false.
+	envNoFastPath = "SWITCHBOARD_BENCH_NO_FAST_PATH"
 )
 
 // Child roles.

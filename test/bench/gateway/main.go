@@ -14,7 +14,7 @@
 // a role in the environment. A child exits when its stdin closes, so none
 // outlives the run.
 //
-//	go run ./test/bench/gateway [-duration 5s] [-callers 1,16,64] [-json] [-profile gw.pprof] [-trace gw.trace] [-proxy=false] [-gomaxprocs N]
+//	go run ./test/bench/gateway [-duration 5s] [-callers 1,16,64] [-json] [-profile gw.pprof] [-trace gw.trace] [-proxy=false] [-gomaxprocs N] [-progress] [-fast-path=false]
 //
 // It needs Linux (/proc). See docs/benchmarks.md for figures.
 package main
@@ -64,6 +64,11 @@ type options struct {
 	// proxy's environment (the client and the upstream keep the
 	// default).
 	GOMAXPROCS int
+	// Progress gives every call a progress token, as editors do.
+	Progress bool
+	// NoFastPath runs the gateway with gateway.fast_path: false, every
+	// request through the MCP SDK's server.
+	NoFastPath bool
 }
 
 // profileCallers is the cell the -profile flag profiles (the one the
@@ -108,6 +113,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	profile := fs.String("profile", "", "write a CPU profile of the gateway during the through-gateway 16-caller cell to this file")
 	trace := fs.String("trace", "", "write an execution trace of the gateway during the through-gateway 16-caller cell to this file")
 	proxy := fs.Bool("proxy", true, "also measure a bare reverse proxy (net/http/httputil) in the gateway's place, the floor for two net/http hops")
+	progress := fs.Bool("progress", false, "give every call a progress token, as editors do")
+	fastPath := fs.Bool("fast-path", true, "the gateway answers tools/call itself (false: gateway.fast_path: false, everything through the MCP SDK)")
 	procs := fs.Int("gomaxprocs", 0, "run the gateway and the proxy with this GOMAXPROCS (0: the Go default)")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
@@ -118,7 +125,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if *dur <= 0 {
 		return options{}, fmt.Errorf("-duration must be positive, got %s", *dur)
 	}
-	o := options{Duration: *dur, JSON: *asJSON, Profile: *profile, Trace: *trace, Proxy: *proxy, GOMAXPROCS: *procs}
+	o := options{Duration: *dur, JSON: *asJSON, Profile: *profile, Trace: *trace, Proxy: *proxy, GOMAXPROCS: *procs, Progress: *progress, NoFastPath: !*fastPath}
 	if *procs < 0 {
 		return options{}, fmt.Errorf("-gomaxprocs must be 0 (the default) or more, got %d", *procs)
 	}

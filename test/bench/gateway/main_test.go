@@ -60,7 +60,7 @@ func TestCommandPrintsEveryCell(t *testing.T) {
 	dir := t.TempDir()
 	profile, trace := filepath.Join(dir, "gw.pprof"), filepath.Join(dir, "gw.trace")
 	var stdout, stderr bytes.Buffer
-	args := []string{"-duration", "200ms", "-callers", "1,2", "-profile", profile, "-trace", trace, "-gomaxprocs", "1"}
+	args := []string{"-duration", "200ms", "-callers", "1,2", "-profile", profile, "-trace", trace, "-gomaxprocs", "1", "-progress"}
 	if code := run(ctx, args, &stdout, &stderr); code != 0 {
 		t.Fatalf("run: got exit code %d, want 0; stderr:\n%s", code, stderr.String())
 	}
@@ -162,6 +162,7 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"extra"}, nil, true},
 		{[]string{"-gomaxprocs", "-1"}, nil, true},
 		{[]string{"-gomaxprocs", "1", "-proxy=false"}, []int{1, 16, 64}, false},
+		{[]string{"-progress", "-fast-path=false"}, []int{1, 16, 64}, false},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -19,9 +19,13 @@ type report struct {
 	// run: other work on the machine skews every figure.
 	LoadAvg [2]string `json:"load_avg_before_after"`
 	Callers []int     `json:"callers"`
-	Cells   []cell    `json:"cells"`
-	Memory  memory    `json:"memory"`
-	Aims    []aim     `json:"aims"`
+	// Progress is set when every call carried a progress token.
+	Progress bool `json:"progress,omitempty"`
+	// NoFastPath is set when the gateway ran with gateway.fast_path: false.
+	NoFastPath bool   `json:"no_fast_path,omitempty"`
+	Cells      []cell `json:"cells"`
+	Memory     memory `json:"memory"`
+	Aims       []aim  `json:"aims"`
 	// ProfileFile is the gateway's CPU profile of the through-gateway
 	// cell with ProfileCallers callers, if one was asked for; ProfileTop
 	// is its top 10 as `go tool pprof -top` prints them.
@@ -153,6 +157,12 @@ func writeJSON(w io.Writer, r *report) error {
 func writeTable(w io.Writer, r *report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Gateway benchmark: echo over streamable HTTP, one go-sdk client session shared by the callers,\n")
+	if r.Progress {
+		fmt.Fprintf(&b, "every call with a progress token (as editors send),\n")
+	}
+	if r.NoFastPath {
+		fmt.Fprintf(&b, "the gateway with fast_path: false (every request through the MCP SDK's server),\n")
+	}
 	fmt.Fprintf(&b, "%s per cell, %d CPUs, %s %s, load average %s before, %s after.\n", r.Duration, r.CPUs, r.GoVersion, r.Platform, r.LoadAvg[0], r.LoadAvg[1])
 	fmt.Fprintf(&b, "CPU per call is the process's user+system time (/proc/<pid>/stat) over the cell divided by its calls.\n")
 	if slices.ContainsFunc(r.Cells, func(c cell) bool { return c.Path == pathProxy }) {

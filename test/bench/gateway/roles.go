@@ -199,6 +199,7 @@ func serveGateway(ctx context.Context, cancel context.CancelFunc) error {
 func gatewayConfig(base string, n int) *config.Config {
 	cfg := config.Default()
 	cfg.Gateway.Listen = "127.0.0.1:0"
+	cfg.Gateway.DisableFastPath = os.Getenv(envNoFastPath) == "1"
 	cfg.Limits.MaxConcurrent = maxCallers
 	for i := range n {
 		cfg.Servers = append(cfg.Servers, config.Server{
