@@ -433,6 +433,18 @@ func TestGatewayFastPathWire(t *testing.T) {
 	waitTools(t, cs, "alpha", has("alpha__whoami", "alpha__echo"))
 	cs.Close()
 
+	// A gateway with fast_path: false, whose answers are the SDK's, to
+	// compare with. (Set up first: the session below idles out after
+	// 300 ms.)
+	sdkCfg := testConfig(okServer(t, "alpha"))
+	sdkCfg.Gateway.Tokens = cfg.Gateway.Tokens
+	sdkCfg.Gateway.DisableFastPath = true
+	sdk := start(t, sdkCfg)
+	sdkCS := sdk.connect(t, "/mcp", alice, nil)
+	waitTools(t, sdkCS, "alpha", has("alpha__progress", "alpha__echo"))
+	sdkCS.Close()
+	ss := newRawSession(t, sdk.url+"/mcp", alice)
+
 	s := newRawSession(t, r.url+"/mcp", alice)
 	// The session is registered when the SDK has handled
 	// notifications/initialized (asynchronously); until then calls take
@@ -451,14 +463,6 @@ func TestGatewayFastPathWire(t *testing.T) {
 	}
 	// The same call on the SDK's path (a gateway with fast_path: false)
 	// gives the same JSON-RPC response, and so does a call with progress.
-	sdkCfg := testConfig(okServer(t, "alpha"))
-	sdkCfg.Gateway.Tokens = cfg.Gateway.Tokens
-	sdkCfg.Gateway.DisableFastPath = true
-	sdk := start(t, sdkCfg)
-	sdkCS := sdk.connect(t, "/mcp", alice, nil)
-	waitTools(t, sdkCS, "alpha", has("alpha__progress", "alpha__echo"))
-	sdkCS.Close()
-	ss := newRawSession(t, sdk.url+"/mcp", alice)
 	resp := ss.post(`{"jsonrpc":"2.0","id":"x-7","method":"tools/call","params":{"name":"alpha__echo","arguments":{"message":"fast"}}}`, nil)
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Errorf("fast_path: false: got %s, want the SDK's event stream", ct)
