@@ -24,7 +24,9 @@ FUZZTIME ?= 10s
 
 all: lint build test
 
+# The binary must also build for macOS (where many MCP clients run); the tests run here.
 test: peers postgres chromium
+	GOOS=darwin $(GO) build -o /dev/null ./cmd/switchboard
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 peers: $(PEERS_STAMP)

@@ -72,7 +72,7 @@ func StartServer() (dsn string, stop func(), err error) {
 			os.RemoveAll(dir)
 		}
 	}()
-	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGQUIT}
+	attr := serverProcAttr()
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {

@@ -86,10 +86,9 @@ func commandFor(srv config.Server, stderr io.Writer) (*exec.Cmd, error) {
 	cmd.Stderr = stderr
 	// A grandchild holding stderr open must not make Wait hang.
 	cmd.WaitDelay = terminateDuration
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid:   true,            // reap the whole group on close (npx, uvx and docker fork)
-		Pdeathsig: syscall.SIGKILL, // never outlive switchboard
-	}
+	// Its own process group, to reap the whole group on close (npx, uvx
+	// and docker fork); on Linux it also dies with switchboard.
+	cmd.SysProcAttr = childProcAttr()
 	return cmd, nil
 }
 

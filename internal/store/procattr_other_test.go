@@ -1,0 +1,9 @@
+//go:build unix && !linux
+
+package store
+
+import "syscall"
+
+// childProcAttr: no parent-death signal outside Linux; the crash tests
+// kill their child themselves.
+func childProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
