@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -362,34 +363,29 @@ func (l *local) HistoryCall(ctx context.Context, id string) (store.CallRecord, e
 	if err == nil || id == "" || len(id) >= 36 {
 		return c, err
 	}
-	calls, lerr := l.c.Store.Calls(ctx, store.CallFilter{Limit: maxPrefixScan})
-	if lerr != nil {
+	// A short ID: the calls it starts, up to one more than a message lists.
+	matches, lerr := l.c.Store.Calls(ctx, store.CallFilter{IDPrefix: id, Limit: maxListed + 1})
+	switch {
+	case lerr != nil || len(matches) == 0:
 		return c, err
-	}
-	var matches []store.CallRecord
-	for _, x := range calls {
-		if strings.HasPrefix(x.ID, id) {
-			matches = append(matches, x)
-		}
-	}
-	switch len(matches) {
-	case 0:
-		return c, err
-	case 1:
+	case len(matches) == 1:
 		return matches[0], nil
 	}
 	var ids []string
-	for _, m := range matches[:min(len(matches), 3)] {
+	for _, m := range matches[:min(len(matches), maxListed)] {
 		ids = append(ids, m.ID)
 	}
-	more := ""
-	if len(matches) > 3 {
-		more = ", …"
+	count, more := strconv.Itoa(len(matches)), ""
+	if len(matches) > maxListed {
+		count, more = "more than "+strconv.Itoa(maxListed), ", …"
 	}
-	return store.CallRecord{}, fault.New(fault.Validation, "call id %q is ambiguous: %d recorded calls start with it (%s%s)",
-		id, len(matches), strings.Join(ids, ", "), more).
+	return store.CallRecord{}, fault.New(fault.Validation, "call id %q is ambiguous: %s recorded calls start with it (%s%s)",
+		id, count, strings.Join(ids, ", "), more).
 		WithSuggestions("give more of the id, or all of it, as `switchboard history` shows it with --json")
 }
+
+// maxListed is how many calls an ambiguous short ID's error names.
+const maxListed = 3
 
 // maxFlushWait bounds how long a history read waits for the calls
 // recorded before it to be written.
@@ -405,10 +401,6 @@ func (l *local) flush(ctx context.Context) {
 	defer cancel()
 	_ = l.c.Flush(ctx)
 }
-
-// maxPrefixScan bounds the calls HistoryCall searches for a short ID: the
-// newest ones, as many as history keeps by default.
-const maxPrefixScan = 10000
 
 // Stop implements Backend.
 func (l *local) Stop(context.Context) (int, error) {

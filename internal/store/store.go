@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -79,6 +80,9 @@ type CallFilter struct {
 	// with this ID are returned. Pass the ID of the last call of one page
 	// to get the next. An ID that is not stored is a NotFound error.
 	BeforeID string
+	// IDPrefix keeps the calls whose ID starts with it (a short ID, as
+	// the history table shows it).
+	IDPrefix string
 }
 
 // Store is the durable history of tool calls and the upstream state store.
@@ -311,6 +315,11 @@ func (d dialect) callsQuery(f CallFilter, before *position) (string, []any) {
 	}
 	if !f.Since.IsZero() {
 		add("started_at >= ?", d.timeArg(dbTime(f.Since)))
+	}
+	if f.IDPrefix != "" {
+		// substr, not LIKE: exact and case-sensitive in both databases,
+		// with no pattern characters to escape.
+		add("substr(id, 1, "+strconv.Itoa(utf8.RuneCountInString(f.IDPrefix))+") = ?", f.IDPrefix)
 	}
 	if before != nil {
 		add("(started_at, seq) < (?, ?)", before.startedAt, before.seq)

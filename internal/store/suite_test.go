@@ -101,6 +101,8 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 			{"no match", CallFilter{Server: "nope"}, nil},
 			{"before", CallFilter{BeforeID: "c"}, []string{"b", "a"}},
 			{"before with filter", CallFilter{BeforeID: "f", Tool: "read_file"}, []string{"e", "d", "a"}},
+			{"id prefix", CallFilter{IDPrefix: "c"}, []string{"c"}},
+			{"id prefix longer than the ids", CallFilter{IDPrefix: "cc"}, nil},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				got, err := s.Calls(ctx, tc.f)
@@ -119,6 +121,37 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 		}
 		if diff := cmp.Diff([]CallRecord{recs[5]}, got); diff != "" {
 			t.Errorf("Calls record mismatch (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("IDPrefix", func(t *testing.T) {
+		s := open(t)
+		var recs []CallRecord
+		for i, id := range []string{"ab12-x", "ab13-y", "AB14-z", "ac15", "b_%"} {
+			recs = append(recs, testCall(id, i))
+		}
+		if err := s.RecordCalls(ctx, recs); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			prefix string
+			want   []string
+		}{
+			{"ab", []string{"ab13-y", "ab12-x"}}, // case-sensitive: not AB14-z
+			{"ab12", []string{"ab12-x"}},
+			{"AB", []string{"AB14-z"}},
+			{"a", []string{"ac15", "ab13-y", "ab12-x"}},
+			{"b_", []string{"b_%"}},
+			{"_", nil}, // no pattern characters
+			{"%", nil},
+		} {
+			got, err := s.Calls(ctx, CallFilter{IDPrefix: tc.prefix})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, ids(got)); diff != "" {
+				t.Errorf("IDPrefix %q (-want +got):\n%s", tc.prefix, diff)
+			}
 		}
 	})
 
