@@ -275,6 +275,53 @@ func TestToolErrorsFedBack(t *testing.T) {
 	}
 }
 
+// TestViewRenames: with a view, the model sees and calls tools by the
+// names the view gives them, and the calls reach the right tools.
+func TestViewRenames(t *testing.T) {
+	f := newFixture(t, func(cfg *config.Config) {
+		cfg.Gateway.Views = []config.View{{Name: "plain", Servers: []string{"alpha"}, Include: []string{"add"}, Prefix: config.PrefixNever,
+			Rename: map[string]string{"add": "sum"}, Descriptions: map[string]string{"add": "Sums two numbers."}}}
+	})
+	var mu sync.Mutex
+	var offered []string
+	var got map[string]string
+	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
+		if step(req) == 0 {
+			mu.Lock()
+			for _, tool := range req.Tools {
+				offered = append(offered, tool.Name+": "+tool.Description)
+			}
+			mu.Unlock()
+			return llmtest.Response{ToolCalls: []llm.ToolCall{call("renamed", "sum", `{"a": 2, "b": 3}`), call("old", "alpha__add", `{"a": 1, "b": 1}`)}}
+		}
+		mu.Lock()
+		got = toolMessages(req)
+		mu.Unlock()
+		return llmtest.Response{Text: "5"}
+	})
+	opts := f.options(t, srv, nil)
+	opts.Selection = agent.Selection{View: "plain"}
+	opts.Prompt = "add 2 and 3"
+	out, err := agent.Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Stop != agent.StopAnswered || out.Answer != "5" {
+		t.Errorf("got stop %s answer %q, want answered %q", out.Stop, out.Answer, "5")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]string{"sum: Sums two numbers."}, offered); diff != "" {
+		t.Errorf("tools offered (-want +got):\n%s", diff)
+	}
+	if got["renamed"] != "5" {
+		t.Errorf("the call of sum: got %q, want alpha's add to answer 5", got["renamed"])
+	}
+	if !strings.Contains(got["old"], `There is no tool named \"alpha__add\"`) {
+		t.Errorf("the call by the name the view replaced: got %q, want no such tool", got["old"])
+	}
+}
+
 // TestLimits: each limit ends the run with a clear message and whatever
 // answer exists.
 func TestLimits(t *testing.T) {

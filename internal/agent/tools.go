@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -23,12 +24,19 @@ type Selection struct {
 	// (path.Match syntax).
 	Tools []string
 	// View keeps the tools of this gateway view (its servers, include and
-	// exclude; its descriptions replace the tools' own).
+	// exclude), named and described as the view shows them (its prefix
+	// mode, renames and descriptions).
 	View string
 	// Server keeps one server's tools: the server a document section is
 	// bound to.
 	Server string
 }
+
+// functionName is the form the chat completions API accepts for a
+// function's name. The catalog's exposed names always have it; a view's
+// name for a tool (a rename, or with prefix never the tool's own name)
+// may not, and then the model gets the exposed name instead.
+var functionName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // IsZero reports whether s narrows nothing.
 func (s Selection) IsZero() bool {
@@ -38,7 +46,8 @@ func (s Selection) IsZero() bool {
 // Tool is one tool offered to the model (seed 001's AIToolContext entry).
 type Tool struct {
 	// Name is the function name the model sees: the catalog's client-safe
-	// exposed name (server__tool).
+	// exposed name (server__tool), or with a view, the name the view
+	// gives the tool when that is a valid function name.
 	Name   string
 	Server string
 	// Tool is the tool's name at its server.
@@ -113,12 +122,22 @@ func NewToolContext(cfg *config.Config, cat *catalog.Catalog, sel Selection) (*T
 			continue
 		case !config.MatchTools(sel.Tools, t.Exposed):
 			continue
-		case sel.View != "" && !inView(view, t):
-			continue
 		}
 		tool := Tool{Name: t.Exposed, Server: t.Server, Tool: t.Def.Name, Description: t.Def.Description, Schema: objectSchema(t.Def.InputSchema)}
-		if d, ok := view.Descriptions[t.Exposed]; ok {
-			tool.Description = d
+		if sel.View != "" {
+			base := view.ToolBase(t.Exposed, t.Def.Name)
+			if !view.Shows(t.Server, base) {
+				continue
+			}
+			tool.Description = view.Description(base, t.Def.Description)
+			if name := view.ToolName(base); functionName.MatchString(name) {
+				tool.Name = name
+			}
+		}
+		if i, dup := tc.byName[tool.Name]; dup {
+			prev := tc.tools[i]
+			return nil, fault.New(fault.Config, "two tools would both be offered to the model as %q: %s/%s and %s/%s", tool.Name, prev.Server, prev.Tool, tool.Server, tool.Tool).
+				WithSuggestions("give one of them another name with the view's rename", "narrow the selection so that only one of them is offered")
 		}
 		tc.byName[tool.Name] = len(tc.tools)
 		tc.tools = append(tc.tools, tool)
@@ -149,17 +168,6 @@ func (s Selection) String() string {
 		return "everything"
 	}
 	return strings.Join(parts, "; ")
-}
-
-// inView applies a gateway view's servers, include and exclude.
-func inView(v config.View, t catalog.Tool) bool {
-	if len(v.Servers) > 0 && !slices.Contains(v.Servers, t.Server) {
-		return false
-	}
-	if len(v.Include) > 0 && !config.MatchTools(v.Include, t.Exposed) {
-		return false
-	}
-	return len(v.Exclude) == 0 || !config.MatchTools(v.Exclude, t.Exposed)
 }
 
 // objectSchema returns a tool's input schema as a JSON object, with "type":

@@ -23,6 +23,14 @@ func TestToolContext(t *testing.T) {
 		cfg.Gateway.Views = []config.View{
 			{Name: "maths", Servers: []string{"beta"}, Include: []string{"*__add", "*__echo"}, Exclude: []string{"*__echo"}, Prefix: config.PrefixAlways,
 				Descriptions: map[string]string{"beta__add": "Adds, in the maths view."}},
+			// A view of one server that looks like the server itself: its
+			// globs, renames and descriptions use the tools' own names.
+			{Name: "plain", Servers: []string{"beta"}, Include: []string{"add", "echo"}, Prefix: config.PrefixNever,
+				Rename: map[string]string{"add": "sum"}, Descriptions: map[string]string{"add": "Sums two numbers."}},
+			{Name: "renamed", Servers: []string{"beta"}, Include: []string{"beta__add", "beta__echo"}, Prefix: config.PrefixAlways,
+				Rename: map[string]string{"beta__add": "plus", "beta__echo": "say.it"}},
+			{Name: "clash", Servers: []string{"beta"}, Include: []string{"beta__add", "beta__echo"}, Prefix: config.PrefixAlways,
+				Rename: map[string]string{"beta__add": "beta__echo"}},
 		}
 	})
 	names := func(tc *agent.ToolContext) []string { return tc.Names() }
@@ -36,6 +44,10 @@ func TestToolContext(t *testing.T) {
 		{name: "servers", sel: agent.Selection{Servers: []string{"beta"}, Tools: []string{"*__echo", "*__add"}}, want: []string{"beta__add", "beta__echo"}},
 		{name: "globs", sel: agent.Selection{Tools: []string{"alpha__e*", "beta__whoami"}}, want: []string{"alpha__echo", "beta__whoami"}},
 		{name: "view", sel: agent.Selection{View: "maths"}, want: []string{"beta__add"}},
+		{name: "view prefix never", sel: agent.Selection{View: "plain"}, want: []string{"sum", "echo"}},
+		// say.it is no valid function name: the model gets beta__echo.
+		{name: "view rename", sel: agent.Selection{View: "renamed"}, want: []string{"plus", "beta__echo"}},
+		{name: "view rename clash", sel: agent.Selection{View: "clash"}, wantKind: fault.Config, wantMsg: `two tools would both be offered to the model as "beta__echo": beta/add and beta/echo`},
 		{name: "section server", sel: agent.Selection{Server: "alpha", Tools: []string{"*__add"}}, want: []string{"alpha__add"}},
 		{name: "disabled server", sel: agent.Selection{Servers: []string{"gamma"}}, wantKind: fault.NotFound, wantMsg: "no tool matches"},
 		{name: "unknown server", sel: agent.Selection{Servers: []string{"alpah"}}, wantKind: fault.NotFound, wantMsg: `did you mean "alpha"?`},
@@ -66,6 +78,16 @@ func TestToolContext(t *testing.T) {
 	add, ok := tc.Lookup("beta__add")
 	if !ok || add.Server != "beta" || add.Tool != "add" || add.Description != "Adds, in the maths view." {
 		t.Errorf("got %+v, want beta's add with the view's description", add)
+	}
+	plain, err := agent.NewToolContext(f.cfg, f.cat, agent.Selection{View: "plain"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum, ok := plain.Lookup("sum"); !ok || sum.Server != "beta" || sum.Tool != "add" || sum.Description != "Sums two numbers." {
+		t.Errorf("got %+v, want beta's add as sum with the view's description", sum)
+	}
+	if _, ok := plain.Lookup("beta__add"); ok {
+		t.Error("the view renames beta__add, but the old name is still offered")
 	}
 	fn := tc.Functions()[0]
 	props, _ := fn.Parameters["properties"].(map[string]any)

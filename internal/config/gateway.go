@@ -1,6 +1,9 @@
 package config
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // This file holds the gateway: block's resolved form: where `serve` listens,
 // the views it serves, and the tokens that may use them. Decoding and
@@ -86,6 +89,48 @@ type View struct {
 	Descriptions map[string]string
 
 	Pos Pos
+}
+
+// ToolBase returns the name the view matches a tool's include and
+// exclude globs, renames and descriptions against: exposed (the
+// catalog's server__tool), or with PrefixNever the tool's own name at its
+// server.
+func (v View) ToolBase(exposed, own string) string {
+	if v.Prefix == PrefixNever {
+		return own
+	}
+	return exposed
+}
+
+// Shows reports whether the view shows the tool whose ToolBase is base:
+// its server is one of the view's (or the view names none), it matches an
+// include glob (or there are none) and no exclude glob.
+func (v View) Shows(server, base string) bool {
+	if len(v.Servers) > 0 && !slices.Contains(v.Servers, server) {
+		return false
+	}
+	if len(v.Include) > 0 && !MatchTools(v.Include, base) {
+		return false
+	}
+	return len(v.Exclude) == 0 || !MatchTools(v.Exclude, base)
+}
+
+// ToolName returns the name clients of the view see for the tool whose
+// ToolBase is base: its rename, or base itself.
+func (v View) ToolName(base string) string {
+	if r, ok := v.Rename[base]; ok {
+		return r
+	}
+	return base
+}
+
+// Description returns the description clients of the view see for the
+// tool whose ToolBase is base: the view's override, or own.
+func (v View) Description(base, own string) string {
+	if d, ok := v.Descriptions[base]; ok {
+		return d
+	}
+	return own
 }
 
 // Token is one bearer token and what it grants.

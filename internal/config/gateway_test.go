@@ -729,3 +729,43 @@ func TestGatewaySeed(t *testing.T) {
 		t.Errorf("got %d views and tokens, want %d", got, want)
 	}
 }
+
+// TestViewToolNames: a view's globs, renames and descriptions apply to the
+// exposed name, or with prefix never to the tool's own name.
+func TestViewToolNames(t *testing.T) {
+	always := View{Name: "a", Servers: []string{"gh"}, Include: []string{"gh__*"}, Exclude: []string{"gh__delete_*"}, Prefix: PrefixAlways,
+		Rename: map[string]string{"gh__search": "find"}, Descriptions: map[string]string{"gh__search": "Finds."}}
+	never := View{Name: "n", Servers: []string{"gh"}, Include: []string{"search", "get_*"}, Prefix: PrefixNever,
+		Rename: map[string]string{"search": "find"}, Descriptions: map[string]string{"search": "Finds."}}
+	tests := []struct {
+		view                 View
+		server, exposed, own string
+		shown                bool
+		name, description    string
+	}{
+		{always, "gh", "gh__search", "search", true, "find", "Finds."},
+		{always, "gh", "gh__get_issue", "get_issue", true, "gh__get_issue", "own"},
+		{always, "gh", "gh__delete_repo", "delete_repo", false, "", ""},
+		{always, "fs", "fs__search", "search", false, "", ""},
+		{never, "gh", "gh__search", "search", true, "find", "Finds."},
+		{never, "gh", "gh__get_issue", "get_issue", true, "get_issue", "own"},
+		{never, "gh", "gh__delete_repo", "delete_repo", false, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.view.Name+" "+tt.server+" "+tt.own, func(t *testing.T) {
+			base := tt.view.ToolBase(tt.exposed, tt.own)
+			if got := tt.view.Shows(tt.server, base); got != tt.shown {
+				t.Fatalf("Shows(%q, %q) = %v, want %v", tt.server, base, got, tt.shown)
+			}
+			if !tt.shown {
+				return
+			}
+			if got := tt.view.ToolName(base); got != tt.name {
+				t.Errorf("ToolName(%q) = %q, want %q", base, got, tt.name)
+			}
+			if got := tt.view.Description(base, "own"); got != tt.description {
+				t.Errorf("Description(%q) = %q, want %q", base, got, tt.description)
+			}
+		})
+	}
+}

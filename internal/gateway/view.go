@@ -44,37 +44,21 @@ func (s viewSpec) hasServer(server string) bool {
 func (s viewSpec) prefixed() bool { return s.view.Prefix != config.PrefixNever }
 
 // toolName returns the name a tool has in the view, and whether the view
-// shows it at all.
+// shows it at all (the view's servers are checked by hasServer).
 func (s viewSpec) toolName(t catalog.Tool) (string, bool) {
-	base := t.Def.Name
-	if s.prefixed() {
-		base = t.Exposed
-	}
-	if len(s.view.Include) > 0 && !matchAny(s.view.Include, base) {
-		return "", false
-	}
-	if matchAny(s.view.Exclude, base) {
+	base := s.view.ToolBase(t.Exposed, t.Def.Name)
+	if !s.view.Shows(t.Server, base) {
 		return "", false
 	}
 	if s.tools != nil && !matchAny(s.tools, base) {
 		return "", false
 	}
-	if r, ok := s.view.Rename[base]; ok {
-		return r, true
-	}
-	return base, true
+	return s.view.ToolName(base), true
 }
 
 // description returns the tool's description in the view.
 func (s viewSpec) description(t catalog.Tool) string {
-	base := t.Def.Name
-	if s.prefixed() {
-		base = t.Exposed
-	}
-	if d, ok := s.view.Descriptions[base]; ok {
-		return d
-	}
-	return t.Def.Description
+	return s.view.Description(s.view.ToolBase(t.Exposed, t.Def.Name), t.Def.Description)
 }
 
 // promptName returns the name a prompt has in the view.
