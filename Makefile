@@ -77,7 +77,7 @@ bench: peers postgres
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 # The gateway benchmark (docs/benchmarks.md): direct vs through the gateway vs through a bare
-# reverse proxy at 1, 16 and 64 callers, CPU per call, resident memory.
+# reverse proxy and a TCP relay at 1, 16 and 64 callers, CPU per call, resident memory.
 # Flags: make bench-gateway ARGS="-duration 10s -progress -json"
 bench-gateway:
 	$(GO) run ./test/bench/gateway $(ARGS)

@@ -127,6 +127,20 @@ func (b *benchmark) run(ctx context.Context) (*report, error) {
 		}
 	}
 
+	var rl *child
+	if b.opts.Relay {
+		if rl, err = b.start("relay", roleRelay, b.middleEnv(envUpstream+"="+up.Addr)...); err != nil {
+			return nil, err
+		}
+	}
+
+	var ln *child
+	if b.opts.Lean {
+		if ln, err = b.start("lean", roleLean, b.middleEnv(envUpstream+"="+up.Addr)...); err != nil {
+			return nil, err
+		}
+	}
+
 	hc := newHTTPClient()
 	direct, err := connect(ctx, hc, up.Addr+"/mcp/0", "echo", true)
 	if err != nil {
@@ -144,6 +158,20 @@ func (b *benchmark) run(ctx context.Context) (*report, error) {
 			return nil, fmt.Errorf("connecting through the bare proxy: %w", err)
 		}
 		defer viaProxy.Close()
+	}
+	var viaRelay *mcp.ClientSession
+	if rl != nil {
+		if viaRelay, err = connect(ctx, hc, rl.Addr+"/mcp/0", "echo", true); err != nil {
+			return nil, fmt.Errorf("connecting through the TCP relay: %w", err)
+		}
+		defer viaRelay.Close()
+	}
+	var viaLean *mcp.ClientSession
+	if ln != nil {
+		if viaLean, err = connect(ctx, hc, ln.Addr+"/mcp/0", "echo", true); err != nil {
+			return nil, fmt.Errorf("connecting through the lean forwarder: %w", err)
+		}
+		defer viaLean.Close()
 	}
 
 	profileAt := profileCallers
@@ -177,6 +205,20 @@ func (b *benchmark) run(ctx context.Context) (*report, error) {
 			}
 			rep.Cells = append(rep.Cells, c)
 		}
+		if viaRelay != nil {
+			b.progress("%s, through the TCP relay", callersText(n))
+			if c, err = b.cell(ctx, viaRelay, "echo", pathRelay, n, up, rl, "", ""); err != nil {
+				return nil, err
+			}
+			rep.Cells = append(rep.Cells, c)
+		}
+		if viaLean != nil {
+			b.progress("%s, through the lean forwarder", callersText(n))
+			if c, err = b.cell(ctx, viaLean, "echo", pathLean, n, up, ln, "", ""); err != nil {
+				return nil, err
+			}
+			rep.Cells = append(rep.Cells, c)
+		}
 	}
 	direct.Close()
 	via.Close()
@@ -184,6 +226,14 @@ func (b *benchmark) run(ctx context.Context) (*report, error) {
 	if px != nil {
 		viaProxy.Close()
 		px.stop()
+	}
+	if rl != nil {
+		viaRelay.Close()
+		rl.stop()
+	}
+	if ln != nil {
+		viaLean.Close()
+		ln.stop()
 	}
 
 	b.progress("memory: a gateway with %d idle upstreams, then %d idle client sessions", upstreamEndpoints, idleSessions)
@@ -281,6 +331,12 @@ const (
 	// pathProxy is through a bare reverse proxy: the floor (see
 	// serveProxy).
 	pathProxy = "proxy"
+	// pathRelay is through a TCP relay that parses nothing: the floor
+	// for any forwarder (see serveRelay).
+	pathRelay = "relay"
+	// pathLean is through a forwarder that parses HTTP without net/http's
+	// server and transport (see serveLean).
+	pathLean = "lean"
 )
 
 // warmup returns how long a cell warms up before it measures.

@@ -15,11 +15,11 @@ import (
 
 // The environment a child is started with.
 const (
-	// envRole selects the child's role: roleUpstream, roleGateway or
-	// roleProxy.
+	// envRole selects the child's role: roleUpstream, roleGateway,
+	// roleProxy or roleRelay.
 	envRole = "SWITCHBOARD_BENCH_ROLE"
-	// envUpstream is the upstream's base URL, for the gateway and the
-	// proxy.
+	// envUpstream is the upstream's base URL, for the gateway, the
+	// proxy and the relay.
 	envUpstream = "SWITCHBOARD_BENCH_UPSTREAM"
 	// envServers is how many of the upstream's endpoints the gateway
 	// connects to, as that many servers.
@@ -34,6 +34,8 @@ const (
 	roleUpstream = "upstream"
 	roleGateway  = "gateway"
 	roleProxy    = "proxy"
+	roleRelay    = "relay"
+	roleLean     = "lean"
 )
 
 // The line protocol between the orchestrator and a child. The child

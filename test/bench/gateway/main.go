@@ -14,7 +14,7 @@
 // a role in the environment. A child exits when its stdin closes, so none
 // outlives the run.
 //
-//	go run ./test/bench/gateway [-duration 5s] [-callers 1,16,64] [-json] [-profile gw.pprof] [-trace gw.trace] [-proxy=false] [-gomaxprocs N] [-progress] [-fast-path=false]
+//	go run ./test/bench/gateway [-duration 5s] [-callers 1,16,64] [-json] [-profile gw.pprof] [-trace gw.trace] [-proxy=false] [-relay=false] [-lean] [-gomaxprocs N] [-progress] [-fast-path=false]
 //
 // It needs Linux (/proc). See docs/benchmarks.md for figures.
 package main
@@ -60,6 +60,13 @@ type options struct {
 	// Proxy adds a third path at each number of callers: through a bare
 	// reverse proxy, the floor for forwarding over two net/http hops.
 	Proxy bool
+	// Relay adds a path through a TCP relay that copies bytes and parses
+	// nothing, the floor for any forwarder in user space.
+	Relay bool
+	// Lean adds a path through a forwarder that parses each request and
+	// response with the standard library but has no net/http server or
+	// transport (see serveLean).
+	Lean bool
 	// GOMAXPROCS, when positive, is set in the gateway's and the
 	// proxy's environment (the client and the upstream keep the
 	// default).
@@ -113,6 +120,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	profile := fs.String("profile", "", "write a CPU profile of the gateway during the through-gateway 16-caller cell to this file")
 	trace := fs.String("trace", "", "write an execution trace of the gateway during the through-gateway 16-caller cell to this file")
 	proxy := fs.Bool("proxy", true, "also measure a bare reverse proxy (net/http/httputil) in the gateway's place, the floor for two net/http hops")
+	relay := fs.Bool("relay", true, "also measure a TCP relay (copies bytes, parses nothing) in the gateway's place, the floor for any forwarder")
+	lean := fs.Bool("lean", false, "also measure a forwarder that parses HTTP without net/http's server and transport (a measuring device)")
 	progress := fs.Bool("progress", false, "give every call a progress token, as editors do")
 	fastPath := fs.Bool("fast-path", true, "the gateway answers tools/call itself (false: gateway.fast_path: false, everything through the MCP SDK)")
 	procs := fs.Int("gomaxprocs", 0, "run the gateway and the proxy with this GOMAXPROCS (0: the Go default)")
@@ -125,7 +134,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if *dur <= 0 {
 		return options{}, fmt.Errorf("-duration must be positive, got %s", *dur)
 	}
-	o := options{Duration: *dur, JSON: *asJSON, Profile: *profile, Trace: *trace, Proxy: *proxy, GOMAXPROCS: *procs, Progress: *progress, NoFastPath: !*fastPath}
+	o := options{Duration: *dur, JSON: *asJSON, Profile: *profile, Trace: *trace, Proxy: *proxy, Relay: *relay, Lean: *lean, GOMAXPROCS: *procs, Progress: *progress, NoFastPath: !*fastPath}
 	if *procs < 0 {
 		return options{}, fmt.Errorf("-gomaxprocs must be 0 (the default) or more, got %d", *procs)
 	}

@@ -35,7 +35,7 @@ func parseTable(t *testing.T, out string) map[string]tableRow {
 	rows := map[string]tableRow{}
 	for line := range strings.SplitSeq(out, "\n") {
 		f := strings.Fields(line)
-		if len(f) < 3 || (f[1] != pathDirect && f[1] != pathGateway && f[1] != pathProxy) {
+		if len(f) < 3 || (f[1] != pathDirect && f[1] != pathGateway && f[1] != pathProxy && f[1] != pathRelay && f[1] != pathLean) {
 			continue
 		}
 		if _, err := strconv.Atoi(f[0]); err != nil {
@@ -60,14 +60,14 @@ func TestCommandPrintsEveryCell(t *testing.T) {
 	dir := t.TempDir()
 	profile, trace := filepath.Join(dir, "gw.pprof"), filepath.Join(dir, "gw.trace")
 	var stdout, stderr bytes.Buffer
-	args := []string{"-duration", "200ms", "-callers", "1,2", "-profile", profile, "-trace", trace, "-gomaxprocs", "1", "-progress"}
+	args := []string{"-duration", "200ms", "-callers", "1,2", "-profile", profile, "-trace", trace, "-gomaxprocs", "1", "-progress", "-lean"}
 	if code := run(ctx, args, &stdout, &stderr); code != 0 {
 		t.Fatalf("run: got exit code %d, want 0; stderr:\n%s", code, stderr.String())
 	}
 	out := stdout.String()
 	rows := parseTable(t, out)
 	for _, n := range []string{"1", "2"} {
-		for _, path := range []string{pathDirect, pathGateway, pathProxy} {
+		for _, path := range []string{pathDirect, pathGateway, pathProxy, pathRelay, pathLean} {
 			r, ok := rows[n+" "+path]
 			if !ok {
 				t.Errorf("no row for %s caller(s) %s in:\n%s", n, path, out)
@@ -81,13 +81,13 @@ func TestCommandPrintsEveryCell(t *testing.T) {
 			}
 		}
 	}
-	if got, want := len(rows), 6; got != want {
+	if got, want := len(rows), 10; got != want {
 		t.Errorf("got %d table rows, want %d:\n%s", got, want, out)
 	}
 	for _, want := range []string{
 		"10 idle upstreams:", "+ 100 idle client sessions:",
 		"gateway CPU per forwarded call", "throughput through the gateway", "latency added at p50",
-		"top 10:",
+		"top 10:", "Path relay is a TCP relay",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the report lacks %q:\n%s", want, out)
@@ -109,7 +109,7 @@ func TestJSONReportAndNoLeftovers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var stderr bytes.Buffer
-	b := newBenchmark(options{Duration: 100 * time.Millisecond, Callers: []int{1}, JSON: true}, &stderr)
+	b := newBenchmark(options{Duration: 100 * time.Millisecond, Callers: []int{1}, JSON: true, Relay: true}, &stderr)
 	rep, err := b.run(ctx)
 	if err != nil {
 		t.Fatalf("run: %v; stderr:\n%s", err, stderr.String())
@@ -122,8 +122,8 @@ func TestJSONReportAndNoLeftovers(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
 		t.Fatalf("the JSON report does not decode: %v\n%s", err, buf.String())
 	}
-	if len(got.Cells) != 2 {
-		t.Fatalf("got %d cells, want 2 (1 caller direct and through the gateway)", len(got.Cells))
+	if len(got.Cells) != 3 {
+		t.Fatalf("got %d cells, want 3 (1 caller direct, through the gateway and through the relay)", len(got.Cells))
 	}
 	for _, c := range got.Cells {
 		if c.Calls == 0 || c.CallsPerSec <= 0 || c.P50Micros <= 0 || c.P99Micros < c.P50Micros {
@@ -135,11 +135,11 @@ func TestJSONReportAndNoLeftovers(t *testing.T) {
 		t.Errorf("memory: got %+v, want every figure above 0", m)
 	}
 
-	// Three children: the upstream, the benchmark's gateway and the
-	// memory measurement's gateway; all gone once run returns.
+	// Four children: the upstream, the benchmark's gateway, the relay
+	// and the memory measurement's gateway; all gone once run returns.
 	pids := b.childPIDs()
-	if len(pids) != 3 {
-		t.Errorf("got %d children, want 3", len(pids))
+	if len(pids) != 4 {
+		t.Errorf("got %d children, want 4", len(pids))
 	}
 	for _, pid := range pids {
 		if !isExited(pid) {
@@ -161,8 +161,9 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-duration", "0s"}, nil, true},
 		{[]string{"extra"}, nil, true},
 		{[]string{"-gomaxprocs", "-1"}, nil, true},
-		{[]string{"-gomaxprocs", "1", "-proxy=false"}, []int{1, 16, 64}, false},
+		{[]string{"-gomaxprocs", "1", "-proxy=false", "-relay=false"}, []int{1, 16, 64}, false},
 		{[]string{"-progress", "-fast-path=false"}, []int{1, 16, 64}, false},
+		{[]string{"-lean", "-callers", "16"}, []int{16}, false},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

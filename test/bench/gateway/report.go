@@ -40,7 +40,7 @@ type report struct {
 // cell is one measurement: n callers on one path.
 type cell struct {
 	Callers int    `json:"callers"`
-	Path    string `json:"path"` // "direct", "gateway" or "proxy"
+	Path    string `json:"path"` // "direct", "gateway", "proxy", "relay" or "lean"
 	// Calls is how many calls succeeded in the measured part, which took
 	// Seconds; Errors how many failed, the first with FirstError.
 	Calls       int     `json:"calls"`
@@ -80,6 +80,21 @@ type aim struct {
 	Measured string `json:"measured"`
 	// Met is "yes", "no" or "not measured" (the run lacked the cell).
 	Met string `json:"met"`
+	// Floors is the same figure through the bare proxy and the TCP
+	// relay, in the same cell, where the run measured them.
+	Floors string `json:"floors,omitempty"`
+}
+
+// floors formats figure for the proxy, lean and relay cells with callers
+// callers: "proxy 295 µs, relay 104 µs", or "" if none of them ran.
+func floors(r *report, callers int, figure func(c cell) string) string {
+	var parts []string
+	for _, path := range []string{pathProxy, pathLean, pathRelay} {
+		if c, ok := r.find(callers, path); ok {
+			parts = append(parts, path+" "+figure(c))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // The issue's aims.
@@ -120,6 +135,9 @@ func aims(r *report) []aim {
 	if worst.Path != "" {
 		cpu.Measured = fmt.Sprintf("worst %.0f µs (%s)", worst.GatewayCPUPerCallMicros, callersText(worst.Callers))
 		cpu.Met = yesNo(worst.GatewayCPUPerCallMicros < aimCPUPerCallMicros)
+		cpu.Floors = floors(r, worst.Callers, func(c cell) string {
+			return fmt.Sprintf("%.0f µs", c.GatewayCPUPerCallMicros)
+		})
 	}
 	out = append(out, cpu)
 
@@ -130,6 +148,9 @@ func aims(r *report) []aim {
 		ratio := g.CallsPerSec / d.CallsPerSec
 		tp.Measured = fmt.Sprintf("%.0f %% (%.0f vs %.0f calls/s)", ratio*100, g.CallsPerSec, d.CallsPerSec)
 		tp.Met = yesNo(ratio >= aimThroughputRatio)
+		tp.Floors = floors(r, aimThroughputCalls, func(c cell) string {
+			return fmt.Sprintf("%.0f %%", 100*c.CallsPerSec/d.CallsPerSec)
+		})
 	}
 	out = append(out, tp)
 
@@ -140,6 +161,9 @@ func aims(r *report) []aim {
 		added := g.P50Micros - d.P50Micros
 		lat.Measured = fmt.Sprintf("%+.3f ms (%.3f vs %.3f ms)", added/1000, g.P50Micros/1000, d.P50Micros/1000)
 		lat.Met = yesNo(added < aimAddedP50Micros)
+		lat.Floors = floors(r, 1, func(c cell) string {
+			return fmt.Sprintf("%+.3f ms", (c.P50Micros-d.P50Micros)/1000)
+		})
 	}
 	out = append(out, lat)
 	return out
@@ -168,6 +192,14 @@ func writeTable(w io.Writer, r *report) error {
 	if slices.ContainsFunc(r.Cells, func(c cell) bool { return c.Path == pathProxy }) {
 		fmt.Fprintf(&b, "Path proxy is a bare reverse proxy (net/http/httputil, no MCP) in the gateway's place: the floor for\n")
 		fmt.Fprintf(&b, "any gateway that forwards over two net/http hops; its CPU is in the gateway column.\n")
+	}
+	if slices.ContainsFunc(r.Cells, func(c cell) bool { return c.Path == pathRelay }) {
+		fmt.Fprintf(&b, "Path relay is a TCP relay (copies bytes both ways, parses nothing) in the gateway's place: the floor for\n")
+		fmt.Fprintf(&b, "any forwarder in user space on this machine; its CPU is in the gateway column.\n")
+	}
+	if slices.ContainsFunc(r.Cells, func(c cell) bool { return c.Path == pathLean }) {
+		fmt.Fprintf(&b, "Path lean parses each request and response (http.ReadRequest, http.ReadResponse) and forwards them\n")
+		fmt.Fprintf(&b, "on one goroutine per connection, without net/http's server or transport; its CPU is in the gateway column.\n")
 	}
 	b.WriteString("\n")
 
@@ -206,7 +238,11 @@ func writeTable(w io.Writer, r *report) error {
 	fmt.Fprintf(&b, "\nAims:\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, a := range r.Aims {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\tmet: %s\n", a.Name, a.Target, a.Measured, a.Met)
+		fl := ""
+		if a.Floors != "" {
+			fl = "  (same cell: " + a.Floors + ")"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\tmet: %s%s\n", a.Name, a.Target, a.Measured, a.Met, fl)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
