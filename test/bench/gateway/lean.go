@@ -66,7 +66,7 @@ func serveLean() error {
 				defer out.Close()
 				track(true, in, out)
 				defer track(false, in, out)
-				if err := leanForward(in, out); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				if err := leanForward(in, out); !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 					fmt.Fprintf(os.Stderr, "bench-gateway lean: %v\n", err)
 				}
 			})
@@ -87,7 +87,8 @@ func serveLean() error {
 }
 
 // leanForward forwards requests from in to out and their responses back,
-// one at a time, until either side closes.
+// one at a time, until either side closes; it returns why it stopped
+// (io.EOF when the client closed between requests).
 func leanForward(in, out net.Conn) error {
 	inR, outR := bufio.NewReader(in), bufio.NewReader(out)
 	inW, outW := bufio.NewWriter(in), bufio.NewWriter(out)
