@@ -82,6 +82,25 @@ func normalizeKey(key string) string {
 	return b.String()
 }
 
+// SecretValues returns the values of the server's secret env vars and
+// headers (see Secrets), for a redactor to remove wherever they turn up:
+// in results, logs, and what the server itself prints.
+func (s Server) SecretValues() []string {
+	var out []string
+	for k, v := range s.Env {
+		if isSecretOf(&s, k) {
+			out = append(out, v)
+		}
+	}
+	for k, v := range s.Headers {
+		if isSecretOf(&s, k) {
+			out = append(out, v)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // isSecretOf reports whether key names a secret of srv: listed in its
 // Secrets (headers compare without case) or secret-looking.
 func isSecretOf(srv *Server, key string) bool {

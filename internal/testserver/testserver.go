@@ -103,6 +103,10 @@ func run(mode string) {
 	case "exit":
 		fmt.Fprintln(os.Stderr, "fatal: missing API key GIZMO_TOKEN")
 		os.Exit(3)
+	case "leak-secret":
+		// A server that prints its credential when it fails.
+		fmt.Fprintln(os.Stderr, "login failed: token is "+os.Getenv("GIZMO_TOKEN"))
+		os.Exit(3)
 	case "garbage":
 		r := bufio.NewReader(os.Stdin)
 		_, _ = r.ReadString('\n')

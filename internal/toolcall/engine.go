@@ -125,14 +125,7 @@ func newSettings(cfg *config.Config) (*settings, error) {
 		}
 		st.servers[s.Name] = s
 		st.perServer[s.Name] = s.MaxConcurrent
-		for _, k := range s.Secrets {
-			if v, ok := s.Env[k]; ok {
-				secrets = append(secrets, v)
-			}
-			if v, ok := s.Headers[k]; ok {
-				secrets = append(secrets, v)
-			}
-		}
+		secrets = append(secrets, s.SecretValues()...)
 	}
 	st.redactor = redact.New(secrets)
 	return st, nil

@@ -20,6 +20,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/redact"
 )
 
 // Version is reported to upstream servers as the client version.
@@ -69,8 +70,11 @@ type Client struct {
 	server  config.Server
 	session *mcp.ClientSession
 	stderr  *tailBuffer
-	proc    *processTransport // nil unless stdio
-	logger  *slog.Logger
+	// redact removes the server's secret values from its stderr, which
+	// a server may print them to (a failed login, its environment).
+	redact *redact.Redactor
+	proc   *processTransport // nil unless stdio
+	logger *slog.Logger
 
 	done    chan struct{} // closed when the connection has ended
 	endErr  error         // why; set before done is closed
@@ -105,6 +109,7 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 	c := &Client{
 		server: srv,
 		stderr: newTailBuffer(opts.StderrBytes),
+		redact: redact.New(srv.SecretValues()),
 		logger: logger.With(logKeyServer, srv.Name),
 		done:   make(chan struct{}),
 		order:  newProgressOrder(),
@@ -257,7 +262,7 @@ func (c *Client) lostError(err error) error {
 }
 
 func (c *Client) attachStderr(fe *fault.Error) {
-	if s := lastLines(c.stderr.String(), 20); s != "" {
+	if s := lastLines(c.Stderr(), 20); s != "" {
 		fe.WithDetail("stderr", s)
 		if !strings.Contains(fe.Message, "stderr") {
 			fe.Message += "; its stderr says: " + stderrSummary(s)
@@ -274,8 +279,9 @@ func (c *Client) Session() *mcp.ClientSession { return c.session }
 // InitializeResult returns what the server said in the handshake.
 func (c *Client) InitializeResult() *mcp.InitializeResult { return c.session.InitializeResult() }
 
-// Stderr returns the retained tail of a stdio server's stderr.
-func (c *Client) Stderr() string { return c.stderr.String() }
+// Stderr returns the retained tail of a stdio server's stderr, with the
+// server's secret values and credential-shaped strings redacted.
+func (c *Client) Stderr() string { return c.redact.String(c.stderr.String()) }
 
 // Done is closed when the connection has ended, for whatever reason.
 func (c *Client) Done() <-chan struct{} { return c.done }
