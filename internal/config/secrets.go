@@ -135,7 +135,43 @@ func (c *Config) Redacted() *Config {
 	if c.Servers == nil {
 		out.Servers = nil
 	}
+	out.Hooks = c.Hooks.redacted()
 	return &out
+}
+
+// redacted returns a deep copy of the hooks with the secrets of their
+// actions hidden: the values of secret-looking headers of http actions,
+// passwords and secret-looking query parameters in their URLs, and
+// secret-looking options in command arguments, as for servers.
+func (h Hooks) redacted() Hooks {
+	out := h
+	if h.List == nil {
+		return out
+	}
+	out.List = make([]Hook, len(h.List))
+	none := &Server{}
+	for i, hook := range h.List {
+		r := hook
+		r.Actions = make([]HookAction, len(hook.Actions))
+		for j, a := range hook.Actions {
+			ra := a
+			ra.URL = redactURL(a.URL)
+			ra.BaseURL = redactURL(a.BaseURL)
+			ra.Command = redactArgs(none, a.Command)
+			if a.Headers != nil {
+				ra.Headers = make(map[string]string, len(a.Headers))
+				for k, v := range a.Headers {
+					if IsSecretKey(k) {
+						v = Redaction
+					}
+					ra.Headers[k] = redactURL(v)
+				}
+			}
+			r.Actions[j] = ra
+		}
+		out.List[i] = r
+	}
+	return out
 }
 
 func redactServer(s Server) Server {

@@ -80,8 +80,27 @@ func TestRedacted(t *testing.T) {
 	web.Headers = map[string]string{"authorization": "Bearer k6", "Accept": "text/event-stream"}
 	web.Secrets = []string{"Authorization"}
 	cfg := &Config{Servers: []Server{srv, web}, AllowedCommands: []string{"npx"}}
+	cfg.Hooks.List = []Hook{{Name: "h", On: "tool.after", Actions: []HookAction{
+		{Type: "http", URL: "https://h.example.com/x?token=t1xxxx&page=2",
+			Headers: map[string]string{"Authorization": "Bearer t2xxxx", "X-Api-Key": "t3xxxx", "Accept": "application/json"}},
+		{Type: "command", Command: []string{"/bin/echo", "--token=t4xxxx", "plain"}},
+	}}}
 
 	got := cfg.Redacted()
+
+	http, cmd := got.Hooks.List[0].Actions[0], got.Hooks.List[0].Actions[1]
+	if want := "https://h.example.com/x?page=2&token=REDACTED"; http.URL != want {
+		t.Errorf("hook URL: got %q, want %q", http.URL, want)
+	}
+	if diff := cmp.Diff(map[string]string{"Authorization": Redaction, "X-Api-Key": Redaction, "Accept": "application/json"}, http.Headers); diff != "" {
+		t.Errorf("hook headers mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"/bin/echo", "--token=" + Redaction, "plain"}, cmd.Command); diff != "" {
+		t.Errorf("hook command mismatch (-want +got):\n%s", diff)
+	}
+	if a := cfg.Hooks.List[0].Actions[0]; a.Headers["Authorization"] != "Bearer t2xxxx" || a.URL != "https://h.example.com/x?token=t1xxxx&page=2" {
+		t.Errorf("Redacted changed the original hook: %+v", a)
+	}
 
 	wantArgs := []string{"-y", "pkg", "--api-key", Redaction, "--token=" + Redaction, "--port", "80", "DB_PASSWORD=" + Redaction, "postgres://u:REDACTED@db/x", "Authorization: " + Redaction, "--dsn=" + Redaction}
 	if diff := cmp.Diff(wantArgs, got.Servers[0].Args); diff != "" {

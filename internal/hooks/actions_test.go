@@ -162,6 +162,30 @@ hooks:
 			}
 		})
 	}
+	// A URL with a secret in its query: the report and the dry run show
+	// it redacted (so do the log and the record, from the same text).
+	t.Run("secret in the URL", func(t *testing.T) {
+		const secret = "urlhooksecret1"
+		g := engineOnly(t, fmt.Sprintf(`hook_settings: {retry_delay: 0s}
+hooks:
+  - {name: leaky, on: web.leaky, actions: [{type: http, url: "%s/gone?token=%s"}]}
+`, srv.URL, secret), nil)
+		rep, err := g.eng.Fire(ctx, "web.leaky", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := rep.Runs[0]; r.Status != StatusFailure || strings.Contains(r.Error, secret) || !strings.Contains(r.Error, "/gone") {
+			t.Errorf("fire: got %s %q, want a failure naming the URL without the token's value", r.Status, r.Error)
+		}
+		dry, err := g.eng.DryRun(ctx, "web.leaky", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := json.Marshal(dry.Runs[0].Params); strings.Contains(string(b), secret) || !strings.Contains(string(b), "/gone") {
+			t.Errorf("dry run: got params %s, want the URL without the token's value", b)
+		}
+	})
+
 	mu.Lock()
 	defer mu.Unlock()
 	if !hdrOK || seen["event"] != "web.ok" || seen["feature"] != "override" || seen["user"] != "tester" {

@@ -194,10 +194,14 @@ func (e *Engine) DryRun(ctx context.Context, name string, fields map[string]any)
 				err = e.checkSchema(a)
 			}
 			if err != nil {
-				r.Status, r.Error = StatusFailure, err.Error()
+				r.Status, r.Error = StatusFailure, e.redactor().String(err.Error())
 				rep.Failed = true
 			}
-			r.Params = p.display()
+			// What would be sent, without the secrets in it (a URL's
+			// ?token=, an Authorization header, a --password= argument).
+			if params, ok := e.redactor().Value(p.display()).(map[string]any); ok {
+				r.Params = params
+			}
 			rep.Runs = append(rep.Runs, r)
 		}
 	}
@@ -349,7 +353,10 @@ func (e *Engine) runHook(ctx context.Context, set *hookSet, h *hook, ev *event) 
 		res := e.runAction(hctx, set, h, a, ev)
 		r := Run{Hook: h.cfg.Name, Action: a.label, Status: res.status, Output: res.output, Duration: e.now().Sub(start)}
 		if res.err != nil {
-			r.Error = res.err.Error()
+			// Redacted here, so that the report, the log and the record
+			// all show the same safe text (a URL's ?token=, a command's
+			// --password=, a server's secret values).
+			r.Error = e.redactor().String(res.err.Error())
 		}
 		e.record(set, ev, r, start)
 		o.runs = append(o.runs, r)
