@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -84,6 +85,9 @@ type Client struct {
 	progress  sync.Map // progress token (string) -> func(*mcp.ProgressNotificationParams)
 	order     *progressOrder
 	fast      *fastCaller // nil unless a streamable-HTTP session qualifies
+	// pool is a streamable-HTTP server's HTTP client, whose idle
+	// connections are closed with the session (nil for other transports).
+	pool *http.Client
 }
 
 // Attribute keys used in logs.
@@ -204,10 +208,11 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		defer cancel()
 	}
 	start := time.Now()
-	session, err := client.Connect(dctx, c.order.transport(t), nil)
+	session, err := client.Connect(dctx, c.sessionTransport(t), nil)
 	if err != nil {
 		// The SDK has closed the connection (and so waited for a child);
 		// the stderr tail is complete.
+		c.closePool()
 		return nil, c.dialError(ctx, dctx, err)
 	}
 	c.session = session
@@ -303,6 +308,7 @@ func (c *Client) Close() error {
 	c.closing.Store(true)
 	err := c.session.Close()
 	<-c.done
+	c.closePool()
 	if err != nil && (errors.Is(err, io.EOF) || isExitErr(err)) {
 		err = nil
 	}
@@ -312,6 +318,35 @@ func (c *Client) Close() error {
 func isExitErr(err error) bool {
 	var ee *exec.ExitError
 	return errors.As(err, &ee)
+}
+
+// sessionTransport returns the transport the SDK's session runs on: t,
+// wrapped so that progress notifications are counted as they are read
+// (see progressOrder). A streamable-HTTP transport is the exception: its
+// connection must reach the SDK unwrapped, for the SDK tells it the
+// negotiated protocol version and has it open the standalone event
+// stream (server requests and notifications outside a call) through a
+// method no wrapper can forward. Its progress notifications are counted
+// as its HTTP responses are read instead (headerTransport).
+func (c *Client) sessionTransport(t mcp.Transport) mcp.Transport {
+	if lt, ok := t.(*lifetimeTransport); ok && lt.http != nil && c.server.Transport == config.TransportHTTP {
+		if ht, ok := lt.http.Transport.(*headerTransport); ok {
+			if st, ok := lt.inner.(*mcp.StreamableClientTransport); ok {
+				read := c.order.read
+				ht.progressRead.Store(&read)
+				c.pool = lt.http
+				return st
+			}
+		}
+	}
+	return c.order.transport(t)
+}
+
+// closePool closes a streamable-HTTP server's idle connections.
+func (c *Client) closePool() {
+	if c.pool != nil {
+		c.pool.CloseIdleConnections()
+	}
 }
 
 // Ping sends an MCP ping and returns its round-trip time.

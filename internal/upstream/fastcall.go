@@ -191,7 +191,7 @@ func (f *fastCaller) failed(ctx context.Context, id string, err error) error {
 
 // post sends one message on the session.
 func (f *fastCaller) post(ctx context.Context, body []byte) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(context.WithValue(ctx, fastRequestKey{}, true), http.MethodPost, f.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}

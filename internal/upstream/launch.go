@@ -3,6 +3,7 @@ package upstream
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -300,6 +302,7 @@ func httpClientFor(srv config.Server, limits frameLimits) *http.Client {
 		base:        base,
 		headers:     srv.Headers,
 		readTimeout: srv.SSEReadTimeout,
+		streamable:  srv.Transport == config.TransportHTTP,
 		skipDelete:  srv.Transport == config.TransportHTTP && !srv.TerminateOnClose,
 		limits:      limits,
 		calls:       newCallTracker(),
@@ -314,9 +317,17 @@ type headerTransport struct {
 	base        http.RoundTripper
 	headers     map[string]string
 	readTimeout time.Duration
-	skipDelete  bool
-	limits      frameLimits
-	calls       *callTracker
+	// streamable is set for the streamable-HTTP transport, whose GET is
+	// the standalone event stream: it may rightly stay silent for hours,
+	// so the read timeout applies to POST responses only.
+	streamable bool
+	skipDelete bool
+	limits     frameLimits
+	calls      *callTracker
+	// progressRead, once set, is told the token of every progress
+	// notification read from an event stream the SDK's session reads
+	// (not the fast path's), for progressOrder.
+	progressRead atomic.Pointer[func(token string)]
 }
 
 // maxRequestNote bounds how much of a request body is read to note its
@@ -361,8 +372,11 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ct := resp.Header.Get("Content-Type")
 	switch {
 	case strings.HasPrefix(ct, "text/event-stream"):
-		if t.readTimeout > 0 {
+		if t.readTimeout > 0 && !(t.streamable && req.Method == http.MethodGet) {
 			resp.Body = newIdleBody(resp.Body, t.readTimeout)
+		}
+		if f := t.progressRead.Load(); f != nil && req.Context().Value(fastRequestKey{}) == nil {
+			resp.Body = &progressScan{ReadCloser: resp.Body, read: *f}
 		}
 	case strings.HasPrefix(ct, "application/json"):
 		limit := t.limits.maxFrame
@@ -373,6 +387,74 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.ContentLength = -1
 	}
 	return resp, nil
+}
+
+// fastRequestKey marks the context of the fast path's requests, whose
+// progress notifications it orders itself.
+type fastRequestKey struct{}
+
+// maxScanLine bounds the part of an event-stream line progressScan keeps
+// while it waits for the line's end; a longer line is no progress
+// notification (those are small) and is skipped.
+const maxScanLine = 64 << 10
+
+// progressScan reports the token of each progress notification in an
+// event stream as the SDK reads the stream, before the SDK has parsed
+// what follows it (such as the call's result).
+type progressScan struct {
+	io.ReadCloser
+	read func(token string)
+	line []byte // the current line's start, up to maxScanLine
+	skip bool   // the current line is too long to be a notification
+}
+
+func (s *progressScan) Read(p []byte) (int, error) {
+	n, err := s.ReadCloser.Read(p)
+	chunk := p[:n]
+	for len(chunk) > 0 {
+		i := bytes.IndexByte(chunk, '\n')
+		if i < 0 {
+			s.keep(chunk)
+			break
+		}
+		s.keep(chunk[:i])
+		if !s.skip {
+			s.note(s.line)
+		}
+		s.line, s.skip = s.line[:0], false
+		chunk = chunk[i+1:]
+	}
+	return n, err
+}
+
+func (s *progressScan) keep(b []byte) {
+	if s.skip {
+		return
+	}
+	if len(s.line)+len(b) > maxScanLine {
+		s.line, s.skip = s.line[:0], true
+		return
+	}
+	s.line = append(s.line, b...)
+}
+
+// note reports line's progress token if it is the data of a progress
+// notification.
+func (s *progressScan) note(line []byte) {
+	data, ok := bytes.CutPrefix(line, []byte("data:"))
+	if !ok || !bytes.Contains(data, []byte(`"notifications/progress"`)) {
+		return
+	}
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			Token any `json:"progressToken"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(bytes.TrimSuffix(data, []byte("\r"))), &msg) == nil &&
+		msg.Method == "notifications/progress" && msg.Params.Token != nil {
+		s.read(tokenKey(msg.Params.Token))
+	}
 }
 
 // idleBody closes an event stream that stays silent longer than the read
