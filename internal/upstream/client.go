@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -315,6 +317,13 @@ func (c *Client) Close() error {
 	return err
 }
 
+// isNetError reports whether err is a failure to reach the server (a
+// refused or reset connection, an unreachable host), not an answer.
+func isNetError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
 func isExitErr(err error) bool {
 	var ee *exec.ExitError
 	return errors.As(err, &ee)
@@ -426,7 +435,7 @@ func (c *Client) classify(ctx context.Context, err error, doing string) error {
 		if rpcErr.Code == jsonrpc.CodeInvalidParams {
 			kind = fault.Validation
 		}
-	case errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF):
+	case errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || isNetError(err):
 		kind = fault.Connection
 	default:
 		select {

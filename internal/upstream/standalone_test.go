@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
 
 // TestStreamableOutsideACall: a streamable-HTTP server's messages outside
@@ -171,5 +172,38 @@ func TestStreamableProgressOrderWithoutFastPath(t *testing.T) {
 		if got != steps || res.Content[0].(*mcp.TextContent).Text != "done" {
 			t.Fatalf("round %d: got %d progress notifications before the result, want %d", round, got, steps)
 		}
+	}
+}
+
+// TestStreamableServerGone: when a streamable-HTTP server goes away, the
+// client notices without a call (its event stream ends), and a call gets
+// a connection error that says why, never a protocol error.
+func TestStreamableServerGone(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "gone", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "noop", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	srv := config.Server{Name: "gone", Transport: config.TransportHTTP, URL: hs.URL, TerminateOnClose: true}
+	c, err := Dial(context.Background(), srv, DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "noop"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	hs.CloseClientConnections()
+	hs.Close()
+
+	select {
+	case <-c.Done():
+	case <-time.After(5 * time.Second):
+		t.Error("the client did not notice within 5s that the server is gone")
+	}
+	_, err = c.CallTool(context.Background(), &mcp.CallToolParams{Name: "noop"}, nil)
+	if k := fault.KindOf(err); k != fault.Connection {
+		t.Fatalf("a call to the gone server: got %s (%v), want connection", k, err)
 	}
 }
