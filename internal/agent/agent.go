@@ -96,6 +96,10 @@ type Options struct {
 	OnText func(text string)
 	// OnEvent receives every event (the transcript's lines) as it happens.
 	OnEvent func(Event)
+	// OnWarning receives what NewSession finds wrong with settings that
+	// still allow a run, such as a cost limit without prices; nil logs
+	// each at warning level.
+	OnWarning func(msg string)
 	// Logger receives one record per step and per tool call (names and
 	// sizes, never argument values); nil discards them.
 	Logger *slog.Logger
@@ -121,7 +125,9 @@ const (
 	StopMaxCost      Stop = "max_cost"
 	StopTimeout      Stop = "timeout"
 	StopStopped      Stop = "stopped"
-	StopError        Stop = "error"
+	// StopError: the endpoint refused or failed after its retries, or the
+	// caller cancelled; the run's error says which.
+	StopError Stop = "error"
 )
 
 // Outcome is how a prompt's run ended and what it used.
@@ -130,8 +136,8 @@ type Outcome struct {
 	// limit ended the run (possibly empty).
 	Answer string `json:"answer"`
 	Stop   Stop   `json:"stop"`
-	// Message says which limit ended the run and how to raise it; "" when
-	// the model answered.
+	// Message says which limit ended the run and how to raise it, or, with
+	// StopError, what failed; "" when the model answered.
 	Message          string        `json:"message,omitempty"`
 	Steps            int           `json:"steps"`
 	ToolCalls        int           `json:"tool_calls"`
@@ -209,6 +215,13 @@ func NewSession(opts Options) (*Session, error) {
 			return nil, err
 		}
 	}
+	if w := costWarning(s.lim, s.client.Config()); w != "" {
+		if opts.OnWarning != nil {
+			opts.OnWarning(w)
+		} else {
+			s.logger.Warn(w)
+		}
+	}
 	sel := opts.Selection
 	if sel.IsZero() {
 		sel = Selection{Servers: opts.Config.Agent.Servers, Tools: opts.Config.Agent.Tools}
@@ -229,6 +242,17 @@ func NewSession(opts Options) (*Session, error) {
 	s.emit(Event{Type: EventStart, Model: s.client.Model(), Tools: tools.Names()})
 	s.emit(Event{Type: EventMessage, Role: llm.RoleSystem, Content: system})
 	return s, nil
+}
+
+// costWarning says why a cost limit can never end a run: with no prices
+// set every request costs 0. It returns "" when the limit works or is off.
+func costWarning(lim Limits, cc llm.Config) string {
+	if lim.MaxCost <= 0 || cc.PromptPrice > 0 || cc.CompletionPrice > 0 {
+		return ""
+	}
+	return fmt.Sprintf("the cost limit (%g) has no effect: no prices are set, so every request costs 0; "+
+		"set llm.prompt_price and llm.completion_price (or %s and %s) to the endpoint's prices per 1M tokens",
+		lim.MaxCost, llm.EnvPromptPrice, llm.EnvCompletionPrice)
 }
 
 // Tools returns the tool context offered to the model.
@@ -355,6 +379,14 @@ func (s *Session) finish(out *Outcome, stop Stop) (*Outcome, error) {
 	return out, nil
 }
 
+// fail ends a run with an error: Stop is StopError and Message says what
+// failed, in the error's message that is safe to show.
+func (s *Session) fail(out *Outcome, err error) (*Outcome, error) {
+	out.Stop = StopError
+	out.Message = "failed: " + fault.As(err).Message
+	return out, err
+}
+
 // interrupted says which limit, if any, ended runCtx; it returns "" when
 // the run may go on, and an error when the caller cancelled.
 func (s *Session) interrupted(ctx, runCtx context.Context) (Stop, error) {
@@ -378,8 +410,7 @@ func (s *Session) loop(ctx, runCtx context.Context, out *Outcome) (*Outcome, err
 	functions := s.tools.Functions()
 	for {
 		if stop, err := s.interrupted(ctx, runCtx); err != nil {
-			out.Stop = stop
-			return out, err
+			return s.fail(out, err)
 		} else if stop != "" {
 			return s.finish(out, stop)
 		}
@@ -406,13 +437,11 @@ func (s *Session) loop(ctx, runCtx context.Context, out *Outcome) (*Outcome, err
 		})
 		if err != nil {
 			if stop, cerr := s.interrupted(ctx, runCtx); cerr != nil {
-				out.Stop = stop
-				return out, cerr
+				return s.fail(out, cerr)
 			} else if stop != "" {
 				return s.finish(out, stop)
 			}
-			out.Stop = StopError
-			return out, err
+			return s.fail(out, err)
 		}
 		out.PromptTokens += resp.PromptTokens
 		out.CompletionTokens += resp.CompletionTokens

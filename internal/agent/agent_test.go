@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -484,7 +485,14 @@ func TestEndpointErrors(t *testing.T) {
 					t.Errorf("the error shows the API key: %v", err)
 				}
 				if out == nil || out.Stop != agent.StopError {
-					t.Errorf("got outcome %+v, want one that says error", out)
+					t.Fatalf("got outcome %+v, want one that says error", out)
+				}
+				// The outcome says what failed, as the error does.
+				if want := "failed: " + fault.As(err).Message; out.Message != want {
+					t.Errorf("got message %q, want %q", out.Message, want)
+				}
+				if strings.Contains(out.Message, apiKey) {
+					t.Errorf("the message shows the API key: %q", out.Message)
 				}
 				return
 			}
@@ -641,5 +649,59 @@ func TestCancelled(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 1 {
 		t.Errorf("got %d requests, want only the cancelled one", n)
+	}
+}
+
+// TestCostLimitWithoutPrices: a cost limit that can never end a run, as
+// no prices are set, is reported when the session is made, naming the keys
+// that set prices; with prices, or without a cost limit, nothing is said.
+func TestCostLimitWithoutPrices(t *testing.T) {
+	f := newFixture(t, nil)
+	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response { return llmtest.Response{Text: "ok"} })
+	for _, tt := range []struct {
+		name    string
+		maxCost float64
+		prices  [2]float64
+		want    bool
+	}{
+		{name: "no prices", maxCost: 0.0001, want: true},
+		{name: "completion price", maxCost: 0.0001, prices: [2]float64{0, 2}},
+		{name: "prompt price", maxCost: 0.0001, prices: [2]float64{1, 0}},
+		{name: "no cost limit", maxCost: 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := f.options(t, srv, func(c *llm.Config) { c.PromptPrice, c.CompletionPrice = tt.prices[0], tt.prices[1] })
+			opts.Limits.MaxCost = tt.maxCost
+			var warnings []string
+			opts.OnWarning = func(msg string) { warnings = append(warnings, msg) }
+			if _, err := agent.NewSession(opts); err != nil {
+				t.Fatal(err)
+			}
+			if !tt.want {
+				if len(warnings) != 0 {
+					t.Errorf("got warnings %q, want none", warnings)
+				}
+				return
+			}
+			if len(warnings) != 1 {
+				t.Fatalf("got warnings %q, want one", warnings)
+			}
+			for _, w := range []string{"cost limit (0.0001) has no effect", "llm.prompt_price", "llm.completion_price", llm.EnvPromptPrice, llm.EnvCompletionPrice} {
+				if !strings.Contains(warnings[0], w) {
+					t.Errorf("got warning %q, want it to contain %q", warnings[0], w)
+				}
+			}
+		})
+	}
+	// Without OnWarning the warning goes to the log.
+	var buf bytes.Buffer
+	opts := f.options(t, srv, nil)
+	opts.Limits.MaxCost = 0.5
+	opts.Logger = slog.New(slog.NewTextHandler(&buf, nil))
+	if _, err := agent.NewSession(opts); err != nil {
+		t.Fatal(err)
+	}
+	if got := buf.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "cost limit (0.5) has no effect") {
+		t.Errorf("got log %q, want a warning about the cost limit", got)
 	}
 }

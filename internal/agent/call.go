@@ -212,16 +212,36 @@ func decodeArguments(args string) (json.RawMessage, string) {
 	if len(raw) == 0 {
 		return json.RawMessage("{}"), ""
 	}
-	var obj map[string]json.RawMessage
+	var v json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&obj); err != nil {
+	if err := dec.Decode(&v); err != nil {
 		return nil, "not valid JSON: " + err.Error()
 	}
-	if obj == nil || dec.More() {
-		return nil, "not a JSON object"
+	if dec.More() {
+		return nil, "more than one JSON value; they must be one JSON object"
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, "not a JSON object (something follows it)"
+		return nil, "not valid JSON after the first value; they must be one JSON object"
+	}
+	if kind := jsonKind(v[0]); kind != "object" {
+		return nil, "a JSON " + kind + "; they must be a JSON object"
 	}
 	return json.RawMessage(raw), ""
+}
+
+// jsonKind names the kind of JSON value that starts with c.
+func jsonKind(c byte) string {
+	switch c {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
 }

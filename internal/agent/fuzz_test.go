@@ -33,10 +33,14 @@ func TestDecodeArguments(t *testing.T) {
 		{in: "", want: "{}"},
 		{in: ` {"a": 1} `, want: `{"a": 1}`},
 		{in: `{"a": 1`, why: "not valid JSON: unexpected EOF"},
-		{in: `[1]`, why: "not valid JSON: json: cannot unmarshal array into Go value of type map[string]json.RawMessage"},
-		{in: `null`, why: "not a JSON object"},
-		{in: `{"a":1}{"b":2}`, why: "not a JSON object"},
-		{in: `{"a":1} x`, why: "not a JSON object"},
+		{in: `[1]`, why: "a JSON array; they must be a JSON object"},
+		{in: `null`, why: "a JSON null; they must be a JSON object"},
+		{in: `"str"`, why: "a JSON string; they must be a JSON object"},
+		{in: ` -1.5 `, why: "a JSON number; they must be a JSON object"},
+		{in: `true`, why: "a JSON boolean; they must be a JSON object"},
+		{in: `{"a":1}{"b":2}`, why: "more than one JSON value; they must be one JSON object"},
+		{in: `{"a":1} x`, why: "more than one JSON value; they must be one JSON object"},
+		{in: `{"a":1} ]`, why: "not valid JSON after the first value; they must be one JSON object"},
 	} {
 		raw, why := decodeArguments(tt.in)
 		if string(raw) != tt.want || why != tt.why {

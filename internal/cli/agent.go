@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"path"
@@ -39,11 +41,11 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 	model := fs.String("model", "", "model `name` (overrides llm.model and SWITCHBOARD_LLM_MODEL)")
 	baseURL := fs.String("base-url", "", "endpoint `URL` including /v1 (overrides llm.base_url and SWITCHBOARD_LLM_BASE_URL)")
 	system := fs.String("system", "", "system prompt `text` (default: agent.system_prompt, else the built-in one)")
-	maxSteps := fs.Int("max-steps", 0, "most requests to the model per prompt (default agent.max_steps, 10)")
-	maxToolCalls := fs.Int("max-tool-calls", -1, "most tool calls per prompt; 0 for no limit (default agent.max_tool_calls, 50)")
-	maxTokens := fs.Int("max-tokens", -1, "most prompt+completion tokens per prompt; 0 for no limit (default agent.max_tokens)")
-	maxCost := fs.Float64("max-cost", -1, "most cost per prompt in the llm prices' unit; 0 for no limit (default agent.max_cost)")
-	timeout := fs.Duration("timeout", -1, "time limit per prompt; 0 for none (default agent.timeout, 5m)")
+	maxSteps := fs.Int("max-steps", 0, fmt.Sprintf("most requests to the model per prompt, 1 to %d (default agent.max_steps, %d)", config.MaxAgentMaxSteps, config.DefaultAgentMaxSteps))
+	maxToolCalls := fs.Int("max-tool-calls", 0, "most tool calls per prompt; 0 for no limit (default agent.max_tool_calls, 50)")
+	maxTokens := fs.Int("max-tokens", 0, "most prompt+completion tokens per prompt; 0 for no limit (default agent.max_tokens)")
+	maxCost := fs.Float64("max-cost", 0, "most cost per prompt in the llm prices' unit, which needs llm.prompt_price or llm.completion_price set; 0 for no limit (default agent.max_cost)")
+	timeout := fs.Duration("timeout", 0, fmt.Sprintf("time limit per prompt, at most %s; 0 for no time limit (default agent.timeout, %s)", shortDuration(config.MaxAgentTimeout), shortDuration(config.DefaultAgentTimeout)))
 	transcript := fs.String("transcript", "", "append every message, tool call, result and token count to this `file` as JSON lines")
 	noStream := fs.Bool("no-stream", false, "ask for whole answers instead of streamed ones")
 	vision := fs.Bool("vision", false, "the model accepts images: pass image results to it (default llm.vision)")
@@ -55,11 +57,10 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 	if (*doc == "") != (*section == "") {
 		return usagef("--doc and --section go together; %s", agentUsage)
 	}
-	if *maxSteps < 0 || *maxSteps > config.MaxAgentMaxSteps {
-		return usagef("--max-steps must be 1 to %d", config.MaxAgentMaxSteps)
-	}
-	if *maxCost < -1 || *maxToolCalls < -1 || *maxTokens < -1 {
-		return usagef("--max-tool-calls, --max-tokens and --max-cost must not be negative")
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := checkAgentLimitFlags(set, *maxSteps, *maxToolCalls, *maxTokens, *maxCost, *timeout); err != nil {
+		return err
 	}
 	if prompt != "" && *interactive {
 		return usagef("give a PROMPT or -i, not both; %s", agentUsage)
@@ -110,19 +111,19 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 	if lim == (agent.Limits{}) {
 		lim = agent.LimitsFrom(config.DefaultAgent())
 	}
-	if *maxSteps > 0 {
+	if set["max-steps"] {
 		lim.MaxSteps = *maxSteps
 	}
-	if *maxToolCalls >= 0 {
+	if set["max-tool-calls"] {
 		lim.MaxToolCalls = *maxToolCalls
 	}
-	if *maxTokens >= 0 {
+	if set["max-tokens"] {
 		lim.MaxTokens = *maxTokens
 	}
-	if *maxCost >= 0 {
+	if set["max-cost"] {
 		lim.MaxCost = *maxCost
 	}
-	if *timeout >= 0 {
+	if set["timeout"] {
 		lim.Timeout = *timeout
 	}
 
@@ -172,6 +173,7 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 		Config: cfg, Engine: s.eng, Catalog: s.cat, Client: client, LLM: l,
 		System: *system, Selection: sel, Limits: lim,
 		Identity: cliIdentity(), Transcript: tw, Logger: a.logger(),
+		OnWarning: func(msg string) { fmt.Fprintf(a.stderr, "switchboard agent: warning: %s\n", msg) },
 	}
 	if !a.json {
 		opts.OnText = func(t string) {
@@ -211,6 +213,44 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 	}
 	out, err := sess.Ask(ctx, prompt)
 	return a.agentResult(out, err, sess)
+}
+
+// checkAgentLimitFlags applies to the limit flags given (set holds their
+// names) the ranges and messages of the agent: keys they override.
+func checkAgentLimitFlags(set map[string]bool, maxSteps, maxToolCalls, maxTokens int, maxCost float64, timeout time.Duration) error {
+	ints := []struct {
+		name      string
+		v, lo, hi int
+	}{
+		{"max-steps", maxSteps, 1, config.MaxAgentMaxSteps},
+		{"max-tool-calls", maxToolCalls, 0, math.MaxInt32},
+		{"max-tokens", maxTokens, 0, math.MaxInt32},
+	}
+	for _, f := range ints {
+		if set[f.name] && (f.v < f.lo || f.v > f.hi) {
+			return usagef("--%s: %d is out of range; use a whole number from %d to %d", f.name, f.v, f.lo, f.hi)
+		}
+	}
+	if set["max-cost"] && (math.IsNaN(maxCost) || math.IsInf(maxCost, 0) || maxCost < 0) {
+		return usagef("--max-cost: %g is not a number >= 0; write a number such as 0.15 (0 means no limit)", maxCost)
+	}
+	if set["timeout"] && (timeout < 0 || timeout > config.MaxAgentTimeout) {
+		return usagef("--timeout: %s is out of range; use a value up to %s, or 0 for no time limit (the default is %s)",
+			shortDuration(timeout), shortDuration(config.MaxAgentTimeout), shortDuration(config.DefaultAgentTimeout))
+	}
+	return nil
+}
+
+// shortDuration writes d as the configuration does: 24h, 5m, 1m30s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
 }
 
 // agentResult prints the end of one prompt's run and maps it to an exit

@@ -199,6 +199,88 @@ func TestAgentEndpointRejectsKey(t *testing.T) {
 	if n := len(srv.Requests()); n != 1 {
 		t.Errorf("got %d requests, want 1 (no retry on 401)", n)
 	}
+
+	// --json: the outcome says the run failed and what failed.
+	r = runCLI(t, "agent", "--config", cfg, "--json", "hi")
+	wantCode(t, r, ExitFailure)
+	var out struct {
+		Stop    string  `json:"stop"`
+		Message *string `json:"message"`
+		Steps   int     `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("--json: %v\n%s", err, r.stdout)
+	}
+	if out.Stop != "error" || out.Message == nil || !strings.Contains(*out.Message, "rejected the API key (HTTP 401)") || out.Steps != 1 {
+		t.Errorf("got %s, want stop error, one step and a message saying the key was rejected", r.stdout)
+	}
+	if strings.Contains(r.stdout, agentKey) {
+		t.Errorf("stdout shows the key:\n%s", r.stdout)
+	}
+}
+
+// TestAgentLimitFlagsMatchConfig: a limit flag out of range gets the
+// message of the agent: key it overrides, and in range it overrides it.
+func TestAgentLimitFlagsMatchConfig(t *testing.T) {
+	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
+		return llmtest.Response{Text: "still working", ToolCalls: []llm.ToolCall{{ID: "c", Name: "beta__echo", Arguments: `{"message": "x"}`}}}
+	})
+	for _, tt := range []struct {
+		key, flag, value string
+	}{
+		{"timeout", "--timeout", "25h"},
+		{"timeout", "--timeout", "-5s"},
+		{"max_steps", "--max-steps", "0"},
+		{"max_steps", "--max-steps", "1001"},
+		{"max_tool_calls", "--max-tool-calls", "-1"},
+	} {
+		cfg := agentConfig(t, srv, fmt.Sprintf("agent:\n  %s: %s\n", tt.key, tt.value))
+		r := runCLI(t, "agent", "--config", cfg, "hi")
+		wantCode(t, r, ExitFailure)
+		_, fromConfig, ok := strings.Cut(r.stderr, "agent."+tt.key+": ")
+		if !ok {
+			t.Fatalf("agent.%s: %s: got %q, want an error naming the key", tt.key, tt.value, r.stderr)
+		}
+		fromConfig = strings.TrimSpace(strings.SplitN(fromConfig, "\n", 2)[0])
+		good := agentConfig(t, srv, "")
+		r = runCLI(t, "agent", "--config", good, tt.flag, tt.value, "hi")
+		wantCode(t, r, ExitUsage)
+		if want := tt.flag + ": " + fromConfig; !strings.Contains(r.stderr, want) {
+			t.Errorf("%s %s: got %q, want %q as the configuration says", tt.flag, tt.value, r.stderr, want)
+		}
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("got %d requests, want none", n)
+	}
+	// In range, --max-steps 1 and --timeout 0 (no time limit) override the
+	// block's values.
+	cfg := agentConfig(t, srv, "agent:\n  max_steps: 5\n  timeout: 1ms\n")
+	r := runCLI(t, "agent", "--config", cfg, "--max-steps", "1", "--timeout", "0", "loop")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "stderr", r.stderr, "step limit (1 requests")
+}
+
+// TestAgentCostLimitWithoutPrices: a cost limit without prices is accepted
+// with a warning naming the keys that set prices.
+func TestAgentCostLimitWithoutPrices(t *testing.T) {
+	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response { return llmtest.Response{Text: "done"} })
+	cfg := agentConfig(t, srv, "")
+	r := runCLI(t, "agent", "--config", cfg, "--max-cost", "0.0001", "hi")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "stderr", r.stderr, "switchboard agent: warning: the cost limit (0.0001) has no effect",
+		"llm.prompt_price", "llm.completion_price", llm.EnvPromptPrice, llm.EnvCompletionPrice)
+	// From the agent: block too.
+	cfg = agentConfig(t, srv, "agent:\n  max_cost: 0.5\n")
+	r = runCLI(t, "agent", "--config", cfg, "hi")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "stderr", r.stderr, "the cost limit (0.5) has no effect")
+	// With a price the limit works: no warning.
+	t.Setenv(llm.EnvCompletionPrice, "2")
+	r = runCLI(t, "agent", "--config", cfg, "hi")
+	wantCode(t, r, ExitOK)
+	if strings.Contains(r.stderr, "no effect") {
+		t.Errorf("got a warning with a completion price set:\n%s", r.stderr)
+	}
 }
 
 func TestAgentInteractive(t *testing.T) {
@@ -237,6 +319,15 @@ func TestAgentUsage(t *testing.T) {
 		{args: []string{"--tools", "[", "hi"}, code: ExitUsage, want: "invalid pattern"},
 		{args: []string{"--view", "nope", "hi"}, code: ExitUsage, want: `no gateway view named "nope"`},
 		{args: []string{"--base-url", "ftp://x", "hi"}, code: ExitUsage, want: "--base-url must be an http or https URL"},
+		// The limit flags get the ranges of the agent: keys.
+		{args: []string{"--timeout", "25h", "hi"}, code: ExitUsage, want: "--timeout: 25h is out of range; use a value up to 24h, or 0 for no time limit (the default is 5m)"},
+		{args: []string{"--timeout", "-5s", "hi"}, code: ExitUsage, want: "--timeout: -5s is out of range; use a value up to 24h"},
+		{args: []string{"--max-steps", "0", "hi"}, code: ExitUsage, want: "--max-steps: 0 is out of range; use a whole number from 1 to 1000"},
+		{args: []string{"--max-steps", "1001", "hi"}, code: ExitUsage, want: "--max-steps: 1001 is out of range; use a whole number from 1 to 1000"},
+		{args: []string{"--max-tool-calls", "-1", "hi"}, code: ExitUsage, want: "--max-tool-calls: -1 is out of range; use a whole number from 0 to 2147483647"},
+		{args: []string{"--max-tokens", "3000000000", "hi"}, code: ExitUsage, want: "--max-tokens: 3000000000 is out of range; use a whole number from 0 to 2147483647"},
+		{args: []string{"--max-cost", "-1", "hi"}, code: ExitUsage, want: "--max-cost: -1 is not a number >= 0"},
+		{args: []string{"--max-cost", "NaN", "hi"}, code: ExitUsage, want: "--max-cost: NaN is not a number >= 0"},
 	} {
 		r := runCLI(t, append([]string{"agent", "--config", cfg}, tt.args...)...)
 		if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {

@@ -13,7 +13,9 @@ import "strings"
 // not a literal: a comparison (token == x), a reference ($TOKEN, ${x},
 // {{ .x }}, <your-token>, %s), a type (password: str), a keyword (null,
 // true, None), a dotted name (Token: cfg.Token), a call (getpass()), a
-// generic type (Optional[str]), or a bare word shorter than 3 bytes.
+// generic type (Optional[str]), or a bare word shorter than 3 bytes. A
+// file:line citation or host:port (isPathLike, isLineRef) and a sentence
+// after "key: " (isProse) are not assignments at all.
 func findAssignments(s string, sp *spans) {
 	for _, sep := range []byte{'=', ':'} {
 		for i := 0; ; {
@@ -75,24 +77,120 @@ func assignmentAt(s string, pos int, sp *spans) int {
 		}
 		return quotedValue(s, start, end, sp)
 	default:
-		if sep == ':' && v == pos+1 && strings.IndexByte(key, '.') >= 0 && isDigits(s[v:valueEnd(s, v)]) {
+		if sep == ':' && v == pos+1 && isPathLike(s, key, start) && isLineRef(s[v:valueEnd(s, v)]) {
 			return 0 // auth/secrets.go:148, tokens.example.com:443 — a file:line or host:port
+		}
+		if sep == ':' && v > pos+1 && (start == 0 || !isQuote(s[start-1])) && isProse(s, v) {
+			return 0 // "- password: handled in secrets.go" — prose, not a value
 		}
 		return unquotedValue(s, v, sep == ':' && isHeaderName(key), sp)
 	}
 }
 
-// isDigits reports whether s is a non-empty run of ASCII digits.
-func isDigits(s string) bool {
-	if s == "" {
+// maxLineDigits bounds each number of a file:line citation or host:port.
+// A longer run of digits after a file name is more likely a numeric secret
+// than a line: no source file has ten million lines.
+const maxLineDigits = 7
+
+// isPathLike reports whether key, which starts at s[start], names a file or
+// a host rather than a setting: it follows a '/' (auth/token.go,
+// a/b/Makefile) or ends in a short extension (.go, .yaml, .com) that is not
+// itself a credential word (db.password and cfg.token are settings).
+func isPathLike(s, key string, start int) bool {
+	if start > 0 && s[start-1] == '/' {
+		return true
+	}
+	dot := strings.LastIndexByte(key, '.')
+	if dot <= 0 {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
+	ext := key[dot+1:]
+	if ext == "" || len(ext) > 5 || !isLetter(ext[0]) || isCredentialKey(ext) {
+		return false
+	}
+	for i := 1; i < len(ext); i++ {
+		if !isAlnum(ext[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// isLineRef reports whether v, what follows "file:", is a line reference:
+// a line, line:column or a line-line range (10, 10:5, 10-12), which may end
+// in the '.' of a sentence or the ':' of a compiler message (10:5: ...).
+func isLineRef(v string) bool {
+	if v != "" && (v[len(v)-1] == '.' || v[len(v)-1] == ':') {
+		v = v[:len(v)-1]
+	}
+	if v == "" {
+		return false
+	}
+	n := 0 // digits in the current number
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case isDigit(c) && n < maxLineDigits:
+			n++
+		case (c == ':' || c == '-') && n > 0:
+			n = 0
+		default:
+			return false
+		}
+	}
+	return n > 0
+}
+
+// isQuote reports whether c is a quote, as before a quoted key.
+func isQuote(c byte) bool { return c == '"' || c == '\'' }
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// proseWords are words that, as the first word after "key: ", start a
+// sentence about the credential rather than give it: articles, pronouns,
+// auxiliaries and the participles of documentation and commit messages
+// ("password: handled in secrets.go", "token: now read from the
+// environment"). Words shorter than 3 bytes are never redacted anyway.
+var proseWords = map[string]bool{
+	"the": true, "your": true, "our": true, "their": true, "its": true, "his": true, "her": true,
+	"this": true, "that": true, "these": true, "those": true, "same": true, "one": true, "each": true, "every": true,
+	"are": true, "was": true, "were": true, "will": true, "must": true, "should": true, "can": true,
+	"may": true, "might": true, "would": true, "could": true, "has": true, "have": true, "had": true,
+	"now": true, "never": true, "not": true, "only": true, "also": true, "still": true, "always": true,
+	"see": true, "use": true, "uses": true, "used": true, "via": true, "from": true, "through": true,
+	"comes": true, "goes": true, "lives": true, "read": true, "set": true, "kept": true, "given": true,
+	"handled": true, "stored": true, "moved": true, "removed": true, "rotated": true, "hashed": true,
+	"encrypted": true, "masked": true, "hidden": true, "loaded": true, "passed": true, "sent": true,
+	"taken": true, "checked": true, "validated": true, "verified": true, "managed": true,
+	"generated": true, "created": true, "added": true, "changed": true, "updated": true,
+	"fixed": true, "deleted": true, "provided": true, "configured": true, "supplied": true,
+}
+
+// isProse reports whether the unquoted value at s[v] begins a sentence:
+// it is one of proseWords (in lower case, or capitalised), and another word
+// of letters follows it on the line that is not itself a key (not followed
+// by ':' or '='). Anything else after "key: " is taken as the value: a
+// word with a digit, a symbol or inner capitals, a word not in proseWords
+// ("password: swordfish for the demo"), a prose word alone on its line
+// ("password: handled") or before another assignment ("password: the
+// host: x"). The rule costs nothing for real secrets, which are never
+// common English words followed by more words.
+func isProse(s string, v int) bool {
+	end := runWhile(s, v, isLetter)
+	word := s[v:end]
+	if len(word) < 3 || len(word) > 10 || end == len(s) || s[end] != ' ' {
+		return false
+	}
+	lower := strings.ToLower(word[:1]) + word[1:]
+	if !proseWords[lower] {
+		return false
+	}
+	next := skipBlanks(s, end)
+	nextEnd := runWhile(s, next, isLetter)
+	if nextEnd == next {
+		return false
+	}
+	after := skipBlanks(s, nextEnd)
+	return after == len(s) || (s[after] != ':' && s[after] != '=')
 }
 
 // keyBefore returns the name assigned to by the '=' or ':' at s[pos] and

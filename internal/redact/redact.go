@@ -14,6 +14,25 @@
 // through JSON before they reach the caller. Redaction is conservative about
 // what it touches: ordinary text, hashes, UUIDs and base64 data come out
 // byte for byte unchanged.
+//
+// Two shapes of "key: value" are not assignments, so that code citations
+// and prose survive:
+//
+//   - A file:line citation or host:port: a key that follows a '/' or ends in
+//     a short extension that is not a credential word (auth/token.go,
+//     config/secrets.go, tokens.example.com, but not db.password or
+//     cfg.token), then ':' and a line, line:column or line range of at most
+//     7 digits each, optionally ending a sentence ("secrets.go:204.") or a
+//     compiler message ("auth.go:10:5:").
+//   - A sentence: "key: " followed by a common English word such as the,
+//     handled, now or stored (see proseWords) and then another word that is
+//     not itself a key ("- password: handled in secrets.go").
+//
+// Anything else after "key: " is taken as the value, even inside a
+// sentence: "password: hunter2 in prod", "password: swordfish for the
+// demo" and a prose word alone on its line ("password: handled") are all
+// redacted. Telling a multi-word passphrase from prose is not attempted;
+// a real credential is never one of those common words.
 package redact
 
 import (
