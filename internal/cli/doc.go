@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -82,7 +83,7 @@ func runDocList(a *app, args []string) error {
 	}
 	for _, b := range rep.Blocks {
 		if b.Error != nil {
-			fmt.Fprintf(a.stderr, "%s:%d: %s\n", path, b.Line, strings.TrimPrefix(b.Error.Message, fmt.Sprintf("line %d: ", b.Line)))
+			fmt.Fprintf(a.stderr, "%s:%d: %s\n", path, b.Line, strings.TrimPrefix(blockError(b.Error), fmt.Sprintf("line %d: ", b.Line)))
 		}
 	}
 	return nil
@@ -108,7 +109,10 @@ func runDocRun(ctx context.Context, a *app, args []string) error {
 	if *only < 0 {
 		return usagef("--only %d: give a line number from 1", *only)
 	}
-	if *concurrency < 0 || *concurrency > config.MaxNotebookConcurrency {
+	// 0 is the flag's "not given"; given, it must be in range.
+	concurrencySet := false
+	fs.Visit(func(f *flag.Flag) { concurrencySet = concurrencySet || f.Name == "concurrency" })
+	if concurrencySet && (*concurrency < 1 || *concurrency > config.MaxNotebookConcurrency) {
 		return usagef("--concurrency %d is out of range; give 1 to %d", *concurrency, config.MaxNotebookConcurrency)
 	}
 	if *check && *dryRun {
@@ -170,19 +174,14 @@ func runDocRun(ctx context.Context, a *app, args []string) error {
 		}
 	} else {
 		for _, b := range res.Blocks {
-			if b.Error != nil {
-				fmt.Fprintf(a.stderr, "%s:%d: %s%s\n", path, b.Line, blockTarget(b), oneLine(b.Error))
+			switch {
+			case b.Status == string(toolcall.StatusCancelled) && ctx.Err() != nil:
+				fmt.Fprintf(a.stderr, "%s:%d: %scancelled; its previous result is kept\n", path, b.Line, blockTarget(b))
+			case b.Error != nil:
+				fmt.Fprintf(a.stderr, "%s:%d: %s%s\n", path, b.Line, blockTarget(b), blockError(b.Error))
 			}
 		}
-		what := "unchanged"
-		if res.Written {
-			what = "written"
-		}
-		noun := "blocks"
-		if len(res.Blocks) == 1 {
-			noun = "block"
-		}
-		fmt.Fprintf(a.stdout, "%s: %d %s run, %d failed; %s\n", path, len(res.Blocks), noun, res.Failed, what)
+		fmt.Fprintln(a.stdout, docSummary(res))
 	}
 	if ctx.Err() != nil {
 		return fault.Wrap(fault.Cancelled, ctx.Err(), "interrupted; the results that finished were written")
@@ -191,6 +190,39 @@ func runDocRun(ctx context.Context, a *app, args []string) error {
 		return &exitError{ExitFailure}
 	}
 	return nil
+}
+
+// blockError renders a block's error on one line, with its did-you-mean
+// suggestion when it has one (unknown server "wether"; did you mean
+// "weather"?).
+func blockError(e *fault.Error) string {
+	msg := oneLine(e)
+	for _, s := range e.Suggestions {
+		if strings.HasPrefix(s, "did you mean") {
+			msg += "; " + s
+		}
+	}
+	return msg
+}
+
+// docSummary is the line `doc run` ends with, e.g. "doc.md: 12 blocks
+// run, 1 failed; written", with ", N cancelled" after an interrupt. The
+// cancelled blocks are not counted as run.
+func docSummary(res *notebook.Report) string {
+	ran := len(res.Blocks) - res.Cancelled
+	noun := "blocks"
+	if ran == 1 {
+		noun = "block"
+	}
+	what := "unchanged"
+	if res.Written {
+		what = "written"
+	}
+	cancelled := ""
+	if res.Cancelled > 0 {
+		cancelled = fmt.Sprintf(", %d cancelled", res.Cancelled)
+	}
+	return fmt.Sprintf("%s: %d %s run, %d failed%s; %s", res.Path, ran, noun, res.Failed, cancelled, what)
 }
 
 // blockTarget renders "server/tool: " for a message, when known.
@@ -219,7 +251,7 @@ func (a *app) docCheck(path string, cfg *config.Config) error {
 			case notebook.StatusStale:
 				fmt.Fprintf(a.stderr, "%s:%d: %sthe result is stale (the block changed since it ran); run switchboard doc run %s\n", path, b.Line, blockTarget(b), path)
 			case notebook.StatusInvalid:
-				fmt.Fprintf(a.stderr, "%s:%d: %s\n", path, b.Line, oneLine(b.Error))
+				fmt.Fprintf(a.stderr, "%s:%d: %s\n", path, b.Line, blockError(b.Error))
 			}
 		}
 		if rep.Failed == 0 {
@@ -245,7 +277,7 @@ func (a *app) docDryRun(ctx context.Context, path string, cfg *config.Config, on
 	} else {
 		for _, b := range rep.Blocks {
 			if b.Error != nil {
-				fmt.Fprintf(a.stderr, "%s:%d: %s\n", path, b.Line, oneLine(b.Error))
+				fmt.Fprintf(a.stderr, "%s:%d: %s\n", path, b.Line, blockError(b.Error))
 				continue
 			}
 			args, err := json.Marshal(b.Args)

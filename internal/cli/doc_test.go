@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/notebook"
 )
 
 const docText = `# Weather
@@ -98,6 +100,8 @@ func TestDocUsage(t *testing.T) {
 		{[]string{"doc", "frobnicate", doc}, `unknown subcommand "frobnicate"`},
 		{[]string{"doc", "run", "--config", cfg}, "doc run takes one FILE.md"},
 		{[]string{"doc", "run", "--concurrency", "65", "--config", cfg, doc}, "--concurrency 65 is out of range"},
+		{[]string{"doc", "run", "--concurrency", "0", "--config", cfg, doc}, "--concurrency 0 is out of range"},
+		{[]string{"doc", "run", "--concurrency=0", "--dry-run", "--config", cfg, doc}, "--concurrency 0 is out of range"},
 		{[]string{"doc", "run", "--check", "--dry-run", "--config", cfg, doc}, "not both"},
 	}
 	for _, tt := range tests {
@@ -108,4 +112,46 @@ func TestDocUsage(t *testing.T) {
 	r := runCLI(t, "doc", "run", "--config", cfg, filepath.Join(t.TempDir(), "missing.md"))
 	wantCode(t, r, ExitFailure)
 	wantContains(t, "missing document", r.stderr, "missing.md")
+}
+
+func TestDocUnknownServerAndDuplicateIDs(t *testing.T) {
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	doc := writeMarkdown(t, "```alpah\ntool: echo\nmessage: hi\n```\n\n```python\ntool: str = 'x'\n```\n\n"+
+		"```alpha ^dup\ntool: echo\nmessage: one\n```\n\n```alpha ^dup\ntool: echo\nmessage: two\n```\n")
+	const typo = `:1: unknown server "alpah"; did you mean "alpha"?`
+	const dup = ":15: duplicate block id ^dup: the block at line 10 has it too"
+
+	r := runCLI(t, "doc", "list", "--config", cfg, doc)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "list", r.stdout, "alpah", "invalid")
+	wantContains(t, "list", r.stderr, doc+typo, doc+dup)
+	if strings.Count(r.stdout, "\n") != 4 {
+		t.Errorf("list: got\n%s\nwant a header and three blocks (python is not a call)", r.stdout)
+	}
+
+	r = runCLI(t, "doc", "run", "--check", "--config", cfg, doc)
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "check", r.stderr, doc+typo, doc+dup)
+
+	r = runCLI(t, "doc", "run", "--config", cfg, doc)
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "run", r.stdout, "3 blocks run, 2 failed; written")
+	wantContains(t, "run", r.stderr, doc+`:1: alpah/echo: unknown server "alpah"; did you mean "alpha"?`)
+}
+
+func TestDocSummary(t *testing.T) {
+	blocks := func(n int) []notebook.BlockReport { return make([]notebook.BlockReport, n) }
+	tests := []struct {
+		rep  notebook.Report
+		want string
+	}{
+		{notebook.Report{Path: "d.md", Blocks: blocks(2), Failed: 1, Written: true}, "d.md: 2 blocks run, 1 failed; written"},
+		{notebook.Report{Path: "d.md", Blocks: blocks(1)}, "d.md: 1 block run, 0 failed; unchanged"},
+		{notebook.Report{Path: "d.md", Blocks: blocks(2), Cancelled: 1, Written: true}, "d.md: 1 block run, 0 failed, 1 cancelled; written"},
+	}
+	for _, tt := range tests {
+		if got := docSummary(&tt.rep); got != tt.want {
+			t.Errorf("got %q, want %q", got, tt.want)
+		}
+	}
 }

@@ -110,7 +110,8 @@ type Block struct {
 	// server: in an mcp block).
 	Args map[string]any
 	// Err is why the block cannot run (bad YAML, no tool:, an unclosed
-	// fence, no server), as a *fault.Error with the line; nil otherwise.
+	// fence, a bad or duplicate id, an unknown server or none), as a
+	// *fault.Error; nil otherwise.
 	Err error
 	// Section is the index of the innermost heading the block is under,
 	// or -1.
@@ -122,6 +123,9 @@ type Block struct {
 	Result *Region
 
 	body string
+	// dupOf is the line of the earlier block with the same id, for a
+	// duplicate id; 0 otherwise.
+	dupOf int
 	// noWrite is set when writing a result after the block would land in
 	// the wrong place: the fence is not closed, or a result's closing
 	// marker is missing. The error is reported, not written.
@@ -168,7 +172,10 @@ func (b *Block) State() string {
 
 // Parse parses a document. servers are the configured servers' names: a
 // fence whose info string starts with one of them (or with mcp) is a
-// tool-call block; others are left alone. Problems with a block are
+// tool-call block; so is a fence whose body is a tool call (tool: NAME)
+// under an info string shaped like a server's name that is not a
+// language, which names an unknown server (an error, set by Resolve);
+// others are left alone. Problems with a block are
 // recorded on it (Block.Err); problems with the front matter in
 // FrontMatterErr.
 func Parse(path string, src []byte, servers []string) *Document {
@@ -184,6 +191,7 @@ func Parse(path string, src []byte, servers []string) *Document {
 			}
 		}
 		d.Bindings, d.FrontMatterErr = config.ParseFrontMatter(path, fm, 2, servers)
+		pointToThisDoc(d.FrontMatterErr)
 	}
 	root := goldmark.DefaultParser().Parse(text.NewReader(md))
 	var stack []int // enclosing headings
@@ -220,7 +228,10 @@ func Parse(path string, src []byte, servers []string) *Document {
 			}
 			info := string(n.Info.Segment.Value(md))
 			fields := strings.Fields(info)
-			if len(fields) == 0 || (fields[0] != InfoMCP && !slices.Contains(servers, fields[0])) {
+			if len(fields) == 0 {
+				return ast.WalkSkipChildren, nil
+			}
+			if fields[0] != InfoMCP && !slices.Contains(servers, fields[0]) && !looksLikeCall(fields[0], n, md) {
 				return ast.WalkSkipChildren, nil
 			}
 			b := d.block(n, md, info, fields)
@@ -237,7 +248,88 @@ func Parse(path string, src []byte, servers []string) *Document {
 		}
 		return ast.WalkContinue, nil
 	})
+	d.checkIDs()
 	return d
+}
+
+// checkIDs makes every block that repeats an earlier block's id invalid:
+// a binding by id could not tell them apart. The first keeps its id and
+// runs.
+func (d *Document) checkIDs() {
+	first := make(map[string]*Block)
+	for _, b := range d.Blocks {
+		if b.ID == "" {
+			continue
+		}
+		f, seen := first[b.ID]
+		if !seen {
+			first[b.ID] = b
+			continue
+		}
+		if b.Err == nil {
+			// The message written into the document names no line (lines
+			// move as results are written); reports add the first's line.
+			b.Err = blockErr(fmt.Sprintf("duplicate block id ^%s: a block above has it too", b.ID), "give each block its own id")
+			b.dupOf = f.Line
+		}
+	}
+}
+
+// pointToThisDoc rewrites the front matter problems' pointer to the list
+// of fields: they are documented with documents, not the configuration.
+func pointToThisDoc(err error) {
+	var ve *config.ValidationError
+	if !errors.As(err, &ve) {
+		return
+	}
+	for i := range ve.Problems {
+		ve.Problems[i].Fix = strings.ReplaceAll(ve.Problems[i].Fix, "docs/configuration.md", "docs/documents.md")
+	}
+}
+
+// codeLanguages are info strings that name a language or a data format:
+// a fence with one of them is never a tool call, even when its body
+// looks like one (a YAML example with tool: in it).
+var codeLanguages = map[string]bool{}
+
+func init() {
+	for _, l := range strings.Fields(`yaml yml json jsonc json5 jsonl ndjson toml ini cfg conf properties env dotenv
+		text txt plain plaintext markdown md mdx rst adoc asciidoc console terminal shell sh bash zsh fish
+		powershell ps ps1 pwsh bat cmd diff patch log output stdout stderr csv tsv xml html htm css scss svg
+		python py python3 ipython pycon go golang js javascript jsx mjs ts typescript tsx node ruby rb rust rs
+		java kotlin kt scala groovy gradle c h cpp cxx hpp cc cs csharp fsharp php perl pl lua r swift objc
+		dart elixir ex exs erlang erl haskell hs ocaml ml clojure clj lisp scheme elm julia zig nim v sql
+		graphql gql proto protobuf dockerfile docker containerfile makefile make cmake nix hcl tf terraform
+		mermaid plantuml dot latex tex http rest vim awk sed jq jinja j2 liquid handlebars hbs mustache
+		tmpl template gotemplate helm k8s kubernetes compose ansible caddyfile nginx apache systemd crontab
+		sample example output-only none nohighlight`) {
+		codeLanguages[l] = true
+	}
+}
+
+// looksLikeCall reports whether a fence whose info string names no
+// configured server still holds a tool call: its body is a YAML mapping
+// with a tool: name, and its info string is shaped like a server name
+// rather than a language. Such a block is an error (an unknown server,
+// with a did-you-mean), not text, so that a typo in the server's name
+// does not silently skip the call.
+func looksLikeCall(word string, n *ast.FencedCodeBlock, md []byte) bool {
+	if len(word) > config.MaxServerNameLen || !config.ValidBlockID(word) || codeLanguages[strings.ToLower(word)] {
+		return false
+	}
+	var body strings.Builder
+	lines := n.Lines()
+	for i := 0; i < lines.Len(); i++ {
+		seg := lines.At(i)
+		body.Write(seg.Value(md))
+	}
+	s := body.String()
+	if !strings.HasPrefix(s, "tool:") && !strings.Contains(s, "\ntool:") {
+		return false // the cheap test first: no tool: key at the top level
+	}
+	b := &Block{body: s}
+	b.parseBody(false)
+	return b.Err == nil && !strings.ContainsAny(b.Tool, " \t")
 }
 
 // frontMatter returns the YAML between a leading "---" line and the next

@@ -163,6 +163,8 @@ func FuzzRunTwice(f *testing.F) {
 		"- ```alpha ^id\n  tool: t\n  ```\n\n> ```mcp\n> tool: t\n> ```\n",
 		"1. ```alpha\n   tool: t\n   ```\n2. x\n",
 		"```alpha\ntool: t\n```",
+		"```alpha\ntool: \"<!-- /switchboard:result -->\"\n```\n",
+		"```alpah ^x\ntool: t\n```\n\n```alpha ^x\ntool: t\n```\n\n```alpha ^x\ntool: u\n```\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,7 +150,7 @@ func renderBody(w *strings.Builder, b *Block, o outcome, fs *files) error {
 	inline := r.Display == toolcall.DisplayInline && len(r.Content) == 1 && r.StructuredContent == nil
 	if inline {
 		if t, ok := r.Content[0].(*mcp.TextContent); ok && !strings.Contains(strings.TrimSpace(t.Text), "\n") {
-			switch r.ContentType {
+			switch textType(r.ContentType, t.Text) {
 			case toolcall.ContentMarkdown:
 				content.WriteString(escapeMarkers(strings.TrimSpace(t.Text)))
 			default:
@@ -193,7 +194,7 @@ func renderContent(w *strings.Builder, b *Block, ct toolcall.ContentType, c mcp.
 	sep()
 	switch c := c.(type) {
 	case *mcp.TextContent:
-		renderText(w, ct, c.Text)
+		renderText(w, textType(ct, c.Text), c.Text)
 	case *mcp.ImageContent:
 		*n++
 		rel, err := fs.save(b.Hash(), *n, c.MIMEType, c.Data)
@@ -240,6 +241,20 @@ func renderContent(w *strings.Builder, b *Block, ct toolcall.ContentType, c mcp.
 	return nil
 }
 
+// textType is the content type a text content block is rendered as: the
+// result's, except that text the engine took for Markdown (it has a
+// fence line) whose fences do not pair up is plain text that happens to
+// hold backticks, shown verbatim in a text fence rather than as broken
+// Markdown.
+func textType(ct toolcall.ContentType, s string) toolcall.ContentType {
+	if ct == toolcall.ContentMarkdown {
+		if _, _, open := openFence(strings.TrimRight(s, "\n")); open {
+			return toolcall.ContentText
+		}
+	}
+	return ct
+}
+
 // renderText renders text by the result's content type: markdown as it
 // is, JSON as an indented json fence, anything else as a text fence.
 func renderText(w *strings.Builder, ct toolcall.ContentType, s string) {
@@ -273,8 +288,17 @@ func renderError(w *strings.Builder, fe *fault.Error) error {
 	return nil
 }
 
-// fence writes s in a fenced block longer than any backtick run in it.
+// fence writes s in a fenced block longer than any backtick run in it, so
+// that it shows verbatim. Text holding a line that would read as the
+// result's closing marker goes in an HTML <pre> block instead, escaped,
+// which shows the same text without ending the result early.
 func fence(w *strings.Builder, info, s string) {
+	if endsRegion(s) {
+		w.WriteString("<pre>")
+		w.WriteString(html.EscapeString(strings.TrimRight(s, "\n")))
+		w.WriteString("</pre>\n")
+		return
+	}
 	f := strings.Repeat("`", max(3, longestRun(s, '`')+1))
 	w.WriteString(f + info + "\n")
 	s = strings.TrimRight(s, "\n")
@@ -285,13 +309,26 @@ func fence(w *strings.Builder, info, s string) {
 	w.WriteString(f + "\n")
 }
 
-// codeSpan renders one line as a code span.
+// endsRegion reports whether a line of s would be read as a result's
+// closing marker (Document.region's test).
+func endsRegion(s string) bool {
+	for _, l := range strings.Split(s, "\n") {
+		if string(bytes.TrimSpace(stripContainer([]byte(l)))) == markerClose {
+			return true
+		}
+	}
+	return false
+}
+
+// codeSpan renders one line as a code span. The text is not escaped: a
+// code span shows it literally, and a line that starts with backticks
+// cannot be read as a result marker.
 func codeSpan(s string) string {
 	ticks := strings.Repeat("`", longestRun(s, '`')+1)
 	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || s == "" {
 		s = " " + s + " "
 	}
-	return ticks + escapeMarkers(s) + ticks
+	return ticks + s + ticks
 }
 
 func longestRun(s string, c byte) int {
@@ -319,7 +356,16 @@ func escapeMarkers(s string) string {
 // balanceFences closes a fence that Markdown text leaves open, so that it
 // does not swallow the rest of the document.
 func balanceFences(s string) string {
-	var open byte
+	if c, n, open := openFence(s); open {
+		return s + "\n" + strings.Repeat(string(c), n)
+	}
+	return s
+}
+
+// openFence returns the fence character and length of a fence that
+// Markdown text leaves open, if any.
+func openFence(s string) (char byte, length int, open bool) {
+	var openC byte
 	openLen := 0
 	for _, line := range strings.Split(s, "\n") {
 		t := strings.TrimLeft(line, " ")
@@ -334,16 +380,13 @@ func balanceFences(s string) string {
 			continue
 		}
 		switch {
-		case open == 0:
-			open, openLen = t[0], n
-		case t[0] == open && n >= openLen && strings.TrimSpace(t[n:]) == "":
-			open = 0
+		case openC == 0:
+			openC, openLen = t[0], n
+		case t[0] == openC && n >= openLen && strings.TrimSpace(t[n:]) == "":
+			openC = 0
 		}
 	}
-	if open != 0 {
-		return s + "\n" + strings.Repeat(string(open), openLen)
-	}
-	return s
+	return openC, openLen, openC != 0
 }
 
 // linkDest renders a link destination, in angle brackets when it has

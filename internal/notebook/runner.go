@@ -100,28 +100,46 @@ type Report struct {
 	// Failed counts the blocks that failed (a run), or that are missing,
 	// stale or invalid (Inspect).
 	Failed int `json:"failed"`
+	// Cancelled counts the blocks an interrupted run did not finish
+	// (status cancelled); they keep their previous result.
+	Cancelled int `json:"cancelled"`
+}
+
+// file is the document on disk: real is path with its symbolic links
+// resolved, the file that is read and written (so that a link to a
+// document stays a link and the document it points to is updated).
+type file struct {
+	real string
+	info os.FileInfo
 }
 
 // load reads and parses a document and resolves its blocks' servers.
-func load(path string, cfg *config.Config) (*Document, os.FileInfo, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, nil, fault.Wrap(fault.NotFound, err, "reading %s", path).WithSuggestions("check the document's path")
+func load(path string, cfg *config.Config) (*Document, file, error) {
+	notFound := func(err error) error {
+		return fault.Wrap(fault.NotFound, err, "reading %s", path).WithSuggestions("check the document's path")
 	}
-	src, err := os.ReadFile(path)
+	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
-		return nil, nil, fault.Wrap(fault.NotFound, err, "reading %s", path).WithSuggestions("check the document's path")
+		return nil, file{}, notFound(err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return nil, file{}, notFound(err)
+	}
+	src, err := os.ReadFile(real)
+	if err != nil {
+		return nil, file{}, notFound(err)
 	}
 	d := Parse(path, src, ServerNames(cfg))
 	if d.FrontMatterErr != nil {
-		return nil, nil, d.FrontMatterErr
+		return nil, file{}, d.FrontMatterErr
 	}
 	if max := cfg.Notebook.EffectiveMaxBlocks(); len(d.Blocks) > max {
-		return nil, nil, fault.New(fault.LimitExceeded, "%s has %d tool-call blocks, more than notebook.max_blocks (%d)", path, len(d.Blocks), max).
+		return nil, file{}, fault.New(fault.LimitExceeded, "%s has %d tool-call blocks, more than notebook.max_blocks (%d)", path, len(d.Blocks), max).
 			WithSuggestions("split the document, or raise notebook.max_blocks")
 	}
 	d.Resolve(cfg)
-	return d, fi, nil
+	return d, file{real: real, info: fi}, nil
 }
 
 // report describes a block.
@@ -129,6 +147,13 @@ func report(b *Block, status string, err error) BlockReport {
 	r := BlockReport{Line: b.Line, EndLine: b.EndLine, ID: b.ID, Server: b.Server, Why: b.Why, Tool: b.Tool, Args: b.Args, Status: status}
 	if err != nil {
 		r.Error = fault.As(err)
+		if b.dupOf > 0 && err == b.Err {
+			// Unlike the result written in the document, a report may
+			// name the other block's line.
+			c := *r.Error
+			c.Message = fmt.Sprintf("duplicate block id ^%s: the block at line %d has it too", b.ID, b.dupOf)
+			r.Error = &c
+		}
 	}
 	return r
 }
@@ -168,7 +193,7 @@ func Run(ctx context.Context, path string, opts Options) (*Report, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	cfg := opts.Config
-	d, fi, err := load(path, cfg)
+	d, doc, err := load(path, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +279,9 @@ func Run(ctx context.Context, path string, opts Options) (*Report, error) {
 	}
 	_ = g.Wait() // the goroutines report through outs
 
-	fsv := &files{docDir: filepath.Dir(path), stem: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))}
+	// Files go next to the document itself, not next to a link to it,
+	// so that the relative links written in it hold wherever it is read.
+	fsv := &files{docDir: filepath.Dir(doc.real), stem: strings.TrimSuffix(filepath.Base(doc.real), filepath.Ext(doc.real))}
 	fsv.dir = fsv.docDir
 	if dir := cfg.Notebook.ImagesDir; dir != "" {
 		if filepath.IsAbs(dir) {
@@ -268,6 +295,7 @@ func Run(ctx context.Context, path string, opts Options) (*Report, error) {
 	prev := 0
 	for i, b := range blocks {
 		if !ran[i] {
+			rep.Cancelled++
 			rep.Blocks = append(rep.Blocks, report(b, string(toolcall.StatusCancelled), ctx.Err()))
 			continue
 		}
@@ -305,16 +333,18 @@ func Run(ctx context.Context, path string, opts Options) (*Report, error) {
 	if bytes.Equal(out.Bytes(), d.Source) {
 		return rep, nil
 	}
-	if err := replace(path, d.Source, out.Bytes(), fi.Mode().Perm()); err != nil {
+	if err := replace(path, doc.real, d.Source, out.Bytes(), doc.info.Mode().Perm()); err != nil {
 		return rep, err
 	}
 	rep.Written = true
 	return rep, nil
 }
 
-// replace writes data to path unless the file no longer holds original.
-func replace(path string, original, data []byte, mode fs.FileMode) error {
-	cur, err := os.ReadFile(path)
+// replace writes data to real (the document path names, its links
+// resolved) unless that file no longer holds original. Messages name path,
+// as the user gave it.
+func replace(path, real string, original, data []byte, mode fs.FileMode) error {
+	cur, err := os.ReadFile(real)
 	if err != nil {
 		return fault.Wrap(fault.NotFound, err, "reading %s again before writing the results", path)
 	}
@@ -322,7 +352,11 @@ func replace(path string, original, data []byte, mode fs.FileMode) error {
 		return fault.Wrap(fault.Validation, ErrChanged, "%s changed while its blocks ran; the results were not written", path).
 			WithSuggestions("save your edits and run it again")
 	}
-	return writeAtomic(path, data, mode)
+	err = writeAtomic(real, data, mode)
+	if err != nil && real != path {
+		return fmt.Errorf("writing the results into %s: %w", path, err)
+	}
+	return err
 }
 
 // writeAtomic writes data to a temporary file in path's folder and renames

@@ -3,15 +3,21 @@ package notebook
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"html"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yuin/goldmark"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
@@ -340,11 +346,196 @@ func TestInterruptedRunKeepsWhatFinished(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if got := strings.Join(statuses(rep), " "); got != "success cancelled" || !rep.Written {
-		t.Errorf("got statuses %q, written %v; want success cancelled, written", got, rep.Written)
+	if got := strings.Join(statuses(rep), " "); got != "success cancelled" || !rep.Written || rep.Failed != 0 || rep.Cancelled != 1 {
+		t.Errorf("got statuses %q, written %v, %d failed, %d cancelled; want success cancelled, written, 0 failed, 1 cancelled",
+			got, rep.Written, rep.Failed, rep.Cancelled)
 	}
 	ins, _ := Inspect(p, cfg)
 	if got := strings.Join(statuses(ins), " "); got != "success missing" {
 		t.Errorf("after the interrupted run: got %q, want the second block still missing", got)
+	}
+}
+
+func TestSymlinkedDocument(t *testing.T) {
+	cfg := testConfig(okServers(t, "alpha")...)
+	docs, links := t.TempDir(), t.TempDir()
+	real := filepath.Join(docs, "real.md")
+	if err := os.WriteFile(real, []byte(twoBlocks), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(links, real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(links, "link.md")
+	if err := os.Symlink(rel, link); err != nil {
+		t.Fatal(err)
+	}
+	checkLink := func(when string) {
+		t.Helper()
+		fi, err := os.Lstat(link)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s: link.md: got mode %v (%v), want it still a symbolic link", when, fi.Mode(), err)
+		}
+		fi, err = os.Stat(real)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: real.md: got mode %v (%v), want 0600 kept", when, fi.Mode().Perm(), err)
+		}
+		for _, dir := range []string{docs, links} {
+			if left, _ := filepath.Glob(filepath.Join(dir, ".*.switchboard-*")); len(left) > 0 {
+				t.Errorf("%s: temporary files left behind: %v", when, left)
+			}
+		}
+	}
+
+	rep, err := Run(context.Background(), link, Options{Config: cfg, Caller: echoCaller()})
+	if err != nil || !rep.Written {
+		t.Fatalf("Run through the link: got %v, written %v; want the results written", err, rep != nil && rep.Written)
+	}
+	checkLink("after a run")
+	if got := readDoc(t, real); !strings.Contains(got, "`one`") || !strings.Contains(got, "`two`") {
+		t.Errorf("real.md: got\n%s\nwant both results written into it", got)
+	}
+
+	// An edit of the real document during the run is seen through the link.
+	edited := readDoc(t, real) + "\nA line the user typed during the run.\n"
+	var once sync.Once
+	caller := &fakeCaller{call: func(context.Context, toolcall.Request) (*toolcall.Result, error) {
+		once.Do(func() {
+			if err := os.WriteFile(real, []byte(edited), 0o600); err != nil {
+				t.Error(err)
+			}
+		})
+		return textResult("changed"), nil
+	}}
+	if _, err := Run(context.Background(), link, Options{Config: cfg, Caller: caller}); !errors.Is(err, ErrChanged) {
+		t.Errorf("Run with an edit of real.md: got %v, want ErrChanged", err)
+	}
+	if got := readDoc(t, real); got != edited {
+		t.Errorf("real.md: got\n%s\nwant the user's edit kept:\n%s", got, edited)
+	}
+	checkLink("after a concurrent edit")
+}
+
+func TestUnknownServerBlock(t *testing.T) {
+	cfg := testConfig(config.Server{Name: "everything", Enabled: true})
+	doc := "# Typo\n\n```everythng\ntool: echo\nmessage: hi\n```\n\n" +
+		"```python\ntool: str = 'x'\n```\n\n" +
+		"```yaml\ntool: echo\n```\n\n" +
+		"```weather-api\ntool calls go here\n```\n\n" +
+		"```notes\njust: text\n```\n"
+	p := writeDoc(t, doc)
+	ins, err := Inspect(p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ins.Blocks) != 1 || ins.Failed != 1 {
+		t.Fatalf("Inspect: got %d blocks, %d failed (%+v), want the everythng block only, invalid", len(ins.Blocks), ins.Failed, ins.Blocks)
+	}
+	b := ins.Blocks[0]
+	if b.Line != 3 || b.Status != StatusInvalid || b.Error == nil ||
+		!strings.Contains(b.Error.Message, `unknown server "everythng"`) || !slices.Contains(b.Error.Suggestions, `did you mean "everything"?`) {
+		t.Errorf("block: got %+v, want line 3 invalid with unknown server \"everythng\" and a did-you-mean", b)
+	}
+
+	rep, err := Run(context.Background(), p, Options{Config: cfg, Caller: echoCaller()})
+	if err != nil || rep.Failed != 1 || !rep.Written {
+		t.Fatalf("Run: got %v, %d failed, written %v; want 1 failed, the error written", err, rep.Failed, rep.Written)
+	}
+	text := readDoc(t, p)
+	if !strings.Contains(text, `**Error:** unknown server "everythng"`) || strings.Count(text, markerOpen) != 1 {
+		t.Errorf("document: got\n%s\nwant one result, the unknown-server error", text)
+	}
+	if rep, err := Run(context.Background(), p, Options{Config: cfg, Caller: echoCaller()}); err != nil || rep.Written {
+		t.Errorf("second run: got %v, written %v; want no change", err, rep.Written)
+	}
+}
+
+func TestDuplicateBlockIDs(t *testing.T) {
+	cfg := testConfig(okServers(t, "alpha")...)
+	p := writeDoc(t, "```alpha ^dup\ntool: echo\nmessage: one\n```\n\n```alpha ^dup\ntool: echo\nmessage: two\n```\n")
+	rep, err := Run(context.Background(), p, Options{Config: cfg, Caller: echoCaller()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(statuses(rep), " "); got != "success error" || rep.Failed != 1 {
+		t.Fatalf("got %q with %d failed, want success error with 1 failed", got, rep.Failed)
+	}
+	// The report names both lines; the document, whose lines move as
+	// results are written, names none.
+	if e := rep.Blocks[1].Error; e == nil || e.Message != "duplicate block id ^dup: the block at line 1 has it too" {
+		t.Errorf("report error: got %+v, want it to name line 1", e)
+	}
+	text := readDoc(t, p)
+	if !strings.Contains(text, "**Error:** duplicate block id ^dup: a block above has it too") {
+		t.Errorf("document: got\n%s\nwant the duplicate id error written after the second block", text)
+	}
+	if rep, err := Run(context.Background(), p, Options{Config: cfg, Caller: echoCaller()}); err != nil || rep.Written {
+		t.Errorf("second run: got %v, written %v; want no change", err, rep.Written)
+	}
+}
+
+func TestFrontMatterUnknownKeyPointsToDocuments(t *testing.T) {
+	cfg := testConfig(okServers(t, "alpha")...)
+	p := writeDoc(t, "---\nswitchboard:\n  zzzzzz: 1\n---\n# A\n")
+	_, err := Inspect(p, cfg)
+	if err == nil || !strings.Contains(err.Error(), "docs/documents.md lists the fields") || strings.Contains(err.Error(), "configuration.md") {
+		t.Errorf("Inspect: got %v, want the fix to point to docs/documents.md", err)
+	}
+}
+
+func TestTextResultsVerbatim(t *testing.T) {
+	cfg := testConfig(okServers(t, "alpha")...)
+	eng := newEngine(t, cfg) // the engine classifies the results
+	texts := []string{
+		"line1\n```\nline3",                     // taken for Markdown, fences unbalanced
+		"see <!-- /switchboard:result --> here", // one line: a code span
+		"a\n<!-- /switchboard:result -->\nb",    // a line that is the closing marker
+		"x\n````\n```\ny",                       // backtick runs longer than a fence
+	}
+	var doc strings.Builder
+	for _, s := range texts {
+		js, _ := json.Marshal(s)
+		fmt.Fprintf(&doc, "```alpha\ntool: echo\nmessage: %s\n```\n\n", js)
+	}
+	p := writeDoc(t, doc.String())
+	rep, err := Run(context.Background(), p, Options{Config: cfg, Caller: eng})
+	if err != nil || rep.Failed != 0 {
+		t.Fatalf("Run: got %v with %d failed, want success", err, rep.Failed)
+	}
+	written := readDoc(t, p)
+	var out bytes.Buffer
+	md := goldmark.New(goldmark.WithRendererOptions(gmhtml.WithUnsafe()))
+	if err := md.Convert([]byte(written), &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range texts {
+		if want := html.EscapeString(s); !strings.Contains(out.String(), want) {
+			t.Errorf("result %q does not show verbatim: got HTML\n%s\nwant it to hold %q; document:\n%s", s, out.String(), want, written)
+		}
+	}
+	ins, err := Inspect(p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(statuses(ins), " "); got != "success success success success" {
+		t.Errorf("after the run: got %q, want every result intact", got)
+	}
+	if rep, err := Run(context.Background(), p, Options{Config: cfg, Caller: eng}); err != nil || rep.Written || readDoc(t, p) != written {
+		t.Errorf("second run: got %v, written %v; want no change", err, rep.Written)
+	}
+}
+
+func TestMarkdownResourceFenceIsClosed(t *testing.T) {
+	// A result that declares itself Markdown is written as Markdown; a
+	// fence it leaves open is closed so that it cannot swallow the rest of
+	// the document.
+	var w strings.Builder
+	res := &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "x://r", MIMEType: "text/markdown", Text: "# R\n```go\nx := 1\n"}}
+	if err := renderContent(&w, &Block{Tool: "t"}, toolcall.ContentMarkdown, res, &files{}, new(int)); err != nil {
+		t.Fatal(err)
+	}
+	if want := "# R\n```go\nx := 1\n```\n"; w.String() != want {
+		t.Errorf("got %q, want %q", w.String(), want)
 	}
 }
