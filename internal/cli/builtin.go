@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -83,11 +84,19 @@ func runTaskAPI(ctx context.Context, a *app, args []string) error {
 func runTasksServer(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("builtin tasks", false)
 	httpAddr := fs.String("http", "", "serve streamable HTTP at `ADDR` (path /mcp) instead of stdio; \"default\" means 127.0.0.1:MCP_SERVER_PORT")
-	envFile := fs.String("env-file", ".env", "dotenv `file` with the settings (the environment wins)")
+	envFile := fs.String("env-file", ".env", "dotenv `file` with the settings (the environment wins); it must exist when given; \"\" for none")
 	if pos, err := parse(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 {
 		return usagef("builtin tasks takes no arguments")
+	}
+	// The default .env is optional; a file named on the command line must
+	// exist, or a typo would go unnoticed. --env-file "" reads none.
+	named := false
+	fs.Visit(func(f *flag.Flag) { named = named || f.Name == "env-file" })
+	if _, err := os.Stat(*envFile); named && *envFile != "" && errors.Is(err, os.ErrNotExist) {
+		return fault.New(fault.Config, "the env file %s does not exist", *envFile).
+			WithSuggestions("check the --env-file path, or leave the flag out to read ./.env when it exists")
 	}
 	settings, err := tasks.LoadSettings(os.LookupEnv, *envFile)
 	if err != nil {

@@ -115,3 +115,24 @@ func TestBuiltinProjectBadRoot(t *testing.T) {
 	r = runCLI(t, "builtin", "project", "extra")
 	wantCode(t, r, ExitUsage)
 }
+
+// TestBuiltinTasksMissingEnvFile checks that an --env-file that does not
+// exist is an error naming it, even when the environment holds every
+// setting (the server would otherwise start without the file's values).
+func TestBuiltinTasksMissingEnvFile(t *testing.T) {
+	t.Setenv("SERVICE_AUTH_TOKEN", "token")
+	t.Setenv("FASTAPI_BASE_URL", "http://127.0.0.1:1")
+	missing := filepath.Join(t.TempDir(), "nonexist.env")
+	// A cancelled context: if the file were ignored, the server would stop
+	// at once instead of serving stdio.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := runCLICtx(t, ctx, "builtin", "tasks", "--env-file", missing)
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "stderr", r.stderr, "the env file "+missing+" does not exist")
+	// --env-file "" reads no file, not even ./.env.
+	r = runCLICtx(t, ctx, "builtin", "tasks", "--env-file", "")
+	if r.code == ExitFailure || strings.Contains(r.stderr, "env file") {
+		t.Errorf(`--env-file "": got exit %d, stderr %q; want the server to start without a file`, r.code, r.stderr)
+	}
+}

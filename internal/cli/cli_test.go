@@ -542,7 +542,7 @@ func TestBuiltinTasksEndToEnd(t *testing.T) {
 servers:
   - name: tasks
     command: %q
-    args: [builtin, tasks, --env-file, /nonexistent.env]
+    args: [builtin, tasks, --env-file, ""]
     env:
       %s: "1"
       SERVICE_AUTH_TOKEN: %s

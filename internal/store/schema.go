@@ -173,9 +173,9 @@ func latestVersion() int { return migrations[len(migrations)-1].version }
 func pending(current int) ([]migration, error) {
 	if current > latestVersion() {
 		return nil, fault.New(fault.Config,
-			"the history database has schema version %d, newer than this Switchboard knows (%d)",
+			"the database has schema version %d, newer than this Switchboard knows (%d)",
 			current, latestVersion()).
-			WithSuggestions("upgrade Switchboard, or point it at another history database")
+			WithSuggestions("upgrade Switchboard, or point it at another database")
 	}
 	var out []migration
 	for _, m := range migrations {

@@ -61,20 +61,20 @@ var sqliteDialect = dialect{
 // would cost an fsync per batch.
 func OpenSQLite(ctx context.Context, path string, opts Options) (*SQLite, error) {
 	if path == "" {
-		return nil, fault.New(fault.Config, "no path given for the history database")
+		return nil, fault.New(fault.Config, "no path given for the SQLite database")
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, fmt.Errorf("opening history database %s: %w", path, err)
+		return nil, fmt.Errorf("opening SQLite database %s: %w", path, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return nil, fault.Wrap(fault.Config, err, "creating the directory of history database %s", abs)
+		return nil, fault.Wrap(fault.Config, err, "creating the directory of SQLite database %s", abs)
 	}
 	// Create the file ourselves so that it is private; SQLite gives its
 	// -wal and -shm files the same mode.
 	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fault.Wrap(fault.Config, err, "opening history database %s", abs)
+		return nil, fault.Wrap(fault.Config, err, "opening SQLite database %s", abs)
 	}
 	f.Close()
 
@@ -85,7 +85,7 @@ func OpenSQLite(ctx context.Context, path string, opts Options) (*SQLite, error)
 			"journal_size_limit(67108864)"},
 	}))
 	if err != nil {
-		return nil, fmt.Errorf("opening history database %s: %w", abs, err)
+		return nil, fmt.Errorf("opening SQLite database %s: %w", abs, err)
 	}
 	write.SetMaxOpenConns(1)
 	write.SetMaxIdleConns(1)
@@ -97,7 +97,7 @@ func OpenSQLite(ctx context.Context, path string, opts Options) (*SQLite, error)
 	}))
 	if err != nil {
 		write.Close()
-		return nil, fmt.Errorf("opening history database %s: %w", abs, err)
+		return nil, fmt.Errorf("opening SQLite database %s: %w", abs, err)
 	}
 	n := max(2, runtime.GOMAXPROCS(0))
 	read.SetMaxOpenConns(n)

@@ -575,6 +575,11 @@ func draftWithLLM(ctx context.Context, client *llm.Client, a *analysis, req Comm
 		}
 	}
 	c, err := client.Complete(ctx, msgs, req.MaxCost)
+	if err != nil && fault.KindOf(err) != fault.BudgetExceeded {
+		// The request was made, and failed: record it, as general_query
+		// does. A budget error comes before any request.
+		resp.Metadata.ModelsUsed = append(resp.Metadata.ModelsUsed, client.Model())
+	}
 	if err != nil {
 		var fe *fault.Error
 		msg := err.Error()
@@ -769,6 +774,7 @@ func CommitInputSchema() map[string]any {
 		"properties": map[string]any{
 			"sinceDiff": map[string]any{
 				"type":        "string",
+				"minLength":   1,
 				"maxLength":   MaxSinceDiffChars,
 				"description": "Optional unified diff text (such as the output of git diff) to describe. Without it and sinceCommit, the working tree (staged, unstaged and untracked files) is compared with the last commit.",
 			},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -769,13 +770,14 @@ func TestCommitMessageWithLLMPartial(t *testing.T) {
 			name: "answer cut at max_tokens", resp: llmtest.Response{Text: "feat: half a", FinishReason: "length", PromptTokens: 100, CompletionTokens: 3},
 			promptPrice: 1, maxCost: 0.5, wantRequests: 1, wantMissing: "cut off by the maxCost budget", wantModel: true,
 		},
+		// A request that was made is recorded even when it failed.
 		{
 			name: "too slow", resp: llmtest.Response{Text: "late", Delay: 10 * time.Second},
-			timeout: 300 * time.Millisecond, wantRequests: 1, wantMissing: "did not answer in time",
+			timeout: 300 * time.Millisecond, wantRequests: 1, wantMissing: "did not answer in time", wantModel: true,
 		},
 		{
 			name: "endpoint fails", resp: llmtest.Response{Status: 500, Text: "boom"},
-			wantRequests: 1, wantMissing: "HTTP 500",
+			wantRequests: 1, wantMissing: "HTTP 500", wantModel: true,
 		},
 		{
 			name: "empty answer", resp: llmtest.Response{Text: "  \n"},
@@ -912,5 +914,67 @@ func TestCommitMessageOverMCP(t *testing.T) {
 	}
 	if !res.IsError || !strings.Contains(text, "validation_error") || !strings.Contains(text, "sinceCommit") {
 		t.Errorf("got isError %v, %s; want a validation error naming sinceCommit", res.IsError, text)
+	}
+}
+
+// TestCommitMessageEmptySource checks that an empty sinceDiff or
+// sinceCommit is a validation error naming it, reported with the request's
+// other problems, rather than a silent fall-back to the working tree.
+func TestCommitMessageEmptySource(t *testing.T) {
+	r := seedCommitRepo(t)
+	r.write(map[string]string{"internal/shop/checkout.go": "package shop\n\n// Checkout pays.\nfunc Checkout() {}\n"})
+	srv, err := NewServer(Options{Root: r.dir, RescanInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tests := []struct {
+		args       map[string]any
+		wantFields []string
+	}{
+		{map[string]any{"sinceDiff": ""}, []string{"sinceDiff"}},
+		{map[string]any{"sinceCommit": ""}, []string{"sinceCommit"}},
+		{map[string]any{"sinceDiff": "", "format": "Haiku"}, []string{"sinceDiff", "format"}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.args), func(t *testing.T) {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "commit_message", Arguments: tt.args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := json.Marshal(res.StructuredContent)
+			var got struct {
+				ErrorType string `json:"error_type"`
+				Details   struct {
+					Fields []fault.FieldDetail `json:"fields"`
+				} `json:"details"`
+			}
+			if err := json.Unmarshal(raw, &got); err != nil {
+				t.Fatal(err)
+			}
+			var fields []string
+			for _, f := range got.Details.Fields {
+				fields = append(fields, f.Field)
+			}
+			if !res.IsError || got.ErrorType != "validation_error" || !slices.Equal(fields, tt.wantFields) {
+				t.Errorf("got isError %v, %s; want a validation error on %v", res.IsError, raw, tt.wantFields)
+			}
+		})
+	}
+	// Left out, the working tree is described.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "commit_message", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("got %v, %v; want a message for the working tree", err, res)
 	}
 }

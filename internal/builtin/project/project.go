@@ -16,6 +16,7 @@
 package project
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -213,6 +214,15 @@ func (s *Server) commitMessage(ctx context.Context, req *mcp.CallToolRequest) (*
 	if fd := decodeStrict(raw, &cr, ""); fd != nil {
 		return errorResult(validationError(ToolCommitMessage, []fault.FieldDetail{*fd})), nil
 	}
+	if empty := emptyChangeFields(raw); len(empty) > 0 {
+		// Report them with every other problem of the request.
+		check := cr
+		var fields []fault.FieldDetail
+		if fe, ok := errors.AsType[*fault.Error](validateCommitRequest(&check)); ok {
+			fields = fe.Fields
+		}
+		return errorResult(validationError(ToolCommitMessage, append(empty, fields...))), nil
+	}
 	resp, err := CommitMessageFor(ctx, CommitDeps{Root: s.root, LLM: s.llm, Now: s.now}, cr)
 	if err != nil {
 		return errorResult(fault.As(err)), nil
@@ -223,6 +233,25 @@ func (s *Server) commitMessage(ctx context.Context, req *mcp.CallToolRequest) (*
 	}
 	capCommitResponse(resp)
 	return s.result(resp), nil
+}
+
+// emptyChangeFields reports sinceDiff or sinceCommit given as "". A
+// CommitRequest cannot tell an empty value from an absent one, and absent
+// means "describe the working tree": an empty value is more likely a
+// mistake (a diff that came out empty) than a request for that.
+func emptyChangeFields(raw json.RawMessage) []fault.FieldDetail {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	var out []fault.FieldDetail
+	for _, field := range []string{"sinceDiff", "sinceCommit"} {
+		if v, ok := m[field]; ok && string(bytes.TrimSpace(v)) == `""` {
+			out = append(out, fault.FieldDetail{Field: field, Message: "is empty", Received: true,
+				Suggestion: "Pass a non-empty " + field + ", or leave it out to describe the working tree against HEAD"})
+		}
+	}
+	return out
 }
 
 // commitDiffAllowance is the extra request size commit_message accepts for

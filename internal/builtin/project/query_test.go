@@ -367,6 +367,8 @@ func TestQueryRejectsTraversal(t *testing.T) {
 		{map[string]any{"filePatterns": []string{"/etc/passwd"}}, "scope.filePatterns[0]", "absolute path outside"},
 		{map[string]any{"excludePatterns": []string{"/etc/*"}}, "scope.excludePatterns[0]", "relative to the project root"},
 		{map[string]any{"directories": []string{"no/such/dir"}}, "scope.directories[0]", "does not exist"},
+		{map[string]any{"directories": []string{"go.mod"}}, "scope.directories[0]", "is not a directory"},
+		{map[string]any{"directories": []string{"server", "config/loader.go"}}, "scope.directories[1]", "is not a directory"},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.scope), func(t *testing.T) {

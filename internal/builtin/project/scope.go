@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -116,6 +117,12 @@ func validateScope(root string, s Scope) (*scopeFilter, []fault.FieldDetail) {
 			rel, fd := resolveInside(root, field, d, true)
 			if fd != nil {
 				problems = append(problems, *fd)
+				continue
+			}
+			if fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel))); err != nil || !fi.IsDir() {
+				problems = append(problems, fault.FieldDetail{Field: field, ReceivedValue: d, Received: true,
+					Message:    "is not a directory",
+					Suggestion: "Name a directory here; to search particular files, use scope.filePatterns"})
 				continue
 			}
 			f.dirs = append(f.dirs, rel)

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/switchboard-mcp/switchboard/internal/builtin/taskwire"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 )
@@ -31,10 +32,6 @@ const (
 
 // receivedLimit is how much of a rejected value an error repeats.
 const receivedLimit = 100
-
-// dueDateLayouts are the ISO 8601 forms accepted for due_date. Without a
-// zone, the time is UTC.
-var dueDateLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02"}
 
 // fieldErrors collects the problems of one request.
 type fieldErrors []fault.FieldDetail
@@ -153,6 +150,8 @@ func (f *fieldReader) title(required bool) *string {
 	case !present && required:
 		f.errs.add("title", "title is required", "", suggestTitle)
 	case !ok:
+	case taskwire.TextProblem(s) != "":
+		f.errs.add("title", "Title "+taskwire.TextProblem(s), shorten(s), suggestTitle)
 	case strings.TrimSpace(s) == "":
 		f.errs = append(f.errs, fault.FieldDetail{Field: "title", Message: "Title cannot be empty",
 			ReceivedValue: s, Received: true, Suggestion: suggestTitle})
@@ -187,6 +186,9 @@ func (f *fieldReader) priority() *store.Priority {
 func (f *fieldReader) description() store.Change[string] {
 	s, present, null, ok := f.str("description", true, suggestDesc)
 	switch {
+	case ok && taskwire.TextProblem(s) != "":
+		f.errs.add("description", "Description "+taskwire.TextProblem(s), shorten(s), suggestDesc)
+		return store.Change[string]{}
 	case ok:
 		return store.Change[string]{Set: true, Value: &s}
 	case null:
@@ -205,12 +207,8 @@ func (f *fieldReader) dueDate() store.Change[time.Time] {
 	case !ok:
 		return store.Change[time.Time]{}
 	}
-	for _, layout := range dueDateLayouts {
-		// The zero time is how the store says "no due date".
-		if t, err := time.Parse(layout, s); err == nil && !t.IsZero() {
-			t = t.UTC()
-			return store.Change[time.Time]{Set: true, Value: &t}
-		}
+	if t, ok := taskwire.ParseDueDate(s); ok {
+		return store.Change[time.Time]{Set: true, Value: &t}
 	}
 	f.errs.add("due_date", "Invalid datetime format", shorten(s), suggestDueDate)
 	return store.Change[time.Time]{}

@@ -130,7 +130,8 @@ func openAPIDocument() obj {
 	dateTime := obj{"type": "string", "format": "date-time"}
 	nullableDateTime := obj{"type": []string{"string", "null"}, "format": "date-time"}
 	title := obj{"type": "string", "minLength": 1, "maxLength": store.MaxTitleLength,
-		"description": "Task title, 1-200 characters, not blank.", "examples": []string{"Buy milk"}}
+		"description": "Task title, 1-200 characters, not blank, without NUL characters.", "examples": []string{"Buy milk"}}
+	description := obj{"type": []string{"string", "null"}, "description": "Task description, without NUL characters; null for none."}
 	dueDate := obj{"type": []string{"string", "null"},
 		"description": "ISO 8601 date-time (RFC 3339, e.g. 2025-12-20T10:00:00Z); without a zone, or a date " +
 			"alone (2025-12-20), it is taken as UTC. Stored to the microsecond.",
@@ -185,7 +186,7 @@ func openAPIDocument() obj {
 					"properties": obj{
 						"id":          obj{"type": "integer", "format": "int64", "minimum": 1},
 						"title":       obj{"type": "string", "maxLength": store.MaxTitleLength},
-						"description": obj{"type": []string{"string", "null"}},
+						"description": description,
 						"completed":   obj{"type": "boolean"},
 						"priority":    ref("schemas/Priority"),
 						"due_date":    nullableDateTime,
@@ -198,7 +199,7 @@ func openAPIDocument() obj {
 					"type": "object", "additionalProperties": false, "required": []string{"title"},
 					"properties": obj{
 						"title":       title,
-						"description": obj{"type": []string{"string", "null"}},
+						"description": description,
 						"priority":    ref("schemas/Priority"),
 						"due_date":    dueDate,
 					},
@@ -208,7 +209,7 @@ func openAPIDocument() obj {
 					"description": "Fields left out are unchanged; null clears description and due_date.",
 					"properties": obj{
 						"title":       title,
-						"description": obj{"type": []string{"string", "null"}},
+						"description": description,
 						"priority":    ref("schemas/Priority"),
 						"due_date":    dueDate,
 					},

@@ -22,9 +22,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/switchboard-mcp/switchboard/internal/builtin/taskwire"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 )
@@ -34,7 +33,7 @@ import (
 const MaxBodyBytes = 1 << 20
 
 // MaxUserIDLength is the longest X-User-ID accepted, in characters.
-const MaxUserIDLength = 200
+const MaxUserIDLength = taskwire.MaxUserIDLength
 
 // Header names.
 const (
@@ -200,15 +199,12 @@ func (h *handler) authenticate(r *http.Request) (string, error) {
 			WithSuggestions("check that the MCP server and the task API share the same service token")
 	}
 	user := r.Header.Get(headerUserID)
-	switch {
-	case user == "":
+	if user == "" {
 		return "", fault.New(fault.Authentication, "missing user: the %s header is required", headerUserID).
 			WithSuggestions("send the ID of the user the request acts for in the " + headerUserID + " header")
-	case !utf8.ValidString(user) || strings.IndexFunc(user, unicode.IsControl) >= 0:
-		return "", fault.New(fault.Authentication, "invalid user: the %s header must be printable UTF-8", headerUserID)
-	case utf8.RuneCountInString(user) > MaxUserIDLength:
-		return "", fault.New(fault.Authentication, "invalid user: the %s header is longer than %d characters",
-			headerUserID, MaxUserIDLength)
+	}
+	if problem := taskwire.UserIDProblem(user); problem != "" {
+		return "", fault.New(fault.Authentication, "invalid user: the %s header %s", headerUserID, problem)
 	}
 	return user, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -247,4 +248,52 @@ func TestReferenceBackendRejectsWrongToken(t *testing.T) {
 	s.ServiceAuthToken = "not-" + testToken
 	cs := connect(t, s, Options{})
 	wantErr(t, call(t, cs, "alice", ToolListTasks, nil), "authentication_error")
+}
+
+// TestDueDateFormsAgreeWithReferenceBackend checks that the server accepts
+// the due dates the reference backend accepts (a date alone, a date-time
+// without a zone: both UTC), passes them on, and refuses what the backend
+// refuses before sending anything.
+func TestDueDateFormsAgreeWithReferenceBackend(t *testing.T) {
+	be := startRefBackend(t, refStores[0])
+	cs := connect(t, testSettings(be.url), Options{})
+	for _, tc := range []struct{ in, want string }{
+		{"2025-12-20", "2025-12-20T00:00:00Z"},
+		{"2025-12-20T10:00:00", "2025-12-20T10:00:00Z"},
+		{"2025-12-20T10:00:00.25", "2025-12-20T10:00:00.25Z"},
+		{"2025-12-20T11:00:00+01:00", "2025-12-20T10:00:00Z"},
+	} {
+		created := wantOK(t, call(t, cs, "alice", ToolCreateTask, map[string]any{"title": "t", "due_date": tc.in}))
+		if created["due_date"] != tc.want {
+			t.Errorf("create_task due_date %q: got %v, want %s", tc.in, created["due_date"], tc.want)
+		}
+		updated := wantOK(t, call(t, cs, "alice", ToolUpdateTask, map[string]any{"task_id": taskID(t, created), "due_date": tc.in}))
+		if updated["due_date"] != tc.want {
+			t.Errorf("update_task due_date %q: got %v, want %s", tc.in, updated["due_date"], tc.want)
+		}
+	}
+	for _, bad := range []string{"tomorrow", "2025-12-20 10:00", "20/12/2025", "0001-01-01T00:00:00Z"} {
+		res := call(t, cs, "alice", ToolCreateTask, map[string]any{"title": "t", "due_date": bad})
+		got := wantErr(t, res, "validation_error")
+		if !strings.Contains(fmt.Sprint(got["details"]), "Invalid datetime format") {
+			t.Errorf("create_task due_date %q: got %v, want Invalid datetime format", bad, got)
+		}
+	}
+}
+
+// TestNULTextRejectedBeforeReferenceBackend checks a title or description
+// with NUL is refused, not stored changed.
+func TestNULTextRejectedBeforeReferenceBackend(t *testing.T) {
+	be := startRefBackend(t, refStores[0])
+	cs := connect(t, testSettings(be.url), Options{})
+	for _, args := range []map[string]any{{"title": "\x00"}, {"title": "a\x00b"}, {"title": "t", "description": "p\x00q"}} {
+		wantErr(t, call(t, cs, "alice", ToolCreateTask, args), "validation_error")
+	}
+	tasks, err := be.db.List(context.Background(), "alice", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tasks) != 0 {
+		t.Errorf("got %d stored tasks after rejected creates, want 0: %+v", len(tasks), tasks)
+	}
 }

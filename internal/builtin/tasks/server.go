@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/builtin/taskwire"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
 
@@ -44,6 +46,15 @@ func userContextFrom(meta mcp.Meta) (UserContext, *fault.Error) {
 			WithSuggestions(
 				"The MCP client must send the user's id as _meta.user_id on every tools/call request",
 				"Ask the user to sign in again; do not guess a user id")
+	}
+	// Check the user id as the backend will (its X-User-ID rules): a
+	// value it refuses would otherwise come back as a credentials
+	// problem, or fail as a header before it is sent.
+	if problem := taskwire.UserIDProblem(uid); problem != "" {
+		return UserContext{}, fault.New(fault.Authentication, "Invalid user context: _meta.user_id %s", problem).
+			WithSuggestions(
+				fmt.Sprintf("The MCP client must send the user's id as _meta.user_id: printable text of at most %d characters", taskwire.MaxUserIDLength),
+				"Do not guess or alter a user id; ask the user to sign in again")
 	}
 	sid, _ := meta[MetaSessionID].(string)
 	return UserContext{UserID: uid, SessionID: sid}, nil

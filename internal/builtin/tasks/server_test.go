@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -249,8 +250,12 @@ func TestListToolsSchemas(t *testing.T) {
 	if d := cmp.Diff([]any{"Low", "Medium", "High", "Urgent"}, pr["enum"]); d != "" || pr["default"] != "Medium" {
 		t.Errorf("create priority: got %v", pr)
 	}
-	if f := prop(ToolCreateTask, "due_date")["format"]; f != "date-time" {
-		t.Errorf("due_date format: got %v, want date-time", f)
+	// Not format date-time: that would refuse "2025-12-20", which the
+	// backend accepts.
+	for _, tool := range []string{ToolCreateTask, ToolUpdateTask} {
+		if dd := prop(tool, "due_date"); dd["format"] != nil || dd["pattern"] == nil {
+			t.Errorf("%s due_date: got %v, want a pattern and no format", tool, dd)
+		}
 	}
 	for _, tool := range []string{ToolUpdateTask, ToolDeleteTask, ToolMarkTaskCompleted} {
 		id := prop(tool, "task_id")
@@ -292,6 +297,44 @@ func TestMissingUserContext(t *testing.T) {
 	if n := len(fb.requests()); n != 0 {
 		t.Errorf("got %d backend requests, want 0", n)
 	}
+}
+
+// TestInvalidUserID checks a user id the backend would refuse is reported
+// as a user context problem before any request: not as the server's
+// credentials (a 201-character id) or as a connection failure retried (an
+// id with a newline).
+func TestInvalidUserID(t *testing.T) {
+	for _, tc := range []struct{ name, user, want string }{
+		{"too long", strings.Repeat("u", 201), "_meta.user_id is longer than 200 characters"},
+		{"newline", "a\nb", "_meta.user_id must be printable UTF-8"},
+		{"NUL", "a\x00b", "_meta.user_id must be printable UTF-8"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fb := newFakeBackend(t)
+			s := testSettings(fb.srv.URL)
+			s.BackendMaxRetries = 2
+			cs := connect(t, s, Options{})
+			for tool, args := range map[string]any{ToolListTasks: nil, ToolDeleteTask: map[string]any{"task_id": 1}} {
+				got := wantErr(t, call(t, cs, tc.user, tool, args), "authentication_error")
+				if m, _ := got["message"].(string); !strings.Contains(m, tc.want) {
+					t.Errorf("%s: got message %q, want it to contain %q", tool, m, tc.want)
+				}
+				all := fmt.Sprint(got)
+				for _, bad := range []string{"SERVICE_AUTH_TOKEN", "unavailable", "attempts"} {
+					if strings.Contains(all, bad) {
+						t.Errorf("%s: got %v, want nothing about %q", tool, got, bad)
+					}
+				}
+			}
+			if n := len(fb.requests()); n != 0 {
+				t.Errorf("got %d backend requests, want 0", n)
+			}
+		})
+	}
+	// The longest id the backend accepts passes.
+	fb := newFakeBackend(t)
+	cs := connect(t, testSettings(fb.srv.URL), Options{})
+	wantOK(t, call(t, cs, strings.Repeat("é", 200), ToolListTasks, nil))
 }
 
 func TestTwoUsers(t *testing.T) {

@@ -28,10 +28,10 @@ var (
 	createTaskSchema = json.RawMessage(`{
   "type": "object",
   "properties": {
-    "title": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Task title (required)", "examples": ["Buy milk", "Finish project report"]},
-    "description": {"type": ["string", "null"], "description": "Detailed task description (optional)", "examples": ["Pick up 2% milk from grocery store"]},
+    "title": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "^[^\u0000]*$", "description": "Task title (required; no NUL characters)", "examples": ["Buy milk", "Finish project report"]},
+    "description": {"type": ["string", "null"], "pattern": "^[^\u0000]*$", "description": "Detailed task description (optional; no NUL characters)", "examples": ["Pick up 2% milk from grocery store"]},
     "priority": {"type": "string", "enum": ["Low", "Medium", "High", "Urgent"], "default": "Medium", "description": "Task priority level (default: Medium)"},
-    "due_date": {"type": ["string", "null"], "format": "date-time", "description": "Task due date in ISO 8601 format (optional)", "examples": ["2025-12-20T10:00:00Z"]}
+    "due_date": {"type": ["string", "null"], "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})?)?$", "description": "Task due date in ISO 8601 format (optional): RFC 3339, or a date-time without a zone or a date alone, taken as UTC", "examples": ["2025-12-20T10:00:00Z", "2025-12-20"]}
   },
   "required": ["title"],
   "additionalProperties": false
@@ -40,10 +40,10 @@ var (
   "type": "object",
   "properties": {
     "task_id": {"type": "integer", "exclusiveMinimum": 0, "description": "ID of task to update"},
-    "title": {"type": "string", "minLength": 1, "maxLength": 200, "description": "New task title (optional)"},
-    "description": {"type": ["string", "null"], "description": "New task description (optional, null to clear)"},
+    "title": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "^[^\u0000]*$", "description": "New task title (optional; no NUL characters)"},
+    "description": {"type": ["string", "null"], "pattern": "^[^\u0000]*$", "description": "New task description (optional, null to clear; no NUL characters)"},
     "priority": {"type": "string", "enum": ["Low", "Medium", "High", "Urgent"], "description": "New priority level (optional)"},
-    "due_date": {"type": ["string", "null"], "format": "date-time", "description": "New due date in ISO 8601 format (optional, null to clear)", "examples": ["2025-12-20T10:00:00Z"]}
+    "due_date": {"type": ["string", "null"], "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})?)?$", "description": "New due date in ISO 8601 format (optional, null to clear): RFC 3339, or a date-time without a zone or a date alone, taken as UTC", "examples": ["2025-12-20T10:00:00Z", "2025-12-20"]}
   },
   "required": ["task_id"],
   "additionalProperties": false

@@ -7,9 +7,9 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 	"unicode/utf8"
 
+	"github.com/switchboard-mcp/switchboard/internal/builtin/taskwire"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
 
@@ -149,7 +149,10 @@ func (a *args) title() (string, bool) {
 		return "", false
 	}
 	switch n := utf8.RuneCountInString(s); {
-	case n == 0:
+	case taskwire.TextProblem(s) != "":
+		a.fail("title", "Title "+taskwire.TextProblem(s))
+		return "", false
+	case strings.TrimSpace(s) == "":
 		a.fail("title", "Title cannot be empty")
 		return "", false
 	case n > maxTitleLen:
@@ -169,13 +172,26 @@ func (a *args) priority() (string, bool) {
 	return s, ok
 }
 
-// dueDate checks an ISO 8601 (RFC 3339) date-time.
+// description checks a description; ok is false if it is absent, null or
+// invalid.
+func (a *args) description() (string, bool) {
+	s, ok := a.str("description")
+	if ok && taskwire.TextProblem(s) != "" {
+		a.fail("description", "Description "+taskwire.TextProblem(s))
+		return "", false
+	}
+	return s, ok
+}
+
+// dueDate checks an ISO 8601 due date, accepting exactly the forms the
+// reference backend accepts ([taskwire.ParseDueDate]). The value is sent
+// to the backend as given.
 func (a *args) dueDate() (string, bool) {
 	s, ok := a.str("due_date")
 	if !ok {
 		return "", false
 	}
-	if _, err := time.Parse(time.RFC3339, s); err != nil {
+	if _, ok := taskwire.ParseDueDate(s); !ok {
 		a.fail("due_date", "Invalid datetime format")
 		return "", false
 	}
@@ -223,7 +239,7 @@ func validateCreate(raw json.RawMessage) (createParams, *fault.Error) {
 	} else {
 		p.Title, _ = a.title()
 	}
-	if s, ok := a.str("description"); ok {
+	if s, ok := a.description(); ok {
 		p.Description = &s
 	}
 	if present, null := a.has("priority"); present && null {
@@ -248,7 +264,7 @@ func validateUpdate(raw json.RawMessage) (updateParams, *fault.Error) {
 	}
 	if present, null := a.has("description"); null {
 		p.Body["description"] = nil
-	} else if s, ok := a.str("description"); present && ok {
+	} else if s, ok := a.description(); present && ok {
 		p.Body["description"] = s
 	}
 	if present, null := a.has("priority"); present && null {

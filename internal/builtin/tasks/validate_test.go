@@ -23,6 +23,16 @@ var validationCases = []struct {
 	{"create: empty title and bad due_date", ToolCreateTask, `{"title":"","due_date":"tomorrow"}`, `[
 		{"field":"title","message":"Title cannot be empty","suggestion":"Provide a task title (1-200 characters)"},
 		{"field":"due_date","message":"Invalid datetime format","received_value":"tomorrow","suggestion":"Use ISO 8601 format: 2025-12-20T10:00:00Z"}]`},
+	{"create: NUL title", ToolCreateTask, `{"title":"\u0000"}`, `[
+		{"field":"title","message":"Title must not contain NUL characters (U+0000)","received_value":"\u0000","suggestion":"Provide a task title (1-200 characters)"}]`},
+	{"create: NUL inside title and description", ToolCreateTask, `{"title":"a\u0000b","description":"p\u0000q"}`, `[
+		{"field":"title","message":"Title must not contain NUL characters (U+0000)","received_value":"a\u0000b","suggestion":"Provide a task title (1-200 characters)"},
+		{"field":"description","message":"Description must not contain NUL characters (U+0000)","received_value":"p\u0000q","suggestion":"Provide the description as a string, or null to clear it"}]`},
+	{"update: NUL title and description", ToolUpdateTask, `{"task_id":2,"title":"\u0000\u0000","description":"\u0000"}`, `[
+		{"field":"title","message":"Title must not contain NUL characters (U+0000)","received_value":"\u0000\u0000","suggestion":"Provide a task title (1-200 characters)"},
+		{"field":"description","message":"Description must not contain NUL characters (U+0000)","received_value":"\u0000","suggestion":"Provide the description as a string, or null to clear it"}]`},
+	{"create: due_date with a space", ToolCreateTask, `{"title":"x","due_date":"2025-12-20 10:00:00"}`, `[
+		{"field":"due_date","message":"Invalid datetime format","received_value":"2025-12-20 10:00:00","suggestion":"Use ISO 8601 format: 2025-12-20T10:00:00Z"}]`},
 	{"create: missing title", ToolCreateTask, `{}`, `[
 		{"field":"title","message":"Title is required","suggestion":"Provide a task title (1-200 characters)"}]`},
 	{"create: title too long", ToolCreateTask, `{"title":"` + strings.Repeat("é", 201) + `"}`, `[
@@ -56,6 +66,10 @@ var validCases = []struct{ tool, args string }{
 	{ToolCreateTask, `{"title":"x"}`},
 	{ToolCreateTask, `{"title":"x","description":null,"due_date":null,"priority":"Urgent"}`},
 	{ToolCreateTask, `{"title":"x","due_date":"2025-12-20T10:00:00.5+02:00"}`},
+	{ToolCreateTask, `{"title":"x","due_date":"2025-12-20"}`},
+	{ToolCreateTask, `{"title":"x","due_date":"2025-12-20T10:00:00"}`},
+	{ToolUpdateTask, `{"task_id":3,"due_date":"2025-12-20"}`},
+	{ToolUpdateTask, `{"task_id":3,"due_date":"2025-12-20T10:00:00.123456"}`},
 	{ToolUpdateTask, `{"task_id":3,"due_date":null}`},
 	{ToolUpdateTask, `{"task_id":3.0,"description":"d"}`},
 	{ToolDeleteTask, `{"task_id":9007199254740991}`},
