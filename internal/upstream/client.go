@@ -445,11 +445,22 @@ func (c *Client) classify(ctx context.Context, err error, doing string) error {
 			kind = fault.Protocol
 		}
 	}
-	out := fault.Wrap(kind, err, "%s", doing).WithDetail("server", c.server.Name)
+	cause := err
 	if kind == fault.Connection {
 		if end := c.Err(); end != nil {
-			out.Err = end
+			cause = end
 		}
+	}
+	// The message says why, in the words of the server or the network
+	// (a client of the gateway sees the message, not the chain).
+	msg := doing
+	if kind != fault.Cancelled && kind != fault.Timeout {
+		if why := cause.Error(); why != "" {
+			msg += ": " + why
+		}
+	}
+	out := fault.Wrap(kind, cause, "%s", msg).WithDetail("server", c.server.Name)
+	if kind == fault.Connection {
 		c.attachStderr(out)
 	}
 	return out

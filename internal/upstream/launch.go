@@ -55,7 +55,11 @@ func transportFor(srv config.Server, stderr io.Writer, limits frameLimits) (mcp.
 		return &lifetimeTransport{inner: &mcp.StreamableClientTransport{
 			Endpoint:   srv.URL,
 			HTTPClient: hc,
-			MaxRetries: -1, // the supervisor owns reconnection
+			// The SDK may resume an event stream that ends (a proxy's idle
+			// timeout on the standalone stream) twice without progress, 1 s
+			// and 2 s apart; past that the session fails and the supervisor
+			// reconnects it.
+			MaxRetries: 2,
 		}, http: hc}, nil
 	case config.TransportWebSocket:
 		h := http.Header{}

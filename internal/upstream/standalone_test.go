@@ -4,9 +4,11 @@ package upstream
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -205,5 +207,66 @@ func TestStreamableServerGone(t *testing.T) {
 	_, err = c.CallTool(context.Background(), &mcp.CallToolParams{Name: "noop"}, nil)
 	if k := fault.KindOf(err); k != fault.Connection {
 		t.Fatalf("a call to the gone server: got %s (%v), want connection", k, err)
+	}
+	var fe *fault.Error
+	if errors.As(err, &fe) {
+		t.Logf("message: %s", fe.Message)
+		if doing, why, ok := strings.Cut(fe.Message, ": "); !ok || why == "" {
+			t.Errorf("message %q says what failed (%q) but not why", fe.Message, doing)
+		}
+	}
+}
+
+// TestStreamableStandaloneStreamResumes: a standalone event stream cut by
+// the way (a proxy's idle timeout) is opened again, and the session lives
+// on. (Cut a third time without a message in between, the session ends
+// and the supervisor dials a new one: the SDK counts such cuts as
+// reconnects without progress.)
+func TestStreamableStandaloneStreamResumes(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "cut", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "noop", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	var mu sync.Mutex
+	gets := 0
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			mu.Lock()
+			gets++
+			mu.Unlock()
+			ctx, cancel := context.WithTimeout(r.Context(), 300*time.Millisecond)
+			defer cancel()
+			r = r.WithContext(ctx)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+	changed := make(chan struct{}, 16)
+	srv := config.Server{Name: "cut", Transport: config.TransportHTTP, URL: hs.URL, TerminateOnClose: true}
+	c, err := Dial(context.Background(), srv, DialOptions{Events: Events{ToolsChanged: func() { changed <- struct{}{} }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		n := gets
+		mu.Unlock()
+		if n >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the standalone stream was opened %d times in 10s, want it resumed after each cut", n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	select {
+	case <-c.Done():
+		t.Fatalf("the session ended when its standalone stream was cut: %v", c.Err())
+	default:
+	}
+	if _, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "noop"}, nil); err != nil {
+		t.Fatalf("a call after the stream was cut: %v", err)
 	}
 }
