@@ -225,7 +225,9 @@ func TestStreamableServerGone(t *testing.T) {
 func TestStreamableStandaloneStreamResumes(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "cut", Version: "1"}, nil)
 	s.AddTool(&mcp.Tool{Name: "noop", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	var mu sync.Mutex
 	gets := 0
