@@ -108,6 +108,26 @@ func TestFailureIsolation(t *testing.T) {
 	if typ := errorType(t, call(t, cs, "alpha__crash-once-unsafe", map[string]any{"flag": flag})); typ != "connection_error" {
 		t.Errorf("crash-once-unsafe: got error_type %q, want connection_error", typ)
 	}
+
+	// While a server is unavailable its tools are not listed, and a call
+	// to one says why (a connection error with the server's state and
+	// what to do), not "unknown tool".
+	sup, ok := r.d.Pool().Supervisor("alpha")
+	if !ok {
+		t.Fatal("no supervisor for alpha")
+	}
+	if err := sup.Disable(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitTools(t, cs, "alpha's tools to go", func(names []string) bool { return !slices.Contains(names, "alpha__echo") })
+	res = call(t, cs, "alpha__echo", map[string]any{"message": "x"})
+	if typ := errorType(t, res); typ != "connection_error" || !strings.Contains(textOf(res), "server alpha is disabled") {
+		t.Errorf("a call to a disabled server's tool: got %s, want a connection_error saying alpha is disabled", textOf(res))
+	}
+	if err := sup.Enable(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitTools(t, cs, "alpha to come back after enable", has("alpha__echo"))
 }
 
 func TestSSEAndStdioEndpoints(t *testing.T) {

@@ -336,7 +336,9 @@ func TestGatewayIdentityInUpstreamHeaders(t *testing.T) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: h.Get("X-User-ID") + "|" + h.Get("X-Session")}}}, nil
 		})
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
-	defer hs.Close()
+	// Closed after the daemon (cleanups run last first), whose session
+	// holds the upstream's event stream open until it stops.
+	t.Cleanup(hs.Close)
 	srv := config.Server{Name: "remote", Transport: config.TransportHTTP, URL: hs.URL, Enabled: true, LoadTools: true,
 		RequestTimeout: 10 * time.Second, ConnectTimeout: 10 * time.Second, TerminateOnClose: true,
 		Headers: map[string]string{"X-User-ID": config.IdentityUser, "X-Session": "s=" + config.IdentitySession}}
@@ -626,7 +628,9 @@ func TestGatewaySamplingAsksTheCaller(t *testing.T) {
 			return &mcp.CallToolResult{Content: []mcp.Content{res.Content}}, nil
 		})
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
-	defer hs.Close()
+	// Closed after the daemon (cleanups run last first), whose session
+	// holds the upstream's event stream open until it stops.
+	t.Cleanup(hs.Close)
 	srv := config.Server{Name: "remote", Transport: config.TransportHTTP, URL: hs.URL, Enabled: true, LoadTools: true,
 		RequestTimeout: 10 * time.Second, ConnectTimeout: 10 * time.Second, TerminateOnClose: true}
 	r := start(t, testConfig(srv))
@@ -692,7 +696,9 @@ func TestGatewaySamplingNeverAsksAnotherClient(t *testing.T) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sampled"}}}, nil
 		})
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
-	defer hs.Close()
+	// Closed after the daemon (cleanups run last first), whose session
+	// holds the upstream's event stream open until it stops.
+	t.Cleanup(hs.Close)
 	srv := config.Server{Name: "remote", Transport: config.TransportHTTP, URL: hs.URL, Enabled: true, LoadTools: true,
 		RequestTimeout: 10 * time.Second, ConnectTimeout: 10 * time.Second, TerminateOnClose: true}
 	r := start(t, testConfig(srv))
@@ -752,7 +758,9 @@ func TestGatewayStatelessCallEndsWhenTheClientGoesAway(t *testing.T) {
 			}
 		})
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
-	defer hs.Close()
+	// Closed after the daemon (cleanups run last first), whose session
+	// holds the upstream's event stream open until it stops.
+	t.Cleanup(hs.Close)
 	srv := config.Server{Name: "remote", Transport: config.TransportHTTP, URL: hs.URL, Enabled: true, LoadTools: true,
 		RequestTimeout: time.Minute, ConnectTimeout: 10 * time.Second, TerminateOnClose: true}
 	cfg := testConfig(srv)

@@ -264,6 +264,58 @@ func (vs *viewServer) unsubscribe(ctx context.Context, req *mcp.UnsubscribeReque
 // setLevelMiddleware forwards logging/setLevel to the view's upstreams
 // that log, after the SDK has recorded the level for the session (it
 // filters what each client receives).
+// unavailableMiddleware answers a call to a tool the view shows while
+// its server is available — but that server is connecting, reconnecting
+// or disabled now, so the tool is not listed — with why, as the pool says
+// it (a connection error with the server's state and what to do), rather
+// than the SDK's "unknown tool". A call without a tool name is told so.
+func (vs *viewServer) unavailableMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
+		if p == nil {
+			return next(ctx, method, req)
+		}
+		if p.Name == "" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call needs params.name: the name of a tool from tools/list"}
+		}
+		vs.mu.Lock()
+		_, listed := vs.tools[p.Name]
+		vs.mu.Unlock()
+		if !listed {
+			if err := vs.unavailable(p.Name); err != nil {
+				return errorResult(err), nil
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// unavailable returns why the tool the view would call name cannot be
+// called now (its server is not available), or nil if no server of the
+// view has such a tool.
+func (vs *viewServer) unavailable(name string) error {
+	spec := vs.spec()
+	for _, t := range vs.g.cat.Tools() {
+		if t.Def == nil || !spec.hasServer(t.Server) {
+			continue
+		}
+		if n, ok := spec.toolName(t); !ok || n != name {
+			continue
+		}
+		if _, err := vs.g.ups.Client(t.Server); err != nil {
+			fe := fault.As(err)
+			if fe == nil {
+				fe = fault.Wrap(fault.Connection, err, "server %s is unavailable", t.Server)
+			}
+			return fe
+		}
+	}
+	return nil
+}
+
 func (vs *viewServer) setLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)

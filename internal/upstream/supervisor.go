@@ -151,6 +151,8 @@ func (s *Supervisor) unavailableLocked() error {
 			WithSuggestions(fmt.Sprintf("run: switchboard servers enable %s", name))
 	case s.snap.LastError != "":
 		fe = fault.New(fault.Connection, "server %s is unavailable (%s): %s", name, s.snap.State, s.snap.LastError)
+	case s.snap.State == StateDisconnected:
+		fe = fault.New(fault.Connection, "server %s lost its connection and is reconnecting", name)
 	default:
 		fe = fault.New(fault.Connection, "server %s is not connected yet (%s)", name, s.snap.State)
 	}
@@ -403,7 +405,14 @@ func (s *Supervisor) disconnect(c *Client) {
 	s.mu.Unlock()
 	_ = c.Close()
 	stderr := lastLines(c.Stderr(), 20)
-	s.update(func(sn *Snapshot) { sn.Stderr = stderr })
+	// Disconnected until failed records why: the snapshot never says
+	// connected while Client has no connection to hand out.
+	s.update(func(sn *Snapshot) {
+		sn.Stderr = stderr
+		if sn.State == StateConnected {
+			sn.State, sn.Since = StateDisconnected, s.now()
+		}
+	})
 }
 
 func (s *Supervisor) failed(ctx context.Context, err error, attempt int) {
