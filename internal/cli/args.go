@@ -105,5 +105,10 @@ func coercePair(pair string, props map[string]map[string]any) (string, any, erro
 			firstErr = err
 		}
 	}
-	return "", nil, fault.New(fault.Validation, "%s: %v", k, firstErr).WithDetail("field", k)
+	fe := fault.New(fault.Validation, "invalid arguments")
+	fe.Fields = []fault.FieldDetail{{
+		Field: k, Message: firstErr.Error(), ReceivedValue: v, Received: true,
+		Suggestion: fmt.Sprintf("write %s=<%s>, or %s:=JSON for a raw JSON value", k, strings.Join(types, "|"), k),
+	}}
+	return "", nil, fe
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -46,16 +47,25 @@ func runCall(ctx context.Context, a *app, args []string) error {
 	defer done()
 	// The tool's schema types the key=value pairs. A tool that is not
 	// found still goes to the engine, which reports and records it.
+	// So does a call to a server that is not connected or disabled: the
+	// engine records every attempt in the history and says why it failed.
 	var schema any
 	tool, err := b.Tool(ctx, server, toolName)
 	switch {
 	case err == nil:
 		schema = tool.InputSchema
-	case fault.KindOf(err) != fault.NotFound:
+	case ctx.Err() != nil:
 		return err
 	}
 	arguments, err := buildArgs(*rawArgs, stdin, pairs, schema)
 	if err != nil {
+		var fe *fault.Error
+		if errors.As(err, &fe) && fe.Kind == fault.Validation {
+			if len(fe.Fields) > 0 {
+				fe.Message = fmt.Sprintf("arguments for %s/%s are invalid", server, toolName)
+			}
+			fe.WithDetail("server", server).WithDetail("tool", toolName)
+		}
 		return err
 	}
 	var raw json.RawMessage

@@ -450,7 +450,7 @@ func TestHistory(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &calls); err != nil || len(calls) != 1 {
 		t.Fatalf("history --json filtered: got %s (%v), want one call", r.stdout, err)
 	}
-	id := calls[0]["ID"].(string)
+	id := calls[0]["id"].(string)
 	r = runCLI(t, "history", "show", id[:8], "--config", cfg)
 	wantCode(t, r, ExitOK)
 	wantContains(t, "history show", r.stdout, id, "fail", "tool_error")

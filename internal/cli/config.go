@@ -1,27 +1,32 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/goccy/go-yaml"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 func runConfig(ctx context.Context, a *app, args []string) error {
-	if len(args) == 0 {
+	sub, rest, ok := subcommand(args)
+	if !ok {
 		return usagef("usage: switchboard config validate [FILE] | show | import FILE [-o OUT]")
 	}
-	switch args[0] {
+	switch sub {
 	case "validate":
-		return runConfigValidate(a, args[1:])
+		return runConfigValidate(a, rest)
 	case "show":
-		return runConfigShow(a, args[1:])
+		return runConfigShow(a, rest)
 	case "import":
-		return runConfigImport(a, args[1:])
+		return runConfigImport(a, rest)
 	}
-	return usagef("unknown config subcommand %q; want validate, show or import", args[0])
+	return usagef("unknown config subcommand %q; want validate, show or import", sub)
 }
 
 func runConfigValidate(a *app, args []string) error {
@@ -85,11 +90,28 @@ func runConfigShow(a *app, args []string) error {
 		return err
 	}
 	red := cfg.Redacted()
-	if a.json {
-		return a.printJSON(red)
+	for i := range red.Servers {
+		// Show the launch a Docker server really gets: docker run ...,
+		// which Command and Args already hold.
+		red.Servers[i].Docker = nil
 	}
 	out, err := config.MarshalResolved(red)
 	if err != nil {
+		return err
+	}
+	if a.json {
+		// The same keys and values as the YAML (snake_case, durations
+		// and sizes as written in a file), in the same order.
+		js, err := yaml.YAMLToJSON(out)
+		if err != nil {
+			return fmt.Errorf("converting the configuration to JSON: %w", err)
+		}
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, js, "", "  "); err != nil {
+			return fmt.Errorf("converting the configuration to JSON: %w", err)
+		}
+		buf.WriteByte('\n')
+		_, err = a.stdout.Write(buf.Bytes())
 		return err
 	}
 	if cfg.Source != "" {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
 
 func runHistory(ctx context.Context, a *app, args []string) error {
@@ -37,6 +39,12 @@ func runHistory(ctx context.Context, a *app, args []string) error {
 	default:
 		return usagef("--status %q is not a status; want success, error, timeout or cancelled", f.Status)
 	}
+	if f.Source != "" && !contains(historySources, f.Source) {
+		return usagef("--source %q is not a source; want %s", f.Source, strings.Join(historySources, ", "))
+	}
+	if f.Limit < 1 {
+		return usagef("--limit %d is out of range; give 1 or more", f.Limit)
+	}
 	if *since < 0 {
 		return usagef("--since must be positive")
 	}
@@ -48,15 +56,24 @@ func runHistory(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer done()
+	if f.BeforeID != "" {
+		// The short id the table shows, or any unique start of one.
+		c, err := b.HistoryCall(ctx, f.BeforeID)
+		if err != nil {
+			return err
+		}
+		f.BeforeID = c.ID
+	}
 	calls, err := b.History(ctx, f)
 	if err != nil {
 		return err
 	}
 	if a.json {
-		if calls == nil {
-			calls = []store.CallRecord{}
+		out := make([]historyRecord, 0, len(calls))
+		for _, c := range calls {
+			out = append(out, newHistoryRecord(c))
 		}
-		return a.printJSON(calls)
+		return a.printJSON(out)
 	}
 	if len(calls) == 0 {
 		fmt.Fprintln(a.stdout, "No calls recorded (that match).")
@@ -83,6 +100,44 @@ func runHistory(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintf(a.stderr, "more: switchboard history --before %s\n", calls[len(calls)-1].ID)
 	}
 	return nil
+}
+
+// historySources are the sources --source takes.
+var historySources = []string{
+	string(toolcall.SourceCLI), string(toolcall.SourceGateway), string(toolcall.SourceHook),
+	string(toolcall.SourceDocument), string(toolcall.SourceAgent), string(toolcall.SourceWeb),
+}
+
+// historyRecord is one recorded call as `history --json` prints it
+// (docs/cli.md#switchboard-history).
+type historyRecord struct {
+	ID           string          `json:"id"`
+	Source       string          `json:"source"`
+	Identity     string          `json:"identity"`
+	Server       string          `json:"server"`
+	Tool         string          `json:"tool"`
+	Status       string          `json:"status"`
+	ErrorKind    string          `json:"error_kind,omitempty"`
+	ErrorMessage string          `json:"error_message,omitempty"`
+	StartedAt    time.Time       `json:"started_at"`
+	FinishedAt   time.Time       `json:"finished_at"`
+	DurationMS   float64         `json:"duration_ms"`
+	Retries      int             `json:"retries"`
+	ResultBytes  int64           `json:"result_bytes"`
+	Truncated    bool            `json:"truncated"`
+	Partial      bool            `json:"partial"`
+	Arguments    json.RawMessage `json:"arguments,omitempty"`
+}
+
+func newHistoryRecord(c store.CallRecord) historyRecord {
+	return historyRecord{
+		ID: c.ID, Source: c.Source, Identity: c.Identity, Server: c.Server, Tool: c.Tool,
+		Status: c.Status, ErrorKind: c.ErrorKind, ErrorMessage: c.ErrorMessage,
+		StartedAt: c.StartedAt, FinishedAt: c.FinishedAt,
+		DurationMS: float64(c.Duration.Microseconds()) / 1000,
+		Retries:    c.Retries, ResultBytes: c.ResultBytes, Truncated: c.Truncated, Partial: c.Partial,
+		Arguments: c.Args,
+	}
 }
 
 func shortID(id string) string {
@@ -113,7 +168,7 @@ func (a *app) historyShow(ctx context.Context, id string) error {
 		return err
 	}
 	if a.json {
-		return a.printJSON(c)
+		return a.printJSON(newHistoryRecord(c))
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }

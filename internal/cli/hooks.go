@@ -32,22 +32,27 @@ const ExitBlocked = 3
 const hooksUsage = "usage: switchboard hooks list [--connect] | log [--failed] [--limit N] | fire NAME [key=value ...] [--dry-run] | trust [FILE] | install-git [DIR]"
 
 func runHooks(ctx context.Context, a *app, args []string) error {
-	if len(args) == 0 {
+	sub, rest, ok := subcommand(args)
+	if !ok {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			fmt.Fprintln(a.stdout, hooksUsage)
+			return nil
+		}
 		return usagef("%s", hooksUsage)
 	}
-	switch args[0] {
+	switch sub {
 	case "list":
-		return a.hooksList(ctx, args[1:])
+		return a.hooksList(ctx, rest)
 	case "log":
-		return a.hooksLog(ctx, args[1:])
+		return a.hooksLog(ctx, rest)
 	case "fire":
-		return a.hooksFire(ctx, args[1:])
+		return a.hooksFire(ctx, rest)
 	case "trust":
-		return a.hooksTrust(args[1:])
+		return a.hooksTrust(rest)
 	case "install-git":
-		return a.hooksInstallGit(args[1:])
+		return a.hooksInstallGit(rest)
 	}
-	return usagef("unknown hooks command %q; %s", args[0], hooksUsage)
+	return usagef("unknown hooks command %q; %s", sub, hooksUsage)
 }
 
 // hooksList prints every hook with its validity and trust. It exits 1

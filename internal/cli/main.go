@@ -145,16 +145,30 @@ func (a *app) exit(ctx context.Context, err error) int {
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(a.stderr, "switchboard %s: %s\n", a.cmd, ue.msg)
+		if a.json {
+			a.printError(fault.New(fault.Validation, "%s", ue.msg))
+		} else {
+			fmt.Fprintf(a.stderr, "switchboard %s: %s\n", a.cmd, ue.msg)
+		}
 		return ExitUsage
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		return ExitOK
 	}
+	var un *unavailableError
+	if errors.As(err, &un) {
+		if a.json {
+			a.printError(un.fault())
+		} else {
+			for _, u := range un.lines {
+				fmt.Fprintf(a.stderr, "switchboard %s: %s\n", a.cmd, oneLine(errors.New(u)))
+			}
+		}
+		return ExitFailure
+	}
 	interrupted := ctx.Err() != nil && fault.KindOf(err) == fault.Cancelled
 	if a.json && !interrupted {
-		enc := json.NewEncoder(a.stderr)
-		_ = enc.Encode(map[string]any{"error": fault.As(err)})
+		a.printError(jsonError(err))
 	} else {
 		fmt.Fprintf(a.stderr, "switchboard %s: %s\n", a.cmd, oneLine(err))
 		if fe := fault.As(err); fe != nil {
@@ -170,6 +184,49 @@ func (a *app) exit(ctx context.Context, err error) int {
 		return ExitInterrupted
 	}
 	return ExitFailure
+}
+
+// printError writes the structured error of a --json command to stderr,
+// as {"error": {...}} on one line.
+func (a *app) printError(fe *fault.Error) {
+	enc := json.NewEncoder(a.stderr)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(map[string]any{"error": fe})
+}
+
+// jsonError returns err as the structured error a --json command prints.
+// Its message is the whole one-line message a terminal shows — the
+// context the command added and the cause (a server's own words, a "no
+// such file") — without the per-field problems, which are in
+// details.fields.
+func jsonError(err error) *fault.Error {
+	fe := fault.As(err)
+	out := *fe
+	noFields := out
+	noFields.Fields = nil
+	msg := strings.Replace(err.Error(), fe.Error(), noFields.Error(), 1)
+	var ve *config.ValidationError
+	if !errors.As(err, &ve) {
+		msg = strings.ReplaceAll(strings.TrimSpace(msg), "\n", " | ")
+	}
+	out.Message = msg
+	return &out
+}
+
+// unavailableError reports the servers in a listing's scope that are not
+// connected, a line each; the listing itself was printed.
+type unavailableError struct{ lines []string }
+
+func (e *unavailableError) Error() string { return strings.Join(e.lines, "; ") }
+
+// fault returns the one structured error --json prints for them all.
+func (e *unavailableError) fault() *fault.Error {
+	msg := e.lines[0]
+	if len(e.lines) > 1 {
+		msg = fmt.Sprintf("%d servers are unavailable: %s", len(e.lines), strings.Join(e.lines, "; "))
+	}
+	return fault.New(fault.Connection, "%s", msg).WithDetail("unavailable", e.lines).
+		WithSuggestions("run 'switchboard servers' to see each server's state and last error")
 }
 
 // oneLine renders an error for a terminal: config problems keep one line
@@ -238,6 +295,39 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// valueFlags are the flags, common or of some subcommand, that take a
+// value as the next argument when written without "=".
+var valueFlags = map[string]bool{
+	"config": true, "log-level": true, "state-dir": true, "stdio": true, "url": true,
+	"o": true, "limit": true, "only": true, "concurrency": true, "timeout": true,
+	"server": true, "tool": true, "status": true, "source": true, "identity": true,
+	"since": true, "before": true, "args": true, "out-dir": true, "max-duration": true,
+	"max-cost": true, "event": true, "hook": true, "command": true,
+}
+
+// subcommand splits `COMMAND [flags] SUB [flags] [args]`: it returns the
+// first positional argument (the subcommand) and the other arguments in
+// order, so that flags may come before the subcommand as anywhere else.
+// ok is false when there is no positional argument.
+func subcommand(args []string) (sub string, rest []string, ok bool) {
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" {
+			break
+		}
+		if len(arg) > 1 && arg[0] == '-' {
+			name := strings.TrimLeft(arg, "-")
+			if !strings.Contains(name, "=") && valueFlags[name] {
+				i++ // its value
+			}
+			continue
+		}
+		rest = append(append(rest, args[:i]...), args[i+1:]...)
+		return arg, rest, true
+	}
+	return "", args, false
 }
 
 // adhoc reports whether --stdio or --url replaces the configuration.

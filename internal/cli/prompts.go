@@ -2,12 +2,13 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/switchboard-mcp/switchboard/internal/control"
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/suggest"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
@@ -75,14 +76,12 @@ func (a *app) listingBackend(ctx context.Context, name string, args []string) (c
 	return b, server, done, nil
 }
 
-// reportUnavailable prints why servers in scope are not connected, a line
-// each, and makes the exit code 1 when there is any.
+// reportUnavailable returns the error that says why servers in scope are
+// not connected (printed a line each, or as one --json error) and makes the
+// exit code 1; nil when every one is connected.
 func (a *app) reportUnavailable(lines []string) error {
-	for _, u := range lines {
-		fmt.Fprintf(a.stderr, "switchboard %s: %s\n", a.cmd, oneLine(errors.New(u)))
-	}
 	if len(lines) > 0 {
-		return &exitError{ExitFailure}
+		return &unavailableError{lines: lines}
 	}
 	return nil
 }
@@ -110,6 +109,9 @@ func runPrompt(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer done()
+	if err := checkPromptArgs(ctx, b, server, name, promptArgs); err != nil {
+		return err
+	}
 	res, err := b.Prompt(ctx, control.PromptRequest{Server: server, Name: name, Arguments: promptArgs})
 	if err != nil {
 		return err
@@ -126,6 +128,51 @@ func runPrompt(ctx context.Context, a *app, args []string) error {
 		if err := r.content(m.Content); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkPromptArgs rejects arguments the prompt does not declare, before
+// the request is sent, with the closest declared names as suggestions.
+// An unknown prompt is left to the backend, which says so.
+func checkPromptArgs(ctx context.Context, b control.Backend, server, name string, args map[string]string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	list, err := b.Prompts(ctx, server)
+	if err != nil {
+		return nil // the request reports it
+	}
+	for _, p := range list.Prompts {
+		if p.Prompt == nil || p.Name != name {
+			continue
+		}
+		var declared []string
+		for _, arg := range p.Arguments {
+			declared = append(declared, arg.Name)
+		}
+		var fields []fault.FieldDetail
+		for _, k := range sortedKeys(args) {
+			if contains(declared, k) {
+				continue
+			}
+			fd := fault.FieldDetail{Field: k, Message: fmt.Sprintf("prompt %s has no argument %q", name, k), ReceivedValue: args[k], Received: true}
+			if s := suggest.Closest(k, declared, 3); len(s) > 0 {
+				fd.Message += fmt.Sprintf("; did you mean %q?", s[0])
+				fd.Suggestion = s[0]
+			}
+			fields = append(fields, fd)
+		}
+		if len(fields) == 0 {
+			return nil
+		}
+		fe := fault.New(fault.Validation, "arguments for prompt %s/%s are invalid", server, name).
+			WithDetail("server", server).WithDetail("prompt", name)
+		fe.Fields = fields
+		if len(declared) > 0 {
+			return fe.WithSuggestions("its arguments are: " + strings.Join(declared, ", "))
+		}
+		return fe.WithSuggestions("it takes no arguments")
 	}
 	return nil
 }

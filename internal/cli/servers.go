@@ -115,6 +115,9 @@ func (a *app) serverAction(ctx context.Context, cfg *config.Config, action, name
 	if err != nil {
 		return err
 	}
+	if a.json {
+		return a.printJSON(res)
+	}
 	switch action {
 	case "refresh":
 		fmt.Fprintf(a.stdout, "%s: %d tools, %d prompts, %d resources\n", name, res.Tools, res.Prompts, res.Resources)

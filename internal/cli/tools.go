@@ -155,7 +155,8 @@ func (a *app) describeTool(t control.ToolInfo) {
 }
 
 // paramLines flattens an object schema into (name, type/required, notes)
-// rows; nested object properties are shown with dotted names.
+// rows; nested object properties are shown with dotted names, and the
+// properties of an array's object items as name[].property.
 func paramLines(schema map[string]any, prefix string, out *[][3]string) {
 	props, _ := schema["properties"].(map[string]any)
 	if len(props) == 0 {
@@ -189,6 +190,12 @@ func paramLines(schema map[string]any, prefix string, out *[][3]string) {
 		*out = append(*out, [3]string{prefix + name, typ, propNotes(p)})
 		if sub, ok := p["properties"].(map[string]any); ok && len(sub) > 0 {
 			paramLines(p, prefix+name+".", out)
+		}
+		// The fields of an array's object items, as name[].field.
+		if items, ok := p["items"].(map[string]any); ok {
+			if sub, ok := items["properties"].(map[string]any); ok && len(sub) > 0 {
+				paramLines(items, prefix+name+"[].", out)
+			}
 		}
 	}
 }
