@@ -39,6 +39,46 @@ func (a *app) socketPath() (string, error) {
 // or in ad hoc mode. Unless anyConfig, the daemon must also serve the same
 // configuration as cfg (the same file, or both the embedded default).
 func (a *app) daemon(ctx context.Context, cfg *config.Config, anyConfig bool) (*control.Client, control.Status) {
+	src := ""
+	if cfg != nil {
+		src = cfg.Source
+	}
+	return a.daemonFor(ctx, src, anyConfig)
+}
+
+// configSource returns the configuration file a command uses — the
+// --config flag, else the file config.Find picks — or "" for the embedded
+// default, without reading it. A command that only asks the daemon to act
+// on its configuration (reload) needs no more: the daemon reads the file
+// in its own environment, where the variables it refers to (token_env,
+// ${VAR}) are set, and the caller's shell need not have them.
+func (a *app) configSource() (string, error) {
+	if a.configPath != "" {
+		return a.configPath, nil
+	}
+	return config.Find()
+}
+
+// fileDaemon returns a client for the daemon that serves the configuration
+// file this command would use, and its status, as daemon does, but
+// without loading the file: the caller's environment need not have the
+// variables the file refers to. With no such daemon (or in ad hoc mode)
+// the client is nil and the command loads the file itself.
+func (a *app) fileDaemon(ctx context.Context) (*control.Client, control.Status, error) {
+	if a.adhoc() {
+		return nil, control.Status{}, nil
+	}
+	src, err := a.configSource()
+	if err != nil {
+		return nil, control.Status{}, err
+	}
+	c, st := a.daemonFor(ctx, src, false)
+	return c, st, nil
+}
+
+// daemonFor is daemon for the configuration file src ("" for the embedded
+// default), which need not have been loaded.
+func (a *app) daemonFor(ctx context.Context, src string, anyConfig bool) (*control.Client, control.Status) {
 	if a.adhoc() || os.Getenv(envNoDaemon) == "1" {
 		return nil, control.Status{}
 	}
@@ -58,7 +98,7 @@ func (a *app) daemon(ctx context.Context, cfg *config.Config, anyConfig bool) (*
 		c.Close()
 		return nil, control.Status{}
 	}
-	if !anyConfig && st.ConfigSource != control.AbsSource(cfg.Source) {
+	if !anyConfig && st.ConfigSource != control.AbsSource(src) {
 		a.logger().Info("the daemon serves another configuration; working in-process", "daemon_config", st.ConfigSource, "pid", st.PID)
 		c.Close()
 		return nil, st

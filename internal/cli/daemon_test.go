@@ -183,7 +183,7 @@ func TestDaemonAndInProcessPrintTheSame(t *testing.T) {
 	for {
 		t.Setenv(envNoDaemon, "1")
 		r := runCLI(t, "history", "--config", cfg, "--json", "--limit", "1000")
-		if n := strings.Count(r.stdout, `"ID"`); n >= 24 || time.Now().After(deadline) {
+		if n := strings.Count(r.stdout, `"id"`); n >= 24 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -201,7 +201,7 @@ func TestDaemonAndInProcessPrintTheSame(t *testing.T) {
 	}
 	t.Setenv(envNoDaemon, "1")
 	r := runCLI(t, "history", "--config", cfg, "--json", "--limit", "1")
-	id := regexp.MustCompile(`"ID": "([^"]+)"`).FindStringSubmatch(r.stdout)
+	id := regexp.MustCompile(`"id": "([^"]+)"`).FindStringSubmatch(r.stdout)
 	if id == nil {
 		t.Fatalf("history --json: got %q, want a call", r.stdout)
 	}
@@ -357,4 +357,26 @@ func appendFile(path, text string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// TestReloadNeedsNotTheDaemonsSecrets checks that reload asks the daemon
+// to reload its own file, in its own environment: a token variable the
+// daemon has but the caller's shell lacks does not stop it.
+func TestReloadNeedsNotTheDaemonsSecrets(t *testing.T) {
+	const tokenVar = "SWITCHBOARD_TEST_RELOAD_TOKEN"
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	if err := appendFile(cfg, "gateway:\n  tokens:\n    - name: alice\n      user: alice\n      token_env: "+tokenVar+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(tokenVar, "daemon-secret") // restored when the test ends
+	d := startDaemon(t, cfg)
+	if err := os.Unsetenv(tokenVar); err != nil { // the operator's shell
+		t.Fatal(err)
+	}
+	r := runCLI(t, "reload", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "reload", r.stdout, "reloaded "+cfg)
+	if n := d.reloads.Load(); n != 1 {
+		t.Errorf("reloads: got %d, want 1", n)
+	}
 }

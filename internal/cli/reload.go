@@ -9,9 +9,12 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
 
-// runReload makes the running daemon reload its configuration file. With
-// no daemon for this configuration it validates the file, prints the
-// result and fails, saying so.
+// runReload makes the running daemon reload its configuration file. The
+// daemon reads and validates the file in its own environment: the caller
+// names the file but does not load it, so it needs none of the variables
+// (token_env, ${VAR}) the file refers to. With no daemon for this
+// configuration it validates the file here, prints the result and fails,
+// saying so.
 func runReload(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("reload", false)
 	if pos, err := parse(fs, args); err != nil {
@@ -19,12 +22,15 @@ func runReload(ctx context.Context, a *app, args []string) error {
 	} else if len(pos) > 0 {
 		return usagef("reload takes no arguments")
 	}
-	cfg, err := a.loadConfig()
+	c, st, err := a.fileDaemon(ctx)
 	if err != nil {
 		return err
 	}
-	c, st := a.daemon(ctx, cfg, false)
 	if c == nil {
+		cfg, err := a.loadConfig()
+		if err != nil {
+			return err
+		}
 		src := cfg.Source
 		if src == "" {
 			src = "the embedded default"

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,12 +34,14 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	if len(pos) > 0 {
 		return usagef("serve takes no arguments")
 	}
-	cfg, err := a.loadConfig()
+	if *listen != "" {
+		if msg, fix := listenProblem(*listen); msg != "" {
+			return usagef("--listen: %s; %s", msg, fix)
+		}
+	}
+	cfg, err := a.loadServeConfig(*listen)
 	if err != nil {
 		return err
-	}
-	if *listen != "" {
-		cfg.Gateway.Listen = *listen
 	}
 	if err := cfg.Gateway.CheckExposure(); err != nil {
 		return err
@@ -63,13 +68,7 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	var load func() (*config.Config, error)
 	if cfg.Source != "" {
 		override := *listen
-		load = func() (*config.Config, error) {
-			c, err := a.loadConfig()
-			if err == nil && override != "" {
-				c.Gateway.Listen = override
-			}
-			return c, err
-		}
+		load = func() (*config.Config, error) { return a.loadServeConfig(override) }
 	}
 	d, err := daemon.New(daemon.Options{
 		Config:   cfg,
@@ -132,8 +131,68 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	return err
 }
 
+// loadServeConfig loads the configuration as loadConfig does, with
+// listen, when not empty, in place of gateway.listen before the file is
+// validated: a file that listens on 0.0.0.0 without tokens serves with
+// --listen 127.0.0.1:7777.
+func (a *app) loadServeConfig(listen string) (*config.Config, error) {
+	path := ""
+	if listen != "" && !a.adhoc() {
+		p, err := a.configSource()
+		if err != nil {
+			return nil, err
+		}
+		path = p
+	}
+	if path != "" {
+		return config.Load(path, config.Options{Listen: listen})
+	}
+	cfg, err := a.loadConfig()
+	if err == nil && listen != "" {
+		cfg.Gateway.Listen = listen
+	}
+	return cfg, err
+}
+
+// listenProblem says what is wrong with a --listen value, or "", in the
+// words `config validate` uses for gateway.listen, which the flag
+// replaces. Whether the address needs tokens is checked afterwards, on the
+// configuration with the flag applied.
+func listenProblem(v string) (msg, fix string) {
+	const hostPort = "write it as host:port, e.g. 127.0.0.1:7777 (or [::1]:7777)"
+	host, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return fmt.Sprintf("invalid listen address %q", v), hostPort
+	}
+	if strings.ContainsAny(host, "/ ") {
+		return fmt.Sprintf("invalid host %q in listen address", host), hostPort
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Sprintf("invalid port %q in listen address", port), "use a port number from 0 (any free port) to 65535"
+	}
+	return "", ""
+}
+
+// clientAddr returns the address a client on this machine uses to reach
+// a listener on addr, and whether addr is a wildcard (every interface),
+// which other machines reach through this host's name or IP address
+// instead. A wildcard host (0.0.0.0, ::, none) cannot be dialled
+// portably, so it is shown as 127.0.0.1, which the gateway's Host check
+// always accepts.
+func clientAddr(addr string) (string, bool) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr, false
+	}
+	if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
+		return addr, false
+	}
+	return net.JoinHostPort("127.0.0.1", port), true
+}
+
 // printEndpoints says what the daemon serves and how to connect a client.
 func printEndpoints(w interface{ Write([]byte) (int, error) }, addr string, cfg *config.Config) {
+	addr, wildcard := clientAddr(addr)
 	base := "http://" + addr
 	fmt.Fprintf(w, "gateway: %s/mcp (streamable HTTP), %s/sse (SSE)", base, base)
 	for _, v := range cfg.Gateway.Views {
@@ -142,6 +201,9 @@ func printEndpoints(w interface{ Write([]byte) (int, error) }, addr string, cfg 
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "web console: %s/\n", base)
 	fmt.Fprintf(w, "health: %s/healthz, %s/readyz; metrics: %s/metrics\n", base, base, base)
+	if wildcard {
+		fmt.Fprintf(w, "listening on every interface (%s): these addresses are for clients on this machine; other machines use this host's name or IP address instead of 127.0.0.1 (one of gateway.allowed_hosts, when that is set)\n", cfg.Gateway.Listen)
+	}
 	auth := ""
 	if len(cfg.Gateway.Tokens) > 0 {
 		auth = ` (add "headers": {"Authorization": "Bearer <token>"})`

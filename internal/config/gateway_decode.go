@@ -226,14 +226,24 @@ func (r *resolver) decodeGateway(p *pair, servers []*rawServer) Gateway {
 	g := DefaultGateway()
 	n, pos := r.block(p, "gateway")
 	g.Pos = pos
+	var listenPos Pos
+	listenOK := true
+	if r.listen != "" {
+		// serve --listen: the flag replaces the key, checked alike.
+		listenPos = Pos{File: "--listen"}
+		if msg, fix := listenProblem(r.listen); msg != "" {
+			r.ps.add(listenPos, "gateway.listen", msg, fix, nil)
+			listenOK = false
+		} else {
+			g.Listen = r.listen
+		}
+	}
 	if n == nil {
 		return g
 	}
 	r.ps.known(n, "gateway", gatewayKeys)
 
-	var listenPos Pos
-	listenOK := true
-	if p := n.get("listen"); p != nil {
+	if p := n.get("listen"); p != nil && r.listen == "" {
 		const field = "gateway.listen"
 		listenPos = p.value.pos
 		listenOK = false

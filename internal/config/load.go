@@ -19,6 +19,11 @@ type Options struct {
 	// LookupEnv looks up the environment variables that ${VAR} references
 	// and env files refer to. Nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// Listen, when set, replaces gateway.listen (serve --listen) before
+	// the configuration is validated: it is checked as the key is, with
+	// the same messages, at the position "--listen", and the file's value
+	// is neither checked nor used.
+	Listen string
 }
 
 // Load reads the configuration file at path, in any supported format (see
@@ -71,6 +76,7 @@ func parse(filename string, data []byte, opts Options) *parsed {
 		lookup: lookup,
 		file:   filename,
 		dir:    filepath.Dir(filename),
+		listen: opts.Listen,
 	}
 	cfg := r.resolve(rc)
 	cfg.Warnings = sortProblems(ps.warns, filename)

@@ -27,6 +27,8 @@ type resolver struct {
 	// servers' max_concurrent is not checked against it.
 	limitsOK bool
 	allowed  []string
+	// listen replaces gateway.listen (Options.Listen) unless empty.
+	listen string
 }
 
 // defaultDefaults returns the built-in global settings.

@@ -313,7 +313,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 }
 
 // RunStdio serves one MCP client over t (serve --stdio) until it
-// disconnects or ctx is done, then shuts down like Run.
+// disconnects or ctx is done, then shuts down like Run. It reads the
+// client's first message only once every enabled server has connected or
+// failed its first attempt (bounded by their connect timeouts), so that
+// the client's initialize and first tools/list see them.
 func (d *Daemon) RunStdio(ctx context.Context, t mcp.Transport) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -322,6 +325,7 @@ func (d *Daemon) RunStdio(ctx context.Context, t mcp.Transport) error {
 		go func() {
 			defer wg.Done()
 			defer cancel() // the client went away: shut down
+			d.waitFirstAttempts(runCtx)
 			if err := d.gw.ServeStdio(runCtx, t); err != nil {
 				d.logger.Error("stdio session failed", "err", err)
 			}

@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
+)
+
+// TestServeListenFlagIsCheckedLikeTheKey checks that a bad --listen value
+// gets the message `config validate` gives for the same gateway.listen,
+// and no advice that does not apply (tokens, a busy port).
+func TestServeListenFlagIsCheckedLikeTheKey(t *testing.T) {
+	tests := []struct {
+		value string
+		want  string
+	}{
+		{"foo", `invalid listen address "foo"; write it as host:port`},
+		{"127.0.0.1:99999", `invalid port "99999" in listen address; use a port number from 0 (any free port) to 65535`},
+		{"127.0.0.1:-1", `invalid port "-1" in listen address`},
+		{"a b:7777", `invalid host "a b" in listen address`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.value, func(t *testing.T) {
+			cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+			r := runCLI(t, "serve", "--config", cfg, "--listen", tt.value)
+			wantCode(t, r, ExitUsage)
+			wantContains(t, "serve --listen", r.stderr, "--listen: "+tt.want)
+			for _, wrong := range []string{"requires tokens", "another program"} {
+				if strings.Contains(r.stderr, wrong) {
+					t.Errorf("serve --listen %s: got %q, want no %q", tt.value, r.stderr, wrong)
+				}
+			}
+			// The same words as the configuration key's.
+			if err := appendFile(cfg, "gateway:\n  listen: \""+tt.value+"\"\n"); err != nil {
+				t.Fatal(err)
+			}
+			v := runCLI(t, "config", "validate", cfg)
+			wantCode(t, v, ExitFailure)
+			wantContains(t, "config validate", v.stdout+v.stderr, "gateway.listen: "+tt.want)
+		})
+	}
+}
+
+// TestPrintEndpointsShowsAUsableAddress checks that a wildcard listen
+// address is printed as one a client can dial, with a note for other
+// machines, and that a specific address is printed as it is.
+func TestPrintEndpointsShowsAUsableAddress(t *testing.T) {
+	tests := []struct {
+		listen, addr string
+		want         string
+		wantNote     bool
+	}{
+		{"0.0.0.0:18110", "[::]:18110", "http://127.0.0.1:18110/mcp", true},
+		{"0.0.0.0:18110", "0.0.0.0:18110", "http://127.0.0.1:18110/mcp", true},
+		{":18110", "[::]:18110", "http://127.0.0.1:18110/mcp", true},
+		{"127.0.0.1:18110", "127.0.0.1:18110", "http://127.0.0.1:18110/mcp", false},
+		{"192.0.2.7:18110", "192.0.2.7:18110", "http://192.0.2.7:18110/mcp", false},
+		{"[::1]:18110", "[::1]:18110", "http://[::1]:18110/mcp", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.addr, func(t *testing.T) {
+			cfg := config.Default()
+			cfg.Gateway.Listen = tt.listen
+			var b strings.Builder
+			printEndpoints(&b, tt.addr, cfg)
+			out := b.String()
+			if n := strings.Count(out, `"url":"`+tt.want+`"`); n != 2 {
+				t.Errorf("client snippets with %s: got %d, want 2:\n%s", tt.want, n, out)
+			}
+			wantContains(t, "banner", out, "gateway: "+tt.want+" (streamable HTTP)")
+			for _, bad := range []string{"[::]", "0.0.0.0:18110/", "//:18110"} {
+				if strings.Contains(out, bad) {
+					t.Errorf("banner shows the unusable address %q:\n%s", bad, out)
+				}
+			}
+			if got := strings.Contains(out, "other machines use this host's name or IP address"); got != tt.wantNote {
+				t.Errorf("note for other machines: got %v, want %v:\n%s", got, tt.wantNote, out)
+			}
+		})
+	}
+}
+
+// TestServeListenOverridesTheFile checks that --listen replaces
+// gateway.listen before validation: a file that listens on 0.0.0.0
+// without tokens serves on the flag's loopback address.
+func TestServeListenOverridesTheFile(t *testing.T) {
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	if err := appendFile(cfg, "gateway:\n  listen: 0.0.0.0:18110\n"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- Main(ctx, []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0"}, &out, &errb) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), "gateway: http://127.0.0.1:") {
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited with %d before serving:\n%s%s", code, out.String(), errb.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not print its address within 20s:\n%s%s", out.String(), errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != ExitOK {
+		t.Errorf("serve exit code: got %d, want 0\n%s", code, errb.String())
+	}
+}
