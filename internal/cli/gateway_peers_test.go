@@ -254,7 +254,8 @@ func TestElicitationThroughGateway(t *testing.T) {
 // TestTypeScriptClientGatewayPassthrough checks the rest of what passes
 // through the gateway to server-everything: instructions, prompts,
 // resource templates, reads, completion, the logging level and log
-// messages, resource subscriptions and their updates.
+// messages, resource subscriptions (also to a templated URI) and their
+// updates.
 func TestTypeScriptClientGatewayPassthrough(t *testing.T) {
 	const doc = "demo://resource/static/document/architecture.md"
 	listen := freeAddr(t)
@@ -275,12 +276,15 @@ func TestTypeScriptClientGatewayPassthrough(t *testing.T) {
 			{"op": "call", "name": "everything__toggle-subscriber-updates"},
 			{"op": "wait_notification", "method": "notifications/message", "timeout_ms": 20000},
 			{"op": "wait_notification", "method": "notifications/resources/updated", "timeout_ms": 20000},
+			// A URI one of the templates matches can be subscribed to, as
+			// it can be read.
+			{"op": "subscribe", "uri": "demo://resource/dynamic/text/1"},
 		},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res) < 12 {
+	if len(res) < 13 {
 		t.Fatalf("got %d result lines: %v", len(res), res)
 	}
 	for i, r := range res[1 : len(res)-1] {
@@ -312,6 +316,9 @@ func TestTypeScriptClientGatewayPassthrough(t *testing.T) {
 	var updated struct{ URI string }
 	if err := res[11].Field("params", &updated); err != nil || updated.URI != doc {
 		t.Errorf("resources/updated: got %+v (%v), want %s", updated, err, doc)
+	}
+	if !res[12].OK() {
+		t.Errorf("subscribing to a URI a template matches: %v", res[12].Err())
 	}
 }
 

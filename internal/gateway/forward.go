@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
@@ -194,8 +195,17 @@ func (vs *viewServer) routeURI(uri string) (resourceEntry, bool) {
 	if e, ok := vs.resources[uri]; ok {
 		return e, true
 	}
-	e, ok := vs.templates[uri]
-	return e, ok
+	if e, ok := vs.templates[uri]; ok {
+		return e, true
+	}
+	// A URI a template of the view matches (as reads of it are routed).
+	for tpl, e := range vs.templates {
+		if t, err := uritemplate.New(tpl); err == nil && t.Regexp().MatchString(uri) {
+			e.uri = uri
+			return e, true
+		}
+	}
+	return resourceEntry{}, false
 }
 
 // complete routes completion/complete to the server that owns the prompt
@@ -247,7 +257,8 @@ func (vs *viewServer) complete(ctx context.Context, req *mcp.CompleteRequest) (*
 func (vs *viewServer) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	e, ok := vs.routeURI(req.Params.URI)
 	if !ok {
-		return fmt.Errorf("no resource %q in this view", req.Params.URI)
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("no resource %q in this view: subscribe to a URI from resources/list, or one a template from resources/templates/list matches", req.Params.URI)}
 	}
 	return vs.g.subs.change(ctx, vs.g, e.server, e.uri, +1)
 }
@@ -261,9 +272,6 @@ func (vs *viewServer) unsubscribe(ctx context.Context, req *mcp.UnsubscribeReque
 	return vs.g.subs.change(ctx, vs.g, e.server, e.uri, -1)
 }
 
-// setLevelMiddleware forwards logging/setLevel to the view's upstreams
-// that log, after the SDK has recorded the level for the session (it
-// filters what each client receives).
 // unavailableMiddleware answers a call to a tool the view shows while
 // its server is available — but that server is connecting, reconnecting
 // or disabled now, so the tool is not listed — with why, as the pool says
@@ -316,6 +324,9 @@ func (vs *viewServer) unavailable(name string) error {
 	return nil
 }
 
+// setLevelMiddleware forwards logging/setLevel to the view's upstreams
+// that log, after the SDK has recorded the level for the session (it
+// filters what each client receives).
 func (vs *viewServer) setLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -434,6 +445,16 @@ func (g *Gateway) log(server string, p *mcp.LoggingMessageParams) {
 // from (*mcp.ServerSession).
 type callerKey struct{}
 
+// noClientFor says why an upstream's request for capability (sampling,
+// elicitation) has no client to answer it: the client whose call caused
+// it did not declare the capability, or no call to the server is running.
+func noClientFor(ctx context.Context, server, capability string) error {
+	if _, ok := ctx.Value(callerKey{}).(*mcp.ServerSession); ok {
+		return fmt.Errorf("server %s asked for %s, which the client that called it did not declare (capabilities.%s in its initialize)", server, capability, capability)
+	}
+	return fmt.Errorf("server %s asked for %s outside any call of a client that declared it", server, capability)
+}
+
 // Requests returns what answers an upstream's sampling, elicitation and
 // roots requests: the client session whose call caused the request, when
 // the upstream sent it on that call's own stream (streamable HTTP), else
@@ -444,14 +465,14 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 		CreateMessage: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 			ss := g.inflight.pick(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
 			if ss == nil {
-				return nil, fmt.Errorf("no client with sampling has a call to %s in progress", server)
+				return nil, noClientFor(ctx, server, "sampling")
 			}
 			return ss.CreateMessage(ctx, p)
 		},
 		Elicit: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			ss := g.inflight.pick(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.Elicitation != nil })
 			if ss == nil {
-				return nil, fmt.Errorf("no client with elicitation has a call to %s in progress", server)
+				return nil, noClientFor(ctx, server, "elicitation")
 			}
 			return ss.Elicit(ctx, p)
 		},

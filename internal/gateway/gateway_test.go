@@ -4,6 +4,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -113,6 +114,9 @@ func TestNarrowing(t *testing.T) {
 		{"widening", ab, "servers=gamma", nil, nil, fault.Authorization},
 		{"unknown server", all, "servers=delta", nil, nil, fault.Validation},
 		{"bad glob", all, "tools=[", nil, nil, fault.Validation},
+		{"typo", all, "server=alpha", nil, nil, fault.Validation},
+		{"unknown parameter", all, "foo=1", nil, nil, fault.Validation},
+		{"legacy SSE session", all, "sessionid=abc", nil, nil, ""},
 	}
 	for _, tt := range tests {
 		q, _ := url.ParseQuery(tt.query)
@@ -120,6 +124,9 @@ func TestNarrowing(t *testing.T) {
 		if fault.KindOf(err) != tt.wantKind || (err == nil) != (tt.wantKind == "") {
 			t.Errorf("%s: got error %v, want kind %q", tt.name, err, tt.wantKind)
 			continue
+		}
+		if tt.name == "typo" && !strings.Contains(err.Error(), `did you mean "servers"?`) {
+			t.Errorf("typo: got %v, want a did-you-mean", err)
 		}
 		if !slices.Equal(servers, tt.wantServers) || !slices.Equal(tools, tt.wantTools) {
 			t.Errorf("%s: got %v %v, want %v %v", tt.name, servers, tools, tt.wantServers, tt.wantTools)

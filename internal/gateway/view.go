@@ -10,6 +10,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/suggest"
 )
 
 // viewSpec is what one view server shows: a configured view, optionally
@@ -78,10 +79,23 @@ func matchAny(globs []string, name string) bool {
 	return false
 }
 
+// queryParams are the query parameters an endpoint reads: the two
+// narrowings, and the legacy SSE transport's session id.
+var queryParams = []string{"servers", "tools", "sessionid"}
+
 // narrowing reads a client's narrowing from the query (?servers=a,b and
 // ?tools=glob,glob) and checks it against the view: a narrowing may only
 // name servers of the view and never widens it.
 func narrowing(view config.View, cfg *config.Config, q url.Values) (servers, tools []string, err error) {
+	for k := range q {
+		if !slices.Contains(queryParams, k) {
+			fe := fault.New(fault.Validation, "unknown query parameter %q", k)
+			if s := suggest.Closest(k, queryParams[:2], 1); len(s) > 0 {
+				fe.Message += fmt.Sprintf("; did you mean %q?", s[0])
+			}
+			return nil, nil, fe.WithSuggestions("narrow a view with ?servers=a,b and ?tools=glob,glob; nothing else is read from the query")
+		}
+	}
 	if v := q.Get("servers"); v != "" {
 		servers = []string{}
 		for _, name := range splitList(v) {
