@@ -194,6 +194,15 @@ func TestFlagsBeforeSubcommand(t *testing.T) {
 	r = runCLI(t, "config", "--config", cfg, "bogus")
 	wantCode(t, r, ExitUsage)
 	wantContains(t, "config bogus", r.stderr, `unknown config subcommand "bogus"`)
+	doc := filepath.Join(t.TempDir(), "d.md")
+	if err := os.WriteFile(doc, []byte("# Notes\n\nNo calls here.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, "doc", "--config", cfg, "list", doc)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "doc --config X list", r.stdout, "has no tool-call blocks")
+	r = runCLI(t, "doc", "--json", "list", doc)
+	wantCode(t, r, ExitOK)
 }
 
 func TestConfigShowResolvedKeys(t *testing.T) {

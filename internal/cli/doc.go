@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -21,19 +22,21 @@ const docUsage = "usage: switchboard doc run [--only LINE] [--dry-run] [--check]
 
 // runDoc runs `switchboard doc run|list FILE.md` (docs/documents.md).
 func runDoc(ctx context.Context, a *app, args []string) error {
-	if len(args) == 0 {
+	sub, rest, ok := subcommand(args)
+	if !ok {
+		if slices.Contains(args, "-h") || slices.Contains(args, "--help") {
+			fmt.Fprintln(a.stdout, docUsage)
+			return nil
+		}
 		return usagef("missing subcommand; %s", docUsage)
 	}
-	switch args[0] {
+	switch sub {
 	case "run":
-		return runDocRun(ctx, a, args[1:])
+		return runDocRun(ctx, a, rest)
 	case "list":
-		return runDocList(a, args[1:])
-	case "-h", "--help":
-		fmt.Fprintln(a.stdout, docUsage)
-		return nil
+		return runDocList(a, rest)
 	}
-	return usagef("unknown subcommand %q; %s", args[0], docUsage)
+	return usagef("unknown subcommand %q; %s", sub, docUsage)
 }
 
 // docFile parses the flags and returns the one FILE argument.
