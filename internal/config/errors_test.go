@@ -471,7 +471,7 @@ servers:
 			"testdata/bad.yaml:2:28: security.allowed_commands[1]: \"./bin/x\" is a relative path; use a bare command name (found on PATH) or an absolute path",
 			"testdata/bad.yaml:2:37: security.allowed_commands[2]: \"npx -y\" must be a command name or path, not a command line; list only the program; arguments go under each server's args",
 			"testdata/bad.yaml:5:14: servers.a.command: command \"python\" is not in the allowlist (npx, uvx, docker, node, /opt/x); add it under security.allowed_commands",
-			"testdata/bad.yaml:7:14: servers.b.command: command \"./server\" is a relative path; use a bare command name (found on PATH) or an absolute path; add it under security.allowed_commands",
+			"testdata/bad.yaml:7:14: servers.b.command: command \"./server\" is a relative path; use a bare command name (found on PATH) or an absolute path (and allow that under security.allowed_commands); relative paths are never allowed",
 			"testdata/bad.yaml:9:14: servers.c.command: command \"/usr/bin/node\" is not in the allowlist; add it under security.allowed_commands",
 			"testdata/bad.yaml:11:14: servers.d.command: command \"npx -y pkg\" contains spaces; set command: npx and put the rest under args",
 		},

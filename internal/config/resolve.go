@@ -622,7 +622,7 @@ func (r *resolver) allowlistMessage(cmd string) (string, string) {
 	switch {
 	case isPath(cmd) && !filepath.IsAbs(cmd):
 		return fmt.Sprintf("command %q is a relative path", cmd),
-			"use a bare command name (found on PATH) or an absolute path; " + addIt
+			"use a bare command name (found on PATH) or an absolute path (and allow that under security.allowed_commands); relative paths are never allowed"
 	case isPath(cmd):
 		return fmt.Sprintf("command %q is not in the allowlist", cmd), addIt
 	case strings.ContainsAny(cmd, " \t"):

@@ -527,10 +527,22 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 func (c *Client) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
 	res, err := c.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 	if err != nil {
-		return nil, c.classify(ctx, err, fmt.Sprintf("reading %s from %s", uri, c.server.Name))
+		out := c.classify(ctx, err, fmt.Sprintf("reading %s from %s", uri, c.server.Name))
+		// Resource not found is -32602 since SEP-2164 (-32002 before):
+		// say not_found rather than validation when that is what it is.
+		var rpcErr *jsonrpc.Error
+		if fe := fault.As(out); fe != nil && errors.As(err, &rpcErr) &&
+			(rpcErr.Code == codeResourceNotFoundLegacy || (rpcErr.Code == jsonrpc.CodeInvalidParams && strings.Contains(strings.ToLower(rpcErr.Message), "not found"))) {
+			fe.Kind = fault.NotFound
+		}
+		return nil, out
 	}
 	return res, nil
 }
+
+// codeResourceNotFoundLegacy is the resource-not-found code servers used
+// before SEP-2164 made it -32602.
+const codeResourceNotFoundLegacy = -32002
 
 // Capabilities returns the server's declared capabilities (never nil).
 func (c *Client) Capabilities() *mcp.ServerCapabilities {

@@ -272,3 +272,28 @@ func TestStreamableStandaloneStreamResumes(t *testing.T) {
 		t.Fatalf("a call after the stream was cut: %v", err)
 	}
 }
+
+// TestReadMissingResourceIsNotFound: a server's "resource not found" (code
+// -32602 since SEP-2164) is a not_found error that keeps the server's
+// words, not a validation error.
+func TestReadMissingResourceIsNotFound(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "docs", Version: "1"}, nil)
+	s.AddResource(&mcp.Resource{URI: "demo://doc", Name: "doc"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "demo://doc", Text: "x"}}}, nil
+	})
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	c, err := Dial(context.Background(), config.Server{Name: "docs", Transport: config.TransportStdio, Command: "unused"}, DialOptions{Transport: ct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.ReadResource(context.Background(), "demo://nope")
+	if k := fault.KindOf(err); k != fault.NotFound || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("reading a missing resource: got %s %v, want not_found with the server's words", k, err)
+	}
+}
