@@ -371,20 +371,20 @@ func (d *Daemon) serve(ctx context.Context, start func(context.Context, *sync.Wa
 const responseFlush = time.Second
 
 // drain waits for calls in flight to finish until deadline, then cancels
-// the rest through the stop switch.
+// the rest (they are told the daemon is shutting down).
 func (d *Daemon) drain(deadline context.Context) {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for d.eng.Stats().InFlight > 0 {
 		select {
 		case <-deadline.Done():
-			n := d.eng.Stop()
+			n := d.eng.Shutdown()
 			d.logger.Warn("shutdown deadline reached; cancelled the calls still running", "cancelled", n)
 			return
 		case <-t.C:
 		}
 	}
-	d.eng.Stop() // nothing new starts while the rest shuts down
+	d.eng.Shutdown() // nothing new starts while the rest shuts down
 }
 
 // serverChanged prints a server's state changes and brings the views in

@@ -230,7 +230,11 @@ func TestShutdownCancelsCallsPastTheDeadline(t *testing.T) {
 	}
 	recs, err := r.store.Calls(context.Background(), store.CallFilter{Tool: "slow"})
 	if err != nil || len(recs) != 1 || recs[0].Status != "cancelled" {
-		t.Errorf("history after shutdown: got %+v %v, want the slow call recorded as cancelled", recs, err)
+		t.Fatalf("history after shutdown: got %+v %v, want the slow call recorded as cancelled", recs, err)
+	}
+	// Cancelled by the shutdown, not by someone's switchboard stop.
+	if msg := recs[0].ErrorMessage; !strings.Contains(msg, "shutting down") || strings.Contains(msg, "switchboard resume") {
+		t.Errorf("the cancelled call's error: got %q, want it to say switchboard is shutting down", msg)
 	}
 }
 

@@ -196,7 +196,11 @@ func (e *Engine) SetConfig(cfg *config.Config) error {
 
 // Stop makes every new call fail with a clear error and cancels the calls
 // in flight. It returns how many were cancelled.
-func (e *Engine) Stop() int { return e.gate.stop() }
+func (e *Engine) Stop() int { return e.gate.stop(errStopped) }
+
+// Shutdown is Stop for a process that is shutting down: calls cancelled
+// or refused are told so, not that someone ran switchboard stop.
+func (e *Engine) Shutdown() int { return e.gate.stop(errShutdown) }
 
 // Resume lifts Stop.
 func (e *Engine) Resume() { e.gate.resume() }
@@ -367,8 +371,8 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 				return nil, fault.Wrap(fault.Timeout, err, "%s/%s did not answer within %s; the call was cancelled upstream", req.Server, req.Tool, timeout).
 					WithDetail("server", req.Server).WithDetail("tool", req.Tool).
 					WithSuggestions("raise request_timeout for the server, or pass a longer timeout")
-			case errStopped:
-				return nil, errStopped
+			case errStopped, errShutdown:
+				return nil, cause
 			}
 		}
 		if ctx.Err() != nil {

@@ -23,8 +23,8 @@ type gate struct {
 	perServer    map[string]*slots // servers with a max_concurrent
 	queueWait    time.Duration
 	maxQueue     int64
-	sessionLimit int64 // -1 = unlimited
-	stopped      bool
+	sessionLimit int64                              // -1 = unlimited
+	stopped      error                              // why calls are stopped (errStopped, errShutdown); nil when they run
 	active       map[string]context.CancelCauseFunc // in-flight calls, for Stop
 }
 
@@ -58,8 +58,13 @@ func (g *gate) reconfigure(maxConcurrent int, perServer map[string]int, queueWai
 	g.queueWait, g.maxQueue, g.sessionLimit = queueWait, int64(maxQueue), int64(sessionLimit)
 }
 
-// errStopped is the cause of calls cancelled by Stop.
-var errStopped = fault.New(fault.Cancelled, "calls are stopped (switchboard stop); run 'switchboard resume' to allow calls again")
+// errStopped is the cause of calls cancelled by Stop; errShutdown, by
+// Shutdown.
+var (
+	errStopped  = fault.New(fault.Cancelled, "calls are stopped (switchboard stop); run 'switchboard resume' to allow calls again")
+	errShutdown = fault.New(fault.Cancelled, "switchboard is shutting down: the call was cancelled when the shutdown timeout ran out").
+			WithSuggestions("call again once switchboard is back; gateway.shutdown_timeout sets how long calls in flight may finish")
+)
 
 // admit counts the call against the session limit and checks the stop
 // switch.
@@ -67,8 +72,8 @@ func (g *gate) admit() error {
 	g.mu.Lock()
 	stopped, limit := g.stopped, g.sessionLimit
 	g.mu.Unlock()
-	if stopped {
-		return errStopped
+	if stopped != nil {
+		return stopped
 	}
 	if limit >= 0 {
 		if n := g.started.Add(1); n > limit {
@@ -234,8 +239,8 @@ func (s *slots) usage() (used, size int) {
 func (g *gate) track(id string, cancel context.CancelCauseFunc) (untrack func(), err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.stopped {
-		return nil, errStopped
+	if g.stopped != nil {
+		return nil, g.stopped
 	}
 	g.active[id] = cancel
 	return func() {
@@ -245,26 +250,26 @@ func (g *gate) track(id string, cancel context.CancelCauseFunc) (untrack func(),
 	}, nil
 }
 
-// stop makes new calls fail and cancels those in flight; it returns how
-// many were cancelled.
-func (g *gate) stop() int {
+// stop makes new calls fail and cancels those in flight, with cause
+// (errStopped or errShutdown); it returns how many were cancelled.
+func (g *gate) stop(cause error) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.stopped = true
+	g.stopped = cause
 	for _, cancel := range g.active {
-		cancel(errStopped)
+		cancel(cause)
 	}
 	return len(g.active)
 }
 
 func (g *gate) resume() {
 	g.mu.Lock()
-	g.stopped = false
+	g.stopped = nil
 	g.mu.Unlock()
 }
 
 func (g *gate) isStopped() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.stopped
+	return g.stopped != nil
 }
