@@ -186,7 +186,7 @@ func (h *httpHandler) endpoint(kind, view string, gw config.Gateway) http.Handle
 			Stateless: gw.Stateless,
 			// Idle sessions are closed by the gateway's janitor, which
 			// also sees the requests the fast path answers.
-			Logger: h.g.logger,
+			Logger: sdkLogger(h.g.logger),
 			// Host and Origin are checked above, with the configured
 			// allowances (a proxy's name, say), before the SDK sees them.
 			DisableLocalhostProtection: true,

@@ -63,7 +63,7 @@ func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
 	view := spec.view.Name
 	vs.srv = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard gateway (" + view + ")", Version: g.version}, &mcp.ServerOptions{
 		Instructions: vs.instructions,
-		Logger:       g.logger.With(logKeyView, view),
+		Logger:       sdkLogger(g.logger.With(logKeyView, view)),
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:       &mcp.ToolCapabilities{ListChanged: true},
 			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
