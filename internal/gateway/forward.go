@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -124,7 +125,11 @@ func errorResult(err error) *mcp.CallToolResult {
 func upstreamError(server string, err error) error {
 	var werr *jsonrpc.Error
 	if errors.As(err, &werr) {
-		return werr
+		// Servers on the TypeScript SDK put "MCP error -32602: " in the
+		// message itself, which their clients then prefix again.
+		out := *werr
+		out.Message = strings.TrimPrefix(out.Message, fmt.Sprintf("MCP error %d: ", out.Code))
+		return &out
 	}
 	if fe := fault.As(err); fe != nil {
 		return fmt.Errorf("%s: %s", server, fe.Message)

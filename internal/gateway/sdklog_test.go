@@ -2,9 +2,13 @@ package gateway
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 func TestSDKLoggerLowersUndelivered(t *testing.T) {
@@ -32,5 +36,17 @@ func TestSDKLoggerLowersUndelivered(t *testing.T) {
 		if !strings.Contains(got, tt.want) || !strings.Contains(got, "level="+tt.wantLvl) || !strings.Contains(got, "view=default") {
 			t.Errorf("level %v: got %q, want %q at %s with the view", tt.level, got, tt.want, tt.wantLvl)
 		}
+	}
+}
+
+func TestUpstreamErrorDropsRepeatedPrefix(t *testing.T) {
+	in := &jsonrpc.Error{Code: -32602, Message: "MCP error -32602: Invalid arguments for prompt args-prompt"}
+	err := upstreamError("everything", fmt.Errorf("getting a prompt: %w", in))
+	var out *jsonrpc.Error
+	if !errors.As(err, &out) || out.Code != -32602 || out.Message != "Invalid arguments for prompt args-prompt" {
+		t.Errorf("got %v, want code -32602 with the message once, without the prefix", err)
+	}
+	if in.Message != "MCP error -32602: Invalid arguments for prompt args-prompt" {
+		t.Error("upstreamError changed the upstream's error")
 	}
 }

@@ -517,9 +517,18 @@ func (c *call) prepareArgs() error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(c.req.RawArguments))
 	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return fault.New(fault.Validation, "arguments are not a JSON object: %v", err)
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return fault.New(fault.Validation, "the arguments are not valid JSON: %v", err).
+			WithSuggestions("send arguments as a JSON object of parameter names to values")
+	}
+	m, ok := v.(map[string]any)
+	if !ok && v != nil {
+		return fault.New(fault.Validation, "the arguments are %s; they must be a JSON object of parameter names to values", catalog.JSONKind(v)).
+			WithSuggestions(`send {"name": value, ...}, with the names from the tool's input schema`)
+	}
+	if m == nil {
+		m = map[string]any{} // null: no arguments
 	}
 	c.args = m
 	return nil

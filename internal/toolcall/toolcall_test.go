@@ -129,6 +129,13 @@ func TestLifecycle(t *testing.T) {
 			wantStatus: StatusSuccess, wantText: "hi"},
 		{name: "raw arguments forwarded", req: Request{Server: "alpha", Tool: "add", RawArguments: json.RawMessage(`{"a": 40, "b": 2}`)},
 			wantStatus: StatusSuccess, wantText: "42"},
+		{name: "raw arguments not an object", req: Request{Server: "alpha", Tool: "add", RawArguments: json.RawMessage(`[1, 2]`)},
+			wantStatus: StatusError, wantKind: fault.Validation,
+			check: func(t *testing.T, _ *Result, err error) {
+				if msg := err.Error(); !strings.Contains(msg, "the arguments are an array; they must be a JSON object") || strings.Contains(msg, "map[string]") {
+					t.Errorf("got %q, want it to say the arguments are an array, not a Go type", msg)
+				}
+			}},
 		{name: "tool error", req: Request{Server: "alpha", Tool: "fail"}, wantStatus: StatusError, wantText: "the gizmo is broken"},
 		{name: "validation error with field details", req: Request{Server: "alpha", Tool: "add", Arguments: map[string]any{"a": "x"}},
 			wantStatus: StatusError, wantKind: fault.Validation,
