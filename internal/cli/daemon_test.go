@@ -361,7 +361,8 @@ func appendFile(path, text string) error {
 
 // TestReloadNeedsNotTheDaemonsSecrets checks that reload asks the daemon
 // to reload its own file, in its own environment: a token variable the
-// daemon has but the caller's shell lacks does not stop it.
+// daemon has but the caller's shell lacks does not stop it, nor servers
+// and tools, which ask the daemon too.
 func TestReloadNeedsNotTheDaemonsSecrets(t *testing.T) {
 	const tokenVar = "SWITCHBOARD_TEST_RELOAD_TOKEN"
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
@@ -379,4 +380,11 @@ func TestReloadNeedsNotTheDaemonsSecrets(t *testing.T) {
 	if n := d.reloads.Load(); n != 1 {
 		t.Errorf("reloads: got %d, want 1", n)
 	}
+	// So do the commands that ask the daemon.
+	r = runCLI(t, "servers", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "servers", r.stdout, "alpha")
+	r = runCLI(t, "tools", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "tools", r.stdout, "echo")
 }

@@ -376,8 +376,33 @@ func (a *app) loadConfig() (*config.Config, error) {
 		}
 		return a.emb.cfg, nil
 	}
-	return config.Load(path, config.Options{})
+	cfg, err := config.Load(path, config.Options{})
+	var unset *config.UnresolvedVariableError
+	if err != nil && errors.As(err, &unset) {
+		// A daemon that serves this file has the variables it refers to
+		// (token_env, ${VAR}) in its own environment, and the command will
+		// ask the daemon: the caller's shell need not have them. The file
+		// is read again with a stand-in for each unset variable, only to
+		// know its servers and views; nothing runs on the stand-ins.
+		if c, _ := a.daemonFor(context.Background(), path, false); c != nil {
+			c.Close()
+			standIn := func(name string) (string, bool) {
+				if v, ok := os.LookupEnv(name); ok {
+					return v, true
+				}
+				return unsetStandIn, true
+			}
+			if cfg2, err2 := config.Load(path, config.Options{LookupEnv: standIn}); err2 == nil {
+				return cfg2, nil
+			}
+		}
+	}
+	return cfg, err
 }
+
+// unsetStandIn stands for a variable the caller's shell does not set while
+// the daemon that serves the file does (see loadConfig).
+const unsetStandIn = "set-in-the-daemon-environment"
 
 // stateDirectory returns where Switchboard keeps state between runs.
 func (a *app) stateDirectory() (string, error) {
