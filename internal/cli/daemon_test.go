@@ -230,9 +230,29 @@ func TestDaemonAndInProcessPrintTheSame(t *testing.T) {
 func TestDaemonStopAndResume(t *testing.T) {
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	d := startDaemon(t, cfg)
-	for _, args := range [][]string{{"stop"}, {"stop", "--json"}, {"resume"}, {"resume"}, {"resume", "--json"}} {
-		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			local, daemon := runBoth(t, d, args...)
+	for _, tt := range []struct {
+		args []string
+		// stopped sets the switch before each of the two runs: the switch
+		// file is shared, and the daemon follows it within a poll, so the
+		// in-process run would otherwise change what the daemon's finds.
+		stopped bool
+	}{{[]string{"stop"}, false}, {[]string{"stop", "--json"}, false}, {[]string{"resume"}, true}, {[]string{"resume"}, false}, {[]string{"resume", "--json"}, false}} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			before := func() {
+				if tt.stopped {
+					wantCode(t, runCLI(t, "stop"), ExitOK)
+				}
+			}
+			before()
+			t.Setenv(envNoDaemon, "1")
+			local := runCLI(t, tt.args...)
+			t.Setenv(envNoDaemon, "")
+			before()
+			n := d.requests.Load()
+			daemon := runCLI(t, tt.args...)
+			if d.requests.Load() == n {
+				t.Fatalf("%v: the daemon got no request, want the command to use it", tt.args)
+			}
 			wantCode(t, local, ExitOK)
 			wantCode(t, daemon, ExitOK)
 			if daemon.stdout != local.stdout {
