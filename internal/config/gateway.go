@@ -13,6 +13,12 @@ import (
 const (
 	DefaultListen          = "127.0.0.1:7777"
 	DefaultShutdownTimeout = 10 * time.Second
+	// DefaultMaxRequestBytes is gateway.max_request_bytes' default (the
+	// MCP SDK's own), and MinMaxRequestBytes and MaxMaxRequestBytes its
+	// range.
+	DefaultMaxRequestBytes = 4 << 20
+	MinMaxRequestBytes     = 64 << 10
+	MaxMaxRequestBytes     = 256 << 20
 	DefaultSessionTimeout  = 30 * time.Minute
 	// DefaultViewName is the view served at /mcp when no view of that name
 	// is configured: every server, prefixed names.
@@ -56,6 +62,9 @@ type Gateway struct {
 	// SessionTimeout closes client sessions idle this long (default 30m;
 	// 0 never).
 	SessionTimeout time.Duration
+	// MaxRequestBytes bounds the body of one request to the gateway's
+	// MCP endpoints (default 4 MiB); a larger one gets 413.
+	MaxRequestBytes int64
 	// Instructions are prepended to the upstreams' combined instructions.
 	Instructions string
 	// Views are the named subsets of servers, in file order. A view named
@@ -161,5 +170,6 @@ func DefaultGateway() Gateway {
 		Listen:          DefaultListen,
 		ShutdownTimeout: DefaultShutdownTimeout,
 		SessionTimeout:  DefaultSessionTimeout,
+		MaxRequestBytes: DefaultMaxRequestBytes,
 	}
 }

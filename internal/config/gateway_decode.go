@@ -48,7 +48,7 @@ var (
 
 // The keys of the block and its entries, in documentation order.
 var (
-	gatewayKeys = []string{"listen", "stateless", "fast_path", "allowed_origins", "allowed_hosts", "shutdown_timeout", "session_timeout", "instructions", "views", "tokens"}
+	gatewayKeys = []string{"listen", "stateless", "fast_path", "allowed_origins", "allowed_hosts", "shutdown_timeout", "session_timeout", "max_request_bytes", "instructions", "views", "tokens"}
 	viewKeys    = []string{"name", "servers", "include", "exclude", "prefix", "rename", "descriptions"}
 	tokenKeys   = []string{"name", "user", "token_env", "token_sha256", "views"}
 )
@@ -203,7 +203,7 @@ func (g Gateway) isDefault() bool {
 	d := DefaultGateway()
 	return g.Listen == d.Listen && g.Stateless == d.Stateless && g.DisableFastPath == d.DisableFastPath &&
 		len(g.AllowedOrigins) == 0 && len(g.AllowedHosts) == 0 &&
-		g.ShutdownTimeout == d.ShutdownTimeout && g.SessionTimeout == d.SessionTimeout &&
+		g.ShutdownTimeout == d.ShutdownTimeout && g.SessionTimeout == d.SessionTimeout && g.MaxRequestBytes == d.MaxRequestBytes &&
 		g.Instructions == d.Instructions && len(g.Views) == 0 && len(g.Tokens) == 0
 }
 
@@ -285,6 +285,16 @@ func (r *resolver) decodeGateway(p *pair, servers []*rawServer) Gateway {
 		const field = "gateway.session_timeout"
 		if v, ok := r.ps.duration(p.value, field); ok && r.nonNegativeDur(p.value.pos, field, v) {
 			g.SessionTimeout = v
+		}
+	}
+	if p := n.get("max_request_bytes"); p != nil {
+		const field = "gateway.max_request_bytes"
+		if v, ok := r.size(p.value, field); ok {
+			if v < MinMaxRequestBytes || v > MaxMaxRequestBytes {
+				r.ps.add(p.value.pos, field, fmt.Sprintf("%s is out of range", sizeAsWritten(p.value)), fmt.Sprintf("use a size from %s to %s (the default is %s)", formatSize(MinMaxRequestBytes), formatSize(MaxMaxRequestBytes), formatSize(DefaultMaxRequestBytes)), nil)
+			} else {
+				g.MaxRequestBytes = v
+			}
 		}
 	}
 	if p := n.get("instructions"); p != nil && p.value.kind != kindNull {

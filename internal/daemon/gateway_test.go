@@ -807,3 +807,55 @@ func TestGatewayStatelessCallEndsWhenTheClientGoesAway(t *testing.T) {
 		})
 	}
 }
+
+// TestGatewayRequestSizeLimit: a body over gateway.max_request_bytes gets
+// 413 with what to do, whether it gives its length or not; one under it
+// is served.
+func TestGatewayRequestSizeLimit(t *testing.T) {
+	cfg := testConfig(okServer(t, "alpha"))
+	cfg.Gateway.MaxRequestBytes = 64 << 10
+	r := start(t, cfg)
+	pad := strings.Repeat("x", 100<<10)
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` + pad + `","version":"1"}}}`
+	for _, chunked := range []bool{false, true} {
+		var rd io.Reader = strings.NewReader(body)
+		if chunked {
+			rd = io.MultiReader(rd) // no length known: sent chunked
+		}
+		req, _ := http.NewRequest(http.MethodPost, r.url+"/mcp", rd)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("chunked %v: got %d %s, want 413", chunked, resp.StatusCode, b)
+		}
+		if !chunked && !strings.Contains(string(b), "gateway.max_request_bytes") {
+			t.Errorf("got %s, want the error to name gateway.max_request_bytes", b)
+		}
+	}
+	if code, b := post(t, r.url+"/mcp", nil); code != http.StatusOK {
+		t.Errorf("a small initialize: got %d %s, want 200", code, b)
+	}
+
+	// Under the default limit, a body without a length that is longer
+	// than what the lean path reads first reaches the SDK whole.
+	r2 := start(t, testConfig(okServer(t, "alpha")))
+	big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` + strings.Repeat("y", 2<<20) + `","version":"1"}}}`
+	req, _ := http.NewRequest(http.MethodPost, r2.url+"/mcp", io.MultiReader(strings.NewReader(big)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("a 2 MiB chunked initialize: got %d %s, want 200", resp.StatusCode, b)
+	}
+}

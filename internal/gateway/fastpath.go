@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
 
@@ -154,9 +156,21 @@ func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, view confi
 	if !wantJSON && !wantStream {
 		return false
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxFastBody+1))
-	r.Body.Close()
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	orig := r.Body
+	body, err := io.ReadAll(io.LimitReader(orig, maxFastBody+1))
+	// What was read goes back in front of the rest: a body without a
+	// length may be longer than what the fast path reads.
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), orig), orig}
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		writeError(w, http.StatusRequestEntityTooLarge, fault.New(fault.LimitExceeded,
+			"the request body is over gateway.max_request_bytes (%d bytes)", tooLarge.Limit).
+			WithSuggestions("pass large data by reference (a file path, a resource URI), or raise gateway.max_request_bytes (up to 256MiB)"))
+		return true
+	}
 	if err != nil || len(body) > maxFastBody {
 		return false
 	}

@@ -83,6 +83,20 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, fault.As(err))
 		return
 	}
+	if r.Method == http.MethodPost {
+		limit := gw.MaxRequestBytes
+		if limit <= 0 {
+			limit = config.DefaultMaxRequestBytes
+		}
+		if r.ContentLength > limit {
+			writeError(w, http.StatusRequestEntityTooLarge, fault.New(fault.LimitExceeded,
+				"the request body is %d bytes, over gateway.max_request_bytes (%d bytes)", r.ContentLength, limit).
+				WithSuggestions("pass large data by reference (a file path, a resource URI), or raise gateway.max_request_bytes (up to 256MiB)"))
+			return
+		}
+		// A body without a length is cut at the limit (the SDK answers 413).
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+	}
 	if kind == "sse" && len(gw.Tokens) > 0 {
 		h.serveSSE(w, r, view.Name, gw)
 		return
@@ -178,12 +192,15 @@ func (h *httpHandler) endpoint(kind, view string, gw config.Gateway) http.Handle
 	case "sse":
 		hd = mcp.NewSSEHandler(func(r *http.Request) *mcp.Server {
 			return h.serverFor(r, view, true)
-		}, &mcp.SSEOptions{DisableLocalhostProtection: true})
+		}, &mcp.SSEOptions{DisableLocalhostProtection: true, MaxRequestBodyBytes: config.MaxMaxRequestBytes})
 	default:
 		inner := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 			return h.serverFor(r, view, false)
 		}, &mcp.StreamableHTTPOptions{
 			Stateless: gw.Stateless,
+			// The gateway bounds bodies itself, at gateway.max_request_bytes
+			// (ServeHTTP), which a reload may change.
+			MaxRequestBodyBytes: config.MaxMaxRequestBytes,
 			// Idle sessions are closed by the gateway's janitor, which
 			// also sees the requests the fast path answers.
 			Logger: sdkLogger(h.g.logger),
