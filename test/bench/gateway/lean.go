@@ -25,6 +25,19 @@ import (
 // request at a time per connection), and tells what forwarding costs when the HTTP
 // layer is as thin as it can be while still parsing both messages.
 func serveLean() error {
+	return servePairs("lean", func(in, out net.Conn) {
+		if err := leanForward(in, out); !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+			fmt.Fprintf(os.Stderr, "bench-gateway lean: %v\n", err)
+		}
+	})
+}
+
+// servePairs serves on a loopback port until stdin closes: each accepted
+// connection gets its own connection to the upstream's host
+// ($SWITCHBOARD_BENCH_UPSTREAM), and forward runs on the pair until it
+// returns; both are then closed. At the end every open pair is closed and
+// waited for. The relay and the thin forwarder differ only in forward.
+func servePairs(role string, forward func(in, out net.Conn)) error {
 	base := os.Getenv(envUpstream)
 	target, err := url.Parse(base)
 	if base == "" || err != nil || target.Host == "" {
@@ -60,15 +73,13 @@ func serveLean() error {
 				defer in.Close()
 				out, err := net.Dial("tcp", target.Host)
 				if err != nil {
-					fmt.Fprintf(os.Stderr, "bench-gateway lean: dialling the upstream: %v\n", err)
+					fmt.Fprintf(os.Stderr, "bench-gateway %s: dialling the upstream: %v\n", role, err)
 					return
 				}
 				defer out.Close()
 				track(true, in, out)
 				defer track(false, in, out)
-				if err := leanForward(in, out); !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-					fmt.Fprintf(os.Stderr, "bench-gateway lean: %v\n", err)
-				}
+				forward(in, out)
 			})
 		}
 	})

@@ -125,71 +125,17 @@ func serveProxy() error {
 // the kernel charges a process for reading and writing each request and
 // response once on each side, and the Go runtime for waking on them.
 func serveRelay() error {
-	base := os.Getenv(envUpstream)
-	target, err := url.Parse(base)
-	if base == "" || err != nil || target.Host == "" {
-		return fmt.Errorf("want %s set to the upstream's base URL, got %q", envUpstream, base)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("listening: %w", err)
-	}
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		conns = map[net.Conn]struct{}{}
-	)
-	track := func(c net.Conn, add bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if add {
-			conns[c] = struct{}{}
-		} else {
-			delete(conns, c)
-		}
-	}
-	wg.Go(func() {
-		for {
-			in, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() {
-				defer in.Close()
-				out, err := net.Dial("tcp", target.Host)
-				if err != nil {
-					fmt.Fprintf(os.Stderr, "bench-gateway relay: dialling the upstream: %v\n", err)
-					return
-				}
-				defer out.Close()
-				track(in, true)
-				track(out, true)
-				defer track(in, false)
-				defer track(out, false)
-				done := make(chan struct{})
-				go func() {
-					defer close(done)
-					_, _ = io.Copy(out, in)
-					_ = out.(*net.TCPConn).CloseWrite()
-				}()
-				_, _ = io.Copy(in, out)
-				_ = in.Close()
-				<-done
-			})
-		}
+	return servePairs("relay", func(in, out net.Conn) {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _ = io.Copy(out, in)
+			_ = out.(*net.TCPConn).CloseWrite()
+		}()
+		_, _ = io.Copy(in, out)
+		_ = in.Close()
+		<-done
 	})
-	fmt.Printf("%s http://%s\n", lineReady, ln.Addr())
-	p := &profiler{}
-	serveCommands(os.Stdin, os.Stdout, p)
-	p.stopQuietly()
-	_ = ln.Close()
-	mu.Lock()
-	for c := range conns {
-		_ = c.Close()
-	}
-	mu.Unlock()
-	wg.Wait()
-	return nil
 }
 
 // serveUntilStdinCloses serves h on a loopback port, prints the ready
