@@ -45,7 +45,7 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 	maxToolCalls := fs.Int("max-tool-calls", 0, "most tool calls per prompt; 0 for no limit (default agent.max_tool_calls, 50)")
 	maxTokens := fs.Int("max-tokens", 0, "most prompt+completion tokens per prompt; 0 for no limit (default agent.max_tokens)")
 	maxCost := fs.Float64("max-cost", 0, "most cost per prompt in the llm prices' unit, which needs llm.prompt_price or llm.completion_price set; 0 for no limit (default agent.max_cost)")
-	timeout := fs.Duration("timeout", 0, fmt.Sprintf("time limit per prompt, at most %s; 0 for no time limit (default agent.timeout, %s)", shortDuration(config.MaxAgentTimeout), shortDuration(config.DefaultAgentTimeout)))
+	timeout := fs.Duration("timeout", 0, fmt.Sprintf("time limit per prompt, at most %s; 0 for no time limit (default agent.timeout, %s)", config.FormatDuration(config.MaxAgentTimeout), config.FormatDuration(config.DefaultAgentTimeout)))
 	transcript := fs.String("transcript", "", "append every message, tool call, result and token count to this `file` as JSON lines")
 	noStream := fs.Bool("no-stream", false, "ask for whole answers instead of streamed ones")
 	vision := fs.Bool("vision", false, "the model accepts images: pass image results to it (default llm.vision)")
@@ -236,21 +236,9 @@ func checkAgentLimitFlags(set map[string]bool, maxSteps, maxToolCalls, maxTokens
 	}
 	if set["timeout"] && (timeout < 0 || timeout > config.MaxAgentTimeout) {
 		return usagef("--timeout: %s is out of range; use a value up to %s, or 0 for no time limit (the default is %s)",
-			shortDuration(timeout), shortDuration(config.MaxAgentTimeout), shortDuration(config.DefaultAgentTimeout))
+			config.FormatDuration(timeout), config.FormatDuration(config.MaxAgentTimeout), config.FormatDuration(config.DefaultAgentTimeout))
 	}
 	return nil
-}
-
-// shortDuration writes d as the configuration does: 24h, 5m, 1m30s.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = s[:len(s)-2]
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = s[:len(s)-2]
-	}
-	return s
 }
 
 // agentResult prints the end of one prompt's run and maps it to an exit

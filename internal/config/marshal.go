@@ -223,8 +223,11 @@ func (w *yamlWriter) headers(indent int, h map[string]string) {
 	}
 }
 
-// formatDuration renders a duration the way a person writes it: 30s, 5m,
-// 1h, 1m30s.
+// FormatDuration renders a duration the way the configuration writes it
+// (and a person does): 30s, 5m, 1h, 1m30s.
+func FormatDuration(d time.Duration) string { return formatDuration(d) }
+
+// formatDuration is FormatDuration.
 func formatDuration(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
