@@ -7,8 +7,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,7 +33,7 @@ func runServe(ctx context.Context, a *app, args []string) error {
 		return usagef("serve takes no arguments")
 	}
 	if *listen != "" {
-		if msg, fix := listenProblem(*listen); msg != "" {
+		if msg, fix := config.ListenProblem(*listen); msg != "" {
 			return usagef("--listen: %s; %s", msg, fix)
 		}
 	}
@@ -152,25 +150,6 @@ func (a *app) loadServeConfig(listen string) (*config.Config, error) {
 		cfg.Gateway.Listen = listen
 	}
 	return cfg, err
-}
-
-// listenProblem says what is wrong with a --listen value, or "", in the
-// words `config validate` uses for gateway.listen, which the flag
-// replaces. Whether the address needs tokens is checked afterwards, on the
-// configuration with the flag applied.
-func listenProblem(v string) (msg, fix string) {
-	const hostPort = "write it as host:port, e.g. 127.0.0.1:7777 (or [::1]:7777)"
-	host, port, err := net.SplitHostPort(v)
-	if err != nil {
-		return fmt.Sprintf("invalid listen address %q", v), hostPort
-	}
-	if strings.ContainsAny(host, "/ ") {
-		return fmt.Sprintf("invalid host %q in listen address", host), hostPort
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return fmt.Sprintf("invalid port %q in listen address", port), "use a port number from 0 (any free port) to 65535"
-	}
-	return "", ""
 }
 
 // clientAddr returns the address a client on this machine uses to reach

@@ -322,7 +322,12 @@ func (r *resolver) decodeGateway(p *pair, servers []*rawServer) Gateway {
 	return g
 }
 
-// listenProblem says what is wrong with a listen address, or "".
+// ListenProblem says what is wrong with a listen address (gateway.listen,
+// serve --listen) and how to fix it, or "", "" when it is a valid
+// host:port. Whether the address needs tokens is checked separately.
+func ListenProblem(v string) (msg, fix string) { return listenProblem(v) }
+
+// listenProblem is ListenProblem.
 func listenProblem(v string) (string, string) {
 	const fix = "write it as host:port, e.g. 127.0.0.1:7777 (or [::1]:7777)"
 	host, port, err := net.SplitHostPort(v)
