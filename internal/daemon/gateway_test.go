@@ -175,8 +175,20 @@ func TestGatewayIdentityReachesUpstream(t *testing.T) {
 // post sends an initialize request and returns the status and body.
 func post(t *testing.T, url string, h http.Header) (int, string) {
 	t.Helper()
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	return postBody(t, url, strings.NewReader(initializeBody("t")), h)
+}
+
+// initializeBody is an initialize request from a client named name.
+func initializeBody(name string) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` + name + `","version":"1"}}}`
+}
+
+// postBody posts body as an MCP request and returns the status and the
+// start of the answer. A body that is no *strings.Reader (or the like) is
+// sent without a length, chunked.
+func postBody(t *testing.T, url string, body io.Reader, h http.Header) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, body)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	for k, v := range h {
@@ -815,26 +827,17 @@ func TestGatewayRequestSizeLimit(t *testing.T) {
 	cfg := testConfig(okServer(t, "alpha"))
 	cfg.Gateway.MaxRequestBytes = 64 << 10
 	r := start(t, cfg)
-	pad := strings.Repeat("x", 100<<10)
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` + pad + `","version":"1"}}}`
+	body := initializeBody(strings.Repeat("x", 100<<10))
 	for _, chunked := range []bool{false, true} {
 		var rd io.Reader = strings.NewReader(body)
 		if chunked {
 			rd = io.MultiReader(rd) // no length known: sent chunked
 		}
-		req, _ := http.NewRequest(http.MethodPost, r.url+"/mcp", rd)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+		code, b := postBody(t, r.url+"/mcp", rd, nil)
+		if code != http.StatusRequestEntityTooLarge {
+			t.Errorf("chunked %v: got %d %s, want 413", chunked, code, b)
 		}
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusRequestEntityTooLarge {
-			t.Errorf("chunked %v: got %d %s, want 413", chunked, resp.StatusCode, b)
-		}
-		if !chunked && !strings.Contains(string(b), "gateway.max_request_bytes") {
+		if !chunked && !strings.Contains(b, "gateway.max_request_bytes") {
 			t.Errorf("got %s, want the error to name gateway.max_request_bytes", b)
 		}
 	}
@@ -845,17 +848,8 @@ func TestGatewayRequestSizeLimit(t *testing.T) {
 	// Under the default limit, a body without a length that is longer
 	// than what the lean path reads first reaches the SDK whole.
 	r2 := start(t, testConfig(okServer(t, "alpha")))
-	big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` + strings.Repeat("y", 2<<20) + `","version":"1"}}}`
-	req, _ := http.NewRequest(http.MethodPost, r2.url+"/mcp", io.MultiReader(strings.NewReader(big)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("a 2 MiB chunked initialize: got %d %s, want 200", resp.StatusCode, b)
+	big := io.MultiReader(strings.NewReader(initializeBody(strings.Repeat("y", 2<<20))))
+	if code, b := postBody(t, r2.url+"/mcp", big, nil); code != http.StatusOK {
+		t.Errorf("a 2 MiB chunked initialize: got %d %s, want 200", code, b)
 	}
 }

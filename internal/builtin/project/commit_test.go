@@ -848,7 +848,10 @@ func TestCommitMessageRootBelowRepository(t *testing.T) {
 	}
 }
 
-func TestCommitMessageOverMCP(t *testing.T) {
+// commitSession seeds a commit repo with one changed file and returns an
+// MCP client session to a project server on it, closed when the test ends.
+func commitSession(t *testing.T) *mcp.ClientSession {
+	t.Helper()
 	r := seedCommitRepo(t)
 	r.write(map[string]string{"internal/shop/checkout.go": "package shop\n\n// Checkout pays.\nfunc Checkout() {}\n"})
 	srv, err := NewServer(Options{Root: r.dir, RescanInterval: -1})
@@ -861,12 +864,18 @@ func TestCommitMessageOverMCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ss.Close()
+	t.Cleanup(func() { ss.Close() })
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func TestCommitMessageOverMCP(t *testing.T) {
+	cs := commitSession(t)
+	ctx := context.Background()
 
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil {
@@ -921,24 +930,8 @@ func TestCommitMessageOverMCP(t *testing.T) {
 // sinceCommit is a validation error naming it, reported with the request's
 // other problems, rather than a silent fall-back to the working tree.
 func TestCommitMessageEmptySource(t *testing.T) {
-	r := seedCommitRepo(t)
-	r.write(map[string]string{"internal/shop/checkout.go": "package shop\n\n// Checkout pays.\nfunc Checkout() {}\n"})
-	srv, err := NewServer(Options{Root: r.dir, RescanInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := commitSession(t)
 	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := srv.MCP().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
 	tests := []struct {
 		args       map[string]any
 		wantFields []string
