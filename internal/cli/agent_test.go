@@ -38,7 +38,7 @@ func agentConfig(t *testing.T, srv *llmtest.Server, agentBlock string) string {
 	b.WriteString(agentBlock)
 	b.WriteString("servers:\n")
 	for _, name := range []string{"alpha", "beta"} {
-		fmt.Fprintf(&b, "  - name: %s\n    command: %q\n    env: {%s: ok}\n", name, exe, testserver.EnvMode)
+		fmt.Fprintf(&b, "  - name: %s\n    command: %q\n    env: %s\n", name, exe, testserver.EnvYAML("ok"))
 	}
 	path := filepath.Join(t.TempDir(), "switchboard.yaml")
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {

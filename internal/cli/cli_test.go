@@ -66,7 +66,7 @@ func writeConfig(t *testing.T, servers map[string]string) string {
 	fmt.Fprintf(&b, "security:\n  allowed_commands: [%q]\n", exe)
 	b.WriteString("servers:\n")
 	for _, name := range sortedKeys(servers) {
-		fmt.Fprintf(&b, "  - name: %s\n    command: %q\n    env: {%s: %s}\n", name, exe, testserver.EnvMode, servers[name])
+		fmt.Fprintf(&b, "  - name: %s\n    command: %q\n    env: %s\n", name, exe, testserver.EnvYAML(servers[name]))
 	}
 	path := filepath.Join(t.TempDir(), "switchboard.yaml")
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {

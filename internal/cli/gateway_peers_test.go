@@ -44,9 +44,8 @@ servers:
     args: [%s]
   - name: alpha
     command: %q
-    env:
-      %s: ok
-`, exe, node, listen, node, strings.Join(quoted, ", "), exe, testserver.EnvMode)
+    env: %s
+`, exe, node, listen, node, strings.Join(quoted, ", "), exe, testserver.EnvYAML("ok"))
 	path := filepath.Join(t.TempDir(), "switchboard.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -423,7 +422,7 @@ func TestServeReloadsOnSIGHUP(t *testing.T) {
 		var b strings.Builder
 		fmt.Fprintf(&b, "security:\n  allowed_commands: [%q]\ngateway:\n  listen: %s\nservers:\n", exe, listen)
 		for _, s := range servers {
-			fmt.Fprintf(&b, "  - name: %s\n    command: %q\n    env:\n      %s: ok\n", s, exe, testserver.EnvMode)
+			fmt.Fprintf(&b, "  - name: %s\n    command: %q\n    env: %s\n", s, exe, testserver.EnvYAML("ok"))
 		}
 		if err := os.WriteFile(cfgPath, []byte(b.String()), 0o600); err != nil {
 			t.Fatal(err)

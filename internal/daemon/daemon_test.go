@@ -285,7 +285,7 @@ func writeConfig(t *testing.T, path string, servers map[string]string, extra str
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		fmt.Fprintf(&b, "  - name: %s\n    command: %q\n    env:\n      %s: %s\n", n, exe, testserver.EnvMode, servers[n])
+		fmt.Fprintf(&b, "  - name: %s\n    command: %q\n    env: %s\n", n, exe, testserver.EnvYAML(servers[n]))
 	}
 	b.WriteString(extra)
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
