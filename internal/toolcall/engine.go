@@ -365,15 +365,16 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 		if cause := context.Cause(budgetCtx); cause == errBudgetTime || cause == errBudgetCost {
 			return c.partial(cause), nil
 		}
-		if cause := context.Cause(budgetCtx); cause != nil && ctx.Err() == nil {
-			switch cause {
-			case errTimeout:
-				return nil, fault.Wrap(fault.Timeout, err, "%s/%s did not answer within %s; the call was cancelled upstream", req.Server, req.Tool, timeout).
-					WithDetail("server", req.Server).WithDetail("tool", req.Tool).
-					WithSuggestions("raise request_timeout for the server, or pass a longer timeout")
-			case errStopped, errShutdown:
-				return nil, cause
-			}
+		// The stop switch's cause wins even when the caller's context
+		// ended just after it: at shutdown the server closes the client's
+		// connection right after cancelling the calls.
+		switch cause := context.Cause(budgetCtx); {
+		case cause == errStopped || cause == errShutdown:
+			return nil, cause
+		case cause == errTimeout && ctx.Err() == nil:
+			return nil, fault.Wrap(fault.Timeout, err, "%s/%s did not answer within %s; the call was cancelled upstream", req.Server, req.Tool, timeout).
+				WithDetail("server", req.Server).WithDetail("tool", req.Tool).
+				WithSuggestions("raise request_timeout for the server, or pass a longer timeout")
 		}
 		if ctx.Err() != nil {
 			return nil, fault.Wrap(fault.Cancelled, err, "call to %s/%s was cancelled", req.Server, req.Tool)
