@@ -11,10 +11,10 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/procgroup"
 )
 
 // Output limits of command and http actions.
@@ -66,11 +66,9 @@ func (e *Engine) runCommand(ctx context.Context, set *hookSet, p plan, ev *event
 	var stdout, stderr capped
 	stdout.limit, stderr.limit = maxStdout, maxStderr
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		// The whole group: a script's children go too.
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
+	cmd.SysProcAttr = procgroup.Attr(false)
+	// The whole group: a script's children go too.
+	cmd.Cancel = func() error { return procgroup.Kill(cmd.Process) }
 	cmd.WaitDelay = commandWaitDelay
 	err = cmd.Run()
 	var ee *exec.ExitError

@@ -15,12 +15,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/procgroup"
 )
 
 // baseEnv names the parent environment variables a stdio child always gets
@@ -94,7 +94,7 @@ func commandFor(srv config.Server, stderr io.Writer) (*exec.Cmd, error) {
 	cmd.WaitDelay = terminateDuration
 	// Its own process group, to reap the whole group on close (npx, uvx
 	// and docker fork); on Linux it also dies with switchboard.
-	cmd.SysProcAttr = childProcAttr()
+	cmd.SysProcAttr = procgroup.Attr(true)
 	return cmd, nil
 }
 
@@ -193,7 +193,7 @@ type groupConn struct {
 
 func (c *groupConn) Close() error {
 	c.once.Do(func() {
-		pgid := c.cmd.Process.Pid
+		proc := c.cmd.Process
 		waited := make(chan error, 1)
 		var wg sync.WaitGroup
 		// Closing stdin is how MCP asks a stdio server to exit.
@@ -211,14 +211,14 @@ func (c *groupConn) Close() error {
 		}
 		err, ok := wait(terminateDuration)
 		if !ok {
-			_ = syscall.Kill(-pgid, syscall.SIGTERM)
+			_ = procgroup.Terminate(proc)
 			if err, ok = wait(terminateDuration); !ok {
-				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+				_ = procgroup.Kill(proc)
 				err = <-waited
 			}
 		}
 		// The leader has exited; kill anything it left in its group.
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		_ = procgroup.Kill(proc)
 		wg.Wait()
 		c.Connection.Close() // the SDK side: stops its reader
 		if isExitErr(err) {
