@@ -65,7 +65,7 @@ func startEverything(t testing.TB, mode string) *peer {
 		if err != nil {
 			t.Fatalf("testpeer: finding a free port for server-everything: %v", err)
 		}
-		p, err := spawn(t, node, script, mode, port)
+		p, err := spawn(t, node, []string{script, mode}, []string{"PORT=" + strconv.Itoa(port)})
 		if err != nil {
 			t.Fatalf("testpeer: starting server-everything %s: %v", mode, err)
 		}
@@ -88,12 +88,12 @@ func startEverything(t testing.TB, mode string) *peer {
 // because another process took its port first.
 var errExited = errors.New("exited before listening")
 
-// spawn starts server-everything in its own process group with PORT=port
-// and registers its cleanup.
-func spawn(t testing.TB, node, script, mode string, port int) (*peer, error) {
+// spawn starts node with args in its own process group, with env added to
+// the environment, and registers its cleanup.
+func spawn(t testing.TB, node string, args, env []string) (*peer, error) {
 	p := &peer{out: &tailBuffer{limit: outputLimit}, done: make(chan struct{})}
-	cmd := exec.Command(node, script, mode)
-	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
+	cmd := exec.Command(node, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout = p.out
 	cmd.Stderr = p.out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

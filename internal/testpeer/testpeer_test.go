@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -123,7 +124,7 @@ func TestTakenPort(t *testing.T) {
 			}
 			defer l.Close()
 			port := l.Addr().(*net.TCPAddr).Port
-			p, err := spawn(t, Node(t), entry(t, "server-everything"), mode, port)
+			p, err := spawn(t, Node(t), []string{entry(t, "server-everything"), mode}, []string{"PORT=" + strconv.Itoa(port)})
 			if err != nil {
 				t.Fatal(err)
 			}
