@@ -2,8 +2,26 @@ package oauth_test
 
 import (
 	"bytes"
+	"net"
 	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// mcpCallEcho calls the fake's echo tool.
+var mcpCallEcho = mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
 
 // syncBuffer is a bytes.Buffer safe for concurrent writes and reads.
 type syncBuffer struct {

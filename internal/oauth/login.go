@@ -318,9 +318,11 @@ func (m *Manager) listen(srv Server, d *discovery) (net.Listener, error) {
 		if reg, _ := m.store.loadRegistration(d.ASM.Issuer); reg != nil {
 			for _, r := range reg.RedirectURIs {
 				if u, err := url.Parse(r); err == nil && u.Hostname() == "127.0.0.1" {
-					if l, err := net.Listen("tcp", u.Host); err == nil {
+					l, err := net.Listen("tcp", u.Host)
+					if err == nil {
 						return l, nil
 					}
+					m.log.Info("oauth: the registered redirect port is taken, registering again", logServer, srv.Name, logErr, err)
 				}
 			}
 		}
