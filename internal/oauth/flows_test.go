@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -611,5 +613,52 @@ func TestStoreKeyReplaced(t *testing.T) {
 	_, err = m2.Handler(srv, oauth.HandlerOptions{}).TokenSource(ctx)
 	if e, ok := oauth.AsNeedsSignIn(err); !ok || e.Reason != oauth.ReasonStoreUnreadable || !strings.Contains(err.Error(), "does not decrypt") {
 		t.Fatalf("got %v, want needs sign-in: the store does not decrypt", err)
+	}
+}
+
+// TestLoginLeavesNothing: once a sign-in returns, its redirect listener is
+// closed, and the browser command has ended.
+func TestLoginLeavesNothing(t *testing.T) {
+	t.Parallel()
+	f := newFakeAS(t, nil)
+	m, _ := newManager(t, "allow")
+	if _, err := m.Login(testCtx(t), oauth.Server{Name: "fake", URL: f.mcpURL()}, oauth.LoginOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	az, _ := f.requests()
+	redirect, err := url.Parse(az[0].Get("redirect_uri"))
+	if err != nil || redirect.Hostname() != "127.0.0.1" || redirect.Path != "/callback" {
+		t.Fatalf("redirect_uri %q: want http://127.0.0.1:PORT/callback", az[0].Get("redirect_uri"))
+	}
+	if c, err := net.Dial("tcp", redirect.Host); err == nil {
+		c.Close()
+		t.Errorf("the redirect listener %s still accepts connections after Login returned", redirect.Host)
+	}
+}
+
+// TestLoginTimeoutForgetsRegistration: an authorization server that shows
+// an error page instead of redirecting (it forgot the client) ends the
+// sign-in at the timeout, and the next sign-in registers again.
+func TestLoginTimeoutForgetsRegistration(t *testing.T) {
+	t.Parallel()
+	f := newFakeAS(t, nil)
+	m, _ := newManager(t, "allow", func(o *oauth.Options) { o.LoginTimeout = 2 * time.Second })
+	ctx := testCtx(t)
+	srv := oauth.Server{Name: "fake", URL: f.mcpURL()}
+	if _, err := m.Login(ctx, srv, oauth.LoginOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	clear(f.clients)
+	f.mu.Unlock()
+	_, err := m.Login(ctx, srv, oauth.LoginOptions{})
+	if err == nil || !strings.Contains(err.Error(), "no redirect arrived within 2s") || !strings.Contains(err.Error(), "registers again") {
+		t.Fatalf("Login against a forgotten client: got %v, want a timeout that says the next login registers again", err)
+	}
+	if _, err := m.Login(ctx, srv, oauth.LoginOptions{}); err != nil {
+		t.Fatalf("Login after the timeout: %v", err)
+	}
+	if n := f.registrationCount(); n != 2 {
+		t.Errorf("registrations: got %d, want 2", n)
 	}
 }

@@ -5,12 +5,7 @@ import (
 	"net"
 	"sync"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// mcpCallEcho calls the fake's echo tool.
-var mcpCallEcho = mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}
 
 // freePort returns a loopback port that was free a moment ago.
 func freePort(t *testing.T) int {

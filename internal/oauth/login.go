@@ -52,7 +52,7 @@ func (m *Manager) login(ctx context.Context, srv Server, opts LoginOptions, ch *
 	}
 	out := opts.Out
 	if out == nil {
-		out = discard
+		out = io.Discard
 	}
 	if ch == nil {
 		c, err := m.probe(ctx, srv.URL)

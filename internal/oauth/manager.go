@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -393,6 +392,3 @@ func (m *Manager) resolveClient(ctx context.Context, srv Server, asm *oauthex.Au
 
 // joinScopes shows scopes as the protocol writes them.
 func joinScopes(s []string) string { return strings.Join(s, " ") }
-
-// discard is where output goes when the caller gives no writer.
-var discard io.Writer = io.Discard

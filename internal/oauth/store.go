@@ -87,14 +87,6 @@ type grant struct {
 	Problem string `json:"problem,omitempty"`
 }
 
-// clone returns a copy that shares nothing mutable with g.
-func (g *grant) clone() *grant {
-	c := *g
-	c.Scopes = append([]string(nil), g.Scopes...)
-	c.WantScopes = append([]string(nil), g.WantScopes...)
-	return &c
-}
-
 // registration is a client registered with one authorization server
 // (dynamically), stored so that it is reused and never repeated per call.
 type registration struct {
@@ -189,27 +181,40 @@ func createKey(path string) ([]byte, error) {
 	if _, err := rand.Read(key); err != nil {
 		return nil, err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".key-*")
+	tmp, err := writeTemp(filepath.Dir(path), key)
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return nil, err
-	}
-	if _, err := tmp.Write(key); err != nil {
-		tmp.Close()
-		return nil, err
-	}
-	if err := tmp.Close(); err != nil {
-		return nil, err
-	}
+	defer os.Remove(tmp)
 	// Link fails if the key exists: then the other process's key wins.
-	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := os.Link(tmp, path); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, err
 	}
 	return os.ReadFile(path)
+}
+
+// writeTemp writes data to a new file of mode 0600 in dir, synced, and
+// returns its name; the caller links or renames it into place.
+func writeTemp(dir string, data []byte) (string, error) {
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	err = tmp.Chmod(0o600)
+	if err == nil {
+		_, err = tmp.Write(data)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return tmp.Name(), nil
 }
 
 // read returns the opened contents of path, or nil if there is no file.
@@ -262,27 +267,12 @@ func (s *store) write(path string, plain []byte) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	tmp, err := writeTemp(dir, sealed)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(sealed); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	delete(s.cache, path)
