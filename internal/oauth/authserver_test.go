@@ -28,7 +28,7 @@ import (
 // indicator, client authentication by the registered method) and records
 // every request for the tests to inspect.
 type fakeAS struct {
-	t   *testing.T
+	t   testing.TB
 	srv *httptest.Server
 
 	// What to publish, and where.
@@ -88,7 +88,7 @@ type tokenReq struct {
 	method string
 }
 
-func newFakeAS(t *testing.T, configure func(*fakeAS)) *fakeAS {
+func newFakeAS(t testing.TB, configure func(*fakeAS)) *fakeAS {
 	f := &fakeAS{
 		t: t, prmAt: "path", metaAt: "oauth", pkce: []string{"S256"}, dcr: true,
 		authMethods: []string{"none", "client_secret_basic", "client_secret_post"},

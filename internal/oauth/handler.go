@@ -36,6 +36,7 @@ type Handler struct {
 	m    *Manager
 	srv  Server
 	opts HandlerOptions
+	path string // of the grant in the store
 
 	mu        sync.Mutex
 	stepUps   int
@@ -47,7 +48,7 @@ var _ auth.OAuthHandler = (*Handler)(nil)
 
 // Handler returns the handler for srv's connections (as opts.User).
 func (m *Manager) Handler(srv Server, opts HandlerOptions) *Handler {
-	return &Handler{m: m, srv: srv, opts: opts}
+	return &Handler{m: m, srv: srv, opts: opts, path: m.store.grantPath(srv.Name, opts.User)}
 }
 
 // NeedsSignIn returns why the last request could not be authorized without
@@ -79,7 +80,7 @@ func (h *Handler) ok() {
 // when nothing is stored yet (the request then goes without a token, and
 // the server's 401 leads to Authorize).
 func (h *Handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
-	g, err := h.m.store.loadGrant(h.srv.Name, h.opts.User)
+	g, err := h.m.store.loadGrantAt(h.path, false)
 	if err != nil {
 		return nil, h.fail(h.m.needsSignIn(h.srv, h.opts.User, ReasonStoreUnreadable, nil, err))
 	}
@@ -104,16 +105,12 @@ type tokenSource struct {
 	ctx context.Context
 }
 
-func (s tokenSource) Token() (*oauth2.Token, error) {
-	ctx, cancel := context.WithTimeout(s.ctx, requestTimeout)
-	defer cancel()
-	return s.h.token(ctx)
-}
+func (s tokenSource) Token() (*oauth2.Token, error) { return s.h.token(s.ctx) }
 
 // token returns a valid access token: the stored one while it has more than
 // the refresh leeway left, else a renewed one.
 func (h *Handler) token(ctx context.Context) (*oauth2.Token, error) {
-	g, err := h.m.store.loadGrant(h.srv.Name, h.opts.User)
+	g, err := h.m.store.loadGrantAt(h.path, false)
 	if err != nil {
 		return nil, h.fail(h.m.needsSignIn(h.srv, h.opts.User, ReasonStoreUnreadable, nil, err))
 	}
@@ -126,6 +123,8 @@ func (h *Handler) token(ctx context.Context) (*oauth2.Token, error) {
 	if h.fresh(g) {
 		return oauthToken(g), nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
 	g, err = h.m.renew(ctx, h.srv, h.opts.User, g.AccessToken)
 	if err != nil {
 		return nil, h.fail(err)
@@ -172,7 +171,7 @@ func (m *Manager) renew(ctx context.Context, srv Server, user string, seen secre
 	}
 	defer unlock()
 
-	g, err := m.store.loadGrant(srv.Name, user)
+	g, err := m.store.loadGrant(srv.Name, user, true)
 	if err != nil {
 		return nil, m.needsSignIn(srv, user, ReasonStoreUnreadable, nil, err)
 	}
@@ -274,7 +273,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		return h.fail(h.stepUp(ctx, ch))
 	}
 	sent := secret(strings.TrimSpace(strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")))
-	g, err := h.m.store.loadGrant(h.srv.Name, h.opts.User)
+	g, err := h.m.store.loadGrantAt(h.path, true)
 	if err != nil {
 		return h.fail(h.m.needsSignIn(h.srv, h.opts.User, ReasonStoreUnreadable, nil, err))
 	}
@@ -345,7 +344,7 @@ func (h *Handler) clientCredentials(ctx context.Context, g *grant, ch challenge)
 // plus the challenged ones, at most MaxStepUps times per handler, and
 // never for scopes already granted (the server would refuse again).
 func (h *Handler) stepUp(ctx context.Context, ch challenge) error {
-	g, err := h.m.store.loadGrant(h.srv.Name, h.opts.User)
+	g, err := h.m.store.loadGrantAt(h.path, true)
 	if err != nil {
 		return h.m.needsSignIn(h.srv, h.opts.User, ReasonStoreUnreadable, nil, err)
 	}

@@ -65,7 +65,7 @@ func (m *Manager) login(ctx context.Context, srv Server, opts LoginOptions, ch *
 	if err != nil {
 		return Status{}, fmt.Errorf("signing in to %s: %w", srv.Name, err)
 	}
-	old, err := m.store.loadGrant(srv.Name, opts.User)
+	old, err := m.store.loadGrant(srv.Name, opts.User, true)
 	if err != nil {
 		old = nil // unreadable: replaced by this sign-in
 	}

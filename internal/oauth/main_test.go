@@ -63,7 +63,7 @@ func browse(mode, authURL string) error {
 
 // browserScript writes the $BROWSER script that runs this test binary as
 // the scripted browser in mode, and returns its path.
-func browserScript(t *testing.T, mode string) string {
+func browserScript(t testing.TB, mode string) string {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -80,7 +80,7 @@ func browserScript(t *testing.T, mode string) string {
 // scriptedBrowser returns an Options.OpenBrowser that runs the browser
 // script in mode as a real process, as OpenBrowser runs $BROWSER, for tests
 // that run in parallel (and so cannot set $BROWSER).
-func scriptedBrowser(t *testing.T, mode string) func(context.Context, string) (<-chan error, error) {
+func scriptedBrowser(t testing.TB, mode string) func(context.Context, string) (<-chan error, error) {
 	script := browserScript(t, mode)
 	return func(_ context.Context, u string) (<-chan error, error) {
 		cmd := exec.Command(script, u)

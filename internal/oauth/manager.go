@@ -191,7 +191,7 @@ func (m *Manager) statusOf(g *grant) Status {
 
 // Status returns the sign-in state of one server (and user).
 func (m *Manager) Status(srv Server, user string) (Status, error) {
-	g, err := m.store.loadGrant(srv.Name, user)
+	g, err := m.store.loadGrant(srv.Name, user, true)
 	if err != nil {
 		return Status{Server: srv.Name, User: user, State: StateNeedsAuth, Problem: ReasonStoreUnreadable, Command: m.LoginCommand(srv.Name, user)}, err
 	}
@@ -248,7 +248,7 @@ type LogoutResult struct {
 // result; the tokens are forgotten all the same.
 func (m *Manager) Logout(ctx context.Context, srv Server, user string) (LogoutResult, error) {
 	res := LogoutResult{Server: srv.Name, User: user}
-	g, err := m.store.loadGrant(srv.Name, user)
+	g, err := m.store.loadGrant(srv.Name, user, true)
 	if err != nil {
 		// Unreadable: it cannot be revoked, but it can be forgotten.
 		res.Note = "the stored sign-in could not be read, so it was removed without revocation"

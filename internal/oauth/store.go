@@ -112,10 +112,17 @@ type store struct {
 }
 
 type cachedFile struct {
-	mod   time.Time
-	size  int64
-	plain []byte
+	mod     time.Time
+	size    int64
+	plain   []byte
+	checked time.Time // when the file was last stat'ed
+	grant   *grant    // plain decoded, for grant files
 }
+
+// revalidate is how long a cached record is used without looking at its
+// file again: another process's sign-in shows within this time, and a
+// request pays no system call in between. Refreshes always look.
+const revalidate = time.Second
 
 func newStore(stateDir string) *store {
 	return &store{dir: filepath.Join(stateDir, storeDir), cache: make(map[string]cachedFile)}
@@ -218,37 +225,57 @@ func writeTemp(dir string, data []byte) (string, error) {
 }
 
 // read returns the opened contents of path, or nil if there is no file.
-func (s *store) read(path string) ([]byte, error) {
+// Unless fresh, a record checked less than revalidate ago is not stat'ed.
+func (s *store) read(path string, fresh bool) ([]byte, error) {
+	c, err := s.readCached(path, fresh)
+	return c.plain, err
+}
+
+func (s *store) readCached(path string, fresh bool) (cachedFile, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	now := time.Now()
+	if c, ok := s.cache[path]; ok && !fresh && now.Sub(c.checked) < revalidate {
+		return c, nil
+	}
 	info, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		delete(s.cache, path)
-		return nil, nil
+		return cachedFile{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return cachedFile{}, err
 	}
 	if c, ok := s.cache[path]; ok && c.mod.Equal(info.ModTime()) && c.size == info.Size() {
-		return c.plain, nil
+		c.checked = now
+		s.cache[path] = c
+		return c, nil
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return cachedFile{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return cachedFile{}, err
 	}
 	gcm, err := s.aead()
 	if err != nil {
-		return nil, err
+		return cachedFile{}, err
 	}
 	plain, err := open(gcm, data, filepath.Base(path))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return cachedFile{}, fmt.Errorf("%s: %w", path, err)
 	}
-	s.cache[path] = cachedFile{mod: info.ModTime(), size: info.Size(), plain: plain}
-	return plain, nil
+	c := cachedFile{mod: info.ModTime(), size: info.Size(), plain: plain, checked: now}
+	if strings.HasSuffix(path, grantExt) {
+		var g grant
+		if err := json.Unmarshal(plain, &g); err != nil {
+			return cachedFile{}, fmt.Errorf("decoding the stored sign-in in %s: %w", path, err)
+		}
+		c.grant = &g
+	}
+	s.cache[path] = c
+	return c, nil
 }
 
 // write seals plain into path atomically, mode 0600.
@@ -314,16 +341,19 @@ func open(gcm cipher.AEAD, data []byte, name string) ([]byte, error) {
 	return plain, nil
 }
 
-// loadGrant returns the stored grant of server and user, or nil.
-func (s *store) loadGrant(server, user string) (*grant, error) {
-	plain, err := s.read(s.grantPath(server, user))
-	if err != nil || plain == nil {
+// loadGrant returns a copy of the stored grant of server and user, or nil.
+// fresh looks at the file whatever the cache says.
+func (s *store) loadGrant(server, user string, fresh bool) (*grant, error) {
+	return s.loadGrantAt(s.grantPath(server, user), fresh)
+}
+
+// loadGrantAt is loadGrant for a path from grantPath.
+func (s *store) loadGrantAt(path string, fresh bool) (*grant, error) {
+	c, err := s.readCached(path, fresh)
+	if err != nil || c.grant == nil {
 		return nil, err
 	}
-	var g grant
-	if err := json.Unmarshal(plain, &g); err != nil {
-		return nil, fmt.Errorf("decoding the stored sign-in of %s: %w", server, err)
-	}
+	g := *c.grant
 	return &g, nil
 }
 
@@ -359,26 +389,21 @@ func (s *store) grants() ([]*grant, error) {
 		if !strings.HasSuffix(e.Name(), grantExt) {
 			continue
 		}
-		plain, err := s.read(filepath.Join(dir, e.Name()))
+		c, err := s.readCached(filepath.Join(dir, e.Name()), true)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if plain == nil {
-			continue
+		if c.grant != nil {
+			g := *c.grant
+			out = append(out, &g)
 		}
-		var g grant
-		if err := json.Unmarshal(plain, &g); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", e.Name(), err))
-			continue
-		}
-		out = append(out, &g)
 	}
 	return out, errors.Join(errs...)
 }
 
 func (s *store) loadRegistration(issuer string) (*registration, error) {
-	plain, err := s.read(s.clientPath(issuer))
+	plain, err := s.read(s.clientPath(issuer), true)
 	if err != nil || plain == nil {
 		return nil, err
 	}
