@@ -40,8 +40,10 @@ type Options struct {
 	StateDir string
 	// HTTPClient makes the requests to metadata, registration, token and
 	// revocation endpoints; nil means a client with a 30 s timeout. The
-	// go-sdk's discovery refuses to dial private-network addresses unless
-	// this client's transport sets its own DialContext.
+	// go-sdk's discovery refuses to dial private-network addresses (an SSRF
+	// guard) unless this client's transport sets its own DialContext: a
+	// caller that must reach a company's authorization server on a private
+	// network passes a client whose transport has a net.Dialer's DialContext.
 	HTTPClient *http.Client
 	// Logger gets one line per sign-in, refresh failure and logout, with
 	// server and issuer names only; nil discards.
