@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -563,7 +564,7 @@ func TestNothingSecretShows(t *testing.T) {
 			t.Errorf("settings print the secret: %s", s)
 		}
 	}
-	f := newFakeAS(t, nil)
+	f := newFakeAS(t, func(f *fakeAS) { f.dcrMethod = "client_secret_basic" })
 	m, dir := newManager(t, "allow")
 	ctx := testCtx(t)
 	srv := oauth.Server{Name: "fake", URL: f.mcpURL()}
@@ -590,6 +591,17 @@ func TestNothingSecretShows(t *testing.T) {
 		}
 	}
 	checkSealed(t, dir, secrets...)
+
+	// Secrets gives the redactor every one of them.
+	known, err := m.Secrets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sec := range secrets {
+		if sec != "" && !slices.Contains(known, sec) {
+			t.Errorf("Secrets() misses a stored secret (of %d known)", len(known))
+		}
+	}
 }
 
 // TestStoreKeyReplaced: records that no longer decrypt are a clear

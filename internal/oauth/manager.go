@@ -394,3 +394,38 @@ func (m *Manager) resolveClient(ctx context.Context, srv Server, asm *oauthex.Au
 
 // joinScopes shows scopes as the protocol writes them.
 func joinScopes(s []string) string { return strings.Join(s, " ") }
+
+// Secrets returns every token and client secret the store holds now, for
+// the redactor of logs and history (which also knows bearer and JWT
+// shapes). Tokens rotate: call it again after a sign-in or refresh to keep
+// the list current.
+func (m *Manager) Secrets() ([]string, error) {
+	gs, err := m.store.grants()
+	var out []string
+	add := func(s secret) {
+		if s != "" {
+			out = append(out, string(s))
+		}
+	}
+	issuers := map[string]bool{}
+	for _, g := range gs {
+		add(g.AccessToken)
+		add(g.RefreshToken)
+		issuers[g.Issuer] = true
+	}
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for iss := range issuers {
+		reg, err := m.store.loadRegistration(iss)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if reg != nil {
+			add(reg.ClientSecret)
+		}
+	}
+	return out, errors.Join(errs...)
+}

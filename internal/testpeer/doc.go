@@ -17,6 +17,11 @@
 // over HTTP for the length of a test. The package is for Unix test code: it
 // runs children in their own process group and kills the group on cleanup.
 //
+// [StartOAuthExample] runs the TypeScript SDK's example server with OAuth
+// (dist/esm/examples/server/simpleStreamableHttp.js --oauth, optionally
+// --oauth-strict): an MCP server behind bearer auth and a demo
+// authorization server that approves every sign-in at once.
+//
 // [RunTSClient] is the other side: it runs the TypeScript SDK's client
 // (test/peers/mcp-client.mjs on @modelcontextprotocol/sdk) against a server
 // or the gateway, over streamable HTTP, SSE or stdio. A test gives it the
