@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -672,5 +673,59 @@ func TestLoginTimeoutForgetsRegistration(t *testing.T) {
 	}
 	if n := f.registrationCount(); n != 2 {
 		t.Errorf("registrations: got %d, want 2", n)
+	}
+}
+
+// TestConcurrentRefresh: many requests, in two processes' worth of managers
+// on one state directory, find the token expired at once; the refresh
+// token is spent once, and all of them get the new access token.
+func TestConcurrentRefresh(t *testing.T) {
+	t.Parallel()
+	f := newFakeAS(t, nil)
+	clk := &clock{t: time.Now()}
+	m1, dir := newManager(t, "allow", func(o *oauth.Options) { o.Now = clk.Now })
+	m2, err := oauth.New(oauth.Options{StateDir: dir, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	srv := oauth.Server{Name: "fake", URL: f.mcpURL()}
+	if _, err := m1.Login(ctx, srv, oauth.LoginOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Add(2 * time.Hour)
+	var wg sync.WaitGroup
+	tokens := make([]string, 16)
+	errs := make([]error, 16)
+	for i := range tokens {
+		m := m1
+		if i%2 == 1 {
+			m = m2
+		}
+		wg.Go(func() {
+			ts, err := m.Handler(srv, oauth.HandlerOptions{}).TokenSource(ctx)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			tok, err := ts.Token()
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			tokens[i] = tok.AccessToken
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		if tokens[i] != tokens[0] {
+			t.Errorf("request %d got another token than request 0", i)
+		}
+	}
+	if _, tk := f.requests(); len(tk) != 2 {
+		t.Errorf("token requests: got %d, want the exchange and one refresh", len(tk))
 	}
 }
