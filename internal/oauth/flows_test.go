@@ -118,30 +118,39 @@ func TestStepUp(t *testing.T) {
 	t.Run("bounded", func(t *testing.T) {
 		t.Parallel()
 		f := newFakeAS(t, func(f *fakeAS) { f.alwaysStepUp = true })
-		m, _ := newManager(t, "allow")
+		clk := &clock{t: time.Now()}
+		m, _ := newManager(t, "allow", func(o *oauth.Options) { o.Now = clk.Now })
 		ctx := testCtx(t)
 		srv := oauth.Server{Name: "fake", URL: f.mcpURL()}
 		// Raw requests through the round tripper: the go-sdk's transport
 		// gives up on a connection whose retried request is refused again.
 		hc := &http.Client{Transport: m.Handler(srv, oauth.HandlerOptions{Interactive: true}).RoundTripper(nil)}
-		var last error
-		for range 6 {
+		post := func() error {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`))
 			req.Header.Set("Content-Type", "application/json")
 			resp, err := hc.Do(req)
 			if err == nil {
 				resp.Body.Close()
-				continue
 			}
-			if last = err; errors.As(err, new(*oauth.InsufficientScopeError)) {
+			return err
+		}
+		var last error
+		for range 6 {
+			if last = post(); errors.As(last, new(*oauth.InsufficientScopeError)) {
 				break
 			}
 		}
-		if !errors.As(last, new(*oauth.InsufficientScopeError)) || !strings.Contains(last.Error(), "gave up after 3") {
+		if !errors.As(last, new(*oauth.InsufficientScopeError)) || !strings.Contains(last.Error(), "gave up after 3 step-up authorizations within 10m0s") {
 			t.Fatalf("endless step-ups: got %v, want an InsufficientScopeError after 3", last)
 		}
 		if az, _ := f.requests(); len(az) != 4 { // the sign-in and 3 step-ups
 			t.Errorf("authorize requests: got %d, want 4", len(az))
+		}
+		// Past the window, a step-up is allowed again.
+		clk.Add(11 * time.Minute)
+		_ = post()
+		if az, _ := f.requests(); len(az) != 5 {
+			t.Errorf("authorize requests after the window: got %d, want 5", len(az))
 		}
 	})
 	t.Run("already granted", func(t *testing.T) {

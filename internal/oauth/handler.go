@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/oauth2"
@@ -39,7 +40,7 @@ type Handler struct {
 	path string // of the grant in the store
 
 	mu        sync.Mutex
-	stepUps   int
+	stepUps   []time.Time       // when the recent step-ups began
 	forced    secret            // the last token obtained because the server rejected the one before
 	needsAuth *NeedsSignInError // the last reason a request could not be authorized
 }
@@ -340,9 +341,13 @@ func (h *Handler) clientCredentials(ctx context.Context, g *grant, ch challenge)
 	return nil
 }
 
+// stepUpWindow is the span in which at most MaxStepUps step-ups are made.
+const stepUpWindow = 10 * time.Minute
+
 // stepUp answers 403 insufficient_scope: it asks for the granted scopes
-// plus the challenged ones, at most MaxStepUps times per handler, and
-// never for scopes already granted (the server would refuse again).
+// plus the challenged ones, at most MaxStepUps times within stepUpWindow
+// per handler, and never for scopes already granted (the server would
+// refuse again).
 func (h *Handler) stepUp(ctx context.Context, ch challenge) error {
 	g, err := h.m.store.loadGrantAt(h.path, true)
 	if err != nil {
@@ -358,12 +363,16 @@ func (h *Handler) stepUp(ctx context.Context, ch challenge) error {
 	if !slices.ContainsFunc(ch.Scopes, func(s string) bool { return !slices.Contains(granted, s) }) {
 		return &InsufficientScopeError{Server: h.srv.Name, Scopes: ch.Scopes, Reason: "those scopes were already granted and the server still refuses; the account may lack the permission"}
 	}
+	now := h.m.opts.Now()
 	h.mu.Lock()
-	h.stepUps++
-	n := h.stepUps
+	h.stepUps = slices.DeleteFunc(h.stepUps, func(t time.Time) bool { return now.Sub(t) > stepUpWindow })
+	n := len(h.stepUps)
+	if n < h.m.opts.MaxStepUps {
+		h.stepUps = append(h.stepUps, now)
+	}
 	h.mu.Unlock()
-	if n > h.m.opts.MaxStepUps {
-		return &InsufficientScopeError{Server: h.srv.Name, Scopes: ch.Scopes, Reason: fmt.Sprintf("gave up after %d step-up authorizations", h.m.opts.MaxStepUps)}
+	if n >= h.m.opts.MaxStepUps {
+		return &InsufficientScopeError{Server: h.srv.Name, Scopes: ch.Scopes, Reason: fmt.Sprintf("gave up after %d step-up authorizations within %v", h.m.opts.MaxStepUps, stepUpWindow)}
 	}
 	if h.srv.Settings.grant() == GrantClientCredentials {
 		return h.clientCredentials(ctx, g, ch)

@@ -61,7 +61,8 @@ type Options struct {
 	// RefreshLeeway is how long before expiry a token is refreshed;
 	// default one minute.
 	RefreshLeeway time.Duration
-	// MaxStepUps bounds the step-up authorizations of one handler; default 3.
+	// MaxStepUps bounds the step-up authorizations of one handler within
+	// ten minutes; default 3.
 	MaxStepUps int
 	// LoginTimeout bounds the wait for the browser's redirect; default 5 min.
 	LoginTimeout time.Duration
