@@ -644,10 +644,14 @@ func TestLoginLeavesNothing(t *testing.T) {
 	t.Parallel()
 	f := newFakeAS(t, nil)
 	m, _ := newManager(t, "allow")
-	if _, err := m.Login(testCtx(t), oauth.Server{Name: "fake", URL: f.mcpURL()}, oauth.LoginOptions{}); err != nil {
+	var shown string
+	if _, err := m.Login(testCtx(t), oauth.Server{Name: "fake", URL: f.mcpURL()}, oauth.LoginOptions{OnURL: func(u string) { shown = u }}); err != nil {
 		t.Fatal(err)
 	}
 	az, _ := f.requests()
+	if !strings.HasPrefix(shown, f.srv.URL+"/authorize?") || !strings.Contains(shown, "state=") {
+		t.Errorf("OnURL got %q, want the authorization URL", shown)
+	}
 	redirect, err := url.Parse(az[0].Get("redirect_uri"))
 	if err != nil || redirect.Hostname() != "127.0.0.1" || redirect.Path != "/callback" {
 		t.Fatalf("redirect_uri %q: want http://127.0.0.1:PORT/callback", az[0].Get("redirect_uri"))

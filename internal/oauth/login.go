@@ -36,6 +36,10 @@ type LoginOptions struct {
 	Out io.Writer
 	// NoBrowser only prints the URL, for a machine without a browser.
 	NoBrowser bool
+	// OnURL, if set, is given the authorization URL before the browser
+	// opens (for a caller that shows it otherwise than as text, such as
+	// the console).
+	OnURL func(authURL string)
 }
 
 // Login signs in to srv: the authorization-code flow with PKCE on a
@@ -125,6 +129,9 @@ func (m *Manager) login(ctx context.Context, srv Server, opts LoginOptions, ch *
 	}()
 
 	fmt.Fprintf(out, "To sign in to %s, open this URL in a browser:\n\n  %s\n\n", srv.Name, authURL)
+	if opts.OnURL != nil {
+		opts.OnURL(authURL)
+	}
 	var browserDone <-chan error
 	if !opts.NoBrowser {
 		if browserDone, err = m.opts.OpenBrowser(ctx, authURL); err != nil {
