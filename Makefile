@@ -20,7 +20,7 @@ PEERS_STAMP := $(PEERS)/node_modules/.switchboard-installed
 # allows -fuzz to match a single target in a single package). Longer: make fuzz FUZZTIME=5m
 FUZZTIME ?= 10s
 
-.PHONY: all test peers postgres chromium build lint bench bench-gateway fuzz clean
+.PHONY: all test peers postgres chromium build lint bench bench-gateway fuzz clean release-check release-schema
 
 all: lint build test
 
@@ -28,6 +28,18 @@ all: lint build test
 test: peers postgres chromium
 	GOOS=darwin $(GO) build -o /dev/null ./cmd/switchboard
 	$(GO) test -race -count=1 -timeout 20m ./...
+
+# What CI can check of a release without Docker or GoReleaser: .goreleaser.yaml against
+# GoReleaser's schema, the Dockerfiles against the image rules (go test ./test/release), and
+# every target compiled with the release's flags and checked to be static (crossbuild).
+release-check:
+	$(GO) test -count=1 ./test/release
+	$(GO) run ./test/release/crossbuild -config .goreleaser.yaml
+
+# Regenerates test/release/goreleaser.schema.json from GoReleaser's configuration types
+# (test/release/schemagen is its own module, pinned to the GoReleaser version we target).
+release-schema:
+	cd test/release/schemagen && $(GO) run . > ../goreleaser.schema.json
 
 peers: $(PEERS_STAMP)
 
