@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -184,6 +185,9 @@ func newAuthServer(t testing.TB, keys ...signingKey) *authServer {
 		defer as.mu.Unlock()
 		if as.clientID != "" {
 			id, secret, ok := r.BasicAuth()
+			// RFC 6749 §2.3.1: both are form-encoded inside Basic.
+			id, _ = url.QueryUnescape(id)
+			secret, _ = url.QueryUnescape(secret)
 			if as.postAuth {
 				id, secret, ok = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret"), true
 			}
