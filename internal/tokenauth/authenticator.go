@@ -37,12 +37,15 @@ const (
 // serves the metadata that tells clients where to get them. It is safe for
 // concurrent use.
 type Authenticator struct {
-	s     *settings
-	algs  []jose.SignatureAlgorithm
-	keys  keySet
-	disc  discovery
-	cache tokenCache
-	sf    singleflight.Group // one validation per token at a time
+	s    *settings
+	algs []jose.SignatureAlgorithm
+	// scopes holds the scopes each view with scopes of its own needs
+	// (Scopes and the view's); other views need Scopes.
+	scopes map[string][]string
+	keys   keySet
+	disc   discovery
+	cache  tokenCache
+	sf     singleflight.Group // one validation per token at a time
 
 	lastWarn atomic.Int64 // unix nanoseconds of the last throttled warning
 	quiet    atomic.Int64 // warnings suppressed since
@@ -61,6 +64,16 @@ func New(o Options) (*Authenticator, error) {
 		a.algs = append(a.algs, jose.SignatureAlgorithm(alg))
 	}
 	a.keys.a = a
+	a.scopes = map[string][]string{}
+	for view, extra := range s.ViewScopes {
+		need := slices.Clone(s.Scopes)
+		for _, sc := range extra {
+			if !slices.Contains(need, sc) {
+				need = append(need, sc)
+			}
+		}
+		a.scopes[view] = need
+	}
 	a.cache.lru, err = lru.New[[32]byte, cacheEntry](s.CacheSize)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: token cache: %w", err)
@@ -162,7 +175,7 @@ func bearer(r *http.Request) (string, bool) {
 		return "", false
 	}
 	token = strings.TrimSpace(token)
-	return token, token != "" && !strings.ContainsAny(token, " \t")
+	return token, token != "" && strings.IndexByte(token, ' ') < 0 && strings.IndexByte(token, '\t') < 0
 }
 
 // Authenticate checks the bearer token of a request. For an MCP endpoint
@@ -183,10 +196,10 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Identity, *Refusal) {
 		endpoint, view = "", ""
 	}
 	required := a.requiredScopes(view)
-	meta := a.MetadataURL(endpoint)
 
 	token, ok := bearer(r)
 	if !ok {
+		meta := a.MetadataURL(endpoint)
 		return nil, &Refusal{
 			Status:    http.StatusUnauthorized,
 			Challenge: challenge("", "", meta, required),
@@ -197,7 +210,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Identity, *Refusal) {
 	}
 	id, terr := a.validate(r.Context(), token)
 	if terr != nil {
-		return nil, a.refuse(r, terr, meta, required)
+		return nil, a.refuse(r, terr, endpoint, required)
 	}
 	if isEndpoint && !id.Allows(view) {
 		a.s.Logger.Debug("oauth: view not granted", slog.String(logUser, id.User), slog.String(logPath, r.URL.Path))
@@ -217,6 +230,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Identity, *Refusal) {
 				want = append(want, sc)
 			}
 		}
+		meta := a.MetadataURL(endpoint)
 		desc := "the token lacks the scope " + strings.Join(missing, ", ")
 		if len(missing) > 1 {
 			desc = "the token lacks the scopes " + strings.Join(missing, ", ")
@@ -242,7 +256,7 @@ func (a *Authenticator) viewHint(id *Identity) string {
 }
 
 // refuse turns a token error into a refusal, logging it.
-func (a *Authenticator) refuse(r *http.Request, terr *tokenError, meta string, required []string) *Refusal {
+func (a *Authenticator) refuse(r *http.Request, terr *tokenError, endpoint string, required []string) *Refusal {
 	cause := ""
 	if terr.cause != nil {
 		cause = terr.cause.Error()
@@ -255,6 +269,7 @@ func (a *Authenticator) refuse(r *http.Request, terr *tokenError, meta string, r
 				WithSuggestions("try again shortly; if it persists, the gateway's log says what failed (its OAuth issuer, key set or introspection settings)"),
 		}
 	}
+	meta := a.MetadataURL(endpoint)
 	a.s.Logger.Debug("oauth: access token refused", slog.String(logReason, terr.desc), slog.String(logError, cause), slog.String(logPath, r.URL.Path))
 	return &Refusal{
 		Status:    terr.status,

@@ -85,15 +85,13 @@ func (a *Authenticator) MetadataHandler() http.Handler {
 }
 
 // requiredScopes returns the scopes a token needs for a view: Scopes, then
-// the view's own ("" for the gateway as a whole: Scopes only).
+// the view's own ("" for the gateway as a whole: Scopes only). The slice
+// is shared: callers do not change it.
 func (a *Authenticator) requiredScopes(view string) []string {
-	out := slices.Clone(a.s.Scopes)
-	for _, sc := range a.s.ViewScopes[view] {
-		if !slices.Contains(out, sc) {
-			out = append(out, sc)
-		}
+	if need, ok := a.scopes[view]; ok {
+		return need
 	}
-	return out
+	return a.s.Scopes
 }
 
 // allScopes returns every scope any endpoint needs, for the gateway-wide
