@@ -1,11 +1,16 @@
 package tokenauth_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
+	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 	"github.com/switchboard-mcp/switchboard/internal/tokenauth"
 )
 
@@ -125,5 +131,64 @@ func TestGoSDKClientSignsIn(t *testing.T) {
 	}
 	if authorizations != 1 {
 		t.Errorf("the client signed in %d times, want once", authorizations)
+	}
+}
+
+// TestTypeScriptClientSignsIn runs the TypeScript SDK's OAuth client (its
+// own discovery, registration, PKCE and resource indicator) against a
+// server behind the middleware, with the TypeScript demo as the
+// authorization server: the other implementation of MCP must read this
+// package's challenge and metadata as the specification means them.
+func TestTypeScriptClientSignsIn(t *testing.T) {
+	t.Parallel()
+	issuer := startDemoAS(t)
+	base, seenUsers := protectedServer(t, func(resource string) *tokenauth.Authenticator {
+		return newAuth(t, tokenauth.Options{
+			Resource:      resource,
+			Issuer:        issuer,
+			Introspection: &tokenauth.Introspection{URL: issuer + "introspect"},
+			UserClaim:     "client_id",
+			Scopes:        []string{"mcp:tools"},
+		})
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	script, err := filepath.Abs(filepath.Join("testdata", "ts-oauth-client.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, testpeer.Node(t), script, base+"/mcp", "whoami")
+	cmd.Env = append(os.Environ(), "SDK_DIR="+filepath.Join(testpeer.Dir(t), "@modelcontextprotocol", "sdk", "dist", "esm"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the TypeScript client: %v\n%s", err, stderr.String())
+	}
+	var res struct {
+		OK           bool   `json:"ok"`
+		Text         string `json:"text"`
+		AuthorizeURL string `json:"authorizeUrl"`
+		Error        string `json:"error"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("the TypeScript client printed %q: %v", out, err)
+	}
+	if !res.OK {
+		t.Fatalf("the TypeScript client failed: %s\n%s", res.Error, stderr.String())
+	}
+	users := seenUsers()
+	if len(users) != 1 || res.Text != users[0] || res.Text == "" {
+		t.Errorf("whoami answered %q; the tool saw %q", res.Text, users)
+	}
+	u, err := url.Parse(res.AuthorizeURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := u.Query().Get("resource"), base+"/mcp"; got != want {
+		t.Errorf("the client asked for the resource %q, want %q", got, want)
+	}
+	if got := u.Query().Get("scope"); got != "mcp:tools" {
+		t.Errorf("the client asked for the scope %q, want mcp:tools", got)
 	}
 }
