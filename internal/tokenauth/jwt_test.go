@@ -285,3 +285,34 @@ func tamperClaims(t testing.TB, tok string, changes map[string]any) string {
 	parts[1] = base64.RawURLEncoding.EncodeToString(raw)
 	return strings.Join(parts, ".")
 }
+
+// TestKeyUse checks that a published key is used only as the JWK set
+// allows: for its own algorithm, and for signatures.
+func TestKeyUse(t *testing.T) {
+	t.Parallel()
+	rs, ps, _, _ := testKeys(t)
+	enc := newSigningKey(t, "enc-1")
+	clk := newClock()
+	as := newAuthServer(t)
+	pinned := rs.public()
+	pinned.Algorithm = "RS256"
+	encryption := enc.public()
+	encryption.Use = "enc"
+	as.mu.Lock()
+	as.keys = []jose.JSONWebKey{pinned, encryption}
+	as.mu.Unlock()
+	a := jwtAuth(t, as, clk, nil)
+
+	identityOf(t, serve(t, a, "/mcp", rs.sign(t, claimsFor(as, clk, nil))))
+	for _, tt := range []struct {
+		name, token, desc string
+	}{
+		{"PS256 with an RS256 key", ps.sign(t, claimsFor(as, clk, nil)), "not a signing key for PS256"},
+		{"an encryption key", enc.sign(t, claimsFor(as, clk, nil)), "unknown key id"},
+	} {
+		rec := serve(t, a, "/mcp", tt.token)
+		if ch := rec.Header().Get("WWW-Authenticate"); rec.Code != http.StatusUnauthorized || !strings.Contains(ch, tt.desc) {
+			t.Errorf("%s: status %d, WWW-Authenticate %q: want 401 with %q", tt.name, rec.Code, ch, tt.desc)
+		}
+	}
+}

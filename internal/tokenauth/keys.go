@@ -67,6 +67,11 @@ func (k *keySet) forToken(ctx context.Context, kid, alg string) ([]jose.JSONWebK
 	if kid == "" {
 		return nil, invalid(fmt.Sprintf("the token names no key id and no %s key of the authorization server fits it", alg), nil)
 	}
+	if len(idx.byKID[kid]) > 0 {
+		// The key is published, for another algorithm or for encryption:
+		// refetching would not change that.
+		return nil, invalid(fmt.Sprintf("the key the token names is not a signing key for %s", alg), nil)
+	}
 	switch err := k.refresh(ctx, "unknown key id", false); {
 	case errors.Is(err, errRateLimited):
 		return nil, invalid("the token is signed with a key the authorization server does not publish (unknown key id)", nil)
