@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -191,5 +192,40 @@ func TestOptionsErrors(t *testing.T) {
 				t.Errorf("error %v is no *OptionsError", err)
 			}
 		})
+	}
+}
+
+// TestNoGoroutineLeft checks that once Run has returned and requests are
+// answered, no goroutine of the package is left: validation, key fetches
+// and introspection run on the caller's goroutine. It is not parallel, so
+// that no other test's request is in the package while it looks.
+func TestNoGoroutineLeft(t *testing.T) {
+	k := newSigningKey(t, "k1")
+	clk := newClock()
+	as := newAuthServer(t, k)
+	a := jwtAuth(t, as, clk, func(o *tokenauth.Options) {
+		o.Introspection = &tokenauth.Introspection{URL: as.issuer + "/introspect"}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	as.activate("opaque", claimsFor(as, clk, nil))
+	identityOf(t, serve(t, a, "/mcp", "opaque"))
+	identityOf(t, serve(t, a, "/mcp", k.sign(t, claimsFor(as, clk, nil))))
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		buf := make([]byte, 1<<20)
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		if !strings.Contains(stacks, "internal/tokenauth.(") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("goroutines of the package remain:\n%s", stacks)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
