@@ -29,7 +29,6 @@ const (
 	logCount      = "count"
 	logUser       = "user"
 	logPath       = "path"
-	logStatus     = "status"
 	logSuppressed = "suppressed"
 )
 

@@ -168,9 +168,9 @@ func (c claims) scopes() []string {
 // audience returns aud, a string or an array of strings.
 func (c claims) audience() []string { return c.list("aud") }
 
-// time returns a NumericDate claim (seconds since the epoch), and whether
+// date returns a NumericDate claim (seconds since the epoch), and whether
 // it is present and a number.
-func (c claims) time(name string) (time.Time, bool) {
+func (c claims) date(name string) (time.Time, bool) {
 	var f float64
 	switch v := c[name].(type) {
 	case float64:

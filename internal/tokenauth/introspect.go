@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 )
 
 // checkIntrospected validates an opaque token at the introspection endpoint
@@ -28,15 +27,12 @@ func (a *Authenticator) checkIntrospected(ctx context.Context, token string) (*I
 	if aud := c.audience(); !a.ownsAudience(aud) {
 		return nil, invalid(fmt.Sprintf("the token was issued for %s, not for this gateway (%s)", describeAudience(aud), a.ResourceURL("")), nil)
 	}
-	exp, hasExp := c.time("exp")
+	exp, hasExp := c.date("exp")
 	if hasExp && now.Add(-s.Leeway).After(exp) {
 		return nil, invalid("the token has expired", nil)
 	}
-	if nbf, ok := c.time("nbf"); ok && now.Add(s.Leeway).Before(nbf) {
+	if nbf, ok := c.date("nbf"); ok && now.Add(s.Leeway).Before(nbf) {
 		return nil, invalid("the token is not valid yet (nbf)", nil)
-	}
-	if !hasExp {
-		exp = time.Time{}
 	}
 	id, err := a.identity(c, MethodIntrospection, exp)
 	if err != nil {
