@@ -67,13 +67,7 @@ func TestGoSDKClientSignsIn(t *testing.T) {
 	t.Parallel()
 	issuer := startDemoAS(t)
 	base, seenUsers := protectedServer(t, func(resource string) *tokenauth.Authenticator {
-		return newAuth(t, tokenauth.Options{
-			Resource:      resource,
-			Issuer:        issuer,
-			Introspection: &tokenauth.Introspection{URL: issuer + "introspect"},
-			UserClaim:     "client_id",
-			Scopes:        []string{"mcp:tools"},
-		})
+		return demoAuth(t, issuer, resource, nil)
 	})
 
 	const redirect = "http://127.0.0.1:1/callback"
@@ -143,13 +137,7 @@ func TestTypeScriptClientSignsIn(t *testing.T) {
 	t.Parallel()
 	issuer := startDemoAS(t)
 	base, seenUsers := protectedServer(t, func(resource string) *tokenauth.Authenticator {
-		return newAuth(t, tokenauth.Options{
-			Resource:      resource,
-			Issuer:        issuer,
-			Introspection: &tokenauth.Introspection{URL: issuer + "introspect"},
-			UserClaim:     "client_id",
-			Scopes:        []string{"mcp:tools"},
-		})
+		return demoAuth(t, issuer, resource, nil)
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -103,7 +103,14 @@ func (k signingKey) public() jose.JSONWebKey {
 // sign makes a JWT of the claims.
 func (k signingKey) sign(t testing.TB, claims map[string]any) string {
 	t.Helper()
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: k.alg, Key: jose.JSONWebKey{Key: k.priv, KeyID: k.kid}},
+	return signJWT(t, k.alg, k.priv, k.kid, claims)
+}
+
+// signJWT makes a JWT of the claims, signed with key (a private key, or
+// the secret of an HMAC algorithm) under the key id.
+func signJWT(t testing.TB, alg jose.SignatureAlgorithm, key any, kid string, claims map[string]any) string {
+	t.Helper()
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: jose.JSONWebKey{Key: key, KeyID: kid}},
 		(&jose.SignerOptions{}).WithType("at+jwt"))
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-mcp/switchboard/internal/tokenauth"
@@ -247,15 +246,7 @@ func hmacWithPublicKey(t testing.TB, k signingKey, claims map[string]any) string
 		t.Fatal(err)
 	}
 	secret := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: jose.JSONWebKey{Key: secret, KeyID: k.kid}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := jwt.Signed(signer).Claims(claims).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
+	return signJWT(t, jose.HS256, secret, k.kid, claims)
 }
 
 // tamperSignature flips one bit of the signature.

@@ -1,7 +1,6 @@
 package tokenauth_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -43,7 +42,7 @@ func startDemoAS(t *testing.T) string {
 	for attempt := 0; attempt < 3; attempt++ {
 		mcpPort, authPort := freePort(t), freePort(t)
 		issuer := fmt.Sprintf("http://localhost:%d/", authPort)
-		var out syncBuffer
+		var out logBuffer
 		cmd := exec.Command(node, script, "--oauth")
 		cmd.Env = append(os.Environ(), "MCP_PORT="+strconv.Itoa(mcpPort), "MCP_AUTH_PORT="+strconv.Itoa(authPort))
 		cmd.Stdout, cmd.Stderr = &out, &out
@@ -113,23 +112,6 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // demoToken gets an access token from the demo authorization server the
 // way an MCP client does: dynamic registration (RFC 7591), then the
 // authorization-code flow with PKCE and the resource indicator (RFC 8707),
@@ -178,6 +160,21 @@ func demoToken(t *testing.T, issuer, resource string) (token, clientID string) {
 	return tok.AccessToken, reg.ClientID
 }
 
+// demoAuth returns an authenticator for a gateway at resource that trusts
+// the demo authorization server: its tokens are introspected, and name
+// their user in client_id (they have no sub).
+func demoAuth(t *testing.T, issuer, resource string, client *http.Client) *tokenauth.Authenticator {
+	t.Helper()
+	return newAuth(t, tokenauth.Options{
+		Resource:      resource,
+		Issuer:        issuer,
+		Introspection: &tokenauth.Introspection{URL: issuer + "introspect"},
+		UserClaim:     "client_id",
+		Scopes:        []string{"mcp:tools"},
+		HTTPClient:    client,
+	})
+}
+
 // countingTransport counts the requests the authenticator makes.
 type countingTransport struct{ n atomic.Int32 }
 
@@ -195,14 +192,7 @@ func TestTypeScriptDemoAuthorizationServer(t *testing.T) {
 	t.Parallel()
 	issuer := startDemoAS(t)
 	rt := &countingTransport{}
-	a := newAuth(t, tokenauth.Options{
-		Resource:      gatewayURL,
-		Issuer:        issuer,
-		Introspection: &tokenauth.Introspection{URL: issuer + "introspect"},
-		UserClaim:     "client_id",
-		Scopes:        []string{"mcp:tools"},
-		HTTPClient:    &http.Client{Transport: rt, Timeout: 10 * time.Second},
-	})
+	a := demoAuth(t, issuer, gatewayURL, &http.Client{Transport: rt, Timeout: 10 * time.Second})
 
 	token, clientID := demoToken(t, issuer, gatewayURL+"/mcp")
 	got := identityOf(t, serve(t, a, "/mcp", token))
