@@ -152,6 +152,7 @@ type OptionsError struct {
 	Err   error
 }
 
+// Error names the field and the reason.
 func (e *OptionsError) Error() string { return fmt.Sprintf("oauth %s: %v", e.Field, e.Err) }
 
 // Unwrap returns the reason.
