@@ -22,7 +22,7 @@ func (a *Authenticator) checkIntrospected(ctx context.Context, token string) (*I
 	s := a.s
 	now := s.Now()
 	if iss, ok := c["iss"].(string); ok && !issuersEqual(iss, s.Issuer) {
-		return nil, invalid(fmt.Sprintf("the token was issued by %q, not by the gateway's authorization server", iss), nil)
+		return nil, invalid(fmt.Sprintf("the token was issued by %q, not by the gateway's authorization server", clip(iss)), nil)
 	}
 	if aud := c.audience(); !a.ownsAudience(aud) {
 		return nil, invalid(fmt.Sprintf("the token was issued for %s, not for this gateway (%s)", describeAudience(aud), a.ResourceURL("")), nil)

@@ -51,7 +51,7 @@ func (a *Authenticator) checkJWT(ctx context.Context, token string) (*Identity, 
 	tok, err := jwt.ParseSigned(token, a.algs)
 	if err != nil {
 		if alg, ok := headerAlg(token); ok && !slices.Contains(s.algorithms, alg) {
-			return nil, invalid(fmt.Sprintf("the token is signed with %q, which the gateway does not accept (it accepts %s)", alg, strings.Join(s.algorithms, ", ")), err)
+			return nil, invalid(fmt.Sprintf("the token is signed with %q, which the gateway does not accept (it accepts %s)", clip(alg), strings.Join(s.algorithms, ", ")), err)
 		}
 		return nil, invalid("the token is not a well-formed signed JWT", err)
 	}
@@ -80,7 +80,7 @@ func (a *Authenticator) checkJWT(ctx context.Context, token string) (*Identity, 
 		return nil, invalid("the token's signature does not verify", err)
 	}
 	if !issuersEqual(std.Issuer, s.Issuer) {
-		return nil, invalid(fmt.Sprintf("the token was issued by %q, not by the gateway's authorization server", std.Issuer), nil)
+		return nil, invalid(fmt.Sprintf("the token was issued by %q, not by the gateway's authorization server", clip(std.Issuer)), nil)
 	}
 	if !a.ownsAudience(std.Audience) {
 		return nil, invalid(fmt.Sprintf("the token was issued for %s, not for this gateway (%s)", describeAudience(std.Audience), a.ResourceURL("")), nil)
@@ -129,12 +129,31 @@ func (a *Authenticator) ownsAudience(aud []string) bool {
 	return false
 }
 
+// describeAudience names an aud claim for a message, shortened: it comes
+// from the client.
 func describeAudience(aud []string) string {
+	const most = 3
 	switch len(aud) {
 	case 0:
 		return "no audience (aud)"
 	case 1:
-		return fmt.Sprintf("%q", aud[0])
+		return fmt.Sprintf("%q", clip(aud[0]))
 	}
-	return fmt.Sprintf("%q", aud)
+	shown := make([]string, 0, most)
+	for _, a := range aud[:min(len(aud), most)] {
+		shown = append(shown, fmt.Sprintf("%q", clip(a)))
+	}
+	if len(aud) > most {
+		shown = append(shown, fmt.Sprintf("and %d more", len(aud)-most))
+	}
+	return strings.Join(shown, ", ")
+}
+
+// clip shortens a value from a token for a message.
+func clip(s string) string {
+	const most = 100
+	if len(s) <= most {
+		return s
+	}
+	return s[:most] + "..."
 }

@@ -307,3 +307,20 @@ func TestKeyUse(t *testing.T) {
 		}
 	}
 }
+
+// TestLongClaimsInMessages checks that values a client chooses are
+// shortened in the challenge.
+func TestLongClaimsInMessages(t *testing.T) {
+	t.Parallel()
+	rs, _, _, _ := testKeys(t)
+	clk := newClock()
+	as := newAuthServer(t, rs)
+	a := jwtAuth(t, as, clk, nil)
+	long := "https://" + strings.Repeat("a", 5000) + ".example.com"
+	auds := []string{long, "b", "c", "d", "e"}
+	rec := serve(t, a, "/mcp", rs.sign(t, claimsFor(as, clk, map[string]any{"aud": auds})))
+	ch := rec.Header().Get("WWW-Authenticate")
+	if len(ch) > 600 || !strings.Contains(ch, "and 2 more") {
+		t.Errorf("challenge of %d bytes: %.300s", len(ch), ch)
+	}
+}
