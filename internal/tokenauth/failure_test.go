@@ -229,3 +229,37 @@ func TestNoGoroutineLeft(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestRequestWaitsForRunsFetch checks that a request arriving while Run's
+// first fetch of the key set is under way waits for it, rather than being
+// refused because a fetch started moments ago.
+func TestRequestWaitsForRunsFetch(t *testing.T) {
+	t.Parallel()
+	k := newSigningKey(t, "k1")
+	clk := newClock()
+	as := newAuthServer(t, k)
+	as.jwksGate = make(chan struct{})
+	a := jwtAuth(t, as, clk, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(10 * time.Second)
+	for as.jwksHits.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	codes := make(chan int, 1)
+	go func() { codes <- serve(t, a, "/mcp", k.sign(t, claimsFor(as, clk, nil))).Code }()
+	select {
+	case c := <-codes:
+		t.Fatalf("the request was answered %d while the key set was still being fetched", c)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(as.jwksGate)
+	if c := <-codes; c != http.StatusOK {
+		t.Errorf("status %d, want 200", c)
+	}
+	if n := as.jwksHits.Load(); n != 1 {
+		t.Errorf("key set fetched %d times, want 1", n)
+	}
+}

@@ -140,6 +140,7 @@ type authServer struct {
 	metaHits   atomic.Int32
 	introHits  atomic.Int32
 	jwksStatus atomic.Int32 // when not 0, the JWK set answers with this status
+	jwksGate   chan struct{} // when set, the JWK set answers once it is closed
 	introGate  chan struct{}
 }
 
@@ -170,6 +171,9 @@ func newAuthServer(t testing.TB, keys ...signingKey) *authServer {
 	})
 	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
 		as.jwksHits.Add(1)
+		if as.jwksGate != nil {
+			<-as.jwksGate
+		}
 		if s := as.jwksStatus.Load(); s != 0 {
 			http.Error(w, "unavailable", int(s))
 			return

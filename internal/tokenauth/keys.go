@@ -48,6 +48,7 @@ type keySet struct {
 	mu          sync.Mutex
 	lastAttempt time.Time // of any fetch
 	lastErr     error     // of the last fetch
+	inflight    bool      // a fetch is under way
 }
 
 // forToken returns the keys that may have signed a token with the given
@@ -137,21 +138,32 @@ func fits(key jose.JSONWebKey, alg string) bool {
 	return false
 }
 
-// refresh fetches the key set. Unless force is set, it does nothing (and
-// returns errRateLimited) when a fetch started less than KeysMinInterval
-// ago. Concurrent callers share one fetch.
+// refresh fetches the key set. Unless force is set, it does not start a
+// fetch (and returns errRateLimited) when one started less than
+// KeysMinInterval ago; it joins a fetch in progress, so that a request
+// arriving while Run loads the set waits for it rather than failing.
+// Concurrent callers share one fetch.
 func (k *keySet) refresh(ctx context.Context, reason string, force bool) error {
 	s := k.a.s
+	recent := func() bool {
+		return !k.lastAttempt.IsZero() && s.Now().Sub(k.lastAttempt) < s.KeysMinInterval
+	}
 	k.mu.Lock()
-	now := s.Now()
-	if !force && !k.lastAttempt.IsZero() && now.Sub(k.lastAttempt) < s.KeysMinInterval {
-		k.mu.Unlock()
+	limited := !force && !k.inflight && recent()
+	k.mu.Unlock()
+	if limited {
 		return errRateLimited
 	}
-	k.mu.Unlock()
 	_, err, _ := k.sf.Do("keys", func() (any, error) {
 		k.mu.Lock()
-		k.lastAttempt = s.Now()
+		if !force && recent() {
+			// The fetch this caller meant to join ended just before:
+			// its result stands.
+			err := k.lastErr
+			k.mu.Unlock()
+			return nil, err
+		}
+		k.lastAttempt, k.inflight = s.Now(), true
 		k.mu.Unlock()
 		// Requests come here with a context detached from their client
 		// (validate), so one client going away does not fail the fetch
@@ -160,7 +172,7 @@ func (k *keySet) refresh(ctx context.Context, reason string, force bool) error {
 		defer cancel()
 		err := k.fetch(fctx, reason)
 		k.mu.Lock()
-		k.lastErr = err
+		k.lastErr, k.inflight = err, false
 		k.mu.Unlock()
 		return nil, err
 	})
