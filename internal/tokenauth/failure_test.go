@@ -239,6 +239,8 @@ func TestRequestWaitsForRunsFetch(t *testing.T) {
 	clk := newClock()
 	as := newAuthServer(t, k)
 	as.jwksGate = make(chan struct{})
+	release := sync.OnceFunc(func() { close(as.jwksGate) })
+	t.Cleanup(release) // before the server's Close, which waits for its handlers
 	a := jwtAuth(t, as, clk, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -255,7 +257,7 @@ func TestRequestWaitsForRunsFetch(t *testing.T) {
 		t.Fatalf("the request was answered %d while the key set was still being fetched", c)
 	case <-time.After(100 * time.Millisecond):
 	}
-	close(as.jwksGate)
+	release()
 	if c := <-codes; c != http.StatusOK {
 		t.Errorf("status %d, want 200", c)
 	}

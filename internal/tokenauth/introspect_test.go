@@ -188,6 +188,8 @@ func TestIntrospectionSharedInFlight(t *testing.T) {
 	clk := newClock()
 	as := newAuthServer(t)
 	as.introGate = make(chan struct{})
+	release := sync.OnceFunc(func() { close(as.introGate) })
+	t.Cleanup(release) // before the server's Close, which waits for its handlers
 	as.activate("tok", claimsFor(as, clk, nil))
 	a := introAuth(t, as, clk, nil)
 	const n = 8
@@ -201,7 +203,7 @@ func TestIntrospectionSharedInFlight(t *testing.T) {
 	for as.introHits.Load() == 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
-	close(as.introGate)
+	release()
 	wg.Wait()
 	for i, c := range codes {
 		if c != http.StatusOK {
