@@ -139,7 +139,7 @@ type authServer struct {
 	jwksHits   atomic.Int32
 	metaHits   atomic.Int32
 	introHits  atomic.Int32
-	jwksStatus atomic.Int32 // when not 0, the JWK set answers with this status
+	jwksStatus atomic.Int32  // when not 0, the JWK set answers with this status
 	jwksGate   chan struct{} // when set, the JWK set answers once it is closed
 	introGate  chan struct{}
 }

@@ -2,19 +2,10 @@ package tokenauth_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,91 +16,13 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/tokenauth"
 )
 
-// startDemoAS runs the TypeScript SDK's example server with --oauth, whose
-// in-memory authorization server (dynamic registration, PKCE, an
-// authorization endpoint that approves at once, introspection at
-// /introspect) listens on MCP_AUTH_PORT, and returns that server's issuer,
-// http://localhost:PORT/. The child and its process group are killed at
-// cleanup.
+// startDemoAS runs the TypeScript SDK's example server with --oauth and
+// returns its demo authorization server's issuer, http://localhost:PORT/
+// (dynamic registration, PKCE, an authorization endpoint that approves at
+// once, introspection at /introspect).
 func startDemoAS(t *testing.T) string {
 	t.Helper()
-	node := testpeer.Node(t)
-	script := filepath.Join(testpeer.Dir(t), "@modelcontextprotocol", "sdk", "dist", "esm", "examples", "server", "simpleStreamableHttp.js")
-	if _, err := os.Stat(script); err != nil {
-		t.Fatalf("the TypeScript SDK's example server is missing (%v): run `make peers`", err)
-	}
-	var failures []string
-	for attempt := 0; attempt < 3; attempt++ {
-		mcpPort, authPort := freePort(t), freePort(t)
-		issuer := fmt.Sprintf("http://localhost:%d/", authPort)
-		var out logBuffer
-		cmd := exec.Command(node, script, "--oauth")
-		cmd.Env = append(os.Environ(), "MCP_PORT="+strconv.Itoa(mcpPort), "MCP_AUTH_PORT="+strconv.Itoa(authPort))
-		cmd.Stdout, cmd.Stderr = &out, &out
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		cmd.WaitDelay = 5 * time.Second
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("starting %s: %v", script, err)
-		}
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		stop := sync.OnceFunc(func() {
-			select {
-			case <-done:
-				return // reaped: the group id may be reused
-			default:
-			}
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		})
-		t.Cleanup(stop)
-		err := waitMetadata(issuer, done, time.Now().Add(60*time.Second))
-		if err == nil {
-			return issuer
-		}
-		stop()
-		failures = append(failures, fmt.Sprintf("attempt %d (ports %d, %d): %v; output:\n%s", attempt+1, mcpPort, authPort, err, out.String()))
-		if !errors.Is(err, errExited) {
-			break
-		}
-	}
-	t.Fatalf("the TypeScript SDK's demo authorization server did not start:\n%s", strings.Join(failures, "\n"))
-	return ""
-}
-
-var errExited = errors.New("the server exited")
-
-// waitMetadata polls the authorization server's metadata until it answers,
-// the child exits, or the deadline passes.
-func waitMetadata(issuer string, done <-chan struct{}, deadline time.Time) error {
-	client := &http.Client{Timeout: time.Second}
-	for {
-		res, err := client.Get(issuer + ".well-known/oauth-authorization-server")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-done:
-			return errExited
-		case <-time.After(25 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("no metadata at %s by the deadline (last error %v)", issuer, err)
-		}
-	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return testpeer.StartOAuthExample(t, false).Issuer
 }
 
 // demoToken gets an access token from the demo authorization server the
