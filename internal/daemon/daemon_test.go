@@ -285,7 +285,8 @@ func writeConfig(t *testing.T, path string, servers map[string]string, extra str
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		fmt.Fprintf(&b, "  - name: %s\n    command: %q\n    env: %s\n", n, exe, testserver.EnvYAML(servers[n]))
+		mode := strings.Fields(servers[n]) // the mode, then any KEY=value
+		fmt.Fprintf(&b, "  - name: %s\n    command: %q\n    env: %s\n", n, exe, testserver.EnvYAML(mode[0], mode[1:]...))
 	}
 	b.WriteString(extra)
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
@@ -321,7 +322,7 @@ func TestReload(t *testing.T) {
 	}
 
 	// alpha unchanged, beta changed, gamma removed, delta added.
-	writeConfig(t, path, map[string]string{"alpha": "ok", "beta": "ok\n      EXTRA: changed", "delta": "ok"}, "")
+	writeConfig(t, path, map[string]string{"alpha": "ok", "beta": "ok EXTRA=changed", "delta": "ok"}, "")
 	rep, err := r.d.Reload(context.Background())
 	if err != nil {
 		t.Fatalf("reload: %v", err)

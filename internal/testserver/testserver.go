@@ -60,9 +60,17 @@ const (
 const RaceEnv = "atexit_sleep_ms=0"
 
 // EnvYAML returns a YAML flow mapping for a server's env key that makes the
-// test binary run as the given mode, e.g. `{SWITCHBOARD_TEST_SERVER: ok, GORACE: "atexit_sleep_ms=0"}`.
-func EnvYAML(mode string) string {
-	return fmt.Sprintf("{%s: %s, GORACE: %q}", EnvMode, mode, RaceEnv)
+// test binary run as the given mode, e.g. `{SWITCHBOARD_TEST_SERVER: ok, GORACE: "atexit_sleep_ms=0"}`,
+// with extra variables given as "KEY=value".
+func EnvYAML(mode string, extra ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "{%s: %s, GORACE: %q", EnvMode, mode, RaceEnv)
+	for _, kv := range extra {
+		k, v, _ := strings.Cut(kv, "=")
+		fmt.Fprintf(&b, ", %s: %q", k, v)
+	}
+	b.WriteString("}")
+	return b.String()
 }
 
 // Init runs the server when the binary was started as one; otherwise it
