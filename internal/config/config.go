@@ -115,10 +115,16 @@ type Format string
 
 // The formats Load understands.
 const (
-	FormatNative  Format = "switchboard" // switchboard.yaml
-	FormatClaude  Format = "mcpServers"  // Claude Desktop, Cursor
-	FormatVSCode  Format = "vscode"      // VS Code mcp.json "servers"
-	FormatToolsV1 Format = "tools"       // seed 004 agent.yaml "tools:" list
+	FormatNative     Format = "switchboard" // switchboard.yaml
+	FormatClaude     Format = "mcpServers"  // Claude Desktop, Claude Code .mcp.json, Cursor, Windsurf
+	FormatClaudeCode Format = "claude-code" // Claude Code ~/.claude.json (user and project servers)
+	FormatCline      Format = "cline"       // Cline cline_mcp_settings.json
+	FormatGemini     Format = "gemini"      // Gemini CLI settings.json
+	FormatVSCode     Format = "vscode"      // VS Code mcp.json "servers", settings.json "mcp"
+	FormatZed        Format = "zed"         // Zed settings.json "context_servers"
+	FormatContinue   Format = "continue"    // Continue config.yaml / mcpServers blocks
+	FormatCodex      Format = "codex"       // Codex config.toml [mcp_servers.NAME]
+	FormatToolsV1    Format = "tools"       // seed 004 agent.yaml "tools:" list
 )
 
 // Defaults are the global settings (the `defaults:` block).

@@ -35,7 +35,7 @@ func TestDocsExamples(t *testing.T) {
 			continue
 		}
 		for _, p := range ve.Problems {
-			var iv *inputVariableError
+			var iv *InputUnsetError
 			if strings.HasSuffix(p.Field, ".cwd") || strings.Contains(p.Field, ".roots[") || strings.HasSuffix(p.Field, ".env_file") || strings.HasSuffix(p.Field, ".envFile") || errors.As(p.Err, &iv) {
 				continue
 			}
