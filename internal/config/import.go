@@ -37,7 +37,9 @@ func Import(path string, opts Options) ([]byte, error) {
 		return nil, &ValidationError{Problems: sortProblems(errs, path)}
 	}
 	out := emitImport(path, p)
-	check := parse(path, out, opts)
+	// The output is native YAML, whatever the source's format: check it
+	// under a native name in the same folder.
+	check := parse(filepath.Join(filepath.Dir(path), FileName), out, opts)
 	if errs := importBlocking(check.ps.errs); len(errs) > 0 {
 		return nil, fault.Wrap(fault.Internal, &ValidationError{Problems: errs}, "imported configuration of %s does not parse back", path)
 	}
@@ -64,11 +66,10 @@ func importBlocking(ps []Problem) []Problem {
 
 // importer writes the native form of a parsed file.
 type importer struct {
-	w         *yamlWriter
-	workspace string
-	dir       string // absolute folder of the source file
-	syntax    varSyntax
-	notes     []string
+	w     *yamlWriter
+	dir   string // absolute folder relative env_file and cwd paths start at
+	rw    rewriteCtx
+	notes []string
 }
 
 func emitImport(path string, p *parsed) []byte {
@@ -76,8 +77,14 @@ func emitImport(path string, p *parsed) []byte {
 	if err != nil {
 		dir = filepath.Dir(path)
 	}
+	if p.raw.format != FormatNative && p.raw.format != FormatToolsV1 {
+		dir = p.workspace // as parse resolves a client file's relative paths
+	}
 	body := &yamlWriter{}
-	im := &importer{w: body, workspace: p.workspace, dir: dir, syntax: p.raw.syntax}
+	im := &importer{w: body, dir: dir, rw: rewriteCtx{workspace: p.workspace, dir: filepath.Dir(path), syntax: p.raw.syntax, inputs: p.raw.inputs}}
+	if abs, err := filepath.Abs(im.rw.dir); err == nil {
+		im.rw.dir = abs
+	}
 
 	// Commands beyond the allowlist: allowed when the source is trusted,
 	// else left for the user to approve. A trusted source's commands
@@ -166,7 +173,7 @@ func emitImport(path string, p *parsed) []byte {
 // rewrite converts a string as written into native form (see rewriteVars),
 // noting the rewrites the reader should know of.
 func (im *importer) rewrite(s string) string {
-	out, notes := rewriteVars(s, im.workspace, im.syntax)
+	out, notes := rewriteVars(s, im.rw)
 	for _, note := range notes {
 		if !contains(im.notes, note) {
 			im.notes = append(im.notes, note)

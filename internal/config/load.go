@@ -134,12 +134,19 @@ func parseOnce(filename string, data []byte, opts Options, inputs map[string]inp
 		x.secret = continueSecrets(lookup, ws)
 	}
 	ft := fileTrustOf(filename, data, rc.format, opts)
+	// Relative paths start at the file's folder; in a client's file kept
+	// in a project's client folder (.vscode/mcp.json, .gemini/...), at
+	// the project's folder, where the client starts its servers.
+	dir := filepath.Dir(filename)
+	if rc.format != FormatNative && rc.format != FormatToolsV1 {
+		dir = ws
+	}
 	r := &resolver{
 		ps:     ps,
 		x:      x,
 		lookup: lookup,
 		file:   filename,
-		dir:    filepath.Dir(filename),
+		dir:    dir,
 		listen: opts.Listen,
 		trust:  ft,
 		canAsk: opts.ConfirmTrust != nil && opts.StateDir != "",

@@ -327,22 +327,32 @@ func (x *expander) expandSegs(b *strings.Builder, segs []segment, field string, 
 	}
 }
 
+// rewriteCtx is what rewriting a string for a native file needs.
+type rewriteCtx struct {
+	workspace string           // the value of ${workspaceFolder}
+	dir       string           // the folder relative ${file:...} paths start at
+	syntax    varSyntax        // the source format's variable syntax
+	inputs    map[string]Input // the source's VS Code inputs, for their defaults
+}
+
 // rewriteVars returns s with references rewritten for a native file:
 // ${env:X}, a bare $X and ${{ secrets.X }} become ${X}, ${workspaceFolder}
-// the folder (with $ escaped), and ${input:id} a reference to the
-// environment variable InputEnvName(id). Everything else is kept as
-// written. It returns a note for each rewrite the reader should know of.
-func rewriteVars(s, workspace string, syn varSyntax) (string, []string) {
+// the folder (with $ escaped), a relative ${file:...} path an absolute
+// one, and ${input:id} a reference to the environment variable
+// InputEnvName(id), with the input's default if it has one. Everything
+// else is kept as written. It returns a note for each rewrite the reader
+// should know of.
+func rewriteVars(s string, rc rewriteCtx) (string, []string) {
 	if !strings.Contains(s, "$") {
 		return s, nil
 	}
 	var b strings.Builder
 	var notes []string
-	rewriteSegs(&b, scanVarsWith(s, syn), workspace, &notes)
+	rewriteSegs(&b, scanVarsWith(s, rc.syntax), rc, &notes)
 	return b.String(), notes
 }
 
-func rewriteSegs(b *strings.Builder, segs []segment, workspace string, notes *[]string) {
+func rewriteSegs(b *strings.Builder, segs []segment, rc rewriteCtx, notes *[]string) {
 	for _, sg := range segs {
 		if sg.ref == nil {
 			b.WriteString(strings.ReplaceAll(sg.lit, "$", "$$"))
@@ -354,20 +364,30 @@ func rewriteSegs(b *strings.Builder, segs []segment, workspace string, notes *[]
 			b.WriteString("${" + r.name)
 			if r.hasDef {
 				b.WriteString(":-")
-				rewriteSegs(b, r.def, workspace, notes)
+				rewriteSegs(b, r.def, rc, notes)
 			}
 			b.WriteString("}")
 		case refSecret:
-			*notes = append(*notes, fmt.Sprintf("%s is now ${%s}: set %s in the environment", strings.TrimSpace(r.raw), r.name, r.name))
+			*notes = append(*notes, fmt.Sprintf("%s is now ${%s}: set %s in the environment (a native file does not read Continue's .env files)", strings.TrimSpace(r.raw), r.name, r.name))
 			b.WriteString("${" + r.name + "}")
 		case refWorkspace:
-			b.WriteString(strings.ReplaceAll(workspace, "$", "$$"))
+			b.WriteString(strings.ReplaceAll(rc.workspace, "$", "$$"))
 		case refWorkspaceBase:
-			b.WriteString(strings.ReplaceAll(filepath.Base(workspace), "$", "$$"))
+			b.WriteString(strings.ReplaceAll(filepath.Base(rc.workspace), "$", "$$"))
+		case refFile:
+			p := r.name
+			if !filepath.IsAbs(p) && !strings.HasPrefix(p, "~/") && rc.dir != "" {
+				p = filepath.Join(rc.dir, p)
+			}
+			b.WriteString("${file:" + strings.ReplaceAll(p, "$", "$$") + "}")
 		case refInput:
 			name := InputEnvName(r.name)
 			*notes = append(*notes, fmt.Sprintf("${input:%s} is now ${%s}: set %s in the environment", r.name, name, name))
-			b.WriteString("${" + name + "}")
+			b.WriteString("${" + name)
+			if in, ok := rc.inputs[r.name]; ok && in.Default != "" {
+				b.WriteString(":-" + strings.ReplaceAll(strings.ReplaceAll(in.Default, "$", "$$"), "}", ""))
+			}
+			b.WriteString("}")
 		default:
 			b.WriteString(r.raw)
 		}

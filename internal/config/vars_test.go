@@ -89,7 +89,7 @@ func TestRewriteVars(t *testing.T) {
 		{"${1bad}", "${1bad}", nil},
 	}
 	for _, tt := range tests {
-		got, inputs := rewriteVars(tt.in, "/ws/a$b", varSyntax{})
+		got, inputs := rewriteVars(tt.in, rewriteCtx{workspace: "/ws/a$b"})
 		if got != tt.want || strings.Join(inputs, ",") != strings.Join(tt.inputs, ",") {
 			t.Errorf("rewriteVars(%q): got %q %q, want %q %q", tt.in, got, inputs, tt.want, tt.inputs)
 		}
@@ -122,7 +122,7 @@ func FuzzExpand(f *testing.F) {
 		if !strings.Contains(s, "$") && (got != s || len(probs) > 0) {
 			t.Fatalf("expand(%q) = %q, %d problems; want it unchanged", s, got, len(probs))
 		}
-		rw, _ := rewriteVars(s, "/ws", varSyntax{})
+		rw, _ := rewriteVars(s, rewriteCtx{workspace: "/ws"})
 		got2, probs2 := x.expand(rw, "f")
 		if len(probs) == 0 && len(probs2) == 0 && got2 != got {
 			t.Fatalf("expand(rewriteVars(%q)) = %q, want %q", s, got2, got)
