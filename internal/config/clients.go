@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -151,7 +152,7 @@ func unsupportedFormat(root *node, file string, ps *problems) {
 		}
 	}
 	ps.add(root.pos, "", fmt.Sprintf("%s is in no format Switchboard reads (its top-level keys are %s); it reads: %s",
-		filepath.Base(file), strings.Join(quoteAll(keys), ", "), strings.Join(SupportedFormats, "; ")),
+		filepath.Base(file), strings.Join(goQuoted(keys), ", "), strings.Join(SupportedFormats, "; ")),
 		"give the file of your MCP client, or write a switchboard.yaml (docs/configuration.md)", nil)
 }
 
@@ -514,4 +515,13 @@ func anyServerHasAll(servers *node, keys ...string) bool {
 		}
 	}
 	return false
+}
+
+// goQuoted quotes each string as Go would.
+func goQuoted(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
 }

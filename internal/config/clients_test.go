@@ -321,3 +321,41 @@ func TestClientFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestUnsupportedFormats: a file in no supported format says which
+// formats are supported, not that it is invalid YAML; a broken file in a
+// supported format keeps its line and column.
+func TestUnsupportedFormats(t *testing.T) {
+	tests := []struct {
+		name, src string
+		want      []string
+	}{
+		{"settings.json", `{"theme": "dark", "editor.fontSize": 12}`, []string{
+			`settings.json:1:2: settings.json is in no format Switchboard reads (its top-level keys are "theme", "editor.fontSize"); it reads: switchboard.yaml`,
+			"Codex config.toml ([mcp_servers.NAME])",
+		}},
+		{"setup.cfg", "[metadata]\nname = demo\n", []string{"setup.cfg is in no format Switchboard reads", "Zed settings.json"}},
+		{"notes.txt", "key: [unclosed\n  - : :\n", []string{"notes.txt is in no format Switchboard reads (it is not JSON, TOML or YAML)"}},
+		{"config.toml", "[mcp_servers.a]\ncommand = \n", []string{"config.toml:2:11: invalid TOML: "}},
+		{"config.toml", "[mcp_servers.a]\ncommand = \"npx\"\ncommand = \"uvx\"\n", []string{"config.toml:3:1: invalid TOML: "}},
+		{"config.toml", "[mcp_servers.a]\ncommand = \"npx\"\nargs = \"-y\"\n", []string{"config.toml:3:8: mcp_servers.a.args: must be a list of strings, not a string"}},
+		{"config.yaml", "mcpServers:\n  - name: a\n    command: npx\n    args: {x: 1}\n", []string{"config.yaml:4:12: mcpServers.a.args: must be a list of strings, not a mapping"}},
+		{"settings.json", "{\n  \"context_servers\": {\n    \"a\": {\"command\": \"npx\", \"args\": \"x\",},\n  },\n}", []string{"settings.json:3:37: context_servers.a.args: must be a list of strings, not a string"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := config.Parse(tt.name, []byte(tt.src), config.Options{})
+			if err == nil {
+				t.Fatal("Parse succeeded")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("got %v\nwant it to contain %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "invalid YAML") {
+				t.Errorf("got %v, which blames YAML", err)
+			}
+		})
+	}
+}

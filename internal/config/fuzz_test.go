@@ -16,6 +16,10 @@ import (
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob("testdata/formats/*")
 	files = append(files, "testdata/.vscode/mcp.json")
+	for _, pattern := range []string{"testdata/clients/*/*", "testdata/clients/*/.*/*", "testdata/clients/*/.continue/mcpServers/*"} {
+		more, _ := filepath.Glob(pattern)
+		files = append(files, more...)
+	}
 	for _, p := range files {
 		if data, err := os.ReadFile(p); err == nil {
 			f.Add(data)

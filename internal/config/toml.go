@@ -2,6 +2,8 @@ package config
 
 import (
 	"errors"
+	"fmt"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -49,6 +51,13 @@ func parseTOML(file, text string, ps *problems) *node {
 		if errors.As(err, &de) {
 			pos.Line, pos.Col = de.Position()
 			msg = strings.TrimPrefix(de.Error(), "toml: ")
+		}
+		if !strings.HasSuffix(strings.ToLower(file), ".toml") {
+			// Only guessed to be TOML from its first line: say what is
+			// read instead.
+			ps.add(Pos{File: file}, "", fmt.Sprintf("%s is in no format Switchboard reads (it is not JSON, TOML or YAML)", filepath.Base(file)),
+				"give a file in one of these formats: "+strings.Join(SupportedFormats, "; "), nil)
+			return nil
 		}
 		ps.add(pos, "", "invalid TOML: "+msg, "", nil)
 		return nil
