@@ -710,6 +710,9 @@ func (r *resolver) allowlistMessage(cmd string, na *CommandNotAllowedError) (str
 	case na.Trust == Changed && r.trust.rec != nil:
 		why = fmt.Sprintf("the file changed since you trusted it (%s)", r.trust.rec.TrustedAt.Local().Format("2006-01-02 15:04"))
 		trust = "review the change, then run: " + TrustCommand(na.File)
+	case r.trust.client != "" && r.canAsk:
+		why = fmt.Sprintf("this file (your %s configuration) is not trusted", r.trust.client)
+		trust = "to trust it, run: " + TrustCommand(na.File)
 	case r.trust.client != "":
 		why = fmt.Sprintf("this file (your %s configuration) is not trusted yet", r.trust.client)
 		trust = "run a command on a terminal to be asked, or run: " + TrustCommand(na.File)
@@ -771,9 +774,6 @@ func (r *resolver) codexHeaders(s *rawServer, srv *Server) {
 			srv.Headers = map[string]string{}
 		}
 		srv.Headers[k] = v
-		if IsSecretKey(k) && !slices.Contains(srv.Secrets, k) {
-			srv.Secrets = append(srv.Secrets, k)
-		}
 	}
 	if f := s.field(fieldEnvHeaders); f != nil {
 		pairs, _ := r.ps.strMap(f.val, s.path(f.key))

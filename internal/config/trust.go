@@ -232,3 +232,41 @@ func fileTrustOf(filename string, data []byte, format Format, opts Options) file
 	ft.state, ft.rec, ft.err = trustOf(opts.StateDir, filename, data)
 	return ft
 }
+
+// TrustStatus is what Switchboard knows about a file's trust, for the CLI
+// to show (config trust, config validate).
+type TrustStatus struct {
+	Path  string     // the file, absolute
+	State TrustState // as the file is now
+	// Record is the trust record, if the file was ever trusted (its
+	// SHA-256 and when).
+	Record *TrustRecord
+	// Client is the client whose user file it is (UserClientFile): such a
+	// file may be trusted at first use. "" for any other file.
+	Client string
+	// Native is true for a native switchboard.yaml, whose commands are
+	// governed by security.allowed_commands rather than by trust (its
+	// hooks still need trust outside the user's configuration folder).
+	Native bool
+}
+
+// FileTrustStatus reports the trust of the file at path, as it is on
+// disk now, in the records of stateDir.
+func FileTrustStatus(stateDir, path string) (TrustStatus, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return TrustStatus{}, fmt.Errorf("checking the trust of %s: %w", path, err)
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return TrustStatus{}, fault.Wrap(fault.NotFound, err, "cannot read %s", abs)
+	}
+	st := TrustStatus{Path: abs}
+	st.Client, _ = UserClientFile(abs)
+	ps := &problems{}
+	if root := parseTree(abs, data, ps); len(ps.errs) == 0 {
+		st.Native = detectFormat(root, abs) == FormatNative
+	}
+	st.State, st.Record, err = trustOf(stateDir, abs, data)
+	return st, err
+}

@@ -237,8 +237,8 @@ func TestTrustAtFirstUse(t *testing.T) {
 	// Asked, and the answer is no: refused, nothing recorded.
 	var questions []string
 	no := func(q string) (bool, error) { questions = append(questions, q); return false, nil }
-	if _, err := config.Load(file, config.Options{StateDir: state, ConfirmTrust: no}); err == nil {
-		t.Fatal("declined: the file loaded")
+	if _, err := config.Load(file, config.Options{StateDir: state, ConfirmTrust: no}); err == nil || !strings.Contains(err.Error(), "to trust it, run: switchboard config trust "+file) {
+		t.Fatalf("declined: got %v", err)
 	}
 	if st, _ := config.CheckTrust(state, file); st != config.Untrusted {
 		t.Errorf("declined: got trust %s, want %s", st, config.Untrusted)
@@ -311,5 +311,35 @@ func TestTrustRecordsShared(t *testing.T) {
 		if st, _ := config.CheckTrust(state, f); st != config.Trusted {
 			t.Errorf("%s: got %s, want %s", f, st, config.Trusted)
 		}
+	}
+}
+
+func TestFileTrustStatus(t *testing.T) {
+	home, _ := userHome(t)
+	state := t.TempDir()
+	repo := repoFile(t, ".mcp.json", cursorFile)
+	st, err := config.FileTrustStatus(state, repo)
+	if err != nil || st.State != config.Untrusted || st.Record != nil || st.Client != "" || st.Native || st.Path != repo {
+		t.Errorf("untrusted repository file: got %+v, %v", st, err)
+	}
+	if _, err := config.Trust(state, repo); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := config.FileTrustStatus(state, repo); err != nil || st.State != config.Trusted || st.Record == nil || st.Record.TrustedAt.IsZero() {
+		t.Errorf("trusted repository file: got %+v, %v", st, err)
+	}
+	native := repoFile(t, "switchboard.yaml", "servers: []\n")
+	if st, err := config.FileTrustStatus(state, native); err != nil || !st.Native {
+		t.Errorf("native file: got %+v, %v", st, err)
+	}
+	own := filepath.Join(home, ".claude.json")
+	if err := os.WriteFile(own, []byte(`{"mcpServers": {}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := config.FileTrustStatus(state, own); err != nil || st.Client != "Claude Code" {
+		t.Errorf("user file: got %+v, %v", st, err)
+	}
+	if _, err := config.FileTrustStatus(state, filepath.Join(home, "missing.json")); err == nil {
+		t.Error("missing file: no error")
 	}
 }
