@@ -1,12 +1,18 @@
 // Package config loads, validates and resolves Switchboard's configuration.
 //
-// It reads the native YAML file (switchboard.yaml) and the formats users
-// already have — Claude Desktop / Cursor `mcpServers` JSON, VS Code `servers`
-// JSON, and seed 004's `tools:` list — and produces one resolved [Config]:
+// It reads the native YAML file (switchboard.yaml) and the files MCP
+// clients already have — Claude Desktop, Claude Code, Cursor, Windsurf,
+// Cline and Gemini CLI `mcpServers` JSON, VS Code `servers` JSON with its
+// inputs, Zed `context_servers`, Continue's YAML, Codex's TOML, and seed
+// 004's `tools:` list (clients.go) — and produces one resolved [Config]:
 // variables expanded, env files merged, Docker launches turned into commands,
 // defaults applied and every rule checked. Everything above this package
 // (upstream, catalog, cli) consumes only the resolved form; nothing else
 // parses configuration.
+//
+// It also decides what a file may start ([LaunchPolicy]): the native file
+// is held to its allowlist, a client's file to the default one until the
+// user trusts it by content hash ([Trust]), a record hooks share.
 //
 // Problems are reported all at once as a [*ValidationError], each with the
 // file, line, column and dotted field it concerns, what is wrong and how to
