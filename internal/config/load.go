@@ -44,6 +44,10 @@ type Options struct {
 	// client file, and the project whose servers a Claude Code
 	// ~/.claude.json adds. "" means the process's.
 	WorkDir string
+
+	// assumeTrusted reads a client's file as if it were trusted (see
+	// TrustPreview).
+	assumeTrusted bool
 }
 
 // Load reads the configuration file at path, in any supported format (see

@@ -230,7 +230,21 @@ func fileTrustOf(filename string, data []byte, format Format, opts Options) file
 	}
 	ft.client, _ = UserClientFile(filename)
 	ft.state, ft.rec, ft.err = trustOf(opts.StateDir, filename, data)
+	if opts.assumeTrusted {
+		ft.state, ft.err = Trusted, nil
+	}
 	return ft
+}
+
+// TrustPreview loads the file at path as Load does, but as if the user
+// trusted it: what `switchboard config trust FILE` shows before recording
+// the trust (the servers, and the commands the file would then run). Every
+// check but the allowlist still applies, so a file that only trust would
+// let load has no problem here.
+func TrustPreview(path string, opts Options) (*Config, error) {
+	opts.assumeTrusted = true
+	opts.ConfirmTrust = nil
+	return Load(path, opts)
 }
 
 // TrustStatus is what Switchboard knows about a file's trust, for the CLI

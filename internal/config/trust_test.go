@@ -343,3 +343,20 @@ func TestFileTrustStatus(t *testing.T) {
 		t.Error("missing file: no error")
 	}
 }
+
+// TestTrustPreview: before trusting, the CLI can show what the file would
+// run; other problems still show.
+func TestTrustPreview(t *testing.T) {
+	file := repoFile(t, ".cursor/mcp.json", cursorFile)
+	cfg, err := config.TrustPreview(file, config.Options{})
+	if err != nil || len(cfg.Servers) != 3 || cfg.Servers[1].Command != "python" {
+		t.Fatalf("got %v, %v", cfg, err)
+	}
+	if st, _ := config.CheckTrust(t.TempDir(), file); st != config.Untrusted {
+		t.Errorf("the preview recorded trust: %s", st)
+	}
+	bad := repoFile(t, ".mcp.json", `{"mcpServers": {"a": {"command": "npx", "args": ["-c", "id"]}}}`)
+	if _, err := config.TrustPreview(bad, config.Options{}); err == nil || !strings.Contains(err.Error(), `npx argument "-c" is not allowed`) {
+		t.Errorf("smuggling: got %v", err)
+	}
+}
