@@ -24,6 +24,8 @@ require (
 	modernc.org/sqlite v1.61.1
 )
 
+require github.com/pelletier/go-toml/v2 v2.4.3 // indirect
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

@@ -5,21 +5,46 @@ import (
 	"strings"
 )
 
-// CheckCommand reports whether a stdio server may run command with args.
-//
-// The command must be a bare name in allowed, or an absolute path listed
-// there; a relative path (./x, bin/x) never is. The arguments must not
-// turn an allowed launcher into something else: npx may not run a shell
-// command (-c, --call, --shell, --script-shell) and docker run may not
-// loosen the container (--privileged, a bind mount of /, --pid=host,
-// --cap-add=ALL or SYS_ADMIN). It returns a *CommandNotAllowedError or an
-// *UnsafeArgumentError, or nil.
+// LaunchPolicy is what a configuration file may start as a stdio server.
+// Every check that applies to all files lives here, so that the policy
+// can be tightened in one place.
+type LaunchPolicy struct {
+	// Allowed is the allowlist: bare command names, and absolute paths
+	// compared after cleaning.
+	Allowed []string
+	// Trusted widens the allowlist to any bare name or absolute path: the
+	// file is the user's own (trusted by hash, see Trust). The checks that
+	// apply to every file still do.
+	Trusted bool
+}
+
+// CheckCommand reports whether a stdio server may run command with args
+// under the allowlist allowed (an untrusted file's policy).
 func CheckCommand(command string, args []string, allowed []string) error {
+	return LaunchPolicy{Allowed: allowed}.Check(command, args)
+}
+
+// Check reports whether a stdio server may run command with args.
+//
+// Whatever the trust, the command must be one program (a bare name found on
+// PATH or an absolute path; never a relative path or a command line, since
+// nothing runs through a shell), and the arguments must not turn a known
+// launcher into something else: npx may not run a shell command (-c,
+// --call, --shell, --script-shell) and docker run may not loosen the
+// container (--privileged, a bind mount of /, --pid=host, --cap-add=ALL or
+// SYS_ADMIN). Unless the policy is trusted, the command must also be a bare
+// name in Allowed, or an absolute path listed there. It returns a
+// *CommandNotAllowedError or an *UnsafeArgumentError, or nil.
+func (p LaunchPolicy) Check(command string, args []string) error {
+	allowed := p.Allowed
 	switch {
 	case command == "":
 		return &CommandNotAllowedError{Command: command, Allowed: allowed, Reason: "the command is empty"}
 	case isPath(command) && !filepath.IsAbs(command):
 		return &CommandNotAllowedError{Command: command, Allowed: allowed, Reason: "relative paths are not allowed"}
+	case strings.ContainsAny(command, " \t\n") && !isPath(command):
+		return &CommandNotAllowedError{Command: command, Allowed: allowed, Reason: "it is a command line, not one program: nothing runs through a shell"}
+	case p.Trusted:
 	case isPath(command):
 		clean := filepath.Clean(command)
 		found := false

@@ -117,7 +117,7 @@ func TestAllowlistFixes(t *testing.T) {
 		},
 		{
 			"testdata/claude.json", `{"mcpServers": {"a": {"command": "python"}}}`,
-			`testdata/claude.json:1:34: mcpServers.a.command: command "python" is not in the allowlist (npx, uvx, docker); convert the file with "switchboard config import testdata/claude.json > switchboard.yaml" and add it under security.allowed_commands`,
+			`testdata/claude.json:1:34: mcpServers.a.command: command "python" is not allowed: this file is not trusted, and an untrusted file may run only npx, uvx, docker; if you wrote or reviewed it, run: switchboard config trust <testdata>/claude.json`,
 		},
 		{
 			"testdata/s.yaml", "security:\n  allowed_commands: [python]\nservers:\n  - name: a\n    command: python\n    args: [-c, ok]\n",
@@ -128,7 +128,7 @@ func TestAllowlistFixes(t *testing.T) {
 		_, err := Parse(tt.file, []byte(tt.src), testOpts)
 		got := ""
 		if err != nil {
-			got = err.Error()
+			got = strings.ReplaceAll(err.Error(), abs(t, "testdata"), "<testdata>")
 		}
 		if got != tt.want {
 			t.Errorf("got %q, want %q", got, tt.want)

@@ -1,12 +1,18 @@
 // Package config loads, validates and resolves Switchboard's configuration.
 //
-// It reads the native YAML file (switchboard.yaml) and the formats users
-// already have — Claude Desktop / Cursor `mcpServers` JSON, VS Code `servers`
-// JSON, and seed 004's `tools:` list — and produces one resolved [Config]:
+// It reads the native YAML file (switchboard.yaml) and the files MCP
+// clients already have — Claude Desktop, Claude Code, Cursor, Windsurf,
+// Cline and Gemini CLI `mcpServers` JSON, VS Code `servers` JSON with its
+// inputs, Zed `context_servers`, Continue's YAML, Codex's TOML, and seed
+// 004's `tools:` list (clients.go) — and produces one resolved [Config]:
 // variables expanded, env files merged, Docker launches turned into commands,
 // defaults applied and every rule checked. Everything above this package
 // (upstream, catalog, cli) consumes only the resolved form; nothing else
 // parses configuration.
+//
+// It also decides what a file may start ([LaunchPolicy]): the native file
+// is held to its allowlist, a client's file to the default one until the
+// user trusts it by content hash ([Trust]), a record hooks share.
 //
 // Problems are reported all at once as a [*ValidationError], each with the
 // file, line, column and dotted field it concerns, what is wrong and how to
@@ -115,10 +121,16 @@ type Format string
 
 // The formats Load understands.
 const (
-	FormatNative  Format = "switchboard" // switchboard.yaml
-	FormatClaude  Format = "mcpServers"  // Claude Desktop, Cursor
-	FormatVSCode  Format = "vscode"      // VS Code mcp.json "servers"
-	FormatToolsV1 Format = "tools"       // seed 004 agent.yaml "tools:" list
+	FormatNative     Format = "switchboard" // switchboard.yaml
+	FormatClaude     Format = "mcpServers"  // Claude Desktop, Claude Code .mcp.json, Cursor, Windsurf
+	FormatClaudeCode Format = "claude-code" // Claude Code ~/.claude.json (user and project servers)
+	FormatCline      Format = "cline"       // Cline cline_mcp_settings.json
+	FormatGemini     Format = "gemini"      // Gemini CLI settings.json
+	FormatVSCode     Format = "vscode"      // VS Code mcp.json "servers", settings.json "mcp"
+	FormatZed        Format = "zed"         // Zed settings.json "context_servers"
+	FormatContinue   Format = "continue"    // Continue config.yaml / mcpServers blocks
+	FormatCodex      Format = "codex"       // Codex config.toml [mcp_servers.NAME]
+	FormatToolsV1    Format = "tools"       // seed 004 agent.yaml "tools:" list
 )
 
 // Defaults are the global settings (the `defaults:` block).

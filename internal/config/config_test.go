@@ -136,7 +136,7 @@ func TestParseForeignFormats(t *testing.T) {
 			servers: []Server{claudeGH, claudeRemote, netServer("stream", TransportHTTP, "https://mcp.example.com/mcp"), claudeOld},
 			warnings: []string{
 				"testdata/formats/claude.json:2:3: globalShortcut: ignored: Switchboard reads only mcpServers from this file",
-				"testdata/formats/claude.json:11:78: mcpServers.old.autoApprove: ignored: it has no effect in Switchboard",
+				"testdata/formats/claude.json:11:78: mcpServers.old.autoApprove: no effect: Switchboard does not ask before tool calls, so there is nothing to approve; the client that calls through it asks",
 			},
 		},
 		{
@@ -238,11 +238,20 @@ func TestDetectFormat(t *testing.T) {
 		{"defaults: {}\nservers: {}", FormatNative}, // native keys win; servers must then be a list
 		{`{"limits": {}, "servers": {}}`, FormatNative},
 		{`{"history": {}, "mcpServers": {}}`, FormatNative},
+		{`{"mcpServers": {"a": {"httpUrl": "https://x"}}}`, FormatGemini},
+		{`{"mcpServers": {"a": {"command": "x", "transportType": "stdio"}}}`, FormatCline},
+		{`{"mcpServers": {"a": {"url": "https://x", "type": "streamableHttp"}}}`, FormatCline},
+		{`{"mcpServers": {}, "projects": {}}`, FormatClaudeCode},
+		{`{"context_servers": {}, "theme": "One Dark"}`, FormatZed},
+		{"name: x\nversion: 0.0.1\nschema: v1\nmcpServers: []", FormatContinue},
+		{"model = \"o3\"\n[mcp_servers.a]\ncommand = \"npx\"\n", FormatCodex},
+		{`{"theme": "dark"}`, formatUnknown},
+		{`{"servres": []}`, FormatNative}, // a misspelt native key
 	}
 	for _, tt := range tests {
 		ps := &problems{}
 		root := parseTree("t", []byte(tt.src), ps)
-		if got := detectFormat(root); got != tt.want {
+		if got := detectFormat(root, "t"); got != tt.want {
 			t.Errorf("detectFormat(%q): got %q, want %q", tt.src, got, tt.want)
 		}
 	}

@@ -115,6 +115,12 @@ type CommandNotAllowedError struct {
 	Command string
 	Allowed []string // the effective allowlist
 	Reason  string   // why, e.g. "relative paths are not allowed"
+	// File is the absolute path of the client file whose trust would allow
+	// the command, and Trust its trust state; "" for the native format,
+	// which security.allowed_commands extends instead, and for commands no
+	// trust allows (a relative path, a command line).
+	File  string
+	Trust TrustState
 }
 
 // Error names the command and the reason.

@@ -87,28 +87,49 @@ var serverFields = []fieldSpec{
 
 // Format-specific pseudo fields (canonical names start with "-").
 const (
-	fieldDisabled = "-disabled" // mcpServers "disabled": true
-	fieldServer   = "-server"   // tools "server": used as the description
-	fieldConfig   = "-config"   // tools "config": accepted, no effect
-	fieldType     = "-type"     // tools "type": mcp
+	fieldDisabled         = "-disabled"           // mcpServers "disabled": true
+	fieldServer           = "-server"             // tools "server": used as the description
+	fieldConfig           = "-config"             // tools "config": accepted, no effect
+	fieldType             = "-type"               // tools "type": mcp
+	fieldLegacyTransport  = "-legacy_transport"   // Cline "transportType", read when "type" is absent
+	fieldRequestTimeoutS  = "-request_timeout_s"  // a request timeout in seconds (Cline, Zed, Codex)
+	fieldRequestTimeoutMS = "-request_timeout_ms" // a request timeout in milliseconds (Gemini CLI)
+	fieldConnectTimeoutS  = "-connect_timeout_s"  // a start-up timeout in seconds (Codex)
+	fieldConnectTimeoutMS = "-connect_timeout_ms" // a start-up timeout in milliseconds (Codex, Continue)
+	fieldEnvVars          = "-env_vars"           // Codex: variables passed through from the environment
+	fieldBearerEnv        = "-bearer_env"         // Codex: the variable holding a bearer token
+	fieldEnvHeaders       = "-env_headers"        // Codex: header name -> the variable holding its value
 )
 
 // formatSpec maps one format's server keys onto the native fields.
 type formatSpec struct {
-	format       Format
-	keys         map[string]string // key as written -> native (or pseudo) field
-	ignored      []string          // keys accepted with a "no effect" warning
-	transportKey string            // the key that names the transport
-	infer        bool              // infer the transport from command/url when not given
-	foreign      bool              // not the native format
+	format Format
+	keys   map[string]string // key as written -> native (or pseudo) field
+	// ignored are keys with a meaning Switchboard cannot honour: each is
+	// accepted with a warning that says why (the value here).
+	ignored map[string]string
+	// quiet are keys accepted silently: they mean nothing to a server's
+	// connection (the client's own bookkeeping).
+	quiet        []string
+	transportKey string // the key that names the transport; "" if none
+	infer        bool   // infer the transport from command/url when not given
+	// urlTransport is the transport of a server with a url and no
+	// transport key; "" infers it from the URL (see urlTransport).
+	urlTransport Transport
+	foreign      bool      // not the native format
+	syntax       varSyntax // variable syntax beyond the common one
+	// adjust rewrites a server entry before its keys are read (nested
+	// shapes, renamed keys), or returns false to skip the server, having
+	// said why. Nil means the entry is read as written.
+	adjust func(s *rawServer, entry *node, ps *problems) (*node, bool)
 }
 
 func (f *formatSpec) knownKeys() []string {
 	var out []string
 	// deterministic order: native field order, then the rest sorted
 	for _, sf := range serverFields {
-		for k, v := range f.keys {
-			if v == sf.name {
+		for _, k := range sortedKeys(f.keys) {
+			if f.keys[k] == sf.name {
 				out = append(out, k)
 			}
 		}
@@ -118,7 +139,7 @@ func (f *formatSpec) knownKeys() []string {
 			out = append(out, k)
 		}
 	}
-	return append(out, f.ignored...)
+	return append(out, sortedKeys(f.ignored)...)
 }
 
 var (
@@ -129,24 +150,6 @@ var (
 		}
 		return &formatSpec{format: FormatNative, keys: keys, transportKey: "transport"}
 	}()
-	claudeSpec = &formatSpec{
-		format: FormatClaude,
-		keys: map[string]string{
-			"command": "command", "args": "args", "env": "env", "envFile": "env_file",
-			"url": "url", "type": "transport", "headers": "headers", "disabled": fieldDisabled,
-		},
-		ignored:      []string{"autoApprove", "alwaysAllow"},
-		transportKey: "type", infer: true, foreign: true,
-	}
-	vscodeSpec = &formatSpec{
-		format: FormatVSCode,
-		keys: map[string]string{
-			"type": "transport", "command": "command", "args": "args", "env": "env",
-			"envFile": "env_file", "url": "url", "headers": "headers",
-		},
-		ignored:      []string{"dev"},
-		transportKey: "type", infer: true, foreign: true,
-	}
 	toolsSpec = &formatSpec{
 		format: FormatToolsV1,
 		keys: map[string]string{
@@ -174,14 +177,22 @@ type rawServer struct {
 	index  int
 	prefix string // path of the server collection, e.g. servers, mcpServers
 	byMap  bool   // named by a mapping key rather than a name field
+	label  string // the name as written, for paths when it is not valid
 	name   string
 	nameOK bool // the name is valid, so paths use it
 	pos    Pos
 	fields map[string]*rawField // by native (or pseudo) field name
 
-	// typos holds the fields that an unknown key was probably meant to be,
-	// so that the field is not also reported as missing.
-	typos map[string]bool
+	// typos holds the fields that an unknown key was probably meant to be
+	// (by native field name, to the key as written).
+	typos map[string]string
+
+	// transportHint is the transport the format implies when no transport
+	// key says otherwise (Gemini CLI's httpUrl and url).
+	transportHint Transport
+	// disabledBy, when set, says why the server is disabled although its
+	// entry does not say so (Gemini CLI's mcp.excluded).
+	disabledBy string
 
 	// Set during resolution, for Import.
 	transport Transport
@@ -191,10 +202,18 @@ type rawServer struct {
 func (s *rawServer) path(key string) string {
 	var base string
 	switch {
-	case s.nameOK:
+	case s.nameOK && s.label == "":
 		base = s.prefix + "." + s.name
-	case s.byMap:
-		base = s.prefix + "[" + strconv.Quote(s.name) + "]"
+	case s.byMap || s.label != "":
+		label := s.label
+		if label == "" {
+			label = s.name
+		}
+		if msg, _ := nameProblem(label); msg == "" {
+			base = s.prefix + "." + label
+		} else {
+			base = s.prefix + "[" + strconv.Quote(label) + "]"
+		}
 	default:
 		base = fmt.Sprintf("%s[%d]", s.prefix, s.index)
 	}
@@ -223,36 +242,22 @@ type rawConfig struct {
 	llm          *pair
 	agent        *pair
 	servers      []*rawServer
+	// inputs are the VS Code inputs the file declares (nil for other
+	// formats).
+	inputs map[string]Input
+	// syntax is the variable syntax of the format.
+	syntax varSyntax
 }
 
-// detectFormat works out which format a file's root mapping is in.
-func detectFormat(root *node) Format {
-	if root == nil || root.kind != kindMap {
-		return FormatNative
-	}
-	for _, k := range nativeOnlyKeys {
-		if root.get(k) != nil {
-			return FormatNative
-		}
-	}
-	if root.get("mcpServers") != nil {
-		return FormatClaude
-	}
-	if p := root.get("servers"); p != nil && p.value.kind == kindMap {
-		return FormatVSCode
-	}
-	if p := root.get("mcp"); p != nil && p.value.get("servers") != nil && p.value.get("servers").value.kind == kindMap {
-		return FormatVSCode // VS Code settings.json
-	}
-	if p := root.get("tools"); p != nil && p.value.kind == kindSeq {
-		return FormatToolsV1
-	}
-	return FormatNative
+// decodeContext is what decoding needs besides the file's tree.
+type decodeContext struct {
+	file    string // the file name, as given
+	workDir string // the working directory, absolute
 }
 
 // decodeRaw reads the structure of a file in any supported format.
-func decodeRaw(root *node, ps *problems) *rawConfig {
-	rc := &rawConfig{format: detectFormat(root)}
+func decodeRaw(root *node, dc decodeContext, ps *problems) *rawConfig {
+	rc := &rawConfig{format: detectFormat(root, dc.file)}
 	if root == nil || root.kind == kindNull {
 		return rc
 	}
@@ -260,24 +265,16 @@ func decodeRaw(root *node, ps *problems) *rawConfig {
 		ps.add(root.pos, "", fmt.Sprintf("the configuration must be a mapping, not %s", root.kind.describe()), "start it with servers:", nil)
 		return rc
 	}
-	switch rc.format {
-	case FormatNative:
-		decodeNative(root, rc, ps)
-	case FormatClaude:
-		ignoreOthers(root, ps, "mcpServers")
-		decodeNamedMap(root.get("mcpServers"), "mcpServers", claudeSpec, rc, ps)
-	case FormatVSCode:
-		if p := root.get("servers"); p != nil && p.value.kind == kindMap {
-			ignoreOthers(root, ps, "servers", "inputs")
-			decodeNamedMap(p, "servers", vscodeSpec, rc, ps)
-		} else {
-			// settings.json: everything else is other settings.
-			decodeNamedMap(root.get("mcp").value.get("servers"), "mcp.servers", vscodeSpec, rc, ps)
-		}
-	case FormatToolsV1:
-		ignoreOthers(root, ps, "tools")
-		decodeTools(root.get("tools"), rc, ps)
+	if rc.format == formatUnknown {
+		unsupportedFormat(root, dc.file, ps)
+		rc.format = FormatNative
+		return rc
 	}
+	if rc.format == FormatNative {
+		decodeNative(root, rc, ps)
+		return rc
+	}
+	clientFormats[rc.format].decode(root, rc, dc, ps)
 	return rc
 }
 
@@ -286,7 +283,7 @@ func decodeRaw(root *node, ps *problems) *rawConfig {
 func ignoreOthers(root *node, ps *problems, used ...string) {
 	for _, p := range root.pairs {
 		if !contains(used, p.key) {
-			ps.warn(p.keyPos, p.key, "ignored: Switchboard reads only "+strings.Join(used[:1], "")+" from this file", "")
+			ps.warn(p.keyPos, p.key, "ignored: Switchboard reads only "+used[0]+" from this file", "")
 		}
 	}
 }
@@ -348,7 +345,7 @@ func decodeNative(root *node, rc *rawConfig, ps *problems) {
 }
 
 // decodeNamedMap reads a mapping of server name to entry (mcpServers, VS
-// Code servers).
+// Code servers, Zed context_servers, Codex mcp_servers).
 func decodeNamedMap(p *pair, prefix string, spec *formatSpec, rc *rawConfig, ps *problems) {
 	if p == nil || p.value.kind == kindNull {
 		return
@@ -358,15 +355,42 @@ func decodeNamedMap(p *pair, prefix string, spec *formatSpec, rc *rawConfig, ps 
 		return
 	}
 	for i, e := range p.value.pairs {
-		s := &rawServer{spec: spec, index: i, prefix: prefix, byMap: true, name: e.key, pos: e.keyPos}
-		s.nameOK = checkName(e.key, e.keyPos, s.path(""), ps)
+		s := &rawServer{spec: spec, index: i, prefix: prefix, byMap: true, label: e.key, name: e.key, pos: e.keyPos}
 		if e.value.kind != kindMap {
 			ps.add(e.value.pos, s.path(""), fmt.Sprintf("each server must be a mapping, not %s", e.value.kind.describe()), "", nil)
 			continue
 		}
-		collectFields(s, e.value, ps)
-		rc.servers = append(rc.servers, s)
+		s.nameOK = clientName(s, e.keyPos, ps)
+		if entry, ok := adjustEntry(s, e.value, ps); ok {
+			collectFields(s, entry, ps)
+			rc.servers = append(rc.servers, s)
+		}
 	}
+}
+
+// clientName checks the name of a server in a client's file. A name that
+// Switchboard cannot use as it is (spaces, dots) is replaced by a usable
+// one, with a warning: the client accepted it, so the file must load.
+func clientName(s *rawServer, pos Pos, ps *problems) bool {
+	msg, _ := nameProblem(s.name)
+	if msg == "" {
+		return true
+	}
+	if !s.spec.foreign {
+		return checkName(s.name, pos, s.path(""), ps)
+	}
+	clean := sanitizeName(s.name)
+	ps.warn(pos, s.path(""), fmt.Sprintf("%s, so the server is named %q here", msg, clean), "")
+	s.name = clean
+	return true
+}
+
+// adjustEntry applies the format's adjust hook, if it has one.
+func adjustEntry(s *rawServer, entry *node, ps *problems) (*node, bool) {
+	if s.spec.adjust == nil {
+		return entry, true
+	}
+	return s.spec.adjust(s, entry, ps)
 }
 
 // decodeTools reads seed 004's tools: list; only type: mcp entries are
@@ -412,27 +436,44 @@ func scalarOr(n *node) string {
 	return n.kind.describe()
 }
 
-// collectFields maps an entry's keys onto native fields, recording unknown
-// keys as problems and ignored ones as warnings.
+// collectFields maps an entry's keys onto native fields. In the native
+// format (and seed 004's) an unknown key is a problem; in a client's file
+// it is a warning, since the client ignores it too. Keys with a meaning
+// Switchboard cannot honour are warnings that say why.
 func collectFields(s *rawServer, entry *node, ps *problems) {
 	s.fields = map[string]*rawField{}
+	strict := !s.spec.foreign || s.spec.format == FormatToolsV1
 	for _, p := range entry.pairs {
 		name, ok := s.spec.keys[p.key]
 		switch {
 		case ok:
 			s.fields[name] = &rawField{key: p.key, keyPos: p.keyPos, val: p.value}
-		case contains(s.spec.ignored, p.key):
-			ps.warn(p.keyPos, s.path(p.key), "ignored: it has no effect in Switchboard", "")
-		default:
+		case s.spec.ignored[p.key] != "":
+			ps.warn(p.keyPos, s.path(p.key), s.spec.ignored[p.key], "")
+		case contains(s.spec.quiet, p.key):
+		case strict:
 			ps.unknown(p, s.path(p.key), s.spec.knownKeys())
 			if sug := suggest(p.key, s.spec.knownKeys()); sug != "" {
-				if s.typos == nil {
-					s.typos = map[string]bool{}
-				}
-				s.typos[s.spec.keys[sug]] = true
+				s.typo(s.spec.keys[sug], p.key)
 			}
+		default:
+			sug := suggest(p.key, s.spec.knownKeys())
+			fix := ""
+			if sug != "" {
+				fix = fmt.Sprintf("did you mean %q?", sug)
+				s.typo(s.spec.keys[sug], p.key)
+			}
+			ps.warn(p.keyPos, s.path(p.key), fmt.Sprintf("ignored: unknown key %q", p.key), fix)
 		}
 	}
+}
+
+// typo records that key was probably meant to be the native field name.
+func (s *rawServer) typo(name, key string) {
+	if s.typos == nil {
+		s.typos = map[string]string{}
+	}
+	s.typos[name] = key
 }
 
 // namePattern is the form of a server name.

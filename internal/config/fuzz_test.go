@@ -16,6 +16,10 @@ import (
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob("testdata/formats/*")
 	files = append(files, "testdata/.vscode/mcp.json")
+	for _, pattern := range []string{"testdata/clients/*/*", "testdata/clients/*/.*/*", "testdata/clients/*/.continue/mcpServers/*"} {
+		more, _ := filepath.Glob(pattern)
+		files = append(files, more...)
+	}
 	for _, p := range files {
 		if data, err := os.ReadFile(p); err == nil {
 			f.Add(data)
@@ -99,5 +103,43 @@ func FuzzParseSize(f *testing.F) {
 		if u, err := ParseSize(strings.ToUpper(s)); err != nil || u != v {
 			t.Fatalf("ParseSize(%q) = %d, %v; want %d as for %q", strings.ToUpper(s), u, err, v, s)
 		}
+	})
+}
+
+// FuzzParseTOML checks that reading a TOML file (Codex's config.toml)
+// never panics, that every node it builds has a position inside the file,
+// and that what it reads as a Codex file resolves without panicking.
+func FuzzParseTOML(f *testing.F) {
+	if data, err := os.ReadFile("testdata/clients/codex/config.toml"); err == nil {
+		f.Add(data)
+	}
+	for _, s := range []string{
+		"[mcp_servers.a]\ncommand = \"npx\"\n",
+		"[[a]]\nx = 1\n[a.b]\ny = [1, {z = 2}]\n",
+		"a.b.c = 'x'\n[d]\ne = 1979-05-27T07:32:00Z\n",
+		"[mcp_servers.a]\nargs = \"x\"\nenv = { A = 1 }\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ps := &problems{}
+		root := parseTOML("f.toml", string(data), ps)
+		lines := strings.Count(string(data), "\n") + 1
+		var walk func(n *node)
+		walk = func(n *node) {
+			if n.pos.Line < 1 || n.pos.Line > lines || n.pos.Col < 1 {
+				t.Fatalf("node at %v, outside the %d lines of %q", n.pos, lines, data)
+			}
+			for _, p := range n.pairs {
+				walk(p.value)
+			}
+			for _, it := range n.items {
+				walk(it)
+			}
+		}
+		if root != nil {
+			walk(root)
+		}
+		_ = parse("f.toml", data, testOpts)
 	})
 }

@@ -17,14 +17,16 @@ import (
 // switchboard.yaml`.
 //
 // ${VAR} references are kept as written, never expanded, so no secret is
-// baked into the output; ${env:VAR} becomes ${VAR}, ${workspaceFolder} the
-// folder it stands for, and a VS Code ${input:id} a ${ID} reference to an
-// environment variable (noted in a comment). Relative env_file and cwd
-// paths become absolute. A command the allowlist does not permit yet is
-// kept, and listed commented out under security.allowed_commands for the
-// user to approve. Variables that are not set do not stop the import; any
-// other problem does, as a *ValidationError. The output is checked to
-// parse back.
+// baked into the output; ${env:VAR} (and Gemini CLI's $VAR, Continue's
+// ${{ secrets.VAR }}) becomes ${VAR}, ${workspaceFolder} the folder it
+// stands for, and a VS Code ${input:id} a reference to the environment
+// variable InputEnvName(id) (noted in a comment). Relative env_file and
+// cwd paths become absolute. A command beyond the allowlist is kept: when
+// the source file is trusted (see Trust) it is listed under
+// security.allowed_commands, else listed there commented out, for the
+// user to approve. Variables and inputs that have no value do not stop the
+// import; any other problem does, as a *ValidationError. The output is
+// checked to parse back.
 func Import(path string, opts Options) ([]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -35,7 +37,9 @@ func Import(path string, opts Options) ([]byte, error) {
 		return nil, &ValidationError{Problems: sortProblems(errs, path)}
 	}
 	out := emitImport(path, p)
-	check := parse(path, out, opts)
+	// The output is native YAML, whatever the source's format: check it
+	// under a native name in the same folder.
+	check := parse(filepath.Join(filepath.Dir(path), FileName), out, opts)
 	if errs := importBlocking(check.ps.errs); len(errs) > 0 {
 		return nil, fault.Wrap(fault.Internal, &ValidationError{Problems: errs}, "imported configuration of %s does not parse back", path)
 	}
@@ -48,11 +52,11 @@ func importBlocking(ps []Problem) []Problem {
 	var out []Problem
 	for _, p := range ps {
 		var uv *UnresolvedVariableError
-		var iv *inputVariableError
+		var iv *InputUnsetError
 		var na *CommandNotAllowedError
 		switch {
 		case errors.As(p.Err, &uv), errors.As(p.Err, &iv):
-		case errors.As(p.Err, &na) && na.Command != "" && (!isPath(na.Command) || filepath.IsAbs(na.Command)):
+		case errors.As(p.Err, &na) && na.Command != "" && trustWouldAllow(na.Command):
 		default:
 			out = append(out, p)
 		}
@@ -62,10 +66,10 @@ func importBlocking(ps []Problem) []Problem {
 
 // importer writes the native form of a parsed file.
 type importer struct {
-	w         *yamlWriter
-	workspace string
-	dir       string // absolute folder of the source file
-	notes     []string
+	w     *yamlWriter
+	dir   string // absolute folder relative env_file and cwd paths start at
+	rw    rewriteCtx
+	notes []string
 }
 
 func emitImport(path string, p *parsed) []byte {
@@ -73,16 +77,36 @@ func emitImport(path string, p *parsed) []byte {
 	if err != nil {
 		dir = filepath.Dir(path)
 	}
+	if p.raw.format != FormatNative && p.raw.format != FormatToolsV1 {
+		dir = p.workspace // as parse resolves a client file's relative paths
+	}
 	body := &yamlWriter{}
-	im := &importer{w: body, workspace: workspaceFolder(path), dir: dir}
+	im := &importer{w: body, dir: dir, rw: rewriteCtx{workspace: p.workspace, dir: filepath.Dir(path), syntax: p.raw.syntax, inputs: p.raw.inputs}}
+	if abs, err := filepath.Abs(im.rw.dir); err == nil {
+		im.rw.dir = abs
+	}
 
-	// Commands to approve: those the allowlist rejects.
-	var pending []string
+	// Commands beyond the allowlist: allowed when the source is trusted,
+	// else left for the user to approve. A trusted source's commands
+	// raise no problem, so they are found in its servers.
+	var pending, trusted []string
+	if p.trust.applies && p.trust.state == Trusted {
+		for _, srv := range p.cfg.Servers {
+			if srv.Transport == TransportStdio && srv.Docker == nil && srv.Command != "" &&
+				CheckCommand(srv.Command, nil, p.cfg.AllowedCommands) != nil && !contains(trusted, srv.Command) {
+				trusted = append(trusted, srv.Command)
+			}
+		}
+	}
 	for _, e := range p.ps.errs {
 		var na *CommandNotAllowedError
 		if errors.As(e.Err, &na) && !contains(pending, na.Command) {
 			pending = append(pending, na.Command)
-			im.notes = append(im.notes, fmt.Sprintf("command %q is not allowed yet: review %s, then uncomment it under security.allowed_commands", na.Command, e.Field))
+			note := fmt.Sprintf("command %q is not allowed yet: review %s, then uncomment it under security.allowed_commands", na.Command, e.Field)
+			if na.File != "" {
+				note += fmt.Sprintf(" (or trust %s and import it again)", na.File)
+			}
+			im.notes = append(im.notes, note)
 		}
 	}
 
@@ -109,11 +133,17 @@ func emitImport(path string, p *parsed) []byte {
 			}
 		}
 	}
-	if len(allowed) > 0 || len(pending) > 0 {
+	if len(allowed) > 0 || len(pending) > 0 || len(trusted) > 0 {
 		body.line(0, "security:")
 		body.line(1, "allowed_commands:")
 		for _, a := range allowed {
 			body.line(2, "- "+quoteYAML(a))
+		}
+		if len(trusted) > 0 {
+			body.line(2, "# allowed because you trust "+strings.ReplaceAll(p.trust.abs, "\n", " "))
+		}
+		for _, c := range trusted {
+			body.line(2, "- "+quoteYAML(strings.ReplaceAll(c, "$", "$$")))
 		}
 		for _, c := range pending {
 			body.line(2, "# - "+quoteYAML(strings.ReplaceAll(c, "$", "$$")))
@@ -123,8 +153,8 @@ func emitImport(path string, p *parsed) []byte {
 		body.line(0, "servers: []")
 	} else {
 		body.line(0, "servers:")
-		for _, s := range rc.servers {
-			im.server(s)
+		for i, s := range rc.servers {
+			im.server(s, p.cfg.Servers[i])
 		}
 	}
 
@@ -141,12 +171,10 @@ func emitImport(path string, p *parsed) []byte {
 }
 
 // rewrite converts a string as written into native form (see rewriteVars),
-// recording the VS Code inputs it replaced.
+// noting the rewrites the reader should know of.
 func (im *importer) rewrite(s string) string {
-	out, inputs := rewriteVars(s, im.workspace)
-	for _, in := range inputs {
-		id, name, _ := strings.Cut(in, " -> ")
-		note := fmt.Sprintf("${input:%s} is now ${%s}: set %s in the environment", id, name, name)
+	out, notes := rewriteVars(s, im.rw)
+	for _, note := range notes {
 		if !contains(im.notes, note) {
 			im.notes = append(im.notes, note)
 		}
@@ -181,8 +209,10 @@ func (im *importer) history(n *node, h History) {
 	w.kv(1, "keep", strconv.Itoa(h.Keep))
 }
 
-// server writes one server in native form, from its fields as written.
-func (im *importer) server(s *rawServer) {
+// server writes one server in native form, from its fields as written
+// (srv is its resolved form, for the values a client writes in other
+// units).
+func (im *importer) server(s *rawServer, srv Server) {
 	w := im.w
 	const in = 2
 	w.line(1, "- name: "+quoteYAML(s.name))
@@ -195,6 +225,10 @@ func (im *importer) server(s *rawServer) {
 	discard := &problems{}
 	for _, sf := range serverFields {
 		f := s.field(sf.name)
+		if sf.kind == fkStringMap {
+			im.stringMap(s, sf.name, f)
+			continue
+		}
 		if f == nil || f.val.kind == kindNull || slices.Contains([]string{"name", "description", "transport"}, sf.name) {
 			continue
 		}
@@ -212,14 +246,6 @@ func (im *importer) server(s *rawServer) {
 			} else {
 				w.kv(in, sf.name, im.list(f.val.items))
 			}
-		case fkStringMap:
-			if len(f.val.pairs) == 0 {
-				continue
-			}
-			w.line(in, sf.name+":")
-			for _, p := range f.val.pairs {
-				w.kv(in+1, quoteYAML(p.key), quoteYAML(im.rewrite(p.value.text)))
-			}
 		case fkBool:
 			w.kv(in, sf.name, f.val.text)
 		case fkInt:
@@ -232,11 +258,64 @@ func (im *importer) server(s *rawServer) {
 			im.docker(f.val)
 		}
 	}
-	if f := s.field(fieldDisabled); f != nil && f.val.text == "true" {
+	if s.field("timeout") == nil && (s.field(fieldConnectTimeoutS) != nil || s.field(fieldConnectTimeoutMS) != nil) {
+		w.kv(in, "timeout", formatDuration(srv.ConnectTimeout))
+	}
+	if s.field("request_timeout") == nil && (s.field(fieldRequestTimeoutS) != nil || s.field(fieldRequestTimeoutMS) != nil) {
+		w.kv(in, "request_timeout", formatDuration(srv.RequestTimeout))
+	}
+	if f := s.field(fieldDisabled); f != nil && f.val.text == "true" || s.disabledBy != "" {
 		w.kv(in, "enabled", "false")
 	}
 	if s.spec.format == FormatToolsV1 && s.field("request_timeout") == nil {
 		w.kv(in, "request_timeout", formatDuration(toolsRequestTimeout))
+	}
+}
+
+// stringMap writes env or headers: the entries as written, and those a
+// client takes from the environment (Codex's env_vars, env_http_headers
+// and bearer_token_env_var) as variable references.
+func (im *importer) stringMap(s *rawServer, name string, f *rawField) {
+	type kv struct{ k, v string }
+	var out []kv
+	if f != nil && f.val.kind == kindMap {
+		for _, p := range f.val.pairs {
+			out = append(out, kv{quoteYAML(p.key), quoteYAML(im.rewrite(p.value.text))})
+		}
+	}
+	has := func(k string) bool {
+		return slices.ContainsFunc(out, func(e kv) bool { return e.k == quoteYAML(k) })
+	}
+	fromEnv := func(k, v string) {
+		if !has(k) && varName.MatchString(v) {
+			out = append(out, kv{quoteYAML(k), quoteYAML("${" + v + ":-}")})
+			note := fmt.Sprintf("%s.%s is now ${%s:-}: empty rather than absent when %s is not set", s.name, k, v, v)
+			im.notes = append(im.notes, note)
+		}
+	}
+	switch name {
+	case "env":
+		if e := s.field(fieldEnvVars); e != nil {
+			for _, it := range e.val.items {
+				fromEnv(it.text, it.text)
+			}
+		}
+	case "headers":
+		if e := s.field(fieldEnvHeaders); e != nil {
+			for _, p := range e.val.pairs {
+				fromEnv(p.key, p.value.text)
+			}
+		}
+		if b := s.field(fieldBearerEnv); b != nil && b.val.isScalar() && varName.MatchString(b.val.text) && !has("Authorization") {
+			out = append(out, kv{quoteYAML("Authorization"), quoteYAML("Bearer ${" + b.val.text + "}")})
+		}
+	}
+	if len(out) == 0 {
+		return
+	}
+	im.w.line(2, name+":")
+	for _, e := range out {
+		im.w.kv(3, e.k, e.v)
 	}
 }
 

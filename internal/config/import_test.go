@@ -74,16 +74,6 @@ func TestImportRoundTrip(t *testing.T) {
 			if got, want := imported.Format, FormatNative; got != want {
 				t.Errorf("got format %q, want %q", got, want)
 			}
-			if tt.file == "testdata/.vscode/mcp.json" {
-				// Parse rejects ${input:...}; Import turns it into ${GITHUB_TOKEN}.
-				if _, err := Load(tt.file, testOpts); err == nil {
-					t.Fatal("Load of a file with an input variable succeeded")
-				}
-				if got, want := imported.Servers[1].Headers["X-Gh"], "ghp_secret"; got != want {
-					t.Errorf("got header %q, want %q", got, want)
-				}
-				return
-			}
 			original, err := Load(tt.file, testOpts)
 			if err != nil {
 				t.Fatal(err)
@@ -127,7 +117,7 @@ func TestImportPendingCommand(t *testing.T) {
 	}
 	text := string(out)
 	for _, want := range []string{
-		"# note: command \"python\" is not allowed yet: review mcpServers.py.command, then uncomment it under security.allowed_commands\n",
+		"# note: command \"python\" is not allowed yet: review mcpServers.py.command, then uncomment it under security.allowed_commands (or trust " + p + " and import it again)\n",
 		"security:\n  allowed_commands:\n    # - python\n    # - /opt/x/server\n",
 	} {
 		if !strings.Contains(text, want) {
@@ -152,7 +142,7 @@ func TestImportErrors(t *testing.T) {
 		name, src string
 		want      string
 	}{
-		{"unknown key", `{"mcpServers": {"a": {"comand": "npx"}}}`, `mcpServers.a.comand: unknown field "comand"; did you mean "command"?`},
+		{"unknown key", `{"mcpServers": {"a": {"comand": "npx"}}}`, `mcpServers.a.command: command is required by the stdio transport; did you mean command instead of "comand"?`},
 		{"relative command", `{"mcpServers": {"a": {"command": "./run.sh"}}}`, `mcpServers.a.command: command "./run.sh" is a relative path`},
 		{"smuggling", `{"mcpServers": {"a": {"command": "npx", "args": ["-c", "id"]}}}`, `mcpServers.a.args[0]: npx argument "-c" is not allowed`},
 		{"syntax", `{"mcpServers": {`, `invalid JSON`},

@@ -3,10 +3,12 @@ package config
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
@@ -24,6 +26,28 @@ type Options struct {
 	// the same messages, at the position "--listen", and the file's value
 	// is neither checked nor used.
 	Listen string
+	// StateDir is the state directory, where trust records are kept (see
+	// Trust). "" means no file is trusted: every client file is held to
+	// the command allowlist.
+	StateDir string
+	// ConfirmTrust, when set, is asked once whether to trust one of the
+	// user's own client files (see UserClientFile) that names commands
+	// beyond the allowlist and is not trusted as it is now: the question
+	// names the file and the commands. On yes, the trust is recorded in
+	// StateDir and the file loads as trusted. Nil (no terminal to ask)
+	// means such a file is refused with the command that trusts it.
+	ConfirmTrust func(question string) (bool, error)
+	// Inputs resolves VS Code ${input:id} variables; nil reads them from
+	// the environment only (see InputEnvName).
+	Inputs *InputResolver
+	// WorkDir is the working directory: ${workspaceFolder} of a user-level
+	// client file, and the project whose servers a Claude Code
+	// ~/.claude.json adds. "" means the process's.
+	WorkDir string
+
+	// assumeTrusted reads a client's file as if it were trusted (see
+	// TrustPreview).
+	assumeTrusted bool
 }
 
 // Load reads the configuration file at path, in any supported format (see
@@ -58,29 +82,97 @@ type parsed struct {
 	raw *rawConfig
 	cfg *Config
 	ps  *problems
+	// trust is the file's trust, and refused the commands (with their
+	// servers) refused only because the file is not trusted.
+	trust   fileTrust
+	refused []string
+	// workspace is the value of ${workspaceFolder}.
+	workspace string
 }
 
 func parse(filename string, data []byte, opts Options) *parsed {
+	inputs := map[string]inputResult{}
+	p := parseOnce(filename, data, opts, inputs)
+	q := p.trustQuestion()
+	if q == "" || opts.ConfirmTrust == nil || opts.StateDir == "" {
+		return p
+	}
+	yes, err := opts.ConfirmTrust(q)
+	if err != nil {
+		p.ps.errs = append(p.ps.errs, Problem{Pos: Pos{File: filename}, Message: "asking whether to trust the file: " + err.Error(),
+			Fix: "run: " + TrustCommand(filename), Err: fmt.Errorf("asking whether to trust %s: %w", filename, err)})
+		return p
+	}
+	if !yes {
+		return p
+	}
+	if _, err := trustData(opts.StateDir, p.trust.abs, data); err != nil {
+		p.ps.errs = append(p.ps.errs, Problem{Pos: Pos{File: filename}, Message: "recording the trust: " + err.Error(), Err: err})
+		return p
+	}
+	return parseOnce(filename, data, opts, inputs)
+}
+
+// parseOnce reads a file once. inputs keeps the VS Code inputs resolved so
+// far, so that a second pass asks for none again.
+func parseOnce(filename string, data []byte, opts Options, inputs map[string]inputResult) *parsed {
 	ps := &problems{}
 	root := parseTree(filename, data, ps)
+	workDir := opts.WorkDir
+	if workDir == "" {
+		workDir, _ = os.Getwd()
+	}
 	var rc *rawConfig
 	if len(ps.errs) == 0 {
-		rc = decodeRaw(root, ps)
+		rc = decodeRaw(root, decodeContext{file: filename, workDir: workDir}, ps)
 	} else {
 		rc = &rawConfig{format: FormatNative}
 	}
 	lookup := lookupOrEnv(opts.LookupEnv)
+	ws := workspaceFolderFor(filename, workDir)
+	x := &expander{lookup: lookup, workspace: ws, dir: filepath.Dir(filename), syntax: rc.syntax}
+	if rc.inputs != nil {
+		x.input = inputExpander(rc.inputs, filename, opts.Inputs, lookup, ps, inputs)
+	}
+	if rc.format == FormatContinue {
+		x.secret = continueSecrets(lookup, ws)
+	}
+	ft := fileTrustOf(filename, data, rc.format, opts)
+	// Relative paths start at the file's folder; in a client's file kept
+	// in a project's client folder (.vscode/mcp.json, .gemini/...), at
+	// the project's folder, where the client starts its servers.
+	dir := filepath.Dir(filename)
+	if rc.format != FormatNative && rc.format != FormatToolsV1 {
+		dir = ws
+	}
 	r := &resolver{
 		ps:     ps,
-		x:      &expander{lookup: lookup, workspace: workspaceFolder(filename)},
+		x:      x,
 		lookup: lookup,
 		file:   filename,
-		dir:    filepath.Dir(filename),
+		dir:    dir,
 		listen: opts.Listen,
+		trust:  ft,
+		canAsk: opts.ConfirmTrust != nil && opts.StateDir != "",
 	}
 	cfg := r.resolve(rc)
 	cfg.Warnings = sortProblems(ps.warns, filename)
-	return &parsed{raw: rc, cfg: cfg, ps: ps}
+	return &parsed{raw: rc, cfg: cfg, ps: ps, trust: ft, refused: r.refused, workspace: ws}
+}
+
+// trustQuestion is what to ask before trusting the file at first use, or
+// "" when there is nothing to ask: the file is not one of the user's own
+// client files, or trust would allow nothing more.
+func (p *parsed) trustQuestion() string {
+	if p.trust.client == "" || p.trust.state == Trusted || len(p.refused) == 0 {
+		return ""
+	}
+	what := "is your " + p.trust.client + " configuration"
+	if p.trust.state == Changed {
+		what += ", changed since you trusted it"
+	}
+	return fmt.Sprintf("%s %s. Switchboard runs only npx, uvx and docker from a file you have not trusted; this one also runs %s. Trust it to run the commands it names? (Its SHA-256 is recorded; any change asks again.)",
+		p.trust.abs, what, strings.Join(p.refused, ", "))
 }
 
 // sortProblems orders problems by position: the configuration file's

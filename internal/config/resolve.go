@@ -3,12 +3,14 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -29,6 +31,13 @@ type resolver struct {
 	allowed  []string
 	// listen replaces gateway.listen (Options.Listen) unless empty.
 	listen string
+	// trust is the file's trust, which decides what its commands may be;
+	// canAsk says that Load may ask to trust it (Options.ConfirmTrust).
+	trust  fileTrust
+	canAsk bool
+	// refused lists the commands refused only for want of trust, as
+	// "python (server a)".
+	refused []string
 }
 
 // defaultDefaults returns the built-in global settings.
@@ -324,6 +333,7 @@ func (r *resolver) server(s *rawServer) Server {
 			srv.RequestTimeout = v
 		}
 	}
+	r.clientTimeouts(s, &srv)
 	if f := s.field("max_retries"); f != nil {
 		if v, ok := r.ps.integer(f.val, s.path(f.key)); ok && r.nonNegative(f.val.pos, s.path(f.key), v) {
 			srv.MaxRetries = v
@@ -357,6 +367,10 @@ func (r *resolver) server(s *rawServer) Server {
 		if v, ok := r.ps.boolean(f.val, s.path(f.key)); ok {
 			srv.Enabled = !v
 		}
+	}
+	if s.disabledBy != "" && srv.Enabled {
+		srv.Enabled = false
+		r.ps.warn(s.pos, s.path(""), "disabled: "+s.disabledBy, "")
 	}
 
 	if f := s.field("roots"); f != nil {
@@ -407,7 +421,11 @@ const toolsRequestTimeout = 60 * time.Second
 // transport works out the server's transport, reporting false when it is
 // invalid.
 func (r *resolver) transport(s *rawServer) (Transport, bool) {
-	if f := s.field("transport"); f != nil && f.val.kind != kindNull {
+	f := s.field("transport")
+	if f == nil || f.val.kind == kindNull {
+		f = s.field(fieldLegacyTransport)
+	}
+	if f != nil && f.val.kind != kindNull {
 		v, ok := r.ps.str(f.val, s.path(f.key))
 		if !ok {
 			return TransportStdio, false
@@ -426,11 +444,17 @@ func (r *resolver) transport(s *rawServer) (Transport, bool) {
 		r.ps.add(f.val.pos, s.path(f.key), fmt.Sprintf("unknown transport %q", v), fix, nil)
 		return TransportStdio, false
 	}
+	if s.transportHint != "" {
+		return s.transportHint, true
+	}
 	if s.field("docker") != nil || !s.spec.infer {
 		return TransportStdio, true
 	}
 	if s.field("command") == nil {
 		if f := s.field("url"); f != nil && f.val.isScalar() {
+			if s.spec.urlTransport != "" {
+				return s.spec.urlTransport, true
+			}
 			u, _ := r.x.expand(f.val.text, "")
 			return urlTransport(u), true
 		}
@@ -488,8 +512,14 @@ func (r *resolver) checkFieldsForTransport(s *rawServer, t Transport) {
 		}
 		if !sf.transports.has(t) {
 			fix := "remove it"
-			if sf.suggest != "" {
+			if sf.suggest != "" && s.spec.transportKey != "" {
 				fix = fmt.Sprintf("remove it, or set %s: %s", s.spec.transportKey, sf.suggest)
+			}
+			if s.spec.foreign && s.spec.format != FormatToolsV1 {
+				// The client ignores it too.
+				r.ps.warn(f.keyPos, s.path(f.key), fmt.Sprintf("ignored: %s is not used by the %s transport", f.key, t), fix)
+				delete(s.fields, sf.name)
+				continue
 			}
 			r.ps.add(f.keyPos, s.path(f.key), fmt.Sprintf("%s is not used by the %s transport", f.key, t), fix, nil)
 			continue
@@ -507,12 +537,15 @@ func (r *resolver) stdio(s *rawServer, srv *Server) {
 	var argNodes []*node
 	docker := s.field("docker")
 	if docker == nil {
-		if f := s.field("command"); (f == nil || f.val.kind == kindNull) && s.typos["command"] {
+		if f := s.field("command"); (f == nil || f.val.kind == kindNull) && s.typos["command"] != "" && !s.spec.foreign {
 			cmdOK = false // reported as a misspelt key
 		} else if f == nil || f.val.kind == kindNull {
 			field := s.path("command")
-			r.ps.add(s.pos, field, "command is required by the stdio transport",
-				"add the command that starts the server, e.g. command: npx", &MissingFieldError{Field: field, Transport: TransportStdio})
+			fix := "add the command that starts the server, e.g. command: npx"
+			if typo := s.typos["command"]; typo != "" {
+				fix = fmt.Sprintf("did you mean command instead of %q?", typo)
+			}
+			r.ps.add(s.pos, field, "command is required by the stdio transport", fix, &MissingFieldError{Field: field, Transport: TransportStdio})
 			cmdOK = false
 		} else {
 			srv.Command, cmdOK = r.expandNode(f.val, s.path(f.key))
@@ -552,6 +585,20 @@ func (r *resolver) stdio(s *rawServer, srv *Server) {
 			}
 		}
 	}
+	if f := s.field(fieldEnvVars); f != nil {
+		// Codex: pass these through from the environment when set.
+		items, _ := r.ps.strList(f.val, s.path(f.key))
+		for _, it := range items {
+			if !it.isScalar() {
+				continue
+			}
+			if v, ok := r.lookup(it.text); ok {
+				if _, set := env[it.text]; !set {
+					env[it.text] = v
+				}
+			}
+		}
+	}
 	if len(env) > 0 {
 		srv.Env = env
 	}
@@ -581,10 +628,14 @@ func (r *resolver) stdio(s *rawServer, srv *Server) {
 	}
 }
 
-// checkCommand applies the allowlist and the argument rules, placing
-// problems on the argument concerned.
+// checkCommand applies the launch policy, placing problems on the
+// argument concerned. The native format is held to its allowlist
+// (security.allowed_commands); a client's file to the default allowlist
+// unless the user trusts it (see Trust), when any program it names may
+// run.
 func (r *resolver) checkCommand(s *rawServer, srv *Server, docker *rawField, argNodes []*node) {
-	err := CheckCommand(srv.Command, srv.Args, r.allowed)
+	policy := LaunchPolicy{Allowed: r.allowed, Trusted: r.trust.applies && r.trust.state == Trusted}
+	err := policy.Check(srv.Command, srv.Args)
 	if err == nil {
 		return
 	}
@@ -599,7 +650,11 @@ func (r *resolver) checkCommand(s *rawServer, srv *Server, docker *rawField, arg
 	var ua *UnsafeArgumentError
 	switch {
 	case errors.As(err, &na):
-		msg, fix := r.allowlistMessage(srv.Command)
+		if r.trust.applies && !policy.Trusted && trustWouldAllow(srv.Command) {
+			na.File, na.Trust = r.trust.abs, r.trust.state
+			r.refused = append(r.refused, fmt.Sprintf("%s (server %s)", srv.Command, s.name))
+		}
+		msg, fix := r.allowlistMessage(srv.Command, na)
 		r.ps.add(pos, field, msg, fix, err)
 	case errors.As(err, &ua):
 		if docker == nil && ua.Index < len(argNodes) {
@@ -612,20 +667,25 @@ func (r *resolver) checkCommand(s *rawServer, srv *Server, docker *rawField, arg
 	}
 }
 
+// trustWouldAllow reports whether trusting the file would allow command:
+// a bare name or an absolute path, never a relative path or a command
+// line.
+func trustWouldAllow(command string) bool {
+	return LaunchPolicy{Trusted: true}.Check(command, nil) == nil
+}
+
 // allowlistMessage says why a command is not allowed and how to allow it,
-// in the words of the file's format.
-func (r *resolver) allowlistMessage(cmd string) (string, string) {
-	addIt := "add it under security.allowed_commands"
-	if r.format != FormatNative {
-		addIt = fmt.Sprintf("convert the file with \"switchboard config import %s > switchboard.yaml\" and add it under security.allowed_commands", r.file)
-	}
+// in the words of the file's format and its trust.
+func (r *resolver) allowlistMessage(cmd string, na *CommandNotAllowedError) (string, string) {
 	switch {
 	case isPath(cmd) && !filepath.IsAbs(cmd):
+		if r.trust.applies {
+			return fmt.Sprintf("command %q is a relative path", cmd),
+				"use a bare command name (found on PATH) or an absolute path; relative paths are never allowed"
+		}
 		return fmt.Sprintf("command %q is a relative path", cmd),
 			"use a bare command name (found on PATH) or an absolute path (and allow that under security.allowed_commands); relative paths are never allowed"
-	case isPath(cmd):
-		return fmt.Sprintf("command %q is not in the allowlist", cmd), addIt
-	case strings.ContainsAny(cmd, " \t"):
+	case strings.ContainsAny(cmd, " \t\n") && !isPath(cmd):
 		first := strings.Fields(cmd)
 		name := cmd
 		if len(first) > 0 {
@@ -634,7 +694,112 @@ func (r *resolver) allowlistMessage(cmd string) (string, string) {
 		return fmt.Sprintf("command %q contains spaces", cmd),
 			fmt.Sprintf("set command: %s and put the rest under args", name)
 	}
-	return fmt.Sprintf("command %q is not in the allowlist (%s)", cmd, strings.Join(r.allowed, ", ")), addIt
+	if na.File == "" {
+		// The native format: its own allowlist.
+		if isPath(cmd) {
+			return fmt.Sprintf("command %q is not in the allowlist", cmd), "add it under security.allowed_commands"
+		}
+		return fmt.Sprintf("command %q is not in the allowlist (%s)", cmd, strings.Join(r.allowed, ", ")), "add it under security.allowed_commands"
+	}
+	only := strings.Join(r.allowed, ", ")
+	trust := "run: " + TrustCommand(na.File)
+	var why string
+	switch {
+	case r.trust.err != nil:
+		why = fmt.Sprintf("the trust records cannot be read (%v), so the file is not trusted", r.trust.err)
+	case na.Trust == Changed && r.trust.rec != nil:
+		why = fmt.Sprintf("the file changed since you trusted it (%s)", r.trust.rec.TrustedAt.Local().Format("2006-01-02 15:04"))
+		trust = "review the change, then run: " + TrustCommand(na.File)
+	case r.trust.client != "" && r.canAsk:
+		why = fmt.Sprintf("this file (your %s configuration) is not trusted", r.trust.client)
+		trust = "to trust it, run: " + TrustCommand(na.File)
+	case r.trust.client != "":
+		why = fmt.Sprintf("this file (your %s configuration) is not trusted yet", r.trust.client)
+		trust = "run a command on a terminal to be asked, or run: " + TrustCommand(na.File)
+	default:
+		why = "this file is not trusted"
+		trust = "if you wrote or reviewed it, run: " + TrustCommand(na.File)
+	}
+	return fmt.Sprintf("command %q is not allowed: %s, and an untrusted file may run only %s", cmd, why, only), trust
+}
+
+// clientTimeouts reads the timeouts that clients write in seconds or
+// milliseconds. A value outside Switchboard's range is brought into it,
+// with a warning, since the client accepted it.
+func (r *resolver) clientTimeouts(s *rawServer, srv *Server) {
+	for _, t := range []struct {
+		field   string
+		unit    time.Duration
+		dst     *time.Duration
+		lo, hi  time.Duration
+		meaning string
+	}{
+		{fieldRequestTimeoutS, time.Second, &srv.RequestTimeout, MinRequestTimeout, MaxRequestTimeout, "request timeout"},
+		{fieldRequestTimeoutMS, time.Millisecond, &srv.RequestTimeout, MinRequestTimeout, MaxRequestTimeout, "request timeout"},
+		{fieldConnectTimeoutS, time.Second, &srv.ConnectTimeout, time.Millisecond, 0, "start-up timeout"},
+		{fieldConnectTimeoutMS, time.Millisecond, &srv.ConnectTimeout, time.Millisecond, 0, "start-up timeout"},
+	} {
+		f := s.field(t.field)
+		if f == nil || f.val.kind == kindNull {
+			continue
+		}
+		if f.val.kind != kindInt && f.val.kind != kindFloat {
+			r.ps.add(f.val.pos, s.path(f.key), fmt.Sprintf("must be a number, not %s", f.val.kind.describe()), "", nil)
+			continue
+		}
+		n, err := strconv.ParseFloat(strings.ReplaceAll(f.val.text, "_", ""), 64)
+		if err != nil || n <= 0 || n > float64(math.MaxInt64)/float64(t.unit) {
+			r.ps.add(f.val.pos, s.path(f.key), fmt.Sprintf("%s is not a usable %s", f.val.text, t.meaning), "use a positive number", nil)
+			continue
+		}
+		d := time.Duration(n * float64(t.unit))
+		switch {
+		case d < t.lo:
+			r.ps.warn(f.val.pos, s.path(f.key), fmt.Sprintf("a %s of %s is below Switchboard's least, %s, which is used", t.meaning, formatDuration(d), formatDuration(t.lo)), "")
+			d = t.lo
+		case t.hi > 0 && d > t.hi:
+			r.ps.warn(f.val.pos, s.path(f.key), fmt.Sprintf("a %s of %s is above Switchboard's most, %s, which is used", t.meaning, formatDuration(d), formatDuration(t.hi)), "")
+			d = t.hi
+		}
+		*t.dst = d
+	}
+}
+
+// codexHeaders adds the headers Codex takes from the environment: a
+// bearer token (bearer_token_env_var, required) and env_http_headers
+// (header name to variable; a header whose variable is unset is left out).
+func (r *resolver) codexHeaders(s *rawServer, srv *Server) {
+	add := func(k, v string) {
+		if srv.Headers == nil {
+			srv.Headers = map[string]string{}
+		}
+		srv.Headers[k] = v
+	}
+	if f := s.field(fieldEnvHeaders); f != nil {
+		pairs, _ := r.ps.strMap(f.val, s.path(f.key))
+		for _, p := range pairs {
+			if !headerName.MatchString(p.key) {
+				r.ps.add(p.keyPos, s.path(f.key)+"."+p.key, fmt.Sprintf("invalid header name %q", p.key), "use letters, digits and -", nil)
+				continue
+			}
+			if v, ok := r.lookup(p.value.text); ok && p.value.isScalar() {
+				add(p.key, v)
+			}
+		}
+	}
+	if f := s.field(fieldBearerEnv); f != nil {
+		name, ok := r.ps.str(f.val, s.path(f.key))
+		if !ok {
+			return
+		}
+		v, set := r.lookup(name)
+		if !set {
+			field := s.path(f.key)
+			r.ps.add(f.val.pos, field, fmt.Sprintf("variable %s is not set", name), "set it in the environment", &UnresolvedVariableError{Variable: name, Field: field})
+			return
+		}
+		add("Authorization", "Bearer "+v)
+	}
 }
 
 // envFile reads a dotenv file into env.
@@ -738,7 +903,7 @@ var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 func (r *resolver) network(s *rawServer, srv *Server) {
 	t := srv.Transport
 	f := s.field("url")
-	if (f == nil || f.val.kind == kindNull) && s.typos["url"] {
+	if (f == nil || f.val.kind == kindNull) && s.typos["url"] != "" && !s.spec.foreign {
 		// reported as a misspelt key
 	} else if f == nil || f.val.kind == kindNull {
 		field := s.path("url")
@@ -746,7 +911,11 @@ func (r *resolver) network(s *rawServer, srv *Server) {
 		if t == TransportWebSocket {
 			example = "wss://example.com/mcp"
 		}
-		r.ps.add(s.pos, field, fmt.Sprintf("url is required by the %s transport", t), "add url: "+example, &MissingFieldError{Field: field, Transport: t})
+		fix := "add url: " + example
+		if typo := s.typos["url"]; typo != "" {
+			fix = fmt.Sprintf("did you mean url instead of %q?", typo)
+		}
+		r.ps.add(s.pos, field, fmt.Sprintf("url is required by the %s transport", t), fix, &MissingFieldError{Field: field, Transport: t})
 	} else if v, ok := r.expandNode(f.val, s.path(f.key)); ok {
 		srv.URL = v
 		if msg, fix := checkURL(v, t, s.spec.transportKey); msg != "" {
@@ -782,6 +951,7 @@ func (r *resolver) network(s *rawServer, srv *Server) {
 			}
 		}
 	}
+	r.codexHeaders(s, srv)
 	if f := s.field("sse_read_timeout"); f != nil && t != TransportWebSocket {
 		if v, ok := r.ps.duration(f.val, s.path(f.key)); ok && r.nonNegativeDur(f.val.pos, s.path(f.key), v) {
 			srv.SSEReadTimeout = v

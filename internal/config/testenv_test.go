@@ -14,6 +14,8 @@ var testEnv = map[string]string{
 	"HOME":         "/home/u",
 	"EMPTY":        "",
 	"PROCESS_VAR":  "from-process",
+	// The VS Code input github-token of testdata/.vscode/mcp.json.
+	"SWITCHBOARD_INPUT_GITHUB_TOKEN": "ghp_secret",
 }
 
 func testLookup(k string) (string, bool) {

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -102,6 +103,9 @@ func parseTree(file string, data []byte, ps *problems) *node {
 	src := text
 	trimmed := strings.TrimLeft(src, " \t\r\n")
 	isJSON := strings.HasPrefix(trimmed, "{") || strings.HasPrefix(trimmed, "//") || strings.HasPrefix(trimmed, "/*")
+	if !isJSON && looksLikeTOML(file, text) {
+		return parseTOML(file, text, ps)
+	}
 	if isJSON {
 		src = stripJSONComments(src)
 	}
@@ -114,6 +118,13 @@ func parseTree(file string, data []byte, ps *problems) *node {
 		what := "invalid YAML"
 		if isJSON {
 			what = "invalid JSON"
+		}
+		if !isJSON && !isYAMLName(file) {
+			// Not JSON, and not named as YAML: most likely another format
+			// altogether, so say which formats are read.
+			ps.add(Pos{File: file}, "", fmt.Sprintf("%s is in no format Switchboard reads (it is not JSON, TOML or YAML)", filepath.Base(file)),
+				"give a file in one of these formats: "+strings.Join(SupportedFormats, "; "), nil)
+			return nil
 		}
 		pos := Pos{File: file}
 		msg := err.Error()
@@ -143,6 +154,16 @@ func parseTree(file string, data []byte, ps *problems) *node {
 		return nil
 	}
 	return docs[0]
+}
+
+// isYAMLName reports whether a file is named as YAML (or has no
+// extension at all, as a file piped in may not).
+func isYAMLName(file string) bool {
+	switch strings.ToLower(filepath.Ext(file)) {
+	case ".yaml", ".yml", "":
+		return true
+	}
+	return false
 }
 
 // invalidUTF8At returns the 1-based line and column of the first invalid

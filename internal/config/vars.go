@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,8 +19,12 @@ const (
 	refEnv           refKind = iota // ${NAME}, ${env:NAME}
 	refWorkspace                    // ${workspaceFolder}
 	refWorkspaceBase                // ${workspaceFolderBasename}
-	refInput                        // ${input:id}: not supported
+	refInput                        // ${input:id}: a VS Code input
 	refIdentity                     // ${identity.user}, ${identity.session}: kept in headers
+	refUserHome                     // ${userHome}
+	refPathSep                      // ${pathSeparator}, ${/}
+	refFile                         // ${file:PATH}: the file's contents (Windsurf)
+	refSecret                       // ${{ secrets.NAME }}, ${{ inputs.NAME }} (Continue)
 	refInvalid                      // anything else
 	refUnterminated                 // "${" with no closing brace
 )
@@ -35,14 +40,26 @@ type segment struct {
 type varRef struct {
 	raw    string // the whole reference as written, e.g. ${A:-x}
 	kind   refKind
-	name   string    // variable name (refEnv) or input id (refInput)
+	name   string    // variable name (refEnv, refSecret), input id (refInput) or path (refFile)
 	hasDef bool      // written with :-
 	def    []segment // the default, itself possibly holding references
 }
 
+// varSyntax is the reference syntax a file format adds to the common one.
+type varSyntax struct {
+	// bareDollar expands $NAME as well as ${NAME} (Gemini CLI).
+	bareDollar bool
+	// templates reads ${{ secrets.NAME }} and ${{ inputs.NAME }}
+	// (Continue).
+	templates bool
+}
+
 // scanVars splits s into literal text and ${...} references. "$$" is a
 // literal "$"; a "$" not followed by "{" or "$" is literal too.
-func scanVars(s string) []segment {
+func scanVars(s string) []segment { return scanVarsWith(s, varSyntax{}) }
+
+// scanVarsWith is scanVars with a format's own additions.
+func scanVarsWith(s string, syn varSyntax) []segment {
 	var out []segment
 	var lit strings.Builder
 	flush := func() {
@@ -57,12 +74,32 @@ func scanVars(s string) []segment {
 			i++
 			continue
 		}
-		switch s[i+1] {
-		case '$':
+		switch c := s[i+1]; {
+		case c == '$':
 			lit.WriteByte('$')
 			i += 2
 			continue
-		case '{':
+		case c == '{' && syn.templates && i+2 < len(s) && s[i+2] == '{':
+			end := strings.Index(s[i+3:], "}}")
+			flush()
+			if end < 0 {
+				out = append(out, segment{ref: &varRef{raw: s[i:], kind: refUnterminated}})
+				return out
+			}
+			raw := s[i : i+3+end+2]
+			out = append(out, segment{ref: parseTemplate(raw, s[i+3:i+3+end])})
+			i += 3 + end + 2
+			continue
+		case c == '{':
+		case syn.bareDollar && (c == '_' || isAlpha(c)):
+			j := i + 2
+			for j < len(s) && (s[j] == '_' || isAlpha(s[j]) || s[j] >= '0' && s[j] <= '9') {
+				j++
+			}
+			flush()
+			out = append(out, segment{ref: &varRef{raw: s[i:j], kind: refEnv, name: s[i+1 : j]}})
+			i = j
+			continue
 		default:
 			lit.WriteByte('$')
 			i++
@@ -79,6 +116,18 @@ func scanVars(s string) []segment {
 	}
 	flush()
 	return out
+}
+
+// parseTemplate classifies the body of a Continue ${{ ... }} template:
+// secrets.NAME and inputs.NAME are supported.
+func parseTemplate(raw, body string) *varRef {
+	body = strings.TrimSpace(body)
+	for _, prefix := range []string{"secrets.", "inputs."} {
+		if name, ok := strings.CutPrefix(body, prefix); ok && varName.MatchString(name) {
+			return &varRef{raw: raw, kind: refSecret, name: name}
+		}
+	}
+	return &varRef{raw: raw, kind: refInvalid}
 }
 
 // closingBrace returns the index of the "}" closing a reference whose body
@@ -113,6 +162,18 @@ func parseRef(raw, body string) *varRef {
 		r.kind = refIdentity
 		return r
 	}
+	switch body {
+	case "userHome":
+		r.kind = refUserHome
+		return r
+	case "pathSeparator", "/":
+		r.kind = refPathSep
+		return r
+	}
+	if p, ok := strings.CutPrefix(body, "file:"); ok && p != "" {
+		r.kind, r.name = refFile, p
+		return r
+	}
 	name, def, hasDef := strings.Cut(body, ":-")
 	env := false
 	if n, ok := strings.CutPrefix(name, "env:"); ok {
@@ -141,18 +202,18 @@ type varProblem struct {
 	err      error // *UnresolvedVariableError for unset variables
 }
 
-// inputVariableError marks a ${input:id} reference, which Import rewrites.
-type inputVariableError struct{ id string }
-
-// Error names the input.
-func (e *inputVariableError) Error() string {
-	return "VS Code input variable ${input:" + e.id + "} is not supported"
-}
-
 // expander expands variable references.
 type expander struct {
 	lookup    func(string) (string, bool)
 	workspace string // the value of ${workspaceFolder}
+	home      string // the value of ${userHome}; "" means os.UserHomeDir
+	dir       string // the folder relative ${file:...} paths start at
+	syntax    varSyntax
+	// input resolves a VS Code ${input:id}; nil means the file declares
+	// no inputs.
+	input func(id, field string) (string, *varProblem)
+	// secret looks up a Continue ${{ secrets.NAME }}; nil means lookup.
+	secret func(name string) (string, bool)
 }
 
 // expand expands every reference in s. field names the field, for
@@ -176,7 +237,7 @@ func (x *expander) expandWith(s, field string, identity bool) (string, []varProb
 	}
 	var b strings.Builder
 	var probs []varProblem
-	x.expandSegs(&b, scanVars(s), field, identity, &probs)
+	x.expandSegs(&b, scanVarsWith(s, x.syntax), field, identity, &probs)
 	return b.String(), probs
 }
 
@@ -205,11 +266,44 @@ func (x *expander) expandSegs(b *strings.Builder, segs []segment, field string, 
 		case refWorkspaceBase:
 			b.WriteString(filepath.Base(x.workspace))
 		case refInput:
-			*probs = append(*probs, varProblem{
-				msg: fmt.Sprintf("VS Code input variables are not supported (%s)", r.raw),
-				fix: fmt.Sprintf("set an environment variable and use ${%s}", inputEnvName(r.name)),
-				err: &inputVariableError{id: r.name},
-			})
+			if x.input == nil {
+				*probs = append(*probs, varProblem{
+					msg: fmt.Sprintf("%s refers to a VS Code input, but this file declares no inputs", r.raw),
+					fix: fmt.Sprintf("set the environment variable %s and use ${%s}", InputEnvName(r.name), InputEnvName(r.name)),
+				})
+				continue
+			}
+			v, p := x.input(r.name, field)
+			if p != nil {
+				*probs = append(*probs, *p)
+				continue
+			}
+			b.WriteString(v)
+		case refUserHome:
+			b.WriteString(x.userHome())
+		case refPathSep:
+			b.WriteString(string(filepath.Separator))
+		case refFile:
+			v, p := x.file(r.name)
+			if p != nil {
+				*probs = append(*probs, *p)
+				continue
+			}
+			b.WriteString(v)
+		case refSecret:
+			look := x.secret
+			if look == nil {
+				look = x.lookup
+			}
+			if v, ok := look(r.name); ok {
+				b.WriteString(v)
+			} else {
+				*probs = append(*probs, varProblem{
+					msg: fmt.Sprintf("secret %s (%s) is not set", r.name, strings.TrimSpace(r.raw)),
+					fix: fmt.Sprintf("set %s in the environment, or in ~/.continue/.env", r.name),
+					err: &UnresolvedVariableError{Variable: r.name, Field: field},
+				})
+			}
 		case refIdentity:
 			if identity {
 				b.WriteString(r.raw)
@@ -233,21 +327,32 @@ func (x *expander) expandSegs(b *strings.Builder, segs []segment, field string, 
 	}
 }
 
+// rewriteCtx is what rewriting a string for a native file needs.
+type rewriteCtx struct {
+	workspace string           // the value of ${workspaceFolder}
+	dir       string           // the folder relative ${file:...} paths start at
+	syntax    varSyntax        // the source format's variable syntax
+	inputs    map[string]Input // the source's VS Code inputs, for their defaults
+}
+
 // rewriteVars returns s with references rewritten for a native file:
-// ${env:X} becomes ${X}, ${workspaceFolder} the folder (with $ escaped),
-// and ${input:id} a reference to an environment variable named after the
-// id. Everything else is kept as written. It reports the inputs replaced.
-func rewriteVars(s, workspace string) (string, []string) {
+// ${env:X}, a bare $X and ${{ secrets.X }} become ${X}, ${workspaceFolder}
+// the folder (with $ escaped), a relative ${file:...} path an absolute
+// one, and ${input:id} a reference to the environment variable
+// InputEnvName(id), with the input's default if it has one. Everything
+// else is kept as written. It returns a note for each rewrite the reader
+// should know of.
+func rewriteVars(s string, rc rewriteCtx) (string, []string) {
 	if !strings.Contains(s, "$") {
 		return s, nil
 	}
 	var b strings.Builder
-	var inputs []string
-	rewriteSegs(&b, scanVars(s), workspace, &inputs)
-	return b.String(), inputs
+	var notes []string
+	rewriteSegs(&b, scanVarsWith(s, rc.syntax), rc, &notes)
+	return b.String(), notes
 }
 
-func rewriteSegs(b *strings.Builder, segs []segment, workspace string, inputs *[]string) {
+func rewriteSegs(b *strings.Builder, segs []segment, rc rewriteCtx, notes *[]string) {
 	for _, sg := range segs {
 		if sg.ref == nil {
 			b.WriteString(strings.ReplaceAll(sg.lit, "$", "$$"))
@@ -259,27 +364,44 @@ func rewriteSegs(b *strings.Builder, segs []segment, workspace string, inputs *[
 			b.WriteString("${" + r.name)
 			if r.hasDef {
 				b.WriteString(":-")
-				rewriteSegs(b, r.def, workspace, inputs)
+				rewriteSegs(b, r.def, rc, notes)
 			}
 			b.WriteString("}")
+		case refSecret:
+			*notes = append(*notes, fmt.Sprintf("%s is now ${%s}: set %s in the environment (a native file does not read Continue's .env files)", strings.TrimSpace(r.raw), r.name, r.name))
+			b.WriteString("${" + r.name + "}")
 		case refWorkspace:
-			b.WriteString(strings.ReplaceAll(workspace, "$", "$$"))
+			b.WriteString(strings.ReplaceAll(rc.workspace, "$", "$$"))
 		case refWorkspaceBase:
-			b.WriteString(strings.ReplaceAll(filepath.Base(workspace), "$", "$$"))
+			b.WriteString(strings.ReplaceAll(filepath.Base(rc.workspace), "$", "$$"))
+		case refFile:
+			p := r.name
+			if !filepath.IsAbs(p) && !strings.HasPrefix(p, "~/") && rc.dir != "" {
+				p = filepath.Join(rc.dir, p)
+			}
+			b.WriteString("${file:" + strings.ReplaceAll(p, "$", "$$") + "}")
 		case refInput:
-			name := inputEnvName(r.name)
-			*inputs = append(*inputs, r.name+" -> "+name)
-			b.WriteString("${" + name + "}")
+			name := InputEnvName(r.name)
+			*notes = append(*notes, fmt.Sprintf("${input:%s} is now ${%s}: set %s in the environment", r.name, name, name))
+			b.WriteString("${" + name)
+			if in, ok := rc.inputs[r.name]; ok && in.Default != "" {
+				b.WriteString(":-" + strings.ReplaceAll(strings.ReplaceAll(in.Default, "$", "$$"), "}", ""))
+			}
+			b.WriteString("}")
 		default:
 			b.WriteString(r.raw)
 		}
 	}
 }
 
-// inputEnvName derives an environment variable name from a VS Code input
-// id: "github-token" becomes GITHUB_TOKEN.
-func inputEnvName(id string) string {
+// InputEnvName is the environment variable that gives a VS Code input its
+// value: SWITCHBOARD_INPUT_ and the id in upper case with every character
+// other than a letter or digit as _, so "github-token" is
+// SWITCHBOARD_INPUT_GITHUB_TOKEN. The prefix keeps an input id from
+// meaning an unrelated variable (an input named "path" is not PATH).
+func InputEnvName(id string) string {
 	var b strings.Builder
+	b.WriteString("SWITCHBOARD_INPUT_")
 	for _, r := range id {
 		switch {
 		case r >= 'a' && r <= 'z':
@@ -290,22 +412,56 @@ func inputEnvName(id string) string {
 			b.WriteByte('_')
 		}
 	}
-	name := b.String()
-	if name == "" || (name[0] >= '0' && name[0] <= '9') {
-		name = "_" + name
-	}
-	return name
+	return b.String()
 }
 
-// workspaceFolder is the value of ${workspaceFolder} for a file: the folder
-// holding its .vscode folder, or else the file's own folder.
+// userHome is the value of ${userHome}.
+func (x *expander) userHome() string {
+	if x.home != "" {
+		return x.home
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return h
+	}
+	return ""
+}
+
+// file reads the file a ${file:PATH} reference names: an absolute path,
+// one starting with ~/, or a path relative to the configuration file's
+// folder. One trailing line break is dropped.
+func (x *expander) file(p string) (string, *varProblem) {
+	switch {
+	case strings.HasPrefix(p, "~/"):
+		p = filepath.Join(x.userHome(), p[2:])
+	case !filepath.IsAbs(p):
+		p = filepath.Join(x.dir, p)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return "", &varProblem{
+			msg: fmt.Sprintf("cannot read %s for ${file:...}: %v", p, errors.Unwrap(err)),
+			fix: "create the file, or fix the path (relative paths start at the configuration file's folder)",
+			err: err,
+		}
+	}
+	v := strings.TrimSuffix(strings.TrimSuffix(string(data), "\n"), "\r")
+	return v, nil
+}
+
+// workspaceFolder is the value of ${workspaceFolder} for a file in a
+// project: the folder holding its client folder (.vscode, .cursor, ...;
+// see projectClientDirs), or else the file's own folder.
 func workspaceFolder(filename string) string {
 	dir := filepath.Dir(filename)
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	if filepath.Base(dir) == ".vscode" {
+	if contains(projectClientDirs, filepath.Base(dir)) {
 		return filepath.Dir(dir)
+	}
+	// .continue/mcpServers/x.yaml
+	if filepath.Base(dir) == "mcpServers" && filepath.Base(filepath.Dir(dir)) == ".continue" {
+		return filepath.Dir(filepath.Dir(dir))
 	}
 	return dir
 }

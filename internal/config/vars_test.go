@@ -7,7 +7,7 @@ import (
 )
 
 func TestExpand(t *testing.T) {
-	x := &expander{lookup: testLookup, workspace: "/ws/project"}
+	x := &expander{lookup: testLookup, workspace: "/ws/project", home: "/home/me"}
 	tests := []struct {
 		in       string
 		want     string
@@ -38,7 +38,9 @@ func TestExpand(t *testing.T) {
 			"variable A1 is not set; set it in the environment, or give a default: ${A1:-value}",
 			"variable B2 is not set; set it in the environment, or give a default: ${B2:-value}",
 		}},
-		{in: "${input:api-key}", want: "", problems: []string{"VS Code input variables are not supported (${input:api-key}); set an environment variable and use ${API_KEY}"}},
+		{in: "${input:api-key}", want: "", problems: []string{"${input:api-key} refers to a VS Code input, but this file declares no inputs; set the environment variable SWITCHBOARD_INPUT_API_KEY and use ${SWITCHBOARD_INPUT_API_KEY}"}},
+		{in: "${userHome}/x", want: "/home/me/x"},
+		{in: "a${/}b${pathSeparator}c", want: "a/b/c"},
 		{in: "${1X}", want: "", problems: []string{`invalid variable reference "${1X}"; use ${NAME} or ${NAME:-default}, and $$ for a literal $`}},
 		{in: "${}", want: "", problems: []string{`invalid variable reference "${}"; use ${NAME} or ${NAME:-default}, and $$ for a literal $`}},
 		{in: "${A-b}", want: "", problems: []string{`invalid variable reference "${A-b}"; use ${NAME} or ${NAME:-default}, and $$ for a literal $`}},
@@ -83,11 +85,11 @@ func TestRewriteVars(t *testing.T) {
 		{"${TOKEN:-${env:OTHER}}", "${TOKEN:-${OTHER}}", nil},
 		{"${workspaceFolder}/x", "/ws/a$$b/x", nil},
 		{"$$ and $5", "$$ and $$5", nil},
-		{"${input:gh-token}", "${GH_TOKEN}", []string{"gh-token -> GH_TOKEN"}},
+		{"${input:gh-token}", "${SWITCHBOARD_INPUT_GH_TOKEN}", []string{"${input:gh-token} is now ${SWITCHBOARD_INPUT_GH_TOKEN}: set SWITCHBOARD_INPUT_GH_TOKEN in the environment"}},
 		{"${1bad}", "${1bad}", nil},
 	}
 	for _, tt := range tests {
-		got, inputs := rewriteVars(tt.in, "/ws/a$b")
+		got, inputs := rewriteVars(tt.in, rewriteCtx{workspace: "/ws/a$b"})
 		if got != tt.want || strings.Join(inputs, ",") != strings.Join(tt.inputs, ",") {
 			t.Errorf("rewriteVars(%q): got %q %q, want %q %q", tt.in, got, inputs, tt.want, tt.inputs)
 		}
@@ -120,7 +122,7 @@ func FuzzExpand(f *testing.F) {
 		if !strings.Contains(s, "$") && (got != s || len(probs) > 0) {
 			t.Fatalf("expand(%q) = %q, %d problems; want it unchanged", s, got, len(probs))
 		}
-		rw, _ := rewriteVars(s, "/ws")
+		rw, _ := rewriteVars(s, rewriteCtx{workspace: "/ws"})
 		got2, probs2 := x.expand(rw, "f")
 		if len(probs) == 0 && len(probs2) == 0 && got2 != got {
 			t.Fatalf("expand(rewriteVars(%q)) = %q, want %q", s, got2, got)
