@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	namesuggest "github.com/switchboard-mcp/switchboard/internal/suggest"
 )
 
 // expectKind records a problem unless n has one of the given kinds.
@@ -178,7 +180,11 @@ func suggest(key string, known []string) string {
 	nk := norm(key)
 	best, bestD := "", math.MaxInt
 	for _, k := range known {
-		d := editDistance(nk, norm(k))
+		nc := norm(k)
+		if len(nk) > 64 || len(nc) > 64 {
+			continue // no typo of a name this long is worth the work
+		}
+		d := namesuggest.Distance(nk, nc)
 		if d < bestD {
 			best, bestD = k, d
 		}
@@ -194,28 +200,4 @@ func suggest(key string, known []string) string {
 		return best
 	}
 	return ""
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return math.MaxInt
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
