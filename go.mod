@@ -29,7 +29,7 @@ require github.com/pelletier/go-toml/v2 v2.4.3 // indirect
 require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/spf13/cobra v1.10.2 // indirect
-	github.com/spf13/pflag v1.1.0 // indirect
+	github.com/spf13/pflag v1.0.10 // indirect
 )
 
 require (

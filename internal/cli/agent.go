@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/switchboard-mcp/switchboard/internal/agent"
@@ -30,46 +31,92 @@ const agentUsage = `usage: switchboard agent [flags] "PROMPT" (or no PROMPT / -i
 // agentGetenv reads the environment for the endpoint; tests replace it.
 var agentGetenv = os.Getenv
 
-func runAgent(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("agent", true)
-	interactive := fs.Bool("i", false, "interactive mode: read prompts from stdin, one per line, in one conversation")
-	servers := fs.String("servers", "", "offer only these servers' tools (`a,b`)")
-	tools := fs.String("tools", "", "offer only tools whose exposed name matches one of these globs (`github__*,fs__read_*`)")
-	view := fs.String("view", "", "offer only the tools of this gateway `view`")
-	doc := fs.String("doc", "", "with --section: offer only the tools of the server the section of this Markdown `file` is bound to")
-	section := fs.String("section", "", "the `heading` of --doc whose binding decides the server, e.g. \"## Weather\"")
-	model := fs.String("model", "", "model `name` (overrides llm.model and SWITCHBOARD_LLM_MODEL)")
-	baseURL := fs.String("base-url", "", "endpoint `URL` including /v1 (overrides llm.base_url and SWITCHBOARD_LLM_BASE_URL)")
-	system := fs.String("system", "", "system prompt `text` (default: agent.system_prompt, else the built-in one)")
-	maxSteps := fs.Int("max-steps", 0, fmt.Sprintf("most requests to the model per prompt, 1 to %d (default agent.max_steps, %d)", config.MaxAgentMaxSteps, config.DefaultAgentMaxSteps))
-	maxToolCalls := fs.Int("max-tool-calls", 0, "most tool calls per prompt; 0 for no limit (default agent.max_tool_calls, 50)")
-	maxTokens := fs.Int("max-tokens", 0, "most prompt+completion tokens per prompt; 0 for no limit (default agent.max_tokens)")
-	maxCost := fs.Float64("max-cost", 0, "most cost per prompt in the llm prices' unit, which needs llm.prompt_price or llm.completion_price set; 0 for no limit (default agent.max_cost)")
-	timeout := fs.Duration("timeout", 0, fmt.Sprintf("time limit per prompt, at most %s; 0 for no time limit (default agent.timeout, %s)", config.FormatDuration(config.MaxAgentTimeout), config.FormatDuration(config.DefaultAgentTimeout)))
-	transcript := fs.String("transcript", "", "append every message, tool call, result and token count to this `file` as JSON lines")
-	noStream := fs.Bool("no-stream", false, "ask for whole answers instead of streamed ones")
-	vision := fs.Bool("vision", false, "the model accepts images: pass image results to it (default llm.vision)")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
+// agentFlags are the flags of `switchboard agent`.
+type agentFlags struct {
+	interactive                  bool
+	servers, tools, view         string
+	doc, section                 string
+	model, baseURL, system       string
+	maxSteps, maxToolCalls       int
+	maxTokens                    int
+	maxCost                      float64
+	timeout                      time.Duration
+	transcript                   string
+	noStream, vision             bool
+}
+
+// newAgentCmd is `switchboard agent [PROMPT]` (docs/agent.md).
+func newAgentCmd(a *app) *cobra.Command {
+	var f agentFlags
+	cmd := &cobra.Command{
+		Use:   "agent [PROMPT]",
+		Short: "Let an LLM use the tools, within limits",
+		Long: `Let an OpenAI-compatible model use the tools, within step, tool call, token, cost and
+time limits. Without a PROMPT on a terminal (or with -i) it is a conversation, one prompt a
+line. --servers, --tools, --view and --doc FILE --section HEADING narrow the tools.
+Exits 0 when the model answered, 1 when a limit ended the run or the endpoint failed.
+Reference: docs/agent.md.`,
+		Example: `  switchboard agent "What is on my task list?"
+  switchboard agent -i --servers tasks
+  switchboard agent --model llama3.1 --base-url http://127.0.0.1:11434/v1 "Summarise the open issues"
+  switchboard agent --doc runbook.md --section "## Weather" "Will it rain tomorrow?"`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.agent(cmd, args, &f)
+		},
 	}
+	a.adhocFlags(cmd)
+	fl := cmd.Flags()
+	fl.BoolVarP(&f.interactive, "interactive", "i", false, "interactive mode: read prompts from stdin, one per line, in one conversation")
+	fl.StringVar(&f.servers, "servers", "", "offer only these servers' tools (`a,b`)")
+	fl.StringVar(&f.tools, "tools", "", "offer only tools whose exposed name matches one of these globs (`github__*,fs__read_*`)")
+	fl.StringVar(&f.view, "view", "", "offer only the tools of this gateway `view`")
+	fl.StringVar(&f.doc, "doc", "", "with --section: offer only the tools of the server the section of this Markdown `file` is bound to")
+	fl.StringVar(&f.section, "section", "", "the `heading` of --doc whose binding decides the server, e.g. \"## Weather\"")
+	fl.StringVar(&f.model, "model", "", "model `name` (overrides llm.model and SWITCHBOARD_LLM_MODEL)")
+	fl.StringVar(&f.baseURL, "base-url", "", "endpoint `URL` including /v1 (overrides llm.base_url and SWITCHBOARD_LLM_BASE_URL)")
+	fl.StringVar(&f.system, "system", "", "system prompt `text` (default: agent.system_prompt, else the built-in one)")
+	fl.IntVar(&f.maxSteps, "max-steps", 0, fmt.Sprintf("most requests to the model per prompt, 1 to %d (default agent.max_steps, %d)", config.MaxAgentMaxSteps, config.DefaultAgentMaxSteps))
+	fl.IntVar(&f.maxToolCalls, "max-tool-calls", 0, "most tool calls per prompt; 0 for no limit (default agent.max_tool_calls, 50)")
+	fl.IntVar(&f.maxTokens, "max-tokens", 0, "most prompt+completion tokens per prompt; 0 for no limit (default agent.max_tokens)")
+	fl.Float64Var(&f.maxCost, "max-cost", 0, "most cost per prompt in the llm prices' unit, which needs llm.prompt_price or llm.completion_price set; 0 for no limit (default agent.max_cost)")
+	fl.DurationVar(&f.timeout, "timeout", 0, fmt.Sprintf("time limit per prompt, at most %s; 0 for no time limit (default agent.timeout, %s)", config.FormatDuration(config.MaxAgentTimeout), config.FormatDuration(config.DefaultAgentTimeout)))
+	fl.StringVar(&f.transcript, "transcript", "", "append every message, tool call, result and token count to this `file` as JSON lines")
+	fl.BoolVar(&f.noStream, "no-stream", false, "ask for whole answers instead of streamed ones")
+	fl.BoolVar(&f.vision, "vision", false, "the model accepts images: pass image results to it (default llm.vision)")
+	// Go's flag package took -i as --i; keep that spelling working.
+	fl.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "i" {
+			name = "interactive"
+		}
+		return pflag.NormalizedName(name)
+	})
+	_ = cmd.RegisterFlagCompletionFunc("servers", a.completeServerList)
+	_ = cmd.RegisterFlagCompletionFunc("view", a.completeViews)
+	_ = cmd.RegisterFlagCompletionFunc("doc", completeFiles("md", "markdown"))
+	_ = cmd.RegisterFlagCompletionFunc("transcript", completeFiles())
+	return cmd
+}
+
+// agent runs the agent on one prompt, or a conversation.
+func (a *app) agent(cmd *cobra.Command, pos []string, f *agentFlags) error {
+	ctx := cmd.Context()
 	prompt := strings.TrimSpace(strings.Join(pos, " "))
-	if (*doc == "") != (*section == "") {
+	if (f.doc == "") != (f.section == "") {
 		return usagef("--doc and --section go together; %s", agentUsage)
 	}
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if err := checkAgentLimitFlags(set, *maxSteps, *maxToolCalls, *maxTokens, *maxCost, *timeout); err != nil {
+	cmd.Flags().Visit(func(fl *pflag.Flag) { set[fl.Name] = true })
+	if err := checkAgentLimitFlags(set, f.maxSteps, f.maxToolCalls, f.maxTokens, f.maxCost, f.timeout); err != nil {
 		return err
 	}
-	if prompt != "" && *interactive {
+	if prompt != "" && f.interactive {
 		return usagef("give a PROMPT or -i, not both; %s", agentUsage)
 	}
-	if prompt == "" && !*interactive {
+	if prompt == "" && !f.interactive {
 		if !stdinIsTerminal() {
 			return usagef("missing PROMPT; %s", agentUsage)
 		}
-		*interactive = true
+		f.interactive = true
 	}
 	cfg, err := a.loadConfig()
 	if err != nil {
@@ -81,21 +128,21 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 	if l == (config.LLM{}) {
 		l = config.DefaultLLM()
 	}
-	if *noStream {
+	if f.noStream {
 		l.Stream = false
 	}
-	if *vision {
+	if f.vision {
 		l.Vision = true
 	}
-	if u, err := url.Parse(*baseURL); *baseURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
-		return usagef("--base-url must be an http or https URL such as http://127.0.0.1:11434/v1, got %q", *baseURL)
+	if u, err := url.Parse(f.baseURL); f.baseURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		return usagef("--base-url must be an http or https URL such as http://127.0.0.1:11434/v1, got %q", f.baseURL)
 	}
 	cc, err := agent.ClientConfig(l, func(k string) string {
 		switch {
-		case k == llm.EnvModel && *model != "":
-			return *model
-		case k == llm.EnvBaseURL && *baseURL != "":
-			return *baseURL
+		case k == llm.EnvModel && f.model != "":
+			return f.model
+		case k == llm.EnvBaseURL && f.baseURL != "":
+			return f.baseURL
 		}
 		return agentGetenv(k)
 	})
@@ -112,34 +159,34 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 		lim = agent.LimitsFrom(config.DefaultAgent())
 	}
 	if set["max-steps"] {
-		lim.MaxSteps = *maxSteps
+		lim.MaxSteps = f.maxSteps
 	}
 	if set["max-tool-calls"] {
-		lim.MaxToolCalls = *maxToolCalls
+		lim.MaxToolCalls = f.maxToolCalls
 	}
 	if set["max-tokens"] {
-		lim.MaxTokens = *maxTokens
+		lim.MaxTokens = f.maxTokens
 	}
 	if set["max-cost"] {
-		lim.MaxCost = *maxCost
+		lim.MaxCost = f.maxCost
 	}
 	if set["timeout"] {
-		lim.Timeout = *timeout
+		lim.Timeout = f.timeout
 	}
 
-	sel := agent.Selection{Servers: splitList(*servers), Tools: splitList(*tools), View: *view}
+	sel := agent.Selection{Servers: splitList(f.servers), Tools: splitList(f.tools), View: f.view}
 	for _, g := range sel.Tools {
 		if !validGlob(g) {
 			return usagef("--tools: invalid pattern %q; use * and ? as in github__*", g)
 		}
 	}
-	if *doc != "" {
-		server, why, err := notebook.SectionServer(cfg, *doc, *section)
+	if f.doc != "" {
+		server, why, err := notebook.SectionServer(cfg, f.doc, f.section)
 		if err != nil {
 			return err
 		}
 		sel.Server = server
-		fmt.Fprintf(a.stderr, "section %q of %s uses server %s (%s)\n", *section, *doc, server, why)
+		fmt.Fprintf(a.stderr, "section %q of %s uses server %s (%s)\n", f.section, f.doc, server, why)
 	}
 	if sel.IsZero() {
 		sel = agent.Selection{Servers: cfg.Agent.Servers, Tools: cfg.Agent.Tools}
@@ -150,13 +197,13 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 	}
 
 	var tw io.Writer
-	if *transcript != "" {
-		f, err := os.OpenFile(*transcript, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if f.transcript != "" {
+		file, err := os.OpenFile(f.transcript, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
-			return fault.Wrap(fault.Validation, err, "opening the transcript %s", *transcript)
+			return fault.Wrap(fault.Validation, err, "opening the transcript %s", f.transcript)
 		}
-		defer f.Close()
-		tw = f
+		defer file.Close()
+		tw = file
 	}
 
 	s, err := a.open(ctx, cfg, only...)
@@ -171,7 +218,7 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 	progress := isTerminal(a.stderr) && !a.json
 	opts := agent.Options{
 		Config: cfg, Engine: s.eng, Catalog: s.cat, Client: client, LLM: l,
-		System: *system, Selection: sel, Limits: lim,
+		System: f.system, Selection: sel, Limits: lim,
 		Identity: cliIdentity(), Transcript: tw, Logger: a.logger(),
 		OnWarning: func(msg string) { fmt.Fprintf(a.stderr, "switchboard agent: warning: %s\n", msg) },
 	}
@@ -208,7 +255,7 @@ func runAgent(ctx context.Context, a *app, args []string) error {
 	if sess.Tools().Len() == 0 {
 		fmt.Fprintln(a.stderr, "switchboard agent: no tools are available; the model answers without them")
 	}
-	if *interactive {
+	if f.interactive {
 		return a.agentREPL(ctx, sess)
 	}
 	out, err := sess.Ask(ctx, prompt)

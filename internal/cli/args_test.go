@@ -128,19 +128,3 @@ func FuzzBuildArgs(f *testing.F) {
 		}
 	})
 }
-
-func TestParseInterspersed(t *testing.T) {
-	a := &app{}
-	fs := a.flags("x", true)
-	n := fs.Int("n", 0, "")
-	pos, err := parse(fs, []string{"srv", "--json", "tool", "-n", "3", "k=v", "--", "--not-a-flag"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{"srv", "tool", "k=v", "--not-a-flag"}, pos); diff != "" {
-		t.Errorf("positionals (-want +got):\n%s", diff)
-	}
-	if !a.json || *n != 3 {
-		t.Errorf("flags: json=%v n=%d, want true, 3", a.json, *n)
-	}
-}

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -13,6 +12,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/switchboard-mcp/switchboard/internal/builtin/project"
 	"github.com/switchboard-mcp/switchboard/internal/builtin/taskapi"
@@ -26,37 +27,105 @@ import (
 // EnvTasksToken names the variable holding the task API's service token.
 const EnvTasksToken = "SWITCHBOARD_TASKS_TOKEN"
 
-func runBuiltin(ctx context.Context, a *app, args []string) error {
-	if len(args) == 0 {
-		return usagef("usage: switchboard builtin task-api [--addr ADDR] [--db PATH|DSN] | builtin tasks [--http ADDR] [--env-file FILE] | builtin project --root DIR [--http ADDR]")
+// newBuiltinCmd is `switchboard builtin`, with task-api, tasks and
+// project (docs/builtin.md).
+func newBuiltinCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "builtin",
+		Short: "Run a built-in server: the task REST backend, the task MCP server, the project server",
+		Long: `Run one of the built-in servers on its own: the reference task REST backend (task-api),
+the task MCP server (tasks) or the project MCP server (project). They log warnings to
+stderr unless --log-level says otherwise. Reference: docs/builtin.md.`,
+		Example: `  SWITCHBOARD_TASKS_TOKEN=$(openssl rand -hex 32) switchboard builtin task-api
+  switchboard builtin tasks --env-file .env
+  switchboard builtin project --root . --http 127.0.0.1:8080`,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			a.defaultLog = "warn" // a server's logs are its outcome
+			return a.before(cmd, args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("usage: switchboard builtin task-api [--addr ADDR] [--db PATH|DSN] | builtin tasks [--http ADDR] [--env-file FILE] | builtin project --root DIR [--http ADDR]")
+			}
+			return unknownCommand(cmd, args[0])
+		},
 	}
-	switch args[0] {
-	case "task-api":
-		return runTaskAPI(ctx, a, args[1:])
-	case "tasks":
-		return runTasksServer(ctx, a, args[1:])
-	case "project":
-		return runProjectServer(ctx, a, args[1:])
+
+	var addr, db string
+	taskAPI := &cobra.Command{
+		Use:   "task-api",
+		Short: "Serve the reference task REST backend",
+		Long: `Serve the reference task REST backend (seed 002's backend): tasks kept in SQLite
+(tasks.db in the state directory by default) or PostgreSQL, every request authenticated
+with the service token from SWITCHBOARD_TASKS_TOKEN and scoped to the user in X-User-ID.
+It listens on loopback unless told otherwise.`,
+		Example: `  SWITCHBOARD_TASKS_TOKEN=$(openssl rand -hex 32) switchboard builtin task-api
+  switchboard builtin task-api --addr 127.0.0.1:8000 --db postgres://localhost/tasks`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("builtin task-api takes no arguments")
+			}
+			return a.taskAPI(cmd.Context(), addr, db)
+		},
 	}
-	return usagef("unknown built-in server %q; want task-api, tasks or project", args[0])
+	taskAPI.Flags().StringVar(&addr, "addr", "127.0.0.1:8000", "listen `address`")
+	taskAPI.Flags().StringVar(&db, "db", "", "SQLite `file` or postgres:// DSN (default: tasks.db in the state directory)")
+	_ = taskAPI.RegisterFlagCompletionFunc("db", completeFiles())
+
+	var tasksHTTP, envFile string
+	tasksCmd := &cobra.Command{
+		Use:   "tasks",
+		Short: "Serve the task MCP server over stdio or HTTP",
+		Long: `Serve seed 002's task MCP server over stdio (default) or stateless streamable HTTP at
+/mcp. Its settings come from the environment and the --env-file, with seed 002's names:
+SERVICE_AUTH_TOKEN (required), FASTAPI_BASE_URL (the backend, required), MCP_LOG_LEVEL,
+MCP_SERVER_PORT (3000), BACKEND_TIMEOUT (30 s), BACKEND_MAX_RETRIES (2). Its request log
+is JSON on stderr at MCP_LOG_LEVEL.`,
+		Example: `  switchboard builtin tasks
+  switchboard builtin tasks --http default --env-file ./tasks.env`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("builtin tasks takes no arguments")
+			}
+			return a.tasksServer(cmd.Context(), tasksHTTP, envFile, cmd.Flags().Changed("env-file"))
+		},
+	}
+	tasksCmd.Flags().StringVar(&tasksHTTP, "http", "", "serve streamable HTTP at `ADDR` (path /mcp) instead of stdio; \"default\" means 127.0.0.1:MCP_SERVER_PORT")
+	tasksCmd.Flags().StringVar(&envFile, "env-file", ".env", "dotenv `file` with the settings (the environment wins); it must exist when given; \"\" for none")
+	_ = tasksCmd.RegisterFlagCompletionFunc("env-file", completeFiles())
+
+	var root, projectHTTP string
+	projectCmd := &cobra.Command{
+		Use:   "project",
+		Short: "Serve the project MCP server for a code base",
+		Long: `Serve seed 003's project MCP server (general_query and commit_message) for the project
+at --root, over stdio (default) or streamable HTTP at /mcp. An LLM is used when the
+SWITCHBOARD_LLM_* (or OPENAI_*) variables configure one.`,
+		Example: `  switchboard builtin project --root .
+  switchboard builtin project --root ~/src/app --http 127.0.0.1:8080`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("builtin project takes no arguments; give the directory with --root")
+			}
+			return a.projectServer(cmd.Context(), root, projectHTTP)
+		},
+	}
+	projectCmd.Flags().StringVar(&root, "root", ".", "the project `DIR` to index and answer questions about")
+	projectCmd.Flags().StringVar(&projectHTTP, "http", "", "serve streamable HTTP at `ADDR` (path /mcp) instead of stdio")
+	_ = projectCmd.RegisterFlagCompletionFunc("root", completeDirs)
+
+	cmd.AddCommand(taskAPI, tasksCmd, projectCmd)
+	return cmd
 }
 
-// runTaskAPI serves the reference task REST backend (seed 002's backend).
-func runTaskAPI(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("builtin task-api", false)
-	addr := fs.String("addr", "127.0.0.1:8000", "listen `address`")
-	db := fs.String("db", "", "SQLite `file` or postgres:// DSN (default: tasks.db in the state directory)")
-	if pos, err := parse(fs, args); err != nil {
-		return err
-	} else if len(pos) > 0 {
-		return usagef("builtin task-api takes no arguments")
-	}
+// taskAPI serves the reference task REST backend (seed 002's backend).
+func (a *app) taskAPI(ctx context.Context, addr, db string) error {
 	token := os.Getenv(EnvTasksToken)
 	if token == "" {
 		return fault.New(fault.Config, "the task API needs a service token: set %s", EnvTasksToken).
 			WithSuggestions(fmt.Sprintf("export %s=$(openssl rand -hex 32)", EnvTasksToken))
 	}
-	where := *db
+	where := db
 	if where == "" {
 		dir, err := a.stateDirectory()
 		if err != nil {
@@ -77,28 +146,19 @@ func runTaskAPI(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	return a.serveHTTP(ctx, *addr, h, "task API")
+	return a.serveHTTP(ctx, addr, h, "task API")
 }
 
-// runTasksServer serves seed 002's task MCP server, over stdio or HTTP.
-func runTasksServer(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("builtin tasks", false)
-	httpAddr := fs.String("http", "", "serve streamable HTTP at `ADDR` (path /mcp) instead of stdio; \"default\" means 127.0.0.1:MCP_SERVER_PORT")
-	envFile := fs.String("env-file", ".env", "dotenv `file` with the settings (the environment wins); it must exist when given; \"\" for none")
-	if pos, err := parse(fs, args); err != nil {
-		return err
-	} else if len(pos) > 0 {
-		return usagef("builtin tasks takes no arguments")
-	}
+// tasksServer serves seed 002's task MCP server, over stdio or HTTP.
+// named says the --env-file flag was given.
+func (a *app) tasksServer(ctx context.Context, httpAddr, envFile string, named bool) error {
 	// The default .env is optional; a file named on the command line must
 	// exist, or a typo would go unnoticed. --env-file "" reads none.
-	named := false
-	fs.Visit(func(f *flag.Flag) { named = named || f.Name == "env-file" })
-	if _, err := os.Stat(*envFile); named && *envFile != "" && errors.Is(err, os.ErrNotExist) {
-		return fault.New(fault.Config, "the env file %s does not exist", *envFile).
+	if _, err := os.Stat(envFile); named && envFile != "" && errors.Is(err, os.ErrNotExist) {
+		return fault.New(fault.Config, "the env file %s does not exist", envFile).
 			WithSuggestions("check the --env-file path, or leave the flag out to read ./.env when it exists")
 	}
-	settings, err := tasks.LoadSettings(os.LookupEnv, *envFile)
+	settings, err := tasks.LoadSettings(os.LookupEnv, envFile)
 	if err != nil {
 		return err
 	}
@@ -109,28 +169,20 @@ func runTasksServer(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *httpAddr == "" {
+	if httpAddr == "" {
 		return tasks.ServeStdio(ctx, srv)
 	}
-	addr := *httpAddr
+	addr := httpAddr
 	if addr == "default" {
 		addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(settings.Port))
 	}
 	return a.serveHTTP(ctx, addr, tasks.HTTPHandler(srv), "task MCP server (streamable HTTP at /mcp)")
 }
 
-// runProjectServer serves seed 003's project MCP server (general_query and
-// commit_message) for the project at --root, over stdio or HTTP. An LLM is
+// projectServer serves seed 003's project MCP server (general_query and
+// commit_message) for the project at root, over stdio or HTTP. An LLM is
 // used when the SWITCHBOARD_LLM_* (or OPENAI_*) variables configure one.
-func runProjectServer(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("builtin project", false)
-	root := fs.String("root", ".", "the project `DIR` to index and answer questions about")
-	httpAddr := fs.String("http", "", "serve streamable HTTP at `ADDR` (path /mcp) instead of stdio")
-	if pos, err := parse(fs, args); err != nil {
-		return err
-	} else if len(pos) > 0 {
-		return usagef("builtin project takes no arguments; give the directory with --root")
-	}
+func (a *app) projectServer(ctx context.Context, root, httpAddr string) error {
 	var client *llm.Client
 	cfg, ok, err := llm.ConfigFromEnv(os.Getenv)
 	if err != nil {
@@ -142,11 +194,11 @@ func runProjectServer(ctx context.Context, a *app, args []string) error {
 		}
 	}
 	// Logs go to stderr: stdout may be the MCP stream.
-	srv, err := project.NewServer(project.Options{Root: *root, LLM: client, Logger: a.logger(), Redactor: redact.New(llmSecrets(cfg))})
+	srv, err := project.NewServer(project.Options{Root: root, LLM: client, Logger: a.logger(), Redactor: redact.New(llmSecrets(cfg))})
 	if err != nil {
 		return err
 	}
-	if *httpAddr == "" {
+	if httpAddr == "" {
 		return project.ServeStdio(ctx, srv)
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -154,7 +206,7 @@ func runProjectServer(ctx context.Context, a *app, args []string) error {
 	var wg sync.WaitGroup
 	var runErr error
 	wg.Go(func() { runErr = srv.Run(ctx) })
-	err = a.serveHTTP(ctx, *httpAddr, project.HTTPHandler(srv), "project MCP server (streamable HTTP at /mcp)")
+	err = a.serveHTTP(ctx, httpAddr, project.HTTPHandler(srv), "project MCP server (streamable HTTP at /mcp)")
 	cancel()
 	wg.Wait()
 	return errors.Join(err, runErr)

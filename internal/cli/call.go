@@ -8,10 +8,13 @@ import (
 	"io"
 	"os"
 	"os/user"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
 
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
@@ -21,14 +24,58 @@ import (
 // stdin is where `--args -` reads from; tests replace it.
 var stdin io.Reader = os.Stdin
 
-func runCall(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("call", true)
-	rawArgs := fs.String("args", "", "arguments as a JSON object, `@file`, or - for stdin (key=value pairs win)")
-	timeout := fs.Duration("timeout", 0, "request timeout (default: the server's request_timeout; 1s to 5m)")
-	outDir := fs.String("out-dir", "", "`directory` for images, audio and binary resources (default: the temp dir)")
-	maxDuration := fs.Duration("max-duration", 0, "budget: end the call after this long and return what it has, marked partial")
-	maxCost := fs.Float64("max-cost", 0, "budget: end the call once the cost the tool reports exceeds this, returning what it has")
-	cfg, server, rest, err := a.serverCommand(fs, args, "call SERVER TOOL [key=value ...]")
+// callFlags are the flags of `switchboard call`.
+type callFlags struct {
+	args        string
+	timeout     time.Duration
+	outDir      string
+	maxDuration time.Duration
+	maxCost     float64
+}
+
+// newCallCmd is `switchboard call SERVER TOOL [key=value ...]`.
+func newCallCmd(a *app) *cobra.Command {
+	var f callFlags
+	cmd := &cobra.Command{
+		Use:   "call SERVER TOOL [key=value ...]",
+		Short: "Call a tool",
+		Long: `Call a tool through the execution engine, as every other caller does: the stop
+switch, limits, validation against the tool's input schema, timeout, retries, the size
+limit, redaction and the history.
+
+Values are typed by the tool's input schema: string as written; integer and number parsed
+(a=2, b=3.5); boolean true or false; array, object and null as JSON (tags='["a","b"]').
+key:=JSON always takes raw JSON (count:=5, name:='"007"'). Use -- before arguments that
+start with a dash.
+
+Text content goes to stdout; images, audio and binary resources are saved to files whose
+paths are printed. A tool error prints its content to stderr and exits 1. Ctrl-C cancels
+the call upstream and exits 130. With --stdio or --url, give only TOOL.`,
+		Example: `  switchboard call tasks create_task title="Buy milk" priority=High
+  switchboard call everything add a=2 b=3
+  switchboard call github search_issues --args @query.json --json
+  echo '{"message": "hi"}' | switchboard call everything echo --args -
+  switchboard call --stdio "npx -y @modelcontextprotocol/server-everything" echo message=hi`,
+		ValidArgsFunction: a.completeCall,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.call(cmd.Context(), args, f)
+		},
+	}
+	a.adhocFlags(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&f.args, "args", "", "arguments: a `JSON` object, @file to read one from a file, or - for stdin (key=value pairs win)")
+	fl.DurationVar(&f.timeout, "timeout", 0, "request timeout, 1s to 5m (default: the server's request_timeout)")
+	fl.StringVar(&f.outDir, "out-dir", "", "`directory` for images, audio and binary resources (default: the temp dir)")
+	fl.DurationVar(&f.maxDuration, "max-duration", 0, "budget: end the call after this long and return what it has, marked partial")
+	fl.Float64Var(&f.maxCost, "max-cost", 0, "budget: end the call once the cost the tool reports exceeds this, returning what it has")
+	_ = cmd.RegisterFlagCompletionFunc("out-dir", completeDirs)
+	_ = cmd.RegisterFlagCompletionFunc("args", completeFiles())
+	return cmd
+}
+
+// call calls a tool and prints its result.
+func (a *app) call(ctx context.Context, args []string, f callFlags) error {
+	cfg, server, rest, err := a.serverCommand(args, "call SERVER TOOL [key=value ...]")
 	if err != nil {
 		return err
 	}
@@ -36,8 +83,8 @@ func runCall(ctx context.Context, a *app, args []string) error {
 		return usagef("missing TOOL; usage: switchboard call SERVER TOOL [key=value ...]")
 	}
 	toolName, pairs := rest[0], rest[1:]
-	if *timeout != 0 && (*timeout < config.MinRequestTimeout || *timeout > config.MaxRequestTimeout) {
-		return usagef("--timeout %s is out of range; give 1s to 5m", *timeout)
+	if f.timeout != 0 && (f.timeout < config.MinRequestTimeout || f.timeout > config.MaxRequestTimeout) {
+		return usagef("--timeout %s is out of range; give 1s to 5m", f.timeout)
 	}
 
 	b, done, err := a.backend(ctx, cfg, scope{connect: true, only: []string{server}})
@@ -57,7 +104,7 @@ func runCall(ctx context.Context, a *app, args []string) error {
 	case ctx.Err() != nil:
 		return err
 	}
-	arguments, err := buildArgs(*rawArgs, stdin, pairs, schema)
+	arguments, err := buildArgs(f.args, stdin, pairs, schema)
 	if err != nil {
 		var fe *fault.Error
 		if errors.As(err, &fe) && fe.Kind == fault.Validation {
@@ -83,8 +130,8 @@ func runCall(ctx context.Context, a *app, args []string) error {
 		Arguments: raw,
 		Source:    string(toolcall.SourceCLI),
 		Identity:  cliIdentity(),
-		Timeout:   *timeout,
-		Budget:    control.Budget{MaxDuration: *maxDuration, MaxCost: *maxCost},
+		Timeout:   f.timeout,
+		Budget:    control.Budget{MaxDuration: f.maxDuration, MaxCost: f.maxCost},
 		OnProgress: func(p toolcall.Progress) {
 			bar.update(&mcp.ProgressNotificationParams{Progress: p.Processed, Total: p.Total, Message: p.Message})
 		},
@@ -113,7 +160,7 @@ func runCall(ctx context.Context, a *app, args []string) error {
 	if res.Result.IsError {
 		out = a.stderr
 	}
-	r := &renderer{out: out, outDir: *outDir, prefix: toolName}
+	r := &renderer{out: out, outDir: f.outDir, prefix: toolName}
 	for _, block := range res.Result.Content {
 		if err := r.content(block); err != nil {
 			return err
@@ -137,4 +184,45 @@ func cliIdentity() string {
 		return u.Username
 	}
 	return os.Getenv("USER")
+}
+
+// completeCall completes `call SERVER TOOL key=`: a server, one of its
+// tools, then the tool's parameters not given yet.
+func (a *app) completeCall(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	n := 2 // SERVER TOOL
+	if a.adhoc() {
+		n = 1
+	}
+	if len(args) < n {
+		return a.completeServerThenTool(cmd, args, toComplete)
+	}
+	cfg, server, rest, err := a.serverCommand(args, "")
+	if err != nil || len(rest) == 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
+	defer cancel()
+	b, done, err := a.backend(ctx, cfg, scope{connect: true, only: []string{server}})
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	defer done()
+	tool, err := b.Tool(ctx, server, rest[0])
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	props, _ := catalog.SchemaProps(tool.InputSchema)
+	given := map[string]bool{}
+	for _, p := range rest[1:] {
+		k, _, _ := strings.Cut(p, "=")
+		given[strings.TrimSuffix(k, ":")] = true
+	}
+	var out []cobra.Completion
+	for _, k := range sortedKeys(props) {
+		if !given[k] {
+			desc, _ := props[k]["description"].(string)
+			out = append(out, withDesc(k+"=", desc))
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }

@@ -151,32 +151,6 @@ func TestCallTypingErrorFieldsJSON(t *testing.T) {
 	wantContains(t, "call stderr", r.stderr, `arguments for alpha/add are invalid; a: want a number, got "x"`)
 }
 
-func TestSubcommand(t *testing.T) {
-	tests := []struct {
-		args     []string
-		wantSub  string
-		wantRest []string
-		wantOK   bool
-	}{
-		{[]string{"show", "--json"}, "show", []string{"--json"}, true},
-		{[]string{"--config", "x.yaml", "show"}, "show", []string{"--config", "x.yaml"}, true},
-		{[]string{"--config=x.yaml", "--json", "list", "a.md"}, "list", []string{"--config=x.yaml", "--json", "a.md"}, true},
-		{[]string{"--limit", "5", "log", "--failed"}, "log", []string{"--limit", "5", "--failed"}, true},
-		{[]string{"--json"}, "", []string{"--json"}, false},
-		{[]string{"--", "show"}, "", []string{"--", "show"}, false},
-	}
-	for _, tt := range tests {
-		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			sub, rest, ok := subcommand(tt.args)
-			if sub != tt.wantSub || ok != tt.wantOK {
-				t.Errorf("subcommand: got %q, %v, want %q, %v", sub, ok, tt.wantSub, tt.wantOK)
-			}
-			if diff := cmp.Diff(tt.wantRest, rest); diff != "" {
-				t.Errorf("rest (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
 
 func TestFlagsBeforeSubcommand(t *testing.T) {
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})

@@ -167,7 +167,7 @@ func TestCallErrors(t *testing.T) {
 		{"dead server", []string{"call", "dead", "echo"}, ExitFailure, []string{"fatal: missing API key GIZMO_TOKEN"}},
 		{"missing tool", []string{"call", "alpha"}, ExitUsage, []string{"missing TOOL"}},
 		{"bad timeout", []string{"call", "alpha", "echo", "--timeout", "10m"}, ExitUsage, []string{"--timeout 10m0s is out of range"}},
-		{"unknown flag", []string{"call", "--nope"}, ExitUsage, []string{"flag provided but not defined: -nope"}},
+		{"unknown flag", []string{"call", "--nope"}, ExitUsage, []string{"unknown flag --nope; run 'switchboard help call' for its flags"}},
 		{"timeout", []string{"call", "alpha", "slow", "seconds=30", "--timeout", "1s"}, ExitFailure, []string{"alpha/slow did not answer within 1s; the call was cancelled upstream"}},
 	}
 	for _, tt := range tests {
@@ -302,7 +302,7 @@ func TestWebSocketURL(t *testing.T) {
 func TestUsage(t *testing.T) {
 	r := runCLI(t)
 	wantCode(t, r, ExitUsage)
-	wantContains(t, "usage", r.stdout, "usage: switchboard COMMAND", "call", "servers")
+	wantContains(t, "usage", r.stdout, "Usage:", "switchboard [command]", "call", "servers")
 	r = runCLI(t, "frobnicate")
 	wantCode(t, r, ExitUsage)
 	wantContains(t, "stderr", r.stderr, `unknown command "frobnicate"`)

@@ -2,39 +2,96 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 
 	"github.com/goccy/go-yaml"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
-func runConfig(ctx context.Context, a *app, args []string) error {
-	sub, rest, ok := subcommand(args)
-	if !ok {
-		return usagef("usage: switchboard config validate [FILE] | show | import FILE [-o OUT]")
+// newConfigCmd is `switchboard config`, with validate, show and import.
+func newConfigCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Check, show or convert configuration",
+		Long: `Check a configuration file, show the resolved configuration, or convert a Claude
+Desktop / Cursor, VS Code or seed 004 file to switchboard.yaml. Reference:
+docs/configuration.md.`,
+		Example: `  switchboard config validate
+  switchboard config show --json
+  switchboard config import ~/.config/Claude/claude_desktop_config.json -o switchboard.yaml`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("usage: switchboard config validate [FILE] | show | import FILE [-o OUT]")
+			}
+			return unknownCommand(cmd, args[0])
+		},
 	}
-	switch sub {
-	case "validate":
-		return runConfigValidate(a, rest)
-	case "show":
-		return runConfigShow(a, rest)
-	case "import":
-		return runConfigImport(a, rest)
+	validate := &cobra.Command{
+		Use:   "validate [FILE]",
+		Short: "Validate a configuration file",
+		Long: `Load and validate a configuration (the usual one without FILE) and print "ok: ..." with
+the format and number of servers, or every problem at once, one per line, as
+file:line:col: field: what is wrong; how to fix it, and exit 1. Warnings (ignored entries of
+foreign formats) go to stderr.`,
+		Example: `  switchboard config validate
+  switchboard config validate ~/.cursor/mcp.json --json`,
+		ValidArgsFunction: onlyFirst(completeFiles("yaml", "yml", "json")),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return a.configValidate(args)
+		},
 	}
-	return usagef("unknown config subcommand %q; want validate, show or import", sub)
+	show := &cobra.Command{
+		Use:   "show",
+		Short: "Print the resolved configuration, secrets redacted",
+		Long: `Print the resolved configuration (variables expanded, env files merged, Docker launches
+expanded, defaults applied) as YAML, with the values of secret env vars and headers
+replaced by [REDACTED]. --json prints the same keys and values in the same order.`,
+		Example: `  switchboard config show
+  switchboard config show --config ~/.cursor/mcp.json --json`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("usage: switchboard config show [--config FILE] [--json]")
+			}
+			return a.configShow()
+		},
+	}
+	var out string
+	var force bool
+	imp := &cobra.Command{
+		Use:   "import FILE [-o OUT]",
+		Short: "Convert a Claude Desktop, Cursor, VS Code or seed 004 file to switchboard.yaml",
+		Long: `Convert a Claude Desktop / Cursor (mcpServers), VS Code (servers) or seed 004 (tools:) file
+to native YAML, keeping ${VAR} references unexpanded so that no secret is written into the
+new file. Writes stdout, or OUT (never overwriting it without --force).`,
+		Example: `  switchboard config import ~/.config/Claude/claude_desktop_config.json
+  switchboard config import .vscode/mcp.json -o switchboard.yaml --force`,
+		ValidArgsFunction: onlyFirst(completeFiles("json", "yaml", "yml")),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return a.configImport(args, out, force)
+		},
+	}
+	imp.Flags().StringVarP(&out, "out", "o", "", "write to `file` instead of stdout (refuses to overwrite without --force)")
+	imp.Flags().BoolVar(&force, "force", false, "overwrite the -o file if it exists")
+	// Go's flag package took -o as --o; keep that spelling working.
+	imp.Flags().SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "o" {
+			name = "out"
+		}
+		return pflag.NormalizedName(name)
+	})
+	_ = imp.RegisterFlagCompletionFunc("out", completeFiles("yaml", "yml"))
+	cmd.AddCommand(validate, show, imp)
+	return cmd
 }
 
-func runConfigValidate(a *app, args []string) error {
-	fs := a.flags("config validate", false)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
+// configValidate validates the configuration, or the file in pos.
+func (a *app) configValidate(pos []string) error {
 	if len(pos) > 1 {
 		return usagef("usage: switchboard config validate [FILE]")
 	}
@@ -76,15 +133,8 @@ func problemsJSON(ps []config.Problem) []map[string]any {
 	return out
 }
 
-func runConfigShow(a *app, args []string) error {
-	fs := a.flags("config show", false)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usagef("usage: switchboard config show [--config FILE] [--json]")
-	}
+// configShow prints the resolved configuration.
+func (a *app) configShow() error {
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return err
@@ -97,6 +147,10 @@ func runConfigShow(a *app, args []string) error {
 	}
 	out, err := config.MarshalResolved(red)
 	if err != nil {
+		return err
+	}
+	if a.output == outputYAML {
+		_, err = a.stdout.Write(out)
 		return err
 	}
 	if a.json {
@@ -123,14 +177,9 @@ func runConfigShow(a *app, args []string) error {
 	return err
 }
 
-func runConfigImport(a *app, args []string) error {
-	fs := a.flags("config import", false)
-	out := fs.String("o", "", "write to `file` instead of stdout (refuses to overwrite without --force)")
-	force := fs.Bool("force", false, "overwrite the -o file if it exists")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
+// configImport converts the file in pos to native YAML, written to out
+// (stdout when "").
+func (a *app) configImport(pos []string, out string, force bool) error {
 	if len(pos) != 1 {
 		return usagef("usage: switchboard config import FILE [-o OUT]")
 	}
@@ -138,25 +187,25 @@ func runConfigImport(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *out == "" {
+	if out == "" {
 		_, err = a.stdout.Write(data)
 		return err
 	}
-	if !*force {
-		if _, err := os.Stat(*out); err == nil {
-			return fmt.Errorf("%s exists; pass --force to overwrite it", *out)
+	if !force {
+		if _, err := os.Stat(out); err == nil {
+			return fmt.Errorf("%s exists; pass --force to overwrite it", out)
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}
-	tmp := *out + ".tmp"
+	tmp := out + ".tmp"
 	if err := os.WriteFile(tmp, data, 0o600); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, *out); err != nil {
+	if err := os.Rename(tmp, out); err != nil {
 		os.Remove(tmp)
 		return err
 	}
-	fmt.Fprintf(a.stderr, "wrote %s\n", absPath(*out))
+	fmt.Fprintf(a.stderr, "wrote %s\n", absPath(out))
 	return nil
 }

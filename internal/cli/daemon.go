@@ -131,7 +131,7 @@ func (a *app) localBackend(ctx context.Context, cfg *config.Config, sc scope) (c
 			Config:   func() *config.Config { return cfg },
 			Store:    st,
 			StopFlag: flag,
-			Version:  Version,
+			Version:  currentBuild().Version,
 		})
 		return b, func() { _ = st.Close() }, nil
 	}
@@ -152,7 +152,7 @@ func (a *app) components(s *session) control.Components {
 		Engine:   s.eng,
 		Store:    s.store,
 		StopFlag: flag,
-		Version:  Version,
+		Version:  currentBuild().Version,
 	}
 }
 
@@ -167,5 +167,5 @@ func (a *app) stopBackend(ctx context.Context) (control.Backend, func(), error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	return control.NewLocal(control.Components{StopFlag: flag, Version: Version}), func() {}, nil
+	return control.NewLocal(control.Components{StopFlag: flag, Version: currentBuild().Version}), func() {}, nil
 }

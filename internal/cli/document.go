@@ -3,13 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
@@ -20,43 +18,82 @@ import (
 // docUsage is the synopsis of `switchboard doc`.
 const docUsage = "usage: switchboard doc run [--only LINE] [--dry-run] [--check] [--concurrency N] FILE.md | doc list FILE.md"
 
-// runDoc runs `switchboard doc run|list FILE.md` (docs/documents.md).
-func runDoc(ctx context.Context, a *app, args []string) error {
-	sub, rest, ok := subcommand(args)
-	if !ok {
-		if slices.Contains(args, "-h") || slices.Contains(args, "--help") {
-			fmt.Fprintln(a.stdout, docUsage)
-			return nil
-		}
-		return usagef("missing subcommand; %s", docUsage)
-	}
-	switch sub {
-	case "run":
-		return runDocRun(ctx, a, rest)
-	case "list":
-		return runDocList(a, rest)
-	}
-	return usagef("unknown subcommand %q; %s", sub, docUsage)
+// docRunFlags are the flags of `switchboard doc run`.
+type docRunFlags struct {
+	only        int
+	dryRun      bool
+	check       bool
+	concurrency int
 }
 
-// docFile parses the flags and returns the one FILE argument.
-func docFile(fsArgs []string, parseFn func([]string) ([]string, error), sub string) (string, error) {
-	pos, err := parseFn(fsArgs)
-	if err != nil {
-		return "", err
+// newDocCmd is `switchboard doc`, with run and list (docs/documents.md).
+func newDocCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "doc",
+		Short: "Run the tool calls written in a Markdown document",
+		Long: `Run the tool calls written as fenced blocks in a Markdown document and write each
+result after its block, or list the blocks with the server each uses and why.
+Reference: docs/documents.md.`,
+		Example: `  switchboard doc list runbook.md
+  switchboard doc run runbook.md
+  switchboard doc run --check runbook.md`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("missing subcommand; %s", docUsage)
+			}
+			return usagef("unknown subcommand %q; %s", args[0], docUsage)
+		},
 	}
-	if len(pos) != 1 {
-		return "", usagef("doc %s takes one FILE.md; %s", sub, docUsage)
+	var f docRunFlags
+	run := &cobra.Command{
+		Use:   "run FILE.md",
+		Short: "Run a document's tool-call blocks and write their results",
+		Long: `Run the document's tool-call blocks and write each result after its block. Blocks run
+one at a time unless --concurrency (or notebook.concurrency) says more; results are
+written in document order. Exits 1 when a block failed; Ctrl-C keeps the results that
+finished.`,
+		Example: `  switchboard doc run runbook.md
+  switchboard doc run --only 42 runbook.md
+  switchboard doc run --dry-run runbook.md
+  switchboard doc run --check docs/*.md   # in CI: exit 1 when a result is missing or stale`,
+		ValidArgsFunction: onlyFirst(completeFiles("md", "markdown")),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("doc run takes one FILE.md; %s", docUsage)
+			}
+			return a.docRun(cmd, args[0], f)
+		},
 	}
-	return pos[0], nil
+	a.adhocFlags(run)
+	rf := run.Flags()
+	rf.IntVar(&f.only, "only", 0, "run only the block at `LINE` (any line from its opening to its closing fence)")
+	rf.BoolVar(&f.dryRun, "dry-run", false, "show the calls that would be made; run nothing, write nothing")
+	rf.BoolVar(&f.check, "check", false, "run nothing; exit 1 if any block's result is missing or stale, or the block is invalid (for CI)")
+	rf.IntVar(&f.concurrency, "concurrency", 0, "blocks run at once, `N` from 1 to 64 (default: notebook.concurrency, else 1); results are written in document order")
+
+	list := &cobra.Command{
+		Use:   "list FILE.md",
+		Short: "List a document's tool-call blocks",
+		Long: `List a document's tool-call blocks: line, id, server, tool, status (success, error,
+missing, stale, invalid) and why the block uses that server. Problems with a block are
+printed on stderr as FILE:LINE: message.`,
+		Example:           `  switchboard doc list runbook.md
+  switchboard doc list runbook.md --json`,
+		ValidArgsFunction: onlyFirst(completeFiles("md", "markdown")),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("doc list takes one FILE.md; %s", docUsage)
+			}
+			return a.docList(args[0])
+		},
+	}
+	a.adhocFlags(list)
+	cmd.AddCommand(run, list)
+	return cmd
 }
 
-func runDocList(a *app, args []string) error {
-	fs := a.flags("doc list", true)
-	path, err := docFile(args, func(x []string) ([]string, error) { return parse(fs, x) }, "list")
-	if err != nil {
-		return err
-	}
+// docList lists the blocks of the document at path.
+func (a *app) docList(path string) error {
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return err
@@ -66,22 +103,21 @@ func runDocList(a *app, args []string) error {
 		return err
 	}
 	if a.json {
-		return a.printJSON(rep)
+		return a.printJSON(rep.Blocks)
 	}
 	if len(rep.Blocks) == 0 {
 		fmt.Fprintf(a.stdout, "%s has no tool-call blocks\n", path)
 		return nil
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "LINE\tID\tSERVER\tTOOL\tSTATUS\tWHY")
+	t := a.newTable("LINE", "ID", "SERVER", "TOOL", "STATUS", "WHY")
 	for _, b := range rep.Blocks {
 		id, server, tool := dash(b.ID), dash(b.Server), dash(b.Tool)
 		if b.ID != "" {
 			id = "^" + b.ID
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", b.Line, id, server, tool, b.Status, dash(b.Why))
+		t.row(fmt.Sprint(b.Line), id, server, tool, b.Status, dash(b.Why))
 	}
-	if err := tw.Flush(); err != nil {
+	if err := t.flush(); err != nil {
 		return err
 	}
 	for _, b := range rep.Blocks {
@@ -99,37 +135,28 @@ func dash(s string) string {
 	return s
 }
 
-func runDocRun(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("doc run", true)
-	only := fs.Int("only", 0, "run only the block at `LINE` (any line from its opening to its closing fence)")
-	dryRun := fs.Bool("dry-run", false, "show the calls that would be made; run nothing, write nothing")
-	check := fs.Bool("check", false, "run nothing; exit 1 if any block's result is missing or stale, or the block is invalid (for CI)")
-	concurrency := fs.Int("concurrency", 0, "blocks run at once, `N` from 1 to 64 (default: notebook.concurrency, else 1); results are written in document order")
-	path, err := docFile(args, func(x []string) ([]string, error) { return parse(fs, x) }, "run")
-	if err != nil {
-		return err
-	}
-	if *only < 0 {
-		return usagef("--only %d: give a line number from 1", *only)
+// docRun runs (or checks, or dry-runs) the document at path.
+func (a *app) docRun(cmd *cobra.Command, path string, f docRunFlags) error {
+	ctx := cmd.Context()
+	if f.only < 0 {
+		return usagef("--only %d: give a line number from 1", f.only)
 	}
 	// 0 is the flag's "not given"; given, it must be in range.
-	concurrencySet := false
-	fs.Visit(func(f *flag.Flag) { concurrencySet = concurrencySet || f.Name == "concurrency" })
-	if concurrencySet && (*concurrency < 1 || *concurrency > config.MaxNotebookConcurrency) {
-		return usagef("--concurrency %d is out of range; give 1 to %d", *concurrency, config.MaxNotebookConcurrency)
+	if cmd.Flags().Changed("concurrency") && (f.concurrency < 1 || f.concurrency > config.MaxNotebookConcurrency) {
+		return usagef("--concurrency %d is out of range; give 1 to %d", f.concurrency, config.MaxNotebookConcurrency)
 	}
-	if *check && *dryRun {
+	if f.check && f.dryRun {
 		return usagef("give --check or --dry-run, not both")
 	}
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return err
 	}
-	if *check {
+	if f.check {
 		return a.docCheck(path, cfg)
 	}
-	if *dryRun {
-		return a.docDryRun(ctx, path, cfg, *only)
+	if f.dryRun {
+		return a.docDryRun(ctx, path, cfg, f.only)
 	}
 
 	// Connect only to the servers the blocks to run use.
@@ -139,7 +166,7 @@ func runDocRun(ctx context.Context, a *app, args []string) error {
 	}
 	var servers []string
 	for _, b := range rep.Blocks {
-		if b.Server == "" || b.Error != nil || (*only > 0 && (*only < b.Line || *only > b.EndLine)) {
+		if b.Server == "" || b.Error != nil || (f.only > 0 && (f.only < b.Line || f.only > b.EndLine)) {
 			continue
 		}
 		if !contains(servers, b.Server) {
@@ -159,8 +186,8 @@ func runDocRun(ctx context.Context, a *app, args []string) error {
 	res, err := notebook.Run(ctx, path, notebook.Options{
 		Config:      cfg,
 		Caller:      caller,
-		Concurrency: *concurrency,
-		Only:        *only,
+		Concurrency: f.concurrency,
+		Only:        f.only,
 		Identity:    cliIdentity(),
 		Logger:      a.logger(),
 		Progress: func(done, total int) {

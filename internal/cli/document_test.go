@@ -70,14 +70,13 @@ func TestDocRunListCheck(t *testing.T) {
 
 	r = runCLI(t, "doc", "list", "--json", "--config", cfg, doc)
 	wantCode(t, r, ExitOK)
-	var rep struct {
-		Blocks []struct {
-			Line   int    `json:"line"`
-			Server string `json:"server"`
-			Status string `json:"status"`
-		} `json:"blocks"`
+	// A list: a bare array, as every listing prints.
+	var blocks []struct {
+		Line   int    `json:"line"`
+		Server string `json:"server"`
+		Status string `json:"status"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.Blocks) != 2 || rep.Blocks[0].Status != "success" || rep.Blocks[1].Status != "error" {
+	if err := json.Unmarshal([]byte(r.stdout), &blocks); err != nil || len(blocks) != 2 || blocks[0].Status != "success" || blocks[1].Status != "error" {
 		t.Errorf("list --json: got %s (%v), want two blocks, success and error", r.stdout, err)
 	}
 

@@ -113,8 +113,14 @@ func (a *app) startEmbedded(ctx context.Context) (*embedded, error) {
 	}}
 	if root := gitTopLevel(); root != "" {
 		if err := e.startProject(a, root); err != nil {
-			// The task server still works; say why the project one is missing.
-			a.logger().Warn("the built-in project server is not available", "root", root, "err", err)
+			// The task server still works; say why the project one is
+			// missing: a warning in the daemon's log, a note on a command's
+			// stderr, which no log line reaches unless asked.
+			if a.defaultLog != "" || a.logLevel != "" {
+				a.logger().Warn("the built-in project server is not available", "root", root, "err", err)
+			} else if !a.json {
+				fmt.Fprintf(a.stderr, "note: the built-in project server is not available for %s: %s\n", root, oneLine(err))
+			}
 		} else {
 			cfg.Servers = append(cfg.Servers, config.Server{
 				Name:           BuiltinProject,

@@ -5,35 +5,110 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
 
-func runHistory(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("history", false)
+// newHistoryCmd is `switchboard history`, with show.
+func newHistoryCmd(a *app) *cobra.Command {
 	var f store.CallFilter
-	fs.StringVar(&f.Server, "server", "", "only calls to this `server`")
-	fs.StringVar(&f.Tool, "tool", "", "only calls of this `tool`")
-	fs.StringVar(&f.Status, "status", "", "only calls with this `status`: success, error, timeout, cancelled")
-	fs.StringVar(&f.Source, "source", "", "only calls from this `source`: cli, gateway, hook, document, agent")
-	fs.StringVar(&f.Identity, "identity", "", "only calls by this `user`")
-	since := fs.Duration("since", 0, "only calls started within this `duration` (e.g. 1h)")
-	fs.IntVar(&f.Limit, "limit", 50, "at most `n` calls, newest first")
-	fs.StringVar(&f.BeforeID, "before", "", "page: calls older than the call with this `ID`")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
+	var since sinceValue
+	cmd := &cobra.Command{
+		Use:   "history",
+		Short: "List recorded calls, or show one",
+		Long: `List recorded calls, newest first: start time, short id, source, server, tool, status,
+duration and the error (kind: message), partial or truncated. Every call from every source
+is recorded: the CLI, the gateway, hooks, documents, the agent and the web console. When a
+page is full the command for the next one is printed on stderr.
+
+The history keeps each call's argument shape (keys and types), never the values unless
+history.record_values is true (then redacted).`,
+		Example: `  switchboard history
+  switchboard history --status error --since 2h
+  switchboard history --server github --tool create_issue --json
+  switchboard history --since 2026-01-02 --limit 200
+  switchboard history show 3f2a9c1e`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("usage: switchboard history [--server S] [--tool T] [--status error] [--since 1h] | history show ID")
+			}
+			if !since.at.IsZero() {
+				f.Since = since.at
+			}
+			return a.history(cmd.Context(), f)
+		},
 	}
-	switch {
-	case len(pos) == 2 && pos[0] == "show":
-		return a.historyShow(ctx, pos[1])
-	case len(pos) > 0:
-		return usagef("usage: switchboard history [--server S] [--tool T] [--status error] [--since 1h] | history show ID")
+	fl := cmd.Flags()
+	fl.StringVar(&f.Server, "server", "", "only calls to this `server`")
+	fl.StringVar(&f.Tool, "tool", "", "only calls of this `tool`")
+	fl.StringVar(&f.Status, "status", "", "only calls with this `status`: success, error, timeout, cancelled")
+	fl.StringVar(&f.Source, "source", "", "only calls from this `source`: "+strings.Join(historySources, ", "))
+	fl.StringVar(&f.Identity, "identity", "", "only calls by this `user`")
+	fl.Var(&since, "since", "only calls started within this `duration` (90m, 2h) or since this date (2026-01-02, or an RFC 3339 time)")
+	fl.IntVar(&f.Limit, "limit", 50, "at most `n` calls, newest first")
+	fl.StringVar(&f.BeforeID, "before", "", "page: calls older than the call with this `ID`")
+	_ = cmd.RegisterFlagCompletionFunc("server", a.completeServer)
+	_ = cmd.RegisterFlagCompletionFunc("tool", a.completeToolFlag(&f.Server))
+	_ = cmd.RegisterFlagCompletionFunc("status", fixedCompletion("success", "error", "timeout", "cancelled"))
+	_ = cmd.RegisterFlagCompletionFunc("source", fixedCompletion(historySources...))
+	cmd.AddCommand(&cobra.Command{
+		Use:   "show ID",
+		Short: "Show one recorded call in full",
+		Long: `Show one recorded call in full. ID is the full id, the short one the table shows, or any
+start of an id that only one recorded call has.`,
+		Example: `  switchboard history show 3f2a9c1e
+  switchboard history show 3f2a9c1e --json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("usage: switchboard history show ID")
+			}
+			return a.historyShow(cmd.Context(), args[0])
+		},
+	})
+	return cmd
+}
+
+// sinceValue is the value of history --since: a duration back from now,
+// or a date or time.
+type sinceValue struct {
+	text string
+	at   time.Time
+}
+
+func (v *sinceValue) String() string { return v.text }
+func (v *sinceValue) Type() string   { return "since" }
+func (v *sinceValue) want() string {
+	return "a duration like 90m or 2h, or a date like 2026-01-02"
+}
+
+// Set parses a positive duration (from now), a date (its local
+// midnight) or an RFC 3339 time.
+func (v *sinceValue) Set(s string) error {
+	if d, err := time.ParseDuration(s); err == nil {
+		if d <= 0 {
+			return fmt.Errorf("the duration must be positive")
+		}
+		v.text, v.at = s, time.Now().Add(-d)
+		return nil
 	}
+	if t, err := time.ParseInLocation(time.DateOnly, s, time.Local); err == nil {
+		v.text, v.at = s, t
+		return nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		v.text, v.at = s, t
+		return nil
+	}
+	return fmt.Errorf("not a duration or a date")
+}
+
+// history lists recorded calls.
+func (a *app) history(ctx context.Context, f store.CallFilter) error {
 	switch f.Status {
 	case "", "success", "error", "timeout", "cancelled":
 	default:
@@ -44,12 +119,6 @@ func runHistory(ctx context.Context, a *app, args []string) error {
 	}
 	if f.Limit < 1 {
 		return usagef("--limit %d is out of range; give 1 or more", f.Limit)
-	}
-	if *since < 0 {
-		return usagef("--since must be positive")
-	}
-	if *since > 0 {
-		f.Since = time.Now().Add(-*since)
 	}
 	b, done, err := a.historyBackend(ctx)
 	if err != nil {
@@ -79,8 +148,7 @@ func runHistory(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintln(a.stdout, "No calls recorded (that match).")
 		return nil
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STARTED\tID\tSOURCE\tSERVER\tTOOL\tSTATUS\tDURATION\tNOTE")
+	t := a.newTable("STARTED", "ID", "SOURCE", "SERVER", "TOOL", "STATUS", "DURATION", "NOTE")
 	for _, c := range calls {
 		note := c.ErrorMessage
 		if c.ErrorKind != "" && !c.Partial {
@@ -92,10 +160,12 @@ func runHistory(ctx context.Context, a *app, args []string) error {
 		case c.Truncated:
 			note = strings.TrimSpace("truncated " + note)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.StartedAt.Local().Format("2006-01-02 15:04:05"), shortID(c.ID),
-			c.Source, c.Server, c.Tool, c.Status, c.Duration.Round(time.Millisecond), firstLine(note, 80))
+		t.row(c.StartedAt.Local().Format("2006-01-02 15:04:05"), shortID(c.ID), c.Source, c.Server, c.Tool, c.Status,
+			c.Duration.Round(time.Millisecond).String(), firstLine(note, 80))
 	}
-	tw.Flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
 	if len(calls) == f.Limit {
 		fmt.Fprintf(a.stderr, "more: switchboard history --before %s\n", calls[len(calls)-1].ID)
 	}
@@ -170,8 +240,8 @@ func (a *app) historyShow(ctx context.Context, id string) error {
 	if a.json {
 		return a.printJSON(newHistoryRecord(c))
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	t := a.newTable()
+	row := func(k, v string) { t.row(k, v) }
 	row("id", c.ID)
 	row("source", c.Source)
 	row("identity", c.Identity)
@@ -189,5 +259,5 @@ func (a *app) historyShow(ctx context.Context, id string) error {
 	row("truncated", fmt.Sprint(c.Truncated))
 	row("partial", fmt.Sprint(c.Partial))
 	row("arguments", string(c.Args))
-	return tw.Flush()
+	return t.flush()
 }

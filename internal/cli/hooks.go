@@ -15,8 +15,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
@@ -29,44 +30,114 @@ import (
 // event (the git pre-push script refuses the push on it).
 const ExitBlocked = 3
 
-const hooksUsage = "usage: switchboard hooks list [--connect] | log [--failed] [--limit N] | fire NAME [key=value ...] [--dry-run] | trust [FILE] | install-git [DIR]"
+// newHooksCmd is `switchboard hooks`, with list, log, fire, trust and
+// install-git (docs/hooks.md#cli).
+func newHooksCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "hooks",
+		Short: "List, fire, trust and inspect event hooks",
+		Long: `List the hooks with their validity and trust, show the recorded runs, fire an event,
+trust a configuration file so that its hooks may run, and write git hook scripts that fire
+git.* events. Reference: docs/hooks.md.`,
+		Example: `  switchboard hooks list
+  switchboard hooks fire spec.after-plan file=plan.md --dry-run
+  switchboard hooks log --failed`,
+		RunE: subcommandRequired,
+	}
+	var connect bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the hooks with their validity and trust",
+		Long: `List every hook with its event, priority, state (ok, invalid, untrusted, changed,
+disabled), actions and source, and the problems of invalid ones. Exits 1 when a hook is
+invalid. --connect also checks mcp mappings against the tools' schemas.`,
+		Example: `  switchboard hooks list
+  switchboard hooks list --connect --json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("usage: switchboard hooks list [--connect] [--json]")
+			}
+			return a.hooksList(cmd.Context(), connect)
+		},
+	}
+	list.Flags().BoolVar(&connect, "connect", false, "connect to the servers to check mcp mappings against their tool schemas")
 
-func runHooks(ctx context.Context, a *app, args []string) error {
-	sub, rest, ok := subcommand(args)
-	if !ok {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintln(a.stdout, hooksUsage)
-			return nil
-		}
-		return usagef("%s", hooksUsage)
+	var logFilter store.HookRunFilter
+	logCmd := &cobra.Command{
+		Use:     "log",
+		Short:   "Show recorded hook runs, newest first",
+		Long:    "Show recorded hook runs, newest first: time, event, hook, action, status, duration and error.",
+		Example: `  switchboard hooks log
+  switchboard hooks log --failed --hook save --limit 10`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 || logFilter.Limit <= 0 {
+				return usagef("usage: switchboard hooks log [--failed] [--hook NAME] [--event NAME] [--limit N] [--json]")
+			}
+			return a.hooksLog(cmd.Context(), logFilter)
+		},
 	}
-	switch sub {
-	case "list":
-		return a.hooksList(ctx, rest)
-	case "log":
-		return a.hooksLog(ctx, rest)
-	case "fire":
-		return a.hooksFire(ctx, rest)
-	case "trust":
-		return a.hooksTrust(rest)
-	case "install-git":
-		return a.hooksInstallGit(rest)
+	lf := logCmd.Flags()
+	lf.BoolVar(&logFilter.Failed, "failed", false, "only runs that failed, timed out, were rejected or blocked")
+	lf.StringVar(&logFilter.Hook, "hook", "", "only runs of this `hook`")
+	lf.StringVar(&logFilter.Event, "event", "", "only runs for this `event`")
+	lf.IntVar(&logFilter.Limit, "limit", 50, "at most `n` runs, newest first")
+	_ = logCmd.RegisterFlagCompletionFunc("hook", a.completeHooks)
+	_ = logCmd.RegisterFlagCompletionFunc("event", a.completeEvents)
+
+	var dry bool
+	fire := &cobra.Command{
+		Use:   "fire EVENT [key=value ...]",
+		Short: "Fire an event and wait for its hooks",
+		Long: `Fire an event and wait for its hooks: on the daemon when one serves this configuration,
+else in this process. key=value fields become the event's fields (true/false and JSON
+objects and lists keep their type). Exits 1 when a hook failed and 3 when one blocked the
+event. --dry-run prints the resolved parameters of every action that would run.`,
+		Example: `  switchboard hooks fire spec.after-plan file=plan.md
+  switchboard hooks fire release.published tag=v1.2.0 --dry-run --json`,
+		ValidArgsFunction: onlyFirst(a.completeEvents),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.hooksFire(cmd.Context(), args, dry)
+		},
 	}
-	return usagef("unknown hooks command %q; %s", sub, hooksUsage)
+	fire.Flags().BoolVar(&dry, "dry-run", false, "print the resolved parameters of every action that would run, without running them")
+
+	trust := &cobra.Command{
+		Use:   "trust [FILE]",
+		Short: "Trust a configuration file so that its hooks run",
+		Long: `Record the configuration file's hash so that its hooks run, until the file changes.
+Without FILE it trusts the --config file, else the one found in the usual places.`,
+		Example:           `  switchboard hooks trust
+  switchboard hooks trust ./switchboard.yaml`,
+		ValidArgsFunction: onlyFirst(completeFiles("yaml", "yml", "json")),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return a.hooksTrust(args)
+		},
+	}
+
+	var command string
+	install := &cobra.Command{
+		Use:   "install-git [DIR]",
+		Short: "Write git hook scripts that fire git.* events",
+		Long: `Write git hook scripts into the repository at DIR (default: the current directory) that
+fire git.* events, chaining the hooks the repository already has. Reference:
+docs/git-hooks.md.`,
+		Example:           `  switchboard hooks install-git
+  switchboard hooks install-git ../other-repo --command /usr/local/bin/switchboard`,
+		ValidArgsFunction: onlyFirst(completeDirs),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return a.hooksInstallGit(args, command)
+		},
+	}
+	install.Flags().StringVar(&command, "command", "", "the switchboard `executable` the hooks run (default: switchboard on PATH)")
+	_ = install.RegisterFlagCompletionFunc("command", completeFiles())
+
+	cmd.AddCommand(list, logCmd, fire, trust, install)
+	return cmd
 }
 
 // hooksList prints every hook with its validity and trust. It exits 1
 // when a hook is invalid.
-func (a *app) hooksList(ctx context.Context, args []string) error {
-	fs := a.flags("hooks list", false)
-	connect := fs.Bool("connect", false, "connect to the servers to check mcp mappings against their tool schemas")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usagef("usage: switchboard hooks list [--connect] [--json]")
-	}
+func (a *app) hooksList(ctx context.Context, connect bool) error {
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return err
@@ -76,7 +147,7 @@ func (a *app) hooksList(ctx context.Context, args []string) error {
 		return err
 	}
 	opts := hooks.Options{Config: cfg, StateDir: dir, Logger: a.logger()}
-	if *connect {
+	if connect {
 		s, err := a.open(ctx, cfg)
 		if err != nil {
 			return err
@@ -102,12 +173,13 @@ func (a *app) hooksList(ctx context.Context, args []string) error {
 	} else if len(list) == 0 {
 		fmt.Fprintln(a.stdout, "no hooks configured")
 	} else {
-		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tON\tPRIORITY\tSTATE\tACTIONS\tSOURCE")
+		t := a.newTable("NAME", "ON", "PRIORITY", "STATE", "ACTIONS", "SOURCE")
 		for _, h := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", h.Name, h.On, h.Priority, hookState(h), strings.Join(h.Actions, ", "), h.Source)
+			t.row(h.Name, h.On, fmt.Sprint(h.Priority), hookState(h), strings.Join(h.Actions, ", "), h.Source)
 		}
-		tw.Flush()
+		if err := t.flush(); err != nil {
+			return err
+		}
 		for _, h := range list {
 			for _, p := range h.Problems {
 				fmt.Fprintf(a.stdout, "  %s: %s\n", h.Name, p)
@@ -116,7 +188,7 @@ func (a *app) hooksList(ctx context.Context, args []string) error {
 		if list[0].Trust != hooks.Trusted {
 			fmt.Fprintf(a.stdout, "these hooks do not run until you trust %s: switchboard hooks trust\n", cfg.Source)
 		}
-		if !*connect && hasMCPAction(cfg) {
+		if !connect && hasMCPAction(cfg) {
 			fmt.Fprintln(a.stdout, "mcp mappings were not checked against the tools' schemas; to check them: switchboard hooks list --connect")
 		}
 	}
@@ -140,20 +212,7 @@ func hookState(h hooks.HookInfo) string {
 }
 
 // hooksLog prints recorded hook runs, newest first.
-func (a *app) hooksLog(ctx context.Context, args []string) error {
-	fs := a.flags("hooks log", false)
-	var f store.HookRunFilter
-	fs.BoolVar(&f.Failed, "failed", false, "only runs that failed, timed out, were rejected or blocked")
-	fs.StringVar(&f.Hook, "hook", "", "only runs of this `hook`")
-	fs.StringVar(&f.Event, "event", "", "only runs for this `event`")
-	fs.IntVar(&f.Limit, "limit", 50, "at most `n` runs, newest first")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 || f.Limit <= 0 {
-		return usagef("usage: switchboard hooks log [--failed] [--hook NAME] [--event NAME] [--limit N] [--json]")
-	}
+func (a *app) hooksLog(ctx context.Context, f store.HookRunFilter) error {
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return err
@@ -174,13 +233,12 @@ func (a *app) hooksLog(ctx context.Context, args []string) error {
 		fmt.Fprintln(a.stdout, "no hook runs recorded")
 		return nil
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tEVENT\tHOOK\tACTION\tSTATUS\tDURATION\tERROR")
+	t := a.newTable("TIME", "EVENT", "HOOK", "ACTION", "STATUS", "DURATION", "ERROR")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.StartedAt.Local().Format("2006-01-02 15:04:05"), r.Event, r.Hook,
-			orDash(r.Action), r.Status, r.Duration.Round(time.Millisecond), oneLineText(r.Error, 80))
+		t.row(r.StartedAt.Local().Format("2006-01-02 15:04:05"), r.Event, r.Hook,
+			orDash(r.Action), r.Status, r.Duration.Round(time.Millisecond).String(), oneLineText(r.Error, 80))
 	}
-	return tw.Flush()
+	return t.flush()
 }
 
 func orDash(s string) string {
@@ -230,13 +288,7 @@ func parseFields(args []string) (map[string]any, error) {
 // hooksFire fires an event and waits for its hooks: on the daemon when one
 // serves this configuration, else in-process. It exits 1 when a hook
 // failed and ExitBlocked when one blocked the event.
-func (a *app) hooksFire(ctx context.Context, args []string) error {
-	fs := a.flags("hooks fire", false)
-	dry := fs.Bool("dry-run", false, "print the resolved parameters of every action that would run, without running them")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
+func (a *app) hooksFire(ctx context.Context, pos []string, dry bool) error {
 	if len(pos) == 0 {
 		return usagef("usage: switchboard hooks fire NAME [key=value ...] [--dry-run] [--json]")
 	}
@@ -255,14 +307,14 @@ func (a *app) hooksFire(ctx context.Context, args []string) error {
 	ctx = hooks.ContextFromEnv(ctx, os.Getenv)
 	var rep hooks.Report
 	handled := false
-	if !*dry && os.Getenv(hooks.EnvChainID) == "" {
+	if !dry && os.Getenv(hooks.EnvChainID) == "" {
 		rep, handled, err = a.fireOnDaemon(ctx, cfg, name, fields)
 		if err != nil {
 			return err
 		}
 	}
 	if !handled {
-		rep, err = a.fireHere(ctx, cfg, name, fields, *dry)
+		rep, err = a.fireHere(ctx, cfg, name, fields, dry)
 		if err != nil {
 			return err
 		}
@@ -271,8 +323,8 @@ func (a *app) hooksFire(ctx context.Context, args []string) error {
 		if err := a.printJSON(rep); err != nil {
 			return err
 		}
-	} else {
-		a.printReport(rep, *dry)
+	} else if err := a.printReport(rep, dry); err != nil {
+		return err
 	}
 	switch {
 	case rep.Blocked:
@@ -404,42 +456,38 @@ func (a *app) fireOnDaemon(ctx context.Context, cfg *config.Config, name string,
 }
 
 // printReport prints a report for a person.
-func (a *app) printReport(rep hooks.Report, dry bool) {
+func (a *app) printReport(rep hooks.Report, dry bool) error {
 	if len(rep.Runs) == 0 {
 		fmt.Fprintf(a.stdout, "no hook ran for %s\n", rep.Event)
-		return
+		return nil
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	if dry {
-		fmt.Fprintln(tw, "HOOK\tACTION\tSTATUS\tPARAMETERS")
+		t := a.newTable("HOOK", "ACTION", "STATUS", "PARAMETERS")
 		for _, r := range rep.Runs {
 			p, _ := json.Marshal(r.Params)
 			detail := string(p)
 			if r.Error != "" {
 				detail = r.Error
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Hook, orDash(r.Action), r.Status, detail)
+			t.row(r.Hook, orDash(r.Action), string(r.Status), detail)
 		}
-		tw.Flush()
-		return
+		return t.flush()
 	}
-	fmt.Fprintln(tw, "HOOK\tACTION\tSTATUS\tDURATION\tERROR")
+	t := a.newTable("HOOK", "ACTION", "STATUS", "DURATION", "ERROR")
 	for _, r := range rep.Runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Hook, orDash(r.Action), r.Status, r.Duration.Round(time.Millisecond), oneLineText(r.Error, 100))
+		t.row(r.Hook, orDash(r.Action), string(r.Status), r.Duration.Round(time.Millisecond).String(), oneLineText(r.Error, 100))
 	}
-	tw.Flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
 	if rep.Blocked {
 		fmt.Fprintf(a.stderr, "blocked by hook %s: %s\n", rep.BlockedBy, rep.Reason)
 	}
+	return nil
 }
 
 // hooksTrust records the configuration file's hash so that its hooks run.
-func (a *app) hooksTrust(args []string) error {
-	fs := a.flags("hooks trust", false)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
+func (a *app) hooksTrust(pos []string) error {
 	if len(pos) > 1 {
 		return usagef("usage: switchboard hooks trust [FILE]")
 	}
@@ -448,6 +496,7 @@ func (a *app) hooksTrust(args []string) error {
 		file = pos[0]
 	}
 	if file == "" {
+		var err error
 		if file, err = config.Find(); err != nil {
 			return err
 		}
@@ -474,13 +523,7 @@ func (a *app) hooksTrust(args []string) error {
 }
 
 // hooksInstallGit writes the git hook scripts into a repository.
-func (a *app) hooksInstallGit(args []string) error {
-	fs := a.flags("hooks install-git", false)
-	command := fs.String("command", "", "the switchboard `executable` the hooks run (default: switchboard on PATH)")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
+func (a *app) hooksInstallGit(pos []string, command string) error {
 	if len(pos) > 1 {
 		return usagef("usage: switchboard hooks install-git [DIR] [--command PATH]")
 	}
@@ -491,7 +534,7 @@ func (a *app) hooksInstallGit(args []string) error {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	rep, err := vcs.InstallHooks(dir, vcs.InstallOptions{Command: *command})
+	rep, err := vcs.InstallHooks(dir, vcs.InstallOptions{Command: command})
 	if err != nil {
 		return err
 	}
@@ -507,7 +550,7 @@ func (a *app) hooksInstallGit(args []string) error {
 	for _, h := range rep.Unchanged {
 		fmt.Fprintf(a.stdout, "unchanged %s\n", filepath.Join(rep.HooksDir, h))
 	}
-	a.warnHookCommand(*command)
+	a.warnHookCommand(command)
 	return nil
 }
 

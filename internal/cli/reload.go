@@ -5,23 +5,40 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
 
-// runReload makes the running daemon reload its configuration file. The
+// newReloadCmd is `switchboard reload`.
+func newReloadCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "reload",
+		Short: "Make the running daemon reload its configuration",
+		Long: `Make the running daemon reload its configuration file and print what changed: servers
+added, removed, changed and unchanged, and any warnings (on stderr). The daemon reads the
+file in its own environment, so the variables it refers to need not be set here. With no
+daemon for this configuration it validates the file, prints the result and exits 1,
+saying that no daemon is running, or which configuration the running one serves.`,
+		Example: `  switchboard reload
+  switchboard reload --config /etc/switchboard/switchboard.yaml --json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("reload takes no arguments")
+			}
+			return a.reload(cmd.Context())
+		},
+	}
+}
+
+// reload makes the running daemon reload its configuration file. The
 // daemon reads and validates the file in its own environment: the caller
 // names the file but does not load it, so it needs none of the variables
 // (token_env, ${VAR}) the file refers to. With no daemon for this
 // configuration it validates the file here, prints the result and fails,
 // saying so.
-func runReload(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("reload", false)
-	if pos, err := parse(fs, args); err != nil {
-		return err
-	} else if len(pos) > 0 {
-		return usagef("reload takes no arguments")
-	}
+func (a *app) reload(ctx context.Context) error {
 	c, st, err := a.fileDaemon(ctx)
 	if err != nil {
 		return err

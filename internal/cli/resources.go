@@ -2,15 +2,52 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchboard-mcp/switchboard/internal/control"
 )
 
-// runResources lists resources and resource templates, from the daemon
-// when one runs. A server that is not connected is reported on stderr and
-// makes the exit code 1.
-func runResources(ctx context.Context, a *app, args []string) error {
-	b, server, done, err := a.listingBackend(ctx, "resources", args)
+// newResourcesCmd is `switchboard resources [SERVER]`.
+func newResourcesCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "resources [SERVER]",
+		Short: "List resources and resource templates",
+		Long: `List the resources and resource templates of every server, or of one: URI (or URI
+template), name and MIME type. --json prints one list: each entry has "kind" ("resource" or
+"template") and the MCP fields (uri or uriTemplate, name, mimeType, ...) with its server.
+Exits 1 when a server in scope is not connected, with a line each on stderr.`,
+		Example: `  switchboard resources
+  switchboard resources everything --json`,
+		ValidArgsFunction: onlyFirst(a.completeServer),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.resources(cmd.Context(), args)
+		},
+	}
+	a.adhocFlags(cmd)
+	return cmd
+}
+
+// resourceEntry is a resource in `resources --json`.
+type resourceEntry struct {
+	Kind string `json:"kind"`
+	control.ResourceInfo
+}
+
+// templateEntry is a resource template in `resources --json`.
+type templateEntry struct {
+	Kind string `json:"kind"`
+	control.TemplateInfo
+}
+
+// resources lists resources and resource templates, from the daemon when
+// one runs. A server that is not connected is reported on stderr and makes
+// the exit code 1.
+func (a *app) resources(ctx context.Context, args []string) error {
+	if len(args) > 1 {
+		return usagef("usage: switchboard resources [SERVER]")
+	}
+	b, server, done, err := a.listingBackend(ctx, args)
 	if err != nil {
 		return err
 	}
@@ -20,56 +57,27 @@ func runResources(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	if a.json {
-		out := list
-		out.Unavailable = nil
+		out := make([]any, 0, len(list.Resources)+len(list.Templates))
+		for _, r := range list.Resources {
+			out = append(out, resourceEntry{"resource", r})
+		}
+		for _, t := range list.Templates {
+			out = append(out, templateEntry{"template", t})
+		}
 		if err := a.printJSON(out); err != nil {
 			return err
 		}
 	} else {
-		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SERVER\tURI\tNAME\tMIME TYPE")
+		t := a.newTable("SERVER", "URI", "NAME", "MIME TYPE")
 		for _, r := range list.Resources {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Server, r.URI, r.Name, r.MIMEType)
+			t.row(r.Server, r.URI, r.Name, r.MIMEType)
 		}
-		for _, t := range list.Templates {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Server, t.URITemplate, t.Name+" (template)", t.MIMEType)
+		for _, tm := range list.Templates {
+			t.row(tm.Server, tm.URITemplate, tm.Name+" (template)", tm.MIMEType)
 		}
-		tw.Flush()
+		if err := t.flush(); err != nil {
+			return err
+		}
 	}
 	return a.reportUnavailable(list.Unavailable)
-}
-
-func runRead(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("read", true)
-	outDir := fs.String("out-dir", "", "`directory` for binary contents (default: the temp dir)")
-	cfg, server, rest, err := a.serverCommand(fs, args, "read SERVER URI")
-	if err != nil {
-		return err
-	}
-	if len(rest) != 1 {
-		return usagef("usage: switchboard read SERVER URI")
-	}
-	b, done, err := a.backend(ctx, cfg, scope{connect: true, only: []string{server}})
-	if err != nil {
-		return err
-	}
-	defer done()
-	res, err := b.ReadResource(ctx, server, rest[0])
-	if err != nil {
-		return err
-	}
-	if a.json {
-		return a.printJSON(res)
-	}
-	r := &renderer{out: a.stdout, outDir: *outDir, prefix: "resource"}
-	for _, rc := range res.Contents {
-		if rc.Blob != nil {
-			if err := r.saveBlob("resource", rc.MIMEType, rc.Blob); err != nil {
-				return err
-			}
-			continue
-		}
-		fmt.Fprintln(a.stdout, rc.Text)
-	}
-	return nil
 }

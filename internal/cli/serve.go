@@ -10,34 +10,58 @@ import (
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/daemon"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
-// runServe is the daemon: it connects every enabled server and keeps it
+// newServeCmd is `switchboard serve`, the daemon.
+func newServeCmd(a *app) *cobra.Command {
+	var listen string
+	var stdio bool
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Connect every configured server, keep it healthy and serve the gateway",
+		Long: `The daemon. It connects every enabled server and keeps it healthy (pings, reconnects
+after 1 s, 5 s and 15 s, auto-disable after the third failed reconnect), and serves on
+gateway.listen (default 127.0.0.1:7777): the gateway, every server as one MCP endpoint
+(/mcp streamable HTTP, /mcp/VIEW, /sse), the web console, /healthz, /readyz and
+/metrics; and the control API on a unix socket in the state directory, which the other
+commands use. At start it prints the endpoints and the snippets to paste into Claude
+Desktop, Cursor and VS Code.
+
+SIGINT and SIGTERM stop it gracefully; SIGHUP reloads the configuration. It logs
+warnings to stderr (--log-level changes the level).`,
+		Example: `  switchboard serve
+  switchboard serve --config ~/switchboard.yaml --listen 127.0.0.1:8080
+  switchboard serve --stdio   # for MCP clients that launch their servers as a command`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("serve takes no arguments")
+			}
+			return a.serve(cmd.Context(), listen, stdio)
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "", "gateway `address` host:port (default gateway.listen, 127.0.0.1:7777)")
+	cmd.Flags().BoolVar(&stdio, "stdio", false, "serve one MCP client over stdin/stdout instead of listening (for clients that launch servers as a command)")
+	return cmd
+}
+
+// serve is the daemon: it connects every enabled server and keeps it
 // healthy, serves the gateway (/mcp, /sse), /healthz, /readyz and /metrics
 // on the listen address and the control API on a unix socket, until
-// SIGINT or SIGTERM; SIGHUP reloads the configuration. With --stdio it
+// SIGINT or SIGTERM; SIGHUP reloads the configuration. With stdio it
 // serves one MCP client on stdin/stdout instead of listening.
-func runServe(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("serve", false)
-	listen := fs.String("listen", "", "gateway `address` host:port (default gateway.listen, 127.0.0.1:7777)")
-	stdio := fs.Bool("stdio", false, "serve one MCP client over stdin/stdout instead of listening (for clients that launch servers as a command)")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usagef("serve takes no arguments")
-	}
-	if *listen != "" {
-		if msg, fix := config.ListenProblem(*listen); msg != "" {
+func (a *app) serve(ctx context.Context, listen string, stdio bool) error {
+	a.defaultLog = "warn" // the daemon's logs are its outcome
+	if listen != "" {
+		if msg, fix := config.ListenProblem(listen); msg != "" {
 			return usagef("--listen: %s; %s", msg, fix)
 		}
 	}
-	cfg, err := a.loadServeConfig(*listen)
+	cfg, err := a.loadServeConfig(listen)
 	if err != nil {
 		return err
 	}
@@ -60,12 +84,12 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	// In stdio mode stdout is the MCP stream: everything human goes to
 	// stderr.
 	out := a.stdout
-	if *stdio {
+	if stdio {
 		out = a.stderr
 	}
 	var load func() (*config.Config, error)
 	if cfg.Source != "" {
-		override := *listen
+		override := listen
 		load = func() (*config.Config, error) { return a.loadServeConfig(override) }
 	}
 	d, err := daemon.New(daemon.Options{
@@ -78,8 +102,8 @@ func runServe(ctx context.Context, a *app, args []string) error {
 		DialOptions: func(server string, o *upstream.DialOptions) {
 			o.NewTransport = a.emb.transport(server)
 		},
-		Version:   Version,
-		NoControl: *stdio,
+		Version:   currentBuild().Version,
+		NoControl: stdio,
 	})
 	if err != nil {
 		return err
@@ -89,7 +113,7 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	if src == "" {
 		src = "the embedded default (no switchboard.yaml found): the built-in task server, its task API on " + a.emb.settings.BackendURL
 	}
-	fmt.Fprintf(out, "switchboard %s: configuration from %s\n", Version, src)
+	fmt.Fprintf(out, "switchboard %s: configuration from %s\n", currentBuild().Version, src)
 	if len(cfg.Servers) == 0 {
 		fmt.Fprintln(out, "No servers are configured yet, so the gateway's catalog is empty.")
 		fmt.Fprintln(out, "Add servers to switchboard.yaml (docs/configuration.md) or import your Claude Desktop / Cursor file:")
@@ -100,7 +124,7 @@ func runServe(ctx context.Context, a *app, args []string) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer daemon.GovernProcs(ctx, a.logger())()
-	if *stdio {
+	if stdio {
 		fmt.Fprintf(out, "serving MCP on stdin/stdout for %d server(s)\n", len(cfg.Servers))
 		return d.RunStdio(ctx, &mcp.StdioTransport{})
 	}

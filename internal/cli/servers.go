@@ -3,34 +3,73 @@ package cli
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
-func runServers(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("servers", true)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
+// newServersCmd is `switchboard servers`, with enable, disable and
+// refresh.
+func newServersCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "servers",
+		Short: "List servers with state, tools, latency and failures",
+		Long: `List the configured servers with their transport, state (connected, error, disabled,
+auto-disabled, ...), number of tools, latency of one ping, consecutive failures and a note
+with the last error or why the server is disabled. Exits 1 if any enabled server is not
+connected. With a daemon running for the same configuration it answers from the daemon;
+otherwise it connects every server once.`,
+		Example: `  switchboard servers
+  switchboard servers --json
+  switchboard servers --stdio "npx -y @modelcontextprotocol/server-everything"
+  switchboard servers disable github`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return unknownCommand(cmd, args[0])
+			}
+			return a.servers(cmd.Context())
+		},
 	}
+	a.adhocFlags(cmd)
+	for _, act := range []struct{ name, short, long string }{
+		{"enable", "Enable a server again and reset its failure counters",
+			"Clear a user or auto disable and reset the failure counters. Kept in the state directory; with a daemon running it takes effect there at once. A server with enabled: false in the configuration can only be enabled there."},
+		{"disable", "Keep a server disconnected until it is enabled",
+			"Keep a server disconnected until 'switchboard servers enable NAME'. Kept in the state directory; with a daemon running it takes effect there at once."},
+		{"refresh", "Rediscover a server's tools, prompts and resources",
+			"Rediscover a server's tools, prompts and resources and print the counts."},
+	} {
+		action := act.name
+		cmd.AddCommand(&cobra.Command{
+			Use:               action + " NAME",
+			Short:             act.short,
+			Long:              act.long,
+			Example:           fmt.Sprintf("  switchboard servers %s github\n  switchboard servers %s github --json", action, action),
+			ValidArgsFunction: onlyFirst(a.completeServer),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				if len(args) != 1 {
+					return usagef("usage: switchboard servers %s NAME", action)
+				}
+				cfg, err := a.loadConfig()
+				if err != nil {
+					return err
+				}
+				return a.serverAction(cmd.Context(), cfg, action, args[0])
+			},
+		})
+	}
+	return cmd
+}
+
+// servers prints the servers' table.
+func (a *app) servers(ctx context.Context) error {
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		switch pos[0] {
-		case "enable", "disable", "refresh":
-			if len(pos) != 2 {
-				return usagef("usage: switchboard servers %s NAME", pos[0])
-			}
-			return a.serverAction(ctx, cfg, pos[0], pos[1])
-		default:
-			return usagef("unknown servers subcommand %q; want enable, disable or refresh", pos[0])
-		}
 	}
 	if len(cfg.Servers) == 0 {
 		if a.json {
@@ -54,16 +93,17 @@ func runServers(ctx context.Context, a *app, args []string) error {
 			return err
 		}
 	} else {
-		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tTRANSPORT\tSTATE\tTOOLS\tLATENCY\tFAILURES\tNOTE")
+		t := a.newTable("NAME", "TRANSPORT", "STATE", "TOOLS", "LATENCY", "FAILURES", "NOTE")
 		for _, r := range rows {
 			lat := "-"
 			if r.LatencyMS != "" {
 				lat = r.LatencyMS + "ms"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\n", r.Server, r.Transport, stateLabel(r.Snapshot), r.Tools, lat, r.ConsecutiveFailures, firstLine(note(r.Snapshot), 80))
+			t.row(r.Server, r.Transport, stateLabel(r.Snapshot), fmt.Sprint(r.Tools), lat, fmt.Sprint(r.ConsecutiveFailures), firstLine(note(r.Snapshot), 80))
 		}
-		tw.Flush()
+		if err := t.flush(); err != nil {
+			return err
+		}
 	}
 	failed := 0
 	for _, r := range rows {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -205,20 +204,15 @@ func (s *session) failures() []error {
 	return errs
 }
 
-// serverCommand parses a single-server command's flags and arguments and
-// loads the configuration. It returns the server (the ad hoc one with
-// --stdio/--url) and the arguments after it. usage is the command's
-// synopsis after "switchboard".
-func (a *app) serverCommand(fs *flag.FlagSet, args []string, usage string) (*config.Config, string, []string, error) {
-	pos, err := parse(fs, args)
-	if err != nil {
-		return nil, "", nil, err
-	}
+// serverCommand loads the configuration for a single-server command and
+// returns the server (the ad hoc one with --stdio/--url) and the
+// arguments after it. usage is the command's synopsis after "switchboard".
+func (a *app) serverCommand(args []string, usage string) (*config.Config, string, []string, error) {
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return nil, "", nil, err
 	}
-	server, rest, err := a.resolveServer(cfg, pos, usage)
+	server, rest, err := a.resolveServer(cfg, args, usage)
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -238,13 +232,4 @@ func (a *app) resolveServer(cfg *config.Config, args []string, what string) (str
 		return "", nil, upstream.UnknownServer(cfg, args[0])
 	}
 	return args[0], args[1:], nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

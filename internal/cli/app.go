@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sort"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
+)
+
+// app is the state shared by a command's run: the global flags, the
+// output streams and what the command started.
+type app struct {
+	stdout, stderr io.Writer
+	// cmd is the running command's path after "switchboard" ("call",
+	// "hooks fire"), for messages.
+	cmd string
+
+	// global flags
+	configPath string
+	json       bool
+	output     string
+	logLevel   string
+	stateDir   string
+
+	// ad hoc server flags, on the commands that take them
+	stdio string
+	url   string
+
+	// defaultLog is the log level of a command whose logs are its outcome
+	// (serve, builtin); other commands log only with --log-level.
+	defaultLog string
+
+	// emb is the running embedded default, when no file was found.
+	emb *embedded
+
+	// agentOpenLine says the agent's streamed text has not ended its line.
+	agentOpenLine bool
+
+	// termWidth returns the width of w when it is a terminal; tests
+	// replace it.
+	termWidth func(w io.Writer) (int, bool)
+}
+
+// adhocFlags registers --stdio and --url, which replace the configuration
+// with one ad hoc server, on cmd.
+func (a *app) adhocFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&a.stdio, "stdio", "", "use one ad hoc stdio server: `\"CMD ARGS\"` (not held to the allowlist)")
+	cmd.Flags().StringVar(&a.url, "url", "", "use one ad hoc network server at `URL` (http(s)://… streamable HTTP, …/sse SSE, ws(s):// WebSocket)")
+}
+
+// adhoc reports whether --stdio or --url replaces the configuration.
+func (a *app) adhoc() bool { return a.stdio != "" || a.url != "" }
+
+// logger returns the stderr logger: at --log-level when given, else at
+// the command's default level (serve and builtin log warnings), else a
+// logger that discards, so that no log line mixes into a command's output.
+func (a *app) logger() *slog.Logger {
+	level := a.logLevel
+	if level == "" {
+		level = a.defaultLog
+	}
+	if level == "" {
+		return slog.New(slog.DiscardHandler)
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		lvl = slog.LevelWarn
+	}
+	return slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: lvl}))
+}
+
+// loadConfig loads the configuration: the ad hoc server, the --config
+// file, the file found in the usual places, or the embedded default (the
+// built-in servers, started for the length of the command).
+func (a *app) loadConfig() (*config.Config, error) {
+	if a.stdio != "" && a.url != "" {
+		return nil, usagef("give --stdio or --url, not both")
+	}
+	if a.adhoc() {
+		cfg := config.Default()
+		srv, err := config.AdHoc(a.stdio, a.url, cfg.Defaults)
+		if err != nil {
+			return nil, &usageError{err.Error()}
+		}
+		cfg.Servers = []config.Server{srv}
+		return cfg, nil
+	}
+	path := a.configPath
+	if path == "" {
+		p, err := config.Find()
+		if err != nil {
+			return nil, err
+		}
+		path = p
+	}
+	if path == "" {
+		if a.emb == nil {
+			e, err := a.startEmbedded(context.Background())
+			if err != nil {
+				return nil, err
+			}
+			a.emb = e
+		}
+		return a.emb.cfg, nil
+	}
+	cfg, err := config.Load(path, config.Options{})
+	var unset *config.UnresolvedVariableError
+	if err != nil && errors.As(err, &unset) {
+		// A daemon that serves this file has the variables it refers to
+		// (token_env, ${VAR}) in its own environment, and the command will
+		// ask the daemon: the caller's shell need not have them. The file
+		// is read again with a stand-in for each unset variable, only to
+		// know its servers and views; nothing runs on the stand-ins.
+		if c, _ := a.daemonFor(context.Background(), path, false); c != nil {
+			c.Close()
+			standIn := func(name string) (string, bool) {
+				if v, ok := os.LookupEnv(name); ok {
+					return v, true
+				}
+				return unsetStandIn, true
+			}
+			if cfg2, err2 := config.Load(path, config.Options{LookupEnv: standIn}); err2 == nil {
+				return cfg2, nil
+			}
+		}
+	}
+	return cfg, err
+}
+
+// unsetStandIn stands for a variable the caller's shell does not set while
+// the daemon that serves the file does (see loadConfig).
+const unsetStandIn = "set-in-the-daemon-environment"
+
+// stateDirectory returns where Switchboard keeps state between runs.
+func (a *app) stateDirectory() (string, error) {
+	if a.stateDir != "" {
+		return a.stateDir, nil
+	}
+	if d := os.Getenv("SWITCHBOARD_STATE_DIR"); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return d + "/switchboard", nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("finding the state directory: %w; set SWITCHBOARD_STATE_DIR", err)
+	}
+	return home + "/.local/state/switchboard", nil
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,250 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
+)
+
+// shells are the shells `switchboard completion` writes a script for.
+var shells = []string{"bash", "zsh", "fish", "powershell"}
+
+// newCompletionCmd is `switchboard completion SHELL`.
+func newCompletionCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "completion bash|zsh|fish|powershell",
+		Short: "Write the shell completion script for bash, zsh, fish or PowerShell",
+		Long: `Write the shell completion script to stdout. It completes commands, flags and their
+values: server names, tool names (from the running daemon when there is one, else by
+connecting the server), view names, hook names, event names and file paths.
+
+Load it in the current shell, or install it where your shell looks for completions.`,
+		Example: `  # bash (needs the bash-completion package), this shell only:
+  source <(switchboard completion bash)
+  # bash, every new shell:
+  switchboard completion bash > /etc/bash_completion.d/switchboard
+  # zsh:
+  switchboard completion zsh > "${fpath[1]}/_switchboard"
+  # fish:
+  switchboard completion fish > ~/.config/fish/completions/switchboard.fish
+  # PowerShell:
+  switchboard completion powershell | Out-String | Invoke-Expression`,
+		ValidArgs: shells,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("give one shell: %s", orList(shells))
+			}
+			root := cmd.Root()
+			switch args[0] {
+			case "bash":
+				return root.GenBashCompletionV2(a.stdout, true)
+			case "zsh":
+				return root.GenZshCompletion(a.stdout)
+			case "fish":
+				return root.GenFishCompletion(a.stdout, true)
+			case "powershell":
+				return root.GenPowerShellCompletionWithDesc(a.stdout)
+			}
+			return invalidChoice("shell", args[0], shells)
+		},
+	}
+}
+
+// withDesc is a completion with its description, when it has one.
+func withDesc(name, desc string) cobra.Completion {
+	if desc = firstLine(desc, 60); desc == "" {
+		return name
+	}
+	return cobra.CompletionWithDesc(name, desc)
+}
+
+// completeFunc completes a positional argument or a flag's value.
+type completeFunc = cobra.CompletionFunc
+
+// fixedCompletion completes one of values.
+func fixedCompletion(values ...string) completeFunc {
+	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeFiles completes file names, those with one of exts when given.
+func completeFiles(exts ...string) completeFunc {
+	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(exts) == 0 {
+			return nil, cobra.ShellCompDirectiveDefault
+		}
+		return exts, cobra.ShellCompDirectiveFilterFileExt
+	}
+}
+
+// onlyFirst completes the first positional argument with f, and no other.
+func onlyFirst(f completeFunc) completeFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return f(cmd, args, toComplete)
+	}
+}
+
+// completeDirs completes directory names.
+func completeDirs(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return nil, cobra.ShellCompDirectiveFilterDirs
+}
+
+// completionTimeout bounds how long a completion may connect a server to
+// learn its tools.
+const completionTimeout = 10 * time.Second
+
+// completionConfig loads the configuration for a completion, or nil.
+func (a *app) completionConfig() *config.Config {
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return nil
+	}
+	return cfg
+}
+
+// serverCompletions are the configured servers, with their descriptions.
+func (a *app) serverCompletions() []cobra.Completion {
+	cfg := a.completionConfig()
+	if cfg == nil {
+		return nil
+	}
+	var out []cobra.Completion
+	for _, s := range cfg.Servers {
+		out = append(out, withDesc(s.Name, s.Description))
+	}
+	return out
+}
+
+// completeServer completes a SERVER argument (none with --stdio/--url).
+func (a *app) completeServer(_ *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if a.adhoc() {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return a.serverCompletions(), cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeServerList completes a comma-separated list of servers.
+func (a *app) completeServerList(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	done := ""
+	if i := strings.LastIndexByte(toComplete, ','); i >= 0 {
+		done = toComplete[:i+1]
+	}
+	var out []cobra.Completion
+	for _, s := range a.serverCompletions() {
+		out = append(out, done+s)
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+}
+
+// completeServerThenTool completes `SERVER TOOL`: a server first, then
+// one of its tools. With --stdio/--url the first argument is the tool.
+func (a *app) completeServerThenTool(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	switch {
+	case a.adhoc() && len(args) == 0:
+		return a.toolCompletions(cmd.Context(), ""), cobra.ShellCompDirectiveNoFileComp
+	case !a.adhoc() && len(args) == 0:
+		return a.serverCompletions(), cobra.ShellCompDirectiveNoFileComp
+	case !a.adhoc() && len(args) == 1:
+		return a.toolCompletions(cmd.Context(), args[0]), cobra.ShellCompDirectiveNoFileComp
+	}
+	return nil, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeToolFlag completes the --tool flag of a filter: the tools of the
+// --server given, else of every server.
+func (a *app) completeToolFlag(server *string) completeFunc {
+	return func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return a.toolCompletions(cmd.Context(), *server), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// toolCompletions are the tools of server (every server when ""): from the
+// daemon when one serves this configuration, else by connecting the
+// server, within completionTimeout.
+func (a *app) toolCompletions(ctx context.Context, server string) []cobra.Completion {
+	cfg := a.completionConfig()
+	if cfg == nil {
+		return nil
+	}
+	if server == "" && a.adhoc() {
+		server = cfg.Servers[0].Name
+	}
+	if server != "" {
+		if _, ok := cfg.Server(server); !ok {
+			return nil
+		}
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, completionTimeout)
+	defer cancel()
+	var only []string
+	if server != "" {
+		only = []string{server}
+	}
+	b, done, err := a.backend(ctx, cfg, scope{connect: true, only: only})
+	if err != nil {
+		return nil
+	}
+	defer done()
+	list, err := b.Tools(ctx, server)
+	if err != nil {
+		return nil
+	}
+	var out []cobra.Completion
+	for _, t := range list.Tools {
+		out = append(out, withDesc(t.Name, t.Description))
+	}
+	return out
+}
+
+// completeViews completes a gateway view name.
+func (a *app) completeViews(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	cfg := a.completionConfig()
+	if cfg == nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []cobra.Completion
+	for _, v := range cfg.Gateway.Views {
+		out = append(out, v.Name)
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeHooks completes a hook name.
+func (a *app) completeHooks(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	cfg := a.completionConfig()
+	if cfg == nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []cobra.Completion
+	for _, h := range cfg.Hooks.List {
+		out = append(out, withDesc(h.Name, "on "+h.On))
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeEvents completes an event name: the on: of each hook that names
+// one event (not a pattern).
+func (a *app) completeEvents(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	cfg := a.completionConfig()
+	if cfg == nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []cobra.Completion
+	for _, h := range cfg.Hooks.List {
+		if !strings.ContainsAny(h.On, "*?[") && !contains(out, h.On) {
+			out = append(out, h.On)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}

@@ -1,0 +1,203 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	json "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+	"github.com/goccy/go-yaml"
+	"golang.org/x/term"
+)
+
+// Output formats of --output.
+const (
+	outputTable = "table"
+	outputJSON  = "json"
+	outputYAML  = "yaml"
+)
+
+// outputFormats are the values --output takes.
+var outputFormats = []string{outputTable, outputJSON, outputYAML}
+
+// printJSON writes v to stdout for a script: indented JSON, or YAML with
+// --output yaml. Lists are bare arrays and single things one object
+// (docs/cli.md#output-for-scripts); a nil list prints as [], never null.
+func (a *app) printJSON(v any) error { return a.printJSONTo(a.stdout, v) }
+
+// printJSONTo is printJSON to w.
+func (a *app) printJSONTo(w io.Writer, v any) error {
+	if a.output != outputYAML {
+		return writeJSON(w, v, true)
+	}
+	data, err := marshalJSON(v, false)
+	if err != nil {
+		return err
+	}
+	y, err := yaml.JSONToYAML(data)
+	if err != nil {
+		return fmt.Errorf("converting the output to YAML: %w", err)
+	}
+	_, err = w.Write(y)
+	return err
+}
+
+// writeJSON writes v to w as JSON and a newline, indented or on one line.
+func writeJSON(w io.Writer, v any, indent bool) error {
+	data, err := marshalJSON(v, indent)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}
+
+// marshalJSON encodes v with encoding/json's rules (field names, tags,
+// methods, map order), except that a nil slice is [] rather than null and
+// HTML characters are not escaped.
+func marshalJSON(v any, indent bool) ([]byte, error) {
+	opts := []json.Options{jsonv1.DefaultOptionsV1(), json.FormatNilSliceAsNull(false), jsontext.EscapeForHTML(false)}
+	if indent {
+		opts = append(opts, jsontext.WithIndent("  "))
+	}
+	data, err := json.Marshal(v, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the output as JSON: %w", err)
+	}
+	return data, nil
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// terminalWidth returns the width of w when it is a terminal.
+func terminalWidth(w io.Writer) (int, bool) {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 0, false
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil || width <= 0 {
+		return 0, false
+	}
+	return width, true
+}
+
+// table prints rows in aligned columns, two spaces apart. On a terminal
+// narrower than the table, the widest column is cut to fit, each cut cell
+// ending in "…"; piped output is never cut.
+type table struct {
+	w     io.Writer
+	width func(io.Writer) (int, bool)
+	rows  [][]string
+}
+
+// newTable starts a table with a header row.
+func (a *app) newTable(header ...string) *table {
+	return a.newTableTo(a.stdout, header...)
+}
+
+// newTableTo starts a table on w; header may be empty.
+func (a *app) newTableTo(w io.Writer, header ...string) *table {
+	width := a.termWidth
+	if width == nil {
+		width = terminalWidth
+	}
+	t := &table{w: w, width: width}
+	if len(header) > 0 {
+		t.rows = append(t.rows, header)
+	}
+	return t
+}
+
+// row adds a row of cells; a cell's line breaks become spaces.
+func (t *table) row(cells ...string) {
+	for i, c := range cells {
+		if strings.ContainsAny(c, "\r\n\t") {
+			cells[i] = strings.Join(strings.Fields(c), " ")
+		}
+	}
+	t.rows = append(t.rows, cells)
+}
+
+// minColumn is the narrowest a cut column gets.
+const minColumn = 12
+
+// flush writes the table.
+func (t *table) flush() error {
+	widths := columnWidths(t.rows)
+	if limit, ok := t.width(t.w); ok {
+		fitColumns(widths, limit)
+	}
+	var b strings.Builder
+	for _, r := range t.rows {
+		line := ""
+		for i, c := range r {
+			c = cut(c, widths[i])
+			if i == len(r)-1 {
+				line += c
+				break
+			}
+			line += c + strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2)
+		}
+		b.WriteString(strings.TrimRight(line, " "))
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(t.w, b.String())
+	return err
+}
+
+// columnWidths returns the widest cell of each column, in runes.
+func columnWidths(rows [][]string) []int {
+	var widths []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	return widths
+}
+
+// fitColumns narrows the widest column, one rune at a time, until the
+// columns and the gaps between them fit in limit or every column is at
+// most minColumn wide.
+func fitColumns(widths []int, limit int) {
+	total := func() int {
+		n := 2 * max(len(widths)-1, 0)
+		for _, w := range widths {
+			n += w
+		}
+		return n
+	}
+	for total() > limit {
+		widest := 0
+		for i, w := range widths {
+			if w > widths[widest] {
+				widest = i
+			}
+		}
+		if widths[widest] <= minColumn {
+			return
+		}
+		widths[widest]--
+	}
+}
+
+// cut shortens s to n runes, ending in "…" when it was longer.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
