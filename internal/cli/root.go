@@ -88,6 +88,7 @@ work tree, the built-in project server). Docs: docs/cli.md, docs/configuration.m
 	root.SetHelpCommand(newHelpCmd())
 	root.InitDefaultHelpCmd()
 	forEachCommand(root, func(c *cobra.Command) {
+		c.InitDefaultHelpFlag() // so that `help CMD` lists it as `CMD --help` does
 		if c.Args == nil {
 			c.Args = cobra.ArbitraryArgs // each command checks its own, with its own words
 		}

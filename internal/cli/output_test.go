@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"bytes"
+	"io"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestTableFitsTheTerminal checks that on a terminal narrower than a
+// table the widest column is cut with an ellipsis, and that output that is
+// not a terminal is never cut.
+func TestTableFitsTheTerminal(t *testing.T) {
+	long := strings.Repeat("a long description ", 10)
+	rows := func(a *app, w io.Writer) {
+		tb := a.newTableTo(w, "SERVER", "TOOL", "DESCRIPTION")
+		tb.row("alpha", "echo", long)
+		tb.row("beta", "get-sum", "short")
+		if err := tb.flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var term bytes.Buffer
+	a := &app{termWidth: func(io.Writer) (int, bool) { return 60, true }}
+	rows(a, &term)
+	lines := strings.Split(strings.TrimRight(term.String(), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("got %d lines, want 3:\n%s", len(lines), term.String())
+	}
+	for _, l := range lines {
+		if n := utf8.RuneCountInString(l); n > 60 {
+			t.Errorf("line of %d runes on a 60-column terminal: %q", n, l)
+		}
+	}
+	if !strings.HasSuffix(lines[1], "…") || !strings.HasPrefix(lines[1], "alpha   echo     a long description") {
+		t.Errorf("cut row: got %q, want the description cut with …", lines[1])
+	}
+	if lines[2] != "beta    get-sum  short" {
+		t.Errorf("short row: got %q", lines[2])
+	}
+
+	var piped bytes.Buffer
+	rows(&app{termWidth: func(io.Writer) (int, bool) { return 0, false }}, &piped)
+	if !strings.Contains(piped.String(), strings.TrimSpace(long)) || strings.Contains(piped.String(), "…") {
+		t.Errorf("piped table: got\n%s\nwant every cell whole", piped.String())
+	}
+
+	// A terminal too narrow for anything keeps each column readable.
+	var narrow bytes.Buffer
+	rows(&app{termWidth: func(io.Writer) (int, bool) { return 10, true }}, &narrow)
+	if !strings.Contains(narrow.String(), "a long desc…") {
+		t.Errorf("narrow terminal: got\n%s\nwant columns cut no narrower than %d", narrow.String(), minColumn)
+	}
+}
+
+// TestVersionFromBuildInfo checks what version reports for the builds
+// people make: go install …@vX, a pseudo-version, a work tree build with
+// VCS stamping, and one without (the -ldflags variable).
+func TestVersionFromBuildInfo(t *testing.T) {
+	tests := []struct {
+		name     string
+		bi       debug.BuildInfo
+		want     buildInfo
+		wantLine string
+	}{
+		{
+			name:     "go install at a tag",
+			bi:       debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.4.0"}},
+			want:     buildInfo{Version: "v1.4.0", Go: "go1.26.8"},
+			wantLine: "switchboard v1.4.0 (go1.26.8)",
+		},
+		{
+			name:     "go install at a commit",
+			bi:       debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.4.1-0.20260102150405-0123456789ab"}},
+			want:     buildInfo{Version: "v1.4.1-0.20260102150405-0123456789ab", Commit: "0123456789ab", Go: "go1.26.8"},
+			wantLine: "switchboard v1.4.1-0.20260102150405-0123456789ab (commit 0123456789ab; go1.26.8)",
+		},
+		{
+			name: "work tree with VCS stamping",
+			bi: debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+				{Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"},
+				{Key: "vcs.time", Value: "2026-01-02T15:04:05Z"},
+				{Key: "vcs.modified", Value: "true"},
+			}},
+			want: buildInfo{Version: "v9.9.9-ldflags", Commit: "0123456789abcdef0123456789abcdef01234567",
+				CommitTime: "2026-01-02T15:04:05Z", Modified: true, Go: "go1.26.8"},
+			wantLine: "switchboard v9.9.9-ldflags (commit 0123456789ab, 2026-01-02T15:04:05Z, modified; go1.26.8)",
+		},
+		{
+			name:     "no build info",
+			bi:       debug.BuildInfo{Main: debug.Module{Version: ""}},
+			want:     buildInfo{Version: "v9.9.9-ldflags"},
+			wantLine: "switchboard v9.9.9-ldflags",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := buildFrom(&tt.bi, "v9.9.9-ldflags")
+			if got != tt.want {
+				t.Errorf("buildFrom: got %+v, want %+v", got, tt.want)
+			}
+			if line := got.String(); line != tt.wantLine {
+				t.Errorf("line: got %q, want %q", line, tt.wantLine)
+			}
+		})
+	}
+
+	r := runCLI(t, "version", "--json")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "version --json", r.stdout, `"version": "`, `"go": "go1.`)
+	r = runCLI(t, "--version")
+	wantCode(t, r, ExitOK)
+	if !strings.HasPrefix(r.stdout, "switchboard ") {
+		t.Errorf("--version: got %q", r.stdout)
+	}
+}
