@@ -33,16 +33,16 @@ var agentGetenv = os.Getenv
 
 // agentFlags are the flags of `switchboard agent`.
 type agentFlags struct {
-	interactive                  bool
-	servers, tools, view         string
-	doc, section                 string
-	model, baseURL, system       string
-	maxSteps, maxToolCalls       int
-	maxTokens                    int
-	maxCost                      float64
-	timeout                      time.Duration
-	transcript                   string
-	noStream, vision             bool
+	interactive            bool
+	servers, tools, view   string
+	doc, section           string
+	model, baseURL, system string
+	maxSteps, maxToolCalls int
+	maxTokens              int
+	maxCost                float64
+	timeout                time.Duration
+	transcript             string
+	noStream, vision       bool
 }
 
 // newAgentCmd is `switchboard agent [PROMPT]` (docs/agent.md).

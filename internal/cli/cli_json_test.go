@@ -151,7 +151,6 @@ func TestCallTypingErrorFieldsJSON(t *testing.T) {
 	wantContains(t, "call stderr", r.stderr, `arguments for alpha/add are invalid; a: want a number, got "x"`)
 }
 
-
 func TestFlagsBeforeSubcommand(t *testing.T) {
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	r := runCLI(t, "config", "--config", cfg, "show")

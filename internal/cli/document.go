@@ -77,7 +77,7 @@ finished.`,
 		Long: `List a document's tool-call blocks: line, id, server, tool, status (success, error,
 missing, stale, invalid) and why the block uses that server. Problems with a block are
 printed on stderr as FILE:LINE: message.`,
-		Example:           `  switchboard doc list runbook.md
+		Example: `  switchboard doc list runbook.md
   switchboard doc list runbook.md --json`,
 		ValidArgsFunction: onlyFirst(completeFiles("md", "markdown")),
 		RunE: func(_ *cobra.Command, args []string) error {

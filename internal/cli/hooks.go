@@ -64,9 +64,9 @@ invalid. --connect also checks mcp mappings against the tools' schemas.`,
 
 	var logFilter store.HookRunFilter
 	logCmd := &cobra.Command{
-		Use:     "log",
-		Short:   "Show recorded hook runs, newest first",
-		Long:    "Show recorded hook runs, newest first: time, event, hook, action, status, duration and error.",
+		Use:   "log",
+		Short: "Show recorded hook runs, newest first",
+		Long:  "Show recorded hook runs, newest first: time, event, hook, action, status, duration and error.",
 		Example: `  switchboard hooks log
   switchboard hooks log --failed --hook save --limit 10`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -106,7 +106,7 @@ event. --dry-run prints the resolved parameters of every action that would run.`
 		Short: "Trust a configuration file so that its hooks run",
 		Long: `Record the configuration file's hash so that its hooks run, until the file changes.
 Without FILE it trusts the --config file, else the one found in the usual places.`,
-		Example:           `  switchboard hooks trust
+		Example: `  switchboard hooks trust
   switchboard hooks trust ./switchboard.yaml`,
 		ValidArgsFunction: onlyFirst(completeFiles("yaml", "yml", "json")),
 		RunE: func(_ *cobra.Command, args []string) error {
@@ -121,7 +121,7 @@ Without FILE it trusts the --config file, else the one found in the usual places
 		Long: `Write git hook scripts into the repository at DIR (default: the current directory) that
 fire git.* events, chaining the hooks the repository already has. Reference:
 docs/git-hooks.md.`,
-		Example:           `  switchboard hooks install-git
+		Example: `  switchboard hooks install-git
   switchboard hooks install-git ../other-repo --command /usr/local/bin/switchboard`,
 		ValidArgsFunction: onlyFirst(completeDirs),
 		RunE: func(_ *cobra.Command, args []string) error {

@@ -58,6 +58,7 @@ func (a *app) tool(ctx context.Context, args []string) error {
 	}
 	return a.describeTool(t)
 }
+
 // describeTool prints a tool's parameters for a person.
 func (a *app) describeTool(t control.ToolInfo) error {
 	w := a.stdout
