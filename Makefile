@@ -20,7 +20,7 @@ PEERS_STAMP := $(PEERS)/node_modules/.switchboard-installed
 # allows -fuzz to match a single target in a single package). Longer: make fuzz FUZZTIME=5m
 FUZZTIME ?= 10s
 
-.PHONY: all test peers postgres chromium build lint bench bench-gateway fuzz clean release-check release-schema
+.PHONY: all test peers postgres chromium build man lint bench bench-gateway fuzz clean release-check release-schema
 
 all: lint build test
 
@@ -77,6 +77,12 @@ chromium:
 build:
 	$(GO) build -o bin/switchboard ./cmd/switchboard
 
+# Man pages for every command, made from the same command tree as --help, into man/
+# (git-ignored): man -l man/switchboard-call.1
+man:
+	rm -rf man
+	$(GO) run ./internal/cli/mangen man
+
 # gofmt is given files, not ./..., so that it never walks test/peers/node_modules.
 lint:
 	@files=$$(find . -type f -name '*.go' -not -path './.git/*' -not -path '*/node_modules/*' -not -path '*/testdata/*'); \
@@ -105,4 +111,4 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin $(PEERS)/node_modules coverage.out coverage.html *.test *.prof
+	rm -rf bin man $(PEERS)/node_modules coverage.out coverage.html *.test *.prof

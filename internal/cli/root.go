@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -404,4 +405,12 @@ func newHelpCmd() *cobra.Command {
 			return target.Help()
 		},
 	}
+}
+
+// CommandTree returns the command tree, for tools that document it (the
+// man pages of `make man`); its commands print nothing when run.
+func CommandTree() *cobra.Command {
+	root := newRoot(&app{stdout: io.Discard, stderr: io.Discard})
+	root.DisableAutoGenTag = true
+	return root
 }
