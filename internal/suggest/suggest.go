@@ -1,6 +1,8 @@
 // Package suggest finds the known names closest to a mistyped one, for the
-// "did you mean" part of error messages (unknown servers, tools, prompts and
-// configuration keys).
+// "did you mean" part of error messages (unknown servers, tools, prompts,
+// commands and flags). Its [Distance] is the repository's one edit
+// distance: the configuration decoder measures unknown keys with it too,
+// under its own, stricter threshold.
 package suggest
 
 import (
