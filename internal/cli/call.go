@@ -200,29 +200,24 @@ func (a *app) completeCall(cmd *cobra.Command, args []string, toComplete string)
 	if err != nil || len(rest) == 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
-	defer cancel()
-	b, done, err := a.backend(ctx, cfg, scope{connect: true, only: []string{server}})
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	defer done()
-	tool, err := b.Tool(ctx, server, rest[0])
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	props, _ := catalog.SchemaProps(tool.InputSchema)
-	given := map[string]bool{}
-	for _, p := range rest[1:] {
-		k, _, _ := strings.Cut(p, "=")
-		given[strings.TrimSuffix(k, ":")] = true
-	}
 	var out []cobra.Completion
-	for _, k := range sortedKeys(props) {
-		if !given[k] {
-			desc, _ := props[k]["description"].(string)
-			out = append(out, withDesc(k+"=", desc))
+	a.withCompletionBackend(cmd.Context(), cfg, server, func(ctx context.Context, b control.Backend) {
+		tool, err := b.Tool(ctx, server, rest[0])
+		if err != nil {
+			return
 		}
-	}
+		props, _ := catalog.SchemaProps(tool.InputSchema)
+		given := map[string]bool{}
+		for _, p := range rest[1:] {
+			k, _, _ := strings.Cut(p, "=")
+			given[strings.TrimSuffix(k, ":")] = true
+		}
+		for _, k := range sortedKeys(props) {
+			if !given[k] {
+				desc, _ := props[k]["description"].(string)
+				out = append(out, withDesc(k+"=", desc))
+			}
+		}
+	})
 	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }

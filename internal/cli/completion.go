@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/control"
 )
 
 // shells are the shells `switchboard completion` writes a script for.
@@ -182,6 +183,24 @@ func (a *app) toolCompletions(ctx context.Context, server string) []cobra.Comple
 			return nil
 		}
 	}
+	var out []cobra.Completion
+	a.withCompletionBackend(ctx, cfg, server, func(ctx context.Context, b control.Backend) {
+		list, err := b.Tools(ctx, server)
+		if err != nil {
+			return
+		}
+		for _, t := range list.Tools {
+			out = append(out, withDesc(t.Name, t.Description))
+		}
+	})
+	return out
+}
+
+// withCompletionBackend calls fn with the backend that answers for server
+// ("" for every server): the daemon's when one serves this configuration,
+// else one connected to that server, all within completionTimeout. fn is
+// not called when neither can be had: a completion offers nothing then.
+func (a *app) withCompletionBackend(ctx context.Context, cfg *config.Config, server string, fn func(context.Context, control.Backend)) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -193,18 +212,10 @@ func (a *app) toolCompletions(ctx context.Context, server string) []cobra.Comple
 	}
 	b, done, err := a.backend(ctx, cfg, scope{connect: true, only: only})
 	if err != nil {
-		return nil
+		return
 	}
 	defer done()
-	list, err := b.Tools(ctx, server)
-	if err != nil {
-		return nil
-	}
-	var out []cobra.Completion
-	for _, t := range list.Tools {
-		out = append(out, withDesc(t.Name, t.Description))
-	}
-	return out
+	fn(ctx, b)
 }
 
 // completeViews completes a gateway view name.

@@ -135,20 +135,15 @@ func (a *app) completePrompt(cmd *cobra.Command, args []string, _ string) ([]cob
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
-	defer cancel()
-	b, done, err := a.backend(ctx, cfg, scope{connect: true, only: []string{server}})
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	defer done()
-	list, err := b.Prompts(ctx, server)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
 	var out []cobra.Completion
-	for _, p := range list.Prompts {
-		out = append(out, withDesc(p.Name, p.Description))
-	}
+	a.withCompletionBackend(cmd.Context(), cfg, server, func(ctx context.Context, b control.Backend) {
+		list, err := b.Prompts(ctx, server)
+		if err != nil {
+			return
+		}
+		for _, p := range list.Prompts {
+			out = append(out, withDesc(p.Name, p.Description))
+		}
+	})
 	return out, cobra.ShellCompDirectiveNoFileComp
 }
