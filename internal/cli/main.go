@@ -42,7 +42,8 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a := &app{stdout: stdout, stderr: stderr}
 	root := newRoot(a)
-	root.SetArgs(normalizeArgs(root, args))
+	// Never nil: cobra would read os.Args instead.
+	root.SetArgs(append([]string{}, normalizeArgs(root, args)...))
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
