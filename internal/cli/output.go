@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -38,13 +39,52 @@ func (a *app) printJSONTo(w io.Writer, v any) error {
 	if err != nil {
 		return err
 	}
-	y, err := yaml.JSONToYAML(data)
+	y, err := jsonToYAML(data)
 	if err != nil {
 		return fmt.Errorf("converting the output to YAML: %w", err)
 	}
 	_, err = w.Write(y)
 	return err
 }
+
+// jsonToYAML converts JSON to YAML, keeping the order of object keys.
+// Strings holding control characters (a schema's "^[^\u0000]*$") are
+// written double-quoted with escapes: YAML does not allow them raw.
+func jsonToYAML(data []byte) ([]byte, error) {
+	var v any
+	if err := yaml.UnmarshalWithOptions(data, &v, yaml.UseOrderedMap()); err != nil {
+		return nil, err
+	}
+	return yaml.Marshal(escapeControl(v))
+}
+
+// escapeControl replaces, within v, each string that holds a control
+// character other than a tab or a line break by one that marshals as a
+// double-quoted, escaped YAML string.
+func escapeControl(v any) any {
+	switch v := v.(type) {
+	case string:
+		if strings.IndexFunc(v, func(r rune) bool { return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f }) >= 0 {
+			return quotedString(v)
+		}
+	case []any:
+		for i := range v {
+			v[i] = escapeControl(v[i])
+		}
+	case yaml.MapSlice:
+		for i := range v {
+			v[i].Value = escapeControl(v[i].Value)
+		}
+	}
+	return v
+}
+
+// quotedString marshals as a double-quoted YAML string. Go's escapes
+// (\x00, \a, \u2028, ...) are YAML's too.
+type quotedString string
+
+// MarshalYAML implements yaml.BytesMarshaler.
+func (s quotedString) MarshalYAML() ([]byte, error) { return []byte(strconv.Quote(string(s))), nil }
 
 // writeJSON writes v to w as JSON and a newline, indented or on one line.
 func writeJSON(w io.Writer, v any, indent bool) error {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/goccy/go-yaml"
 )
 
 // TestTableFitsTheTerminal checks that on a terminal narrower than a
@@ -115,5 +117,25 @@ func TestVersionFromBuildInfo(t *testing.T) {
 	wantCode(t, r, ExitOK)
 	if !strings.HasPrefix(r.stdout, "switchboard ") {
 		t.Errorf("--version: got %q", r.stdout)
+	}
+}
+
+// TestJSONToYAML checks that --output yaml keeps the key order and writes
+// control characters escaped, which YAML does not allow raw.
+func TestJSONToYAML(t *testing.T) {
+	got, err := jsonToYAML([]byte(`{"z": 1, "a": {"pattern": "^[^\u0000]*$", "bell": "a\u0007b", "text": "two\nlines", "list": []}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "z: 1\na:\n  pattern: \"^[^\\x00]*$\"\n  bell: \"a\\ab\"\n"
+	if !strings.HasPrefix(string(got), want) {
+		t.Errorf("got:\n%s\nwant it to start with:\n%s", got, want)
+	}
+	var back map[string]any
+	if err := yaml.Unmarshal(got, &back); err != nil {
+		t.Fatalf("the YAML does not parse: %v\n%s", err, got)
+	}
+	if a := back["a"].(map[string]any); a["pattern"] != "^[^\x00]*$" || a["bell"] != "a\ab" || a["text"] != "two\nlines" {
+		t.Errorf("read back: got %q", a)
 	}
 }
