@@ -43,12 +43,7 @@ stderr unless --log-level says otherwise. Reference: docs/builtin.md.`,
 			a.defaultLog = "warn" // a server's logs are its outcome
 			return a.before(cmd, args)
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usagef("usage: switchboard builtin task-api [--addr ADDR] [--db PATH|DSN] | builtin tasks [--http ADDR] [--env-file FILE] | builtin project --root DIR [--http ADDR]")
-			}
-			return unknownCommand(cmd, args[0])
-		},
+		RunE: subcommandRequired,
 	}
 
 	var addr, db string

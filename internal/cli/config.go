@@ -25,12 +25,7 @@ docs/configuration.md.`,
 		Example: `  switchboard config validate
   switchboard config show --json
   switchboard config import ~/.config/Claude/claude_desktop_config.json -o switchboard.yaml`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usagef("usage: switchboard config validate [FILE] | show | import FILE [-o OUT]")
-			}
-			return unknownCommand(cmd, args[0])
-		},
+		RunE: subcommandRequired,
 	}
 	validate := &cobra.Command{
 		Use:   "validate [FILE]",

@@ -37,12 +37,7 @@ Reference: docs/documents.md.`,
 		Example: `  switchboard doc list runbook.md
   switchboard doc run runbook.md
   switchboard doc run --check runbook.md`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usagef("missing subcommand; %s", docUsage)
-			}
-			return usagef("unknown subcommand %q; %s", args[0], docUsage)
-		},
+		RunE: subcommandRequired,
 	}
 	var f docRunFlags
 	run := &cobra.Command{

@@ -95,8 +95,8 @@ func TestDocUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"doc"}, "missing subcommand"},
-		{[]string{"doc", "frobnicate", doc}, `unknown subcommand "frobnicate"`},
+		{[]string{"doc"}, "missing subcommand: want list or run"},
+		{[]string{"doc", "frobnicate", doc}, `unknown doc subcommand "frobnicate"; want list or run`},
 		{[]string{"doc", "run", "--config", cfg}, "doc run takes one FILE.md"},
 		{[]string{"doc", "run", "--concurrency", "65", "--config", cfg, doc}, "--concurrency 65 is out of range"},
 		{[]string{"doc", "run", "--concurrency", "0", "--config", cfg, doc}, "--concurrency 0 is out of range"},
