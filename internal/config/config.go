@@ -69,6 +69,10 @@ const (
 
 	// MaxQueueWait bounds limits.queue_wait.
 	MaxQueueWait = 5 * time.Minute
+	// QueueWaitCallTimeout is limits.queue_wait's default, written
+	// "timeout": a call over a limit waits for a slot for as long as its
+	// own timeout allows (the timeout covers the wait and the call).
+	QueueWaitCallTimeout time.Duration = -1
 	// MinMaxOutputBytes and MaxMaxOutputBytes bound limits.max_output.
 	MinMaxOutputBytes = 1 << 10
 	MaxMaxOutputBytes = 1 << 30
@@ -146,7 +150,7 @@ type Defaults struct {
 // passes them (seed 001 ExecutionTracker, seed 000 action pool).
 type Limits struct {
 	MaxConcurrent  int           // calls in flight at once, all servers; default 25
-	QueueWait      time.Duration // how long a call over a limit waits for a slot; default 0 = fail fast
+	QueueWait      time.Duration // how long a call over a limit waits for a slot; 0 = fail fast; default QueueWaitCallTimeout
 	MaxQueue       int           // calls that may wait at once; default 1000
 	SessionLimit   int           // calls per session (process); -1 = unlimited (default)
 	MaxOutputBytes int64         // result size before truncation; default 1 MiB

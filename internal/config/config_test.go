@@ -263,7 +263,7 @@ func TestDefault(t *testing.T) {
 		DiscoveryTTL: 5 * time.Minute,
 		Health:       Health{PingInterval: 30 * time.Second, PingTimeout: 10 * time.Second, Backoff: []time.Duration{time.Second, 5 * time.Second, 15 * time.Second}, MaxFailures: 3},
 	},
-		Limits:          Limits{MaxConcurrent: 25, QueueWait: 0, MaxQueue: 1000, SessionLimit: -1, MaxOutputBytes: 1 << 20},
+		Limits:          Limits{MaxConcurrent: 25, QueueWait: QueueWaitCallTimeout, MaxQueue: 1000, SessionLimit: -1, MaxOutputBytes: 1 << 20},
 		History:         History{Store: "", RecordValues: false, Keep: 10000},
 		Gateway:         DefaultGateway(),
 		Hooks:           Hooks{Settings: DefaultHookSettings()},

@@ -265,7 +265,7 @@ servers:
 `,
 		want: []string{
 			"testdata/bad.yaml:2:19: limits.max_concurrent: must be at least 1, not 0; use 1 or more (the default is 25)",
-			"testdata/bad.yaml:3:15: limits.queue_wait: 10m is out of range; use a value from 0s (fail at once) to 5m",
+			"testdata/bad.yaml:3:15: limits.queue_wait: 10m is out of range; use \"timeout\" to wait as long as the call's timeout allows (the default), or a duration from 0s (fail at once) to 5m",
 			"testdata/bad.yaml:4:14: limits.max_queue: must not be negative, not -1",
 			"testdata/bad.yaml:5:18: limits.session_limit: must be -1 (unlimited) or at least 1, not 0; use -1 for unlimited",
 			"testdata/bad.yaml:6:15: limits.max_output: 512 bytes is out of range; use a size from 1KiB to 1GiB",
@@ -303,6 +303,14 @@ servers:
 			"testdata/bad.yaml:5:15: limits.max_output: 2 GiB is out of range; use a size from 1KiB to 1GiB",
 			"testdata/bad.yaml:7:10: history.store: the postgres DSN has no host; write it as postgres://user:password@host:5432/dbname",
 			"testdata/bad.yaml:11:21: servers.a.max_concurrent: 9 can never be reached: limits.max_concurrent is 8; lower it to 8 or less (0 means only the global limit), or raise limits.max_concurrent",
+		},
+	},
+	{
+		name: "queue_wait word",
+		file: "testdata/bad.yaml",
+		src:  "limits:\n  queue_wait: timout\nservers:\n  - {name: a, command: npx}\n",
+		want: []string{
+			"testdata/bad.yaml:2:15: limits.queue_wait: invalid value \"timout\"; use \"timeout\" to wait as long as the call's timeout allows (the default), or a duration from 0s (fail at once) to 5m",
 		},
 	},
 	{

@@ -9,15 +9,30 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // This file reads the limits: and history: blocks, which bound and record
 // the execution engine's tool calls.
 
+// queueWaitTimeoutWord is how limits.queue_wait is written for
+// QueueWaitCallTimeout.
+const queueWaitTimeoutWord = "timeout"
+
+// FormatQueueWait renders a limits.queue_wait value as it is written:
+// "timeout" for QueueWaitCallTimeout, else the duration.
+func FormatQueueWait(d time.Duration) string {
+	if d == QueueWaitCallTimeout {
+		return queueWaitTimeoutWord
+	}
+	return formatDuration(d)
+}
+
 // defaultLimits returns the built-in execution limits.
 func defaultLimits() Limits {
 	return Limits{
 		MaxConcurrent:  DefaultMaxConcurrent,
+		QueueWait:      QueueWaitCallTimeout,
 		MaxQueue:       DefaultMaxQueue,
 		SessionLimit:   DefaultSessionLimit,
 		MaxOutputBytes: DefaultMaxOutputBytes,
@@ -53,10 +68,22 @@ func (r *resolver) decodeLimits(n *node) (Limits, bool) {
 	}
 	if p := n.get("queue_wait"); p != nil {
 		const field = "limits.queue_wait"
-		if v, ok := r.ps.duration(p.value, field); ok && r.nonNegativeDur(p.value.pos, field, v) {
-			if v > MaxQueueWait {
-				r.ps.add(p.value.pos, field, fmt.Sprintf("%s is out of range", formatDuration(v)), fmt.Sprintf("use a value from 0s (fail at once) to %s", formatDuration(MaxQueueWait)), nil)
-			} else {
+		fix := fmt.Sprintf("use %q to wait as long as the call's timeout allows (the default), or a duration from 0s (fail at once) to %s", queueWaitTimeoutWord, formatDuration(MaxQueueWait))
+		text := strings.TrimSpace(p.value.text)
+		_, durErr := time.ParseDuration(text)
+		_, numErr := strconv.ParseFloat(text, 64)
+		switch {
+		case p.value.kind == kindString && text == queueWaitTimeoutWord:
+			l.QueueWait = QueueWaitCallTimeout
+		case p.value.kind == kindString && durErr != nil && numErr != nil:
+			r.ps.add(p.value.pos, field, fmt.Sprintf("invalid value %q", text), fix, nil)
+		default:
+			v, ok := r.ps.duration(p.value, field)
+			switch {
+			case !ok || !r.nonNegativeDur(p.value.pos, field, v):
+			case v > MaxQueueWait:
+				r.ps.add(p.value.pos, field, fmt.Sprintf("%s is out of range", formatDuration(v)), fix, nil)
+			default:
 				l.QueueWait = v
 			}
 		}

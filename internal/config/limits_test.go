@@ -128,6 +128,18 @@ servers:
 			history: History{Store: "/var/lib/switchboard/h.db", Keep: 10000},
 		},
 		{
+			name:    "queue_wait until the call's timeout, and fail fast",
+			src:     "limits: {queue_wait: timeout}\n",
+			limits:  Limits{MaxConcurrent: 25, QueueWait: QueueWaitCallTimeout, MaxQueue: 1000, SessionLimit: -1, MaxOutputBytes: 1 << 20},
+			history: defaultHistory(),
+		},
+		{
+			name:    "queue_wait 0s fails fast",
+			src:     "limits: {queue_wait: 0s}\n",
+			limits:  Limits{MaxConcurrent: 25, QueueWait: 0, MaxQueue: 1000, SessionLimit: -1, MaxOutputBytes: 1 << 20},
+			history: defaultHistory(),
+		},
+		{
 			name:    "postgresql scheme",
 			src:     "history: {store: \"postgresql://db/calls\"}\n",
 			limits:  defaultLimits(),
@@ -237,7 +249,7 @@ servers:
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"limits:\n  max_concurrent: 3\n  queue_wait: 0s\n  max_queue: 1000\n  session_limit: -1\n  max_output: 64KiB\n",
+		"limits:\n  max_concurrent: 3\n  queue_wait: timeout\n  max_queue: 1000\n  session_limit: -1\n  max_output: 64KiB\n",
 		"history:\n  store: \"" + filepath.Join(dir, "calls-${USER_SUFFIX:-x}.db") + "\"\n  record_values: false\n  keep: 7\n",
 		"    max_concurrent: 2\n    redact_results: true\n",
 	} {

@@ -54,7 +54,7 @@ func MarshalResolved(c *Config) ([]byte, error) {
 func (w *yamlWriter) limits(l Limits) {
 	w.line(0, "limits:")
 	w.kv(1, "max_concurrent", strconv.Itoa(l.MaxConcurrent))
-	w.kv(1, "queue_wait", formatDuration(l.QueueWait))
+	w.kv(1, "queue_wait", FormatQueueWait(l.QueueWait))
 	w.kv(1, "max_queue", strconv.Itoa(l.MaxQueue))
 	w.kv(1, "session_limit", strconv.Itoa(l.SessionLimit))
 	w.kv(1, "max_output", formatSize(l.MaxOutputBytes))

@@ -101,7 +101,7 @@ func newSettings(cfg *config.Config) (*settings, error) {
 		return nil, limitsError("limits.max_concurrent", lim.MaxConcurrent, "must not be negative")
 	case lim.MaxQueue < 0:
 		return nil, limitsError("limits.max_queue", lim.MaxQueue, "must not be negative")
-	case lim.QueueWait < 0:
+	case lim.QueueWait < 0 && lim.QueueWait != config.QueueWaitCallTimeout:
 		return nil, limitsError("limits.queue_wait", lim.QueueWait, "must not be negative")
 	case lim.SessionLimit < -1:
 		return nil, limitsError("limits.session_limit", lim.SessionLimit, "must be -1 (unlimited) or more")
@@ -255,6 +255,31 @@ func (e *Engine) Call(ctx context.Context, req Request) (*Result, error) {
 	return res, err
 }
 
+// Refuse accounts for a call that its caller refused before it could
+// reach the engine — a gateway view that does not show the tool, a name
+// no server of the view has, a request without a tool name: it is
+// recorded and logged like any failed call, and the interceptor's After
+// sees it (hooks fire tool.failed), so that every call that reached
+// Switchboard is in the history whichever layer refused it. err says why
+// (a *fault.Error; anything else counts as internal); Refuse returns it
+// unchanged.
+func (e *Engine) Refuse(ctx context.Context, req Request, err error) error {
+	if err == nil {
+		err = fault.New(fault.Internal, "the call was refused without a reason")
+	}
+	if req.ID == "" {
+		req.ID = newID()
+	}
+	if req.Source == "" {
+		req.Source = SourceCLI
+	}
+	c := &call{e: e, set: e.set.Load(), req: req, start: e.now(), status: StatusError}
+	_ = c.prepareArgs() // for the record and the hooks, when they decode
+	c.finish(nil, err)
+	c.afterIntercept(ctx, nil, err)
+	return err
+}
+
 // call is the state of one call while it runs.
 type call struct {
 	e       *Engine
@@ -327,16 +352,9 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 		return nil, fault.New(fault.Validation, "a budget cannot be negative")
 	}
 
-	release, err := e.gate.acquire(ctx, req.Server)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fault.Wrap(fault.Cancelled, err, "call to %s/%s cancelled while waiting for a slot", req.Server, req.Tool)
-		}
-		return nil, err
-	}
-	defer release()
-
-	// The call's context: the caller's, the timeout, the stop switch.
+	// The call's context: the caller's, the stop switch, and the timeout,
+	// which covers the wait for a slot as well as the call itself: a
+	// caller hears back within the timeout however busy the engine is.
 	callCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	untrack, err := e.gate.track(req.ID, cancel)
@@ -346,6 +364,19 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 	defer untrack()
 	callCtx, cancelTimeout := context.WithTimeoutCause(callCtx, timeout, errTimeout)
 	defer cancelTimeout()
+	waitStart := time.Now()
+	release, err := e.gate.acquire(callCtx, req.Server, timeout)
+	if err != nil {
+		if cause := context.Cause(callCtx); cause == errStopped || cause == errShutdown {
+			return nil, cause
+		}
+		if ctx.Err() != nil {
+			return nil, fault.Wrap(fault.Cancelled, err, "call to %s/%s cancelled while waiting for a slot", req.Server, req.Tool)
+		}
+		return nil, err
+	}
+	defer release()
+	waited := time.Since(waitStart)
 	// The budget: a separate cause, so that expiry yields a partial result.
 	if d := req.Budget.MaxDuration; d > 0 {
 		var cancelBudget context.CancelFunc
@@ -372,7 +403,11 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 		case cause == errStopped || cause == errShutdown:
 			return nil, cause
 		case cause == errTimeout && ctx.Err() == nil:
-			return nil, fault.Wrap(fault.Timeout, err, "%s/%s did not answer within %s; the call was cancelled upstream", req.Server, req.Tool, timeout).
+			within := timeout.String()
+			if waited >= time.Millisecond {
+				within = fmt.Sprintf("%s (%s of it waiting for a slot)", timeout, waited.Round(time.Millisecond))
+			}
+			return nil, fault.Wrap(fault.Timeout, err, "%s/%s did not answer within %s; the call was cancelled upstream", req.Server, req.Tool, within).
 				WithDetail("server", req.Server).WithDetail("tool", req.Tool).
 				WithSuggestions("raise request_timeout for the server, or pass a longer timeout")
 		}

@@ -13,10 +13,13 @@ type Interceptor interface {
 	// reason). Non-nil args replace the arguments (a rewrite); they are
 	// validated against the tool's schema like the caller's own.
 	Before(ctx context.Context, req *Request) (args map[string]any, err error)
-	// After runs once for every call that reached Before (allowed or
-	// denied), when it has finished: res is its result, or err its
-	// failure. It runs on the caller's goroutine after the call is
-	// recorded, so it must hand slow work off.
+	// After runs once for every call when it has finished: res is its
+	// result, or err its failure. That includes calls refused before
+	// Before ran (the stop switch, an unknown server or tool, a server
+	// that is not connected, arguments that are not a JSON object, a
+	// call a caller refused itself: see Engine.Refuse), so that every
+	// failed call is seen. It runs on the caller's goroutine after the
+	// call is recorded, so it must hand slow work off.
 	After(ctx context.Context, req *Request, res *Result, err error)
 }
 
@@ -57,9 +60,17 @@ func (c *call) intercept(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// afterIntercept runs the interceptor's After for a finished call.
+// afterIntercept runs the interceptor's After for a finished call: the
+// one whose Before ran, or for a call refused before that, the one
+// installed now.
 func (c *call) afterIntercept(ctx context.Context, res *Result, err error) {
-	if c.icpt == nil {
+	icpt := c.icpt
+	if icpt == nil && err != nil {
+		if box := c.e.icpt.Load(); box != nil {
+			icpt = box.i
+		}
+	}
+	if icpt == nil {
 		return
 	}
 	req := c.req
@@ -67,5 +78,5 @@ func (c *call) afterIntercept(ctx context.Context, res *Result, err error) {
 		req.Arguments = c.args
 		req.RawArguments = nil
 	}
-	c.icpt.After(ctx, &req, res, err)
+	icpt.After(ctx, &req, res, err)
 }

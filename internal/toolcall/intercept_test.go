@@ -85,17 +85,25 @@ func TestInterceptor(t *testing.T) {
 		t.Fatalf("invalid rewrite: got %v, want a validation error", err)
 	}
 
-	// A call that fails before Before (unknown tool) does not reach After.
+	// A call refused before Before (unknown tool) still reaches After,
+	// and so does one its caller refused itself (Refuse).
 	if _, err := f.eng.Call(ctx, Request{Server: "alpha", Tool: "nope"}); err == nil {
 		t.Fatal("unknown tool: got no error")
+	}
+	refused := fault.New(fault.Authorization, "tool alpha__echo is not part of view narrow")
+	if err := f.eng.Refuse(ctx, Request{Server: "alpha", Tool: "echo", Source: SourceGateway, RawArguments: json.RawMessage(`{"message": "hi"}`)}, refused); err != refused {
+		t.Fatalf("Refuse: got %v, want its error back", err)
 	}
 
 	icpt.mu.Lock()
 	defer icpt.mu.Unlock()
-	if len(icpt.before) != 4 || len(icpt.after) != 4 {
-		t.Fatalf("got %d Before and %d After calls, want 4 and 4", len(icpt.before), len(icpt.after))
+	if len(icpt.before) != 4 || len(icpt.after) != 6 {
+		t.Fatalf("got %d Before and %d After calls, want 4 and 6", len(icpt.before), len(icpt.after))
 	}
-	wantKinds := []fault.Kind{"", "", fault.Authorization, fault.Validation}
+	if got := icpt.after[5].req.Arguments["message"]; got != "hi" {
+		t.Errorf("After of the refused call saw message %v, want its decoded arguments", got)
+	}
+	wantKinds := []fault.Kind{"", "", fault.Authorization, fault.Validation, fault.NotFound, fault.Authorization}
 	for i, a := range icpt.after {
 		if a.kind != wantKinds[i] {
 			t.Errorf("After %d: got error kind %q, want %q", i, a.kind, wantKinds[i])
@@ -109,14 +117,17 @@ func TestInterceptor(t *testing.T) {
 	}
 
 	recs := f.rec.all()
-	var denied int
+	var denied, refusedRecs int
 	for _, r := range recs {
 		if r.Tool == "fail" && r.ErrorKind == string(fault.Authorization) {
 			denied++
 		}
+		if r.Tool == "echo" && r.Source == string(SourceGateway) && r.ErrorKind == string(fault.Authorization) && r.Status == string(StatusError) && string(r.Args) == `{"message":"string"}` {
+			refusedRecs++
+		}
 	}
-	if denied != 1 {
-		t.Errorf("history has %d denied calls, want 1: %+v", denied, recs)
+	if denied != 1 || refusedRecs != 1 {
+		t.Errorf("history has %d denied and %d refused calls, want 1 and 1: %+v", denied, refusedRecs, recs)
 	}
 
 	// Removing the interceptor: no more calls to it.

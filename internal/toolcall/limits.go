@@ -3,6 +3,7 @@ package toolcall
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,8 +20,11 @@ type gate struct {
 	inFlight atomic.Int64
 	started  atomic.Int64
 
-	mu           sync.Mutex
-	perServer    map[string]*slots // servers with a max_concurrent
+	mu        sync.Mutex
+	perServer map[string]*slots // servers with a max_concurrent
+	// queueWait bounds a call's wait for a slot: 0 fails it at once, and a
+	// negative value (config.QueueWaitCallTimeout) lets it wait until its
+	// context ends (its timeout).
 	queueWait    time.Duration
 	maxQueue     int64
 	sessionLimit int64                              // -1 = unlimited
@@ -85,11 +89,20 @@ func (g *gate) admit() error {
 	return nil
 }
 
-// acquire takes a slot of the server and then a global slot, waiting in
-// the bounded queue up to queueWait. The server's slot comes first so that
-// a call waiting for a busy server never holds a global slot other servers
-// could use. The returned release must be called.
-func (g *gate) acquire(ctx context.Context, server string) (release func(), err error) {
+// acquire takes a slot of the server and then a global slot. When none is
+// free it waits in the bounded queue: until a slot frees, queueWait passes
+// (when it is positive), or ctx ends — the call's context, whose deadline
+// is the call's timeout, so that with queue_wait "timeout" (the default) a
+// call waits as long as its timeout allows. The server's slot comes first
+// so that a call waiting for a busy server never holds a global slot other
+// servers could use. The returned release must be called.
+//
+// A call that gets no slot fails with limit_exceeded, saying why: the
+// limit it met when it may not wait (queue_wait 0s), a full queue
+// (limits.max_queue), or a wait that ran out — each naming the key to
+// raise. When ctx ends for another reason (cancelled, stopped), acquire
+// returns ctx's error and the caller tells why.
+func (g *gate) acquire(ctx context.Context, server string, timeout time.Duration) (release func(), err error) {
 	g.mu.Lock()
 	srv, queueWait, maxQueue := g.perServer[server], g.queueWait, g.maxQueue
 	g.mu.Unlock()
@@ -102,33 +115,43 @@ func (g *gate) acquire(ctx context.Context, server string) (release func(), err 
 			srv.release()
 		}
 	}
-	if queueWait <= 0 {
+	if queueWait == 0 {
 		return nil, g.limitError(server, srv)
 	}
 	if n := g.waiting.Add(1); n > maxQueue {
 		g.waiting.Add(-1)
-		return nil, fault.New(fault.LimitExceeded, "too many calls are waiting for a slot (limits.max_queue %d); try again later", maxQueue).
-			WithDetail("server", server)
+		return nil, g.queueFullError(server, srv, maxQueue)
 	}
 	defer g.waiting.Add(-1)
-	t := time.NewTimer(queueWait)
-	defer t.Stop()
+	var expired <-chan time.Time // nil: wait until ctx ends
+	if queueWait > 0 {
+		t := time.NewTimer(queueWait)
+		defer t.Stop()
+		expired = t.C
+	}
+	// waitOver says why a wait for full (srv, or the global pool when nil)
+	// ended without a slot, or returns ctx's error for the caller.
+	waitOver := func(err error, full *slots) error {
+		switch {
+		case err == errNoSlot:
+			return g.waitOverError(server, full, fmt.Sprintf("within limits.queue_wait (%s)", queueWait),
+				"or let calls wait longer: raise limits.queue_wait (up to 5m, or \"timeout\" to wait as long as the call's timeout allows)")
+		case context.Cause(ctx) == errTimeout:
+			return g.waitOverError(server, full, fmt.Sprintf("within the call's timeout (%s), which covers its wait for a slot", timeout),
+				"or let calls wait longer: raise the server's request_timeout (or pass a longer timeout)")
+		}
+		return err
+	}
 	if srv != nil {
-		if err := srv.take(ctx, t.C); err != nil {
-			if err == errNoSlot {
-				return nil, g.limitError(server, srv)
-			}
-			return nil, err
+		if err := srv.take(ctx, expired); err != nil {
+			return nil, waitOver(err, srv)
 		}
 	}
-	if err := g.global.take(ctx, t.C); err != nil {
+	if err := g.global.take(ctx, expired); err != nil {
 		if srv != nil {
 			srv.release()
 		}
-		if err == errNoSlot {
-			return nil, g.limitError(server, nil)
-		}
-		return nil, err
+		return nil, waitOver(err, nil)
 	}
 	g.inFlight.Add(1)
 	return g.releaser(srv), nil
@@ -147,19 +170,58 @@ func (g *gate) releaser(srv *slots) func() {
 	}
 }
 
+// limitError is the error of a call over a limit that may not wait
+// (limits.queue_wait 0s).
 func (g *gate) limitError(server string, srv *slots) error {
 	if srv != nil {
 		if used, size := srv.usage(); used >= size {
 			return fault.New(fault.LimitExceeded, "server %s already has %d calls in flight (its max_concurrent)", server, size).
-				WithDetail("server", server).
+				WithDetail("server", server).WithDetail("limit", serverLimitKey(server)).
 				WithSuggestions("retry later, raise max_concurrent for the server, or set limits.queue_wait to queue calls")
 		}
 	}
 	_, size := g.global.usage()
 	return fault.New(fault.LimitExceeded, "%d calls are already in flight (limits.max_concurrent)", size).
-		WithDetail("server", server).
+		WithDetail("server", server).WithDetail("limit", "limits.max_concurrent").
 		WithSuggestions("retry later, raise limits.max_concurrent, or set limits.queue_wait to queue calls")
 }
+
+// queueFullError is the error of a call over a limit that found the queue
+// full.
+func (g *gate) queueFullError(server string, srv *slots, maxQueue int64) error {
+	over := fmt.Sprintf("limits.max_concurrent: %d", g.globalSize())
+	if srv != nil {
+		if used, size := srv.usage(); used >= size {
+			over = fmt.Sprintf("server %s's max_concurrent: %d", server, size)
+		}
+	}
+	return fault.New(fault.LimitExceeded, "the queue of calls waiting for a slot is full: %d calls already wait (limits.max_queue), all slots are taken (%s)", maxQueue, over).
+		WithDetail("server", server).WithDetail("limit", "limits.max_queue").
+		WithSuggestions("retry later, raise limits.max_queue to let more calls wait, or raise the max_concurrent that is full to run more at once")
+}
+
+// waitOverError is the error of a call that waited for a slot of full (a
+// server's pool, or the global one when nil) until its wait ran out; within
+// says how long that was, and longer how to wait longer.
+func (g *gate) waitOverError(server string, full *slots, within, longer string) error {
+	if full != nil {
+		_, size := full.usage()
+		return fault.New(fault.LimitExceeded, "no slot of server %s freed up %s: it has %d calls in flight (its max_concurrent)", server, within, size).
+			WithDetail("server", server).WithDetail("limit", serverLimitKey(server)).
+			WithSuggestions("retry later, raise max_concurrent for the server", longer)
+	}
+	return fault.New(fault.LimitExceeded, "no slot freed up %s: %d calls are in flight (limits.max_concurrent)", within, g.globalSize()).
+		WithDetail("server", server).WithDetail("limit", "limits.max_concurrent").
+		WithSuggestions("retry later, raise limits.max_concurrent", longer)
+}
+
+func (g *gate) globalSize() int {
+	_, size := g.global.usage()
+	return size
+}
+
+// serverLimitKey names a server's max_concurrent setting.
+func serverLimitKey(server string) string { return "servers." + server + ".max_concurrent" }
 
 // slots is a counting semaphore whose size can change while slots are held.
 type slots struct {
