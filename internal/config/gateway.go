@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"os/user"
 	"slices"
 	"time"
 )
@@ -65,6 +67,13 @@ type Gateway struct {
 	// MaxRequestBytes bounds the body of one request to the gateway's
 	// MCP endpoints (default 4 MiB); a larger one gets 413.
 	MaxRequestBytes int64
+	// DefaultUser is the identity of trusted local callers that carry
+	// none of their own: every client when no tokens are configured (the
+	// gateway then listens on loopback only), `serve --stdio`, and the
+	// web console without tokens. A client's own _meta.user_id still wins
+	// when no tokens are configured; a token's user always does. The
+	// default is the OS user (OSUser), as the CLI identifies its calls.
+	DefaultUser string
 	// Instructions are prepended to the upstreams' combined instructions.
 	Instructions string
 	// Views are the named subsets of servers, in file order. A view named
@@ -171,5 +180,37 @@ func DefaultGateway() Gateway {
 		ShutdownTimeout: DefaultShutdownTimeout,
 		SessionTimeout:  DefaultSessionTimeout,
 		MaxRequestBytes: DefaultMaxRequestBytes,
+		DefaultUser:     OSUser(),
 	}
+}
+
+// OSUser returns the name of the account the process runs as — the
+// identity the CLI gives its calls and gateway.default_user's default —
+// or "" when neither the system nor $USER, $LOGNAME or $USERNAME says.
+func OSUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	for _, k := range []string{"USER", "LOGNAME", "USERNAME"} {
+		if v := os.Getenv(k); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// TrustedUser returns the identity of a trusted local caller that brought
+// none: the one it put in its request's _meta (user_id) when no tokens are
+// configured, else DefaultUser. local marks a caller that is trusted even
+// though tokens are configured (serve --stdio, which the user runs
+// themselves); any other caller of a gateway with tokens gets "", since
+// its token decides who it is.
+func (g *Gateway) TrustedUser(metaUser string, local bool) string {
+	if len(g.Tokens) > 0 && !local {
+		return ""
+	}
+	if metaUser != "" && len(g.Tokens) == 0 {
+		return metaUser
+	}
+	return g.DefaultUser
 }

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
@@ -48,7 +49,7 @@ var (
 
 // The keys of the block and its entries, in documentation order.
 var (
-	gatewayKeys = []string{"listen", "stateless", "fast_path", "allowed_origins", "allowed_hosts", "shutdown_timeout", "session_timeout", "max_request_bytes", "instructions", "views", "tokens"}
+	gatewayKeys = []string{"listen", "stateless", "fast_path", "allowed_origins", "allowed_hosts", "shutdown_timeout", "session_timeout", "max_request_bytes", "default_user", "instructions", "views", "tokens"}
 	viewKeys    = []string{"name", "servers", "include", "exclude", "prefix", "rename", "descriptions"}
 	tokenKeys   = []string{"name", "user", "token_env", "token_sha256", "views"}
 )
@@ -204,7 +205,7 @@ func (g Gateway) isDefault() bool {
 	return g.Listen == d.Listen && g.Stateless == d.Stateless && g.DisableFastPath == d.DisableFastPath &&
 		len(g.AllowedOrigins) == 0 && len(g.AllowedHosts) == 0 &&
 		g.ShutdownTimeout == d.ShutdownTimeout && g.SessionTimeout == d.SessionTimeout && g.MaxRequestBytes == d.MaxRequestBytes &&
-		g.Instructions == d.Instructions && len(g.Views) == 0 && len(g.Tokens) == 0
+		g.DefaultUser == d.DefaultUser && g.Instructions == d.Instructions && len(g.Views) == 0 && len(g.Tokens) == 0
 }
 
 // block returns the mapping of the top-level block p (whose key is field)
@@ -294,6 +295,19 @@ func (r *resolver) decodeGateway(p *pair, servers []*rawServer) Gateway {
 				r.ps.add(p.value.pos, field, fmt.Sprintf("%s is out of range", sizeAsWritten(p.value)), fmt.Sprintf("use a size from %s to %s (the default is %s)", formatSize(MinMaxRequestBytes), formatSize(MaxMaxRequestBytes), formatSize(DefaultMaxRequestBytes)), nil)
 			} else {
 				g.MaxRequestBytes = v
+			}
+		}
+	}
+	if p := n.get("default_user"); p != nil && p.value.kind != kindNull {
+		const field = "gateway.default_user"
+		if v, ok := r.expandNode(p.value, field); ok {
+			switch {
+			case strings.TrimSpace(v) == "":
+				r.ps.add(p.value.pos, field, "is empty", "give the identity trusted local callers act as, e.g. default_user: alice, or remove the key for the OS user", nil)
+			case strings.IndexFunc(v, unicode.IsControl) >= 0:
+				r.ps.add(p.value.pos, field, fmt.Sprintf("%q holds a control character", v), "use a plain user id: it is sent to servers in _meta and in ${identity.user} headers", nil)
+			default:
+				g.DefaultUser = v
 			}
 		}
 	}

@@ -81,6 +81,7 @@ gateway:
     - user: bob
       token_sha256: 9f03ef1533a68d2f506f81ef463c1183a82a6bd40e45613f36e6fe1889cf1b99
       views: ["*"]
+  default_user: "${TEAM}-bot"
 `
 
 func TestGatewayFull(t *testing.T) {
@@ -96,6 +97,7 @@ func TestGatewayFull(t *testing.T) {
 		ShutdownTimeout: 30 * time.Second,
 		MaxRequestBytes: 16 << 20,
 		SessionTimeout:  0,
+		DefaultUser:     "platform-bot",
 		Instructions:    "Ask the platform team; costs $5",
 		Views: []View{
 			{
@@ -180,6 +182,7 @@ func TestGatewayMarshal(t *testing.T) {
 			"      token_env: ALICE_TOKEN\n",
 			"    - user: bob\n      token_sha256: \"9f03ef1533a68d2f506f81ef463c1183a82a6bd40e45613f36e6fe1889cf1b99\"\n",
 			`instructions: "Ask the platform team; costs $$5"`,
+			"  default_user: platform-bot\n",
 			`X-User: "${identity.user}"`,
 			`X-Session: "s-${identity.session}"`,
 		} {
@@ -317,6 +320,16 @@ func TestGatewayProblems(t *testing.T) {
 			name: "listen variable",
 			src:  "gateway:\n  listen: ${NOPE}\n",
 			want: []string{`sb.yaml:7:11: gateway.listen: variable NOPE is not set; set it in the environment, or give a default: ${NOPE:-value}`},
+		},
+		{
+			name: "default_user",
+			src:  "gateway:\n  default_user: \"  \"\n",
+			want: []string{`sb.yaml:7:17: gateway.default_user: is empty; give the identity trusted local callers act as, e.g. default_user: alice, or remove the key for the OS user`},
+		},
+		{
+			name: "default_user control character",
+			src:  "gateway:\n  default_user: \"al\\nice\"\n",
+			want: []string{`sb.yaml:7:17: gateway.default_user: "al\nice" holds a control character; use a plain user id: it is sent to servers in _meta and in ${identity.user} headers`},
 		},
 		{
 			name: "exposed without tokens",
@@ -768,6 +781,37 @@ func TestViewToolNames(t *testing.T) {
 			}
 			if got := tt.view.Description(base, "own"); got != tt.description {
 				t.Errorf("Description(%q) = %q, want %q", base, got, tt.description)
+			}
+		})
+	}
+}
+
+// TestTrustedUser checks who a caller without a token is: its own
+// _meta.user_id, else default_user, when no tokens are configured; with
+// tokens, default_user for a local caller (serve --stdio) only.
+func TestTrustedUser(t *testing.T) {
+	open := Gateway{DefaultUser: "ada"}
+	guarded := Gateway{DefaultUser: "ada", Tokens: []Token{{Name: "ci", User: "ci-bot", Secret: "s"}}}
+	tests := []struct {
+		name     string
+		g        Gateway
+		metaUser string
+		local    bool
+		want     string
+	}{
+		{"no tokens, no claim", open, "", false, "ada"},
+		{"no tokens, the client's claim wins", open, "grace", false, "grace"},
+		{"no tokens, stdio", open, "", true, "ada"},
+		{"tokens, remote caller", guarded, "", false, ""},
+		{"tokens, remote caller's claim is ignored", guarded, "grace", false, ""},
+		{"tokens, stdio", guarded, "", true, "ada"},
+		{"tokens, stdio claim is ignored", guarded, "grace", true, "ada"},
+		{"no OS user and no claim", Gateway{}, "", false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.g.TrustedUser(tt.metaUser, tt.local); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
 	}

@@ -142,6 +142,9 @@ func (w *yamlWriter) gateway(g Gateway) {
 	w.kv(1, "shutdown_timeout", formatDuration(g.ShutdownTimeout))
 	w.kv(1, "session_timeout", formatDuration(g.SessionTimeout))
 	w.kv(1, "max_request_bytes", formatSize(g.MaxRequestBytes))
+	if g.DefaultUser != OSUser() {
+		w.kv(1, "default_user", w.str(g.DefaultUser)) // the OS user is the default wherever the file is used
+	}
 	if g.Instructions != "" {
 		w.kv(1, "instructions", w.str(g.Instructions))
 	}
