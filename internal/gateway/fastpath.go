@@ -223,12 +223,9 @@ func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, view confi
 		return false // the SDK says "unknown tool" in its own words
 	}
 
-	user := ""
-	switch {
-	case hasTok:
-		user = tok.User
-	case len(gw.Tokens) == 0:
-		user, _ = req.Params.Meta["user_id"].(string)
+	user := tok.User
+	if !hasTok {
+		user = callerUser(gw, req.Params.Meta, false)
 	}
 	session := sid
 	if session == "" && len(gw.Tokens) == 0 {

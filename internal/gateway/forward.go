@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yosida95/uritemplate/v3"
 
+	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
@@ -83,25 +84,35 @@ func (vs *viewServer) invoke(ctx context.Context, e toolEntry, args json.RawMess
 }
 
 // identity returns who a request is made for and in which session: the
-// identity fixed for the view server, else the token's user, else — when
-// the gateway has no tokens, so that clients are trusted local processes —
-// the user id the client put in _meta.
+// identity fixed for the view server, else the token's user, else — for
+// a trusted local caller (any client of a gateway without tokens, which
+// listens on loopback only; serve --stdio) — the user id the client put
+// in _meta when there are no tokens, or gateway.default_user.
 func (vs *viewServer) identity(extra *mcp.RequestExtra, meta mcp.Meta, ss *mcp.ServerSession) (user, session string) {
+	spec, gw := vs.spec(), vs.g.config().Gateway
 	switch {
-	case vs.spec().user != "":
-		user = vs.spec().user
+	case spec.user != "":
+		user = spec.user
 	case extra != nil && extra.TokenInfo != nil:
 		user = extra.TokenInfo.UserID
-	case len(vs.g.config().Gateway.Tokens) == 0:
-		user, _ = meta["user_id"].(string)
+	default:
+		user = callerUser(gw, meta, spec.local)
 	}
 	if ss != nil {
 		session = ss.ID()
 	}
-	if session == "" && len(vs.g.config().Gateway.Tokens) == 0 {
+	if session == "" && len(gw.Tokens) == 0 {
 		session, _ = meta["session_id"].(string)
 	}
 	return user, session
+}
+
+// callerUser is the user of a caller without a token (config.Gateway's
+// TrustedUser): the _meta user_id it sent, when the gateway has no
+// tokens, else default_user for a trusted caller.
+func callerUser(gw config.Gateway, meta mcp.Meta, local bool) string {
+	claimed, _ := meta["user_id"].(string)
+	return gw.TrustedUser(claimed, local)
 }
 
 // errorResult turns a failed call into a tool result with isError set,

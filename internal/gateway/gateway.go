@@ -313,7 +313,9 @@ func (g *Gateway) ServeStdio(ctx context.Context, t mcp.Transport) error {
 	g.mu.Lock()
 	view, _ := g.viewLocked(config.DefaultViewName)
 	g.mu.Unlock()
-	vs, err := g.serverFor(ctx, viewSpec{view: view})
+	// The client is a process the user started: it acts as
+	// gateway.default_user when it names no user (even with tokens).
+	vs, err := g.serverFor(ctx, viewSpec{view: view, local: true})
 	if err != nil {
 		return err
 	}

@@ -26,11 +26,19 @@ type viewSpec struct {
 	// user is the identity of every session of this server ("" when each
 	// request carries its own).
 	user string
+	// local marks a server for a caller trusted as the local user even
+	// when tokens are configured (serve --stdio): without a user of its
+	// own it acts as gateway.default_user.
+	local bool
 }
 
 // key identifies the view server for spec.
 func (s viewSpec) key() string {
-	return s.view.Name + "\x00" + strings.Join(s.servers, ",") + "\x00" + strings.Join(s.tools, ",") + "\x00" + s.user
+	local := ""
+	if s.local {
+		local = "local"
+	}
+	return s.view.Name + "\x00" + strings.Join(s.servers, ",") + "\x00" + strings.Join(s.tools, ",") + "\x00" + s.user + "\x00" + local
 }
 
 // hasServer reports whether server is part of the view.

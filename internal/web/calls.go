@@ -207,7 +207,7 @@ func (c *Console) apiStartCall(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 		res, err := c.opts.Backend.Call(ctx, control.CallRequest{
 			Server: req.Server, Tool: req.Tool, Arguments: req.Arguments,
-			Source: string(Source), Identity: se.user,
+			Source: string(Source), Identity: c.callerIdentity(se),
 			OnProgress: func(p toolcall.Progress) { c.callProgress(wc, p) },
 		})
 		wc.mu.Lock()
@@ -219,6 +219,17 @@ func (c *Console) apiStartCall(w http.ResponseWriter, r *http.Request) {
 		c.hub.publish(event{name: "call", session: wc.session, data: mustJSON(wc.state(c.now()))})
 	}()
 	writeJSON(w, http.StatusAccepted, wc.state(c.now()))
+}
+
+// callerIdentity is who the console's calls are made for: the user of the
+// gateway token the session logged in with, else — no tokens are
+// configured, so the console is on loopback and its user is the local
+// user — gateway.default_user.
+func (c *Console) callerIdentity(se session) string {
+	if se.authed {
+		return se.user
+	}
+	return c.opts.Config().Gateway.TrustedUser("", false)
 }
 
 // decodeArgs decodes a call's arguments as the engine does (numbers as
