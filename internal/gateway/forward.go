@@ -26,28 +26,61 @@ import (
 // itself).
 func (vs *viewServer) callTool(e toolEntry) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		user, session := vs.identity(req.Extra, req.Params.Meta, req.Session)
-		var notify func(toolcall.Progress)
-		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
-			ss := req.Session
-			notify = func(p toolcall.Progress) {
-				_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: p.Processed, Total: p.Total, Message: p.Message})
-			}
+		res, err := vs.handleCall(ctx, req, e)
+		if err != nil {
+			return errorResult(err), nil
 		}
-		if req.Extra != nil && req.Extra.Header != nil {
-			var leave func()
-			ctx, leave = vs.g.reqCalls.join(ctx, req.Extra.Header.Get(requestKeyHeader))
-			defer leave()
-		}
-		return vs.invoke(ctx, e, req.Params.Arguments, req.Params.Meta, user, session, req.Session, notify), nil
+		return res.CallToolResult, nil
 	}
 }
 
+// handleCall runs a tools/call the SDK dispatched as a call of e: with the
+// caller's identity, its progress token and, in stateless mode, ended
+// when its request is.
+func (vs *viewServer) handleCall(ctx context.Context, req *mcp.CallToolRequest, e toolEntry) (*toolcall.Result, error) {
+	user, session := vs.identity(req.Extra, req.Params.Meta, req.Session)
+	var notify func(toolcall.Progress)
+	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
+		ss := req.Session
+		notify = func(p toolcall.Progress) {
+			_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: p.Processed, Total: p.Total, Message: p.Message})
+		}
+	}
+	if req.Extra != nil && req.Extra.Header != nil {
+		var leave func()
+		ctx, leave = vs.g.reqCalls.join(ctx, req.Extra.Header.Get(requestKeyHeader))
+		defer leave()
+	}
+	return vs.call(ctx, e, req.Params.Arguments, req.Params.Meta, user, session, req.Session, notify)
+}
+
 // invoke runs one call of a tool of the view through the execution
-// engine: arguments as the raw JSON the client sent, the caller's
-// identity, and the result as the server gave it (or a structured error
-// result).
+// engine (see call) and returns the result as the server gave it, or a
+// structured error result.
 func (vs *viewServer) invoke(ctx context.Context, e toolEntry, args json.RawMessage, reqMeta mcp.Meta, user, session string, ss *mcp.ServerSession, notify func(toolcall.Progress)) *mcp.CallToolResult {
+	res, err := vs.call(ctx, e, args, reqMeta, user, session, ss, notify)
+	if err != nil {
+		return errorResult(err)
+	}
+	return res.CallToolResult
+}
+
+// call runs one call of a tool of the view through the execution engine:
+// arguments as the raw JSON the client sent, and the caller's identity.
+func (vs *viewServer) call(ctx context.Context, e toolEntry, args json.RawMessage, reqMeta mcp.Meta, user, session string, ss *mcp.ServerSession, notify func(toolcall.Progress)) (*toolcall.Result, error) {
+	creq := vs.request(e.server, e.name, args, reqMeta, user, session)
+	creq.OnProgress = notify
+	if ss != nil {
+		done := vs.g.inflight.add(e.server, ss)
+		defer done()
+		ctx = context.WithValue(ctx, callerKey{}, ss)
+	}
+	ctx = upstream.WithIdentity(ctx, upstream.Identity{User: user, Session: session})
+	return vs.g.eng.Call(ctx, creq)
+}
+
+// request is the engine's request for a client's call of server's tool.
+func (vs *viewServer) request(server, tool string, args json.RawMessage, reqMeta mcp.Meta, user, session string) toolcall.Request {
 	var meta map[string]any
 	if len(reqMeta) > 0 {
 		meta = make(map[string]any, len(reqMeta))
@@ -60,27 +93,15 @@ func (vs *viewServer) invoke(ctx context.Context, e toolEntry, args json.RawMess
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	creq := toolcall.Request{
-		Server:       e.server,
-		Tool:         e.name,
+	return toolcall.Request{
+		Server:       server,
+		Tool:         tool,
 		RawArguments: args,
 		Source:       toolcall.SourceGateway,
 		Identity:     user,
 		SessionID:    session,
 		Meta:         meta,
-		OnProgress:   notify,
 	}
-	if ss != nil {
-		done := vs.g.inflight.add(e.server, ss)
-		defer done()
-		ctx = context.WithValue(ctx, callerKey{}, ss)
-	}
-	ctx = upstream.WithIdentity(ctx, upstream.Identity{User: user, Session: session})
-	res, err := vs.g.eng.Call(ctx, creq)
-	if err != nil {
-		return errorResult(err)
-	}
-	return res.CallToolResult
 }
 
 // identity returns who a request is made for and in which session: the
@@ -286,58 +307,6 @@ func (vs *viewServer) unsubscribe(ctx context.Context, req *mcp.UnsubscribeReque
 		return nil
 	}
 	return vs.g.subs.change(ctx, vs.g, e.server, e.uri, -1)
-}
-
-// unavailableMiddleware answers a call to a tool the view shows while
-// its server is available — but that server is connecting, reconnecting
-// or disabled now, so the tool is not listed — with why, as the pool says
-// it (a connection error with the server's state and what to do), rather
-// than the SDK's "unknown tool". A call without a tool name is told so.
-func (vs *viewServer) unavailableMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != "tools/call" {
-			return next(ctx, method, req)
-		}
-		p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
-		if p == nil {
-			return next(ctx, method, req)
-		}
-		if p.Name == "" {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call needs params.name: the name of a tool from tools/list"}
-		}
-		vs.mu.Lock()
-		_, listed := vs.tools[p.Name]
-		vs.mu.Unlock()
-		if !listed {
-			if err := vs.unavailable(p.Name); err != nil {
-				return errorResult(err), nil
-			}
-		}
-		return next(ctx, method, req)
-	}
-}
-
-// unavailable returns why the tool the view would call name cannot be
-// called now (its server is not available), or nil if no server of the
-// view has such a tool.
-func (vs *viewServer) unavailable(name string) error {
-	spec := vs.spec()
-	for _, t := range vs.g.cat.Tools() {
-		if t.Def == nil || !spec.hasServer(t.Server) {
-			continue
-		}
-		if n, ok := spec.toolName(t); !ok || n != name {
-			continue
-		}
-		if _, err := vs.g.ups.Client(t.Server); err != nil {
-			fe := fault.As(err)
-			if fe == nil {
-				fe = fault.Wrap(fault.Connection, err, "server %s is unavailable", t.Server)
-			}
-			return fe
-		}
-	}
-	return nil
 }
 
 // setLevelMiddleware forwards logging/setLevel to the view's upstreams

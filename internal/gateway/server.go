@@ -80,7 +80,7 @@ func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
 		},
 		KeepAlive: 0,
 	})
-	vs.srv.AddReceivingMiddleware(vs.setLevelMiddleware, vs.unavailableMiddleware)
+	vs.srv.AddReceivingMiddleware(vs.setLevelMiddleware, vs.unlistedMiddleware)
 	return vs
 }
 
