@@ -271,3 +271,15 @@ func (n *notifications) count(method string) int {
 	defer n.mu.Unlock()
 	return n.counts[method]
 }
+
+// eventually polls cond until it holds, failing the test after 20s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: timed out", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
