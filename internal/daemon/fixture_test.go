@@ -54,9 +54,10 @@ type running struct {
 	stopOnce sync.Once
 }
 
-// start runs a daemon for cfg until the test ends; opts adjusts the
-// options first.
-func start(t *testing.T, cfg *config.Config, opts ...func(*Options)) *running {
+// newDaemon builds a daemon for cfg with a fresh state directory and
+// SQLite store, both gone when the test ends; opts adjusts the options
+// first.
+func newDaemon(t *testing.T, cfg *config.Config, opts ...func(*Options)) (*Daemon, string, store.Store) {
 	t.Helper()
 	// A short path: unix socket paths are limited to ~100 bytes.
 	dir, err := os.MkdirTemp("", "sbd")
@@ -68,6 +69,7 @@ func start(t *testing.T, cfg *config.Config, opts ...func(*Options)) *running {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { st.Close() })
 	o := Options{Config: cfg, Store: st, StateDir: dir, Version: "test"}
 	for _, f := range opts {
 		f(&o)
@@ -76,17 +78,46 @@ func start(t *testing.T, cfg *config.Config, opts ...func(*Options)) *running {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return d, dir, st
+}
+
+// start runs a daemon for cfg until the test ends; opts adjusts the
+// options first.
+func start(t *testing.T, cfg *config.Config, opts ...func(*Options)) *running {
+	t.Helper()
+	d, dir, st := newDaemon(t, cfg, opts...)
 	if err := d.Listen(); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{d: d, url: "http://" + d.Addr(), stateDir: dir, store: st, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- d.Run(ctx) }()
-	t.Cleanup(func() {
-		r.stop(t)
-		st.Close()
-	})
+	t.Cleanup(func() { r.stop(t) })
 	return r
+}
+
+// startStdio runs a daemon for cfg as serve --stdio does (no control
+// socket) until the test ends, serving one client over an in-memory pipe,
+// and returns the client's end; opts adjusts the options first.
+func startStdio(t *testing.T, cfg *config.Config, opts ...func(*Options)) mcp.Transport {
+	t.Helper()
+	d, _, _ := newDaemon(t, cfg, append([]func(*Options){func(o *Options) { o.NoControl = true }}, opts...)...)
+	ctx, cancel := context.WithCancel(context.Background())
+	clientT, serverT := mcp.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- d.RunStdio(ctx, serverT) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("RunStdio: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("RunStdio did not return within 30s of the cancel")
+		}
+	})
+	return clientT
 }
 
 // stop shuts the daemon down and waits for Run to return.

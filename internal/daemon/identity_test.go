@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -197,39 +196,9 @@ func TestStdioActsAsDefaultUser(t *testing.T) {
 	cfg, dial := embeddedDefault(t)
 	cfg.Gateway.DefaultUser = "stdio-user"
 	cfg.Gateway.Tokens = []config.Token{{Name: "remote", User: "someone-else", Secret: "remote-secret"}}
-	dir, err := os.MkdirTemp("", "sbd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	st, err := store.OpenSQLite(context.Background(), filepath.Join(dir, "switchboard.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	o := Options{Config: cfg, Store: st, StateDir: dir, Version: "test", NoControl: true}
-	dial(&o)
-	d, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	clientT, serverT := mcp.NewInMemoryTransports()
-	done := make(chan error, 1)
-	go func() { done <- d.RunStdio(ctx, serverT) }()
-	defer func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("RunStdio: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("RunStdio did not return within 30s of the cancel")
-		}
-	}()
+	clientT := startStdio(t, cfg, dial)
 	c := mcp.NewClient(&mcp.Implementation{Name: "stdio-client", Version: "1"}, nil)
-	cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
+	cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer ccancel()
 	cs, err := c.Connect(cctx, clientT, nil)
 	if err != nil {

@@ -3,8 +3,6 @@ package daemon
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
@@ -48,19 +45,11 @@ func TestRunStdioWaitsForTheServers(t *testing.T) {
 	hang.ConnectTimeout = time.Second
 	cfg := testConfig(slow, hang)
 
-	dir, err := os.MkdirTemp("", "sbd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	st, err := store.OpenSQLite(context.Background(), filepath.Join(dir, "switchboard.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	var out lockedBuffer
-	d, err := New(Options{Config: cfg, Store: st, StateDir: dir, Version: "test", NoControl: true, Out: &out,
-		DialOptions: func(server string, o *upstream.DialOptions) {
+	began := time.Now()
+	clientT := startStdio(t, cfg, func(o *Options) {
+		o.Out = &out
+		o.DialOptions = func(server string, o *upstream.DialOptions) {
 			if server != "slow" {
 				return
 			}
@@ -82,29 +71,11 @@ func TestRunStdioWaitsForTheServers(t *testing.T) {
 				}
 				return ct, nil
 			}
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	clientT, serverT := mcp.NewInMemoryTransports()
-	done := make(chan error, 1)
-	began := time.Now()
-	go func() { done <- d.RunStdio(ctx, serverT) }()
-	defer func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("RunStdio: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("RunStdio did not return within 30s of the cancel")
 		}
-	}()
+	})
 
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)
-	cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
+	cctx, ccancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer ccancel()
 	cs, err := c.Connect(cctx, clientT, nil)
 	if err != nil {
