@@ -46,7 +46,11 @@ func testRefusedCalls(t *testing.T, fast bool) {
 		t.Fatal(err)
 	}
 	cfg.Gateway.DisableFastPath = !fast
-	cfg.Gateway.Views = []config.View{{Name: "narrow", Exclude: []string{"alpha__add"}, Prefix: config.PrefixAlways}}
+	cfg.Gateway.Views = []config.View{
+		{Name: "narrow", Exclude: []string{"alpha__add"}, Prefix: config.PrefixAlways},
+		{Name: "renamed", Servers: []string{"alpha"}, Rename: map[string]string{"alpha__echo": "say"}, Prefix: config.PrefixAlways},
+		{Name: "solo", Servers: []string{"alpha"}, Exclude: []string{"add"}, Prefix: config.PrefixNever},
+	}
 	r := start(t, cfg, func(o *Options) {
 		if _, err := hooks.Trust(o.StateDir, path); err != nil {
 			t.Fatal(err)
@@ -56,6 +60,10 @@ func testRefusedCalls(t *testing.T, fast bool) {
 	waitTools(t, cs, "alpha's tools", has("alpha__echo", "alpha__add"))
 	narrow := r.connect(t, "/mcp/narrow", nil, nil)
 	waitTools(t, narrow, "the narrow view", has("alpha__echo"))
+	renamed := r.connect(t, "/mcp/renamed", nil, nil)
+	waitTools(t, renamed, "the renamed view", has("say"))
+	solo := r.connect(t, "/mcp/solo", nil, nil)
+	waitTools(t, solo, "the solo view", has("echo"))
 
 	tests := []struct {
 		name     string
@@ -71,6 +79,9 @@ func testRefusedCalls(t *testing.T, fast bool) {
 		{"tool outside the view", narrow, "alpha__add", map[string]any{"a": 1, "b": 2}, true, `tool "alpha__add" is not part of view "narrow"`, "alpha", "add", "authorization"},
 		{"unknown tool of a server", cs, "alpha__nope", map[string]any{}, true, `server alpha has no tool named "nope"`, "alpha", "nope", "not_found"},
 		{"unknown name", cs, "nonsense", map[string]any{}, true, `view "default" has no tool named "nonsense"`, "", "nonsense", "not_found"},
+		{"a renamed tool's old name", renamed, "alpha__echo", map[string]any{"message": "hi"}, true, `it calls that tool "say"`, "alpha", "echo", "not_found"},
+		{"outside an unprefixed view", solo, "add", map[string]any{"a": 1, "b": 2}, true, `tool "add" is not part of view "solo"`, "alpha", "add", "authorization"},
+		{"unknown in an unprefixed view", solo, "nothing", map[string]any{}, true, `server alpha has no tool named "nothing"`, "alpha", "nothing", "not_found"},
 		{"arguments that fail the schema", cs, "alpha__add", map[string]any{"a": "one", "b": 2}, false, "", "alpha", "add", "validation"},
 		{"arguments that are not an object", cs, "alpha__echo", "just text", false, "the arguments are a string", "alpha", "echo", "validation"},
 	}
