@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/hooks"
 	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
 // TestEveryRefusedCallIsRecorded sends the gateway a call for each way it
@@ -35,7 +36,7 @@ func TestEveryRefusedCallIsRecorded(t *testing.T) {
 func testRefusedCalls(t *testing.T, fast bool) {
 	sink := newEventSink(t)
 	path := filepath.Join(t.TempDir(), "switchboard.yaml")
-	writeConfig(t, path, map[string]string{"alpha": "ok", "slow": "slow-start, SWITCHBOARD_TEST_DELAY: 5m"}, fmt.Sprintf(`hooks:
+	writeConfig(t, path, map[string]string{"alpha": "ok", "slow": "slow-start " + testserver.EnvDelay + "=5m"}, fmt.Sprintf(`hooks:
   - name: failures
     on: tool.failed
     actions:
