@@ -16,12 +16,16 @@
 //     flag file exists); a prompt and a resource. 300 ms after start it adds the
 //     tool "late" and announces it with tools/list_changed.
 //   - "exit": writes a message to stderr and exits 3 before answering.
+//   - "exit-silent": exits 3 before answering, writing nothing.
+//   - "npm-404": writes what npx prints for a package the registry does not
+//     have ([NPMNotFound]) and exits 1, as npx does.
 //   - "garbage": writes non-JSON to stdout instead of answering.
 //   - "hang": reads requests and never answers.
 //   - "slow-start": sleeps SWITCHBOARD_TEST_DELAY (a Go duration) first.
 //   - "die-after": serves, then exits SWITCHBOARD_TEST_DELAY after start.
-//   - "freeze": serves, then stops itself (SIGSTOP) SWITCHBOARD_TEST_DELAY
-//     after start, so pings go unanswered while its pipes stay open.
+//   - "freeze": serves, then stops itself (SIGSTOP) when the third ping
+//     arrives: two pings are answered, the rest go unanswered while its
+//     pipes stay open.
 //   - "flaky": exits at start when the file SWITCHBOARD_TEST_FLAG exists,
 //     otherwise serves as "ok" (lets a test break and heal a server).
 package testserver
@@ -115,6 +119,17 @@ func Server(t testing.TB, name, mode string, env ...string) config.Server {
 	}
 }
 
+// NPMNotFound is what npm 10 (npx) writes to stderr for a package the
+// registry does not have; its informative line is the second.
+const NPMNotFound = "npm error code E404\n" +
+	"npm error 404 Not Found - GET https://registry.npmjs.org/@modelcontextprotocol%2fserver-nonexistent - Not found\n" +
+	"npm error 404\n" +
+	"npm error 404  '@modelcontextprotocol/server-nonexistent@*' is not in this registry.\n" +
+	"npm error 404\n" +
+	"npm error 404 Note that you can also install from a\n" +
+	"npm error 404 tarball, folder, http url, or git url.\n" +
+	"npm error A complete log of this run can be found in: /home/me/.npm/_logs/2025-01-01T00_00_00_000Z-debug-0.log\n"
+
 // lateToolDelay is when the "ok" server adds its "late" tool.
 const lateToolDelay = 300 * time.Millisecond
 
@@ -127,6 +142,11 @@ func run(mode string) {
 	case "exit":
 		fmt.Fprintln(os.Stderr, "fatal: missing API key GIZMO_TOKEN")
 		os.Exit(3)
+	case "exit-silent":
+		os.Exit(3)
+	case "npm-404":
+		fmt.Fprint(os.Stderr, NPMNotFound)
+		os.Exit(1)
 	case "leak-secret":
 		// A server that prints its credential when it fails.
 		fmt.Fprintln(os.Stderr, "login failed: token is "+os.Getenv("GIZMO_TOKEN"))
@@ -154,10 +174,7 @@ func run(mode string) {
 			os.Exit(2)
 		}()
 	case "freeze":
-		go func() {
-			time.Sleep(delay)
-			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
-		}()
+		freezeAtPing = 3
 	case "flaky":
 		if _, err := os.Stat(os.Getenv(EnvFlag)); err == nil {
 			fmt.Fprintln(os.Stderr, "flaky: refusing to start")
@@ -212,8 +229,23 @@ func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
 
+// freezeAtPing, when positive, is the ping at whose arrival the server
+// stops itself ("freeze" mode).
+var freezeAtPing int
+
 func serve() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1"}, nil)
+	if freezeAtPing > 0 {
+		var pings atomic.Int32
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "ping" && int(pings.Add(1)) >= freezeAtPing {
+					_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes the message back.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
 			return text(a.Message), nil, nil
