@@ -2,15 +2,57 @@ package upstream
 
 import "testing"
 
-func TestStderrSummary(t *testing.T) {
-	node := "node:internal/modules/cjs/loader:1210\n  throw err;\n  ^\n\nError: Cannot find module '/nonexistent.js'\n" +
+// Real-shaped stderr of servers that fail to start, as their launchers
+// print it.
+const (
+	nodeMissingModule = "node:internal/modules/cjs/loader:1210\n  throw err;\n  ^\n\nError: Cannot find module '/nonexistent.js'\n" +
 		"    at Module._resolveFilename (node:internal/modules/cjs/loader:1207:15)\n    at Module._load (node:internal/modules/cjs/loader:1038:27)\n" +
 		"  code: 'MODULE_NOT_FOUND',\n  requireStack: []\n}\n\nNode.js v20.20.2\n"
-	python := "Traceback (most recent call last):\n  File \"server.py\", line 3, in <module>\n    import mcp\nModuleNotFoundError: No module named 'mcp'\n"
+	pythonTraceback = "Traceback (most recent call last):\n  File \"server.py\", line 3, in <module>\n    import mcp\nModuleNotFoundError: No module named 'mcp'\n"
+	// npm 10 (Node 20 and later): npx of a package that does not exist.
+	npm10NotFound = "npm error code E404\n" +
+		"npm error 404 Not Found - GET https://registry.npmjs.org/@modelcontextprotocol%2fserver-nonexistent - Not found\n" +
+		"npm error 404\n" +
+		"npm error 404  '@modelcontextprotocol/server-nonexistent@*' is not in this registry.\n" +
+		"npm error 404\n" +
+		"npm error 404 Note that you can also install from a\n" +
+		"npm error 404 tarball, folder, http url, or git url.\n" +
+		"npm error A complete log of this run can be found in: /home/me/.npm/_logs/2025-01-01T00_00_00_000Z-debug-0.log\n"
+	// npm 8 and 9 (Node 16, 18).
+	npm8NotFound = "npm ERR! code E404\n" +
+		"npm ERR! 404 Not Found - GET https://registry.npmjs.org/mcp-server-nope - Not found\n" +
+		"npm ERR! 404 \n" +
+		"npm ERR! 404  'mcp-server-nope@*' is not in this registry.\n" +
+		"npm ERR! 404 \n" +
+		"npm ERR! 404 Note that you can also install from a\n" +
+		"npm ERR! 404 tarball, folder, http url, or git url.\n\n" +
+		"npm ERR! A complete log of this run can be found in:\n" +
+		"npm ERR!     /home/me/.npm/_logs/2023-01-01T00_00_00_000Z-debug-0.log\n"
+	// uvx of a package that does not exist.
+	uvxNotFound = "  × No solution found when resolving tool dependencies:\n" +
+		"  ╰─▶ Because mcp-server-nope was not found in the package registry and you require mcp-server-nope, we can\n" +
+		"      conclude that your requirements are unsatisfiable.\n"
+	dockerNoImage = "Unable to find image 'mcp/nope:latest' locally\n" +
+		"docker: Error response from daemon: pull access denied for mcp/nope, repository does not exist or may require 'docker login'.\n" +
+		"See 'docker run --help'.\n"
+	goPanic = "panic: boom\n\ngoroutine 1 [running]:\nmain.main()\n\t/src/server/main.go:12 +0x1d\nexit status 2\n"
+)
+
+func TestStderrSummary(t *testing.T) {
 	tests := []struct{ name, in, want string }{
-		{"node stack", node, "Error: Cannot find module '/nonexistent.js'"},
-		{"python traceback", python, "ModuleNotFoundError: No module named 'mcp'"},
-		{"go panic", "goroutine 1 [running]:\npanic: boom\n\nexit status 2\n", "panic: boom"},
+		{"node stack", nodeMissingModule, "Error: Cannot find module '/nonexistent.js'"},
+		{"python traceback", pythonTraceback, "ModuleNotFoundError: No module named 'mcp'"},
+		{"python traceback, then a log line", pythonTraceback + "INFO shutting down\n", "ModuleNotFoundError: No module named 'mcp'"},
+		{"npm 10 package not found", npm10NotFound,
+			"npm error 404 Not Found - GET https://registry.npmjs.org/@modelcontextprotocol%2fserver-nonexistent - Not found"},
+		{"npm 8 package not found", npm8NotFound, "npm ERR! 404 Not Found - GET https://registry.npmjs.org/mcp-server-nope - Not found"},
+		{"npm's log pointer alone", "npm error A complete log of this run can be found in: /x/debug-0.log\n", ""},
+		{"uvx package not found", uvxNotFound,
+			"╰─▶ Because mcp-server-nope was not found in the package registry and you require mcp-server-nope, we can"},
+		{"docker image missing", dockerNoImage,
+			"docker: Error response from daemon: pull access denied for mcp/nope, repository does not exist or may require 'docker login'."},
+		{"go panic", goPanic, "panic: boom"},
+		{"an error code alone", "connecting to the database\nENOENT: /var/run/db.sock\n", "ENOENT: /var/run/db.sock"},
 		{"nothing that looks like an error", "starting\nlistening on stdio\nbye\n", "starting\nlistening on stdio\nbye"},
 		{"last lines only", "a\nb\nc\nd\n", "b\nc\nd"},
 		{"empty", "", ""},
