@@ -81,7 +81,17 @@ type Client struct {
 
 	done    chan struct{} // closed when the connection has ended
 	endErr  error         // why; set before done is closed
+	endOnce sync.Once
+	watched chan struct{} // closed when watch has returned
 	closing atomic.Bool
+	// wire follows a network server's HTTP exchanges (nil for others).
+	wire *wireWatch
+	// expired is set when the server answered 404 for the session: it
+	// restarted or ended the session, and a new one must be started.
+	expired atomic.Bool
+	// suspect is signalled when a request could not reach the server,
+	// so that the supervisor checks the connection at once.
+	suspect chan struct{}
 
 	nextToken atomic.Uint64
 	progress  sync.Map // progress token (string) -> func(*mcp.ProgressNotificationParams)
@@ -99,6 +109,7 @@ const (
 	logKeyErr       = "err"
 	logKeyLatency   = "latency"
 	logKeyState     = "state"
+	logKeyHints     = "suggestions"
 )
 
 // Dial connects to srv and completes the MCP handshake within
@@ -113,12 +124,15 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		opts.Requests.ListRoots = configuredRoots(srv.Roots)
 	}
 	c := &Client{
-		server: srv,
-		stderr: newTailBuffer(opts.StderrBytes),
-		redact: redact.New(srv.SecretValues()),
-		logger: logger.With(logKeyServer, srv.Name),
-		done:   make(chan struct{}),
-		order:  newProgressOrder(),
+		server:  srv,
+		stderr:  newTailBuffer(opts.StderrBytes),
+		redact:  redact.New(srv.SecretValues()),
+		logger:  logger.With(logKeyServer, srv.Name),
+		done:    make(chan struct{}),
+		watched: make(chan struct{}),
+		suspect: make(chan struct{}, 1),
+		order:   newProgressOrder(),
+		wire:    &wireWatch{},
 	}
 	t := opts.Transport
 	if t == nil && opts.NewTransport != nil {
@@ -133,9 +147,9 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		if head <= 0 {
 			head = 1 << 20
 		}
-		t, err = transportFor(srv, c.stderr, frameLimits{maxFrame: opts.MaxMessageBytes, frameHead: head + 64<<10, logger: c.logger})
+		t, err = transportFor(srv, c.stderr, frameLimits{maxFrame: opts.MaxMessageBytes, frameHead: head + 64<<10, logger: c.logger}, c.wire)
 		if err != nil {
-			return nil, fault.Wrap(fault.Connection, err, "connecting to %s", srv.Name).WithDetail("server", srv.Name)
+			return nil, c.dialError(ctx, ctx, err)
 		}
 		c.proc, _ = t.(*processTransport)
 	}
@@ -219,6 +233,13 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 	}
 	c.session = session
 	c.fast = newFastCaller(c, t, opts)
+	if sid := session.ID(); sid != "" && srv.Transport == config.TransportHTTP {
+		c.wire.setGone(func(id string) {
+			if id == sid {
+				c.sessionExpired()
+			}
+		})
+	}
 	c.logger.Debug("connected", logKeyTransport, string(srv.Transport), logKeyLatency, time.Since(start))
 	go c.watch()
 	return c, nil
@@ -227,52 +248,121 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 // watch notices the end of the connection — a child that exits, a closed
 // socket — at once, not at the next ping.
 func (c *Client) watch() {
+	defer close(c.watched)
 	err := c.session.Wait()
-	if c.closing.Load() {
-		err = nil
-	} else {
+	if !c.closing.Load() && !c.expired.Load() {
 		err = c.lostError(err)
 	}
-	c.endErr = err
-	close(c.done)
+	c.end(err)
 }
 
+// end records why the connection ended and closes done, once; after
+// Close, the reason is nil.
+func (c *Client) end(err error) {
+	c.endOnce.Do(func() {
+		if c.closing.Load() {
+			err = nil
+		}
+		c.endErr = err
+		close(c.done)
+	})
+}
+
+// errSessionExpired marks a connection whose server answered 404 for its
+// session: the server restarted or ended the session. The MCP
+// specification has the client start a new session at once, which the
+// supervisor does.
+var errSessionExpired = errors.New("the server no longer has the session")
+
+// sessionExpired ends a streamable-HTTP connection whose server answered
+// 404 for its session.
+func (c *Client) sessionExpired() {
+	if c.expired.Swap(true) {
+		return
+	}
+	c.logger.Info("session expired on the server; starting a new one")
+	c.end(fault.Wrap(fault.Connection, errSessionExpired,
+		"%s answered 404 for the session: it restarted or ended the session; Switchboard starts a new one", shownURL(c.server)).
+		WithDetail("server", c.server.Name))
+}
+
+// markSuspect asks the supervisor to check the connection now.
+func (c *Client) markSuspect() {
+	select {
+	case c.suspect <- struct{}{}:
+	default:
+	}
+}
+
+// dialError is the error of a failed Dial: what happened, in words a
+// person can act on (see explain.go), with err as its cause.
 func (c *Client) dialError(parent, dctx context.Context, err error) error {
 	kind := fault.Connection
-	msg := fmt.Sprintf("connecting to %s", c.server.Name)
+	var e explanation
 	switch {
 	case parent.Err() != nil:
 		kind = fault.Cancelled
-		msg = fmt.Sprintf("connecting to %s was cancelled", c.server.Name)
+		e.msg = fmt.Sprintf("connecting to %s was cancelled", c.server.Name)
 	case dctx.Err() != nil:
 		kind = fault.Timeout
-		msg = fmt.Sprintf("%s did not complete the MCP handshake within %s", c.server.Name, c.server.ConnectTimeout)
+		e.msg = fmt.Sprintf("%s did not complete the MCP handshake within %s", c.server.Name, c.server.ConnectTimeout)
+		e.hints = []string{fmt.Sprintf("raise %s if the server is slow to start", field(c.server, "timeout"))}
+	default:
+		e = c.explain(err)
 	}
-	fe := fault.Wrap(kind, err, "%s", msg).WithDetail("server", c.server.Name)
+	fe := fault.Wrap(kind, err, "%s", e.msg).WithDetail("server", c.server.Name).WithSuggestions(e.hints...)
 	c.attachStderr(fe)
-	if kind == fault.Timeout {
-		fe.WithSuggestions(fmt.Sprintf("raise servers.%s.timeout if the server is slow to start", c.server.Name))
-	}
 	return fe
+}
+
+// explain says why a connection attempt failed.
+func (c *Client) explain(err error) explanation {
+	if e, ok := explainStart(c.server, err); ok {
+		return e
+	}
+	if c.proc != nil && c.proc.conn != nil {
+		// The SDK has closed the connection, so the child has exited or
+		// been stopped; the stderr tail is complete.
+		if ps := c.proc.conn.exitStatus(2 * terminateDuration); ps != nil && c.proc.conn.endedFirst {
+			return explainExit(c.server, ps, c.Stderr())
+		}
+	}
+	if f := c.wire.lastFailure(); f != nil && c.server.Transport != config.TransportStdio {
+		return explainHTTP(c.server, f)
+	}
+	if c.server.URL != "" {
+		if e, ok := explainNet(c.server, err); ok {
+			return e
+		}
+	}
+	return explanation{msg: "the MCP handshake failed: " + err.Error()}
 }
 
 func (c *Client) lostError(err error) error {
-	fe := fault.Wrap(fault.Connection, err, "connection to %s lost", c.server.Name).WithDetail("server", c.server.Name)
+	msg := fmt.Sprintf("connection to %s lost", c.server.Name)
 	if c.proc != nil && c.proc.conn != nil {
 		// Let the exit status and the last stderr bytes land.
 		if ps := c.proc.conn.exitStatus(2 * terminateDuration); ps != nil {
-			fe.Message = fmt.Sprintf("server %s exited (%s)", c.server.Name, ps.String())
+			msg = fmt.Sprintf("server %s %s", c.server.Name, describeExit(ps))
+		}
+	} else if f := c.wire.lastFailure(); f != nil && f.status == 0 {
+		if e, ok := explainNet(c.server, f.err); ok {
+			msg += ": " + e.msg
 		}
 	}
+	fe := fault.Wrap(fault.Connection, err, "%s", msg).WithDetail("server", c.server.Name)
 	c.attachStderr(fe)
 	return fe
 }
 
+// attachStderr adds a stdio server's stderr to fe: its last lines as a
+// detail, and the line that says what went wrong to the message.
 func (c *Client) attachStderr(fe *fault.Error) {
-	if s := lastLines(c.Stderr(), 20); s != "" {
+	all := c.Stderr()
+	if s := lastLines(all, 20); s != "" {
 		fe.WithDetail("stderr", s)
-		if !strings.Contains(fe.Message, "stderr") {
-			fe.Message += "; its stderr says: " + stderrSummary(s)
+		if sum := stderrSummary(all); sum != "" && !strings.Contains(fe.Message, "stderr") {
+			fe.Message += "; its stderr says: " + sum
 		}
 	}
 }
@@ -309,7 +399,7 @@ func (c *Client) Err() error {
 func (c *Client) Close() error {
 	c.closing.Store(true)
 	err := c.session.Close()
-	<-c.done
+	<-c.watched
 	c.closePool()
 	if err != nil && (errors.Is(err, io.EOF) || isExitErr(err)) {
 		err = nil
@@ -382,6 +472,9 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams, onPro
 		// Deliver the progress the server sent before its result first.
 		defer c.order.drain(token)
 	}
+	// The transport notes here whether the server refused the request
+	// unprocessed (a 404 for the session).
+	ctx = context.WithValue(ctx, deliveryKey{}, &deliveryNote{})
 	if c.fast != nil {
 		res, err := c.fast.call(ctx, params)
 		switch {
@@ -417,25 +510,61 @@ func tokenKey(t any) string {
 	}
 }
 
-// classify turns an SDK error into a fault.Error.
+// codeRejected is the code of the SDK's "rejected by transport" error:
+// the request was not delivered (the network failed, or the server
+// answered 429, 502, 503 or 504), which is no answer of the server's.
+const codeRejected = -32005
+
+// classify turns an SDK error into a fault.Error whose message says what
+// was being done and why it failed.
 func (c *Client) classify(ctx context.Context, err error, doing string) error {
 	var fe *fault.Error
 	if errors.As(err, &fe) {
 		return err
 	}
 	var kind fault.Kind
+	var why explanation // the failure in plain words, when known
 	var rpcErr *jsonrpc.Error
+	isRPC := errors.As(err, &rpcErr)
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
 		kind = fault.Timeout
 	case ctx.Err() != nil || errors.Is(err, context.Canceled):
 		kind = fault.Cancelled
-	case errors.As(err, &rpcErr):
+	case c.expired.Load():
+		// The server answered 404 for the session: whatever the SDK
+		// made of the answer, the session is gone (the end error says so).
+		kind = fault.Connection
+	case isNetError(err):
+		// A refused or reset connection, checked before the SDK's
+		// "rejected by transport" that wraps it.
+		kind = fault.Connection
+		if c.server.URL != "" {
+			why, _ = explainNet(c.server, err)
+		}
+		c.markSuspect()
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		// A call's event stream that ended before its answer.
+		kind = fault.Connection
+		why.msg = "the connection ended before the answer arrived (did the server stop or restart?)"
+		c.markSuspect()
+	case isRPC && rpcErr.Code != codeRejected:
 		kind = fault.Protocol
 		if rpcErr.Code == jsonrpc.CodeInvalidParams {
 			kind = fault.Validation
 		}
-	case errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || isNetError(err):
+	case isRPC:
+		kind = fault.Connection
+		if f := c.wire.lastFailure(); f != nil {
+			why = explainHTTP(c.server, f)
+		}
+	case errors.Is(err, io.EOF) && c.server.URL != "":
+		// The server closed the connection instead of answering: it
+		// stopped, or restarted.
+		kind = fault.Connection
+		why.msg = fmt.Sprintf("%s closed the connection without answering (did the server stop or restart?)", hostOf(c.server.URL))
+		c.markSuspect()
+	case errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF):
 		kind = fault.Connection
 	default:
 		select {
@@ -448,18 +577,25 @@ func (c *Client) classify(ctx context.Context, err error, doing string) error {
 	cause := err
 	if kind == fault.Connection {
 		if end := c.Err(); end != nil {
-			cause = end
+			// Why the connection ended says it best.
+			cause, why = end, explanation{msg: fault.As(end).Message, hints: fault.As(end).Suggestions}
 		}
 	}
 	// The message says why, in the words of the server or the network
 	// (a client of the gateway sees the message, not the chain).
 	msg := doing
 	if kind != fault.Cancelled && kind != fault.Timeout {
-		if why := cause.Error(); why != "" {
-			msg += ": " + why
+		if why.msg == "" {
+			why.msg = cause.Error()
+		}
+		if why.msg != "" {
+			msg += ": " + why.msg
 		}
 	}
-	out := fault.Wrap(kind, cause, "%s", msg).WithDetail("server", c.server.Name)
+	if n, ok := ctx.Value(deliveryKey{}).(*deliveryNote); (ok && n.refused.Load()) || (kind == fault.Connection && isDialError(err)) {
+		cause = &notDelivered{cause}
+	}
+	out := fault.Wrap(kind, cause, "%s", msg).WithDetail("server", c.server.Name).WithSuggestions(why.hints...)
 	if kind == fault.Connection {
 		c.attachStderr(out)
 	}

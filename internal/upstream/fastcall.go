@@ -101,12 +101,20 @@ func (f *fastCaller) call(ctx context.Context, params *mcp.CallToolParams) (*mcp
 			f.cancel(id)
 			return nil, ctx.Err()
 		}
-		return nil, errFastUnavailable // let the SDK meet (and report) the broken connection
+		// The server could not be reached, or the connection broke
+		// after the request went out: sending it again by the SDK's
+		// path could run the tool twice.
+		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		return nil, errFastUnavailable // a gone session, an overloaded server: the SDK's handling
+		if resp.StatusCode == http.StatusNotFound && f.c.expired.Load() {
+			// The server no longer has the session (it restarted): the
+			// connection has ended, and the supervisor starts a new one.
+			return nil, errSessionExpired
+		}
+		return nil, errFastUnavailable // an overloaded server, a challenge: the SDK's handling
 	}
 	var msg *wireMessage
 	switch ct := resp.Header.Get("Content-Type"); {

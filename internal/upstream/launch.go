@@ -39,7 +39,7 @@ type frameLimits struct {
 	logger    *slog.Logger
 }
 
-func transportFor(srv config.Server, stderr io.Writer, limits frameLimits) (mcp.Transport, error) {
+func transportFor(srv config.Server, stderr io.Writer, limits frameLimits, wire *wireWatch) (mcp.Transport, error) {
 	switch srv.Transport {
 	case config.TransportStdio, "":
 		cmd, err := commandFor(srv, stderr)
@@ -48,10 +48,10 @@ func transportFor(srv config.Server, stderr io.Writer, limits frameLimits) (mcp.
 		}
 		return &processTransport{cmd: cmd, maxFrame: limits.maxFrame, frameHead: limits.frameHead, logger: limits.logger}, nil
 	case config.TransportSSE:
-		hc := httpClientFor(srv, limits)
+		hc := httpClientFor(srv, limits, wire)
 		return &lifetimeTransport{inner: &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: hc}, http: hc}, nil
 	case config.TransportHTTP:
-		hc := httpClientFor(srv, limits)
+		hc := httpClientFor(srv, limits, wire)
 		return &lifetimeTransport{inner: &mcp.StreamableClientTransport{
 			Endpoint:   srv.URL,
 			HTTPClient: hc,
@@ -77,17 +77,19 @@ func commandFor(srv config.Server, stderr io.Writer) (*exec.Cmd, error) {
 	if srv.Command == "" {
 		return nil, fmt.Errorf("server %q has no command", srv.Name)
 	}
+	env := childEnv(srv)
 	path := srv.Command
-	if !filepath.IsAbs(path) {
-		p, err := exec.LookPath(path)
+	if !strings.ContainsRune(path, filepath.Separator) {
+		// A bare name is looked up on the PATH the child gets.
+		p, err := lookPath(path, env)
 		if err != nil {
-			return nil, fmt.Errorf("command %q not found on PATH; install it or give its absolute path", srv.Command)
+			return nil, err
 		}
 		path = p
 	}
 	cmd := exec.Command(path, srv.Args...)
 	cmd.Args[0] = srv.Command
-	cmd.Env = childEnv(srv)
+	cmd.Env = env
 	cmd.Dir = srv.Cwd
 	cmd.Stderr = stderr
 	// A grandchild holding stderr open must not make Wait hang.
@@ -158,8 +160,9 @@ func (t *processTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if limit <= 0 {
 		limit = DefaultMaxFrameBytes
 	}
+	out := &eofReader{r: stdout}
 	iot := &mcp.IOTransport{
-		Reader:        &readCloser{Reader: newFrameCap(stdout, limit, t.frameHead, calls, t.logger), Closer: stdout},
+		Reader:        &readCloser{Reader: newFrameCap(out, limit, t.frameHead, calls, t.logger), Closer: stdout},
 		Writer:        &trackingWriter{w: stdin, calls: calls},
 		MaxLineLength: limit + 1<<20, // replacements are small; whatever passes the cap fits
 	}
@@ -170,8 +173,23 @@ func (t *processTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 		_ = t.cmd.Wait()
 		return nil, err
 	}
-	t.conn = &groupConn{Connection: conn, cmd: t.cmd, stdin: stdin, exited: make(chan struct{})}
+	t.conn = &groupConn{Connection: conn, cmd: t.cmd, stdin: stdin, out: out, exited: make(chan struct{})}
 	return t.conn, nil
+}
+
+// eofReader notes that the child closed its stdout (most often by
+// exiting).
+type eofReader struct {
+	r   io.Reader
+	eof atomic.Bool
+}
+
+func (e *eofReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err == io.EOF {
+		e.eof.Store(true)
+	}
+	return n, err
 }
 
 type readCloser struct {
@@ -185,14 +203,19 @@ type groupConn struct {
 	mcp.Connection
 	cmd    *exec.Cmd
 	stdin  io.Closer
+	out    *eofReader
 	once   sync.Once
 	err    error
 	state  *os.ProcessState // valid once exited is closed
 	exited chan struct{}
+	// endedFirst records that the child had closed its stdout before
+	// Close asked it to exit: it ended (or gave up on MCP) by itself.
+	endedFirst bool
 }
 
 func (c *groupConn) Close() error {
 	c.once.Do(func() {
+		c.endedFirst = c.out.eof.Load()
 		proc := c.cmd.Process
 		waited := make(chan error, 1)
 		var wg sync.WaitGroup
@@ -295,7 +318,7 @@ func (c *cancelConn) Close() error {
 // terminate_on_close honoured, and JSON response bodies through the frame
 // cap (the SDK reads them whole; event streams it bounds itself, at 16 MiB
 // an event).
-func httpClientFor(srv config.Server, limits frameLimits) *http.Client {
+func httpClientFor(srv config.Server, limits frameLimits, wire *wireWatch) *http.Client {
 	// One connection pool per server, deep enough for every call in
 	// flight to keep its connection (the default keeps 2 idle per host,
 	// so concurrent calls would open and close a connection each).
@@ -310,6 +333,7 @@ func httpClientFor(srv config.Server, limits frameLimits) *http.Client {
 		skipDelete:  srv.Transport == config.TransportHTTP && !srv.TerminateOnClose,
 		limits:      limits,
 		calls:       newCallTracker(),
+		wire:        wire,
 	}}
 }
 
@@ -332,6 +356,8 @@ type headerTransport struct {
 	// notification read from an event stream the SDK's session reads
 	// (not the fast path's), for progressOrder.
 	progressRead atomic.Pointer[func(token string)]
+	// wire hears what each exchange says about the connection.
+	wire *wireWatch
 }
 
 // maxRequestNote bounds how much of a request body is read to note its
@@ -370,6 +396,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	}
 	resp, err := t.base.RoundTrip(req)
+	t.wire.observe(req, resp, err, t.streamable)
 	if err != nil {
 		return resp, err
 	}

@@ -61,6 +61,10 @@ type Supervisor struct {
 // errDisabled ends a connection that a user or the health loop disabled.
 var errDisabled = errors.New("disabled")
 
+// minRenewalGap is the least time between two sessions started at once
+// because the server no longer had the previous one.
+const minRenewalGap = time.Second
+
 // NewSupervisor returns a supervisor for one server; call Run to start it.
 func NewSupervisor(opts SupervisorOptions) *Supervisor {
 	if opts.Health.MaxFailures <= 0 {
@@ -130,7 +134,14 @@ func (s *Supervisor) Client() (*Client, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.client != nil && s.snap.State == StateConnected {
-		return s.client, nil
+		select {
+		case <-s.client.Done():
+			// Ended a moment ago; the supervisor is about to notice.
+			return nil, fault.Wrap(fault.Connection, s.client.Err(), "server %s lost its connection and is reconnecting", s.opts.Server.Name).
+				WithDetail("server", s.opts.Server.Name).WithDetail("state", string(StateDisconnected))
+		default:
+			return s.client, nil
+		}
 	}
 	return nil, s.unavailableLocked()
 }
@@ -142,6 +153,7 @@ func (s *Supervisor) unavailableLocked() error {
 	case !s.snap.Enabled && s.snap.AutoDisabled:
 		fe = fault.New(fault.Connection, "server %s was auto-disabled at %s after repeated failures: %s",
 			name, s.snap.AutoDisabledAt.Format(time.RFC3339), s.snap.LastError).
+			WithSuggestions(s.snap.Suggestions...).
 			WithSuggestions(fmt.Sprintf("fix the cause, then run: switchboard servers enable %s", name))
 	case !s.snap.Enabled && !s.opts.Server.Enabled:
 		fe = fault.New(fault.Connection, "server %s is disabled in the configuration", name).
@@ -150,7 +162,8 @@ func (s *Supervisor) unavailableLocked() error {
 		fe = fault.New(fault.Connection, "server %s is disabled", name).
 			WithSuggestions(fmt.Sprintf("run: switchboard servers enable %s", name))
 	case s.snap.LastError != "":
-		fe = fault.New(fault.Connection, "server %s is unavailable (%s): %s", name, s.snap.State, s.snap.LastError)
+		fe = fault.New(fault.Connection, "server %s is unavailable (%s): %s", name, s.snap.State, s.snap.LastError).
+			WithSuggestions(s.snap.Suggestions...)
 	case s.snap.State == StateDisconnected:
 		fe = fault.New(fault.Connection, "server %s lost its connection and is reconnecting", name)
 	default:
@@ -298,6 +311,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	}
 
 	attempt := 0 // seed 000 retryState.currentAttempt
+	var lastRenewal time.Time
 	for {
 		if ctx.Err() != nil {
 			return nil
@@ -339,6 +353,15 @@ func (s *Supervisor) Run(ctx context.Context) error {
 				return nil
 			}
 			if errors.Is(err, errDisabled) {
+				continue
+			}
+			if errors.Is(err, errSessionExpired) && s.now().Sub(lastRenewal) >= minRenewalGap {
+				// The server restarted or ended the session: start a new
+				// one at once, as the MCP specification says — no
+				// failure, no backoff. (Twice within minRenewalGap is a
+				// failure: a server that forgets every session.)
+				lastRenewal = s.now()
+				s.logger.Info("the server no longer has the session; starting a new one")
 				continue
 			}
 		}
@@ -385,7 +408,7 @@ func (s *Supervisor) connected(ctx context.Context, c *Client) {
 	}
 	s.update(func(sn *Snapshot) {
 		sn.State, sn.Since = StateConnected, now
-		sn.LastConnectedAt, sn.ConsecutiveFailures, sn.LastError = now, 0, ""
+		sn.LastConnectedAt, sn.ConsecutiveFailures, sn.LastError, sn.Suggestions = now, 0, "", nil
 		sn.Attempt, sn.Retrying, sn.NextRetryAt = 0, false, time.Time{}
 		sn.Stderr = ""
 		s.settled = true
@@ -415,13 +438,15 @@ func (s *Supervisor) disconnect(c *Client) {
 	})
 }
 
+// failed records a failed attempt or a lost connection. The error's
+// message says what happened (Dial and the client explain it: see
+// explain.go) and its suggestions what to try; both are kept.
 func (s *Supervisor) failed(ctx context.Context, err error, attempt int) {
 	msg := "connection ended"
-	if err != nil {
-		msg = fault.As(err).Message
-	}
+	var hints []string
 	stderr := ""
 	if fe := fault.As(err); fe != nil {
+		msg, hints = fe.Message, fe.Suggestions
 		if v, ok := fe.Details["stderr"].(string); ok {
 			stderr = v
 		}
@@ -434,8 +459,11 @@ func (s *Supervisor) failed(ctx context.Context, err error, attempt int) {
 	if !s.opts.Once && s.saveHealth(ctx) {
 		s.adoptDisable()
 	}
+	// Logged before it is announced: whoever waits for the failure finds
+	// it in the log too.
+	s.logger.Warn("upstream failure", logKeyErr, msg, logKeyHints, hints, "attempt", attempt)
 	s.update(func(sn *Snapshot) {
-		sn.State, sn.Since, sn.LastError = StateError, s.now(), msg
+		sn.State, sn.Since, sn.LastError, sn.Suggestions = StateError, s.now(), msg, hints
 		sn.ConsecutiveFailures = rec.ConsecutiveFailures
 		if stderr != "" {
 			sn.Stderr = stderr
@@ -444,7 +472,6 @@ func (s *Supervisor) failed(ctx context.Context, err error, attempt int) {
 			s.settled = true
 		}
 	})
-	s.logger.Warn("upstream failure", logKeyErr, msg, "attempt", attempt)
 }
 
 func (s *Supervisor) autoDisable(ctx context.Context, err error) {
@@ -484,23 +511,27 @@ func (s *Supervisor) monitor(ctx context.Context, c *Client) error {
 			if !s.enabled() {
 				return errDisabled
 			}
+			continue
+		case <-c.suspect:
+			// A request could not reach the server: check now rather
+			// than at the next ping.
 		case <-tick:
-			pctx, cancel := context.WithTimeout(ctx, s.opts.Health.PingTimeout)
-			lat, err := c.Ping(pctx)
-			cancel()
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if err != nil {
-				fe := fault.As(err)
-				if fe.Kind == fault.Timeout {
-					fe.Message = fmt.Sprintf("ping to %s got no answer within %s", s.Name(), s.opts.Health.PingTimeout)
-				}
-				return fe
-			}
-			now := s.now()
-			s.update(func(sn *Snapshot) { sn.LastPingAt, sn.Latency = now, lat })
 		}
+		pctx, cancel := context.WithTimeout(ctx, s.opts.Health.PingTimeout)
+		lat, err := c.Ping(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			fe := fault.As(err)
+			if fe.Kind == fault.Timeout {
+				fe.Message = fmt.Sprintf("ping to %s got no answer within %s", s.Name(), s.opts.Health.PingTimeout)
+			}
+			return fe
+		}
+		now := s.now()
+		s.update(func(sn *Snapshot) { sn.LastPingAt, sn.Latency = now, lat })
 	}
 }
 

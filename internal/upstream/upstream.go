@@ -74,6 +74,11 @@ type Snapshot struct {
 	Attempt     int       `json:"attempt,omitempty"` // reconnect attempt, 1-based
 	NextRetryAt time.Time `json:"next_retry_at,omitzero"`
 
-	LastError string `json:"last_error,omitempty"`
-	Stderr    string `json:"stderr,omitempty"` // tail of a stdio child's stderr
+	// LastError says what went wrong last ("connection refused by
+	// 127.0.0.1:1 (...)", "exited with code 3 before answering
+	// initialize; it wrote nothing to stderr"); Suggestions say what to
+	// try about it.
+	LastError   string   `json:"last_error,omitempty"`
+	Suggestions []string `json:"suggestions,omitempty"`
+	Stderr      string   `json:"stderr,omitempty"` // tail of a stdio child's stderr
 }

@@ -189,7 +189,7 @@ func TestFaults(t *testing.T) {
 			t.Fatal("Done not closed after the server exited")
 		}
 		end := c.Err()
-		for _, w := range []string{"exited", "exit status 2", "panic: crashing on purpose"} {
+		for _, w := range []string{"exited with code 2", "panic: crashing on purpose"} {
 			if end == nil || !strings.Contains(end.Error(), w) {
 				t.Errorf("end error %v does not contain %q", end, w)
 			}
@@ -331,7 +331,7 @@ func TestSupervisorNoticesDeathAtOnce(t *testing.T) {
 	runSupervisor(t, s)
 	waitSnapshot(t, s, 10*time.Second, "connected", func(sn Snapshot) bool { return sn.State == StateConnected })
 	snap := waitSnapshot(t, s, 10*time.Second, "error after the process died", func(sn Snapshot) bool { return sn.State == StateError })
-	if !strings.Contains(snap.LastError, "exit status 2") || !strings.Contains(snap.Stderr, "panic: simulated crash") {
+	if !strings.Contains(snap.LastError, "exited with code 2") || !strings.Contains(snap.Stderr, "panic: simulated crash") {
 		t.Errorf("after death: last error %q, stderr %q; want the exit status and the stderr", snap.LastError, snap.Stderr)
 	}
 	// It reconnects (each new process lives 300 ms again).
@@ -342,7 +342,7 @@ func TestSupervisorPingFailure(t *testing.T) {
 	health := fastHealth()
 	health.MaxFailures = 1
 	s := NewSupervisor(SupervisorOptions{
-		Server: testserver.Server(t, "frozen", "freeze", testserver.EnvDelay+"=200ms"),
+		Server: testserver.Server(t, "frozen", "freeze"),
 		Health: health,
 	})
 	runSupervisor(t, s)

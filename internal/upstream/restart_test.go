@@ -1,0 +1,316 @@
+package upstream_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
+	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/toolcall"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
+)
+
+// restartable is a go-sdk streamable-HTTP server that can be restarted
+// on the same address: the new process-alike knows none of the old
+// sessions, as a real server after a restart.
+type restartable struct {
+	t    *testing.T
+	addr string
+	json bool // answer calls with JSON, not an event stream
+	// noKeepAlive closes every connection after its answer, so that no
+	// request meets a connection the old server closed.
+	noKeepAlive bool
+
+	mu  sync.Mutex
+	hs  *httptest.Server
+	gen int
+	// started is told of each call of "slow" as it starts.
+	started chan int
+}
+
+func newRestartable(t *testing.T, jsonResponse, keepAlive bool) *restartable {
+	r := &restartable{t: t, addr: "127.0.0.1:0", json: jsonResponse, noKeepAlive: !keepAlive, started: make(chan int, 16)}
+	r.start()
+	t.Cleanup(r.stop)
+	return r
+}
+
+func (r *restartable) url() string { return "http://" + r.addr + "/mcp" }
+
+// start serves a new generation on r.addr.
+func (r *restartable) start() {
+	r.t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.gen++
+	gen := r.gen
+	s := mcp.NewServer(&mcp.Implementation{Name: "restartable", Version: fmt.Sprint(gen)}, nil)
+	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	s.AddTool(&mcp.Tool{Name: "gen", InputSchema: map[string]any{"type": "object"}, Annotations: readOnly},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(gen)}}}, nil
+		})
+	slow := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		r.started <- gen
+		time.Sleep(200 * time.Millisecond) // the server restarts meanwhile (a sleep in the server, not to synchronise the test)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(gen)}}}, nil
+	}
+	s.AddTool(&mcp.Tool{Name: "slow", InputSchema: map[string]any{"type": "object"}, Annotations: readOnly}, slow)
+	s.AddTool(&mcp.Tool{Name: "slow-write", InputSchema: map[string]any{"type": "object"}}, slow)
+	s.AddTool(&mcp.Tool{Name: "write", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(gen)}}}, nil
+		})
+	var ln net.Listener
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		// The old listener's port is free again at once; retry briefly
+		// should the kernel disagree.
+		if ln, err = net.Listen("tcp", r.addr); err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		r.t.Fatalf("listening on %s again: %v", r.addr, err)
+	}
+	r.addr = ln.Addr().String()
+	hs := httptest.NewUnstartedServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{JSONResponse: r.json}))
+	hs.Listener.Close()
+	hs.Listener = ln
+	hs.Config.SetKeepAlivesEnabled(!r.noKeepAlive)
+	hs.Start()
+	r.hs = hs
+}
+
+// stop ends the current generation and every connection to it.
+func (r *restartable) stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.hs != nil {
+		r.hs.CloseClientConnections()
+		r.hs.Close()
+		r.hs = nil
+	}
+}
+
+func (r *restartable) restart() {
+	r.stop()
+	r.start()
+}
+
+// engineFor runs srv supervised with a catalog and an engine, as the
+// daemon does; states records every state the server passes through.
+func engineFor(t *testing.T, srv config.Server) (*toolcall.Engine, *upstream.Pool, *stateLog) {
+	t.Helper()
+	cfg := &config.Config{Servers: []config.Server{srv}, Defaults: config.Defaults{
+		RequestTimeout: 20 * time.Second,
+		// No pings: recovery must not wait for one. The default backoff.
+		Health: config.Health{PingInterval: time.Hour, PingTimeout: 2 * time.Second,
+			Backoff: config.DefaultBackoff, MaxFailures: 3},
+	}}
+	cfg.Limits = config.Limits{MaxConcurrent: 25, MaxQueue: 1000, SessionLimit: -1, MaxOutputBytes: 1 << 20}
+	states := &stateLog{}
+	var cat *catalog.Catalog
+	pool, err := upstream.NewPool(upstream.PoolOptions{
+		Config:    cfg,
+		OnChange:  states.add,
+		OnConnect: func(c *upstream.Client) { cat.Connected(c.Server().Name) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat = catalog.New(catalog.Options{Source: pool, Servers: cfg.Servers})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = pool.Run(ctx) })
+	wg.Go(func() { _ = cat.Run(ctx) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	if _, err := pool.WaitConnected(ctx, srv.Name, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.Refresh(ctx, srv.Name); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := toolcall.New(toolcall.Options{Config: cfg, Upstreams: pool, Catalog: cat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng, pool, states
+}
+
+// stateLog records the states a server passes through.
+type stateLog struct {
+	mu     sync.Mutex
+	states []upstream.State
+	errs   []string
+}
+
+func (l *stateLog) add(s upstream.Snapshot) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := len(l.states); n == 0 || l.states[n-1] != s.State {
+		l.states = append(l.states, s.State)
+		if s.State == upstream.StateError {
+			l.errs = append(l.errs, s.LastError)
+		}
+	}
+}
+
+// since returns the states recorded after the first n, and the errors.
+func (l *stateLog) snapshot() ([]upstream.State, []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]upstream.State(nil), l.states...), append([]string(nil), l.errs...)
+}
+
+func callText(t *testing.T, eng *toolcall.Engine, tool string) (string, error) {
+	t.Helper()
+	res, err := eng.Call(context.Background(), toolcall.Request{Server: "restartable", Tool: tool, Source: "test"})
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	if res.IsError {
+		return "", fmt.Errorf("tool error: %s", b.String())
+	}
+	return b.String(), nil
+}
+
+// TestStreamableRestartBetweenCalls: after a streamable-HTTP server
+// restarts, it answers 404 for the old session; Switchboard starts a new
+// session at once (the MCP specification's rule) — no failure, no
+// backoff, no waiting for a ping — and a read-only call is retried on it.
+// A call that is not safe to repeat fails as a connection error, never a
+// protocol error, and the next one works.
+func TestStreamableRestartBetweenCalls(t *testing.T) {
+	for _, tc := range []struct{ json, keepAlive bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		t.Run(fmt.Sprintf("json=%v,keepalive=%v", tc.json, tc.keepAlive), func(t *testing.T) {
+			r := newRestartable(t, tc.json, tc.keepAlive)
+			srv := config.Server{Name: "restartable", Transport: config.TransportHTTP, URL: r.url(), TerminateOnClose: true,
+				Enabled: true, LoadTools: true, MaxRetries: 2}
+			eng, pool, states := engineFor(t, srv)
+			if got, err := callText(t, eng, "gen"); err != nil || got != "1" {
+				t.Fatalf("first call: got %q %v, want 1", got, err)
+			}
+
+			r.restart()
+			if got, err := callText(t, eng, "gen"); err != nil || got != "2" {
+				t.Fatalf("a read-only call after the restart: got %q %v, want the new server's answer 2", got, err)
+			}
+			seen, errs := states.snapshot()
+			if len(errs) > 0 {
+				t.Errorf("states %v, errors %q: want a new session without a failure", seen, errs)
+			}
+			sup, _ := pool.Supervisor("restartable")
+			if snap := sup.Snapshot(); snap.ConsecutiveFailures != 0 || snap.Retrying {
+				t.Errorf("after the restart: %d failures, retrying %v; want none", snap.ConsecutiveFailures, snap.Retrying)
+			}
+
+			old, err := pool.Client("restartable")
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.restart()
+			_, err = callText(t, eng, "write")
+			msg := fmt.Sprint(err)
+			switch {
+			case fault.KindOf(err) != fault.Connection:
+				t.Errorf("a call not safe to repeat after a restart: got %s %v, want a connection error", fault.KindOf(err), err)
+			case !tc.keepAlive && (!strings.Contains(msg, "answered 404 for the session: it restarted or ended the session") || !upstream.NotDelivered(err)):
+				t.Errorf("a call not safe to repeat after a restart: got %v (not delivered: %v), want one that says the session is gone and was not delivered",
+					err, upstream.NotDelivered(err))
+			case tc.keepAlive && !strings.Contains(msg, "answered 404 for the session") && !strings.Contains(msg, "closed the connection without answering"):
+				// A request may meet a connection the old server closed.
+				t.Errorf("a call not safe to repeat after a restart: got %v, want it to say the session is gone or the connection closed", err)
+			}
+			// The supervisor starts a new session without a call or a ping.
+			waitFor(t, 10*time.Second, "a new session", func() bool {
+				c, err := pool.Client("restartable")
+				return err == nil && c != old
+			})
+			if got, err := callText(t, eng, "write"); err != nil || got != "3" {
+				t.Errorf("the next call: got %q %v, want 3 on the new session", got, err)
+			}
+		})
+	}
+}
+
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(d); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+	}
+}
+
+// TestStreamableRestartDuringACall: a server that restarts while a call
+// is in flight breaks the call's connection: a read-only call is retried
+// on the new server, another fails as a connection error.
+func TestStreamableRestartDuringACall(t *testing.T) {
+	for _, jsonResponse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("json=%v", jsonResponse), func(t *testing.T) {
+			r := newRestartable(t, jsonResponse, true)
+			srv := config.Server{Name: "restartable", Transport: config.TransportHTTP, URL: r.url(), TerminateOnClose: true,
+				Enabled: true, LoadTools: true, MaxRetries: 2}
+			eng, _, _ := engineFor(t, srv)
+
+			for _, tc := range []struct {
+				tool     string
+				wantText string
+				wantKind fault.Kind
+			}{
+				{"slow", "", ""},
+				{"slow-write", "", fault.Connection},
+			} {
+				var restarted atomic.Bool
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					select {
+					case <-r.started:
+						r.restart()
+						restarted.Store(true)
+					case <-time.After(20 * time.Second):
+					}
+				}()
+				got, err := callText(t, eng, tc.tool)
+				<-done
+				if !restarted.Load() {
+					t.Fatalf("%s never reached the server: %q %v", tc.tool, got, err)
+				}
+				r.mu.Lock()
+				gen := fmt.Sprint(r.gen)
+				r.mu.Unlock()
+				switch {
+				case tc.wantKind == "" && (err != nil || got != gen):
+					t.Errorf("%s (read-only) across a restart: got %q %v, want the new server's answer %s", tc.tool, got, err, gen)
+				case tc.wantKind != "" && fault.KindOf(err) != tc.wantKind:
+					t.Errorf("%s (not read-only) across a restart: got %q, %s %v; want a %s error", tc.tool, got, fault.KindOf(err), err, tc.wantKind)
+				}
+				// Drain the start of a retried call.
+				for len(r.started) > 0 {
+					<-r.started
+				}
+			}
+		})
+	}
+}
