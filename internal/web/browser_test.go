@@ -146,6 +146,15 @@ func TestBrowser(t *testing.T) {
 		if reason == "" {
 			t.Error("the auto-disabled row shows no reason")
 		}
+		// The last error says what happened, and the hint what to try.
+		lastErr := eval[string](t, ctx, `document.querySelector('tr[data-server="flaky"] [data-field="last_error"]').textContent`)
+		if want := "exited with code 4 before answering initialize; its stderr says: flaky: refusing to start"; !strings.Contains(lastErr, want) {
+			t.Errorf("flaky's last error: got %q, want it to contain %q", lastErr, want)
+		}
+		hint := eval[string](t, ctx, `(() => { const h = document.querySelector('tr[data-server="flaky"] [data-field="hint"]'); return h.hidden ? "" : h.textContent; })()`)
+		if !strings.Contains(hint, "Try: run the command by hand to see what it does: ") {
+			t.Errorf("flaky's hint: got %q, want the suggestion to run the command by hand", hint)
+		}
 		button := eval[string](t, ctx, `document.querySelector('tr[data-server="flaky"] button[data-action="enable"]').textContent`)
 		if button != "Re-enable" {
 			t.Errorf("enable button: got %q, want Re-enable", button)
@@ -155,8 +164,8 @@ func TestBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		do(t, ctx, "clicking Re-enable", chromedp.Click(chromedp.CSS(`tr[data-server="flaky"] button[data-action="enable"]`)))
-		waitJS(t, ctx, "flaky connected, banner gone",
-			rowLabel("flaky")+` === "connected" && document.getElementById("autodisabled").hidden`)
+		waitJS(t, ctx, "flaky connected, banner and hint gone",
+			rowLabel("flaky")+` === "connected" && document.getElementById("autodisabled").hidden && document.querySelector('tr[data-server="flaky"] [data-field="hint"]').hidden`)
 		shot(t, ctx, "re-enabled")
 	})
 

@@ -143,6 +143,7 @@ type serverView struct {
 	Tools          int    `json:"tools"`
 	Prompts        int    `json:"prompts"`
 	Resources      int    `json:"resources"`
+	Hint           string `json:"hint"` // what to try about LastError: its suggestions
 }
 
 // serverView builds a server's view; counts come from the catalog.
@@ -152,6 +153,9 @@ func (c *Console) serverView(si control.ServerInfo) serverView {
 		Server: s.Server, Transport: s.Transport, State: string(s.State), Status: string(s.Status),
 		Enabled: s.Enabled, AutoDisabled: s.AutoDisabled, DisabledReason: s.DisabledReason,
 		LatencyMS: si.LatencyMS, Failures: s.ConsecutiveFailures, LastError: s.LastError, Stderr: s.Stderr,
+	}
+	if len(s.Suggestions) > 0 && s.LastError != "" {
+		v.Hint = "Try: " + strings.Join(s.Suggestions, "; ")
 	}
 	if !s.Since.IsZero() {
 		v.Since = s.Since.UTC().Format("15:04:05")

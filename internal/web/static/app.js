@@ -132,6 +132,8 @@
       if (reason) reason.hidden = !s.disabled_reason || s.enabled;
       const stderr = tr.querySelector('details.stderr');
       if (stderr) stderr.hidden = !s.stderr;
+      const hint = tr.querySelector('[data-field="hint"]');
+      if (hint) hint.hidden = !s.hint;
       const enable = tr.querySelector('button[data-action="enable"]');
       if (enable) {
         const label = s.auto_disabled ? 'Re-enable' : 'Enable';
