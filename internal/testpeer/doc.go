@@ -14,7 +14,8 @@
 // Peers run as `node <package>/dist/index.js ...`, with no shell and no npx;
 // [EverythingCommand], [MemoryCommand] and [FilesystemCommand] return that
 // command for a stdio transport, and [StartEverything] runs server-everything
-// over HTTP for the length of a test. The package is for Unix test code: it
+// over HTTP for the length of a test ([StartRestartableEverything] also
+// restarts it on its port). The package is for Unix test code: it
 // runs children in their own process group and kills the group on cleanup.
 //
 // [StartOAuthExample] runs the TypeScript SDK's example server with OAuth
@@ -56,7 +57,10 @@
 //     Last-Event-ID). Prints "Starting Streamable HTTP server..." and one
 //     line per request to stdout, and "MCP Streamable HTTP Server listening
 //     on port N" to stderr. A GET /mcp without a session answers 400 with a
-//     JSON-RPC error (code -32000). Also all interfaces, PORT default 3001.
+//     JSON-RPC error (code -32000), and so does any request for a session
+//     it does not have ("Bad Request: No valid session ID provided"; the
+//     specification says 404), as after a restart. Also all interfaces,
+//     PORT default 3001.
 //
 // Neither HTTP mode's "ready" line can be trusted: Express calls the listen
 // callback on a failed listen too, so both print it when the port is taken.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,6 +40,58 @@ var httpPaths = map[string]string{
 func StartEverything(t testing.TB, mode string) string {
 	t.Helper()
 	return startEverything(t, mode).url
+}
+
+// Everything is a server-everything child over HTTP that a test can
+// restart on the same port, as a deploy restarts a server: the new
+// process knows none of the old one's sessions.
+type Everything struct {
+	// URL is the endpoint, the same across restarts.
+	URL  string
+	t    testing.TB
+	mode string
+	port int
+	p    *peer
+}
+
+// StartRestartableEverything runs server-everything over HTTP, as
+// [StartEverything] does, and returns it for [Everything.Restart].
+func StartRestartableEverything(t testing.TB, mode string) *Everything {
+	t.Helper()
+	p := startEverything(t, mode)
+	u, err := url.Parse(p.url)
+	if err != nil {
+		t.Fatalf("testpeer: %v", err)
+	}
+	port, _ := strconv.Atoi(u.Port())
+	return &Everything{URL: p.url, t: t, mode: mode, port: port, p: p}
+}
+
+// Restart stops the server (SIGTERM to its process group, then SIGKILL)
+// and starts a new one on the same port; it returns once the new one
+// listens.
+func (e *Everything) Restart() {
+	e.t.Helper()
+	e.p.stop()
+	node, script := Node(e.t), entry(e.t, "server-everything")
+	deadline := time.Now().Add(startTimeout)
+	for {
+		p, err := spawn(e.t, node, []string{script, e.mode}, []string{"PORT=" + strconv.Itoa(e.port)})
+		if err != nil {
+			e.t.Fatalf("testpeer: restarting server-everything %s: %v", e.mode, err)
+		}
+		err = p.waitListening(e.port, deadline)
+		if err == nil {
+			e.p = p
+			return
+		}
+		p.stop()
+		// The old process's port may linger a moment; another process
+		// taking it would not go away.
+		if !errors.Is(err, errExited) || time.Now().After(deadline) {
+			e.t.Fatalf("testpeer: server-everything %s did not start again on port %d: %v; output:\n%s", e.mode, e.port, err, p.out)
+		}
+	}
 }
 
 // peer is a running server-everything child.
