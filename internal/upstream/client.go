@@ -86,7 +86,7 @@ type Client struct {
 	closing atomic.Bool
 	// wire follows a network server's HTTP exchanges (nil for others).
 	wire *wireWatch
-	// expired is set when the server answered 404 for the session: it
+	// expired is set when the server said it no longer has the session: it
 	// restarted or ended the session, and a new one must be started.
 	expired atomic.Bool
 	// suspect is signalled when a request could not reach the server,
@@ -234,9 +234,9 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 	c.session = session
 	c.fast = newFastCaller(c, t, opts)
 	if sid := session.ID(); sid != "" && srv.Transport == config.TransportHTTP {
-		c.wire.setGone(func(id string) {
+		c.wire.setGone(func(id, how string) {
 			if id == sid {
-				c.sessionExpired()
+				c.sessionExpired(how)
 			}
 		})
 	}
@@ -268,21 +268,21 @@ func (c *Client) end(err error) {
 	})
 }
 
-// errSessionExpired marks a connection whose server answered 404 for its
-// session: the server restarted or ended the session. The MCP
-// specification has the client start a new session at once, which the
-// supervisor does.
+// errSessionExpired marks a connection whose server no longer has its
+// session (it answered 404): the server restarted or ended the session.
+// The MCP specification has the client start a new session at once,
+// which the supervisor does.
 var errSessionExpired = errors.New("the server no longer has the session")
 
-// sessionExpired ends a streamable-HTTP connection whose server answered
-// 404 for its session.
-func (c *Client) sessionExpired() {
+// sessionExpired ends a streamable-HTTP connection whose server no
+// longer has its session; how is what the server answered ("HTTP 404").
+func (c *Client) sessionExpired(how string) {
 	if c.expired.Swap(true) {
 		return
 	}
-	c.logger.Info("session expired on the server; starting a new one")
+	c.logger.Info("the server no longer has the session", "answer", how)
 	c.end(fault.Wrap(fault.Connection, errSessionExpired,
-		"%s answered 404 for the session: it restarted or ended the session; Switchboard starts a new one", shownURL(c.server)).
+		"%s no longer has this session (%s): the server restarted or ended it; Switchboard starts a new one", shownURL(c.server), how).
 		WithDetail("server", c.server.Name))
 }
 
@@ -532,7 +532,7 @@ func (c *Client) classify(ctx context.Context, err error, doing string) error {
 	case ctx.Err() != nil || errors.Is(err, context.Canceled):
 		kind = fault.Cancelled
 	case c.expired.Load():
-		// The server answered 404 for the session: whatever the SDK
+		// The server no longer has the session: whatever the SDK
 		// made of the answer, the session is gone (the end error says so).
 		kind = fault.Connection
 	case isNetError(err):

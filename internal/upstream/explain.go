@@ -157,9 +157,9 @@ type httpFailure struct {
 type wireWatch struct {
 	mu   sync.Mutex
 	last *httpFailure
-	// gone, when set, is called with the session ID a request was
-	// answered 404 for.
-	gone func(session string)
+	// gone, when set, is called with the session ID the server said it
+	// no longer has, and how it said so ("HTTP 404").
+	gone func(session, how string)
 }
 
 func (w *wireWatch) failed(f *httpFailure) {
@@ -185,19 +185,19 @@ func (w *wireWatch) lastFailure() *httpFailure {
 	return w.last
 }
 
-func (w *wireWatch) setGone(f func(session string)) {
+func (w *wireWatch) setGone(f func(session, how string)) {
 	w.mu.Lock()
 	w.gone = f
 	w.mu.Unlock()
 }
 
-// sessionGone reports a 404 for session.
-func (w *wireWatch) sessionGone(session string) {
+// sessionGone reports that the server no longer has session.
+func (w *wireWatch) sessionGone(session, how string) {
 	w.mu.Lock()
 	f := w.gone
 	w.mu.Unlock()
 	if f != nil {
-		f(session)
+		f(session, how)
 	}
 }
 
@@ -218,30 +218,41 @@ func (w *wireWatch) observe(req *http.Request, resp *http.Response, err error, s
 		return
 	}
 	session := req.Header.Get("Mcp-Session-Id")
+	ct := resp.Header.Get("Content-Type")
+	var words string
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		head, _ := io.ReadAll(io.LimitReader(resp.Body, maxBodyWords))
+		resp.Body = &readCloser{Reader: io.MultiReader(bytes.NewReader(head), resp.Body), Closer: resp.Body}
+		words = bodyWords(ct, head)
+	}
 	switch {
 	case req.Method == http.MethodDelete:
 		return
-	case resp.StatusCode == http.StatusNotFound && session != "" && streamable:
+	case streamable && session != "" && (resp.StatusCode == http.StatusNotFound ||
+		resp.StatusCode == http.StatusBadRequest && strings.Contains(strings.ToLower(words), "session")):
 		// The MCP specification: a server answers 404 to a request for a
 		// session it no longer has, and the client must start a new one.
-		// The request was not processed.
+		// Servers built on the TypeScript SDK's example (server-everything
+		// among them) answer 400 "No valid session ID provided" instead.
+		// Either way the request was not processed.
 		if n, ok := req.Context().Value(deliveryKey{}).(*deliveryNote); ok {
 			n.refused.Store(true)
 		}
-		w.sessionGone(session)
+		how := fmt.Sprintf("HTTP %d", resp.StatusCode)
+		if words != "" && resp.StatusCode != http.StatusNotFound {
+			how += ": " + words
+		}
+		w.sessionGone(session, how)
 		return
 	case streamable && req.Method == http.MethodGet:
 		// The standalone event stream is optional (405 is normal); its
 		// failure is not the connection's.
 		return
 	}
-	ct := resp.Header.Get("Content-Type")
 	wantStream := req.Method == http.MethodGet
 	switch {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		head, _ := io.ReadAll(io.LimitReader(resp.Body, maxBodyWords))
-		resp.Body = &readCloser{Reader: io.MultiReader(bytes.NewReader(head), resp.Body), Closer: resp.Body}
-		w.failed(&httpFailure{method: req.Method, status: resp.StatusCode, body: bodyWords(ct, head), stream: wantStream})
+		w.failed(&httpFailure{method: req.Method, status: resp.StatusCode, body: words, stream: wantStream})
 	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
 		w.ok()
 	case wantStream && !strings.HasPrefix(ct, "text/event-stream"),
@@ -469,9 +480,10 @@ func (e *notDelivered) Unwrap() error { return e.err }
 
 // NotDelivered reports whether err is the failure of a request that the
 // server never processed: the connection could not be made (refused, no
-// such host), or the server answered 404 for the session, as a
-// streamable-HTTP server that restarted does. Sending such a request
-// again, on a new session, is safe whatever the tool does.
+// such host), or the server said it no longer has the session (HTTP 404,
+// or 400 naming the session), as a streamable-HTTP server that restarted
+// does. Sending such a request again, on a new session, is safe whatever
+// the tool does.
 func NotDelivered(err error) bool {
 	var nd *notDelivered
 	return errors.As(err, &nd)

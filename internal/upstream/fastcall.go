@@ -109,7 +109,7 @@ func (f *fastCaller) call(ctx context.Context, params *mcp.CallToolParams) (*mcp
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		if resp.StatusCode == http.StatusNotFound && f.c.expired.Load() {
+		if f.c.expired.Load() {
 			// The server no longer has the session (it restarted): the
 			// connection has ended, and the supervisor starts a new one.
 			return nil, errSessionExpired

@@ -3,9 +3,13 @@ package upstream_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +21,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
@@ -234,10 +239,10 @@ func TestStreamableRestartBetweenCalls(t *testing.T) {
 			switch {
 			case fault.KindOf(err) != fault.Connection:
 				t.Errorf("a call not safe to repeat after a restart: got %s %v, want a connection error", fault.KindOf(err), err)
-			case !tc.keepAlive && (!strings.Contains(msg, "answered 404 for the session: it restarted or ended the session") || !upstream.NotDelivered(err)):
+			case !tc.keepAlive && (!strings.Contains(msg, "no longer has this session (HTTP 404): the server restarted or ended it") || !upstream.NotDelivered(err)):
 				t.Errorf("a call not safe to repeat after a restart: got %v (not delivered: %v), want one that says the session is gone and was not delivered",
 					err, upstream.NotDelivered(err))
-			case tc.keepAlive && !strings.Contains(msg, "answered 404 for the session") && !strings.Contains(msg, "closed the connection without answering"):
+			case tc.keepAlive && !strings.Contains(msg, "no longer has this session") && !strings.Contains(msg, "closed the connection without answering"):
 				// A request may meet a connection the old server closed.
 				t.Errorf("a call not safe to repeat after a restart: got %v, want it to say the session is gone or the connection closed", err)
 			}
@@ -312,5 +317,72 @@ func TestStreamableRestartDuringACall(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStreamableRestartWithServerEverything: the TypeScript SDK's
+// reference server, restarted on its port, answers 400 "No valid session
+// ID provided" for the old session (not the specification's 404).
+// Switchboard starts a new session all the same, at once: a read-only call
+// after the restart works without a failure, and one that is not safe to
+// repeat is a connection error marked as never delivered, never a protocol
+// error. (A proxy in front refuses the standalone event stream, so that
+// the calls, not that stream, are the first to meet the old session.)
+func TestStreamableRestartWithServerEverything(t *testing.T) {
+	ev := testpeer.StartRestartableEverything(t, "streamableHttp")
+	target, err := url.Parse(ev.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	rp.ErrorLog = log.New(io.Discard, "", 0) // it answers 502 while the server restarts
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			http.Error(w, "no standalone stream here", http.StatusMethodNotAllowed)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	srv := config.Server{Name: "restartable", Transport: config.TransportHTTP, URL: proxy.URL + target.Path, TerminateOnClose: true,
+		Enabled: true, LoadTools: true, MaxRetries: 2, ConnectTimeout: 20 * time.Second}
+	eng, pool, states := engineFor(t, srv)
+	call := func(tool string, args map[string]any) (string, error) {
+		res, err := eng.Call(context.Background(), toolcall.Request{Server: "restartable", Tool: tool, Arguments: args, Source: "test"})
+		if err != nil {
+			return "", err
+		}
+		return res.Content[0].(*mcp.TextContent).Text, nil
+	}
+	hello := map[string]any{"message": "hello"}
+	if got, err := call("echo", hello); err != nil || !strings.Contains(got, "hello") {
+		t.Fatalf("echo: got %q %v", got, err)
+	}
+
+	ev.Restart()
+	if got, err := call("echo", hello); err != nil || !strings.Contains(got, "hello") {
+		t.Fatalf("echo (read-only) after the restart: got %q %v, want it answered on a new session", got, err)
+	}
+	if seen, errs := states.snapshot(); len(errs) > 0 {
+		t.Errorf("states %v, errors %q: want a new session without a failure", seen, errs)
+	}
+
+	old, err := pool.Client("restartable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.Restart()
+	_, err = call("toggle-simulated-logging", nil)
+	if k := fault.KindOf(err); k != fault.Connection || !upstream.NotDelivered(err) ||
+		!strings.Contains(fmt.Sprint(err), "no longer has this session (HTTP 400: Bad Request: No valid session ID provided)") {
+		t.Errorf("a call not safe to repeat after a restart: got %s %v (not delivered: %v), want a connection error quoting the server, marked not delivered",
+			k, err, upstream.NotDelivered(err))
+	}
+	waitFor(t, 20*time.Second, "a new session", func() bool {
+		c, err := pool.Client("restartable")
+		return err == nil && c != old
+	})
+	if got, err := call("toggle-simulated-logging", nil); err != nil || got == "" {
+		t.Errorf("the next call on the new session: got %q %v", got, err)
 	}
 }
