@@ -387,7 +387,9 @@ func explainStart(srv config.Server, err error) (explanation, bool) {
 		return explanation{}, false
 	}
 	switch {
-	case pe.Op == "chdir":
+	case srv.Cwd != "" && !isDir(srv.Cwd):
+		// A child that cannot change to its directory fails its exec
+		// with ENOENT, naming the program: look before blaming it.
 		return explanation{fmt.Sprintf("working directory %s does not exist", srv.Cwd),
 			[]string{"create it, or fix " + field(srv, "cwd")}}, true
 	case errors.Is(pe.Err, fs.ErrNotExist):
@@ -495,4 +497,9 @@ func isDialError(err error) bool {
 	var op *net.OpError
 	var dnsErr *net.DNSError
 	return (errors.As(err, &op) && op.Op == "dial") || errors.As(err, &dnsErr)
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }

@@ -90,6 +90,29 @@ func TestConnectFailuresSayWhy(t *testing.T) {
 	t.Cleanup(tlsWeb.Close)
 	emptyPath := t.TempDir()
 
+	// A listener that speaks something other than TLS or HTTP.
+	ssh, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ssh.Close() })
+	go func() {
+		for {
+			c, err := ssh.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte("SSH-2.0-OpenSSH_9.6\r\n"))
+			c.Close()
+		}
+	}()
+	notExec := filepath.Join(emptyPath, "server.js")
+	if err := os.WriteFile(notExec, []byte("console.log('hi')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wrongDir := testserver.Server(t, "wrongdir", "ok")
+	wrongDir.Cwd = filepath.Join(emptyPath, "gone")
+
 	refused := closedPort(t)
 	network := func(name string, tr config.Transport, url string) config.Server {
 		return config.Server{Name: name, Transport: tr, URL: url, ConnectTimeout: 10 * time.Second, Enabled: true}
@@ -113,6 +136,8 @@ func TestConnectFailuresSayWhy(t *testing.T) {
 			[]string{"TLS handshake failed: " + web.Listener.Addr().String() + " answered plain HTTP"}, "use http:// instead of https://", nil},
 		{"TLS certificate not trusted", network("api", config.TransportHTTP, tlsWeb.URL+"/mcp"),
 			[]string{"TLS handshake failed: the certificate of " + tlsWeb.Listener.Addr().String() + " is not trusted"}, "trust store", nil},
+		{"TLS against something else", network("api", config.TransportHTTP, "https://"+ssh.Addr().String()+"/mcp"),
+			[]string{"TLS handshake failed: " + ssh.Addr().String() + " did not answer with TLS"}, "check the scheme and port in servers.api.url", nil},
 		{"HTTP 404", network("api", config.TransportHTTP, web.URL+"/missing"),
 			[]string{"HTTP 404 Not Found from " + web.URL + "/missing: 404 page not found"}, "usually answer at /mcp", nil},
 		{"HTTP 501", network("api", config.TransportHTTP, web.URL+"/unimplemented"),
@@ -125,6 +150,9 @@ func TestConnectFailuresSayWhy(t *testing.T) {
 			[]string{"HTTP 404 Not Found from " + web.URL + "/missing"}, "SSE servers at /sse", nil},
 		{"uvx not installed", uvx, []string{"executable uvx not found on PATH"}, "install uv", nil},
 		{"executable missing", absent, []string{"executable " + absent.Command + " does not exist"}, "check the path in servers.absent.command", nil},
+		{"not executable", config.Server{Name: "script", Transport: config.TransportStdio, Command: notExec, ConnectTimeout: 10 * time.Second, Enabled: true},
+			[]string{notExec + " is not executable (permission denied)"}, "chmod +x", nil},
+		{"working directory missing", wrongDir, []string{"working directory " + wrongDir.Cwd + " does not exist"}, "fix servers.wrongdir.cwd", nil},
 		{"exits 3 silently", testserver.Server(t, "quiet", "exit-silent"),
 			[]string{"exited with code 3 before answering initialize; it wrote nothing to stderr"}, "run the command by hand", nil},
 		{"exits 3 saying why", testserver.Server(t, "loud", "exit"),

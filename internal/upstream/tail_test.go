@@ -1,6 +1,12 @@
 package upstream
 
-import "testing"
+import (
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+)
 
 // Real-shaped stderr of servers that fail to start, as their launchers
 // print it.
@@ -63,5 +69,36 @@ func TestStderrSummary(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestDescribeExit: how a child ended, from real processes.
+func TestDescribeExit(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(mode string, kill bool) *os.ProcessState {
+		cmd := exec.Command(exe)
+		cmd.Env = append(os.Environ(), testserver.EnvMode+"="+mode)
+		stdin, err := cmd.StdinPipe() // "hang" reads it until killed
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stdin.Close()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if kill {
+			_ = cmd.Process.Kill()
+		}
+		_ = cmd.Wait()
+		return cmd.ProcessState
+	}
+	if got, want := describeExit(run("exit-silent", false)), "exited with code 3"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got, want := describeExit(run("hang", true)), "was killed by signal killed"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
