@@ -36,8 +36,18 @@ type explanation struct {
 	hints []string
 }
 
-// field names a server's configuration key in a hint, e.g. "servers.github.url".
+// field names where a server's setting is made, for a hint: its key in
+// the configuration ("servers.github.url"), or the flag of a command
+// line's ad hoc server ("the --url").
 func field(srv config.Server, key string) string {
+	if srv.Name == config.AdHocName {
+		switch key {
+		case "url":
+			return "the --url"
+		case "command", "args":
+			return "the --stdio command"
+		}
+	}
 	return "servers." + srv.Name + "." + key
 }
 
@@ -379,7 +389,7 @@ func explainStart(srv config.Server, err error) (explanation, bool) {
 		if h := installHints[filepath.Base(nf.command)]; h != "" {
 			e.hints = append(e.hints, h)
 		}
-		e.hints = append(e.hints, fmt.Sprintf("if it is installed, give its absolute path in %s (a daemon started by a service manager often has a shorter PATH than your shell)", cmd))
+		e.hints = append(e.hints, fmt.Sprintf("if it is installed, give its absolute path in %s", cmd))
 		return e, true
 	}
 	var pe *fs.PathError

@@ -130,6 +130,8 @@ func TestConnectFailuresSayWhy(t *testing.T) {
 	}{
 		{"connection refused", network("api", config.TransportHTTP, "http://"+refused+"/mcp"),
 			[]string{"connection refused by " + refused, "http://" + refused + "/mcp"}, "start the server, or check the host and port in servers.api.url", nil},
+		{"connection refused, ad hoc", network(config.AdHocName, config.TransportHTTP, "http://"+refused+"/mcp"),
+			[]string{"connection refused by " + refused}, "check the host and port in the --url", nil},
 		{"unknown host", network("api", config.TransportHTTP, "http://switchboard-test.invalid/mcp"),
 			[]string{`no such host "switchboard-test.invalid"`}, "check the host name in servers.api.url", nil},
 		{"TLS against plain HTTP", network("api", config.TransportHTTP, "https://"+web.Listener.Addr().String()+"/mcp"),
