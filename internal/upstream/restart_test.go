@@ -36,6 +36,9 @@ type restartable struct {
 	// noKeepAlive closes every connection after its answer, so that no
 	// request meets a connection the old server closed.
 	noKeepAlive bool
+	// noStream refuses the standalone event stream (405), so that only
+	// requests meet a change of the server.
+	noStream bool
 
 	mu  sync.Mutex
 	hs  *httptest.Server
@@ -91,8 +94,15 @@ func (r *restartable) start() {
 		r.t.Fatalf("listening on %s again: %v", r.addr, err)
 	}
 	r.addr = ln.Addr().String()
-	hs := httptest.NewUnstartedServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-		&mcp.StreamableHTTPOptions{JSONResponse: r.json}))
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: r.json})
+	noStream := r.noStream // this generation's
+	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if noStream && req.Method == http.MethodGet {
+			http.Error(w, "no standalone stream", http.StatusMethodNotAllowed)
+			return
+		}
+		h.ServeHTTP(w, req)
+	}))
 	hs.Listener.Close()
 	hs.Listener = ln
 	hs.Config.SetKeepAlivesEnabled(!r.noKeepAlive)
@@ -384,5 +394,38 @@ func TestStreamableRestartWithServerEverything(t *testing.T) {
 	})
 	if got, err := call("toggle-simulated-logging", nil); err != nil || got == "" {
 		t.Errorf("the next call on the new session: got %q %v", got, err)
+	}
+}
+
+// TestStreamableRefusedIsAConnectionError: a call while nothing listens
+// is a connection error that says so and was never delivered (the SDK
+// wraps it as a JSON-RPC "rejected by transport" error, which had made it
+// a protocol error), and the supervisor checks the server at once rather
+// than at the next ping an hour later.
+func TestStreamableRefusedIsAConnectionError(t *testing.T) {
+	r := newRestartable(t, false, false) // no connection the old server closed is reused
+	r.mu.Lock()
+	r.noStream = true // else the SDK's reconnecting event stream would notice, too
+	r.mu.Unlock()
+	r.restart()
+	srv := config.Server{Name: "restartable", Transport: config.TransportHTTP, URL: r.url(), TerminateOnClose: true, Enabled: true}
+	s := upstream.NewSupervisor(upstream.SupervisorOptions{Server: srv,
+		Health: config.Health{PingInterval: time.Hour, PingTimeout: 2 * time.Second, Backoff: []time.Duration{time.Hour}, MaxFailures: 3}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = s.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	waitFor(t, 10*time.Second, "connected", func() bool { _, err := s.Client(); return err == nil })
+	c, _ := s.Client()
+
+	r.stop()
+	_, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "write"}, nil)
+	if k := fault.KindOf(err); k != fault.Connection || !strings.Contains(err.Error(), "connection refused by "+r.addr) || !upstream.NotDelivered(err) {
+		t.Errorf("a call while nothing listens: got %s %v (not delivered: %v), want a connection error saying the connection was refused, not delivered",
+			k, err, upstream.NotDelivered(err))
+	}
+	waitFor(t, 10*time.Second, "the supervisor to notice", func() bool { return s.Snapshot().State == upstream.StateError })
+	if snap := s.Snapshot(); !strings.Contains(snap.LastError, "pinging restartable: connection refused by "+r.addr) {
+		t.Errorf("last error: got %q, want the ping made at once to say the connection was refused", snap.LastError)
 	}
 }
