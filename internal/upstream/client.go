@@ -361,7 +361,7 @@ func (c *Client) attachStderr(fe *fault.Error) {
 	all := c.Stderr()
 	if s := lastLines(all, 20); s != "" {
 		fe.WithDetail("stderr", s)
-		if sum := stderrSummary(all); sum != "" && !strings.Contains(fe.Message, "stderr") {
+		if sum := stderrSummary(all); sum != "" && !strings.Contains(fe.Message, "stderr") && !strings.Contains(fe.Message, sum) {
 			fe.Message += "; its stderr says: " + sum
 		}
 	}

@@ -438,17 +438,18 @@ func lookPath(command string, env []string) (string, error) {
 }
 
 // explainExit explains a stdio server that ended before the handshake
-// completed: its exit status, and what its stderr says.
+// completed: what its stderr says, first (a table cuts a long message),
+// and its exit status.
 func explainExit(srv config.Server, ps *os.ProcessState, stderr string) explanation {
 	var e explanation
-	e.msg = describeExit(ps) + " before answering initialize"
+	how := describeExit(ps) + " before answering initialize"
 	if s := stderrSummary(stderr); s != "" {
-		e.msg += "; its stderr says: " + s
+		e.msg = s + " (" + how + ")"
 		if strings.Contains(s, "E404") || strings.Contains(s, "404 Not Found") {
 			e.hints = append(e.hints, fmt.Sprintf("the package is not in the registry: check its name in %s", field(srv, "args")))
 		}
 	} else {
-		e.msg += "; it wrote nothing to stderr"
+		e.msg = how + "; it wrote nothing to stderr"
 	}
 	e.hints = append(e.hints, "run the command by hand to see what it does: "+commandLine(srv))
 	return e

@@ -158,9 +158,9 @@ func TestConnectFailuresSayWhy(t *testing.T) {
 		{"exits 3 silently", testserver.Server(t, "quiet", "exit-silent"),
 			[]string{"exited with code 3 before answering initialize; it wrote nothing to stderr"}, "run the command by hand", nil},
 		{"exits 3 saying why", testserver.Server(t, "loud", "exit"),
-			[]string{"exited with code 3 before answering initialize; its stderr says: fatal: missing API key GIZMO_TOKEN"}, "run the command by hand", nil},
+			[]string{"fatal: missing API key GIZMO_TOKEN (exited with code 3 before answering initialize)"}, "run the command by hand", []string{"its stderr says"}},
 		{"npx of a missing package", testserver.Server(t, "npm", "npm-404"),
-			[]string{"exited with code 1 before answering initialize; its stderr says: npm error 404 Not Found - GET https://registry.npmjs.org/@modelcontextprotocol%2fserver-nonexistent"},
+			[]string{"npm error 404 Not Found - GET https://registry.npmjs.org/@modelcontextprotocol%2fserver-nonexistent - Not found (exited with code 1 before answering initialize)"},
 			"the package is not in the registry: check its name in servers.npm.args", []string{"A complete log of this run"}},
 	}
 	for _, tt := range tests {

@@ -148,7 +148,7 @@ func TestBrowser(t *testing.T) {
 		}
 		// The last error says what happened, and the hint what to try.
 		lastErr := eval[string](t, ctx, `document.querySelector('tr[data-server="flaky"] [data-field="last_error"]').textContent`)
-		if want := "exited with code 4 before answering initialize; its stderr says: flaky: refusing to start"; !strings.Contains(lastErr, want) {
+		if want := "flaky: refusing to start (exited with code 4 before answering initialize)"; !strings.Contains(lastErr, want) {
 			t.Errorf("flaky's last error: got %q, want it to contain %q", lastErr, want)
 		}
 		hint := eval[string](t, ctx, `(() => { const h = document.querySelector('tr[data-server="flaky"] [data-field="hint"]'); return h.hidden ? "" : h.textContent; })()`)
