@@ -15,15 +15,6 @@ const (
 		"    at Module._resolveFilename (node:internal/modules/cjs/loader:1207:15)\n    at Module._load (node:internal/modules/cjs/loader:1038:27)\n" +
 		"  code: 'MODULE_NOT_FOUND',\n  requireStack: []\n}\n\nNode.js v20.20.2\n"
 	pythonTraceback = "Traceback (most recent call last):\n  File \"server.py\", line 3, in <module>\n    import mcp\nModuleNotFoundError: No module named 'mcp'\n"
-	// npm 10 (Node 20 and later): npx of a package that does not exist.
-	npm10NotFound = "npm error code E404\n" +
-		"npm error 404 Not Found - GET https://registry.npmjs.org/@modelcontextprotocol%2fserver-nonexistent - Not found\n" +
-		"npm error 404\n" +
-		"npm error 404  '@modelcontextprotocol/server-nonexistent@*' is not in this registry.\n" +
-		"npm error 404\n" +
-		"npm error 404 Note that you can also install from a\n" +
-		"npm error 404 tarball, folder, http url, or git url.\n" +
-		"npm error A complete log of this run can be found in: /home/me/.npm/_logs/2025-01-01T00_00_00_000Z-debug-0.log\n"
 	// npm 8 and 9 (Node 16, 18).
 	npm8NotFound = "npm ERR! code E404\n" +
 		"npm ERR! 404 Not Found - GET https://registry.npmjs.org/mcp-server-nope - Not found\n" +
@@ -49,7 +40,7 @@ func TestStderrSummary(t *testing.T) {
 		{"node stack", nodeMissingModule, "Error: Cannot find module '/nonexistent.js'"},
 		{"python traceback", pythonTraceback, "ModuleNotFoundError: No module named 'mcp'"},
 		{"python traceback, then a log line", pythonTraceback + "INFO shutting down\n", "ModuleNotFoundError: No module named 'mcp'"},
-		{"npm 10 package not found", npm10NotFound,
+		{"npm 10 package not found", testserver.NPMNotFound, // npm 10 (Node 20 and later)
 			"npm error 404 Not Found - GET https://registry.npmjs.org/@modelcontextprotocol%2fserver-nonexistent - Not found"},
 		{"npm 8 package not found", npm8NotFound, "npm ERR! 404 Not Found - GET https://registry.npmjs.org/mcp-server-nope - Not found"},
 		{"npm's log pointer alone", "npm error A complete log of this run can be found in: /x/debug-0.log\n", ""},
