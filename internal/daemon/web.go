@@ -22,8 +22,11 @@ func (d *Daemon) newConsole() error {
 		// Snapshots: the page never waits on a ping to a hung server.
 		Snapshots: d.pool.Snapshots,
 		Hooks:     webHookSource{eng: d.hooks, st: d.opts.Store},
-		Logger:    d.logger.With("component", "web"),
-		Version:   d.opts.Version,
+		// Sessions in the store survive a restart and are shared by
+		// every replica on the same database.
+		Sessions: sessionStore(d.opts.Store),
+		Logger:   d.logger.With("component", "web"),
+		Version:  d.opts.Version,
 	})
 	if err != nil {
 		return err
@@ -129,4 +132,11 @@ func (h webHookSource) Fire(ctx context.Context, event string, fields map[string
 			Error: r.Error, Duration: r.Duration, Output: r.Output, Params: r.Params})
 	}
 	return out, nil
+}
+
+// sessionStore returns the store's console sessions, when it keeps them
+// (both SQLite and PostgreSQL do; a test's fake store may not).
+func sessionStore(st store.Store) store.SessionStore {
+	ss, _ := st.(store.SessionStore)
+	return ss
 }

@@ -163,6 +163,36 @@ var migrations = []migration{
 			`CREATE INDEX hook_runs_status ON hook_runs (status, started_at)`,
 		},
 	},
+	{
+		version: 4,
+		name:    "console sessions",
+		sqlite: []string{
+			`CREATE TABLE console_sessions (
+				id_hash     TEXT    PRIMARY KEY,
+				csrf        TEXT    NOT NULL,
+				authed      INTEGER NOT NULL,
+				token       TEXT    NOT NULL,
+				fingerprint TEXT    NOT NULL,
+				user_name   TEXT    NOT NULL,
+				created_at  INTEGER NOT NULL,
+				seen_at     INTEGER NOT NULL
+			) STRICT`,
+			`CREATE INDEX console_sessions_seen_at ON console_sessions (seen_at)`,
+		},
+		postgres: []string{
+			`CREATE TABLE console_sessions (
+				id_hash     text        PRIMARY KEY,
+				csrf        text        NOT NULL,
+				authed      boolean     NOT NULL,
+				token       text        NOT NULL,
+				fingerprint text        NOT NULL,
+				user_name   text        NOT NULL,
+				created_at  timestamptz NOT NULL,
+				seen_at     timestamptz NOT NULL
+			)`,
+			`CREATE INDEX console_sessions_seen_at ON console_sessions (seen_at)`,
+		},
+	},
 }
 
 // latestVersion is the schema version this build writes.

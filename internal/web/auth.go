@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
 // Session limits.
@@ -51,17 +52,35 @@ type session struct {
 	user        string
 	created     time.Time
 	seen        time.Time
+	// stored marks a session kept in the store; written is when its
+	// last use was last written there.
+	stored  bool
+	written time.Time
+	// bearer marks a request that presented a gateway token in its
+	// Authorization header (a script): it has no cookie and no CSRF.
+	bearer bool
 }
 
-// sessions holds the sessions in memory: a restart logs everyone out.
+// sessions holds the sessions: in memory, as a cache, and in the store
+// when the console has one, so that they survive a restart and every
+// replica on the same database knows them.
 type sessions struct {
 	now  func() time.Time
+	db   store.SessionStore // nil: memory only
+	log  func(msg string, err error)
 	mu   sync.Mutex
 	byID map[string]*session
 }
 
-func newSessions(now func() time.Time) *sessions {
-	return &sessions{now: now, byID: map[string]*session{}}
+// touchEvery is how often a session's last use is written to the store;
+// between writes it is kept in memory.
+const touchEvery = time.Minute
+
+func newSessions(now func() time.Time, db store.SessionStore, log func(string, error)) *sessions {
+	if log == nil {
+		log = func(string, error) {}
+	}
+	return &sessions{now: now, db: db, log: log, byID: map[string]*session{}}
 }
 
 // randomToken returns 32 random bytes, base64url-encoded.
@@ -71,32 +90,93 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// get returns a copy of a live session and marks it used.
-func (s *sessions) get(id string) (session, bool) {
+func (se *session) expired(now time.Time) bool {
+	return now.Sub(se.seen) > SessionIdle || now.Sub(se.created) > SessionMax
+}
+
+// get returns a copy of a live session and marks it used. A session not
+// in memory is looked up in the store (a restart, or another replica
+// started it).
+func (s *sessions) get(ctx context.Context, id string) (session, bool) {
 	if id == "" {
 		return session{}, false
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	se, ok := s.byID[id]
-	if !ok {
-		return session{}, false
-	}
 	now := s.now()
-	if now.Sub(se.seen) > SessionIdle || now.Sub(se.created) > SessionMax {
+	s.mu.Lock()
+	se, ok := s.byID[id]
+	s.mu.Unlock()
+	if !ok {
+		if s.db == nil {
+			return session{}, false
+		}
+		cs, err := s.db.ConsoleSession(ctx, id)
+		if err != nil {
+			if fault.KindOf(err) != fault.NotFound {
+				s.log("reading a console session from the store", err)
+			}
+			return session{}, false
+		}
+		se = &session{id: id, csrf: cs.CSRF, authed: cs.Authed, token: cs.Token, fingerprint: cs.Fingerprint,
+			user: cs.User, created: cs.Created, seen: cs.Seen, stored: true, written: cs.Seen}
+		s.mu.Lock()
+		if cur, ok := s.byID[id]; ok {
+			se = cur
+		} else {
+			if len(s.byID) >= maxSessions {
+				s.evictLocked()
+			}
+			s.byID[id] = se
+		}
+		s.mu.Unlock()
+	}
+	s.mu.Lock()
+	if se.expired(now) {
 		delete(s.byID, id)
+		s.mu.Unlock()
+		if se.stored {
+			s.forget(ctx, id)
+		}
 		return session{}, false
 	}
 	se.seen = now
-	return *se, true
+	touch := se.stored && now.Sub(se.written) >= touchEvery
+	if touch {
+		se.written = now
+	}
+	out := *se
+	s.mu.Unlock()
+	if touch {
+		// The write also re-checks the store: a session logged out or
+		// expired on another replica ends here too.
+		if err := s.db.TouchConsoleSession(ctx, id, now); err != nil {
+			if fault.KindOf(err) == fault.NotFound {
+				s.mu.Lock()
+				delete(s.byID, id)
+				s.mu.Unlock()
+				return session{}, false
+			}
+			s.log("marking a console session used", err)
+		}
+	}
+	return out, true
 }
 
-// create starts a session; tok is nil for an anonymous one.
-func (s *sessions) create(tok *config.Token) session {
+// create starts a session; tok is nil for an anonymous one. A session is
+// stored when persist is set (and the console has a store).
+func (s *sessions) create(ctx context.Context, tok *config.Token, persist bool) session {
 	now := s.now()
-	se := &session{id: randomToken(), csrf: randomToken(), created: now, seen: now}
+	se := &session{id: randomToken(), csrf: randomToken(), created: now, seen: now, written: now}
 	if tok != nil {
 		se.authed, se.token, se.fingerprint, se.user = true, tok.Name, fingerprint(*tok), tok.User
+	}
+	if persist && s.db != nil {
+		err := s.db.SaveConsoleSession(ctx, store.ConsoleSession{ID: se.id, CSRF: se.csrf, Authed: se.authed,
+			Token: se.token, Fingerprint: se.fingerprint, User: se.user, Created: now, Seen: now})
+		if err != nil {
+			s.log("saving a console session; it lasts until the daemon stops", err)
+		} else {
+			se.stored = true
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -107,7 +187,8 @@ func (s *sessions) create(tok *config.Token) session {
 	return *se
 }
 
-// evictLocked drops the least recently used session, anonymous ones first.
+// evictLocked drops the least recently used session from memory,
+// anonymous ones first. A stored session stays in the store.
 func (s *sessions) evictLocked() {
 	var victim *session
 	for _, se := range s.byID {
@@ -123,20 +204,36 @@ func (s *sessions) evictLocked() {
 	}
 }
 
-func (s *sessions) delete(id string) {
+// delete ends a session, here and in the store.
+func (s *sessions) delete(ctx context.Context, id string) {
 	s.mu.Lock()
 	delete(s.byID, id)
 	s.mu.Unlock()
+	s.forget(ctx, id)
 }
 
-// expire drops the sessions past their limits.
-func (s *sessions) expire() {
+func (s *sessions) forget(ctx context.Context, id string) {
+	if s.db == nil {
+		return
+	}
+	if err := s.db.DeleteConsoleSession(ctx, id); err != nil {
+		s.log("deleting a console session", err)
+	}
+}
+
+// expire drops the sessions past their limits, here and in the store.
+func (s *sessions) expire(ctx context.Context) {
 	now := s.now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for id, se := range s.byID {
-		if now.Sub(se.seen) > SessionIdle || now.Sub(se.created) > SessionMax {
+		if se.expired(now) {
 			delete(s.byID, id)
+		}
+	}
+	s.mu.Unlock()
+	if s.db != nil {
+		if _, err := s.db.ExpireConsoleSessions(ctx, now.Add(-SessionIdle), now.Add(-SessionMax)); err != nil {
+			s.log("expiring console sessions", err)
 		}
 	}
 }
@@ -210,11 +307,14 @@ func sessionOf(r *http.Request) session {
 // setting its cookie) when it has none.
 func (c *Console) session(w http.ResponseWriter, r *http.Request) session {
 	if ck, err := r.Cookie(CookieName); err == nil {
-		if se, ok := c.sessions.get(ck.Value); ok {
+		if se, ok := c.sessions.get(r.Context(), ck.Value); ok {
 			return se
 		}
 	}
-	se := c.sessions.create(nil)
+	// Anonymous sessions are stored only when no tokens are configured
+	// (loopback): with tokens, anyone can start one at the login page,
+	// and the store is not for strangers to fill.
+	se := c.sessions.create(r.Context(), nil, len(c.opts.Config().Gateway.Tokens) == 0)
 	setCookie(w, r, se.id)
 	return se
 }
@@ -235,6 +335,16 @@ func setCookie(w http.ResponseWriter, r *http.Request, id string) {
 // something.
 func (c *Console) authed(h http.HandlerFunc, api bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if api && r.Header.Get("Authorization") != "" {
+			se, ok := c.bearer(r)
+			if !ok {
+				writeFault(w, http.StatusUnauthorized, fault.New(fault.Authentication, "the bearer token in the Authorization header is not one of the gateway's tokens").
+					WithSuggestions("send Authorization: Bearer TOKEN with a token from gateway.tokens (with no tokens configured, send no Authorization header and use the console's session cookie and CSRF token)"))
+				return
+			}
+			h(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, se)))
+			return
+		}
 		se := c.session(w, r)
 		if !loggedIn(se, c.opts.Config()) {
 			if api || r.Method != http.MethodGet {
@@ -252,6 +362,26 @@ func (c *Console) authed(h http.HandlerFunc, api bool) http.Handler {
 		}
 		h(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, se)))
 	})
+}
+
+// bearer checks a request's "Authorization: Bearer TOKEN" against the
+// gateway's tokens, with the gateway's own constant-time check. A script
+// that sends one needs no cookie and no CSRF token (a browser never adds
+// the header by itself). Without configured tokens no bearer is accepted.
+func (c *Console) bearer(r *http.Request) (session, bool) {
+	scheme, presented, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	presented = strings.TrimSpace(presented)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || presented == "" {
+		return session{}, false
+	}
+	for _, t := range c.opts.Config().Gateway.Tokens {
+		if t.Matches(presented) {
+			// A per-request id: calls it starts belong to this token.
+			return session{id: "bearer:" + t.Name, authed: true, bearer: true,
+				token: t.Name, fingerprint: fingerprint(t), user: t.User}, true
+		}
+	}
+	return session{}, false
 }
 
 // csrfOK reports whether a request carries its session's CSRF token, in
@@ -321,8 +451,8 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	presented := strings.TrimSpace(r.PostFormValue("token"))
 	for _, t := range cfg.Gateway.Tokens {
 		if presented != "" && t.Matches(presented) {
-			c.sessions.delete(se.id)
-			ns := c.sessions.create(&t)
+			c.sessions.delete(r.Context(), se.id)
+			ns := c.sessions.create(r.Context(), &t, true)
 			setCookie(w, r, ns.id)
 			c.logger.Info("console login", "token", t.Name, "user", t.User)
 			http.Redirect(w, r, next, http.StatusSeeOther)
@@ -336,7 +466,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 
 // logout ends the session.
 func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
-	c.sessions.delete(sessionOf(r).id)
+	c.sessions.delete(r.Context(), sessionOf(r).id)
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	http.Redirect(w, r, Prefix+"login", http.StatusSeeOther)

@@ -1,10 +1,13 @@
 package web
 
 import (
+	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
 func TestSafeNext(t *testing.T) {
@@ -25,15 +28,16 @@ func TestSafeNext(t *testing.T) {
 }
 
 func TestLoggedIn(t *testing.T) {
+	ctx := context.Background()
 	tok := config.Token{Name: "ci", User: "alice", Secret: "one"}
 	cfg := func(tokens ...config.Token) *config.Config {
 		c := config.Default()
 		c.Gateway.Tokens = tokens
 		return c
 	}
-	s := newSessions(time.Now)
-	authed := s.create(&tok)
-	anon := s.create(nil)
+	s := newSessions(time.Now, nil, nil)
+	authed := s.create(ctx, &tok, true)
+	anon := s.create(ctx, nil, true)
 	cases := []struct {
 		name string
 		se   session
@@ -56,28 +60,29 @@ func TestLoggedIn(t *testing.T) {
 }
 
 func TestSessionsExpireAndEvict(t *testing.T) {
+	ctx := context.Background()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s := newSessions(func() time.Time { return now })
+	s := newSessions(func() time.Time { return now }, nil, nil)
 	tok := config.Token{Name: "ci", User: "alice", Secret: "one"}
-	kept := s.create(&tok)
+	kept := s.create(ctx, &tok, true)
 	for range maxSessions - 1 {
 		now = now.Add(time.Millisecond)
-		s.create(nil)
+		s.create(ctx, nil, true)
 	}
 	// Full: a new session evicts the least recently used anonymous one,
 	// never the logged-in one, although it is older.
-	s.create(nil)
-	if _, ok := s.get(kept.id); !ok {
+	s.create(ctx, nil, true)
+	if _, ok := s.get(ctx, kept.id); !ok {
 		t.Fatal("evicting dropped the logged-in session before anonymous ones")
 	}
 	if n := len(s.byID); n != maxSessions {
 		t.Errorf("sessions held: got %d, want %d", n, maxSessions)
 	}
 	now = now.Add(SessionIdle + time.Second)
-	if _, ok := s.get(kept.id); ok {
+	if _, ok := s.get(ctx, kept.id); ok {
 		t.Error("a session idle past SessionIdle is still valid")
 	}
-	s.expire()
+	s.expire(ctx)
 	if n := len(s.byID); n != 0 {
 		t.Errorf("after expiry: got %d sessions, want 0", n)
 	}
@@ -107,5 +112,35 @@ func TestLoginLimiter(t *testing.T) {
 	}
 	if !l.allow(now.Add(loginWindow)) {
 		t.Error("a login is refused after the window ended")
+	}
+}
+
+// TestSessionsInTheStore: a session started on one console is known to
+// another on the same store, and a logout on one ends it on the other
+// within touchEvery.
+func TestSessionsInTheStore(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.OpenSQLite(ctx, filepath.Join(t.TempDir(), "s.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	one, two := newSessions(clock, db, nil), newSessions(clock, db, nil)
+	tok := config.Token{Name: "ci", User: "alice", Secret: "one"}
+	se := one.create(ctx, &tok, true)
+	got, ok := two.get(ctx, se.id)
+	if !ok || got.user != "alice" || got.csrf != se.csrf || !got.authed {
+		t.Fatalf("the other console: got %+v, %v, want alice's session", got, ok)
+	}
+	anon := one.create(ctx, nil, false)
+	if _, ok := two.get(ctx, anon.id); ok {
+		t.Error("a session created without persist reached the other console")
+	}
+	one.delete(ctx, se.id)
+	now = now.Add(touchEvery)
+	if _, ok := two.get(ctx, se.id); ok {
+		t.Error("a session logged out on one console still works on the other after touchEvery")
 	}
 }

@@ -119,7 +119,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 		case <-t.C:
 			// A logout, an expiry or a token removed by a reload ends
 			// the stream.
-			se, ok := c.sessions.get(sub.session)
+			se, ok := c.sessions.get(r.Context(), sub.session)
 			if !ok || !loggedIn(se, c.opts.Config()) {
 				return
 			}

@@ -36,6 +36,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
@@ -77,6 +78,10 @@ type Options struct {
 	// it, so that a hung server never delays them. Nil falls back to
 	// Backend.Servers, which pings connected servers.
 	Snapshots func() []upstream.Snapshot
+	// Sessions keeps the console's sessions, so that they survive a
+	// restart and every replica on the same store shares them; nil keeps
+	// them in memory.
+	Sessions store.SessionStore
 	// Hooks feeds the Hooks page; nil shows that hooks are not configured.
 	Hooks HookSource
 	// Logger receives structured events; nil discards them.
@@ -137,7 +142,7 @@ func New(opts Options) (*Console, error) {
 	c := &Console{
 		opts: opts, logger: logger, now: now, pages: pages,
 		static:   http.StripPrefix(Prefix+"static/", http.FileServerFS(sub)),
-		sessions: newSessions(now),
+		sessions: newSessions(now, opts.Sessions, func(msg string, err error) { logger.Warn(msg, logKeyErr, err) }),
 		hub:      newHub(),
 		calls:    newCalls(now),
 	}
@@ -166,7 +171,7 @@ func (c *Console) Run(ctx context.Context) error {
 			c.hub.close()
 			return nil
 		case <-t.C:
-			c.sessions.expire()
+			c.sessions.expire(ctx)
 			c.calls.expire()
 			c.checkStop(ctx)
 		}

@@ -1,0 +1,133 @@
+package daemon
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/web"
+)
+
+// startOnStore runs a daemon for cfg on the SQLite database at db (shared
+// with other daemons of the test, as replicas share one database).
+func startOnStore(t *testing.T, cfg *config.Config, db string) *running {
+	t.Helper()
+	st, err := store.OpenSQLite(context.Background(), db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "sbd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	c := *cfg
+	d, err := New(Options{Config: &c, Store: st, StateDir: dir, Version: "test", NoControl: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{d: d, url: "http://" + d.Addr(), stateDir: dir, store: st, cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- d.Run(ctx) }()
+	t.Cleanup(func() {
+		r.stop(t)
+		st.Close()
+	})
+	return r
+}
+
+// TestConsoleSessionsInTheStore logs in on one daemon and uses the
+// session on a second daemon over the same database (a replica) and on a
+// third started after the first stopped (a restart).
+func TestConsoleSessionsInTheStore(t *testing.T) {
+	const secret = "replica-token-secret"
+	cfg := testConfig()
+	cfg.Gateway.Tokens = []config.Token{{Name: "ci", User: "alice", Secret: secret}}
+	db := filepath.Join(t.TempDir(), "shared.db")
+	a := startOnStore(t, cfg, db)
+	b := startOnStore(t, cfg, db)
+
+	ba := newBrowserish(t, a.url)
+	token := ba.csrf(web.Prefix + "login")
+	resp, _ := ba.do("POST", web.Prefix+"login", "application/x-www-form-urlencoded",
+		url.Values{"csrf": {token}, "token": {secret}}.Encode())
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login: got %d, want 303", resp.StatusCode)
+	}
+	ck := ba.cookie()
+	page := ba.csrf("/")
+
+	// The same cookie on the replica: logged in, with the same CSRF token.
+	bb := newBrowserish(t, b.url)
+	u, _ := url.Parse(b.url)
+	bb.c.Jar.SetCookies(u, []*http.Cookie{{Name: ck.Name, Value: ck.Value, Path: "/"}})
+	if got := bb.csrf("/"); got != page {
+		t.Errorf("the replica's CSRF token: got %q, want the session's %q", got, page)
+	}
+	if resp, body := bb.do("POST", web.Prefix+"api/resume", "", "", web.CSRFHeader, page); resp.StatusCode != http.StatusOK {
+		t.Errorf("a change on the replica with the session's CSRF token: got %d %s, want 200", resp.StatusCode, body)
+	}
+
+	// A restart: a new daemon on the same database knows the session.
+	a.stop(t)
+	c := startOnStore(t, cfg, db)
+	bc := newBrowserish(t, c.url)
+	u, _ = url.Parse(c.url)
+	bc.c.Jar.SetCookies(u, []*http.Cookie{{Name: ck.Name, Value: ck.Value, Path: "/"}})
+	if resp, body := bc.do("GET", "/", "", ""); resp.StatusCode != http.StatusOK || !strings.Contains(body, "Log out alice") {
+		t.Errorf("after a restart: got %d, want the page, logged in as alice", resp.StatusCode)
+	}
+
+	// Logging out on one replica ends the session on the others.
+	if resp, _ := bc.do("POST", web.Prefix+"logout", "application/x-www-form-urlencoded", url.Values{"csrf": {page}}.Encode()); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("logout: got %d, want 303", resp.StatusCode)
+	}
+	bb2 := newBrowserish(t, b.url)
+	u, _ = url.Parse(b.url)
+	bb2.c.Jar.SetCookies(u, []*http.Cookie{{Name: ck.Name, Value: ck.Value, Path: "/"}})
+	// b still holds the session in memory for up to touchEvery; a new
+	// request on b after the logout must not be let in once b reads the
+	// store again. The store no longer has it:
+	if _, err := c.store.(store.SessionStore).ConsoleSession(context.Background(), ck.Value); err == nil {
+		t.Error("the store still has the session after logging out")
+	}
+}
+
+// TestConsoleAPIBearer uses the console's API with a gateway token in the
+// Authorization header, as a script does: no cookie, no CSRF token.
+func TestConsoleAPIBearer(t *testing.T) {
+	const secret = "script-bearer-secret"
+	cfg := testConfig()
+	cfg.Gateway.Tokens = []config.Token{{Name: "ops", User: "robot", Secret: secret}}
+	r := start(t, cfg)
+	b := newBrowserish(t, r.url)
+
+	resp, body := b.do("GET", web.Prefix+"api/servers", "", "", "Authorization", "Bearer "+secret)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"servers"`) {
+		t.Errorf("GET servers with a bearer token: got %d %s, want 200", resp.StatusCode, body)
+	}
+	resp, body = b.do("POST", web.Prefix+"api/stop", "", "", "Authorization", "Bearer "+secret)
+	if resp.StatusCode != http.StatusOK || !r.d.Engine().Stopped() {
+		t.Errorf("POST stop with a bearer token and no CSRF token: got %d %s, want 200 and the engine stopped", resp.StatusCode, body)
+	}
+	resp, body = b.do("POST", web.Prefix+"api/resume", "", "", "Authorization", "Bearer wrong")
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "authentication_error") || !r.d.Engine().Stopped() {
+		t.Errorf("a wrong bearer token: got %d %s, want 401 and nothing changed", resp.StatusCode, body)
+	}
+	if b.cookie() != nil {
+		t.Error("a bearer request was given a session cookie")
+	}
+	// Pages are for browsers: a bearer token does not open them.
+	if resp, _ := b.do("GET", web.Prefix+"history", "", "", "Authorization", "Bearer "+secret); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("a page with a bearer token: got %d, want 303 to the login", resp.StatusCode)
+	}
+}
