@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/hooks"
 	"github.com/switchboard-mcp/switchboard/internal/store"
@@ -22,6 +24,16 @@ func (d *Daemon) newConsole() error {
 		// Snapshots: the page never waits on a ping to a hung server.
 		Snapshots: d.pool.Snapshots,
 		Hooks:     webHookSource{eng: d.hooks, st: d.opts.Store},
+		// The console's own MCP sessions are sessions of the gateway's
+		// default view, as `serve --stdio` serves one.
+		Connect: d.gw.ServeStdio,
+		Capabilities: func(server string) *mcp.ServerCapabilities {
+			c, err := d.pool.Client(server)
+			if err != nil {
+				return nil
+			}
+			return c.Capabilities()
+		},
 		// Sessions in the store survive a restart and are shared by
 		// every replica on the same database.
 		Sessions: sessionStore(d.opts.Store),

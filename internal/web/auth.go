@@ -467,6 +467,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 // logout ends the session.
 func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 	c.sessions.delete(r.Context(), sessionOf(r).id)
+	c.closeMCP(sessionOf(r).id)
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	http.Redirect(w, r, Prefix+"login", http.StatusSeeOther)

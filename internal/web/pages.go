@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -38,7 +39,10 @@ type page interface{ base() *pageData }
 
 // templateFuncs are the helpers the templates use.
 var templateFuncs = template.FuncMap{
-	"toolURL": toolURL,
+	"toolURL":     toolURL,
+	"promptURL":   promptURL,
+	"resourceURL": resourceURL,
+	"templateURL": templateURL,
 	"time": func(t time.Time) string {
 		if t.IsZero() {
 			return ""
@@ -367,6 +371,11 @@ type toolData struct {
 	Args       string
 	Result     *resultView
 	CallError  *errorView
+	// CLI and Curl make the same call from a shell: with the call's
+	// arguments once there is a call, else with none.
+	CLI        string
+	Curl       string
+	TokensUsed bool
 }
 
 // toolPage shows a tool's schema and its "Try it" form, and, with
@@ -410,7 +419,21 @@ func (c *Console) toolPage(w http.ResponseWriter, r *http.Request) {
 			wc.mu.Unlock()
 		}
 	}
+	cfg := c.opts.Config()
+	d.TokensUsed = len(cfg.Gateway.Tokens) > 0
+	d.CLI = cliCall(ti.Server, ti.Name, json.RawMessage(d.Args))
+	d.Curl = curlCall(gatewayEndpoint(r), ti.Exposed, json.RawMessage(d.Args), cfg.Gateway.Stateless, len(cfg.Gateway.Tokens) > 0)
 	c.render(w, r, http.StatusOK, "tool", d)
+}
+
+// gatewayEndpoint is the gateway's /mcp URL as the browser reached the
+// console (the same address serves both).
+func gatewayEndpoint(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + "/mcp"
 }
 
 // historyData is the history page's data.

@@ -32,6 +32,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
@@ -82,6 +84,16 @@ type Options struct {
 	// restart and every replica on the same store shares them; nil keeps
 	// them in memory.
 	Sessions store.SessionStore
+	// Capabilities returns a connected server's declared capabilities
+	// (nil when it is not connected); the resource page offers a
+	// subscription when they say resources can be subscribed to. Nil
+	// offers none.
+	Capabilities func(server string) *mcp.ServerCapabilities
+	// Connect serves one MCP session of the gateway (its default view)
+	// over t until ctx is done or the client closes: the console's own
+	// MCP sessions, for resource subscriptions and the Protocol log. Nil
+	// leaves both out.
+	Connect func(ctx context.Context, t mcp.Transport) error
 	// Hooks feeds the Hooks page; nil shows that hooks are not configured.
 	Hooks HookSource
 	// Logger receives structured events; nil discards them.
@@ -105,6 +117,7 @@ type Console struct {
 	logins   loginLimiter
 	hub      *hub
 	calls    *calls
+	mcp      mcpSessions
 
 	// ctx is the parent of every call the console runs; Run cancels it
 	// when it returns.
@@ -167,12 +180,14 @@ func (c *Console) Run(ctx context.Context) error {
 			c.closing = true
 			c.runMu.Unlock()
 			c.cancel()
+			c.expireMCP(true)
 			c.wg.Wait()
 			c.hub.close()
 			return nil
 		case <-t.C:
 			c.sessions.expire(ctx)
 			c.calls.expire()
+			c.expireMCP(false)
 			c.checkStop(ctx)
 		}
 	}
@@ -254,6 +269,10 @@ func (c *Console) Handler() http.Handler {
 	mux.Handle("GET "+Prefix+"history", page(c.historyPage))
 	mux.Handle("GET "+Prefix+"history/{id}", page(c.historyDetailPage))
 	mux.Handle("GET "+Prefix+"hooks", page(c.hooksPage))
+	mux.Handle("GET "+Prefix+"prompt", page(c.promptPage))
+	mux.Handle("POST "+Prefix+"prompt", page(c.promptPage))
+	mux.Handle("GET "+Prefix+"resource", page(c.resourcePage))
+	mux.Handle("GET "+Prefix+"resource/download", page(c.resourceDownload))
 	mux.Handle("POST "+Prefix+"hooks/fire", page(c.hooksFire))
 	mux.Handle("GET "+Prefix+"login", http.HandlerFunc(c.loginPage))
 	mux.Handle("POST "+Prefix+"login", http.HandlerFunc(c.login))
@@ -267,6 +286,10 @@ func (c *Console) Handler() http.Handler {
 	mux.Handle("GET "+Prefix+"api/calls/{id}", api(c.apiCall))
 	mux.Handle("POST "+Prefix+"api/calls/{id}/cancel", api(c.apiCancelCall))
 	mux.Handle("POST "+Prefix+"api/stop", api(c.apiStop))
+	mux.Handle("POST "+Prefix+"api/subscriptions", api(c.apiSubscribe))
+	mux.Handle("GET "+Prefix+"protocol", page(c.protocolPage))
+	mux.Handle("GET "+Prefix+"api/protocol", api(c.apiProtocol))
+	mux.Handle("POST "+Prefix+"api/protocol/ping", api(c.apiProtocolPing))
 	mux.Handle("POST "+Prefix+"api/resume", api(c.apiResume))
 	mux.Handle(Prefix, page(func(w http.ResponseWriter, r *http.Request) {
 		c.renderError(w, r, http.StatusNotFound, fault.New(fault.NotFound, "there is no page at %s", r.URL.Path).

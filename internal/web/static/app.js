@@ -45,7 +45,7 @@
   function connect() {
     if (document.body.dataset.page === 'login' || typeof EventSource === 'undefined') return;
     const es = new EventSource('/ui/events');
-    ['hello', 'server', 'catalog', 'stop', 'call'].forEach(function (name) {
+    ['hello', 'server', 'catalog', 'stop', 'call', 'resource', 'protocol', 'stats'].forEach(function (name) {
       es.addEventListener(name, function (ev) {
         let d;
         try { d = JSON.parse(ev.data); } catch (e) { return; }
@@ -182,5 +182,105 @@
     });
   }
 
+  // Copy buttons: data-copy holds the text (set by the template, so it is
+  // exactly what the page shows). The clipboard API needs a secure
+  // context (loopback counts); elsewhere the text is selected and copied
+  // the old way.
+  document.addEventListener('click', async function (ev) {
+    const b = ev.target.closest('button.copy');
+    if (!b) return;
+    const text = b.dataset.copy || '';
+    let ok = false;
+    try {
+      if (navigator.clipboard && window.isSecureContext) {
+        await navigator.clipboard.writeText(text);
+        ok = true;
+      }
+    } catch (e) { ok = false; }
+    if (!ok) {
+      const ta = document.createElement('textarea');
+      ta.value = text;
+      ta.setAttribute('readonly', '');
+      ta.className = 'offscreen';
+      document.body.appendChild(ta);
+      ta.select();
+      try { ok = document.execCommand('copy'); } catch (e) { ok = false; }
+      ta.remove();
+    }
+    const label = b.dataset.label || b.textContent;
+    b.dataset.label = label;
+    b.textContent = ok ? 'Copied' : 'Copy failed: select the text';
+    announce(ok ? 'Copied to the clipboard.' : 'Copying failed; select the text and copy it.');
+    setTimeout(function () { b.textContent = label; }, 1500);
+  });
+
+  // JSON folding: each pre.json[data-fold] gets a tree view whose objects
+  // and arrays fold (details/summary, so the keyboard and screen readers
+  // know them), and a button to switch to the text. Built with DOM calls
+  // and textContent only.
+  const foldLimit = 5000; // nodes; past this the text stays
+  function jsonTree(v, depth, budget) {
+    budget.n++;
+    if (v !== null && typeof v === 'object') {
+      const isArr = Array.isArray(v);
+      const keys = isArr ? v.map(function (_, i) { return i; }) : Object.keys(v);
+      const d = document.createElement('details');
+      d.open = depth < 2;
+      const sum = document.createElement('summary');
+      sum.textContent = isArr ? '[…] ' + keys.length + (keys.length === 1 ? ' item' : ' items')
+        : '{…} ' + keys.length + (keys.length === 1 ? ' key' : ' keys');
+      d.appendChild(sum);
+      const ul = document.createElement('ul');
+      keys.forEach(function (k) {
+        if (budget.n > foldLimit) return;
+        const li = document.createElement('li');
+        const key = document.createElement('span');
+        key.className = 'jkey';
+        key.textContent = isArr ? String(k) : JSON.stringify(k);
+        li.appendChild(key);
+        li.appendChild(document.createTextNode(': '));
+        li.appendChild(jsonTree(v[k], depth + 1, budget));
+        ul.appendChild(li);
+      });
+      d.appendChild(ul);
+      return d;
+    }
+    const span = document.createElement('span');
+    span.className = 'j' + (v === null ? 'null' : typeof v);
+    span.textContent = JSON.stringify(v);
+    return span;
+  }
+  function foldAll(root) {
+    root.querySelectorAll('pre.json[data-fold]').forEach(function (pre) {
+      if (pre.dataset.folded) return;
+      pre.dataset.folded = '1';
+      let v;
+      try { v = JSON.parse(pre.textContent); } catch (e) { return; }
+      if (v === null || typeof v !== 'object') return;
+      const budget = { n: 0 };
+      const tree = document.createElement('div');
+      tree.className = 'jsontree';
+      tree.appendChild(jsonTree(v, 0, budget));
+      if (budget.n > foldLimit) return;
+      const toggle = document.createElement('button');
+      toggle.type = 'button';
+      toggle.className = 'fold-toggle';
+      toggle.textContent = 'Show as text';
+      toggle.setAttribute('aria-pressed', 'false');
+      toggle.addEventListener('click', function () {
+        const text = pre.hidden;
+        pre.hidden = !text;
+        tree.hidden = text;
+        toggle.textContent = text ? 'Show as tree' : 'Show as text';
+        toggle.setAttribute('aria-pressed', text ? 'true' : 'false');
+      });
+      pre.hidden = true;
+      pre.parentNode.insertBefore(tree, pre);
+      pre.parentNode.insertBefore(toggle, tree);
+    });
+  }
+  foldAll(document);
+
+  window.sb.foldAll = foldAll;
   connect();
 })();
