@@ -279,6 +279,8 @@ func downloadName(uri, mimeType string) string {
 		}
 		if b := path.Base(p); b != "." && b != "/" && b != "" {
 			base = b
+		} else if u.Host != "" {
+			base = u.Host // library://data.bin
 		}
 	}
 	var sb strings.Builder

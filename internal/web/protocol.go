@@ -184,7 +184,11 @@ func (c *Console) mcpSession(ctx context.Context, owner string) (*mcpSession, er
 			c.resourceUpdated(s, req.Params.URI)
 		},
 	})
-	cs, err := cl.Connect(ctx, &loggingTransport{Transport: client, note: func(dir string, m jsonrpc.Message) { c.note(s, dir, m) }}, nil)
+	// The session outlives the request that opened it: it connects
+	// under the console's context, bounded in time.
+	cctx, ccancel := context.WithTimeout(sctx, 30*time.Second)
+	defer ccancel()
+	cs, err := cl.Connect(cctx, &loggingTransport{Transport: client, note: func(dir string, m jsonrpc.Message) { c.note(s, dir, m) }}, nil)
 	if err != nil {
 		cancel()
 		<-s.done
@@ -386,8 +390,11 @@ type protocolData struct {
 	pageData
 	Open    bool
 	Entries []logEntry
-	Subs    []subscription
+	Subs    []subView
 }
+
+// subView is a subscription, for the page.
+type subView struct{ Server, URI string }
 
 // protocolPage shows the console session's MCP traffic with the gateway.
 func (c *Console) protocolPage(w http.ResponseWriter, r *http.Request) {
@@ -400,7 +407,7 @@ func (c *Console) protocolPage(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		d.Entries = append(d.Entries, s.log...)
 		for _, sub := range s.subs {
-			d.Subs = append(d.Subs, sub)
+			d.Subs = append(d.Subs, subView{Server: sub.server, URI: sub.uri})
 		}
 		s.mu.Unlock()
 	}

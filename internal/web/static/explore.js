@@ -8,7 +8,7 @@
   // The resource page: subscribe, and show each update as it arrives.
   const sub = document.getElementById('subscription');
   if (sub) {
-    const server = sub.dataset.server, uri = sub.dataset.uri;
+    const server = sub.dataset.server, uri = sub.dataset.resource;
     const subBtn = document.getElementById('subscribe-button');
     const unsubBtn = document.getElementById('unsubscribe-button');
     const status = document.getElementById('sub-status');
