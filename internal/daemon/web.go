@@ -3,11 +3,16 @@ package daemon
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
+	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/control"
+	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/hooks"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
@@ -27,6 +32,7 @@ func (d *Daemon) newConsole() error {
 		// The console's own MCP sessions are sessions of the gateway's
 		// default view, as `serve --stdio` serves one.
 		Connect: d.gw.ServeStdio,
+		Editor:  &fileEditor{d: d},
 		Capabilities: func(server string) *mcp.ServerCapabilities {
 			c, err := d.pool.Client(server)
 			if err != nil {
@@ -151,4 +157,136 @@ func (h webHookSource) Fire(ctx context.Context, event string, fields map[string
 func sessionStore(st store.Store) store.SessionStore {
 	ss, _ := st.(store.SessionStore)
 	return ss
+}
+
+// fileEditor edits the daemon's configuration file for the console:
+// changes are validated as `config validate` validates them, written
+// atomically, and applied with Reload; a reload that refuses the new file
+// puts the old one back.
+type fileEditor struct {
+	d  *Daemon
+	mu sync.Mutex // one edit at a time
+}
+
+var _ web.ConfigEditor = (*fileEditor)(nil)
+
+// Path implements web.ConfigEditor: the file the configuration came from,
+// or, on the embedded default, switchboard.yaml in the working directory
+// (the first place `serve` looks).
+func (e *fileEditor) Path() (string, bool) {
+	if src := e.d.config().Source; src != "" {
+		return src, true
+	}
+	p, err := filepath.Abs(config.FileName)
+	if err != nil {
+		p = config.FileName
+	}
+	_, err = os.Stat(p)
+	return p, err == nil
+}
+
+// Server implements web.ConfigEditor.
+func (e *fileEditor) Server(name string) (web.ServerEntry, error) {
+	path, exists := e.Path()
+	if !exists {
+		return web.ServerEntry{}, fault.New(fault.NotFound, "there is no configuration file yet, so no server %q to edit", name).
+			WithSuggestions("add a server: the console creates " + path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return web.ServerEntry{}, fault.Wrap(fault.Config, err, "reading %s", path)
+	}
+	return config.ReadServerEntry(data, name)
+}
+
+// Save implements web.ConfigEditor.
+func (e *fileEditor) Save(ctx context.Context, original string, s web.ServerEntry) (control.ReloadReport, error) {
+	return e.edit(ctx, func(data []byte) ([]byte, error) { return config.SetServer(data, original, s) })
+}
+
+// Remove implements web.ConfigEditor.
+func (e *fileEditor) Remove(ctx context.Context, name string) (control.ReloadReport, error) {
+	return e.edit(ctx, func(data []byte) ([]byte, error) { return config.RemoveServer(data, name) })
+}
+
+// edit changes the file with change, validates the result, writes it and
+// reloads; it puts the old file back when the reload refuses the new one.
+func (e *fileEditor) edit(ctx context.Context, change func([]byte) ([]byte, error)) (control.ReloadReport, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	path, exists := e.Path()
+	var old []byte
+	mode := os.FileMode(0o600)
+	if exists {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return control.ReloadReport{}, fault.Wrap(fault.Config, err, "reading %s", path)
+		}
+		mode = fi.Mode().Perm()
+		if old, err = os.ReadFile(path); err != nil {
+			return control.ReloadReport{}, fault.Wrap(fault.Config, err, "reading %s", path)
+		}
+	}
+	data, err := change(old)
+	if err != nil {
+		return control.ReloadReport{}, err
+	}
+	// The same checks as `switchboard config validate`, before anything
+	// is written.
+	if _, err := config.Parse(path, data, config.Options{}); err != nil {
+		return control.ReloadReport{}, err
+	}
+	if err := writeFileAtomic(path, data, mode); err != nil {
+		return control.ReloadReport{}, err
+	}
+	if !exists {
+		// The embedded default had nothing to reload; from now on the
+		// daemon reloads the new file.
+		e.d.reloadMu.Lock()
+		if e.d.opts.Load == nil {
+			e.d.opts.Load = func() (*config.Config, error) { return config.Load(path, config.Options{}) }
+		}
+		e.d.reloadMu.Unlock()
+	}
+	rep, err := e.d.Reload(ctx)
+	if err != nil {
+		// All or nothing: the running configuration did not change, so
+		// the file goes back to what it was.
+		var restore error
+		if exists {
+			restore = writeFileAtomic(path, old, mode)
+		} else {
+			restore = os.Remove(path)
+		}
+		if restore != nil {
+			e.d.logger.Error("putting the configuration file back after a refused reload", "path", path, "err", restore)
+		}
+		return control.ReloadReport{}, err
+	}
+	return rep, nil
+}
+
+// writeFileAtomic replaces path with data through a temporary file in the
+// same folder, so that a reader never sees half a file.
+func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".switchboard-*.yaml")
+	if err != nil {
+		return fault.Wrap(fault.Config, err, "writing %s", path)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fault.Wrap(fault.Config, err, "writing %s", path)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return fault.Wrap(fault.Config, err, "writing %s", path)
+	}
+	if err := tmp.Close(); err != nil {
+		return fault.Wrap(fault.Config, err, "writing %s", path)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fault.Wrap(fault.Config, err, "writing %s", path)
+	}
+	return nil
 }

@@ -275,6 +275,13 @@ func shot(t *testing.T, ctx context.Context, name string) {
 		t.Errorf("screenshot %s: %v", name, err)
 		return
 	}
+	// SWITCHBOARD_DOCS_SHOTS=DIR also saves the screenshots there, as
+	// DIR/NAME.png: docs/web.md's pictures come from such a run.
+	if dir := os.Getenv("SWITCHBOARD_DOCS_SHOTS"); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, name+".png"), buf, 0o644); err != nil {
+			t.Errorf("saving a docs screenshot: %v", err)
+		}
+	}
 	path := filepath.Join(t.ArtifactDir(), name+".png")
 	if err := os.WriteFile(path, buf, 0o644); err != nil {
 		t.Errorf("saving screenshot: %v", err)

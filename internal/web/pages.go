@@ -56,12 +56,24 @@ var templateFuncs = template.FuncMap{
 		return d.Round(time.Millisecond).String()
 	},
 	"deref": func(b *bool) bool { return b != nil && *b },
+	// field bundles a form field for the editfield and editarea
+	// templates.
+	"field": func(key, label, value string, errs map[string][]string, help string, required bool) formField {
+		return formField{Key: key, Label: label, Value: value, Errors: errs[key], Help: help, Required: required}
+	},
 	"short": func(s string) string {
 		if len(s) > 8 {
 			return s[:8]
 		}
 		return s
 	},
+}
+
+// formField is one field of the server form.
+type formField struct {
+	Key, Label, Value, Help string
+	Errors                  []string
+	Required                bool
 }
 
 // parseTemplates parses each page with the layout.
@@ -187,11 +199,13 @@ type serversData struct {
 	Servers      []serverView
 	AutoDisabled []serverView
 	Error        *errorView
+	Editable     bool
+	Removed      string
 }
 
 // serversPage shows every server with its health.
 func (c *Console) serversPage(w http.ResponseWriter, r *http.Request) {
-	d := &serversData{pageData: pageData{Title: "Servers"}}
+	d := &serversData{pageData: pageData{Title: "Servers"}, Editable: c.opts.Editor != nil, Removed: r.URL.Query().Get("removed")}
 	infos, err := c.servers(r)
 	if err != nil {
 		d.Error = newErrorView(err)

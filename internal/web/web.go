@@ -94,6 +94,9 @@ type Options struct {
 	// MCP sessions, for resource subscriptions and the Protocol log. Nil
 	// leaves both out.
 	Connect func(ctx context.Context, t mcp.Transport) error
+	// Editor adds, edits and removes servers in the configuration file
+	// and applies it; nil leaves the console read-only for servers.
+	Editor ConfigEditor
 	// Hooks feeds the Hooks page; nil shows that hooks are not configured.
 	Hooks HookSource
 	// Logger receives structured events; nil discards them.
@@ -118,6 +121,7 @@ type Console struct {
 	hub      *hub
 	calls    *calls
 	mcp      mcpSessions
+	states   stateHistory
 
 	// ctx is the parent of every call the console runs; Run cancels it
 	// when it returns.
@@ -227,6 +231,7 @@ func (c *Console) publishStop(stopped bool) {
 // daemon calls it from the pool's change callback; it never blocks.
 func (c *Console) ServerChanged(s upstream.Snapshot) {
 	v := c.serverView(control.ServerInfo{Snapshot: s})
+	c.states.note(c.now(), v)
 	c.hub.publish(event{name: "server", data: mustJSON(v)})
 }
 
@@ -264,6 +269,12 @@ func (c *Console) Handler() http.Handler {
 	api := func(h http.HandlerFunc) http.Handler { return c.authed(h, true) }
 
 	mux.Handle("GET /{$}", page(c.serversPage))
+	mux.Handle("GET "+Prefix+"overview", page(c.overviewPage))
+	mux.Handle("GET "+Prefix+"server", page(c.serverPage))
+	mux.Handle("GET "+Prefix+"servers/edit", page(c.serverEditPage))
+	mux.Handle("POST "+Prefix+"servers/save", page(c.serverSave))
+	mux.Handle("POST "+Prefix+"servers/remove", page(c.serverRemove))
+	mux.Handle("GET "+Prefix+"api/stats", api(c.apiStats))
 	mux.Handle("GET "+Prefix+"tools", page(c.toolsPage))
 	mux.Handle("GET "+Prefix+"tool", page(c.toolPage))
 	mux.Handle("GET "+Prefix+"history", page(c.historyPage))

@@ -182,6 +182,61 @@
     });
   }
 
+  // A server's page: its state updates live; enable, disable, refresh.
+  const serverState = document.getElementById('server-state');
+  if (serverState) {
+    const name = serverState.dataset.server;
+    const historyList = document.getElementById('state-history');
+    let lastLabel = '';
+    const apply = function (s) {
+      if (s.server !== name) return;
+      document.querySelectorAll('[data-field]').forEach(function (el) {
+        const k = el.dataset.field;
+        if (k in s) el.textContent = s[k] === null || s[k] === undefined ? '' : String(s[k]);
+      });
+      const label = serverState.querySelector('[data-field="label"]');
+      if (label) label.className = 'badge state state-' + s.label;
+      const reason = serverState.querySelector('[data-field="disabled_reason"]');
+      if (reason) reason.hidden = !s.disabled_reason || s.enabled;
+      const enable = serverState.querySelector('button[data-action="enable"]');
+      if (enable) { enable.textContent = s.auto_disabled ? 'Re-enable' : 'Enable'; enable.hidden = s.enabled; }
+      serverState.querySelectorAll('button[data-action="disable"], button[data-action="refresh"]').forEach(function (b) { b.hidden = !s.enabled; });
+      if (historyList && s.label !== lastLabel && lastLabel !== '') {
+        const li = document.createElement('li');
+        const t = document.createElement('time');
+        t.textContent = new Date().toISOString().replace('T', ' ').slice(0, 19);
+        const b = document.createElement('span');
+        b.className = 'badge';
+        b.textContent = s.label;
+        li.append(t, ' ', b, ' ', s.status || '');
+        historyList.insertBefore(li, historyList.firstChild);
+      }
+      lastLabel = s.label;
+    };
+    const initial = serverState.querySelector('[data-field="label"]');
+    lastLabel = initial ? initial.textContent : '';
+    onEvent('server', apply);
+    onEvent('hello', async function () {
+      const r = await api('GET', '/ui/api/servers');
+      if (r.ok && r.data) (r.data.servers || []).forEach(apply);
+    });
+    const errEl = document.getElementById('action-error');
+    serverState.addEventListener('click', async function (ev) {
+      const b = ev.target.closest('button[data-action]');
+      if (!b) return;
+      b.disabled = true;
+      errEl.hidden = true;
+      const r = await api('POST', '/ui/api/servers/' + encodeURIComponent(name) + '/' + encodeURIComponent(b.dataset.action));
+      b.disabled = false;
+      if (r.ok) {
+        announce(name + ': ' + b.dataset.action + ' done.');
+      } else {
+        errEl.textContent = faultText(r.data);
+        errEl.hidden = false;
+      }
+    });
+  }
+
   // Copy buttons: data-copy holds the text (set by the template, so it is
   // exactly what the page shows). The clipboard API needs a secure
   // context (loopback counts); elsewhere the text is selected and copied
