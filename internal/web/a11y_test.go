@@ -89,6 +89,7 @@ const a11yAudit = `(function () {
 // reports each problem as a test error.
 func audit(t *testing.T, ctx context.Context, page string) {
 	t.Helper()
+	waitJS(t, ctx, page+" loaded, with its style sheet", `document.readyState === "complete" && document.styleSheets.length > 0`)
 	for _, p := range eval[[]string](t, ctx, a11yAudit) {
 		t.Errorf("accessibility, %s: %s", page, p)
 	}

@@ -98,6 +98,7 @@ func processesWithEnv(kv string) []int {
 // server behind it. The subtests share the daemon and the browser and run
 // in order.
 func TestBrowser(t *testing.T) {
+	t.Parallel() // the browser tests wait more than they compute
 	flag := filepath.Join(t.TempDir(), "broken")
 	if err := os.WriteFile(flag, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -494,6 +495,7 @@ func checkValidation(t *testing.T, ctx context.Context) {
 // TestBrowserLogin logs in through the form in Chromium when gateway
 // tokens are configured, and logs out again.
 func TestBrowserLogin(t *testing.T) {
+	t.Parallel()
 	const secret = "browser-login-token"
 	cfg := testConfig(testserver.Server(t, "alpha", "ok"))
 	cfg.Gateway.Tokens = []config.Token{{Name: "ci", User: "alice", Secret: secret}}

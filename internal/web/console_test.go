@@ -103,6 +103,7 @@ func startDaemonWith(t *testing.T, opts daemon.Options) *running {
 // editing and removing servers in the configuration file, dark mode, and
 // an accessibility audit of every page, in Chromium.
 func TestBrowserConsole(t *testing.T) {
+	t.Parallel() // the browser tests wait more than they compute
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -85,6 +85,7 @@ func libraryServer(t *testing.T) config.Server {
 // TestBrowserExplore drives prompts, resources, subscriptions, the
 // protocol log and the copy buttons in Chromium.
 func TestBrowserExplore(t *testing.T) {
+	t.Parallel() // the browser tests wait more than they compute
 	r := startDaemon(t, testConfig(libraryServer(t)))
 	if _, err := r.d.Pool().WaitConnected(context.Background(), "library", 20*time.Second); err != nil {
 		t.Fatal(err)
@@ -149,9 +150,10 @@ func TestBrowserExplore(t *testing.T) {
 			t.Errorf("download: got %v, %q, %q; want the 5 bytes as an attachment data.bin of application/octet-stream", got.Body, got.Disposition, got.Type)
 		}
 		shot(t, ctx, "resource-binary")
-		do(t, ctx, "opening the book template", chromedp.Navigate(r.url+web.Prefix+"tools?kind=resources&server=library"),
-			chromedp.Click(chromedp.CSS(`#resources a[href*="template="]`)))
-		waitJS(t, ctx, "the template form", `document.querySelector('#template-form input[name="var.id"]')`)
+		do(t, ctx, "opening the resources", chromedp.Navigate(r.url+web.Prefix+"tools?kind=resources&server=library"))
+		tpl := eval[string](t, ctx, `document.querySelector('#resources a[href*="template="]').href`)
+		do(t, ctx, "opening the book template", chromedp.Navigate(tpl))
+		waitJS(t, ctx, "the template form", `document.readyState === "complete" && document.querySelector('#template-form input[name="var.id"]')`)
 		do(t, ctx, "reading book 42", chromedp.SendKeys(chromedp.CSS(`input[name="var.id"]`), "42"), chromedp.Click(chromedp.ID("read-button")))
 		waitJS(t, ctx, "book 42", `document.getElementById("result") && document.getElementById("result").innerText.includes("Book number 42")`)
 		shot(t, ctx, "resource-template")
