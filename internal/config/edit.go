@@ -106,6 +106,29 @@ func serversNode(root *ast.MappingNode) (*ast.SequenceNode, error) {
 	return nil, nil
 }
 
+// parseServers parses a native file and finds its servers: list.
+func parseServers(data []byte) (*ast.File, *ast.MappingNode, *ast.SequenceNode, error) {
+	f, root, err := parseNative(data)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	seq, err := serversNode(root)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return f, root, seq, nil
+}
+
+// indent prefixes every line of text (its final newline dropped) and
+// ends each with a newline.
+func indent(text, prefix string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		b.WriteString(prefix + line + "\n")
+	}
+	return b.String()
+}
+
 // serverIndex finds a server's entry by name.
 func serverIndex(seq *ast.SequenceNode, name string) (int, *ast.MappingNode) {
 	if seq == nil {
@@ -136,11 +159,7 @@ func scalarText(n ast.Node) string {
 // ReadServerEntry returns a server's entry as written in a native
 // configuration file.
 func ReadServerEntry(data []byte, name string) (ServerEntry, error) {
-	_, root, err := parseNative(data)
-	if err != nil {
-		return ServerEntry{}, err
-	}
-	seq, err := serversNode(root)
+	_, _, seq, err := parseServers(data)
 	if err != nil {
 		return ServerEntry{}, err
 	}
@@ -284,11 +303,7 @@ func entryFields(e ServerEntry) ([][2]string, error) {
 // is added at the end of servers:. Everything else in the file, comments
 // included, stays as it was. The result is not validated: Parse it.
 func SetServer(data []byte, original string, e ServerEntry) ([]byte, error) {
-	f, root, err := parseNative(data)
-	if err != nil {
-		return nil, err
-	}
-	seq, err := serversNode(root)
+	f, root, seq, err := parseServers(data)
 	if err != nil {
 		return nil, err
 	}
@@ -311,10 +326,7 @@ func SetServer(data []byte, original string, e ServerEntry) ([]byte, error) {
 				lead = "- "
 			}
 			if strings.Contains(kv[1], "\n") { // a block mapping
-				fmt.Fprintf(&b, "%s%s:\n", lead, kv[0])
-				for _, line := range strings.Split(strings.TrimRight(kv[1], "\n"), "\n") {
-					fmt.Fprintf(&b, "    %s\n", line)
-				}
+				fmt.Fprintf(&b, "%s%s:\n%s", lead, kv[0], indent(kv[1], "    "))
 				continue
 			}
 			fmt.Fprintf(&b, "%s%s: %s\n", lead, kv[0], kv[1])
@@ -368,10 +380,7 @@ func SetServer(data []byte, original string, e ServerEntry) ([]byte, error) {
 			}
 			frag := key + ": " + text + "\n"
 			if strings.Contains(text, "\n") {
-				frag = key + ":\n"
-				for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-					frag += "  " + line + "\n"
-				}
+				frag = key + ":\n" + indent(text, "  ")
 			}
 			if err := p.MergeFromReader(f, strings.NewReader(frag)); err != nil {
 				return nil, fmt.Errorf("adding %s to server %s: %w", key, original, err)
@@ -401,10 +410,7 @@ func sameValue(n ast.Node, text string) bool {
 // addServersKey adds servers: with one entry to a file that has none (or
 // has servers: [] or servers: with no value).
 func addServersKey(data []byte, f *ast.File, root *ast.MappingNode, entry string) ([]byte, error) {
-	block := "servers:\n"
-	for _, line := range strings.Split(strings.TrimRight(entry, "\n"), "\n") {
-		block += "  " + line + "\n"
-	}
+	block := "servers:\n" + indent(entry, "  ")
 	if root == nil {
 		// An empty file (or only comments): keep them, then the servers.
 		out := strings.TrimRight(string(data), "\n")
@@ -428,11 +434,7 @@ func addServersKey(data []byte, f *ast.File, root *ast.MappingNode, entry string
 			comment = " " + strings.TrimRight(tail[i:], "\r\n")
 		}
 		lines[line-1] = head + ":" + comment + "\n"
-		var b strings.Builder
-		for _, l := range strings.Split(strings.TrimRight(entry, "\n"), "\n") {
-			b.WriteString("  " + l + "\n")
-		}
-		lines = slices.Insert(lines, line, b.String())
+		lines = slices.Insert(lines, line, indent(entry, "  "))
 		return []byte(strings.Join(lines, "")), nil
 	}
 	p, err := yaml.PathString("$")
@@ -448,11 +450,7 @@ func addServersKey(data []byte, f *ast.File, root *ast.MappingNode, entry string
 // RemoveServer returns the native configuration file data without a
 // server's entry (and the comments right above it); everything else stays.
 func RemoveServer(data []byte, name string) ([]byte, error) {
-	f, root, err := parseNative(data)
-	if err != nil {
-		return nil, err
-	}
-	seq, err := serversNode(root)
+	f, _, seq, err := parseServers(data)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,26 +21,10 @@ func startOnStore(t *testing.T, cfg *config.Config, db string) *running {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, err := os.MkdirTemp("", "sbd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { st.Close() }) // after the daemon stops: cleanups run last first
 	c := *cfg
-	d, err := New(Options{Config: &c, Store: st, StateDir: dir, Version: "test", NoControl: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{d: d, url: "http://" + d.Addr(), stateDir: dir, store: st, cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- d.Run(ctx) }()
-	t.Cleanup(func() {
-		r.stop(t)
-		st.Close()
-	})
+	r := start(t, &c, func(o *Options) { o.Store, o.NoControl = st, true })
+	r.store = st
 	return r
 }
 

@@ -15,7 +15,6 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/daemon"
-	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/internal/web"
 )
@@ -58,45 +57,6 @@ func startDaemonFile(t *testing.T, path string) *running {
 		t.Fatal(err)
 	}
 	return startDaemonWith(t, daemon.Options{Config: cfg, Load: load})
-}
-
-// startDaemonWith runs a daemon with opts (Store, StateDir and Version
-// filled in) until the test ends.
-func startDaemonWith(t *testing.T, opts daemon.Options) *running {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "sbw")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	st, err := store.OpenSQLite(context.Background(), filepath.Join(dir, "switchboard.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Store, opts.StateDir, opts.Version = st, dir, "test"
-	d, err := daemon.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("daemon Run: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("the daemon did not shut down within 30s")
-		}
-		st.Close()
-	})
-	return &running{d: d, url: "http://" + d.Addr(), store: st}
 }
 
 // TestBrowserConsole drives the overview, a server's page, adding,

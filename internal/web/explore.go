@@ -300,13 +300,23 @@ func downloadName(uri, mimeType string) string {
 		name = name[:100]
 	}
 	if !strings.Contains(name, ".") {
-		if exts, _ := mime.ExtensionsByType(mimeType); len(exts) > 0 {
+		base, _, _ := strings.Cut(mimeType, ";")
+		if ext, ok := commonExt[strings.TrimSpace(base)]; ok {
+			name += ext
+		} else if exts, _ := mime.ExtensionsByType(mimeType); len(exts) > 0 {
 			name += exts[0]
 		} else {
 			name += ".bin"
 		}
 	}
 	return name
+}
+
+// commonExt names the usual extension of common types (the system's MIME
+// table may list a rarer one first: .asc for text/plain).
+var commonExt = map[string]string{
+	"text/plain": ".txt", "text/markdown": ".md", "text/html": ".html", "text/csv": ".csv",
+	"application/json": ".json", "application/pdf": ".pdf", "image/png": ".png", "image/jpeg": ".jpg",
 }
 
 // subscribable reports whether a server announced that its resources can

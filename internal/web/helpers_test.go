@@ -53,7 +53,14 @@ func testConfig(servers ...config.Server) *config.Config {
 // startDaemon runs a daemon for cfg until the test ends.
 func startDaemon(t *testing.T, cfg *config.Config) *running {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "sbw") // short: unix socket paths are limited
+	return startDaemonWith(t, daemon.Options{Config: cfg})
+}
+
+// startDaemonWith runs a daemon with opts (Store, StateDir and Version
+// filled in) until the test ends.
+func startDaemonWith(t *testing.T, opts daemon.Options) *running {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "sbw")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +69,8 @@ func startDaemon(t *testing.T, cfg *config.Config) *running {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := daemon.New(daemon.Options{Config: cfg, Store: st, StateDir: dir, Version: "test"})
+	opts.Store, opts.StateDir, opts.Version = st, dir, "test"
+	d, err := daemon.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -330,6 +330,24 @@ func exposedURI(ctx context.Context, cs *mcp.ClientSession, server, uri string) 
 	return uri
 }
 
+// pageMCP returns the MCP session of the request's console session,
+// opening it when needed; a script's bearer request gets refusal instead,
+// since only a page receives what the session brings.
+func (c *Console) pageMCP(w http.ResponseWriter, r *http.Request, refusal error) (*mcpSession, bool) {
+	se := sessionOf(r)
+	if se.bearer {
+		writeFault(w, http.StatusBadRequest, refusal)
+		return nil, false
+	}
+	s, err := c.mcpSession(r.Context(), se.id)
+	if err != nil {
+		writeFault(w, statusOf(err), err)
+		return nil, false
+	}
+	s.touch(c.now())
+	return s, true
+}
+
 // subscribeRequest is the body of POST /ui/api/subscriptions.
 type subscribeRequest struct {
 	Server string `json:"server"`
@@ -346,18 +364,12 @@ func (c *Console) apiSubscribe(w http.ResponseWriter, r *http.Request) {
 		writeFault(w, http.StatusBadRequest, fault.New(fault.Validation, "want a JSON object with server and uri"))
 		return
 	}
-	se := sessionOf(r)
-	if se.bearer {
-		writeFault(w, http.StatusBadRequest, fault.New(fault.Validation, "subscriptions are for the console's pages, which receive the updates over /ui/events").
-			WithSuggestions("subscribe through the gateway's /mcp endpoint (resources/subscribe) from a script"))
+	s, ok := c.pageMCP(w, r, fault.New(fault.Validation, "subscriptions are for the console's pages, which receive the updates over /ui/events").
+		WithSuggestions("subscribe through the gateway's /mcp endpoint (resources/subscribe) from a script"))
+	if !ok {
 		return
 	}
-	s, err := c.mcpSession(r.Context(), se.id)
-	if err != nil {
-		writeFault(w, statusOf(err), err)
-		return
-	}
-	s.touch(c.now())
+	var err error
 	exposed := exposedURI(r.Context(), s.cs, req.Server, req.URI)
 	if req.Unsubscribe {
 		err = s.cs.Unsubscribe(r.Context(), &mcp.UnsubscribeParams{URI: exposed})
@@ -432,18 +444,11 @@ func (c *Console) apiProtocol(w http.ResponseWriter, r *http.Request) {
 // apiProtocolPing opens the console session's MCP session (when needed)
 // and sends a ping through it.
 func (c *Console) apiProtocolPing(w http.ResponseWriter, r *http.Request) {
-	se := sessionOf(r)
-	if se.bearer {
-		writeFault(w, http.StatusBadRequest, fault.New(fault.Validation, "the protocol log belongs to a console page's session").
-			WithSuggestions("open /ui/protocol in a browser"))
+	s, ok := c.pageMCP(w, r, fault.New(fault.Validation, "the protocol log belongs to a console page's session").
+		WithSuggestions("open /ui/protocol in a browser"))
+	if !ok {
 		return
 	}
-	s, err := c.mcpSession(r.Context(), se.id)
-	if err != nil {
-		writeFault(w, statusOf(err), err)
-		return
-	}
-	s.touch(c.now())
 	if err := s.cs.Ping(r.Context(), nil); err != nil {
 		writeFault(w, http.StatusBadGateway, fault.Wrap(fault.Connection, err, "pinging the gateway"))
 		return
