@@ -1,8 +1,12 @@
 // Package web is the web console that `switchboard serve` shows at `/` on
-// the gateway's address: the servers with their live health (enable,
-// disable, refresh, re-enable after an auto-disable), the tools, prompts and
-// resources with a "Try it" form generated from each tool's input schema,
-// the call history, the hooks, and the stop switch.
+// the gateway's address: an overview with charts of the call history, the
+// servers with their live health (enable, disable, refresh, re-enable after
+// an auto-disable), a page per server, servers added, edited and removed in
+// the configuration file (through a [ConfigEditor]), the tools with a "Try
+// it" form generated from each tool's input schema, prompts, resources and
+// live resource subscriptions, a protocol log of the console's own MCP
+// session with the gateway, the call history, the hooks, and the stop
+// switch.
 //
 // Pages are Go html/template, so that every string that came from an MCP
 // server is escaped; a little plain JavaScript (embedded with go:embed, no
@@ -13,10 +17,12 @@
 // over the event stream and can cancel them.
 //
 // The daemon wraps [Console.Handler] in the gateway's Host and Origin
-// checks. The console adds its own sessions: when gateway tokens are
+// checks. The console adds its own sessions, kept in the store so that they
+// survive restarts and are shared by replicas: when gateway tokens are
 // configured a login form takes a token and sets an HttpOnly, SameSite=Strict
 // cookie holding a random session id (never the token); every change needs
-// the session's CSRF token; every response carries a strict
+// the session's CSRF token; scripts may use the API with a gateway token as
+// a bearer instead; every response carries a strict
 // Content-Security-Policy with no inline script or style.
 package web
 
