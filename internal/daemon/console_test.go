@@ -2,6 +2,9 @@ package daemon
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -9,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/web"
 )
@@ -112,5 +116,81 @@ func TestConsoleAPIBearer(t *testing.T) {
 	// Pages are for browsers: a bearer token does not open them.
 	if resp, _ := b.do("GET", web.Prefix+"history", "", "", "Authorization", "Bearer "+secret); resp.StatusCode != http.StatusSeeOther {
 		t.Errorf("a page with a bearer token: got %d, want 303 to the login", resp.StatusCode)
+	}
+}
+
+// TestConsoleEditKeepsTrust: a file the person trusted stays trusted
+// through the console's edit (its hooks keep running); an untrusted file
+// is not trusted by it.
+func TestConsoleEditKeepsTrust(t *testing.T) {
+	for _, trusted := range []bool{true, false} {
+		t.Run(fmt.Sprintf("trusted=%v", trusted), func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "switchboard.yaml")
+			if err := os.WriteFile(path, []byte("# mine\ngateway:\n  listen: 127.0.0.1:0\nservers: []\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			load := func() (*config.Config, error) { return config.Load(path, config.Options{}) }
+			cfg, err := load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := start(t, cfg, func(o *Options) { o.Load = load })
+			if trusted {
+				if _, err := config.Trust(r.stateDir, path); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ed := &fileEditor{d: r.d}
+			if _, err := ed.Save(context.Background(), "", web.ServerEntry{Name: "alpha", Command: "npx", Args: []string{"-y", "x"}, Disabled: true}); err != nil {
+				t.Fatal(err)
+			}
+			st, err := config.CheckTrust(r.stateDir, path)
+			want := config.Untrusted
+			if trusted {
+				want = config.Trusted
+			}
+			if err != nil || st != want {
+				t.Errorf("trust after the edit: got %s, %v; want %s", st, err, want)
+			}
+			// A refused edit puts the file back, trusted as before.
+			before, _ := os.ReadFile(path)
+			if _, err := ed.Save(context.Background(), "", web.ServerEntry{Name: "bad name!", Command: "npx"}); err == nil {
+				t.Fatal("an invalid server name was saved")
+			}
+			if after, _ := os.ReadFile(path); string(after) != string(before) {
+				t.Errorf("a refused edit changed the file:\n%s", after)
+			}
+			if st, _ := config.CheckTrust(r.stateDir, path); st != want {
+				t.Errorf("trust after a refused edit: got %s, want %s", st, want)
+			}
+		})
+	}
+}
+
+// TestConsoleEditPutsTheFileBack: when the reload refuses the written
+// file, the old file comes back and the running configuration stays.
+func TestConsoleEditPutsTheFileBack(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "switchboard.yaml")
+	orig := "# mine\ngateway:\n  listen: 127.0.0.1:0\nservers: []\n"
+	if err := os.WriteFile(path, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path, config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusal := fault.New(fault.Config, "the reload refuses this on purpose")
+	r := start(t, cfg, func(o *Options) { o.Load = func() (*config.Config, error) { return nil, refusal } })
+	_, err = (&fileEditor{d: r.d}).Save(context.Background(), "", web.ServerEntry{Name: "alpha", Command: "npx", Disabled: true})
+	if !errors.Is(err, refusal) {
+		t.Fatalf("Save: got %v, want the reload's refusal", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != orig {
+		t.Errorf("the file after a refused reload:\n%s\nwant it as it was", got)
+	}
+	if len(r.d.config().Servers) != 0 {
+		t.Error("the running configuration changed")
 	}
 }

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -236,7 +237,15 @@ func (e *fileEditor) edit(ctx context.Context, change func([]byte) ([]byte, erro
 	if _, err := config.Parse(path, data, config.Options{}); err != nil {
 		return control.ReloadReport{}, err
 	}
-	if err := writeFileAtomic(path, data, mode); err != nil {
+	// A file the person trusted (its hooks run) stays trusted through the
+	// console's edit, which touches only server entries; an untrusted one
+	// stays untrusted: the console grants no trust.
+	trusted := false
+	if exists {
+		st, err := config.CheckTrust(e.d.opts.StateDir, path)
+		trusted = err == nil && st == config.Trusted
+	}
+	if err := e.write(path, data, mode, trusted); err != nil {
 		return control.ReloadReport{}, err
 	}
 	if !exists {
@@ -254,7 +263,7 @@ func (e *fileEditor) edit(ctx context.Context, change func([]byte) ([]byte, erro
 		// the file goes back to what it was.
 		var restore error
 		if exists {
-			restore = writeFileAtomic(path, old, mode)
+			restore = e.write(path, old, mode, trusted)
 		} else {
 			restore = os.Remove(path)
 		}
@@ -264,6 +273,20 @@ func (e *fileEditor) edit(ctx context.Context, change func([]byte) ([]byte, erro
 		return control.ReloadReport{}, err
 	}
 	return rep, nil
+}
+
+// write writes the file and, when it was trusted, trusts what it now
+// holds.
+func (e *fileEditor) write(path string, data []byte, mode os.FileMode, trusted bool) error {
+	if err := writeFileAtomic(path, data, mode); err != nil {
+		return err
+	}
+	if trusted {
+		if _, err := config.Trust(e.d.opts.StateDir, path); err != nil {
+			return fmt.Errorf("keeping %s trusted after the edit: %w", path, err)
+		}
+	}
+	return nil
 }
 
 // writeFileAtomic replaces path with data through a temporary file in the
