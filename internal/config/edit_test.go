@@ -122,3 +122,24 @@ func TestEditRefusesOtherFormats(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSetServer edits arbitrary files: never a panic, and an edit that
+// succeeds on a file that loads yields a file that still parses as YAML.
+func FuzzSetServer(f *testing.F) {
+	f.Add(editSrc, "github", "x")
+	f.Add("servers: []\n", "", "new")
+	f.Add("", "", "a")
+	f.Add("servers:\n  - name: a\n    env: {K: v}\n", "a", "b")
+	f.Fuzz(func(t *testing.T, src, original, name string) {
+		e := ServerEntry{Name: name, Command: "npx", Args: []string{name}, Env: []KeyValue{{"K", name}}}
+		out, err := SetServer([]byte(src), original, e)
+		if err != nil {
+			return
+		}
+		if _, _, err := parseNative(out); err != nil {
+			t.Errorf("SetServer wrote a file that does not parse: %v\n%s", err, out)
+		}
+		_, _ = RemoveServer(out, name)
+		_, _ = ReadServerEntry(out, name)
+	})
+}
