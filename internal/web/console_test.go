@@ -226,6 +226,21 @@ func TestBrowserConsole(t *testing.T) {
 			waitJS(t, ctx, p.name, p.ready)
 			audit(t, ctx, p.name)
 		}
+		// The new pages at phone width: nothing scrolls sideways.
+		for _, p := range []struct{ name, path string }{
+			{"overview", web.Prefix + "overview"},
+			{"server", web.Prefix + "server?name=alpha"},
+			{"server form", web.Prefix + "servers/edit?name=alpha"},
+			{"protocol", web.Prefix + "protocol"},
+			{"prompt", web.Prefix + "prompt?server=alpha&name=greet"},
+		} {
+			do(t, ctx, "opening "+p.name+" at phone width", chromedp.EmulateViewport(390, 844), chromedp.Navigate(r.url+p.path))
+			waitJS(t, ctx, p.name, `document.readyState === "complete" && document.querySelector("main h1")`)
+			if overflow := eval[bool](t, ctx, `document.documentElement.scrollWidth > window.innerWidth + 1`); overflow {
+				t.Errorf("%s at 390 px scrolls sideways (scrollWidth %d)", p.name, eval[int](t, ctx, `document.documentElement.scrollWidth`))
+			}
+		}
+		do(t, ctx, "back to desktop", chromedp.EmulateViewport(1280, 900))
 		// Keyboard: the skip link is the first stop and moves to main.
 		do(t, ctx, "opening the servers page", chromedp.Navigate(r.url+"/"))
 		do(t, ctx, "tabbing", chromedp.KeyEvent("\t"))
