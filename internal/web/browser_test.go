@@ -295,6 +295,22 @@ func TestBrowser(t *testing.T) {
 		shot(t, ctx, "resources")
 	})
 
+	t.Run("subscribed to a server-everything resource, its updates arrive", func(t *testing.T) {
+		do(t, ctx, "resources", chromedp.Navigate(r.url+web.Prefix+"tools?kind=resources&server=everything"))
+		href := eval[string](t, ctx, `document.querySelector('#resources a[href*="uri=demo"]').href`)
+		do(t, ctx, "opening a static resource", chromedp.Navigate(href))
+		waitJS(t, ctx, "its contents and the subscribe button", `document.getElementById("result") && document.getElementById("subscribe-button")`)
+		do(t, ctx, "subscribing", chromedp.Click(chromedp.ID("subscribe-button")))
+		waitJS(t, ctx, "subscribed", `!document.getElementById("unsubscribe-button").hidden`)
+		// server-everything sends updates for subscribed resources once
+		// this tool turns them on (one at once, then every 5 s).
+		eval[chromedp.Void](t, ctx, `window.sb.api("POST", "/ui/api/calls", {server: "everything", tool: "toggle-subscriber-updates", arguments: {}}); 1`)
+		waitJS(t, ctx, "an update on the page", `document.querySelectorAll("#updates li").length >= 1`)
+		shot(t, ctx, "everything-subscription")
+		do(t, ctx, "unsubscribing", chromedp.Click(chromedp.ID("unsubscribe-button")))
+		waitJS(t, ctx, "unsubscribed", `!document.getElementById("subscribe-button").hidden`)
+	})
+
 	t.Run("long-running tool shows progress and is cancelled", func(t *testing.T) {
 		do(t, ctx, "opening the long-running operation",
 			chromedp.Navigate(r.url+web.Prefix+"tool?server=everything&name=trigger-long-running-operation"))

@@ -200,9 +200,22 @@ func TestBrowserExplore(t *testing.T) {
 		if got := eval[string](t, ctx, `window.__copied[0]`); got != "switchboard call library bump" {
 			t.Errorf("copied CLI command: got %q", got)
 		}
-		do(t, ctx, "copying the curl command", chromedp.Click(chromedp.ID("copy-curl")))
+		do(t, ctx, "calling bump", chromedp.Click(chromedp.ID("call-button")))
+		waitJS(t, ctx, "the result", `document.getElementById("result-status") && document.getElementById("result-status").textContent === "success"`)
+		eval[chromedp.Void](t, ctx, `window.__copied = []; navigator.clipboard.writeText = t => { window.__copied.push(t); return Promise.resolve(); }`)
+		do(t, ctx, "copying the result", chromedp.Click(chromedp.CSS(`#result button.copy`)))
+		waitJS(t, ctx, "the copy", `window.__copied.length === 1`)
+		if got, want := eval[string](t, ctx, `window.__copied[0]`), eval[string](t, ctx, `document.querySelector("#result pre").textContent`); got != want || got == "" {
+			t.Errorf("copied result: got %q, want the result's text %q", got, want)
+		}
+		do(t, ctx, "copying the CLI command of the call", chromedp.Click(chromedp.ID("copy-cli")))
 		waitJS(t, ctx, "the copy", `window.__copied.length === 2`)
-		if got := eval[string](t, ctx, `window.__copied[1]`); !strings.Contains(got, `"method":"tools/call"`) || !strings.Contains(got, "library__bump") {
+		if got := eval[string](t, ctx, `window.__copied[1]`); got != "switchboard call library bump" {
+			t.Errorf("copied CLI command after the call: got %q", got)
+		}
+		do(t, ctx, "copying the curl command", chromedp.Click(chromedp.ID("copy-curl")))
+		waitJS(t, ctx, "the copy", `window.__copied.length === 3`)
+		if got := eval[string](t, ctx, `window.__copied[2]`); !strings.Contains(got, `"method":"tools/call"`) || !strings.Contains(got, "library__bump") {
 			t.Errorf("copied curl command: got %q", got)
 		}
 	})

@@ -244,7 +244,14 @@
   document.addEventListener('click', async function (ev) {
     const b = ev.target.closest('button.copy');
     if (!b) return;
-    const text = b.dataset.copy || '';
+    // data-copy holds the text; data-copy-pre copies the text of the pre
+    // beside the button (large results are not held twice in the page).
+    let text = b.dataset.copy || '';
+    if (b.hasAttribute('data-copy-pre')) {
+      const scope = b.closest('.copyscope');
+      const pre = scope && scope.querySelector('pre');
+      text = pre ? pre.textContent : '';
+    }
     let ok = false;
     try {
       if (navigator.clipboard && window.isSecureContext) {
