@@ -1,10 +1,6 @@
 package oauth
 
 import (
-	"bytes"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -16,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/sealed"
 )
 
 // Layout of the store, under the state directory.
@@ -31,7 +29,7 @@ const (
 
 // sealMagic starts every sealed file, so that a file of another kind or
 // version is told apart from one that does not decrypt.
-var sealMagic = []byte("SBOAUTH1")
+const sealMagic = "SBOAUTH1"
 
 // secret is a string that never prints: fmt and %v show a marker. It is
 // marshalled to JSON as itself, because the only JSON it goes into is the
@@ -107,7 +105,7 @@ type store struct {
 	dir string
 
 	mu    sync.Mutex
-	key   cipher.AEAD
+	key   *sealed.Key
 	cache map[string]cachedFile
 }
 
@@ -149,79 +147,18 @@ func (s *store) clientPath(issuer string) string {
 	return filepath.Join(s.dir, clientsDir, nameFor("client", canonicalIssuer(issuer))+clientExt)
 }
 
-// aead returns the cipher, creating the key file on first use. The caller
+// aead returns the key, creating the key file on first use. The caller
 // holds s.mu.
-func (s *store) aead() (cipher.AEAD, error) {
+func (s *store) aead() (*sealed.Key, error) {
 	if s.key != nil {
 		return s.key, nil
 	}
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating %s: %w", s.dir, err)
-	}
-	path := filepath.Join(s.dir, keyFile)
-	key, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		key, err = createKey(path)
-	}
+	key, err := sealed.LoadKey(filepath.Join(s.dir, keyFile))
 	if err != nil {
-		return nil, fmt.Errorf("reading the key of the sign-in store: %w", err)
+		return nil, fmt.Errorf("the key of the sign-in store: %w", err)
 	}
-	if len(key) != 32 {
-		return nil, fmt.Errorf("the key file %s has %d bytes, want 32: move it away and sign in again", path, len(key))
-	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, err
-	}
-	gcm, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, err
-	}
-	s.key = gcm
-	return gcm, nil
-}
-
-// createKey writes a new random key to path unless another process wrote
-// one first, and returns the key now at path.
-func createKey(path string) ([]byte, error) {
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		return nil, err
-	}
-	tmp, err := writeTemp(filepath.Dir(path), key)
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(tmp)
-	// Link fails if the key exists: then the other process's key wins.
-	if err := os.Link(tmp, path); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, err
-	}
-	return os.ReadFile(path)
-}
-
-// writeTemp writes data to a new file of mode 0600 in dir, synced, and
-// returns its name; the caller links or renames it into place.
-func writeTemp(dir string, data []byte) (string, error) {
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return "", err
-	}
-	err = tmp.Chmod(0o600)
-	if err == nil {
-		_, err = tmp.Write(data)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return "", err
-	}
-	return tmp.Name(), nil
+	s.key = key
+	return key, nil
 }
 
 // read returns the opened contents of path, or nil if there is no file.
@@ -262,7 +199,7 @@ func (s *store) readCached(path string, fresh bool) (cachedFile, error) {
 	if err != nil {
 		return cachedFile{}, err
 	}
-	plain, err := open(gcm, data, filepath.Base(path))
+	plain, err := gcm.Open(sealMagic, data, filepath.Base(path))
 	if err != nil {
 		return cachedFile{}, fmt.Errorf("%s: %w", path, err)
 	}
@@ -286,20 +223,11 @@ func (s *store) write(path string, plain []byte) error {
 	if err != nil {
 		return err
 	}
-	sealed, err := seal(gcm, plain, filepath.Base(path))
+	data, err := gcm.Seal(sealMagic, plain, filepath.Base(path))
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := writeTemp(dir, sealed)
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := sealed.WriteFile(path, data); err != nil {
 		return err
 	}
 	delete(s.cache, path)
@@ -314,31 +242,6 @@ func (s *store) remove(path string) error {
 		return err
 	}
 	return nil
-}
-
-// seal encrypts plain; the file's name is the additional data, so a sealed
-// record copied over another's file does not open.
-func seal(gcm cipher.AEAD, plain []byte, name string) ([]byte, error) {
-	nonce := make([]byte, gcm.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
-		return nil, err
-	}
-	out := append([]byte(nil), sealMagic...)
-	out = append(out, nonce...)
-	return gcm.Seal(out, nonce, plain, []byte(name)), nil
-}
-
-func open(gcm cipher.AEAD, data []byte, name string) ([]byte, error) {
-	if !bytes.HasPrefix(data, sealMagic) || len(data) < len(sealMagic)+gcm.NonceSize() {
-		return nil, errors.New("not a sealed sign-in record")
-	}
-	data = data[len(sealMagic):]
-	nonce, box := data[:gcm.NonceSize()], data[gcm.NonceSize():]
-	plain, err := gcm.Open(nil, nonce, box, []byte(name))
-	if err != nil {
-		return nil, errors.New("the record does not decrypt with the store's key (the key file was replaced, or the record was altered)")
-	}
-	return plain, nil
 }
 
 // loadGrant returns a copy of the stored grant of server and user, or nil.
