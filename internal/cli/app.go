@@ -46,6 +46,15 @@ type app struct {
 	// termWidth returns the width of w when it is a terminal; tests
 	// replace it.
 	termWidth func(w io.Writer) (int, bool)
+
+	// stdin is where answers to questions are read (when it and stderr
+	// are a terminal).
+	stdin io.Reader
+	// noPrompt says nobody is to be asked anything: a shell completion,
+	// serve --stdio (stdin is the MCP stream), the daemon's reloads.
+	noPrompt bool
+	// ask is the run's asker, once made (terminalAsker).
+	ask *asker
 }
 
 // adhocFlags registers --stdio and --url, which replace the configuration
@@ -110,7 +119,7 @@ func (a *app) loadConfig() (*config.Config, error) {
 		}
 		return a.emb.cfg, nil
 	}
-	cfg, err := config.Load(path, config.Options{})
+	cfg, err := config.Load(path, a.configOptions(true))
 	var unset *config.UnresolvedVariableError
 	if err != nil && errors.As(err, &unset) {
 		// A daemon that serves this file has the variables it refers to
@@ -126,7 +135,9 @@ func (a *app) loadConfig() (*config.Config, error) {
 				}
 				return unsetStandIn, true
 			}
-			if cfg2, err2 := config.Load(path, config.Options{LookupEnv: standIn}); err2 == nil {
+			opts := a.configOptions(false)
+			opts.LookupEnv = standIn
+			if cfg2, err2 := config.Load(path, opts); err2 == nil {
 				return cfg2, nil
 			}
 		}

@@ -104,6 +104,7 @@ const completionTimeout = 10 * time.Second
 
 // completionConfig loads the configuration for a completion, or nil.
 func (a *app) completionConfig() *config.Config {
+	a.noPrompt = true // a completion never asks
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return nil

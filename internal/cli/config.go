@@ -18,13 +18,14 @@ import (
 func newConfigCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
-		Short: "Check, show or convert configuration",
-		Long: `Check a configuration file, show the resolved configuration, or convert a Claude
-Desktop / Cursor, VS Code or seed 004 file to switchboard.yaml. Reference:
-docs/configuration.md.`,
+		Short: "Check, show, convert or trust configuration",
+		Long: `Check a configuration file, show the resolved configuration, convert a client's file
+(Claude Desktop, Cursor, VS Code, ...) to switchboard.yaml, or trust a client's file so that
+it may run the commands it names. Reference: docs/configuration.md.`,
 		Example: `  switchboard config validate
   switchboard config show --json
-  switchboard config import ~/.config/Claude/claude_desktop_config.json -o switchboard.yaml`,
+  switchboard config import ~/.config/Claude/claude_desktop_config.json -o switchboard.yaml
+  switchboard config trust .cursor/mcp.json`,
 		RunE: subcommandRequired,
 	}
 	validate := &cobra.Command{
@@ -81,7 +82,7 @@ new file. Writes stdout, or OUT (never overwriting it without --force).`,
 		return pflag.NormalizedName(name)
 	})
 	_ = imp.RegisterFlagCompletionFunc("out", completeFiles("yaml", "yml"))
-	cmd.AddCommand(validate, show, imp)
+	cmd.AddCommand(validate, show, imp, newConfigTrustCmd(a))
 	return cmd
 }
 
@@ -178,7 +179,12 @@ func (a *app) configImport(pos []string, out string, force bool) error {
 	if len(pos) != 1 {
 		return usagef("usage: switchboard config import FILE [-o OUT]")
 	}
-	data, err := config.Import(pos[0], config.Options{})
+	// Import never needs an input's value: it writes a reference to it.
+	opts := a.configOptions(true)
+	if opts.Inputs != nil {
+		opts.Inputs.Prompt = nil
+	}
+	data, err := config.Import(pos[0], opts)
 	if err != nil {
 		return err
 	}

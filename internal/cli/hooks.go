@@ -504,7 +504,9 @@ func (a *app) hooksTrust(pos []string) error {
 			return usagef("no configuration file found to trust; give its path")
 		}
 	}
-	if _, err := config.Load(file, config.Options{}); err != nil {
+	// Checked as it would load once trusted: trusting the file is what
+	// lets it run the commands it names.
+	if _, err := config.TrustPreview(file, a.configOptions(true)); err != nil {
 		return err
 	}
 	dir, err := a.stateDirectory()

@@ -40,7 +40,7 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 // Main runs the command line and returns the process exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &app{stdout: stdout, stderr: stderr}
+	a := &app{stdout: stdout, stderr: stderr, stdin: stdin}
 	root := newRoot(a)
 	// Never nil: cobra would read os.Args instead.
 	root.SetArgs(append([]string{}, normalizeArgs(root, args)...))

@@ -56,6 +56,8 @@ warnings to stderr (--log-level changes the level).`,
 // serves one MCP client on stdin/stdout instead of listening.
 func (a *app) serve(ctx context.Context, listen string, stdio bool) error {
 	a.defaultLog = "warn" // the daemon's logs are its outcome
+	// In stdio mode stdin is the MCP stream: nobody can be asked.
+	a.noPrompt = a.noPrompt || stdio
 	if listen != "" {
 		if msg, fix := config.ListenProblem(listen); msg != "" {
 			return usagef("--listen: %s; %s", msg, fix)
@@ -65,6 +67,9 @@ func (a *app) serve(ctx context.Context, listen string, stdio bool) error {
 	if err != nil {
 		return err
 	}
+	// Reloads have no one to ask: a file that needs trust, or an input's
+	// value, gets it from the trust records and the secret store.
+	a.noPrompt = true
 	if err := cfg.Gateway.CheckExposure(); err != nil {
 		return err
 	}
@@ -90,6 +95,8 @@ func (a *app) serve(ctx context.Context, listen string, stdio bool) error {
 	var load func() (*config.Config, error)
 	if cfg.Source != "" {
 		override := listen
+		// A reload has no one to ask: a file that needs trust or an
+		// input's value gets it from the records and the secret store.
 		load = func() (*config.Config, error) { return a.loadServeConfig(override) }
 	}
 	d, err := daemon.New(daemon.Options{
@@ -167,7 +174,9 @@ func (a *app) loadServeConfig(listen string) (*config.Config, error) {
 		path = p
 	}
 	if path != "" {
-		return config.Load(path, config.Options{Listen: listen})
+		opts := a.configOptions(true)
+		opts.Listen = listen
+		return config.Load(path, opts)
 	}
 	cfg, err := a.loadConfig()
 	if err == nil && listen != "" {
