@@ -400,7 +400,10 @@ func TestServe(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("serve did not stop after the interrupt")
 	}
-	wantContains(t, "serve output", out.String(), "supervising 2 server(s)", "fatal: missing API key", "stopped; every server was closed")
+	wantContains(t, "serve output", out.String(), "supervising 2 server(s)", "fatal: missing API key", "stopped; every server was closed",
+		// The snippet for clients that launch commands serves this file,
+		// by its absolute path, with this binary.
+		`"args":["serve","--stdio","--config","`+cfg+`"`, "switchboard client connect CLIENT")
 }
 
 func TestServeWithoutConfig(t *testing.T) {

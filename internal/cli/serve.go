@@ -7,12 +7,15 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/switchboard-mcp/switchboard/internal/clients"
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/daemon"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
@@ -139,7 +142,8 @@ func (a *app) serve(ctx context.Context, listen string, stdio bool) error {
 	if err := d.Listen(); err != nil {
 		return err
 	}
-	printEndpoints(out, d.Addr(), cfg)
+	exe, args, _ := a.stdioCommand(gateway{source: control.AbsSource(cfg.Source)})
+	printEndpoints(out, d.Addr(), cfg, exe, args)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -202,8 +206,10 @@ func clientAddr(addr string) (string, bool) {
 	return net.JoinHostPort("127.0.0.1", port), true
 }
 
-// printEndpoints says what the daemon serves and how to connect a client.
-func printEndpoints(w interface{ Write([]byte) (int, error) }, addr string, cfg *config.Config) {
+// printEndpoints says what the daemon serves and how to connect a client:
+// the gateway's URL, and for clients that only launch commands, exe with
+// args (this binary, serving this configuration on stdio).
+func printEndpoints(w interface{ Write([]byte) (int, error) }, addr string, cfg *config.Config, exe string, args []string) {
 	addr, wildcard := clientAddr(addr)
 	base := "http://" + addr
 	fmt.Fprintf(w, "gateway: %s/mcp (streamable HTTP), %s/sse (SSE)", base, base)
@@ -224,7 +230,8 @@ func printEndpoints(w interface{ Write([]byte) (int, error) }, addr string, cfg 
 	fmt.Fprintf(w, "Claude Desktop / Cursor (mcpServers)%s:\n  %s\n", auth, snippet)
 	vs, _ := json.Marshal(map[string]any{"servers": map[string]any{"switchboard": map[string]any{"type": "http", "url": base + "/mcp"}}})
 	fmt.Fprintf(w, "VS Code (.vscode/mcp.json):\n  %s\n", vs)
-	cmd, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"switchboard": map[string]any{"command": "switchboard", "args": []string{"serve", "--stdio"}}}})
+	cmd, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"switchboard": map[string]any{"command": exe, "args": args}}})
 	fmt.Fprintf(w, "clients that only launch commands:\n  %s\n", cmd)
+	fmt.Fprintf(w, "or let switchboard write a client's entry: switchboard client connect CLIENT (%s)\n", strings.Join(clients.IDs(), ", "))
 	fmt.Fprintf(w, "supervising %d server(s); press Ctrl-C to stop\n", len(cfg.Servers))
 }

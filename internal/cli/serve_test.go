@@ -65,8 +65,10 @@ func TestPrintEndpointsShowsAUsableAddress(t *testing.T) {
 			cfg := config.Default()
 			cfg.Gateway.Listen = tt.listen
 			var b strings.Builder
-			printEndpoints(&b, tt.addr, cfg)
+			printEndpoints(&b, tt.addr, cfg, "/opt/bin/switchboard", []string{"serve", "--stdio", "--config", "/home/me/switchboard.yaml"})
 			out := b.String()
+			wantContains(t, "banner", out, `"command":"/opt/bin/switchboard"`, `"args":["serve","--stdio","--config","/home/me/switchboard.yaml"]`,
+				"switchboard client connect CLIENT (claude-desktop, claude-code, cursor")
 			if n := strings.Count(out, `"url":"`+tt.want+`"`); n != 2 {
 				t.Errorf("client snippets with %s: got %d, want 2:\n%s", tt.want, n, out)
 			}

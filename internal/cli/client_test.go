@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
+)
+
+// clientHome isolates HOME and the config folders (no real client file is
+// read or written) and the state directory; it returns HOME.
+func clientHome(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("APPDATA", filepath.Join(home, "AppData", "Roaming"))
+	t.Setenv("CODEX_HOME", "")
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	t.Chdir(t.TempDir())
+	return home
+}
+
+// TestClientConnectCursorAndClaudeDesktop: through the CLI, Cursor gets
+// the gateway's URL in its user file (keeping its comments), Claude
+// Desktop the command serving this configuration with this binary; a
+// second connect changes nothing and says so; list shows both; disconnect
+// takes the entry out again.
+func TestClientConnectCursorAndClaudeDesktop(t *testing.T) {
+	home := clientHome(t)
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	t.Setenv("SWITCHBOARD_STATE_DIR", "") // the default state directory: no --state-dir in the entry
+	cursor := filepath.Join(home, ".cursor", "mcp.json")
+	if err := os.MkdirAll(filepath.Dir(cursor), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	orig := "{\n  // my servers\n  \"mcpServers\": {\n    \"mine\": {\"command\": \"npx\", \"args\": [\"-y\", \"x\"]}\n  }\n}\n"
+	if err := os.WriteFile(cursor, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	r := runCLI(t, "client", "connect", "cursor", "--config", cfg, "--dry-run")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "dry run", r.stdout, `+    "switchboard": {`, `+      "url": "http://127.0.0.1:7777/mcp"`)
+	if got, _ := os.ReadFile(cursor); string(got) != orig {
+		t.Fatal("a dry run wrote the file")
+	}
+
+	r = runCLI(t, "client", "connect", "cursor", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "connect", r.stdout, "connected Cursor (user: "+cursor+`) as "switchboard" to http://127.0.0.1:7777/mcp`, "backup of the file as it was: "+cursor+".switchboard-backup-")
+	wantContains(t, "connect", r.stderr, "the gateway is not running")
+	got, _ := os.ReadFile(cursor)
+	wantContains(t, "cursor file", string(got), "// my servers", `"mine": {"command": "npx", "args": ["-y", "x"]},`, `"url": "http://127.0.0.1:7777/mcp"`)
+
+	r = runCLI(t, "client", "connect", "cursor", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "second connect", r.stdout, "is already connected", "nothing changed")
+	if backups, _ := filepath.Glob(cursor + ".switchboard-backup-*"); len(backups) != 1 {
+		t.Errorf("backups after two connects: %v, want 1", backups)
+	}
+
+	r = runCLI(t, "client", "connect", "claude-desktop", "--config", cfg, "--json")
+	wantCode(t, r, ExitOK)
+	var ch connectJSON
+	if err := json.Unmarshal([]byte(r.stdout), &ch); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	exe, _ := os.Executable()
+	exe, _ = filepath.EvalSymlinks(exe)
+	if ch.Shape != "stdio" || ch.Entry["command"] != exe || !ch.Created || !ch.Changed {
+		t.Errorf("claude desktop: %+v", ch)
+	}
+	if args, _ := json.Marshal(ch.Entry["args"]); string(args) != `["serve","--stdio","--config","`+cfg+`"]` {
+		t.Errorf("args: %s", args)
+	}
+	desktop := filepath.Join(home, ".config", "Claude", "claude_desktop_config.json")
+	if ch.Path != desktop {
+		t.Errorf("path %s, want %s", ch.Path, desktop)
+	}
+	// Switchboard reads the file it wrote back as its own command, and
+	// trusts it at first use (it is the user's Claude Desktop file).
+	if client, ok := config.UserClientFile(desktop); !ok || client != "Claude Desktop" {
+		t.Errorf("UserClientFile: %q %v", client, ok)
+	}
+
+	r = runCLI(t, "client", "list", "--json")
+	wantCode(t, r, ExitOK)
+	var rows []clientListJSON
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	connected := map[string]string{}
+	for _, row := range rows {
+		if row.Connected {
+			connected[row.Client+"/"+row.Scope] = row.Shape + " " + row.To
+		}
+	}
+	if len(connected) != 2 || connected["cursor/user"] != "url http://127.0.0.1:7777/mcp" ||
+		!strings.HasPrefix(connected["claude-desktop/user"], "stdio "+exe+" serve --stdio --config "+cfg) {
+		t.Errorf("connected: %v", connected)
+	}
+	r = runCLI(t, "client", "list")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "list", r.stdout, "CLIENT", "cursor", "http://127.0.0.1:7777/mcp", "(none yet)")
+
+	r = runCLI(t, "client", "disconnect", "cursor")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "disconnect", r.stdout, `removed the entry "switchboard"`)
+	if got, _ := os.ReadFile(cursor); string(got) != orig {
+		t.Errorf("after disconnect:\n%s\nwant\n%s", got, orig)
+	}
+	r = runCLI(t, "client", "disconnect", "cursor")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "second disconnect", r.stdout, "has no entry", "nothing changed")
+}
+
+// TestClientConnectChoices: --scope project writes the project's file;
+// --stdio forces the command; --url=URL another gateway; the gateway's
+// tokens make stdio the default and refuse a bare --url; mistakes are
+// usage errors.
+func TestClientConnectChoices(t *testing.T) {
+	clientHome(t)
+	wd, _ := os.Getwd()
+
+	r := runCLI(t, "client", "connect", "vscode", "--scope", "project")
+	wantCode(t, r, ExitOK)
+	data, err := os.ReadFile(filepath.Join(wd, ".vscode", "mcp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantContains(t, ".vscode/mcp.json", string(data), `"servers"`, `"type": "http"`, `"url": "http://127.0.0.1:7777/mcp"`)
+
+	r = runCLI(t, "client", "connect", "zed", "--stdio", "--name", "gw")
+	wantCode(t, r, ExitOK)
+	data, _ = os.ReadFile(filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "zed", "settings.json"))
+	wantContains(t, "zed settings", string(data), `"context_servers"`, `"gw": {`, `"command": "`, `"serve",`, `"--stdio"`)
+
+	r = runCLI(t, "client", "connect", "codex", "--url=https://gw.example.com/mcp")
+	wantCode(t, r, ExitOK)
+	data, _ = os.ReadFile(filepath.Join(os.Getenv("HOME"), ".codex", "config.toml"))
+	if string(data) != "[mcp_servers.switchboard]\nurl = \"https://gw.example.com/mcp\"\n" {
+		t.Errorf("codex: %q", data)
+	}
+
+	tokens := filepath.Join(t.TempDir(), "switchboard.yaml")
+	if err := os.WriteFile(tokens, []byte("gateway:\n  tokens:\n    - token_env: GW_TOKEN\n      user: me\nservers: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, "client", "connect", "cursor", "--config", tokens, "--json")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "cursor with tokens", r.stdout, `"shape": "stdio"`)
+	r = runCLI(t, "client", "connect", "gemini", "--config", tokens, "--url")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "gemini --url with tokens", r.stderr, "needs a bearer token", "--stdio")
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"client", "connect"}, "usage: switchboard client connect CLIENT"},
+		{[]string{"client", "connect", "cursr"}, `did you mean "cursor"`},
+		{[]string{"client", "connect", "windsurf", "--scope", "project"}, "has no project-scope file"},
+		{[]string{"client", "connect", "cursor", "--scope", "team"}, `invalid --scope "team"`},
+		{[]string{"client", "connect", "cursor", "--url", "--stdio"}, "give --url or --stdio, not both"},
+		{[]string{"client", "connect", "claude-desktop", "--url"}, "only launches its servers as commands"},
+	} {
+		r := runCLI(t, tc.args...)
+		if r.code == ExitOK || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}
