@@ -274,3 +274,45 @@ func TestInstallGitWarnsWithoutSwitchboard(t *testing.T) {
 		t.Errorf("with --command naming an executable: got the warning %q", r.stderr)
 	}
 }
+
+// TestREADMEHookExample runs the README's hook example as written: every
+// failed call appends its event to failures.jsonl, one JSON object per
+// line.
+func TestREADMEHookExample(t *testing.T) {
+	t.Setenv(envNoDaemon, "1")
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(readme), "```yaml\nhooks:\n")
+	if i < 0 {
+		t.Fatal("README has no hooks example")
+	}
+	example := string(readme[i+len("```yaml\n"):])
+	example = example[:strings.Index(example, "```")]
+	if !strings.Contains(example, "on: tool.failed") || !strings.Contains(example, "failures.jsonl") {
+		t.Fatalf("the README's hook example changed:\n%s", example)
+	}
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	if err := appendFile(cfg, example); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, runCLI(t, "hooks", "trust", "--config", cfg), ExitOK)
+	for range 2 {
+		wantCode(t, runCLI(t, "call", "--config", cfg, "alpha", "fail"), ExitFailure)
+	}
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(cfg), "failures.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 2 || !strings.HasSuffix(string(data), "\n") {
+		t.Fatalf("failures.jsonl: want 2 lines, got %q", data)
+	}
+	for _, l := range lines {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(l), &ev); err != nil || ev["event"] != "tool.failed" {
+			t.Errorf("line %q: %v, %v", l, ev, err)
+		}
+	}
+}

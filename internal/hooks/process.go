@@ -62,7 +62,9 @@ func (e *Engine) runCommand(ctx context.Context, set *hookSet, p plan, ev *event
 	cmd.Dir = set.configDir(e.dir)
 	cmd.Env = append(os.Environ(), "SWITCHBOARD_EVENT="+ev.name, "SWITCHBOARD_REPO_DIR="+e.dir)
 	cmd.Env = append(cmd.Env, chainFrom(ctx).env()...)
-	cmd.Stdin = bytes.NewReader(in)
+	// One line: a script that appends stdin to a file (tee -a) keeps
+	// one event per line, JSON Lines.
+	cmd.Stdin = bytes.NewReader(append(in, '\n'))
 	var stdout, stderr capped
 	stdout.limit, stderr.limit = maxStdout, maxStderr
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
