@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/daemon"
+	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
@@ -64,6 +65,13 @@ func (a *app) serve(ctx context.Context, listen string, stdio bool) error {
 	if listen != "" {
 		if msg, fix := config.ListenProblem(listen); msg != "" {
 			return usagef("--listen: %s; %s", msg, fix)
+		}
+	}
+	if !stdio {
+		// Before anything is printed or started: a second serve on the
+		// same state directory only says who is already there.
+		if err := a.refuseRunningDaemon(ctx); err != nil {
+			return err
 		}
 	}
 	cfg, err := a.loadServeConfig(listen)
@@ -162,6 +170,39 @@ func (a *app) serve(ctx context.Context, listen string, stdio bool) error {
 	err = d.Run(ctx)
 	fmt.Fprintln(out, "stopped; every server was closed")
 	return err
+}
+
+// refuseRunningDaemon returns an error when a daemon answers on this
+// state directory's control socket, naming its pid, what it serves and
+// where. (Listen checks again, for two serves started at once.)
+func (a *app) refuseRunningDaemon(ctx context.Context) error {
+	path, err := a.socketPath()
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	c := control.Dial(path)
+	defer c.Close()
+	pctx, cancel := context.WithTimeout(ctx, daemonProbe)
+	defer cancel()
+	st, err := c.Status(pctx)
+	if err != nil {
+		return nil // a stale socket: Listen replaces it
+	}
+	what := st.ConfigSource
+	if what == "" {
+		what = "the embedded default"
+	}
+	where := ""
+	if st.Address != "" {
+		base, _ := clientAddr(st.Address)
+		where = fmt.Sprintf(", gateway at http://%s/mcp", base)
+	}
+	dir, _ := a.stateDirectory()
+	return fault.New(fault.Config, "a switchboard daemon (pid %d) is already running on the state directory %s, serving %s%s", st.PID, dir, what, where).
+		WithSuggestions("use it (every command talks to it), stop it first (kill -INT " + fmt.Sprint(st.PID) + "), or give this one another --state-dir")
 }
 
 // loadServeConfig loads the configuration as loadConfig does, with

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -113,5 +115,31 @@ func TestServeListenOverridesTheFile(t *testing.T) {
 	cancel()
 	if code := <-done; code != ExitOK {
 		t.Errorf("serve exit code: got %d, want 0\n%s", code, errb.String())
+	}
+}
+
+// TestSecondServeRefusedFirst: a second serve on the same state directory
+// says a daemon is running, and who, before printing or starting anything.
+func TestSecondServeRefusedFirst(t *testing.T) {
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- Main(ctx, []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0"}, &out, &errb) }()
+	eventuallyCLI(t, 20*time.Second, "the first serve to listen", func() bool {
+		return strings.Contains(out.String(), "supervising 1 server(s)")
+	})
+
+	r := runCLI(t, "serve", "--config", cfg, "--listen", "127.0.0.1:0")
+	wantCode(t, r, ExitFailure)
+	if r.stdout != "" {
+		t.Errorf("the second serve printed before refusing:\n%s", r.stdout)
+	}
+	wantContains(t, "second serve", r.stderr, fmt.Sprintf("a switchboard daemon (pid %d) is already running", os.Getpid()), "serving "+cfg, "gateway at http://127.0.0.1:", "another --state-dir")
+
+	cancel()
+	if code := <-done; code != ExitOK {
+		t.Errorf("first serve exit code %d: %s", code, errb.String())
 	}
 }
