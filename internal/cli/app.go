@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/control"
 )
 
 // app is the state shared by a command's run: the global flags, the
@@ -107,7 +108,7 @@ func (a *app) loadConfig() (*config.Config, error) {
 		if err != nil {
 			return nil, err
 		}
-		path = p
+		path = a.daemonConfigInstead(p)
 	}
 	if path == "" {
 		if a.emb == nil {
@@ -143,6 +144,37 @@ func (a *app) loadConfig() (*config.Config, error) {
 		}
 	}
 	return cfg, err
+}
+
+// daemonConfigInstead returns the configuration a command without
+// --config uses: the one the running daemon serves, when a daemon runs on
+// this state directory (so that the command answers from it, as it says
+// on stderr when that is not the file it would have found), else found.
+// serve itself never follows a daemon.
+func (a *app) daemonConfigInstead(found string) string {
+	if a.cmd == "serve" {
+		return found
+	}
+	c, st := a.daemonFor(context.Background(), "", true)
+	if c == nil {
+		return found
+	}
+	c.Close()
+	if st.ConfigSource == control.AbsSource(found) {
+		return found
+	}
+	if !a.noPrompt {
+		what := st.ConfigSource
+		if what == "" {
+			what = "the embedded default"
+		}
+		instead := "the embedded default"
+		if found != "" {
+			instead = control.AbsSource(found)
+		}
+		fmt.Fprintf(a.stderr, "note: using the running daemon (pid %d), which serves %s, rather than %s; give --config to choose\n", st.PID, what, instead)
+	}
+	return st.ConfigSource
 }
 
 // unsetStandIn stands for a variable the caller's shell does not set while

@@ -55,6 +55,19 @@ servers:
 	r := runCLI(t, "call", "--config", cfg, "project", "general_query", "query=compute the invoice total", "responseFormat=Concise", "--json")
 	wantCode(t, r, ExitOK)
 	wantContains(t, "general_query", r.stdout, "billing/invoice.go:4", "backgroundTaskProgress")
+	// Without --json the Markdown answer prints as Markdown: its heading
+	// and code block on lines of their own, never as escaped JSON.
+	r = runCLI(t, "call", "--config", cfg, "project", "general_query", "query=compute the invoice total")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "general_query", r.stdout, "\n```go\n", "// ComputeInvoiceTotal adds the lines of an invoice.\nfunc ComputeInvoiceTotal", "suggestions:\n")
+	if !strings.HasPrefix(r.stdout, "### billing/invoice.go:") {
+		t.Errorf("the answer does not start with its Markdown heading:\n%s", r.stdout)
+	}
+	for _, escaped := range []string{`\n`, `{"results"`, `\"`} {
+		if strings.Contains(r.stdout, escaped) {
+			t.Errorf("the answer prints escaped JSON (%s):\n%s", escaped, r.stdout)
+		}
+	}
 	r = runCLI(t, "call", "--config", cfg, "project", "general_query", "query=total", `scope={"directories":["../.."]}`)
 	wantCode(t, r, ExitFailure)
 	wantContains(t, "stderr", r.stderr, "scope.directories[0]")

@@ -408,3 +408,37 @@ func TestReloadNeedsNotTheDaemonsSecrets(t *testing.T) {
 	wantCode(t, r, ExitOK)
 	wantContains(t, "tools", r.stdout, "echo")
 }
+
+// TestNoConfigUsesTheDaemon: without --config, a command answers from the
+// daemon running on the state directory whatever it serves, and says
+// which configuration that is when it is not the one it would have found
+// (here the embedded default); --config still chooses.
+func TestNoConfigUsesTheDaemon(t *testing.T) {
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	t.Chdir(t.TempDir())
+	d := startDaemon(t, cfg)
+
+	before := d.requests.Load()
+	r := runCLI(t, "servers")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "servers", r.stdout, "alpha", "connected")
+	if strings.Contains(r.stdout, "tasks") {
+		t.Errorf("servers showed the embedded default:\n%s", r.stdout)
+	}
+	wantContains(t, "servers", r.stderr, "note: using the running daemon (pid ", "which serves "+cfg, "rather than the embedded default")
+	if d.requests.Load() == before {
+		t.Error("servers did not ask the daemon")
+	}
+	r = runCLI(t, "tools", "alpha")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "tools", r.stdout, "echo")
+
+	// With --config naming the file the daemon serves: no note.
+	r = runCLI(t, "servers", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	if strings.Contains(r.stderr, "note:") {
+		t.Errorf("a note for the daemon's own file: %s", r.stderr)
+	}
+}

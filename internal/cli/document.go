@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/notebook"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
@@ -170,12 +171,22 @@ func (a *app) docRun(cmd *cobra.Command, path string, f docRunFlags) error {
 	}
 	var caller notebook.Caller = noCaller{}
 	if len(servers) > 0 {
-		s, err := a.open(ctx, cfg, servers...)
-		if err != nil {
-			return err
+		// The daemon's connections, limits and history when one serves
+		// this configuration, as every other command; else our own.
+		if c, st := a.daemon(ctx, cfg, false); c != nil {
+			defer c.Close()
+			caller = backendCaller{c}
+			if !a.json {
+				fmt.Fprintf(a.stderr, "running the calls in the daemon (pid %d)\n", st.PID)
+			}
+		} else {
+			s, err := a.open(ctx, cfg, servers...)
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			caller = s.eng
 		}
-		defer s.close()
-		caller = s.eng
 	}
 	bar := newProgressBar(a.stderr)
 	res, err := notebook.Run(ctx, path, notebook.Options{
@@ -316,6 +327,37 @@ func (a *app) docDryRun(ctx context.Context, path string, cfg *config.Config, on
 		return &exitError{ExitFailure}
 	}
 	return nil
+}
+
+// backendCaller runs a document's calls through a control backend: the
+// daemon's, so that they use its connections, limits, hooks and history.
+type backendCaller struct{ b control.Backend }
+
+// Call implements notebook.Caller.
+func (c backendCaller) Call(ctx context.Context, req toolcall.Request) (*toolcall.Result, error) {
+	raw := req.RawArguments
+	if req.Arguments != nil {
+		var err error
+		if raw, err = json.Marshal(req.Arguments); err != nil {
+			return nil, fmt.Errorf("encoding the arguments of %s/%s: %w", req.Server, req.Tool, err)
+		}
+	}
+	res, err := c.b.Call(ctx, control.CallRequest{
+		Server: req.Server, Tool: req.Tool, Arguments: raw,
+		Source: string(req.Source), Identity: req.Identity, Timeout: req.Timeout,
+		Budget:     control.Budget{MaxDuration: req.Budget.MaxDuration, MaxCost: req.Budget.MaxCost},
+		OnProgress: req.OnProgress,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &toolcall.Result{
+		ID: res.ID, Status: toolcall.Status(res.Status), CallToolResult: res.Result,
+		ContentType: toolcall.ContentType(res.ContentType), Display: toolcall.Display(res.Display),
+		Duration: res.Duration, Retries: res.Retries, Bytes: res.Bytes, Truncated: res.Truncated,
+		Partial: res.Partial, BudgetExceeded: res.BudgetExceeded, Missing: res.Missing,
+		Cost: res.Cost, Progress: res.Progress,
+	}, nil
 }
 
 // noCaller is the caller of a run in which no block can run.

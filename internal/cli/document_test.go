@@ -154,3 +154,29 @@ func TestDocSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestDocRunUsesTheDaemon: with a daemon serving the configuration, doc
+// run makes its calls there (its connections and history), and the
+// document gets the same results as in-process.
+func TestDocRunUsesTheDaemon(t *testing.T) {
+	cfg := writeConfig(t, map[string]string{"alpha": "ok", "beta": "ok"})
+	d := startDaemon(t, cfg)
+	doc := writeMarkdown(t, docText)
+	before := d.requests.Load()
+	r := runCLI(t, "doc", "run", "--config", cfg, doc)
+	wantCode(t, r, ExitFailure) // the fail tool fails; the run goes on
+	wantContains(t, "run", r.stdout, "2 blocks run, 1 failed; written")
+	wantContains(t, "run", r.stderr, "running the calls in the daemon (pid ", doc+":10: beta/fail: the gizmo is broken")
+	if n := d.requests.Load() - before; n < 2 {
+		t.Errorf("the daemon got %d requests, want the 2 calls", n)
+	}
+	text, _ := os.ReadFile(doc)
+	wantContains(t, "document", string(text), "`sunny`", `"error_type": "tool_error"`)
+	// The daemon recorded them, as document calls.
+	r = runCLI(t, "history", "--config", cfg, "--source", "document", "--json")
+	wantCode(t, r, ExitOK)
+	var calls []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &calls); err != nil || len(calls) != 2 {
+		t.Errorf("document calls in the history: %d, %v\n%s", len(calls), err, r.stdout)
+	}
+}

@@ -139,3 +139,21 @@ func TestJSONToYAML(t *testing.T) {
 		t.Errorf("read back: got %q", a)
 	}
 }
+
+// TestReadableText: a JSON object with multi-line text prints that text
+// as it is, then its other fields as YAML; other text is unchanged.
+func TestReadableText(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want string }{
+		{`{"results":"## A\n\n` + "```go\\nx := 1\\n```" + `\n","metadata":{"count":1},"suggestions":["b"]}`,
+			"## A\n\n```go\nx := 1\n```\n\nmetadata:\n  count: 1\nsuggestions:\n- b"},
+		{`{"id": 7, "title": "Buy milk"}`, `{"id": 7, "title": "Buy milk"}`},
+		{"# plain Markdown\n\ntext", "# plain Markdown\n\ntext"},
+		{`{"a": "x\ny"} trailing`, `{"a": "x\ny"} trailing`},
+		{`[{"a": "x\ny"}]`, `[{"a": "x\ny"}]`},
+	} {
+		if got := readableText(tc.in); got != tc.want {
+			t.Errorf("%q:\ngot  %q\nwant %q", tc.in, got, tc.want)
+		}
+	}
+}

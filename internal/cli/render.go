@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/goccy/go-yaml"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -28,7 +29,7 @@ type renderer struct {
 func (r *renderer) content(c mcp.Content) error {
 	switch c := c.(type) {
 	case *mcp.TextContent:
-		fmt.Fprintln(r.out, strings.TrimRight(c.Text, "\n"))
+		fmt.Fprintln(r.out, strings.TrimRight(readableText(c.Text), "\n"))
 	case *mcp.ImageContent:
 		return r.saveBlob("image", c.MIMEType, c.Data)
 	case *mcp.AudioContent:
@@ -55,6 +56,83 @@ func (r *renderer) content(c mcp.Content) error {
 		fmt.Fprintln(r.out, string(b))
 	}
 	return nil
+}
+
+// readableText is a text result as a person reads it. A JSON object that
+// carries Markdown or other multi-line text in its fields — seed 003's
+// {"results": "### ...", "metadata": {...}} — prints that text as it is
+// (newlines, headings, code blocks), then the other fields as YAML, rather
+// than as one line of escaped JSON. Any other text is returned unchanged.
+func readableText(text string) string {
+	trimmed := strings.TrimSpace(text)
+	if !strings.HasPrefix(trimmed, "{") {
+		return text
+	}
+	members, ok := objectMembers(trimmed)
+	if !ok {
+		return text
+	}
+	var long []string
+	var rest []string
+	for _, m := range members {
+		var s string
+		if json.Unmarshal(m.value, &s) == nil && strings.Contains(s, "\n") {
+			long = append(long, strings.TrimRight(s, "\n"))
+			continue
+		}
+		k, _ := json.Marshal(m.key)
+		rest = append(rest, string(k)+":"+string(m.value))
+	}
+	if len(long) == 0 {
+		return text
+	}
+	out := strings.Join(long, "\n\n")
+	if len(rest) > 0 {
+		y, err := yaml.JSONToYAML([]byte("{" + strings.Join(rest, ",") + "}"))
+		if err != nil {
+			return text
+		}
+		out += "\n\n" + strings.TrimRight(string(y), "\n")
+	}
+	return out
+}
+
+// member is one member of a JSON object, in document order.
+type member struct {
+	key   string
+	value json.RawMessage
+}
+
+// objectMembers splits a JSON object into its members, in order; ok is
+// false when text is not exactly one JSON object.
+func objectMembers(text string) ([]member, bool) {
+	dec := json.NewDecoder(strings.NewReader(text))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	var out []member
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return nil, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		out = append(out, member{key, v})
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, false
+	}
+	if strings.TrimSpace(text[dec.InputOffset():]) != "" {
+		return nil, false // more after the object
+	}
+	return out, true
 }
 
 // saveBlob writes binary content to a new file in outDir and prints its
