@@ -195,10 +195,12 @@ func (a *app) clientConnect(ctx context.Context, id string, f clientFlags) error
 	} else {
 		e.Command, e.Args, notes = a.stdioCommand(gw)
 	}
+	wasTrusted := a.trustedNow(t.Path)
 	ch, err := clients.Connect(t, e, clients.Options{DryRun: f.dryRun})
 	if err != nil {
 		return err
 	}
+	notes = append(notes, a.keepTrust(ch, wasTrusted)...)
 	if a.json {
 		return a.printJSON(changeJSON(ch, f.name, e.Shape, t.Client.Fields(e), f.dryRun))
 	}
@@ -233,6 +235,35 @@ func (a *app) clientConnect(ctx context.Context, id string, f clientFlags) error
 	return nil
 }
 
+// trustedNow reports whether the file at path is trusted as it is now.
+func (a *app) trustedNow(path string) bool {
+	dir, err := a.stateDirectory()
+	if err != nil {
+		return false
+	}
+	st, err := config.CheckTrust(dir, path)
+	return err == nil && st == config.Trusted
+}
+
+// keepTrust records the trust of a file that was trusted before the
+// change connect or disconnect made to it: the change is only
+// Switchboard's own entry, which Switchboard skips when it reads the file,
+// so it must not make the user trust the file again.
+func (a *app) keepTrust(ch clients.Change, wasTrusted bool) []string {
+	if !wasTrusted || !ch.Changed || ch.Backup == "" {
+		return nil
+	}
+	dir, err := a.stateDirectory()
+	if err != nil {
+		return nil
+	}
+	rec, err := config.Trust(dir, ch.Target.Path)
+	if err != nil {
+		return []string{fmt.Sprintf("the file was trusted, and recording its new contents failed: %s; run: %s", oneLine(err), config.TrustCommand(ch.Target.Path))}
+	}
+	return []string{fmt.Sprintf("the file was trusted; its trust now covers the change (sha256 %s)", rec.SHA256[:12])}
+}
+
 // scopeArg is the --scope to repeat in a hint, when not the default.
 func scopeArg(t clients.Target, f clientFlags) string {
 	out := ""
@@ -251,9 +282,13 @@ func (a *app) clientDisconnect(id string, f clientFlags) error {
 	if err != nil {
 		return err
 	}
+	wasTrusted := a.trustedNow(t.Path)
 	ch, err := clients.Disconnect(t, f.name, clients.Options{DryRun: f.dryRun})
 	if err != nil {
 		return err
+	}
+	for _, n := range a.keepTrust(ch, wasTrusted) {
+		defer fmt.Fprintf(a.stderr, "note: %s\n", n)
 	}
 	if a.json {
 		return a.printJSON(changeJSON(ch, f.name, "", ch.Previous, f.dryRun))

@@ -175,3 +175,43 @@ func TestClientConnectChoices(t *testing.T) {
 		}
 	}
 }
+
+// TestClientConnectKeepsTrust: connecting the Cursor file Switchboard
+// itself reads keeps the file's trust (the change is only the gateway's
+// entry), and reading the file afterwards skips that entry instead of
+// connecting Switchboard to itself.
+func TestClientConnectKeepsTrust(t *testing.T) {
+	home := clientHome(t)
+	state := os.Getenv("SWITCHBOARD_STATE_DIR")
+	file := cursorFile(t, home)
+	wantCode(t, runCLI(t, "config", "trust", file, "--yes"), ExitOK)
+
+	r := runCLI(t, "client", "connect", "cursor", "--config", file)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "connect", r.stderr, "the file was trusted; its trust now covers the change")
+	if st, _ := config.CheckTrust(state, file); st != config.Trusted {
+		t.Fatalf("trust after connect: %s", st)
+	}
+	// (linear, a hosted server, is not reachable from a test: the exit
+	// code is not the point.)
+	r = runCLI(t, "servers", "--config", file, "--json")
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	for _, row := range rows {
+		if row["server"] == "switchboard" {
+			t.Errorf("the gateway's own entry was read as a server: %v", row)
+		}
+	}
+	if len(rows) != 2 {
+		t.Errorf("servers: %d, want notes and linear", len(rows))
+	}
+
+	r = runCLI(t, "client", "disconnect", "cursor")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "disconnect", r.stderr, "its trust now covers the change")
+	if st, _ := config.CheckTrust(state, file); st != config.Trusted {
+		t.Fatalf("trust after disconnect: %s", st)
+	}
+}

@@ -16,6 +16,8 @@
 package clients
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -73,8 +75,8 @@ type Client struct {
 	userFile func([]config.ClientFile) string
 	// projectFile is the project's file, relative to its folder.
 	projectFile string
-	// entry renders the entry's fields.
-	entry func(e Entry) map[string]any
+	// entry renders the entry's fields, in the order they are written.
+	entry func(e Entry) fields
 }
 
 // Entry is Switchboard's entry in a client's file.
@@ -106,28 +108,26 @@ var all = []*Client{
 		userFile: func(cf []config.ClientFile) string {
 			return pick(cf, "Claude Desktop", "claude_desktop_config.json", false)
 		},
-		entry: func(e Entry) map[string]any { return stdioFields(e) },
+		entry: func(e Entry) fields { return stdioFields(e) },
 	},
 	{
 		ID: "claude-code", Name: "Claude Code", Scopes: []Scope{ScopeUser, ScopeProject}, HTTP: true,
 		key: "mcpServers", projectFile: ".mcp.json",
 		userFile: func(cf []config.ClientFile) string { return pick(cf, "Claude Code", ".claude.json", false) },
-		entry: func(e Entry) map[string]any {
+		entry: func(e Entry) fields {
 			if e.Shape == ShapeURL {
-				return map[string]any{"type": "http", "url": e.URL}
+				return fields{{"type", "http"}, {"url", e.URL}}
 			}
-			f := stdioFields(e)
-			f["type"] = "stdio"
-			return f
+			return append(fields{{"type", "stdio"}}, stdioFields(e)...)
 		},
 	},
 	{
 		ID: "cursor", Name: "Cursor", Scopes: []Scope{ScopeUser, ScopeProject}, HTTP: true,
 		key: "mcpServers", projectFile: filepath.Join(".cursor", "mcp.json"),
 		userFile: func(cf []config.ClientFile) string { return pick(cf, "Cursor", "mcp.json", false) },
-		entry: func(e Entry) map[string]any {
+		entry: func(e Entry) fields {
 			if e.Shape == ShapeURL {
-				return map[string]any{"url": e.URL}
+				return fields{{"url", e.URL}}
 			}
 			return stdioFields(e)
 		},
@@ -136,13 +136,11 @@ var all = []*Client{
 		ID: "vscode", Name: "VS Code", Scopes: []Scope{ScopeUser, ScopeProject}, HTTP: true,
 		key: "servers", projectFile: filepath.Join(".vscode", "mcp.json"),
 		userFile: func(cf []config.ClientFile) string { return pick(cf, "VS Code", "mcp.json", false) },
-		entry: func(e Entry) map[string]any {
+		entry: func(e Entry) fields {
 			if e.Shape == ShapeURL {
-				return map[string]any{"type": "http", "url": e.URL}
+				return fields{{"type", "http"}, {"url", e.URL}}
 			}
-			f := stdioFields(e)
-			f["type"] = "stdio"
-			return f
+			return append(fields{{"type", "stdio"}}, stdioFields(e)...)
 		},
 	},
 	{
@@ -151,9 +149,9 @@ var all = []*Client{
 		userFile: func(cf []config.ClientFile) string {
 			return pick(cf, "Windsurf", "mcp_config.json", false)
 		},
-		entry: func(e Entry) map[string]any {
+		entry: func(e Entry) fields {
 			if e.Shape == ShapeURL {
-				return map[string]any{"serverUrl": e.URL}
+				return fields{{"serverUrl", e.URL}}
 			}
 			return stdioFields(e)
 		},
@@ -162,9 +160,9 @@ var all = []*Client{
 		ID: "gemini", Name: "Gemini CLI", Scopes: []Scope{ScopeUser, ScopeProject}, HTTP: true,
 		key: "mcpServers", projectFile: filepath.Join(".gemini", "settings.json"),
 		userFile: func(cf []config.ClientFile) string { return pick(cf, "Gemini CLI", "settings.json", false) },
-		entry: func(e Entry) map[string]any {
+		entry: func(e Entry) fields {
 			if e.Shape == ShapeURL {
-				return map[string]any{"httpUrl": e.URL}
+				return fields{{"httpUrl", e.URL}}
 			}
 			return stdioFields(e)
 		},
@@ -173,9 +171,9 @@ var all = []*Client{
 		ID: "codex", Name: "Codex", Scopes: []Scope{ScopeUser, ScopeProject}, HTTP: true,
 		format: formatTOML, key: "mcp_servers", projectFile: filepath.Join(".codex", "config.toml"),
 		userFile: func(cf []config.ClientFile) string { return pick(cf, "Codex", "config.toml", false) },
-		entry: func(e Entry) map[string]any {
+		entry: func(e Entry) fields {
 			if e.Shape == ShapeURL {
-				return map[string]any{"url": e.URL}
+				return fields{{"url", e.URL}}
 			}
 			return stdioFields(e)
 		},
@@ -186,18 +184,69 @@ var all = []*Client{
 		// Zed reads $XDG_CONFIG_HOME/zed when that is set, which
 		// UserClientFiles lists last.
 		userFile: func(cf []config.ClientFile) string { return pick(cf, "Zed", "settings.json", true) },
-		entry: func(e Entry) map[string]any {
+		entry: func(e Entry) fields {
 			if e.Shape == ShapeURL {
-				return map[string]any{"url": e.URL}
+				return fields{{"url", e.URL}}
 			}
 			return stdioFields(e)
 		},
 	},
 }
 
+// field is one key and value of an entry.
+type field struct {
+	key   string
+	value any // string or []string
+}
+
+// fields are an entry's fields in the order they are written.
+type fields []field
+
+// MarshalJSON writes the fields as an object, in order.
+func (fs fields) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range fs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(f.key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(f.value)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// asMap is the fields as JSON decoding gives them, to compare with an
+// entry read from a file.
+func (fs fields) asMap() map[string]any {
+	m := make(map[string]any, len(fs))
+	for _, f := range fs {
+		if l, ok := f.value.([]string); ok {
+			items := make([]any, len(l))
+			for i, s := range l {
+				items[i] = s
+			}
+			m[f.key] = items
+			continue
+		}
+		m[f.key] = f.value
+	}
+	return m
+}
+
 // stdioFields are the command and arguments of a stdio entry.
-func stdioFields(e Entry) map[string]any {
-	return map[string]any{"command": e.Command, "args": slices.Clone(e.Args)}
+func stdioFields(e Entry) fields {
+	return fields{{"command", e.Command}, {"args", slices.Clone(e.Args)}}
 }
 
 // pick returns the client's user file from the list: the entry that is
@@ -243,11 +292,10 @@ func Lookup(id string) (*Client, error) {
 			return c, nil
 		}
 	}
-	fe := fault.New(fault.NotFound, "unknown client %q; want one of %s", id, strings.Join(IDs(), ", "))
 	if s := suggest.Closest(norm, IDs(), 1); len(s) > 0 {
-		fe = fault.New(fault.NotFound, "unknown client %q; did you mean %q?", id, s[0])
+		return nil, fault.New(fault.NotFound, "unknown client %q; did you mean %q?", id, s[0])
 	}
-	return nil, fe.WithSuggestions(IDs()...)
+	return nil, fault.New(fault.NotFound, "unknown client %q; want one of %s", id, strings.Join(IDs(), ", "))
 }
 
 // HasScope reports whether the client has files of scope s.
@@ -307,7 +355,7 @@ func (c *Client) Installed() bool {
 }
 
 // Fields are the entry's fields as the client's file holds them.
-func (c *Client) Fields(e Entry) map[string]any { return c.entry(e) }
+func (c *Client) Fields(e Entry) map[string]any { return c.entry(e).asMap() }
 
 // CheckEntry reports whether the client can take e.
 func (c *Client) CheckEntry(e Entry) error {

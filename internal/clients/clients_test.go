@@ -65,8 +65,8 @@ func commentLines(src []byte) []string {
 }
 
 // TestConnectEachClient: per client, on its real-shaped user file: the
-// entry is added in the client's shape (TestConnectNewFile reads it back
-// with Switchboard's reader of that format); the user's servers,
+// entry is added in the client's shape (TestConnectNewFile checks that
+// Switchboard's reader of that format knows it); the user's servers,
 // settings, comments and file mode stay; a backup of the file as it was is
 // kept; a second connect changes nothing; disconnect gives back the file
 // byte for byte.
@@ -197,7 +197,11 @@ func TestConnectNewFile(t *testing.T) {
 			if scope == clients.ScopeProject && !strings.HasPrefix(tg.Path, project+string(filepath.Separator)) {
 				t.Errorf("%s project file %s is not in the project", c.ID, tg.Path)
 			}
-			ch, err := clients.Connect(tg, entryFor(c), clients.Options{})
+			e := entryFor(c)
+			if c.HTTP {
+				e.URL = "https://gw.example.com/mcp" // another gateway: read back as a server
+			}
+			ch, err := clients.Connect(tg, e, clients.Options{})
 			if err != nil {
 				t.Fatalf("%s %s: %v", c.ID, scope, err)
 			}
@@ -207,12 +211,20 @@ func TestConnectNewFile(t *testing.T) {
 			if fi, err := os.Stat(tg.Path); err != nil || fi.Mode().Perm() != 0o600 {
 				t.Errorf("%s %s: %v, mode %v", c.ID, scope, err, fi.Mode().Perm())
 			}
+			// Switchboard's reader of the client's format reads the entry
+			// as the client does; the one for its own gateway (switchboard
+			// serve --stdio) it knows, and skips rather than connect to
+			// itself.
 			cfg, err := config.TrustPreview(tg.Path, config.Options{WorkDir: project})
 			if err != nil {
 				t.Fatalf("%s %s: the new file does not load: %v\n%s", c.ID, scope, err, ch.After)
 			}
-			if _, ok := cfg.Server(clients.DefaultName); !ok || len(cfg.Servers) != 1 {
-				t.Errorf("%s %s: servers %v", c.ID, scope, cfg.Servers)
+			srv, ok := cfg.Server(clients.DefaultName)
+			switch {
+			case c.HTTP && (!ok || srv.Transport != config.TransportHTTP || srv.URL != e.URL):
+				t.Errorf("%s %s: read back as %v (%v), want http %s\n%s", c.ID, scope, srv, ok, e.URL, ch.After)
+			case !c.HTTP && (ok || len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0].Message, "Switchboard's own gateway")):
+				t.Errorf("%s %s: servers %v, warnings %v\n%s", c.ID, scope, cfg.Servers, cfg.Warnings, ch.After)
 			}
 		}
 	}

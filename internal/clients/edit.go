@@ -112,7 +112,7 @@ func Connect(t Target, e Entry, opts Options) (Change, error) {
 		return Change{}, err
 	}
 	return change(t, opts, func(ed editor, c *Change) error {
-		want := normalise(t.Client.entry(e))
+		want := t.Client.entry(e).asMap()
 		prev, err := ed.get(e.Name)
 		if err != nil {
 			return err
@@ -235,7 +235,7 @@ func writeFile(path string, data []byte, mode fs.FileMode) error {
 // editor edits the servers of one client file.
 type editor interface {
 	get(name string) (map[string]any, error)
-	set(name string, fields map[string]any) error
+	set(name string, fs fields) error
 	remove(name string) (bool, error)
 	bytes() []byte
 }
@@ -276,8 +276,8 @@ func (j *jsonEditor) get(name string) (map[string]any, error) {
 	return m, nil
 }
 
-func (j *jsonEditor) set(name string, fields map[string]any) error {
-	return j.d.set([]string{j.key, name}, fields)
+func (j *jsonEditor) set(name string, fs fields) error {
+	return j.d.set([]string{j.key, name}, fs)
 }
 
 func (j *jsonEditor) remove(name string) (bool, error) {
@@ -309,17 +309,12 @@ func (t *tomlEditor) get(name string) (map[string]any, error) {
 	return normalise(m), nil
 }
 
-func (t *tomlEditor) set(name string, fields map[string]any) error {
-	var fs []tomlField
-	for _, k := range []string{"command", "args", "url"} {
-		switch v := fields[k].(type) {
-		case string:
-			fs = append(fs, tomlField{k, v})
-		case []string:
-			fs = append(fs, tomlField{k, v})
-		}
+func (t *tomlEditor) set(name string, fs fields) error {
+	tf := make([]tomlField, len(fs))
+	for i, f := range fs {
+		tf[i] = tomlField{f.key, f.value}
 	}
-	return t.d.set(t.key, name, fs)
+	return t.d.set(t.key, name, tf)
 }
 
 func (t *tomlEditor) remove(name string) (bool, error) { return t.d.remove(t.key, name) }

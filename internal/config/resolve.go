@@ -66,7 +66,15 @@ func (r *resolver) resolve(rc *rawConfig) *Config {
 	cfg := &Config{Defaults: r.defaults, Limits: r.limits, History: history, AllowedCommands: r.allowed, Format: rc.format, Source: r.file}
 	first := map[string]*rawServer{}
 	for _, s := range rc.servers {
+		nErrs, nWarns, nRefused := len(r.ps.errs), len(r.ps.warns), len(r.refused)
 		srv := r.server(s)
+		if rc.format != FormatNative && rc.format != FormatToolsV1 && isOwnGateway(srv, r.listen) {
+			// Whatever reading it found (a command beyond the allowlist)
+			// does not matter: it is not read.
+			r.ps.errs, r.ps.warns, r.refused = r.ps.errs[:nErrs], r.ps.warns[:nWarns], r.refused[:nRefused]
+			r.ps.warn(s.pos, s.path("name"), fmt.Sprintf("skipped: %q is Switchboard's own gateway (as switchboard client connect writes it); reading it would make Switchboard connect to itself", s.name), "")
+			continue
+		}
 		if s.nameOK {
 			if prev, dup := first[s.name]; dup {
 				np := s.pos
