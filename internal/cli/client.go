@@ -195,6 +195,7 @@ func (a *app) clientConnect(ctx context.Context, id string, f clientFlags) error
 	} else {
 		e.Command, e.Args, notes = a.stdioCommand(gw)
 	}
+	installed := t.Client.Installed()
 	wasTrusted := a.trustedNow(t.Path)
 	ch, err := clients.Connect(t, e, clients.Options{DryRun: f.dryRun})
 	if err != nil {
@@ -226,7 +227,7 @@ func (a *app) clientConnect(ctx context.Context, id string, f clientFlags) error
 		}
 		fmt.Fprintf(a.stdout, "restart %s (or reload its MCP servers) to use it; undo with: switchboard client disconnect %s%s\n", t.Client.Name, t.Client.ID, scopeArg(t, f))
 	}
-	if !t.Client.Installed() && t.Scope == clients.ScopeUser {
+	if !installed && t.Scope == clients.ScopeUser {
 		notes = append(notes, fmt.Sprintf("%s does not seem to be installed (%s did not exist)", t.Client.Name, filepath.Dir(t.Path)))
 	}
 	for _, n := range notes {

@@ -137,6 +137,7 @@ func TestClientConnectChoices(t *testing.T) {
 
 	r = runCLI(t, "client", "connect", "zed", "--stdio", "--name", "gw")
 	wantCode(t, r, ExitOK)
+	wantContains(t, "zed", r.stderr, "Zed does not seem to be installed")
 	data, _ = os.ReadFile(filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "zed", "settings.json"))
 	wantContains(t, "zed settings", string(data), `"context_servers"`, `"gw": {`, `"command": "`, `"serve",`, `"--stdio"`)
 

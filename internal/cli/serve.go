@@ -271,7 +271,11 @@ func printEndpoints(w interface{ Write([]byte) (int, error) }, addr string, cfg 
 	fmt.Fprintf(w, "Claude Desktop / Cursor (mcpServers)%s:\n  %s\n", auth, snippet)
 	vs, _ := json.Marshal(map[string]any{"servers": map[string]any{"switchboard": map[string]any{"type": "http", "url": base + "/mcp"}}})
 	fmt.Fprintf(w, "VS Code (.vscode/mcp.json):\n  %s\n", vs)
-	cmd, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"switchboard": map[string]any{"command": exe, "args": args}}})
+	type launch struct {
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+	}
+	cmd, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"switchboard": launch{exe, args}}})
 	fmt.Fprintf(w, "clients that only launch commands:\n  %s\n", cmd)
 	fmt.Fprintf(w, "or let switchboard write a client's entry: switchboard client connect CLIENT (%s)\n", strings.Join(clients.IDs(), ", "))
 	fmt.Fprintf(w, "supervising %d server(s); press Ctrl-C to stop\n", len(cfg.Servers))
