@@ -418,6 +418,9 @@ func (a *app) gatewayInfo(ctx context.Context) (gateway, error) {
 	if err != nil {
 		return gateway{}, err
 	}
+	if a.configPath == "" {
+		src = a.daemonConfigInstead(src) // as every command without --config
+	}
 	var gw gateway
 	cfg := config.Default()
 	if src != "" {

@@ -216,3 +216,23 @@ func TestClientConnectKeepsTrust(t *testing.T) {
 		t.Fatalf("trust after disconnect: %s", st)
 	}
 }
+
+// TestClientConnectFollowsTheDaemon: without --config, connect writes the
+// entry for the configuration the running daemon serves, as every
+// command without --config follows the daemon.
+func TestClientConnectFollowsTheDaemon(t *testing.T) {
+	clientHome(t)
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	startDaemon(t, cfg)
+	r := runCLI(t, "client", "connect", "claude-desktop", "--json")
+	wantCode(t, r, ExitOK)
+	var ch connectJSON
+	if err := json.Unmarshal([]byte(r.stdout), &ch); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	args, _ := json.Marshal(ch.Entry["args"])
+	if !strings.Contains(string(args), `"--config","`+cfg+`"`) {
+		t.Errorf("args %s do not serve the daemon's %s", args, cfg)
+	}
+	wantContains(t, "connect", r.stderr, "note: using the running daemon")
+}
