@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/notebook"
 )
@@ -172,11 +173,11 @@ func TestDocRunUsesTheDaemon(t *testing.T) {
 	}
 	text, _ := os.ReadFile(doc)
 	wantContains(t, "document", string(text), "`sunny`", `"error_type": "tool_error"`)
-	// The daemon recorded them, as document calls.
-	r = runCLI(t, "history", "--config", cfg, "--source", "document", "--json")
-	wantCode(t, r, ExitOK)
-	var calls []map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &calls); err != nil || len(calls) != 2 {
-		t.Errorf("document calls in the history: %d, %v\n%s", len(calls), err, r.stdout)
-	}
+	// The daemon recorded them, as document calls (its recorder writes
+	// in the background).
+	eventuallyCLI(t, 10*time.Second, "the daemon's history to hold the 2 document calls", func() bool {
+		r := runCLI(t, "history", "--config", cfg, "--source", "document", "--json")
+		var calls []map[string]any
+		return r.code == ExitOK && json.Unmarshal([]byte(r.stdout), &calls) == nil && len(calls) == 2
+	})
 }
