@@ -236,12 +236,14 @@ var launchRules = []*launchRule{
 		why:    "only run starts a new container from an image; the others run commands in existing containers or read what to run from elsewhere",
 		fix:    "use docker run with the image"},
 	{launchers: []string{launcherDocker}, kind: ruleGlobal, id: "docker.host", opts: []string{"-H=", "--host=", "-c=", "--context="},
-		why: "the container, and the server's environment, go to a Docker daemon the file names",
-		fix: "remove it; choose the daemon with your own docker context"},
+		values: "(`--host` and `--context` after `run` too)",
+		why:    "the container, and the server's environment, go to a Docker daemon the file names",
+		fix:    "remove it; choose the daemon with your own docker context"},
 	{launchers: []string{launcherDocker}, kind: ruleOption, id: "docker.host", opts: []string{"--host=", "--context="}},
 	{launchers: []string{launcherDocker}, kind: ruleGlobal, id: "docker.config", opts: []string{"--config="},
-		why: "the Docker CLI reads its settings there, including programs it runs for credentials",
-		fix: "remove it"},
+		values: "(after `run` too)",
+		why:    "the Docker CLI reads its settings there, including programs it runs for credentials",
+		fix:    "remove it"},
 	{launchers: []string{launcherDocker}, kind: ruleOption, id: "docker.config", opts: []string{"--config="}},
 	{launchers: []string{launcherDocker}, kind: ruleUnknown, id: "docker.option", values: "any other option",
 		why: "only the options above are known to be safe (Docker adds options, and some loosen the container)",
@@ -267,7 +269,7 @@ var launchRules = []*launchRule{
 			return !noNewPrivileges(u.value), ""
 		}},
 	{launchers: []string{launcherDocker}, kind: ruleOption, id: "docker.network-host", opts: []string{"--network=", "--net="},
-		values: "`host` (also as `name=host`)",
+		values: "with `host` (also as `name=host`)",
 		why:    "the container shares the host's network, where it reaches every local service",
 		fix:    "remove it; publish the ports the server needs on 127.0.0.1",
 		refuses: func(u ruleUse) (bool, string) {
@@ -275,7 +277,7 @@ var launchRules = []*launchRule{
 			return !ok || strings.EqualFold(n, "host"), ""
 		}},
 	{launchers: []string{launcherDocker}, kind: ruleOption, id: "docker.network-container", opts: []string{"--network=", "--net="},
-		values: "`container:NAME`",
+		values: "with `container:NAME`",
 		why:    "the container joins another container's network, which may be the host's",
 		fix:    "remove it",
 		refuses: func(u ruleUse) (bool, string) {
@@ -283,35 +285,35 @@ var launchRules = []*launchRule{
 			return strings.Contains(n, ":"), ""
 		}},
 	{launchers: []string{launcherDocker}, kind: ruleOption, id: "docker.pid", opts: []string{"--pid="},
-		values: "`host`, `container:NAME`",
+		values: "with `host` or `container:NAME`",
 		why:    "the container sees and can signal the host's (or another container's) processes",
 		fix:    "remove it",
 		refuses: func(u ruleUse) (bool, string) {
 			return !oneOf(u.value, "", "private"), ""
 		}},
 	{launchers: []string{launcherDocker}, kind: ruleOption, id: "docker.ipc", opts: []string{"--ipc="},
-		values: "`host`, `container:NAME`",
+		values: "with `host` or `container:NAME`",
 		why:    "the container shares the host's (or another container's) shared memory",
 		fix:    "remove it",
 		refuses: func(u ruleUse) (bool, string) {
 			return !oneOf(u.value, "", "none", "private", "shareable"), ""
 		}},
 	{launchers: []string{launcherDocker}, kind: ruleOption, id: "docker.uts", opts: []string{"--uts="},
-		values: "`host`",
+		values: "with `host`",
 		why:    "the container shares the host's hostname and may change it",
 		fix:    "remove it",
 		refuses: func(u ruleUse) (bool, string) {
 			return !oneOf(u.value, "", "private"), ""
 		}},
 	{launchers: []string{launcherDocker}, kind: ruleOption, id: "docker.userns", opts: []string{"--userns="},
-		values: "`host`",
+		values: "with `host`",
 		why:    "it turns off user-namespace remapping, so root in the container is root on the host",
 		fix:    "remove it",
 		refuses: func(u ruleUse) (bool, string) {
 			return !oneOf(u.value, ""), ""
 		}},
 	{launchers: []string{launcherDocker}, kind: ruleOption, id: "docker.cgroupns", opts: []string{"--cgroupns="},
-		values: "`host`",
+		values: "with `host`",
 		why:    "the container sees the host's control groups",
 		fix:    "remove it",
 		refuses: func(u ruleUse) (bool, string) {
@@ -326,7 +328,7 @@ var launchRules = []*launchRule{
 			return ok && m.bind && m.host == "/", ""
 		}},
 	{launchers: []string{launcherDocker}, kind: ruleOption, id: "docker.docker-socket", opts: []string{"-v=", "--volume=", "--mount=", "--use-api-socket"},
-		values: "with a container runtime's socket, or anything under `/run` or `/var/run`; `--use-api-socket`",
+		values: "with a container runtime's socket, or anything under `/run` or `/var/run` (`--use-api-socket` always)",
 		why:    "whoever holds the Docker socket controls the host",
 		fix:    "remove it",
 		refuses: func(u ruleUse) (bool, string) {
@@ -383,7 +385,7 @@ var launchRules = []*launchRule{
 			return !loopbackPublish(u.value), ""
 		}},
 	{launchers: []string{launcherDocker}, kind: ruleOption, id: "docker.persist", opts: []string{"-d", "--detach", "--restart="},
-		values: "(`--restart` other than `no`)",
+		values: "(`--restart` unless `no`)",
 		why:    "the container keeps running after the server stops",
 		fix:    "remove it; a server's container lives as long as the server",
 		refuses: func(u ruleUse) (bool, string) {
@@ -446,7 +448,7 @@ var launchRules = []*launchRule{
 		why:  "the Docker CLI sends the container to another daemon, or reads its settings from elsewhere",
 		fix:  "remove it; pass variables for the container under another name"},
 	{launchers: launchers, kind: ruleField, id: "env.inherit", opts: []string{"inherit_env"},
-		values: "`true`",
+		values: "set to `true`",
 		why:    "it passes your whole environment, tokens included, to the launcher (and docker -e NAME into the container)",
 		fix:    "remove it; name the variables the server needs under env"},
 }
@@ -616,6 +618,9 @@ func AllowNames() []string {
 
 // validAllowName reports whether launch.allow may name n.
 func validAllowName(n string) bool {
+	if n == "" {
+		return false
+	}
 	if r := ruleByID(n); r != nil && r.kind != ruleEnv {
 		return true
 	}
