@@ -81,7 +81,7 @@ func (p LaunchPolicy) CheckServer(srv Server) []error {
 		if r.detail != "" {
 			why = r.detail
 		}
-		if r.index < 0 {
+		if r.rule.kind == ruleEnv || r.rule.kind == ruleField {
 			e := &UnsafeEnvError{Command: launcher, Name: r.arg, Rule: r.name, Reason: why, Fix: fix}
 			if r.rule.kind == ruleField {
 				e.Name = ""

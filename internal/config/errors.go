@@ -134,8 +134,8 @@ func (e *CommandNotAllowedError) Error() string {
 // --privileged.
 type UnsafeArgumentError struct {
 	Command string // the launcher, e.g. docker
-	Arg     string // the offending argument (with its value, if separate)
-	Index   int    // index of the argument in the command's args
+	Arg     string // the offending argument (with its value, if separate); "" for what is missing
+	Index   int    // index of the argument in the command's args; -1 for the arguments as a whole
 	Rule    string // the name a trusted file allows it by (launch.allow), e.g. docker.privileged
 	Reason  string // what the argument does
 	Fix     string // how to do without it
@@ -143,6 +143,9 @@ type UnsafeArgumentError struct {
 
 // Error names the launcher, the argument and what it does.
 func (e *UnsafeArgumentError) Error() string {
+	if e.Index < 0 {
+		return fmt.Sprintf("%s arguments are refused: %s", e.Command, e.Reason)
+	}
 	return fmt.Sprintf("%s argument %q is refused: %s", e.Command, e.Arg, e.Reason)
 }
 

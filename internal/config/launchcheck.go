@@ -21,7 +21,7 @@ import (
 type refusal struct {
 	rule   *launchRule
 	name   string // the name launch.allow allows it by
-	index  int    // the argument's index; -1 for the environment
+	index  int    // the argument's index; -1 for the environment, or the arguments as a whole
 	arg    string // the argument as written, with its value if separate; the variable's name
 	detail string // the reason, when it depends on the value; else ""
 }
@@ -96,11 +96,17 @@ func (c *checker) npx(args []string) {
 		}
 		key, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		names, ok := npxOptions(key)
+		// npx's wrapper decides where the package is: it takes the next
+		// argument as this option's value when it does not start with -.
 		nextIsValue := !hasVal && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-")
 		if !ok {
 			c.unknown(i, a)
 			if nextIsValue {
-				i++ // npx takes it as the option's value
+				// npm's parser takes an option it does not know as a flag,
+				// so the argument is a package to npm, if only a value to
+				// npx: check it as one too.
+				c.pkg(i+1, args[i+1])
+				i++
 			}
 			continue
 		}
@@ -108,9 +114,13 @@ func (c *checker) npx(args []string) {
 		for j, n := range names {
 			rules, valued, _ := ix.lookup(n)
 			u, arg := ruleUse{opt: n, value: val, hasValue: hasVal, p: c.p}, a
-			if valued && !hasVal && j == len(names)-1 && i+1 < len(args) && (nextIsValue || npxValueAlways(n)) {
+			if valued && !hasVal && j == len(names)-1 && i+1 < len(args) && args[i+1] != "--" {
+				// npm's parser takes the next argument as the value even
+				// when it starts with -, where npx's wrapper reads it as an
+				// option: the rule sees the value, and the argument is
+				// checked as an option too.
 				u.value, u.hasValue, arg = args[i+1], true, a+" "+args[i+1]
-				consumed = true
+				consumed = nextIsValue || npxValueAlways(n)
 			}
 			c.option(rules, u, i, arg)
 		}

@@ -122,14 +122,14 @@ var launchRules = []*launchRule{
 		why:    "it runs code from outside the registry, such as the repository the file came from",
 		fix:    "name a published package (args: [-y, name@version])",
 		refuses: func(u ruleUse) (bool, string) {
-			return !npmRegistrySpec(u.value), ""
+			return u.hasValue && !npmRegistrySpec(u.value), ""
 		}},
 	{launchers: []string{launcherNpx}, kind: rulePackage, id: "npx.runner",
 		values: "a package whose command runs code its arguments give: " + strings.Join(npxRunners, ", "),
 		why:    "it runs whatever its arguments say (a short list of the best known, not a boundary)",
 		fix:    "name the server's own package",
 		refuses: func(u ruleUse) (bool, string) {
-			return slices.Contains(npxRunners, strings.ToLower(npmSpecName(u.value))), ""
+			return u.hasValue && slices.Contains(npxRunners, strings.ToLower(npmSpecName(u.value))), ""
 		}},
 
 	// uvx (uv tool run): clap options, matched exactly.
@@ -138,7 +138,7 @@ var launchRules = []*launchRule{
 			"--reinstall-package=", "-U", "--upgrade", "-P=", "--upgrade-package=", "--offline", "-n", "--no-cache",
 			"--no-progress", "--color=", "--native-tls", "--no-config", "--no-env-file", "--prerelease=", "--resolution=",
 			"--exclude-newer=", "-p=", "--python=", "--python-preference=", "--no-python-downloads", "--managed-python",
-			"--no-managed-python", "--no-build", "--no-binary", "--only-binary=", "--no-sources", "--show-resolution",
+			"--no-managed-python", "--no-build", "--no-binary", "--no-sources", "--show-resolution",
 			"--no-index", "--link-mode=", "--compile-bytecode", "-h", "--help", "-V", "--version"},
 		why: "they change caching, resolution and output, not what runs (--python only as a version)"},
 	{launchers: []string{launcherUvx}, kind: rulePackage,

@@ -28,8 +28,12 @@ func refusedRules(t *testing.T, p config.LaunchPolicy, srv config.Server) []stri
 			if ua.Fix == "" || ua.Reason == "" || ua.Rule == "" {
 				t.Errorf("%v: no fix, reason or rule: %+v", srv.Args, ua)
 			}
-			if ua.Index < 0 || ua.Index >= len(srv.Args) || !strings.HasPrefix(ua.Arg, srv.Args[ua.Index]) {
+			if ua.Index < -1 || ua.Index >= len(srv.Args) || ua.Index >= 0 && !strings.HasPrefix(ua.Arg, srv.Args[ua.Index]) {
 				t.Errorf("%v: Index %d, Arg %q is not an argument", srv.Args, ua.Index, ua.Arg)
+			}
+			if ua.Index < 0 {
+				out = append(out, ua.Rule+"@-1")
+				break
 			}
 			out = append(out, fmt.Sprintf("%s@%02d", ua.Rule, ua.Index))
 		case errors.As(err, &ue):
@@ -80,8 +84,9 @@ func TestLaunchPolicy(t *testing.T) {
 		{"npx --shell", npx("--shell", "bash", "pkg"), []string{"npx.shell@00"}},
 		{"npx --script-shell", npx("--script-shell=/bin/sh", "pkg"), []string{"npx.shell@00"}},
 		{"npx --node-options", npx("--node-options=--require=./x.js", "pkg"), []string{"npx.node-options@00"}},
-		{"npx --node-options abbreviated", npx("--node-opt", "--require=x", "pkg"), []string{"npx.option@01"}},
-		{"npx --node-options spaced", npx("--node-options", "--max-old-space-size=4096 -r ./x", "pkg"), []string{"npx.option@01"}},
+		{"npx --node-options abbreviated", npx("--node-opt", "--require=x", "pkg"), []string{"npx.node-options@00", "npx.option@01"}},
+		{"npx --node-options spaced", npx("--node-options", "--max-old-space-size=4096 -r ./x", "pkg"), []string{"npx.node-options@00", "npx.option@01"}},
+		{"npx unknown flag before a path", npx("--whatever", "./evil", "pkg"), []string{"npx.option@00", "npx.package-source@01"}},
 		{"npx --node-options harmless", npx("--node-options=--max-old-space-size=4096 --no-warnings", "pkg"), nil},
 		{"npx --node-arg", npx("--node-arg=--require=x", "pkg"), []string{"npx.node-arg@00"}},
 		{"npx -p", npx("-p", "pkg", "sh", "-c", "id"), []string{"npx.package@00"}},

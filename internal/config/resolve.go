@@ -678,9 +678,12 @@ func (r *resolver) checkCommand(s *rawServer, srv *Server, docker *rawField, arg
 			r.ps.add(pos, field, msg, fix, err)
 		case errors.As(err, &ua):
 			p, f := pos, field
-			if docker == nil && ua.Index >= 0 && ua.Index < len(argNodes) {
-				p = argNodes[ua.Index].pos
-				f = fmt.Sprintf("%s[%d]", s.path(s.field("args").key), ua.Index)
+			switch args := s.field("args"); {
+			case docker != nil || args == nil:
+			case ua.Index >= 0 && ua.Index < len(argNodes):
+				p, f = argNodes[ua.Index].pos, fmt.Sprintf("%s[%d]", s.path(args.key), ua.Index)
+			case ua.Index < 0:
+				p, f = args.keyPos, s.path(args.key)
 			}
 			r.ps.add(p, f, ua.Error(), r.policyFix(s, ua.Fix, ua.Rule, listed[strings.ToLower(ua.Rule)]), err)
 		case errors.As(err, &ue):
