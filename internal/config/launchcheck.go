@@ -69,10 +69,16 @@ func (c *checker) unknown(index int, arg string) {
 	}
 }
 
-// pkg checks the package, tool or image.
+// pkg checks the package, tool or image, the argument at index.
 func (c *checker) pkg(index int, spec string) {
+	c.pkgIn(index, "", spec, spec)
+}
+
+// pkgIn checks a package spec that an option gives (uvx --from SPEC), in
+// the argument arg at index.
+func (c *checker) pkgIn(index int, opt, spec, arg string) {
 	for _, r := range rulesOf(c.launcher, rulePackage) {
-		c.use(r, ruleUse{value: spec, hasValue: true, p: c.p}, index, spec)
+		c.use(r, ruleUse{opt: opt, value: spec, hasValue: true, p: c.p}, index, arg)
 	}
 }
 
@@ -96,6 +102,11 @@ func (c *checker) npx(args []string) {
 		}
 		key, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		names, ok := npxOptions(key)
+		if ok && len(names) == 1 && strings.TrimLeft(names[0], "-") != key && !strings.HasPrefix(key, "@") {
+			// An abbreviation: the option it stands for is checked, and
+			// the abbreviation itself is not one of the known spellings.
+			c.unknown(i, a)
+		}
 		// npx's wrapper decides where the package is: it takes the next
 		// argument as this option's value when it does not start with -.
 		nextIsValue := !hasVal && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-")
@@ -231,7 +242,11 @@ func (c *checker) uvx(args []string) {
 			c.option(rules, u, idx, arg)
 			if name == "--from" {
 				from = true
-				c.pkg(valIdx, u.value)
+				if valIdx == idx {
+					c.pkgIn(idx, name, u.value, a)
+				} else {
+					c.pkgIn(valIdx, name, u.value, u.value)
+				}
 			}
 			continue
 		}
@@ -451,11 +466,22 @@ func npmSpecName(spec string) string {
 }
 
 // uvToolPattern is a tool as uvx reads it from the index:
-// name[extras][@version|@latest], or with version specifiers
-// (name>=1,<2, as --from takes it). Never a URL or a path.
-var uvToolPattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?(\[[A-Za-z0-9._, -]*\])?(@[A-Za-z0-9.!+_-]+|\s*(===|==|>=|<=|~=|!=|<|>)\s*[A-Za-z0-9.!+_*-]+(\s*,\s*(===|==|>=|<=|~=|!=|<|>)\s*[A-Za-z0-9.!+_*-]+)*)?$`)
+// name[extras][@version|@latest]; uvFromPattern a package as --from
+// takes it, also with version specifiers (name>=1,<2). Never a URL or a
+// path.
+var (
+	uvToolPattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?(\[[A-Za-z0-9._, -]*\])?(@[A-Za-z0-9.!+_-]+)?$`)
+	uvFromPattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?(\[[A-Za-z0-9._, -]*\])?(@[A-Za-z0-9.!+_-]+|\s*(===|==|>=|<=|~=|!=|<|>)\s*[A-Za-z0-9.!+_*-]+(\s*,\s*(===|==|>=|<=|~=|!=|<|>)\s*[A-Za-z0-9.!+_*-]+)*)?$`)
+)
 
-func uvToolSpec(spec string) bool { return uvToolPattern.MatchString(spec) }
+// uvToolSpec reports whether a tool (or, given by --from, a package) comes
+// from the index.
+func uvToolSpec(opt, spec string) bool {
+	if opt == "--from" {
+		return uvFromPattern.MatchString(spec)
+	}
+	return uvToolPattern.MatchString(spec)
+}
 
 // uvToolName is a tool spec without its extras and version.
 func uvToolName(spec string) string {

@@ -100,7 +100,7 @@ var launchRules = []*launchRule{
 		why:    "Node.js options such as --require load any file before the package",
 		fix:    "remove it, or keep to --max-old-space-size, --no-warnings and the like",
 		refuses: func(u ruleUse) (bool, string) {
-			return !safeNodeOptions(u.value), ""
+			return !u.hasValue || !safeNodeOptions(u.value), ""
 		}},
 	{launchers: []string{launcherNpx}, kind: ruleOption, id: "npx.node-arg", opts: []string{"-n=", "--node-arg="},
 		why: "older npx passes it to Node.js, where --require loads any file",
@@ -183,7 +183,7 @@ var launchRules = []*launchRule{
 		why:    "it runs code from outside the index, such as the repository the file came from",
 		fix:    "name a published tool (args: [name@version])",
 		refuses: func(u ruleUse) (bool, string) {
-			return !uvToolSpec(u.value), ""
+			return !uvToolSpec(u.opt, u.value), ""
 		}},
 	{launchers: []string{launcherUvx}, kind: rulePackage, id: "uvx.interpreter",
 		values: "a Python interpreter as the tool (`python`, `python3.12`, `pypy`, `cpython@3.12`)",
