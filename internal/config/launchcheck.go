@@ -82,63 +82,88 @@ func (c *checker) pkgIn(index int, opt, spec, arg string) {
 	}
 }
 
-// npx reads npx's arguments as npm's npx wrapper does: options end at the
-// first argument that does not start with -, or at --; any number of
-// leading dashes name the same option (nopt strips them), and a cluster
-// of single letters is each letter's option (-yc is -y -c).
+// npx reads npx's arguments as npm does, in its two passes. npm's npx
+// wrapper (bin/npx-cli.js) finds the package: the first argument that does
+// not start with - and that it does not take as the value of the option
+// before it (it takes the next argument as a value after any option that
+// is not a known flag, when that argument does not start with -), or the
+// argument after --. Then npm's option parser (nopt) reads everything
+// before the package: any number of leading dashes name the same option,
+// an abbreviation is the option, a cluster of letters is each letter's
+// option (-yc is -y -c), an option with a value takes the next argument
+// whatever it looks like, and an argument it takes as no option's value is
+// a package too. So every argument before the package is checked as an
+// option if it starts with -, and as a package if not; the arguments after
+// the package are its own.
 func (c *checker) npx(args []string) {
 	ix := optionIndexes[launcherNpx]
+	end, pkgAt := len(args), -1
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
+			end = i
 			if i+1 < len(args) {
-				c.pkg(i+1, args[i+1])
+				pkgAt = i + 1
 			}
-			return
+			break
 		}
 		if !strings.HasPrefix(a, "-") {
-			c.pkg(i, a)
-			return
+			end, pkgAt = i, i
+			break
+		}
+		key, _, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !hasVal && i+1 < len(args) && !npxFlags[key] && (npxValueAlways(key) || !strings.HasPrefix(args[i+1], "-")) {
+			i++ // the wrapper takes it as the option's value
+		}
+	}
+	valueAt := -1 // the argument npm's parser takes as an option's value
+	for i := 0; i < end; i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") {
+			if i != valueAt {
+				c.pkg(i, a) // to npm's parser, a package
+			}
+			continue
 		}
 		key, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		names, ok := npxOptions(key)
-		if ok && len(names) == 1 && strings.TrimLeft(names[0], "-") != key && !strings.HasPrefix(key, "@") {
+		if !ok {
+			c.unknown(i, a)
+			continue
+		}
+		if len(names) == 1 && strings.TrimLeft(names[0], "-") != key && !strings.HasPrefix(key, "@") {
 			// An abbreviation: the option it stands for is checked, and
 			// the abbreviation itself is not one of the known spellings.
 			c.unknown(i, a)
 		}
-		// npx's wrapper decides where the package is: it takes the next
-		// argument as this option's value when it does not start with -.
-		nextIsValue := !hasVal && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-")
-		if !ok {
-			c.unknown(i, a)
-			if nextIsValue {
-				// npm's parser takes an option it does not know as a flag,
-				// so the argument is a package to npm, if only a value to
-				// npx: check it as one too.
-				c.pkg(i+1, args[i+1])
-				i++
-			}
-			continue
-		}
-		consumed := false
 		for j, n := range names {
 			rules, valued, _ := ix.lookup(n)
 			u, arg := ruleUse{opt: n, value: val, hasValue: hasVal, p: c.p}, a
-			if valued && !hasVal && j == len(names)-1 && i+1 < len(args) && args[i+1] != "--" {
-				// npm's parser takes the next argument as the value even
-				// when it starts with -, where npx's wrapper reads it as an
-				// option: the rule sees the value, and the argument is
-				// checked as an option too.
+			if valued && !hasVal && j == len(names)-1 && i+1 < end {
+				// npm's parser takes the next argument as the value, even
+				// when it starts with -; it is also checked on its own.
 				u.value, u.hasValue, arg = args[i+1], true, a+" "+args[i+1]
-				consumed = nextIsValue || npxValueAlways(n)
+				valueAt = i + 1
 			}
 			c.option(rules, u, i, arg)
 		}
-		if consumed {
-			i++
-		}
 	}
+	if pkgAt >= 0 {
+		c.pkg(pkgAt, args[pkgAt])
+	}
+}
+
+// npxFlags are the option names (without dashes) after which npm's npx
+// wrapper never takes the next argument as a value: npm's boolean settings
+// the table allows, its own flags, and the shorthands whose expansion
+// carries its value (-s is --loglevel silent). After any other option, the
+// next argument that does not start with - is taken as its value, not as
+// the package.
+var npxFlags = map[string]bool{
+	"y": true, "yes": true, "q": true, "quiet": true, "no-install": true, "prefer-offline": true, "prefer-online": true,
+	"offline": true, "ignore-scripts": true, "audit": true, "fund": true, "update-notifier": true, "progress": true,
+	"color": true, "legacy-peer-deps": true, "version": true, "v": true, "help": true, "h": true,
+	"s": true, "silent": true, "d": true, "dd": true, "ddd": true, "verbose": true,
 }
 
 // npxKeys maps an npx option's name without dashes to the table's
