@@ -208,8 +208,8 @@ func uvxUnsafe(args []string) string {
 			case uvxSafeFlags[name] && !hasVal:
 			case uvxSafeValued[name]:
 				if !hasVal {
-					if i+1 == len(args) {
-						return ""
+					if i+1 == len(args) || strings.HasPrefix(args[i+1], "-") {
+						return "" // clap wants a value, and takes none that starts with -: uv refuses it
 					}
 					i++
 					val = args[i]
@@ -231,8 +231,8 @@ func uvxUnsafe(args []string) string {
 				case 'p', 'P':
 					val := strings.TrimPrefix(a[j+1:], "=")
 					if j+1 == len(a) {
-						if i+1 == len(args) {
-							return ""
+						if i+1 == len(args) || strings.HasPrefix(args[i+1], "-") {
+							return "" // uv refuses it (see above)
 						}
 						i++
 						val = args[i]
