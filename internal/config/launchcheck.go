@@ -30,8 +30,17 @@ type refusal struct {
 type checker struct {
 	p        *LaunchPolicy
 	launcher string
-	workDir  string // where relative host paths start
 	out      []refusal
+	// onValue, when set, is told each option's value, the index of the
+	// argument that holds it and that argument (uvx --from).
+	onValue func(name, value string, index int, arg string)
+}
+
+// value hands an option's value to onValue.
+func (c *checker) value(name, value string, index int, arg string) {
+	if c.onValue != nil {
+		c.onValue(name, value, index, arg)
+	}
 }
 
 // use records a use of a construct against one rule: nothing for a row of
@@ -226,80 +235,22 @@ func refusedOption(launcher, name string) bool {
 	return slices.ContainsFunc(rules, func(r *launchRule) bool { return r.id != "" })
 }
 
-// uvx reads uvx's arguments as clap does: --long, --long=value, --long
+// uvx reads uvx's arguments as clap does, which for what the policy needs
+// reads them as pflag does (see pflag): --long, --long=value, --long
 // value, -abc clusters of flags ending in at most one option with a value
 // (-p3.12, -p=3.12, -p 3.12); options end at the first other argument (the
-// tool), or at --.
+// tool), or at --. With --from, the tool is a command name and the
+// package is --from's value.
 func (c *checker) uvx(args []string) {
-	ix := optionIndexes[launcherUvx]
 	from := false
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			if i+1 < len(args) && !from {
-				c.pkg(i+1, args[i+1])
-			}
-			return
+	c.onValue = func(name, value string, index int, arg string) {
+		if name == "--from" {
+			from = true
+			c.pkgIn(index, name, value, arg)
 		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			if !from {
-				c.pkg(i, a)
-			}
-			return
-		}
-		if strings.HasPrefix(a, "--") {
-			name, val, hasVal := strings.Cut(a, "=")
-			rules, valued, ok := ix.lookup(name)
-			if !ok {
-				c.unknown(i, a)
-				if !hasVal && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-					i++ // it may be the option's value
-				}
-				continue
-			}
-			idx, valIdx, u, arg := i, i, ruleUse{opt: name, value: val, hasValue: hasVal, p: c.p}, a
-			if valued && !hasVal && i+1 < len(args) {
-				u.value, u.hasValue, arg, valIdx = args[i+1], true, a+" "+args[i+1], i+1
-				if !strings.HasPrefix(args[i+1], "-") {
-					i++ // else it is read as an option too
-				}
-			}
-			c.option(rules, u, idx, arg)
-			if name == "--from" {
-				from = true
-				if valIdx == idx {
-					c.pkgIn(idx, name, u.value, a)
-				} else {
-					c.pkgIn(valIdx, name, u.value, u.value)
-				}
-			}
-			continue
-		}
-		start := i
-		for j := 1; j < len(a); j++ {
-			name := "-" + string(a[j])
-			rules, valued, ok := ix.lookup(name)
-			if !ok {
-				c.unknown(start, a)
-				break
-			}
-			if !valued {
-				c.option(rules, ruleUse{opt: name, p: c.p}, start, a)
-				continue
-			}
-			u, arg := ruleUse{opt: name, value: strings.TrimPrefix(a[j+1:], "="), hasValue: true, p: c.p}, a
-			if j+1 == len(a) {
-				u.hasValue = false
-				if i+1 < len(args) {
-					u.value, u.hasValue, arg = args[i+1], true, a+" "+args[i+1]
-					if !strings.HasPrefix(args[i+1], "-") {
-						i++
-					}
-				}
-			}
-			c.option(rules, u, start, arg)
-			break
-		}
+	}
+	if i := c.pflag(optionIndexes[launcherUvx], args, 0); i < len(args) && !from {
+		c.pkg(i, args[i])
 	}
 }
 
@@ -367,9 +318,13 @@ func (c *checker) pflag(ix *optionIndex, args []string, start int) int {
 				}
 			case valued && !hasVal && i+1 < len(args):
 				c.option(rules, ruleUse{opt: name, value: args[i+1], hasValue: true, p: c.p}, i, a+" "+args[i+1])
+				c.value(name, args[i+1], i+1, args[i+1])
 				i = skipValue(args, i)
 			default:
 				c.option(rules, ruleUse{opt: name, value: val, hasValue: hasVal, p: c.p}, i, a)
+				if valued && hasVal {
+					c.value(name, val, i, a)
+				}
 				i++
 			}
 			continue
