@@ -260,6 +260,15 @@ var (
 	}
 )
 
+// Every format reads launch (launch.allow), Switchboard's own key: a
+// client ignores it, and Switchboard honours it only in a file the user
+// trusts.
+func init() {
+	for _, spec := range []*formatSpec{claudeSpec, clineSpec, geminiSpec, vscodeSpec, zedSpec, continueSpec, codexSpec, toolsSpec} {
+		spec.keys["launch"] = "launch"
+	}
+}
+
 // Warnings shared by several formats.
 const (
 	noApprovals  = "no effect: Switchboard does not ask before tool calls, so there is nothing to approve; the client that calls through it asks"

@@ -219,6 +219,11 @@ type Server struct {
 	// already hold the equivalent `docker run --rm -i ...` launch.
 	Docker *Docker
 
+	// LaunchAllow names what the launch policy would refuse but this
+	// server may use (launch.allow, honoured only in a file the user
+	// trusts), e.g. docker.privileged or env.LD_PRELOAD. See AllowNames.
+	LaunchAllow []string
+
 	// Secrets names env and header keys whose values must never be shown
 	// or logged: those listed under `secrets:` plus any key that looks like
 	// a credential (see IsSecretKey).

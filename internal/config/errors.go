@@ -128,20 +128,44 @@ func (e *CommandNotAllowedError) Error() string {
 	return fmt.Sprintf("command %q is not allowed: %s", e.Command, e.Reason)
 }
 
-// UnsafeArgumentError reports an argument that would let an allowed
-// launcher run something else or escape its sandbox ("argument
-// smuggling"), such as npx -c or docker run --privileged.
+// UnsafeArgumentError reports an argument that the launch policy refuses
+// because it would let a launcher run something else or escape its
+// sandbox ("argument smuggling"), such as npx -c or docker run
+// --privileged.
 type UnsafeArgumentError struct {
 	Command string // the launcher, e.g. docker
-	Arg     string // the offending argument (with its value, if separate)
-	Index   int    // index of the argument in the command's args
+	Arg     string // the offending argument (with its value, if separate); "" for what is missing
+	Index   int    // index of the argument in the command's args; -1 for the arguments as a whole
+	Rule    string // the name a trusted file allows it by (launch.allow), e.g. docker.privileged
 	Reason  string // what the argument does
 	Fix     string // how to do without it
 }
 
 // Error names the launcher, the argument and what it does.
 func (e *UnsafeArgumentError) Error() string {
-	return fmt.Sprintf("%s argument %q is not allowed: %s", e.Command, e.Arg, e.Reason)
+	if e.Index < 0 {
+		return fmt.Sprintf("%s arguments are refused: %s", e.Command, e.Reason)
+	}
+	return fmt.Sprintf("%s argument %q is refused: %s", e.Command, e.Arg, e.Reason)
+}
+
+// UnsafeEnvError reports a variable of a launcher's environment that the
+// launch policy refuses, such as LD_PRELOAD or NODE_OPTIONS=--require, or
+// inherit_env.
+type UnsafeEnvError struct {
+	Command string // the launcher, e.g. npx
+	Name    string // the variable; "" for inherit_env
+	Rule    string // the name a trusted file allows it by, e.g. env.LD_PRELOAD
+	Reason  string // what the variable does
+	Fix     string // how to do without it
+}
+
+// Error names the variable, the launcher and what the variable does.
+func (e *UnsafeEnvError) Error() string {
+	if e.Name == "" {
+		return fmt.Sprintf("inherit_env is refused for %s: %s", e.Command, e.Reason)
+	}
+	return fmt.Sprintf("environment variable %s is refused for %s: %s", e.Name, e.Command, e.Reason)
 }
 
 // UnknownFieldError reports a key that is not part of the format.

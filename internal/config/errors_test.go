@@ -511,13 +511,13 @@ servers:
     args: [run, --cap-add=ALL, img]
 `,
 		want: []string{
-			"testdata/bad.yaml:4:16: servers.a.args[1]: npx argument \"-c\" is not allowed: it runs a shell command; remove it and give the package to run, e.g. args: [-y, @scope/server]",
-			"testdata/bad.yaml:7:12: servers.b.args[0]: npx argument \"--call=sh\" is not allowed: it runs a shell command; remove it and give the package to run, e.g. args: [-y, @scope/server]",
-			"testdata/bad.yaml:10:27: servers.c.args[3]: docker argument \"--privileged\" is not allowed: it gives the container full access to the host; remove --privileged; add only the capabilities the server needs with --cap-add",
-			"testdata/bad.yaml:13:17: servers.d.args[1]: docker argument \"-v /:/host\" is not allowed: it mounts the host's root filesystem into the container; mount a specific directory instead of /",
-			"testdata/bad.yaml:16:17: servers.e.args[1]: docker argument \"--mount type=bind,source=/,target=/h\" is not allowed: it mounts the host's root filesystem into the container; mount a specific directory instead of /",
-			"testdata/bad.yaml:19:17: servers.f.args[1]: docker argument \"--pid=host\" is not allowed: it shares the host's process namespace with the container; remove it",
-			"testdata/bad.yaml:22:17: servers.g.args[1]: docker argument \"--cap-add=ALL\" is not allowed: it gives the container (nearly) every capability of root on the host; add only the specific capabilities the server needs",
+			"testdata/bad.yaml:4:16: servers.a.args[1]: npx argument \"-c rm -rf ~\" is refused: it runs a shell command instead of a package; remove it and give the package to run, e.g. args: [-y, @scope/server]; or, if you mean it, add launch: {allow: [npx.call]} to the server and trust the file: switchboard config trust <testdata>/bad.yaml",
+			"testdata/bad.yaml:7:12: servers.b.args[0]: npx argument \"--call=sh\" is refused: it runs a shell command instead of a package; remove it and give the package to run, e.g. args: [-y, @scope/server]; or, if you mean it, add launch: {allow: [npx.call]} to the server and trust the file: switchboard config trust <testdata>/bad.yaml",
+			"testdata/bad.yaml:10:27: servers.c.args[3]: docker argument \"--privileged\" is refused: it gives the container every device and capability of the host; remove it; or, if you mean it, add launch: {allow: [docker.privileged]} to the server and trust the file: switchboard config trust <testdata>/bad.yaml",
+			"testdata/bad.yaml:13:17: servers.d.args[1]: docker argument \"-v /:/host\" is refused: it mounts the host's root filesystem into the container; mount a folder inside the configuration's folder, read-only; or, if you mean it, add launch: {allow: [docker.mount-root]} to the server and trust the file: switchboard config trust <testdata>/bad.yaml",
+			"testdata/bad.yaml:16:17: servers.e.args[1]: docker argument \"--mount type=bind,source=/,target=/h\" is refused: it mounts the host's root filesystem into the container; mount a folder inside the configuration's folder, read-only; or, if you mean it, add launch: {allow: [docker.mount-root]} to the server and trust the file: switchboard config trust <testdata>/bad.yaml",
+			"testdata/bad.yaml:19:17: servers.f.args[1]: docker argument \"--pid=host\" is refused: the container sees and can signal the host's (or another container's) processes; remove it; or, if you mean it, add launch: {allow: [docker.pid]} to the server and trust the file: switchboard config trust <testdata>/bad.yaml",
+			"testdata/bad.yaml:22:17: servers.g.args[1]: docker argument \"--cap-add=ALL\" is refused: capabilities beyond Docker's defaults let a container escape (SYS_ADMIN, SYS_MODULE, DAC_READ_SEARCH); remove it; or, if you mean it, add launch: {allow: [docker.cap-add]} to the server and trust the file: switchboard config trust <testdata>/bad.yaml",
 		},
 	},
 	{

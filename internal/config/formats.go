@@ -19,6 +19,7 @@ const (
 	fkInt
 	fkDuration
 	fkDocker
+	fkLaunch
 )
 
 // transportSet is a set of transports, for the fields each one uses.
@@ -68,6 +69,7 @@ var serverFields = []fieldSpec{
 	{"cwd", fkString, tStdio, TransportStdio},
 	{"encoding", fkString, tStdio, TransportStdio},
 	{"docker", fkDocker, tStdio, TransportStdio},
+	{"launch", fkLaunch, tStdio, TransportStdio},
 	{"url", fkString, tNetwork, TransportHTTP},
 	{"headers", fkStringMap, tNetwork, TransportHTTP},
 	{"timeout", fkDuration, tAll, ""},

@@ -256,6 +256,10 @@ func (im *importer) server(s *rawServer, srv Server) {
 			w.kv(in, sf.name, formatDuration(v))
 		case fkDocker:
 			im.docker(f.val)
+		case fkLaunch:
+			if a := f.val.get("allow"); a != nil && a.value.kind == kindSeq {
+				w.kv(in, "launch", "{allow: ["+strings.Join(quoteAll(texts(a.value.items)), ", ")+"]}")
+			}
 		}
 	}
 	if s.field("timeout") == nil && (s.field(fieldConnectTimeoutS) != nil || s.field(fieldConnectTimeoutMS) != nil) {

@@ -144,7 +144,7 @@ func TestImportErrors(t *testing.T) {
 	}{
 		{"unknown key", `{"mcpServers": {"a": {"comand": "npx"}}}`, `mcpServers.a.command: command is required by the stdio transport; did you mean command instead of "comand"?`},
 		{"relative command", `{"mcpServers": {"a": {"command": "./run.sh"}}}`, `mcpServers.a.command: command "./run.sh" is a relative path`},
-		{"smuggling", `{"mcpServers": {"a": {"command": "npx", "args": ["-c", "id"]}}}`, `mcpServers.a.args[0]: npx argument "-c" is not allowed`},
+		{"smuggling", `{"mcpServers": {"a": {"command": "npx", "args": ["-c", "id"]}}}`, `mcpServers.a.args[0]: npx argument "-c id" is refused`},
 		{"syntax", `{"mcpServers": {`, `invalid JSON`},
 	}
 	for _, tt := range tests {

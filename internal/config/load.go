@@ -86,6 +86,7 @@ type parsed struct {
 	// servers) refused only because the file is not trusted.
 	trust   fileTrust
 	refused []string
+	widened []string
 	// workspace is the value of ${workspaceFolder}.
 	workspace string
 }
@@ -146,33 +147,41 @@ func parseOnce(filename string, data []byte, opts Options, inputs map[string]inp
 		dir = ws
 	}
 	r := &resolver{
-		ps:     ps,
-		x:      x,
-		lookup: lookup,
-		file:   filename,
-		dir:    dir,
-		listen: opts.Listen,
-		trust:  ft,
-		canAsk: opts.ConfirmTrust != nil && opts.StateDir != "",
+		ps:      ps,
+		x:       x,
+		lookup:  lookup,
+		file:    filename,
+		dir:     dir,
+		listen:  opts.Listen,
+		trust:   ft,
+		canAsk:  opts.ConfirmTrust != nil && opts.StateDir != "",
+		workDir: workDir,
 	}
 	cfg := r.resolve(rc)
 	cfg.Warnings = sortProblems(ps.warns, filename)
-	return &parsed{raw: rc, cfg: cfg, ps: ps, trust: ft, refused: r.refused, workspace: ws}
+	return &parsed{raw: rc, cfg: cfg, ps: ps, trust: ft, refused: r.refused, widened: r.widened, workspace: ws}
 }
 
 // trustQuestion is what to ask before trusting the file at first use, or
 // "" when there is nothing to ask: the file is not one of the user's own
 // client files, or trust would allow nothing more.
 func (p *parsed) trustQuestion() string {
-	if p.trust.client == "" || p.trust.state == Trusted || len(p.refused) == 0 {
+	if p.trust.client == "" || p.trust.state == Trusted || len(p.refused)+len(p.widened) == 0 {
 		return ""
 	}
 	what := "is your " + p.trust.client + " configuration"
 	if p.trust.state == Changed {
 		what += ", changed since you trusted it"
 	}
-	return fmt.Sprintf("%s %s. Switchboard runs only npx, uvx and docker from a file you have not trusted; this one also runs %s. Trust it to run the commands it names? (Its SHA-256 is recorded; any change asks again.)",
-		p.trust.abs, what, strings.Join(p.refused, ", "))
+	var needs []string
+	if len(p.refused) > 0 {
+		needs = append(needs, "runs "+strings.Join(p.refused, ", "))
+	}
+	if len(p.widened) > 0 {
+		needs = append(needs, "allows beyond the launch rules "+strings.Join(p.widened, ", "))
+	}
+	return fmt.Sprintf("%s %s. Switchboard runs only npx, uvx and docker from a file you have not trusted; this one also %s. Trust it to run the commands it names? (Its SHA-256 is recorded; any change asks again.)",
+		p.trust.abs, what, strings.Join(needs, " and "))
 }
 
 // sortProblems orders problems by position: the configuration file's

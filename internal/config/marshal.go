@@ -91,6 +91,9 @@ func (w *yamlWriter) server(s Server) {
 		}
 		w.strMap(in, "env", s.Env)
 		w.kv(in, "inherit_env", strconv.FormatBool(s.InheritEnv))
+		if len(s.LaunchAllow) > 0 {
+			w.kv(in, "launch", "{allow: "+w.list(s.LaunchAllow)+"}")
+		}
 		if s.Cwd != "" {
 			w.kv(in, "cwd", w.str(s.Cwd))
 		}

@@ -36,8 +36,13 @@ type resolver struct {
 	trust  fileTrust
 	canAsk bool
 	// refused lists the commands refused only for want of trust, as
-	// "python (server a)".
+	// "python (server a)"; widened, what launch.allow would allow once the
+	// file is trusted, as "docker.privileged (server b)".
 	refused []string
+	widened []string
+	// workDir is the working directory: where a server without cwd starts,
+	// and so where its relative host paths start.
+	workDir string
 }
 
 // defaultDefaults returns the built-in global settings.
@@ -574,8 +579,9 @@ func (r *resolver) stdio(s *rawServer, srv *Server) {
 	}
 
 	env := map[string]string{}
+	envPos := map[string]Pos{} // where each variable was set, for the launch policy's messages
 	if f := s.field("env_file"); f != nil {
-		r.envFile(s, f, env)
+		r.envFile(s, f, env, envPos)
 	}
 	if f := s.field("env"); f != nil {
 		pairs, _ := r.ps.strMap(f.val, s.path(f.key))
@@ -590,6 +596,7 @@ func (r *resolver) stdio(s *rawServer, srv *Server) {
 			}
 			if v, ok := r.expandNode(p.value, field); ok {
 				env[p.key] = v
+				envPos[p.key] = p.keyPos
 			}
 		}
 	}
@@ -603,6 +610,7 @@ func (r *resolver) stdio(s *rawServer, srv *Server) {
 			if v, ok := r.lookup(it.text); ok {
 				if _, set := env[it.text]; !set {
 					env[it.text] = v
+					envPos[it.text] = it.pos
 				}
 			}
 		}
@@ -631,21 +639,31 @@ func (r *resolver) stdio(s *rawServer, srv *Server) {
 	if docker != nil {
 		cmdOK = r.docker(s, docker, srv)
 	}
+	allow := r.launchAllow(s)
 	if cmdOK && argsOK && srv.Command != "" {
-		r.checkCommand(s, srv, docker, argNodes)
+		r.checkCommand(s, srv, docker, argNodes, envPos, allow)
 	}
 }
 
 // checkCommand applies the launch policy, placing problems on the
-// argument concerned. The native format is held to its allowlist
-// (security.allowed_commands); a client's file to the default allowlist
-// unless the user trusts it (see Trust), when any program it names may
-// run.
-func (r *resolver) checkCommand(s *rawServer, srv *Server, docker *rawField, argNodes []*node) {
-	policy := LaunchPolicy{Allowed: r.allowed, Trusted: r.trust.applies && r.trust.state == Trusted}
-	err := policy.Check(srv.Command, srv.Args)
-	if err == nil {
-		return
+// argument or variable concerned. The native format is held to its
+// allowlist (security.allowed_commands); a client's file to the default
+// allowlist unless the user trusts it (see Trust), when any program it
+// names may run. Either way the launch rules apply to npx, uvx and docker,
+// widened only by what the server's launch.allow names in a file whose
+// widening counts (fileTrust.widen).
+func (r *resolver) checkCommand(s *rawServer, srv *Server, docker *rawField, argNodes []*node, envPos map[string]Pos, allow []allowItem) {
+	policy := LaunchPolicy{Allowed: r.allowed, Trusted: r.trust.applies && r.trust.state == Trusted, Dir: r.dir, WorkDir: r.workDir}
+	listed := map[string]bool{}
+	for _, a := range allow {
+		listed[strings.ToLower(a.name)] = true
+		if r.trust.widen {
+			policy.Allow = append(policy.Allow, a.name)
+		}
+	}
+	if r.trust.widen && len(allow) > 0 {
+		srv.LaunchAllow = policy.Allow
+		r.unusedAllow(s, *srv, policy, allow)
 	}
 	cmdField := s.field("command")
 	pos, field := s.pos, s.path("command")
@@ -654,25 +672,144 @@ func (r *resolver) checkCommand(s *rawServer, srv *Server, docker *rawField, arg
 	} else if cmdField != nil {
 		pos, field = cmdField.val.pos, s.path(cmdField.key)
 	}
-	var na *CommandNotAllowedError
-	var ua *UnsafeArgumentError
-	switch {
-	case errors.As(err, &na):
-		if r.trust.applies && !policy.Trusted && trustWouldAllow(srv.Command) {
-			na.File, na.Trust = r.trust.abs, r.trust.state
-			r.refused = append(r.refused, fmt.Sprintf("%s (server %s)", srv.Command, s.name))
+	for _, err := range policy.CheckServer(*srv) {
+		var na *CommandNotAllowedError
+		var ua *UnsafeArgumentError
+		var ue *UnsafeEnvError
+		switch {
+		case errors.As(err, &na):
+			if r.trust.applies && !policy.Trusted && trustWouldAllow(srv.Command) {
+				na.File, na.Trust = r.trust.abs, r.trust.state
+				r.refused = append(r.refused, fmt.Sprintf("%s (server %s)", srv.Command, s.name))
+			}
+			msg, fix := r.allowlistMessage(srv.Command, na)
+			r.ps.add(pos, field, msg, fix, err)
+		case errors.As(err, &ua):
+			p, f := pos, field
+			switch args := s.field("args"); {
+			case docker != nil || args == nil:
+			case ua.Index >= 0 && ua.Index < len(argNodes):
+				p, f = argNodes[ua.Index].pos, fmt.Sprintf("%s[%d]", s.path(args.key), ua.Index)
+			case ua.Index < 0:
+				p, f = args.keyPos, s.path(args.key)
+			}
+			r.ps.add(p, f, ua.Error(), r.policyFix(s, ua.Fix, ua.Rule, listed[strings.ToLower(ua.Rule)]), err)
+		case errors.As(err, &ue):
+			p, f := pos, field
+			if ue.Name == "" {
+				if fld := s.field("inherit_env"); fld != nil {
+					p, f = fld.val.pos, s.path(fld.key)
+				}
+			} else if ep, ok := envPos[ue.Name]; ok {
+				p = ep
+				if fld := s.field("env"); fld != nil {
+					f = s.path(fld.key) + "." + ue.Name
+				}
+				if fld := s.field("env_file"); fld != nil && ep.File != r.file {
+					f = s.path(fld.key)
+				}
+			}
+			r.ps.add(p, f, ue.Error(), r.policyFix(s, ue.Fix, ue.Rule, listed[strings.ToLower(ue.Rule)]), err)
+		default:
+			r.ps.add(pos, field, err.Error(), "", err)
 		}
-		msg, fix := r.allowlistMessage(srv.Command, na)
-		r.ps.add(pos, field, msg, fix, err)
-	case errors.As(err, &ua):
-		if docker == nil && ua.Index < len(argNodes) {
-			pos = argNodes[ua.Index].pos
-			field = fmt.Sprintf("%s[%d]", s.path(s.field("args").key), ua.Index)
-		}
-		r.ps.add(pos, field, ua.Error(), ua.Fix, err)
-	default:
-		r.ps.add(pos, field, err.Error(), "", err)
 	}
+}
+
+// allowItem is one name under a server's launch.allow.
+type allowItem struct {
+	name string
+	pos  Pos
+}
+
+// launchAllow reads a server's launch: {allow: [...]}. Names must be ones
+// the launch policy knows (AllowNames). In a file whose widening does not
+// count, each is remembered for the question that offers to trust it.
+func (r *resolver) launchAllow(s *rawServer) []allowItem {
+	f := s.field("launch")
+	if f == nil || f.val.kind == kindNull {
+		return nil
+	}
+	base := s.path(f.key)
+	if !r.ps.expectKind(f.val, base, "a mapping such as {allow: [docker.privileged]}", kindMap) {
+		return nil
+	}
+	r.ps.known(f.val, base, []string{"allow"})
+	p := f.val.get("allow")
+	if p == nil || p.value.kind == kindNull {
+		return nil
+	}
+	items, _ := r.ps.strList(p.value, base+".allow")
+	var out []allowItem
+	for i, it := range items {
+		if !it.isScalar() {
+			continue // reported by strList
+		}
+		field := fmt.Sprintf("%s.allow[%d]", base, i)
+		if !validAllowName(it.text) {
+			fix := "name a refused construct as its refusal names it: docker.privileged, npx.call, env.LD_PRELOAD, ..."
+			if sug := suggest(it.text, AllowNames()); sug != "" {
+				fix = fmt.Sprintf("did you mean %q?", sug)
+			}
+			r.ps.add(it.pos, field, fmt.Sprintf("%q is not something the launch policy refuses", it.text), fix, nil)
+			continue
+		}
+		out = append(out, allowItem{name: it.text, pos: it.pos})
+		if !r.trust.widen {
+			r.widened = append(r.widened, fmt.Sprintf("%s (server %s)", it.text, s.name))
+		}
+	}
+	return out
+}
+
+// unusedAllow warns about launch.allow names the server does not need.
+func (r *resolver) unusedAllow(s *rawServer, srv Server, policy LaunchPolicy, allow []allowItem) {
+	policy.Allow = nil
+	needed := map[string]bool{}
+	for _, err := range policy.CheckServer(srv) {
+		var ua *UnsafeArgumentError
+		var ue *UnsafeEnvError
+		switch {
+		case errors.As(err, &ua):
+			needed[strings.ToLower(ua.Rule)] = true
+		case errors.As(err, &ue):
+			needed[strings.ToLower(ue.Rule)] = true
+		}
+	}
+	f := s.field("launch")
+	for i, a := range allow {
+		if !needed[strings.ToLower(a.name)] {
+			r.ps.warn(a.pos, fmt.Sprintf("%s.allow[%d]", s.path(f.key), i), fmt.Sprintf("%s is not needed: the server uses nothing it allows", a.name), "remove it")
+		}
+	}
+}
+
+// policyFix is how to do without a refused construct, and how to allow it
+// if the user means it: launch.allow in a file whose widening counts.
+func (r *resolver) policyFix(s *rawServer, fix, rule string, listed bool) string {
+	trust := TrustCommand(r.trust.abs)
+	if listed {
+		return "the server allows it under launch.allow, which counts only in a file you trust; if you wrote or reviewed it, run: " + trust
+	}
+	if fix != "" {
+		fix += "; or, "
+	}
+	fix += "if you mean it, add " + r.launchSnippet(rule) + " to the server"
+	if !r.trust.widen {
+		fix += " and trust the file: " + trust
+	}
+	return fix
+}
+
+// launchSnippet is launch.allow naming rule, in the file's own syntax.
+func (r *resolver) launchSnippet(rule string) string {
+	switch r.format {
+	case FormatNative, FormatToolsV1, FormatContinue:
+		return "launch: {allow: [" + rule + "]}"
+	case FormatCodex:
+		return `launch = { allow = ["` + rule + `"] }`
+	}
+	return `"launch": {"allow": ["` + rule + `"]}`
 }
 
 // trustWouldAllow reports whether trusting the file would allow command:
@@ -811,7 +948,7 @@ func (r *resolver) codexHeaders(s *rawServer, srv *Server) {
 }
 
 // envFile reads a dotenv file into env.
-func (r *resolver) envFile(s *rawServer, f *rawField, env map[string]string) {
+func (r *resolver) envFile(s *rawServer, f *rawField, env map[string]string, envPos map[string]Pos) {
 	field := s.path(f.key)
 	if f.val.kind == kindNull {
 		return
@@ -846,6 +983,7 @@ func (r *resolver) envFile(s *rawServer, f *rawField, env map[string]string) {
 			continue
 		}
 		env[l.key] = l.value
+		envPos[l.key] = Pos{File: p, Line: l.line, Col: 1}
 	}
 }
 

@@ -177,6 +177,7 @@ func (h Hooks) redacted() Hooks {
 func redactServer(s Server) Server {
 	r := s
 	r.Secrets = slices.Clone(s.Secrets)
+	r.LaunchAllow = slices.Clone(s.LaunchAllow)
 	if s.Env != nil {
 		r.Env = make(map[string]string, len(s.Env))
 		for k, v := range s.Env {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
@@ -217,6 +218,10 @@ type fileTrust struct {
 	rec     *TrustRecord
 	client  string // the client whose user file it is (UserClientFile), or ""
 	err     error  // the trust records could not be read
+	// widen is true when the file's launch.allow counts: a client's file
+	// trusted as it is, a native file trusted so or kept in the user's
+	// configuration folder (as for its hooks).
+	widen bool
 }
 
 // fileTrustOf works out the trust of a file with the given contents.
@@ -226,6 +231,15 @@ func fileTrustOf(filename string, data []byte, format Format, opts Options) file
 		ft.abs = abs
 	}
 	if !ft.applies {
+		// A native file's commands are governed by its allowlist, but what
+		// it allows beyond the launch rules counts only where its hooks
+		// would run.
+		if opts.assumeTrusted || inUserConfigDir(ft.abs) {
+			ft.widen = true
+			return ft
+		}
+		ft.state, ft.rec, ft.err = trustOf(opts.StateDir, filename, data)
+		ft.widen = ft.state == Trusted
 		return ft
 	}
 	ft.client, _ = UserClientFile(filename)
@@ -233,7 +247,19 @@ func fileTrustOf(filename string, data []byte, format Format, opts Options) file
 	if opts.assumeTrusted {
 		ft.state, ft.err = Trusted, nil
 	}
+	ft.widen = ft.state == Trusted
 	return ft
+}
+
+// inUserConfigDir reports whether the file at abs is in the user's
+// configuration folder (switchboard/ under os.UserConfigDir), which only
+// the user writes.
+func inUserConfigDir(abs string) bool {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return false
+	}
+	return strings.HasPrefix(abs, filepath.Join(dir, "switchboard")+string(filepath.Separator))
 }
 
 // TrustPreview loads the file at path as Load does, but as if the user

@@ -119,11 +119,11 @@ func TestTrustedFileStillChecked(t *testing.T) {
 		t.Fatal("a trusted file with smuggled arguments loaded")
 	}
 	want := []string{
-		`mcpServers.a.args[1]: npx argument "--call" is not allowed: it runs a shell command`,
-		`mcpServers.b.args[2]: docker argument "--privileged" is not allowed`,
+		`mcpServers.a.args[1]: npx argument "--call curl x | sh" is refused: it runs a shell command`,
+		`mcpServers.b.args[2]: docker argument "--privileged" is refused`,
 		`mcpServers.c.command: command "./run.sh" is a relative path`,
 		`mcpServers.d.command: command "node server.js" contains spaces`,
-		`mcpServers.e.args[0]: npx argument "-c" is not allowed`,
+		`mcpServers.e.args[0]: npx argument "-c id" is refused`,
 	}
 	lines := strings.Split(err.Error(), "\n")
 	if len(lines) != len(want) {
@@ -356,7 +356,7 @@ func TestTrustPreview(t *testing.T) {
 		t.Errorf("the preview recorded trust: %s", st)
 	}
 	bad := repoFile(t, ".mcp.json", `{"mcpServers": {"a": {"command": "npx", "args": ["-c", "id"]}}}`)
-	if _, err := config.TrustPreview(bad, config.Options{}); err == nil || !strings.Contains(err.Error(), `npx argument "-c" is not allowed`) {
+	if _, err := config.TrustPreview(bad, config.Options{}); err == nil || !strings.Contains(err.Error(), `npx argument "-c id" is refused`) {
 		t.Errorf("smuggling: got %v", err)
 	}
 }

@@ -63,8 +63,12 @@ func decodeError(raw json.RawMessage, cause string) error {
 	if err := json.Unmarshal(raw, &w); err != nil || w.ErrorType == "" {
 		return fault.New(fault.Protocol, "the switchboard daemon sent an error that does not decode: %s", bytes.TrimSpace(raw))
 	}
+	kind := fault.Kind(strings.TrimSuffix(w.ErrorType, "_error"))
+	if kind == "" {
+		return fault.New(fault.Protocol, "the switchboard daemon sent an error of no kind: %s", bytes.TrimSpace(raw))
+	}
 	fe := &fault.Error{
-		Kind:        fault.Kind(strings.TrimSuffix(w.ErrorType, "_error")),
+		Kind:        kind,
 		Message:     w.Message,
 		Suggestions: w.Suggestions,
 	}
