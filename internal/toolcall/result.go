@@ -29,7 +29,10 @@ func (c *call) result(res *mcp.CallToolResult, _ time.Duration) *Result {
 		}
 	}
 	if limit := c.set.cfg.Limits.MaxOutputBytes; r.Bytes > limit {
-		truncate(res, limit)
+		// What a transport already dropped counts toward the omitted
+		// bytes the marker reports: the caller is told how much of what
+		// the server sent is missing, not how much of the transport's copy.
+		truncate(res, limit, max(r.Bytes-resultSize(res), 0))
 		r.Truncated = true
 	}
 	if r.Truncated {
@@ -102,8 +105,10 @@ const TruncationMarker = "\n[truncated by switchboard: %d bytes omitted]"
 // truncate cuts a result to limit bytes: text keeps its beginning (at a
 // rune boundary) followed by a marker; binary blocks that do not fit are
 // replaced by a text note; structured content that does not fit is dropped
-// with a note.
-func truncate(res *mcp.CallToolResult, limit int64) {
+// with a note. dropped is how many bytes a transport already cut from the
+// result before it reached the engine; the first cut text's marker adds
+// them, so that it counts what the server sent beyond what is kept.
+func truncate(res *mcp.CallToolResult, limit, dropped int64) {
 	left := limit
 	out := make([]mcp.Content, 0, len(res.Content))
 	for _, c := range res.Content {
@@ -116,15 +121,15 @@ func truncate(res *mcp.CallToolResult, limit int64) {
 		switch c := c.(type) {
 		case *mcp.TextContent:
 			keep := cutUTF8(c.Text, int(max(left, 0)))
-			out = append(out, &mcp.TextContent{Text: keep + fmt.Sprintf(TruncationMarker, len(c.Text)-len(keep)), Annotations: c.Annotations, Meta: c.Meta})
-			left = 0
+			out = append(out, &mcp.TextContent{Text: keep + fmt.Sprintf(TruncationMarker, int64(len(c.Text)-len(keep))+dropped), Annotations: c.Annotations, Meta: c.Meta})
+			left, dropped = 0, 0
 		case *mcp.EmbeddedResource:
 			if c.Resource != nil && c.Resource.Blob == nil {
 				keep := cutUTF8(c.Resource.Text, int(max(left, 0)))
 				rc := *c.Resource
-				rc.Text = keep + fmt.Sprintf(TruncationMarker, len(c.Resource.Text)-len(keep))
+				rc.Text = keep + fmt.Sprintf(TruncationMarker, int64(len(c.Resource.Text)-len(keep))+dropped)
 				out = append(out, &mcp.EmbeddedResource{Resource: &rc, Annotations: c.Annotations, Meta: c.Meta})
-				left = 0
+				left, dropped = 0, 0
 				continue
 			}
 			out = append(out, &mcp.TextContent{Text: fmt.Sprintf("[truncated by switchboard: a %d-byte resource did not fit the %d-byte limit]", size, limit)})

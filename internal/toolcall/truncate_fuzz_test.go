@@ -75,7 +75,7 @@ func FuzzTruncate(f *testing.F) {
 		orig := make([]mcp.Content, len(res.Content))
 		copy(orig, res.Content)
 		before := marshalResult(t, res)
-		truncate(res, limit)
+		truncate(res, limit, 0)
 		if want <= limit {
 			if len(res.Content) == 0 && len(orig) == 0 {
 				return // nil or empty, there is nothing to keep
