@@ -129,7 +129,7 @@ type Security struct {
 // Gateway configures the aggregated MCP endpoint.
 type Gateway struct {
 	// Where the gateway, its web page and health endpoints listen (host:port).
-	Listen *string `json:"listen,omitempty" jsonschema:"default=127.0.0.1:7777"`
+	Listen *string `json:"listen,omitempty" jsonschema:"default=127.0.0.1:7777" jsonschema_extras:"x-fix=write it as host:port\\, e.g. 127.0.0.1:7777 (or [::1]:7777)"`
 	// Serve /mcp without sessions, so that any replica can answer any request.
 	Stateless *bool `json:"stateless,omitempty" jsonschema:"default=false"`
 	// Answer tools/call requests without the MCP SDK's server (faster); false sends every request through the SDK.
@@ -167,9 +167,9 @@ type View struct {
 	// always exposes server__tool names; never the server's own (for a view of exactly one server).
 	Prefix *string `json:"prefix,omitempty" jsonschema:"enum=always,enum=never,default=always"`
 	// Exposed tool name -> the name clients see.
-	Rename map[string]string `json:"rename,omitempty"`
+	Rename map[string]string `json:"rename,omitempty" jsonschema_extras:"x-type=a mapping of names to strings"`
 	// Exposed tool name (before rename) -> a replacement description.
-	Descriptions map[string]string `json:"descriptions,omitempty"`
+	Descriptions map[string]string `json:"descriptions,omitempty" jsonschema_extras:"x-type=a mapping of names to strings"`
 }
 
 // Token is one bearer token and what it grants: exactly one of token_env
@@ -249,9 +249,9 @@ type LLM struct {
 	// The name of the environment variable holding the API key (never the key).
 	APIKeyEnv *string `json:"api_key_env,omitempty"`
 	// Price per 1M prompt tokens (0: free).
-	PromptPrice *float64 `json:"prompt_price,omitempty" jsonschema:"minimum=0,default=0"`
+	PromptPrice *float64 `json:"prompt_price,omitempty" jsonschema:"minimum=0,default=0" jsonschema_extras:"x-fix=write a number such as 0.15 (0 means free or no limit)"`
 	// Price per 1M completion tokens (0: free).
-	CompletionPrice *float64 `json:"completion_price,omitempty" jsonschema:"minimum=0,default=0"`
+	CompletionPrice *float64 `json:"completion_price,omitempty" jsonschema:"minimum=0,default=0" jsonschema_extras:"x-fix=write a number such as 0.15 (0 means free or no limit)"`
 	// How long one request may take; 0 is the client's default (60s).
 	Timeout *Duration `json:"timeout,omitempty" jsonschema_extras:"minDuration=0s,maxDuration=30m,x-fix=use a value from 1s to 30m\\, or 0 for the default (60s)"`
 	// The model accepts images, so image results are passed to it.
@@ -271,7 +271,7 @@ type Agent struct {
 	// The prompt and completion tokens allowed per prompt (0: no limit).
 	MaxTokens *int `json:"max_tokens,omitempty" jsonschema:"minimum=0,maximum=2147483647,default=0"`
 	// The cost allowed per prompt, in the unit of the llm prices (0: no limit).
-	MaxCost *float64 `json:"max_cost,omitempty" jsonschema:"minimum=0,default=0"`
+	MaxCost *float64 `json:"max_cost,omitempty" jsonschema:"minimum=0,default=0" jsonschema_extras:"x-fix=write a number such as 0.15 (0 means free or no limit)"`
 	// The time allowed per prompt (0: no limit).
 	Timeout *Duration `json:"timeout,omitempty" jsonschema_extras:"default=5m,minDuration=0s,maxDuration=24h,x-fix=use a value up to 24h\\, or 0 for no time limit (the default is 5m)"`
 	// Replaces the built-in system prompt.

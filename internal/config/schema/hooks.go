@@ -72,7 +72,7 @@ type HookAction struct {
 	// mcp: the tool's parameters, each from the context, a literal or a template.
 	Params []ParamMapping `json:"params,omitempty" action:"mcp" jsonschema_extras:"x-type=a list of mappings"`
 	// command: the program and its arguments (templates), run without a shell.
-	Command []string `json:"command,omitempty" action:"command" required:"command" jsonschema:"minItems=1" jsonschema_extras:"x-message=command is empty,x-required-fix=give the program and its arguments as a list\\, e.g. command: [./check.sh\\, \"{tool}\"],x-fix=give the program and its arguments"`
+	Command []string `json:"command,omitempty" action:"command" required:"command" jsonschema:"minItems=1" jsonschema_extras:"x-message=command is empty,x-required-fix=give the program and its arguments as a list\\, e.g. command: [./check.sh\\, \"{tool}\"],x-fix=give the program and its arguments as a list (it runs without a shell)\\, e.g. command: [./check.sh\\, \"{tool}\"]"`
 	// http: the URL the event is POSTed to.
 	URL *string `json:"url,omitempty" action:"http" required:"http" jsonschema_extras:"x-required-fix=give the URL to POST the event to"`
 	// http: headers sent with the request.

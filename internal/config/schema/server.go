@@ -77,5 +77,6 @@ func (Docker) JSONSchemaExtend(s *Schema) {
 		p.AdditionalProperties.Minimum = "1"
 		p.AdditionalProperties.Maximum = "65535"
 		setExtra(p.AdditionalProperties, "x-fix", "use a port from 1 to 65535")
+		setExtra(p.AdditionalProperties, "x-name", "host port")
 	}
 }

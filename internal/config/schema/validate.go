@@ -335,6 +335,9 @@ func (v *validator) outOfRange(path []string, val any, sch, prop *Schema) Violat
 	if m := extra(sch, "x-message"); m != "" {
 		return Violation{Path: path, Message: m + ", not " + got, Fix: fix}
 	}
+	if n := extra(sch, "x-name"); n != "" {
+		got = n + " " + got
+	}
 	def := ""
 	if sch.Default != nil {
 		def = fmt.Sprintf(" (the default is %v)", sch.Default)
@@ -603,19 +606,7 @@ var falseSchema = func() *Schema {
 // inMap reports whether path ends at the value of a mapping of names to
 // values (env, headers), as opposed to a key of a block.
 func (v *validator) inMap(path []string) bool {
-	if len(path) == 0 {
-		return false
-	}
-	parent := deref(v, v.property(path[:len(path)-1]))
-	if parent == nil {
-		return false
-	}
-	if parent.Properties != nil {
-		if _, ok := parent.Properties.Get(last(path)); ok {
-			return false
-		}
-	}
-	return parent.AdditionalProperties != nil && parent.Type == "object" && !reflect.DeepEqual(parent.AdditionalProperties, falseSchema)
+	return len(path) > 0 && v.isValueMap(path[:len(path)-1])
 }
 
 // keys lists an object schema's properties in order.
@@ -686,4 +677,29 @@ func Suggest(key string, known []string) string {
 		return best
 	}
 	return ""
+}
+
+// IsValueMap reports whether the value at path in a switchboard.yaml
+// document is a mapping of names to values (env, headers, rename), whose
+// entries are values a key without one is missing — as opposed to a
+// block, where a key without a value is as good as absent.
+func IsValueMap(path []string) bool {
+	v, err := validatorFor(reflect.TypeOf(File{}))
+	if err != nil {
+		return false
+	}
+	return v.isValueMap(path)
+}
+
+// isValueMap is IsValueMap.
+func (v *validator) isValueMap(path []string) bool {
+	s := deref(v, v.property(path))
+	return s != nil && s.Type == "object" && (s.Properties == nil || s.Properties.Len() == 0) &&
+		s.AdditionalProperties != nil && !reflect.DeepEqual(s.AdditionalProperties, falseSchema)
+}
+
+// ValidateServer checks one server entry against the schema of [Server],
+// for the entries of a client's file mapped onto the native keys.
+func ValidateServer(doc any) ([]Violation, error) {
+	return validate(reflect.TypeOf(Server{}), doc)
 }

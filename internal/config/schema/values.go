@@ -33,6 +33,9 @@ func (Duration) JSONSchema() *jsonschema.Schema {
 
 // UnmarshalJSON reads a duration string or a number of seconds.
 func (d *Duration) UnmarshalJSON(b []byte) error {
+	if isNull(b) {
+		return nil
+	}
 	v, err := ParseDuration(rawValue(b))
 	*d = Duration(v)
 	return err
@@ -103,6 +106,9 @@ func (Size) JSONSchema() *jsonschema.Schema {
 
 // UnmarshalJSON reads a whole number or a size string.
 func (s *Size) UnmarshalJSON(b []byte) error {
+	if isNull(b) {
+		return nil
+	}
 	v, err := ParseSize(rawValue(b))
 	*s = Size(v)
 	return err
@@ -206,6 +212,9 @@ func (QueueWait) JSONSchema() *jsonschema.Schema {
 
 // UnmarshalJSON reads "timeout" or a duration.
 func (q *QueueWait) UnmarshalJSON(b []byte) error {
+	if isNull(b) {
+		return nil
+	}
 	v := rawValue(b)
 	if s, ok := v.(string); ok && strings.TrimSpace(s) == QueueWaitTimeout {
 		*q = QueueWait{CallTimeout: true}
@@ -231,6 +240,9 @@ func (Text) JSONSchema() *jsonschema.Schema {
 
 // UnmarshalJSON reads a string, or a number or boolean as written.
 func (t *Text) UnmarshalJSON(b []byte) error {
+	if isNull(b) {
+		return nil
+	}
 	switch v := rawValue(b).(type) {
 	case string:
 		*t = Text(v)
@@ -255,6 +267,9 @@ func Texts(in []Text) []string {
 	}
 	return out
 }
+
+// isNull reports whether b is JSON null, which leaves a value as it is.
+func isNull(b []byte) bool { return strings.TrimSpace(string(b)) == "null" }
 
 // rawValue decodes one JSON value keeping numbers as json.Number.
 func rawValue(b []byte) any {
