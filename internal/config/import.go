@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/switchboard-mcp/switchboard/internal/config/schema"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
 
@@ -45,6 +46,12 @@ func Import(path string, opts Options) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// SchemaComment is the first line of the files `config import` writes:
+// it tells editors with the YAML language server (VS Code's YAML
+// extension, JetBrains IDEs) where the file's schema is, so that they
+// complete and check it as it is typed.
+const SchemaComment = "# yaml-language-server: $schema=" + schema.ID
 
 // importBlocking returns the problems that stop an import: all but unset
 // variables, VS Code inputs and commands that the user can still allow.
@@ -159,6 +166,7 @@ func emitImport(path string, p *parsed) []byte {
 	}
 
 	head := &yamlWriter{}
+	head.line(0, SchemaComment)
 	head.line(0, fmt.Sprintf("# Imported from %s (%s format) by switchboard config import.", path, rc.format))
 	head.line(0, "# Review it before use: docs/configuration.md describes every field.")
 	for _, w := range p.cfg.Warnings {
