@@ -703,3 +703,28 @@ func (v *validator) isValueMap(path []string) bool {
 func ValidateServer(doc any) ([]Violation, error) {
 	return validate(reflect.TypeOf(Server{}), doc)
 }
+
+// CheckKey checks one value against the rules of the key at dotted (such
+// as "agent.max_steps"), for a flag that overrides the key: it returns
+// what is wrong and how to fix it, worded as for the file, or "" when the
+// value is good. Numbers are json.Number, durations strings.
+func CheckKey(dotted string, v any) string {
+	path := strings.Split(dotted, ".")
+	var doc any = v
+	for i := len(path) - 1; i >= 0; i-- {
+		doc = map[string]any{path[i]: doc}
+	}
+	vs, err := Validate(doc)
+	if err != nil {
+		return err.Error()
+	}
+	for _, vl := range vs {
+		if strings.Join(vl.Path, ".") == dotted {
+			if vl.Fix != "" {
+				return vl.Message + "; " + vl.Fix
+			}
+			return vl.Message
+		}
+	}
+	return ""
+}
