@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"path"
-	"strconv"
 	"strings"
 	"time"
 
@@ -193,50 +192,4 @@ func (a Agent) isDefault() bool {
 	return a.MaxSteps == d.MaxSteps && a.MaxToolCalls == d.MaxToolCalls && a.MaxTokens == d.MaxTokens &&
 		a.MaxCost == d.MaxCost && a.Timeout == d.Timeout && a.SystemPrompt == d.SystemPrompt &&
 		len(a.Servers) == 0 && len(a.Tools) == 0
-}
-
-// llm writes the llm: block when it differs from the defaults. The API key
-// is never written: only the name of its variable.
-func (w *yamlWriter) llm(l LLM) {
-	if l.isDefault() {
-		return
-	}
-	w.line(0, "llm:")
-	if l.BaseURL != "" {
-		w.kv(1, "base_url", w.str(l.BaseURL))
-	}
-	if l.Model != "" {
-		w.kv(1, "model", w.str(l.Model))
-	}
-	if l.APIKeyEnv != "" {
-		w.kv(1, "api_key_env", quoteYAML(l.APIKeyEnv))
-	}
-	w.kv(1, "prompt_price", strconv.FormatFloat(l.PromptPrice, 'g', -1, 64))
-	w.kv(1, "completion_price", strconv.FormatFloat(l.CompletionPrice, 'g', -1, 64))
-	w.kv(1, "timeout", formatDuration(l.Timeout))
-	w.kv(1, "vision", strconv.FormatBool(l.Vision))
-	w.kv(1, "stream", strconv.FormatBool(l.Stream))
-	w.kv(1, "max_retries", strconv.Itoa(l.MaxRetries))
-}
-
-// agent writes the agent: block when it differs from the defaults.
-func (w *yamlWriter) agent(a Agent) {
-	if a.isDefault() {
-		return
-	}
-	w.line(0, "agent:")
-	w.kv(1, "max_steps", strconv.Itoa(a.MaxSteps))
-	w.kv(1, "max_tool_calls", strconv.Itoa(a.MaxToolCalls))
-	w.kv(1, "max_tokens", strconv.Itoa(a.MaxTokens))
-	w.kv(1, "max_cost", strconv.FormatFloat(a.MaxCost, 'g', -1, 64))
-	w.kv(1, "timeout", formatDuration(a.Timeout))
-	if a.SystemPrompt != "" {
-		w.kv(1, "system_prompt", w.str(a.SystemPrompt))
-	}
-	if len(a.Servers) > 0 {
-		w.kv(1, "servers", "["+strings.Join(quoteAll(a.Servers), ", ")+"]")
-	}
-	if len(a.Tools) > 0 {
-		w.kv(1, "tools", w.list(a.Tools))
-	}
 }

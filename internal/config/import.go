@@ -119,10 +119,10 @@ func emitImport(path string, p *parsed) []byte {
 
 	rc := p.raw
 	if rc.defaults != nil && rc.defaults.kind == kindMap {
-		im.w.defaults(p.cfg.Defaults)
+		im.w.block(0, "defaults", defaultsOf(p.cfg.Defaults))
 	}
 	if rc.limits != nil && rc.limits.kind == kindMap {
-		im.w.limits(p.cfg.Limits)
+		im.w.block(0, "limits", limitsOf(p.cfg.Limits))
 	}
 	if rc.history != nil && rc.history.kind == kindMap {
 		im.history(rc.history, p.cfg.History)
@@ -130,7 +130,7 @@ func emitImport(path string, p *parsed) []byte {
 	if rc.gateway != nil && !p.cfg.Gateway.isDefault() {
 		// Native files only; tokens keep their token_env / token_sha256,
 		// never a secret.
-		im.w.gateway(p.cfg.Gateway)
+		im.w.block(0, "gateway", gatewayOf(p.cfg.Gateway))
 	}
 	var allowed []string
 	if rc.security != nil {

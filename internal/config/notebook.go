@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/switchboard-mcp/switchboard/internal/config/schema"
@@ -295,37 +294,4 @@ func shiftPos(p Pos, file string, firstLine int) Pos {
 		p.Line += firstLine - 1
 	}
 	return p
-}
-
-// notebook writes the notebook: block for `config show`; nothing when it
-// holds only defaults.
-func (w *yamlWriter) notebook(n Notebook) {
-	if n.isDefault() {
-		return
-	}
-	w.line(0, "notebook:")
-	if n.ImagesDir != "" {
-		w.kv(1, "images_dir", w.str(n.ImagesDir))
-	}
-	w.kv(1, "concurrency", strconv.Itoa(n.EffectiveConcurrency()))
-	w.kv(1, "max_blocks", strconv.Itoa(n.EffectiveMaxBlocks()))
-	if len(n.Bindings) == 0 {
-		return
-	}
-	w.line(1, "bindings:")
-	for _, b := range n.Bindings {
-		switch b.Kind() {
-		case "heading":
-			w.line(2, "- heading: "+w.str(b.Heading))
-		case "block":
-			w.line(2, "- block: "+w.str(b.Block))
-		default:
-			w.line(2, "- start_line: "+strconv.Itoa(b.StartLine))
-			w.kv(3, "end_line", strconv.Itoa(b.EndLine))
-		}
-		w.kv(3, "server", w.str(b.Server))
-		if b.InheritToChildren {
-			w.kv(3, "inherit_to_children", "true")
-		}
-	}
 }

@@ -205,14 +205,14 @@ type HookSettings struct {
 
 // Notebook configures the Markdown document runner.
 type Notebook struct {
-	// Which server the blocks of a section use.
-	Bindings []Binding `json:"bindings,omitempty" jsonschema_extras:"x-type=a list of bindings"`
 	// Where images and other binary results are saved, relative to the document's folder.
 	ImagesDir *string `json:"images_dir,omitempty"`
 	// How many blocks of a document run at once.
 	Concurrency *int `json:"concurrency,omitempty" jsonschema:"minimum=1,maximum=64,default=1"`
 	// The most tool-call blocks a document may hold.
 	MaxBlocks *int `json:"max_blocks,omitempty" jsonschema:"minimum=1,maximum=100000,default=1000"`
+	// Which server the blocks of a section use.
+	Bindings []Binding `json:"bindings,omitempty" jsonschema_extras:"x-type=a list of bindings"`
 }
 
 // Binding binds a section of a document to a server: exactly one of
