@@ -41,6 +41,7 @@ func decodeNative(root *node, rc *rawConfig, ps *problems) {
 		}
 		prune(root, v)
 	}
+	dropEmpty(root, nil)
 	rc.file = &schema.File{}
 	if err := decodeInto(root, rc.file); err != nil {
 		ps.add(root.pos, "", "reading the file: "+err.Error(), "", err)
@@ -74,6 +75,27 @@ func decodeNative(root *node, rc *rawConfig, ps *problems) {
 		}
 		collectFields(s, item, ps)
 		rc.servers = append(rc.servers, s)
+	}
+}
+
+// dropEmpty takes out the keys written with no value, as the schema saw
+// them (see instance), so that readers of the tree see the same file.
+func dropEmpty(n *node, path []string) {
+	switch n.kind {
+	case kindMap:
+		keep := n.pairs[:0]
+		for _, p := range n.pairs {
+			if p.value.kind == kindNull && !schema.IsValueMap(path) {
+				continue
+			}
+			dropEmpty(p.value, append(path[:len(path):len(path)], p.key))
+			keep = append(keep, p)
+		}
+		n.pairs = keep
+	case kindSeq:
+		for i, it := range n.items {
+			dropEmpty(it, append(path[:len(path):len(path)], strconv.Itoa(i)))
+		}
 	}
 }
 

@@ -171,3 +171,39 @@ func TestViolationWording(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckKey checks a flag's value by the rules of the key it overrides.
+func TestCheckKey(t *testing.T) {
+	tests := []struct {
+		key  string
+		v    any
+		want string
+	}{
+		{"agent.max_steps", json.Number("0"), "0 is out of range; use 1 to 1000 (the default is 10)"},
+		{"agent.max_steps", json.Number("10"), ""},
+		{"agent.timeout", "25h", "25h is out of range; use a value up to 24h, or 0 for no time limit (the default is 5m)"},
+		{"agent.timeout", "0s", ""},
+		{"limits.queue_wait", "timeout", ""},
+	}
+	for _, tt := range tests {
+		if got := schema.CheckKey(tt.key, tt.v); got != tt.want {
+			t.Errorf("CheckKey(%s, %v): got %q, want %q", tt.key, tt.v, got, tt.want)
+		}
+	}
+}
+
+// TestIsValueMap tells a mapping of names to values from a block.
+func TestIsValueMap(t *testing.T) {
+	for path, want := range map[string]bool{
+		"servers/0/env": true, "servers/0/headers": true, "gateway/views/0/rename": true,
+		"servers/0": false, "defaults": false, "defaults/health": false, "": false, "servers/0/docker/ports": true,
+	} {
+		var p []string
+		if path != "" {
+			p = strings.Split(path, "/")
+		}
+		if got := schema.IsValueMap(p); got != want {
+			t.Errorf("IsValueMap(%s): got %v, want %v", path, got, want)
+		}
+	}
+}
