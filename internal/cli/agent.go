@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/agent"
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/config/schema"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/llm"
 	"github.com/switchboard-mcp/switchboard/internal/notebook"
@@ -263,27 +266,27 @@ func (a *app) agent(cmd *cobra.Command, pos []string, f *agentFlags) error {
 }
 
 // checkAgentLimitFlags applies to the limit flags given (set holds their
-// names) the ranges and messages of the agent: keys they override.
+// names) the rules and messages of the agent: keys they override.
 func checkAgentLimitFlags(set map[string]bool, maxSteps, maxToolCalls, maxTokens int, maxCost float64, timeout time.Duration) error {
-	ints := []struct {
-		name      string
-		v, lo, hi int
+	for _, f := range []struct {
+		name string
+		v    any
 	}{
-		{"max-steps", maxSteps, 1, config.MaxAgentMaxSteps},
-		{"max-tool-calls", maxToolCalls, 0, math.MaxInt32},
-		{"max-tokens", maxTokens, 0, math.MaxInt32},
-	}
-	for _, f := range ints {
-		if set[f.name] && (f.v < f.lo || f.v > f.hi) {
-			return usagef("--%s: %d is out of range; use a whole number from %d to %d", f.name, f.v, f.lo, f.hi)
+		{"max-steps", json.Number(strconv.Itoa(maxSteps))},
+		{"max-tool-calls", json.Number(strconv.Itoa(maxToolCalls))},
+		{"max-tokens", json.Number(strconv.Itoa(maxTokens))},
+		{"max-cost", json.Number(strconv.FormatFloat(maxCost, 'g', -1, 64))},
+		{"timeout", config.FormatDuration(timeout)},
+	} {
+		if !set[f.name] {
+			continue
 		}
-	}
-	if set["max-cost"] && (math.IsNaN(maxCost) || math.IsInf(maxCost, 0) || maxCost < 0) {
-		return usagef("--max-cost: %g is not a number >= 0; write a number such as 0.15 (0 means no limit)", maxCost)
-	}
-	if set["timeout"] && (timeout < 0 || timeout > config.MaxAgentTimeout) {
-		return usagef("--timeout: %s is out of range; use a value up to %s, or 0 for no time limit (the default is %s)",
-			config.FormatDuration(timeout), config.FormatDuration(config.MaxAgentTimeout), config.FormatDuration(config.DefaultAgentTimeout))
+		if f.name == "max-cost" && (math.IsNaN(maxCost) || math.IsInf(maxCost, 0)) {
+			return usagef("--max-cost: %g is not a usable number; write a number such as 0.15 (0 means free or no limit)", maxCost)
+		}
+		if msg := schema.CheckKey("agent."+strings.ReplaceAll(f.name, "-", "_"), f.v); msg != "" {
+			return usagef("--%s: %s", f.name, msg)
+		}
 	}
 	return nil
 }

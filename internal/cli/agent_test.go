@@ -322,12 +322,12 @@ func TestAgentUsage(t *testing.T) {
 		// The limit flags get the ranges of the agent: keys.
 		{args: []string{"--timeout", "25h", "hi"}, code: ExitUsage, want: "--timeout: 25h is out of range; use a value up to 24h, or 0 for no time limit (the default is 5m)"},
 		{args: []string{"--timeout", "-5s", "hi"}, code: ExitUsage, want: "--timeout: -5s is out of range; use a value up to 24h"},
-		{args: []string{"--max-steps", "0", "hi"}, code: ExitUsage, want: "--max-steps: 0 is out of range; use a whole number from 1 to 1000"},
-		{args: []string{"--max-steps", "1001", "hi"}, code: ExitUsage, want: "--max-steps: 1001 is out of range; use a whole number from 1 to 1000"},
-		{args: []string{"--max-tool-calls", "-1", "hi"}, code: ExitUsage, want: "--max-tool-calls: -1 is out of range; use a whole number from 0 to 2147483647"},
-		{args: []string{"--max-tokens", "3000000000", "hi"}, code: ExitUsage, want: "--max-tokens: 3000000000 is out of range; use a whole number from 0 to 2147483647"},
-		{args: []string{"--max-cost", "-1", "hi"}, code: ExitUsage, want: "--max-cost: -1 is not a number >= 0"},
-		{args: []string{"--max-cost", "NaN", "hi"}, code: ExitUsage, want: "--max-cost: NaN is not a number >= 0"},
+		{args: []string{"--max-steps", "0", "hi"}, code: ExitUsage, want: "--max-steps: 0 is out of range; use 1 to 1000 (the default is 10)"},
+		{args: []string{"--max-steps", "1001", "hi"}, code: ExitUsage, want: "--max-steps: 1001 is out of range; use 1 to 1000 (the default is 10)"},
+		{args: []string{"--max-tool-calls", "-1", "hi"}, code: ExitUsage, want: "--max-tool-calls: -1 is out of range; use 0 to 2147483647 (the default is 50)"},
+		{args: []string{"--max-tokens", "3000000000", "hi"}, code: ExitUsage, want: "--max-tokens: 3000000000 is out of range; use 0 to 2147483647 (the default is 0)"},
+		{args: []string{"--max-cost", "-1", "hi"}, code: ExitUsage, want: "--max-cost: must not be negative, not -1; write a number such as 0.15"},
+		{args: []string{"--max-cost", "NaN", "hi"}, code: ExitUsage, want: "--max-cost: NaN is not a usable number; write a number such as 0.15"},
 	} {
 		r := runCLI(t, append([]string{"agent", "--config", cfg}, tt.args...)...)
 		if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {

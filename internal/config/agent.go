@@ -2,12 +2,12 @@ package config
 
 import (
 	"fmt"
-	"math"
 	"net/url"
 	"path"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/config/schema"
 )
 
 // This file holds the llm: block (the OpenAI-compatible endpoint the agent
@@ -95,177 +95,70 @@ func DefaultAgent() Agent {
 }
 
 // decodeLLM reads the llm: block.
-func (r *resolver) decodeLLM(p *pair) LLM {
+func (r *resolver) decodeLLM(f *schema.LLM) LLM {
 	l := DefaultLLM()
-	n, pos := r.block(p, "llm")
-	l.Pos = pos
-	if n == nil {
+	l.Pos = r.keyAt("llm")
+	if f == nil {
 		return l
 	}
-	r.ps.known(n, "llm", llmKeys)
-	if p := n.get("base_url"); p != nil && p.value.kind != kindNull {
-		const field = "llm.base_url"
-		if v, ok := r.expandNode(p.value, field); ok {
-			u, err := url.Parse(v)
-			switch {
-			case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-				r.ps.add(p.value.pos, field, fmt.Sprintf("invalid URL %q", v), "give an http or https URL ending in /v1, e.g. http://127.0.0.1:11434/v1", nil)
-			case u.User != nil:
-				r.ps.add(p.value.pos, field, "must not carry credentials", "put the key in an environment variable and name it in llm.api_key_env", nil)
-			default:
-				l.BaseURL = v
+	if v, ok := r.textAt("llm", "base_url"); ok {
+		pos := r.at("llm", "base_url").pos
+		u, err := url.Parse(v)
+		switch {
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			r.ps.add(pos, "llm.base_url", fmt.Sprintf("invalid URL %q", v), "give an http or https URL ending in /v1, e.g. http://127.0.0.1:11434/v1", nil)
+		case u.User != nil:
+			r.ps.add(pos, "llm.base_url", "must not carry credentials", "put the key in an environment variable and name it in llm.api_key_env", nil)
+		default:
+			l.BaseURL = v
+		}
+	}
+	if v, ok := r.textAt("llm", "model"); ok {
+		if strings.TrimSpace(v) == "" {
+			r.ps.add(r.at("llm", "model").pos, "llm.model", "is empty", "name the model, e.g. model: llama3.2, or remove the key", nil)
+		} else {
+			l.Model = strings.TrimSpace(v)
+		}
+	}
+	if f.APIKeyEnv != nil {
+		if name := *f.APIKeyEnv; !varName.MatchString(name) {
+			fix := "name the variable that holds the key (letters, digits and _), e.g. api_key_env: OPENAI_API_KEY"
+			if strings.HasPrefix(name, "sk-") || len(name) > 40 {
+				fix = "this looks like a key: never write the key in the file; put it in a variable and name the variable here"
 			}
+			r.ps.add(r.at("llm", "api_key_env").pos, "llm.api_key_env", "invalid environment variable name", fix, nil)
+		} else {
+			l.APIKeyEnv = name
 		}
 	}
-	if p := n.get("model"); p != nil && p.value.kind != kindNull {
-		if v, ok := r.expandNode(p.value, "llm.model"); ok {
-			if strings.TrimSpace(v) == "" {
-				r.ps.add(p.value.pos, "llm.model", "is empty", "name the model, e.g. model: llama3.2, or remove the key", nil)
-			} else {
-				l.Model = strings.TrimSpace(v)
-			}
-		}
-	}
-	if p := n.get("api_key_env"); p != nil && p.value.kind != kindNull {
-		const field = "llm.api_key_env"
-		if name, ok := r.ps.str(p.value, field); ok {
-			if !varName.MatchString(name) {
-				fix := "name the variable that holds the key (letters, digits and _), e.g. api_key_env: OPENAI_API_KEY"
-				if strings.HasPrefix(name, "sk-") || len(name) > 40 {
-					fix = "this looks like a key: never write the key in the file; put it in a variable and name the variable here"
-				}
-				r.ps.add(p.value.pos, field, "invalid environment variable name", fix, nil)
-			} else {
-				l.APIKeyEnv = name
-			}
-		}
-	}
-	for _, k := range []struct {
-		key string
-		dst *float64
-	}{{"prompt_price", &l.PromptPrice}, {"completion_price", &l.CompletionPrice}} {
-		if p := n.get(k.key); p != nil {
-			if v, ok := r.nonNegativeNumber(p.value, "llm."+k.key); ok {
-				*k.dst = v
-			}
-		}
-	}
-	if p := n.get("timeout"); p != nil {
-		const field = "llm.timeout"
-		if v, ok := r.ps.duration(p.value, field); ok {
-			if v < 0 || v > MaxLLMTimeout {
-				r.ps.add(p.value.pos, field, fmt.Sprintf("%s is out of range", formatDuration(v)), fmt.Sprintf("use a value from 1s to %s, or 0 for the default (60s)", formatDuration(MaxLLMTimeout)), nil)
-			} else {
-				l.Timeout = v
-			}
-		}
-	}
-	if p := n.get("vision"); p != nil {
-		if v, ok := r.ps.boolean(p.value, "llm.vision"); ok {
-			l.Vision = v
-		}
-	}
-	if p := n.get("stream"); p != nil {
-		if v, ok := r.ps.boolean(p.value, "llm.stream"); ok {
-			l.Stream = v
-		}
-	}
-	if p := n.get("max_retries"); p != nil {
-		if v, ok := r.boundedInt(p.value, "llm.max_retries", 0, MaxLLMMaxRetries); ok {
-			l.MaxRetries = v
-		}
-	}
+	set(&l.PromptPrice, f.PromptPrice)
+	set(&l.CompletionPrice, f.CompletionPrice)
+	setDur(&l.Timeout, f.Timeout)
+	set(&l.Vision, f.Vision)
+	set(&l.Stream, f.Stream)
+	set(&l.MaxRetries, f.MaxRetries)
 	return l
 }
 
-// decodeAgent reads the agent: block. servers are the file's server
-// entries, which agent.servers refers to by name.
-func (r *resolver) decodeAgent(p *pair, servers []*rawServer) Agent {
+// decodeAgent reads the agent: block. servers are the valid server
+// names, which agent.servers refers to.
+func (r *resolver) decodeAgent(f *schema.Agent, servers []string) Agent {
 	a := DefaultAgent()
-	n, pos := r.block(p, "agent")
-	a.Pos = pos
-	if n == nil {
+	a.Pos = r.keyAt("agent")
+	if f == nil {
 		return a
 	}
-	r.ps.known(n, "agent", agentKeys)
-	if p := n.get("max_steps"); p != nil {
-		if v, ok := r.boundedInt(p.value, "agent.max_steps", 1, MaxAgentMaxSteps); ok {
-			a.MaxSteps = v
-		}
+	set(&a.MaxSteps, f.MaxSteps)
+	set(&a.MaxToolCalls, f.MaxToolCalls)
+	set(&a.MaxTokens, f.MaxTokens)
+	set(&a.MaxCost, f.MaxCost)
+	setDur(&a.Timeout, f.Timeout)
+	if v, ok := r.textAt("agent", "system_prompt"); ok {
+		a.SystemPrompt = v
 	}
-	if p := n.get("max_tool_calls"); p != nil {
-		if v, ok := r.boundedInt(p.value, "agent.max_tool_calls", 0, math.MaxInt32); ok {
-			a.MaxToolCalls = v
-		}
-	}
-	if p := n.get("max_tokens"); p != nil {
-		if v, ok := r.boundedInt(p.value, "agent.max_tokens", 0, math.MaxInt32); ok {
-			a.MaxTokens = v
-		}
-	}
-	if p := n.get("max_cost"); p != nil {
-		if v, ok := r.nonNegativeNumber(p.value, "agent.max_cost"); ok {
-			a.MaxCost = v
-		}
-	}
-	if p := n.get("timeout"); p != nil {
-		const field = "agent.timeout"
-		if v, ok := r.ps.duration(p.value, field); ok {
-			if v < 0 || v > MaxAgentTimeout {
-				r.ps.add(p.value.pos, field, fmt.Sprintf("%s is out of range", formatDuration(v)), fmt.Sprintf("use a value up to %s, or 0 for no time limit (the default is %s)", formatDuration(MaxAgentTimeout), formatDuration(DefaultAgentTimeout)), nil)
-			} else {
-				a.Timeout = v
-			}
-		}
-	}
-	if p := n.get("system_prompt"); p != nil && p.value.kind != kindNull {
-		if v, ok := r.expandNode(p.value, "agent.system_prompt"); ok {
-			a.SystemPrompt = v
-		}
-	}
-	if p := n.get("servers"); p != nil {
-		var names []string
-		for _, s := range servers {
-			if s.nameOK {
-				names = append(names, s.name)
-			}
-		}
-		a.Servers = r.serverList(p.value, "agent.servers", names)
-	}
-	a.Tools = r.globs(n.get("tools"), "agent.tools")
+	a.Servers = r.serverList(servers, "agent", "servers")
+	a.Tools = r.globs("agent", "tools")
 	return a
-}
-
-// boundedInt reads a whole number within [lo, hi].
-func (r *resolver) boundedInt(n *node, field string, lo, hi int) (int, bool) {
-	v, ok := r.ps.integer(n, field)
-	if !ok {
-		return 0, false
-	}
-	if v < lo || v > hi {
-		r.ps.add(n.pos, field, fmt.Sprintf("%d is out of range", v), fmt.Sprintf("use a whole number from %d to %d", lo, hi), nil)
-		return 0, false
-	}
-	return v, true
-}
-
-// nonNegativeNumber reads a finite number >= 0.
-func (r *resolver) nonNegativeNumber(n *node, field string) (float64, bool) {
-	if n.kind != kindInt && n.kind != kindFloat {
-		r.ps.add(n.pos, field, fmt.Sprintf("must be a number, not %s", n.kind.describe()), "write a number such as 0.15", nil)
-		return 0, false
-	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(n.text), 64)
-	if err != nil {
-		if iv, ierr := strconv.ParseInt(strings.TrimSpace(n.text), 0, 64); ierr == nil {
-			v, err = float64(iv), nil
-		}
-	}
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-		r.ps.add(n.pos, field, fmt.Sprintf("%s is not a number >= 0", n.text), "write a number such as 0.15 (0 means free or no limit)", nil)
-		return 0, false
-	}
-	return v, true
 }
 
 // MatchTools reports whether an exposed tool name matches one of globs
@@ -299,50 +192,4 @@ func (a Agent) isDefault() bool {
 	return a.MaxSteps == d.MaxSteps && a.MaxToolCalls == d.MaxToolCalls && a.MaxTokens == d.MaxTokens &&
 		a.MaxCost == d.MaxCost && a.Timeout == d.Timeout && a.SystemPrompt == d.SystemPrompt &&
 		len(a.Servers) == 0 && len(a.Tools) == 0
-}
-
-// llm writes the llm: block when it differs from the defaults. The API key
-// is never written: only the name of its variable.
-func (w *yamlWriter) llm(l LLM) {
-	if l.isDefault() {
-		return
-	}
-	w.line(0, "llm:")
-	if l.BaseURL != "" {
-		w.kv(1, "base_url", w.str(l.BaseURL))
-	}
-	if l.Model != "" {
-		w.kv(1, "model", w.str(l.Model))
-	}
-	if l.APIKeyEnv != "" {
-		w.kv(1, "api_key_env", quoteYAML(l.APIKeyEnv))
-	}
-	w.kv(1, "prompt_price", strconv.FormatFloat(l.PromptPrice, 'g', -1, 64))
-	w.kv(1, "completion_price", strconv.FormatFloat(l.CompletionPrice, 'g', -1, 64))
-	w.kv(1, "timeout", formatDuration(l.Timeout))
-	w.kv(1, "vision", strconv.FormatBool(l.Vision))
-	w.kv(1, "stream", strconv.FormatBool(l.Stream))
-	w.kv(1, "max_retries", strconv.Itoa(l.MaxRetries))
-}
-
-// agent writes the agent: block when it differs from the defaults.
-func (w *yamlWriter) agent(a Agent) {
-	if a.isDefault() {
-		return
-	}
-	w.line(0, "agent:")
-	w.kv(1, "max_steps", strconv.Itoa(a.MaxSteps))
-	w.kv(1, "max_tool_calls", strconv.Itoa(a.MaxToolCalls))
-	w.kv(1, "max_tokens", strconv.Itoa(a.MaxTokens))
-	w.kv(1, "max_cost", strconv.FormatFloat(a.MaxCost, 'g', -1, 64))
-	w.kv(1, "timeout", formatDuration(a.Timeout))
-	if a.SystemPrompt != "" {
-		w.kv(1, "system_prompt", w.str(a.SystemPrompt))
-	}
-	if len(a.Servers) > 0 {
-		w.kv(1, "servers", "["+strings.Join(quoteAll(a.Servers), ", ")+"]")
-	}
-	if len(a.Tools) > 0 {
-		w.kv(1, "tools", w.list(a.Tools))
-	}
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	namesuggest "github.com/switchboard-mcp/switchboard/internal/suggest"
+	"github.com/switchboard-mcp/switchboard/internal/config/schema"
 )
 
 // expectKind records a problem unless n has one of the given kinds.
@@ -41,6 +41,10 @@ func (ps *problems) strList(n *node, field string) ([]*node, bool) {
 	}
 	ok := true
 	for i, it := range n.items {
+		if it.kind == kindNull {
+			ok = false // taken out as wrong, and reported, by the schema
+			continue
+		}
 		if _, good := ps.str(it, fmt.Sprintf("%s[%d]", field, i)); !good {
 			ok = false
 		}
@@ -172,32 +176,6 @@ func contains(list []string, s string) bool {
 }
 
 // suggest returns the known key closest to key, if it is close enough to
-// be a likely typo, or "".
-func suggest(key string, known []string) string {
-	norm := func(s string) string {
-		return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(s))
-	}
-	nk := norm(key)
-	best, bestD := "", math.MaxInt
-	for _, k := range known {
-		nc := norm(k)
-		if len(nk) > 64 || len(nc) > 64 {
-			continue // no typo of a name this long is worth the work
-		}
-		d := namesuggest.Distance(nk, nc)
-		if d < bestD {
-			best, bestD = k, d
-		}
-	}
-	limit := 1
-	if len(nk) >= 5 {
-		limit = 2
-	}
-	if len(nk) >= 10 {
-		limit = 3
-	}
-	if bestD <= limit {
-		return best
-	}
-	return ""
-}
+// be a likely typo, or "" (schema.Suggest: the schema's messages and the
+// resolver's use the one measure).
+func suggest(key string, known []string) string { return schema.Suggest(key, known) }

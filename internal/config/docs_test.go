@@ -18,17 +18,17 @@ func TestDocsExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := regexp.MustCompile("(?s)```(yaml|json|jsonc)\n(.*?)```").FindAllStringSubmatch(string(data), -1)
+	blocks := regexp.MustCompile("(?s)(?:([^\n]*)\n)?```(yaml|json|jsonc)\n(.*?)```").FindAllStringSubmatch(string(data), -1)
 	top := regexp.MustCompile(`(?m)^(servers:|tools:|\{)`)
 	anything := Options{LookupEnv: func(string) (string, bool) { return "value", true }}
 	n := 0
 	for _, b := range blocks {
-		src := b[2]
-		if !top.MatchString(src) {
-			continue // a fragment
+		src := b[3]
+		if !top.MatchString(src) || strings.TrimSpace(b[1]) == invalidExample {
+			continue // a fragment, or wrong on purpose
 		}
 		n++
-		_, err := Parse("docs/example."+b[1], []byte(src), anything)
+		_, err := Parse("docs/example."+b[2], []byte(src), anything)
 		var ve *ValidationError
 		if err == nil || !errors.As(err, &ve) {
 			if err != nil {

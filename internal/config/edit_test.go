@@ -21,7 +21,7 @@ servers:
   # local notes
   - name: local
     command: npx
-    args: [./build/index.js]
+    args: [-y, "@acme/notes-server"]
 # trailing comment
 `
 
@@ -43,7 +43,7 @@ func TestSetServerKeepsComments(t *testing.T) {
 		t.Fatalf("ReadServerEntry: got %+v", e)
 	}
 	// Change the args and add a description; the command stays.
-	e.Args = []string{"-y", "it's a \"quoted\" arg"}
+	e.Args = []string{"-y", "@modelcontextprotocol/server-github", "it's a \"quoted\" arg"}
 	e.Description = "issues: and PRs"
 	out, err := SetServer([]byte(editSrc), "github", e)
 	if err != nil {
@@ -57,7 +57,7 @@ func TestSetServerKeepsComments(t *testing.T) {
 	}
 	cfg := mustParse(t, out)
 	gh, _ := cfg.Server("github")
-	if gh.Description != "issues: and PRs" || gh.Args[1] != `it's a "quoted" arg` || gh.MaxConcurrent != 4 {
+	if gh.Description != "issues: and PRs" || gh.Args[2] != `it's a "quoted" arg` || gh.MaxConcurrent != 4 {
 		t.Errorf("github after the edit: %+v", gh)
 	}
 

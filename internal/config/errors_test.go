@@ -226,7 +226,7 @@ servers:
     sse_read_timeout: -1s
 `,
 		want: []string{
-			"testdata/bad.yaml:2:20: defaults.request_timeout: 500ms is out of range; use a value from 1s to 5m",
+			"testdata/bad.yaml:2:20: defaults.request_timeout: 500ms is out of range; use a value from 1s to 5m (the default is 30s)",
 			"testdata/bad.yaml:3:20: defaults.connect_timeout: must be greater than 0, not 0s",
 			"testdata/bad.yaml:4:16: defaults.max_retries: must not be negative, not -1",
 			"testdata/bad.yaml:5:18: defaults.discovery_ttl: must not be negative, not -5s",
@@ -234,7 +234,7 @@ servers:
 			"testdata/bad.yaml:8:19: defaults.health.ping_timeout: must be greater than 0, not 0s",
 			"testdata/bad.yaml:9:19: defaults.health.backoff[1]: must be greater than 0, not 0s",
 			"testdata/bad.yaml:9:23: defaults.health.backoff[2]: must be greater than 0, not -2s",
-			"testdata/bad.yaml:10:19: defaults.health.max_failures: must be at least 1, not 0",
+			"testdata/bad.yaml:10:19: defaults.health.max_failures: must be at least 1, not 0; use 1 or more (the default is 3)",
 			"testdata/bad.yaml:14:22: servers.a.request_timeout: 6m is out of range; use a value from 1s to 5m",
 			"testdata/bad.yaml:15:14: servers.a.timeout: must be greater than 0, not 0s",
 			"testdata/bad.yaml:16:18: servers.a.max_retries: must not be negative, not -2",
@@ -268,7 +268,7 @@ servers:
 			"testdata/bad.yaml:3:15: limits.queue_wait: 10m is out of range; use \"timeout\" to wait as long as the call's timeout allows (the default), or a duration from 0s (fail at once) to 5m",
 			"testdata/bad.yaml:4:14: limits.max_queue: must not be negative, not -1",
 			"testdata/bad.yaml:5:18: limits.session_limit: must be -1 (unlimited) or at least 1, not 0; use -1 for unlimited",
-			"testdata/bad.yaml:6:15: limits.max_output: 512 bytes is out of range; use a size from 1KiB to 1GiB",
+			"testdata/bad.yaml:6:15: limits.max_output: 512 bytes is out of range; use a size from 1KiB to 1GiB (the default is 1MiB)",
 			"testdata/bad.yaml:7:3: limits.max_concurent: unknown field \"max_concurent\"; did you mean \"max_concurrent\"?",
 			"testdata/bad.yaml:9:10: history.store: testdata/work is a directory; give the path of the SQLite file, e.g. testdata/work/switchboard.db",
 			"testdata/bad.yaml:10:18: history.record_values: must be true or false, not a string",
@@ -298,9 +298,9 @@ servers:
     max_concurrent: 8
 `,
 		want: []string{
-			"testdata/bad.yaml:3:15: limits.queue_wait: must not be negative, not -1s",
+			"testdata/bad.yaml:3:15: limits.queue_wait: -1s is out of range; use \"timeout\" to wait as long as the call's timeout allows (the default), or a duration from 0s (fail at once) to 5m",
 			"testdata/bad.yaml:4:18: limits.session_limit: must be -1 (unlimited) or at least 1, not -2; use -1 for unlimited",
-			"testdata/bad.yaml:5:15: limits.max_output: 2 GiB is out of range; use a size from 1KiB to 1GiB",
+			"testdata/bad.yaml:5:15: limits.max_output: 2 GiB is out of range; use a size from 1KiB to 1GiB (the default is 1MiB)",
 			"testdata/bad.yaml:7:10: history.store: the postgres DSN has no host; write it as postgres://user:password@host:5432/dbname",
 			"testdata/bad.yaml:11:21: servers.a.max_concurrent: 9 can never be reached: limits.max_concurrent is 8; lower it to 8 or less (0 means only the global limit), or raise limits.max_concurrent",
 		},
@@ -335,7 +335,7 @@ servers:
 			"testdata/bad.yaml:3:15: limits.queue_wait: must be a duration, not a list; use a duration such as 30s or 1m30s, or a number of seconds",
 			"testdata/bad.yaml:4:15: limits.max_output: invalid size \"1 TB\"; use a number of bytes, or a size such as 512KiB or 1MiB (units B, KB, KiB, MB, MiB, GB or GiB)",
 			"testdata/bad.yaml:5:14: limits.max_queue: must be a whole number, not a number",
-			"testdata/bad.yaml:6:18: limits.session_limit: must be a whole number, not a string",
+			"testdata/bad.yaml:6:18: limits.session_limit: must be a whole number, not a string; use -1 for unlimited",
 			"testdata/bad.yaml:8:10: history.store: mysql:// stores are not supported; use a SQLite file path or a postgres:// DSN",
 			"testdata/bad.yaml:9:9: history.keep: must be a whole number, not a string",
 		},

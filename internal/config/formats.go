@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/switchboard-mcp/switchboard/internal/config/schema"
 )
 
 // fieldKind is the type of a server field.
@@ -198,6 +200,16 @@ type rawServer struct {
 
 	// Set during resolution, for Import.
 	transport Transport
+
+	// violated reports whether the schema found a key of a native entry
+	// wrong (and took it out); nil for other formats.
+	violated func(key string) bool
+}
+
+// wasWrong reports whether a key of the entry was found wrong, and taken
+// out, by the schema: what depends on it is not checked.
+func (s *rawServer) wasWrong(key string) bool {
+	return s.violated != nil && s.violated(key)
 }
 
 // path returns the dotted path of a field of the server.
@@ -249,6 +261,13 @@ type rawConfig struct {
 	inputs map[string]Input
 	// syntax is the variable syntax of the format.
 	syntax varSyntax
+	// root is a native file's tree, checked against the schema, and file
+	// what it holds (nil for other formats); see native.go.
+	root *node
+	file *schema.File
+	// violated holds the paths (keys joined by /) at or under which the
+	// schema found a problem.
+	violated map[string]bool
 }
 
 // decodeContext is what decoding needs besides the file's tree.
@@ -295,56 +314,6 @@ var nativeOnlyKeys = []string{"defaults", "limits", "history", "security", "gate
 
 // nativeKeys are the top-level keys of the native format.
 var nativeKeys = append(slices.Clone(nativeOnlyKeys), "servers")
-
-func decodeNative(root *node, rc *rawConfig, ps *problems) {
-	for _, p := range root.pairs {
-		// x- keys are extensions (as in Compose files): a place for anchors.
-		if !contains(nativeKeys, p.key) && !strings.HasPrefix(p.key, "x-") {
-			ps.unknown(p, p.key, nativeKeys)
-		}
-	}
-	if p := root.get("defaults"); p != nil {
-		rc.defaults = p.value
-	}
-	if p := root.get("limits"); p != nil {
-		rc.limits = p.value
-	}
-	if p := root.get("history"); p != nil {
-		rc.history = p.value
-	}
-	if p := root.get("security"); p != nil {
-		rc.security = p.value
-	}
-	rc.gateway = root.get("gateway")
-	rc.hooks = root.get("hooks")
-	rc.hookSettings = root.get("hook_settings")
-	rc.notebook = root.get("notebook")
-	rc.llm = root.get("llm")
-	rc.agent = root.get("agent")
-	p := root.get("servers")
-	if p == nil || p.value.kind == kindNull {
-		return
-	}
-	if p.value.kind != kindSeq {
-		ps.add(p.value.pos, "servers", fmt.Sprintf("must be a list of servers, not %s", p.value.kind.describe()), `start each server with "- name: ..."`, nil)
-		return
-	}
-	for i, item := range p.value.items {
-		s := &rawServer{spec: nativeSpec, index: i, prefix: "servers", pos: item.pos}
-		if item.kind != kindMap {
-			ps.add(item.pos, s.path(""), fmt.Sprintf("each server must be a mapping, not %s", item.kind.describe()), "", nil)
-			continue
-		}
-		if np := item.get("name"); np == nil || np.value.kind == kindNull {
-			ps.add(item.pos, s.path("name"), "name is required", "add name: with a unique name, e.g. name: github", nil)
-		} else if v, ok := ps.str(np.value, s.path("name")); ok {
-			s.name = v
-			s.nameOK = checkName(v, np.value.pos, s.path("name"), ps)
-		}
-		collectFields(s, item, ps)
-		rc.servers = append(rc.servers, s)
-	}
-}
 
 // decodeNamedMap reads a mapping of server name to entry (mcpServers, VS
 // Code servers, Zed context_servers, Codex mcp_servers).

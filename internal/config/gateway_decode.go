@@ -9,7 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"path"
+	path_ "path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/switchboard-mcp/switchboard/internal/config/schema"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
 
@@ -208,27 +209,12 @@ func (g Gateway) isDefault() bool {
 		g.DefaultUser == d.DefaultUser && g.Instructions == d.Instructions && len(g.Views) == 0 && len(g.Tokens) == 0
 }
 
-// block returns the mapping of the top-level block p (whose key is field)
-// and the position of its key. n is nil when the block is absent, null, or
-// not a mapping (reported); pos is the zero Pos when it is absent.
-func (r *resolver) block(p *pair, field string) (n *node, pos Pos) {
-	if p == nil {
-		return nil, Pos{}
-	}
-	if p.value.kind == kindNull || !r.ps.expectKind(p.value, field, "a mapping", kindMap) {
-		return nil, p.keyPos
-	}
-	return p.value, p.keyPos
-}
-
-// decodeGateway reads the gateway: block. servers are the file's server
-// entries, which views refer to by name.
-func (r *resolver) decodeGateway(p *pair, servers []*rawServer) Gateway {
+// decodeGateway reads the gateway: block. servers are the valid server
+// names, which views refer to.
+func (r *resolver) decodeGateway(f *schema.Gateway, servers []string) Gateway {
 	g := DefaultGateway()
-	n, pos := r.block(p, "gateway")
-	g.Pos = pos
-	var listenPos Pos
-	listenOK := true
+	g.Pos = r.keyAt("gateway")
+	listenPos, listenOK := r.keyAt("gateway"), true
 	if r.listen != "" {
 		// serve --listen: the flag replaces the key, checked alike.
 		listenPos = Pos{File: "--listen"}
@@ -239,96 +225,47 @@ func (r *resolver) decodeGateway(p *pair, servers []*rawServer) Gateway {
 			g.Listen = r.listen
 		}
 	}
-	if n == nil {
+	if f == nil {
 		return g
 	}
-	r.ps.known(n, "gateway", gatewayKeys)
-
-	if p := n.get("listen"); p != nil && r.listen == "" {
-		const field = "gateway.listen"
-		listenPos = p.value.pos
-		listenOK = false
-		if v, ok := r.expandNode(p.value, field); ok {
+	if n := r.at("gateway", "listen"); n != nil && r.listen == "" {
+		listenPos, listenOK = n.pos, false
+		if v, ok := r.textAt("gateway", "listen"); ok {
 			if msg, fix := listenProblem(v); msg != "" {
-				r.ps.add(p.value.pos, field, msg, fix, nil)
+				r.ps.add(n.pos, "gateway.listen", msg, fix, nil)
 			} else {
 				g.Listen, listenOK = v, true
 			}
 		}
 	}
-	if p := n.get("stateless"); p != nil {
-		if v, ok := r.ps.boolean(p.value, "gateway.stateless"); ok {
-			g.Stateless = v
+	set(&g.Stateless, f.Stateless)
+	if f.FastPath != nil {
+		g.DisableFastPath = !*f.FastPath
+	}
+	g.AllowedOrigins = r.gatewayList(originProblem, "gateway", "allowed_origins")
+	g.AllowedHosts = r.gatewayList(hostProblem, "gateway", "allowed_hosts")
+	setDur(&g.ShutdownTimeout, f.ShutdownTimeout)
+	setDur(&g.SessionTimeout, f.SessionTimeout)
+	if f.MaxRequestBytes != nil {
+		g.MaxRequestBytes = int64(*f.MaxRequestBytes)
+	}
+	if v, ok := r.textAt("gateway", "default_user"); ok {
+		pos := r.at("gateway", "default_user").pos
+		switch {
+		case strings.TrimSpace(v) == "":
+			r.ps.add(pos, "gateway.default_user", "is empty", "give the identity trusted local callers act as, e.g. default_user: alice, or remove the key for the OS user", nil)
+		case strings.IndexFunc(v, unicode.IsControl) >= 0:
+			r.ps.add(pos, "gateway.default_user", fmt.Sprintf("%q holds a control character", v), "use a plain user id: it is sent to servers in _meta and in ${identity.user} headers", nil)
+		default:
+			g.DefaultUser = v
 		}
 	}
-	if p := n.get("fast_path"); p != nil {
-		if v, ok := r.ps.boolean(p.value, "gateway.fast_path"); ok {
-			g.DisableFastPath = !v
-		}
+	if v, ok := r.textAt("gateway", "instructions"); ok {
+		g.Instructions = v
 	}
-	if p := n.get("allowed_origins"); p != nil {
-		g.AllowedOrigins = r.gatewayList(p.value, "gateway.allowed_origins", originProblem)
-	}
-	if p := n.get("allowed_hosts"); p != nil {
-		g.AllowedHosts = r.gatewayList(p.value, "gateway.allowed_hosts", hostProblem)
-	}
-	if p := n.get("shutdown_timeout"); p != nil {
-		const field = "gateway.shutdown_timeout"
-		if v, ok := r.ps.duration(p.value, field); ok {
-			if v < 0 || v > MaxShutdownTimeout {
-				r.ps.add(p.value.pos, field, fmt.Sprintf("%s is out of range", formatDuration(v)), fmt.Sprintf("use a value from 0s (cancel at once) to %s (the default is %s)", formatDuration(MaxShutdownTimeout), formatDuration(DefaultShutdownTimeout)), nil)
-			} else {
-				g.ShutdownTimeout = v
-			}
-		}
-	}
-	if p := n.get("session_timeout"); p != nil {
-		const field = "gateway.session_timeout"
-		if v, ok := r.ps.duration(p.value, field); ok && r.nonNegativeDur(p.value.pos, field, v) {
-			g.SessionTimeout = v
-		}
-	}
-	if p := n.get("max_request_bytes"); p != nil {
-		const field = "gateway.max_request_bytes"
-		if v, ok := r.size(p.value, field); ok {
-			if v < MinMaxRequestBytes || v > MaxMaxRequestBytes {
-				r.ps.add(p.value.pos, field, fmt.Sprintf("%s is out of range", sizeAsWritten(p.value)), fmt.Sprintf("use a size from %s to %s (the default is %s)", formatSize(MinMaxRequestBytes), formatSize(MaxMaxRequestBytes), formatSize(DefaultMaxRequestBytes)), nil)
-			} else {
-				g.MaxRequestBytes = v
-			}
-		}
-	}
-	if p := n.get("default_user"); p != nil && p.value.kind != kindNull {
-		const field = "gateway.default_user"
-		if v, ok := r.expandNode(p.value, field); ok {
-			switch {
-			case strings.TrimSpace(v) == "":
-				r.ps.add(p.value.pos, field, "is empty", "give the identity trusted local callers act as, e.g. default_user: alice, or remove the key for the OS user", nil)
-			case strings.IndexFunc(v, unicode.IsControl) >= 0:
-				r.ps.add(p.value.pos, field, fmt.Sprintf("%q holds a control character", v), "use a plain user id: it is sent to servers in _meta and in ${identity.user} headers", nil)
-			default:
-				g.DefaultUser = v
-			}
-		}
-	}
-	if p := n.get("instructions"); p != nil && p.value.kind != kindNull {
-		if v, ok := r.expandNode(p.value, "gateway.instructions"); ok {
-			g.Instructions = v
-		}
-	}
-	var names []string
-	for _, s := range servers {
-		if s.nameOK {
-			names = append(names, s.name)
-		}
-	}
-	if p := n.get("views"); p != nil {
-		g.Views = r.views(p.value, names)
-	}
-	tokensOK := true
-	if p := n.get("tokens"); p != nil {
-		g.Tokens, tokensOK = r.tokens(p.value, g.Views)
-	}
+	g.Views = r.views(f.Views, servers)
+	tokens, tokensOK := r.tokens(f.Tokens, g.Views)
+	g.Tokens = tokens
 	if listenOK && tokensOK && len(g.Tokens) == 0 && !isLoopbackListen(g.Listen) {
 		msg, fix := exposureProblem(g.Listen)
 		r.ps.add(listenPos, "gateway.listen", msg, fix, nil)
@@ -409,23 +346,18 @@ func hostProblem(v string) (string, string, string) {
 	return strings.ToLower(v), "", ""
 }
 
-// gatewayList reads a list of strings, checking and normalizing each item
-// with check. Only the valid items are returned.
-func (r *resolver) gatewayList(n *node, field string, check func(string) (string, string, string)) []string {
-	items, _ := r.ps.strList(n, field)
+// gatewayList reads the list of strings at path, checking and
+// normalizing each item with check. Only the valid items are returned.
+func (r *resolver) gatewayList(check func(string) (string, string, string), path ...any) []string {
 	var out []string
-	for i, it := range items {
-		if !it.isScalar() {
-			continue // reported by strList
-		}
-		f := fmt.Sprintf("%s[%d]", field, i)
-		v, ok := r.expandNode(it, f)
+	for _, it := range r.itemsAt(path...) {
+		v, ok := r.expandNode(it.n, it.field)
 		if !ok {
 			continue
 		}
 		norm, msg, fix := check(v)
 		if msg != "" {
-			r.ps.add(it.pos, f, msg, fix, nil)
+			r.ps.add(it.n.pos, it.field, msg, fix, nil)
 			continue
 		}
 		if !slices.Contains(out, norm) {
@@ -436,91 +368,55 @@ func (r *resolver) gatewayList(n *node, field string, check func(string) (string
 }
 
 // views reads gateway.views. servers are the valid server names.
-func (r *resolver) views(n *node, servers []string) []View {
-	if n.kind == kindNull || !r.ps.expectKind(n, "gateway.views", "a list of views", kindSeq) {
-		return nil
-	}
+func (r *resolver) views(views []schema.View, servers []string) []View {
 	var out []View
 	first := map[string]Pos{}
-	for i, it := range n.items {
-		base := fmt.Sprintf("gateway.views[%d]", i)
-		if !r.ps.expectKind(it, base, "a mapping", kindMap) {
-			continue
+	for i, f := range views {
+		at := func(key ...any) []any { return append([]any{"gateway", "views", i}, key...) }
+		it := r.at(at()...)
+		if it == nil {
+			continue // taken out as wrong
 		}
-		r.ps.known(it, base, viewKeys)
 		v := View{Prefix: PrefixAlways, Pos: it.pos}
-		if p := it.get("name"); p == nil || p.value.kind == kindNull {
-			r.ps.add(it.pos, base+".name", "name is required", `add name: with a lower-case name, e.g. name: github (the view is served at /mcp/github; "default" replaces /mcp)`, nil)
-		} else if name, ok := r.ps.str(p.value, base+".name"); ok {
-			switch prev, dup := first[name]; {
-			case !viewNamePattern.MatchString(name):
-				r.ps.add(p.value.pos, base+".name", fmt.Sprintf("invalid view name %q", name), "use 1 to 64 lower-case letters, digits, _ and -, starting with a letter or digit", nil)
-			case dup:
-				r.ps.add(p.value.pos, base+".name", fmt.Sprintf("duplicate view name %q (first defined at %s)", name, prev), "give each view a unique name", nil)
-			default:
-				first[name] = p.value.pos
-				v.Name = name
+		if n := r.at(at("name")...); n != nil {
+			if prev, dup := first[f.Name]; dup {
+				r.ps.add(n.pos, r.name(at("name")...), fmt.Sprintf("duplicate view name %q (first defined at %s)", f.Name, prev), "give each view a unique name", nil)
+			} else {
+				first[f.Name] = n.pos
+				v.Name = f.Name
 			}
 		}
-		if p := it.get("servers"); p != nil {
-			v.Servers = r.serverList(p.value, base+".servers", servers)
-		}
-		v.Include = r.globs(it.get("include"), base+".include")
-		v.Exclude = r.globs(it.get("exclude"), base+".exclude")
-		if p := it.get("prefix"); p != nil && p.value.kind != kindNull {
-			field := base + ".prefix"
-			if s, ok := r.ps.str(p.value, field); ok {
-				switch Prefix(s) {
-				case PrefixAlways:
-				case PrefixNever:
-					sp := it.get("servers")
-					if sp == nil || sp.value.kind != kindSeq || len(sp.value.items) != 1 {
-						r.ps.add(p.value.pos, field, "prefix: never needs exactly one entry in servers", "list the one server the view shows (servers: [name]), or use prefix: always", nil)
-					} else {
-						v.Prefix = PrefixNever
-					}
-				default:
-					fix := "use always or never"
-					if sug := suggest(s, []string{string(PrefixAlways), string(PrefixNever)}); sug != "" {
-						fix = fmt.Sprintf("did you mean %q?", sug)
-					}
-					r.ps.add(p.value.pos, field, fmt.Sprintf("unknown prefix %q", s), fix, nil)
-				}
+		v.Servers = r.serverList(servers, at("servers")...)
+		v.Include = r.globs(at("include")...)
+		v.Exclude = r.globs(at("exclude")...)
+		if f.Prefix != nil && Prefix(*f.Prefix) == PrefixNever {
+			if len(f.Servers) != 1 {
+				r.ps.add(r.at(at("prefix")...).pos, r.name(at("prefix")...), "prefix: never needs exactly one entry in servers", "list the one server the view shows (servers: [name]), or use prefix: always", nil)
+			} else {
+				v.Prefix = PrefixNever
 			}
 		}
-		if p := it.get("rename"); p != nil {
-			v.Rename = r.rename(p.value, base+".rename")
-		}
-		if p := it.get("descriptions"); p != nil {
-			v.Descriptions = r.descriptions(p.value, base+".descriptions")
-		}
+		v.Rename = r.rename(at("rename")...)
+		v.Descriptions = r.descriptions(at("descriptions")...)
 		out = append(out, v)
 	}
 	return out
 }
 
-// globs reads a list of path.Match patterns.
-func (r *resolver) globs(p *pair, field string) []string {
-	if p == nil {
-		return nil
-	}
-	items, _ := r.ps.strList(p.value, field)
+// globs reads the list of path.Match patterns at path.
+func (r *resolver) globs(path ...any) []string {
 	var out []string
-	for i, it := range items {
-		if !it.isScalar() {
-			continue // reported by strList
-		}
-		f := fmt.Sprintf("%s[%d]", field, i)
-		v, ok := r.expandNode(it, f)
+	for _, it := range r.itemsAt(path...) {
+		v, ok := r.expandNode(it.n, it.field)
 		if !ok {
 			continue
 		}
 		if v == "" {
-			r.ps.add(it.pos, f, "is empty", `remove it, or write a pattern such as "github__*"`, nil)
+			r.ps.add(it.n.pos, it.field, "is empty", `remove it, or write a pattern such as "github__*"`, nil)
 			continue
 		}
-		if _, err := path.Match(v, ""); err != nil {
-			r.ps.add(it.pos, f, fmt.Sprintf("invalid pattern %q", v), `use * for any run of characters, ? for one and [a-z] for a class, e.g. "github__*"`, err)
+		if _, err := path_.Match(v, ""); err != nil {
+			r.ps.add(it.n.pos, it.field, fmt.Sprintf("invalid pattern %q", v), `use * for any run of characters, ? for one and [a-z] for a class, e.g. "github__*"`, err)
 			continue
 		}
 		out = append(out, v)
@@ -528,19 +424,25 @@ func (r *resolver) globs(p *pair, field string) []string {
 	return out
 }
 
+// pairsAt returns the present entries of the mapping at path.
+func (r *resolver) pairsAt(path ...any) []pair {
+	n := r.at(path...)
+	if n == nil || n.kind != kindMap {
+		return nil
+	}
+	return n.pairs
+}
+
 // rename reads a view's rename: mapping of exposed tool name to new name.
-func (r *resolver) rename(n *node, field string) map[string]string {
-	pairs, _ := r.ps.strMap(n, field)
+func (r *resolver) rename(path ...any) map[string]string {
 	out := map[string]string{}
 	targets := map[string]string{}
-	for _, p := range pairs {
+	field := r.name(path...)
+	for _, p := range r.pairsAt(path...) {
 		f := join(field, p.key)
 		if p.key == "" {
 			r.ps.add(p.keyPos, field, "a tool name is empty", "write the tool's exposed name, e.g. github__create_issue: new_issue", nil)
 			continue
-		}
-		if !p.value.isScalar() {
-			continue // reported by strMap
 		}
 		v, ok := r.expandNode(p.value, f)
 		if !ok {
@@ -564,19 +466,15 @@ func (r *resolver) rename(n *node, field string) map[string]string {
 }
 
 // descriptions reads a view's descriptions: mapping.
-func (r *resolver) descriptions(n *node, field string) map[string]string {
-	pairs, _ := r.ps.strMap(n, field)
+func (r *resolver) descriptions(path ...any) map[string]string {
 	out := map[string]string{}
-	for _, p := range pairs {
-		f := join(field, p.key)
+	field := r.name(path...)
+	for _, p := range r.pairsAt(path...) {
 		if p.key == "" {
 			r.ps.add(p.keyPos, field, "a tool name is empty", "write the tool's exposed name, e.g. github__create_issue: Open an issue", nil)
 			continue
 		}
-		if !p.value.isScalar() {
-			continue // reported by strMap
-		}
-		if v, ok := r.expandNode(p.value, f); ok {
+		if v, ok := r.expandNode(p.value, join(field, p.key)); ok {
 			out[p.key] = v
 		}
 	}
@@ -589,13 +487,7 @@ func (r *resolver) descriptions(n *node, field string) map[string]string {
 // tokens reads gateway.tokens. It reports false when any entry was wrong,
 // so that the exposure rule is not also reported for a missing token.
 // Messages never include a token's secret.
-func (r *resolver) tokens(n *node, views []View) ([]Token, bool) {
-	if n.kind == kindNull {
-		return nil, true
-	}
-	if !r.ps.expectKind(n, "gateway.tokens", "a list of tokens", kindSeq) {
-		return nil, false
-	}
+func (r *resolver) tokens(tokens []schema.Token, views []View) ([]Token, bool) {
 	viewNames := []string{DefaultViewName, "*"}
 	for _, v := range views {
 		if v.Name != "" && !slices.Contains(viewNames, v.Name) {
@@ -603,74 +495,65 @@ func (r *resolver) tokens(n *node, views []View) ([]Token, bool) {
 		}
 	}
 	var out []Token
-	allOK := true
+	allOK := r.tree == nil || !r.violatedUnder("gateway", "tokens")
 	names := map[string]Pos{}
 	digests := map[string]string{} // hex SHA-256 -> label of the first token
-	for i, it := range n.items {
-		base := fmt.Sprintf("gateway.tokens[%d]", i)
-		before := len(r.ps.errs)
-		if !r.ps.expectKind(it, base, "a mapping", kindMap) {
-			allOK = false
-			continue
+	for i := range tokens {
+		at := func(key ...any) []any { return append([]any{"gateway", "tokens", i}, key...) }
+		it := r.at(at()...)
+		if it == nil {
+			continue // taken out as wrong
 		}
-		r.ps.known(it, base, tokenKeys)
+		base := r.name(at()...)
+		before := len(r.ps.errs)
 		t := Token{Name: fmt.Sprintf("tokens[%d]", i), Pos: it.pos}
-		if p := it.get("name"); p != nil && p.value.kind != kindNull {
-			if v, ok := r.expandNode(p.value, base+".name"); ok {
-				switch prev, dup := names[v]; {
-				case strings.TrimSpace(v) == "":
-					r.ps.add(p.value.pos, base+".name", "is empty", "give the token a label, or remove name", nil)
-				case dup:
-					r.ps.add(p.value.pos, base+".name", fmt.Sprintf("duplicate token name %q (first defined at %s)", v, prev), "give each token a unique name", nil)
-				default:
-					names[v] = p.value.pos
-					t.Name = v
-				}
+		if v, ok := r.textAt(at("name")...); ok {
+			pos := r.at(at("name")...).pos
+			switch prev, dup := names[v]; {
+			case strings.TrimSpace(v) == "":
+				r.ps.add(pos, base+".name", "is empty", "give the token a label, or remove name", nil)
+			case dup:
+				r.ps.add(pos, base+".name", fmt.Sprintf("duplicate token name %q (first defined at %s)", v, prev), "give each token a unique name", nil)
+			default:
+				names[v] = pos
+				t.Name = v
 			}
 		}
-		if p := it.get("user"); p == nil || p.value.kind == kindNull {
-			r.ps.add(it.pos, base+".user", "user is required", "add user: with the identity calls made with this token carry, e.g. user: alice", nil)
-		} else if v, ok := r.expandNode(p.value, base+".user"); ok {
+		if v, ok := r.textAt(at("user")...); ok {
 			if strings.TrimSpace(v) == "" {
-				r.ps.add(p.value.pos, base+".user", "is empty", "give the identity calls made with this token carry, e.g. user: alice", nil)
+				r.ps.add(r.at(at("user")...).pos, base+".user", "is empty", "give the identity calls made with this token carry, e.g. user: alice", nil)
 			} else {
 				t.User = v
 			}
 		}
-		envP, hashP := it.get("token_env"), it.get("token_sha256")
+		envN, hashN := r.at(at("token_env")...), r.at(at("token_sha256")...)
 		var digestPos Pos
 		digestField := base
 		switch {
-		case envP != nil && hashP != nil:
-			r.ps.add(hashP.keyPos, base+".token_sha256", "token_env and token_sha256 cannot both be set", "keep one: token_env names a variable holding the token, token_sha256 is its hash", nil)
-		case envP == nil && hashP == nil:
-			r.ps.add(it.pos, base+".token_env", "a token needs token_env or token_sha256", "add token_env: VARIABLE (a variable holding the token), or token_sha256: its SHA-256 in hex (printf %s TOKEN | sha256sum)", nil)
-		case envP != nil:
-			t.TokenEnv, t.Secret = r.tokenEnv(envP.value, base+".token_env")
-			digestPos, digestField = envP.value.pos, base+".token_env"
+		case envN != nil && hashN != nil:
+			r.ps.add(r.keyAt(at("token_sha256")...), base+".token_sha256", "token_env and token_sha256 cannot both be set", "keep one: token_env names a variable holding the token, token_sha256 is its hash", nil)
+		case envN == nil && hashN == nil:
+			if !r.violatedUnder(at("token_env")...) && !r.violatedUnder(at("token_sha256")...) {
+				r.ps.add(it.pos, base+".token_env", "a token needs token_env or token_sha256", "add token_env: VARIABLE (a variable holding the token), or token_sha256: its SHA-256 in hex (printf %s TOKEN | sha256sum)", nil)
+			}
+		case envN != nil:
+			t.TokenEnv, t.Secret = r.tokenEnv(envN, base+".token_env")
+			digestPos, digestField = envN.pos, base+".token_env"
 		default:
-			t.SHA256 = r.tokenHash(hashP.value, base+".token_sha256")
-			digestPos, digestField = hashP.value.pos, base+".token_sha256"
+			t.SHA256 = r.tokenHash(hashN, base+".token_sha256")
+			digestPos, digestField = hashN.pos, base+".token_sha256"
 		}
-		if p := it.get("views"); p != nil {
-			field := base + ".views"
-			items, _ := r.ps.strList(p.value, field)
-			for j, v := range items {
-				if !v.isScalar() {
-					continue // reported by strList
+		for _, v := range r.itemsAt(at("views")...) {
+			if !slices.Contains(viewNames, v.n.text) {
+				fix := "use the name of a view under gateway.views, \"default\" or \"*\""
+				if sug := suggest(v.n.text, viewNames); sug != "" {
+					fix = fmt.Sprintf("did you mean %q?", sug)
 				}
-				f := fmt.Sprintf("%s[%d]", field, j)
-				if !slices.Contains(viewNames, v.text) {
-					fix := "use the name of a view under gateway.views, \"default\" or \"*\""
-					if sug := suggest(v.text, viewNames); sug != "" {
-						fix = fmt.Sprintf("did you mean %q?", sug)
-					}
-					r.ps.add(v.pos, f, fmt.Sprintf("unknown view %q", v.text), fix, nil)
-					continue
-				}
-				if !slices.Contains(t.Views, v.text) {
-					t.Views = append(t.Views, v.text)
-				}
+				r.ps.add(v.n.pos, v.field, fmt.Sprintf("unknown view %q", v.n.text), fix, nil)
+				continue
+			}
+			if !slices.Contains(t.Views, v.n.text) {
+				t.Views = append(t.Views, v.n.text)
 			}
 		}
 		if d, ok := t.digest(); ok {
@@ -681,7 +564,7 @@ func (r *resolver) tokens(n *node, views []View) ([]Token, bool) {
 				digests[h] = t.Name
 			}
 		}
-		if len(r.ps.errs) > before {
+		if len(r.ps.errs) > before || t.User == "" {
 			allOK = false
 			continue
 		}
@@ -693,10 +576,7 @@ func (r *resolver) tokens(n *node, views []View) ([]Token, bool) {
 // tokenEnv reads token_env and looks the variable up; it returns the
 // variable's name and the secret.
 func (r *resolver) tokenEnv(n *node, field string) (string, string) {
-	name, ok := r.ps.str(n, field)
-	if !ok {
-		return "", ""
-	}
+	name := n.text
 	if !varName.MatchString(name) {
 		r.ps.add(n.pos, field, fmt.Sprintf("invalid environment variable name %q", name), "name the variable that holds the token (letters, digits and _), e.g. token_env: ALICE_TOKEN", nil)
 		return "", ""
@@ -715,10 +595,7 @@ func (r *resolver) tokenEnv(n *node, field string) (string, string) {
 
 // tokenHash reads token_sha256.
 func (r *resolver) tokenHash(n *node, field string) string {
-	v, ok := r.ps.str(n, field)
-	if !ok {
-		return ""
-	}
+	v := n.text
 	const fix = "give the token's SHA-256 as 64 hex digits (printf %s TOKEN | sha256sum)"
 	switch {
 	case sha256Pattern.MatchString(v):
@@ -731,30 +608,26 @@ func (r *resolver) tokenHash(n *node, field string) string {
 	return ""
 }
 
-// serverList reads a list of server names at field: each must be one of
+// serverList reads the list of server names at path: each must be one of
 // known (the configured servers' names), and listed once.
-func (r *resolver) serverList(n *node, field string, known []string) []string {
+func (r *resolver) serverList(known []string, path ...any) []string {
 	var out []string
-	items, _ := r.ps.strList(n, field)
-	for j, s := range items {
-		if !s.isScalar() {
-			continue // reported by strList
-		}
-		f := fmt.Sprintf("%s[%d]", field, j)
+	for _, it := range r.itemsAt(path...) {
+		s := it.n.text
 		switch {
-		case slices.Contains(out, s.text):
-			r.ps.add(s.pos, f, fmt.Sprintf("server %q is listed twice", s.text), "remove one", nil)
-		case !slices.Contains(known, s.text):
+		case slices.Contains(out, s):
+			r.ps.add(it.n.pos, it.field, fmt.Sprintf("server %q is listed twice", s), "remove one", nil)
+		case !slices.Contains(known, s):
 			fix := "use the name of a server under servers: (" + strings.Join(known, ", ") + ")"
 			if len(known) == 0 {
 				fix = "define the server under servers: first"
 			}
-			if sug := suggest(s.text, known); sug != "" {
+			if sug := suggest(s, known); sug != "" {
 				fix = fmt.Sprintf("did you mean %q?", sug)
 			}
-			r.ps.add(s.pos, f, fmt.Sprintf("unknown server %q", s.text), fix, nil)
+			r.ps.add(it.n.pos, it.field, fmt.Sprintf("unknown server %q", s), fix, nil)
 		default:
-			out = append(out, s.text)
+			out = append(out, s)
 		}
 	}
 	return out

@@ -309,7 +309,7 @@ func TestGatewayProblems(t *testing.T) {
 		{
 			name: "listen",
 			src:  "gateway:\n  listen: 7777\n",
-			want: []string{`sb.yaml:7:11: gateway.listen: invalid listen address "7777"; write it as host:port, e.g. 127.0.0.1:7777 (or [::1]:7777)`},
+			want: []string{`sb.yaml:7:11: gateway.listen: must be a string, not a number; write it as host:port, e.g. 127.0.0.1:7777 (or [::1]:7777)`},
 		},
 		{
 			name: "listen port",

@@ -3,12 +3,14 @@ package config
 import (
 	"fmt"
 	"net/url"
-	"path"
+	path_ "path"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/config/schema"
 )
 
 // This file reads and checks the hooks: list and the hook_settings: block
@@ -218,23 +220,6 @@ func (a HookAction) Label() string {
 	return a.Type
 }
 
-// The keys of the blocks and entries, in documentation order.
-var (
-	hookSettingsKeys = []string{"max_concurrent", "queue_size", "retries", "retry_delay", "max_depth", "timeout"}
-	hookKeys         = []string{"name", "on", "if", "priority", "enabled", "on_failure", "actions"}
-	mappingKeys      = []string{"param", "source", "value"}
-	fieldKeys        = []string{"field", "source", "value"}
-	actionKeys       = map[string][]string{
-		HookActionMCP:     {"type", "timeout", "server", "tool", "params"},
-		HookActionCommand: {"type", "timeout", "command"},
-		HookActionHTTP:    {"type", "timeout", "url", "headers"},
-		HookActionGit:     {"type", "timeout", "git", "name", "message"},
-		HookActionGitHub:  {"type", "timeout", "github", "repo", "title", "body", "labels", "number", "base_url", "token_env"},
-		HookActionAgent:   {"type", "timeout", "prompt", "servers", "tools"},
-		HookActionEvent:   {"type", "event", "fields"},
-	}
-)
-
 var (
 	// hookNamePattern is the form of a hook name.
 	hookNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
@@ -275,7 +260,7 @@ func builtinEventProblem(pattern string) (msg, fix string) {
 	}
 	var names []string
 	for ev := range hookEventFields {
-		if ok, _ := path.Match(pattern, ev); ok {
+		if ok, _ := path_.Match(pattern, ev); ok {
 			return "", ""
 		}
 		names = append(names, ev)
@@ -310,7 +295,7 @@ func HookEventFields(pattern string) ([]string, bool) {
 	}
 	fields := slices.Clone(StandardHookFields)
 	for ev, fs := range hookEventFields {
-		if ok, _ := path.Match(pattern, ev); !ok {
+		if ok, _ := path_.Match(pattern, ev); !ok {
 			continue
 		}
 		for _, f := range fs {
@@ -410,78 +395,26 @@ func ParseHookTemplate(s string) (HookTemplate, error) {
 	return t, nil
 }
 
-// decodeHooks reads the hooks: list and the hook_settings: block. servers
-// are the file's server entries, which mcp actions refer to by name.
-func (r *resolver) decodeHooks(hooks, settings *pair, servers []*rawServer) Hooks {
-	h := Hooks{Settings: r.decodeHookSettings(settings)}
-	if hooks == nil {
-		return h
-	}
-	h.Pos = hooks.keyPos
-	n := hooks.value
-	if n.kind == kindNull || !r.ps.expectKind(n, "hooks", "a list of hooks", kindSeq) {
-		return h
-	}
-	var names []string
-	for _, s := range servers {
-		if s.nameOK {
-			names = append(names, s.name)
-		}
+// decodeHooks reads the hooks: list and the hook_settings: block.
+// servers are the valid server names, which actions refer to.
+func (r *resolver) decodeHooks(f *schema.File, servers []string) Hooks {
+	h := Hooks{Settings: DefaultHookSettings(), Pos: r.keyAt("hooks")}
+	if s := f.HookSettings; s != nil {
+		h.Settings.Pos = r.keyAt("hook_settings")
+		set(&h.Settings.MaxConcurrent, s.MaxConcurrent)
+		set(&h.Settings.QueueSize, s.QueueSize)
+		set(&h.Settings.Retries, s.Retries)
+		setDur(&h.Settings.RetryDelay, s.RetryDelay)
+		set(&h.Settings.MaxDepth, s.MaxDepth)
+		setDur(&h.Settings.Timeout, s.Timeout)
 	}
 	first := map[string]Pos{}
-	for i, it := range n.items {
-		hk, ok := r.hook(it, fmt.Sprintf("hooks[%d]", i), names, first)
-		if ok {
+	for i, hf := range f.Hooks {
+		if hk, ok := r.hook(hf, []any{"hooks", i}, servers, first); ok {
 			h.List = append(h.List, hk)
 		}
 	}
 	return h
-}
-
-// decodeHookSettings reads hook_settings:.
-func (r *resolver) decodeHookSettings(p *pair) HookSettings {
-	s := DefaultHookSettings()
-	n, pos := r.block(p, "hook_settings")
-	s.Pos = pos
-	if n == nil {
-		return s
-	}
-	r.ps.known(n, "hook_settings", hookSettingsKeys)
-	intIn := func(key string, lo, hi int, dst *int) {
-		p := n.get(key)
-		if p == nil {
-			return
-		}
-		f := "hook_settings." + key
-		if v, ok := r.ps.integer(p.value, f); ok {
-			if v < lo || v > hi {
-				r.ps.add(p.value.pos, f, fmt.Sprintf("%d is out of range", v), fmt.Sprintf("use %d to %d", lo, hi), nil)
-				return
-			}
-			*dst = v
-		}
-	}
-	durIn := func(key string, lo, hi time.Duration, dst *time.Duration) {
-		p := n.get(key)
-		if p == nil {
-			return
-		}
-		f := "hook_settings." + key
-		if v, ok := r.ps.duration(p.value, f); ok {
-			if v < lo || v > hi {
-				r.ps.add(p.value.pos, f, fmt.Sprintf("%s is out of range", formatDuration(v)), fmt.Sprintf("use %s to %s", formatDuration(lo), formatDuration(hi)), nil)
-				return
-			}
-			*dst = v
-		}
-	}
-	intIn("max_concurrent", 1, MaxHookMaxConcurrent, &s.MaxConcurrent)
-	intIn("queue_size", 1, MaxHookQueueSize, &s.QueueSize)
-	intIn("retries", 0, MaxHookRetries, &s.Retries)
-	durIn("retry_delay", 0, MaxHookRetryDelay, &s.RetryDelay)
-	intIn("max_depth", 1, MaxHookMaxDepth, &s.MaxDepth)
-	durIn("timeout", MinHookTimeout, MaxHookTimeout, &s.Timeout)
-	return s
 }
 
 // hookCheck holds what checking one hook's templates needs: the fields
@@ -492,43 +425,40 @@ type hookCheck struct {
 	event  string
 }
 
-// hook reads one entry of hooks:. It reports false when the entry is too
+// hook reads the hook at path. It reports false when the entry is too
 // broken to keep.
-func (r *resolver) hook(n *node, base string, servers []string, first map[string]Pos) (Hook, bool) {
-	if !r.ps.expectKind(n, base, "a mapping", kindMap) {
-		return Hook{}, false
+func (r *resolver) hook(f schema.Hook, path []any, servers []string, first map[string]Pos) (Hook, bool) {
+	at := func(key ...any) []any { return append(path[:len(path):len(path)], key...) }
+	n := r.at(path...)
+	if n == nil || f.Name == "" || f.On == "" || len(f.Actions) == 0 {
+		return Hook{}, false // taken out as wrong, or missing what the schema requires
 	}
-	r.ps.known(n, base, hookKeys)
+	base := r.name(path...)
 	h := Hook{Enabled: true, Pos: n.pos}
 	ok := true
-	if p := n.get("name"); p == nil || p.value.kind == kindNull {
-		r.ps.add(n.pos, base+".name", "name is required", "add name: with a short name, e.g. name: notify-on-commit", nil)
-		ok = false
-	} else if v, good := r.expandNode(p.value, base+".name"); good {
+	if v, good := r.textAt(at("name")...); good {
+		pos := r.at(at("name")...).pos
 		switch prev, dup := first[v]; {
 		case len(v) > MaxHookNameLen || !hookNamePattern.MatchString(v):
-			r.ps.add(p.value.pos, base+".name", fmt.Sprintf("invalid hook name %q", v), fmt.Sprintf("use up to %d letters, digits, _, - and dots", MaxHookNameLen), nil)
+			r.ps.add(pos, base+".name", fmt.Sprintf("invalid hook name %q", v), fmt.Sprintf("use up to %d letters, digits, _, - and dots", MaxHookNameLen), nil)
 			ok = false
 		case dup:
-			r.ps.add(p.value.pos, base+".name", fmt.Sprintf("duplicate hook name %q (first defined at %s)", v, prev), "give each hook a unique name", nil)
+			r.ps.add(pos, base+".name", fmt.Sprintf("duplicate hook name %q (first defined at %s)", v, prev), "give each hook a unique name", nil)
 			ok = false
 		default:
-			first[v] = p.value.pos
+			first[v] = pos
 			h.Name = v
-			base = "hooks." + v
 		}
 	} else {
 		ok = false
 	}
-	if p := n.get("on"); p == nil || p.value.kind == kindNull {
-		r.ps.add(n.pos, base+".on", "on is required", "name the event, e.g. on: tool.after, or a glob such as git.*", nil)
-		ok = false
-	} else if v, good := r.expandNode(p.value, base+".on"); good {
+	if v, good := r.textAt(at("on")...); good {
+		pos := r.at(at("on")...).pos
 		if msg := eventPatternProblem(v); msg != "" {
-			r.ps.add(p.value.pos, base+".on", msg, "write a dotted event name such as tool.before or git.post-commit; * and ? match within names", nil)
+			r.ps.add(pos, base+".on", msg, "write a dotted event name such as tool.before or git.post-commit; * and ? match within names", nil)
 			ok = false
 		} else if msg, fix := builtinEventProblem(v); msg != "" {
-			r.ps.add(p.value.pos, base+".on", msg, fix, nil)
+			r.ps.add(pos, base+".on", msg, fix, nil)
 			ok = false
 		} else {
 			h.On = v
@@ -538,39 +468,15 @@ func (r *resolver) hook(n *node, base string, servers []string, first map[string
 	}
 	fields, closed := HookEventFields(h.On)
 	chk := hookCheck{fields: fields, closed: closed && h.On != "", event: h.On}
-	if p := n.get("if"); p != nil {
-		h.If = r.conditions(p.value, base+".if", chk)
+	h.If = r.conditions(at("if"), base+".if", chk)
+	set(&h.Priority, f.Priority)
+	set(&h.Enabled, f.Enabled)
+	if f.OnFailure != nil {
+		h.OnFailure = *f.OnFailure
 	}
-	if p := n.get("priority"); p != nil {
-		if v, good := r.ps.integer(p.value, base+".priority"); good {
-			h.Priority = v
-		}
-	}
-	if p := n.get("enabled"); p != nil {
-		if v, good := r.ps.boolean(p.value, base+".enabled"); good {
-			h.Enabled = v
-		}
-	}
-	if p := n.get("on_failure"); p != nil {
-		if v, good := r.expandNode(p.value, base+".on_failure"); good {
-			if v != OnFailureContinue && v != OnFailureBlock {
-				r.ps.add(p.value.pos, base+".on_failure", fmt.Sprintf("unknown on_failure %q", v), "use continue or block", nil)
-			} else {
-				h.OnFailure = v
-			}
-		}
-	}
-	if p := n.get("actions"); p == nil || p.value.kind == kindNull {
-		r.ps.add(n.pos, base+".actions", "actions is required", "add at least one action, e.g. actions: [{type: command, command: [./check.sh]}]", nil)
-		ok = false
-	} else if r.ps.expectKind(p.value, base+".actions", "a list of actions", kindSeq) {
-		if len(p.value.items) == 0 {
-			r.ps.add(p.value.pos, base+".actions", "a hook needs at least one action", "add an action, or remove the hook", nil)
-		}
-		for i, it := range p.value.items {
-			if a, good := r.hookAction(it, fmt.Sprintf("%s.actions[%d]", base, i), servers, chk); good {
-				h.Actions = append(h.Actions, a)
-			}
+	for i, af := range f.Actions {
+		if a, good := r.hookAction(af, at("actions", i), base+fmt.Sprintf(".actions[%d]", i), servers, chk); good {
+			h.Actions = append(h.Actions, a)
 		}
 	}
 	return h, ok
@@ -578,7 +484,7 @@ func (r *resolver) hook(n *node, base string, servers []string, first map[string
 
 // eventPatternProblem says what is wrong with an on: value, or "".
 func eventPatternProblem(v string) string {
-	if _, err := path.Match(v, ""); err != nil {
+	if _, err := path_.Match(v, ""); err != nil {
 		return fmt.Sprintf("invalid event pattern %q: %v", v, err)
 	}
 	plain := strings.NewReplacer("*", "x", "?", "x", "[", "", "]", "", "^", "", "!", "").Replace(v)
@@ -590,26 +496,18 @@ func eventPatternProblem(v string) string {
 
 // conditions reads if:, a mapping of field to a value (equals) or to a
 // mapping with one of equals, glob or regex.
-func (r *resolver) conditions(n *node, field string, chk hookCheck) []HookCondition {
-	if n.kind == kindNull || !r.ps.expectKind(n, field, "a mapping of context fields to conditions", kindMap) {
-		return nil
-	}
+func (r *resolver) conditions(path []any, field string, chk hookCheck) []HookCondition {
 	var out []HookCondition
-	for _, p := range n.pairs {
+	for _, p := range r.pairsAt(path...) {
 		f := field + "." + p.key
 		c := HookCondition{Field: p.key, Op: CondEquals, Pos: p.keyPos}
 		r.checkField(p.keyPos, f, p.key, chk)
 		v := p.value
 		if v.kind == kindMap {
 			if len(v.pairs) != 1 {
-				r.ps.add(v.pos, f, "a condition has exactly one of equals, glob or regex", "e.g. branch: {glob: \"feature/*\"}", nil)
-				continue
+				continue // reported against the schema
 			}
 			op := v.pairs[0]
-			if op.key != CondEquals && op.key != CondGlob && op.key != CondRegex {
-				r.ps.unknown(op, f+"."+op.key, []string{CondEquals, CondGlob, CondRegex})
-				continue
-			}
 			c.Op, v = op.key, op.value
 			f += "." + op.key
 		}
@@ -620,7 +518,7 @@ func (r *resolver) conditions(n *node, field string, chk hookCheck) []HookCondit
 		c.Value = s
 		switch c.Op {
 		case CondGlob:
-			if _, err := path.Match(s, ""); err != nil {
+			if _, err := path_.Match(s, ""); err != nil {
 				r.ps.add(v.pos, f, fmt.Sprintf("invalid glob %q: %v", s, err), "use * and ? wildcards and [] classes", nil)
 				continue
 			}
@@ -671,84 +569,31 @@ func (r *resolver) template(n *node, field string, chk hookCheck) (string, bool)
 	return s, true
 }
 
-// templateList reads a list of templates.
-func (r *resolver) templateList(n *node, field string, chk hookCheck) []string {
-	items, _ := r.ps.strList(n, field)
-	var out []string
-	for i, it := range items {
-		if !it.isScalar() {
-			continue // reported by strList
-		}
-		if v, ok := r.template(it, fmt.Sprintf("%s[%d]", field, i), chk); ok {
-			out = append(out, v)
-		}
+// hookAction reads the action at path, whose field name is base.
+func (r *resolver) hookAction(f schema.HookAction, path []any, base string, servers []string, chk hookCheck) (HookAction, bool) {
+	at := func(key string) []any { return append(path[:len(path):len(path)], key) }
+	n := r.at(path...)
+	if n == nil || f.Type == "" {
+		return HookAction{}, false // taken out as wrong, or of no known type
 	}
-	return out
-}
-
-// hookAction reads one action.
-func (r *resolver) hookAction(n *node, base string, servers []string, chk hookCheck) (HookAction, bool) {
-	if !r.ps.expectKind(n, base, "a mapping", kindMap) {
-		return HookAction{}, false
-	}
-	a := HookAction{Pos: n.pos}
-	p := n.get("type")
-	if p == nil || p.value.kind == kindNull {
-		r.ps.add(n.pos, base+".type", "type is required", "use one of "+strings.Join(HookActionTypes, ", "), nil)
-		return a, false
-	}
-	t, ok := r.expandNode(p.value, base+".type")
-	if !ok {
-		return a, false
-	}
-	keys, known := actionKeys[t]
-	if !known {
-		fix := "use one of " + strings.Join(HookActionTypes, ", ")
-		if s := suggest(t, HookActionTypes); s != "" {
-			fix = fmt.Sprintf("did you mean %q?", s)
-		}
-		r.ps.add(p.value.pos, base+".type", fmt.Sprintf("unknown action type %q", t), fix, nil)
-		return a, false
-	}
-	a.Type = t
-	r.ps.known(n, base, keys)
+	a := HookAction{Type: f.Type, Pos: n.pos}
 	before := len(r.ps.errs)
 	str := func(key string) (string, *node) {
-		p := n.get(key)
-		if p == nil || p.value.kind == kindNull {
-			return "", nil
-		}
-		v, _ := r.expandNode(p.value, base+"."+key)
-		return v, p.value
+		v, _ := r.textAt(at(key)...)
+		return v, r.at(at(key)...)
 	}
 	tmpl := func(key string) string {
-		p := n.get(key)
-		if p == nil || p.value.kind == kindNull {
-			return ""
+		if tn := r.at(at(key)...); tn != nil {
+			v, _ := r.template(tn, base+"."+key, chk)
+			return v
 		}
-		v, _ := r.template(p.value, base+"."+key, chk)
-		return v
+		return ""
 	}
-	require := func(key, v, fix string) {
-		if v == "" && n.get(key) == nil {
-			r.ps.add(n.pos, base+"."+key, key+" is required for a "+t+" action", fix, nil)
-		}
-	}
-	if p := n.get("timeout"); p != nil {
-		f := base + ".timeout"
-		if v, ok := r.ps.duration(p.value, f); ok {
-			if v < MinHookTimeout || v > MaxHookTimeout {
-				r.ps.add(p.value.pos, f, fmt.Sprintf("timeout %s is out of range", formatDuration(v)), "use 1s to 5m (the default is 30s)", nil)
-			} else {
-				a.Timeout = v
-			}
-		}
-	}
-	switch t {
+	setDur(&a.Timeout, f.Timeout)
+	switch a.Type {
 	case HookActionMCP:
 		var sn *node
 		a.Server, sn = str("server")
-		require("server", a.Server, "name one of the configured servers")
 		if sn != nil && a.Server != "" && !slices.Contains(servers, a.Server) {
 			fix := "name one of the configured servers"
 			if s := suggest(a.Server, servers); s != "" {
@@ -757,77 +602,41 @@ func (r *resolver) hookAction(n *node, base string, servers []string, chk hookCh
 			r.ps.add(sn.pos, base+".server", fmt.Sprintf("unknown server %q", a.Server), fix, nil)
 		}
 		a.Tool, _ = str("tool")
-		require("tool", a.Tool, "name the tool to call")
-		if p := n.get("params"); p != nil {
-			a.Params = r.mappings(p.value, base+".params", "param", chk, true)
-		}
+		a.Params = r.mappings(f.Params, at("params"), base+".params", "param", chk, true)
 	case HookActionCommand:
-		p := n.get("command")
-		if p == nil || p.value.kind == kindNull {
-			require("command", "", "give the program and its arguments as a list, e.g. command: [./check.sh, \"{tool}\"]")
-			break
-		}
-		if p.value.kind == kindString {
-			r.ps.add(p.value.pos, base+".command", "command must be a list (it runs without a shell)", fmt.Sprintf("write command: [%s]", strings.Join(quoteAll(strings.Fields(p.value.text)), ", ")), nil)
-			break
-		}
-		a.Command = r.templateList(p.value, base+".command", chk)
-		if len(a.Command) == 0 && len(r.ps.errs) == before {
-			r.ps.add(p.value.pos, base+".command", "command is empty", "give the program and its arguments", nil)
+		for _, it := range r.itemsAt(at("command")...) {
+			if v, ok := r.template(it.n, base+it.field[len(r.name(path...)):], chk); ok {
+				a.Command = append(a.Command, v)
+			}
 		}
 	case HookActionHTTP:
 		var un *node
 		a.URL, un = str("url")
-		require("url", a.URL, "give the URL to POST the event to")
 		if un != nil && a.URL != "" {
 			if u, err := url.Parse(a.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				r.ps.add(un.pos, base+".url", fmt.Sprintf("invalid URL %q", a.URL), "use an http:// or https:// URL", nil)
 			}
 		}
-		if p := n.get("headers"); p != nil {
-			pairs, _ := r.ps.strMap(p.value, base+".headers")
-			for _, hp := range pairs {
-				if v, ok := r.expandHeaderNode(hp.value, base+".headers."+hp.key); ok {
-					if a.Headers == nil {
-						a.Headers = map[string]string{}
-					}
-					a.Headers[hp.key] = v
+		for _, hp := range r.pairsAt(at("headers")...) {
+			if v, ok := r.expandHeaderNode(hp.value, base+".headers."+hp.key); ok {
+				if a.Headers == nil {
+					a.Headers = map[string]string{}
 				}
+				a.Headers[hp.key] = v
 			}
 		}
 	case HookActionGit:
-		var gn *node
-		a.Git, gn = str("git")
-		require("git", a.Git, "use branch, commit or tag")
+		a.Git, _ = str("git")
 		a.Name, a.Message = tmpl("name"), tmpl("message")
-		switch a.Git {
-		case "":
-		case "branch":
-			require("name", a.Name, "give the branch name (a template, e.g. \"{feature}-fix\")")
-		case "commit":
-			require("message", a.Message, "give the commit message (a template)")
-		case "tag":
-			require("name", a.Name, "give the tag name (a template)")
-		default:
-			r.ps.add(gn.pos, base+".git", fmt.Sprintf("unknown git operation %q", a.Git), "use branch, commit or tag", nil)
-		}
 	case HookActionGitHub:
-		var gn *node
-		a.GitHub, gn = str("github")
-		require("github", a.GitHub, "use issue or comment")
+		a.GitHub, _ = str("github")
 		a.Repo, a.Title, a.Body, a.Number = tmpl("repo"), tmpl("title"), tmpl("body"), tmpl("number")
 		if a.Repo == "" {
 			a.Repo = "{repo}"
 		} else if !strings.Contains(a.Repo, "{") && !repoPattern.MatchString(a.Repo) {
-			r.ps.add(n.get("repo").value.pos, base+".repo", fmt.Sprintf("invalid repository %q", a.Repo), "write owner/name", nil)
+			r.ps.add(r.at(at("repo")...).pos, base+".repo", fmt.Sprintf("invalid repository %q", a.Repo), "write owner/name", nil)
 		}
-		if p := n.get("labels"); p != nil {
-			for _, it := range func() []*node { l, _ := r.ps.strList(p.value, base+".labels"); return l }() {
-				if it.isScalar() {
-					a.Labels = append(a.Labels, it.text)
-				}
-			}
-		}
+		a.Labels = f.Labels
 		var bn *node
 		a.BaseURL, bn = str("base_url")
 		if bn != nil && a.BaseURL != "" {
@@ -838,131 +647,75 @@ func (r *resolver) hookAction(n *node, base string, servers []string, chk hookCh
 		if a.BaseURL == "" {
 			a.BaseURL = "https://api.github.com"
 		}
-		var tn *node
-		a.TokenEnv, tn = str("token_env")
-		if tn != nil && !envNamePattern.MatchString(a.TokenEnv) {
-			r.ps.add(tn.pos, base+".token_env", fmt.Sprintf("invalid variable name %q", a.TokenEnv), "name an environment variable, e.g. GITHUB_TOKEN", nil)
-		}
-		if a.TokenEnv == "" {
-			a.TokenEnv = "GITHUB_TOKEN"
-		}
-		switch a.GitHub {
-		case "":
-		case "issue":
-			require("title", a.Title, "give the issue title (a template)")
-		case "comment":
-			require("number", a.Number, "give the issue or pull request number (a template, e.g. \"{number}\")")
-			require("body", a.Body, "give the comment text (a template)")
-		default:
-			r.ps.add(gn.pos, base+".github", fmt.Sprintf("unknown github operation %q", a.GitHub), "use issue or comment", nil)
-		}
+		a.TokenEnv = "GITHUB_TOKEN"
+		set(&a.TokenEnv, f.TokenEnv)
 	case HookActionAgent:
 		a.Prompt = tmpl("prompt")
-		require("prompt", a.Prompt, "give the prompt (a template)")
-		for _, key := range []string{"servers", "tools"} {
-			p := n.get(key)
-			if p == nil {
+		for _, it := range r.itemsAt(at("servers")...) {
+			if !slices.Contains(servers, it.n.text) {
+				r.ps.add(it.n.pos, base+it.field[len(r.name(path...)):], fmt.Sprintf("unknown server %q", it.n.text), "name one of the configured servers", nil)
 				continue
 			}
-			items, _ := r.ps.strList(p.value, base+"."+key)
-			for i, it := range items {
-				if !it.isScalar() {
-					continue
-				}
-				if key == "servers" {
-					if !slices.Contains(servers, it.text) {
-						r.ps.add(it.pos, fmt.Sprintf("%s.servers[%d]", base, i), fmt.Sprintf("unknown server %q", it.text), "name one of the configured servers", nil)
-						continue
-					}
-					a.Servers = append(a.Servers, it.text)
-				} else {
-					a.Tools = append(a.Tools, it.text)
-				}
-			}
+			a.Servers = append(a.Servers, it.n.text)
 		}
+		a.Tools = f.Tools
 	case HookActionEvent:
 		var en *node
 		a.Event, en = str("event")
-		require("event", a.Event, "name the event to fire, e.g. event: review.requested")
 		if en != nil && a.Event != "" && !EventNamePattern.MatchString(a.Event) {
 			r.ps.add(en.pos, base+".event", fmt.Sprintf("invalid event name %q", a.Event), "write dotted words, e.g. review.requested", nil)
 		}
-		if p := n.get("fields"); p != nil {
-			a.Fields = r.mappings(p.value, base+".fields", "field", chk, false)
+		fields := make([]schema.ParamMapping, len(f.Fields))
+		for i, ef := range f.Fields {
+			fields[i] = schema.ParamMapping{Param: ef.Field, Mapping: ef.Mapping}
 		}
+		a.Fields = r.mappings(fields, at("fields"), base+".fields", "field", chk, false)
 	}
 	return a, len(r.ps.errs) == before
 }
 
-// mappings reads a list of parameter mappings ({param, source, value}) or
-// event fields ({field, source, value}). source defaults to template.
-func (r *resolver) mappings(n *node, field, nameKey string, chk hookCheck, unique bool) []ParamMapping {
-	if n.kind == kindNull || !r.ps.expectKind(n, field, "a list of mappings", kindSeq) {
-		return nil
-	}
-	keys := mappingKeys
-	if nameKey == "field" {
-		keys = fieldKeys
-	}
+// mappings reads the parameter mappings ({param, source, value}) or event
+// fields ({field, source, value}) at path, named field. source defaults to
+// template.
+func (r *resolver) mappings(ms []schema.ParamMapping, path []any, field, nameKey string, chk hookCheck, unique bool) []ParamMapping {
 	var out []ParamMapping
 	seen := map[string]Pos{}
-	for i, it := range n.items {
+	for i, f := range ms {
+		at := func(key string) []any { return append(path[:len(path):len(path)], i, key) }
+		it := r.at(append(path[:len(path):len(path)], i)...)
+		if it == nil || f.Param == "" || it.get("value") == nil {
+			continue // taken out as wrong, or missing what the schema requires
+		}
 		base := fmt.Sprintf("%s[%d]", field, i)
-		if !r.ps.expectKind(it, base, "a mapping", kindMap) {
+		m := ParamMapping{Param: f.Param, Source: MappingTemplate, Pos: it.pos}
+		if prev, dup := seen[f.Param]; dup && unique {
+			r.ps.add(r.at(at(nameKey)...).pos, base+"."+nameKey, fmt.Sprintf("%q is mapped twice (first at %s)", f.Param, prev), "map each parameter once", nil)
 			continue
 		}
-		r.ps.known(it, base, keys)
-		m := ParamMapping{Source: MappingTemplate, Pos: it.pos}
-		p := it.get(nameKey)
-		if p == nil || p.value.kind == kindNull {
-			r.ps.add(it.pos, base+"."+nameKey, nameKey+" is required", "name the tool parameter it sets", nil)
-			continue
-		}
-		name, ok := r.ps.str(p.value, base+"."+nameKey)
-		if !ok || name == "" {
-			continue
-		}
-		if prev, dup := seen[name]; dup && unique {
-			r.ps.add(p.value.pos, base+"."+nameKey, fmt.Sprintf("%q is mapped twice (first at %s)", name, prev), "map each parameter once", nil)
-			continue
-		}
-		seen[name] = p.value.pos
-		m.Param = name
-		if p := it.get("source"); p != nil {
-			if s, ok := r.ps.str(p.value, base+".source"); ok {
-				if s != MappingContext && s != MappingLiteral && s != MappingTemplate {
-					r.ps.add(p.value.pos, base+".source", fmt.Sprintf("unknown source %q", s), "use context, literal or template", nil)
-					continue
-				}
-				m.Source = s
-			}
-		}
-		vp := it.get("value")
-		if vp == nil {
-			r.ps.add(it.pos, base+".value", "value is required", "give the context field, literal value or template", nil)
-			continue
-		}
+		seen[f.Param] = r.at(at(nameKey)...).pos
+		set(&m.Source, f.Source)
+		vn := it.get("value").value
 		switch m.Source {
 		case MappingLiteral:
-			v, ok := r.literal(vp.value, base+".value")
+			v, ok := r.literal(vn, base+".value")
 			if !ok {
 				continue
 			}
 			m.Literal = v
 		case MappingContext:
-			s, ok := r.expandNode(vp.value, base+".value")
+			s, ok := r.expandNode(vn, base+".value")
 			if !ok {
 				continue
 			}
 			t, err := ParseHookTemplate("{" + s + "}")
 			if err != nil || !t.Single() || t.Parts[0].HasDefault {
-				r.ps.add(vp.value.pos, base+".value", fmt.Sprintf("invalid context field %q", s), "name a field such as branch or arguments.title", nil)
+				r.ps.add(vn.pos, base+".value", fmt.Sprintf("invalid context field %q", s), "name a field such as branch or arguments.title", nil)
 				continue
 			}
-			r.checkField(vp.value.pos, base+".value", s, chk)
+			r.checkField(vn.pos, base+".value", s, chk)
 			m.Value = s
 		default:
-			s, ok := r.template(vp.value, base+".value", chk)
+			s, ok := r.template(vn, base+".value", chk)
 			if !ok {
 				continue
 			}
@@ -1017,148 +770,4 @@ func (r *resolver) literal(n *node, field string) (any, bool) {
 		return out, true
 	}
 	return nil, false
-}
-
-// hooks writes the hooks: list and hook_settings: block, for config show;
-// nothing when there are no hooks and the settings are the defaults.
-func (w *yamlWriter) hooks(h Hooks) {
-	s := h.Settings
-	s.Pos = Pos{}
-	if s != DefaultHookSettings() && s != (HookSettings{}) {
-		w.line(0, "hook_settings:")
-		w.kv(1, "max_concurrent", strconv.Itoa(s.MaxConcurrent))
-		w.kv(1, "queue_size", strconv.Itoa(s.QueueSize))
-		w.kv(1, "retries", strconv.Itoa(s.Retries))
-		w.kv(1, "retry_delay", formatDuration(s.RetryDelay))
-		w.kv(1, "max_depth", strconv.Itoa(s.MaxDepth))
-		w.kv(1, "timeout", formatDuration(s.Timeout))
-	}
-	if len(h.List) == 0 {
-		return
-	}
-	w.line(0, "hooks:")
-	for _, hk := range h.List {
-		w.line(1, "- name: "+w.str(hk.Name))
-		w.kv(2, "on", w.str(hk.On))
-		if len(hk.If) > 0 {
-			w.line(2, "if:")
-			for _, c := range hk.If {
-				w.kv(3, quoteYAML(c.Field), "{"+c.Op+": "+w.str(c.Value)+"}")
-			}
-		}
-		if hk.Priority != 0 {
-			w.kv(2, "priority", strconv.Itoa(hk.Priority))
-		}
-		if !hk.Enabled {
-			w.kv(2, "enabled", "false")
-		}
-		if hk.OnFailure != "" {
-			w.kv(2, "on_failure", hk.OnFailure)
-		}
-		w.line(2, "actions:")
-		for _, a := range hk.Actions {
-			w.hookAction(a)
-		}
-	}
-}
-
-// hookAction writes one action.
-func (w *yamlWriter) hookAction(a HookAction) {
-	w.line(3, "- type: "+a.Type)
-	opt := func(key, v string) {
-		if v != "" {
-			w.kv(4, key, w.str(v))
-		}
-	}
-	if a.Timeout != 0 {
-		w.kv(4, "timeout", formatDuration(a.Timeout))
-	}
-	switch a.Type {
-	case HookActionMCP:
-		opt("server", a.Server)
-		opt("tool", a.Tool)
-		w.mappings("params", "param", a.Params)
-	case HookActionCommand:
-		w.kv(4, "command", w.list(a.Command))
-	case HookActionHTTP:
-		opt("url", a.URL)
-		w.strMap(4, "headers", a.Headers)
-	case HookActionGit:
-		opt("git", a.Git)
-		opt("name", a.Name)
-		opt("message", a.Message)
-	case HookActionGitHub:
-		opt("github", a.GitHub)
-		opt("repo", a.Repo)
-		opt("title", a.Title)
-		opt("body", a.Body)
-		if len(a.Labels) > 0 {
-			w.kv(4, "labels", w.list(a.Labels))
-		}
-		opt("number", a.Number)
-		opt("base_url", a.BaseURL)
-		opt("token_env", a.TokenEnv)
-	case HookActionAgent:
-		opt("prompt", a.Prompt)
-		if len(a.Servers) > 0 {
-			w.kv(4, "servers", w.list(a.Servers))
-		}
-		if len(a.Tools) > 0 {
-			w.kv(4, "tools", w.list(a.Tools))
-		}
-	case HookActionEvent:
-		opt("event", a.Event)
-		w.mappings("fields", "field", a.Fields)
-	}
-}
-
-// mappings writes parameter mappings or event fields.
-func (w *yamlWriter) mappings(key, nameKey string, ms []ParamMapping) {
-	if len(ms) == 0 {
-		return
-	}
-	w.line(4, key+":")
-	for _, m := range ms {
-		var v string
-		if m.Source == MappingLiteral {
-			v = literalYAML(m.Literal, w)
-		} else {
-			v = w.str(m.Value)
-		}
-		w.line(5, "- {"+nameKey+": "+w.str(m.Param)+", source: "+m.Source+", value: "+v+"}")
-	}
-}
-
-// literalYAML renders a literal value in flow style.
-func literalYAML(v any, w *yamlWriter) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return w.str(x)
-	case bool:
-		return strconv.FormatBool(x)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = literalYAML(e, w)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = quoteYAML(k) + ": " + literalYAML(x[k], w)
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	}
-	return w.str(fmt.Sprint(v))
 }

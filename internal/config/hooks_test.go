@@ -171,12 +171,12 @@ func TestHooksProblems(t *testing.T) {
 		{"settings out of range",
 			"hook_settings:\n  max_concurrent: 0\n  queue_size: -1\n  retries: 9\n  retry_delay: 2m\n  max_depth: 99\n  timeout: 10m\n  colour: red\n",
 			[]string{
-				"sb.yaml:4:19: hook_settings.max_concurrent: 0 is out of range; use 1 to 64",
-				"sb.yaml:5:15: hook_settings.queue_size: -1 is out of range; use 1 to 100000",
-				"sb.yaml:6:12: hook_settings.retries: 9 is out of range; use 0 to 5",
-				"sb.yaml:7:16: hook_settings.retry_delay: 2m is out of range; use 0s to 1m",
-				"sb.yaml:8:14: hook_settings.max_depth: 99 is out of range; use 1 to 50",
-				"sb.yaml:9:12: hook_settings.timeout: 10m is out of range; use 1s to 5m",
+				"sb.yaml:4:19: hook_settings.max_concurrent: 0 is out of range; use 1 to 64 (the default is 5)",
+				"sb.yaml:5:15: hook_settings.queue_size: -1 is out of range; use 1 to 100000 (the default is 100)",
+				"sb.yaml:6:12: hook_settings.retries: 9 is out of range; use 0 to 5 (the default is 1)",
+				"sb.yaml:7:16: hook_settings.retry_delay: 2m is out of range; use a value from 0s to 1m (the default is 2s)",
+				"sb.yaml:8:14: hook_settings.max_depth: 99 is out of range; use 1 to 50 (the default is 10)",
+				"sb.yaml:9:12: hook_settings.timeout: 10m is out of range; use a value from 1s to 5m (the default is 30s)",
 				`sb.yaml:10:3: hook_settings.colour: unknown field "colour"; remove it; docs/configuration.md lists the fields`,
 			}},
 		{"missing name, on and actions", "hooks:\n  - priority: 1\n", []string{
@@ -214,13 +214,13 @@ func TestHooksProblems(t *testing.T) {
 			"sb.yaml:9:46: hooks.a.actions[2].tiemout: unknown field \"tiemout\"; did you mean \"timeout\"?",
 		}},
 		{"mcp timeout and mappings", "hooks:\n  - name: a\n    on: x.y\n    actions:\n      - type: mcp\n        server: github\n        tool: t\n        timeout: 500ms\n        params:\n          - {param: p, source: env, value: x}\n          - {param: q, value: x}\n          - {param: q, value: y}\n          - {param: r, source: context, value: \"a b\"}\n", []string{
-			"sb.yaml:10:18: hooks.a.actions[0].timeout: timeout 500ms is out of range; use 1s to 5m (the default is 30s)",
+			"sb.yaml:10:18: hooks.a.actions[0].timeout: 500ms is out of range; use 1s to 5m (the default is 30s)",
 			"sb.yaml:12:32: hooks.a.actions[0].params[0].source: unknown source \"env\"; use context, literal or template",
 			"sb.yaml:14:21: hooks.a.actions[0].params[2].param: \"q\" is mapped twice (first at sb.yaml:13:21); map each parameter once",
 			"sb.yaml:15:48: hooks.a.actions[0].params[3].value: invalid context field \"a b\"; name a field such as branch or arguments.title",
 		}},
 		{"command as a string", "hooks:\n  - name: a\n    on: x.y\n    actions:\n      - {type: command, command: \"rm -rf /tmp/x\"}\n", []string{
-			"sb.yaml:7:34: hooks.a.actions[0].command: command must be a list (it runs without a shell); write command: [rm, \"-rf\", /tmp/x]",
+			"sb.yaml:7:34: hooks.a.actions[0].command: must be a list of strings, not a string; give the program and its arguments as a list (it runs without a shell), e.g. command: [./check.sh, \"{tool}\"]",
 		}},
 		{"http, git, github, event", "hooks:\n  - name: a\n    on: x.y\n    actions:\n      - {type: http, url: ftp://x}\n      - {type: git, git: push}\n      - {type: github, github: issue, repo: nope, token_env: \"1X\"}\n      - {type: event, event: \"bad name\"}\n", []string{
 			"sb.yaml:7:27: hooks.a.actions[0].url: invalid URL \"ftp://x\"; use an http:// or https:// URL",

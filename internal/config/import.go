@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/switchboard-mcp/switchboard/internal/config/schema"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
 
@@ -45,6 +46,12 @@ func Import(path string, opts Options) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// SchemaComment is the first line of the files `config import` writes:
+// it tells editors with the YAML language server (VS Code's YAML
+// extension, JetBrains IDEs) where the file's schema is, so that they
+// complete and check it as it is typed.
+const SchemaComment = "# yaml-language-server: $schema=" + schema.ID
 
 // importBlocking returns the problems that stop an import: all but unset
 // variables, VS Code inputs and commands that the user can still allow.
@@ -112,10 +119,10 @@ func emitImport(path string, p *parsed) []byte {
 
 	rc := p.raw
 	if rc.defaults != nil && rc.defaults.kind == kindMap {
-		im.w.defaults(p.cfg.Defaults)
+		im.w.block(0, "defaults", defaultsOf(p.cfg.Defaults))
 	}
 	if rc.limits != nil && rc.limits.kind == kindMap {
-		im.w.limits(p.cfg.Limits)
+		im.w.block(0, "limits", limitsOf(p.cfg.Limits))
 	}
 	if rc.history != nil && rc.history.kind == kindMap {
 		im.history(rc.history, p.cfg.History)
@@ -123,7 +130,7 @@ func emitImport(path string, p *parsed) []byte {
 	if rc.gateway != nil && !p.cfg.Gateway.isDefault() {
 		// Native files only; tokens keep their token_env / token_sha256,
 		// never a secret.
-		im.w.gateway(p.cfg.Gateway)
+		im.w.block(0, "gateway", gatewayOf(p.cfg.Gateway))
 	}
 	var allowed []string
 	if rc.security != nil {
@@ -159,6 +166,7 @@ func emitImport(path string, p *parsed) []byte {
 	}
 
 	head := &yamlWriter{}
+	head.line(0, SchemaComment)
 	head.line(0, fmt.Sprintf("# Imported from %s (%s format) by switchboard config import.", path, rc.format))
 	head.line(0, "# Review it before use: docs/configuration.md describes every field.")
 	for _, w := range p.cfg.Warnings {

@@ -58,6 +58,11 @@ func TestImportRoundTrip(t *testing.T) {
 			}
 			golden(t, tt.golden, out)
 
+			// Editors find the schema from the first line.
+			if first, _, _ := strings.Cut(string(out), "\n"); first != SchemaComment {
+				t.Errorf("got first line %q, want %q", first, SchemaComment)
+			}
+
 			// Secrets stay references: nothing from the environment is baked in.
 			for _, v := range []string{"ghp_secret", "tok_secret", "key_secret"} {
 				if strings.Contains(string(out), v) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -76,7 +77,7 @@ func TestLaunchAllowNeedsTrust(t *testing.T) {
 	}
 	// What it allows shows in the resolved configuration, and reads back.
 	out, err := config.MarshalResolved(cfg)
-	if err != nil || !strings.Contains(string(out), "launch: {allow: [docker.privileged]}") {
+	if err != nil || !regexp.MustCompile(`\n\s+launch:\n\s+allow: \[docker\.privileged\]\n`).Match(out) {
 		t.Errorf("MarshalResolved: got %v\n%s", err, out)
 	}
 }

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/config/schema"
 )
 
 // MarshalResolved renders a resolved configuration as native YAML, for
@@ -17,256 +20,390 @@ import (
 // Docker servers in their docker: form. A literal $ is written $$, so the
 // output is itself a valid configuration that resolves to the same
 // servers. Call it on c.Redacted() to hide secrets.
+//
+// The configuration is put back into the file's types (package schema)
+// and written in their order, so a key added there is written too.
 func MarshalResolved(c *Config) ([]byte, error) {
 	if c == nil {
 		return nil, fmt.Errorf("marshaling configuration: nil config")
 	}
-	w := &yamlWriter{escape: true}
-	w.defaults(c.Defaults)
-	w.limits(c.Limits)
-	w.line(0, "history:")
-	w.kv(1, "store", w.str(c.History.Store))
-	w.kv(1, "record_values", strconv.FormatBool(c.History.RecordValues))
-	w.kv(1, "keep", strconv.Itoa(c.History.Keep))
-	if len(c.AllowedCommands) > 0 {
-		w.line(0, "security:")
-		w.kv(1, "allowed_commands", w.list(c.AllowedCommands))
-	}
-	if !c.Gateway.isDefault() {
-		w.gateway(c.Gateway)
-	}
-	w.hooks(c.Hooks)       // hooks.go
-	w.notebook(c.Notebook) // notebook.go
-	w.llm(c.LLM)           // agent.go
-	w.agent(c.Agent)       // agent.go
-	if len(c.Servers) == 0 {
-		w.line(0, "servers: []")
-		return w.bytes(), nil
-	}
-	w.line(0, "servers:")
-	for _, s := range c.Servers {
-		w.server(s)
-	}
+	w := &yamlWriter{}
+	w.fields(false, 0, reflect.ValueOf(fileOf(c)))
 	return w.bytes(), nil
 }
 
-// limits writes the limits: block.
-func (w *yamlWriter) limits(l Limits) {
-	w.line(0, "limits:")
-	w.kv(1, "max_concurrent", strconv.Itoa(l.MaxConcurrent))
-	w.kv(1, "queue_wait", FormatQueueWait(l.QueueWait))
-	w.kv(1, "max_queue", strconv.Itoa(l.MaxQueue))
-	w.kv(1, "session_limit", strconv.Itoa(l.SessionLimit))
-	w.kv(1, "max_output", formatSize(l.MaxOutputBytes))
+// fileOf puts a resolved configuration back into the file's types; blocks
+// that hold only their defaults are left out.
+func fileOf(c *Config) schema.File {
+	f := schema.File{
+		Defaults: defaultsOf(c.Defaults),
+		Limits:   limitsOf(c.Limits),
+		History: &schema.History{
+			Store: ptr(esc(c.History.Store)), RecordValues: ptr(c.History.RecordValues), Keep: ptr(c.History.Keep),
+		},
+		Servers: make([]schema.Server, 0, len(c.Servers)),
+	}
+	if len(c.AllowedCommands) > 0 {
+		f.Security = &schema.Security{AllowedCommands: escAll(c.AllowedCommands)}
+	}
+	if !c.Gateway.isDefault() {
+		f.Gateway = gatewayOf(c.Gateway)
+	}
+	f.HookSettings, f.Hooks = hooksOf(c.Hooks)
+	if !c.Notebook.isDefault() {
+		f.Notebook = notebookOf(c.Notebook)
+	}
+	if !c.LLM.isDefault() {
+		f.LLM = llmOf(c.LLM)
+	}
+	if !c.Agent.isDefault() {
+		f.Agent = agentOf(c.Agent)
+	}
+	for _, s := range c.Servers {
+		f.Servers = append(f.Servers, serverOf(s))
+	}
+	return f
 }
 
-func (w *yamlWriter) server(s Server) {
-	w.line(1, "- name: "+quoteYAML(s.Name))
-	const in = 2
-	if s.Description != "" {
-		w.kv(in, "description", w.str(s.Description))
+// defaultsOf is the defaults: block of resolved defaults.
+func defaultsOf(d Defaults) *schema.Defaults {
+	backoff := make([]schema.BackoffStep, len(d.Health.Backoff))
+	for i, b := range d.Health.Backoff {
+		backoff[i] = schema.BackoffStep(b)
 	}
-	w.kv(in, "transport", quoteYAML(string(s.Transport)))
+	return &schema.Defaults{
+		RequestTimeout: dur(d.RequestTimeout), ConnectTimeout: dur(d.ConnectTimeout),
+		MaxRetries: ptr(d.MaxRetries), DiscoveryTTL: dur(d.DiscoveryTTL),
+		Health: &schema.Health{
+			PingInterval: dur(d.Health.PingInterval), PingTimeout: dur(d.Health.PingTimeout),
+			Backoff: backoff, MaxFailures: ptr(d.Health.MaxFailures),
+		},
+	}
+}
+
+// limitsOf is the limits: block of resolved limits.
+func limitsOf(l Limits) *schema.Limits {
+	q := schema.QueueWait{CallTimeout: l.QueueWait == QueueWaitCallTimeout, Duration: l.QueueWait}
+	return &schema.Limits{
+		MaxConcurrent: ptr(l.MaxConcurrent), QueueWait: &q, MaxQueue: ptr(l.MaxQueue),
+		SessionLimit: ptr(l.SessionLimit), MaxOutput: ptr(schema.Size(l.MaxOutputBytes)),
+	}
+}
+
+// serverOf is a resolved server as an entry of servers:.
+func serverOf(s Server) schema.Server {
+	out := schema.Server{
+		Name: s.Name, Description: opt(esc(s.Description)), Transport: ptr(string(s.Transport)),
+		Timeout: dur(s.ConnectTimeout), RequestTimeout: dur(s.RequestTimeout),
+		MaxRetries: ptr(s.MaxRetries), MaxConcurrent: ptr(s.MaxConcurrent), RedactResults: ptr(s.RedactResults),
+		Roots: escAll(s.Roots), Enabled: ptr(s.Enabled), LoadTools: ptr(s.LoadTools),
+		LoadPrompts: ptr(s.LoadPrompts), LoadResources: ptr(s.LoadResources), Secrets: s.Secrets,
+	}
 	if s.Transport == TransportStdio || s.Transport == "" {
-		if s.Docker != nil {
-			w.line(in, "docker:")
-			w.kv(in+1, "image", w.str(s.Docker.Image))
-			if s.Docker.ContainerName != "" {
-				w.kv(in+1, "container_name", w.str(s.Docker.ContainerName))
-			}
-			if len(s.Docker.Command) > 0 {
-				w.kv(in+1, "command", w.list(s.Docker.Command))
-			}
-			if len(s.Docker.Ports) > 0 {
-				w.line(in+1, "ports:")
-				for _, k := range sortedKeys(s.Docker.Ports) {
-					w.kv(in+2, quoteYAML(k), strconv.Itoa(s.Docker.Ports[k]))
-				}
-			}
+		if d := s.Docker; d != nil {
+			out.Docker = &schema.Docker{Image: esc(d.Image), ContainerName: opt(esc(d.ContainerName)), Command: textsOf(d.Command), Ports: d.Ports}
 		} else {
-			w.kv(in, "command", w.str(s.Command))
-			if len(s.Args) > 0 {
-				w.kv(in, "args", w.list(s.Args))
-			}
+			out.Command, out.Args = ptr(esc(s.Command)), textsOf(s.Args)
 		}
-		w.strMap(in, "env", s.Env)
-		w.kv(in, "inherit_env", strconv.FormatBool(s.InheritEnv))
+		out.Env = textMap(s.Env, esc)
+		out.InheritEnv, out.Cwd, out.Encoding = ptr(s.InheritEnv), opt(esc(s.Cwd)), opt(esc(s.Encoding))
 		if len(s.LaunchAllow) > 0 {
-			w.kv(in, "launch", "{allow: "+w.list(s.LaunchAllow)+"}")
+			out.Launch = &schema.Launch{Allow: escAll(s.LaunchAllow)}
 		}
-		if s.Cwd != "" {
-			w.kv(in, "cwd", w.str(s.Cwd))
-		}
-		if s.Encoding != "" {
-			w.kv(in, "encoding", w.str(s.Encoding))
-		}
-	} else {
-		w.kv(in, "url", w.str(s.URL))
-		w.headers(in, s.Headers)
-		if s.Transport == TransportSSE || s.Transport == TransportHTTP {
-			w.kv(in, "sse_read_timeout", formatDuration(s.SSEReadTimeout))
-		}
-		if s.Transport == TransportHTTP {
-			w.kv(in, "terminate_on_close", strconv.FormatBool(s.TerminateOnClose))
-		}
+		return out
 	}
-	w.kv(in, "timeout", formatDuration(s.ConnectTimeout))
-	w.kv(in, "request_timeout", formatDuration(s.RequestTimeout))
-	w.kv(in, "max_retries", strconv.Itoa(s.MaxRetries))
-	w.kv(in, "max_concurrent", strconv.Itoa(s.MaxConcurrent))
-	w.kv(in, "redact_results", strconv.FormatBool(s.RedactResults))
-	if len(s.Roots) > 0 {
-		w.kv(in, "roots", "["+strings.Join(quoteAll(s.Roots), ", ")+"]")
+	out.URL, out.Headers = ptr(esc(s.URL)), textMap(s.Headers, escHeader)
+	if s.Transport == TransportSSE || s.Transport == TransportHTTP {
+		out.SSEReadTimeout = dur(s.SSEReadTimeout)
 	}
-	w.kv(in, "enabled", strconv.FormatBool(s.Enabled))
-	w.kv(in, "load_tools", strconv.FormatBool(s.LoadTools))
-	w.kv(in, "load_prompts", strconv.FormatBool(s.LoadPrompts))
-	w.kv(in, "load_resources", strconv.FormatBool(s.LoadResources))
-	if len(s.Secrets) > 0 {
-		w.kv(in, "secrets", "["+strings.Join(quoteAll(s.Secrets), ", ")+"]")
+	if s.Transport == TransportHTTP {
+		out.TerminateOnClose = ptr(s.TerminateOnClose)
 	}
+	return out
 }
 
-// gateway writes the gateway: block. Token secrets are never written:
-// a token read from a variable is written as token_env: NAME.
-func (w *yamlWriter) gateway(g Gateway) {
-	w.line(0, "gateway:")
-	w.kv(1, "listen", w.str(g.Listen))
-	w.kv(1, "stateless", strconv.FormatBool(g.Stateless))
+// gatewayOf is the gateway: block. Token secrets are never written: a
+// token read from a variable is written as token_env: NAME.
+func gatewayOf(g Gateway) *schema.Gateway {
+	out := &schema.Gateway{
+		Listen: ptr(esc(g.Listen)), Stateless: ptr(g.Stateless),
+		AllowedOrigins: escAll(g.AllowedOrigins), AllowedHosts: escAll(g.AllowedHosts),
+		ShutdownTimeout: dur(g.ShutdownTimeout), SessionTimeout: dur(g.SessionTimeout),
+		MaxRequestBytes: ptr(schema.Size(g.MaxRequestBytes)), Instructions: opt(esc(g.Instructions)),
+	}
 	if g.DisableFastPath {
-		w.kv(1, "fast_path", "false")
+		out.FastPath = ptr(false)
 	}
-	if len(g.AllowedOrigins) > 0 {
-		w.kv(1, "allowed_origins", w.list(g.AllowedOrigins))
-	}
-	if len(g.AllowedHosts) > 0 {
-		w.kv(1, "allowed_hosts", w.list(g.AllowedHosts))
-	}
-	w.kv(1, "shutdown_timeout", formatDuration(g.ShutdownTimeout))
-	w.kv(1, "session_timeout", formatDuration(g.SessionTimeout))
-	w.kv(1, "max_request_bytes", formatSize(g.MaxRequestBytes))
 	if g.DefaultUser != OSUser() {
-		w.kv(1, "default_user", w.str(g.DefaultUser)) // the OS user is the default wherever the file is used
+		out.DefaultUser = ptr(esc(g.DefaultUser)) // the OS user is the default wherever the file is used
 	}
-	if g.Instructions != "" {
-		w.kv(1, "instructions", w.str(g.Instructions))
+	for _, v := range g.Views {
+		out.Views = append(out.Views, schema.View{
+			Name: v.Name, Servers: v.Servers, Include: escAll(v.Include), Exclude: escAll(v.Exclude),
+			Prefix: ptr(string(v.Prefix)), Rename: escMap(v.Rename), Descriptions: escMap(v.Descriptions),
+		})
 	}
-	if len(g.Views) > 0 {
-		w.line(1, "views:")
-		for _, v := range g.Views {
-			w.line(2, "- name: "+quoteYAML(v.Name))
-			if len(v.Servers) > 0 {
-				w.kv(3, "servers", "["+strings.Join(quoteAll(v.Servers), ", ")+"]")
-			}
-			if len(v.Include) > 0 {
-				w.kv(3, "include", w.list(v.Include))
-			}
-			if len(v.Exclude) > 0 {
-				w.kv(3, "exclude", w.list(v.Exclude))
-			}
-			w.kv(3, "prefix", quoteYAML(string(v.Prefix)))
-			w.strMap(3, "rename", v.Rename)
-			w.strMap(3, "descriptions", v.Descriptions)
+	for i, t := range g.Tokens {
+		tk := schema.Token{User: esc(t.User), Views: t.Views}
+		if t.Name != fmt.Sprintf("tokens[%d]", i) {
+			tk.Name = ptr(esc(t.Name)) // else the default label
+		}
+		switch {
+		case t.TokenEnv != "":
+			tk.TokenEnv = ptr(t.TokenEnv)
+		case t.SHA256 != "":
+			tk.TokenSHA256 = ptr(t.SHA256)
+		}
+		out.Tokens = append(out.Tokens, tk)
+	}
+	return out
+}
+
+// hooksOf is the hook_settings: block (nil when it holds the defaults)
+// and the hooks: list.
+func hooksOf(h Hooks) (*schema.HookSettings, []schema.Hook) {
+	var settings *schema.HookSettings
+	s := h.Settings
+	s.Pos = Pos{}
+	if s != DefaultHookSettings() && s != (HookSettings{}) {
+		settings = &schema.HookSettings{
+			MaxConcurrent: ptr(s.MaxConcurrent), QueueSize: ptr(s.QueueSize), Retries: ptr(s.Retries),
+			RetryDelay: dur(s.RetryDelay), MaxDepth: ptr(s.MaxDepth), Timeout: dur(s.Timeout),
 		}
 	}
-	if len(g.Tokens) > 0 {
-		w.line(1, "tokens:")
-		for i, t := range g.Tokens {
-			if t.Name == fmt.Sprintf("tokens[%d]", i) {
-				w.line(2, "- user: "+w.str(t.User)) // the default label
-			} else {
-				w.line(2, "- name: "+w.str(t.Name))
-				w.kv(3, "user", w.str(t.User))
-			}
-			switch {
-			case t.TokenEnv != "":
-				w.kv(3, "token_env", quoteYAML(t.TokenEnv))
-			case t.SHA256 != "":
-				w.kv(3, "token_sha256", quoteYAML(t.SHA256))
-			}
-			if len(t.Views) > 0 {
-				w.kv(3, "views", "["+strings.Join(quoteAll(t.Views), ", ")+"]")
-			}
+	var out []schema.Hook
+	for _, hk := range h.List {
+		sh := schema.Hook{Name: esc(hk.Name), On: esc(hk.On), OnFailure: opt(hk.OnFailure)}
+		if hk.Priority != 0 {
+			sh.Priority = ptr(hk.Priority)
 		}
+		if !hk.Enabled {
+			sh.Enabled = ptr(false)
+		}
+		for _, c := range hk.If {
+			if sh.If == nil {
+				sh.If = map[string]schema.Condition{}
+			}
+			v := esc(c.Value)
+			cond := schema.Condition{}
+			switch c.Op {
+			case CondGlob:
+				cond.Glob = &v
+			case CondRegex:
+				cond.Regex = &v
+			default:
+				t := schema.Text(v)
+				cond.Equals = &t
+			}
+			sh.If[c.Field] = cond
+		}
+		for _, a := range hk.Actions {
+			sh.Actions = append(sh.Actions, actionOf(a))
+		}
+		out = append(out, sh)
+	}
+	return settings, out
+}
+
+// actionOf is one hook action, with the keys of its type.
+func actionOf(a HookAction) schema.HookAction {
+	out := schema.HookAction{Type: a.Type}
+	if a.Timeout != 0 {
+		out.Timeout = dur(a.Timeout)
+	}
+	switch a.Type {
+	case HookActionMCP:
+		out.Server, out.Tool, out.Params = opt(esc(a.Server)), opt(esc(a.Tool)), mappingsOf(a.Params)
+	case HookActionCommand:
+		out.Command = escAll(a.Command)
+	case HookActionHTTP:
+		out.URL, out.Headers = opt(esc(a.URL)), escMap(a.Headers)
+	case HookActionGit:
+		out.Git, out.Name, out.Message = opt(a.Git), opt(esc(a.Name)), opt(esc(a.Message))
+	case HookActionGitHub:
+		out.GitHub, out.Repo, out.Title, out.Body = opt(a.GitHub), opt(esc(a.Repo)), opt(esc(a.Title)), opt(esc(a.Body))
+		out.Labels, out.Number, out.BaseURL, out.TokenEnv = escAll(a.Labels), opt(esc(a.Number)), opt(esc(a.BaseURL)), opt(a.TokenEnv)
+	case HookActionAgent:
+		out.Prompt, out.Servers, out.Tools = opt(esc(a.Prompt)), a.Servers, escAll(a.Tools)
+	case HookActionEvent:
+		out.Event = opt(esc(a.Event))
+		for _, m := range mappingsOf(a.Fields) {
+			out.Fields = append(out.Fields, schema.EventField{Field: m.Param, Mapping: m.Mapping})
+		}
+	}
+	return out
+}
+
+// mappingsOf is a list of parameter mappings, their sources written out.
+func mappingsOf(ms []ParamMapping) []schema.ParamMapping {
+	var out []schema.ParamMapping
+	for _, m := range ms {
+		v := any(esc(m.Value))
+		if m.Source == MappingLiteral {
+			v = escLiteral(m.Literal)
+		}
+		out = append(out, schema.ParamMapping{Param: m.Param, Mapping: schema.Mapping{Source: ptr(m.Source), Value: v}})
+	}
+	return out
+}
+
+// notebookOf is the notebook: block, its limits written out.
+func notebookOf(n Notebook) *schema.Notebook {
+	out := &schema.Notebook{ImagesDir: opt(esc(n.ImagesDir)), Concurrency: ptr(n.EffectiveConcurrency()), MaxBlocks: ptr(n.EffectiveMaxBlocks())}
+	for _, b := range n.Bindings {
+		sb := schema.Binding{Server: b.Server}
+		switch b.Kind() {
+		case "heading":
+			sb.Heading = ptr(esc(b.Heading))
+		case "block":
+			sb.Block = ptr(b.Block)
+		default:
+			sb.StartLine, sb.EndLine = ptr(b.StartLine), ptr(b.EndLine)
+		}
+		if b.InheritToChildren {
+			sb.InheritToChildren = ptr(true)
+		}
+		out.Bindings = append(out.Bindings, sb)
+	}
+	return out
+}
+
+// llmOf is the llm: block. The API key is never written: only the name
+// of its variable.
+func llmOf(l LLM) *schema.LLM {
+	return &schema.LLM{
+		BaseURL: opt(esc(l.BaseURL)), Model: opt(esc(l.Model)), APIKeyEnv: opt(l.APIKeyEnv),
+		PromptPrice: ptr(l.PromptPrice), CompletionPrice: ptr(l.CompletionPrice), Timeout: dur(l.Timeout),
+		Vision: ptr(l.Vision), Stream: ptr(l.Stream), MaxRetries: ptr(l.MaxRetries),
 	}
 }
 
-// headers writes a server's headers: block, keeping the identity
-// placeholders as written (every other $ is escaped).
-func (w *yamlWriter) headers(indent int, h map[string]string) {
-	if len(h) == 0 {
-		return
+// agentOf is the agent: block.
+func agentOf(a Agent) *schema.Agent {
+	return &schema.Agent{
+		MaxSteps: ptr(a.MaxSteps), MaxToolCalls: ptr(a.MaxToolCalls), MaxTokens: ptr(a.MaxTokens),
+		MaxCost: ptr(a.MaxCost), Timeout: dur(a.Timeout), SystemPrompt: opt(esc(a.SystemPrompt)),
+		Servers: a.Servers, Tools: escAll(a.Tools),
 	}
-	w.line(indent, "headers:")
-	for _, k := range sortedKeys(h) {
-		v := h[k]
-		if w.escape {
-			var b strings.Builder
-			for v != "" {
-				i := strings.Index(v, "${identity.")
-				rest := ""
-				if i >= 0 {
-					rest = v[i:]
-				}
-				switch {
-				case strings.HasPrefix(rest, IdentityUser):
-					b.WriteString(strings.ReplaceAll(v[:i], "$", "$$") + IdentityUser)
-					v = rest[len(IdentityUser):]
-				case strings.HasPrefix(rest, IdentitySession):
-					b.WriteString(strings.ReplaceAll(v[:i], "$", "$$") + IdentitySession)
-					v = rest[len(IdentitySession):]
-				case i >= 0:
-					b.WriteString(strings.ReplaceAll(v[:i+1], "$", "$$"))
-					v = v[i+1:]
-				default:
-					b.WriteString(strings.ReplaceAll(v, "$", "$$"))
-					v = ""
-				}
-			}
-			v = b.String()
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// opt is a pointer to s, or nil for "" (a key left out).
+func opt(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func dur(d time.Duration) *schema.Duration { return ptr(schema.Duration(d)) }
+
+// esc writes a resolved value so that reading it expands nothing: $ is $$.
+func esc(s string) string { return strings.ReplaceAll(s, "$", "$$") }
+
+// escHeader is esc for a header value, whose identity placeholders
+// (filled per request) stay as written.
+func escHeader(v string) string {
+	var b strings.Builder
+	for v != "" {
+		i := strings.Index(v, "${identity.")
+		if i < 0 {
+			b.WriteString(esc(v))
+			break
 		}
-		w.kv(indent+1, quoteYAML(k), quoteYAML(v))
+		b.WriteString(esc(v[:i]))
+		v = v[i:]
+		switch {
+		case strings.HasPrefix(v, IdentityUser):
+			b.WriteString(IdentityUser)
+			v = v[len(IdentityUser):]
+		case strings.HasPrefix(v, IdentitySession):
+			b.WriteString(IdentitySession)
+			v = v[len(IdentitySession):]
+		default:
+			b.WriteString("$$")
+			v = v[1:]
+		}
 	}
+	return b.String()
+}
+
+func escAll(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = esc(s)
+	}
+	return out
+}
+
+func escMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = esc(v)
+	}
+	return out
+}
+
+func textsOf(ss []string) []schema.Text {
+	if ss == nil {
+		return nil
+	}
+	out := make([]schema.Text, len(ss))
+	for i, s := range ss {
+		out[i] = schema.Text(esc(s))
+	}
+	return out
+}
+
+func textMap(m map[string]string, escape func(string) string) map[string]schema.Text {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]schema.Text, len(m))
+	for k, v := range m {
+		out[k] = schema.Text(escape(v))
+	}
+	return out
+}
+
+// escLiteral escapes the strings of a literal value.
+func escLiteral(v any) any {
+	switch x := v.(type) {
+	case string:
+		return esc(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = escLiteral(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = escLiteral(e)
+		}
+		return out
+	}
+	return v
 }
 
 // FormatDuration renders a duration the way the configuration writes it
 // (and a person does): 30s, 5m, 1h, 1m30s.
-func FormatDuration(d time.Duration) string { return formatDuration(d) }
+func FormatDuration(d time.Duration) string { return schema.FormatDuration(d) }
 
 // formatDuration is FormatDuration.
-func formatDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = s[:len(s)-2]
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = s[:len(s)-2]
-	}
-	return s
-}
+func formatDuration(d time.Duration) string { return schema.FormatDuration(d) }
 
 // yamlWriter writes block-style YAML a line at a time.
-// defaults writes the defaults: block (config show and config import).
-func (w *yamlWriter) defaults(d Defaults) {
-	w.line(0, "defaults:")
-	w.kv(1, "request_timeout", formatDuration(d.RequestTimeout))
-	w.kv(1, "connect_timeout", formatDuration(d.ConnectTimeout))
-	w.kv(1, "max_retries", strconv.Itoa(d.MaxRetries))
-	w.kv(1, "discovery_ttl", formatDuration(d.DiscoveryTTL))
-	w.line(1, "health:")
-	w.kv(2, "ping_interval", formatDuration(d.Health.PingInterval))
-	w.kv(2, "ping_timeout", formatDuration(d.Health.PingTimeout))
-	backoff := make([]string, len(d.Health.Backoff))
-	for i, b := range d.Health.Backoff {
-		backoff[i] = formatDuration(b)
-	}
-	w.kv(2, "backoff", "["+strings.Join(backoff, ", ")+"]")
-	w.kv(2, "max_failures", strconv.Itoa(d.Health.MaxFailures))
-}
-
 type yamlWriter struct {
-	b      bytes.Buffer
-	escape bool // write a literal $ as $$ (values are resolved, not templates)
+	b bytes.Buffer
 }
 
 func (w *yamlWriter) line(indent int, s string) {
@@ -280,35 +417,153 @@ func (w *yamlWriter) kv(indent int, key, value string) {
 	w.line(indent, key+": "+value)
 }
 
-// str renders a string value.
-func (w *yamlWriter) str(s string) string {
-	if w.escape {
-		s = strings.ReplaceAll(s, "$", "$$")
-	}
-	return quoteYAML(s)
-}
-
-// list renders a flow list of strings.
-func (w *yamlWriter) list(items []string) string {
-	out := make([]string, len(items))
-	for i, s := range items {
-		out[i] = w.str(s)
-	}
-	return "[" + strings.Join(out, ", ") + "]"
-}
-
-// strMap writes a block mapping of strings, sorted by key.
-func (w *yamlWriter) strMap(indent int, key string, m map[string]string) {
-	if len(m) == 0 {
-		return
-	}
-	w.line(indent, key+":")
-	for _, k := range sortedKeys(m) {
-		w.kv(indent+1, quoteYAML(k), w.str(m[k]))
-	}
-}
-
 func (w *yamlWriter) bytes() []byte { return slices.Clone(w.b.Bytes()) }
+
+// block writes key: and the fields of v (a pointer to a struct of package
+// schema) under it.
+func (w *yamlWriter) block(indent int, key string, v any) {
+	w.line(indent, key+":")
+	w.fields(false, indent+1, reflect.ValueOf(v).Elem())
+}
+
+// fields writes the keys of a struct of package schema at indent, in
+// order: nil pointers, maps and slices are left out (an empty list that is
+// not nil is written []). With dash, the first key starts a list item.
+func (w *yamlWriter) fields(dash bool, indent int, v reflect.Value) {
+	for i := range v.NumField() {
+		sf, fv := v.Type().Field(i), v.Field(i)
+		if sf.Anonymous {
+			w.fields(dash, indent, fv) // an embedded struct's keys are its parent's
+			dash = dash && fv.NumField() == 0
+			continue
+		}
+		key, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		required := strings.Contains(sf.Tag.Get("jsonschema"), "required")
+		switch fv.Kind() {
+		case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface:
+			if fv.IsNil() && !required {
+				continue
+			}
+		}
+		w.value(dash, indent, key, fv)
+		dash = false
+	}
+}
+
+// value writes one key and its value at indent (after "- " with dash).
+func (w *yamlWriter) value(dash bool, indent int, key string, v reflect.Value) {
+	prefix := strings.Repeat("  ", indent)
+	if dash {
+		prefix = strings.Repeat("  ", indent-1) + "- "
+	}
+	if v.Kind() == reflect.Pointer && !v.IsNil() {
+		v = v.Elem()
+	}
+	switch {
+	case isBlock(v):
+		w.b.WriteString(prefix + key + ":\n")
+		w.fields(false, indent+1, v)
+	case v.Kind() == reflect.Slice && isBlock(reflect.New(v.Type().Elem()).Elem()):
+		if v.Len() == 0 {
+			w.b.WriteString(prefix + key + ": []\n")
+			return
+		}
+		w.b.WriteString(prefix + key + ":\n")
+		for i := range v.Len() {
+			w.fields(true, indent+2, v.Index(i))
+		}
+	case v.Kind() == reflect.Map && v.Len() > 0 && !isScalarMap(v):
+		w.b.WriteString(prefix + key + ":\n")
+		m := mapStrings(v)
+		for _, k := range sortedKeys(m) {
+			w.kv(indent+1, quoteYAML(k), scalar(m[k]))
+		}
+	default:
+		w.b.WriteString(prefix + key + ": " + scalar(v) + "\n")
+	}
+}
+
+// isScalarMap reports whether a map is a value (a literal), written in
+// flow style.
+func isScalarMap(v reflect.Value) bool { return v.Type().Elem().Kind() == reflect.Interface }
+
+// isBlock reports whether v is a struct written as a block of keys.
+func isBlock(v reflect.Value) bool {
+	return v.Kind() == reflect.Struct && !isScalarType(v.Type())
+}
+
+// isScalarType reports whether a struct type is written as one value.
+func isScalarType(t reflect.Type) bool {
+	return t == reflect.TypeFor[schema.QueueWait]() || t == reflect.TypeFor[schema.Condition]()
+}
+
+// mapStrings returns a map's values by key.
+func mapStrings(v reflect.Value) map[string]reflect.Value {
+	out := make(map[string]reflect.Value, v.Len())
+	for it := v.MapRange(); it.Next(); {
+		out[it.Key().String()] = it.Value()
+	}
+	return out
+}
+
+// scalar renders a value written on one line: a scalar, a flow list, a
+// condition, a literal.
+func scalar(v reflect.Value) string {
+	if v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return "null"
+		}
+		v = v.Elem()
+	}
+	switch x := v.Interface().(type) {
+	case schema.Duration:
+		return formatDuration(time.Duration(x))
+	case schema.BackoffStep:
+		return formatDuration(time.Duration(x))
+	case schema.Size:
+		return formatSize(int64(x))
+	case schema.QueueWait:
+		if x.CallTimeout {
+			return FormatQueueWait(QueueWaitCallTimeout)
+		}
+		return FormatQueueWait(x.Duration)
+	case schema.Condition:
+		switch {
+		case x.Glob != nil:
+			return "{glob: " + quoteYAML(*x.Glob) + "}"
+		case x.Regex != nil:
+			return "{regex: " + quoteYAML(*x.Regex) + "}"
+		case x.Equals != nil:
+			return "{equals: " + quoteYAML(string(*x.Equals)) + "}"
+		}
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case string:
+		return quoteYAML(x)
+	case schema.Text:
+		return quoteYAML(string(x))
+	}
+	switch v.Kind() {
+	case reflect.Slice:
+		parts := make([]string, v.Len())
+		for i := range v.Len() {
+			parts[i] = scalar(v.Index(i))
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case reflect.Map:
+		m := mapStrings(v)
+		parts := make([]string, 0, len(m))
+		for _, k := range sortedKeys(m) {
+			parts = append(parts, quoteYAML(k)+": "+scalar(m[k]))
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case reflect.Bool:
+		return strconv.FormatBool(v.Bool())
+	case reflect.Int, reflect.Int64:
+		return strconv.FormatInt(v.Int(), 10)
+	}
+	return quoteYAML(fmt.Sprint(v.Interface()))
+}
 
 // plainYAML matches strings that YAML reads back unchanged without quotes,
 // in block and flow context alike.

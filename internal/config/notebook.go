@@ -2,8 +2,9 @@ package config
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
+
+	"github.com/switchboard-mcp/switchboard/internal/config/schema"
 )
 
 // This file reads the notebook: block (the Markdown document runner, see
@@ -120,142 +121,98 @@ func (n Notebook) isDefault() bool {
 		n.EffectiveConcurrency() == DefaultNotebookConcurrency && n.EffectiveMaxBlocks() == DefaultNotebookMaxBlocks
 }
 
-// decodeNotebook reads the notebook: block. servers are the file's server
-// entries, which bindings refer to by name. Keys left out stay zero,
-// which means their default.
-func (r *resolver) decodeNotebook(p *pair, servers []*rawServer) Notebook {
+// decodeNotebook reads the notebook: block. servers are the valid
+// server names, which bindings refer to. Keys left out stay zero, which
+// means their default.
+func (r *resolver) decodeNotebook(f *schema.Notebook, servers []string) Notebook {
 	var nb Notebook
-	n, pos := r.block(p, "notebook")
-	nb.Pos = pos
-	if n == nil {
+	nb.Pos = r.keyAt("notebook")
+	if f == nil {
 		return nb
 	}
-	r.ps.known(n, "notebook", notebookKeys)
-	var names []string
-	for _, s := range servers {
-		if s.nameOK {
-			names = append(names, s.name)
-		}
+	nb.Bindings = decodeBindings(r.ps, r.tree, r.violated, f.Bindings, []any{"notebook", "bindings"}, servers)
+	if v, ok := r.textAt("notebook", "images_dir"); ok {
+		nb.ImagesDir = v
 	}
-	if p := n.get("bindings"); p != nil {
-		nb.Bindings = decodeBindings(r.ps, p.value, "notebook.bindings", names)
-	}
-	if p := n.get("images_dir"); p != nil && p.value.kind != kindNull {
-		if v, ok := r.expandNode(p.value, "notebook.images_dir"); ok {
-			nb.ImagesDir = v
-		}
-	}
-	if p := n.get("concurrency"); p != nil {
-		const field = "notebook.concurrency"
-		if v, ok := r.ps.integer(p.value, field); ok {
-			if v < 1 || v > MaxNotebookConcurrency {
-				r.ps.add(p.value.pos, field, fmt.Sprintf("%d is out of range", v), fmt.Sprintf("use 1 to %d (the default is %d)", MaxNotebookConcurrency, DefaultNotebookConcurrency), nil)
-			} else {
-				nb.Concurrency = v
-			}
-		}
-	}
-	if p := n.get("max_blocks"); p != nil {
-		const field = "notebook.max_blocks"
-		if v, ok := r.ps.integer(p.value, field); ok {
-			if v < 1 || v > MaxNotebookMaxBlocks {
-				r.ps.add(p.value.pos, field, fmt.Sprintf("%d is out of range", v), fmt.Sprintf("use 1 to %d (the default is %d)", MaxNotebookMaxBlocks, DefaultNotebookMaxBlocks), nil)
-			} else {
-				nb.MaxBlocks = v
-			}
-		}
-	}
+	set(&nb.Concurrency, f.Concurrency)
+	set(&nb.MaxBlocks, f.MaxBlocks)
 	return nb
 }
 
-// decodeBindings reads a list of section bindings and checks seed 001's
-// rules: exactly one of heading, block or start_line/end_line; an existing
+// decodeBindings checks seed 001's rules on the bindings at path in tree
+// (violated holds the paths the schema found wrong):
+// exactly one of heading, block or start_line/end_line; an existing
 // server; start_line < end_line. Only valid bindings are returned.
-func decodeBindings(ps *problems, n *node, field string, servers []string) []Binding {
-	if n.kind == kindNull || !ps.expectKind(n, field, "a list of bindings", kindSeq) {
-		return nil
-	}
+func decodeBindings(ps *problems, tree *node, violated map[string]bool, bindings []schema.Binding, path []any, servers []string) []Binding {
+	r := &resolver{ps: ps, tree: tree, violated: violated}
 	var out []Binding
-	for i, it := range n.items {
-		base := fmt.Sprintf("%s[%d]", field, i)
-		if !ps.expectKind(it, base, "a mapping", kindMap) {
-			continue
+	for i, f := range bindings {
+		at := func(key ...any) []any { return append(append(path[:len(path):len(path)], i), key...) }
+		it := r.at(at()...)
+		if it == nil {
+			continue // taken out as wrong
 		}
+		base := r.name(at()...)
 		before := len(ps.errs)
-		ps.known(it, base, bindingKeys)
 		b := Binding{Pos: it.pos}
 		set := 0
-		if p := it.get("heading"); p != nil {
+		if f.Heading != nil {
 			set++
-			if v, ok := ps.str(p.value, base+".heading"); ok {
-				if h := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(v), "#")); h == "" {
-					ps.add(p.value.pos, base+".heading", "is empty", `write the heading's text, e.g. heading: "## Weather"`, nil)
-				} else {
-					b.Heading = strings.TrimSpace(v)
-				}
+			v := strings.TrimSpace(*f.Heading)
+			if strings.TrimSpace(strings.TrimLeft(v, "#")) == "" {
+				ps.add(r.at(at("heading")...).pos, base+".heading", "is empty", `write the heading's text, e.g. heading: "## Weather"`, nil)
 			}
+			b.Heading = v
 		}
-		if p := it.get("block"); p != nil {
+		if f.Block != nil {
 			set++
-			if v, ok := ps.str(p.value, base+".block"); ok {
-				v = strings.TrimPrefix(strings.TrimSpace(v), "^")
-				if !ValidBlockID(v) {
-					ps.add(p.value.pos, base+".block", fmt.Sprintf("invalid block id %q", v), "use letters, digits, _ and -, as written after ^ on the block, e.g. block: forecast", nil)
-				} else {
-					b.Block = v
-				}
+			v := strings.TrimPrefix(strings.TrimSpace(*f.Block), "^")
+			if !ValidBlockID(v) {
+				ps.add(r.at(at("block")...).pos, base+".block", fmt.Sprintf("invalid block id %q", v), "use letters, digits, _ and -, as written after ^ on the block, e.g. block: forecast", nil)
 			}
+			b.Block = v
 		}
-		startP, endP := it.get("start_line"), it.get("end_line")
-		if startP != nil || endP != nil {
+		if f.StartLine != nil || f.EndLine != nil {
 			set++
 			switch {
-			case startP == nil:
+			case f.StartLine == nil:
 				ps.add(it.pos, base+".start_line", "end_line needs start_line", "add start_line: with the first line of the range", nil)
-			case endP == nil:
+			case f.EndLine == nil:
 				ps.add(it.pos, base+".end_line", "start_line needs end_line", "add end_line: with the last line of the range", nil)
+			case *f.StartLine >= *f.EndLine:
+				ps.add(r.at(at("end_line")...).pos, base+".end_line", fmt.Sprintf("end_line %d is not after start_line %d", *f.EndLine, *f.StartLine), "the range must end after it starts (start_line < end_line)", nil)
 			default:
-				s, okS := ps.integer(startP.value, base+".start_line")
-				e, okE := ps.integer(endP.value, base+".end_line")
-				switch {
-				case okS && s < 1:
-					ps.add(startP.value.pos, base+".start_line", fmt.Sprintf("line %d is out of range", s), "lines are numbered from 1", nil)
-				case okS && okE && s >= e:
-					ps.add(endP.value.pos, base+".end_line", fmt.Sprintf("end_line %d is not after start_line %d", e, s), "the range must end after it starts (start_line < end_line)", nil)
-				case okS && okE:
-					b.StartLine, b.EndLine = s, e
-				}
+				b.StartLine, b.EndLine = *f.StartLine, *f.EndLine
 			}
 		}
-		if set != 1 {
+		wrong := false // a section key taken out as wrong does not count
+		for _, k := range []string{"heading", "block", "start_line", "end_line"} {
+			wrong = wrong || r.violatedUnder(at(k)...)
+		}
+		if set != 1 && !wrong {
 			what := "a binding needs a heading, a block or a line range"
 			if set > 1 {
 				what = "a binding takes exactly one of heading, block or start_line/end_line"
 			}
 			ps.add(it.pos, base, what, `e.g. heading: "## Weather", or block: forecast, or start_line: 10 with end_line: 20 (see `+notebookDocs+`)`, nil)
 		}
-		if p := it.get("server"); p == nil || p.value.kind == kindNull {
-			ps.add(it.pos, base+".server", "server is required", "add server: with the name of a server under servers:", nil)
-		} else if v, ok := ps.str(p.value, base+".server"); ok {
-			if !contains(servers, v) {
+		if n := r.at(at("server")...); n != nil {
+			if !contains(servers, f.Server) {
 				fix := "use the name of a server under servers: (" + strings.Join(servers, ", ") + ")"
 				if len(servers) == 0 {
 					fix = "define the server under servers: first"
 				}
-				if sug := suggest(v, servers); sug != "" {
+				if sug := suggest(f.Server, servers); sug != "" {
 					fix = fmt.Sprintf("did you mean %q?", sug)
 				}
-				ps.add(p.value.pos, base+".server", fmt.Sprintf("unknown server %q", v), fix, nil)
-			} else {
-				b.Server = v
+				ps.add(n.pos, base+".server", fmt.Sprintf("unknown server %q", f.Server), fix, nil)
 			}
+			b.Server = f.Server
 		}
-		if p := it.get("inherit_to_children"); p != nil {
-			if v, ok := ps.boolean(p.value, base+".inherit_to_children"); ok {
-				b.InheritToChildren = v
-			}
+		if f.InheritToChildren != nil {
+			b.InheritToChildren = *f.InheritToChildren
 		}
-		if len(ps.errs) == before {
+		if len(ps.errs) == before && b.Server != "" {
 			out = append(out, b)
 		}
 	}
@@ -291,12 +248,29 @@ func ParseFrontMatter(file string, data []byte, firstLine int, servers []string)
 		if root.kind != kindMap {
 			ps.add(root.pos, "", fmt.Sprintf("front matter must be a mapping, not %s", root.kind.describe()), "", nil)
 		} else if p := root.get("switchboard"); p != nil && p.value.kind != kindNull {
-			if ps.expectKind(p.value, "switchboard", "a mapping", kindMap) {
-				ps.known(p.value, "switchboard", []string{"bindings"})
-				if b := p.value.get("bindings"); b != nil {
-					out = decodeBindings(ps, b.value, "switchboard.bindings", servers)
+			sb := &node{kind: kindMap, pos: root.pos, pairs: []pair{*p}}
+			violations, err := schema.ValidateFrontMatter(instance(p.value, nil))
+			if err != nil {
+				ps.add(p.keyPos, "switchboard", "checking the front matter: "+err.Error(), "", err)
+			}
+			for _, v := range violations {
+				addViolation(sb, schema.Violation{Path: append([]string{"switchboard"}, v.Path...), AtKey: v.AtKey, Missing: v.Missing, Message: v.Message, Fix: v.Fix, Unknown: v.Unknown, Suggestion: v.Suggestion}, ps)
+			}
+			violated := map[string]bool{}
+			for _, v := range violations {
+				v.Path = append([]string{"switchboard"}, v.Path...)
+				for i := 1; i <= len(v.Path); i++ {
+					violated[strings.Join(v.Path[:i], "/")] = true
+				}
+				prune(sb, v)
+			}
+			var fm schema.FrontMatter
+			if p := sb.get("switchboard"); p != nil {
+				if err := decodeInto(p.value, &fm); err != nil {
+					ps.add(p.keyPos, "switchboard", "reading the front matter: "+err.Error(), "", err)
 				}
 			}
+			out = decodeBindings(ps, sb, violated, fm.Bindings, []any{"switchboard", "bindings"}, servers)
 		}
 	}
 	if len(ps.errs) == 0 {
@@ -320,37 +294,4 @@ func shiftPos(p Pos, file string, firstLine int) Pos {
 		p.Line += firstLine - 1
 	}
 	return p
-}
-
-// notebook writes the notebook: block for `config show`; nothing when it
-// holds only defaults.
-func (w *yamlWriter) notebook(n Notebook) {
-	if n.isDefault() {
-		return
-	}
-	w.line(0, "notebook:")
-	if n.ImagesDir != "" {
-		w.kv(1, "images_dir", w.str(n.ImagesDir))
-	}
-	w.kv(1, "concurrency", strconv.Itoa(n.EffectiveConcurrency()))
-	w.kv(1, "max_blocks", strconv.Itoa(n.EffectiveMaxBlocks()))
-	if len(n.Bindings) == 0 {
-		return
-	}
-	w.line(1, "bindings:")
-	for _, b := range n.Bindings {
-		switch b.Kind() {
-		case "heading":
-			w.line(2, "- heading: "+w.str(b.Heading))
-		case "block":
-			w.line(2, "- block: "+w.str(b.Block))
-		default:
-			w.line(2, "- start_line: "+strconv.Itoa(b.StartLine))
-			w.kv(3, "end_line", strconv.Itoa(b.EndLine))
-		}
-		w.kv(3, "server", w.str(b.Server))
-		if b.InheritToChildren {
-			w.kv(3, "inherit_to_children", "true")
-		}
-	}
 }

@@ -13,10 +13,16 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/config/schema"
 )
 
 // resolver turns a rawConfig into a Config, recording every problem.
 type resolver struct {
+	// tree is a native file's tree, checked against the schema (nil for
+	// other formats): where the values read from the schema's types are.
+	tree     *node
+	violated map[string]bool // paths at or under which the schema found a problem
 	ps       *problems
 	x        *expander
 	lookup   func(string) (string, bool)
@@ -63,11 +69,16 @@ func defaultDefaults() Defaults {
 
 // resolve builds the configuration from its raw form.
 func (r *resolver) resolve(rc *rawConfig) *Config {
-	r.format = rc.format
-	r.defaults = r.decodeDefaults(rc.defaults)
-	r.limits, r.limitsOK = r.decodeLimits(rc.limits)
-	history := r.decodeHistory(rc.history)
-	r.allowed = r.decodeSecurity(rc.security)
+	r.format, r.tree, r.violated = rc.format, rc.root, rc.violated
+	f := rc.file
+	if f == nil {
+		f = &schema.File{}
+	}
+	r.defaults = decodeDefaults(f.Defaults)
+	r.limits = decodeLimits(f.Limits)
+	r.limitsOK = !rc.violated["limits/max_concurrent"]
+	history := r.decodeHistory(f.History)
+	r.allowed = r.decodeSecurity()
 	cfg := &Config{Defaults: r.defaults, Limits: r.limits, History: history, AllowedCommands: r.allowed, Format: rc.format, Source: r.file}
 	first := map[string]*rawServer{}
 	for _, s := range rc.servers {
@@ -93,129 +104,66 @@ func (r *resolver) resolve(rc *rawConfig) *Config {
 		}
 		cfg.Servers = append(cfg.Servers, srv)
 	}
-	cfg.Gateway = r.decodeGateway(rc.gateway, rc.servers)
-	cfg.Hooks = r.decodeHooks(rc.hooks, rc.hookSettings, rc.servers)
-	cfg.Notebook = r.decodeNotebook(rc.notebook, rc.servers)
-	cfg.LLM = r.decodeLLM(rc.llm)
-	cfg.Agent = r.decodeAgent(rc.agent, rc.servers)
+	names := serverNames(rc.servers)
+	cfg.Gateway = r.decodeGateway(f.Gateway, names)
+	cfg.Hooks = r.decodeHooks(f, names)
+	cfg.Notebook = r.decodeNotebook(f.Notebook, names)
+	cfg.LLM = r.decodeLLM(f.LLM)
+	cfg.Agent = r.decodeAgent(f.Agent, names)
 	return cfg
 }
 
 // decodeDefaults reads the defaults: block.
-func (r *resolver) decodeDefaults(n *node) Defaults {
+func decodeDefaults(f *schema.Defaults) Defaults {
 	d := defaultDefaults()
-	if n == nil || n.kind == kindNull {
+	if f == nil {
 		return d
 	}
-	if !r.ps.expectKind(n, "defaults", "a mapping", kindMap) {
-		return d
-	}
-	r.ps.known(n, "defaults", []string{"request_timeout", "connect_timeout", "max_retries", "discovery_ttl", "health"})
-	if p := n.get("request_timeout"); p != nil {
-		if v, ok := r.ps.duration(p.value, "defaults.request_timeout"); ok && r.checkRequestTimeout(p.value.pos, "defaults.request_timeout", v) {
-			d.RequestTimeout = v
+	setDur(&d.RequestTimeout, f.RequestTimeout)
+	setDur(&d.ConnectTimeout, f.ConnectTimeout)
+	set(&d.MaxRetries, f.MaxRetries)
+	setDur(&d.DiscoveryTTL, f.DiscoveryTTL)
+	if h := f.Health; h != nil {
+		setDur(&d.Health.PingInterval, h.PingInterval)
+		setDur(&d.Health.PingTimeout, h.PingTimeout)
+		set(&d.Health.MaxFailures, h.MaxFailures)
+		if len(h.Backoff) > 0 {
+			d.Health.Backoff = make([]time.Duration, len(h.Backoff))
+			for i, b := range h.Backoff {
+				d.Health.Backoff[i] = time.Duration(b)
+			}
 		}
-	}
-	if p := n.get("connect_timeout"); p != nil {
-		if v, ok := r.ps.duration(p.value, "defaults.connect_timeout"); ok && r.positive(p.value.pos, "defaults.connect_timeout", v) {
-			d.ConnectTimeout = v
-		}
-	}
-	if p := n.get("max_retries"); p != nil {
-		if v, ok := r.ps.integer(p.value, "defaults.max_retries"); ok && r.nonNegative(p.value.pos, "defaults.max_retries", v) {
-			d.MaxRetries = v
-		}
-	}
-	if p := n.get("discovery_ttl"); p != nil {
-		if v, ok := r.ps.duration(p.value, "defaults.discovery_ttl"); ok && r.nonNegativeDur(p.value.pos, "defaults.discovery_ttl", v) {
-			d.DiscoveryTTL = v
-		}
-	}
-	if p := n.get("health"); p != nil {
-		d.Health = r.decodeHealth(p.value, d.Health)
 	}
 	return d
 }
 
-func (r *resolver) decodeHealth(n *node, h Health) Health {
-	if n.kind == kindNull || !r.ps.expectKind(n, "defaults.health", "a mapping", kindMap) {
-		return h
-	}
-	r.ps.known(n, "defaults.health", []string{"ping_interval", "ping_timeout", "backoff", "max_failures"})
-	if p := n.get("ping_interval"); p != nil {
-		if v, ok := r.ps.duration(p.value, "defaults.health.ping_interval"); ok && r.nonNegativeDur(p.value.pos, "defaults.health.ping_interval", v) {
-			h.PingInterval = v
+// serverNames lists the valid names of a file's servers.
+func serverNames(servers []*rawServer) []string {
+	var names []string
+	for _, s := range servers {
+		if s.nameOK {
+			names = append(names, s.name)
 		}
 	}
-	if p := n.get("ping_timeout"); p != nil {
-		if v, ok := r.ps.duration(p.value, "defaults.health.ping_timeout"); ok && r.positive(p.value.pos, "defaults.health.ping_timeout", v) {
-			h.PingTimeout = v
-		}
-	}
-	if p := n.get("backoff"); p != nil {
-		const field = "defaults.health.backoff"
-		if r.ps.expectKind(p.value, field, "a list of durations", kindSeq) {
-			var out []time.Duration
-			ok := true
-			if len(p.value.items) == 0 {
-				r.ps.add(p.value.pos, field, "must list at least one duration", "e.g. backoff: [1s, 5s, 15s]", nil)
-				ok = false
-			}
-			for i, it := range p.value.items {
-				f := fmt.Sprintf("%s[%d]", field, i)
-				v, good := r.ps.duration(it, f)
-				if good && !r.positive(it.pos, f, v) {
-					good = false
-				}
-				ok = ok && good
-				out = append(out, v)
-			}
-			if ok {
-				h.Backoff = out
-			}
-		}
-	}
-	if p := n.get("max_failures"); p != nil {
-		if v, ok := r.ps.integer(p.value, "defaults.health.max_failures"); ok {
-			if v < 1 {
-				r.ps.add(p.value.pos, "defaults.health.max_failures", fmt.Sprintf("must be at least 1, not %d", v), "", nil)
-			} else {
-				h.MaxFailures = v
-			}
-		}
-	}
-	return h
+	return names
 }
 
-// decodeSecurity reads the security: block and returns the effective
-// command allowlist.
-func (r *resolver) decodeSecurity(n *node) []string {
+// decodeSecurity reads security.allowed_commands and returns the
+// effective command allowlist.
+func (r *resolver) decodeSecurity() []string {
 	allowed := slices.Clone(DefaultAllowedCommands)
-	if n == nil || n.kind == kindNull || !r.ps.expectKind(n, "security", "a mapping", kindMap) {
-		return allowed
-	}
-	r.ps.known(n, "security", []string{"allowed_commands"})
-	p := n.get("allowed_commands")
-	if p == nil {
-		return allowed
-	}
-	items, _ := r.ps.strList(p.value, "security.allowed_commands")
-	for i, it := range items {
-		if !it.isScalar() {
-			continue // reported by strList
-		}
-		f := fmt.Sprintf("security.allowed_commands[%d]", i)
-		v, ok := r.expandNode(it, f)
+	for _, it := range r.itemsAt("security", "allowed_commands") {
+		v, ok := r.expandNode(it.n, it.field)
 		if !ok {
 			continue
 		}
 		switch {
 		case strings.TrimSpace(v) == "":
-			r.ps.add(it.pos, f, "is empty", "remove it", nil)
+			r.ps.add(it.n.pos, it.field, "is empty", "remove it", nil)
 		case strings.ContainsAny(v, " \t\n"):
-			r.ps.add(it.pos, f, fmt.Sprintf("%q must be a command name or path, not a command line", v), "list only the program; arguments go under each server's args", nil)
+			r.ps.add(it.n.pos, it.field, fmt.Sprintf("%q must be a command name or path, not a command line", v), "list only the program; arguments go under each server's args", nil)
 		case isPath(v) && !filepath.IsAbs(v):
-			r.ps.add(it.pos, f, fmt.Sprintf("%q is a relative path", v), "use a bare command name (found on PATH) or an absolute path", nil)
+			r.ps.add(it.n.pos, it.field, fmt.Sprintf("%q is a relative path", v), "use a bare command name (found on PATH) or an absolute path", nil)
 		default:
 			if isPath(v) {
 				v = filepath.Clean(v)
@@ -230,38 +178,6 @@ func (r *resolver) decodeSecurity(n *node) []string {
 
 // isPath reports whether a command is a path rather than a bare name.
 func isPath(cmd string) bool { return strings.ContainsAny(cmd, `/\`) }
-
-func (r *resolver) checkRequestTimeout(pos Pos, field string, v time.Duration) bool {
-	if v < MinRequestTimeout || v > MaxRequestTimeout {
-		r.ps.add(pos, field, fmt.Sprintf("%s is out of range", formatDuration(v)), fmt.Sprintf("use a value from %s to %s", formatDuration(MinRequestTimeout), formatDuration(MaxRequestTimeout)), nil)
-		return false
-	}
-	return true
-}
-
-func (r *resolver) positive(pos Pos, field string, v time.Duration) bool {
-	if v <= 0 {
-		r.ps.add(pos, field, fmt.Sprintf("must be greater than 0, not %s", formatDuration(v)), "", nil)
-		return false
-	}
-	return true
-}
-
-func (r *resolver) nonNegativeDur(pos Pos, field string, v time.Duration) bool {
-	if v < 0 {
-		r.ps.add(pos, field, fmt.Sprintf("must not be negative, not %s", formatDuration(v)), "", nil)
-		return false
-	}
-	return true
-}
-
-func (r *resolver) nonNegative(pos Pos, field string, v int) bool {
-	if v < 0 {
-		r.ps.add(pos, field, fmt.Sprintf("must not be negative, not %d", v), "", nil)
-		return false
-	}
-	return true
-}
 
 // expandNode reads a string node and expands its variables. It reports
 // false when the value is unusable (wrong type, a variable problem, a NUL
@@ -312,6 +228,9 @@ func (r *resolver) server(s *rawServer) Server {
 	if s.spec.format == FormatToolsV1 {
 		srv.RequestTimeout = toolsRequestTimeout // seed 004: request_timeout defaults to 60
 	}
+	if s.violated == nil {
+		r.checkServerFields(s) // a native file's were checked with the whole file
+	}
 	t, tok := r.transport(s)
 	srv.Transport, s.transport = t, t
 	if tok {
@@ -337,23 +256,23 @@ func (r *resolver) server(s *rawServer) Server {
 	}
 
 	if f := s.field("timeout"); f != nil {
-		if v, ok := r.ps.duration(f.val, s.path(f.key)); ok && r.positive(f.val.pos, s.path(f.key), v) {
+		if v, ok := r.ps.duration(f.val, s.path(f.key)); ok {
 			srv.ConnectTimeout = v
 		}
 	}
 	if f := s.field("request_timeout"); f != nil {
-		if v, ok := r.ps.duration(f.val, s.path(f.key)); ok && r.checkRequestTimeout(f.val.pos, s.path(f.key), v) {
+		if v, ok := r.ps.duration(f.val, s.path(f.key)); ok {
 			srv.RequestTimeout = v
 		}
 	}
 	r.clientTimeouts(s, &srv)
 	if f := s.field("max_retries"); f != nil {
-		if v, ok := r.ps.integer(f.val, s.path(f.key)); ok && r.nonNegative(f.val.pos, s.path(f.key), v) {
+		if v, ok := r.ps.integer(f.val, s.path(f.key)); ok {
 			srv.MaxRetries = v
 		}
 	}
 	if f := s.field("max_concurrent"); f != nil {
-		if v, ok := r.ps.integer(f.val, s.path(f.key)); ok && r.nonNegative(f.val.pos, s.path(f.key), v) {
+		if v, ok := r.ps.integer(f.val, s.path(f.key)); ok {
 			if r.limitsOK && v > r.limits.MaxConcurrent {
 				r.ps.add(f.val.pos, s.path(f.key), fmt.Sprintf("%d can never be reached: limits.max_concurrent is %d", v, r.limits.MaxConcurrent),
 					fmt.Sprintf("lower it to %d or less (0 means only the global limit), or raise limits.max_concurrent", r.limits.MaxConcurrent), nil)
@@ -434,6 +353,9 @@ const toolsRequestTimeout = 60 * time.Second
 // transport works out the server's transport, reporting false when it is
 // invalid.
 func (r *resolver) transport(s *rawServer) (Transport, bool) {
+	if s.wasWrong("transport") {
+		return TransportStdio, false
+	}
 	f := s.field("transport")
 	if f == nil || f.val.kind == kindNull {
 		f = s.field(fieldLegacyTransport)
@@ -549,8 +471,10 @@ func (r *resolver) stdio(s *rawServer, srv *Server) {
 	cmdOK, argsOK := true, true
 	var argNodes []*node
 	docker := s.field("docker")
-	if docker == nil {
-		if f := s.field("command"); (f == nil || f.val.kind == kindNull) && s.typos["command"] != "" && !s.spec.foreign {
+	if docker == nil && s.wasWrong("docker") {
+		cmdOK = false
+	} else if docker == nil {
+		if f := s.field("command"); (f == nil || f.val.kind == kindNull) && (s.typos["command"] != "" && !s.spec.foreign || s.wasWrong("command")) {
 			cmdOK = false // reported as a misspelt key
 		} else if f == nil || f.val.kind == kindNull {
 			field := s.path("command")
@@ -1049,7 +973,7 @@ var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 func (r *resolver) network(s *rawServer, srv *Server) {
 	t := srv.Transport
 	f := s.field("url")
-	if (f == nil || f.val.kind == kindNull) && s.typos["url"] != "" && !s.spec.foreign {
+	if (f == nil || f.val.kind == kindNull) && (s.typos["url"] != "" && !s.spec.foreign || s.wasWrong("url")) {
 		// reported as a misspelt key
 	} else if f == nil || f.val.kind == kindNull {
 		field := s.path("url")
@@ -1099,7 +1023,7 @@ func (r *resolver) network(s *rawServer, srv *Server) {
 	}
 	r.codexHeaders(s, srv)
 	if f := s.field("sse_read_timeout"); f != nil && t != TransportWebSocket {
-		if v, ok := r.ps.duration(f.val, s.path(f.key)); ok && r.nonNegativeDur(f.val.pos, s.path(f.key), v) {
+		if v, ok := r.ps.duration(f.val, s.path(f.key)); ok {
 			srv.SSEReadTimeout = v
 		}
 	}
@@ -1148,4 +1072,56 @@ func checkURL(raw string, t Transport, transportKey string) (string, string) {
 		return "url has no host", "write it as scheme://host/path"
 	}
 	return "", ""
+}
+
+// checkServerFields checks the fields of a client's server entry, as
+// mapped onto the native ones, against the schema of a native server, and
+// takes out the wrong ones. The entry's own format decides its names and
+// transports, so those are left to the resolver.
+func (r *resolver) checkServerFields(s *rawServer) {
+	doc := map[string]any{}
+	for name, f := range s.fields {
+		if strings.HasPrefix(name, "-") || name == "name" || name == "transport" || f.val.kind == kindNull {
+			continue
+		}
+		doc[name] = instance(f.val, nil)
+	}
+	bad := map[string]bool{}
+	s.violated = func(key string) bool { return bad[key] }
+	violations, err := schema.ValidateServer(doc)
+	if err != nil {
+		r.ps.add(s.pos, s.path(""), "checking the server against its schema: "+err.Error(), "", err)
+		return
+	}
+	for _, v := range violations {
+		if v.Missing || len(v.Path) == 0 {
+			continue
+		}
+		f := s.fields[v.Path[0]]
+		if f == nil {
+			continue
+		}
+		holder := &node{kind: kindMap, pos: f.keyPos, pairs: []pair{{key: f.key, keyPos: f.keyPos, value: f.val}}}
+		v.Path[0] = f.key
+		field := s.path(fieldPath(holder, v.Path))
+		pos := f.keyPos
+		if v.AtKey {
+			if _, h, _ := locate(holder, v.Path); h != nil {
+				pos = h.keyPos
+			}
+		} else if n, _, _ := locate(holder, v.Path); n != nil {
+			pos = n.pos
+		}
+		var err error
+		if v.Unknown != "" {
+			err = &UnknownFieldError{Field: field, Suggestion: v.Suggestion}
+		}
+		r.ps.add(pos, field, v.Message, v.Fix, err)
+		for name, g := range s.fields {
+			if g == f {
+				delete(s.fields, name)
+				bad[name] = true
+			}
+		}
+	}
 }

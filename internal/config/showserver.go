@@ -1,5 +1,11 @@
 package config
 
+import (
+	"reflect"
+
+	"github.com/switchboard-mcp/switchboard/internal/config/schema"
+)
+
 // MarshalServer renders one server as `switchboard config show` renders it
 // under servers: (native YAML, every value resolved), with its secrets
 // hidden: environment values, header values, URL credentials and
@@ -7,8 +13,7 @@ package config
 func MarshalServer(s Server) []byte {
 	red := redactServer(s)
 	red.Docker = nil // show the launch it really gets: docker run ...
-	w := &yamlWriter{escape: true}
-	w.line(0, "servers:")
-	w.server(red)
+	w := &yamlWriter{}
+	w.value(false, 0, "servers", reflect.ValueOf([]schema.Server{serverOf(red)}))
 	return w.bytes()
 }

@@ -1,0 +1,283 @@
+// Package schema is the shape of switchboard.yaml: its Go types, whose
+// struct tags carry every rule a JSON Schema can say (types, defaults,
+// enums, ranges, patterns, required keys, keys that go together), the
+// JSON Schema generated from them (docs/switchboard.schema.json, which
+// editors use to complete and check the file), and validation against
+// that schema with messages a person can act on.
+//
+// internal/config validates a native file with [Validate] before it reads
+// it into these types; what a schema cannot say — references between
+// entries, the launch policy, variable expansion, files that must exist —
+// stays in internal/config.
+//
+// To add a key, add a field to the type of its block with a json tag (the
+// key) and jsonschema tags (its rules), and a doc comment (its
+// description); then run go generate ./internal/config/schema.
+package schema
+
+// The tags used below:
+//
+//	json:"key,omitempty"           the key
+//	jsonschema:"required"          the key must be present
+//	jsonschema:"minimum=1,..."     numeric bounds, enum, pattern, default, minItems
+//	jsonschema_extras:"..."        the keywords of this package's vocabulary
+//	                               (minDuration, maxDuration, exclusiveMinDuration,
+//	                               minSize, maxSize) and message annotations
+//	                               (x-fix: how to fix any problem with the key;
+//	                               x-message: what a wrong value must be)
+
+// File is a switchboard.yaml file. Every key is optional; keys starting
+// with x- are ignored (a place for YAML anchors).
+type File struct {
+	// Defaults are the global settings every server falls back to.
+	Defaults *Defaults `json:"defaults,omitempty"`
+	// Limits bound the execution engine: every tool call from every caller.
+	Limits *Limits `json:"limits,omitempty"`
+	// History configures the persistent call history.
+	History *History `json:"history,omitempty"`
+	// Security extends what stdio servers may run.
+	Security *Security `json:"security,omitempty"`
+	// Gateway configures the aggregated MCP endpoint `switchboard serve` runs.
+	Gateway *Gateway `json:"gateway,omitempty"`
+	// Hooks run actions when events happen (docs/hooks.md).
+	Hooks []Hook `json:"hooks,omitempty" jsonschema_extras:"x-type=a list of hooks"`
+	// HookSettings bound the pool that runs hooks.
+	HookSettings *HookSettings `json:"hook_settings,omitempty"`
+	// Notebook configures the Markdown document runner (docs/documents.md).
+	Notebook *Notebook `json:"notebook,omitempty"`
+	// LLM is the OpenAI-compatible chat endpoint the agent talks to (docs/agent.md).
+	LLM *LLM `json:"llm,omitempty"`
+	// Agent bounds the agent loop (docs/agent.md).
+	Agent *Agent `json:"agent,omitempty"`
+	// Servers are the upstream MCP servers, each with a unique name.
+	Servers []Server `json:"servers,omitempty" jsonschema_extras:"x-type=a list of servers,x-fix=start each server with \"- name: ...\""`
+}
+
+// Defaults are the global settings each server falls back to.
+type Defaults struct {
+	// How long one request to a server may take.
+	RequestTimeout *Duration `json:"request_timeout,omitempty" jsonschema_extras:"default=30s,minDuration=1s,maxDuration=5m"`
+	// How long connecting to and initializing a server may take.
+	ConnectTimeout *Duration `json:"connect_timeout,omitempty" jsonschema_extras:"default=30s,exclusiveMinDuration=0s"`
+	// Retries of a request that failed transiently.
+	MaxRetries *int `json:"max_retries,omitempty" jsonschema:"minimum=0,default=2"`
+	// How long a server's list of tools, prompts and resources is cached.
+	DiscoveryTTL *Duration `json:"discovery_ttl,omitempty" jsonschema_extras:"default=5m,minDuration=0s"`
+	// The health loop of every server.
+	Health *Health `json:"health,omitempty"`
+}
+
+// Health configures the health loop of every server.
+type Health struct {
+	// Time between health pings; 0 turns pings off.
+	PingInterval *Duration `json:"ping_interval,omitempty" jsonschema_extras:"default=30s,minDuration=0s"`
+	// How long a ping may take.
+	PingTimeout *Duration `json:"ping_timeout,omitempty" jsonschema_extras:"default=10s,exclusiveMinDuration=0s"`
+	// Wait before reconnect attempt i (the last one repeats).
+	Backoff []BackoffStep `json:"backoff,omitempty" jsonschema:"minItems=1" jsonschema_extras:"x-type=a list of durations,x-message=must list at least one duration,x-fix=e.g. backoff: [1s\\, 5s\\, 15s]"`
+	// Consecutive failed reconnects before the server is disabled.
+	MaxFailures *int `json:"max_failures,omitempty" jsonschema:"minimum=1,default=3"`
+}
+
+// BackoffStep is one wait of defaults.health.backoff: a duration greater
+// than 0.
+type BackoffStep Duration
+
+// JSONSchema describes a duration greater than 0.
+func (BackoffStep) JSONSchema() *Schema {
+	return &Schema{Ref: "#/$defs/Duration", Extras: map[string]any{"exclusiveMinDuration": "0s"}}
+}
+
+// UnmarshalJSON reads a duration.
+func (b *BackoffStep) UnmarshalJSON(data []byte) error {
+	return (*Duration)(b).UnmarshalJSON(data)
+}
+
+// Limits bound the execution engine: they apply to every tool call from
+// every caller, all together.
+type Limits struct {
+	// Calls in flight at once, across all servers.
+	MaxConcurrent *int `json:"max_concurrent,omitempty" jsonschema:"minimum=1,default=25"`
+	// How long a call over a limit waits for a slot: "timeout" (as long as
+	// the call's own timeout allows), or a duration from 0s (fail at once)
+	// to 5m.
+	QueueWait *QueueWait `json:"queue_wait,omitempty" jsonschema_extras:"default=timeout,minDuration=0s,maxDuration=5m,x-fix=use \"timeout\" to wait as long as the call's timeout allows (the default)\\, or a duration from 0s (fail at once) to 5m"`
+	// How many calls may wait at once; 0 fails every call over a limit at once.
+	MaxQueue *int `json:"max_queue,omitempty" jsonschema:"minimum=0,default=1000"`
+	// Calls allowed since the process started; -1 is unlimited.
+	SessionLimit *int `json:"session_limit,omitempty" jsonschema:"minimum=-1,default=-1" jsonschema_extras:"x-message=must be -1 (unlimited) or at least 1,x-fix=use -1 for unlimited"`
+	// The largest result returned to a caller; a larger one is truncated.
+	MaxOutput *Size `json:"max_output,omitempty" jsonschema_extras:"default=1MiB,minSize=1KiB,maxSize=1GiB"`
+}
+
+// History configures the persistent call history.
+type History struct {
+	// A SQLite file path (relative to the file's folder) or a postgres:// DSN; "" is switchboard.db in the state directory.
+	Store *string `json:"store,omitempty"`
+	// Record the values of arguments (redacted), not only their shapes.
+	RecordValues *bool `json:"record_values,omitempty" jsonschema:"default=false"`
+	// How many of the newest calls are kept.
+	Keep *int `json:"keep,omitempty" jsonschema:"minimum=1,default=10000"`
+}
+
+// Security extends what stdio servers may run.
+type Security struct {
+	// Commands stdio servers may run besides npx, uvx and docker: bare names (found on PATH) or absolute paths.
+	AllowedCommands []string `json:"allowed_commands,omitempty"`
+}
+
+// Gateway configures the aggregated MCP endpoint.
+type Gateway struct {
+	// Where the gateway, its web page and health endpoints listen (host:port).
+	Listen *string `json:"listen,omitempty" jsonschema:"default=127.0.0.1:7777" jsonschema_extras:"x-fix=write it as host:port\\, e.g. 127.0.0.1:7777 (or [::1]:7777)"`
+	// Serve /mcp without sessions, so that any replica can answer any request.
+	Stateless *bool `json:"stateless,omitempty" jsonschema:"default=false"`
+	// Answer tools/call requests without the MCP SDK's server (faster); false sends every request through the SDK.
+	FastPath *bool `json:"fast_path,omitempty" jsonschema:"default=true"`
+	// Browser Origin values accepted besides the gateway's own address: "*" or scheme://host[:port].
+	AllowedOrigins []string `json:"allowed_origins,omitempty"`
+	// Host header values accepted besides loopback names and the listen address.
+	AllowedHosts []string `json:"allowed_hosts,omitempty"`
+	// On SIGINT or SIGTERM, how long calls in flight may run before they are cancelled.
+	ShutdownTimeout *Duration `json:"shutdown_timeout,omitempty" jsonschema_extras:"default=10s,minDuration=0s,maxDuration=10m,x-fix=use a value from 0s (cancel at once) to 10m (the default is 10s)"`
+	// Client sessions idle this long are closed; 0 never closes them.
+	SessionTimeout *Duration `json:"session_timeout,omitempty" jsonschema_extras:"default=30m,minDuration=0s"`
+	// The largest body of one request to the MCP endpoints; a larger one gets 413.
+	MaxRequestBytes *Size `json:"max_request_bytes,omitempty" jsonschema_extras:"default=4MiB,minSize=64KiB,maxSize=256MiB"`
+	// The identity of a trusted local caller that names none (default: the OS user).
+	DefaultUser *string `json:"default_user,omitempty"`
+	// Text put before the upstream servers' combined instructions.
+	Instructions *string `json:"instructions,omitempty"`
+	// Named subsets of the servers, each served at /mcp/{name}.
+	Views []View `json:"views,omitempty" jsonschema_extras:"x-type=a list of views"`
+	// Bearer tokens that may use the gateway; none is only allowed on a loopback address.
+	Tokens []Token `json:"tokens,omitempty" jsonschema_extras:"x-type=a list of tokens"`
+}
+
+// View is a named subset of the catalog served at /mcp/{name}.
+type View struct {
+	// The view's path segment; "default" replaces the implicit view at /mcp.
+	Name string `json:"name" jsonschema:"required,pattern=^[a-z0-9][a-z0-9_-]{0\\,63}$" jsonschema_extras:"x-name=view name,x-fix=use 1 to 64 lower-case letters\\, digits\\, _ and -\\, starting with a letter or digit,x-required-fix=add name: with a lower-case name\\, e.g. name: github (the view is served at /mcp/github; \"default\" replaces /mcp)"`
+	// The servers the view draws on (default: all).
+	Servers []string `json:"servers,omitempty"`
+	// Globs on the exposed tool name: a tool is in the view when it matches one (default: all).
+	Include []string `json:"include,omitempty"`
+	// Globs on the exposed tool name: a tool matching one is left out.
+	Exclude []string `json:"exclude,omitempty"`
+	// always exposes server__tool names; never the server's own (for a view of exactly one server).
+	Prefix *string `json:"prefix,omitempty" jsonschema:"enum=always,enum=never,default=always"`
+	// Exposed tool name -> the name clients see.
+	Rename map[string]string `json:"rename,omitempty" jsonschema_extras:"x-type=a mapping of names to strings"`
+	// Exposed tool name (before rename) -> a replacement description.
+	Descriptions map[string]string `json:"descriptions,omitempty" jsonschema_extras:"x-type=a mapping of names to strings"`
+}
+
+// Token is one bearer token and what it grants: exactly one of token_env
+// and token_sha256.
+type Token struct {
+	// A label for logs and messages (never the token itself); default tokens[N].
+	Name *string `json:"name,omitempty"`
+	// The identity calls made with the token carry.
+	User string `json:"user" jsonschema:"required" jsonschema_extras:"x-required-fix=add user: with the identity calls made with this token carry\\, e.g. user: alice"`
+	// An environment variable holding the token.
+	TokenEnv *string `json:"token_env,omitempty"`
+	// The token's SHA-256 in lower-case hex (printf %s TOKEN | sha256sum).
+	TokenSHA256 *string `json:"token_sha256,omitempty"`
+	// The views the token may use: view names, "default" or "*" (default: all).
+	Views []string `json:"views,omitempty"`
+}
+
+// HookSettings bound the pool that runs hooks.
+type HookSettings struct {
+	// Hook runs at once.
+	MaxConcurrent *int `json:"max_concurrent,omitempty" jsonschema:"minimum=1,maximum=64,default=5"`
+	// Runs waiting for a worker; a run that finds it full is rejected.
+	QueueSize *int `json:"queue_size,omitempty" jsonschema:"minimum=1,maximum=100000,default=100"`
+	// Retries of a transient failure.
+	Retries *int `json:"retries,omitempty" jsonschema:"minimum=0,maximum=5,default=1"`
+	// Wait before a retry.
+	RetryDelay *Duration `json:"retry_delay,omitempty" jsonschema_extras:"default=2s,minDuration=0s,maxDuration=1m"`
+	// The longest chain of events fired by hooks.
+	MaxDepth *int `json:"max_depth,omitempty" jsonschema:"minimum=1,maximum=50,default=10"`
+	// The default action timeout.
+	Timeout *Duration `json:"timeout,omitempty" jsonschema_extras:"default=30s,minDuration=1s,maxDuration=5m"`
+}
+
+// Notebook configures the Markdown document runner.
+type Notebook struct {
+	// Where images and other binary results are saved, relative to the document's folder.
+	ImagesDir *string `json:"images_dir,omitempty"`
+	// How many blocks of a document run at once.
+	Concurrency *int `json:"concurrency,omitempty" jsonschema:"minimum=1,maximum=64,default=1"`
+	// The most tool-call blocks a document may hold.
+	MaxBlocks *int `json:"max_blocks,omitempty" jsonschema:"minimum=1,maximum=100000,default=1000"`
+	// Which server the blocks of a section use.
+	Bindings []Binding `json:"bindings,omitempty" jsonschema_extras:"x-type=a list of bindings"`
+}
+
+// Binding binds a section of a document to a server: exactly one of
+// heading, block or start_line with end_line.
+type Binding struct {
+	// A heading's text, with or without its leading #s ("## Weather" matches only a level-2 heading).
+	Heading *string `json:"heading,omitempty"`
+	// A block id, as written after ^ on the block.
+	Block *string `json:"block,omitempty"`
+	// The first line of a range (1-based).
+	StartLine *int `json:"start_line,omitempty" jsonschema:"minimum=1"`
+	// The last line of a range (after start_line).
+	EndLine *int `json:"end_line,omitempty"`
+	// The server the section's blocks use.
+	Server string `json:"server" jsonschema:"required" jsonschema_extras:"x-required-fix=add server: with the name of a server under servers:"`
+	// Apply a heading binding to the headings nested under it as well.
+	InheritToChildren *bool `json:"inherit_to_children,omitempty" jsonschema:"default=false"`
+}
+
+// FrontMatter is the switchboard: key of a Markdown document's front
+// matter.
+type FrontMatter struct {
+	// Section bindings of this document; they come before the configuration's.
+	Bindings []Binding `json:"bindings,omitempty" jsonschema_extras:"x-type=a list of bindings"`
+}
+
+// LLM is the OpenAI-compatible chat completions endpoint. The API key is
+// never in the file: api_key_env names the variable holding it.
+type LLM struct {
+	// The endpoint including /v1, e.g. http://127.0.0.1:11434/v1.
+	BaseURL *string `json:"base_url,omitempty"`
+	// The model name, e.g. llama3.2.
+	Model *string `json:"model,omitempty"`
+	// The name of the environment variable holding the API key (never the key).
+	APIKeyEnv *string `json:"api_key_env,omitempty"`
+	// Price per 1M prompt tokens (0: free).
+	PromptPrice *float64 `json:"prompt_price,omitempty" jsonschema:"minimum=0,default=0" jsonschema_extras:"x-fix=write a number such as 0.15 (0 means free or no limit)"`
+	// Price per 1M completion tokens (0: free).
+	CompletionPrice *float64 `json:"completion_price,omitempty" jsonschema:"minimum=0,default=0" jsonschema_extras:"x-fix=write a number such as 0.15 (0 means free or no limit)"`
+	// How long one request may take; 0 is the client's default (60s).
+	Timeout *Duration `json:"timeout,omitempty" jsonschema_extras:"minDuration=0s,maxDuration=30m,x-fix=use a value from 1s to 30m\\, or 0 for the default (60s)"`
+	// The model accepts images, so image results are passed to it.
+	Vision *bool `json:"vision,omitempty" jsonschema:"default=false"`
+	// Ask for answers as server-sent events.
+	Stream *bool `json:"stream,omitempty" jsonschema:"default=true"`
+	// How many times a request answered 429 or 5xx is sent again.
+	MaxRetries *int `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10,default=3"`
+}
+
+// Agent bounds the agent loop. A limit of 0 means none, except max_steps.
+type Agent struct {
+	// How many times the model is asked per prompt.
+	MaxSteps *int `json:"max_steps,omitempty" jsonschema:"minimum=1,maximum=1000,default=10"`
+	// The tool calls allowed per prompt (0: no limit).
+	MaxToolCalls *int `json:"max_tool_calls,omitempty" jsonschema:"minimum=0,maximum=2147483647,default=50"`
+	// The prompt and completion tokens allowed per prompt (0: no limit).
+	MaxTokens *int `json:"max_tokens,omitempty" jsonschema:"minimum=0,maximum=2147483647,default=0"`
+	// The cost allowed per prompt, in the unit of the llm prices (0: no limit).
+	MaxCost *float64 `json:"max_cost,omitempty" jsonschema:"minimum=0,default=0" jsonschema_extras:"x-fix=write a number such as 0.15 (0 means free or no limit)"`
+	// The time allowed per prompt (0: no limit).
+	Timeout *Duration `json:"timeout,omitempty" jsonschema_extras:"default=5m,minDuration=0s,maxDuration=24h,x-fix=use a value up to 24h\\, or 0 for no time limit (the default is 5m)"`
+	// Replaces the built-in system prompt.
+	SystemPrompt *string `json:"system_prompt,omitempty"`
+	// The servers whose tools the agent may use (default: all enabled).
+	Servers []string `json:"servers,omitempty"`
+	// Globs on exposed tool names the agent may use, e.g. github__* (default: all).
+	Tools []string `json:"tools,omitempty"`
+}

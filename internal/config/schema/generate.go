@@ -1,0 +1,120 @@
+package schema
+
+//go:generate go test -run TestSchemaFile -update .
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/invopop/jsonschema"
+	orderedmap "github.com/pb33f/ordered-map/v2"
+)
+
+// Schema is a JSON Schema, as the Go types' JSONSchemaExtend methods
+// build it.
+type Schema = jsonschema.Schema
+
+// ID is the published address of the schema: the checked-in file on the
+// main branch. Editors fetch it from the yaml-language-server comment
+// that `switchboard config import` writes.
+const ID = "https://raw.githubusercontent.com/switchboard-mcp/switchboard/main/docs/switchboard.schema.json"
+
+// FilePath is the path of the checked-in schema, from the repository root.
+const FilePath = "docs/switchboard.schema.json"
+
+// pkgPath is this package's import path, for reading its doc comments.
+const pkgPath = "github.com/switchboard-mcp/switchboard/internal/config/schema"
+
+// JSONSchemaExtend allows the x- keys, which hold YAML anchors.
+func (File) JSONSchemaExtend(s *Schema) {
+	s.PatternProperties = map[string]*Schema{"^x-": {}}
+}
+
+// JSONSchemaExtend names a server for messages about a list of them.
+func (Server) JSONSchemaExtend(s *Schema) {
+	setExtra(s, "x-noun", "server")
+}
+
+// JSONSchemaExtend rules out a session limit of 0 (write -1 for
+// unlimited).
+func (Limits) JSONSchemaExtend(s *Schema) {
+	p := s.Properties.Value("session_limit")
+	p.Not = &Schema{Const: 0}
+}
+
+// reflector returns the reflector the schema is made with; source, when
+// set, is this package's folder, whose doc comments become the
+// descriptions.
+func reflector(source string) (*jsonschema.Reflector, error) {
+	r := &jsonschema.Reflector{
+		RequiredFromJSONSchemaTags: true,
+		ExpandedStruct:             true,
+	}
+	if source != "" {
+		if err := r.AddGoComments(pkgPath, source); err != nil {
+			return nil, fmt.Errorf("reading the doc comments in %s: %w", source, err)
+		}
+	}
+	return r, nil
+}
+
+// Generate returns the JSON Schema of switchboard.yaml as it is checked
+// in: generated from the Go types, with their doc comments (read from
+// source, this package's folder) as descriptions.
+func Generate(source string) ([]byte, error) {
+	r, err := reflector(source)
+	if err != nil {
+		return nil, err
+	}
+	s := reflectFile(r)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(s); err != nil {
+		return nil, fmt.Errorf("encoding the schema: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// reflectFile generates the schema of File.
+func reflectFile(r *jsonschema.Reflector) *Schema {
+	s := r.ReflectFromType(reflect.TypeOf(File{}))
+	s.ID = ID
+	s.Title = "switchboard.yaml"
+	s.Description = "The configuration of Switchboard (docs/configuration.md)."
+	return s
+}
+
+// runtime is the schema the validator uses: the same types, without the
+// descriptions (which only editors show).
+var runtime = sync.OnceValue(func() *Schema {
+	r, _ := reflector("") // no source: cannot fail
+	return reflectFile(r)
+})
+
+// props builds a properties map of one key.
+func props(key string, s *Schema) *orderedmap.OrderedMap[string, *Schema] {
+	m := orderedmap.New[string, *Schema]()
+	m.Set(key, s)
+	return m
+}
+
+// setExtra sets a keyword the Schema type has no field for.
+func setExtra(s *Schema, key string, v any) {
+	if s.Extras == nil {
+		s.Extras = map[string]any{}
+	}
+	s.Extras[key] = v
+}
+
+// unmarshalStrict decodes JSON into v, refusing unknown keys.
+func unmarshalStrict(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	d.UseNumber()
+	return d.Decode(v)
+}

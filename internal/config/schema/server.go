@@ -1,0 +1,92 @@
+package schema
+
+// Server is one upstream MCP server. The transport decides which keys
+// apply: command, args, env, env_file, inherit_env, cwd, encoding and
+// docker for stdio; url and headers for the network transports.
+type Server struct {
+	// A unique name: letters, digits, _ and -, at most 64 characters.
+	Name string `json:"name" jsonschema:"required" jsonschema_extras:"x-required-fix=add name: with a unique name\\, e.g. name: github"`
+	// What the server is for, shown in lists.
+	Description *string `json:"description,omitempty"`
+	// How Switchboard talks to the server.
+	Transport *string `json:"transport,omitempty" jsonschema:"enum=stdio,enum=sse,enum=http,enum=websocket,default=stdio"`
+	// stdio: the program to run, a bare name found on PATH or an absolute path.
+	Command *string `json:"command,omitempty"`
+	// stdio: the program's arguments.
+	Args []Text `json:"args,omitempty"`
+	// stdio: environment variables of the child (they win over env_file).
+	Env map[string]Text `json:"env,omitempty" jsonschema_extras:"x-type=a mapping of names to strings"`
+	// stdio: a KEY=VALUE file merged into env, relative to this file's folder.
+	EnvFile *string `json:"env_file,omitempty"`
+	// stdio: pass the whole environment, not just the base variables.
+	InheritEnv *bool `json:"inherit_env,omitempty" jsonschema:"default=false"`
+	// stdio: the child's working directory, relative to this file's folder.
+	Cwd *string `json:"cwd,omitempty"`
+	// stdio: the stream encoding; only utf-8.
+	Encoding *string `json:"encoding,omitempty" jsonschema:"default=utf-8"`
+	// stdio: run an image with docker run --rm -i instead of command.
+	Docker *Docker `json:"docker,omitempty"`
+	// stdio: what the launch policy would refuse but this server may do
+	// (honoured in a trusted or native file).
+	Launch *Launch `json:"launch,omitempty"`
+	// sse, http, websocket: the server's URL.
+	URL *string `json:"url,omitempty"`
+	// sse, http, websocket: headers sent with every request.
+	Headers map[string]Text `json:"headers,omitempty" jsonschema_extras:"x-type=a mapping of names to strings"`
+	// How long connecting and initializing may take.
+	Timeout *Duration `json:"timeout,omitempty" jsonschema_extras:"default=30s,exclusiveMinDuration=0s"`
+	// sse, http: how long to wait for an event (0: no limit).
+	SSEReadTimeout *Duration `json:"sse_read_timeout,omitempty" jsonschema_extras:"default=0s,minDuration=0s"`
+	// http: end the session with DELETE when closing.
+	TerminateOnClose *bool `json:"terminate_on_close,omitempty" jsonschema:"default=true"`
+	// How long one request may take (default: defaults.request_timeout).
+	RequestTimeout *Duration `json:"request_timeout,omitempty" jsonschema_extras:"minDuration=1s,maxDuration=5m"`
+	// Retries of a request that failed transiently (default: defaults.max_retries).
+	MaxRetries *int `json:"max_retries,omitempty" jsonschema:"minimum=0"`
+	// This server's calls in flight at once; 0 means only limits.max_concurrent applies.
+	MaxConcurrent *int `json:"max_concurrent,omitempty" jsonschema:"minimum=0,default=0"`
+	// Redact secrets in results returned to callers.
+	RedactResults *bool `json:"redact_results,omitempty" jsonschema:"default=false"`
+	// Directories the server is given as its roots: paths or file:// URIs.
+	Roots []string `json:"roots,omitempty"`
+	// false keeps the server configured but not started.
+	Enabled *bool `json:"enabled,omitempty" jsonschema:"default=true"`
+	// Discover the server's tools.
+	LoadTools *bool `json:"load_tools,omitempty" jsonschema:"default=true"`
+	// Discover the server's prompts.
+	LoadPrompts *bool `json:"load_prompts,omitempty" jsonschema:"default=true"`
+	// Discover the server's resources.
+	LoadResources *bool `json:"load_resources,omitempty" jsonschema:"default=true"`
+	// Env and header keys whose values are secrets, besides those that look like credentials.
+	Secrets []string `json:"secrets,omitempty"`
+}
+
+// Launch widens the launch policy for one server.
+type Launch struct {
+	// Names of refused constructs this server may use, as the refusal
+	// message gives them (e.g. docker.privileged, npx.node-options).
+	Allow []string `json:"allow,omitempty"`
+}
+
+// Docker is a managed Docker launch: docker run --rm -i IMAGE.
+type Docker struct {
+	// The image to run, e.g. mcp/github.
+	Image string `json:"image" jsonschema:"required" jsonschema_extras:"x-required-fix=add image: with the image to run\\, e.g. image: mcp/github"`
+	// The container's name.
+	ContainerName *string `json:"container_name,omitempty"`
+	// The container's command and arguments.
+	Command []Text `json:"command,omitempty"`
+	// Container port (optionally /tcp or /udp) -> host port, published on 127.0.0.1.
+	Ports map[string]int `json:"ports,omitempty" jsonschema_extras:"x-type=a mapping of container port to host port"`
+}
+
+// JSONSchemaExtend bounds the host ports and words a missing image.
+func (Docker) JSONSchemaExtend(s *Schema) {
+	setExtra(s, "x-required-message", "is required by docker")
+	if p, ok := s.Properties.Get("ports"); ok && p.AdditionalProperties != nil {
+		p.AdditionalProperties.Minimum = "1"
+		p.AdditionalProperties.Maximum = "65535"
+		setExtra(p.AdditionalProperties, "x-fix", "use a port from 1 to 65535")
+		setExtra(p.AdditionalProperties, "x-name", "host port")
+	}
+}
