@@ -222,7 +222,7 @@ func (a *app) agent(cmd *cobra.Command, pos []string, f *agentFlags) error {
 	opts := agent.Options{
 		Config: cfg, Engine: s.eng, Catalog: s.cat, Client: client, LLM: l,
 		System: f.system, Selection: sel, Limits: lim,
-		Identity: cliIdentity(), Transcript: tw, Logger: a.logger(),
+		Identity: cliIdentity(cfg), Transcript: tw, Logger: a.logger(),
 		OnWarning: func(msg string) { fmt.Fprintf(a.stderr, "switchboard agent: warning: %s\n", msg) },
 	}
 	if !a.json {

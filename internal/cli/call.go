@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/user"
 	"strings"
 	"time"
 
@@ -129,7 +128,7 @@ func (a *app) call(ctx context.Context, args []string, f callFlags) error {
 		Tool:      toolName,
 		Arguments: raw,
 		Source:    string(toolcall.SourceCLI),
-		Identity:  cliIdentity(),
+		Identity:  cliIdentity(cfg),
 		Timeout:   f.timeout,
 		Budget:    control.Budget{MaxDuration: f.maxDuration, MaxCost: f.maxCost},
 		OnProgress: func(p toolcall.Progress) {
@@ -178,12 +177,15 @@ func (a *app) call(ctx context.Context, args []string, f callFlags) error {
 	return nil
 }
 
-// cliIdentity is the identity of a CLI caller: the OS user.
-func cliIdentity() string {
-	if u, err := user.Current(); err == nil {
-		return u.Username
+// cliIdentity is the identity of a CLI caller: the configuration's
+// gateway.default_user (the OS user unless the file names another), so
+// that the CLI and a local MCP client on the same configuration act as
+// the same user.
+func cliIdentity(cfg *config.Config) string {
+	if cfg != nil && cfg.Gateway.DefaultUser != "" {
+		return cfg.Gateway.DefaultUser
 	}
-	return os.Getenv("USER")
+	return config.OSUser()
 }
 
 // completeCall completes `call SERVER TOOL key=`: a server, one of its

@@ -343,3 +343,20 @@ func TestCallToUnavailableServerIsRecorded(t *testing.T) {
 	}
 	wantContains(t, "history", r.stdout, `"tool": "echo"`, `"error_kind": "connection"`)
 }
+
+// TestCallIdentityFollowsDefaultUser: the CLI acts as gateway.default_user,
+// the identity a local MCP client on the same configuration gets, so that
+// both see the same user's history and tasks (issue 15 item 1).
+func TestCallIdentityFollowsDefaultUser(t *testing.T) {
+	cfg := writeConfigWith(t, map[string]string{"alpha": "ok"}, "gateway:\n  default_user: ada\n")
+	wantCode(t, runCLI(t, "call", "--config", cfg, "alpha", "echo", "message=hi"), ExitOK)
+	r := runCLI(t, "history", "--config", cfg, "--json")
+	wantCode(t, r, ExitOK)
+	var calls []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &calls); err != nil || len(calls) != 1 {
+		t.Fatalf("history --json: got %s (%v), want one call", r.stdout, err)
+	}
+	if calls[0]["identity"] != "ada" {
+		t.Errorf("the call's identity: got %v, want ada (gateway.default_user)", calls[0]["identity"])
+	}
+}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
@@ -419,7 +420,7 @@ func TestServeWithoutConfig(t *testing.T) {
 	wantCode(t, r, ExitOK)
 	r = runCLI(t, "call", "tasks", "list_tasks")
 	wantCode(t, r, ExitOK)
-	wantContains(t, "list_tasks", r.stdout, "Water the plants", cliIdentity())
+	wantContains(t, "list_tasks", r.stdout, "Water the plants", config.OSUser())
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
@@ -558,7 +559,7 @@ servers:
 	wantContains(t, "create_task", r.stdout, "Buy milk", "High")
 	r = runCLI(t, "call", "--config", cfg, "tasks", "list_tasks", "--json")
 	wantCode(t, r, ExitOK)
-	wantContains(t, "list_tasks", r.stdout, "Buy milk", cliIdentity())
+	wantContains(t, "list_tasks", r.stdout, "Buy milk", config.OSUser())
 	r = runCLI(t, "call", "--config", cfg, "tasks", "create_task", "title=")
 	wantCode(t, r, ExitFailure)
 	wantContains(t, "stderr", r.stderr, "title")

@@ -194,7 +194,7 @@ func (a *app) docRun(cmd *cobra.Command, path string, f docRunFlags) error {
 		Caller:      caller,
 		Concurrency: f.concurrency,
 		Only:        f.only,
-		Identity:    cliIdentity(),
+		Identity:    cliIdentity(cfg),
 		Logger:      a.logger(),
 		Progress: func(done, total int) {
 			bar.update(&mcp.ProgressNotificationParams{Progress: float64(done), Total: float64(total), Message: fmt.Sprintf("%d/%d blocks", done, total)})
