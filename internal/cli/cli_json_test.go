@@ -60,13 +60,17 @@ func TestListingJSONErrorForUnavailableServer(t *testing.T) {
 			if e["error_type"] != "connection_error" || !strings.Contains(fmt.Sprint(e["message"]), "server nx is unavailable") {
 				t.Errorf("%s --json error: got %v, want a connection_error about nx", cmd, e)
 			}
+			// What to try for nx comes along, not only "run servers".
+			if !strings.Contains(fmt.Sprint(e["suggestions"]), "servers.nx.command") {
+				t.Errorf("%s --json suggestions: got %v, want nx's own (its servers.nx.command)", cmd, e["suggestions"])
+			}
 			if !json.Valid([]byte(r.stdout)) {
 				t.Errorf("%s --json stdout: got %q, want the JSON listing of the servers that answered", cmd, r.stdout)
 			}
 			// Without --json: a line a person reads.
 			r = runCLI(t, cmd, "--config", cfg)
 			wantCode(t, r, ExitFailure)
-			wantContains(t, cmd+" stderr", r.stderr, "switchboard "+cmd+": server nx is unavailable")
+			wantContains(t, cmd+" stderr", r.stderr, "switchboard "+cmd+": server nx is unavailable", "\n  try: ", "servers.nx.command")
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
@@ -77,7 +78,11 @@ func (a *app) exit(ctx context.Context, err error) int {
 			a.printError(un.fault())
 		} else {
 			for _, u := range un.lines {
-				fmt.Fprintf(a.stderr, "%s: %s\n", a.prefix(), oneLine(errors.New(u)))
+				first, rest, _ := strings.Cut(u, "\n")
+				fmt.Fprintf(a.stderr, "%s: %s\n", a.prefix(), oneLine(errors.New(first)))
+				if rest != "" {
+					fmt.Fprintln(a.stderr, rest)
+				}
 			}
 		}
 		return ExitFailure
@@ -141,13 +146,25 @@ type unavailableError struct{ lines []string }
 
 func (e *unavailableError) Error() string { return strings.Join(e.lines, "; ") }
 
-// fault returns the one structured error --json prints for them all.
+// fault returns the one structured error --json prints for them all: the
+// servers' messages, and what to try for each (a line's "  try: " lines).
 func (e *unavailableError) fault() *fault.Error {
-	msg := e.lines[0]
-	if len(e.lines) > 1 {
-		msg = fmt.Sprintf("%d servers are unavailable: %s", len(e.lines), strings.Join(e.lines, "; "))
+	var msgs, tries []string
+	for _, l := range e.lines {
+		first, rest, _ := strings.Cut(l, "\n")
+		msgs = append(msgs, first)
+		for _, t := range strings.Split(rest, "\n") {
+			if t = strings.TrimPrefix(strings.TrimSpace(t), "try: "); t != "" && !slices.Contains(tries, t) {
+				tries = append(tries, t)
+			}
+		}
 	}
-	return fault.New(fault.Connection, "%s", msg).WithDetail("unavailable", e.lines).
+	msg := msgs[0]
+	if len(msgs) > 1 {
+		msg = fmt.Sprintf("%d servers are unavailable: %s", len(msgs), strings.Join(msgs, "; "))
+	}
+	return fault.New(fault.Connection, "%s", msg).WithDetail("unavailable", msgs).
+		WithSuggestions(tries...).
 		WithSuggestions("run 'switchboard servers' to see each server's state and last error")
 }
 

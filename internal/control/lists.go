@@ -43,7 +43,13 @@ func (l *local) unavailable(server string) []string {
 			continue
 		}
 		if _, err := l.c.Pool.Client(snap.Server); err != nil {
-			out = append(out, err.Error())
+			line := err.Error()
+			if fe := fault.As(err); fe != nil {
+				for _, s := range fe.Suggestions {
+					line += "\n  try: " + s
+				}
+			}
+			out = append(out, line)
 		}
 	}
 	return out
