@@ -183,6 +183,19 @@ const unsetStandIn = "set-in-the-daemon-environment"
 
 // stateDirectory returns where Switchboard keeps state between runs.
 func (a *app) stateDirectory() (string, error) {
+	dir, err := a.stateDirectoryPath()
+	if err != nil {
+		return "", err
+	}
+	if err := a.checkStateDir(dir); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// stateDirectoryPath is where the state directory is, by flag, variable
+// or default.
+func (a *app) stateDirectoryPath() (string, error) {
 	if a.stateDir != "" {
 		return a.stateDir, nil
 	}
