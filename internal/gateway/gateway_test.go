@@ -77,6 +77,8 @@ func TestOriginAllowed(t *testing.T) {
 		{"wildcard", "https://anything.example", "127.0.0.1:7777", []string{"*"}, true},
 		{"null origin", "null", "127.0.0.1:7777", nil, false},
 		{"other port", "http://127.0.0.1:8080", "127.0.0.1:7777", nil, false},
+		{"https origin on an http listener", "https://127.0.0.1:7777", "127.0.0.1:7777", nil, false},
+		{"other scheme", "ftp://127.0.0.1:7777", "127.0.0.1:7777", nil, false},
 	}
 	for _, tt := range tests {
 		r := httptest.NewRequest("POST", "http://"+tt.host+"/mcp", nil)

@@ -317,7 +317,10 @@ func hostAllowed(gw config.Gateway, host string) bool {
 }
 
 // originAllowed reports whether a browser Origin may use the gateway: no
-// Origin (not a browser), the gateway's own origin, or a configured one.
+// Origin (not a browser), the gateway's own origin (scheme, host and port:
+// https://127.0.0.1:7777 is another origin than the http listener's), or a
+// configured one. Behind a proxy that ends TLS, the public https origin is
+// configured in gateway.allowed_origins.
 func originAllowed(gw config.Gateway, r *http.Request) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
@@ -328,8 +331,12 @@ func originAllowed(gw config.Gateway, r *http.Request) bool {
 			return true
 		}
 	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
 	u, err := url.Parse(origin)
-	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Scheme, scheme) && strings.EqualFold(u.Host, r.Host)
 }
 
 // isLoopback reports whether a host name or address is loopback.
