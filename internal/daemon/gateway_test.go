@@ -837,9 +837,18 @@ func TestGatewayRequestSizeLimit(t *testing.T) {
 		if code != http.StatusRequestEntityTooLarge {
 			t.Errorf("chunked %v: got %d %s, want 413", chunked, code, b)
 		}
-		if !chunked && !strings.Contains(b, "gateway.max_request_bytes") {
-			t.Errorf("got %s, want the error to name gateway.max_request_bytes", b)
+		if !strings.Contains(b, "gateway.max_request_bytes") || !json.Valid([]byte(b)) {
+			t.Errorf("chunked %v: got %s, want the structured error naming gateway.max_request_bytes", chunked, b)
 		}
+	}
+	// A chunked body longer than what the lean path reads first and over
+	// the limit gets the same structured error, not the SDK's plain text.
+	cfg2 := testConfig(okServer(t, "alpha"))
+	cfg2.Gateway.MaxRequestBytes = 2 << 20
+	r3 := start(t, cfg2)
+	huge := io.MultiReader(strings.NewReader(initializeBody(strings.Repeat("z", 3<<20))))
+	if code, b := postBody(t, r3.url+"/mcp", huge, nil); code != http.StatusRequestEntityTooLarge || !strings.Contains(b, "gateway.max_request_bytes") || !json.Valid([]byte(b)) {
+		t.Errorf("a 3 MiB chunked body over a 2 MiB limit: got %d %s, want 413 with the structured error", code, b)
 	}
 	if code, b := post(t, r.url+"/mcp", nil); code != http.StatusOK {
 		t.Errorf("a small initialize: got %d %s, want 200", code, b)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -94,8 +96,10 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				WithSuggestions("pass large data by reference (a file path, a resource URI), or raise gateway.max_request_bytes (up to 256MiB)"))
 			return
 		}
-		// A body without a length is cut at the limit (the SDK answers 413).
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		if r.ContentLength < 0 && !readChunkedBody(w, r, limit) {
+			return
+		}
 	}
 	if kind == "sse" && len(gw.Tokens) > 0 {
 		h.serveSSE(w, r, view.Name, gw)
@@ -123,6 +127,29 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if sw.status >= 200 && sw.status < 300 {
 		h.g.sess.bindUser(sid, tok.User)
 	}
+}
+
+// readChunkedBody reads a body sent without a length (chunked) up to the
+// limit, so that one over it gets the same structured 413 as a declared
+// length does (the SDK, reading it itself, answers in plain text). Every
+// reader of the body reads it whole anyway; it is held once, here. It
+// reports false when it has answered.
+func readChunkedBody(w http.ResponseWriter, r *http.Request, limit int64) bool {
+	body, err := io.ReadAll(r.Body)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		writeError(w, http.StatusRequestEntityTooLarge, fault.New(fault.LimitExceeded,
+			"the request body is over gateway.max_request_bytes (%d bytes)", limit).
+			WithSuggestions("pass large data by reference (a file path, a resource URI), or raise gateway.max_request_bytes (up to 256MiB)"))
+		return false
+	case err != nil:
+		writeError(w, http.StatusBadRequest, fault.Wrap(fault.Validation, err, "reading the request body"))
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	return true
 }
 
 // statusWriter notes the status of a response.
