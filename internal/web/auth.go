@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -30,8 +31,9 @@ const (
 	// maxSessions bounds the sessions held; the least recently used
 	// anonymous one goes first.
 	maxSessions = 4096
-	// maxLoginFailures is how many failed logins the console takes in
-	// loginWindow before it refuses logins until the window ends.
+	// maxLoginFailures is how many failed logins the console takes from
+	// one address in loginWindow before it refuses that address's logins
+	// until the window ends.
 	maxLoginFailures = 20
 	loginWindow      = time.Minute
 	// CSRFHeader carries the session's CSRF token on API requests; HTML
@@ -238,32 +240,77 @@ func (s *sessions) expire(ctx context.Context) {
 	}
 }
 
-// loginLimiter counts failed logins in fixed windows, so that guessing
-// tokens through the form is slow.
+// loginLimiter counts failed logins per client address in fixed windows,
+// so that guessing tokens through the form is slow for the guesser, while
+// everyone else (another address) still logs in. It holds at most
+// maxLoginAddresses windows: past that, addresses whose window ended are
+// forgotten, and while every one is still active the new ones share one
+// window (an attacker with that many addresses slows only such newcomers).
 type loginLimiter struct {
-	mu       sync.Mutex
+	mu      sync.Mutex
+	windows map[string]*loginWindowCount
+}
+
+type loginWindowCount struct {
 	start    time.Time
 	failures int
 }
 
-// allow reports whether a login may be tried now.
-func (l *loginLimiter) allow(now time.Time) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if now.Sub(l.start) >= loginWindow {
-		l.start, l.failures = now, 0
+// maxLoginAddresses bounds the addresses the login limiter remembers.
+const maxLoginAddresses = 4096
+
+// sharedLoginKey is the window of addresses beyond maxLoginAddresses.
+const sharedLoginKey = "(others)"
+
+// window returns the current window of addr; l.mu is held.
+func (l *loginLimiter) window(addr string, now time.Time) *loginWindowCount {
+	if l.windows == nil {
+		l.windows = map[string]*loginWindowCount{}
 	}
-	return l.failures < maxLoginFailures
+	w, ok := l.windows[addr]
+	if !ok && len(l.windows) >= maxLoginAddresses {
+		for k, v := range l.windows {
+			if now.Sub(v.start) >= loginWindow {
+				delete(l.windows, k)
+			}
+		}
+		if len(l.windows) >= maxLoginAddresses {
+			addr = sharedLoginKey
+			w, ok = l.windows[addr]
+		}
+	}
+	if !ok {
+		w = &loginWindowCount{start: now}
+		l.windows[addr] = w
+	}
+	if now.Sub(w.start) >= loginWindow {
+		w.start, w.failures = now, 0
+	}
+	return w
 }
 
-// failed counts a failed login.
-func (l *loginLimiter) failed(now time.Time) {
+// allow reports whether a login from addr may be tried now.
+func (l *loginLimiter) allow(addr string, now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if now.Sub(l.start) >= loginWindow {
-		l.start, l.failures = now, 0
+	return l.window(addr, now).failures < maxLoginFailures
+}
+
+// failed counts a failed login from addr.
+func (l *loginLimiter) failed(addr string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.window(addr, now).failures++
+}
+
+// clientAddress is the address a request came from, without its port:
+// the peer of the connection (a header such as X-Forwarded-For is not
+// trusted; behind a proxy every client shares the proxy's address).
+func clientAddress(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
 	}
-	l.failures++
+	return r.RemoteAddr
 }
 
 // fingerprint identifies a token's secret without holding it: its
@@ -442,9 +489,10 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
-	if !c.logins.allow(c.now()) {
-		c.logger.Warn("console login refused: too many failed logins")
-		writeFault(w, http.StatusTooManyRequests, fault.New(fault.LimitExceeded, "too many failed logins; logins are refused for up to a minute").
+	addr := clientAddress(r)
+	if !c.logins.allow(addr, c.now()) {
+		c.logger.Warn("console login refused: too many failed logins", "address", addr)
+		writeFault(w, http.StatusTooManyRequests, fault.New(fault.LimitExceeded, "too many failed logins from this address; logins from it are refused for up to a minute").
 			WithSuggestions("wait a minute, then log in with a valid token"))
 		return
 	}
@@ -459,8 +507,8 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	c.logins.failed(c.now())
-	c.logger.Warn("console login refused")
+	c.logins.failed(addr, c.now())
+	c.logger.Warn("console login refused", "address", addr)
 	c.render(w, r, http.StatusUnauthorized, "login", &loginData{Next: next, Error: "That token is not valid. Use one of the tokens in gateway.tokens."})
 }
 

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -102,16 +103,32 @@ func TestLoginLimiter(t *testing.T) {
 	var l loginLimiter
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range maxLoginFailures {
-		if !l.allow(now) {
+		if !l.allow("10.0.0.1", now) {
 			t.Fatalf("login %d refused, want allowed", i+1)
 		}
-		l.failed(now)
+		l.failed("10.0.0.1", now)
 	}
-	if l.allow(now.Add(time.Second)) {
+	if l.allow("10.0.0.1", now.Add(time.Second)) {
 		t.Errorf("after %d failures within the window a login is allowed", maxLoginFailures)
 	}
-	if !l.allow(now.Add(loginWindow)) {
+	// Another address is not locked out by the first one's guessing.
+	if !l.allow("10.0.0.2", now.Add(time.Second)) {
+		t.Error("another address is refused because of the first one's failures")
+	}
+	if !l.allow("10.0.0.1", now.Add(loginWindow)) {
 		t.Error("a login is refused after the window ended")
+	}
+	// Memory is bounded: past maxLoginAddresses active windows, new
+	// addresses share one; once the windows end, they are forgotten.
+	for i := range maxLoginAddresses + 10 {
+		l.failed(fmt.Sprintf("a%d", i), now)
+	}
+	if n := len(l.windows); n > maxLoginAddresses+1 {
+		t.Errorf("%d windows held, want at most %d", n, maxLoginAddresses+1)
+	}
+	l.failed("late", now.Add(2*loginWindow))
+	if n := len(l.windows); n != 1 {
+		t.Errorf("after every window ended: %d windows held, want 1", n)
 	}
 }
 
