@@ -472,9 +472,16 @@ func TestStopAndResume(t *testing.T) {
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	// A call in flight in another "process" (here: another Main) is
 	// cancelled by stop.
+	// The call marks its start in a file: stop comes once it is in flight
+	// upstream, so that the failure below is the cancellation of a running
+	// call, not the refusal of one that had not started (same words).
+	mark := filepath.Join(t.TempDir(), "started")
 	done := make(chan result)
-	go func() { done <- runCLI(t, "call", "--config", cfg, "alpha", "slow", "seconds=60") }()
-	time.Sleep(1500 * time.Millisecond) // let it connect and start; stop must cancel it wherever it is
+	go func() { done <- runCLI(t, "call", "--config", cfg, "alpha", "slow", "seconds=60", "mark="+mark) }()
+	eventuallyCLI(t, 30*time.Second, "the slow call to start upstream", func() bool {
+		_, err := os.Stat(mark)
+		return err == nil
+	})
 	wantCode(t, runCLI(t, "stop", "--config", cfg), ExitOK)
 	select {
 	case r := <-done:

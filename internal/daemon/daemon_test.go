@@ -367,6 +367,14 @@ func TestReloadChangesAView(t *testing.T) {
 	r := start(t, cfg, func(o *Options) {
 		o.Load = func() (*config.Config, error) { return config.Load(path, config.Options{}) }
 	})
+	// A first client waits until the view is discovered; the client that
+	// watches for list_changed connects after that, so that the start's
+	// own notifications never reach it and the one it gets is the
+	// reload's.
+	warm := r.connect(t, "/mcp/v", nil, nil)
+	if got := waitTools(t, warm, "the view", has("alpha__echo")); !slices.Equal(got, []string{"alpha__echo"}) {
+		t.Fatalf("view v: got %v", got)
+	}
 	n := newNotifications()
 	cs := r.connect(t, "/mcp/v", nil, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { n.add("tools") },
@@ -374,9 +382,8 @@ func TestReloadChangesAView(t *testing.T) {
 	if got := waitTools(t, cs, "the view", has("alpha__echo")); !slices.Equal(got, []string{"alpha__echo"}) {
 		t.Fatalf("view v: got %v", got)
 	}
-	time.Sleep(100 * time.Millisecond) // let the SDK's debounced notifications of the start go out
-	for len(n.ch) > 0 {
-		<-n.ch
+	if len(n.ch) > 0 {
+		t.Fatal("the watching client got a tools/list_changed before the reload; the test could not tell the reload's from it")
 	}
 	write("alpha__add", "adds")
 	if _, err := r.d.Reload(context.Background()); err != nil {

@@ -309,13 +309,19 @@ func TestGatewayViewPrefixNeverLooksLikeTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	compareJSON(t, "tools/list", dt, gt.Tools)
-	dp, _ := direct.ListPrompts(ctx)
+	dp, err := direct.ListPrompts(ctx)
+	if err != nil || len(dp) == 0 {
+		t.Fatalf("prompts/list directly: %d prompts, %v; the comparison needs some", len(dp), err)
+	}
 	gp, err := cs.ListPrompts(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	compareJSON(t, "prompts/list", dp, gp.Prompts)
-	dr, _ := direct.ListResources(ctx)
+	dr, err := direct.ListResources(ctx)
+	if err != nil || len(dr) == 0 {
+		t.Fatalf("resources/list directly: %d resources, %v; the comparison needs some", len(dr), err)
+	}
 	gr, err := cs.ListResources(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -198,6 +198,9 @@ type addArgs struct {
 
 type slowArgs struct {
 	Seconds float64 `json:"seconds"`
+	// Mark, when set, is a file created when the call starts, so that a
+	// test can wait until the call is really in flight.
+	Mark string `json:"mark,omitempty"`
 }
 
 type progressArgs struct {
@@ -261,6 +264,11 @@ func serve() {
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Waits, honouring cancellation."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, a slowArgs) (*mcp.CallToolResult, any, error) {
+			if a.Mark != "" {
+				if err := os.WriteFile(a.Mark, nil, 0o600); err != nil {
+					return nil, nil, err
+				}
+			}
 			select {
 			case <-time.After(time.Duration(a.Seconds * float64(time.Second))):
 				return text("done"), nil, nil
