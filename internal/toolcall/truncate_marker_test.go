@@ -18,7 +18,10 @@ import (
 func TestTruncationMarkerCountsWhatWasOmitted(t *testing.T) {
 	f := newFixture(t, []config.Server{okServer(t, "alpha")}, func(c *config.Config) { c.Limits.MaxOutputBytes = 1000 })
 	const sent = 17 << 20
-	res, err := f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "big", Arguments: map[string]any{"bytes": sent}})
+	// 17 MiB through a pipe under the race detector: give it the most time
+	// a request may have, not the fixture's 10 s, so that a loaded machine
+	// does not fail it.
+	res, err := f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "big", Arguments: map[string]any{"bytes": sent}, Timeout: config.MaxRequestTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
