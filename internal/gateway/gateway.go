@@ -27,11 +27,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/tokenauth"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
@@ -96,6 +98,8 @@ type Gateway struct {
 	reqCalls requestCalls
 
 	sessions sync.WaitGroup // session watchers
+
+	oauth atomic.Pointer[tokenauth.Authenticator] // gateway.oauth's (oauth.go)
 }
 
 // New returns a gateway for opts.
