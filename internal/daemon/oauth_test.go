@@ -155,7 +155,7 @@ func TestGatewayOAuthJWT(t *testing.T) {
 	// caller, on the fast path and through the SDK alike, and a claim in
 	// _meta changes nothing.
 	cs := r.connect(t, "/mcp", bearer(valid), nil)
-	waitTools(t, cs, "alpha's tools", has("alpha__whoami"))
+	waitTools(t, cs, "alpha's and beta's tools", has("alpha__whoami", "beta__whoami"))
 	for _, name := range []string{"alpha__whoami", "beta__whoami"} {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{},
 			Meta: mcp.Meta{"user_id": "mallory", "session_id": "forged"}})
