@@ -123,6 +123,7 @@ func TestGatewayOAuthJWT(t *testing.T) {
 		{"group grants the view", "/mcp/eng", is.Token(t, claims("/mcp/eng", map[string]any{"groups": []string{"engineers"}, "scope": "mcp:tools eng:write"})), 200, "", ""},
 		{"group does not grant another view", "/mcp/ops", is.Token(t, claims("/mcp/ops", map[string]any{"groups": []string{"engineers"}})), 403, "", "may not use the view"},
 		{"admins may use every view", "/mcp/ops", is.Token(t, claims("/mcp/ops", map[string]any{"groups": []string{"admins"}})), 200, "", ""},
+		{"no user claim", "/mcp", is.Token(t, claims("/mcp", map[string]any{"sub": ""})), 401, challenge + `the token has no 'sub' claim`, ""},
 		{"missing the gateway's scope", "/mcp", is.Token(t, claims("/mcp", map[string]any{"scope": "openid"})), 403, `error="insufficient_scope"`, ""},
 	}
 	for _, tt := range tests {
@@ -287,6 +288,71 @@ func TestGatewayOAuthStatelessClaimsIgnored(t *testing.T) {
 				t.Errorf("upstream saw _meta %v, want user_id carol", meta)
 			}
 		})
+	}
+}
+
+// TestGatewayOAuthSSE: the legacy SSE transport with OAuth: a session is
+// its signed-in user's, another user's token cannot post to it, and the
+// calls run as that user.
+func TestGatewayOAuthSSE(t *testing.T) {
+	is := oauthtest.New(t)
+	r := start(t, oauthConfig(t, is.URL))
+	tokenOf := func(user string) string {
+		return is.Token(t, is.Claims(user, oauthResource+"/sse", map[string]any{"scope": "mcp:tools"}))
+	}
+	alice, bob := tokenOf("alice"), tokenOf("bob")
+	if resp, _ := getWith(t, r.url+"/sse", nil); resp.StatusCode != 401 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "oauth-protected-resource/sse") {
+		t.Errorf("/sse without a token: %d %q, want 401 naming the /sse metadata", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	req, _ := http.NewRequest(http.MethodGet, r.url+"/sse", nil)
+	req.Header.Set("Authorization", "Bearer "+alice)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 4096)
+	n, err := resp.Body.Read(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(buf[:n]), "data: ")
+	if i < 0 {
+		t.Fatalf("no endpoint event: %q", buf[:n])
+	}
+	endpoint := strings.TrimSpace(strings.SplitN(string(buf[i+6:n]), "\n", 2)[0])
+	postAs := func(token string) int {
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+		req, _ := http.NewRequest(http.MethodPost, r.url+endpoint, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := postAs(bob); got != http.StatusForbidden {
+		t.Errorf("bob posting to alice's SSE session: %d, want 403", got)
+	}
+	if got := postAs(alice); got != http.StatusAccepted {
+		t.Errorf("alice posting to her own SSE session: %d, want 202", got)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "sse", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.SSEClientTransport{Endpoint: r.url + "/sse",
+		HTTPClient: &http.Client{Transport: headerTransport{bearer(bob), http.DefaultTransport}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	waitTools(t, cs, "alpha over SSE", has("alpha__whoami"))
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__whoami", Arguments: map[string]any{}, Meta: mcp.Meta{"user_id": "mallory"}})
+	if err != nil || !strings.Contains(textOf(res), `"user_id":"bob"`) {
+		t.Errorf("whoami over SSE as bob: %v %s", err, textOf(res))
 	}
 }
 
