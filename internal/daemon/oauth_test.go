@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/store"
@@ -499,7 +503,8 @@ func runningAuthenticators() int {
 // authorization server is the gateway's issuer (introspection), and the
 // TypeScript SDK's client signs in to the gateway on its own — the 401,
 // the metadata, registration, PKCE, the resource indicator — and calls a
-// tool, which runs as the user the token names.
+// tool, which runs as the user the token names; then the go-sdk's OAuth
+// client does the same.
 func TestGatewayOAuthTypeScriptClient(t *testing.T) {
 	demo := testpeer.StartOAuthExample(t, false)
 	ln := reserve(t)
@@ -548,6 +553,51 @@ func TestGatewayOAuthTypeScriptClient(t *testing.T) {
 		t.Errorf("the client asked for %s, want the resource %s/mcp", res.AuthorizeURL, r.url)
 	}
 	r.waitRecords(t, store.CallFilter{Identity: user}, func(recs []store.CallRecord) bool { return len(recs) >= 1 })
+
+	// The go-sdk's own OAuth client signs in the same way.
+	const redirect = "http://127.0.0.1:1/callback"
+	handler, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+			RedirectURIs: []string{redirect}, ClientName: "go-sdk client", TokenEndpointAuthMethod: "none",
+		}},
+		RedirectURL: redirect,
+		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			u, err := url.Parse(args.URL)
+			if err != nil {
+				return nil, err
+			}
+			if got, want := u.Query().Get("resource"), r.url+"/mcp"; got != want {
+				return nil, fmt.Errorf("the client asked for the resource %q, want %q (from the gateway's metadata)", got, want)
+			}
+			browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			res, err := browser.Get(args.URL)
+			if err != nil {
+				return nil, err
+			}
+			res.Body.Close()
+			loc, err := url.Parse(res.Header.Get("Location"))
+			if err != nil {
+				return nil, err
+			}
+			return &auth.AuthorizationResult{Code: loc.Query().Get("code"), State: loc.Query().Get("state")}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc, err := mcp.NewClient(&mcp.Implementation{Name: "go-sdk client", Version: "1"}, nil).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", OAuthHandler: handler}, nil)
+	if err != nil {
+		t.Fatalf("the go-sdk client signing in: %v", err)
+	}
+	defer gc.Close()
+	gres, err := gc.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__whoami", Arguments: map[string]any{}})
+	if err != nil || gres.IsError {
+		t.Fatalf("whoami from the go-sdk client: %v %v", err, gres)
+	}
+	if err := json.Unmarshal([]byte(textOf(gres)), &meta); err != nil || meta["user_id"] == "" || meta["user_id"] == user {
+		t.Errorf("the go-sdk client's call ran as %v, want its own registration's client id (not %q)", meta["user_id"], user)
+	}
 }
 
 // logBuffer collects a daemon's log.
