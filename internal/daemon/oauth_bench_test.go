@@ -28,10 +28,7 @@ import (
 //	go test -run '^$' -bench BenchmarkGatewayAuth -benchtime 3s ./internal/daemon/
 func BenchmarkGatewayAuth(b *testing.B) {
 	is := oauthtest.New(b)
-	const opaque = "opaque-bench-token-5f2c"
-	is.Activate(opaque, map[string]any{"sub": "ivy", "aud": oauthResource + "/mcp", "scope": "mcp:tools", "iss": is.URL})
-	jwt := is.Token(b, is.Claims("jay", oauthResource+"/mcp", map[string]any{"scope": "mcp:tools"}))
-	for _, bc := range authCases(is, jwt, opaque) {
+	for _, bc := range authCases(b, is) {
 		b.Run(bc.name, func(b *testing.B) {
 			cs := echoGateway(b, bc.set, bc.token)
 			ctx := context.Background()
@@ -70,10 +67,7 @@ func BenchmarkGatewayAuth(b *testing.B) {
 //	go test -run '^$' -bench BenchmarkGatewayAuthCheck ./internal/daemon/
 func BenchmarkGatewayAuthCheck(b *testing.B) {
 	is := oauthtest.New(b)
-	const opaque = "opaque-bench-token-5f2c"
-	is.Activate(opaque, map[string]any{"sub": "ivy", "aud": oauthResource + "/mcp", "scope": "mcp:tools", "iss": is.URL})
-	jwt := is.Token(b, is.Claims("jay", oauthResource+"/mcp", map[string]any{"scope": "mcp:tools"}))
-	for _, bc := range authCases(is, jwt, opaque) {
+	for _, bc := range authCases(b, is) {
 		b.Run(bc.name, func(b *testing.B) {
 			cfg := testConfig()
 			bc.set(&cfg.Gateway)
@@ -112,7 +106,12 @@ type authCase struct {
 	set   func(*config.Gateway)
 }
 
-func authCases(is *oauthtest.Issuer, jwt, opaque string) []authCase {
+// authCases are the ways of authenticating the benchmarks compare, with
+// tokens of the issuer: a JWT, and an opaque token it introspects.
+func authCases(b *testing.B, is *oauthtest.Issuer) []authCase {
+	const opaque = "opaque-bench-token-5f2c"
+	is.Activate(opaque, map[string]any{"sub": "ivy", "aud": oauthResource + "/mcp", "scope": "mcp:tools", "iss": is.URL})
+	jwt := is.Token(b, is.Claims("jay", oauthResource+"/mcp", map[string]any{"scope": "mcp:tools"}))
 	return []authCase{
 		{"none", "", func(*config.Gateway) {}},
 		{"static", "static-bench-token", func(g *config.Gateway) {

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -16,7 +15,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -62,11 +60,23 @@ func bearer(token string) http.Header { return http.Header{"Authorization": {"Be
 // body read).
 func postAnswer(t *testing.T, url string, h http.Header) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initializeBody("t")))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	return send(t, http.MethodPost, url, initializeBody("t"), h)
+}
+
+// send sends a request (an MCP one when it has a body) and returns the
+// response, its body read.
+func send(t *testing.T, method, url, body string, h http.Header) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+	}
 	for k, v := range h {
 		req.Header[k] = v
+	}
+	if host := h.Get("Host"); host != "" {
+		req.Host = host
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -194,16 +204,8 @@ func TestGatewayOAuthJWT(t *testing.T) {
 		"/.well-known/oauth-protected-resource/mcp/eng": `"scopes_supported":["mcp:tools","eng:write"]`,
 		"/.well-known/oauth-protected-resource/sse":     `"authorization_servers":["` + is.URL + `"]`,
 	} {
-		req, _ := http.NewRequest(http.MethodGet, r.url+path, nil)
-		req.Host = "mcp.example.com"
-		req.Header.Set("Origin", "https://app.example.net")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 || !strings.Contains(string(b), want) {
+		resp, b := getWith(t, r.url+path, http.Header{"Host": {"mcp.example.com"}, "Origin": {"https://app.example.net"}})
+		if resp.StatusCode != 200 || !strings.Contains(b, want) {
 			t.Errorf("GET %s: %d %s, want 200 with %s", path, resp.StatusCode, b, want)
 		}
 	}
@@ -236,33 +238,13 @@ func postAnswerSession(t *testing.T, url, session string, h http.Header) (*http.
 	h = h.Clone()
 	h.Set("Mcp-Session-Id", session)
 	h.Set("Mcp-Protocol-Version", "2025-06-18")
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
-	req.Header = h
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 8192))
-	return resp, string(b)
+	return send(t, http.MethodPost, url, `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`, h)
 }
 
 // getWith sends a GET with headers and returns the response and its body.
 func getWith(t *testing.T, url string, h http.Header) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	for k, v := range h {
-		req.Header[k] = v
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 8192))
-	return resp, string(b)
+	return send(t, http.MethodGet, url, "", h)
 }
 
 // TestGatewayOAuthStatelessClaimsIgnored checks stateless mode, on the
@@ -381,8 +363,10 @@ func TestGatewayOAuthIssuerUnreachableAtStart(t *testing.T) {
 	cfg := oauthConfig(t, "http://"+addr)
 	cfg.Gateway.OAuth.KeysMinInterval = 50 * time.Millisecond
 	cfg.Gateway.Tokens = []config.Token{{Name: "ci", User: "ci-bot", Secret: "ci-secret"}}
-	var logs logBuffer
-	r := start(t, cfg, func(o *Options) { o.Logger = logs.logger() })
+	var logs lockedBuffer
+	r := start(t, cfg, func(o *Options) {
+		o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
 
 	sign := func(is *oauthtest.Issuer) string {
 		return is.Token(t, is.Claims("dora", oauthResource+"/mcp", map[string]any{"scope": "mcp:tools", "iss": "http://" + addr}))
@@ -569,17 +553,8 @@ func TestGatewayOAuthTypeScriptClient(t *testing.T) {
 			if got, want := u.Query().Get("resource"), r.url+"/mcp"; got != want {
 				return nil, fmt.Errorf("the client asked for the resource %q, want %q (from the gateway's metadata)", got, want)
 			}
-			browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-			res, err := browser.Get(args.URL)
-			if err != nil {
-				return nil, err
-			}
-			res.Body.Close()
-			loc, err := url.Parse(res.Header.Get("Location"))
-			if err != nil {
-				return nil, err
-			}
-			return &auth.AuthorizationResult{Code: loc.Query().Get("code"), State: loc.Query().Get("state")}, nil
+			code, state, err := oauthtest.Approve(args.URL)
+			return &auth.AuthorizationResult{Code: code, State: state}, err
 		},
 	})
 	if err != nil {
@@ -598,26 +573,4 @@ func TestGatewayOAuthTypeScriptClient(t *testing.T) {
 	if err := json.Unmarshal([]byte(textOf(gres)), &meta); err != nil || meta["user_id"] == "" || meta["user_id"] == user {
 		t.Errorf("the go-sdk client's call ran as %v, want its own registration's client id (not %q)", meta["user_id"], user)
 	}
-}
-
-// logBuffer collects a daemon's log.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *logBuffer) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }

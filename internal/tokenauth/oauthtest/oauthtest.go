@@ -12,10 +12,12 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -172,6 +174,24 @@ func (is *Issuer) JWKSHits() int { return int(is.jwksHits.Load()) }
 
 // IntrospectionHits counts the introspection requests.
 func (is *Issuer) IntrospectionHits() int { return int(is.introHits.Load()) }
+
+// Approve plays a person's browser at an authorization endpoint that
+// approves at once (the TypeScript SDK's demo does): it requests authURL
+// without following the redirect, and returns the code and state of the
+// redirect's query, as the client's redirect URI would receive them.
+func Approve(authURL string) (code, state string, err error) {
+	browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := browser.Get(authURL)
+	if err != nil {
+		return "", "", fmt.Errorf("authorization request: %w", err)
+	}
+	res.Body.Close()
+	loc, err := url.Parse(res.Header.Get("Location"))
+	if err != nil || res.StatusCode != http.StatusFound || loc.Query().Get("code") == "" {
+		return "", "", fmt.Errorf("the authorization endpoint answered %s, Location %q: want a redirect with a code", res.Status, res.Header.Get("Location"))
+	}
+	return loc.Query().Get("code"), loc.Query().Get("state"), nil
+}
 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
