@@ -14,8 +14,10 @@
 // client while it works — sampling, elicitation, roots — are forwarded to
 // the client whose call caused them.
 //
-// Authentication (bearer tokens mapped to identities and view grants) and
-// Origin / Host checks (DNS-rebinding protection) wrap every HTTP endpoint.
+// Authentication (bearer tokens mapped to identities and view grants, and
+// OAuth access tokens checked by an installed tokenauth.Authenticator,
+// oauth.go) and Origin / Host checks (DNS-rebinding protection) wrap every
+// HTTP endpoint.
 package gateway
 
 import (
