@@ -267,6 +267,13 @@ func printEndpoints(w interface{ Write([]byte) (int, error) }, addr string, cfg 
 	if len(cfg.Gateway.Tokens) > 0 {
 		auth = ` (add "headers": {"Authorization": "Bearer <token>"})`
 	}
+	if o := cfg.Gateway.OAuth; o != nil {
+		fmt.Fprintf(w, "sign-in: OAuth access tokens from %s for %s; clients that support MCP authorization sign in on their own (metadata: %s/.well-known/oauth-protected-resource/mcp)\n",
+			o.Issuer, o.Resource, strings.TrimSuffix(o.Resource, "/"))
+		if len(cfg.Gateway.Tokens) == 0 {
+			auth = " (the client signs in with OAuth; one that cannot needs a token from gateway.tokens)"
+		}
+	}
 	snippet, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"switchboard": map[string]any{"type": "http", "url": base + "/mcp"}}})
 	fmt.Fprintf(w, "Claude Desktop / Cursor (mcpServers)%s:\n  %s\n", auth, snippet)
 	vs, _ := json.Marshal(map[string]any{"servers": map[string]any{"switchboard": map[string]any{"type": "http", "url": base + "/mcp"}}})

@@ -87,6 +87,19 @@ func TestPrintEndpointsShowsAUsableAddress(t *testing.T) {
 	}
 }
 
+// TestPrintEndpointsNamesOAuth checks that the banner says the gateway
+// signs clients in with OAuth, and where its metadata is.
+func TestPrintEndpointsNamesOAuth(t *testing.T) {
+	cfg := config.Default()
+	cfg.Gateway.OAuth = &config.OAuth{Resource: "https://mcp.example.com", Issuer: "https://login.example.com/realms/team"}
+	var b strings.Builder
+	printEndpoints(&b, "127.0.0.1:7777", cfg, "/opt/bin/switchboard", []string{"serve", "--stdio"})
+	wantContains(t, "banner", b.String(),
+		"sign-in: OAuth access tokens from https://login.example.com/realms/team for https://mcp.example.com;",
+		"(metadata: https://mcp.example.com/.well-known/oauth-protected-resource/mcp)",
+		"Claude Desktop / Cursor (mcpServers) (the client signs in with OAuth")
+}
+
 // TestServeListenOverridesTheFile checks that --listen replaces
 // gateway.listen before validation: a file that listens on 0.0.0.0
 // without tokens serves on the flag's loopback address.

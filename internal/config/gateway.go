@@ -82,6 +82,9 @@ type Gateway struct {
 	// Tokens are the bearer tokens that may use the gateway. Empty means no
 	// authentication, which is only allowed on a loopback address.
 	Tokens []Token
+	// OAuth, when set, accepts the access tokens of an authorization
+	// server besides the static Tokens (gateway.oauth).
+	OAuth *OAuth
 
 	// Pos is where the block was defined, if it was.
 	Pos Pos
@@ -200,16 +203,16 @@ func OSUser() string {
 }
 
 // TrustedUser returns the identity of a trusted local caller that brought
-// none: the one it put in its request's _meta (user_id) when no tokens are
-// configured, else DefaultUser. local marks a caller that is trusted even
+// none: the one it put in its request's _meta (user_id) when neither tokens
+// nor OAuth are configured, else DefaultUser. local marks a caller that is trusted even
 // though tokens are configured (serve --stdio, which the user runs
 // themselves); any other caller of a gateway with tokens gets "", since
 // its token decides who it is.
 func (g *Gateway) TrustedUser(metaUser string, local bool) string {
-	if len(g.Tokens) > 0 && !local {
+	if g.AuthRequired() && !local {
 		return ""
 	}
-	if metaUser != "" && len(g.Tokens) == 0 {
+	if metaUser != "" && !g.AuthRequired() {
 		return metaUser
 	}
 	return g.DefaultUser

@@ -50,7 +50,7 @@ var (
 
 // The keys of the block and its entries, in documentation order.
 var (
-	gatewayKeys = []string{"listen", "stateless", "fast_path", "allowed_origins", "allowed_hosts", "shutdown_timeout", "session_timeout", "max_request_bytes", "default_user", "instructions", "views", "tokens"}
+	gatewayKeys = []string{"listen", "stateless", "fast_path", "allowed_origins", "allowed_hosts", "shutdown_timeout", "session_timeout", "max_request_bytes", "default_user", "instructions", "views", "tokens", "oauth"}
 	viewKeys    = []string{"name", "servers", "include", "exclude", "prefix", "rename", "descriptions"}
 	tokenKeys   = []string{"name", "user", "token_env", "token_sha256", "views"}
 )
@@ -61,7 +61,7 @@ var (
 // host (":7777") and 0.0.0.0 are not loopback. `serve --listen` applies it
 // after overriding Listen; loading a configuration applies it too.
 func (g *Gateway) CheckExposure() error {
-	if len(g.Tokens) > 0 || isLoopbackListen(g.Listen) {
+	if g.AuthRequired() || isLoopbackListen(g.Listen) {
 		return nil
 	}
 	msg, fix := exposureProblem(g.Listen)
@@ -70,8 +70,8 @@ func (g *Gateway) CheckExposure() error {
 
 // exposureProblem words the exposure rule for a message and its fix.
 func exposureProblem(listen string) (string, string) {
-	return fmt.Sprintf("listening on %s requires tokens: anyone who can reach it could call every tool", listen),
-		"add gateway.tokens (see " + gatewayDocs + "), or listen on 127.0.0.1"
+	return fmt.Sprintf("listening on %s requires tokens or OAuth: anyone who can reach it could call every tool", listen),
+		"add gateway.tokens or gateway.oauth (see " + gatewayDocs + " and docs/auth-gateway.md), or listen on 127.0.0.1"
 }
 
 // isLoopbackListen reports whether a listen address's host is a loopback
@@ -176,6 +176,10 @@ func (g Gateway) redacted() Gateway {
 	if g.Tokens == nil {
 		out.Tokens = nil
 	}
+	out.OAuth = g.OAuth.clone()
+	if out.OAuth != nil && out.OAuth.Introspection != nil {
+		out.OAuth.Introspection.ClientSecret = ""
+	}
 	return out
 }
 
@@ -206,7 +210,7 @@ func (g Gateway) isDefault() bool {
 	return g.Listen == d.Listen && g.Stateless == d.Stateless && g.DisableFastPath == d.DisableFastPath &&
 		len(g.AllowedOrigins) == 0 && len(g.AllowedHosts) == 0 &&
 		g.ShutdownTimeout == d.ShutdownTimeout && g.SessionTimeout == d.SessionTimeout && g.MaxRequestBytes == d.MaxRequestBytes &&
-		g.DefaultUser == d.DefaultUser && g.Instructions == d.Instructions && len(g.Views) == 0 && len(g.Tokens) == 0
+		g.DefaultUser == d.DefaultUser && g.Instructions == d.Instructions && len(g.Views) == 0 && len(g.Tokens) == 0 && g.OAuth == nil
 }
 
 // decodeGateway reads the gateway: block. servers are the valid server
@@ -266,7 +270,9 @@ func (r *resolver) decodeGateway(f *schema.Gateway, servers []string) Gateway {
 	g.Views = r.views(f.Views, servers)
 	tokens, tokensOK := r.tokens(f.Tokens, g.Views)
 	g.Tokens = tokens
-	if listenOK && tokensOK && len(g.Tokens) == 0 && !isLoopbackListen(g.Listen) {
+	g.OAuth = r.oauth(f.OAuth, g.Views)
+	oauthOK := f.OAuth == nil || g.OAuth != nil
+	if listenOK && tokensOK && oauthOK && !g.AuthRequired() && !isLoopbackListen(g.Listen) {
 		msg, fix := exposureProblem(g.Listen)
 		r.ps.add(listenPos, "gateway.listen", msg, fix, nil)
 	}

@@ -334,12 +334,12 @@ func TestGatewayProblems(t *testing.T) {
 		{
 			name: "exposed without tokens",
 			src:  "gateway:\n  listen: 0.0.0.0:7777\n",
-			want: []string{`sb.yaml:7:11: gateway.listen: listening on 0.0.0.0:7777 requires tokens: anyone who can reach it could call every tool; add gateway.tokens (see docs/configuration.md#gateway), or listen on 127.0.0.1`},
+			want: []string{`sb.yaml:7:11: gateway.listen: listening on 0.0.0.0:7777 requires tokens or OAuth: anyone who can reach it could call every tool; add gateway.tokens or gateway.oauth (see docs/configuration.md#gateway and docs/auth-gateway.md), or listen on 127.0.0.1`},
 		},
 		{
 			name: "exposed with an empty token list",
 			src:  "gateway:\n  listen: :7777\n  tokens: []\n",
-			want: []string{`sb.yaml:7:11: gateway.listen: listening on :7777 requires tokens: anyone who can reach it could call every tool; add gateway.tokens (see docs/configuration.md#gateway), or listen on 127.0.0.1`},
+			want: []string{`sb.yaml:7:11: gateway.listen: listening on :7777 requires tokens or OAuth: anyone who can reach it could call every tool; add gateway.tokens or gateway.oauth (see docs/configuration.md#gateway and docs/auth-gateway.md), or listen on 127.0.0.1`},
 		},
 		{
 			name: "scalars",
@@ -553,7 +553,7 @@ func TestCheckExposure(t *testing.T) {
 		if want := "listening on " + tt.listen + " requires tokens"; !strings.HasPrefix(fe.Message, want) {
 			t.Errorf("CheckExposure(%q): got message %q, want it to start with %q", tt.listen, fe.Message, want)
 		}
-		if got, want := strings.Join(fe.Suggestions, "; "), "add gateway.tokens (see docs/configuration.md#gateway), or listen on 127.0.0.1"; got != want {
+		if got, want := strings.Join(fe.Suggestions, "; "), "add gateway.tokens or gateway.oauth (see docs/configuration.md#gateway and docs/auth-gateway.md), or listen on 127.0.0.1"; got != want {
 			t.Errorf("CheckExposure(%q): got suggestions %q, want %q", tt.listen, got, want)
 		}
 	}

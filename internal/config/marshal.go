@@ -156,6 +156,7 @@ func gatewayOf(g Gateway) *schema.Gateway {
 		}
 		out.Tokens = append(out.Tokens, tk)
 	}
+	out.OAuth = oauthOf(g.OAuth)
 	return out
 }
 

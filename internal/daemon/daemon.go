@@ -88,6 +88,7 @@ type Daemon struct {
 	hooks   *hooks.Engine
 	hookEv  *hookEvents
 	console atomic.Pointer[web.Console] // set by Run
+	oauth   oauthRunner                 // gateway.oauth's authenticator
 
 	mu  sync.Mutex
 	cfg *config.Config
@@ -177,6 +178,12 @@ func New(opts Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.oauth.logger = logger
+	auth, err := d.oauth.init(cfg.Gateway.OAuth)
+	if err != nil {
+		return nil, err
+	}
+	d.gw.SetAuthenticator(auth)
 	if err := d.newHooks(); err != nil {
 		return nil, err
 	}
@@ -347,6 +354,7 @@ func (d *Daemon) serve(ctx context.Context, start func(context.Context, *sync.Wa
 	go func() { defer core.Done(); _ = d.cat.Run(runCtx) }()
 	go func() { defer core.Done(); control.WatchStopFlag(runCtx, control.StopFlagPath(d.opts.StateDir), d.eng) }()
 	go func() { defer core.Done(); _ = d.hooks.Run(runCtx) }()
+	d.oauth.start(runCtx)
 	gwCtx, cancelGW := context.WithCancel(context.Background())
 	front.Add(1)
 	go func() { defer front.Done(); _ = d.gw.Run(gwCtx) }()
@@ -361,6 +369,7 @@ func (d *Daemon) serve(ctx context.Context, start func(context.Context, *sync.Wa
 	cancelRun()
 	front.Wait()
 	core.Wait()
+	d.oauth.stopAll()
 	cancelRec() // the recorder flushes what it holds as it stops
 	recDone.Wait()
 	return nil

@@ -57,7 +57,7 @@ type running struct {
 // newDaemon builds a daemon for cfg with a fresh state directory and
 // SQLite store, both gone when the test ends; opts adjusts the options
 // first.
-func newDaemon(t *testing.T, cfg *config.Config, opts ...func(*Options)) (*Daemon, string, store.Store) {
+func newDaemon(t testing.TB, cfg *config.Config, opts ...func(*Options)) (*Daemon, string, store.Store) {
 	t.Helper()
 	// A short path: unix socket paths are limited to ~100 bytes.
 	dir, err := os.MkdirTemp("", "sbd")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/hooks"
+	"github.com/switchboard-mcp/switchboard/internal/tokenauth"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
@@ -19,6 +20,10 @@ func (d *Daemon) Handler() http.Handler {
 	mux.Handle("/mcp/", gw)
 	mux.Handle("/sse", gw)
 	mux.Handle("/sse/", gw)
+	// OAuth's protected resource metadata is public (RFC 9728): no Host,
+	// Origin or token check.
+	mux.Handle(tokenauth.WellKnownPath, d.gw.MetadataHandler())
+	mux.Handle(tokenauth.WellKnownPath+"/", d.gw.MetadataHandler())
 	// Probes need no token (load balancers); metrics name every server
 	// and tool, so they need one whenever tokens are configured.
 	mux.Handle("GET /healthz", d.gw.Guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -44,6 +44,10 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadReport, error) {
 	if err := d.hooks.CheckConfig(cfg); err != nil {
 		return control.ReloadReport{}, err
 	}
+	auth, authChanged, err := d.oauth.prepare(cfg.Gateway.OAuth)
+	if err != nil {
+		return control.ReloadReport{}, err
+	}
 	changes, err := d.pool.Apply(ctx, cfg)
 	if err != nil {
 		return control.ReloadReport{}, err
@@ -56,7 +60,17 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadReport, error) {
 	d.mu.Lock()
 	d.cfg = cfg
 	d.mu.Unlock()
+	// A new authenticator is installed before the configuration that
+	// needs it, and one no longer needed is removed after.
+	if authChanged && auth != nil {
+		d.gw.SetAuthenticator(auth)
+		d.oauth.swap(cfg.Gateway.OAuth, auth)
+	}
 	d.gw.SetConfig(cfg)
+	if authChanged && auth == nil {
+		d.gw.SetAuthenticator(nil)
+		d.oauth.swap(nil, nil)
+	}
 	if err := d.hooks.SetConfig(cfg); err != nil {
 		d.logger.Error("applying checked hooks failed", "err", err)
 	}

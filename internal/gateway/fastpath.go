@@ -228,7 +228,7 @@ func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, view confi
 		user = callerUser(gw, req.Params.Meta, false)
 	}
 	session := sid
-	if session == "" && len(gw.Tokens) == 0 {
+	if session == "" && !gw.AuthRequired() {
 		session, _ = req.Params.Meta["session_id"].(string)
 	}
 	ctx := r.Context()

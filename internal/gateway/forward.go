@@ -122,7 +122,7 @@ func (vs *viewServer) identity(extra *mcp.RequestExtra, meta mcp.Meta, ss *mcp.S
 	if ss != nil {
 		session = ss.ID()
 	}
-	if session == "" && len(gw.Tokens) == 0 {
+	if session == "" && !gw.AuthRequired() {
 		session, _ = meta["session_id"].(string)
 	}
 	return user, session

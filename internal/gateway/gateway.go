@@ -14,8 +14,10 @@
 // client while it works — sampling, elicitation, roots — are forwarded to
 // the client whose call caused them.
 //
-// Authentication (bearer tokens mapped to identities and view grants) and
-// Origin / Host checks (DNS-rebinding protection) wrap every HTTP endpoint.
+// Authentication (bearer tokens mapped to identities and view grants, and
+// OAuth access tokens checked by an installed tokenauth.Authenticator,
+// oauth.go) and Origin / Host checks (DNS-rebinding protection) wrap every
+// HTTP endpoint.
 package gateway
 
 import (
@@ -27,11 +29,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/tokenauth"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
@@ -96,6 +100,8 @@ type Gateway struct {
 	reqCalls requestCalls
 
 	sessions sync.WaitGroup // session watchers
+
+	oauth atomic.Pointer[tokenauth.Authenticator] // gateway.oauth's (oauth.go)
 }
 
 // New returns a gateway for opts.

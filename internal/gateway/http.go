@@ -11,12 +11,14 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/tokenauth"
 )
 
 // httpHandler serves the MCP endpoints: /mcp and /mcp/{view} over
@@ -63,19 +65,8 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			WithSuggestions("configured views: "+strings.Join(append([]string{config.DefaultViewName}, names...), ", ")))
 		return
 	}
-	if len(gw.Tokens) > 0 {
-		tok, ferr := authenticate(gw.Tokens, r)
-		if ferr != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
-			writeError(w, http.StatusUnauthorized, ferr)
-			return
-		}
-		if !tok.Allows(view.Name) {
-			writeError(w, http.StatusForbidden, fault.New(fault.Authorization, "token %q may not use view %q", tok.Name, view.Name).
-				WithSuggestions("use a view the token grants, or add this view to the token's views"))
-			return
-		}
-		r = r.WithContext(context.WithValue(r.Context(), tokenKey{}, tok))
+	if r, ok = h.authorize(w, r, gw, view.Name); !ok {
+		return
 	}
 	if _, _, err := narrowing(view, cfg, r.URL.Query()); err != nil {
 		status := http.StatusBadRequest
@@ -101,7 +92,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if kind == "sse" && len(gw.Tokens) > 0 {
+	if kind == "sse" && gw.AuthRequired() {
 		h.serveSSE(w, r, view.Name, gw)
 		return
 	}
@@ -238,6 +229,13 @@ func (h *httpHandler) endpoint(kind, view string, gw config.Gateway) http.Handle
 		// The SDK reads the caller from the auth package's context key: it
 		// binds sessions to their user and hands the token to handlers.
 		authed := auth.RequireBearerToken(func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+			if id, ok := r.Context().Value(identityKey{}).(*tokenauth.Identity); ok {
+				// Checked already, with the configured leeway: the SDK
+				// need not check the expiry again without it.
+				info := id.TokenInfo()
+				info.Expiration = time.Time{}
+				return info, nil
+			}
 			tok, _ := r.Context().Value(tokenKey{}).(config.Token)
 			return &auth.TokenInfo{UserID: tok.User, Extra: map[string]any{"token": tok.Name}}, nil
 		}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(inner)
@@ -386,15 +384,24 @@ func writeError(w http.ResponseWriter, status int, err *fault.Error) {
 
 // Guard wraps another endpoint of the gateway's address (health,
 // metrics, the web page) in the same Host and Origin checks, and — when
-// withToken is set and tokens are configured — requires any valid token.
+// withToken is set and tokens or OAuth are configured — requires any
+// valid token: a static one, or an OAuth access token with the scopes the
+// gateway as a whole requires.
 func (g *Gateway) Guard(h http.Handler, withToken bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		gw := g.config().Gateway
 		if !checkHostOrigin(w, r, gw) {
 			return
 		}
-		if withToken && len(gw.Tokens) > 0 {
-			if _, ferr := authenticate(gw.Tokens, r); ferr != nil {
+		if withToken && gw.AuthRequired() {
+			_, ferr := authenticate(gw.Tokens, r)
+			switch {
+			case ferr == nil:
+			case gw.OAuth != nil:
+				if _, ok := g.signIn(w, r); !ok {
+					return
+				}
+			default:
 				w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
 				writeError(w, http.StatusUnauthorized, ferr)
 				return

@@ -21,6 +21,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 	"github.com/switchboard-mcp/switchboard/internal/tokenauth"
+	"github.com/switchboard-mcp/switchboard/internal/tokenauth/oauthtest"
 )
 
 // protectedServer serves an MCP server whose whoami tool answers with the
@@ -89,17 +90,8 @@ func TestGoSDKClientSignsIn(t *testing.T) {
 			if got := u.Query().Get("scope"); got != "mcp:tools" {
 				return nil, fmt.Errorf("the client asked for the scope %q, want mcp:tools (from the challenge)", got)
 			}
-			browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-			res, err := browser.Get(args.URL)
-			if err != nil {
-				return nil, err
-			}
-			res.Body.Close()
-			loc, err := url.Parse(res.Header.Get("Location"))
-			if err != nil {
-				return nil, err
-			}
-			return &auth.AuthorizationResult{Code: loc.Query().Get("code"), State: loc.Query().Get("state")}, nil
+			code, state, err := oauthtest.Approve(args.URL)
+			return &auth.AuthorizationResult{Code: code, State: state}, err
 		},
 	})
 	if err != nil {

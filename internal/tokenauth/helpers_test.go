@@ -20,10 +20,10 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/switchboard-mcp/switchboard/internal/tokenauth"
+	"github.com/switchboard-mcp/switchboard/internal/tokenauth/oauthtest"
 )
 
 // gatewayURL is the resource base URL the tests' authenticators serve.
@@ -110,16 +110,7 @@ func (k signingKey) sign(t testing.TB, claims map[string]any) string {
 // the secret of an HMAC algorithm) under the key id.
 func signJWT(t testing.TB, alg jose.SignatureAlgorithm, key any, kid string, claims map[string]any) string {
 	t.Helper()
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: jose.JSONWebKey{Key: key, KeyID: kid}},
-		(&jose.SignerOptions{}).WithType("at+jwt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := jwt.Signed(signer).Claims(claims).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
+	return oauthtest.Sign(t, alg, key, kid, claims)
 }
 
 // authServer is an authorization server on 127.0.0.1: metadata (RFC 8414),

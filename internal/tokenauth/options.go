@@ -162,6 +162,15 @@ func optErr(field, format string, args ...any) error {
 	return &OptionsError{Field: field, Err: fmt.Errorf(format, args...)}
 }
 
+// Check reports what is wrong with the options, as [New] would, without
+// building anything: one *OptionsError per problem, joined. The
+// configuration uses it to refuse a bad gateway.oauth block when it is
+// loaded rather than when the gateway starts.
+func (o Options) Check() error {
+	_, err := o.check()
+	return err
+}
+
 // check validates o and applies its defaults.
 func (o Options) check() (*settings, error) {
 	s := &settings{Options: o}

@@ -3,7 +3,6 @@ package tokenauth_test
 import (
 	"context"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 	"github.com/switchboard-mcp/switchboard/internal/tokenauth"
+	"github.com/switchboard-mcp/switchboard/internal/tokenauth/oauthtest"
 )
 
 // startDemoAS runs the TypeScript SDK's example server with --oauth and
@@ -53,20 +53,14 @@ func demoToken(t *testing.T, issuer, resource string) (token, clientID string) {
 	}
 	verifier := oauth2.GenerateVerifier()
 	authURL := cfg.AuthCodeURL("state-1", oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", resource))
-	browser := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := browser.Get(authURL)
+	code, state, err := oauthtest.Approve(authURL)
 	if err != nil {
-		t.Fatalf("authorization request: %v", err)
+		t.Fatal(err)
 	}
-	res.Body.Close()
-	loc, err := url.Parse(res.Header.Get("Location"))
-	if err != nil || res.StatusCode != http.StatusFound || loc.Query().Get("code") == "" {
-		t.Fatalf("authorization answered %s, Location %q: want a redirect with a code", res.Status, res.Header.Get("Location"))
+	if state != "state-1" {
+		t.Fatalf("state %q, want state-1", state)
 	}
-	if got := loc.Query().Get("state"); got != "state-1" {
-		t.Fatalf("state %q, want state-1", got)
-	}
-	tok, err := cfg.Exchange(ctx, loc.Query().Get("code"), oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", resource))
+	tok, err := cfg.Exchange(ctx, code, oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", resource))
 	if err != nil {
 		t.Fatalf("exchanging the code: %v", err)
 	}

@@ -324,11 +324,12 @@ func fingerprint(t config.Token) string {
 }
 
 // loggedIn reports whether a session may use the console under cfg: any
-// session when no tokens are configured, otherwise one that logged in with
-// a token that is still configured, unchanged.
+// session when neither tokens nor OAuth are configured, otherwise one that
+// logged in with a token that is still configured, unchanged (with OAuth
+// alone, none: the console signs in with static tokens only).
 func loggedIn(se session, cfg *config.Config) bool {
 	tokens := cfg.Gateway.Tokens
-	if len(tokens) == 0 {
+	if !cfg.Gateway.AuthRequired() {
 		return true
 	}
 	if !se.authed {
@@ -361,7 +362,7 @@ func (c *Console) session(w http.ResponseWriter, r *http.Request) session {
 	// Anonymous sessions are stored only when no tokens are configured
 	// (loopback): with tokens, anyone can start one at the login page,
 	// and the store is not for strangers to fill.
-	se := c.sessions.create(r.Context(), nil, len(c.opts.Config().Gateway.Tokens) == 0)
+	se := c.sessions.create(r.Context(), nil, !c.opts.Config().Gateway.AuthRequired())
 	setCookie(w, r, se.id)
 	return se
 }
@@ -485,7 +486,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	}
 	next := safeNext(r.PostFormValue("next"))
 	cfg := c.opts.Config()
-	if len(cfg.Gateway.Tokens) == 0 {
+	if !cfg.Gateway.AuthRequired() {
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}

@@ -434,9 +434,9 @@ func (c *Console) toolPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	cfg := c.opts.Config()
-	d.TokensUsed = len(cfg.Gateway.Tokens) > 0
+	d.TokensUsed = cfg.Gateway.AuthRequired()
 	d.CLI = cliCall(ti.Server, ti.Name, json.RawMessage(d.Args))
-	d.Curl = curlCall(gatewayEndpoint(r), ti.Exposed, json.RawMessage(d.Args), cfg.Gateway.Stateless, len(cfg.Gateway.Tokens) > 0)
+	d.Curl = curlCall(gatewayEndpoint(r), ti.Exposed, json.RawMessage(d.Args), cfg.Gateway.Stateless, cfg.Gateway.AuthRequired())
 	c.render(w, r, http.StatusOK, "tool", d)
 }
 

@@ -152,6 +152,79 @@ type Gateway struct {
 	Views []View `json:"views,omitempty" jsonschema_extras:"x-type=a list of views"`
 	// Bearer tokens that may use the gateway; none is only allowed on a loopback address.
 	Tokens []Token `json:"tokens,omitempty" jsonschema_extras:"x-type=a list of tokens"`
+	// Sign-in with OAuth: the gateway accepts the access tokens of an authorization server (docs/auth-gateway.md).
+	OAuth *OAuth `json:"oauth,omitempty"`
+}
+
+// OAuth makes the gateway an OAuth 2.1 protected resource: clients sign in
+// at an authorization server and send its access tokens, which the
+// gateway checks (JWTs against the server's keys, opaque tokens by
+// introspection). Static tokens keep working beside it.
+type OAuth struct {
+	// The gateway's base URL as clients reach it (https, or http on a loopback address), e.g. https://mcp.example.com.
+	Resource string `json:"resource" jsonschema:"required" jsonschema_extras:"x-required-fix=add resource: with the URL clients reach the gateway at\\, e.g. resource: https://mcp.example.com"`
+	// The authorization server's issuer URL, exactly as its metadata names it.
+	Issuer string `json:"issuer" jsonschema:"required" jsonschema_extras:"x-required-fix=add issuer: with the authorization server's issuer URL\\, e.g. issuer: https://login.example.com/realms/team"`
+	// Identifiers accepted in a token's aud besides the gateway's own URLs (for providers that name an API otherwise).
+	Audiences []string `json:"audiences,omitempty"`
+	// Where the authorization server publishes its signing keys (default: its metadata's jwks_uri).
+	JWKSURL *string `json:"jwks_url,omitempty"`
+	// The JWS algorithms accepted (default: every asymmetric one; none and HMAC are never accepted).
+	Algorithms []string `json:"algorithms,omitempty" jsonschema:"enum=RS256,enum=RS384,enum=RS512,enum=PS256,enum=PS384,enum=PS512,enum=ES256,enum=ES384,enum=ES512,enum=EdDSA" jsonschema_extras:"x-fix=use some of RS256\\, RS384\\, RS512\\, PS256\\, PS384\\, PS512\\, ES256\\, ES384\\, ES512 and EdDSA (none and HS256 are never accepted)"`
+	// Token introspection (RFC 7662), for opaque access tokens.
+	Introspection *Introspection `json:"introspection,omitempty"`
+	// The claim that holds the user id; a dotted path reaches into nested claims.
+	UserClaim *string `json:"user_claim,omitempty" jsonschema:"default=sub"`
+	// The claim that holds the user's groups or roles, e.g. groups, roles or realm_access.roles.
+	GroupsClaim *string `json:"groups_claim,omitempty"`
+	// The views every signed-in user may use ("*" for all), with groups_claim.
+	Views []string `json:"views,omitempty"`
+	// Group -> the views its members may use ("*" for all).
+	GroupViews map[string][]string `json:"group_views,omitempty" jsonschema_extras:"x-type=a mapping of groups to lists of views"`
+	// Scopes every token must have; they are advertised to clients.
+	Scopes []string `json:"scopes,omitempty"`
+	// View -> scopes a token must also have to use it.
+	ViewScopes map[string][]string `json:"view_scopes,omitempty" jsonschema_extras:"x-type=a mapping of views to lists of scopes"`
+	// Tolerated clock difference in exp, nbf and iat.
+	Leeway *Duration `json:"leeway,omitempty" jsonschema_extras:"default=30s,minDuration=0s,maxDuration=5m,x-fix=use a value from 0s to 5m (a leeway tolerates clock differences\\, it does not extend tokens)"`
+	// The cache of checked tokens.
+	Cache *OAuthCache `json:"cache,omitempty"`
+	// How the authorization server's signing keys are refreshed.
+	Keys *OAuthKeys `json:"keys,omitempty"`
+	// The gateway's name in the protected resource metadata.
+	ResourceName *string `json:"resource_name,omitempty" jsonschema:"default=Switchboard gateway"`
+	// A URL for people, put in the protected resource metadata.
+	ResourceDocumentation *string `json:"resource_documentation,omitempty"`
+}
+
+// Introspection configures token introspection (RFC 7662).
+type Introspection struct {
+	// The introspection endpoint (default: the authorization server's metadata's introspection_endpoint).
+	URL *string `json:"url,omitempty"`
+	// The gateway's client id at the authorization server.
+	ClientID *string `json:"client_id,omitempty"`
+	// An environment variable holding the gateway's client secret.
+	ClientSecretEnv *string `json:"client_secret_env,omitempty"`
+	// How the client id and secret are sent.
+	AuthMethod *string `json:"auth_method,omitempty" jsonschema:"enum=client_secret_basic,enum=client_secret_post,default=client_secret_basic"`
+}
+
+// OAuthCache bounds the cache of checked access tokens.
+type OAuthCache struct {
+	// How many checked tokens are kept.
+	Size *int `json:"size,omitempty" jsonschema:"minimum=1,maximum=10000000,default=10000"`
+	// How long a checked token is trusted without asking again (never past its expiry); a revoked token may be accepted this long.
+	TTL *Duration `json:"ttl,omitempty" jsonschema_extras:"default=2m,minDuration=1s,maxDuration=1h"`
+	// How long a token the introspection endpoint called inactive is refused without asking again.
+	NegativeTTL *Duration `json:"negative_ttl,omitempty" jsonschema_extras:"default=10s,minDuration=1s,maxDuration=1h"`
+}
+
+// OAuthKeys configures how the signing keys are refreshed.
+type OAuthKeys struct {
+	// How often the key set is fetched again.
+	Refresh *Duration `json:"refresh,omitempty" jsonschema_extras:"default=1h,minDuration=1m,maxDuration=24h"`
+	// The least time between two fetches caused by tokens naming an unknown key.
+	MinInterval *Duration `json:"min_interval,omitempty" jsonschema_extras:"default=30s,minDuration=1s,maxDuration=1h"`
 }
 
 // View is a named subset of the catalog served at /mcp/{name}.

@@ -118,3 +118,11 @@ func unmarshalStrict(b []byte, v any) error {
 	d.UseNumber()
 	return d.Decode(v)
 }
+
+// JSONSchemaExtend names each of gateway.oauth.algorithms for messages
+// about one of them.
+func (OAuth) JSONSchemaExtend(s *Schema) {
+	if p := s.Properties.Value("algorithms"); p != nil && p.Items != nil {
+		setExtra(p.Items, "x-name", "algorithm")
+	}
+}
