@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -177,5 +178,150 @@ func crashWriter(engine, db string) int {
 		}
 		fmt.Printf("committed %d\n", n)
 	}
+	return 1
+}
+
+// The commit crash tests kill -9 a process whose callers Commit records
+// concurrently, as the engine does before it answers, and check that every
+// record whose Commit returned is in the history once the next Recorder
+// on the database has started: in the store already, or in the journal it
+// replays.
+
+func TestCommitCrashSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.db")
+	committed := runCommitWriter(t, "sqlite", path)
+	s, err := OpenSQLite(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatalf("opening the database after the crash: %v", err)
+	}
+	defer s.Close()
+	checkCommitCrash(t, s, committed)
+	if left, err := os.ReadDir(DefaultJournal(s)); err != nil || len(left) != 0 {
+		t.Errorf("the journal after recovery: %d files (%v), want none", len(left), err)
+	}
+}
+
+func TestCommitCrashPostgres(t *testing.T) {
+	dsn := postgresTestDSN(t)
+	committed := runCommitWriter(t, "postgres", dsn)
+	s, err := OpenPostgres(context.Background(), dsn, Options{})
+	if err != nil {
+		t.Fatalf("opening the database after the crash: %v", err)
+	}
+	defer s.Close()
+	checkCommitCrash(t, s, committed)
+}
+
+// runCommitWriter starts a commit writer on db, kills it with SIGKILL
+// while its callers are committing, and returns the IDs of the records
+// whose Commit returned nil before it died.
+func runCommitWriter(t *testing.T, engine, db string) []string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envChild+"=commit-writer", envChildEngine+"="+engine, envChildDB+"="+db)
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = childProcAttr()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	const killAfter = 3000 // committed records
+	sc := bufio.NewScanner(out)
+	var committed []string
+	killed := false
+	for sc.Scan() {
+		id, ok := strings.CutPrefix(sc.Text(), "committed ")
+		if !ok {
+			t.Errorf("child printed %q", sc.Text())
+			continue
+		}
+		committed = append(committed, id)
+		if !killed && len(committed) >= killAfter {
+			// Kill it at a random moment while its callers go on.
+			time.AfterFunc(rand.N(100*time.Millisecond), func() { cmd.Process.Signal(syscall.SIGKILL) })
+			killed = true
+		}
+	}
+	err = cmd.Wait()
+	if !killed {
+		t.Fatalf("child ended before it was killed, after %d records: %v", len(committed), err)
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("child ended with %v, want killed by SIGKILL", cmd.ProcessState)
+	}
+	t.Logf("killed the writer after %d commits returned", len(committed))
+	return committed
+}
+
+// checkCommitCrash starts a Recorder on s, as the next process does, and
+// checks that s then holds every committed record.
+func checkCommitCrash(t *testing.T, s Store, committed []string) {
+	t.Helper()
+	stop := runRecorder(t, NewRecorder(s, RecorderOptions{Keep: -1}))
+	stop() // Run replays the journal before anything else
+	all, err := s.Calls(context.Background(), CallFilter{Limit: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := make(map[string]bool, len(all))
+	for _, c := range all {
+		have[c.ID] = true
+	}
+	var missing []string
+	for _, id := range committed {
+		if !have[id] {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("%d of the %d records whose Commit returned are not in the history, e.g. %s",
+			len(missing), len(committed), missing[0])
+	}
+	t.Logf("the history holds %d records, %d committed before the kill", len(all), len(committed))
+}
+
+// commitWriter is the child of the commit crash tests: 32 callers Commit
+// records as fast as they can, each printing a record's ID once its
+// Commit returns nil, until it is killed (or a minute passes).
+func commitWriter(engine, db string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var (
+		s   Store
+		err error
+	)
+	switch engine {
+	case "sqlite":
+		s, err = OpenSQLite(ctx, db, Options{})
+	case "postgres":
+		s, err = OpenPostgres(ctx, db, Options{})
+	default:
+		err = fmt.Errorf("unknown engine %q", engine)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	rec := NewRecorder(s, RecorderOptions{Keep: -1})
+	go rec.Run(ctx)
+	var wg sync.WaitGroup
+	for w := range 32 {
+		wg.Go(func() {
+			for n := 0; ctx.Err() == nil; n++ {
+				id := fmt.Sprintf("w%02d-%07d", w, n)
+				c := testCall(id, n)
+				c.ErrorMessage = strings.Repeat("x", n%200)
+				if err := rec.Commit(ctx, c); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					continue
+				}
+				fmt.Println("committed " + id)
+			}
+		})
+	}
+	wg.Wait()
 	return 1
 }
