@@ -31,9 +31,14 @@ type Upstreams interface {
 }
 
 // Recorder receives one record per finished call; *store.Recorder
-// implements it. Record must not block.
+// implements it.
 type Recorder interface {
-	Record(store.CallRecord)
+	// Commit keeps rec and returns once it is durable (it would survive
+	// the process being killed), or once ctx is done or the recorder's own
+	// bound passes; the error then says why it is not durable yet. The
+	// engine answers a call only after Commit returns, so that a caller
+	// that got an answer finds the call in the history.
+	Commit(ctx context.Context, rec store.CallRecord) error
 }
 
 // Options configures an Engine.
@@ -250,7 +255,7 @@ func (e *Engine) Call(ctx context.Context, req Request) (*Result, error) {
 	}
 	c := &call{e: e, set: e.set.Load(), req: req, start: e.now(), status: StatusPending}
 	res, err := c.run(ctx)
-	c.finish(res, err)
+	c.finish(ctx, res, err)
 	c.afterIntercept(ctx, res, err)
 	return res, err
 }
@@ -275,7 +280,7 @@ func (e *Engine) Refuse(ctx context.Context, req Request, err error) error {
 	}
 	c := &call{e: e, set: e.set.Load(), req: req, start: e.now(), status: StatusError}
 	_ = c.prepareArgs() // for the record and the hooks, when they decode
-	c.finish(nil, err)
+	c.finish(ctx, nil, err)
 	c.afterIntercept(ctx, nil, err)
 	return err
 }
