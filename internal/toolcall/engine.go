@@ -62,6 +62,7 @@ type Engine struct {
 	logger *slog.Logger
 	now    func() time.Time
 	gate   *gate
+	rate   rateLimits // limits.rate
 	// set is the configuration new calls run under; SetConfig replaces it.
 	set     atomic.Pointer[settings]
 	applyMu sync.Mutex // serialises SetConfig
@@ -159,6 +160,7 @@ func New(opts Options) (*Engine, error) {
 		gate:      newGate(lim.MaxConcurrent, st.perServer, lim.QueueWait, lim.MaxQueue, lim.SessionLimit),
 		retryWait: 15 * time.Second,
 	}
+	e.rate.reconfigure(lim.Rate)
 	e.set.Store(st)
 	if e.logger == nil {
 		e.logger = slog.New(slog.DiscardHandler)
@@ -195,6 +197,7 @@ func (e *Engine) SetConfig(cfg *config.Config) error {
 	defer e.applyMu.Unlock()
 	lim := st.cfg.Limits
 	e.gate.reconfigure(lim.MaxConcurrent, st.perServer, lim.QueueWait, lim.MaxQueue, lim.SessionLimit)
+	e.rate.reconfigure(lim.Rate)
 	e.set.Store(st)
 	return nil
 }
@@ -314,6 +317,9 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 		return nil, upstream.UnknownServer(c.set.cfg, req.Server)
 	}
 	c.srv = srv
+	if err := e.rate.allow(e.now(), req.Identity, req.Server); err != nil {
+		return nil, err
+	}
 	if _, err := e.ups.Client(req.Server); err != nil && fault.KindOf(err) != fault.Connection {
 		return nil, err
 	}
@@ -370,7 +376,7 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 	callCtx, cancelTimeout := context.WithTimeoutCause(callCtx, timeout, errTimeout)
 	defer cancelTimeout()
 	waitStart := time.Now()
-	release, err := e.gate.acquire(callCtx, req.Server, timeout)
+	release, err := e.gate.acquire(callCtx, req.Server, req.Identity, timeout)
 	if err != nil {
 		if cause := context.Cause(callCtx); cause == errStopped || cause == errShutdown {
 			return nil, cause
