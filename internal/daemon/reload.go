@@ -57,6 +57,7 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadReport, error) {
 	d.cfg = cfg
 	d.mu.Unlock()
 	d.gw.SetConfig(cfg)
+	d.metrics.SetUsers(configUsers(cfg))
 	if err := d.hooks.SetConfig(cfg); err != nil {
 		d.logger.Error("applying checked hooks failed", "err", err)
 	}

@@ -15,6 +15,7 @@ import (
 // atomic counters.
 func (m *Metrics) Commit(ctx context.Context, r store.CallRecord) error {
 	m.count(r)
+	m.countUser(r)
 	if m.next != nil {
 		return m.next.Commit(ctx, r)
 	}

@@ -747,3 +747,43 @@ func BenchmarkRecord(b *testing.B) {
 		})
 	})
 }
+
+// TestUserCalls: calls are counted per user the configuration names;
+// anyone else is _other, calls without a user _none, and rate-limited
+// calls are counted apart.
+func TestUserCalls(t *testing.T) {
+	m := New(Options{})
+	m.SetUsers([]string{"alice", "bob", ""})
+	s := serve(t, m)
+	for _, c := range []struct{ user, status, kind string }{
+		{"alice", "success", ""},
+		{"alice", "success", ""},
+		{"alice", "error", "rate_limited"},
+		{"bob", "error", "rate_limited"},
+		{"mallory@example.com", "success", ""}, // a user the file does not name
+		{"eve", "error", "rate_limited"},
+		{"", "success", ""},
+	} {
+		r := call("alpha", "echo", c.status, "gateway", time.Millisecond, 0)
+		r.Identity, r.ErrorKind = c.user, c.kind
+		record(m, r)
+	}
+	s.compare(`
+# HELP switchboard_user_calls_total Tool calls finished, by user (the users the configuration names; _other for anyone else, _none without one) and final status.
+# TYPE switchboard_user_calls_total counter
+switchboard_user_calls_total{status="error",user="_other"} 1
+switchboard_user_calls_total{status="error",user="alice"} 1
+switchboard_user_calls_total{status="error",user="bob"} 1
+switchboard_user_calls_total{status="success",user="_none"} 1
+switchboard_user_calls_total{status="success",user="_other"} 1
+switchboard_user_calls_total{status="success",user="alice"} 2
+# HELP switchboard_user_rate_limited_total Tool calls refused by limits.rate, by user (bounded as in user_calls_total).
+# TYPE switchboard_user_rate_limited_total counter
+switchboard_user_rate_limited_total{user="_other"} 1
+switchboard_user_rate_limited_total{user="alice"} 1
+switchboard_user_rate_limited_total{user="bob"} 1
+`, "switchboard_user_calls_total", "switchboard_user_rate_limited_total")
+	if strings.Contains(s.body(), "mallory") {
+		t.Error("the scrape names a user the configuration does not")
+	}
+}
