@@ -107,7 +107,9 @@ func testCrashKeepsAnsweredCalls(t *testing.T, engine, db string) {
 	defer restarted.stop(t)
 	st := openCrashStore(t, engine, db)
 	var missing []string
-	deadline := time.Now().Add(20 * time.Second)
+	// The restarted daemon replays the journal first: with -race on a
+	// loaded machine that can take seconds.
+	deadline := time.Now().Add(time.Minute)
 	for {
 		recs, err := st.Calls(context.Background(), store.CallFilter{Tool: "echo", Limit: 1 << 20})
 		if err != nil {

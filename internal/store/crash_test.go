@@ -5,6 +5,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -63,17 +65,7 @@ func TestCrashPostgres(t *testing.T) {
 // committed.
 func runCrashWriter(t *testing.T, engine, db string) int {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envChild+"=crash-writer", envChildEngine+"="+engine, envChildDB+"="+db)
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = childProcAttr()
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out := startCrashChild(t, "crash-writer", engine, db)
 	const killAfter = 5000 // committed records
 	sc := bufio.NewScanner(out)
 	last, killed := 0, false
@@ -93,13 +85,7 @@ func runCrashWriter(t *testing.T, engine, db string) int {
 			killed = true
 		}
 	}
-	err = cmd.Wait()
-	if !killed {
-		t.Fatalf("child ended before it was killed, after %d records: %v", last, err)
-	}
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("child ended with %v, want killed by SIGKILL", cmd.ProcessState)
-	}
+	waitKilled(t, cmd, killed, last)
 	t.Logf("killed the writer after it reported %d records committed", last)
 	return last
 }
@@ -143,18 +129,7 @@ func crashID(i int) string { return fmt.Sprintf("c%09d", i) }
 func crashWriter(engine, db string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var (
-		s   Store
-		err error
-	)
-	switch engine {
-	case "sqlite":
-		s, err = OpenSQLite(ctx, db, Options{})
-	case "postgres":
-		s, err = OpenPostgres(ctx, db, Options{})
-	default:
-		err = fmt.Errorf("unknown engine %q", engine)
-	}
+	s, err := openChildStore(ctx, engine, db)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -217,18 +192,8 @@ func TestCommitCrashPostgres(t *testing.T) {
 // whose Commit returned nil before it died.
 func runCommitWriter(t *testing.T, engine, db string) []string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envChild+"=commit-writer", envChildEngine+"="+engine, envChildDB+"="+db)
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = childProcAttr()
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	const killAfter = 3000 // committed records
+	cmd, out := startCrashChild(t, "commit-writer", engine, db)
+	const killAfter = 1000 // committed records
 	sc := bufio.NewScanner(out)
 	var committed []string
 	killed := false
@@ -245,13 +210,7 @@ func runCommitWriter(t *testing.T, engine, db string) []string {
 			killed = true
 		}
 	}
-	err = cmd.Wait()
-	if !killed {
-		t.Fatalf("child ended before it was killed, after %d records: %v", len(committed), err)
-	}
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("child ended with %v, want killed by SIGKILL", cmd.ProcessState)
-	}
+	waitKilled(t, cmd, killed, len(committed))
 	t.Logf("killed the writer after %d commits returned", len(committed))
 	return committed
 }
@@ -260,8 +219,25 @@ func runCommitWriter(t *testing.T, engine, db string) []string {
 // checks that s then holds every committed record.
 func checkCommitCrash(t *testing.T, s Store, committed []string) {
 	t.Helper()
-	stop := runRecorder(t, NewRecorder(s, RecorderOptions{Keep: -1}))
-	stop() // Run replays the journal before anything else
+	var logs strings.Builder
+	r := NewRecorder(s, RecorderOptions{Keep: -1, Logger: slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil))})
+	stop := runRecorder(t, r)
+	if DefaultJournal(s) != "" {
+		// Run replays the journal before it takes new records: a
+		// minute at most for a few thousand records, even with -race
+		// on a loaded machine.
+		deadline := time.Now().Add(time.Minute)
+		for !r.journaling.Load() {
+			if time.Now().After(deadline) {
+				t.Fatalf("the journal was not replayed within a minute; the recorder logged:\n%s", logs.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	stop()
+	if logs.Len() > 0 {
+		t.Logf("the recorder logged:\n%s", logs.String())
+	}
 	all, err := s.Calls(context.Background(), CallFilter{Limit: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
@@ -289,18 +265,7 @@ func checkCommitCrash(t *testing.T, s Store, committed []string) {
 func commitWriter(engine, db string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var (
-		s   Store
-		err error
-	)
-	switch engine {
-	case "sqlite":
-		s, err = OpenSQLite(ctx, db, Options{})
-	case "postgres":
-		s, err = OpenPostgres(ctx, db, Options{})
-	default:
-		err = fmt.Errorf("unknown engine %q", engine)
-	}
+	s, err := openChildStore(ctx, engine, db)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -324,4 +289,58 @@ func commitWriter(engine, db string) int {
 	}
 	wg.Wait()
 	return 1
+}
+
+// openChildStore opens a crash-test child's store.
+func openChildStore(ctx context.Context, engine, db string) (Store, error) {
+	switch engine {
+	case "sqlite":
+		return OpenSQLite(ctx, db, Options{})
+	case "postgres":
+		return OpenPostgres(ctx, db, Options{})
+	}
+	return nil, fmt.Errorf("unknown engine %q", engine)
+}
+
+// startCrashChild starts the test binary as a crash-test child in mode,
+// writing to db, and returns its stdout.
+func startCrashChild(t *testing.T, mode, engine, db string) (*exec.Cmd, io.Reader) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envChild+"="+mode, envChildEngine+"="+engine, envChildDB+"="+db)
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = childProcAttr()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, out
+}
+
+// waitKilled waits for a crash-test child and checks that SIGKILL ended
+// it, after n records.
+func waitKilled(t *testing.T, cmd *exec.Cmd, killed bool, n int) {
+	t.Helper()
+	err := cmd.Wait()
+	if !killed {
+		t.Fatalf("child ended before it was killed, after %d records: %v", n, err)
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("child ended with %v, want killed by SIGKILL", cmd.ProcessState)
+	}
+}
+
+// syncWriter serialises writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
