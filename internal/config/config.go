@@ -154,6 +154,22 @@ type Limits struct {
 	MaxQueue       int           // calls that may wait at once; default 1000
 	SessionLimit   int           // calls per session (process); -1 = unlimited (default)
 	MaxOutputBytes int64         // result size before truncation; default 1 MiB
+	Rate           Rate          // calls per second per identity; zero = unlimited
+}
+
+// Rate is limits.rate: token buckets of calls per identity (user). A call
+// over either is refused at once with a rate_limited error that says when
+// to retry.
+type Rate struct {
+	PerUser       Bucket // each user's calls, all servers together
+	PerUserServer Bucket // each user's calls to any one server
+}
+
+// Bucket is a token bucket: PerSecond calls per second on average, up to
+// Burst at once. A zero PerSecond means no limit.
+type Bucket struct {
+	PerSecond float64
+	Burst     int // default: PerSecond rounded up, at least 1
 }
 
 // History configures the persistent call history.

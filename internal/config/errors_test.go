@@ -306,6 +306,24 @@ servers:
 		},
 	},
 	{
+		name: "rate",
+		file: "testdata/bad.yaml",
+		src: `limits:
+  rate:
+    per_user: {calls_per_second: -1, burst: 0}
+    per_user_server: 5
+    per_server: {}
+servers:
+  - {name: a, command: npx}
+`,
+		want: []string{
+			"testdata/bad.yaml:3:34: limits.rate.per_user.calls_per_second: must not be negative, not -1; write a number such as 2.5 (0 means no limit)",
+			"testdata/bad.yaml:3:45: limits.rate.per_user.burst: must be at least 1, not 0; use 1 or more: the most calls a user may make at once before the rate applies",
+			"testdata/bad.yaml:4:22: limits.rate.per_user_server: must be a mapping, not a number",
+			"testdata/bad.yaml:5:5: limits.rate.per_server: unknown field \"per_server\"; remove it; docs/configuration.md lists the fields",
+		},
+	},
+	{
 		name: "queue_wait word",
 		file: "testdata/bad.yaml",
 		src:  "limits:\n  queue_wait: timout\nservers:\n  - {name: a, command: npx}\n",

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -63,7 +64,24 @@ func decodeLimits(f *schema.Limits) Limits {
 	if f.MaxOutput != nil {
 		l.MaxOutputBytes = int64(*f.MaxOutput)
 	}
+	if f.Rate != nil {
+		l.Rate = Rate{PerUser: decodeBucket(f.Rate.PerUser), PerUserServer: decodeBucket(f.Rate.PerUserServer)}
+	}
 	return l
+}
+
+// decodeBucket reads one token bucket of limits.rate.
+func decodeBucket(f *schema.Bucket) Bucket {
+	var b Bucket
+	if f == nil {
+		return b
+	}
+	set(&b.PerSecond, f.CallsPerSecond)
+	set(&b.Burst, f.Burst)
+	if b.PerSecond > 0 && b.Burst == 0 {
+		b.Burst = max(1, int(math.Ceil(b.PerSecond)))
+	}
+	return b
 }
 
 // decodeHistory reads the history: block.

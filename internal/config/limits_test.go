@@ -116,6 +116,20 @@ servers:
 			server:  func(s *Server) { s.MaxConcurrent, s.RedactResults = 4, true },
 		},
 		{
+			name: "rate",
+			src: `limits:
+  rate:
+    per_user: {calls_per_second: 2.5, burst: 10}
+    per_user_server: {calls_per_second: 0.5}
+`,
+			limits: func() Limits {
+				l := defaultLimits()
+				l.Rate = Rate{PerUser: Bucket{PerSecond: 2.5, Burst: 10}, PerUserServer: Bucket{PerSecond: 0.5, Burst: 1}}
+				return l
+			}(),
+			history: defaultHistory(),
+		},
+		{
 			name:    "sizes and seconds",
 			src:     "limits: {max_output: 1024, queue_wait: 5, session_limit: -1}\nhistory: {store: \"state/${HISTORY:-calls}.db\"}\n",
 			limits:  Limits{MaxConcurrent: 25, QueueWait: 5 * time.Second, MaxQueue: 1000, SessionLimit: -1, MaxOutputBytes: 1024},

@@ -87,7 +87,22 @@ func limitsOf(l Limits) *schema.Limits {
 	return &schema.Limits{
 		MaxConcurrent: ptr(l.MaxConcurrent), QueueWait: &q, MaxQueue: ptr(l.MaxQueue),
 		SessionLimit: ptr(l.SessionLimit), MaxOutput: ptr(schema.Size(l.MaxOutputBytes)),
+		Rate: rateOf(l.Rate),
 	}
+}
+
+// rateOf is limits.rate as written; nil when no bucket applies.
+func rateOf(r Rate) *schema.Rate {
+	bucket := func(b Bucket) *schema.Bucket {
+		if b.PerSecond <= 0 {
+			return nil
+		}
+		return &schema.Bucket{CallsPerSecond: ptr(b.PerSecond), Burst: ptr(b.Burst)}
+	}
+	if r.PerUser.PerSecond <= 0 && r.PerUserServer.PerSecond <= 0 {
+		return nil
+	}
+	return &schema.Rate{PerUser: bucket(r.PerUser), PerUserServer: bucket(r.PerUserServer)}
 }
 
 // serverOf is a resolved server as an entry of servers:.

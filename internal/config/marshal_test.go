@@ -78,3 +78,21 @@ func TestQuoteYAML(t *testing.T) {
 	}
 }
 func parseDurationForTest(s string) (time.Duration, error) { return time.ParseDuration(s) }
+
+// TestMarshalRate: limits.rate is written back as a configuration that
+// resolves to the same buckets.
+func TestMarshalRate(t *testing.T) {
+	cfg := Default()
+	cfg.Limits.Rate = Rate{PerUser: Bucket{PerSecond: 2.5, Burst: 10}, PerUserServer: Bucket{PerSecond: 0.5, Burst: 1}}
+	out, err := MarshalResolved(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Parse("resolved.yaml", out, Options{LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatalf("parsing the resolved output: %v\n%s", err, out)
+	}
+	if diff := cmp.Diff(cfg.Limits, again.Limits); diff != "" {
+		t.Errorf("limits differ (-want +got):\n%s\n%s", diff, out)
+	}
+}

@@ -116,7 +116,7 @@ func statusOf(k fault.Kind) int {
 		return http.StatusBadGateway
 	case fault.Timeout:
 		return http.StatusGatewayTimeout
-	case fault.LimitExceeded:
+	case fault.LimitExceeded, fault.RateLimited:
 		return http.StatusTooManyRequests
 	case fault.BudgetExceeded, fault.Config:
 		return http.StatusUnprocessableEntity

@@ -167,6 +167,7 @@ func New(opts Options) (*Daemon, error) {
 		Next:      d.rec,
 		Logger:    logger,
 	})
+	d.metrics.SetUsers(configUsers(cfg))
 	d.eng, err = toolcall.New(toolcall.Options{Config: cfg, Upstreams: d.pool, Catalog: d.cat, Recorder: d.metrics, Logger: logger})
 	if err != nil {
 		return nil, err
@@ -463,4 +464,15 @@ func GovernProcs(ctx context.Context, log *slog.Logger) (stop func()) {
 		cancel()
 		<-done
 	}
+}
+
+// configUsers lists the users the configuration names — gateway.tokens'
+// users and gateway.default_user — the only ones the per-user metrics
+// count under their own names.
+func configUsers(cfg *config.Config) []string {
+	users := []string{cfg.Gateway.DefaultUser}
+	for _, t := range cfg.Gateway.Tokens {
+		users = append(users, t.User)
+	}
+	return users
 }

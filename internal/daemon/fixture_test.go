@@ -21,6 +21,9 @@ import (
 
 func TestMain(m *testing.M) {
 	testserver.Init()
+	if os.Getenv(envCrashChild) != "" {
+		os.Exit(runCrashChild())
+	}
 	os.Exit(m.Run())
 }
 

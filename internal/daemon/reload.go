@@ -71,6 +71,7 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadReport, error) {
 		d.gw.SetAuthenticator(nil)
 		d.oauth.swap(nil, nil)
 	}
+	d.metrics.SetUsers(configUsers(cfg))
 	if err := d.hooks.SetConfig(cfg); err != nil {
 		d.logger.Error("applying checked hooks failed", "err", err)
 	}

@@ -30,6 +30,10 @@ const (
 	Protocol       Kind = "protocol"
 	Backend        Kind = "backend"
 	LimitExceeded  Kind = "limit_exceeded"
+	// RateLimited is a call over its caller's limits.rate: it was refused
+	// before it ran, and details.retry_after says in how many seconds a
+	// call may succeed.
+	RateLimited    Kind = "rate_limited"
 	BudgetExceeded Kind = "budget_exceeded"
 	Cancelled      Kind = "cancelled"
 	Config         Kind = "config"

@@ -209,7 +209,7 @@ func (e *Engine) runMCP(ctx context.Context, h *hook, a *action, p plan, timeout
 			return actionResult{status: StatusSkipped, err: fmt.Errorf("server %s is unavailable: %w", a.cfg.Server, err)}
 		case fault.Timeout:
 			return actionResult{status: StatusTimeout, err: err}
-		case fault.LimitExceeded:
+		case fault.LimitExceeded, fault.RateLimited:
 			return actionResult{status: StatusFailure, err: err, transient: true}
 		}
 		return actionResult{status: StatusFailure, err: err}

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -8,18 +9,26 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
-// Record counts one finished call, then hands it to Options.Next. It never
-// blocks: after a call's label set has been seen once, it takes only a
-// read lock and updates three atomic counters.
-func (m *Metrics) Record(r store.CallRecord) {
+// Commit counts one finished call, then hands it to Options.Next and
+// returns what that returns. Counting never blocks: after a call's label
+// set has been seen once, it takes only a read lock and updates three
+// atomic counters.
+func (m *Metrics) Commit(ctx context.Context, r store.CallRecord) error {
+	m.count(r)
+	m.countUser(r)
+	if m.next != nil {
+		return m.next.Commit(ctx, r)
+	}
+	return nil
+}
+
+// count counts one finished call.
+func (m *Metrics) count(r store.CallRecord) {
 	s := m.series(callKey{server: r.Server, tool: r.Tool, status: r.Status, source: r.Source})
 	s.calls.Inc()
 	s.duration.Observe(max(r.Duration.Seconds(), 0))
 	if r.Retries > 0 {
 		s.retries.Add(float64(r.Retries))
-	}
-	if m.next != nil {
-		m.next.Record(r)
 	}
 }
 
@@ -29,7 +38,7 @@ type callKey struct{ server, tool, status, source string }
 // pairKey is one (server, tool) pair.
 type pairKey struct{ server, tool string }
 
-// callSeries holds the metric handles of one callKey, so that Record does
+// callSeries holds the metric handles of one callKey, so that Commit does
 // not hash label values on every call.
 type callSeries struct {
 	calls    prometheus.Counter

@@ -7,8 +7,8 @@
 // history); it reads the engine's counters and every upstream's health when
 // scraped, so nothing polls; and the gateway reports client sessions and
 // forwarded requests to it. Labels carry only bounded names — server, tool,
-// status, source, view, method, outcome — never arguments, identities or
-// error text.
+// status, source, view, method, outcome, and the users the configuration
+// names (SetUsers) — never arguments, other identities or error text.
 package metrics
 
 import (
@@ -72,6 +72,10 @@ type Metrics struct {
 	retries  *prometheus.CounterVec
 	table    callTable
 
+	userCalls   *prometheus.CounterVec
+	userLimited *prometheus.CounterVec
+	users       userTable
+
 	sessions *prometheus.GaugeVec
 	requests *prometheus.CounterVec
 	methodMu sync.Mutex
@@ -114,6 +118,14 @@ func New(opts Options) *Metrics {
 			Namespace: namespace, Name: "gateway_requests_total",
 			Help: "Gateway requests other than tools/call forwarded upstream, by method and outcome (success or the error kind).",
 		}, []string{"method", "outcome"}),
+		userCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "user_calls_total",
+			Help: "Tool calls finished, by user (the users the configuration names; _other for anyone else, _none without one) and final status.",
+		}, []string{"user", "status"}),
+		userLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "user_rate_limited_total",
+			Help: "Tool calls refused by limits.rate, by user (bounded as in user_calls_total).",
+		}, []string{"user"}),
 		methods: map[string]string{},
 	}
 	if m.logger == nil {
@@ -124,10 +136,11 @@ func New(opts Options) *Metrics {
 		maxTools = DefaultMaxTools
 	}
 	m.table.init(maxTools)
+	m.users.init()
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.calls, m.duration, m.retries, m.sessions, m.requests,
+		m.calls, m.duration, m.retries, m.sessions, m.requests, m.userCalls, m.userLimited,
 	)
 	if opts.Stats != nil {
 		m.reg.MustRegister(engineCollector{stats: opts.Stats})

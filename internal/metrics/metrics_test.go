@@ -42,7 +42,14 @@ type fakeRecorder struct {
 
 var _ toolcall.Recorder = (*fakeRecorder)(nil)
 
-func (f *fakeRecorder) Record(r store.CallRecord) { f.record(r) }
+func (f *fakeRecorder) Commit(_ context.Context, r store.CallRecord) error {
+	f.record(r)
+	return nil
+}
+
+// record hands r to m as the engine does, for tests whose next recorder
+// never fails.
+func record(m *Metrics, r store.CallRecord) { _ = m.Commit(context.Background(), r) }
 
 // scraper serves a Metrics over a real HTTP server.
 type scraper struct {
@@ -155,7 +162,7 @@ func TestRecordCountsCalls(t *testing.T) {
 	}
 	recs[2].Identity, recs[2].ErrorMessage = "alice@example.com", "the gizmo is broken"
 	for _, r := range recs {
-		m.Record(r)
+		record(m, r)
 	}
 
 	s.compare(`
@@ -251,7 +258,7 @@ switchboard_call_duration_seconds_count{server="beta",status="timeout"} 1
 
 func TestRecordWithoutNext(t *testing.T) {
 	m := New(Options{})
-	m.Record(call("alpha", "echo", "success", "cli", time.Millisecond, 0))
+	record(m, call("alpha", "echo", "success", "cli", time.Millisecond, 0))
 	if got := testutil.ToFloat64(m.calls.WithLabelValues("alpha", "echo", "success", "cli")); got != 1 {
 		t.Errorf("calls_total: got %v, want 1", got)
 	}
@@ -279,7 +286,9 @@ func TestNextIsTheHistory(t *testing.T) {
 	for i := range 5 {
 		r := call("alpha", "echo", "success", "cli", time.Millisecond, 0)
 		r.ID = fmt.Sprintf("call-%d", i)
-		m.Record(r)
+		if err := m.Commit(ctx, r); err != nil {
+			t.Fatalf("committing %s: %v", r.ID, err)
+		}
 	}
 	flushCtx, cancelFlush := context.WithTimeout(ctx, 10*time.Second)
 	defer cancelFlush()
@@ -497,7 +506,7 @@ func TestToolCardinalityGuard(t *testing.T) {
 		if i >= DefaultMaxTools/2 {
 			server = "beta"
 		}
-		m.Record(call(server, fmt.Sprintf("tool-%d", i), "success", "gateway", time.Millisecond, 0))
+		record(m, call(server, fmt.Sprintf("tool-%d", i), "success", "gateway", time.Millisecond, 0))
 	}
 	// Past the limit: new tools on known servers, a new server, and a
 	// tool that was admitted before.
@@ -511,7 +520,7 @@ func TestToolCardinalityGuard(t *testing.T) {
 		call("alpha", "tool-0", "error", "cli", time.Millisecond, 0),
 	}
 	for _, r := range extra {
-		m.Record(r)
+		record(m, r)
 	}
 
 	fams := s.families()
@@ -555,7 +564,7 @@ func TestToolCardinalityGuard(t *testing.T) {
 func TestMaxToolsOption(t *testing.T) {
 	m := New(Options{MaxTools: 2})
 	for _, tool := range []string{"a", "b", "c", "d"} {
-		m.Record(call("alpha", tool, "success", "cli", time.Millisecond, 0))
+		record(m, call("alpha", tool, "success", "cli", time.Millisecond, 0))
 	}
 	if got := testutil.ToFloat64(m.calls.WithLabelValues("alpha", OtherLabel, "success", "cli")); got != 2 {
 		t.Errorf("calls_total{tool=_other}: got %v, want 2", got)
@@ -567,7 +576,7 @@ func TestMaxToolsOption(t *testing.T) {
 
 func TestInvalidUTF8Labels(t *testing.T) {
 	m := New(Options{})
-	m.Record(call("al\xffpha", "ec\xfeho", "success", "cli", time.Millisecond, 0))
+	record(m, call("al\xffpha", "ec\xfeho", "success", "cli", time.Millisecond, 0))
 	m.SessionOpened("v\xff")
 	m.Forwarded("prompts/\xffget", nil)
 	fams := serve(t, m).families()
@@ -595,7 +604,7 @@ func TestConcurrentRecord(t *testing.T) {
 				r := call(servers[i%len(servers)], fmt.Sprintf("tool-%d", i%7), statuses[(i+w)%len(statuses)], "gateway",
 					time.Duration(i)*time.Millisecond, i%2)
 				r.ID = fmt.Sprintf("%d-%d", w, i)
-				m.Record(r)
+				record(m, r)
 			}
 		})
 	}
@@ -684,7 +693,7 @@ func TestGatewayMethodGuard(t *testing.T) {
 
 func TestPrivateRegistry(t *testing.T) {
 	a, b := New(Options{}), New(Options{}) // the default registry would panic on the second
-	a.Record(call("alpha", "echo", "success", "cli", time.Millisecond, 0))
+	record(a, call("alpha", "echo", "success", "cli", time.Millisecond, 0))
 	fams, err := prometheus.DefaultGatherer.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -701,7 +710,7 @@ func TestPrivateRegistry(t *testing.T) {
 
 func TestNegativeDuration(t *testing.T) {
 	m := New(Options{})
-	m.Record(call("alpha", "echo", "success", "cli", -time.Second, 0))
+	record(m, call("alpha", "echo", "success", "cli", -time.Second, 0))
 	fams := serve(t, m).families()
 	h := fams["switchboard_call_duration_seconds"].GetMetric()[0].GetHistogram()
 	if h.GetSampleSum() != 0 || h.GetSampleCount() != 1 || math.Signbit(h.GetSampleSum()) {
@@ -717,13 +726,13 @@ func BenchmarkRecord(b *testing.B) {
 			time.Duration(i)*time.Millisecond, i%3)
 	}
 	for _, r := range recs {
-		m.Record(r) // warm the cache: the benchmark measures the steady state
+		record(m, r) // warm the cache: the benchmark measures the steady state
 	}
 	b.Run("serial", func(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			m.Record(recs[i%len(recs)])
+			record(m, recs[i%len(recs)])
 			i++
 		}
 	})
@@ -732,9 +741,49 @@ func BenchmarkRecord(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			i := 0
 			for pb.Next() {
-				m.Record(recs[i%len(recs)])
+				record(m, recs[i%len(recs)])
 				i++
 			}
 		})
 	})
+}
+
+// TestUserCalls: calls are counted per user the configuration names;
+// anyone else is _other, calls without a user _none, and rate-limited
+// calls are counted apart.
+func TestUserCalls(t *testing.T) {
+	m := New(Options{})
+	m.SetUsers([]string{"alice", "bob", ""})
+	s := serve(t, m)
+	for _, c := range []struct{ user, status, kind string }{
+		{"alice", "success", ""},
+		{"alice", "success", ""},
+		{"alice", "error", "rate_limited"},
+		{"bob", "error", "rate_limited"},
+		{"mallory@example.com", "success", ""}, // a user the file does not name
+		{"eve", "error", "rate_limited"},
+		{"", "success", ""},
+	} {
+		r := call("alpha", "echo", c.status, "gateway", time.Millisecond, 0)
+		r.Identity, r.ErrorKind = c.user, c.kind
+		record(m, r)
+	}
+	s.compare(`
+# HELP switchboard_user_calls_total Tool calls finished, by user (the users the configuration names; _other for anyone else, _none without one) and final status.
+# TYPE switchboard_user_calls_total counter
+switchboard_user_calls_total{status="error",user="_other"} 1
+switchboard_user_calls_total{status="error",user="alice"} 1
+switchboard_user_calls_total{status="error",user="bob"} 1
+switchboard_user_calls_total{status="success",user="_none"} 1
+switchboard_user_calls_total{status="success",user="_other"} 1
+switchboard_user_calls_total{status="success",user="alice"} 2
+# HELP switchboard_user_rate_limited_total Tool calls refused by limits.rate, by user (bounded as in user_calls_total).
+# TYPE switchboard_user_rate_limited_total counter
+switchboard_user_rate_limited_total{user="_other"} 1
+switchboard_user_rate_limited_total{user="alice"} 1
+switchboard_user_rate_limited_total{user="bob"} 1
+`, "switchboard_user_calls_total", "switchboard_user_rate_limited_total")
+	if strings.Contains(s.body(), "mallory") {
+		t.Error("the scrape names a user the configuration does not")
+	}
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -130,3 +131,56 @@ func BenchmarkRecord(b *testing.B) {
 type discardStore struct{ Store }
 
 func (discardStore) RecordCalls(context.Context, []CallRecord) error { return nil }
+
+// BenchmarkRecorderCommit measures what a caller spends handing its
+// record over before it may answer, with 16 callers at once: Record (in
+// memory, not durable: the old path), Commit with the journal (SQLite's
+// default), and Commit waiting for the group commit (no journal, as on
+// PostgreSQL, here on SQLite).
+func BenchmarkRecorderCommit(b *testing.B) {
+	for _, mode := range []string{"record", "commit-journal", "commit-group"} {
+		b.Run(mode, func(b *testing.B) {
+			s, err := OpenSQLite(context.Background(), b.TempDir()+"/history.db", Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			r := NewRecorder(s, RecorderOptions{Buffer: 1 << 20, Keep: -1, NoJournal: mode == "commit-group"})
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- r.Run(ctx) }()
+			defer func() {
+				cancel()
+				if err := <-done; err != nil {
+					b.Error(err)
+				}
+			}()
+			if mode == "commit-journal" {
+				for !r.journaling.Load() {
+					time.Sleep(time.Millisecond)
+				}
+			}
+			recs := benchCalls(1 << 14)
+			var next atomic.Int64
+			b.SetParallelism(8) // 16 callers on 2 CPUs
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					i := next.Add(1)
+					rec := recs[i%int64(len(recs))]
+					rec.ID = fmt.Sprintf("b%09d", i)
+					if mode == "record" {
+						r.Record(rec)
+					} else if err := r.Commit(ctx, rec); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.StopTimer()
+			if err := r.Flush(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}

@@ -5,12 +5,15 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -62,17 +65,7 @@ func TestCrashPostgres(t *testing.T) {
 // committed.
 func runCrashWriter(t *testing.T, engine, db string) int {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envChild+"=crash-writer", envChildEngine+"="+engine, envChildDB+"="+db)
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = childProcAttr()
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out := startCrashChild(t, "crash-writer", engine, db)
 	const killAfter = 5000 // committed records
 	sc := bufio.NewScanner(out)
 	last, killed := 0, false
@@ -92,13 +85,7 @@ func runCrashWriter(t *testing.T, engine, db string) int {
 			killed = true
 		}
 	}
-	err = cmd.Wait()
-	if !killed {
-		t.Fatalf("child ended before it was killed, after %d records: %v", last, err)
-	}
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("child ended with %v, want killed by SIGKILL", cmd.ProcessState)
-	}
+	waitKilled(t, cmd, killed, last)
 	t.Logf("killed the writer after it reported %d records committed", last)
 	return last
 }
@@ -142,18 +129,7 @@ func crashID(i int) string { return fmt.Sprintf("c%09d", i) }
 func crashWriter(engine, db string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var (
-		s   Store
-		err error
-	)
-	switch engine {
-	case "sqlite":
-		s, err = OpenSQLite(ctx, db, Options{})
-	case "postgres":
-		s, err = OpenPostgres(ctx, db, Options{})
-	default:
-		err = fmt.Errorf("unknown engine %q", engine)
-	}
+	s, err := openChildStore(ctx, engine, db)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -178,4 +154,193 @@ func crashWriter(engine, db string) int {
 		fmt.Printf("committed %d\n", n)
 	}
 	return 1
+}
+
+// The commit crash tests kill -9 a process whose callers Commit records
+// concurrently, as the engine does before it answers, and check that every
+// record whose Commit returned is in the history once the next Recorder
+// on the database has started: in the store already, or in the journal it
+// replays.
+
+func TestCommitCrashSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.db")
+	committed := runCommitWriter(t, "sqlite", path)
+	s, err := OpenSQLite(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatalf("opening the database after the crash: %v", err)
+	}
+	defer s.Close()
+	checkCommitCrash(t, s, committed)
+	if left, err := os.ReadDir(DefaultJournal(s)); err != nil || len(left) != 0 {
+		t.Errorf("the journal after recovery: %d files (%v), want none", len(left), err)
+	}
+}
+
+func TestCommitCrashPostgres(t *testing.T) {
+	dsn := postgresTestDSN(t)
+	committed := runCommitWriter(t, "postgres", dsn)
+	s, err := OpenPostgres(context.Background(), dsn, Options{})
+	if err != nil {
+		t.Fatalf("opening the database after the crash: %v", err)
+	}
+	defer s.Close()
+	checkCommitCrash(t, s, committed)
+}
+
+// runCommitWriter starts a commit writer on db, kills it with SIGKILL
+// while its callers are committing, and returns the IDs of the records
+// whose Commit returned nil before it died.
+func runCommitWriter(t *testing.T, engine, db string) []string {
+	t.Helper()
+	cmd, out := startCrashChild(t, "commit-writer", engine, db)
+	const killAfter = 1000 // committed records
+	sc := bufio.NewScanner(out)
+	var committed []string
+	killed := false
+	for sc.Scan() {
+		id, ok := strings.CutPrefix(sc.Text(), "committed ")
+		if !ok {
+			t.Errorf("child printed %q", sc.Text())
+			continue
+		}
+		committed = append(committed, id)
+		if !killed && len(committed) >= killAfter {
+			// Kill it at a random moment while its callers go on.
+			time.AfterFunc(rand.N(100*time.Millisecond), func() { cmd.Process.Signal(syscall.SIGKILL) })
+			killed = true
+		}
+	}
+	waitKilled(t, cmd, killed, len(committed))
+	t.Logf("killed the writer after %d commits returned", len(committed))
+	return committed
+}
+
+// checkCommitCrash starts a Recorder on s, as the next process does, and
+// checks that s then holds every committed record.
+func checkCommitCrash(t *testing.T, s Store, committed []string) {
+	t.Helper()
+	var logs strings.Builder
+	r := NewRecorder(s, RecorderOptions{Keep: -1, Logger: slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil))})
+	stop := runRecorder(t, r)
+	if DefaultJournal(s) != "" {
+		// Run replays the journal before it takes new records: a
+		// minute at most for a few thousand records, even with -race
+		// on a loaded machine.
+		deadline := time.Now().Add(time.Minute)
+		for !r.journaling.Load() {
+			if time.Now().After(deadline) {
+				t.Fatalf("the journal was not replayed within a minute; the recorder logged:\n%s", logs.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	stop()
+	if logs.Len() > 0 {
+		t.Logf("the recorder logged:\n%s", logs.String())
+	}
+	all, err := s.Calls(context.Background(), CallFilter{Limit: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := make(map[string]bool, len(all))
+	for _, c := range all {
+		have[c.ID] = true
+	}
+	var missing []string
+	for _, id := range committed {
+		if !have[id] {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("%d of the %d records whose Commit returned are not in the history, e.g. %s",
+			len(missing), len(committed), missing[0])
+	}
+	t.Logf("the history holds %d records, %d committed before the kill", len(all), len(committed))
+}
+
+// commitWriter is the child of the commit crash tests: 32 callers Commit
+// records as fast as they can, each printing a record's ID once its
+// Commit returns nil, until it is killed (or a minute passes).
+func commitWriter(engine, db string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := openChildStore(ctx, engine, db)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	rec := NewRecorder(s, RecorderOptions{Keep: -1})
+	go rec.Run(ctx)
+	var wg sync.WaitGroup
+	for w := range 32 {
+		wg.Go(func() {
+			for n := 0; ctx.Err() == nil; n++ {
+				id := fmt.Sprintf("w%02d-%07d", w, n)
+				c := testCall(id, n)
+				c.ErrorMessage = strings.Repeat("x", n%200)
+				if err := rec.Commit(ctx, c); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					continue
+				}
+				fmt.Println("committed " + id)
+			}
+		})
+	}
+	wg.Wait()
+	return 1
+}
+
+// openChildStore opens a crash-test child's store.
+func openChildStore(ctx context.Context, engine, db string) (Store, error) {
+	switch engine {
+	case "sqlite":
+		return OpenSQLite(ctx, db, Options{})
+	case "postgres":
+		return OpenPostgres(ctx, db, Options{})
+	}
+	return nil, fmt.Errorf("unknown engine %q", engine)
+}
+
+// startCrashChild starts the test binary as a crash-test child in mode,
+// writing to db, and returns its stdout.
+func startCrashChild(t *testing.T, mode, engine, db string) (*exec.Cmd, io.Reader) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envChild+"="+mode, envChildEngine+"="+engine, envChildDB+"="+db)
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = childProcAttr()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, out
+}
+
+// waitKilled waits for a crash-test child and checks that SIGKILL ended
+// it, after n records.
+func waitKilled(t *testing.T, cmd *exec.Cmd, killed bool, n int) {
+	t.Helper()
+	err := cmd.Wait()
+	if !killed {
+		t.Fatalf("child ended before it was killed, after %d records: %v", n, err)
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("child ended with %v, want killed by SIGKILL", cmd.ProcessState)
+	}
+}
+
+// syncWriter serialises writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

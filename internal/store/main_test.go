@@ -33,6 +33,8 @@ func runChild(mode string) int {
 	switch mode {
 	case "crash-writer":
 		return crashWriter(os.Getenv(envChildEngine), os.Getenv(envChildDB))
+	case "commit-writer":
+		return commitWriter(os.Getenv(envChildEngine), os.Getenv(envChildDB))
 	}
 	fmt.Fprintf(os.Stderr, "unknown child mode %q\n", mode)
 	return 2

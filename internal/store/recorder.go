@@ -37,6 +37,18 @@ type RecorderOptions struct {
 	// ShutdownTimeout bounds the time Run spends writing what is buffered
 	// once its context is done (5s).
 	ShutdownTimeout time.Duration
+	// CommitWait bounds how long Commit waits for its record to become
+	// durable (5s). A record not durable by then stays queued and is
+	// written later; only the caller stops waiting for it.
+	CommitWait time.Duration
+	// Journal is the directory of the write-ahead journal that makes a
+	// Committed record durable before it is in the store; empty means
+	// DefaultJournal of the store (beside a SQLite file; none for
+	// PostgreSQL). Without a journal, Commit waits for the store's
+	// commit.
+	Journal string
+	// NoJournal turns the journal off.
+	NoJournal bool
 	// Logger receives drops and write failures; nil discards them.
 	Logger *slog.Logger
 }
@@ -63,6 +75,9 @@ func (o RecorderOptions) withDefaults() RecorderOptions {
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = 5 * time.Second
 	}
+	if o.CommitWait <= 0 {
+		o.CommitWait = 5 * time.Second
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -74,22 +89,39 @@ func (o RecorderOptions) withDefaults() RecorderOptions {
 // retry of a batch that did commit stores nothing twice.
 var retryPauses = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond}
 
-// Recorder writes call records to a Store off the caller's path. Record
-// only appends to an in-memory buffer; the goroutine running Run writes the
-// buffer in batches, one transaction each, and prunes old history.
+// Recorder writes call records to a Store from its own goroutine (Run),
+// in batches of one transaction each, and prunes old history.
 //
-// A Recorder never blocks its callers on I/O and never loses a record
-// silently: a record that cannot be kept (buffer full, invalid, write
-// failed, recorder stopped) is counted by Dropped and logged.
+// Record only appends to an in-memory buffer, which Run writes at least
+// every FlushInterval. Commit also makes the record durable before it
+// returns, so that a caller can answer only once the call is in the
+// history: with a journal (a SQLite store) it appends the record to the
+// journal, which the next Recorder on the database replays if this
+// process dies before the record reaches the store; without one
+// (PostgreSQL) it waits for the store's commit — Run writes at once
+// whatever is buffered when a Commit waits, and records that arrive while
+// a transaction runs go together in the next one (group commit), so that
+// many callers share one transaction.
+//
+// A Recorder never loses a record silently: a record that cannot be kept
+// (buffer full, invalid, write failed, recorder stopped) is counted by
+// Dropped and logged.
 type Recorder struct {
 	store Store
 	opts  RecorderOptions
 	log   *slog.Logger
 	kick  chan struct{} // wakes Run; capacity 1
 
-	dropped atomic.Int64 // every record not stored
-	full    atomic.Int64 // of those, refused for a full buffer or after Run returned
-	invalid atomic.Int64 // of those, refused as invalid
+	dropped atomic.Int64          // every record not stored
+	full    atomic.Int64          // of those, refused for a full buffer or after Run returned
+	invalid atomic.Int64          // of those, refused as invalid
+	late    atomic.Int64          // Commits that gave up waiting after CommitWait
+	jfailed atomic.Int64          // journal appends that failed (the Commit waited for the store)
+	jnlErr  atomic.Pointer[error] // the last of those failures, for the log
+
+	// journaling is set while jnl is; Commit encodes its record for the
+	// journal before taking mu.
+	journaling atomic.Bool
 
 	mu sync.Mutex
 	// The buffer is a queue of blocks of MaxBatch capacity, each one
@@ -101,10 +133,14 @@ type Recorder struct {
 	accepted uint64         // records ever accepted
 	settled  uint64         // of those, written or given up
 	flushReq bool           // a Flush is waiting; write everything
-	waiters  []*flushWaiter
-	started  bool
-	stopped  chan struct{} // closed when Run returns
-	isDone   bool          // Run is shutting down: accept nothing more
+	// waiters are the Flushes and Commits waiting for records to settle,
+	// in the order they were added; while there are any, Run writes
+	// everything buffered at once.
+	waiters []*flushWaiter
+	jnl     *journal // nil without one
+	started bool
+	stopped chan struct{} // closed when Run returns
+	isDone  bool          // Run is shutting down: accept nothing more
 }
 
 // A flushWaiter is a Flush waiting for records (from, to] to settle.
@@ -131,18 +167,101 @@ func NewRecorder(s Store, opts RecorderOptions) *Recorder {
 // is full, or Run has returned, the record is dropped and counted. rec.Args
 // must not be modified afterwards. Record is safe for concurrent use.
 func (r *Recorder) Record(rec CallRecord) {
-	if err := check(&rec); err != nil {
-		r.invalid.Add(1)
-		r.dropped.Add(1)
-		r.wake() // to log it
+	if err := r.checkRecord(&rec); err != nil {
 		return
 	}
 	r.mu.Lock()
-	if r.isDone || r.accepted-r.settled >= uint64(r.opts.Buffer) {
+	wake, err := r.appendLocked(rec)
+	r.mu.Unlock()
+	if err == nil && wake {
+		r.wake()
+	}
+}
+
+// Commit queues rec like Record and waits until it is durable — committed
+// to the store, which survives the process being killed — so that the
+// caller answers only for calls in the history. Many Commits waiting at
+// once share one transaction.
+//
+// Commit waits at most CommitWait, and no longer than ctx: a caller whose
+// client is gone need not wait. A record not committed by then stays
+// queued and is written later. The error says why rec is not durable
+// (yet): it is invalid, the buffer is full, the Recorder has stopped, the
+// write failed, or the wait ended. rec.Args must not be modified
+// afterwards. Commit is safe for concurrent use.
+func (r *Recorder) Commit(ctx context.Context, rec CallRecord) error {
+	if err := r.checkRecord(&rec); err != nil {
+		return err
+	}
+	var line []byte
+	if r.journaling.Load() {
+		line, _ = encodeJournalLine(&rec) // a valid record always encodes
+	}
+	r.mu.Lock()
+	wake, err := r.appendLocked(rec)
+	if err != nil {
 		r.mu.Unlock()
+		return err
+	}
+	if r.jnl != nil && line != nil {
+		jerr := r.jnl.append(r.accepted, line)
+		if jerr == nil {
+			r.mu.Unlock()
+			if wake {
+				r.wake()
+			}
+			return nil
+		}
+		// Wait for the store instead; logged by Run.
+		r.jfailed.Add(1)
+		r.jnlErr.Store(&jerr)
+	}
+	w := &flushWaiter{from: r.accepted - 1, to: r.accepted, done: make(chan struct{})}
+	r.waiters = append(r.waiters, w)
+	r.mu.Unlock()
+	r.wake()
+
+	t := time.NewTimer(r.opts.CommitWait)
+	defer t.Stop()
+	select {
+	case <-w.done:
+		return w.err
+	case <-r.stopped:
+		<-w.done // Run settles everything before it returns
+		return w.err
+	case <-ctx.Done():
+		r.forget(w)
+		return fmt.Errorf("call %s: stopped waiting for its record to be written: %w", rec.ID, ctx.Err())
+	case <-t.C:
+		r.forget(w)
+		r.late.Add(1)
+		r.wake() // to log it
+		return fmt.Errorf("call %s: its record was not written within %s; it stays queued", rec.ID, r.opts.CommitWait)
+	}
+}
+
+// checkRecord refuses an invalid record, counting it.
+func (r *Recorder) checkRecord(rec *CallRecord) error {
+	if err := check(rec); err != nil {
+		r.invalid.Add(1)
+		r.dropped.Add(1)
+		r.wake() // to log it
+		return fmt.Errorf("recording call %s: %w", rec.ID, err)
+	}
+	return nil
+}
+
+// errRecorderFull is the error of a record refused for a full buffer or a
+// stopped Recorder.
+var errRecorderFull = errors.New("the call history's buffer is full or its writer has stopped; the record was dropped")
+
+// appendLocked adds rec to the buffer, or counts it dropped when the
+// buffer is full or Run is done; wake says Run should look. r.mu is held.
+func (r *Recorder) appendLocked(rec CallRecord) (wake bool, err error) {
+	if r.isDone || r.accepted-r.settled >= uint64(r.opts.Buffer) {
 		r.full.Add(1)
 		r.dropped.Add(1)
-		return
+		return false, fmt.Errorf("recording call %s: %w", rec.ID, errRecorderFull)
 	}
 	last := len(r.blocks) - 1
 	if last < 0 || len(r.blocks[last]) == r.opts.MaxBatch {
@@ -152,11 +271,14 @@ func (r *Recorder) Record(rec CallRecord) {
 	r.blocks[last] = append(r.blocks[last], rec)
 	r.accepted++
 	r.queued++
-	wake := r.queued == 1 || len(r.blocks[last]) == r.opts.MaxBatch
+	return r.queued == 1 || len(r.blocks[last]) == r.opts.MaxBatch, nil
+}
+
+// forget removes a waiter that stopped waiting.
+func (r *Recorder) forget(w *flushWaiter) {
+	r.mu.Lock()
+	r.waiters = slices.DeleteFunc(r.waiters, func(x *flushWaiter) bool { return x == w })
 	r.mu.Unlock()
-	if wake {
-		r.wake()
-	}
 }
 
 // newBlock returns an empty block; r.mu is held.
@@ -203,9 +325,7 @@ func (r *Recorder) Flush(ctx context.Context) error {
 		<-w.done
 		return w.err
 	case <-ctx.Done():
-		r.mu.Lock()
-		r.waiters = slices.DeleteFunc(r.waiters, func(x *flushWaiter) bool { return x == w })
-		r.mu.Unlock()
+		r.forget(w)
 		return ctx.Err()
 	}
 }
@@ -246,6 +366,8 @@ func (r *Recorder) Run(ctx context.Context) error {
 		<-deadlineDone
 	}()
 
+	r.openJournal(wctx)
+
 	l := loop{r: r, lastPrune: time.Now()}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()           // armed when records are waiting
@@ -253,7 +375,9 @@ func (r *Recorder) Run(ctx context.Context) error {
 	for {
 		l.logDrops(false)
 		r.mu.Lock()
-		n, flush := r.queued, r.flushReq
+		// Someone waiting (a Flush, a Commit) gets everything written
+		// now; records that arrive meanwhile go in the next transaction.
+		n, flush := r.queued, r.flushReq || (len(r.waiters) > 0 && r.queued > 0)
 		r.mu.Unlock()
 		now := time.Now()
 		switch {
@@ -280,14 +404,49 @@ func (r *Recorder) Run(ctx context.Context) error {
 	}
 }
 
+// openJournal opens the journal, if the Recorder has one, and writes to
+// the store what dead processes left in it. Without a journal (or when it
+// cannot be opened) Commit waits for the store's commit.
+func (r *Recorder) openJournal(ctx context.Context) {
+	dir := r.opts.Journal
+	if dir == "" {
+		dir = DefaultJournal(r.store)
+	}
+	if r.opts.NoJournal || dir == "" {
+		return
+	}
+	j, err := openJournal(dir, r.log)
+	if err != nil {
+		r.log.Warn("the call history has no journal: answers wait for the database's commit instead", logKeyError, err)
+		return
+	}
+	n, err := j.recover(ctx, r.opts.MaxBatch, r.writeRetrying)
+	if n > 0 {
+		r.log.Info("wrote the calls a stopped process had journaled but not yet stored", logKeyCount, n, logKeyPath, dir)
+	}
+	if err != nil {
+		r.log.Error("writing journaled calls to the history failed", logKeyError, err)
+	}
+	r.mu.Lock()
+	if !r.isDone {
+		r.jnl = j
+		r.journaling.Store(true)
+	}
+	r.mu.Unlock()
+}
+
 // loop is the state of Run's goroutine.
 type loop struct {
-	r             *Recorder
-	sincePrune    int
-	lastPrune     time.Time
-	loggedFull    int64
-	loggedInvalid int64
-	lastFullLog   time.Time
+	r              *Recorder
+	sincePrune     int
+	lastPrune      time.Time
+	loggedFull     int64
+	loggedInvalid  int64
+	loggedLate     int64
+	loggedJournal  int64
+	lastFullLog    time.Time
+	lastLateLog    time.Time
+	lastJournalLog time.Time
 }
 
 // write writes the buffer: everything when all is set, else only full
@@ -330,8 +489,22 @@ func (l *loop) write(ctx context.Context, all bool) error {
 	return lastErr
 }
 
+// writeChunk writes one batch, retrying, and counts its records dropped
+// when that fails.
 func (l *loop) writeChunk(ctx context.Context, chunk []CallRecord) error {
 	r := l.r
+	if err := r.writeRetrying(ctx, chunk); err != nil {
+		r.dropped.Add(int64(len(chunk)))
+		r.log.Error("writing call history failed; records dropped", logKeyCount, len(chunk),
+			logKeyTotal, r.dropped.Load(), logKeyError, err)
+		return err
+	}
+	return nil
+}
+
+// writeRetrying writes one batch, retrying a failure that may pass after
+// retryPauses.
+func (r *Recorder) writeRetrying(ctx context.Context, chunk []CallRecord) error {
 	err := r.store.RecordCalls(ctx, chunk)
 	for _, pause := range retryPauses {
 		if err == nil || fault.KindOf(err) == fault.Validation || ctx.Err() != nil {
@@ -349,13 +522,7 @@ func (l *loop) writeChunk(ctx context.Context, chunk []CallRecord) error {
 		}
 		err = r.store.RecordCalls(ctx, chunk)
 	}
-	if err != nil {
-		r.dropped.Add(int64(len(chunk)))
-		r.log.Error("writing call history failed; records dropped", logKeyCount, len(chunk),
-			logKeyTotal, r.dropped.Load(), logKeyError, err)
-		return err
-	}
-	return nil
+	return err
 }
 
 // settle marks the next n accepted records as written (err nil) or given
@@ -365,6 +532,9 @@ func (r *Recorder) settle(n int, err error) {
 	defer r.mu.Unlock()
 	from := r.settled
 	r.settled += uint64(n)
+	if r.jnl != nil {
+		r.jnl.settled(r.settled, err != nil, from)
+	}
 	kept := r.waiters[:0]
 	for _, w := range r.waiters {
 		if err != nil && from < w.to && r.settled > w.from {
@@ -408,6 +578,20 @@ func (l *loop) logDrops(final bool) {
 		r.log.Warn("call records dropped", logKeyReason, "invalid", logKeyCount, n-l.loggedInvalid, logKeyTotal, n)
 		l.loggedInvalid = n
 	}
+	if n := r.late.Load(); n != l.loggedLate && (final || time.Since(l.lastLateLog) >= time.Second) {
+		r.log.Warn("calls answered before their records were written: the history did not commit within the wait",
+			logKeyCount, n-l.loggedLate, logKeyTotal, n, logKeyWait, r.opts.CommitWait)
+		l.loggedLate, l.lastLateLog = n, time.Now()
+	}
+	if n := r.jfailed.Load(); n != l.loggedJournal && (final || time.Since(l.lastJournalLog) >= time.Second) {
+		var err error
+		if p := r.jnlErr.Load(); p != nil {
+			err = *p
+		}
+		r.log.Warn("appending to the call history's journal failed: those answers waited for the database's commit",
+			logKeyCount, n-l.loggedJournal, logKeyTotal, n, logKeyError, err)
+		l.loggedJournal, l.lastJournalLog = n, time.Now()
+	}
 	n := r.full.Load()
 	if n == l.loggedFull || (!final && time.Since(l.lastFullLog) < time.Second) {
 		return
@@ -425,6 +609,16 @@ func (l *loop) shutdown(ctx context.Context) error {
 	r.isDone = true
 	r.mu.Unlock()
 	err := l.write(ctx, true)
+	r.mu.Lock()
+	if r.jnl != nil {
+		if kept := r.jnl.close(r.settled); kept > 0 {
+			r.log.Warn("calls kept in the journal for the next start: they could not be written to the history now",
+				logKeyCount, kept, logKeyPath, r.jnl.dir)
+		}
+		r.jnl = nil
+		r.journaling.Store(false)
+	}
+	r.mu.Unlock()
 	close(r.stopped)
 	l.logDrops(true)
 	if err != nil {

@@ -58,7 +58,10 @@ var sqliteDialect = dialect{
 // survives the process being killed (it is in the OS page cache), the
 // database is never corrupted, and only an OS crash or power loss can lose
 // the last few commits. For a call history that is the right trade; FULL
-// would cost an fsync per batch.
+// would cost an fsync per batch, and would not make an answered call
+// durable against power loss by itself: the Recorder's journal (which
+// holds answered calls until their batch commits) is not fsynced either
+// (docs/operations.md, "What a crash can lose").
 func OpenSQLite(ctx context.Context, path string, opts Options) (*SQLite, error) {
 	if path == "" {
 		return nil, fault.New(fault.Config, "no path given for the SQLite database")

@@ -141,6 +141,8 @@ const (
 	logKeyTotal   = "total"
 	logKeyError   = "error"
 	logKeyReason  = "reason"
+	logKeyWait    = "wait"
+	logKeyPath    = "path"
 )
 
 // Open opens the call history at dsnOrPath: a postgres:// or postgresql://

@@ -31,9 +31,14 @@ type Upstreams interface {
 }
 
 // Recorder receives one record per finished call; *store.Recorder
-// implements it. Record must not block.
+// implements it.
 type Recorder interface {
-	Record(store.CallRecord)
+	// Commit keeps rec and returns once it is durable (it would survive
+	// the process being killed), or once ctx is done or the recorder's own
+	// bound passes; the error then says why it is not durable yet. The
+	// engine answers a call only after Commit returns, so that a caller
+	// that got an answer finds the call in the history.
+	Commit(ctx context.Context, rec store.CallRecord) error
 }
 
 // Options configures an Engine.
@@ -57,6 +62,7 @@ type Engine struct {
 	logger *slog.Logger
 	now    func() time.Time
 	gate   *gate
+	rate   rateLimits // limits.rate
 	// set is the configuration new calls run under; SetConfig replaces it.
 	set     atomic.Pointer[settings]
 	applyMu sync.Mutex // serialises SetConfig
@@ -154,6 +160,7 @@ func New(opts Options) (*Engine, error) {
 		gate:      newGate(lim.MaxConcurrent, st.perServer, lim.QueueWait, lim.MaxQueue, lim.SessionLimit),
 		retryWait: 15 * time.Second,
 	}
+	e.rate.reconfigure(lim.Rate)
 	e.set.Store(st)
 	if e.logger == nil {
 		e.logger = slog.New(slog.DiscardHandler)
@@ -190,6 +197,7 @@ func (e *Engine) SetConfig(cfg *config.Config) error {
 	defer e.applyMu.Unlock()
 	lim := st.cfg.Limits
 	e.gate.reconfigure(lim.MaxConcurrent, st.perServer, lim.QueueWait, lim.MaxQueue, lim.SessionLimit)
+	e.rate.reconfigure(lim.Rate)
 	e.set.Store(st)
 	return nil
 }
@@ -250,7 +258,7 @@ func (e *Engine) Call(ctx context.Context, req Request) (*Result, error) {
 	}
 	c := &call{e: e, set: e.set.Load(), req: req, start: e.now(), status: StatusPending}
 	res, err := c.run(ctx)
-	c.finish(res, err)
+	c.finish(ctx, res, err)
 	c.afterIntercept(ctx, res, err)
 	return res, err
 }
@@ -275,7 +283,7 @@ func (e *Engine) Refuse(ctx context.Context, req Request, err error) error {
 	}
 	c := &call{e: e, set: e.set.Load(), req: req, start: e.now(), status: StatusError}
 	_ = c.prepareArgs() // for the record and the hooks, when they decode
-	c.finish(nil, err)
+	c.finish(ctx, nil, err)
 	c.afterIntercept(ctx, nil, err)
 	return err
 }
@@ -309,6 +317,9 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 		return nil, upstream.UnknownServer(c.set.cfg, req.Server)
 	}
 	c.srv = srv
+	if err := e.rate.allow(e.now(), req.Identity, req.Server); err != nil {
+		return nil, err
+	}
 	if _, err := e.ups.Client(req.Server); err != nil && fault.KindOf(err) != fault.Connection {
 		return nil, err
 	}
@@ -365,7 +376,7 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 	callCtx, cancelTimeout := context.WithTimeoutCause(callCtx, timeout, errTimeout)
 	defer cancelTimeout()
 	waitStart := time.Now()
-	release, err := e.gate.acquire(callCtx, req.Server, timeout)
+	release, err := e.gate.acquire(callCtx, req.Server, req.Identity, timeout)
 	if err != nil {
 		if cause := context.Cause(callCtx); cause == errStopped || cause == errShutdown {
 			return nil, cause

@@ -93,7 +93,8 @@ func (g *gate) admit() error {
 // free it waits in the bounded queue: until a slot frees, queueWait passes
 // (when it is positive), or ctx ends — the call's context, whose deadline
 // is the call's timeout, so that with queue_wait "timeout" (the default) a
-// call waits as long as its timeout allows. The server's slot comes first
+// call waits as long as its timeout allows. Waiting calls are served
+// fairly across users (see slots). The server's slot comes first
 // so that a call waiting for a busy server never holds a global slot other
 // servers could use. The returned release must be called.
 //
@@ -102,7 +103,7 @@ func (g *gate) admit() error {
 // (limits.max_queue), or a wait that ran out — each naming the key to
 // raise. When ctx ends for another reason (cancelled, stopped), acquire
 // returns ctx's error and the caller tells why.
-func (g *gate) acquire(ctx context.Context, server string, timeout time.Duration) (release func(), err error) {
+func (g *gate) acquire(ctx context.Context, server, user string, timeout time.Duration) (release func(), err error) {
 	g.mu.Lock()
 	srv, queueWait, maxQueue := g.perServer[server], g.queueWait, g.maxQueue
 	g.mu.Unlock()
@@ -143,11 +144,11 @@ func (g *gate) acquire(ctx context.Context, server string, timeout time.Duration
 		return err
 	}
 	if srv != nil {
-		if err := srv.take(ctx, expired); err != nil {
+		if err := srv.take(ctx, user, expired); err != nil {
 			return nil, waitOver(err, srv)
 		}
 	}
-	if err := g.global.take(ctx, expired); err != nil {
+	if err := g.global.take(ctx, user, expired); err != nil {
 		if srv != nil {
 			srv.release()
 		}
@@ -223,54 +224,142 @@ func (g *gate) globalSize() int {
 // serverLimitKey names a server's max_concurrent setting.
 func serverLimitKey(server string) string { return "servers." + server + ".max_concurrent" }
 
-// slots is a counting semaphore whose size can change while slots are held.
+// slots is a counting semaphore whose size can change while slots are
+// held, and whose waiters are served fairly across users: each user's
+// calls wait in a queue of their own, first come first served, and a
+// freed slot goes to the next user in turn (round robin) — so that one
+// user's flood of calls delays another user's call by at most one turn
+// per user waiting, not by the whole flood.
 type slots struct {
-	mu    sync.Mutex
-	size  int
-	used  int
-	freed chan struct{} // closed and replaced when a slot frees or size grows
+	mu   sync.Mutex
+	size int
+	used int
+	// queues holds each waiting user's calls, oldest first; turn lists
+	// the users that have some, in the order they are served, and next
+	// is the index in turn of the user served next.
+	queues  map[string][]*slotWaiter
+	turn    []string
+	next    int
+	waiters int
+}
+
+// slotWaiter is a call waiting for a slot; granted is closed once it has
+// one.
+type slotWaiter struct {
+	user    string
+	granted chan struct{}
+	got     bool // set under slots.mu when granted is closed
 }
 
 // errNoSlot is take's error when its deadline passes.
 var errNoSlot = errors.New("no slot free in time")
 
-func newSlots(n int) *slots { return &slots{size: n, freed: make(chan struct{})} }
+func newSlots(n int) *slots { return &slots{size: n, queues: map[string][]*slotWaiter{}} }
 
+// tryTake takes a free slot when no call is waiting for one.
 func (s *slots) tryTake() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.used < s.size {
+	if s.used < s.size && s.waiters == 0 {
 		s.used++
 		return true
 	}
 	return false
 }
 
-// take waits for a slot until deadline fires (errNoSlot) or ctx ends.
-func (s *slots) take(ctx context.Context, deadline <-chan time.Time) error {
-	for {
-		s.mu.Lock()
-		if s.used < s.size {
-			s.used++
-			s.mu.Unlock()
-			return nil
-		}
-		freed := s.freed
+// take waits for a slot, in user's queue, until deadline fires (errNoSlot)
+// or ctx ends.
+func (s *slots) take(ctx context.Context, user string, deadline <-chan time.Time) error {
+	s.mu.Lock()
+	if s.used < s.size && s.waiters == 0 {
+		s.used++
 		s.mu.Unlock()
-		select {
-		case <-freed:
-		case <-deadline:
-			return errNoSlot
-		case <-ctx.Done():
-			return ctx.Err()
+		return nil
+	}
+	w := &slotWaiter{user: user, granted: make(chan struct{})}
+	if len(s.queues[user]) == 0 {
+		s.turn = append(s.turn, user)
+	}
+	s.queues[user] = append(s.queues[user], w)
+	s.waiters++
+	s.mu.Unlock()
+
+	var err error
+	select {
+	case <-w.granted:
+		return nil
+	case <-deadline:
+		err = errNoSlot
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w.got {
+		// Granted as the wait ended: give the slot to the next.
+		s.used--
+		s.grantLocked()
+		return err
+	}
+	s.dequeueLocked(w)
+	return err
+}
+
+// dequeueLocked removes a waiter that stopped waiting.
+func (s *slots) dequeueLocked(w *slotWaiter) {
+	q := s.queues[w.user]
+	for i, x := range q {
+		if x == w {
+			q = append(q[:i], q[i+1:]...)
+			break
 		}
+	}
+	s.waiters--
+	if len(q) > 0 {
+		s.queues[w.user] = q
+		return
+	}
+	delete(s.queues, w.user)
+	for i, u := range s.turn {
+		if u == w.user {
+			s.turn = append(s.turn[:i], s.turn[i+1:]...)
+			if i < s.next {
+				s.next--
+			}
+			break
+		}
+	}
+}
+
+// grantLocked hands free slots to waiters, one user at a time in turn.
+func (s *slots) grantLocked() {
+	for s.used < s.size && s.waiters > 0 {
+		if s.next >= len(s.turn) {
+			s.next = 0
+		}
+		user := s.turn[s.next]
+		q := s.queues[user]
+		w := q[0]
+		q[0] = nil
+		q = q[1:]
+		s.waiters--
+		if len(q) > 0 {
+			s.queues[user] = q
+			s.next++
+		} else {
+			delete(s.queues, user)
+			s.turn = append(s.turn[:s.next], s.turn[s.next+1:]...)
+		}
+		s.used++
+		w.got = true
+		close(w.granted)
 	}
 }
 
 func (s *slots) release() {
 	s.mu.Lock()
 	s.used--
-	s.wakeLocked()
+	s.grantLocked()
 	s.mu.Unlock()
 }
 
@@ -278,17 +367,9 @@ func (s *slots) release() {
 // theirs until they release them.
 func (s *slots) resize(n int) {
 	s.mu.Lock()
-	grew := n > s.size
 	s.size = n
-	if grew {
-		s.wakeLocked()
-	}
+	s.grantLocked()
 	s.mu.Unlock()
-}
-
-func (s *slots) wakeLocked() {
-	close(s.freed)
-	s.freed = make(chan struct{})
 }
 
 func (s *slots) usage() (used, size int) {

@@ -1,6 +1,7 @@
 package toolcall
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -241,8 +242,10 @@ func looksLikeMarkdown(t string) bool {
 	return false
 }
 
-// finish records and logs a call.
-func (c *call) finish(res *Result, err error) {
+// finish logs a call and records it, returning once the record is durable
+// (see Recorder.Commit) so that the caller answers only for calls in the
+// history.
+func (c *call) finish(ctx context.Context, res *Result, err error) {
 	e := c.e
 	end := e.now()
 	status := c.status
@@ -276,9 +279,6 @@ func (c *call) finish(res *Result, err error) {
 	if res != nil {
 		rec.ResultBytes, rec.Truncated, rec.Partial = res.Bytes, res.Truncated, res.Partial
 	}
-	if e.rec != nil {
-		e.rec.Record(rec)
-	}
 	attrs := []any{logKeyID, c.req.ID, logKeySource, string(c.req.Source), logKeyServer, c.req.Server, logKeyTool, c.req.Tool,
 		logKeyStatus, string(status), logKeyDuration, rec.Duration}
 	if c.req.Identity != "" {
@@ -291,6 +291,11 @@ func (c *call) finish(res *Result, err error) {
 		attrs = append(attrs, logKeyKind, kind)
 	}
 	e.logger.Info("tool call", attrs...)
+	if e.rec != nil {
+		// The recorder logs records that are late or lost, with counts;
+		// a caller whose record is not durable yet is answered anyway.
+		_ = e.rec.Commit(ctx, rec)
+	}
 }
 
 // recordedArgs is what history keeps of the arguments: their shape, or

@@ -35,10 +35,11 @@ type memRecorder struct {
 
 var _ Recorder = (*memRecorder)(nil)
 
-func (m *memRecorder) Record(r store.CallRecord) {
+func (m *memRecorder) Commit(_ context.Context, r store.CallRecord) error {
 	m.mu.Lock()
 	m.recs = append(m.recs, r)
 	m.mu.Unlock()
+	return nil
 }
 
 func (m *memRecorder) all() []store.CallRecord {

@@ -377,7 +377,7 @@ func statusOf(err error) int {
 		return http.StatusForbidden
 	case fault.Config:
 		return http.StatusConflict
-	case fault.LimitExceeded:
+	case fault.LimitExceeded, fault.RateLimited:
 		return http.StatusTooManyRequests
 	case fault.Connection:
 		return http.StatusServiceUnavailable

@@ -108,6 +108,24 @@ type Limits struct {
 	SessionLimit *int `json:"session_limit,omitempty" jsonschema:"minimum=-1,default=-1" jsonschema_extras:"x-message=must be -1 (unlimited) or at least 1,x-fix=use -1 for unlimited"`
 	// The largest result returned to a caller; a larger one is truncated.
 	MaxOutput *Size `json:"max_output,omitempty" jsonschema_extras:"default=1MiB,minSize=1KiB,maxSize=1GiB"`
+	// Calls per second per user: token buckets that refuse a call over them at once with a rate_limited error carrying retry_after.
+	Rate *Rate `json:"rate,omitempty"`
+}
+
+// Rate limits how fast each user (the identity a call carries) may call.
+type Rate struct {
+	// Each user's calls, all servers together.
+	PerUser *Bucket `json:"per_user,omitempty"`
+	// Each user's calls to any one server.
+	PerUserServer *Bucket `json:"per_user_server,omitempty"`
+}
+
+// Bucket is a token bucket of calls.
+type Bucket struct {
+	// Calls per second on average; 0 is no limit.
+	CallsPerSecond *float64 `json:"calls_per_second,omitempty" jsonschema:"minimum=0,default=0" jsonschema_extras:"x-fix=write a number such as 2.5 (0 means no limit)"`
+	// The most calls at once before the rate applies; the default is calls_per_second rounded up.
+	Burst *int `json:"burst,omitempty" jsonschema:"minimum=1" jsonschema_extras:"x-fix=use 1 or more: the most calls a user may make at once before the rate applies"`
 }
 
 // History configures the persistent call history.

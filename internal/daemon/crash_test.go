@@ -1,0 +1,302 @@
+package daemon
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/testpg"
+)
+
+// The crash tests kill -9 a real daemon process while many clients call
+// through its gateway, restart it on the same store, and check that every
+// call whose answer a client received is in the history.
+
+// The crash daemon child: the test binary re-run with envCrashChild set
+// serves a daemon on the store named by envCrashEngine and envCrashDB,
+// whose one server is the JSON config.Server in envCrashServer, prints
+// "ready <url>", and serves until its stdin closes (or it is killed).
+const (
+	envCrashChild  = "SWITCHBOARD_DAEMON_TEST_CRASH_CHILD"
+	envCrashEngine = "SWITCHBOARD_DAEMON_TEST_CRASH_ENGINE" // sqlite or postgres
+	envCrashDB     = "SWITCHBOARD_DAEMON_TEST_CRASH_DB"
+	envCrashServer = "SWITCHBOARD_DAEMON_TEST_CRASH_SERVER"
+)
+
+func TestCrashKeepsAnsweredCallsSQLite(t *testing.T) {
+	testCrashKeepsAnsweredCalls(t, "sqlite", filepath.Join(t.TempDir(), "switchboard.db"))
+}
+
+func TestCrashKeepsAnsweredCallsPostgres(t *testing.T) {
+	dsn := testpg.Database(t, testpg.Start(t))
+	testCrashKeepsAnsweredCalls(t, "postgres", dsn)
+}
+
+func testCrashKeepsAnsweredCalls(t *testing.T, engine, db string) {
+	srv := okServer(t, "alpha")
+	d := startCrashDaemon(t, engine, db, srv)
+
+	// Callers on a few sessions, as several clients would, call until
+	// the daemon dies; each keeps the messages of the calls it got an
+	// answer for.
+	sessions := make([]*mcp.ClientSession, 4)
+	for i := range sessions {
+		sessions[i] = d.connect(t)
+	}
+	waitTools(t, sessions[0], "alpha's tools", has("alpha__echo"))
+	const callers = 48
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		answered []string
+		count    = make(chan struct{}, 1<<16)
+	)
+	for w := range callers {
+		cs := sessions[w%len(sessions)]
+		wg.Go(func() {
+			for n := 0; ctx.Err() == nil; n++ {
+				msg := fmt.Sprintf("crash-%02d-%06d", w, n)
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"message": msg}})
+				if err != nil {
+					return // the daemon is gone
+				}
+				if res.IsError || !strings.Contains(textOf(res), msg) {
+					t.Errorf("call %s answered %q", msg, textOf(res))
+					return
+				}
+				mu.Lock()
+				answered = append(answered, msg)
+				mu.Unlock()
+				select {
+				case count <- struct{}{}:
+				default:
+				}
+			}
+		})
+	}
+	// Kill it once calls are flowing, at a random moment among them.
+	for range 300 {
+		<-count
+	}
+	time.Sleep(rand.N(200 * time.Millisecond)) // not synchronisation: any moment will do
+	d.kill(t)
+	wg.Wait()
+	cancel()
+	t.Logf("killed the daemon after %d answered calls", len(answered))
+
+	// Restarted on the same store, it holds every answered call.
+	restarted := startCrashDaemon(t, engine, db, srv)
+	defer restarted.stop(t)
+	st := openCrashStore(t, engine, db)
+	var missing []string
+	// The restarted daemon replays the journal first: with -race on a
+	// loaded machine that can take seconds.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		recs, err := st.Calls(context.Background(), store.CallFilter{Tool: "echo", Limit: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		have := make(map[string]bool, len(recs))
+		for _, r := range recs {
+			var args struct{ Message string }
+			if err := json.Unmarshal(r.Args, &args); err == nil {
+				have[args.Message] = true
+			}
+		}
+		missing = missing[:0]
+		for _, msg := range answered {
+			if !have[msg] {
+				missing = append(missing, msg)
+			}
+		}
+		if len(missing) == 0 {
+			t.Logf("the history holds %d echo calls, %d of them answered", len(recs), len(answered))
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of the %d answered calls are not in the history after the restart, e.g. %s",
+				len(missing), len(answered), missing[0])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// crashDaemon is a daemon child process.
+type crashDaemon struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	url   string
+	done  chan struct{} // closed once cmd.Wait returns
+}
+
+// startCrashDaemon starts a daemon process on the store and waits until it
+// listens.
+func startCrashDaemon(t *testing.T, engine, db string, srv config.Server) *crashDaemon {
+	t.Helper()
+	js, err := json.Marshal(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envCrashChild+"=1", envCrashEngine+"="+engine, envCrashDB+"="+db, envCrashServer+"="+string(js))
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // kill -9 reaches its upstreams too
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	d := &crashDaemon{cmd: cmd, stdin: stdin, done: make(chan struct{})}
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(sc.Text(), "ready "); ok {
+				ready <- u
+			}
+		}
+		cmd.Wait()
+		close(d.done)
+	}()
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-d.done
+	})
+	select {
+	case d.url = <-ready:
+	case <-d.done:
+		t.Fatalf("the daemon exited before it was ready: %v", cmd.ProcessState)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the daemon was not ready within 30s")
+	}
+	return d
+}
+
+func (d *crashDaemon) connect(t *testing.T) *mcp.ClientSession {
+	t.Helper()
+	r := &running{url: d.url}
+	return r.connect(t, "/mcp", nil, nil)
+}
+
+// kill sends SIGKILL to the daemon and its process group, and waits for
+// it to die.
+func (d *crashDaemon) kill(t *testing.T) {
+	t.Helper()
+	if err := syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-d.done
+	if ws, ok := d.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("the daemon ended with %v, want killed by SIGKILL", d.cmd.ProcessState)
+	}
+}
+
+// stop closes the daemon's stdin, which makes it shut down cleanly.
+func (d *crashDaemon) stop(t *testing.T) {
+	t.Helper()
+	d.stdin.Close()
+	select {
+	case <-d.done:
+	case <-time.After(30 * time.Second):
+		t.Error("the daemon did not stop within 30s of its stdin closing")
+	}
+}
+
+func openCrashStore(t *testing.T, engine, db string) store.Store {
+	t.Helper()
+	var (
+		st  store.Store
+		err error
+	)
+	if engine == "postgres" {
+		st, err = store.OpenPostgres(context.Background(), db, store.Options{})
+	} else {
+		st, err = store.OpenSQLite(context.Background(), db, store.Options{})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// runCrashChild is the daemon child's main.
+func runCrashChild() int {
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute) // a lost child does not serve for ever
+	defer cancelTimeout()
+	if err := crashChild(ctx, cancel); err != nil {
+		fmt.Fprintln(os.Stderr, "crash daemon:", err)
+		return 1
+	}
+	return 0
+}
+
+func crashChild(ctx context.Context, cancel context.CancelFunc) error {
+	var srv config.Server
+	if err := json.Unmarshal([]byte(os.Getenv(envCrashServer)), &srv); err != nil {
+		return fmt.Errorf("reading %s: %w", envCrashServer, err)
+	}
+	db := os.Getenv(envCrashDB)
+	var (
+		st  store.Store
+		err error
+	)
+	if os.Getenv(envCrashEngine) == "postgres" {
+		st, err = store.OpenPostgres(ctx, db, store.Options{})
+	} else {
+		st, err = store.OpenSQLite(ctx, db, store.Options{})
+	}
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	dir, err := os.MkdirTemp("", "sbcrash")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	cfg := testConfig(srv)
+	cfg.History.RecordValues = true // the test finds each call by its message
+	d, err := New(Options{Config: cfg, Store: st, StateDir: dir, Version: "test", NoControl: true})
+	if err != nil {
+		return err
+	}
+	if err := d.Listen(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	fmt.Printf("ready http://%s\n", d.Addr())
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		cancel()
+	}()
+	return <-done
+}
