@@ -81,15 +81,7 @@ func (vs *viewServer) call(ctx context.Context, e toolEntry, args json.RawMessag
 
 // request is the engine's request for a client's call of server's tool.
 func (vs *viewServer) request(server, tool string, args json.RawMessage, reqMeta mcp.Meta, user, session string) toolcall.Request {
-	var meta map[string]any
-	if len(reqMeta) > 0 {
-		meta = make(map[string]any, len(reqMeta))
-		for k, v := range reqMeta {
-			if k != "progressToken" {
-				meta[k] = v
-			}
-		}
-	}
+	meta := forwardMeta(reqMeta)
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
@@ -102,6 +94,40 @@ func (vs *viewServer) request(server, tool string, args json.RawMessage, reqMeta
 		SessionID:    session,
 		Meta:         meta,
 	}
+}
+
+// hopMeta are the _meta keys of a client's request that belong to its
+// hop to the gateway rather than to what it asks: its progress token (the
+// gateway asks upstream with its own) and the per-request protocol fields
+// of protocol 2026-07-28 — the version, the client's identity and
+// capabilities, its log level, a subscription, a server's identity. The
+// upstream connection sends its own; a client's would tell a server on
+// an older protocol version that the request is of one it does not speak.
+var hopMeta = map[string]bool{
+	"progressToken":               true,
+	mcp.MetaKeyProtocolVersion:    true,
+	mcp.MetaKeyClientInfo:         true,
+	mcp.MetaKeyClientCapabilities: true,
+	mcp.MetaKeyLogLevel:           true,
+	mcp.MetaKeySubscriptionID:     true,
+	mcp.MetaKeyServerInfo:         true,
+}
+
+// forwardMeta returns the _meta of a client's request as it is forwarded
+// upstream: without the keys of its hop (hopMeta); nil when nothing is
+// left.
+func forwardMeta(m mcp.Meta) map[string]any {
+	var out map[string]any
+	for k, v := range m {
+		if hopMeta[k] {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]any, len(m))
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // identity returns who a request is made for and in which session: the
@@ -281,6 +307,7 @@ func (vs *viewServer) complete(ctx context.Context, req *mcp.CompleteRequest) (*
 	}
 	params := *req.Params
 	params.Ref = &out
+	params.Meta = forwardMeta(req.Params.Meta)
 	res, err := c.Session().Complete(ctx, &params)
 	vs.g.forwarded("completion/complete", err)
 	if err != nil {
