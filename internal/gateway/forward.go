@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
@@ -51,29 +50,35 @@ func (vs *viewServer) handleCall(ctx context.Context, req *mcp.CallToolRequest, 
 		ctx, leave = vs.g.reqCalls.join(ctx, req.Extra.Header.Get(requestKeyHeader))
 		defer leave()
 	}
-	return vs.call(ctx, e, req.Params.Arguments, req.Params.Meta, user, session, req.Session, notify)
+	cc := &clientCall{vs: vs, ss: req.Session, level: vs.g.callerLevel(vs.g.config().Gateway, req.Params.Meta, req.Session)}
+	return vs.call(ctx, cc, e, req.Params.Arguments, req.Params.Meta, user, session, notify)
 }
 
 // invoke runs one call of a tool of the view through the execution
 // engine (see call) and returns the result as the server gave it, or a
 // structured error result.
-func (vs *viewServer) invoke(ctx context.Context, e toolEntry, args json.RawMessage, reqMeta mcp.Meta, user, session string, ss *mcp.ServerSession, notify func(toolcall.Progress)) *mcp.CallToolResult {
-	res, err := vs.call(ctx, e, args, reqMeta, user, session, ss, notify)
+func (vs *viewServer) invoke(ctx context.Context, cc *clientCall, e toolEntry, args json.RawMessage, reqMeta mcp.Meta, user, session string, notify func(toolcall.Progress)) *mcp.CallToolResult {
+	res, err := vs.call(ctx, cc, e, args, reqMeta, user, session, notify)
 	if err != nil {
 		return errorResult(err)
 	}
 	return res.CallToolResult
 }
 
-// call runs one call of a tool of the view through the execution engine:
-// arguments as the raw JSON the client sent, and the caller's identity.
-func (vs *viewServer) call(ctx context.Context, e toolEntry, args json.RawMessage, reqMeta mcp.Meta, user, session string, ss *mcp.ServerSession, notify func(toolcall.Progress)) (*toolcall.Result, error) {
+// call runs cc, a call of a tool of the view, through the execution
+// engine: arguments as the raw JSON the client sent, and the caller's
+// identity and log level. While it runs, what the upstream sends its
+// client goes to cc's client (calls.go).
+func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, args json.RawMessage, reqMeta mcp.Meta, user, session string, notify func(toolcall.Progress)) (*toolcall.Result, error) {
 	creq := vs.request(e.server, e.name, args, reqMeta, user, session)
 	creq.OnProgress = notify
-	if ss != nil {
-		done := vs.g.inflight.add(e.server, ss)
-		defer done()
-		ctx = context.WithValue(ctx, callerKey{}, ss)
+	cc.vs, cc.server = vs, e.server
+	ctx = context.WithValue(ctx, callerKey{}, cc)
+	cc.ctx = ctx
+	done := vs.g.calls.add(cc)
+	defer done()
+	if cc.level != "" {
+		ctx = upstream.WithLogLevel(ctx, cc.level)
 	}
 	ctx = upstream.WithIdentity(ctx, upstream.Identity{User: user, Session: session})
 	return vs.g.eng.Call(ctx, creq)
@@ -350,6 +355,9 @@ func (vs *viewServer) setLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 		if p == nil {
 			return res, err
 		}
+		if ss, _ := req.GetSession().(*mcp.ServerSession); ss != nil && (ss.ID() != "" || vs.spec().local) && !vs.g.config().Gateway.Stateless {
+			vs.g.levels.set(ss, p.Level) // for upstreams that take it per request
+		}
 		for _, s := range vs.g.config().Servers {
 			if !vs.spec().hasServer(s.Name) {
 				continue
@@ -370,187 +378,6 @@ func (g *Gateway) forwarded(method string, err error) {
 	if g.metrics != nil {
 		g.metrics.Forwarded(method, err)
 	}
-}
-
-// Events returns the notification sinks of an upstream that the gateway
-// forwards to clients: log messages and resource updates. The caller
-// combines them with the catalog's own.
-func (g *Gateway) Events(server string) upstream.Events {
-	return upstream.Events{
-		ResourceUpdated: func(uri string) { g.resourceUpdated(server, uri) },
-		//lint:ignore SA1019 forwarded to clients that set a level.
-		Log: func(p *mcp.LoggingMessageParams) { g.log(server, p) },
-	}
-}
-
-// views returns every view server (current and retired) that shows server.
-func (g *Gateway) views(server string) []*viewServer {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	var out []*viewServer
-	for _, vs := range g.servers {
-		if vs.spec().hasServer(server) {
-			out = append(out, vs)
-		}
-	}
-	for _, vs := range g.retired {
-		if vs.spec().hasServer(server) {
-			out = append(out, vs)
-		}
-	}
-	return out
-}
-
-// resourceUpdated tells the subscribed clients of every view that shows
-// the resource. It runs on the upstream's reader, so it hands off.
-func (g *Gateway) resourceUpdated(server, uri string) {
-	for _, vs := range g.views(server) {
-		exposed := ""
-		vs.mu.Lock()
-		for u, e := range vs.resources {
-			if e.server == server && e.uri == uri {
-				exposed = u
-				break
-			}
-		}
-		vs.mu.Unlock()
-		if exposed == "" {
-			exposed = uri // a templated resource: its URI is its own
-		}
-		srv := vs.srv
-		g.sessions.Add(1)
-		go func() {
-			defer g.sessions.Done()
-			_ = srv.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: exposed})
-		}()
-	}
-}
-
-// log forwards an upstream's log message to every client of a view that
-// shows the server (the SDK drops it for clients below the level they
-// set). It runs on the upstream's reader, so it hands off.
-//
-//lint:ignore SA1019 forwarded to clients that set a level.
-func (g *Gateway) log(server string, p *mcp.LoggingMessageParams) {
-	msg := *p
-	if msg.Logger == "" {
-		msg.Logger = server
-	}
-	var sessions []*mcp.ServerSession
-	for _, vs := range g.views(server) {
-		sessions = slices.AppendSeq(sessions, vs.srv.Sessions())
-	}
-	if len(sessions) == 0 {
-		return
-	}
-	g.sessions.Add(1)
-	go func() {
-		defer g.sessions.Done()
-		for _, ss := range sessions {
-			//lint:ignore SA1019 see above.
-			_ = ss.Log(context.Background(), &msg)
-		}
-	}()
-}
-
-// callerKey is the context key of the client session a tool call came
-// from (*mcp.ServerSession).
-type callerKey struct{}
-
-// noClientFor says why an upstream's request for capability (sampling,
-// elicitation) has no client to answer it: the client whose call caused
-// it did not declare the capability, or no call to the server is running.
-func noClientFor(ctx context.Context, server, capability string) error {
-	if _, ok := ctx.Value(callerKey{}).(*mcp.ServerSession); ok {
-		return fmt.Errorf("server %s asked for %s, which the client that called it did not declare (capabilities.%s in its initialize)", server, capability, capability)
-	}
-	return fmt.Errorf("server %s asked for %s outside any call of a client that declared it", server, capability)
-}
-
-// Requests returns what answers an upstream's sampling, elicitation and
-// roots requests: the client session whose call caused the request, when
-// the upstream sent it on that call's own stream (streamable HTTP), else
-// the client session whose call to that server is the most recent one
-// still running; in both cases, one that declared the capability.
-func (g *Gateway) Requests(server string) upstream.ClientRequests {
-	return upstream.ClientRequests{
-		CreateMessage: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-			ss := g.inflight.pick(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
-			if ss == nil {
-				return nil, noClientFor(ctx, server, "sampling")
-			}
-			return ss.CreateMessage(ctx, p)
-		},
-		Elicit: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-			ss := g.inflight.pick(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.Elicitation != nil })
-			if ss == nil {
-				return nil, noClientFor(ctx, server, "elicitation")
-			}
-			return ss.Elicit(ctx, p)
-		},
-		//lint:ignore SA1019 roots remain part of the protocol versions clients speak today.
-		ListRoots: func(ctx context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
-			//lint:ignore SA1019 see above.
-			ss := g.inflight.pick(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil || c.Roots.ListChanged })
-			if ss == nil {
-				//lint:ignore SA1019 see above.
-				return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
-			}
-			return ss.ListRoots(ctx, p)
-		},
-	}
-}
-
-// inflightCalls tracks, per upstream server, the client sessions with a
-// call to it in progress, newest last.
-type inflightCalls struct {
-	mu    sync.Mutex
-	calls map[string][]*inflightCall
-}
-
-type inflightCall struct{ ss *mcp.ServerSession }
-
-// add records a call and returns the function that ends it.
-func (f *inflightCalls) add(server string, ss *mcp.ServerSession) func() {
-	c := &inflightCall{ss: ss}
-	f.mu.Lock()
-	f.calls[server] = append(f.calls[server], c)
-	f.mu.Unlock()
-	return func() {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		f.calls[server] = slices.DeleteFunc(f.calls[server], func(x *inflightCall) bool { return x == c })
-		if len(f.calls[server]) == 0 {
-			delete(f.calls, server)
-		}
-	}
-}
-
-// pick returns the session whose client should answer a request server
-// sent with ctx: the caller of the call ctx belongs to, if ctx is a
-// call's (the request came on its stream), else the newest session with a
-// call to server in progress; either one only if its client capabilities
-// satisfy ok.
-func (f *inflightCalls) pick(ctx context.Context, server string, ok func(*mcp.ClientCapabilities) bool) *mcp.ServerSession {
-	capable := func(ss *mcp.ServerSession) bool {
-		ip := ss.InitializeParams()
-		return ip != nil && ip.Capabilities != nil && ok(ip.Capabilities)
-	}
-	if ss, _ := ctx.Value(callerKey{}).(*mcp.ServerSession); ss != nil {
-		if capable(ss) {
-			return ss
-		}
-		return nil // the caller cannot answer; asking another client would leak its call
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	calls := f.calls[server]
-	for i := len(calls) - 1; i >= 0; i-- {
-		if capable(calls[i].ss) {
-			return calls[i].ss
-		}
-	}
-	return nil
 }
 
 // subscriptions counts client subscriptions per upstream resource.

@@ -81,6 +81,7 @@ func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
 		KeepAlive: 0,
 	})
 	vs.srv.AddReceivingMiddleware(vs.setLevelMiddleware, vs.unlistedMiddleware)
+	vs.srv.AddSendingMiddleware(fastSending)
 	return vs
 }
 

@@ -255,7 +255,7 @@ func (f *fastCaller) stream(ctx context.Context, r io.Reader, id string) (*wireM
 			case msg.Method != "" && len(msg.ID) > 0:
 				f.answer(ctx, &msg)
 			case msg.Method != "":
-				f.notify(&msg)
+				f.notify(ctx, &msg)
 			}
 		case bytes.HasPrefix(line, []byte("data:")):
 			v := bytes.TrimPrefix(line[5:], []byte(" "))
@@ -271,8 +271,9 @@ func (f *fastCaller) stream(ctx context.Context, r io.Reader, id string) (*wireM
 	return nil, io.ErrUnexpectedEOF
 }
 
-// notify dispatches a notification sent on a call's stream.
-func (f *fastCaller) notify(msg *wireMessage) {
+// notify dispatches a notification sent on the stream of the call whose
+// context is ctx.
+func (f *fastCaller) notify(ctx context.Context, msg *wireMessage) {
 	ev := f.events
 	switch msg.Method {
 	case "notifications/tools/list_changed":
@@ -295,7 +296,7 @@ func (f *fastCaller) notify(msg *wireMessage) {
 	case "notifications/message":
 		var p mcp.LoggingMessageParams
 		if ev.Log != nil && json.Unmarshal(msg.Params, &p) == nil {
-			ev.Log(&p)
+			ev.Log(ctx, &p)
 		}
 	case "notifications/progress":
 		// Read here, in order, before the response: delivered at once.
