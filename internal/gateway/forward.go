@@ -183,8 +183,9 @@ func errorResult(err error) *mcp.CallToolResult {
 }
 
 // upstreamError makes an upstream failure something the SDK sends as a
-// JSON-RPC error: protocol errors (JSON-RPC errors) pass through with their code, anything
-// else becomes a message that names the server.
+// JSON-RPC error: protocol errors (JSON-RPC errors) pass through with
+// their code; anything else (the server could not be reached, say) is an
+// internal error (-32603) whose message names the server.
 func upstreamError(server string, err error) error {
 	var werr *jsonrpc.Error
 	if errors.As(err, &werr) {
@@ -194,10 +195,27 @@ func upstreamError(server string, err error) error {
 		out.Message = strings.TrimPrefix(out.Message, fmt.Sprintf("MCP error %d: ", out.Code))
 		return &out
 	}
+	msg := err.Error()
 	if fe := fault.As(err); fe != nil {
-		return fmt.Errorf("%s: %s", server, fe.Message)
+		msg = fmt.Sprintf("%s: %s", server, fe.Message)
 	}
-	return err
+	return &codedError{code: jsonrpc.CodeInternalError, msg: msg, err: err}
+}
+
+// codedError is an error the gateway answers a client's request with: a
+// JSON-RPC error with code (the SDK takes it from the *jsonrpc.Error in
+// the chain) and msg, keeping its cause.
+type codedError struct {
+	code int64
+	msg  string
+	err  error
+}
+
+func (e *codedError) Error() string { return e.msg }
+
+// Unwrap returns the cause and the JSON-RPC error the client is sent.
+func (e *codedError) Unwrap() []error {
+	return []error{e.err, &jsonrpc.Error{Code: e.code, Message: e.msg}}
 }
 
 // getPrompt returns the handler of one prompt of the view.
@@ -277,11 +295,16 @@ func (vs *viewServer) routeURI(uri string) (resourceEntry, bool) {
 }
 
 // complete routes completion/complete to the server that owns the prompt
-// or resource template.
+// or resource template. A reference the view does not have gets what a
+// server answers for a name it has no completions for: an empty
+// completion (the go-sdk's conformance server and server-everything do
+// so), not an error.
 func (vs *viewServer) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	empty := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
 	ref := req.Params.Ref
 	if ref == nil {
-		return nil, errors.New("completion/complete needs a ref")
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: `Invalid params: completion/complete needs params.ref: {"type": "ref/prompt", "name": ...} or {"type": "ref/resource", "uri": ...}`}
 	}
 	var server string
 	out := *ref
@@ -291,24 +314,25 @@ func (vs *viewServer) complete(ctx context.Context, req *mcp.CompleteRequest) (*
 		e, ok := vs.prompts[ref.Name]
 		vs.mu.Unlock()
 		if !ok {
-			return nil, fmt.Errorf("no prompt named %q in this view", ref.Name)
+			return empty, nil
 		}
 		server, out.Name = e.server, e.name
 	case "ref/resource":
 		e, ok := vs.routeURI(ref.URI)
 		if !ok {
-			return nil, fmt.Errorf("no resource or resource template %q in this view", ref.URI)
+			return empty, nil
 		}
 		server, out.URI = e.server, e.uri
 	default:
-		return nil, fmt.Errorf("unknown completion reference type %q", ref.Type)
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("Invalid params: unknown completion reference type %q: use ref/prompt or ref/resource", ref.Type)}
 	}
 	c, err := vs.g.ups.Client(server)
 	if err != nil {
 		return nil, upstreamError(server, err)
 	}
 	if c.Capabilities().Completions == nil {
-		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
+		return empty, nil
 	}
 	params := *req.Params
 	params.Ref = &out
