@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -195,5 +196,188 @@ func TestGatewayProtocolErrorsAreJSONRPC(t *testing.T) {
 	// An unknown notification is ignored, as JSON-RPC has it.
 	if resp := s.post(`{"jsonrpc":"2.0","method":"notifications/whatever"}`, nil); resp.StatusCode != http.StatusAccepted {
 		t.Errorf("an unknown notification: got HTTP %d, want 202", resp.StatusCode)
+	}
+}
+
+// clientCaps is what the raw clients below declare: what editors declare.
+const clientCaps = `{"roots":{"listChanged":true},"sampling":{},"elicitation":{}}`
+
+// newCapableSession opens a raw streamable-HTTP session whose client
+// declares caps, and that opens no standalone event stream (as most
+// clients do not before their first call): anything the gateway sends it
+// must come on a request's own stream.
+func newCapableSession(t *testing.T, url, caps string) *rawSession {
+	t.Helper()
+	s := &rawSession{t: t, url: url}
+	resp := s.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":`+caps+`,"clientInfo":{"name":"raw","version":"1"}}}`, nil)
+	readAll(t, resp)
+	if s.id = resp.Header.Get("Mcp-Session-Id"); s.id == "" {
+		t.Fatalf("initialize: no session id (status %d)", resp.StatusCode)
+	}
+	if resp := s.post(`{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}`, nil); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: got %d", resp.StatusCode)
+	}
+	return s
+}
+
+// waitListed waits until the session's tools/list has name.
+func (s *rawSession) waitListed(name string) {
+	s.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		body := readAll(s.t, s.post(`{"jsonrpc":"2.0","id":"list","method":"tools/list","params":{}}`, nil))
+		if strings.Contains(body, `"name":"`+name+`"`) {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("tools/list never listed %s: %s", name, body)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the gateway's catalog: nothing to wait on
+	}
+}
+
+// exchange posts a request (id "c-1") and reads its answer, as an event
+// stream or JSON, to the end: every message the client sees on it, with
+// the ids of the gateway's own requests replaced by "<id>" (the SDK and
+// the lean path number them differently). answer gives the client's
+// result for each request it gets, which it posts back.
+func (s *rawSession) exchange(body string, answer func(method string, params map[string]any) any) []map[string]any {
+	s.t.Helper()
+	resp := s.post(body, nil)
+	defer resp.Body.Close()
+	var lines []string
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		lines = []string{"data: " + readAll(s.t, resp)}
+	}
+	var out []map[string]any
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 16<<20)
+	next := func() (string, bool) {
+		if len(lines) > 0 {
+			l := lines[0]
+			lines = lines[1:]
+			return l, true
+		}
+		if !sc.Scan() {
+			return "", false
+		}
+		return sc.Text(), true
+	}
+	for {
+		line, ok := next()
+		if !ok {
+			s.t.Fatalf("the stream ended before the answer to c-1 (%v); saw %v", sc.Err(), out)
+		}
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(data), &m); err != nil {
+			s.t.Fatalf("event data %q: %v", data, err)
+		}
+		id, hasID := m["id"]
+		method, _ := m["method"].(string)
+		switch {
+		case hasID && method != "":
+			params, _ := m["params"].(map[string]any)
+			res, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": answer(method, params)})
+			if resp := s.post(string(res), nil); resp.StatusCode != http.StatusAccepted {
+				s.t.Fatalf("posting the answer to %s: HTTP %d: %s", method, resp.StatusCode, readAll(s.t, resp))
+			}
+			m["id"] = "<id>"
+		case hasID && id == "c-1":
+			return append(out, m)
+		}
+		out = append(out, m)
+	}
+}
+
+// answerAll answers sampling, elicitation and roots requests as a client
+// would.
+func answerAll(method string, params map[string]any) any {
+	switch method {
+	case "sampling/createMessage":
+		return map[string]any{"role": "assistant", "model": "test-model", "content": map[string]any{"type": "text", "text": "pong"}}
+	case "elicitation/create":
+		return map[string]any{"action": "accept", "content": map[string]any{"username": "ada"}}
+	case "roots/list":
+		return map[string]any{"roots": []any{map[string]any{"uri": "file:///work", "name": "work"}}}
+	}
+	return map[string]any{}
+}
+
+// TestGatewayCallStreamCarriesWhatTheServerSends: an upstream's sampling
+// and elicitation requests and its log messages during a call reach the
+// client on the call's own stream, before the call's result — as they do
+// when the client talks to the server directly — whether the gateway
+// answers the call itself (fast_path) or through the SDK, and whether the
+// upstream is on stdio or streamable HTTP. The client opens no standalone
+// stream, so anything sent there instead is lost (the upstream's request
+// fails). Both paths give the client the same messages.
+func TestGatewayCallStreamCarriesWhatTheServerSends(t *testing.T) {
+	upstreams := map[string]func(t *testing.T) config.Server{
+		"stdio": func(t *testing.T) config.Server { return conformanceUpstream(t, "conf") },
+		"http":  func(t *testing.T) config.Server { return httpUpstream("conf", testpeer.StartConformance(t, false)) },
+	}
+	for _, up := range []string{"stdio", "http"} {
+		t.Run(up, func(t *testing.T) {
+			seen := map[bool]map[string][]map[string]any{}
+			for _, fast := range []bool{true, false} {
+				cfg := testConfig(upstreams[up](t))
+				cfg.Gateway.DisableFastPath = !fast
+				r := start(t, cfg)
+				s := newCapableSession(t, r.url+"/mcp", clientCaps)
+				s.waitListed("conf__test_tool_with_logging")
+				if resp := s.post(`{"jsonrpc":"2.0","id":"lvl","method":"logging/setLevel","params":{"level":"info"}}`, nil); resp.StatusCode != http.StatusOK {
+					t.Fatalf("logging/setLevel: HTTP %d", resp.StatusCode)
+				}
+				seen[fast] = map[string][]map[string]any{}
+				cases := []struct{ name, args string }{
+					{"test_sampling", `{"prompt":"ping"}`},
+					{"test_elicitation", `{"message":"go on?"}`},
+					{"test_tool_with_logging", `{}`},
+				}
+				if up == "stdio" {
+					// The gateway's connection negotiates 2026-07-28 over
+					// stdio, on which a server cannot ask its client
+					// during a call (the tools say so): logs only.
+					cases = cases[2:]
+				}
+				for _, c := range cases {
+					msgs := s.exchange(`{"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{"name":"conf__`+c.name+`","arguments":`+c.args+`}}`, answerAll)
+					seen[fast][c.name] = msgs
+					b, _ := json.Marshal(msgs)
+					text := string(b)
+					var want []string
+					switch c.name {
+					case "test_sampling":
+						want = []string{`"method":"sampling/createMessage"`, `"text":"ping"`, `LLM response: pong`}
+					case "test_elicitation":
+						want = []string{`"method":"elicitation/create"`, `"message":"go on?"`, `action=accept, content=map[username:ada]`}
+					case "test_tool_with_logging":
+						want = []string{`"data":"Tool execution started"`, `"data":"Tool processing data"`, `"data":"Tool execution completed"`, `Tool with logging executed successfully`}
+					}
+					for _, w := range want {
+						if !strings.Contains(text, w) {
+							t.Errorf("fast_path %v, %s: the call's stream lacks %s: %s", fast, c.name, w, text)
+						}
+					}
+					if strings.Contains(text, "io.modelcontextprotocol/") {
+						t.Errorf("fast_path %v, %s: the client got _meta of the gateway's hop to the server: %s", fast, c.name, text)
+					}
+					if res, _ := msgs[len(msgs)-1]["result"].(map[string]any); res == nil || res["isError"] == true {
+						t.Errorf("fast_path %v, %s: the call failed: %s", fast, c.name, text)
+					}
+				}
+			}
+			for name, msgs := range seen[true] {
+				a, _ := json.Marshal(msgs)
+				b, _ := json.Marshal(seen[false][name])
+				if string(a) != string(b) {
+					t.Errorf("%s: the client saw\n  fast path: %s\n  SDK path:  %s", name, a, b)
+				}
+			}
+		})
 	}
 }

@@ -81,7 +81,33 @@ func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, arg
 		ctx = upstream.WithLogLevel(ctx, cc.level)
 	}
 	ctx = upstream.WithIdentity(ctx, upstream.Identity{User: user, Session: session})
-	return vs.g.eng.Call(ctx, creq)
+	res, err := vs.g.eng.Call(ctx, creq)
+	if err == nil && res.CallToolResult != nil {
+		res.CallToolResult.Meta = hopless(res.CallToolResult.Meta)
+	}
+	return res, err
+}
+
+// withLevel returns ctx carrying the log level of the client that sent a
+// request with meta in session ss, for upstreams that take it per
+// request (protocol 2026-07-28).
+func (vs *viewServer) withLevel(ctx context.Context, meta mcp.Meta, ss *mcp.ServerSession) context.Context {
+	if level := vs.g.callerLevel(vs.g.config().Gateway, meta, ss); level != "" {
+		return upstream.WithLogLevel(ctx, level)
+	}
+	return ctx
+}
+
+// hopless returns the _meta of an upstream's result without the keys of
+// the upstream's hop (hopMeta: on protocol 2026-07-28 its serverInfo, say),
+// which describe the gateway's connection to it, not the client's to the
+// gateway; nil when nothing is left.
+func hopless(m mcp.Meta) mcp.Meta {
+	out := forwardMeta(m)
+	if out == nil {
+		return nil
+	}
+	return out
 }
 
 // request is the engine's request for a client's call of server's tool.
@@ -224,9 +250,10 @@ func (vs *viewServer) getPrompt(e promptEntry) mcp.PromptHandler {
 		c, err := vs.g.ups.Client(e.server)
 		if err == nil {
 			var res *mcp.GetPromptResult
-			res, err = c.GetPrompt(ctx, e.name, req.Params.Arguments)
+			res, err = c.GetPrompt(vs.withLevel(ctx, req.Params.Meta, req.Session), e.name, req.Params.Arguments)
 			vs.g.forwarded("prompts/get", err)
 			if err == nil {
+				res.Meta = hopless(res.Meta)
 				return res, nil
 			}
 		}
@@ -241,11 +268,12 @@ func (vs *viewServer) readResource(e resourceEntry, exposed string) mcp.Resource
 		if err != nil {
 			return nil, upstreamError(e.server, err)
 		}
-		res, err := c.ReadResource(ctx, e.uri)
+		res, err := c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), e.uri)
 		vs.g.forwarded("resources/read", err)
 		if err != nil {
 			return nil, upstreamError(e.server, err)
 		}
+		res.Meta = hopless(res.Meta)
 		if exposed != e.uri {
 			for _, rc := range res.Contents {
 				if rc != nil && rc.URI == e.uri {
@@ -264,11 +292,12 @@ func (vs *viewServer) readTemplate(e resourceEntry) mcp.ResourceHandler {
 		if err != nil {
 			return nil, upstreamError(e.server, err)
 		}
-		res, err := c.ReadResource(ctx, req.Params.URI)
+		res, err := c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), req.Params.URI)
 		vs.g.forwarded("resources/read", err)
 		if err != nil {
 			return nil, upstreamError(e.server, err)
 		}
+		res.Meta = hopless(res.Meta)
 		return res, nil
 	}
 }
@@ -337,11 +366,12 @@ func (vs *viewServer) complete(ctx context.Context, req *mcp.CompleteRequest) (*
 	params := *req.Params
 	params.Ref = &out
 	params.Meta = forwardMeta(req.Params.Meta)
-	res, err := c.Session().Complete(ctx, &params)
+	res, err := c.Complete(vs.withLevel(ctx, req.Params.Meta, req.Session), &params)
 	vs.g.forwarded("completion/complete", err)
 	if err != nil {
 		return nil, upstreamError(server, err)
 	}
+	res.Meta = hopless(res.Meta)
 	return res, nil
 }
 
