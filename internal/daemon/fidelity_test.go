@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 )
 
@@ -377,6 +379,97 @@ func TestGatewayCallStreamCarriesWhatTheServerSends(t *testing.T) {
 				if string(a) != string(b) {
 					t.Errorf("%s: the client saw\n  fast path: %s\n  SDK path:  %s", name, a, b)
 				}
+			}
+		})
+	}
+}
+
+// TestGatewayStatelessCancelByID: in stateless mode a client cancels a
+// call with notifications/cancelled on a request of its own (it has no
+// session to send it in); the gateway finds the call among those in flight
+// by its id — only among the caller's own: another user's cancellation
+// with the same id leaves it running. Both with the lean path and through
+// the SDK.
+func TestGatewayStatelessCancelByID(t *testing.T) {
+	started, cancelled := make(chan struct{}, 1), make(chan struct{}, 1)
+	release := make(chan struct{})
+	up := mcp.NewServer(&mcp.Implementation{Name: "hang", Version: "1"}, nil)
+	up.AddTool(&mcp.Tool{Name: "hang", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			started <- struct{}{}
+			select {
+			case <-ctx.Done():
+				cancelled <- struct{}{}
+				return nil, ctx.Err()
+			case <-release:
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "finished"}}}, nil
+			}
+		})
+	url := serveHTTP(t, up, nil)
+	for _, fast := range []bool{true, false} {
+		t.Run(map[bool]string{true: "fast path", false: "SDK path"}[fast], func(t *testing.T) {
+			cfg := testConfig(httpUpstream("remote", url))
+			cfg.Gateway.Stateless = true
+			cfg.Gateway.DisableFastPath = !fast
+			cfg.Gateway.Tokens = []config.Token{{Name: "a", User: "alice", Secret: "alice-token"}, {Name: "b", User: "bob", Secret: "bob-token"}}
+			r := start(t, cfg)
+			alice := http.Header{"Authorization": {"Bearer alice-token"}}
+			bob := http.Header{"Authorization": {"Bearer bob-token"}}
+			cs := r.connect(t, "/mcp", alice, nil)
+			waitTools(t, cs, "remote__hang", has("remote__hang"))
+
+			// call posts a call with id 9 as alice and returns its answer.
+			call := func() <-chan string {
+				out := make(chan string, 1)
+				req, _ := http.NewRequest(http.MethodPost, r.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"remote__hang","arguments":{}}}`))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("Authorization", alice.Get("Authorization"))
+				go func() {
+					resp, err := http.DefaultClient.Do(req)
+					if err != nil {
+						out <- err.Error()
+						return
+					}
+					defer resp.Body.Close()
+					b, _ := io.ReadAll(resp.Body)
+					out <- string(b)
+				}()
+				select {
+				case <-started:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the call never reached the upstream")
+				}
+				return out
+			}
+			cancel := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"changed my mind"}}`
+
+			// Bob's cancellation names alice's id: it is not his call.
+			answer := call()
+			if status, body := postBody(t, r.url+"/mcp", strings.NewReader(cancel), bob); status != http.StatusAccepted {
+				t.Fatalf("bob's notifications/cancelled: HTTP %d: %s", status, body)
+			}
+			release <- struct{}{}
+			if body := <-answer; !strings.Contains(body, "finished") {
+				t.Errorf("alice's call after bob's cancellation: got %q, want it finished", body)
+			}
+
+			// Alice's own cancellation ends it.
+			answer = call()
+			if status, body := postBody(t, r.url+"/mcp", strings.NewReader(cancel), alice); status != http.StatusAccepted {
+				t.Fatalf("alice's notifications/cancelled: HTTP %d: %s", status, body)
+			}
+			select {
+			case <-cancelled:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the upstream's call was not cancelled")
+			}
+			if body := <-answer; strings.Contains(body, "finished") {
+				t.Errorf("alice's cancelled call: got %q, want no result", body)
+			}
+			recs := r.waitRecords(t, store.CallFilter{Tool: "hang"}, func(rs []store.CallRecord) bool { return len(rs) == 2 })
+			if recs[0].Status != "cancelled" {
+				t.Errorf("history: got status %q for the cancelled call, want cancelled", recs[0].Status)
 			}
 		})
 	}
