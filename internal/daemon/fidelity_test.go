@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -470,6 +471,38 @@ func TestGatewayStatelessCancelByID(t *testing.T) {
 			recs := r.waitRecords(t, store.CallFilter{Tool: "hang"}, func(rs []store.CallRecord) bool { return len(rs) == 2 })
 			if recs[0].Status != "cancelled" {
 				t.Errorf("history: got status %q for the cancelled call, want cancelled", recs[0].Status)
+			}
+		})
+	}
+}
+
+// TestGatewayStatelessLogsOnTheCallStream: in stateless mode a client has
+// no session, so no standalone stream: a log message the upstream sends
+// during its call is kept only if it goes on the call's own stream, at
+// the level the SDK gives such a request ("info"), as when the client
+// talks to the server directly. Both with the lean path and through the
+// SDK.
+func TestGatewayStatelessLogsOnTheCallStream(t *testing.T) {
+	url := testpeer.StartConformance(t, true)
+	for _, fast := range []bool{true, false} {
+		t.Run(map[bool]string{true: "fast path", false: "SDK path"}[fast], func(t *testing.T) {
+			cfg := testConfig(httpUpstream("conf", url))
+			cfg.Gateway.Stateless = true
+			cfg.Gateway.DisableFastPath = !fast
+			r := start(t, cfg)
+			s := &rawSession{t: t, url: r.url + "/mcp"}
+			s.waitListed("conf__test_tool_with_logging")
+			msgs := s.exchange(`{"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{"name":"conf__test_tool_with_logging","arguments":{}}}`, answerAll)
+			var logs []string
+			for _, m := range msgs {
+				if m["method"] == "notifications/message" {
+					p, _ := m["params"].(map[string]any)
+					logs = append(logs, fmt.Sprint(p["data"]))
+				}
+			}
+			want := []string{"Tool execution started", "Tool processing data", "Tool execution completed"}
+			if strings.Join(logs, "|") != strings.Join(want, "|") {
+				t.Errorf("log messages on the call's stream: got %q, want %q (all: %v)", logs, want, msgs)
 			}
 		})
 	}
