@@ -507,3 +507,52 @@ func TestGatewayStatelessLogsOnTheCallStream(t *testing.T) {
 		})
 	}
 }
+
+// TestGatewayPrefixNeverIntroducesItselfAsTheServer: a prefix: never view
+// answers initialize as its server does — the server's name, title,
+// version, icons and website, its instructions and the capabilities it
+// declared — for a go-sdk client, compared with what the same client
+// gets from the server directly.
+func TestGatewayPrefixNeverIntroducesItselfAsTheServer(t *testing.T) {
+	up := mcp.NewServer(&mcp.Implementation{Name: "acme", Title: "Acme Tools", Version: "3.1.4", WebsiteURL: "https://acme.example",
+		Icons: []mcp.Icon{{Source: "https://acme.example/icon.png", MIMEType: "image/png"}}},
+		&mcp.ServerOptions{Instructions: "Use acme for anvils."})
+	up.AddTool(&mcp.Tool{Name: "anvil", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "dropped"}}}, nil
+		})
+	url := serveHTTP(t, up, nil)
+	cfg := testConfig(httpUpstream("acme", url))
+	cfg.Gateway.Views = []config.View{{Name: "acme", Servers: []string{"acme"}, Prefix: config.PrefixNever}}
+	r := start(t, cfg)
+
+	ctx := context.Background()
+	direct, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close()
+	viaView := r.connect(t, "/mcp/acme", nil, nil)
+	want, got := direct.InitializeResult(), viaView.InitializeResult()
+	for _, c := range []struct {
+		what      string
+		want, got any
+	}{
+		{"serverInfo", want.ServerInfo, got.ServerInfo},
+		{"instructions", want.Instructions, got.Instructions},
+		{"capabilities", want.Capabilities, got.Capabilities},
+	} {
+		w, _ := json.Marshal(c.want)
+		g, _ := json.Marshal(c.got)
+		if string(w) != string(g) {
+			t.Errorf("%s: through the view %s, directly %s", c.what, g, w)
+		}
+	}
+	// A view of its own names still answers a call as the server does.
+	waitTools(t, viaView, "anvil", has("anvil"))
+	res, err := viaView.CallTool(ctx, &mcp.CallToolParams{Name: "anvil", Arguments: map[string]any{}})
+	if err != nil || textOf(res) != "dropped" {
+		t.Errorf("calling anvil through the view: %v, %v", res, err)
+	}
+}
