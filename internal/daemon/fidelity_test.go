@@ -8,10 +8,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
@@ -246,6 +249,12 @@ func (s *rawSession) waitListed(name string) {
 // result for each request it gets, which it posts back.
 func (s *rawSession) exchange(body string, answer func(method string, params map[string]any) any) []map[string]any {
 	s.t.Helper()
+	return s.exchangeID(body, `"c-1"`, answer)
+}
+
+// exchangeUntil is exchange up to the message last accepts.
+func (s *rawSession) exchangeUntil(body string, last func(map[string]any) bool, answer func(method string, params map[string]any) any) []map[string]any {
+	s.t.Helper()
 	resp := s.post(body, nil)
 	defer resp.Body.Close()
 	var lines []string
@@ -269,7 +278,7 @@ func (s *rawSession) exchange(body string, answer func(method string, params map
 	for {
 		line, ok := next()
 		if !ok {
-			s.t.Fatalf("the stream ended before the answer to c-1 (%v); saw %v", sc.Err(), out)
+			s.t.Fatalf("the stream ended before the answer (%v); saw %v", sc.Err(), out)
 		}
 		data, ok := strings.CutPrefix(line, "data: ")
 		if !ok {
@@ -289,7 +298,7 @@ func (s *rawSession) exchange(body string, answer func(method string, params map
 				s.t.Fatalf("posting the answer to %s: HTTP %d: %s", method, resp.StatusCode, readAll(s.t, resp))
 			}
 			m["id"] = "<id>"
-		case hasID && id == "c-1":
+		case last(m):
 			return append(out, m)
 		}
 		out = append(out, m)
@@ -555,4 +564,231 @@ func TestGatewayPrefixNeverIntroducesItselfAsTheServer(t *testing.T) {
 	if err != nil || textOf(res) != "dropped" {
 		t.Errorf("calling anvil through the view: %v, %v", res, err)
 	}
+}
+
+// diffUpstream is a go-sdk server whose tools exercise what a server
+// does during a call, and that records what it sees of each call: its
+// arguments, _meta (the gateway's progress token as a mark) and whether
+// it was cancelled.
+type diffUpstream struct {
+	srv     *mcp.Server
+	mu      sync.Mutex
+	seen    []string
+	started chan struct{}
+}
+
+func newDiffUpstream() *diffUpstream {
+	u := &diffUpstream{started: make(chan struct{}, 1)}
+	u.srv = mcp.NewServer(&mcp.Implementation{Name: "diff", Version: "1"}, nil)
+	obj := map[string]any{"type": "object"}
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	add := func(name string, h func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error)) {
+		u.srv.AddTool(&mcp.Tool{Name: name, InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			meta := map[string]any{}
+			for k, v := range req.Params.Meta {
+				switch k {
+				case "progressToken":
+					v = "<gateway's>"
+				case "session_id":
+					v = "<the client's session>"
+				}
+				meta[k] = v
+			}
+			b, _ := json.Marshal(map[string]any{"tool": name, "args": req.Params.Arguments, "meta": meta})
+			u.mu.Lock()
+			u.seen = append(u.seen, string(b))
+			u.mu.Unlock()
+			res, err := h(ctx, req)
+			if ctx.Err() != nil {
+				u.mu.Lock()
+				u.seen = append(u.seen, name+": cancelled")
+				u.mu.Unlock()
+			}
+			return res, err
+		})
+	}
+	add("plain", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("plain"), nil })
+	add("progress", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		for i := range 3 {
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i + 1), Total: 3, Message: fmt.Sprint("step ", i+1)})
+		}
+		return text("3 steps"), nil
+	})
+	add("everything", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "diff", Data: "starting"})
+		//lint:ignore SA1019 roots are what editors declare today.
+		roots, err := req.Session.ListRoots(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		sample, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 5,
+			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "ping"}}}})
+		if err != nil {
+			return nil, err
+		}
+		el, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "name?", RequestedSchema: map[string]any{"type": "object",
+			"properties": map[string]any{"username": map[string]any{"type": "string"}}}})
+		if err != nil {
+			return nil, err
+		}
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: 1})
+		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "diff", Data: "done"})
+		b, _ := json.Marshal([]any{roots, sample, el})
+		return text(string(b)), nil
+	})
+	add("big", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text(strings.Repeat("0123456789abcdef", 1<<16)), nil
+	})
+	add("fails", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "it broke"}}}, nil
+	})
+	add("refuses", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "not like that"}
+	})
+	add("hang", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		u.started <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	return u
+}
+
+// take returns what the upstream has seen since the last take.
+func (u *diffUpstream) take() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := u.seen
+	u.seen = nil
+	return out
+}
+
+// TestGatewayLeanPathsDiffer runs the same exchanges through a gateway
+// with fast_path on (the gateway's and the upstream side's lean paths)
+// and off (the SDK on both sides), for a client that declares roots,
+// sampling and elicitation and opens no standalone stream, and compares
+// what the client sees and what the upstream sees: they must be the same
+// — ids of requests the gateway sends the client aside, which each path
+// numbers its own way.
+func TestGatewayLeanPathsDiffer(t *testing.T) {
+	type scenario struct {
+		name, id, params string
+		cancel           bool
+	}
+	scenarios := []scenario{
+		{"plain call", `"s-1"`, `{"name":"diff__plain","arguments":{"a":1}}`, false},
+		{"integer id", `42`, `{"name":"diff__plain","arguments":{}}`, false},
+		{"negative id", `-7`, `{"name":"diff__plain","arguments":{}}`, false},
+		{"largest exact id", `9007199254740991`, `{"name":"diff__plain","arguments":{}}`, false},
+		{"string progress token", `"p-1"`, `{"name":"diff__progress","arguments":{},"_meta":{"progressToken":"tok"}}`, false},
+		{"integer progress token", `"p-2"`, `{"name":"diff__progress","arguments":{},"_meta":{"progressToken":12}}`, false},
+		{"client _meta", `"m-1"`, `{"name":"diff__plain","arguments":{},"_meta":{"trace":"t-9"}}`, false},
+		{"server asks mid-call", `"e-1"`, `{"name":"diff__everything","arguments":{},"_meta":{"progressToken":"tok-e"}}`, false},
+		{"large result", `"b-1"`, `{"name":"diff__big","arguments":{}}`, false},
+		{"tool error", `"f-1"`, `{"name":"diff__fails","arguments":{}}`, false},
+		{"protocol error", `"r-1"`, `{"name":"diff__refuses","arguments":{}}`, false},
+		{"unknown tool", `"u-1"`, `{"name":"diff__nope","arguments":{}}`, false},
+		{"bad arguments", `"a-1"`, `{"name":"diff__plain","arguments":[1]}`, false},
+		{"cancelled", `"h-1"`, `{"name":"diff__hang","arguments":{}}`, true},
+	}
+	type observed struct{ client, upstream string }
+	got := map[bool]map[string]observed{}
+	for _, fast := range []bool{true, false} {
+		u := newDiffUpstream()
+		cfg := testConfig(httpUpstream("diff", serveHTTP(t, u.srv, nil)))
+		cfg.Gateway.DisableFastPath = !fast
+		r := start(t, cfg)
+		s := newCapableSession(t, r.url+"/mcp", clientCaps)
+		s.waitListed("diff__hang")
+		if resp := s.post(`{"jsonrpc":"2.0","id":"lvl","method":"logging/setLevel","params":{"level":"info"}}`, nil); resp.StatusCode != http.StatusOK {
+			t.Fatalf("logging/setLevel: HTTP %d", resp.StatusCode)
+		}
+		u.take()
+		got[fast] = map[string]observed{}
+		for _, sc := range scenarios {
+			body := `{"jsonrpc":"2.0","id":` + sc.id + `,"method":"tools/call","params":` + sc.params + `}`
+			var msgs []map[string]any
+			if sc.cancel {
+				msgs = s.cancelled(body, sc.id, u.started)
+			} else {
+				msgs = s.exchangeID(body, sc.id, answerAll)
+			}
+			c, _ := json.Marshal(msgs)
+			up := u.take()
+			if sc.cancel {
+				// The upstream hears of it a moment after the client.
+				deadline := time.Now().Add(10 * time.Second)
+				for !slices.Contains(up, "hang: cancelled") && time.Now().Before(deadline) {
+					time.Sleep(10 * time.Millisecond) // the upstream's handler ends on its own goroutine
+					up = append(up, u.take()...)
+				}
+			}
+			got[fast][sc.name] = observed{string(c), strings.Join(up, "\n")}
+		}
+	}
+	for _, sc := range scenarios {
+		f, s := got[true][sc.name], got[false][sc.name]
+		if f.client != s.client {
+			t.Errorf("%s: the client saw\n  fast path: %.2000s\n  SDK path:  %.2000s", sc.name, f.client, s.client)
+		}
+		if f.upstream != s.upstream {
+			t.Errorf("%s: the upstream saw\n  fast path: %s\n  SDK path:  %s", sc.name, f.upstream, s.upstream)
+		}
+	}
+	if e := got[true]["server asks mid-call"].client; !strings.Contains(e, `file:///work`) || !strings.Contains(e, `pong`) || !strings.Contains(e, `ada`) {
+		t.Errorf("server asks mid-call: the answers did not reach the server: %.2000s", e)
+	}
+}
+
+// exchangeID is exchange for a request with the given id (raw JSON).
+func (s *rawSession) exchangeID(body, id string, answer func(string, map[string]any) any) []map[string]any {
+	s.t.Helper()
+	return s.exchangeUntil(body, func(m map[string]any) bool {
+		b, _ := json.Marshal(m["id"])
+		_, isCall := m["method"]
+		return !isCall && string(b) == id
+	}, answer)
+}
+
+// cancelled posts a call, waits until the upstream has it (started), then
+// cancels it with notifications/cancelled and reads its stream to the end.
+func (s *rawSession) cancelled(body, id string, started <-chan struct{}) []map[string]any {
+	s.t.Helper()
+	// The answer's headers may come only with its first message: post
+	// on the side.
+	req, _ := http.NewRequest(http.MethodPost, s.url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", s.id)
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	type answer struct {
+		status int
+		body   string
+		err    error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- answer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		done <- answer{resp.StatusCode, string(b), err}
+	}()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		s.t.Fatal("the call never reached the upstream")
+	}
+	if r := s.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+`,"reason":"enough"}}`, nil); r.StatusCode != http.StatusAccepted {
+		s.t.Fatalf("notifications/cancelled: HTTP %d", r.StatusCode)
+	}
+	a := <-done
+	if a.err != nil {
+		s.t.Fatalf("the cancelled call: %v", a.err)
+	}
+	return append(sseData(s.t, a.body), map[string]any{"http-status": a.status})
 }

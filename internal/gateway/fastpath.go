@@ -237,7 +237,7 @@ func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, m *message
 		}()
 	} else {
 		var leave func()
-		r, leave = h.g.reqCalls.begin(r, requestCaller{user: tok.User, host: remoteHost(r), id: string(m.ID)})
+		r, leave = h.g.reqCalls.begin(r, h.g.requester(r, "", tok.User, m.ID))
 		defer leave()
 		ctx, leave = h.g.reqCalls.join(r.Context(), r.Header.Get(requestKeyHeader))
 		defer leave()
@@ -558,9 +558,10 @@ func (g *Gateway) janitor(ctx context.Context) {
 	}
 }
 
-// cancelFast cancels the lean-path call in session sid that a
-// notifications/cancelled names.
-func (g *Gateway) cancelFast(sid string, m *message) {
+// cancelFast cancels the call in session sid that a
+// notifications/cancelled names: a lean-path call, or one the SDK runs
+// (which the SDK itself would let run on).
+func (g *Gateway) cancelFast(r *http.Request, sid string, m *message) {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
 	}
@@ -570,6 +571,16 @@ func (g *Gateway) cancelFast(sid string, m *message) {
 	if c, ok := g.fastCalls.Load(sid + "\x00" + string(p.RequestID)); ok {
 		c.(context.CancelFunc)()
 	}
+	g.reqCalls.cancel(g.requester(r, sid, "", p.RequestID))
+}
+
+// requester identifies a request with JSON-RPC id for notifications/cancelled:
+// by its session sid, or in stateless mode by its user and host.
+func (g *Gateway) requester(r *http.Request, sid, user string, id json.RawMessage) requestCaller {
+	if sid != "" {
+		return requestCaller{session: sid, id: string(id)}
+	}
+	return requestCaller{user: user, host: remoteHost(r), id: string(id)}
 }
 
 // cancelStateless cancels the calls of a stateless caller that a
@@ -582,5 +593,5 @@ func (g *Gateway) cancelStateless(r *http.Request, m *message) {
 		return
 	}
 	tok, _ := r.Context().Value(tokenKey{}).(config.Token)
-	g.reqCalls.cancel(requestCaller{user: tok.User, host: remoteHost(r), id: string(p.RequestID)})
+	g.reqCalls.cancel(g.requester(r, "", tok.User, p.RequestID))
 }

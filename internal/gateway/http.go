@@ -141,7 +141,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusAccepted)
 			return
 		case m.method == "notifications/cancelled" && sid != "":
-			h.g.cancelFast(sid, m) // the SDK sees it too, for the calls it runs
+			h.g.cancelFast(r, sid, m) // the SDK sees it too
 		case m.method == "notifications/cancelled" && gw.Stateless:
 			// No session to find the call in: the caller's calls in flight.
 			h.g.cancelStateless(r, m)
@@ -151,10 +151,14 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if h.tryFast(w, r, m, view, gw) {
 			return
 		}
-		if gw.Stateless {
+		if gw.Stateless || m.method == "tools/call" {
+			// The SDK does not end a call its client cancels (its handler's
+			// context goes on): the gateway does, by the request's tag.
 			var end func()
-			r, end = h.g.reqCalls.begin(r, requestCaller{user: tok.User, host: remoteHost(r), id: string(m.replyID())})
+			r, end = h.g.reqCalls.begin(r, h.g.requester(r, sid, tok.User, m.replyID()))
 			defer end()
+			w = &quietWriter{ResponseWriter: w, rc: &h.g.reqCalls, key: r.Header.Get(requestKeyHeader)}
+			ew.ResponseWriter = w
 		}
 	}
 	if sid == "" || !hasTok {

@@ -31,14 +31,15 @@ type requestCalls struct {
 type requestEntry struct {
 	caller  requestCaller                    // who sent the request, and its id
 	gone    bool                             // the request ended, or was cancelled
+	revoked bool                             // cancelled by the client's notifications/cancelled
 	cancels map[*context.CancelFunc]struct{} // the calls running under it
 }
 
-// requestCaller identifies a stateless request for notifications/cancelled:
-// the token's user ("" without tokens), the client's host and the
-// request's JSON-RPC id as it was sent.
+// requestCaller identifies a request for notifications/cancelled: its
+// session, or in stateless mode the token's user ("" without tokens) and
+// the client's host; and the request's JSON-RPC id as it was sent.
 type requestCaller struct {
-	user, host, id string
+	session, user, host, id string
 }
 
 // begin tags r, a request of caller, and returns the tagged request and
@@ -86,12 +87,48 @@ func (rc *requestCalls) cancel(caller requestCaller) int {
 	n := 0
 	for _, e := range rc.m {
 		if e.caller == caller && caller.id != "" {
+			e.revoked = true
 			e.cancelLocked()
 			n++
 		}
 	}
 	return n
 }
+
+// revoked reports whether the client cancelled the request tagged key.
+func (rc *requestCalls) revoked(key string) bool {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	e := rc.m[key]
+	return e != nil && e.revoked
+}
+
+// quietWriter is the response of a tools/call the SDK answers: once the
+// client has cancelled the request, nothing more is written, for the
+// specification has a cancelled request go unanswered (the SDK answers
+// it; go-sdk issue 1259), as the gateway's own path leaves it.
+type quietWriter struct {
+	http.ResponseWriter
+	rc  *requestCalls
+	key string
+}
+
+func (w *quietWriter) Write(p []byte) (int, error) {
+	if w.rc.revoked(w.key) {
+		return len(p), nil
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush passes on flushes (event streams need them).
+func (w *quietWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (w *quietWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // join returns ctx cancelled when the request tagged key (from a tool
 // handler's request headers) goes away or is cancelled, and the function

@@ -141,7 +141,8 @@ func (f *fastCaller) call(ctx context.Context, params *mcp.CallToolParams) (*mcp
 		return nil, f.failed(ctx, id, fmt.Errorf("unexpected content type %q", ct))
 	}
 	if msg.Error != nil {
-		return nil, msg.Error
+		// Worded as the SDK's session words a server's error answer.
+		return nil, fmt.Errorf("calling %q: %w", "tools/call", msg.Error)
 	}
 	return decodeResult(msg.Result)
 }
