@@ -82,8 +82,17 @@ func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, arg
 	}
 	ctx = upstream.WithIdentity(ctx, upstream.Identity{User: user, Session: session})
 	res, err := vs.g.eng.Call(ctx, creq)
-	if err == nil && res.CallToolResult != nil {
-		res.CallToolResult.Meta = hopless(res.CallToolResult.Meta)
+	if err != nil || res == nil {
+		return res, err
+	}
+	if r := res.CallToolResult; r != nil {
+		r.Meta = hopless(r.Meta)
+		if r.InputRequests == nil && r.RequestState == "" {
+			// A complete result, without the resultType of the upstream's
+			// hop (2026-07-28): the SDK gives a client of that version its
+			// own, and one of an older version has none.
+			res.CallToolResult = &mcp.CallToolResult{Meta: r.Meta, Content: r.Content, StructuredContent: r.StructuredContent, IsError: r.IsError}
+		}
 	}
 	return res, err
 }
