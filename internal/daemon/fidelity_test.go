@@ -792,3 +792,69 @@ func (s *rawSession) cancelled(body, id string, started <-chan struct{}) []map[s
 	}
 	return append(sseData(s.t, a.body), map[string]any{"http-status": a.status})
 }
+
+// TestGatewayLogsOfACallStayWithIt: a log message an upstream sends during
+// a client's call goes to that client only; one it sends outside any call
+// goes to every client that set a level, at or above it.
+func TestGatewayLogsOfACallStayWithIt(t *testing.T) {
+	after := make(chan struct{})
+	up := mcp.NewServer(&mcp.Implementation{Name: "talky", Version: "1"}, nil)
+	up.AddTool(&mcp.Tool{Name: "work", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "warning", Logger: "talky", Data: "during the call"})
+			ss := req.Session
+			go func() {
+				<-after
+				_ = ss.Log(context.Background(), &mcp.LoggingMessageParams{Level: "info", Logger: "talky", Data: "outside any call"})
+				_ = ss.Log(context.Background(), &mcp.LoggingMessageParams{Level: "error", Logger: "talky", Data: "the end"})
+			}()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+		})
+	r := start(t, testConfig(httpUpstream("talky", serveHTTP(t, up, nil))))
+
+	type client struct {
+		cs   *mcp.ClientSession
+		mu   sync.Mutex
+		logs []string
+		end  chan struct{}
+	}
+	connect := func(level mcp.LoggingLevel) *client {
+		c := &client{end: make(chan struct{})}
+		c.cs = r.connect(t, "/mcp", nil, &mcp.ClientOptions{
+			LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+				c.mu.Lock()
+				defer c.mu.Unlock()
+				c.logs = append(c.logs, fmt.Sprint(req.Params.Data))
+				if req.Params.Data == "the end" {
+					close(c.end)
+				}
+			},
+		})
+		if err := c.cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: level}); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	caller, other, picky := connect("info"), connect("info"), connect("error")
+	waitTools(t, caller.cs, "talky__work", has("talky__work"))
+	call(t, caller.cs, "talky__work", map[string]any{})
+	close(after)
+	want := map[*client][]string{
+		caller: {"during the call", "outside any call", "the end"},
+		other:  {"outside any call", "the end"},
+		picky:  {"the end"},
+	}
+	for c, w := range want {
+		select {
+		case <-c.end:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("a client never got the last log message")
+		}
+		c.mu.Lock()
+		got := slices.Clone(c.logs)
+		c.mu.Unlock()
+		if !slices.Equal(got, w) {
+			t.Errorf("log messages: got %q, want %q", got, w)
+		}
+	}
+}

@@ -301,6 +301,19 @@ type sessionLevels struct{ m sync.Map } // *mcp.ServerSession -> mcp.LoggingLeve
 func (l *sessionLevels) set(ss *mcp.ServerSession, level mcp.LoggingLevel) { l.m.Store(ss, level) }
 func (l *sessionLevels) drop(ss *mcp.ServerSession)                        { l.m.Delete(ss) }
 
+// mostVerbose returns the most verbose of level and the levels the
+// sessions set.
+func (l *sessionLevels) mostVerbose(level mcp.LoggingLevel) mcp.LoggingLevel {
+	out := level
+	l.m.Range(func(_, v any) bool {
+		if lv, _ := v.(mcp.LoggingLevel); lv != "" && levelRank(lv) < levelRank(out) {
+			out = lv
+		}
+		return true
+	})
+	return out
+}
+
 func (l *sessionLevels) get(ss *mcp.ServerSession) mcp.LoggingLevel {
 	if ss == nil {
 		return ""

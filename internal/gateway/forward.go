@@ -421,13 +421,18 @@ func (vs *viewServer) setLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 		if ss, _ := req.GetSession().(*mcp.ServerSession); ss != nil && (ss.ID() != "" || vs.spec().local) && !vs.g.config().Gateway.Stateless {
 			vs.g.levels.set(ss, p.Level) // for upstreams that take it per request
 		}
+		// One upstream session serves every client: it logs at the most
+		// verbose level any client asked for, and each client gets what is
+		// at or above its own (ServerSession.Log filters).
+		//lint:ignore SA1019 see above.
+		up := &mcp.SetLoggingLevelParams{Level: vs.g.levels.mostVerbose(p.Level)}
 		for _, s := range vs.g.config().Servers {
 			if !vs.spec().hasServer(s.Name) {
 				continue
 			}
 			if c, cerr := vs.g.ups.Client(s.Name); cerr == nil && c.Capabilities().Logging != nil {
 				//lint:ignore SA1019 see above.
-				if lerr := c.Session().SetLoggingLevel(ctx, p); lerr != nil {
+				if lerr := c.Session().SetLoggingLevel(ctx, up); lerr != nil {
 					vs.g.logger.Debug("forwarding the logging level failed", logKeyServer, s.Name, logKeyErr, lerr)
 				}
 			}
