@@ -116,6 +116,7 @@ func New(opts Options) (*Daemon, error) {
 		OnChange: d.serverChanged,
 		OnConnect: func(c *upstream.Client) {
 			d.cat.Connected(c.Server().Name)
+			d.gw.Connected(c)
 			d.gw.Notify()
 		},
 		// The pool may ask for these before the gateway exists: they

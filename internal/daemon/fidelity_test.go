@@ -492,9 +492,19 @@ func TestGatewayStatelessCancelByID(t *testing.T) {
 // talks to the server directly. Both with the lean path and through the
 // SDK.
 func TestGatewayStatelessLogsOnTheCallStream(t *testing.T) {
-	url := testpeer.StartConformance(t, true)
-	for _, fast := range []bool{true, false} {
-		t.Run(map[bool]string{true: "fast path", false: "SDK path"}[fast], func(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		fast      bool
+		stateless bool // the upstream's mode: without sessions it negotiates 2026-07-28
+	}{
+		{"fast path, upstream on 2026-07-28", true, true},
+		{"SDK path, upstream on 2026-07-28", false, true},
+		{"fast path, upstream with sessions", true, false},
+		{"SDK path, upstream with sessions", false, false},
+	} {
+		fast := c.fast
+		url := testpeer.StartConformance(t, c.stateless)
+		t.Run(c.name, func(t *testing.T) {
 			cfg := testConfig(httpUpstream("conf", url))
 			cfg.Gateway.Stateless = true
 			cfg.Gateway.DisableFastPath = !fast

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -302,16 +303,49 @@ func (l *sessionLevels) set(ss *mcp.ServerSession, level mcp.LoggingLevel) { l.m
 func (l *sessionLevels) drop(ss *mcp.ServerSession)                        { l.m.Delete(ss) }
 
 // mostVerbose returns the most verbose of level and the levels the
-// sessions set.
+// sessions set ("" if none is set).
 func (l *sessionLevels) mostVerbose(level mcp.LoggingLevel) mcp.LoggingLevel {
 	out := level
 	l.m.Range(func(_, v any) bool {
-		if lv, _ := v.(mcp.LoggingLevel); lv != "" && levelRank(lv) < levelRank(out) {
+		if lv, _ := v.(mcp.LoggingLevel); lv != "" && (out == "" || levelRank(lv) < levelRank(out)) {
 			out = lv
 		}
 		return true
 	})
 	return out
+}
+
+// maxLevelWait bounds telling a newly connected upstream the log level.
+const maxLevelWait = 10 * time.Second
+
+// Connected brings a newly connected upstream in step with the clients:
+// one that logs (before protocol 2026-07-28, which takes the level with
+// each request) is told the most verbose level a client set — in
+// stateless mode at least "info", the level the SDK gives a client's
+// request — which its new session does not know: without it, a server
+// sends no log messages.
+func (g *Gateway) Connected(c *upstream.Client) {
+	ir := c.InitializeResult()
+	if ir == nil || ir.ProtocolVersion >= protocolPerRequest || c.Capabilities().Logging == nil {
+		return
+	}
+	floor := mcp.LoggingLevel("")
+	if g.config().Gateway.Stateless {
+		floor = "info"
+	}
+	level := g.levels.mostVerbose(floor)
+	if level == "" {
+		return
+	}
+	g.sessions.Add(1)
+	go func() {
+		defer g.sessions.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), maxLevelWait)
+		defer cancel()
+		if err := c.Session().SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
+			g.logger.Debug("telling a server the logging level failed", logKeyServer, c.Server().Name, logKeyErr, err)
+		}
+	}()
 }
 
 func (l *sessionLevels) get(ss *mcp.ServerSession) mcp.LoggingLevel {
