@@ -117,6 +117,7 @@ func New(opts Options) (*Daemon, error) {
 		OnChange: d.serverChanged,
 		OnConnect: func(c *upstream.Client) {
 			d.cat.Connected(c.Server().Name)
+			d.gw.Connected(c)
 			d.gw.Notify()
 		},
 		// The pool may ask for these before the gateway exists: they
@@ -128,11 +129,14 @@ func New(opts Options) (*Daemon, error) {
 				ResourcesChanged: func() { d.cat.Invalidate(server, catalog.KindResources) },
 				ResourceUpdated:  func(uri string) { d.gw.Events(server).ResourceUpdated(uri) },
 				//lint:ignore SA1019 forwarded to gateway clients.
-				Log: func(p *mcp.LoggingMessageParams) { d.gw.Events(server).Log(p) },
+				Log: func(ctx context.Context, p *mcp.LoggingMessageParams) { d.gw.Events(server).Log(ctx, p) },
 			}
 		},
 		DialOptions: func(server string, o *upstream.DialOptions) {
 			o.MaxResultBytes = int(d.config().Limits.MaxOutputBytes)
+			// gateway.fast_path: false sends calls through the SDK on both
+			// sides, to tell whether trouble comes from a lean path.
+			o.LeanCalls = func() bool { return !d.config().Gateway.DisableFastPath }
 			o.Requests = upstream.ClientRequests{
 				CreateMessage: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 					return d.gw.Requests(server).CreateMessage(ctx, p)

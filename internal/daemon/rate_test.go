@@ -27,7 +27,6 @@ func twoUsers(t *testing.T) *config.Config {
 	return cfg
 }
 
-
 // TestGatewayRateLimited: a call over limits.rate is an error result of
 // type rate_limited_error with details.retry_after; other users are not
 // affected; the history and the per-user metrics count it.

@@ -4,44 +4,57 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
+	"fmt"
+	"net"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
-	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
 
 // This file is the gateway's lean path for the request that matters most:
-// a plain tools/call over streamable HTTP. The SDK's server decodes every
+// a tools/call over streamable HTTP. The SDK's server decodes every
 // message several times over (and allocates a fresh 32 KiB decoder buffer
 // each time), runs it through its session machinery and answers on an
-// event stream; for a call that needs none of that — no progress token,
-// whose notifications belong on the request's own event stream — the
-// gateway reads the request once, runs it through the same engine path
-// (viewServer.invoke) and writes the JSON-RPC response itself. Everything
-// else, and anything unexpected, goes to the SDK unchanged.
+// event stream; the gateway reads the request once, runs it through the
+// same engine path as the SDK's handler (viewServer.call) and writes the
+// response itself: as JSON when nothing else was sent while the call
+// ran, else as an event stream that carries, ahead of the response, what
+// the SDK would have put on the request's stream.
 //
-// Requests an upstream sends while such a call runs (sampling,
-// elicitation, roots) reach the client exactly as on the SDK's path: the
-// SDK cannot relate them to the client's request either, so it sends
-// them on the session's standalone event stream in both cases.
+// What is sent to the client during the call still goes through the SDK's
+// session — progress (ServerSession.NotifyProgress), log messages
+// (ServerSession.Log, which filters by the level the client set), and the
+// upstream's sampling, elicitation and roots requests (CreateMessage,
+// Elicit, ListRoots, which check and convert as they do for any call) —
+// with the call's context; a sending middleware (fastSending) then writes
+// the message on the call's stream instead of the SDK's transport. A
+// request sent so gets an id of the gateway's own ("switchboard-N", which
+// the SDK's integer ids never meet); the client's answer, posted to the
+// session like any, is handed to it (deliverFast). In stateless mode there
+// is no session: progress and log messages (at "info" and above, the level
+// the SDK gives such a request) are written directly, and no request can
+// reach the client, as on the SDK's path.
+//
+// Anything else, and anything the lean path cannot answer exactly as the
+// SDK would — protocol 2026-07-28, an unsupported protocol version header,
+// a client that does not accept both JSON and event streams, a session it
+// does not know (yet), an unknown tool — goes to the SDK unchanged. A
+// differential test (internal/daemon) runs the same exchanges both ways.
 //
 // Sessions are still the SDK's: they are created by its initialize
 // handling, and the gateway keeps a registry of them (id → view server,
 // user, capabilities, last use) to check a fast request exactly as the
 // SDK would: the session exists, belongs to this view and to this user.
-
-// maxFastBody is the largest request body the fast path reads; larger
-// ones go to the SDK, which applies its own limit.
-const maxFastBody = 1 << 20
 
 // sessionInfo is what the gateway knows of one streamable-HTTP session.
 type sessionInfo struct {
@@ -129,67 +142,41 @@ func (g *Gateway) closeIdle(timeout time.Duration) {
 	})
 }
 
-// fastRequest is the part of a JSON-RPC request the fast path reads.
-type fastRequest struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      mcp.Meta        `json:"_meta"`
-	} `json:"params"`
+// fastParams is the part of a tools/call's params the lean path reads.
+type fastParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Meta      mcp.Meta        `json:"_meta"`
 }
 
-// tryFast answers r itself when it is a plain tools/call, and reports
-// whether it did. Otherwise r's body is restored for the SDK.
-func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, view config.View, gw config.Gateway) bool {
-	sid := r.Header.Get("Mcp-Session-Id")
-	if gw.DisableFastPath || r.Method != http.MethodPost || r.ContentLength > maxFastBody ||
-		!strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") ||
-		r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28" {
+// tryFast answers m, posted with r, itself when it is a tools/call it can
+// answer as the SDK would, and reports whether it did.
+func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, m *message, view config.View, gw config.Gateway) bool {
+	if gw.DisableFastPath || m.batch || m.method != "tools/call" || !m.isCall() || !fastProtocol(r.Header.Get(protocolHeader)) ||
+		!strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
 		return false
 	}
-	accept := r.Header.Get("Accept")
-	wantJSON := strings.Contains(accept, "application/json")
-	wantStream := strings.Contains(accept, "text/event-stream")
-	if !wantJSON && !wantStream {
+	wantJSON, wantStream := accepts(r.Header.Values("Accept"))
+	if !wantJSON || !wantStream {
+		return false // the SDK says what is wrong
+	}
+	var p fastParams
+	if json.Unmarshal(m.Params, &p) != nil {
 		return false
 	}
-	orig := r.Body
-	body, err := io.ReadAll(io.LimitReader(orig, maxFastBody+1))
-	// What was read goes back in front of the rest: a body without a
-	// length may be longer than what the fast path reads.
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(body), orig), orig}
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		writeError(w, http.StatusRequestEntityTooLarge, fault.New(fault.LimitExceeded,
-			"the request body is over gateway.max_request_bytes (%d bytes)", tooLarge.Limit).
-			WithSuggestions("pass large data by reference (a file path, a resource URI), or raise gateway.max_request_bytes (up to 256MiB)"))
-		return true
+	progressToken, withProgress := p.Meta["progressToken"]
+	if withProgress {
+		switch progressToken.(type) {
+		case string, float64:
+		default:
+			return false // the SDK says what is wrong
+		}
 	}
-	if err != nil || len(body) > maxFastBody {
-		return false
-	}
-	if sid != "" && bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
-		h.cancelFast(sid, body)
-		return false // the SDK sees it too, for the calls it runs
-	}
-	if !bytes.Contains(body, []byte(`"tools/call"`)) {
-		return false
-	}
-	var req fastRequest
-	if json.Unmarshal(body, &req) != nil || req.JSONRPC != "2.0" || req.Method != "tools/call" || len(req.ID) == 0 || req.ID[0] == 'n' {
-		return false
-	}
-	progressToken, withProgress := req.Params.Meta["progressToken"]
-	if withProgress && (progressToken == nil || !wantStream) {
-		return false // progress needs an event stream (and a token): the SDK says what is wrong
+	if _, ok := p.Meta[mcp.MetaKeyProtocolVersion]; ok {
+		return false // a request of protocol 2026-07-28
 	}
 
+	sid := r.Header.Get("Mcp-Session-Id")
 	tok, hasTok := r.Context().Value(tokenKey{}).(config.Token)
 	var vs *viewServer
 	var ss *mcp.ServerSession
@@ -201,6 +188,7 @@ func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, view confi
 		if !ok {
 			return false
 		}
+		var err error
 		if vs, err = h.g.serverFor(r.Context(), spec); err != nil {
 			return false
 		}
@@ -217,64 +205,116 @@ func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, view confi
 		vs, ss = si.vs, si.ss
 	}
 	vs.mu.Lock()
-	e, ok := vs.tools[req.Params.Name]
+	e, ok := vs.tools[p.Name]
 	vs.mu.Unlock()
 	if !ok {
-		return false // the SDK says "unknown tool" in its own words
+		return false // the SDK's path says why (unlisted.go)
 	}
 
 	user := tok.User
 	if !hasTok {
-		user = callerUser(gw, req.Params.Meta, false)
+		user = callerUser(gw, p.Meta, false)
 	}
 	session := sid
 	if session == "" && !gw.AuthRequired() {
-		session, _ = req.Params.Meta["session_id"].(string)
+		session, _ = p.Meta["session_id"].(string)
 	}
 	ctx := r.Context()
 	if sid != "" {
 		// A client may cancel with notifications/cancelled on another
 		// request rather than by dropping this one.
+		key := sid + "\x00" + string(m.ID)
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithCancel(ctx)
-		key := sid + "\x00" + string(req.ID)
-		h.g.fastCalls.Store(key, cancel)
+		if _, dup := h.g.fastCalls.LoadOrStore(key, cancel); dup {
+			cancel()
+			writeRPCError(w, http.StatusBadRequest, m.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("duplicate in-flight request ID %s", m.ID))
+			return true
+		}
 		defer func() {
 			h.g.fastCalls.Delete(key)
 			cancel()
 		}()
+	} else {
+		var leave func()
+		r, leave = h.g.reqCalls.begin(r, h.g.requester(r, "", tok.User, m.ID))
+		defer leave()
+		ctx, leave = h.g.reqCalls.join(r.Context(), r.Header.Get(requestKeyHeader))
+		defer leave()
 	}
-	var ps *progressStream
+	cs := &callStream{g: h.g, w: w, sid: sid}
+	defer cs.end()
+	cc := &clientCall{ss: ss, stream: cs, level: h.g.callerLevel(gw, p.Meta, ss)}
+	ctx = context.WithValue(ctx, fastStreamKey{}, cs)
 	var notify func(toolcall.Progress)
 	if withProgress {
-		ps = &progressStream{w: w, token: progressToken}
-		notify = ps.send
+		notify = func(pr toolcall.Progress) {
+			params := &mcp.ProgressNotificationParams{ProgressToken: progressToken, Progress: pr.Processed, Total: pr.Total, Message: pr.Message}
+			if ss != nil {
+				_ = ss.NotifyProgress(ctx, params)
+				return
+			}
+			cs.notify("notifications/progress", params)
+		}
 	}
-	res := vs.invoke(ctx, e, req.Params.Arguments, req.Params.Meta, user, session, ss, notify)
-	if ps != nil {
-		defer ps.end()
-	}
+	res := vs.invoke(ctx, cc, e, p.Arguments, p.Meta, user, session, notify)
 	if ctx.Err() != nil {
 		return true // the client went away or cancelled: nothing to answer
 	}
-	out, err := json.Marshal(res)
+	if res.Content == nil {
+		res.Content = []mcp.Content{} // as the SDK sends it: not null
+	}
+	out, err := marshalNoEscape(res)
 	if err != nil {
-		out, _ = json.Marshal(errorResult(err))
+		out, _ = marshalNoEscape(errorResult(err))
 	}
 	var b bytes.Buffer
-	b.Grow(len(out) + len(req.ID) + 64)
+	b.Grow(len(out) + len(m.ID) + 64)
 	b.WriteString(eventPrefix)
 	b.WriteString(`{"jsonrpc":"2.0","id":`)
-	b.Write(req.ID)
+	b.Write(m.ID)
 	b.WriteString(`,"result":`)
 	b.Write(out)
 	b.WriteString("}\n\n")
-	if ps != nil {
-		ps.finish(b.Bytes(), wantJSON)
-		return true
-	}
-	writeAnswer(w, b.Bytes(), wantJSON)
+	cs.finish(b.Bytes())
 	return true
+}
+
+// fastProtocol reports whether the lean path serves a request of protocol
+// version v (its Mcp-Protocol-Version header): one the SDK accepts, before
+// 2026-07-28.
+func fastProtocol(v string) bool {
+	if v == "" {
+		return true // 2025-03-26, to the SDK
+	}
+	return v < protocolPerRequest && slices.Contains(mcp.SupportedProtocolVersions(), v)
+}
+
+// accepts reports whether an Accept header admits JSON and event streams.
+func accepts(values []string) (jsonOK, streamOK bool) {
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			media, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+			switch strings.TrimSpace(media) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK, streamOK
+}
+
+// remoteHost is the host part of a request's remote address.
+func remoteHost(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 // eventPrefix starts an event of an event stream; a response is built as
@@ -282,85 +322,208 @@ func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, view confi
 const eventPrefix = "event: message\ndata: "
 
 // writeAnswer writes a whole response, event (built as one event of an
-// event stream), as JSON when the client accepts that, else as the event.
-func writeAnswer(w http.ResponseWriter, event []byte, wantJSON bool) {
-	if wantJSON {
-		w.Header().Set("Content-Type", "application/json")
-		event = bytes.TrimSuffix(event[len(eventPrefix):], []byte("\n\n"))
-	} else {
-		setStreamHeaders(w)
-	}
+// event stream), as JSON.
+func writeAnswer(w http.ResponseWriter, event []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	event = bytes.TrimSuffix(event[len(eventPrefix):], []byte("\n\n"))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(event)
 }
 
+// setStreamHeaders sets the headers of an event stream, as the SDK does.
 func setStreamHeaders(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache, no-transform")
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Connection", "keep-alive")
 }
 
-// progressStream sends a fast-path call's progress notifications on the
-// request's own event stream, as the SDK does, ahead of the response.
-// Notifications may come from another goroutine than the call's (the
-// upstream's SDK connection); none is written once the response has been.
-type progressStream struct {
-	w     http.ResponseWriter
-	token any // the client's progressToken, as it sent it
+// fastStreamKey is the context key of a lean-path call's *callStream.
+type fastStreamKey struct{}
+
+// callStream is the response of a call the gateway answers itself: JSON
+// if nothing but the response is sent, else an event stream that carries
+// the call's notifications and requests ahead of the response, as the
+// SDK's stream does. Messages may come from other goroutines than the
+// call's (the upstream's connection); none is written once the response
+// has been.
+type callStream struct {
+	g   *Gateway
+	w   http.ResponseWriter
+	sid string // the session ("" in stateless mode)
 
 	mu    sync.Mutex
 	begun bool // the event stream's headers are written
-	done  bool // the response is written: nothing more
+	done  bool // the response is written, or the call ended: nothing more
 }
 
-// send writes one progress notification.
-func (p *progressStream) send(pr toolcall.Progress) {
-	msg, err := json.Marshal(struct {
-		JSONRPC string                          `json:"jsonrpc"`
-		Method  string                          `json:"method"`
-		Params  *mcp.ProgressNotificationParams `json:"params"`
-	}{"2.0", "notifications/progress", &mcp.ProgressNotificationParams{ProgressToken: p.token, Progress: pr.Processed, Total: pr.Total, Message: pr.Message}})
-	if err != nil {
-		return
+// write sends one message as an event, and reports whether it could.
+func (s *callStream) write(msg []byte) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return false
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.done {
-		return
+	if !s.begun {
+		setStreamHeaders(s.w)
+		s.w.WriteHeader(http.StatusOK)
+		s.begun = true
 	}
-	p.begin()
-	_, _ = p.w.Write(append(append([]byte(eventPrefix), msg...), '\n', '\n'))
-	if f, ok := p.w.(http.Flusher); ok {
+	var b bytes.Buffer
+	b.Grow(len(eventPrefix) + len(msg) + 2)
+	b.WriteString(eventPrefix)
+	b.Write(msg)
+	b.WriteString("\n\n")
+	_, err := s.w.Write(b.Bytes())
+	if f, ok := s.w.(http.Flusher); ok {
 		f.Flush()
 	}
+	return err == nil
 }
 
-// begin writes the event stream's headers once; p.mu is held.
-func (p *progressStream) begin() {
-	if !p.begun {
-		setStreamHeaders(p.w)
-		p.w.WriteHeader(http.StatusOK)
-		p.begun = true
-	}
+// notify sends a notification.
+func (s *callStream) notify(method string, params any) bool {
+	msg, err := marshalNoEscape(struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}{"2.0", method, params})
+	return err == nil && s.write(msg)
 }
 
-// finish writes the response, event, and ends p: on the event stream
-// once a notification began it, else as writeAnswer does.
-func (p *progressStream) finish(event []byte, wantJSON bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.done = true
-	if !p.begun {
-		writeAnswer(p.w, event, wantJSON)
+// log sends a log message of a stateless call (which has no session to
+// filter it) at or above level.
+func (s *callStream) log(p *mcp.LoggingMessageParams, level mcp.LoggingLevel) {
+	if level == "" || levelRank(p.Level) < levelRank(level) {
 		return
 	}
-	_, _ = p.w.Write(event)
+	s.notify("notifications/message", p)
 }
 
-// end stops p writing (the client went away, or the call ended).
-func (p *progressStream) end() {
-	p.mu.Lock()
-	p.done = true
-	p.mu.Unlock()
+// levelRank orders the log levels (RFC 5424's, least severe first).
+func levelRank(l mcp.LoggingLevel) int {
+	return slices.Index([]mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}, l)
+}
+
+// finish writes the response, event, and ends s: on the event stream
+// once something began it, else as JSON.
+func (s *callStream) finish(event []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return
+	}
+	s.done = true
+	if !s.begun {
+		writeAnswer(s.w, event)
+		return
+	}
+	_, _ = s.w.Write(event)
+}
+
+// end stops s writing (the client went away, or the call ended).
+func (s *callStream) end() {
+	s.mu.Lock()
+	s.done = true
+	s.mu.Unlock()
+}
+
+// fastSending is the view server's sending middleware: what the SDK sends
+// with the context of a call the gateway answers itself goes on that
+// call's stream.
+func fastSending(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		cs, _ := ctx.Value(fastStreamKey{}).(*callStream)
+		if cs == nil {
+			return next(ctx, method, req)
+		}
+		if strings.HasPrefix(method, "notifications/") {
+			if !cs.notify(method, req.GetParams()) {
+				return nil, fmt.Errorf("sending %q: the call's stream is closed", method)
+			}
+			return nil, nil
+		}
+		return cs.request(ctx, method, req.GetParams())
+	}
+}
+
+// fastRequestIDs numbers the requests sent on the gateway's own streams.
+var fastRequestIDs atomic.Uint64
+
+// fastReply is a client's answer to a request sent on a call's stream.
+type fastReply struct {
+	result json.RawMessage
+	err    *jsonrpc.Error
+}
+
+// request sends a request on the call's stream and waits for the client's
+// answer (see deliverFast), as the SDK's session does: when ctx ends
+// first, the client is told with notifications/cancelled.
+func (s *callStream) request(ctx context.Context, method string, params mcp.Params) (mcp.Result, error) {
+	var res mcp.Result
+	switch method {
+	case "sampling/createMessage":
+		res = &mcp.CreateMessageWithToolsResult{}
+	case "elicitation/create":
+		res = &mcp.ElicitResult{}
+	case "roots/list":
+		//lint:ignore SA1019 roots remain part of the protocol versions clients speak today.
+		res = &mcp.ListRootsResult{}
+	default:
+		return nil, fmt.Errorf("sending %q on a call's stream is not supported", method)
+	}
+	if s.sid == "" {
+		return nil, fmt.Errorf("sending %q: stateless servers cannot make requests", method)
+	}
+	id := `"switchboard-` + strconv.FormatUint(fastRequestIDs.Add(1), 10) + `"`
+	msg, err := marshalNoEscape(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
+		Params  any             `json:"params"`
+	}{"2.0", json.RawMessage(id), method, params})
+	if err != nil {
+		return nil, fmt.Errorf("sending %q: %w", method, err)
+	}
+	key := s.sid + "\x00" + id
+	reply := make(chan fastReply, 1)
+	s.g.fastPending.Store(key, reply)
+	defer s.g.fastPending.Delete(key)
+	if !s.write(msg) {
+		return nil, fmt.Errorf("sending %q: the call's stream is closed", method)
+	}
+	select {
+	case rep := <-reply:
+		if rep.err != nil {
+			return nil, fmt.Errorf("calling %q: %w", method, rep.err)
+		}
+		if err := json.Unmarshal(rep.result, res); err != nil {
+			return nil, fmt.Errorf("calling %q: decoding the answer: %w", method, err)
+		}
+		return res, nil
+	case <-ctx.Done():
+		s.notify("notifications/cancelled", &mcp.CancelledParams{RequestID: json.RawMessage(id), Reason: ctx.Err().Error()})
+		return nil, ctx.Err()
+	}
+}
+
+// deliverFast hands a client's answer, m, to the request on a call's
+// stream it answers, and reports whether there was one.
+func (g *Gateway) deliverFast(sid string, m *message) bool {
+	v, ok := g.fastPending.LoadAndDelete(sid + "\x00" + string(m.ID))
+	if !ok {
+		return false
+	}
+	var rep fastReply
+	if len(m.Error) > 0 {
+		rep.err = new(jsonrpc.Error)
+		if json.Unmarshal(m.Error, rep.err) != nil {
+			rep.err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the client's error answer does not parse"}
+		}
+	} else {
+		rep.result = m.Result
+	}
+	v.(chan fastReply) <- rep
+	return true
 }
 
 // spec is the view spec of a request (its view and narrowing).
@@ -395,18 +558,40 @@ func (g *Gateway) janitor(ctx context.Context) {
 	}
 }
 
-// cancelFast cancels the fast-path call a notifications/cancelled names.
-func (h *httpHandler) cancelFast(sid string, body []byte) {
-	var n struct {
-		Method string `json:"method"`
-		Params struct {
-			RequestID json.RawMessage `json:"requestId"`
-		} `json:"params"`
+// cancelFast cancels the call in session sid that a
+// notifications/cancelled names: a lean-path call, or one the SDK runs
+// (which the SDK itself would let run on).
+func (g *Gateway) cancelFast(r *http.Request, sid string, m *message) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
 	}
-	if json.Unmarshal(body, &n) != nil || n.Method != "notifications/cancelled" || len(n.Params.RequestID) == 0 {
+	if json.Unmarshal(m.Params, &p) != nil || len(p.RequestID) == 0 {
 		return
 	}
-	if c, ok := h.g.fastCalls.Load(sid + "\x00" + string(n.Params.RequestID)); ok {
+	if c, ok := g.fastCalls.Load(sid + "\x00" + string(p.RequestID)); ok {
 		c.(context.CancelFunc)()
 	}
+	g.reqCalls.cancel(g.requester(r, sid, "", p.RequestID))
+}
+
+// requester identifies a request with JSON-RPC id for notifications/cancelled:
+// by its session sid, or in stateless mode by its user and host.
+func (g *Gateway) requester(r *http.Request, sid, user string, id json.RawMessage) requestCaller {
+	if sid != "" {
+		return requestCaller{session: sid, id: string(id)}
+	}
+	return requestCaller{user: user, host: remoteHost(r), id: string(id)}
+}
+
+// cancelStateless cancels the calls of a stateless caller that a
+// notifications/cancelled names by their id.
+func (g *Gateway) cancelStateless(r *http.Request, m *message) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil || len(p.RequestID) == 0 {
+		return
+	}
+	tok, _ := r.Context().Value(tokenKey{}).(config.Token)
+	g.reqCalls.cancel(g.requester(r, "", tok.User, p.RequestID))
 }

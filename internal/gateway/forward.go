@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
@@ -51,45 +50,78 @@ func (vs *viewServer) handleCall(ctx context.Context, req *mcp.CallToolRequest, 
 		ctx, leave = vs.g.reqCalls.join(ctx, req.Extra.Header.Get(requestKeyHeader))
 		defer leave()
 	}
-	return vs.call(ctx, e, req.Params.Arguments, req.Params.Meta, user, session, req.Session, notify)
+	cc := &clientCall{vs: vs, ss: req.Session, level: vs.g.callerLevel(vs.g.config().Gateway, req.Params.Meta, req.Session)}
+	return vs.call(ctx, cc, e, req.Params.Arguments, req.Params.Meta, user, session, notify)
 }
 
 // invoke runs one call of a tool of the view through the execution
 // engine (see call) and returns the result as the server gave it, or a
 // structured error result.
-func (vs *viewServer) invoke(ctx context.Context, e toolEntry, args json.RawMessage, reqMeta mcp.Meta, user, session string, ss *mcp.ServerSession, notify func(toolcall.Progress)) *mcp.CallToolResult {
-	res, err := vs.call(ctx, e, args, reqMeta, user, session, ss, notify)
+func (vs *viewServer) invoke(ctx context.Context, cc *clientCall, e toolEntry, args json.RawMessage, reqMeta mcp.Meta, user, session string, notify func(toolcall.Progress)) *mcp.CallToolResult {
+	res, err := vs.call(ctx, cc, e, args, reqMeta, user, session, notify)
 	if err != nil {
 		return errorResult(err)
 	}
 	return res.CallToolResult
 }
 
-// call runs one call of a tool of the view through the execution engine:
-// arguments as the raw JSON the client sent, and the caller's identity.
-func (vs *viewServer) call(ctx context.Context, e toolEntry, args json.RawMessage, reqMeta mcp.Meta, user, session string, ss *mcp.ServerSession, notify func(toolcall.Progress)) (*toolcall.Result, error) {
+// call runs cc, a call of a tool of the view, through the execution
+// engine: arguments as the raw JSON the client sent, and the caller's
+// identity and log level. While it runs, what the upstream sends its
+// client goes to cc's client (calls.go).
+func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, args json.RawMessage, reqMeta mcp.Meta, user, session string, notify func(toolcall.Progress)) (*toolcall.Result, error) {
 	creq := vs.request(e.server, e.name, args, reqMeta, user, session)
 	creq.OnProgress = notify
-	if ss != nil {
-		done := vs.g.inflight.add(e.server, ss)
-		defer done()
-		ctx = context.WithValue(ctx, callerKey{}, ss)
+	cc.vs, cc.server = vs, e.server
+	ctx = context.WithValue(ctx, callerKey{}, cc)
+	cc.ctx = ctx
+	done := vs.g.calls.add(cc)
+	defer done()
+	if cc.level != "" {
+		ctx = upstream.WithLogLevel(ctx, cc.level)
 	}
 	ctx = upstream.WithIdentity(ctx, upstream.Identity{User: user, Session: session})
-	return vs.g.eng.Call(ctx, creq)
+	res, err := vs.g.eng.Call(ctx, creq)
+	if err != nil || res == nil {
+		return res, err
+	}
+	if r := res.CallToolResult; r != nil {
+		r.Meta = hopless(r.Meta)
+		if r.InputRequests == nil && r.RequestState == "" {
+			// A complete result, without the resultType of the upstream's
+			// hop (2026-07-28): the SDK gives a client of that version its
+			// own, and one of an older version has none.
+			res.CallToolResult = &mcp.CallToolResult{Meta: r.Meta, Content: r.Content, StructuredContent: r.StructuredContent, IsError: r.IsError}
+		}
+	}
+	return res, err
+}
+
+// withLevel returns ctx carrying the log level of the client that sent a
+// request with meta in session ss, for upstreams that take it per
+// request (protocol 2026-07-28).
+func (vs *viewServer) withLevel(ctx context.Context, meta mcp.Meta, ss *mcp.ServerSession) context.Context {
+	if level := vs.g.callerLevel(vs.g.config().Gateway, meta, ss); level != "" {
+		return upstream.WithLogLevel(ctx, level)
+	}
+	return ctx
+}
+
+// hopless returns the _meta of an upstream's result without the keys of
+// the upstream's hop (hopMeta: on protocol 2026-07-28 its serverInfo, say),
+// which describe the gateway's connection to it, not the client's to the
+// gateway; nil when nothing is left.
+func hopless(m mcp.Meta) mcp.Meta {
+	out := forwardMeta(m)
+	if out == nil {
+		return nil
+	}
+	return out
 }
 
 // request is the engine's request for a client's call of server's tool.
 func (vs *viewServer) request(server, tool string, args json.RawMessage, reqMeta mcp.Meta, user, session string) toolcall.Request {
-	var meta map[string]any
-	if len(reqMeta) > 0 {
-		meta = make(map[string]any, len(reqMeta))
-		for k, v := range reqMeta {
-			if k != "progressToken" {
-				meta[k] = v
-			}
-		}
-	}
+	meta := forwardMeta(reqMeta)
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
@@ -102,6 +134,40 @@ func (vs *viewServer) request(server, tool string, args json.RawMessage, reqMeta
 		SessionID:    session,
 		Meta:         meta,
 	}
+}
+
+// hopMeta are the _meta keys of a client's request that belong to its
+// hop to the gateway rather than to what it asks: its progress token (the
+// gateway asks upstream with its own) and the per-request protocol fields
+// of protocol 2026-07-28 — the version, the client's identity and
+// capabilities, its log level, a subscription, a server's identity. The
+// upstream connection sends its own; a client's would tell a server on
+// an older protocol version that the request is of one it does not speak.
+var hopMeta = map[string]bool{
+	"progressToken":               true,
+	mcp.MetaKeyProtocolVersion:    true,
+	mcp.MetaKeyClientInfo:         true,
+	mcp.MetaKeyClientCapabilities: true,
+	mcp.MetaKeyLogLevel:           true,
+	mcp.MetaKeySubscriptionID:     true,
+	mcp.MetaKeyServerInfo:         true,
+}
+
+// forwardMeta returns the _meta of a client's request as it is forwarded
+// upstream: without the keys of its hop (hopMeta); nil when nothing is
+// left.
+func forwardMeta(m mcp.Meta) map[string]any {
+	var out map[string]any
+	for k, v := range m {
+		if hopMeta[k] {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]any, len(m))
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // identity returns who a request is made for and in which session: the
@@ -152,8 +218,9 @@ func errorResult(err error) *mcp.CallToolResult {
 }
 
 // upstreamError makes an upstream failure something the SDK sends as a
-// JSON-RPC error: protocol errors (JSON-RPC errors) pass through with their code, anything
-// else becomes a message that names the server.
+// JSON-RPC error: protocol errors (JSON-RPC errors) pass through with
+// their code; anything else (the server could not be reached, say) is an
+// internal error (-32603) whose message names the server.
 func upstreamError(server string, err error) error {
 	var werr *jsonrpc.Error
 	if errors.As(err, &werr) {
@@ -163,10 +230,27 @@ func upstreamError(server string, err error) error {
 		out.Message = strings.TrimPrefix(out.Message, fmt.Sprintf("MCP error %d: ", out.Code))
 		return &out
 	}
+	msg := err.Error()
 	if fe := fault.As(err); fe != nil {
-		return fmt.Errorf("%s: %s", server, fe.Message)
+		msg = fmt.Sprintf("%s: %s", server, fe.Message)
 	}
-	return err
+	return &codedError{code: jsonrpc.CodeInternalError, msg: msg, err: err}
+}
+
+// codedError is an error the gateway answers a client's request with: a
+// JSON-RPC error with code (the SDK takes it from the *jsonrpc.Error in
+// the chain) and msg, keeping its cause.
+type codedError struct {
+	code int64
+	msg  string
+	err  error
+}
+
+func (e *codedError) Error() string { return e.msg }
+
+// Unwrap returns the cause and the JSON-RPC error the client is sent.
+func (e *codedError) Unwrap() []error {
+	return []error{e.err, &jsonrpc.Error{Code: e.code, Message: e.msg}}
 }
 
 // getPrompt returns the handler of one prompt of the view.
@@ -175,9 +259,10 @@ func (vs *viewServer) getPrompt(e promptEntry) mcp.PromptHandler {
 		c, err := vs.g.ups.Client(e.server)
 		if err == nil {
 			var res *mcp.GetPromptResult
-			res, err = c.GetPrompt(ctx, e.name, req.Params.Arguments)
+			res, err = c.GetPrompt(vs.withLevel(ctx, req.Params.Meta, req.Session), e.name, req.Params.Arguments)
 			vs.g.forwarded("prompts/get", err)
 			if err == nil {
+				res.Meta = hopless(res.Meta)
 				return res, nil
 			}
 		}
@@ -192,11 +277,12 @@ func (vs *viewServer) readResource(e resourceEntry, exposed string) mcp.Resource
 		if err != nil {
 			return nil, upstreamError(e.server, err)
 		}
-		res, err := c.ReadResource(ctx, e.uri)
+		res, err := c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), e.uri)
 		vs.g.forwarded("resources/read", err)
 		if err != nil {
 			return nil, upstreamError(e.server, err)
 		}
+		res.Meta = hopless(res.Meta)
 		if exposed != e.uri {
 			for _, rc := range res.Contents {
 				if rc != nil && rc.URI == e.uri {
@@ -215,11 +301,12 @@ func (vs *viewServer) readTemplate(e resourceEntry) mcp.ResourceHandler {
 		if err != nil {
 			return nil, upstreamError(e.server, err)
 		}
-		res, err := c.ReadResource(ctx, req.Params.URI)
+		res, err := c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), req.Params.URI)
 		vs.g.forwarded("resources/read", err)
 		if err != nil {
 			return nil, upstreamError(e.server, err)
 		}
+		res.Meta = hopless(res.Meta)
 		return res, nil
 	}
 }
@@ -246,11 +333,16 @@ func (vs *viewServer) routeURI(uri string) (resourceEntry, bool) {
 }
 
 // complete routes completion/complete to the server that owns the prompt
-// or resource template.
+// or resource template. A reference the view does not have gets what a
+// server answers for a name it has no completions for: an empty
+// completion (the go-sdk's conformance server and server-everything do
+// so), not an error.
 func (vs *viewServer) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	empty := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
 	ref := req.Params.Ref
 	if ref == nil {
-		return nil, errors.New("completion/complete needs a ref")
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: `Invalid params: completion/complete needs params.ref: {"type": "ref/prompt", "name": ...} or {"type": "ref/resource", "uri": ...}`}
 	}
 	var server string
 	out := *ref
@@ -260,32 +352,35 @@ func (vs *viewServer) complete(ctx context.Context, req *mcp.CompleteRequest) (*
 		e, ok := vs.prompts[ref.Name]
 		vs.mu.Unlock()
 		if !ok {
-			return nil, fmt.Errorf("no prompt named %q in this view", ref.Name)
+			return empty, nil
 		}
 		server, out.Name = e.server, e.name
 	case "ref/resource":
 		e, ok := vs.routeURI(ref.URI)
 		if !ok {
-			return nil, fmt.Errorf("no resource or resource template %q in this view", ref.URI)
+			return empty, nil
 		}
 		server, out.URI = e.server, e.uri
 	default:
-		return nil, fmt.Errorf("unknown completion reference type %q", ref.Type)
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("Invalid params: unknown completion reference type %q: use ref/prompt or ref/resource", ref.Type)}
 	}
 	c, err := vs.g.ups.Client(server)
 	if err != nil {
 		return nil, upstreamError(server, err)
 	}
 	if c.Capabilities().Completions == nil {
-		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
+		return empty, nil
 	}
 	params := *req.Params
 	params.Ref = &out
-	res, err := c.Session().Complete(ctx, &params)
+	params.Meta = forwardMeta(req.Params.Meta)
+	res, err := c.Complete(vs.withLevel(ctx, req.Params.Meta, req.Session), &params)
 	vs.g.forwarded("completion/complete", err)
 	if err != nil {
 		return nil, upstreamError(server, err)
 	}
+	res.Meta = hopless(res.Meta)
 	return res, nil
 }
 
@@ -323,13 +418,21 @@ func (vs *viewServer) setLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 		if p == nil {
 			return res, err
 		}
+		if ss, _ := req.GetSession().(*mcp.ServerSession); ss != nil && (ss.ID() != "" || vs.spec().local) && !vs.g.config().Gateway.Stateless {
+			vs.g.levels.set(ss, p.Level) // for upstreams that take it per request
+		}
+		// One upstream session serves every client: it logs at the most
+		// verbose level any client asked for, and each client gets what is
+		// at or above its own (ServerSession.Log filters).
+		//lint:ignore SA1019 see above.
+		up := &mcp.SetLoggingLevelParams{Level: vs.g.levels.mostVerbose(p.Level)}
 		for _, s := range vs.g.config().Servers {
 			if !vs.spec().hasServer(s.Name) {
 				continue
 			}
 			if c, cerr := vs.g.ups.Client(s.Name); cerr == nil && c.Capabilities().Logging != nil {
 				//lint:ignore SA1019 see above.
-				if lerr := c.Session().SetLoggingLevel(ctx, p); lerr != nil {
+				if lerr := c.Session().SetLoggingLevel(ctx, up); lerr != nil {
 					vs.g.logger.Debug("forwarding the logging level failed", logKeyServer, s.Name, logKeyErr, lerr)
 				}
 			}
@@ -343,187 +446,6 @@ func (g *Gateway) forwarded(method string, err error) {
 	if g.metrics != nil {
 		g.metrics.Forwarded(method, err)
 	}
-}
-
-// Events returns the notification sinks of an upstream that the gateway
-// forwards to clients: log messages and resource updates. The caller
-// combines them with the catalog's own.
-func (g *Gateway) Events(server string) upstream.Events {
-	return upstream.Events{
-		ResourceUpdated: func(uri string) { g.resourceUpdated(server, uri) },
-		//lint:ignore SA1019 forwarded to clients that set a level.
-		Log: func(p *mcp.LoggingMessageParams) { g.log(server, p) },
-	}
-}
-
-// views returns every view server (current and retired) that shows server.
-func (g *Gateway) views(server string) []*viewServer {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	var out []*viewServer
-	for _, vs := range g.servers {
-		if vs.spec().hasServer(server) {
-			out = append(out, vs)
-		}
-	}
-	for _, vs := range g.retired {
-		if vs.spec().hasServer(server) {
-			out = append(out, vs)
-		}
-	}
-	return out
-}
-
-// resourceUpdated tells the subscribed clients of every view that shows
-// the resource. It runs on the upstream's reader, so it hands off.
-func (g *Gateway) resourceUpdated(server, uri string) {
-	for _, vs := range g.views(server) {
-		exposed := ""
-		vs.mu.Lock()
-		for u, e := range vs.resources {
-			if e.server == server && e.uri == uri {
-				exposed = u
-				break
-			}
-		}
-		vs.mu.Unlock()
-		if exposed == "" {
-			exposed = uri // a templated resource: its URI is its own
-		}
-		srv := vs.srv
-		g.sessions.Add(1)
-		go func() {
-			defer g.sessions.Done()
-			_ = srv.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: exposed})
-		}()
-	}
-}
-
-// log forwards an upstream's log message to every client of a view that
-// shows the server (the SDK drops it for clients below the level they
-// set). It runs on the upstream's reader, so it hands off.
-//
-//lint:ignore SA1019 forwarded to clients that set a level.
-func (g *Gateway) log(server string, p *mcp.LoggingMessageParams) {
-	msg := *p
-	if msg.Logger == "" {
-		msg.Logger = server
-	}
-	var sessions []*mcp.ServerSession
-	for _, vs := range g.views(server) {
-		sessions = slices.AppendSeq(sessions, vs.srv.Sessions())
-	}
-	if len(sessions) == 0 {
-		return
-	}
-	g.sessions.Add(1)
-	go func() {
-		defer g.sessions.Done()
-		for _, ss := range sessions {
-			//lint:ignore SA1019 see above.
-			_ = ss.Log(context.Background(), &msg)
-		}
-	}()
-}
-
-// callerKey is the context key of the client session a tool call came
-// from (*mcp.ServerSession).
-type callerKey struct{}
-
-// noClientFor says why an upstream's request for capability (sampling,
-// elicitation) has no client to answer it: the client whose call caused
-// it did not declare the capability, or no call to the server is running.
-func noClientFor(ctx context.Context, server, capability string) error {
-	if _, ok := ctx.Value(callerKey{}).(*mcp.ServerSession); ok {
-		return fmt.Errorf("server %s asked for %s, which the client that called it did not declare (capabilities.%s in its initialize)", server, capability, capability)
-	}
-	return fmt.Errorf("server %s asked for %s outside any call of a client that declared it", server, capability)
-}
-
-// Requests returns what answers an upstream's sampling, elicitation and
-// roots requests: the client session whose call caused the request, when
-// the upstream sent it on that call's own stream (streamable HTTP), else
-// the client session whose call to that server is the most recent one
-// still running; in both cases, one that declared the capability.
-func (g *Gateway) Requests(server string) upstream.ClientRequests {
-	return upstream.ClientRequests{
-		CreateMessage: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-			ss := g.inflight.pick(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
-			if ss == nil {
-				return nil, noClientFor(ctx, server, "sampling")
-			}
-			return ss.CreateMessage(ctx, p)
-		},
-		Elicit: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-			ss := g.inflight.pick(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.Elicitation != nil })
-			if ss == nil {
-				return nil, noClientFor(ctx, server, "elicitation")
-			}
-			return ss.Elicit(ctx, p)
-		},
-		//lint:ignore SA1019 roots remain part of the protocol versions clients speak today.
-		ListRoots: func(ctx context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
-			//lint:ignore SA1019 see above.
-			ss := g.inflight.pick(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil || c.Roots.ListChanged })
-			if ss == nil {
-				//lint:ignore SA1019 see above.
-				return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
-			}
-			return ss.ListRoots(ctx, p)
-		},
-	}
-}
-
-// inflightCalls tracks, per upstream server, the client sessions with a
-// call to it in progress, newest last.
-type inflightCalls struct {
-	mu    sync.Mutex
-	calls map[string][]*inflightCall
-}
-
-type inflightCall struct{ ss *mcp.ServerSession }
-
-// add records a call and returns the function that ends it.
-func (f *inflightCalls) add(server string, ss *mcp.ServerSession) func() {
-	c := &inflightCall{ss: ss}
-	f.mu.Lock()
-	f.calls[server] = append(f.calls[server], c)
-	f.mu.Unlock()
-	return func() {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		f.calls[server] = slices.DeleteFunc(f.calls[server], func(x *inflightCall) bool { return x == c })
-		if len(f.calls[server]) == 0 {
-			delete(f.calls, server)
-		}
-	}
-}
-
-// pick returns the session whose client should answer a request server
-// sent with ctx: the caller of the call ctx belongs to, if ctx is a
-// call's (the request came on its stream), else the newest session with a
-// call to server in progress; either one only if its client capabilities
-// satisfy ok.
-func (f *inflightCalls) pick(ctx context.Context, server string, ok func(*mcp.ClientCapabilities) bool) *mcp.ServerSession {
-	capable := func(ss *mcp.ServerSession) bool {
-		ip := ss.InitializeParams()
-		return ip != nil && ip.Capabilities != nil && ok(ip.Capabilities)
-	}
-	if ss, _ := ctx.Value(callerKey{}).(*mcp.ServerSession); ss != nil {
-		if capable(ss) {
-			return ss
-		}
-		return nil // the caller cannot answer; asking another client would leak its call
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	calls := f.calls[server]
-	for i := len(calls) - 1; i >= 0; i-- {
-		if capable(calls[i].ss) {
-			return calls[i].ss
-		}
-	}
-	return nil
 }
 
 // subscriptions counts client subscriptions per upstream resource.

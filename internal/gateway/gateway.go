@@ -89,12 +89,16 @@ type Gateway struct {
 
 	wake chan struct{} // a sync is wanted
 
-	inflight inflightCalls
-	subs     subscriptions
-	sess     sessionRegistry // streamable-HTTP sessions, for the fast path
+	calls  callRegistry  // client calls in progress, per upstream (calls.go)
+	levels sessionLevels // log levels client sessions set
+	subs   subscriptions
+	sess   sessionRegistry // streamable-HTTP sessions, for the fast path
 	// fastCalls holds the cancel function of each fast-path call in
 	// flight, by session id and JSON-RPC id.
 	fastCalls sync.Map
+	// fastPending holds the requests sent on fast-path calls' streams
+	// awaiting the client's answer, by session id and JSON-RPC id.
+	fastPending sync.Map
 	// reqCalls ends calls of stateless requests whose client went away
 	// (requests.go).
 	reqCalls requestCalls
@@ -128,7 +132,6 @@ func New(opts Options) (*Gateway, error) {
 		servers: map[string]*viewServer{},
 		wake:    make(chan struct{}, 1),
 	}
-	g.inflight.calls = map[string][]*inflightCall{}
 	g.subs.count = map[subKey]int{}
 	return g, nil
 }
@@ -378,6 +381,7 @@ func (g *Gateway) sessionWatch(view string, ss *mcp.ServerSession) {
 		if id := ss.ID(); id != "" {
 			g.sess.drop(id)
 		}
+		g.levels.drop(ss)
 		if g.metrics != nil {
 			g.metrics.SessionClosed(view)
 		}

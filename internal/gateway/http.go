@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
@@ -96,24 +98,65 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveSSE(w, r, view.Name, gw)
 		return
 	}
-	sid := r.Header.Get("Mcp-Session-Id")
-	if kind == "mcp" && sid != "" {
-		defer h.g.sess.begin(sid)()
-	}
-	if kind == "mcp" && h.tryFast(w, r, view, gw) {
-		return
-	}
-	if kind == "mcp" && gw.Stateless && r.Method == http.MethodPost {
-		var end func()
-		r, end = h.g.reqCalls.begin(r)
-		defer end()
-	}
-	tok, hasTok := r.Context().Value(tokenKey{}).(config.Token)
-	if kind != "mcp" || sid == "" || !hasTok {
+	if kind != "mcp" {
 		h.endpoint(kind, view.Name, gw).ServeHTTP(w, r)
 		return
 	}
-	sw := &statusWriter{ResponseWriter: w}
+	sid := r.Header.Get("Mcp-Session-Id")
+	if sid != "" {
+		defer h.g.sess.begin(sid)()
+	}
+	tok, hasTok := r.Context().Value(tokenKey{}).(config.Token)
+	ew := &sdkErrors{ResponseWriter: w}
+	defer ew.finish()
+	if r.Method == http.MethodPost {
+		m, err := readMessage(r)
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				writeError(w, http.StatusRequestEntityTooLarge, fault.New(fault.LimitExceeded,
+					"the request body is over gateway.max_request_bytes (%d bytes)", tooLarge.Limit).
+					WithSuggestions("pass large data by reference (a file path, a resource URI), or raise gateway.max_request_bytes (up to 256MiB)"))
+				return
+			}
+			writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, fmt.Sprintf("Parse error: %v: %v", errBodyRead, err))
+			return
+		}
+		if precheck(w, r, m, !gw.Stateless, sid) {
+			return
+		}
+		ew.id = m.replyID()
+		switch {
+		case m.isResponse() && sid != "" && h.g.deliverFast(sid, m):
+			// The answer to a request sent on a lean-path call's stream.
+			w.WriteHeader(http.StatusAccepted)
+			return
+		case m.method == "notifications/cancelled" && sid != "":
+			h.g.cancelFast(r, sid, m) // the SDK sees it too
+		case m.method == "notifications/cancelled" && gw.Stateless:
+			// No session to find the call in: the caller's calls in flight.
+			h.g.cancelStateless(r, m)
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		if h.tryFast(w, r, m, view, gw) {
+			return
+		}
+		if gw.Stateless || m.method == "tools/call" {
+			// The SDK does not end a call its client cancels (its handler's
+			// context goes on): the gateway does, by the request's tag.
+			var end func()
+			r, end = h.g.reqCalls.begin(r, h.g.requester(r, sid, tok.User, m.replyID()))
+			defer end()
+			w = &quietWriter{ResponseWriter: w, rc: &h.g.reqCalls, key: r.Header.Get(requestKeyHeader)}
+			ew.ResponseWriter = w
+		}
+	}
+	if sid == "" || !hasTok {
+		h.endpoint(kind, view.Name, gw).ServeHTTP(ew, r)
+		return
+	}
+	sw := &statusWriter{ResponseWriter: ew}
 	h.endpoint(kind, view.Name, gw).ServeHTTP(sw, r)
 	if sw.status >= 200 && sw.status < 300 {
 		h.g.sess.bindUser(sid, tok.User)

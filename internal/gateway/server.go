@@ -9,11 +9,13 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // viewServer is the MCP server clients of one view (spec) talk to. Its
@@ -80,7 +82,8 @@ func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
 		},
 		KeepAlive: 0,
 	})
-	vs.srv.AddReceivingMiddleware(vs.setLevelMiddleware, vs.unlistedMiddleware)
+	vs.srv.AddReceivingMiddleware(vs.setLevelMiddleware, vs.unlistedMiddleware, vs.asServerMiddleware)
+	vs.srv.AddSendingMiddleware(fastSending)
 	return vs
 }
 
@@ -351,3 +354,76 @@ const (
 	logKeyErr    = "err"
 	logKeyMethod = "method"
 )
+
+// maxServerWait bounds how long a client's initialize of a prefix: never
+// view waits for its server's connection, to answer with its identity.
+const maxServerWait = 10 * time.Second
+
+// connectWaiter is what the gateway's Upstreams implement when they can
+// wait for a server's connection (*upstream.Pool).
+type connectWaiter interface {
+	WaitConnected(ctx context.Context, name string, d time.Duration) (*upstream.Client, error)
+}
+
+// asServerMiddleware makes a prefix: never view, which shows one server
+// under that server's own names, introduce itself as that server does:
+// its answer to initialize carries the server's serverInfo (name, title,
+// version, icons, website), its instructions (after gateway.instructions,
+// if any) and the capabilities it declared — only the protocol version
+// is the one the gateway negotiated with the client. Until the server is
+// connected (waited for, briefly) the gateway's own are given.
+func (vs *viewServer) asServerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		ir, ok := res.(*mcp.InitializeResult)
+		if err != nil || !ok || method != "initialize" {
+			return res, err
+		}
+		server := vs.soleServer()
+		if server == "" {
+			return res, err
+		}
+		var c *upstream.Client
+		if w, ok := vs.g.ups.(connectWaiter); ok {
+			c, _ = w.WaitConnected(ctx, server, maxServerWait)
+		} else {
+			c, _ = vs.g.ups.Client(server)
+		}
+		if c == nil || c.InitializeResult() == nil {
+			return res, err
+		}
+		up := c.InitializeResult()
+		out := *ir
+		if up.ServerInfo != nil {
+			info := *up.ServerInfo
+			out.ServerInfo = &info
+		}
+		if up.Capabilities != nil {
+			out.Capabilities = up.Capabilities
+		}
+		vs.g.mu.Lock()
+		out.Instructions = vs.g.instructionsLocked(vs.spec())
+		vs.g.mu.Unlock()
+		return &out, nil
+	}
+}
+
+// soleServer returns the one server a prefix: never view shows ("" for
+// any other view).
+func (vs *viewServer) soleServer() string {
+	spec := vs.spec()
+	if spec.prefixed() {
+		return ""
+	}
+	var only string
+	for _, s := range vs.g.config().Servers {
+		if !s.Enabled || !spec.hasServer(s.Name) {
+			continue
+		}
+		if only != "" {
+			return ""
+		}
+		only = s.Name
+	}
+	return only
+}

@@ -144,8 +144,13 @@ var errExited = errors.New("exited before listening")
 // spawn starts node with args in its own process group, with env added to
 // the environment, and registers its cleanup.
 func spawn(t testing.TB, node string, args, env []string) (*peer, error) {
+	return spawnCmd(t, exec.Command(node, args...), env)
+}
+
+// spawnCmd starts cmd in its own process group, with env added to the
+// environment, and registers its cleanup.
+func spawnCmd(t testing.TB, cmd *exec.Cmd, env []string) (*peer, error) {
 	p := &peer{out: &tailBuffer{limit: outputLimit}, done: make(chan struct{})}
-	cmd := exec.Command(node, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout = p.out
 	cmd.Stderr = p.out

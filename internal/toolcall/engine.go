@@ -538,8 +538,9 @@ func metaCost(m mcp.Meta) float64 {
 
 // retryable reports whether a failed attempt may be retried: the failure
 // must be transient (the connection), and the server must not have acted —
-// the request was never sent, or the tool says it is read-only or
-// idempotent.
+// the request was never sent, the server refused it unprocessed (it no
+// longer had the session: upstream.NotDelivered), or the tool says it is
+// read-only or idempotent.
 func (c *call) retryable(err error) bool {
 	var ns errNotSent
 	if errors.As(err, &ns) {
@@ -547,6 +548,9 @@ func (c *call) retryable(err error) bool {
 	}
 	if fault.KindOf(err) != fault.Connection {
 		return false
+	}
+	if upstream.NotDelivered(err) {
+		return true // never processed: safe whatever the tool does
 	}
 	an := c.tool.Def.Annotations
 	return an != nil && (an.ReadOnlyHint || an.IdempotentHint)

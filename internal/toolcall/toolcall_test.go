@@ -3,12 +3,16 @@ package toolcall
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -514,4 +518,39 @@ func (s *syncBuf) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestRetriesACallTheServerNeverProcessed: a streamable-HTTP server that
+// restarted answers 404 for the old session, so the call never ran: even a
+// tool that is neither read-only nor idempotent is sent again, on the new
+// session the supervisor starts, and runs once.
+func TestRetriesACallTheServerNeverProcessed(t *testing.T) {
+	var runs atomic.Int32
+	generation := func() http.Handler {
+		s := mcp.NewServer(&mcp.Implementation{Name: "restarting", Version: "1"}, nil)
+		s.AddTool(&mcp.Tool{Name: "write", InputSchema: map[string]any{"type": "object"}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(runs.Add(1))}}}, nil
+			})
+		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	}
+	var current atomic.Pointer[http.Handler]
+	first := generation()
+	current.Store(&first)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*current.Load()).ServeHTTP(w, r) }))
+	t.Cleanup(hs.Close)
+	srv := config.Server{Name: "restarting", Transport: config.TransportHTTP, URL: hs.URL, Enabled: true, LoadTools: true,
+		MaxRetries: 2, ConnectTimeout: 10 * time.Second, RequestTimeout: 10 * time.Second, TerminateOnClose: true}
+	f := newFixture(t, []config.Server{srv}, nil)
+
+	// The server restarts: the new one knows none of the old sessions.
+	second := generation()
+	current.Store(&second)
+	res, err := f.eng.Call(context.Background(), Request{Server: "restarting", Tool: "write"})
+	if err != nil {
+		t.Fatalf("a call the restarted server never processed: got %v, want it sent again on a new session", err)
+	}
+	if got := textOf(res); got != "1" || res.Retries != 1 || runs.Load() != 1 {
+		t.Errorf("got %q after %d retries, the tool ran %d times; want 1 after 1 retry, run once", got, res.Retries, runs.Load())
+	}
 }

@@ -36,8 +36,13 @@ type Events struct {
 	PromptsChanged   func()
 	ResourcesChanged func()
 	ResourceUpdated  func(uri string)
+	// Log receives a log message. Its context is the call's when the
+	// server sent the message on a call's own event stream (streamable
+	// HTTP), so that it can go to that call's caller; otherwise it links
+	// to no call. A message sent before a call's result is delivered
+	// before the call returns.
 	//lint:ignore SA1019 servers still send log messages; the gateway forwards them (deprecated only from protocol 2026-07-28).
-	Log func(*mcp.LoggingMessageParams)
+	Log func(context.Context, *mcp.LoggingMessageParams)
 }
 
 // DialOptions configures [Dial].
@@ -66,6 +71,10 @@ type DialOptions struct {
 	// Requests answers the server's sampling, elicitation and roots
 	// requests; the zero value declares none of them.
 	Requests ClientRequests
+	// LeanCalls, when set, says whether a tools/call may take the lean
+	// path of a streamable-HTTP session (fastcall.go) rather than the
+	// SDK's, at the time of the call; nil means it may.
+	LeanCalls func() bool
 }
 
 // Client is one live connection to an upstream server.
@@ -97,6 +106,8 @@ type Client struct {
 	progress  sync.Map // progress token (string) -> func(*mcp.ProgressNotificationParams)
 	order     *progressOrder
 	fast      *fastCaller // nil unless a streamable-HTTP session qualifies
+	lean      func() bool // DialOptions.LeanCalls
+	logs      bool        // a log sink is set: calls wait for log messages read before their result
 	// pool is a streamable-HTTP server's HTTP client, whose idle
 	// connections are closed with the session (nil for other transports).
 	pool *http.Client
@@ -133,6 +144,8 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		suspect: make(chan struct{}, 1),
 		order:   newProgressOrder(),
 		wire:    &wireWatch{},
+		lean:    opts.LeanCalls,
+		logs:    opts.Events.Log != nil,
 	}
 	t := opts.Transport
 	if t == nil && opts.NewTransport != nil {
@@ -187,10 +200,11 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 			}
 		},
 		//lint:ignore SA1019 see Events.Log.
-		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			if ev.Log != nil {
-				ev.Log(req.Params)
+				ev.Log(ctx, req.Params)
 			}
+			c.order.delivered(logOrderKey)
 		},
 	}
 	// The SDK declares sampling and elicitation whenever a handler is set,
@@ -461,6 +475,12 @@ func (c *Client) Ping(ctx context.Context) (time.Duration, error) {
 // progress token and the server's progress notifications are passed to it.
 // Cancelling ctx sends notifications/cancelled upstream.
 func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams, onProgress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+	if level, ok := c.requestLevel(ctx); ok {
+		p := *params
+		p.Meta = cloneMeta(params.Meta)
+		p.Meta[mcp.MetaKeyLogLevel] = level
+		params = &p
+	}
 	if onProgress != nil {
 		token := "sb-" + strconv.FormatUint(c.nextToken.Add(1), 10)
 		p := *params
@@ -472,10 +492,14 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams, onPro
 		// Deliver the progress the server sent before its result first.
 		defer c.order.drain(token)
 	}
+	if c.logs {
+		// And the log messages (they may belong to this call).
+		defer c.order.drain(logOrderKey)
+	}
 	// The transport notes here whether the server refused the request
 	// unprocessed (a 404 for the session).
 	ctx = context.WithValue(ctx, deliveryKey{}, &deliveryNote{})
-	if c.fast != nil {
+	if c.fast != nil && (c.lean == nil || c.lean()) {
 		res, err := c.fast.call(ctx, params)
 		switch {
 		case err == nil:
@@ -652,16 +676,67 @@ func (c *Client) ListResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemp
 
 // GetPrompt renders a prompt.
 func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
-	res, err := c.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+	res, err := c.session.GetPrompt(ctx, &mcp.GetPromptParams{Meta: c.levelMeta(ctx, nil), Name: name, Arguments: args})
 	if err != nil {
 		return nil, c.classify(ctx, err, fmt.Sprintf("getting prompt %s/%s", c.server.Name, name))
 	}
 	return res, nil
 }
 
+// Complete asks the server for completions.
+func (c *Client) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	p := *params
+	p.Meta = c.levelMeta(ctx, params.Meta)
+	res, err := c.session.Complete(ctx, &p)
+	if err != nil {
+		return nil, c.classify(ctx, err, "completing with "+c.server.Name)
+	}
+	return res, nil
+}
+
+// logLevelKey is the context key of the log level of a request's caller.
+type logLevelKey struct{}
+
+// WithLogLevel returns a context whose requests carry the caller's log
+// level (the one it set with logging/setLevel, or sent with its own
+// request) to a server on protocol 2026-07-28 or later, which takes it
+// from each request's _meta (io.modelcontextprotocol/logLevel) and sends
+// no log messages for a request without one. Servers of older versions
+// hear the level through logging/setLevel instead.
+func WithLogLevel(ctx context.Context, level mcp.LoggingLevel) context.Context {
+	return context.WithValue(ctx, logLevelKey{}, level)
+}
+
+// requestLevel returns the level WithLogLevel put in ctx, if the server
+// takes it per request.
+func (c *Client) requestLevel(ctx context.Context) (mcp.LoggingLevel, bool) {
+	level, ok := ctx.Value(logLevelKey{}).(mcp.LoggingLevel)
+	if !ok || level == "" {
+		return "", false
+	}
+	ir := c.session.InitializeResult()
+	return level, ir != nil && ir.ProtocolVersion >= protocolPerRequestMeta
+}
+
+// levelMeta returns meta with the caller's log level added for a server
+// that takes it per request (a copy; meta itself is not changed).
+func (c *Client) levelMeta(ctx context.Context, meta mcp.Meta) mcp.Meta {
+	level, ok := c.requestLevel(ctx)
+	if !ok {
+		return meta
+	}
+	out := cloneMeta(meta)
+	out[mcp.MetaKeyLogLevel] = level
+	return out
+}
+
+// protocolPerRequestMeta is the first protocol version whose requests
+// carry their own metadata (client, capabilities, log level) in _meta.
+const protocolPerRequestMeta = "2026-07-28"
+
 // ReadResource reads a resource.
 func (c *Client) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
-	res, err := c.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	res, err := c.session.ReadResource(ctx, &mcp.ReadResourceParams{Meta: c.levelMeta(ctx, nil), URI: uri})
 	if err != nil {
 		out := c.classify(ctx, err, fmt.Sprintf("reading %s from %s", uri, c.server.Name))
 		// Resource not found is -32602 since SEP-2164 (-32002 before):

@@ -141,7 +141,8 @@ func (f *fastCaller) call(ctx context.Context, params *mcp.CallToolParams) (*mcp
 		return nil, f.failed(ctx, id, fmt.Errorf("unexpected content type %q", ct))
 	}
 	if msg.Error != nil {
-		return nil, msg.Error
+		// Worded as the SDK's session words a server's error answer.
+		return nil, fmt.Errorf("calling %q: %w", "tools/call", msg.Error)
 	}
 	return decodeResult(msg.Result)
 }
@@ -255,7 +256,7 @@ func (f *fastCaller) stream(ctx context.Context, r io.Reader, id string) (*wireM
 			case msg.Method != "" && len(msg.ID) > 0:
 				f.answer(ctx, &msg)
 			case msg.Method != "":
-				f.notify(&msg)
+				f.notify(ctx, &msg)
 			}
 		case bytes.HasPrefix(line, []byte("data:")):
 			v := bytes.TrimPrefix(line[5:], []byte(" "))
@@ -271,8 +272,9 @@ func (f *fastCaller) stream(ctx context.Context, r io.Reader, id string) (*wireM
 	return nil, io.ErrUnexpectedEOF
 }
 
-// notify dispatches a notification sent on a call's stream.
-func (f *fastCaller) notify(msg *wireMessage) {
+// notify dispatches a notification sent on the stream of the call whose
+// context is ctx.
+func (f *fastCaller) notify(ctx context.Context, msg *wireMessage) {
 	ev := f.events
 	switch msg.Method {
 	case "notifications/tools/list_changed":
@@ -295,7 +297,7 @@ func (f *fastCaller) notify(msg *wireMessage) {
 	case "notifications/message":
 		var p mcp.LoggingMessageParams
 		if ev.Log != nil && json.Unmarshal(msg.Params, &p) == nil {
-			ev.Log(&p)
+			ev.Log(ctx, &p)
 		}
 	case "notifications/progress":
 		// Read here, in order, before the response: delivered at once.

@@ -353,8 +353,9 @@ type headerTransport struct {
 	limits     frameLimits
 	calls      *callTracker
 	// progressRead, once set, is told the token of every progress
-	// notification read from an event stream the SDK's session reads
-	// (not the fast path's), for progressOrder.
+	// notification (and logOrderKey for every log message) read from an
+	// event stream the SDK's session reads (not the fast path's), for
+	// progressOrder.
 	progressRead atomic.Pointer[func(token string)]
 	// wire hears what each exchange says about the connection.
 	wire *wireWatch
@@ -470,10 +471,24 @@ func (s *progressScan) keep(b []byte) {
 }
 
 // note reports line's progress token if it is the data of a progress
-// notification.
+// notification, and logOrderKey if it is a log message's.
 func (s *progressScan) note(line []byte) {
 	data, ok := bytes.CutPrefix(line, []byte("data:"))
-	if !ok || !bytes.Contains(data, []byte(`"notifications/progress"`)) {
+	if !ok {
+		return
+	}
+	if bytes.Contains(data, []byte(`"notifications/message"`)) {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(bytes.TrimSpace(bytes.TrimSuffix(data, []byte("\r"))), &msg) == nil &&
+			msg.Method == "notifications/message" && msg.ID == nil {
+			s.read(logOrderKey)
+		}
+		return
+	}
+	if !bytes.Contains(data, []byte(`"notifications/progress"`)) {
 		return
 	}
 	var msg struct {

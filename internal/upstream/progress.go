@@ -12,13 +12,18 @@ import (
 
 // The SDK hands a response to its caller as soon as it is read, but
 // queues notifications for a handler goroutine, so a call can return
-// before the progress notifications the server sent ahead of its result
-// have been delivered — and a caller that stops listening when the call
-// returns would lose them (a gateway must forward them before the
-// response). progressOrder restores the order: the connection counts each
-// progress notification as it is read, the handler counts it delivered,
-// and CallTool waits, briefly, until every notification read before the
-// response has been delivered.
+// before the progress and log notifications the server sent ahead of its
+// result have been delivered — and a caller that stops listening when the
+// call returns would lose them (a gateway must forward them before the
+// response, on the call's own stream). progressOrder restores the order:
+// the connection counts each progress notification (by token) and each
+// log message (under logOrderKey) as it is read, the handler counts it
+// delivered, and CallTool waits, briefly, until every notification read
+// before the response has been delivered.
+// logOrderKey is the key log messages are counted under: they carry no
+// token, so a returning call waits for every log message read so far.
+const logOrderKey = "\x00log"
+
 type progressOrder struct {
 	mu      sync.Mutex
 	pending map[string]int // token -> read but not yet delivered
@@ -103,12 +108,17 @@ type progressConn struct {
 
 func (c *progressConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
-	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && req.Method == "notifications/progress" && !req.IsCall() {
-		var p struct {
-			Token any `json:"progressToken"`
-		}
-		if json.Unmarshal(req.Params, &p) == nil && p.Token != nil {
-			c.o.read(tokenKey(p.Token))
+	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && !req.IsCall() {
+		switch req.Method {
+		case "notifications/progress":
+			var p struct {
+				Token any `json:"progressToken"`
+			}
+			if json.Unmarshal(req.Params, &p) == nil && p.Token != nil {
+				c.o.read(tokenKey(p.Token))
+			}
+		case "notifications/message":
+			c.o.read(logOrderKey)
 		}
 	}
 	return msg, err

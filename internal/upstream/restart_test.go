@@ -213,8 +213,9 @@ func callText(t *testing.T, eng *toolcall.Engine, tool string) (string, error) {
 // restarts, it answers 404 for the old session; Switchboard starts a new
 // session at once (the MCP specification's rule) — no failure, no
 // backoff, no waiting for a ping — and a read-only call is retried on it.
-// A call that is not safe to repeat fails as a connection error, never a
-// protocol error, and the next one works.
+// A call that is not safe to repeat fails as a connection error marked
+// never delivered (never a protocol error), which the engine sends again
+// on the new session.
 func TestStreamableRestartBetweenCalls(t *testing.T) {
 	for _, tc := range []struct{ json, keepAlive bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
 		t.Run(fmt.Sprintf("json=%v,keepalive=%v", tc.json, tc.keepAlive), func(t *testing.T) {
@@ -239,12 +240,15 @@ func TestStreamableRestartBetweenCalls(t *testing.T) {
 				t.Errorf("after the restart: %d failures, retrying %v; want none", snap.ConsecutiveFailures, snap.Retrying)
 			}
 
+			// A call not safe to repeat is refused unprocessed by the
+			// restarted server (404 for the old session): the client says
+			// so, and marks it never delivered ...
 			old, err := pool.Client("restartable")
 			if err != nil {
 				t.Fatal(err)
 			}
 			r.restart()
-			_, err = callText(t, eng, "write")
+			_, err = old.CallTool(context.Background(), &mcp.CallToolParams{Name: "write", Arguments: map[string]any{}}, nil)
 			msg := fmt.Sprint(err)
 			switch {
 			case fault.KindOf(err) != fault.Connection:
@@ -263,6 +267,18 @@ func TestStreamableRestartBetweenCalls(t *testing.T) {
 			})
 			if got, err := callText(t, eng, "write"); err != nil || got != "3" {
 				t.Errorf("the next call: got %q %v, want 3 on the new session", got, err)
+			}
+
+			// ... so the engine sends it again, on the new session, however
+			// unsafe the tool (a request that met a connection the old
+			// server closed may have been processed: that one fails).
+			r.restart()
+			res, err := eng.Call(context.Background(), toolcall.Request{Server: "restartable", Tool: "write", Source: "test"})
+			switch {
+			case err == nil && (res.Content[0].(*mcp.TextContent).Text != "4" || res.Retries != 1):
+				t.Errorf("a call the restarted server never processed: got %q after %d retries, want 4 after 1", res.Content[0].(*mcp.TextContent).Text, res.Retries)
+			case err != nil && (!tc.keepAlive || !strings.Contains(err.Error(), "closed the connection without answering")):
+				t.Errorf("a call the restarted server never processed: got %v, want it sent again on the new session", err)
 			}
 		})
 	}
@@ -336,7 +352,7 @@ func TestStreamableRestartDuringACall(t *testing.T) {
 // Switchboard starts a new session all the same, at once: a read-only call
 // after the restart works without a failure, and one that is not safe to
 // repeat is a connection error marked as never delivered, never a protocol
-// error. (A proxy in front refuses the standalone event stream, so that
+// error, which the engine sends again on the new session. (A proxy in front refuses the standalone event stream, so that
 // the calls, not that stream, are the first to meet the old session.)
 func TestStreamableRestartWithServerEverything(t *testing.T) {
 	ev := testpeer.StartRestartableEverything(t, "streamableHttp")
@@ -382,7 +398,7 @@ func TestStreamableRestartWithServerEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev.Restart()
-	_, err = call("toggle-simulated-logging", nil)
+	_, err = old.CallTool(context.Background(), &mcp.CallToolParams{Name: "toggle-simulated-logging", Arguments: map[string]any{}}, nil)
 	if k := fault.KindOf(err); k != fault.Connection || !upstream.NotDelivered(err) ||
 		!strings.Contains(fmt.Sprint(err), "no longer has this session (HTTP 400: Bad Request: No valid session ID provided)") {
 		t.Errorf("a call not safe to repeat after a restart: got %s %v (not delivered: %v), want a connection error quoting the server, marked not delivered",
@@ -394,6 +410,11 @@ func TestStreamableRestartWithServerEverything(t *testing.T) {
 	})
 	if got, err := call("toggle-simulated-logging", nil); err != nil || got == "" {
 		t.Errorf("the next call on the new session: got %q %v", got, err)
+	}
+	// Through the engine, such a call is sent again on the new session.
+	ev.Restart()
+	if got, err := call("toggle-simulated-logging", nil); err != nil || got == "" {
+		t.Errorf("a call not safe to repeat, never processed by the restarted server: got %q %v, want it sent again on a new session", got, err)
 	}
 }
 

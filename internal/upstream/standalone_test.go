@@ -54,7 +54,7 @@ func TestStreamableOutsideACall(t *testing.T) {
 	events := Events{
 		ToolsChanged:    func() { got <- "tools changed" },
 		ResourceUpdated: func(uri string) { got <- "updated " + uri },
-		Log:             func(p *mcp.LoggingMessageParams) { got <- "log " + p.Logger },
+		Log:             func(_ context.Context, p *mcp.LoggingMessageParams) { got <- "log " + p.Logger },
 	}
 	requests := ClientRequests{ListRoots: func(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
 		return &mcp.ListRootsResult{Roots: []*mcp.Root{{URI: "file:///work", Name: "work"}}}, nil

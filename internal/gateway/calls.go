@@ -1,0 +1,375 @@
+package gateway
+
+//lint:file-ignore SA1019 sampling, elicitation, roots and logging are deprecated only from protocol 2026-07-28; clients and servers use them today, and the gateway forwards them.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
+)
+
+// This file routes what an upstream sends its client while it works —
+// sampling, elicitation and roots requests, and log messages — to the
+// client whose call caused it, on that call's own stream, as the server
+// itself would send it there.
+//
+// A streamable-HTTP upstream sends them on the event stream of the call
+// that caused them; the upstream side reads that stream itself and hands
+// them over with the call's context, which links them to the call. The
+// SDK sends whatever is sent with a context derived from a request's
+// handler on that request's stream, so the gateway sends them with the
+// calling request's context (values) bounded by the upstream request's
+// (cancellation). On stdio, SSE and WebSocket nothing links them to a
+// call: the newest call to that server whose client can answer is taken.
+// A call the gateway answers itself (fastpath.go) carries its own event
+// stream in its context, where a sending middleware puts what the SDK
+// would have written.
+
+// clientCall is a client's tools/call while it runs: who made it and how
+// to reach that client on the call's own stream.
+type clientCall struct {
+	vs     *viewServer
+	server string
+	// ss is the client's session: nil for a stateless request the gateway
+	// answers itself, which has none.
+	ss *mcp.ServerSession
+	// level is the log level the caller asked for ("" for none: it gets
+	// no log messages), as the call began.
+	level mcp.LoggingLevel
+	// stream is the event stream of a call the gateway answers itself;
+	// nil when the SDK answers it.
+	stream *callStream
+	// ctx is the call's context: what the SDK sends with a context
+	// derived from it goes on the call's stream.
+	ctx context.Context
+}
+
+// capabilities returns what the calling client declared (nil if
+// nothing).
+func (c *clientCall) capabilities() *mcp.ClientCapabilities {
+	if c.ss == nil {
+		return nil
+	}
+	if ip := c.ss.InitializeParams(); ip != nil {
+		return ip.Capabilities
+	}
+	return nil
+}
+
+// callerKey is the context key of the *clientCall a tool call runs for.
+type callerKey struct{}
+
+// callRegistry holds, per upstream server, the client calls to it in
+// progress, newest last.
+type callRegistry struct {
+	mu sync.Mutex
+	m  map[string][]*clientCall
+}
+
+// add records c and returns the function that ends it.
+func (r *callRegistry) add(c *clientCall) func() {
+	r.mu.Lock()
+	if r.m == nil {
+		r.m = map[string][]*clientCall{}
+	}
+	r.m[c.server] = append(r.m[c.server], c)
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.m[c.server] = slices.DeleteFunc(r.m[c.server], func(x *clientCall) bool { return x == c })
+		if len(r.m[c.server]) == 0 {
+			delete(r.m, c.server)
+		}
+	}
+}
+
+// newest returns the newest call to server that ok accepts, or nil.
+func (r *callRegistry) newest(server string, ok func(*clientCall) bool) *clientCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	calls := r.m[server]
+	for i := len(calls) - 1; i >= 0; i-- {
+		if ok(calls[i]) {
+			return calls[i]
+		}
+	}
+	return nil
+}
+
+// onCall returns a context for sending to c's client what an upstream
+// sent with ctx: it carries the call's values (so that it goes on the
+// call's stream) and ends with either context. Call stop when done.
+func onCall(c *clientCall, ctx context.Context) (out context.Context, stop func()) {
+	out, cancel := context.WithCancel(context.WithoutCancel(c.ctx))
+	stopUp := context.AfterFunc(ctx, cancel)
+	stopCall := context.AfterFunc(c.ctx, cancel)
+	return out, func() {
+		stopUp()
+		stopCall()
+		cancel()
+	}
+}
+
+// noClientFor says why an upstream's request for capability (sampling,
+// elicitation) has no client to answer it: the client whose call caused
+// it did not declare the capability, or no call to the server is running.
+func noClientFor(ctx context.Context, server, capability string) error {
+	if _, ok := ctx.Value(callerKey{}).(*clientCall); ok {
+		return fmt.Errorf("server %s asked for %s, which the client that called it did not declare (capabilities.%s in its initialize)", server, capability, capability)
+	}
+	return fmt.Errorf("server %s asked for %s outside any call of a client that declared it", server, capability)
+}
+
+// caller returns the call whose client should answer a request server
+// sent with ctx, if its client satisfies can: the call ctx belongs to,
+// when the request came on that call's stream — and no other, which
+// would show a client a request of someone else's call — else the newest
+// call to server whose client can.
+func (g *Gateway) caller(ctx context.Context, server string, can func(*mcp.ClientCapabilities) bool) *clientCall {
+	capable := func(c *clientCall) bool {
+		caps := c.capabilities()
+		return caps != nil && can(caps)
+	}
+	if c, ok := ctx.Value(callerKey{}).(*clientCall); ok {
+		if capable(c) {
+			return c
+		}
+		return nil
+	}
+	return g.calls.newest(server, capable)
+}
+
+// Requests returns what answers an upstream's sampling, elicitation and
+// roots requests: the client whose call caused the request (see caller),
+// asked on that call's stream.
+func (g *Gateway) Requests(server string) upstream.ClientRequests {
+	return upstream.ClientRequests{
+		CreateMessage: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			c := g.caller(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
+			if c == nil {
+				return nil, noClientFor(ctx, server, "sampling")
+			}
+			cctx, stop := onCall(c, ctx)
+			defer stop()
+			return c.ss.CreateMessage(cctx, p)
+		},
+		Elicit: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			c := g.caller(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.Elicitation != nil })
+			if c == nil {
+				return nil, noClientFor(ctx, server, "elicitation")
+			}
+			cctx, stop := onCall(c, ctx)
+			defer stop()
+			return c.ss.Elicit(cctx, p)
+		},
+		ListRoots: func(ctx context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+			c := g.caller(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil || c.Roots.ListChanged })
+			if c == nil {
+				return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
+			}
+			cctx, stop := onCall(c, ctx)
+			defer stop()
+			return c.ss.ListRoots(cctx, p)
+		},
+	}
+}
+
+// Events returns the notification sinks of an upstream that the gateway
+// forwards to clients: log messages and resource updates. The caller
+// combines them with the catalog's own.
+func (g *Gateway) Events(server string) upstream.Events {
+	return upstream.Events{
+		ResourceUpdated: func(uri string) { g.resourceUpdated(server, uri) },
+		Log:             func(ctx context.Context, p *mcp.LoggingMessageParams) { g.log(ctx, server, p) },
+	}
+}
+
+// log forwards an upstream's log message. One that belongs to a call —
+// sent on its stream, or, where nothing links a message to a call (stdio,
+// SSE, WebSocket), the newest call to that server whose client asked for
+// log messages — goes on that call's stream, at once, so that it arrives
+// before the call's result. One that belongs to no call goes to every
+// client of a view that shows the server (the SDK drops it for clients
+// below the level they set, or that set none).
+func (g *Gateway) log(ctx context.Context, server string, p *mcp.LoggingMessageParams) {
+	c, linked := ctx.Value(callerKey{}).(*clientCall)
+	if !linked {
+		c = g.calls.newest(server, func(c *clientCall) bool { return c.level != "" })
+	}
+	if c != nil {
+		msg := c.vs.logMessage(server, p)
+		if c.ss == nil {
+			c.stream.log(&msg, c.level)
+			return
+		}
+		cctx, stop := onCall(c, ctx)
+		defer stop()
+		_ = c.ss.Log(cctx, &msg)
+		return
+	}
+	type delivery struct {
+		ss  *mcp.ServerSession
+		msg mcp.LoggingMessageParams
+	}
+	var out []delivery
+	for _, vs := range g.views(server) {
+		msg := vs.logMessage(server, p)
+		for ss := range vs.srv.Sessions() {
+			out = append(out, delivery{ss, msg})
+		}
+	}
+	if len(out) == 0 {
+		return
+	}
+	// It runs on the upstream's reader: hand off.
+	g.sessions.Add(1)
+	go func() {
+		defer g.sessions.Done()
+		for _, d := range out {
+			_ = d.ss.Log(context.Background(), &d.msg)
+		}
+	}()
+}
+
+// logMessage is an upstream's log message as the view's clients see it:
+// in a view that prefixes names, with the server's name as the logger
+// when it names none.
+func (vs *viewServer) logMessage(server string, p *mcp.LoggingMessageParams) mcp.LoggingMessageParams {
+	msg := *p
+	if msg.Logger == "" && vs.spec().prefixed() {
+		msg.Logger = server
+	}
+	return msg
+}
+
+// views returns every view server (current and retired) that shows server.
+func (g *Gateway) views(server string) []*viewServer {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []*viewServer
+	for _, vs := range g.servers {
+		if vs.spec().hasServer(server) {
+			out = append(out, vs)
+		}
+	}
+	for _, vs := range g.retired {
+		if vs.spec().hasServer(server) {
+			out = append(out, vs)
+		}
+	}
+	return out
+}
+
+// resourceUpdated tells the subscribed clients of every view that shows
+// the resource. It runs on the upstream's reader, so it hands off.
+func (g *Gateway) resourceUpdated(server, uri string) {
+	for _, vs := range g.views(server) {
+		exposed := ""
+		vs.mu.Lock()
+		for u, e := range vs.resources {
+			if e.server == server && e.uri == uri {
+				exposed = u
+				break
+			}
+		}
+		vs.mu.Unlock()
+		if exposed == "" {
+			exposed = uri // a templated resource: its URI is its own
+		}
+		srv := vs.srv
+		g.sessions.Add(1)
+		go func() {
+			defer g.sessions.Done()
+			_ = srv.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: exposed})
+		}()
+	}
+}
+
+// sessionLevels holds the log level each client session set with
+// logging/setLevel, for the upstreams that take it per request. Only
+// sessions the gateway sees end are kept: streamable-HTTP sessions (by
+// id) and the one session of serve --stdio.
+type sessionLevels struct{ m sync.Map } // *mcp.ServerSession -> mcp.LoggingLevel
+
+func (l *sessionLevels) set(ss *mcp.ServerSession, level mcp.LoggingLevel) { l.m.Store(ss, level) }
+func (l *sessionLevels) drop(ss *mcp.ServerSession)                        { l.m.Delete(ss) }
+
+// mostVerbose returns the most verbose of level and the levels the
+// sessions set ("" if none is set).
+func (l *sessionLevels) mostVerbose(level mcp.LoggingLevel) mcp.LoggingLevel {
+	out := level
+	l.m.Range(func(_, v any) bool {
+		if lv, _ := v.(mcp.LoggingLevel); lv != "" && (out == "" || levelRank(lv) < levelRank(out)) {
+			out = lv
+		}
+		return true
+	})
+	return out
+}
+
+// maxLevelWait bounds telling a newly connected upstream the log level.
+const maxLevelWait = 10 * time.Second
+
+// Connected brings a newly connected upstream in step with the clients:
+// one that logs (before protocol 2026-07-28, which takes the level with
+// each request) is told the most verbose level a client set — in
+// stateless mode at least "info", the level the SDK gives a client's
+// request — which its new session does not know: without it, a server
+// sends no log messages.
+func (g *Gateway) Connected(c *upstream.Client) {
+	ir := c.InitializeResult()
+	if ir == nil || ir.ProtocolVersion >= protocolPerRequest || c.Capabilities().Logging == nil {
+		return
+	}
+	floor := mcp.LoggingLevel("")
+	if g.config().Gateway.Stateless {
+		floor = "info"
+	}
+	level := g.levels.mostVerbose(floor)
+	if level == "" {
+		return
+	}
+	g.sessions.Add(1)
+	go func() {
+		defer g.sessions.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), maxLevelWait)
+		defer cancel()
+		if err := c.Session().SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
+			g.logger.Debug("telling a server the logging level failed", logKeyServer, c.Server().Name, logKeyErr, err)
+		}
+	}()
+}
+
+func (l *sessionLevels) get(ss *mcp.ServerSession) mcp.LoggingLevel {
+	if ss == nil {
+		return ""
+	}
+	v, _ := l.m.Load(ss)
+	level, _ := v.(mcp.LoggingLevel)
+	return level
+}
+
+// callerLevel is the log level a call's client asked for: the one its
+// request carries (protocol 2026-07-28), else the one its session set;
+// in stateless mode, where a request of an older protocol has no
+// session to set one, "info", as the SDK assumes for such a request.
+func (g *Gateway) callerLevel(gw config.Gateway, meta mcp.Meta, ss *mcp.ServerSession) mcp.LoggingLevel {
+	if v, ok := meta[mcp.MetaKeyLogLevel].(string); ok && v != "" {
+		return mcp.LoggingLevel(v)
+	}
+	if gw.Stateless {
+		if _, newProtocol := meta[mcp.MetaKeyProtocolVersion]; !newProtocol {
+			return "info"
+		}
+		return ""
+	}
+	return g.levels.get(ss)
+}
