@@ -31,6 +31,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/llm"
+	"github.com/switchboard-mcp/switchboard/internal/telemetry"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
 
@@ -423,7 +424,8 @@ func (s *Session) loop(ctx, runCtx context.Context, out *Outcome) (*Outcome, err
 		}
 		out.Steps++
 		step := out.Steps
-		resp, err := s.client.Chat(runCtx, llm.ChatRequest{
+		stepCtx, span := telemetry.StartAgentStep(runCtx, step, s.llm.Model)
+		resp, err := s.client.Chat(stepCtx, llm.ChatRequest{
 			Messages:     s.history,
 			Tools:        functions,
 			MaxTokens:    maxTokens,
@@ -436,6 +438,7 @@ func (s *Session) loop(ctx, runCtx context.Context, out *Outcome) (*Outcome, err
 			},
 		})
 		if err != nil {
+			span.End(err)
 			if stop, cerr := s.interrupted(ctx, runCtx); cerr != nil {
 				return s.fail(out, cerr)
 			} else if stop != "" {
@@ -443,6 +446,7 @@ func (s *Session) loop(ctx, runCtx context.Context, out *Outcome) (*Outcome, err
 			}
 			return s.fail(out, err)
 		}
+		span.Usage(resp.PromptTokens, resp.CompletionTokens, len(resp.Message.ToolCalls))
 		out.PromptTokens += resp.PromptTokens
 		out.CompletionTokens += resp.CompletionTokens
 		out.Cost += resp.Cost
@@ -456,13 +460,16 @@ func (s *Session) loop(ctx, runCtx context.Context, out *Outcome) (*Outcome, err
 			out.Answer = msg.Content
 		}
 		if len(msg.ToolCalls) == 0 {
+			span.End(nil)
 			out.Stop = StopAnswered
 			return out, nil
 		}
 		if s.opts.OnText != nil && msg.Content != "" {
 			s.opts.OnText("\n")
 		}
-		if overLimit := s.runTools(runCtx, step, msg.ToolCalls, out); overLimit {
+		overLimit := s.runTools(stepCtx, step, msg.ToolCalls, out)
+		span.End(nil)
+		if overLimit {
 			return s.finish(out, StopMaxToolCalls)
 		}
 	}

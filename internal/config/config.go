@@ -108,6 +108,9 @@ type Config struct {
 	// agent loop's limits (the `agent:` block); see agent.go.
 	LLM   LLM
 	Agent Agent
+	// Telemetry configures OpenTelemetry traces (the `telemetry:` block;
+	// see telemetry.go).
+	Telemetry Telemetry
 	// AllowedCommands is the effective stdio command allowlist: the defaults
 	// plus security.allowed_commands (bare names or absolute paths).
 	AllowedCommands []string

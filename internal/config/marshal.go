@@ -59,6 +59,9 @@ func fileOf(c *Config) schema.File {
 	if !c.Agent.isDefault() {
 		f.Agent = agentOf(c.Agent)
 	}
+	if !c.Telemetry.isDefault() {
+		f.Telemetry = telemetryOf(c.Telemetry)
+	}
 	for _, s := range c.Servers {
 		f.Servers = append(f.Servers, serverOf(s))
 	}

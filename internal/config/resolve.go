@@ -110,6 +110,7 @@ func (r *resolver) resolve(rc *rawConfig) *Config {
 	cfg.Notebook = r.decodeNotebook(f.Notebook, names)
 	cfg.LLM = r.decodeLLM(f.LLM)
 	cfg.Agent = r.decodeAgent(f.Agent, names)
+	cfg.Telemetry = r.decodeTelemetry(f.Telemetry)
 	return cfg
 }
 

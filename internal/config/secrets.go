@@ -136,6 +136,7 @@ func (c *Config) Redacted() *Config {
 		out.Servers = nil
 	}
 	out.Hooks = c.Hooks.redacted()
+	out.Telemetry = c.Telemetry.redacted()
 	return &out
 }
 

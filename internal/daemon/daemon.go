@@ -41,6 +41,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/metrics"
 	"github.com/switchboard-mcp/switchboard/internal/procs"
 	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/telemetry"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 	"github.com/switchboard-mcp/switchboard/internal/web"
@@ -108,6 +109,9 @@ func New(opts Options) (*Daemon, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	cfg := opts.Config
+	if err := checkTelemetry(cfg); err != nil {
+		return nil, err
+	}
 	d := &Daemon{opts: opts, logger: logger, cfg: cfg, out: newLineWriter(opts.Out)}
 	var err error
 	d.pool, err = upstream.NewPool(upstream.PoolOptions{
@@ -348,6 +352,10 @@ func (d *Daemon) RunStdio(ctx context.Context, t mcp.Transport) error {
 // serve runs the components, starts the front ends, and on ctx done calls
 // stop with a deadline for calls in flight, then stops everything else.
 func (d *Daemon) serve(ctx context.Context, start func(context.Context, *sync.WaitGroup), stop func(deadline context.Context)) error {
+	if err := d.startTelemetry(d.config()); err != nil {
+		return err
+	}
+	defer func() { d.shutdownTelemetry(telemetry.Use(nil)) }() // the last spans are sent
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	var core, front sync.WaitGroup
 	core.Add(4)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/telemetry"
 )
 
 // Reload re-reads the configuration and applies it all-or-nothing: when
@@ -48,9 +49,17 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadReport, error) {
 	if err != nil {
 		return control.ReloadReport{}, err
 	}
-	changes, err := d.pool.Apply(ctx, cfg)
+	tracing, tracingChanged, err := d.reloadTelemetry(old, cfg)
 	if err != nil {
 		return control.ReloadReport{}, err
+	}
+	changes, err := d.pool.Apply(ctx, cfg)
+	if err != nil {
+		d.shutdownTelemetry(tracing)
+		return control.ReloadReport{}, err
+	}
+	if tracingChanged {
+		d.shutdownTelemetry(telemetry.Use(tracing))
 	}
 	d.cat.SetServers(cfg.Servers)
 	if err := d.eng.SetConfig(cfg); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/telemetry"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
 
@@ -257,7 +258,9 @@ func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, m *message
 			cs.notify("notifications/progress", params)
 		}
 	}
+	ctx, span := telemetry.StartServer(ctx, telemetry.Request{Method: m.method, Target: p.Name, Meta: p.Meta, Header: r.Header, Session: sid, RequestID: string(m.ID)})
 	res := vs.invoke(ctx, cc, e, p.Arguments, p.Meta, user, session, notify)
+	span.EndTool(res, nil)
 	if ctx.Err() != nil {
 		return true // the client went away or cancelled: nothing to answer
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/telemetry"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
@@ -84,6 +85,7 @@ func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
 	})
 	vs.srv.AddReceivingMiddleware(vs.setLevelMiddleware, vs.unlistedMiddleware, vs.asServerMiddleware)
 	vs.srv.AddSendingMiddleware(fastSending)
+	vs.srv.AddReceivingMiddleware(telemetry.ServerMiddleware) // outermost: its span covers the rest
 	return vs
 }
 

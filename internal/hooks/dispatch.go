@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/telemetry"
 )
 
 // Report is the outcome of one event: every run, and the merged decision.
@@ -65,6 +66,19 @@ type outcome struct {
 	reason string
 	args   map[string]any // rewrite: keys to set (nil value: remove)
 	failed bool
+}
+
+// describe names the outcome for a trace: failed, deny, rewrite or allow.
+func (o outcome) describe() string {
+	switch {
+	case o.failed:
+		return "failed"
+	case o.kind == deny:
+		return "deny"
+	case o.kind == rewrite:
+		return "rewrite"
+	}
+	return "allow"
 }
 
 // job is one hook to run for one event on the pool.
@@ -332,8 +346,10 @@ func (e *Engine) onFailure(h *hook, ev *event) string {
 
 // runHook runs h's actions for ev in order. The first failure ends the
 // hook, and so does a denial.
-func (e *Engine) runHook(ctx context.Context, set *hookSet, h *hook, ev *event) outcome {
-	o := outcome{h: h}
+func (e *Engine) runHook(ctx context.Context, set *hookSet, h *hook, ev *event) (o outcome) {
+	ctx, span := telemetry.StartHook(ctx, ev.name, h.cfg.Name)
+	defer func() { span.EndHook(o.describe(), o.failed) }()
+	o = outcome{h: h}
 	fail := func(msg string) {
 		o.failed = true
 		if e.onFailure(h, ev) == config.OnFailureBlock && o.kind != deny {

@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
 	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/telemetry"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
@@ -257,8 +258,11 @@ func (e *Engine) Call(ctx context.Context, req Request) (*Result, error) {
 		req.Source = SourceCLI
 	}
 	c := &call{e: e, set: e.set.Load(), req: req, start: e.now(), status: StatusPending}
+	ctx, c.span = telemetry.StartCall(ctx, telemetry.Call{ID: req.ID, Server: req.Server, Tool: req.Tool, Source: string(req.Source), Session: req.SessionID, User: req.Identity})
 	res, err := c.run(ctx)
 	c.finish(ctx, res, err)
+	c.span.Status(string(c.status))
+	c.span.EndTool(resultOf(res), err)
 	c.afterIntercept(ctx, res, err)
 	return res, err
 }
@@ -301,6 +305,8 @@ type call struct {
 	retries int
 	// icpt is the interceptor whose Before ran (After is due).
 	icpt Interceptor
+	// span traces the call (nil while tracing is off).
+	span *telemetry.Span
 
 	mu       sync.Mutex
 	progress *Progress
@@ -388,6 +394,7 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 	}
 	defer release()
 	waited := time.Since(waitStart)
+	c.span.Queued(waited)
 	// The budget: a separate cause, so that expiry yields a partial result.
 	if d := req.Budget.MaxDuration; d > 0 {
 		var cancelBudget context.CancelFunc
@@ -400,6 +407,7 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 	maxRetries := srv.MaxRetries
 	for attempt := 0; ; attempt++ {
 		c.status = StatusExecuting
+		c.span.Attempt(attempt + 1)
 		res, err := c.attempt(budgetCtx, cancelCost)
 		if err == nil {
 			return c.result(res, timeout), nil
@@ -432,6 +440,7 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 		c.status = StatusPending
 		e.logger.Debug("retrying", logKeyID, req.ID, logKeyServer, req.Server, logKeyTool, req.Tool, "attempt", attempt+1, "err", fault.As(err).Message)
 		backoff := time.Duration(100<<attempt) * time.Millisecond
+		c.span.Retry(attempt+1, err, backoff)
 		select {
 		case <-time.After(backoff):
 		case <-budgetCtx.Done():
@@ -624,4 +633,12 @@ func (c *call) partial(cause error) *Result {
 	}
 	c.status = StatusSuccess
 	return r
+}
+
+// resultOf is the tool result of a call's result, or nil.
+func resultOf(r *Result) *mcp.CallToolResult {
+	if r == nil {
+		return nil
+	}
+	return r.CallToolResult
 }

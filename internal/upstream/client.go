@@ -24,6 +24,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
+	"github.com/switchboard-mcp/switchboard/internal/telemetry"
 )
 
 // Version is reported to upstream servers as the client version.
@@ -220,6 +221,7 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "switchboard", Version: Version}, copts)
+	client.AddSendingMiddleware(telemetry.ClientMiddleware(srv.Name, srv.URL))
 
 	if opts.Requests.ListRoots != nil {
 		client.AddReceivingMiddleware(opts.Requests.rootsMiddleware())
@@ -473,8 +475,16 @@ func (c *Client) Ping(ctx context.Context) (time.Duration, error) {
 
 // CallTool calls a tool. When onProgress is non-nil, the call carries a
 // progress token and the server's progress notifications are passed to it.
-// Cancelling ctx sends notifications/cancelled upstream.
+// Cancelling ctx sends notifications/cancelled upstream. Within a trace,
+// the request has a span, and carries its trace context in _meta.
 func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams, onProgress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+	ctx, span := telemetry.StartClient(ctx, c.server.Name, "tools/call", params.Name, c.server.URL)
+	res, err := c.callTool(ctx, telemetry.CallParams(ctx, params), onProgress)
+	span.EndTool(res, err)
+	return res, err
+}
+
+func (c *Client) callTool(ctx context.Context, params *mcp.CallToolParams, onProgress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
 	if level, ok := c.requestLevel(ctx); ok {
 		p := *params
 		p.Meta = cloneMeta(params.Meta)

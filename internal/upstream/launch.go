@@ -21,6 +21,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/procgroup"
+	"github.com/switchboard-mcp/switchboard/internal/telemetry"
 )
 
 // baseEnv names the parent environment variables a stdio child always gets
@@ -375,6 +376,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			Request:    req,
 		}, nil
 	}
+	req = telemetry.HTTPRequest(req) // a clone when it adds the trace context
 	if len(t.headers) > 0 {
 		req = req.Clone(req.Context())
 		for k, v := range t.headers {

@@ -49,6 +49,8 @@ type File struct {
 	LLM *LLM `json:"llm,omitempty"`
 	// Agent bounds the agent loop (docs/agent.md).
 	Agent *Agent `json:"agent,omitempty"`
+	// Telemetry sends OpenTelemetry traces over OTLP (docs/observability.md).
+	Telemetry *Telemetry `json:"telemetry,omitempty"`
 	// Servers are the upstream MCP servers, each with a unique name.
 	Servers []Server `json:"servers,omitempty" jsonschema_extras:"x-type=a list of servers,x-fix=start each server with \"- name: ...\""`
 }
@@ -351,6 +353,24 @@ type LLM struct {
 	Stream *bool `json:"stream,omitempty" jsonschema:"default=true"`
 	// How many times a request answered 429 or 5xx is sent again.
 	MaxRetries *int `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10,default=3"`
+}
+
+// Telemetry sends OpenTelemetry traces of every call over OTLP
+// (docs/observability.md). Keys left out fall back to the standard OTEL_*
+// environment variables, then to the defaults.
+type Telemetry struct {
+	// Send traces; off by default, on when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set and this key is absent.
+	Enabled *bool `json:"enabled,omitempty" jsonschema:"default=false"`
+	// The OTLP receiver's URL (http:// or https://); for http/protobuf, /v1/traces is added when the URL has no path. Default OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318 (grpc: http://localhost:4317).
+	Endpoint *string `json:"endpoint,omitempty" jsonschema_extras:"x-fix=give an http:// or https:// URL\\, e.g. http://localhost:4318"`
+	// How spans are sent: http/protobuf or grpc. Default OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf.
+	Protocol *string `json:"protocol,omitempty" jsonschema:"enum=http/protobuf,enum=grpc"`
+	// Headers sent with every export, e.g. an API key; values may use ${VAR}. Added to OTEL_EXPORTER_OTLP_HEADERS.
+	Headers map[string]Text `json:"headers,omitempty" jsonschema_extras:"x-type=a mapping of names to strings"`
+	// The service.name of the spans. Default OTEL_SERVICE_NAME, else switchboard.
+	ServiceName *string `json:"service_name,omitempty"`
+	// The share of new traces recorded, from 0 to 1; a trace a client started follows the client's decision. Default OTEL_TRACES_SAMPLER, else 1.
+	SampleRatio *float64 `json:"sample_ratio,omitempty" jsonschema:"minimum=0,maximum=1" jsonschema_extras:"x-fix=write a number from 0 (no new traces) to 1 (every trace)"`
 }
 
 // Agent bounds the agent loop. A limit of 0 means none, except max_steps.

@@ -1,0 +1,167 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"net/url"
+	"strings"
+
+	"github.com/switchboard-mcp/switchboard/internal/config/schema"
+)
+
+// This file reads the telemetry: block: OpenTelemetry traces over OTLP
+// (docs/observability.md). What the block leaves out falls back to the
+// standard OTEL_* environment variables; package telemetry reads those
+// when it builds the exporter, so that a reload sees the daemon's own
+// environment.
+
+// Telemetry configures OpenTelemetry traces. A nil pointer field was not
+// written in the file: the OTEL_* environment variables, then the
+// defaults, decide it.
+type Telemetry struct {
+	// Enabled turns traces on or off; nil leaves it to the environment
+	// (on when an OTLP endpoint variable is set).
+	Enabled *bool
+	// Endpoint is the receiver's URL ("" for the environment's, or the
+	// protocol's default).
+	Endpoint string
+	// Protocol is "http/protobuf" or "grpc" ("" for the environment's, or
+	// http/protobuf).
+	Protocol string
+	// Headers are sent with every export, over those of
+	// OTEL_EXPORTER_OTLP_HEADERS.
+	Headers map[string]string
+	// ServiceName is the spans' service.name ("" for OTEL_SERVICE_NAME,
+	// or switchboard).
+	ServiceName string
+	// SampleRatio is the share of new traces recorded; nil leaves it to
+	// OTEL_TRACES_SAMPLER (default: every trace).
+	SampleRatio *float64
+	// Pos is where the block was written.
+	Pos Pos
+}
+
+// Equal reports whether t and o configure the same telemetry (Pos
+// aside): a reload keeps the running exporter when they do.
+func (t Telemetry) Equal(o Telemetry) bool {
+	eqPtr := func(a, b *bool) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	eqF := func(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	return eqPtr(t.Enabled, o.Enabled) && t.Endpoint == o.Endpoint && t.Protocol == o.Protocol &&
+		maps.Equal(t.Headers, o.Headers) && t.ServiceName == o.ServiceName && eqF(t.SampleRatio, o.SampleRatio)
+}
+
+// isDefault reports whether t says nothing (the block is absent or empty).
+func (t Telemetry) isDefault() bool {
+	return t.Enabled == nil && t.Endpoint == "" && t.Protocol == "" && len(t.Headers) == 0 &&
+		t.ServiceName == "" && t.SampleRatio == nil
+}
+
+// TelemetryProtocols are the values telemetry.protocol and
+// OTEL_EXPORTER_OTLP_PROTOCOL may take.
+var TelemetryProtocols = []string{"http/protobuf", "grpc"}
+
+// CheckTelemetryEndpoint returns what is wrong with an OTLP endpoint URL,
+// or "" when it is usable.
+func CheckTelemetryEndpoint(v string) string {
+	u, err := url.Parse(v)
+	switch {
+	case err != nil || u.Host == "":
+		return fmt.Sprintf("invalid URL %q", v)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Sprintf("URL %q must start with http:// or https://", v)
+	case u.User != nil:
+		return "must not carry credentials"
+	}
+	return ""
+}
+
+// decodeTelemetry reads the telemetry: block.
+func (r *resolver) decodeTelemetry(f *schema.Telemetry) Telemetry {
+	t := Telemetry{Pos: r.keyAt("telemetry")}
+	if f == nil {
+		return t
+	}
+	if f.Enabled != nil {
+		v := *f.Enabled
+		t.Enabled = &v
+	}
+	if v, ok := r.textAt("telemetry", "endpoint"); ok {
+		if msg := CheckTelemetryEndpoint(v); msg != "" {
+			fix := "give the OTLP receiver's http:// or https:// URL, e.g. http://localhost:4318 (http/protobuf) or http://localhost:4317 (grpc)"
+			if msg == "must not carry credentials" {
+				fix = "send the credentials as a header: telemetry.headers"
+			}
+			r.ps.add(r.at("telemetry", "endpoint").pos, "telemetry.endpoint", msg, fix, nil)
+		} else {
+			t.Endpoint = v
+		}
+	}
+	if f.Protocol != nil {
+		t.Protocol = *f.Protocol // the schema's enum checked it
+	}
+	if n := r.at("telemetry", "headers"); n != nil {
+		pairs, _ := r.ps.strMap(n, "telemetry.headers")
+		for _, p := range pairs {
+			field := "telemetry.headers." + p.key
+			if !headerName.MatchString(p.key) {
+				r.ps.add(p.keyPos, field, fmt.Sprintf("invalid header name %q", p.key), "use letters, digits and -", nil)
+				continue
+			}
+			if !p.value.isScalar() {
+				continue // reported by strMap
+			}
+			v, ok := r.expandHeaderNode(p.value, field)
+			if !ok {
+				continue
+			}
+			if strings.ContainsAny(v, "\r\n") {
+				r.ps.add(p.value.pos, field, "header value contains a line break", "remove it", nil)
+				continue
+			}
+			if t.Headers == nil {
+				t.Headers = map[string]string{}
+			}
+			t.Headers[p.key] = v
+		}
+	}
+	if v, ok := r.textAt("telemetry", "service_name"); ok {
+		if strings.TrimSpace(v) == "" {
+			r.ps.add(r.at("telemetry", "service_name").pos, "telemetry.service_name", "is empty", "name the service, e.g. service_name: switchboard-prod, or remove the key", nil)
+		} else {
+			t.ServiceName = strings.TrimSpace(v)
+		}
+	}
+	if f.SampleRatio != nil {
+		v := *f.SampleRatio
+		t.SampleRatio = &v
+	}
+	return t
+}
+
+// redacted hides the header values (an exporter's headers are its
+// credentials).
+func (t Telemetry) redacted() Telemetry {
+	out := t
+	if t.Headers != nil {
+		out.Headers = make(map[string]string, len(t.Headers))
+		for k := range t.Headers {
+			out.Headers[k] = Redaction
+		}
+	}
+	return out
+}
+
+// telemetryOf is the telemetry: block of a resolved configuration.
+func telemetryOf(t Telemetry) *schema.Telemetry {
+	out := &schema.Telemetry{
+		Enabled: t.Enabled, Endpoint: opt(esc(t.Endpoint)), Protocol: opt(t.Protocol),
+		ServiceName: opt(esc(t.ServiceName)), SampleRatio: t.SampleRatio,
+	}
+	if len(t.Headers) > 0 {
+		out.Headers = make(map[string]schema.Text, len(t.Headers))
+		for k, v := range t.Headers {
+			out.Headers[k] = schema.Text(esc(v))
+		}
+	}
+	return out
+}

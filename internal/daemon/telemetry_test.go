@@ -1,0 +1,272 @@
+package daemon
+
+// These tests install a trace provider, which is process-wide: they do not
+// call t.Parallel, so no other test of the package runs beside them.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/telemetry/telemetrytest"
+	"github.com/switchboard-mcp/switchboard/internal/testpeer"
+)
+
+// The trace a test client starts: its trace id and the span id of its
+// own (client) span.
+const (
+	clientTraceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	clientSpanID  = "00f067aa0ba902b7"
+	clientParent  = "00-" + clientTraceID + "-" + clientSpanID + "-01"
+	// secretArg is an argument value that must appear in no span.
+	secretArg = "argument-value-never-in-a-span"
+)
+
+// seenUpstream is what a recording proxy in front of an HTTP upstream saw
+// of the tools/call requests it passed on.
+type seenUpstream struct {
+	mu      sync.Mutex
+	headers []string // traceparent headers
+	metas   []string // params._meta.traceparent
+}
+
+// recordingProxy forwards to target, noting the trace context of every
+// tools/call request.
+func recordingProxy(t *testing.T, target string) (string, *seenUpstream) {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := &seenUpstream{}
+	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
+	rp.FlushInterval = -1
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var msg struct {
+				Method string `json:"method"`
+				Params struct {
+					Meta map[string]any `json:"_meta"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" {
+				tp, _ := msg.Params.Meta["traceparent"].(string)
+				seen.mu.Lock()
+				seen.headers = append(seen.headers, r.Header.Get("traceparent"))
+				seen.metas = append(seen.metas, tp)
+				seen.mu.Unlock()
+			}
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + u.Path, seen
+}
+
+// parentOf splits a traceparent into its trace id and parent span id.
+func parentOf(t *testing.T, tp string) (traceID, spanID string) {
+	t.Helper()
+	parts := strings.Split(tp, "-")
+	if len(parts) != 4 || len(parts[1]) != 32 || len(parts[2]) != 16 {
+		t.Fatalf("traceparent %q is not W3C trace context", tp)
+	}
+	return parts[1], parts[2]
+}
+
+// child returns the one span of spans named name whose parent is parent.
+func child(t *testing.T, spans []telemetrytest.Span, parent telemetrytest.Span, name string, kind tracepb.Span_SpanKind) telemetrytest.Span {
+	t.Helper()
+	for _, s := range spans {
+		if s.ParentID == parent.SpanID && s.Name == name {
+			if s.Kind != kind {
+				t.Errorf("span %q: got kind %v, want %v", name, s.Kind, kind)
+			}
+			return s
+		}
+	}
+	var got []string
+	for _, s := range spans {
+		got = append(got, s.Name+" (parent "+s.ParentID+")")
+	}
+	t.Fatalf("no span %q under %q (%s); the trace has %v", name, parent.Name, parent.SpanID, got)
+	return telemetrytest.Span{}
+}
+
+func wantAttrs(t *testing.T, s telemetrytest.Span, want map[string]string) {
+	t.Helper()
+	for k, v := range want {
+		if got, ok := s.Attrs[k]; !ok || got != v {
+			t.Errorf("span %q: attribute %s = %q (present: %v), want %q", s.Name, k, got, ok, v)
+		}
+	}
+}
+
+// noArgumentValues fails when any span, event or resource holds secretArg.
+func noArgumentValues(t *testing.T, spans []telemetrytest.Span) {
+	t.Helper()
+	for _, s := range spans {
+		b, _ := json.Marshal(s)
+		if strings.Contains(string(b), secretArg) {
+			t.Errorf("span %q records an argument value: %s", s.Name, b)
+		}
+	}
+}
+
+// TestTraceThroughGateway follows one client's trace through a real
+// gateway to a go-sdk upstream (stdio) and a TypeScript upstream
+// (server-everything over streamable HTTP): the client's traceparent
+// header is the parent of the gateway's span, the spans form the tree
+// gateway request → engine call → upstream request, and each upstream
+// receives the trace context of its request's span — in _meta, and over
+// HTTP also as a header. The spans reach a real OTLP/HTTP receiver when
+// the daemon exits.
+func TestTraceThroughGateway(t *testing.T) {
+	rcv := telemetrytest.NewHTTP(t)
+	tsURL, seen := recordingProxy(t, testpeer.StartEverything(t, "streamableHttp"))
+	cfg := testConfig(okServer(t, "go"), config.Server{Name: "ts", Transport: config.TransportHTTP, URL: tsURL, Enabled: true, LoadTools: true})
+	on := true
+	cfg.Telemetry = config.Telemetry{Enabled: &on, Endpoint: rcv.URL, ServiceName: "sb-test"}
+	r := start(t, cfg)
+	cs := r.connect(t, "/mcp", http.Header{"Traceparent": {clientParent}}, nil)
+	waitTools(t, cs, "both servers' tools", has("go__whoami", "ts__echo"))
+
+	// go-sdk upstream over stdio: whoami answers with the _meta it got.
+	res := call(t, cs, "go__whoami", map[string]any{})
+	var meta map[string]any
+	if err := json.Unmarshal([]byte(textOf(res)), &meta); err != nil {
+		t.Fatalf("whoami: %v (%q)", err, textOf(res))
+	}
+	tp, _ := meta["traceparent"].(string)
+	goTrace, goParent := parentOf(t, tp)
+	if goTrace != clientTraceID {
+		t.Errorf("the go-sdk upstream got trace id %s, want the client's %s", goTrace, clientTraceID)
+	}
+
+	// TypeScript upstream over HTTP: the proxy saw the header and _meta.
+	res = call(t, cs, "ts__echo", map[string]any{"message": secretArg})
+	if !strings.Contains(textOf(res), secretArg) {
+		t.Fatalf("ts__echo answered %q", textOf(res))
+	}
+	seen.mu.Lock()
+	headers, metas := append([]string(nil), seen.headers...), append([]string(nil), seen.metas...)
+	seen.mu.Unlock()
+	if len(headers) != 1 || len(metas) != 1 {
+		t.Fatalf("the TypeScript upstream saw %d tools/call requests, want 1", len(headers))
+	}
+	hTrace, hParent := parentOf(t, headers[0])
+	mTrace, mParent := parentOf(t, metas[0])
+	if hTrace != clientTraceID || mTrace != clientTraceID {
+		t.Errorf("the TypeScript upstream got trace ids %s (header) and %s (_meta), want %s", hTrace, mTrace, clientTraceID)
+	}
+	if hParent != mParent {
+		t.Errorf("header parent %s and _meta parent %s differ; both are the upstream request's span", hParent, mParent)
+	}
+
+	r.stop(t) // shutdown flushes the spans
+	spans := telemetrytest.Trace(rcv.Spans(), clientTraceID)
+	noArgumentValues(t, rcv.Spans())
+
+	for _, c := range []struct {
+		exposed, server, tool, upstreamParent, transport string
+	}{
+		{"go__whoami", "go", "whoami", goParent, "pipe"},
+		{"ts__echo", "ts", "echo", hParent, "tcp"},
+	} {
+		gw := child(t, spans, telemetrytest.Span{Name: "the client's span", SpanID: clientSpanID}, "tools/call "+c.exposed, tracepb.Span_SPAN_KIND_SERVER)
+		wantAttrs(t, gw, map[string]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": c.exposed, "network.transport": "tcp"})
+		if gw.Attrs["mcp.session.id"] == "" || gw.Attrs["jsonrpc.request.id"] == "" {
+			t.Errorf("gateway span %q lacks mcp.session.id or jsonrpc.request.id: %v", gw.Name, gw.Attrs)
+		}
+		eng := child(t, spans, gw, "execute_tool "+c.tool, tracepb.Span_SPAN_KIND_INTERNAL)
+		wantAttrs(t, eng, map[string]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": c.tool,
+			"switchboard.server": c.server, "switchboard.call.source": "gateway", "switchboard.status": "success",
+			"switchboard.call.attempts": "1"})
+		if len(eng.Events) == 0 || eng.Events[0].Name != "attempt" {
+			t.Errorf("engine span events: %+v, want an attempt", eng.Events)
+		}
+		up := child(t, spans, eng, "tools/call "+c.tool, tracepb.Span_SPAN_KIND_CLIENT)
+		wantAttrs(t, up, map[string]string{"mcp.method.name": "tools/call", "switchboard.server": c.server, "network.transport": c.transport})
+		if up.SpanID != c.upstreamParent {
+			t.Errorf("%s: the upstream's parent span is %s, want the upstream request's span %s", c.server, c.upstreamParent, up.SpanID)
+		}
+		if up.Resource["service.name"] != "sb-test" {
+			t.Errorf("service.name = %q, want sb-test", up.Resource["service.name"])
+		}
+	}
+	// The SDK's requests (initialize, tools/list) are traced too.
+	if _, ok := telemetrytest.Find(spans, "tools/list"); !ok {
+		t.Errorf("no tools/list span in the client's trace")
+	}
+}
+
+// TestTraceFromMeta sends the trace context in params._meta over stdio
+// (serve --stdio), as MCP clients without HTTP do: the gateway's span
+// continues that trace, and the upstream gets it onwards in _meta. A tool
+// error marks the spans failed with error.type tool_error.
+func TestTraceFromMeta(t *testing.T) {
+	rcv := telemetrytest.NewHTTP(t)
+	cfg := testConfig(okServer(t, "go"))
+	on := true
+	cfg.Telemetry = config.Telemetry{Enabled: &on, Endpoint: rcv.URL}
+	clientT := startStdio(t, cfg)
+	c := mcp.NewClient(&mcp.Implementation{Name: "stdio-client", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, clientT, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const traceID = "0af7651916cd43dd8448eb211c80319c"
+	const parent = "b7ad6b7169203331"
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "go__whoami", Arguments: map[string]any{},
+		Meta: mcp.Meta{"traceparent": "00-" + traceID + "-" + parent + "-01", "tracestate": "vendor=x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta map[string]any
+	if err := json.Unmarshal([]byte(textOf(res)), &meta); err != nil {
+		t.Fatal(err)
+	}
+	tp, _ := meta["traceparent"].(string)
+	if got, p := parentOf(t, tp); got != traceID || p == parent {
+		t.Errorf("the upstream got traceparent %q; want trace %s with a parent of Switchboard's, not the client's %s", tp, traceID, parent)
+	}
+	if meta["tracestate"] != "vendor=x" {
+		t.Errorf("the upstream got tracestate %v, want the client's vendor=x", meta["tracestate"])
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "go__fail", Arguments: map[string]any{},
+		Meta: mcp.Meta{"traceparent": "00-" + traceID + "-" + parent + "-01"}})
+	if err != nil || !res.IsError {
+		t.Fatalf("go__fail: %v, %+v", err, res)
+	}
+	cs.Close()
+	spans := rcv.Wait(t, 20*time.Second, "the stdio trace", func(s []telemetrytest.Span) bool {
+		_, ok := telemetrytest.Find(telemetrytest.Trace(s, traceID), "tools/call fail")
+		return ok
+	})
+	spans = telemetrytest.Trace(spans, traceID)
+	gw := child(t, spans, telemetrytest.Span{Name: "the client's span", SpanID: parent}, "tools/call go__whoami", tracepb.Span_SPAN_KIND_SERVER)
+	wantAttrs(t, gw, map[string]string{"network.transport": "pipe"})
+	failed := child(t, spans, telemetrytest.Span{Name: "the client's span", SpanID: parent}, "tools/call go__fail", tracepb.Span_SPAN_KIND_SERVER)
+	wantAttrs(t, failed, map[string]string{"error.type": "tool_error"})
+	if failed.Status != tracepb.Status_STATUS_CODE_ERROR {
+		t.Errorf("a tool error's span has status %v, want error", failed.Status)
+	}
+	eng := child(t, spans, failed, "execute_tool fail", tracepb.Span_SPAN_KIND_INTERNAL)
+	wantAttrs(t, eng, map[string]string{"error.type": "tool_error", "switchboard.status": "error"})
+}

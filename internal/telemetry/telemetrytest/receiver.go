@@ -1,0 +1,255 @@
+// Package telemetrytest runs OTLP trace receivers for tests: a real
+// OTLP/HTTP endpoint (an httptest server) and a real OTLP/gRPC endpoint,
+// both decoding what they receive with the official OTLP protobuf types
+// (go.opentelemetry.io/proto/otlp), and keeping the spans for the test to
+// inspect.
+package telemetrytest
+
+import (
+	"context"
+	"encoding/hex"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+)
+
+// Span is one received span, flattened for tests.
+type Span struct {
+	Name     string
+	Kind     tracepb.Span_SpanKind
+	TraceID  string // hex
+	SpanID   string // hex
+	ParentID string // hex; "" for a root
+	Attrs    map[string]string
+	Events   []Event
+	Status   tracepb.Status_StatusCode
+	// Resource holds the attributes of the span's resource.
+	Resource map[string]string
+}
+
+// Event is one event of a span.
+type Event struct {
+	Name  string
+	Attrs map[string]string
+}
+
+// Receiver keeps the spans sent to it.
+type Receiver struct {
+	// URL is the endpoint to configure: for OTLP/HTTP the base URL (the
+	// exporter adds /v1/traces), for gRPC http://host:port.
+	URL string
+
+	mu      sync.Mutex
+	spans   []Span
+	headers []http.Header // of each HTTP export, or gRPC metadata as headers
+	changed chan struct{}
+}
+
+func newReceiver() *Receiver { return &Receiver{changed: make(chan struct{})} }
+
+// NewHTTP starts an OTLP/HTTP receiver (protobuf bodies at /v1/traces),
+// closed when the test ends.
+func NewHTTP(t testing.TB) *Receiver {
+	r := newReceiver()
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/traces", func(w http.ResponseWriter, req *http.Request) {
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if ct := req.Header.Get("Content-Type"); ct != "application/x-protobuf" {
+			http.Error(w, "want application/x-protobuf, got "+ct, http.StatusUnsupportedMediaType)
+			return
+		}
+		var msg coltracepb.ExportTraceServiceRequest
+		if err := proto.Unmarshal(body, &msg); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.add(&msg, req.Header.Clone())
+		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(out)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	r.URL = srv.URL
+	return r
+}
+
+// grpcService is the receiver's OTLP trace service.
+type grpcService struct {
+	coltracepb.UnimplementedTraceServiceServer
+	r *Receiver
+}
+
+func (s grpcService) Export(ctx context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
+	h := http.Header{}
+	if md, ok := metadataFrom(ctx); ok {
+		for k, vs := range md {
+			for _, v := range vs {
+				h.Add(k, v)
+			}
+		}
+	}
+	s.r.add(req, h)
+	return &coltracepb.ExportTraceServiceResponse{}, nil
+}
+
+// NewGRPC starts an OTLP/gRPC receiver on 127.0.0.1, stopped when the
+// test ends.
+func NewGRPC(t testing.TB) *Receiver {
+	r := newReceiver()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	coltracepb.RegisterTraceServiceServer(srv, grpcService{r: r})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		srv.Stop()
+		<-done
+	})
+	r.URL = "http://" + ln.Addr().String()
+	return r
+}
+
+func (r *Receiver) add(msg *coltracepb.ExportTraceServiceRequest, h http.Header) {
+	var got []Span
+	for _, rs := range msg.GetResourceSpans() {
+		res := attrs(rs.GetResource().GetAttributes())
+		for _, ss := range rs.GetScopeSpans() {
+			for _, s := range ss.GetSpans() {
+				sp := Span{
+					Name:     s.GetName(),
+					Kind:     s.GetKind(),
+					TraceID:  hex.EncodeToString(s.GetTraceId()),
+					SpanID:   hex.EncodeToString(s.GetSpanId()),
+					ParentID: hex.EncodeToString(s.GetParentSpanId()),
+					Attrs:    attrs(s.GetAttributes()),
+					Status:   s.GetStatus().GetCode(),
+					Resource: res,
+				}
+				for _, e := range s.GetEvents() {
+					sp.Events = append(sp.Events, Event{Name: e.GetName(), Attrs: attrs(e.GetAttributes())})
+				}
+				got = append(got, sp)
+			}
+		}
+	}
+	r.mu.Lock()
+	r.spans = append(r.spans, got...)
+	r.headers = append(r.headers, h)
+	close(r.changed)
+	r.changed = make(chan struct{})
+	r.mu.Unlock()
+}
+
+// attrs flattens OTLP attributes to strings (ints and doubles in their
+// decimal form).
+func attrs(kvs []*commonpb.KeyValue) map[string]string {
+	m := map[string]string{}
+	for _, kv := range kvs {
+		m[kv.GetKey()] = valueString(kv.GetValue())
+	}
+	return m
+}
+
+func valueString(v *commonpb.AnyValue) string {
+	switch x := v.GetValue().(type) {
+	case *commonpb.AnyValue_StringValue:
+		return x.StringValue
+	case *commonpb.AnyValue_IntValue:
+		return formatInt(x.IntValue)
+	case *commonpb.AnyValue_DoubleValue:
+		return formatFloat(x.DoubleValue)
+	case *commonpb.AnyValue_BoolValue:
+		if x.BoolValue {
+			return "true"
+		}
+		return "false"
+	}
+	return v.String()
+}
+
+// Spans returns the spans received so far.
+func (r *Receiver) Spans() []Span {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.spans)
+}
+
+// Headers returns the headers (gRPC: metadata) of each export so far.
+func (r *Receiver) Headers() []http.Header {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.headers)
+}
+
+// Wait waits until ok holds for the spans received, or fails the test
+// after d.
+func (r *Receiver) Wait(t testing.TB, d time.Duration, what string, ok func([]Span) bool) []Span {
+	t.Helper()
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
+		r.mu.Lock()
+		spans, changed := slices.Clone(r.spans), r.changed
+		r.mu.Unlock()
+		if ok(spans) {
+			return spans
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			t.Fatalf("waited %s for %s; received %d spans: %v", d, what, len(spans), names(spans))
+			return nil
+		}
+	}
+}
+
+func names(spans []Span) []string {
+	var out []string
+	for _, s := range spans {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// Trace returns the spans of one trace.
+func Trace(spans []Span, traceID string) []Span {
+	var out []Span
+	for _, s := range spans {
+		if s.TraceID == traceID {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Find returns the first span named name, or false.
+func Find(spans []Span, name string) (Span, bool) {
+	for _, s := range spans {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Span{}, false
+}
