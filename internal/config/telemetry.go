@@ -65,10 +65,12 @@ var TelemetryProtocols = []string{"http/protobuf", "grpc"}
 func CheckTelemetryEndpoint(v string) string {
 	u, err := url.Parse(v)
 	switch {
-	case err != nil || u.Host == "":
+	case err != nil:
 		return fmt.Sprintf("invalid URL %q", v)
 	case u.Scheme != "http" && u.Scheme != "https":
 		return fmt.Sprintf("URL %q must start with http:// or https://", v)
+	case u.Host == "":
+		return fmt.Sprintf("URL %q names no host", v)
 	case u.User != nil:
 		return "must not carry credentials"
 	}

@@ -7,11 +7,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,8 +23,14 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/hooks"
+	"github.com/switchboard-mcp/switchboard/internal/llm"
+	"github.com/switchboard-mcp/switchboard/internal/llm/llmtest"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/telemetry/telemetrytest"
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
 
 // The trace a test client starts: its trace id and the span id of its
@@ -177,8 +185,17 @@ func TestTraceThroughGateway(t *testing.T) {
 		t.Errorf("header parent %s and _meta parent %s differ; both are the upstream request's span", hParent, mParent)
 	}
 
+	// A request other than tools/call goes upstream through the SDK's
+	// client, which traces it too.
+	if _, err := cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "go__greet", Arguments: map[string]string{"name": secretArg}}); err != nil {
+		t.Fatal(err)
+	}
+
 	r.stop(t) // shutdown flushes the spans
 	spans := telemetrytest.Trace(rcv.Spans(), clientTraceID)
+	pgw := child(t, spans, telemetrytest.Span{Name: "the client's span", SpanID: clientSpanID}, "prompts/get go__greet", tracepb.Span_SPAN_KIND_SERVER)
+	pup := child(t, spans, pgw, "prompts/get greet", tracepb.Span_SPAN_KIND_CLIENT)
+	wantAttrs(t, pup, map[string]string{"gen_ai.prompt.name": "greet", "switchboard.server": "go", "mcp.method.name": "prompts/get"})
 	noArgumentValues(t, rcv.Spans())
 
 	for _, c := range []struct {
@@ -269,4 +286,171 @@ func TestTraceFromMeta(t *testing.T) {
 	}
 	eng := child(t, spans, failed, "execute_tool fail", tracepb.Span_SPAN_KIND_INTERNAL)
 	wantAttrs(t, eng, map[string]string{"error.type": "tool_error", "switchboard.status": "error"})
+}
+
+// TestTraceHooksAgentAndReload: a hook's run, the agent steps it runs,
+// the engine calls the model asked for, the guard that checked them and
+// the tool.after hook queued for the pool form one trace; a reload that
+// changes the telemetry: block sends new spans to the new receiver, after
+// flushing the old one.
+func TestTraceHooksAgentAndReload(t *testing.T) {
+	rcvA, rcvB := telemetrytest.NewHTTP(t), telemetrytest.NewHTTP(t)
+	sink := newEventSink(t)
+	model := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
+		for _, m := range req.Chat {
+			if m.Role == llm.RoleTool {
+				return llmtest.Response{Text: "done"}
+			}
+		}
+		return llmtest.Response{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "alpha__echo", Arguments: `{"message": "` + secretArg + `"}`}}}
+	})
+	path := filepath.Join(t.TempDir(), "switchboard.yaml")
+	file := func(endpoint string) string {
+		return fmt.Sprintf(`llm:
+  base_url: %q
+  model: scripted
+  stream: false
+telemetry:
+  enabled: true
+  endpoint: %q
+hooks:
+  - name: ask
+    on: ask.*
+    actions:
+      - {type: agent, prompt: "Echo something"}
+  - name: check
+    on: tool.before
+    actions:
+      - {type: command, command: [sh, -c, "exit 0"]}
+  - name: after
+    on: tool.after
+    actions:
+      - {type: http, url: %q}
+`, model.URL(), endpoint, sink.srv.URL)
+	}
+	writeConfig(t, path, map[string]string{"alpha": "ok"}, file(rcvA.URL))
+	load := func() (*config.Config, error) { return config.Load(path, config.Options{}) }
+	cfg, err := load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, cfg, func(o *Options) {
+		o.Load = load
+		if _, err := hooks.Trust(o.StateDir, path); err != nil {
+			t.Fatal(err)
+		}
+	})
+	ctx := context.Background()
+	if _, err := r.d.Pool().WaitConnected(ctx, "alpha", 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.d.Catalog().Refresh(ctx, "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := r.d.Hooks().Fire(ctx, "ask.now", nil); err != nil || len(rep.Runs) != 1 || rep.Runs[0].Status != hooks.StatusSuccess {
+		t.Fatalf("the agent hook: %+v, %v", rep, err)
+	}
+	sink.wait(t, "tool.after for echo", isEvent("tool.after", "tool", "echo"))
+	if err := r.d.Hooks().Idle(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// The reload flushes receiver A's spans and sends the next ones to B.
+	writeConfig(t, path, map[string]string{"alpha": "ok"}, file(rcvB.URL))
+	if _, err := r.d.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	spans := rcvA.Spans()
+	ask, ok := telemetrytest.Find(spans, "hook ask")
+	if !ok {
+		t.Fatalf("receiver A has no span of the ask hook after the reload; it has %d spans", len(spans))
+	}
+	wantAttrs(t, ask, map[string]string{"switchboard.hook.event": "ask.now", "switchboard.hook.outcome": "allow"})
+	spans = telemetrytest.Trace(spans, ask.TraceID)
+	step := child(t, spans, ask, "agent step", tracepb.Span_SPAN_KIND_INTERNAL)
+	wantAttrs(t, step, map[string]string{"switchboard.agent.step": "1", "gen_ai.request.model": "scripted", "switchboard.agent.tool_calls": "1"})
+	eng := child(t, spans, step, "execute_tool echo", tracepb.Span_SPAN_KIND_INTERNAL)
+	wantAttrs(t, eng, map[string]string{"switchboard.call.source": "agent"})
+	child(t, spans, eng, "tools/call echo", tracepb.Span_SPAN_KIND_CLIENT)
+	child(t, spans, eng, "hook check", tracepb.Span_SPAN_KIND_INTERNAL)
+	after := child(t, spans, eng, "hook after", tracepb.Span_SPAN_KIND_INTERNAL)
+	wantAttrs(t, after, map[string]string{"switchboard.hook.event": "tool.after"})
+	child(t, spans, ask, "agent step", tracepb.Span_SPAN_KIND_INTERNAL) // the second step answers
+	noArgumentValues(t, spans)
+
+	if _, err := r.d.Engine().Call(ctx, toolcall.Request{Server: "alpha", Tool: "add", Arguments: map[string]any{"a": 1, "b": 2}}); err != nil {
+		t.Fatal(err)
+	}
+	r.stop(t)
+	if _, ok := telemetrytest.Find(rcvB.Spans(), "execute_tool add"); !ok {
+		t.Errorf("receiver B got no span of the call after the reload")
+	}
+	if _, ok := telemetrytest.Find(rcvA.Spans(), "execute_tool add"); ok {
+		t.Errorf("receiver A got a span of a call after the reload")
+	}
+}
+
+// BenchmarkTracing measures a forwarded call (echo, through the gateway's
+// lean path, to a stdio go-sdk server) with tracing off and with tracing
+// on (exporting to a real OTLP/HTTP receiver), in the same run:
+//
+//	go test -run '^$' -bench BenchmarkTracing -count 3 ./internal/daemon/
+//
+// With tracing off the instrumentation of a call costs ~95 ns and
+// allocates nothing (BenchmarkOff in internal/telemetry).
+func BenchmarkTracing(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		name := "off"
+		if on {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			cfg := testConfig(testserver.Server(b, "go", "ok"))
+			if on {
+				rcv := telemetrytest.NewHTTP(b)
+				cfg.Telemetry = config.Telemetry{Enabled: &on, Endpoint: rcv.URL}
+			}
+			dir := b.TempDir()
+			st, err := store.OpenSQLite(context.Background(), filepath.Join(dir, "switchboard.db"), store.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			d, err := New(Options{Config: cfg, Store: st, StateDir: dir, NoControl: true, Version: "bench"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := d.Listen(); err != nil {
+				b.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- d.Run(ctx) }()
+			defer func() { cancel(); <-done }()
+			c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + d.Addr() + "/mcp", MaxRetries: -1}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cs.Close()
+			params := &mcp.CallToolParams{Name: "go__echo", Arguments: map[string]any{"message": "hi"}}
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				if res, err := cs.CallTool(ctx, params); err == nil && !res.IsError {
+					break
+				}
+				if time.Now().After(deadline) {
+					b.Fatal("go__echo never answered")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := cs.CallTool(ctx, params); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -347,7 +347,7 @@ func (e *Engine) onFailure(h *hook, ev *event) string {
 // runHook runs h's actions for ev in order. The first failure ends the
 // hook, and so does a denial.
 func (e *Engine) runHook(ctx context.Context, set *hookSet, h *hook, ev *event) (o outcome) {
-	ctx, span := telemetry.StartHook(ctx, ev.name, h.cfg.Name)
+	ctx, span := telemetry.StartHook(ev.trace.Into(ctx), ev.name, h.cfg.Name)
 	defer func() { span.EndHook(o.describe(), o.failed) }()
 	o = outcome{h: h}
 	fail := func(msg string) {

@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
+	"github.com/switchboard-mcp/switchboard/internal/telemetry"
 	"github.com/switchboard-mcp/switchboard/internal/vcs"
 )
 
@@ -34,6 +35,9 @@ type event struct {
 	name  string
 	ctx   map[string]any
 	chain chain // the chain this event is part of; depth is its own
+	// trace is the trace the event happened in: its hooks' spans join it,
+	// also on the pool's goroutines.
+	trace telemetry.Carried
 	at    time.Time
 
 	// recorded is the redacted context, computed once for all its runs.
@@ -115,7 +119,7 @@ func newID() string { return strings.ToLower(rand.Text()[:16]) }
 
 // newEvent builds an event with the standard context; fields override it.
 func (e *Engine) newEvent(ctx context.Context, name string, fields map[string]any) *event {
-	ev := &event{id: newID(), name: name, chain: chainFrom(ctx).next(), at: e.now()}
+	ev := &event{id: newID(), name: name, chain: chainFrom(ctx).next(), at: e.now(), trace: telemetry.Carry(ctx)}
 	info := e.git.get(ctx, e, strings.HasPrefix(name, "git."))
 	c := make(map[string]any, len(fields)+8)
 	c["event"] = name

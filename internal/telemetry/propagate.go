@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -182,12 +181,25 @@ func isNil(v any) bool {
 	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
-// TraceID returns the trace id of ctx's span in hex, or "" outside a
-// trace (for logs that want to point at a trace).
-func TraceID(ctx context.Context) string {
-	sc := trace.SpanContextFromContext(ctx)
-	if !sc.IsValid() {
-		return ""
+// Carried is the trace context of work handed to another goroutine (a
+// hook queued for the pool), which starts from a context of its own.
+type Carried struct {
+	sc trace.SpanContext
+}
+
+// Carry takes ctx's trace context along (nothing while tracing is off).
+func Carry(ctx context.Context) Carried {
+	if current.Load() == nil {
+		return Carried{}
 	}
-	return fmt.Sprint(sc.TraceID())
+	return Carried{sc: trace.SpanContextFromContext(ctx)}
+}
+
+// Into returns ctx continuing the carried trace, or ctx itself when
+// nothing was carried.
+func (c Carried) Into(ctx context.Context) context.Context {
+	if !c.sc.IsValid() {
+		return ctx
+	}
+	return trace.ContextWithSpanContext(ctx, c.sc)
 }
