@@ -14,6 +14,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +28,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/llm"
 	"github.com/switchboard-mcp/switchboard/internal/llm/llmtest"
 	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/telemetry"
 	"github.com/switchboard-mcp/switchboard/internal/telemetry/telemetrytest"
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
@@ -453,4 +455,29 @@ func BenchmarkTracing(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestTraceShutdownLeavesNothing: a daemon that traced calls leaves no
+// goroutine behind (the batch processor, the exporter's connections), and
+// tracing is off again once it has stopped.
+func TestTraceShutdownLeavesNothing(t *testing.T) {
+	rcv := telemetrytest.NewHTTP(t)
+	before := runtime.NumGoroutine()
+	cfg := testConfig(okServer(t, "alpha"))
+	on := true
+	cfg.Telemetry = config.Telemetry{Enabled: &on, Endpoint: rcv.URL}
+	r := start(t, cfg)
+	cs := r.connect(t, "/mcp", nil, nil)
+	waitTools(t, cs, "echo", has("alpha__echo"))
+	call(t, cs, "alpha__echo", map[string]any{"message": "hi"})
+	cs.Close()
+	r.stop(t)
+	if _, ok := telemetrytest.Find(rcv.Spans(), "execute_tool echo"); !ok {
+		t.Fatal("the call's span was not flushed at shutdown")
+	}
+	if telemetry.Enabled() {
+		t.Error("tracing is still on after the daemon stopped")
+	}
+	http.DefaultClient.CloseIdleConnections()
+	waitGoroutines(t, before)
 }

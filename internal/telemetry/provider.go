@@ -19,8 +19,11 @@ package telemetry
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"strconv"
@@ -174,6 +177,12 @@ func Resolve(c config.Telemetry, getenv func(string) string) (Settings, error) {
 		s.Endpoint = u.String()
 	}
 
+	if s.Protocol == ProtocolHTTP {
+		if _, err := exportClient(getenv); err != nil {
+			return Settings{}, err
+		}
+	}
+
 	s.Headers = map[string]string{}
 	for _, name := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"} {
 		if err := parseHeaders(getenv(name), s.Headers); err != nil {
@@ -294,6 +303,9 @@ type Provider struct {
 	settings Settings
 	tp       *sdktrace.TracerProvider
 	tracer   trace.Tracer
+	// closeIdle closes the exporter's idle connections (nil for gRPC,
+	// whose exporter closes its connection itself).
+	closeIdle func()
 }
 
 // propagator reads and writes W3C traceparent and tracestate.
@@ -308,11 +320,17 @@ func New(ctx context.Context, c config.Telemetry, opts Options) (*Provider, erro
 		return nil, err
 	}
 	var exp *otlptrace.Exporter
+	var closeIdle func()
 	switch s.Protocol {
 	case ProtocolGRPC:
 		exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpointURL(s.Endpoint), otlptracegrpc.WithHeaders(s.Headers))
 	default:
-		exp, err = otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(s.Endpoint), otlptracehttp.WithHeaders(s.Headers))
+		var hc *http.Client
+		if hc, err = exportClient(opts.Getenv); err == nil {
+			closeIdle = hc.CloseIdleConnections
+			exp, err = otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(s.Endpoint), otlptracehttp.WithHeaders(s.Headers),
+				otlptracehttp.WithHTTPClient(hc))
+		}
 	}
 	if err != nil {
 		return nil, fault.Wrap(fault.Config, err, "setting up the OTLP %s exporter for %s", s.Protocol, s.Endpoint)
@@ -336,7 +354,51 @@ func New(ctx context.Context, c config.Telemetry, opts Options) (*Provider, erro
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
 		logger.Warn("sending traces failed", "endpoint", s.Endpoint, "err", err)
 	}))
-	return &Provider{settings: s, tp: tp, tracer: tp.Tracer(scopeName)}, nil
+	return &Provider{settings: s, tp: tp, tracer: tp.Tracer(scopeName), closeIdle: closeIdle}, nil
+}
+
+// exportClient is the HTTP client of the OTLP/HTTP exporter: its own
+// connection pool, closed with the provider (the exporter's default
+// shares one across the process, whose connections outlive it), with the
+// timeout of OTEL_EXPORTER_OTLP_TIMEOUT (milliseconds; default 10 s) and
+// the CA file of OTEL_EXPORTER_OTLP_CERTIFICATE, as the exporter itself
+// would read them.
+func exportClient(getenv func(string) string) (*http.Client, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	first := func(names ...string) (string, string) {
+		for _, n := range names {
+			if v := strings.TrimSpace(getenv(n)); v != "" {
+				return n, v
+			}
+		}
+		return "", ""
+	}
+	timeout := 10 * time.Second
+	if name, v := first("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"); v != "" {
+		ms, err := strconv.Atoi(v)
+		if err != nil || ms <= 0 {
+			return nil, fault.New(fault.Config, "%s=%s is not a timeout", name, v).
+				WithSuggestions("give a number of milliseconds, e.g. 10000")
+		}
+		timeout = time.Duration(ms) * time.Millisecond
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if name, path := first("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "OTEL_EXPORTER_OTLP_CERTIFICATE"); path != "" {
+		pem, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fault.Wrap(fault.Config, err, "reading %s", name).
+				WithSuggestions("name a PEM file of the CA certificates that signed the receiver's certificate")
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fault.New(fault.Config, "%s (%s) holds no PEM certificate", name, path).
+				WithSuggestions("name a PEM file of the CA certificates that signed the receiver's certificate")
+		}
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	return &http.Client{Transport: tr, Timeout: timeout}, nil
 }
 
 // Settings returns the settings the provider was built with.
@@ -353,7 +415,11 @@ func (p *Provider) Shutdown(ctx context.Context) error {
 	if p == nil {
 		return nil
 	}
-	if err := p.tp.Shutdown(ctx); err != nil {
+	err := p.tp.Shutdown(ctx)
+	if p.closeIdle != nil {
+		p.closeIdle()
+	}
+	if err != nil {
 		return fmt.Errorf("flushing traces to %s: %w", p.settings.Endpoint, err)
 	}
 	return nil

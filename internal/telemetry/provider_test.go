@@ -120,6 +120,8 @@ func TestResolveErrors(t *testing.T) {
 		{"sampler", "OTEL_TRACES_SAMPLER=sometimes is not supported", "parentbased_traceidratio", map[string]string{"OTEL_TRACES_SAMPLER": "sometimes"}},
 		{"sampler arg", "OTEL_TRACES_SAMPLER_ARG=2 is not a ratio", "from 0 to 1", map[string]string{"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "2"}},
 		{"exporter", "OTEL_TRACES_EXPORTER=zipkin is not supported", "otlp", map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}},
+		{"timeout", "OTEL_EXPORTER_OTLP_TIMEOUT=10s is not a timeout", "milliseconds", map[string]string{"OTEL_EXPORTER_OTLP_TIMEOUT": "10s"}},
+		{"certificate", "reading OTEL_EXPORTER_OTLP_CERTIFICATE", "PEM file", map[string]string{"OTEL_EXPORTER_OTLP_CERTIFICATE": "/nonexistent/ca.pem"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := telemetry.Resolve(on, envOf(tc.env))
