@@ -195,6 +195,8 @@ func TestTraceThroughGateway(t *testing.T) {
 
 	r.stop(t) // shutdown flushes the spans
 	spans := telemetrytest.Trace(rcv.Spans(), clientTraceID)
+	t.Logf("the client's trace:\n%s", telemetrytest.Tree(spans, "mcp.method.name", "gen_ai.tool.name", "switchboard.server",
+		"mcp.session.id", "jsonrpc.request.id", "network.transport", "switchboard.call.source", "switchboard.status", "switchboard.call.attempts"))
 	pgw := child(t, spans, telemetrytest.Span{Name: "the client's span", SpanID: clientSpanID}, "prompts/get go__greet", tracepb.Span_SPAN_KIND_SERVER)
 	pup := child(t, spans, pgw, "prompts/get greet", tracepb.Span_SPAN_KIND_CLIENT)
 	wantAttrs(t, pup, map[string]string{"gen_ai.prompt.name": "greet", "switchboard.server": "go", "mcp.method.name": "prompts/get"})

@@ -8,11 +8,13 @@ package telemetrytest
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -252,4 +254,37 @@ func Find(spans []Span, name string) (Span, bool) {
 		}
 	}
 	return Span{}, false
+}
+
+// Tree renders spans as an indented tree, children under their parent,
+// with each span's kind and chosen attributes: for failure messages and
+// for documentation. A span whose parent is not among spans is a root.
+func Tree(spans []Span, attrs ...string) string {
+	ids := map[string]bool{}
+	for _, s := range spans {
+		ids[s.SpanID] = true
+	}
+	var b strings.Builder
+	var walk func(parent string, depth int)
+	walk = func(parent string, depth int) {
+		for _, s := range spans {
+			isRoot := parent == "" && !ids[s.ParentID]
+			if !isRoot && (parent == "" || s.ParentID != parent) {
+				continue
+			}
+			fmt.Fprintf(&b, "%s%s  [%s]", strings.Repeat("  ", depth), s.Name, strings.TrimPrefix(s.Kind.String(), "SPAN_KIND_"))
+			for _, a := range attrs {
+				if v, ok := s.Attrs[a]; ok {
+					fmt.Fprintf(&b, " %s=%s", a, v)
+				}
+			}
+			for _, e := range s.Events {
+				fmt.Fprintf(&b, " event:%s", strings.ReplaceAll(e.Name, " ", "_"))
+			}
+			b.WriteByte('\n')
+			walk(s.SpanID, depth+1)
+		}
+	}
+	walk("", 0)
+	return b.String()
 }
