@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -482,4 +483,60 @@ func TestTraceShutdownLeavesNothing(t *testing.T) {
 	}
 	http.DefaultClient.CloseIdleConnections()
 	waitGoroutines(t, before)
+}
+
+// TestTraceRetry: a call whose server dies mid-call and is retried has
+// one engine span with its attempts and the retry as events, and an
+// upstream request span per attempt, the first failed.
+func TestTraceRetry(t *testing.T) {
+	rcv := telemetrytest.NewHTTP(t)
+	cfg := testConfig(okServer(t, "alpha"))
+	on := true
+	cfg.Telemetry = config.Telemetry{Enabled: &on, Endpoint: rcv.URL}
+	r := start(t, cfg)
+	ctx := context.Background()
+	if _, err := r.d.Pool().WaitConnected(ctx, "alpha", 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.d.Catalog().Refresh(ctx, "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	flag := filepath.Join(t.TempDir(), "crash")
+	if err := os.WriteFile(flag, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.d.Engine().Call(ctx, toolcall.Request{Server: "alpha", Tool: "crash-once", Arguments: map[string]any{"flag": flag}})
+	if err != nil || res.IsError || res.Retries != 1 {
+		t.Fatalf("crash-once: %+v, %v; want a success after one retry", res, err)
+	}
+	r.stop(t)
+	spans := rcv.Spans()
+	eng, ok := telemetrytest.Find(spans, "execute_tool crash-once")
+	if !ok {
+		t.Fatalf("no engine span:\n%s", telemetrytest.Tree(spans))
+	}
+	var events []string
+	for _, e := range eng.Events {
+		events = append(events, e.Name)
+		if e.Name == "retry" && e.Attrs["error.type"] != "connection" {
+			t.Errorf("the retry event's error.type is %q, want connection", e.Attrs["error.type"])
+		}
+	}
+	if got := strings.Join(events, ","); got != "attempt,retry,attempt" {
+		t.Errorf("engine span events: %s, want attempt,retry,attempt", got)
+	}
+	wantAttrs(t, eng, map[string]string{"switchboard.call.retries": "1", "switchboard.call.attempts": "2", "switchboard.status": "success"})
+	var failed, ok2 int
+	for _, s := range telemetrytest.Trace(spans, eng.TraceID) {
+		if s.Name == "tools/call crash-once" && s.ParentID == eng.SpanID {
+			if s.Attrs["error.type"] == "connection" {
+				failed++
+			} else if s.Attrs["error.type"] == "" {
+				ok2++
+			}
+		}
+	}
+	if failed != 1 || ok2 != 1 {
+		t.Errorf("upstream request spans: %d failed (connection), %d fine; want one each:\n%s", failed, ok2, telemetrytest.Tree(spans, "error.type"))
+	}
 }
