@@ -970,6 +970,34 @@ func (r *resolver) root(v string, pos Pos, field string) string {
 // headerName is the form of an HTTP header name (RFC 9110 token).
 var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
+// headers reads a mapping of HTTP header names to values (a server's
+// headers, telemetry.headers): names checked, values expanded and free of
+// line breaks. field names the mapping in messages.
+func (r *resolver) headers(n *node, field string) map[string]string {
+	pairs, _ := r.ps.strMap(n, field)
+	h := map[string]string{}
+	for _, p := range pairs {
+		field := field + "." + p.key
+		if !headerName.MatchString(p.key) {
+			r.ps.add(p.keyPos, field, fmt.Sprintf("invalid header name %q", p.key), "use letters, digits and -", nil)
+			continue
+		}
+		if !p.value.isScalar() {
+			continue // reported by strMap
+		}
+		v, ok := r.expandHeaderNode(p.value, field)
+		if !ok {
+			continue
+		}
+		if strings.ContainsAny(v, "\r\n") {
+			r.ps.add(p.value.pos, field, "header value contains a line break", "remove it", nil)
+			continue
+		}
+		h[p.key] = v
+	}
+	return h
+}
+
 // network resolves the fields of an sse, http or websocket server.
 func (r *resolver) network(s *rawServer, srv *Server) {
 	t := srv.Transport
@@ -994,28 +1022,7 @@ func (r *resolver) network(s *rawServer, srv *Server) {
 		}
 	}
 	if f := s.field("headers"); f != nil {
-		pairs, _ := r.ps.strMap(f.val, s.path(f.key))
-		h := map[string]string{}
-		for _, p := range pairs {
-			field := s.path(f.key) + "." + p.key
-			if !headerName.MatchString(p.key) {
-				r.ps.add(p.keyPos, field, fmt.Sprintf("invalid header name %q", p.key), "use letters, digits and -", nil)
-				continue
-			}
-			if !p.value.isScalar() {
-				continue // reported by strMap
-			}
-			v, ok := r.expandHeaderNode(p.value, field)
-			if !ok {
-				continue
-			}
-			if strings.ContainsAny(v, "\r\n") {
-				r.ps.add(p.value.pos, field, "header value contains a line break", "remove it", nil)
-				continue
-			}
-			h[p.key] = v
-		}
-		if len(h) > 0 {
+		if h := r.headers(f.val, s.path(f.key)); len(h) > 0 {
 			srv.Headers = h
 			if u, err := url.Parse(srv.URL); err == nil && (u.Scheme == "http" || u.Scheme == "ws") && !isLoopback(u.Hostname()) {
 				r.ps.warn(f.keyPos, s.path(f.key), "headers are sent unencrypted over "+u.Scheme+"://", "use "+u.Scheme+"s://")

@@ -102,28 +102,8 @@ func (r *resolver) decodeTelemetry(f *schema.Telemetry) Telemetry {
 		t.Protocol = *f.Protocol // the schema's enum checked it
 	}
 	if n := r.at("telemetry", "headers"); n != nil {
-		pairs, _ := r.ps.strMap(n, "telemetry.headers")
-		for _, p := range pairs {
-			field := "telemetry.headers." + p.key
-			if !headerName.MatchString(p.key) {
-				r.ps.add(p.keyPos, field, fmt.Sprintf("invalid header name %q", p.key), "use letters, digits and -", nil)
-				continue
-			}
-			if !p.value.isScalar() {
-				continue // reported by strMap
-			}
-			v, ok := r.expandHeaderNode(p.value, field)
-			if !ok {
-				continue
-			}
-			if strings.ContainsAny(v, "\r\n") {
-				r.ps.add(p.value.pos, field, "header value contains a line break", "remove it", nil)
-				continue
-			}
-			if t.Headers == nil {
-				t.Headers = map[string]string{}
-			}
-			t.Headers[p.key] = v
+		if h := r.headers(n, "telemetry.headers"); len(h) > 0 {
+			t.Headers = h
 		}
 	}
 	if v, ok := r.textAt("telemetry", "service_name"); ok {
