@@ -212,6 +212,11 @@ type Server struct {
 	// Network transports.
 	URL     string
 	Headers map[string]string
+	// OAuth is the oauth: block, if any (see docs/auth.md).
+	OAuth *ServerOAuth
+	// Auth is AuthPerUser when each gateway user signs in to the server
+	// with their own account; empty or AuthShared for one sign-in.
+	Auth string
 
 	ConnectTimeout   time.Duration // `timeout` in the file
 	SSEReadTimeout   time.Duration // 0 means no read timeout

@@ -22,6 +22,7 @@ const (
 	fkDuration
 	fkDocker
 	fkLaunch
+	fkOAuth
 )
 
 // transportSet is a set of transports, for the fields each one uses.
@@ -74,6 +75,8 @@ var serverFields = []fieldSpec{
 	{"launch", fkLaunch, tStdio, TransportStdio},
 	{"url", fkString, tNetwork, TransportHTTP},
 	{"headers", fkStringMap, tNetwork, TransportHTTP},
+	{"oauth", fkOAuth, tNetwork, TransportHTTP},
+	{"auth", fkString, tNetwork, TransportHTTP},
 	{"timeout", fkDuration, tAll, ""},
 	{"sse_read_timeout", fkDuration, tSSE | tHTTP, TransportSSE},
 	{"terminate_on_close", fkBool, tHTTP, TransportHTTP},

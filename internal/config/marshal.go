@@ -131,6 +131,7 @@ func serverOf(s Server) schema.Server {
 		return out
 	}
 	out.URL, out.Headers = ptr(esc(s.URL)), textMap(s.Headers, escHeader)
+	out.OAuth, out.Auth = serverOAuthOf(s.OAuth), opt(s.Auth)
 	if s.Transport == TransportSSE || s.Transport == TransportHTTP {
 		out.SSEReadTimeout = dur(s.SSEReadTimeout)
 	}

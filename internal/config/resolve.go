@@ -1030,6 +1030,7 @@ func (r *resolver) network(s *rawServer, srv *Server) {
 		}
 	}
 	r.codexHeaders(s, srv)
+	r.serverOAuth(s, srv)
 	if f := s.field("sse_read_timeout"); f != nil && t != TransportWebSocket {
 		if v, ok := r.ps.duration(f.val, s.path(f.key)); ok {
 			srv.SSEReadTimeout = v

@@ -97,6 +97,9 @@ func (s Server) SecretValues() []string {
 			out = append(out, v)
 		}
 	}
+	if s.OAuth != nil && s.OAuth.ClientSecret != "" {
+		out = append(out, s.OAuth.ClientSecret)
+	}
 	slices.Sort(out)
 	return slices.Compact(out)
 }
@@ -179,6 +182,14 @@ func redactServer(s Server) Server {
 	r := s
 	r.Secrets = slices.Clone(s.Secrets)
 	r.LaunchAllow = slices.Clone(s.LaunchAllow)
+	if s.OAuth != nil {
+		o := *s.OAuth
+		o.Scopes = slices.Clone(o.Scopes)
+		if o.ClientSecret != "" {
+			o.ClientSecret = Redaction
+		}
+		r.OAuth = &o
+	}
 	if s.Env != nil {
 		r.Env = make(map[string]string, len(s.Env))
 		for k, v := range s.Env {

@@ -33,6 +33,12 @@ type Server struct {
 	URL *string `json:"url,omitempty"`
 	// sse, http, websocket: headers sent with every request.
 	Headers map[string]Text `json:"headers,omitempty" jsonschema_extras:"x-type=a mapping of names to strings"`
+	// sse, http, websocket: how Switchboard signs in to a server that
+	// requires OAuth 2.1 (discovered without it; see docs/auth.md).
+	OAuth *ServerOAuth `json:"oauth,omitempty"`
+	// sse, http, websocket: whose sign-in a call uses: one shared sign-in,
+	// or each gateway user's own (switchboard auth login NAME --user USER).
+	Auth *string `json:"auth,omitempty" jsonschema:"enum=shared,enum=per_user,default=shared"`
 	// How long connecting and initializing may take.
 	Timeout *Duration `json:"timeout,omitempty" jsonschema_extras:"default=30s,exclusiveMinDuration=0s"`
 	// sse, http: how long to wait for an event (0: no limit).
@@ -59,6 +65,34 @@ type Server struct {
 	LoadResources *bool `json:"load_resources,omitempty" jsonschema:"default=true"`
 	// Env and header keys whose values are secrets, besides those that look like credentials.
 	Secrets []string `json:"secrets,omitempty"`
+}
+
+// ServerOAuth is how Switchboard signs in to one server with OAuth 2.1. Every
+// key is optional: without any, the authorization server is discovered
+// and Switchboard registers itself there.
+type ServerOAuth struct {
+	// A client registered with the authorization server by hand; used
+	// before any other registration.
+	ClientID *string `json:"client_id,omitempty" jsonschema:"minLength=1"`
+	// The environment variable holding that client's secret; without it
+	// the client is public.
+	ClientSecretEnv *string `json:"client_secret_env,omitempty" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$" jsonschema_extras:"x-fix=name the variable that holds the secret (letters\\, digits and _)\\, e.g. client_secret_env: TOOLS_CLIENT_SECRET"`
+	// An https URL of a client ID metadata document, used as the client ID
+	// where the authorization server supports them.
+	ClientMetadataURL *string `json:"client_metadata_url,omitempty" jsonschema:"pattern=^https://[^/]+/.+" jsonschema_extras:"x-fix=use an https URL with a path\\, e.g. https://example.com/switchboard.json"`
+	// The scopes to ask for, instead of the discovered ones.
+	Scopes []string `json:"scopes,omitempty"`
+	// The loopback port of the sign-in's redirect listener (default: any
+	// free port).
+	RedirectPort *int `json:"redirect_port,omitempty" jsonschema:"minimum=1,maximum=65535"`
+	// authorization_code signs a person in through the browser;
+	// client_credentials gets tokens for Switchboard itself.
+	Grant *string `json:"grant,omitempty" jsonschema:"enum=authorization_code,enum=client_credentials,default=authorization_code"`
+	// The only authorization server accepted, when the server names several.
+	Issuer *string `json:"issuer,omitempty" jsonschema:"pattern=^https?://"`
+	// How the configured client authenticates at the token endpoint
+	// (default: from what the authorization server offers).
+	TokenAuthMethod *string `json:"token_auth_method,omitempty" jsonschema:"enum=none,enum=client_secret_basic,enum=client_secret_post"`
 }
 
 // Launch widens the launch policy for one server.

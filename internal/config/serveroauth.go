@@ -1,0 +1,197 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/switchboard-mcp/switchboard/internal/config/schema"
+)
+
+// Auth values: whose sign-in a server's calls use.
+const (
+	// AuthShared is one sign-in for everyone (the default).
+	AuthShared = "shared"
+	// AuthPerUser is each gateway user's own sign-in.
+	AuthPerUser = "per_user"
+)
+
+// ServerOAuth is a network server's `oauth:` block: how Switchboard signs in to
+// it (see docs/auth.md). A server without one still signs in when it
+// answers 401 with an OAuth challenge, with everything discovered.
+type ServerOAuth struct {
+	ClientID string
+	// ClientSecretEnv names the variable the secret was read from; it is
+	// what `config show` prints.
+	ClientSecretEnv string
+	// ClientSecret is the value of ClientSecretEnv. It never prints: the
+	// String, GoString and JSON forms leave it out.
+	ClientSecret      string `json:"-"`
+	ClientMetadataURL string
+	Scopes            []string
+	RedirectPort      int
+	// Grant is "authorization_code" (or empty) or "client_credentials".
+	Grant           string
+	Issuer          string
+	TokenAuthMethod string
+}
+
+// String describes the settings without the secret.
+func (o ServerOAuth) String() string {
+	return fmt.Sprintf("{client_id=%q client_secret_env=%q client_metadata_url=%q scopes=%q redirect_port=%d grant=%q issuer=%q token_auth_method=%q}",
+		o.ClientID, o.ClientSecretEnv, o.ClientMetadataURL, o.Scopes, o.RedirectPort, o.Grant, o.Issuer, o.TokenAuthMethod)
+}
+
+// GoString is String, so that %#v does not show the secret either.
+func (o ServerOAuth) GoString() string { return "config.ServerOAuth" + o.String() }
+
+// serverOAuthKeys are the keys of a server's oauth: block.
+var serverOAuthKeys = []string{"client_id", "client_secret_env", "client_metadata_url", "scopes", "redirect_port", "grant", "issuer", "token_auth_method"}
+
+// serverOAuth reads a network server's oauth: and auth: keys. What the schema
+// says (types, enums, bounds) a native file has had checked already; this
+// reads the values, looks up the secret's variable, and checks what the
+// keys say together.
+func (r *resolver) serverOAuth(s *rawServer, srv *Server) {
+	if f := s.field("auth"); f != nil && f.val.kind != kindNull {
+		if v, ok := r.ps.str(f.val, s.path(f.key)); ok {
+			switch v {
+			case AuthShared, AuthPerUser:
+				srv.Auth = v
+			default:
+				r.ps.add(f.val.pos, s.path(f.key), fmt.Sprintf("auth %q is not shared or per_user", v), "use shared (one sign-in, the default) or per_user (each gateway user signs in)", nil)
+			}
+		}
+	}
+	f := s.field("oauth")
+	if f == nil || f.val.kind == kindNull {
+		return
+	}
+	base := s.path(f.key)
+	if !r.ps.expectKind(f.val, base, "a mapping such as {client_id: ..., scopes: [...]}", kindMap) {
+		return
+	}
+	r.ps.known(f.val, base, serverOAuthKeys)
+	o := &ServerOAuth{}
+	text := func(key string) (string, Pos, bool) {
+		p := f.val.get(key)
+		if p == nil || p.value.kind == kindNull {
+			return "", Pos{}, false
+		}
+		v, ok := r.expandNode(p.value, base+"."+key)
+		return v, p.value.pos, ok
+	}
+	if v, _, ok := text("client_id"); ok {
+		o.ClientID = v
+	}
+	if p := f.val.get("client_secret_env"); p != nil && p.value.kind != kindNull {
+		field := base + ".client_secret_env"
+		name := p.value.text
+		v, set := r.lookup(name)
+		switch {
+		case !varName.MatchString(name):
+			r.ps.add(p.value.pos, field, fmt.Sprintf("invalid environment variable name %q", name), "name the variable that holds the client secret (letters, digits and _), e.g. client_secret_env: TOOLS_CLIENT_SECRET", nil)
+		case !set:
+			r.ps.add(p.value.pos, field, fmt.Sprintf("variable %s is not set", name), fmt.Sprintf("set %s to the client secret in the environment switchboard runs in, or remove client_secret_env for a public client", name), &UnresolvedVariableError{Variable: name, Field: field})
+		case strings.TrimSpace(v) == "":
+			r.ps.add(p.value.pos, field, fmt.Sprintf("variable %s is empty", name), fmt.Sprintf("set %s to the client secret, or remove client_secret_env for a public client", name), nil)
+		default:
+			o.ClientSecretEnv, o.ClientSecret = name, v
+		}
+	}
+	if v, pos, ok := text("client_metadata_url"); ok {
+		if u, err := url.Parse(v); err != nil || u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") == "" {
+			r.ps.add(pos, base+".client_metadata_url", fmt.Sprintf("%q is not an https URL with a path", v), "give the https URL of a client ID metadata document, e.g. https://example.com/switchboard.json", nil)
+		} else {
+			o.ClientMetadataURL = v
+		}
+	}
+	if p := f.val.get("scopes"); p != nil {
+		items, _ := r.ps.strList(p.value, base+".scopes")
+		for i, it := range items {
+			if !it.isScalar() {
+				continue
+			}
+			field := fmt.Sprintf("%s.scopes[%d]", base, i)
+			if it.text == "" || strings.ContainsAny(it.text, " \t\"\\") {
+				r.ps.add(it.pos, field, fmt.Sprintf("scope %q is not one word", it.text), "write each scope as its own list item, without spaces or quotes", nil)
+				continue
+			}
+			o.Scopes = append(o.Scopes, it.text)
+		}
+	}
+	if p := f.val.get("redirect_port"); p != nil && p.value.kind != kindNull {
+		field := base + ".redirect_port"
+		if v, ok := r.ps.integer(p.value, field); ok {
+			if v < 1 || v > 65535 {
+				r.ps.add(p.value.pos, field, fmt.Sprintf("%d is not a port", v), "use a port from 1 to 65535, the one registered with the client (or leave it out for any)", nil)
+			} else {
+				o.RedirectPort = v
+			}
+		}
+	}
+	if v, pos, ok := text("grant"); ok {
+		switch v {
+		case "authorization_code", "client_credentials":
+			o.Grant = v
+		default:
+			r.ps.add(pos, base+".grant", fmt.Sprintf("grant %q is not authorization_code or client_credentials", v), "use authorization_code (a person signs in, the default) or client_credentials (Switchboard signs in as itself)", nil)
+		}
+	}
+	if v, pos, ok := text("issuer"); ok {
+		if u, err := url.Parse(v); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			r.ps.add(pos, base+".issuer", fmt.Sprintf("%q is not an authorization server's URL", v), "give the issuer as its metadata says it, e.g. https://auth.example.com", nil)
+		} else {
+			o.Issuer = v
+		}
+	}
+	if v, pos, ok := text("token_auth_method"); ok {
+		switch v {
+		case "none", "client_secret_basic", "client_secret_post":
+			o.TokenAuthMethod = v
+		default:
+			r.ps.add(pos, base+".token_auth_method", fmt.Sprintf("token_auth_method %q is not none, client_secret_basic or client_secret_post", v), "use one of none, client_secret_basic, client_secret_post, or leave it out to follow the authorization server", nil)
+		}
+	}
+	// What the keys say together.
+	at := func(key string) (Pos, string) {
+		if p := f.val.get(key); p != nil {
+			return p.keyPos, base + "." + key
+		}
+		return f.keyPos, base
+	}
+	if o.ClientSecretEnv != "" && o.ClientID == "" {
+		pos, field := at("client_secret_env")
+		r.ps.add(pos, field, "a client secret without oauth.client_id", "add client_id: with the client the secret belongs to", nil)
+	}
+	if o.Grant == "client_credentials" && (o.ClientID == "" || o.ClientSecretEnv == "") && f.val.get("client_secret_env") == nil {
+		pos, field := at("grant")
+		r.ps.add(pos, field, "grant client_credentials needs client_id and client_secret_env", "add client_id: and client_secret_env: (a variable holding the secret) of a client registered for this grant", nil)
+	}
+	if o.TokenAuthMethod == "none" && o.ClientSecretEnv != "" {
+		pos, field := at("token_auth_method")
+		r.ps.add(pos, field, "token_auth_method none sends no secret, but client_secret_env is set", "remove one of them", nil)
+	}
+	if (o.TokenAuthMethod == "client_secret_basic" || o.TokenAuthMethod == "client_secret_post") && o.ClientSecretEnv == "" && f.val.get("client_secret_env") == nil {
+		pos, field := at("token_auth_method")
+		r.ps.add(pos, field, "token_auth_method "+o.TokenAuthMethod+" needs client_secret_env", "add client_secret_env: naming the variable that holds the client secret", nil)
+	}
+	srv.OAuth = o
+}
+
+// serverOAuthOf is the oauth: block of a resolved server, as `config show`
+// writes it: the secret's variable, never the secret.
+func serverOAuthOf(o *ServerOAuth) *schema.ServerOAuth {
+	if o == nil {
+		return nil
+	}
+	out := &schema.ServerOAuth{
+		ClientID: opt(esc(o.ClientID)), ClientSecretEnv: opt(o.ClientSecretEnv),
+		ClientMetadataURL: opt(esc(o.ClientMetadataURL)), Scopes: o.Scopes,
+		Grant: opt(o.Grant), Issuer: opt(esc(o.Issuer)), TokenAuthMethod: opt(o.TokenAuthMethod),
+	}
+	if o.RedirectPort != 0 {
+		out.RedirectPort = ptr(o.RedirectPort)
+	}
+	return out
+}
