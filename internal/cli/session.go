@@ -88,12 +88,18 @@ func (a *app) open(ctx context.Context, cfg *config.Config, only ...string) (*se
 			servers = append(servers, srv)
 		}
 	}
+	m, err := a.oauthManager()
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	pool, err := upstream.NewPool(upstream.PoolOptions{
 		Config: cfg,
 		Only:   only,
 		Store:  st,
 		Logger: a.logger(),
 		Once:   true,
+		OAuth:  m,
 		Events: func(server string) upstream.Events {
 			return upstream.Events{
 				ToolsChanged:     func() { s.cat.Invalidate(server, catalog.KindTools) },
@@ -153,6 +159,11 @@ func (a *app) open(ctx context.Context, cfg *config.Config, only ...string) (*se
 	if err := pool.WaitSettled(ctx); err != nil {
 		s.close()
 		return nil, fault.Wrap(fault.Cancelled, err, "connecting was interrupted")
+	}
+	if a.signInAdhoc(ctx, s, m) {
+		// Signed in: connect again, now with the tokens.
+		s.close()
+		return a.open(ctx, cfg, only...)
 	}
 	_ = s.cat.RefreshAll(ctx)
 	return s, nil

@@ -39,6 +39,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/hooks"
 	"github.com/switchboard-mcp/switchboard/internal/metrics"
+	"github.com/switchboard-mcp/switchboard/internal/oauth"
 	"github.com/switchboard-mcp/switchboard/internal/procs"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/telemetry"
@@ -90,6 +91,9 @@ type Daemon struct {
 	hookEv  *hookEvents
 	console atomic.Pointer[web.Console] // set by Run
 	oauth   oauthRunner                 // gateway.oauth's authenticator
+	// upstreamAuth keeps the sign-ins of upstream servers that require
+	// OAuth; nil without a state directory.
+	upstreamAuth *oauth.Manager
 
 	mu  sync.Mutex
 	cfg *config.Config
@@ -114,11 +118,15 @@ func New(opts Options) (*Daemon, error) {
 	}
 	d := &Daemon{opts: opts, logger: logger, cfg: cfg, out: newLineWriter(opts.Out)}
 	var err error
+	if d.upstreamAuth, err = newUpstreamAuth(opts.StateDir, logger, d.refreshSecrets); err != nil {
+		return nil, err
+	}
 	d.pool, err = upstream.NewPool(upstream.PoolOptions{
 		Config:   cfg,
 		Store:    opts.Store,
 		Logger:   logger,
 		OnChange: d.serverChanged,
+		OAuth:    d.upstreamAuth,
 		OnConnect: func(c *upstream.Client) {
 			d.cat.Connected(c.Server().Name)
 			d.gw.Connected(c)
@@ -426,6 +434,9 @@ func (d *Daemon) serverChanged(s upstream.Snapshot) {
 		line += fmt.Sprintf(" (retry %d at %s)", s.Attempt, s.NextRetryAt.Format("15:04:05"))
 	}
 	d.out.printOnce(s.Server, line)
+	if s.State == upstream.StateConnected {
+		d.refreshSecrets() // a sign-in stored by another process
+	}
 	d.emitServerEvent(s)
 	d.consoleServerChanged(s)
 	if d.gw != nil {

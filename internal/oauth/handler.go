@@ -122,6 +122,7 @@ func (h *Handler) token(ctx context.Context) (*oauth2.Token, error) {
 		return nil, h.fail(h.m.needsSignIn(h.srv, h.opts.User, g.Problem, g.WantScopes, nil))
 	}
 	if h.fresh(g) {
+		h.ok() // a token is had again (a sign-in elsewhere stored it)
 		return oauthToken(g), nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -66,6 +67,10 @@ type Options struct {
 	MaxStepUps int
 	// LoginTimeout bounds the wait for the browser's redirect; default 5 min.
 	LoginTimeout time.Duration
+	// OnStore, if set, is called after this manager stored tokens (a
+	// sign-in or a refresh), so that a caller can update what its
+	// redactor knows (see Secrets). It must not block.
+	OnStore func()
 }
 
 // Server is one upstream server as the package needs it.
@@ -125,7 +130,9 @@ func New(opts Options) (*Manager, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{opts: opts, store: newStore(opts.StateDir), hc: hc, log: log, refresh: make(map[string]*sync.Mutex)}, nil
+	st := newStore(opts.StateDir)
+	st.saved = opts.OnStore
+	return &Manager{opts: opts, store: st, hc: hc, log: log, refresh: make(map[string]*sync.Mutex)}, nil
 }
 
 // needsSignIn builds the typed error with the manager's command name.
@@ -429,4 +436,17 @@ func (m *Manager) Secrets() ([]string, error) {
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// Stamp identifies the stored sign-in of server (and user) as it is now:
+// it changes whenever a sign-in, refresh or logout rewrites it, in this
+// process or another. It is a file's size and modification time (no
+// decryption), cheap enough to poll while a server waits for a sign-in;
+// empty when nothing is stored.
+func (m *Manager) Stamp(server, user string) string {
+	info, err := os.Stat(m.store.grantPath(server, user))
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", info.ModTime().UnixNano(), info.Size())
 }

@@ -103,6 +103,8 @@ type registration struct {
 // writes (a login from the CLI while the daemon runs) at its next read.
 type store struct {
 	dir string
+	// saved, if set, is called after a grant was stored (Options.OnStore).
+	saved func()
 
 	mu    sync.Mutex
 	key   *sealed.Key
@@ -267,6 +269,9 @@ func (s *store) saveGrant(g *grant) error {
 	}
 	if err := s.write(s.grantPath(g.Server, g.User), plain); err != nil {
 		return fmt.Errorf("storing the sign-in of %s: %w", g.Server, err)
+	}
+	if s.saved != nil {
+		s.saved()
 	}
 	return nil
 }

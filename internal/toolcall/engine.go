@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,6 +74,9 @@ type Engine struct {
 	schemaWarned sync.Map
 	// icpt is the interceptor (SetInterceptor); nil when none.
 	icpt atomic.Pointer[interceptorBox]
+	// extra are secrets known besides the configuration's (SetSecrets);
+	// guarded by applyMu.
+	extra []string
 }
 
 // Log attribute keys.
@@ -95,6 +99,7 @@ type settings struct {
 	servers   map[string]config.Server
 	perServer map[string]int // max_concurrent per server; 0 = none
 	redactor  *redact.Redactor
+	secrets   []string // the configuration's secret values, which redactor knows
 }
 
 // newSettings checks cfg and derives the settings calls need from it.
@@ -134,6 +139,7 @@ func newSettings(cfg *config.Config) (*settings, error) {
 		st.perServer[s.Name] = s.MaxConcurrent
 		secrets = append(secrets, s.SecretValues()...)
 	}
+	st.secrets = secrets
 	st.redactor = redact.New(secrets)
 	return st, nil
 }
@@ -196,6 +202,9 @@ func (e *Engine) SetConfig(cfg *config.Config) error {
 	}
 	e.applyMu.Lock()
 	defer e.applyMu.Unlock()
+	if len(e.extra) > 0 {
+		st.redactor = redact.New(append(slices.Clone(st.secrets), e.extra...))
+	}
 	lim := st.cfg.Limits
 	e.gate.reconfigure(lim.MaxConcurrent, st.perServer, lim.QueueWait, lim.MaxQueue, lim.SessionLimit)
 	e.rate.reconfigure(lim.Rate)

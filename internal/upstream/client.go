@@ -76,6 +76,9 @@ type DialOptions struct {
 	// path of a streamable-HTTP session (fastcall.go) rather than the
 	// SDK's, at the time of the call; nil means it may.
 	LeanCalls func() bool
+	// Auth authorizes a network server's requests with its OAuth sign-in
+	// (see NewAuth); nil sends them as configured.
+	Auth *Auth
 }
 
 // Client is one live connection to an upstream server.
@@ -161,7 +164,7 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		if head <= 0 {
 			head = 1 << 20
 		}
-		t, err = transportFor(srv, c.stderr, frameLimits{maxFrame: opts.MaxMessageBytes, frameHead: head + 64<<10, logger: c.logger}, c.wire)
+		t, err = transportFor(srv, c.stderr, frameLimits{maxFrame: opts.MaxMessageBytes, frameHead: head + 64<<10, logger: c.logger}, c.wire, opts.Auth)
 		if err != nil {
 			return nil, c.dialError(ctx, ctx, err)
 		}

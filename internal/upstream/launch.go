@@ -40,7 +40,7 @@ type frameLimits struct {
 	logger    *slog.Logger
 }
 
-func transportFor(srv config.Server, stderr io.Writer, limits frameLimits, wire *wireWatch) (mcp.Transport, error) {
+func transportFor(srv config.Server, stderr io.Writer, limits frameLimits, wire *wireWatch, auth *Auth) (mcp.Transport, error) {
 	switch srv.Transport {
 	case config.TransportStdio, "":
 		cmd, err := commandFor(srv, stderr)
@@ -49,10 +49,10 @@ func transportFor(srv config.Server, stderr io.Writer, limits frameLimits, wire 
 		}
 		return &processTransport{cmd: cmd, maxFrame: limits.maxFrame, frameHead: limits.frameHead, logger: limits.logger}, nil
 	case config.TransportSSE:
-		hc := httpClientFor(srv, limits, wire)
+		hc := httpClientFor(srv, limits, wire, auth)
 		return &lifetimeTransport{inner: &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: hc}, http: hc}, nil
 	case config.TransportHTTP:
-		hc := httpClientFor(srv, limits, wire)
+		hc := httpClientFor(srv, limits, wire, auth)
 		return &lifetimeTransport{inner: &mcp.StreamableClientTransport{
 			Endpoint:   srv.URL,
 			HTTPClient: hc,
@@ -67,7 +67,7 @@ func transportFor(srv config.Server, stderr io.Writer, limits frameLimits, wire 
 		for k, v := range srv.Headers {
 			h.Set(k, v)
 		}
-		return &WebSocketTransport{URL: srv.URL, Header: h}, nil
+		return &WebSocketTransport{URL: srv.URL, Header: h, HTTPClient: wsClientFor(auth)}, nil
 	}
 	return nil, fmt.Errorf("unknown transport %q", srv.Transport)
 }
@@ -319,7 +319,7 @@ func (c *cancelConn) Close() error {
 // terminate_on_close honoured, and JSON response bodies through the frame
 // cap (the SDK reads them whole; event streams it bounds itself, at 16 MiB
 // an event).
-func httpClientFor(srv config.Server, limits frameLimits, wire *wireWatch) *http.Client {
+func httpClientFor(srv config.Server, limits frameLimits, wire *wireWatch, auth *Auth) *http.Client {
 	// One connection pool per server, deep enough for every call in
 	// flight to keep its connection (the default keeps 2 idle per host,
 	// so concurrent calls would open and close a connection each).
@@ -327,7 +327,7 @@ func httpClientFor(srv config.Server, limits frameLimits, wire *wireWatch) *http
 	base.MaxIdleConns = 0
 	base.MaxIdleConnsPerHost = maxIdlePerServer
 	return &http.Client{Transport: &headerTransport{
-		base:        base,
+		base:        auth.wrap(base),
 		headers:     srv.Headers,
 		readTimeout: srv.SSEReadTimeout,
 		streamable:  srv.Transport == config.TransportHTTP,

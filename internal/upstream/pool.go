@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/oauth"
 	"github.com/switchboard-mcp/switchboard/internal/suggest"
 )
 
@@ -37,6 +38,12 @@ type PoolOptions struct {
 	// servers); nil for none. It is called whenever a supervisor is made,
 	// at NewPool and for servers that Apply adds or changes.
 	DialOptions func(server string, o *DialOptions)
+	// OAuth keeps the sign-ins of servers that require OAuth 2.1; nil
+	// leaves every server's requests as configured.
+	OAuth *oauth.Manager
+	// AuthOptions apply to every server's sign-in (Interactive for an ad
+	// hoc call on a terminal).
+	AuthOptions AuthOptions
 }
 
 // Pool runs one Supervisor per configured server. Its set of servers can
@@ -115,6 +122,9 @@ func (p *Pool) newSupervisor(cfg *config.Config, srv config.Server) *Supervisor 
 	}
 	if p.opts.DialOptions != nil {
 		p.opts.DialOptions(srv.Name, &d)
+	}
+	if d.Auth == nil {
+		d.Auth = NewAuth(p.opts.OAuth, srv, p.opts.AuthOptions)
 	}
 	return NewSupervisor(SupervisorOptions{
 		Server:    srv,

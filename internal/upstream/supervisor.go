@@ -161,6 +161,8 @@ func (s *Supervisor) unavailableLocked() error {
 	case !s.snap.Enabled:
 		fe = fault.New(fault.Connection, "server %s is disabled", name).
 			WithSuggestions(fmt.Sprintf("run: switchboard servers enable %s", name))
+	case s.snap.State == StateNeedsAuth:
+		fe = fault.New(fault.Authentication, "%s", s.snap.LastError).WithSuggestions(s.snap.Suggestions...)
 	case s.snap.LastError != "":
 		fe = fault.New(fault.Connection, "server %s is unavailable (%s): %s", name, s.snap.State, s.snap.LastError).
 			WithSuggestions(s.snap.Suggestions...)
@@ -366,6 +368,14 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			}
 		}
 
+		if e := s.signInNeeded(err); e != nil {
+			// Waiting for a person is no failure: no backoff, no count.
+			if !s.awaitSignIn(ctx, e) {
+				return nil
+			}
+			attempt = 0
+			continue
+		}
 		// A failed attempt, or a connection lost.
 		s.failed(ctx, err, attempt)
 		if s.opts.Once {

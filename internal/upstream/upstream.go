@@ -27,6 +27,11 @@ const (
 	StateConnected    State = "connected"
 	StateDisconnected State = "disconnected"
 	StateError        State = "error"
+	// StateNeedsAuth is a server that requires a person to sign in (again)
+	// before it can be used: its LastError says why and its Suggestions
+	// the command to run. It is no failure: it never counts towards
+	// auto-disable, and the server connects once the sign-in is stored.
+	StateNeedsAuth State = "needs_auth"
 )
 
 // Status is seed 000's availability of a server, derived from its State.
