@@ -38,7 +38,7 @@ a running daemon picks up a new sign-in within a second. See docs/auth.md.`,
 	var user string
 	var noBrowser bool
 	login := &cobra.Command{
-		Use:   "login SERVER",
+		Use:   "login [SERVER | --url URL]",
 		Short: "Sign in to a server in the browser",
 		Long: `Sign in to a configured server: Switchboard discovers its authorization server, registers
 itself there if it must, listens for the redirect on 127.0.0.1, prints the sign-in URL and
@@ -47,16 +47,21 @@ oauth.grant: client_credentials it gets a token for itself, without a browser. W
 per_user, --user signs that gateway user in.`,
 		Example: `  switchboard auth login linear
   switchboard auth login linear --no-browser
-  switchboard auth login tools --user alice`,
+  switchboard auth login tools --user alice
+  switchboard auth login --url https://mcp.example.com/mcp`,
 		ValidArgsFunction: onlyFirst(a.completeServer),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usagef("usage: switchboard auth login SERVER [--user USER] [--no-browser]")
+			if a.url != "" && len(args) == 0 {
+				args = []string{config.AdHocName}
+			}
+			if len(args) != 1 || (a.url != "" && args[0] != config.AdHocName) {
+				return usagef("usage: switchboard auth login SERVER [--user USER] [--no-browser], or switchboard auth login --url URL")
 			}
 			return a.authLogin(cmd.Context(), args[0], user, noBrowser)
 		},
 	}
 	login.Flags().StringVar(&user, "user", "", "sign in this gateway `user` (for a server with auth: per_user)")
+	login.Flags().StringVar(&a.url, "url", "", "sign in to the ad hoc network server at `URL` (as tools --url uses it)")
 	login.Flags().BoolVar(&noBrowser, "no-browser", false, "only print the sign-in URL (for a machine without a browser)")
 
 	status := &cobra.Command{
@@ -104,7 +109,12 @@ func (a *app) oauthManager() (*oauth.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	return oauth.New(oauth.Options{StateDir: dir, Logger: a.logger()})
+	opts := oauth.Options{StateDir: dir, Logger: a.logger()}
+	if a.url != "" {
+		u := a.url
+		opts.LoginCommand = func(string, string) string { return "switchboard auth login --url " + shellQuote(u) }
+	}
+	return oauth.New(opts)
 }
 
 // authServer returns the configured network server name.
@@ -315,4 +325,16 @@ func (a *app) signInAdhoc(ctx context.Context, s *session, m *oauth.Manager) boo
 		return false
 	}
 	return true
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it, so that a
+// suggested command can be pasted as it is.
+func shellQuote(s string) string {
+	safe := s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(":/._-~@+%,=", r))
+	}) < 0
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

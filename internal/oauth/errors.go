@@ -36,10 +36,15 @@ type NeedsSignInError struct {
 	Err error
 	// command is the program name messages use (Options.Command).
 	command string
+	// login, if set, is the whole sign-in command (Options.LoginCommand).
+	login func(server, user string) string
 }
 
 // Command returns the exact command that signs in.
 func (e *NeedsSignInError) Command() string {
+	if e.login != nil {
+		return e.login(e.Server, e.User)
+	}
 	prog := e.command
 	if prog == "" {
 		prog = "switchboard"

@@ -56,6 +56,10 @@ type Options struct {
 	// Command is the program name used in the commands messages suggest;
 	// default "switchboard".
 	Command string
+	// LoginCommand, if set, returns the whole command that signs a person
+	// in to server (for a server known by other means than its name, such
+	// as an ad hoc URL); default "<Command> auth login SERVER [--user USER]".
+	LoginCommand func(server, user string) string
 	// ClientName is the client_name sent in dynamic registration; default
 	// "Switchboard".
 	ClientName string
@@ -137,12 +141,12 @@ func New(opts Options) (*Manager, error) {
 
 // needsSignIn builds the typed error with the manager's command name.
 func (m *Manager) needsSignIn(srv Server, user, reason string, scopes []string, err error) *NeedsSignInError {
-	return &NeedsSignInError{Server: srv.Name, User: user, Reason: reason, Scopes: scopes, Err: err, command: m.opts.Command}
+	return &NeedsSignInError{Server: srv.Name, User: user, Reason: reason, Scopes: scopes, Err: err, command: m.opts.Command, login: m.opts.LoginCommand}
 }
 
 // LoginCommand returns the command that signs a person in to server.
 func (m *Manager) LoginCommand(server, user string) string {
-	return (&NeedsSignInError{Server: server, User: user, command: m.opts.Command}).Command()
+	return (&NeedsSignInError{Server: server, User: user, command: m.opts.Command, login: m.opts.LoginCommand}).Command()
 }
 
 // Status is what is known of one server's sign-in. It holds no secret.

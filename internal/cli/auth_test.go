@@ -1,0 +1,270 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/oauth"
+	"github.com/switchboard-mcp/switchboard/internal/testpeer"
+)
+
+// envBrowser makes the test binary a scripted browser: $BROWSER runs it
+// (through browserScript) with the authorization URL as its last argument.
+const envBrowser = "SWITCHBOARD_TEST_BROWSER"
+
+// browse plays a person's browser after "Allow": it follows the
+// authorization server's redirects to the loopback redirect URI (the TS
+// example's authorization server approves at once).
+func browse(authURL string) int {
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(authURL)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "scripted browser:", err)
+		return 1
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintln(os.Stderr, "scripted browser: the redirect page answered", resp.Status)
+		return 1
+	}
+	return 0
+}
+
+// browserScript writes a $BROWSER that runs this test binary as the
+// scripted browser.
+func browserScript(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "browser")
+	script := fmt.Sprintf("#!/bin/sh\nexec env %s=allow %q \"$@\"\n", envBrowser, exe)
+	if err := os.WriteFile(path, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// serverState returns a server's state and note from `servers --json`.
+func serverState(t *testing.T, cfg, name string) (state, lastError string, suggestions []string, raw string) {
+	t.Helper()
+	r := runCLI(t, "servers", "--json", "--config", cfg)
+	var rows []struct {
+		Server      string   `json:"server"`
+		State       string   `json:"state"`
+		LastError   string   `json:"last_error"`
+		Suggestions []string `json:"suggestions"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
+		t.Fatalf("servers --json: %v\n%s\n%s", err, r.stdout, r.stderr)
+	}
+	for _, row := range rows {
+		if row.Server == name {
+			return row.State, row.LastError, row.Suggestions, r.stdout
+		}
+	}
+	t.Fatalf("servers --json has no %s:\n%s", name, r.stdout)
+	return
+}
+
+// TestAuthEndToEnd: a daemon serving the TypeScript SDK's OAuth example
+// (strict: it checks the resource indicator) shows it needs_auth with the
+// exact command; `auth login` through a scripted $BROWSER stores a sign-in
+// that the daemon picks up within a second, without a restart; a tool call
+// through the gateway then works; the token appears in no output; `auth
+// status` says who and what; `auth logout` signs out and the daemon is
+// needs_auth again.
+func TestAuthEndToEnd(t *testing.T) {
+	ex := testpeer.StartOAuthExample(t, true)
+	state := t.TempDir()
+	t.Setenv("SWITCHBOARD_STATE_DIR", state)
+	t.Setenv("BROWSER", browserScript(t))
+	addr := freeAddr(t)
+	cfg := filepath.Join(t.TempDir(), "switchboard.yaml")
+	yaml := fmt.Sprintf("gateway:\n  listen: %s\ndefaults:\n  health: {ping_interval: 1s, max_failures: 1, backoff: [10ms]}\nservers:\n  - name: demo\n    transport: http\n    url: %s\n", addr, ex.URL)
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	done := make(chan int)
+	go func() { done <- Main(ctx, []string{"serve", "--config", cfg, "--log-level", "debug"}, &out, &errb) }()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Error("serve did not stop")
+		}
+	}()
+	eventuallyCLI(t, 30*time.Second, "the daemon to show demo needs_auth", func() bool {
+		return strings.Contains(out.String(), "demo: needs_auth")
+	})
+	st, lastErr, hints, _ := serverState(t, cfg, "demo")
+	if st != "needs_auth" || !strings.Contains(lastErr, "server demo needs sign-in: not signed in") || len(hints) != 1 || hints[0] != "run: switchboard auth login demo" {
+		t.Fatalf("servers --json: got %s %q %q, want needs_auth with `run: switchboard auth login demo`", st, lastErr, hints)
+	}
+	r := runCLI(t, "servers", "--config", cfg)
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "servers", r.stdout, "needs_auth", "switchboard auth login demo")
+	r = runCLI(t, "auth", "status", "--config", cfg)
+	wantCode(t, r, ExitOK)
+
+	cs := gatewaySession(t, ctx, addr)
+
+	r = runCLI(t, "auth", "login", "demo", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "auth login", r.stdout, "To sign in to demo, open this URL in a browser:", "code_challenge_method=S256", "resource=", "Signed in to demo")
+	signedIn := time.Now()
+	eventuallyCLI(t, 10*time.Second, "the daemon to connect demo after the sign-in", func() bool {
+		return strings.Contains(out.String(), "demo: connected")
+	})
+	if d := time.Since(signedIn); d > 3*time.Second {
+		t.Errorf("the daemon connected %v after the sign-in, want about a second", d)
+	}
+
+	// A tool call through the gateway.
+	eventuallyCLI(t, 10*time.Second, "the gateway to list demo__greet", func() bool {
+		tools, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			return false
+		}
+		for _, tl := range tools.Tools {
+			if tl.Name == "demo__greet" {
+				return true
+			}
+		}
+		return false
+	})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "demo__greet", Arguments: map[string]any{"name": "Ada"}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "Ada") {
+		t.Fatalf("greet through the gateway: got %+v, %v", res, err)
+	}
+
+	// The token is in no output.
+	m, err := oauth.New(oauth.Options{StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets, err := m.Secrets()
+	if err != nil || len(secrets) == 0 {
+		t.Fatalf("Secrets: %v %v", secrets, err)
+	}
+	outputs := map[string]string{"serve stdout": out.String(), "serve stderr": errb.String(), "login": r.stdout + r.stderr}
+	for _, args := range [][]string{
+		{"servers", "--json"}, {"servers"}, {"config", "show"}, {"history", "--json"}, {"auth", "status", "--json"}, {"auth", "status"},
+	} {
+		r := runCLI(t, append(args, "--config", cfg)...)
+		outputs[strings.Join(args, " ")] = r.stdout + r.stderr
+	}
+	for what, text := range outputs {
+		for _, s := range secrets {
+			if strings.Contains(text, s) {
+				t.Errorf("%s shows a token or client secret", what)
+			}
+		}
+	}
+	if h := outputs["history --json"]; !strings.Contains(h, "greet") {
+		t.Errorf("history does not have the call:\n%s", h)
+	}
+	var statuses []oauth.Status
+	if err := json.Unmarshal([]byte(outputs["auth status --json"]), &statuses); err != nil || len(statuses) != 1 {
+		t.Fatalf("auth status --json: %v\n%s", err, outputs["auth status --json"])
+	}
+	if s := statuses[0]; s.Server != "demo" || s.State != oauth.StateSignedIn || strings.Join(s.Scopes, " ") != "mcp:tools" || s.ExpiresAt.IsZero() || s.Refreshable {
+		t.Errorf("auth status: got %+v, want demo signed in with mcp:tools, an expiry, not refreshable (the demo gives no refresh token)", s)
+	}
+
+	// Logout: the example offers no revocation, and the command says so;
+	// the daemon shows needs_auth again.
+	r = runCLI(t, "auth", "logout", "demo", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "auth logout", r.stdout, "Signed out of demo", "no revocation")
+	eventuallyCLI(t, 15*time.Second, "the daemon to show demo needs_auth after logout", func() bool {
+		st, _, _, _ := serverState(t, cfg, "demo")
+		return st == "needs_auth"
+	})
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "demo__greet", Arguments: map[string]any{"name": "Ada"}})
+	if err != nil {
+		t.Fatalf("greet after logout: %v, want an error result", err)
+	}
+	if got := textOfResult(res); !res.IsError || !strings.Contains(got, "authentication") || !strings.Contains(got, "switchboard auth login demo") {
+		t.Errorf("greet after logout: got %q, want an authentication_error naming `switchboard auth login demo`", got)
+	}
+}
+
+func textOfResult(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	if res.StructuredContent != nil {
+		data, _ := json.Marshal(res.StructuredContent)
+		b.Write(data)
+	}
+	return b.String()
+}
+
+// gatewaySession connects an MCP client to the daemon's gateway.
+func gatewaySession(t *testing.T, ctx context.Context, addr string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "auth-test", Version: "1"}, nil)
+	var cs *mcp.ClientSession
+	eventuallyCLI(t, 10*time.Second, "the gateway to accept a client", func() bool {
+		var err error
+		cs, err = c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}, nil)
+		return err == nil
+	})
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestAuthAdHocOnATerminal: `switchboard tools --url URL` on a terminal
+// signs in by itself when the server asks (through $BROWSER), then lists
+// the tools. The terminal is a real pseudo-terminal, made by script(1).
+func TestAuthAdHocOnATerminal(t *testing.T) {
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("script(1) (util-linux) is not installed; install it to run this test on a pseudo-terminal")
+	}
+	ex := testpeer.StartOAuthExample(t, false)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	cmdline := fmt.Sprintf("%q tools --url %q", exe, ex.URL)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, script, "-qec", cmdline, "/dev/null")
+	cmd.Env = append(os.Environ(), envRunMain+"=1", "SWITCHBOARD_STATE_DIR="+state, "BROWSER="+browserScript(t),
+		"XDG_CONFIG_HOME="+t.TempDir())
+	cmd.Dir = t.TempDir()
+	outb, err := cmd.CombinedOutput()
+	out := string(outb)
+	if err != nil {
+		t.Fatalf("tools --url on a terminal: %v\n%s", err, out)
+	}
+	wantContains(t, "tools --url", out, "asks for sign-in", "To sign in to adhoc, open this URL in a browser:", "Signed in to adhoc", "greet")
+
+	// Without a terminal it does not sign in: it says what to do.
+	r := runCLI(t, "tools", "--url", ex.URL, "--state-dir", t.TempDir())
+	if r.code == ExitOK {
+		t.Fatalf("tools --url without a terminal and without a sign-in: got exit 0\n%s", r.stdout)
+	}
+	wantContains(t, "tools --url (no terminal)", r.stdout+r.stderr, "needs sign-in", "switchboard auth login --url "+ex.URL)
+}
