@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,17 +23,34 @@ import (
 // (through browserScript) with the authorization URL as its last argument.
 const envBrowser = "SWITCHBOARD_TEST_BROWSER"
 
-// browse plays a person's browser after "Allow": it follows the
-// authorization server's redirects to the loopback redirect URI (the TS
-// example's authorization server approves at once).
-func browse(authURL string) int {
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(authURL)
+// browse plays a person's browser on the authorization URL: after "Allow"
+// it follows the authorization server's redirects to the loopback
+// redirect URI (the TS example's authorization server approves at once);
+// after "Deny" it goes to the redirect URI with error=access_denied, as the
+// server would; "wrongstate" brings a code with another state.
+func browse(mode, authURL string) int {
+	target := authURL
+	if mode != "allow" {
+		u, err := url.Parse(authURL)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "scripted browser:", err)
+			return 1
+		}
+		q := u.Query()
+		switch mode {
+		case "deny":
+			target = q.Get("redirect_uri") + "?" + url.Values{"error": {"access_denied"}, "state": {q.Get("state")}}.Encode()
+		case "wrongstate":
+			target = q.Get("redirect_uri") + "?" + url.Values{"code": {"stolen"}, "state": {"not-" + q.Get("state")}}.Encode()
+		}
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(target)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "scripted browser:", err)
 		return 1
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	if mode == "allow" && resp.StatusCode != http.StatusOK {
 		fmt.Fprintln(os.Stderr, "scripted browser: the redirect page answered", resp.Status)
 		return 1
 	}
@@ -40,15 +58,19 @@ func browse(authURL string) int {
 }
 
 // browserScript writes a $BROWSER that runs this test binary as the
-// scripted browser.
-func browserScript(t *testing.T) string {
+// scripted browser, clicking "Allow".
+func browserScript(t *testing.T) string { return browserScriptMode(t, "allow") }
+
+// browserScriptMode writes a $BROWSER that runs this test binary as the
+// scripted browser in mode (see browse).
+func browserScriptMode(t *testing.T, mode string) string {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "browser")
-	script := fmt.Sprintf("#!/bin/sh\nexec env %s=allow %q \"$@\"\n", envBrowser, exe)
+	script := fmt.Sprintf("#!/bin/sh\nexec env %s=%s %q \"$@\"\n", envBrowser, mode, exe)
 	if err := os.WriteFile(path, []byte(script), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -86,12 +108,17 @@ func serverState(t *testing.T, cfg, name string) (state, lastError string, sugge
 // needs_auth again.
 func TestAuthEndToEnd(t *testing.T) {
 	ex := testpeer.StartOAuthExample(t, true)
-	state := t.TempDir()
-	t.Setenv("SWITCHBOARD_STATE_DIR", state)
+	// alpha, a stdio server, must be served throughout, whatever demo's state.
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	state := os.Getenv("SWITCHBOARD_STATE_DIR")
 	t.Setenv("BROWSER", browserScript(t))
 	addr := freeAddr(t)
-	cfg := filepath.Join(t.TempDir(), "switchboard.yaml")
-	yaml := fmt.Sprintf("gateway:\n  listen: %s\ndefaults:\n  health: {ping_interval: 1s, max_failures: 1, backoff: [10ms]}\nservers:\n  - name: demo\n    transport: http\n    url: %s\n", addr, ex.URL)
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml := strings.Replace(string(data), "defaults:\n", fmt.Sprintf("gateway:\n  listen: %s\ndefaults:\n  health: {ping_interval: 1s, max_failures: 1, backoff: [10ms]}\n", addr), 1) +
+		fmt.Sprintf("  - name: demo\n    transport: http\n    url: %s\n", ex.URL)
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -119,6 +146,15 @@ func TestAuthEndToEnd(t *testing.T) {
 	r := runCLI(t, "servers", "--config", cfg)
 	wantCode(t, r, ExitFailure)
 	wantContains(t, "servers", r.stdout, "needs_auth", "switchboard auth login demo")
+	eventuallyCLI(t, 20*time.Second, "alpha to be connected while demo needs sign-in", func() bool {
+		st, _, _, _ := serverState(t, cfg, "alpha")
+		return st == "connected"
+	})
+	r = runCLI(t, "call", "--config", cfg, "alpha", "echo", "message=still here")
+	wantCode(t, r, ExitOK)
+	r = runCLI(t, "call", "--config", cfg, "demo", "greet", "name=Ada")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "call demo before sign-in", r.stderr, "needs sign-in", "switchboard auth login demo")
 	r = runCLI(t, "auth", "status", "--config", cfg)
 	wantCode(t, r, ExitOK)
 
@@ -267,4 +303,53 @@ func TestAuthAdHocOnATerminal(t *testing.T) {
 		t.Fatalf("tools --url without a terminal and without a sign-in: got exit 0\n%s", r.stdout)
 	}
 	wantContains(t, "tools --url (no terminal)", r.stdout+r.stderr, "needs sign-in", "switchboard auth login --url "+ex.URL)
+}
+
+// TestAuthLoginBadInput: each mistake or failure of a sign-in says what
+// failed and what to run, and shows no secret.
+func TestAuthLoginBadInput(t *testing.T) {
+	ex := testpeer.StartOAuthExample(t, false)
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secret = "client-secret-never-shown-93c1"
+	t.Setenv("DOWN_SECRET", secret)
+	yaml := string(data) + fmt.Sprintf("  - name: demo\n    transport: http\n    url: %s\n", ex.URL) +
+		"  - name: down\n    transport: http\n    url: http://127.0.0.1:1/mcp\n    oauth: {client_id: sb, client_secret_env: DOWN_SECRET}\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		browser string // BROWSER mode of the scripted browser
+		args    []string
+		code    int
+		want    []string
+	}{
+		{"declined", "deny", []string{"auth", "login", "demo"}, ExitFailure,
+			[]string{"the authorization server answered the sign-in with access_denied", "the sign-in was declined", "switchboard auth login demo"}},
+		{"wrong state", "wrongstate", []string{"auth", "login", "demo"}, ExitFailure,
+			[]string{"the redirect's state does not match this sign-in", "switchboard auth login demo"}},
+		{"unreachable", "allow", []string{"auth", "login", "down"}, ExitFailure,
+			[]string{"reaching the server to sign in", "127.0.0.1:1", "switchboard auth login down"}},
+		{"unknown server", "allow", []string{"auth", "login", "demoo"}, ExitFailure, []string{`no server named "demoo"`, "demo"}},
+		{"stdio server", "allow", []string{"auth", "login", "alpha"}, ExitFailure, []string{"server alpha is a stdio server"}},
+		{"user on a shared server", "allow", []string{"auth", "login", "demo", "--user", "bob"}, ExitFailure, []string{"server demo has one shared sign-in, so --user does not apply", "auth: per_user"}},
+		{"no server", "allow", []string{"auth", "login"}, ExitUsage, []string{"usage: switchboard auth login SERVER"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("BROWSER", browserScriptMode(t, c.browser))
+			r := runCLI(t, append(c.args, "--config", cfg)...)
+			if r.code != c.code {
+				t.Fatalf("exit code: got %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, c.code, r.stdout, r.stderr)
+			}
+			wantContains(t, "stderr", r.stderr, c.want...)
+			if strings.Contains(r.stdout+r.stderr, secret) {
+				t.Errorf("the output shows the client secret")
+			}
+		})
+	}
 }

@@ -30,7 +30,7 @@ const envRunMain = "SWITCHBOARD_TEST_MAIN"
 func TestMain(m *testing.M) {
 	testserver.Init()
 	if os.Getenv(envBrowser) != "" { // before envRunMain: a browser a test's CLI process opened
-		os.Exit(browse(os.Args[len(os.Args)-1]))
+		os.Exit(browse(os.Getenv(envBrowser), os.Args[len(os.Args)-1]))
 	}
 	if os.Getenv(envRunMain) == "1" {
 		os.Exit(Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
