@@ -94,6 +94,8 @@ type Daemon struct {
 	// upstreamAuth keeps the sign-ins of upstream servers that require
 	// OAuth; nil without a state directory.
 	upstreamAuth *oauth.Manager
+	// signIns runs the console's sign-ins.
+	signIns signIns
 
 	mu  sync.Mutex
 	cfg *config.Config

@@ -46,6 +46,7 @@ func (d *Daemon) newConsole() error {
 		Sessions: sessionStore(d.opts.Store),
 		Logger:   d.logger.With("component", "web"),
 		Version:  d.opts.Version,
+		SignIn:   d.consoleSignIn(),
 	})
 	if err != nil {
 		return err
@@ -61,6 +62,7 @@ func (d *Daemon) runConsole(ctx context.Context, wg *sync.WaitGroup) {
 	if c == nil {
 		return
 	}
+	d.signIns.start(ctx, wg)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()

@@ -160,6 +160,9 @@ type serverView struct {
 	Prompts        int    `json:"prompts"`
 	Resources      int    `json:"resources"`
 	Hint           string `json:"hint"` // what to try about LastError: its suggestions
+	// SignIn offers the "Sign in" button: the server needs a sign-in and
+	// the console can run one (Options.SignIn).
+	SignIn bool `json:"sign_in"`
 }
 
 // serverView builds a server's view; counts come from the catalog.
@@ -190,6 +193,7 @@ func (c *Console) serverView(si control.ServerInfo) serverView {
 		v.Label = "disabled"
 	}
 	v.Tools, v.Prompts, v.Resources = c.counts(s.Server)
+	v.SignIn = s.State == upstream.StateNeedsAuth && s.Enabled && c.opts.SignIn != nil
 	return v
 }
 
@@ -253,8 +257,12 @@ func (c *Console) servers(r *http.Request) ([]control.ServerInfo, error) {
 // apiServerAction enables, disables or refreshes a server.
 func (c *Console) apiServerAction(w http.ResponseWriter, r *http.Request) {
 	name, action := r.PathValue("name"), r.PathValue("action")
+	if action == "signin" {
+		c.apiSignIn(w, r, name)
+		return
+	}
 	if !slices.Contains([]string{"enable", "disable", "refresh"}, action) {
-		writeFault(w, http.StatusNotFound, fault.New(fault.NotFound, "unknown server action %q; want enable, disable or refresh", action))
+		writeFault(w, http.StatusNotFound, fault.New(fault.NotFound, "unknown server action %q; want enable, disable, refresh or signin", action))
 		return
 	}
 	res, err := c.opts.Backend.ServerAction(r.Context(), action, name)
@@ -541,4 +549,22 @@ func (c *Console) historyDetailPage(w http.ResponseWriter, r *http.Request) {
 		d.Args = prettyJSON(rec.Args)
 	}
 	c.render(w, r, http.StatusOK, "historydetail", d)
+}
+
+// apiSignIn starts a server's sign-in and answers the URL the browser
+// opens; the sign-in itself completes at the daemon's redirect listener.
+func (c *Console) apiSignIn(w http.ResponseWriter, r *http.Request, name string) {
+	if c.opts.SignIn == nil {
+		writeFault(w, http.StatusNotFound, fault.New(fault.NotFound, "this console cannot run a sign-in").
+			WithSuggestions("run: switchboard auth login "+name))
+		return
+	}
+	user := sessionOf(r).user
+	u, err := c.opts.SignIn(r.Context(), name, user)
+	if err != nil {
+		writeFault(w, statusOf(err), err)
+		return
+	}
+	c.logger.Info("console sign-in started", logKeyServer, name, "user", user)
+	writeJSON(w, http.StatusOK, map[string]string{"url": u})
 }

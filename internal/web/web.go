@@ -105,6 +105,12 @@ type Options struct {
 	Editor ConfigEditor
 	// Hooks feeds the Hooks page; nil shows that hooks are not configured.
 	Hooks HookSource
+	// SignIn starts the OAuth sign-in of a server that needs one, for user
+	// (the console's user; used by servers signed in per user), and
+	// returns the authorization URL to open; the sign-in completes when
+	// the browser comes back to Switchboard's redirect listener. Nil offers
+	// no "Sign in" button.
+	SignIn func(ctx context.Context, server, user string) (authURL string, err error)
 	// Logger receives structured events; nil discards them.
 	Logger *slog.Logger
 	// Version is shown in the page footer.

@@ -142,6 +142,8 @@
         enable.hidden = s.enabled;
       }
       tr.querySelectorAll('button[data-action="disable"], button[data-action="refresh"]').forEach(function (b) { b.hidden = !s.enabled; });
+      const signin = tr.querySelector('button[data-action="signin"]');
+      if (signin) signin.hidden = !s.sign_in;
       updateBanner();
     };
     table.addEventListener('click', async function (ev) {
@@ -154,7 +156,21 @@
       if (errEl) errEl.hidden = true;
       const r = await api('POST', '/ui/api/servers/' + encodeURIComponent(server) + '/' + encodeURIComponent(action));
       b.disabled = false;
-      if (r.ok) {
+      if (r.ok && action === 'signin' && r.data && r.data.url) {
+        // The sign-in page opens in a new tab; it comes back to
+        // Switchboard, and the row turns connected by itself.
+        const w = window.open(r.data.url, '_blank');
+        if (w) w.opener = null;
+        if (errEl && !w) {
+          errEl.textContent = '';
+          const a = document.createElement('a');
+          a.href = r.data.url; a.target = '_blank'; a.rel = 'noopener';
+          a.textContent = 'Open the sign-in page for ' + server;
+          errEl.appendChild(a);
+          errEl.hidden = false;
+        }
+        announce(server + ': sign-in page opened.');
+      } else if (r.ok) {
         let msg = server + ': ' + action + ' done';
         if (action === 'refresh' && r.data) msg += ' (' + r.data.tools + ' tools)';
         announce(msg + '.');
