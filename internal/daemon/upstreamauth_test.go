@@ -35,6 +35,10 @@ func TestConsoleSignIn(t *testing.T) {
 	if btn == "" || strings.Contains(btn, "hidden") {
 		t.Fatalf("servers page: got button %q, want a visible Sign in button for demo", btn)
 	}
+	_, one := b.do("GET", web.Prefix+"server?name=demo", "", "")
+	if m := signInButton.FindString(one); m == "" || strings.Contains(m, "hidden") {
+		t.Errorf("demo's page: got button %q, want a visible Sign in button", m)
+	}
 	if m := regexp.MustCompile(`data-action="signin" data-server="alpha"[^>]*>`).FindString(page); !strings.Contains(m, "hidden") {
 		t.Errorf("servers page: alpha's Sign in button %q, want it hidden (alpha needs no sign-in)", m)
 	}

@@ -217,6 +217,8 @@
       const enable = serverState.querySelector('button[data-action="enable"]');
       if (enable) { enable.textContent = s.auto_disabled ? 'Re-enable' : 'Enable'; enable.hidden = s.enabled; }
       serverState.querySelectorAll('button[data-action="disable"], button[data-action="refresh"]').forEach(function (b) { b.hidden = !s.enabled; });
+      const signin = serverState.querySelector('button[data-action="signin"]');
+      if (signin) signin.hidden = !s.sign_in;
       if (historyList && s.label !== lastLabel && lastLabel !== '') {
         const li = document.createElement('li');
         const t = document.createElement('time');
@@ -244,7 +246,20 @@
       errEl.hidden = true;
       const r = await api('POST', '/ui/api/servers/' + encodeURIComponent(name) + '/' + encodeURIComponent(b.dataset.action));
       b.disabled = false;
-      if (r.ok) {
+      if (r.ok && b.dataset.action === 'signin' && r.data && r.data.url) {
+        const w = window.open(r.data.url, '_blank');
+        if (w) {
+          w.opener = null;
+        } else {
+          errEl.textContent = '';
+          const a = document.createElement('a');
+          a.href = r.data.url; a.target = '_blank'; a.rel = 'noopener';
+          a.textContent = 'Open the sign-in page for ' + name;
+          errEl.appendChild(a);
+          errEl.hidden = false;
+        }
+        announce(name + ': sign-in page opened.');
+      } else if (r.ok) {
         announce(name + ': ' + b.dataset.action + ' done.');
       } else {
         errEl.textContent = faultText(r.data);
