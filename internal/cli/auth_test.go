@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,63 +16,9 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 )
 
-// envBrowser makes the test binary a scripted browser: $BROWSER runs it
-// (through browserScript) with the authorization URL as its last argument.
-const envBrowser = "SWITCHBOARD_TEST_BROWSER"
-
-// browse plays a person's browser on the authorization URL: after "Allow"
-// it follows the authorization server's redirects to the loopback
-// redirect URI (the TS example's authorization server approves at once);
-// after "Deny" it goes to the redirect URI with error=access_denied, as the
-// server would; "wrongstate" brings a code with another state.
-func browse(mode, authURL string) int {
-	target := authURL
-	if mode != "allow" {
-		u, err := url.Parse(authURL)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "scripted browser:", err)
-			return 1
-		}
-		q := u.Query()
-		switch mode {
-		case "deny":
-			target = q.Get("redirect_uri") + "?" + url.Values{"error": {"access_denied"}, "state": {q.Get("state")}}.Encode()
-		case "wrongstate":
-			target = q.Get("redirect_uri") + "?" + url.Values{"code": {"stolen"}, "state": {"not-" + q.Get("state")}}.Encode()
-		}
-	}
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(target)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "scripted browser:", err)
-		return 1
-	}
-	resp.Body.Close()
-	if mode == "allow" && resp.StatusCode != http.StatusOK {
-		fmt.Fprintln(os.Stderr, "scripted browser: the redirect page answered", resp.Status)
-		return 1
-	}
-	return 0
-}
-
 // browserScript writes a $BROWSER that runs this test binary as the
 // scripted browser, clicking "Allow".
-func browserScript(t *testing.T) string { return browserScriptMode(t, "allow") }
-
-// browserScriptMode writes a $BROWSER that runs this test binary as the
-// scripted browser in mode (see browse).
-func browserScriptMode(t *testing.T, mode string) string {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "browser")
-	script := fmt.Sprintf("#!/bin/sh\nexec env %s=%s %q \"$@\"\n", envBrowser, mode, exe)
-	if err := os.WriteFile(path, []byte(script), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+func browserScript(t *testing.T) string { return testpeer.BrowserScript(t, "allow") }
 
 // serverState returns a server's state and note from `servers --json`.
 func serverState(t *testing.T, cfg, name string) (state, lastError string, suggestions []string, raw string) {
@@ -341,7 +284,7 @@ func TestAuthLoginBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			t.Setenv("BROWSER", browserScriptMode(t, c.browser))
+			t.Setenv("BROWSER", testpeer.BrowserScript(t, c.browser))
 			r := runCLI(t, append(c.args, "--config", cfg)...)
 			if r.code != c.code {
 				t.Fatalf("exit code: got %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, c.code, r.stdout, r.stderr)

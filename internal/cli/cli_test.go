@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
@@ -29,9 +30,7 @@ const envRunMain = "SWITCHBOARD_TEST_MAIN"
 
 func TestMain(m *testing.M) {
 	testserver.Init()
-	if os.Getenv(envBrowser) != "" { // before envRunMain: a browser a test's CLI process opened
-		os.Exit(browse(os.Getenv(envBrowser), os.Args[len(os.Args)-1]))
-	}
+	testpeer.RunBrowserIfAsked() // before envRunMain: a browser a test's CLI process opened
 	if os.Getenv(envRunMain) == "1" {
 		os.Exit(Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
