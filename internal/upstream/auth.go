@@ -13,33 +13,24 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/oauth"
 )
 
-// AuthOptions configure an [Auth].
-type AuthOptions struct {
-	// Interactive runs the sign-in when the server asks for one (an ad hoc
-	// call on a terminal), printing the URL to Out and opening the browser
-	// unless NoBrowser. A daemon leaves it unset: the server then shows
-	// the needs_auth state with the command to run.
-	Interactive bool
-	Out         io.Writer
-	NoBrowser   bool
-}
-
 // Auth authorizes the HTTP requests of one network server with its OAuth
 // sign-in, kept by an oauth.Manager: the access token on every request,
 // refreshed before it expires, and a 401 or 403 insufficient_scope
 // answered by renewing or stepping up. A server with an oauth: block goes
 // through it from the first request; any other from the first 401 that
 // carries a Bearer challenge (WWW-Authenticate), which is how an OAuth
-// server says so. For a server with auth: per_user, each request made for
-// a user (see [WithIdentity]) carries that user's token, and one made for
-// nobody (the connection's own: initialize, listings, pings) the shared
-// sign-in's.
+// server says so. It never runs a sign-in itself: a request that cannot be
+// authorized without a person fails with the command to run, and the
+// server shows needs_auth (the CLI signs in around a connection attempt,
+// where a person has more time than a connect timeout). For a server with
+// auth: per_user, each request made for a user (see [WithIdentity])
+// carries that user's token, and one made for nobody (the connection's
+// own: initialize, listings, pings) the shared sign-in's.
 type Auth struct {
 	m       *oauth.Manager
 	srv     oauth.Server
 	always  bool // the server has an oauth: block
 	perUser bool
-	opts    AuthOptions
 	found   atomic.Bool // a Bearer challenge was seen
 
 	mu       sync.Mutex
@@ -48,7 +39,7 @@ type Auth struct {
 
 // NewAuth returns the authorizer of srv's requests, or nil for a server
 // that has no HTTP requests to authorize (stdio) or when m is nil.
-func NewAuth(m *oauth.Manager, srv config.Server, opts AuthOptions) *Auth {
+func NewAuth(m *oauth.Manager, srv config.Server) *Auth {
 	if m == nil || srv.Transport == config.TransportStdio || srv.Transport == "" {
 		return nil
 	}
@@ -59,7 +50,7 @@ func NewAuth(m *oauth.Manager, srv config.Server, opts AuthOptions) *Auth {
 	}
 	return &Auth{
 		m: m, srv: OAuthServer(srv), always: srv.OAuth != nil, perUser: srv.Auth == config.AuthPerUser,
-		opts: opts, handlers: map[string]*oauth.Handler{},
+		handlers: map[string]*oauth.Handler{},
 	}
 }
 
@@ -91,7 +82,7 @@ func (a *Auth) handler(user string) *oauth.Handler {
 	defer a.mu.Unlock()
 	h, ok := a.handlers[user]
 	if !ok {
-		h = a.m.Handler(a.srv, oauth.HandlerOptions{User: user, Interactive: a.opts.Interactive && user == "", Out: a.opts.Out, NoBrowser: a.opts.NoBrowser})
+		h = a.m.Handler(a.srv, oauth.HandlerOptions{User: user})
 		a.handlers[user] = h
 	}
 	return h

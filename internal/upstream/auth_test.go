@@ -60,7 +60,7 @@ func TestSupervisorNeedsAuth(t *testing.T) {
 	h := fastHealth()
 	h.MaxFailures = 1
 	h.PingTimeout = 10 * time.Second // a ping is slow under -race on a busy machine; a timeout is a failure
-	s := NewSupervisor(SupervisorOptions{Server: srv, Health: h, Dial: DialOptions{Auth: NewAuth(m, srv, AuthOptions{})}})
+	s := NewSupervisor(SupervisorOptions{Server: srv, Health: h, Dial: DialOptions{Auth: NewAuth(m, srv)}})
 	runSupervisor(t, s)
 
 	snap := waitSnapshot(t, s, 30*time.Second, "needs_auth", func(sn Snapshot) bool { return sn.State == StateNeedsAuth })
@@ -144,7 +144,7 @@ func TestAuthPerUser(t *testing.T) {
 	if tokens[""] == tokens["alice"] {
 		t.Fatal("the shared and alice's sign-ins got the same token")
 	}
-	c, err := Dial(ctx, srv, DialOptions{Auth: NewAuth(m, srv, AuthOptions{})})
+	c, err := Dial(ctx, srv, DialOptions{Auth: NewAuth(m, srv)})
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}

@@ -41,9 +41,6 @@ type PoolOptions struct {
 	// OAuth keeps the sign-ins of servers that require OAuth 2.1; nil
 	// leaves every server's requests as configured.
 	OAuth *oauth.Manager
-	// AuthOptions apply to every server's sign-in (Interactive for an ad
-	// hoc call on a terminal).
-	AuthOptions AuthOptions
 }
 
 // Pool runs one Supervisor per configured server. Its set of servers can
@@ -124,7 +121,7 @@ func (p *Pool) newSupervisor(cfg *config.Config, srv config.Server) *Supervisor 
 		p.opts.DialOptions(srv.Name, &d)
 	}
 	if d.Auth == nil {
-		d.Auth = NewAuth(p.opts.OAuth, srv, p.opts.AuthOptions)
+		d.Auth = NewAuth(p.opts.OAuth, srv)
 	}
 	return NewSupervisor(SupervisorOptions{
 		Server:    srv,
