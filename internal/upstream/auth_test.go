@@ -122,7 +122,7 @@ func TestAuthPerUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := config.Server{Name: "demo", Transport: config.TransportHTTP, URL: ex.URL, Enabled: true, TerminateOnClose: true,
-		OAuth: &config.OAuth{}, Auth: config.AuthPerUser}
+		OAuth: &config.ServerOAuth{}, Auth: config.AuthPerUser}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	osrv := OAuthServer(srv)
