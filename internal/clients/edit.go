@@ -312,7 +312,7 @@ func (t *tomlEditor) get(name string) (map[string]any, error) {
 func (t *tomlEditor) set(name string, fs fields) error {
 	tf := make([]tomlField, len(fs))
 	for i, f := range fs {
-		tf[i] = tomlField{f.key, f.value}
+		tf[i] = tomlField(f)
 	}
 	return t.d.set(t.key, name, tf)
 }

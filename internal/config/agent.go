@@ -80,12 +80,6 @@ type Agent struct {
 	Pos Pos
 }
 
-// The keys of the blocks, in documentation order.
-var (
-	llmKeys   = []string{"base_url", "model", "api_key_env", "prompt_price", "completion_price", "timeout", "vision", "stream", "max_retries"}
-	agentKeys = []string{"max_steps", "max_tool_calls", "max_tokens", "max_cost", "timeout", "system_prompt", "servers", "tools"}
-)
-
 // DefaultLLM returns the llm settings used when the block is absent.
 func DefaultLLM() LLM { return LLM{Stream: true, MaxRetries: DefaultLLMMaxRetries} }
 

@@ -40,19 +40,10 @@ const MaxShutdownTimeout = 10 * time.Minute
 const gatewayDocs = "docs/configuration.md#gateway"
 
 var (
-	// viewNamePattern is the form of a view name: it is a URL path segment.
-	viewNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 	// toolNamePattern is the form of a name a view renames a tool to.
 	toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 	// sha256Pattern is the form of token_sha256.
 	sha256Pattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
-)
-
-// The keys of the block and its entries, in documentation order.
-var (
-	gatewayKeys = []string{"listen", "stateless", "fast_path", "allowed_origins", "allowed_hosts", "shutdown_timeout", "session_timeout", "max_request_bytes", "default_user", "instructions", "views", "tokens", "oauth"}
-	viewKeys    = []string{"name", "servers", "include", "exclude", "prefix", "rename", "descriptions"}
-	tokenKeys   = []string{"name", "user", "token_env", "token_sha256", "views"}
 )
 
 // CheckExposure reports, as a fault.Config error, a gateway that would

@@ -28,12 +28,6 @@ const (
 // notebookDocs is where a person reads about the block.
 const notebookDocs = "docs/documents.md"
 
-// The keys of the block and of a binding, in documentation order.
-var (
-	notebookKeys = []string{"bindings", "images_dir", "concurrency", "max_blocks"}
-	bindingKeys  = []string{"heading", "block", "start_line", "end_line", "server", "inherit_to_children"}
-)
-
 // Notebook configures the Markdown document runner (`switchboard doc`).
 // The zero value means every default.
 type Notebook struct {

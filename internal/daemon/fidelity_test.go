@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the tests exercise logging and sampling, deprecated only from protocol 2026-07-28.
+
 package daemon
 
 import (

@@ -26,8 +26,7 @@ import (
 func libraryServer(t *testing.T) config.Server {
 	t.Helper()
 	var counter atomic.Int64
-	var srv *mcp.Server
-	srv = mcp.NewServer(&mcp.Implementation{Name: "library", Version: "1"}, &mcp.ServerOptions{
+	srv := mcp.NewServer(&mcp.Implementation{Name: "library", Version: "1"}, &mcp.ServerOptions{
 		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
