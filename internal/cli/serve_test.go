@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/control"
 )
 
 // TestServeListenFlagIsCheckedLikeTheKey checks that a bad --listen value
@@ -140,8 +141,16 @@ func TestSecondServeRefusedFirst(t *testing.T) {
 	var out, errb syncBuffer
 	done := make(chan int, 1)
 	go func() { done <- Main(ctx, []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0"}, &out, &errb) }()
-	eventuallyCLI(t, 20*time.Second, "the first serve to listen", func() bool {
-		return strings.Contains(out.String(), "supervising 1 server(s)")
+	// The banner comes before the control socket opens: wait until the
+	// daemon answers on the socket, as the second serve will ask it.
+	sock := control.SocketPath(os.Getenv("SWITCHBOARD_STATE_DIR"))
+	eventuallyCLI(t, 20*time.Second, "the first serve to answer on its control socket", func() bool {
+		c := control.Dial(sock)
+		defer c.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err := c.Status(ctx)
+		return err == nil
 	})
 
 	r := runCLI(t, "serve", "--config", cfg, "--listen", "127.0.0.1:0")
