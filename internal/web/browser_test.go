@@ -526,7 +526,12 @@ func TestBrowserLogin(t *testing.T) {
 	if cookie := eval[string](t, ctx, `document.cookie`); cookie != "" {
 		t.Errorf("the page can read cookies: %q (the session cookie must be HttpOnly)", cookie)
 	}
-	do(t, ctx, "the right token", chromedp.SendKeys(chromedp.ID("token"), secret+"\n"))
+	// The refusal is a new document: set the field and submit through the
+	// page itself rather than a node the driver may have looked up in the
+	// document before ("Could not find node with given id").
+	if !eval[bool](t, ctx, `(function(){ const f = document.getElementById("token"); f.value = "`+secret+`"; f.form.requestSubmit(); return true; })()`) {
+		t.Fatal("could not submit the right token")
+	}
 	waitJS(t, ctx, "the history, logged in", `location.pathname === "/ui/history" && document.querySelector("header").innerText.includes("Log out alice")`)
 	shot(t, ctx, "logged-in")
 	do(t, ctx, "logging out", chromedp.Click(chromedp.CSS(`form[action="/ui/logout"] button`)))

@@ -302,7 +302,14 @@ func shot(t *testing.T, ctx context.Context, name string) {
 // page's text) when one fails.
 func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	if err := chromedp.Do(ctx, steps...); err != nil {
+	err := chromedp.Do(ctx, steps...)
+	// A navigation the test starts is aborted when the page navigates by
+	// itself at that moment (a finished call loads its result): the
+	// test's navigation is then simply made again.
+	for i := 0; i < 3 && err != nil && strings.Contains(err.Error(), "net::ERR_ABORTED"); i++ {
+		err = chromedp.Do(ctx, steps...)
+	}
+	if err != nil {
 		fail(t, ctx, what, err)
 	}
 }
