@@ -114,7 +114,16 @@ func (a *app) terminalAsker() *asker {
 		return a.ask
 	}
 	f, ok := a.stdin.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) || !isTerminal(a.stderr) {
+	if !ok {
+		return nil
+	}
+	// A terminal is a character device: Stat says so without Fd, which
+	// puts the descriptor in blocking mode under a reader that may be
+	// using it (serve --stdio's transport, in the same process in tests).
+	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	if !term.IsTerminal(int(f.Fd())) || !isTerminal(a.stderr) {
 		return nil
 	}
 	a.ask = &asker{in: bufio.NewReader(f), out: a.stderr, readPassword: func() (string, error) {
