@@ -571,36 +571,7 @@ func TestGatewaySSESessionsBelongToTheirUser(t *testing.T) {
 	cfg.Gateway.Tokens = []config.Token{{Name: "a", User: "alice", Secret: "alice-token"}, {Name: "b", User: "bob", Secret: "bob-token"}}
 	r := start(t, cfg)
 	// Open alice's SSE stream by hand, to learn her session id.
-	req, _ := http.NewRequest(http.MethodGet, r.url+"/sse", nil)
-	req.Header.Set("Authorization", "Bearer alice-token")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	buf := make([]byte, 4096)
-	n, err := resp.Body.Read(buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := strings.Index(string(buf[:n]), "data: ")
-	if i < 0 {
-		t.Fatalf("no endpoint event: %q", buf[:n])
-	}
-	endpoint := strings.TrimSpace(strings.SplitN(string(buf[i+6:n]), "\n", 2)[0])
-	postAs := func(token string) int {
-		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-		req, _ := http.NewRequest(http.MethodPost, r.url+endpoint, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	postAs := openSSEAs(t, r.url, "alice-token")
 	if got := postAs("bob-token"); got != http.StatusForbidden {
 		t.Errorf("bob posting to alice's SSE session: got %d, want 403", got)
 	}
@@ -866,5 +837,42 @@ func TestGatewayRequestSizeLimit(t *testing.T) {
 	big := io.MultiReader(strings.NewReader(initializeBody(strings.Repeat("y", 2<<20))))
 	if code, b := postBody(t, r2.url+"/mcp", big, nil); code != http.StatusOK {
 		t.Errorf("a 2 MiB chunked initialize: got %d %s, want 200", code, b)
+	}
+}
+
+// openSSEAs opens an SSE stream with token by hand and returns a function
+// that posts an initialize to its session's message endpoint with another
+// token, answering the HTTP status: what session binding is tested with.
+func openSSEAs(t *testing.T, base, token string) (postAs func(token string) int) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+"/sse", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	buf := make([]byte, 4096)
+	n, err := resp.Body.Read(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(buf[:n]), "data: ")
+	if i < 0 {
+		t.Fatalf("no endpoint event: %q", buf[:n])
+	}
+	endpoint := strings.TrimSpace(strings.SplitN(string(buf[i+6:n]), "\n", 2)[0])
+	return func(token string) int {
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+		req, _ := http.NewRequest(http.MethodPost, base+endpoint, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
 	}
 }

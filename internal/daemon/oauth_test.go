@@ -294,36 +294,7 @@ func TestGatewayOAuthSSE(t *testing.T) {
 	if resp, _ := getWith(t, r.url+"/sse", nil); resp.StatusCode != 401 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "oauth-protected-resource/sse") {
 		t.Errorf("/sse without a token: %d %q, want 401 naming the /sse metadata", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
-	req, _ := http.NewRequest(http.MethodGet, r.url+"/sse", nil)
-	req.Header.Set("Authorization", "Bearer "+alice)
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	buf := make([]byte, 4096)
-	n, err := resp.Body.Read(buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := strings.Index(string(buf[:n]), "data: ")
-	if i < 0 {
-		t.Fatalf("no endpoint event: %q", buf[:n])
-	}
-	endpoint := strings.TrimSpace(strings.SplitN(string(buf[i+6:n]), "\n", 2)[0])
-	postAs := func(token string) int {
-		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-		req, _ := http.NewRequest(http.MethodPost, r.url+endpoint, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	postAs := openSSEAs(t, r.url, alice)
 	if got := postAs(bob); got != http.StatusForbidden {
 		t.Errorf("bob posting to alice's SSE session: %d, want 403", got)
 	}
