@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -95,6 +96,23 @@ type gitRunner struct {
 	dir string
 }
 
+// gitEnviron is the process environment without the variables that point
+// git at another repository, index or work tree: set when switchboard runs
+// from a git hook, they would make git answer for that repository instead
+// of the project root.
+func gitEnviron() []string {
+	env := os.Environ()
+	return slices.DeleteFunc(env, func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
+			"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_PREFIX":
+			return true
+		}
+		return false
+	})
+}
+
 // run runs git with args and returns up to limit bytes of its standard
 // output, and how many bytes beyond that it wrote.
 func (g gitRunner) run(ctx context.Context, limit int64, args ...string) ([]byte, int64, error) {
@@ -109,7 +127,7 @@ func (g gitRunner) run(ctx context.Context, limit int64, args ...string) ([]byte
 	}, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Dir = g.dir
-	cmd.Env = append(os.Environ(),
+	cmd.Env = append(gitEnviron(),
 		"GIT_TERMINAL_PROMPT=0",
 		"GIT_OPTIONAL_LOCKS=0", // a diff must not take the index lock
 		"GIT_PAGER=cat",

@@ -5,160 +5,84 @@ import (
 	"bytes"
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
-// ignoreRule is one pattern line of a .gitignore file.
-type ignoreRule struct {
-	base    string // directory of the .gitignore, slash-separated, "" for the root
-	re      *regexp.Regexp
-	negate  bool // "!pattern": re-include
-	dirOnly bool // "pattern/": matches directories only
-	// anchored patterns (a slash before the end) match the path relative to
-	// base; others match the base name at any depth below base.
-	anchored bool
-}
+// ignoreRules is the stack of .gitignore patterns that applies inside one
+// directory: the patterns of every .gitignore from the root down, outermost
+// first (go-git's matcher lets the last match decide). It is used where
+// git itself cannot answer: a project root that is not in a git work tree.
+type ignoreRules []gitignore.Pattern
 
-// ignoreRules is the stack of rules that applies inside one directory: the
-// rules of every .gitignore from the root down, outermost first.
-type ignoreRules []ignoreRule
-
-// parseGitignore reads the rules of a .gitignore in directory base.
-// Malformed lines (an unterminated character class) are skipped, as git
-// does.
-func parseGitignore(base string, data []byte) []ignoreRule {
-	var rules []ignoreRule
+// parseGitignore reads the patterns of a .gitignore in the root-relative
+// slash directory base ("" for the root). Matching is go-git's; this only
+// splits the lines, drops comments and blank lines, and gives bracket
+// expressions git's "[!...]" negation, which go-git passes to
+// path/filepath.Match unchanged (where only "[^...]" negates).
+func parseGitignore(base string, data []byte) ignoreRules {
+	var domain []string
+	if base != "" {
+		domain = strings.Split(base, "/")
+	}
+	var rules ignoreRules
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	for sc.Scan() {
 		line := strings.TrimSuffix(sc.Text(), "\r")
-		if line == "" || strings.HasPrefix(line, "#") {
+		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
 			continue
 		}
-		// Trailing spaces are ignored unless escaped.
-		for strings.HasSuffix(line, " ") && !strings.HasSuffix(line, `\ `) {
-			line = line[:len(line)-1]
-		}
-		r := ignoreRule{base: base}
-		switch {
-		case strings.HasPrefix(line, "!"):
-			r.negate = true
-			line = line[1:]
-		case strings.HasPrefix(line, `\!`), strings.HasPrefix(line, `\#`):
-			line = line[1:]
-		}
-		if strings.HasSuffix(line, "/") {
-			r.dirOnly = true
-			line = strings.TrimRight(line, "/")
-		}
-		if line == "" {
-			continue
-		}
-		if strings.Contains(line, "/") {
-			r.anchored = true
-			line = strings.TrimPrefix(line, "/")
-		}
-		re, err := compileGlob(line)
-		if err != nil {
-			continue
-		}
-		r.re = re
-		rules = append(rules, r)
+		rules = append(rules, gitignore.ParsePattern(gitBrackets(line), domain))
 	}
 	return rules
 }
 
 // ignored reports whether the root-relative slash path rel (a directory when
-// isDir) is ignored: the last rule that matches decides, so deeper
-// .gitignore files and later lines override earlier ones.
+// isDir) is ignored.
 func (rs ignoreRules) ignored(rel string, isDir bool) bool {
-	ignored := false
-	for i := range rs {
-		r := &rs[i]
-		if r.dirOnly && !isDir {
-			continue
-		}
-		sub := rel
-		if r.base != "" {
-			if !strings.HasPrefix(rel, r.base+"/") {
-				continue
-			}
-			sub = rel[len(r.base)+1:]
-		}
-		target := sub
-		if !r.anchored {
-			target = path.Base(sub)
-		}
-		if r.re.MatchString(target) {
-			ignored = !r.negate
-		}
+	if len(rs) == 0 {
+		return false
 	}
-	return ignored
+	return gitignore.NewMatcher(rs).Match(strings.Split(rel, "/"), isDir)
 }
 
-// compileGlob turns a gitignore-style glob into an anchored regular
-// expression over slash paths: * and ? stay within one segment, [...] is a
-// character class ([!...] negated), ** matches across segments, and \
-// escapes the next character.
-func compileGlob(glob string) (*regexp.Regexp, error) {
+// gitBrackets rewrites git's negated bracket expression "[!...]" as
+// "[^...]", the form path.Match knows, leaving escaped brackets alone.
+func gitBrackets(glob string) string {
+	if !strings.Contains(glob, "[!") {
+		return glob
+	}
 	var b strings.Builder
-	b.WriteString(`^`)
 	for i := 0; i < len(glob); i++ {
 		c := glob[i]
-		switch c {
-		case '*':
-			if i+1 < len(glob) && glob[i+1] == '*' {
-				atStart := i == 0 || glob[i-1] == '/'
-				j := i + 2
-				switch {
-				case atStart && j < len(glob) && glob[j] == '/':
-					b.WriteString(`(?:.*/)?`) // "**/" : zero or more directories
-					i = j
-				case atStart && j == len(glob):
-					b.WriteString(`.*`) // trailing "/**": everything inside
-					i = j - 1
-				default:
-					b.WriteString(`[^/]*`) // "**" elsewhere acts as "*"
-					i = j - 1
-				}
-				continue
-			}
-			b.WriteString(`[^/]*`)
-		case '?':
-			b.WriteString(`[^/]`)
-		case '[':
-			end := strings.IndexByte(glob[i+1:], ']')
-			if end == 0 && i+2 < len(glob) { // "[]...]": a literal ] first
-				end = strings.IndexByte(glob[i+2:], ']') + 1
-				if end == 0 {
-					end = -1
-				}
-			}
-			if end < 0 {
-				return nil, fmt.Errorf("unterminated [ in %q", glob)
-			}
-			class := glob[i+1 : i+1+end]
-			i += end + 1
-			b.WriteByte('[')
-			if strings.HasPrefix(class, "!") || strings.HasPrefix(class, "^") {
-				b.WriteByte('^')
-				class = class[1:]
-			}
-			b.WriteString(strings.NewReplacer(`\`, `\\`, `[`, `\[`, `]`, `\]`).Replace(class))
-			b.WriteByte(']')
-		case '\\':
-			if i+1 < len(glob) {
-				i++
-				c = glob[i]
-			}
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
+		b.WriteByte(c)
+		switch {
+		case c == '\\' && i+1 < len(glob):
+			i++
+			b.WriteByte(glob[i])
+		case c == '[' && i+1 < len(glob) && glob[i+1] == '!':
+			b.WriteByte('^')
+			i++
 		}
 	}
-	b.WriteString(`$`)
-	return regexp.Compile(b.String())
+	return b.String()
+}
+
+// checkGlob reports a glob that path.Match cannot use (an unterminated
+// bracket expression, a trailing backslash), segment by segment as the
+// matcher applies it.
+func checkGlob(glob string) error {
+	for _, seg := range strings.Split(gitBrackets(glob), "/") {
+		if seg == "**" {
+			continue
+		}
+		if _, err := path.Match(seg, ""); err != nil {
+			return fmt.Errorf("%q is not a valid glob segment: %w", seg, err)
+		}
+	}
+	return nil
 }
 
 // hasGlobMeta reports whether s contains a glob metacharacter.

@@ -174,9 +174,14 @@ func (ix *index) build(ctx context.Context, first bool) error {
 		ix.progress = TaskProgress{Status: StatusInProgress, CurrentActivity: "Listing files"}
 		ix.mu.Unlock()
 	}
-	var entries []walkEntry
-	if err := ix.walk(ctx, "", nil, &entries); err != nil {
+	entries, fromGit, err := ix.gitFiles(ctx)
+	if err != nil {
 		return fmt.Errorf("listing files under %s: %w", ix.root, err)
+	}
+	if !fromGit {
+		if err := ix.walk(ctx, "", nil, &entries); err != nil {
+			return fmt.Errorf("listing files under %s: %w", ix.root, err)
+		}
 	}
 	total := len(entries)
 	if first {
@@ -263,7 +268,8 @@ func (ix *index) build(ctx context.Context, first bool) error {
 }
 
 // walk lists the indexable files under the root-relative directory dir,
-// applying .gitignore files (nested ones too). Symbolic links are never
+// applying .gitignore files (nested ones too), for a root git cannot list
+// (see gitFiles). Symbolic links are never
 // followed, so nothing outside the root is read; .git is always skipped.
 func (ix *index) walk(ctx context.Context, dir string, rules ignoreRules, out *[]walkEntry) error {
 	if err := ctx.Err(); err != nil {

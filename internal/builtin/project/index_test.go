@@ -68,39 +68,47 @@ func TestFindSymbols(t *testing.T) {
 	}
 }
 
-func TestCompileGlob(t *testing.T) {
+func TestScopePatterns(t *testing.T) {
+	root := t.TempDir()
 	tests := []struct {
 		glob, path string
 		want       bool
 	}{
 		{"*.go", "main.go", true},
-		{"*.go", "a/main.go", false},
+		{"*.go", "a/main.go", true}, // a name without a slash matches at any depth
+		{"*.go", "main.go.txt", false},
 		{"**/*.go", "main.go", true},
 		{"**/*.go", "a/b/main.go", true},
 		{"a/**", "a/b/c", true},
 		{"a/**", "b/a/c", false},
 		{"a/**/z", "a/z", true},
 		{"a/**/z", "a/b/c/z", true},
+		{"a/*/z", "a/b/c/z", false},
+		{"a/*", "a/b/c", true}, // covers what is inside a matched directory
 		{"file?.txt", "file1.txt", true},
 		{"file?.txt", "file10.txt", false},
 		{"[abc].md", "b.md", true},
 		{"[!abc].md", "b.md", false},
 		{"[!abc].md", "d.md", true},
+		{"[^abc].md", "d.md", true},
 		{`\*.go`, "*.go", true},
 		{`\*.go`, "x.go", false},
-		{"a.b", "axb", false},
+		{"!x*", "!xy", true}, // a name starting with "!", not a re-inclusion
+		{"!x*", "xy", false},
 	}
 	for _, tt := range tests {
-		re, err := compileGlob(tt.glob)
-		if err != nil {
-			t.Fatalf("compileGlob(%q): %v", tt.glob, err)
+		p, fd := compileScopePattern(root, "filePatterns", tt.glob)
+		if fd != nil {
+			t.Fatalf("compileScopePattern(%q): %s", tt.glob, fd.Message)
 		}
-		if got := re.MatchString(tt.path); got != tt.want {
+		if got := p.matches(tt.path); got != tt.want {
 			t.Errorf("glob %q on %q: got %v, want %v", tt.glob, tt.path, got, tt.want)
 		}
 	}
-	if _, err := compileGlob("[abc"); err == nil {
-		t.Errorf("compileGlob([abc): got no error, want one")
+	for _, bad := range []string{"[abc", "a/[b/c", `x\`} {
+		if _, fd := compileScopePattern(root, "filePatterns", bad); fd == nil || !strings.Contains(fd.Message, "not a valid glob") {
+			t.Errorf("compileScopePattern(%q): got %v, want a 'not a valid glob' error", bad, fd)
+		}
 	}
 }
 
@@ -187,6 +195,73 @@ func TestIndexWalk(t *testing.T) {
 	}
 }
 
+// TestIndexListsWhatGitShows checks that in a git work tree the index
+// holds what git shows: tracked files even when a .gitignore matches them,
+// untracked files unless any ignore rule excludes them (.gitignore,
+// .git/info/exclude, core.excludesFile), never a nested repository's files,
+// deleted files or symbolic links — and that a GIT_DIR in the environment
+// (set when switchboard runs from a git hook) does not point git elsewhere.
+func TestIndexListsWhatGitShows(t *testing.T) {
+	root := t.TempDir()
+	gitIn(t, root, "init", "-q")
+	excludes := filepath.Join(t.TempDir(), "global-ignore")
+	writeQueryFiles(t, root, map[string]string{
+		".gitignore":        "*.tmp\n",
+		"main.go":           "package main\n",
+		"tracked.tmp":       "tracked though ignored",
+		"scratch.tmp":       "x",
+		"local.txt":         "excluded by .git/info/exclude",
+		"global.txt":        "excluded by core.excludesFile",
+		"deleted.go":        "package main\n",
+		"pkg/lib.go":        "package pkg\n",
+		"nested/inner.go":   "package inner\n",
+		"nested/.gitignore": "",
+	})
+	if err := os.WriteFile(filepath.Join(root, ".git", "info", "exclude"), []byte("local.txt\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(excludes, []byte("global.txt\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, root, "config", "core.excludesFile", excludes)
+	gitIn(t, filepath.Join(root, "nested"), "init", "-q")
+	gitIn(t, root, "add", "-f", "tracked.tmp", "deleted.go", "main.go")
+	if err := os.Remove(filepath.Join(root, "deleted.go")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("main.go", filepath.Join(root, "link.go")); err != nil {
+		t.Fatal(err)
+	}
+	other := t.TempDir()
+	gitIn(t, other, "init", "-q")
+	t.Setenv("GIT_DIR", filepath.Join(other, ".git"))
+
+	ix := newIndex(root, 1024, -1, slog.New(slog.DiscardHandler))
+	if err := ix.build(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := ix.current()
+	var got []string
+	for _, f := range snap.files {
+		got = append(got, f.path)
+	}
+	slices.Sort(got)
+	want := []string{".gitignore", "main.go", "pkg/lib.go", "tracked.tmp"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("indexed files mismatch (-want +got):\n%s", diff)
+	}
+
+	// A subdirectory of a work tree as the root: git lists what is under it.
+	sub := newIndex(filepath.Join(root, "pkg"), 1024, -1, slog.New(slog.DiscardHandler))
+	if err := sub.build(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ = sub.current()
+	if len(snap.files) != 1 || snap.files[0].path != "lib.go" {
+		t.Errorf("a root inside a work tree: got %d files %v, want only lib.go", len(snap.files), snap.files)
+	}
+}
+
 func TestPassages(t *testing.T) {
 	var b strings.Builder
 	for i := 1; i <= 75; i++ {
@@ -254,20 +329,22 @@ func FuzzGitignore(f *testing.F) {
 	})
 }
 
-// FuzzCompileGlob checks that a compiled glob never matches across a
-// slash for a pattern without "**".
-func FuzzCompileGlob(f *testing.F) {
-	for _, seed := range []string{"*.go", "a/**/b", "[a-z]?", `\*`, "[]]", "[!]"} {
+// FuzzScopePattern checks that any pattern the scope accepts answers for
+// any path without panicking.
+func FuzzScopePattern(f *testing.F) {
+	for _, seed := range []string{"*.go", "a/**/b", "[a-z]?", `\*`, "[]]", "[!]", "!x", "vendor"} {
 		f.Add(seed, "x/y.go")
 	}
-	f.Fuzz(func(t *testing.T, glob, p string) {
-		re, err := compileGlob(glob)
-		if err != nil {
+	root := f.TempDir()
+	f.Fuzz(func(t *testing.T, glob, rel string) {
+		if checkEntry("p", glob) != nil || !hasGlobMeta(glob) {
+			return // plain names are checked against the file system
+		}
+		p, fd := compileScopePattern(root, "p", glob)
+		if fd != nil {
 			return
 		}
-		if !strings.Contains(glob, "**") && !strings.Contains(glob, "/") && !strings.Contains(glob, "[") && strings.Contains(p, "/") && re.MatchString(p) {
-			t.Errorf("glob %q matched %q across a slash", glob, p)
-		}
+		p.matches(rel)
 	})
 }
 

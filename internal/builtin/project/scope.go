@@ -7,9 +7,9 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
 
@@ -36,25 +36,19 @@ type scopeFilter struct {
 	exclude []scopePattern
 }
 
-// scopePattern is one compiled file pattern.
+// scopePattern is one file pattern, with gitignore semantics (go-git's
+// matcher): a pattern without a slash matches a name at any depth, one
+// with a slash matches from the root, and either covers what is inside a
+// directory it matches, so that "vendor" or "internal/auth" cover their
+// files.
 type scopePattern struct {
-	re       *regexp.Regexp
-	anchored bool // contains a slash: matched against the whole path
+	p gitignore.Pattern
 }
 
 // matches reports whether the pattern matches rel or one of its parent
-// directories, so that "vendor" or "internal/auth" cover what is inside.
+// directories.
 func (p scopePattern) matches(rel string) bool {
-	for cand := rel; cand != "." && cand != ""; cand = path.Dir(cand) {
-		target := cand
-		if !p.anchored {
-			target = path.Base(cand)
-		}
-		if p.re.MatchString(target) {
-			return true
-		}
-	}
-	return false
+	return p.p.Match(strings.Split(rel, "/"), false) != gitignore.NoMatch
 }
 
 // allow reports whether the root-relative file rel is in scope.
@@ -184,11 +178,13 @@ func compileScopePattern(root, field, p string) (scopePattern, *fault.FieldDetai
 			return scopePattern{}, fd
 		}
 	}
-	re, err := compileGlob(p)
-	if err != nil {
+	if err := checkGlob(p); err != nil {
 		return bad("is not a valid glob: "+err.Error(), "Use *, ?, ** and [...] only; escape other special characters with \\")
 	}
-	return scopePattern{re: re, anchored: strings.Contains(p, "/")}, nil
+	if strings.HasPrefix(p, "!") {
+		p = `\` + p // a name starting with "!", not a gitignore re-inclusion
+	}
+	return scopePattern{p: gitignore.ParsePattern(gitBrackets(p), nil)}, nil
 }
 
 // checkEntry applies the size and character limits to one scope entry.
