@@ -150,26 +150,35 @@ func TestAuthPerUser(t *testing.T) {
 	}
 	defer c.Close()
 
-	// The example logs each request's token ("Authenticated user: {token: ...}").
-	lastToken := func() string {
-		out := ex.Output()
-		i := strings.LastIndex(out, "Authenticated user:")
-		if i < 0 {
-			return ""
-		}
-		for user, tok := range tokens {
-			if strings.Contains(out[i:], tok) {
-				return user
+	// The example logs each request's token ("Authenticated user: {token: ...}")
+	// on its stdout, which reaches us after the answer does, and after the
+	// lines of any earlier request not yet read: the call just made is the
+	// last request, so wait until the last line is one, and name its user.
+	lastToken := func(want string) string {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			got := "?"
+			out := ex.Output()
+			if i := strings.LastIndex(out, "Authenticated user:"); i >= 0 {
+				for user, tok := range tokens {
+					if strings.Contains(out[i:], tok) {
+						got = user
+					}
+				}
 			}
+			if got == want || time.Now().After(deadline) {
+				return got
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
-		return "?"
 	}
 	greetOnce(t, c, WithIdentity(ctx, Identity{User: "alice"}))
-	if got := lastToken(); got != "alice" {
+	if got := lastToken("alice"); got != "alice" {
 		t.Errorf("alice's call went with the token of %q, want alice's", got)
 	}
 	greetOnce(t, c, ctx)
-	if got := lastToken(); got != "" {
+	if got := lastToken(""); got != "" {
 		t.Errorf("a call for nobody went with the token of %q, want the shared sign-in's", got)
 	}
 
@@ -185,7 +194,7 @@ func TestAuthPerUser(t *testing.T) {
 	}
 	// Bob's refusal did not break the connection for the others.
 	greetOnce(t, c, WithIdentity(ctx, Identity{User: "alice"}))
-	if got := lastToken(); got != "alice" {
+	if got := lastToken("alice"); got != "alice" {
 		t.Errorf("alice's second call went with the token of %q", got)
 	}
 }

@@ -467,13 +467,29 @@ func (c *Client) closePool() {
 	}
 }
 
-// Ping sends an MCP ping and returns its round-trip time.
+// Ping sends an MCP ping and returns its round-trip time. A ping written
+// on a kept-alive connection the server had already closed (it restarted,
+// or dropped idle connections) is sent once more on a new connection: a
+// ping is safe to repeat, and that failure says nothing of the server.
 func (c *Client) Ping(ctx context.Context) (time.Duration, error) {
 	start := time.Now()
-	if err := c.session.Ping(ctx, nil); err != nil {
+	err := c.session.Ping(ctx, nil)
+	if err != nil && ctx.Err() == nil && staleConnection(err) {
+		start = time.Now()
+		err = c.session.Ping(ctx, nil)
+	}
+	if err != nil {
 		return 0, c.classify(ctx, err, "pinging "+c.server.Name)
 	}
 	return time.Since(start), nil
+}
+
+// staleConnection reports an HTTP request that failed because the kept-alive
+// connection it was written on had been closed by the server. net/http
+// retries such a request itself only when it knows it to be idempotent,
+// which a POST is not; its error is unexported, so it is known by its text.
+func staleConnection(err error) bool {
+	return strings.Contains(err.Error(), "server closed idle connection") || errors.Is(err, syscall.ECONNRESET)
 }
 
 // CallTool calls a tool. When onProgress is non-nil, the call carries a

@@ -1,6 +1,7 @@
 package upstream_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -448,5 +449,44 @@ func TestStreamableRefusedIsAConnectionError(t *testing.T) {
 	waitFor(t, 10*time.Second, "the supervisor to notice", func() bool { return s.Snapshot().State == upstream.StateError })
 	if snap := s.Snapshot(); !strings.Contains(snap.LastError, "pinging restartable: connection refused by "+r.addr) {
 		t.Errorf("last error: got %q, want the ping made at once to say the connection was refused", snap.LastError)
+	}
+}
+
+// TestPingRetriesADroppedConnection: a ping whose connection the server
+// drops (reset, as a restarting server or a proxy dropping idle
+// connections does) is sent once more on a new connection, and the
+// server is not declared failed for it.
+func TestPingRetriesADroppedConnection(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "dropper", Version: "1"}, nil)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true})
+	var drops atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"method":"ping"`)) && drops.Add(1) == 1 {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				t.Errorf("hijack: %v", err)
+				return
+			}
+			_ = conn.(*net.TCPConn).SetLinger(0) // a reset, not an orderly close
+			_ = conn.Close()
+			return
+		}
+		h.ServeHTTP(w, req)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := upstream.Dial(ctx, config.Server{Name: "dropper", Transport: config.TransportHTTP, URL: srv.URL, Enabled: true}, upstream.DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Ping(ctx); err != nil {
+		t.Fatalf("a ping whose connection was reset once: %v, want it sent again and answered", err)
+	}
+	if n := drops.Load(); n != 2 {
+		t.Errorf("the server saw %d pings, want 2 (the dropped one and its retry)", n)
 	}
 }

@@ -524,7 +524,9 @@ func (s *Supervisor) monitor(ctx context.Context, c *Client) error {
 			continue
 		case <-c.suspect:
 			// A request could not reach the server: check now rather
-			// than at the next ping.
+			// than at the next ping, on a new connection (the kept-alive
+			// ones may all be dead, as after a restart of the server).
+			c.closePool()
 		case <-tick:
 		}
 		pctx, cancel := context.WithTimeout(ctx, s.opts.Health.PingTimeout)
