@@ -20,7 +20,7 @@ PEERS_STAMP := $(PEERS)/node_modules/.switchboard-installed
 # allows -fuzz to match a single target in a single package). Longer: make fuzz FUZZTIME=5m
 FUZZTIME ?= 10s
 
-.PHONY: all test peers postgres chromium build man lint bench bench-gateway fuzz clean release-check release-schema
+.PHONY: all test peers postgres chromium build man lint bench bench-gateway fuzz soak clean release-check release-schema
 
 all: lint build test
 
@@ -110,6 +110,17 @@ fuzz:
 			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) "$$pkg"; \
 		done; \
 	done
+
+# The soak (docs/operations.md, "Soak test"; not part of `make test`): SOAK_DURATION (default
+# 10m) of mixed load through a real daemon's gateway, an upstream killed every minute and a
+# reload every two, then a report of every request answered, refused or lost and of the
+# daemon's memory and goroutines. make soak SOAK_DURATION=1m SOAK_REPORT=soak.md
+# SOAK_TIMEOUT bounds the whole test: the duration plus about 5 minutes.
+SOAK_DURATION ?= 10m
+SOAK_TIMEOUT  ?= 20m
+soak: peers
+	SWITCHBOARD_SOAK=1 SOAK_DURATION=$(SOAK_DURATION) SOAK_REPORT=$(SOAK_REPORT) \
+		$(GO) test -count=1 -run '^TestSoak$$' -timeout $(SOAK_TIMEOUT) -v ./internal/soak
 
 clean:
 	rm -rf bin man $(PEERS)/node_modules coverage.out coverage.html *.test *.prof
