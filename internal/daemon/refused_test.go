@@ -141,3 +141,35 @@ func testRefusedCalls(t *testing.T, fast bool) {
 		return false
 	})
 }
+
+// TestPromptOfServerNotConnected: prompts/get of a server that is not
+// connected (still starting here; reconnecting after a crash in the soak)
+// says so with the -32603 of an unreachable upstream, not the SDK's
+// "unknown prompt" (invalid params), which would tell the client that the
+// prompt does not exist. A prompt no server has is still unknown.
+func TestPromptOfServerNotConnected(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "switchboard.yaml")
+	writeConfig(t, path, map[string]string{"alpha": "ok", "slow": "slow-start " + testserver.EnvDelay + "=5m"}, "")
+	cfg, err := config.Load(path, config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, cfg)
+	cs := r.connect(t, "/mcp", nil, nil)
+	waitTools(t, cs, "alpha's tools", has("alpha__echo"))
+
+	_, err = cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "slow__greet", Arguments: map[string]string{"name": "Ada"}})
+	var werr *jsonrpc.Error
+	if !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInternalError || !strings.Contains(werr.Message, "server slow is not connected yet") {
+		t.Errorf("prompts/get of a server still starting: got %v, want a JSON-RPC internal error saying server slow is not connected yet", err)
+	}
+	_, err = cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "alpha__nope"})
+	if !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("prompts/get of a prompt alpha does not have: got %v, want invalid params", err)
+	}
+	res, err := cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "alpha__greet", Arguments: map[string]string{"name": "Ada"}})
+	if err != nil || len(res.Messages) != 1 {
+		t.Errorf("prompts/get of alpha's greet: got %v, %v, want its message", res, err)
+	}
+}

@@ -40,6 +40,14 @@ import (
 // (see above) instead of the SDK's plain "unknown tool".
 func (vs *viewServer) unlistedMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "prompts/get" {
+			if preq, _ := req.(*mcp.GetPromptRequest); preq != nil && preq.Params != nil {
+				if err := vs.unavailablePrompt(preq.Params.Name); err != nil {
+					return nil, err
+				}
+			}
+			return next(ctx, method, req)
+		}
 		if method != "tools/call" {
 			return next(ctx, method, req)
 		}
@@ -123,6 +131,49 @@ func (vs *viewServer) resolveUnlisted(name string) (server, tool string, err err
 		return server, tool, vs.notInView(name)
 	}
 	return server, tool, nil
+}
+
+// unavailablePrompt returns the error for prompts/get of a name the view
+// does not list because its server is not available now (starting,
+// reconnecting after a crash, disabled): the -32603 a listed prompt gets
+// when its server cannot be reached, saying why, rather than the SDK's
+// "unknown prompt", which would tell the client the prompt does not exist.
+// It returns nil for every other name.
+func (vs *viewServer) unavailablePrompt(name string) error {
+	if name == "" {
+		return nil
+	}
+	vs.mu.Lock()
+	_, listed := vs.prompts[name]
+	vs.mu.Unlock()
+	if listed {
+		return nil
+	}
+	spec := vs.spec()
+	server := ""
+	for _, p := range vs.g.cat.Prompts() {
+		if p.Def != nil && spec.hasServer(p.Server) && spec.promptName(p) == name {
+			server = p.Server
+			break
+		}
+	}
+	// A prompt not discovered (yet): the server its name is for.
+	if server == "" && spec.prefixed() {
+		for _, s := range vs.g.config().Servers {
+			if prefix := s.Name + "__"; strings.HasPrefix(name, prefix) && len(s.Name) > len(server) && spec.hasServer(s.Name) {
+				server = s.Name
+			}
+		}
+	} else if server == "" && len(spec.view.Servers) == 1 {
+		server = spec.view.Servers[0]
+	}
+	if server == "" {
+		return nil
+	}
+	if _, err := vs.g.ups.Client(server); err != nil {
+		return upstreamError(server, err)
+	}
+	return nil
 }
 
 // notInView is the error for a tool the view (or the client's narrowing of
