@@ -126,7 +126,6 @@ type soakRun struct {
 	samples []soak.Sample
 	extraMu sync.Mutex
 	extra   []soak.Verdict // checks of the kills and reloads
-	workers map[string]int // worker kind → how many
 }
 
 // gap is a time alpha was down: from its kill to a call answered by the
@@ -670,10 +669,8 @@ func (s *soakRun) run(t *testing.T) *soak.Report {
 	ctx, cancel := context.WithTimeout(context.Background(), s.duration)
 	defer cancel()
 	var load errgroup.Group
-	s.workers = map[string]int{}
 	w := 0
-	add := func(kind string, f func()) {
-		s.workers[kind]++
+	add := func(f func()) {
 		w++
 		load.Go(func() error { f(); return nil })
 	}
@@ -684,13 +681,13 @@ func (s *soakRun) run(t *testing.T) *soak.Report {
 	}{{"alice", 50 * time.Millisecond, 2}, {"bob", 100 * time.Millisecond, 1}, {"carol", 10 * time.Millisecond, 2}} {
 		for range c.n {
 			id, user, pace := w, c.user, c.pace
-			add("caller "+c.user, func() { s.caller(ctx, id, user, pace) })
+			add(func() { s.caller(ctx, id, user, pace) })
 		}
 	}
 	id := w
-	add("churner", func() { s.churner(ctx, id, "bob") })
+	add(func() { s.churner(ctx, id, "bob") })
 	id2 := w
-	add("abandoner", func() { s.abandoner(ctx, id2, "carol") })
+	add(func() { s.abandoner(ctx, id2, "carol") })
 	load.Go(func() error { s.killer(ctx, t); return nil })
 	load.Go(func() error { s.reloader(ctx, t); return nil })
 	load.Go(func() error {
