@@ -119,7 +119,7 @@ fuzz:
 SOAK_DURATION ?= 10m
 SOAK_TIMEOUT  ?= 20m
 soak: peers
-	SWITCHBOARD_SOAK=1 SOAK_DURATION=$(SOAK_DURATION) SOAK_REPORT=$(SOAK_REPORT) \
+	SWITCHBOARD_SOAK=1 SOAK_DURATION=$(SOAK_DURATION) SOAK_REPORT=$(abspath $(SOAK_REPORT)) \
 		$(GO) test -count=1 -run '^TestSoak$$' -timeout $(SOAK_TIMEOUT) -v ./internal/soak
 
 clean:

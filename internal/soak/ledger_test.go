@@ -116,3 +116,29 @@ func TestLedgerAllAccounted(t *testing.T) {
 		t.Error("101 goroutines idle after 40 at the start: want the idle verdict not met")
 	}
 }
+
+// TestShortRunJudgesNoTrend: a run without a sample at one minute is not
+// judged on RSS or goroutines under load (its only earlier sample is
+// before any load), but still on going idle again.
+func TestShortRunJudgesNoTrend(t *testing.T) {
+	t.Parallel()
+	r := soak.NewLedger().Check(nil)
+	r.Samples = []soak.Sample{
+		{Label: "start", RSS: 40 << 20, Goroutines: 40, FDs: 20, Children: 2},
+		{Label: "end", RSS: 70 << 20, Goroutines: 120, FDs: 30, Children: 2},
+		{Label: "idle", RSS: 70 << 20, Goroutines: 60, FDs: 21, Children: 2},
+	}
+	var aims []string
+	for _, v := range r.Verdicts() {
+		aims = append(aims, v.Aim)
+		if strings.Contains(v.Aim, "under load") {
+			t.Errorf("a run without a 1m sample judged %q: %s", v.Aim, v.Figures)
+		}
+		if strings.HasPrefix(v.Aim, "idle again") && v.Met {
+			t.Errorf("60 goroutines idle after 40 at the start: want %q not met", v.Aim)
+		}
+	}
+	if !strings.Contains(strings.Join(aims, "\n"), "idle again") {
+		t.Errorf("verdicts %q: want the idle one", aims)
+	}
+}

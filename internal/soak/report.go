@@ -25,11 +25,16 @@ func (r *Report) Verdicts() []Verdict {
 	v = append(v, Verdict{"history rows = calls answered", r.HistoryRows == r.AnsweredCalls && len(r.NotInHistory) == 0,
 		fmt.Sprintf("%d rows, %d calls answered", r.HistoryRows, r.AnsweredCalls)})
 	start, first, end, idle, ok := r.keySamples()
-	if ok {
+	// Flat under load compares the end with the first minute: a run
+	// shorter than that has no trend to judge (its start is before any
+	// load).
+	if ok && first.Label == "1m" {
 		v = append(v, Verdict{"RSS flat under load (at the end at most 1.5× the first minute's)", float64(end.RSS) <= 1.5*float64(first.RSS),
 			fmt.Sprintf("%.1f MiB at %s, %.1f MiB at the end", mib(first.RSS), first.Label, mib(end.RSS))})
 		v = append(v, Verdict{"goroutines flat under load (at the end at most 1.5× the first minute's + 20)", float64(end.Goroutines) <= 1.5*float64(first.Goroutines)+20,
 			fmt.Sprintf("%d at %s, %d at the end", first.Goroutines, first.Label, end.Goroutines)})
+	}
+	if ok {
 		v = append(v, Verdict{"idle again: no sessions, goroutines back to the start's + 10", idle.Sessions == 0 && idle.Goroutines <= start.Goroutines+10,
 			fmt.Sprintf("%d sessions; %d goroutines at the start, %d idle", idle.Sessions, start.Goroutines, idle.Goroutines)})
 		v = append(v, Verdict{"open files back to the start's + 5, same upstream processes", idle.FDs <= start.FDs+5 && idle.Children == start.Children,
@@ -38,8 +43,8 @@ func (r *Report) Verdicts() []Verdict {
 	return append(v, r.Checks...)
 }
 
-// keySamples returns the samples labelled start, the first minute's (or
-// start's when the run had none), end and idle; ok is false unless all are
+// keySamples returns the samples labelled start, 1m (or start when the
+// run had none), end and idle; ok is false unless start, end and idle are
 // there.
 func (r *Report) keySamples() (start, first, end, idle Sample, ok bool) {
 	have := map[string]Sample{}

@@ -154,7 +154,9 @@ func newSoak(t *testing.T, duration time.Duration) *soakRun {
 	s := &soakRun{d: d, duration: duration, ledger: soak.NewLedger(), testBin: testBin,
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute}}}
 	s.node, s.memArgs = node, memArgs
-	s.writeConfig(t, 0)
+	if err := s.writeConfig(0); err != nil {
+		t.Fatal(err)
+	}
 	d.start(t, env)
 	s.ev.start = time.Now()
 	return s
@@ -162,7 +164,7 @@ func newSoak(t *testing.T, duration time.Duration) *soakRun {
 
 // writeConfig writes the soak's configuration; reload is the number that
 // the gateway's instructions carry (the harmless change a reload makes).
-func (s *soakRun) writeConfig(t *testing.T, reload int) {
+func (s *soakRun) writeConfig(reload int) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "gateway:\n  session_timeout: %s\n  instructions: \"soak reload %d\"\n  tokens:\n", sessionTimeout, reload)
 	for _, u := range users {
@@ -176,8 +178,9 @@ func (s *soakRun) writeConfig(t *testing.T, reload int) {
 	args, _ := json.Marshal(s.memArgs)
 	fmt.Fprintf(&b, "  - name: memory\n    command: %q\n    args: %s\n", s.node, args)
 	if err := os.WriteFile(s.d.config, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
+		return fmt.Errorf("writing the soak's configuration: %w", err)
 	}
+	return nil
 }
 
 // bearer adds a user's token to every request.
@@ -483,7 +486,7 @@ func (s *soakRun) inGap(sent, answered time.Time) bool {
 
 // killer kills alpha's process with SIGKILL every killEvery, then waits
 // until a call to the restarted alpha is answered.
-func (s *soakRun) killer(ctx context.Context, t *testing.T) {
+func (s *soakRun) killer(ctx context.Context) {
 	if !wait(ctx, killEvery/2) {
 		return
 	}
@@ -564,12 +567,16 @@ func (s *soakRun) probe(k int, from time.Time) (back time.Duration, last string)
 // reloader changes the gateway's instructions every reloadEvery and has
 // the daemon reload, alternately with `switchboard reload` and SIGHUP,
 // then waits until a new session sees the new instructions.
-func (s *soakRun) reloader(ctx context.Context, t *testing.T) {
+func (s *soakRun) reloader(ctx context.Context) {
 	if !wait(ctx, reloadEvery/2) {
 		return
 	}
 	for n := 1; ; n++ {
-		s.writeConfig(t, n)
+		if err := s.writeConfig(n); err != nil {
+			s.ev.add("reload %d: %v", n, err)
+			s.check(soak.Verdict{Aim: fmt.Sprintf("reload %d applied", n), Met: false, Figures: err.Error()})
+			return
+		}
 		from := time.Now()
 		how := "switchboard reload"
 		if n%2 == 0 {
@@ -688,8 +695,8 @@ func (s *soakRun) run(t *testing.T) *soak.Report {
 	add(func() { s.churner(ctx, id, "bob") })
 	id2 := w
 	add(func() { s.abandoner(ctx, id2, "carol") })
-	load.Go(func() error { s.killer(ctx, t); return nil })
-	load.Go(func() error { s.reloader(ctx, t); return nil })
+	load.Go(func() error { s.killer(ctx); return nil })
+	load.Go(func() error { s.reloader(ctx); return nil })
 	load.Go(func() error {
 		for m := 1; wait(ctx, sampleEvery); m++ {
 			if err := s.sample(fmt.Sprintf("%dm", m)); err != nil {
