@@ -507,7 +507,10 @@ func (s *soakRun) killer(ctx context.Context) {
 			s.gapsMu.Unlock()
 			syscall.Kill(alpha[0].pid, syscall.SIGKILL)
 			// Back when a call reaches the restarted process, on a session
-			// of its own (an idle one would have timed out between kills).
+			// opened for it: one kept from the last kill would have been
+			// closed by gateway.session_timeout meanwhile, although the
+			// go-sdk client keeps its event stream open (docs/benchmarks.md,
+			// Soak).
 			back, last := s.probe(k, from)
 			s.gapsMu.Lock()
 			s.gaps[len(s.gaps)-1].to = time.Now()
