@@ -63,9 +63,13 @@ func hasAuthorizationHeader(srv config.Server) bool {
 	return false
 }
 
-// OAuthServer is a configured server as the oauth package knows it.
+// OAuthServer is a configured server as the oauth package knows it. A
+// WebSocket server is known by the HTTP URL of its handshake (ws: as
+// http:, wss: as https:): that is the request the token goes on, where
+// the sign-in probes and discovers, and the resource a protected resource
+// metadata document names (RFC 9728 resources are http(s) URLs).
 func OAuthServer(srv config.Server) oauth.Server {
-	out := oauth.Server{Name: srv.Name, URL: srv.URL}
+	out := oauth.Server{Name: srv.Name, URL: handshakeURL(srv.URL)}
 	if o := srv.OAuth; o != nil {
 		out.Settings = oauth.Settings{
 			ClientID: o.ClientID, ClientSecret: o.ClientSecret, ClientMetadataURL: o.ClientMetadataURL,
@@ -74,6 +78,18 @@ func OAuthServer(srv config.Server) oauth.Server {
 		}
 	}
 	return out
+}
+
+// handshakeURL returns a ws: or wss: URL as the http: or https: URL of
+// its handshake, and any other URL unchanged.
+func handshakeURL(u string) string {
+	switch {
+	case len(u) > 5 && strings.EqualFold(u[:5], "ws://"):
+		return "http://" + u[5:]
+	case len(u) > 6 && strings.EqualFold(u[:6], "wss://"):
+		return "https://" + u[6:]
+	}
+	return u
 }
 
 // handler returns the handler of user's sign-in ("" for the shared one).
