@@ -171,6 +171,9 @@ func (g Gateway) redacted() Gateway {
 	if out.OAuth != nil && out.OAuth.Introspection != nil {
 		out.OAuth.Introspection.ClientSecret = ""
 	}
+	if out.OAuth != nil && out.OAuth.Console != nil {
+		out.OAuth.Console.ClientSecret = ""
+	}
 	return out
 }
 

@@ -56,9 +56,34 @@ type OAuth struct {
 	// ResourceName and ResourceDocumentation go into the metadata.
 	ResourceName          string
 	ResourceDocumentation string
+	// Console, when set, lets people sign in to the web console at the
+	// authorization server.
+	Console *OAuthConsole
 
 	// Pos is where the block was defined.
 	Pos Pos
+}
+
+// OAuthConsole is gateway.oauth.console, resolved: the web console's own
+// OAuth client at the authorization server.
+type OAuthConsole struct {
+	// ClientID is the console's client id; empty means it registers
+	// dynamically (RFC 7591).
+	ClientID string
+	// ClientSecretEnv names the variable ClientSecret was read from.
+	ClientSecretEnv string
+	// ClientSecret is the client's secret (empty: a public client); it is
+	// never shown, logged or encoded.
+	ClientSecret string `json:"-"`
+	// Scopes are asked for at sign-in (empty: the block's Scopes).
+	Scopes []string
+	// Groups, when set, are the groups whose members may use the console.
+	Groups []string
+}
+
+// String names the client, never the secret.
+func (c OAuthConsole) String() string {
+	return fmt.Sprintf("console client %q", c.ClientID)
 }
 
 // OAuthIntrospection is gateway.oauth.introspection, resolved.
@@ -129,6 +154,12 @@ func (o *OAuth) clone() *OAuth {
 	if o.Introspection != nil {
 		in := *o.Introspection
 		out.Introspection = &in
+	}
+	if o.Console != nil {
+		c := *o.Console
+		c.Scopes = slices.Clone(o.Console.Scopes)
+		c.Groups = slices.Clone(o.Console.Groups)
+		out.Console = &c
 	}
 	return &out
 }
@@ -215,6 +246,24 @@ func (r *resolver) oauth(f *schema.OAuth, views []View) *OAuth {
 			in.ClientSecretEnv, in.ClientSecret = r.secretEnv(n, r.name(at("introspection", "client_secret_env")...))
 		}
 		o.Introspection = in
+	}
+	if f.Console != nil && r.at(at("console")...) != nil {
+		c := &OAuthConsole{}
+		text(&c.ClientID, "console", "client_id")
+		if n := r.at(at("console", "client_secret_env")...); n != nil {
+			c.ClientSecretEnv, c.ClientSecret = r.secretEnv(n, r.name(at("console", "client_secret_env")...))
+			if c.ClientID == "" {
+				r.ps.add(n.pos, r.name(at("console", "client_secret_env")...), "a client secret without a client id",
+					"add console.client_id: the id the authorization server gave the client whose secret this is, or remove client_secret_env", nil)
+			}
+		}
+		c.Scopes = list("console", "scopes")
+		c.Groups = list("console", "groups")
+		if len(c.Groups) > 0 && (f.GroupsClaim == nil || strings.TrimSpace(*f.GroupsClaim) == "") {
+			r.ps.add(r.keyAt(at("console", "groups")...), r.name(at("console", "groups")...), "console groups without groups_claim",
+				"set groups_claim to the claim that holds the user's groups, or remove console.groups", nil)
+		}
+		o.Console = c
 	}
 	text(&o.UserClaim, "user_claim")
 	text(&o.GroupsClaim, "groups_claim")
@@ -374,6 +423,12 @@ func oauthOf(o *OAuth) *schema.OAuth {
 		out.Introspection = &schema.Introspection{
 			URL: opt(esc(in.URL)), ClientID: opt(esc(in.ClientID)),
 			ClientSecretEnv: opt(in.ClientSecretEnv), AuthMethod: ptr(in.AuthMethod),
+		}
+	}
+	if c := o.Console; c != nil {
+		out.Console = &schema.OAuthConsole{
+			ClientID: opt(esc(c.ClientID)), ClientSecretEnv: opt(c.ClientSecretEnv),
+			Scopes: escAll(c.Scopes), Groups: escAll(c.Groups),
 		}
 	}
 	return out

@@ -16,10 +16,15 @@ import (
 // introSecret is an introspection client secret that must never be shown.
 const introSecret = "intro-s3cret-value-77"
 
+// consoleSecret is the console client's secret, never shown either.
+const consoleSecret = "console-s3cret-value-88"
+
 var oauthOpts = Options{LookupEnv: func(k string) (string, bool) {
 	switch k {
 	case "INTRO_SECRET":
 		return introSecret, true
+	case "CONSOLE_SECRET":
+		return consoleSecret, true
 	case "EMPTY":
 		return "", true
 	case "ISSUER_HOST":
@@ -59,6 +64,11 @@ const fullOAuth = gatewayServers + `gateway:
     keys: {refresh: 30m, min_interval: 15s}
     resource_name: Acme MCP gateway
     resource_documentation: https://wiki.example.com/mcp
+    console:
+      client_id: switchboard-console
+      client_secret_env: CONSOLE_SECRET
+      scopes: [openid, "mcp:tools"]
+      groups: [admins]
 `
 
 func TestGatewayOAuthFull(t *testing.T) {
@@ -84,6 +94,8 @@ func TestGatewayOAuthFull(t *testing.T) {
 		Leeway:     10 * time.Second, CacheSize: 500, CacheTTL: time.Minute, NegativeTTL: 5 * time.Second,
 		KeysRefresh: 30 * time.Minute, KeysMinInterval: 15 * time.Second,
 		ResourceName: "Acme MCP gateway", ResourceDocumentation: "https://wiki.example.com/mcp",
+		Console: &OAuthConsole{ClientID: "switchboard-console", ClientSecretEnv: "CONSOLE_SECRET", ClientSecret: consoleSecret,
+			Scopes: []string{"openid", "mcp:tools"}, Groups: []string{"admins"}},
 		Pos: Pos{File: "sb.yaml", Line: 11, Col: 3},
 	}
 	if diff := cmp.Diff(want, cfg.Gateway.OAuth); diff != "" {
@@ -133,13 +145,13 @@ func TestGatewayOAuthShow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{"  oauth:\n    resource: \"https://mcp.example.com\"\n", "client_secret_env: INTRO_SECRET\n", "groups_claim: realm_access.roles\n"} {
+		for _, want := range []string{"  oauth:\n    resource: \"https://mcp.example.com\"\n", "client_secret_env: INTRO_SECRET\n", "groups_claim: realm_access.roles\n", "client_secret_env: CONSOLE_SECRET\n"} {
 			if !strings.Contains(string(out), want) {
 				t.Errorf("output lacks %q:\n%s", want, out)
 			}
 		}
-		if strings.Contains(string(out), introSecret) {
-			t.Errorf("output holds the client secret:\n%s", out)
+		if strings.Contains(string(out), introSecret) || strings.Contains(string(out), consoleSecret) {
+			t.Errorf("output holds a client secret:\n%s", out)
 		}
 		again, err := Parse("sb.yaml", out, oauthOpts)
 		if err != nil {
@@ -155,11 +167,15 @@ func TestGatewayOAuthShow(t *testing.T) {
 	if got := cfg.Redacted().Gateway.OAuth.Introspection.ClientSecret; got != "" {
 		t.Errorf("Redacted kept the secret %q", got)
 	}
+	if got := cfg.Redacted().Gateway.OAuth.Console.ClientSecret; got != "" {
+		t.Errorf("Redacted kept the console's secret %q", got)
+	}
 	js, _ := json.Marshal(cfg)
 	var logs bytes.Buffer
 	slog.New(slog.NewJSONHandler(&logs, nil)).Info("gw", "gateway", cfg.Gateway)
-	for what, s := range map[string]string{"json": string(js), "slog": logs.String(), "%+v": fmt.Sprintf("%+v", cfg.Gateway.OAuth.Introspection), "%v": fmt.Sprintf("%v", *cfg.Gateway.OAuth.Introspection)} {
-		if strings.Contains(s, introSecret) {
+	for what, s := range map[string]string{"json": string(js), "slog": logs.String(), "%+v": fmt.Sprintf("%+v", cfg.Gateway.OAuth.Introspection), "%v": fmt.Sprintf("%v", *cfg.Gateway.OAuth.Introspection),
+		"console %+v": fmt.Sprintf("%+v", cfg.Gateway.OAuth.Console)} {
+		if strings.Contains(s, introSecret) || strings.Contains(s, consoleSecret) {
 			t.Errorf("%s holds the client secret: %s", what, s)
 		}
 	}
@@ -242,6 +258,14 @@ func TestGatewayOAuthProblems(t *testing.T) {
 			name: "secret without client id",
 			src:  "    resource: https://mcp.example.com\n    issuer: https://login.example.com\n    introspection: {client_secret_env: INTRO_SECRET}\n",
 			want: []string{`sb.yaml:11:21: gateway.oauth.introspection: give both the client id and the client secret, or neither; set both client_id and client_secret_env, or neither`},
+		},
+		{
+			name: "console secret without client id, groups without a groups claim",
+			src:  "    resource: https://mcp.example.com\n    issuer: https://login.example.com\n    console:\n      client_secret_env: CONSOLE_SECRET\n      groups: [admins]\n",
+			want: []string{
+				`sb.yaml:12:26: gateway.oauth.console.client_secret_env: a client secret without a client id; add console.client_id: the id the authorization server gave the client whose secret this is, or remove client_secret_env`,
+				`sb.yaml:13:7: gateway.oauth.console.groups: console groups without groups_claim; set groups_claim to the claim that holds the user's groups, or remove console.groups`,
+			},
 		},
 		{
 			name: "leeway and cache",

@@ -215,6 +215,23 @@ type OAuth struct {
 	ResourceName *string `json:"resource_name,omitempty" jsonschema:"default=Switchboard gateway"`
 	// A URL for people, put in the protected resource metadata.
 	ResourceDocumentation *string `json:"resource_documentation,omitempty"`
+	// Lets people sign in to the web console at the authorization server (docs/web.md#security).
+	Console *OAuthConsole `json:"console,omitempty"`
+}
+
+// OAuthConsole lets people sign in to the web console at the gateway's
+// authorization server (authorization code with PKCE); the console is
+// then an OAuth client of its own, whose access tokens the gateway checks
+// as it checks any client's.
+type OAuthConsole struct {
+	// The console's client id at the authorization server (default: registered dynamically, where the server offers registration).
+	ClientID *string `json:"client_id,omitempty"`
+	// An environment variable holding the console client's secret (omit for a public client).
+	ClientSecretEnv *string `json:"client_secret_env,omitempty"`
+	// The scopes to ask for (default: scopes).
+	Scopes []string `json:"scopes,omitempty"`
+	// Only members of one of these groups may use the console (default: every user the gateway accepts); needs groups_claim.
+	Groups []string `json:"groups,omitempty"`
 }
 
 // Introspection configures token introspection (RFC 7662).
