@@ -283,8 +283,8 @@ func TestGatewayOAuthSSE(t *testing.T) {
 		return is.Token(t, is.Claims(user, oauthResource+"/sse", map[string]any{"scope": "mcp:tools"}))
 	}
 	alice, bob := tokenOf("alice"), tokenOf("bob")
-	// With OAuth alone the console, which signs in with static tokens
-	// only, stays closed.
+	// With OAuth alone and no console sign-in (gateway.oauth.console),
+	// the console stays closed, to OAuth bearer tokens too.
 	if resp, _ := getWith(t, r.url+"/ui/api/stats", nil); resp.StatusCode != 401 {
 		t.Errorf("the console's API without a login: %d, want 401", resp.StatusCode)
 	}

@@ -47,6 +47,10 @@ func (d *Daemon) newConsole() error {
 		Logger:   d.logger.With("component", "web"),
 		Version:  d.opts.Version,
 		SignIn:   d.consoleSignIn(),
+		// With gateway.oauth.console, people sign in to the console at
+		// the gateway's authorization server, their tokens checked by
+		// the gateway's own authenticator.
+		Authenticator: d.gw.Authenticator,
 	})
 	if err != nil {
 		return err

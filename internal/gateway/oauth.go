@@ -33,6 +33,13 @@ type identityKey struct{}
 // refused with 503: the gateway fails closed.
 func (g *Gateway) SetAuthenticator(a *tokenauth.Authenticator) { g.oauth.Store(a) }
 
+// Authenticator returns the installed authenticator while gateway.oauth
+// is configured, else nil: the web console signs people in at the same
+// authorization server and checks their tokens with it.
+func (g *Gateway) Authenticator() *tokenauth.Authenticator {
+	return g.authenticator(g.config().Gateway)
+}
+
 // authenticator returns the installed authenticator, or nil when gw does
 // not configure OAuth.
 func (g *Gateway) authenticator(gw config.Gateway) *tokenauth.Authenticator {

@@ -166,10 +166,25 @@ func (s *sessions) get(ctx context.Context, id string) (session, bool) {
 // create starts a session; tok is nil for an anonymous one. A session is
 // stored when persist is set (and the console has a store).
 func (s *sessions) create(ctx context.Context, tok *config.Token, persist bool) session {
+	if tok == nil {
+		return s.start(ctx, nil, persist)
+	}
+	return s.start(ctx, &sessionOwner{name: tok.Name, fingerprint: fingerprint(*tok), user: tok.User}, persist)
+}
+
+// sessionOwner is who a logged-in session is for: a gateway token (its
+// name and fingerprint) or a sign-in at the authorization server
+// (oidc.go).
+type sessionOwner struct {
+	name, fingerprint, user string
+}
+
+// start starts a session for owner, nil for an anonymous one.
+func (s *sessions) start(ctx context.Context, owner *sessionOwner, persist bool) session {
 	now := s.now()
 	se := &session{id: randomToken(), csrf: randomToken(), created: now, seen: now, written: now}
-	if tok != nil {
-		se.authed, se.token, se.fingerprint, se.user = true, tok.Name, fingerprint(*tok), tok.User
+	if owner != nil {
+		se.authed, se.token, se.fingerprint, se.user = true, owner.name, owner.fingerprint, owner.user
 	}
 	if persist && s.db != nil {
 		err := s.db.SaveConsoleSession(ctx, store.ConsoleSession{ID: se.id, CSRF: se.csrf, Authed: se.authed,
@@ -325,8 +340,9 @@ func fingerprint(t config.Token) string {
 
 // loggedIn reports whether a session may use the console under cfg: any
 // session when neither tokens nor OAuth are configured, otherwise one that
-// logged in with a token that is still configured, unchanged (with OAuth
-// alone, none: the console signs in with static tokens only).
+// logged in with a token that is still configured, unchanged, or signed in
+// at the authorization server while the console still signs in there
+// (gateway.oauth.console, oidc.go).
 func loggedIn(se session, cfg *config.Config) bool {
 	tokens := cfg.Gateway.Tokens
 	if !cfg.Gateway.AuthRequired() {
@@ -334,6 +350,9 @@ func loggedIn(se session, cfg *config.Config) bool {
 	}
 	if !se.authed {
 		return false
+	}
+	if oidcLoggedIn(se, cfg) {
+		return true
 	}
 	for _, t := range tokens {
 		if t.Name == se.token && t.User == se.user && fingerprint(t) == se.fingerprint {
@@ -460,6 +479,25 @@ type loginData struct {
 	pageData
 	Next  string
 	Error string
+	// Tokens is set when gateway tokens are configured (the token form).
+	Tokens bool
+	// SignInURL starts a sign-in at the authorization server, when the
+	// console signs in there (oidc.go); Provider names it.
+	SignInURL, Provider string
+}
+
+// loginPageData is the login page's data for a page to go on to and an
+// error to show.
+func (c *Console) loginPageData(next, errMsg string) *loginData {
+	cfg := c.opts.Config()
+	d := &loginData{Next: next, Error: errMsg, Tokens: len(cfg.Gateway.Tokens) > 0, SignInURL: oidcStartURL(cfg, next)}
+	if d.SignInURL != "" {
+		d.Provider = cfg.Gateway.OAuth.Issuer
+		if u, err := url.Parse(d.Provider); err == nil && u.Host != "" {
+			d.Provider = u.Host
+		}
+	}
+	return d
 }
 
 // loginPage shows the login form, or goes on when no login is needed.
@@ -470,7 +508,7 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
-	c.render(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, se)), http.StatusOK, "login", &loginData{Next: next})
+	c.render(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, se)), http.StatusOK, "login", c.loginPageData(next, ""))
 }
 
 // login checks a token and, when one matches, replaces the session with a
@@ -510,7 +548,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	}
 	c.logins.failed(addr, c.now())
 	c.logger.Warn("console login refused", "address", addr)
-	c.render(w, r, http.StatusUnauthorized, "login", &loginData{Next: next, Error: "That token is not valid. Use one of the tokens in gateway.tokens."})
+	c.render(w, r, http.StatusUnauthorized, "login", c.loginPageData(next, "That token is not valid. Use one of the tokens in gateway.tokens."))
 }
 
 // logout ends the session.

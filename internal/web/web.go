@@ -45,6 +45,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/tokenauth"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
@@ -111,6 +112,12 @@ type Options struct {
 	// the browser comes back to Switchboard's redirect listener. Nil offers
 	// no "Sign in" button.
 	SignIn func(ctx context.Context, server, user string) (authURL string, err error)
+	// Authenticator returns the gateway's OAuth authenticator while
+	// gateway.oauth is configured (nil otherwise): with
+	// gateway.oauth.console, the console signs people in at its
+	// authorization server and checks their tokens with it. Nil offers no
+	// such sign-in.
+	Authenticator func() *tokenauth.Authenticator
 	// Logger receives structured events; nil discards them.
 	Logger *slog.Logger
 	// Version is shown in the page footer.
@@ -134,6 +141,7 @@ type Console struct {
 	calls    *calls
 	mcp      mcpSessions
 	states   stateHistory
+	oidc     oidcState // sign-ins at the authorization server (oidc.go)
 
 	// ctx is the parent of every call the console runs; Run cancels it
 	// when it returns.
@@ -300,6 +308,8 @@ func (c *Console) Handler() http.Handler {
 	mux.Handle("GET "+Prefix+"login", http.HandlerFunc(c.loginPage))
 	mux.Handle("POST "+Prefix+"login", http.HandlerFunc(c.login))
 	mux.Handle("POST "+Prefix+"logout", page(c.logout))
+	mux.Handle("GET "+oidcStartPath, http.HandlerFunc(c.oidcStart))
+	mux.Handle("GET "+oidcCallbackPath, http.HandlerFunc(c.oidcCallback))
 	mux.Handle("GET "+Prefix+"static/", c.static)
 
 	mux.Handle("GET "+Prefix+"events", api(c.events))
