@@ -2,6 +2,7 @@ package oauth_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -37,6 +38,8 @@ type fakeAS struct {
 	issuerPath     string // "" or e.g. "/tenant"
 	issuerOverride string // an issuer the metadata claims instead of its own
 	namedAS        string // the authorization server the PRM names instead of this one
+	prmResource    string // a resource the PRM names instead of its own (a mismatch)
+	issSent        string // the iss the redirect carries instead of the issuer (with issParam)
 	pkce           []string
 	dcr            bool
 	dcrMethod      string // the token endpoint auth method registration imposes; "" keeps the requested one
@@ -142,6 +145,9 @@ func (f *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 		if f.namedAS != "" {
 			as = f.namedAS
 		}
+		if f.prmResource != "" {
+			resource = f.prmResource
+		}
 		writeJSON(w, 200, map[string]any{"resource": resource, "authorization_servers": []string{as}, "scopes_supported": f.prmScopes})
 	case p == f.metaPath():
 		iss := f.issuer()
@@ -241,7 +247,7 @@ func (f *fakeAS) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	back := func(v url.Values) {
 		v.Set("state", q.Get("state"))
 		if f.issParam {
-			v.Set("iss", f.issuer())
+			v.Set("iss", cmp.Or(f.issSent, f.issuer()))
 		}
 		http.Redirect(w, r, redirect+"?"+v.Encode(), http.StatusFound)
 	}

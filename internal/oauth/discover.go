@@ -76,9 +76,21 @@ type discovery struct {
 // is the authorization server, and where that publishes no metadata either,
 // the default endpoints /authorize, /token and /register are used.
 func discover(ctx context.Context, hc *http.Client, serverURL string, ch challenge, issuer string) (*discovery, error) {
-	prm, notes := fetchResourceMetadata(ctx, hc, serverURL, ch.ResourceMetadata)
+	prm, notes, mismatch := fetchResourceMetadata(ctx, hc, serverURL, ch.ResourceMetadata)
 	d := &discovery{Resource: serverURL, Notes: notes}
 	var asURL string
+	if prm == nil && mismatch != nil {
+		// Metadata exists but describes another resource (RFC 9728
+		// §3.3): the server is not a 2025-03-26 one without metadata,
+		// and the authorization server that metadata names is not to be
+		// trusted with this server's sign-in.
+		return nil, &AuthServerError{
+			Step: "reading the server's protected resource metadata",
+			URL:  serverURL,
+			Err:  mismatch,
+			Hint: "the metadata is for another resource, so it is not used (a misconfigured server, or one impersonating another); nothing was signed in: ask the server's operator to publish metadata whose resource is this URL",
+		}
+	}
 	if prm != nil {
 		if prm.Resource != "" {
 			d.Resource = prm.Resource
@@ -148,8 +160,9 @@ func discover(ctx context.Context, hc *http.Client, serverURL string, ch challen
 
 // fetchResourceMetadata tries the protected resource metadata locations in
 // order and returns the first document that passes its checks, with notes
-// on the places that failed otherwise than by being absent.
-func fetchResourceMetadata(ctx context.Context, hc *http.Client, serverURL, fromChallenge string) (*oauthex.ProtectedResourceMetadata, []string) {
+// on the places that failed, and the first failure that was a document
+// naming another resource.
+func fetchResourceMetadata(ctx context.Context, hc *http.Client, serverURL, fromChallenge string) (*oauthex.ProtectedResourceMetadata, []string, error) {
 	type place struct{ url, resource string }
 	var places []place
 	if fromChallenge != "" {
@@ -166,19 +179,25 @@ func fetchResourceMetadata(ctx context.Context, hc *http.Client, serverURL, from
 		places = append(places, place{wk.String(), (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()})
 	}
 	var notes []string
+	var mismatch error
 	for _, p := range places {
 		prm, err := oauthex.GetProtectedResourceMetadata(ctx, p.url, p.resource, hc)
 		if err != nil {
 			notes = append(notes, err.Error())
+			// The SDK says so in its error's words only; TestResourceMismatch
+			// notices if they change.
+			if mismatch == nil && strings.Contains(err.Error(), "got metadata resource") {
+				mismatch = err
+			}
 			continue
 		}
 		if prm == nil || len(prm.AuthorizationServers) == 0 {
 			notes = append(notes, p.url+": names no authorization server")
 			continue
 		}
-		return prm, notes
+		return prm, notes, nil
 	}
-	return nil, notes
+	return nil, notes, mismatch
 }
 
 // selectScopes picks what to ask for, as the specification orders it: the

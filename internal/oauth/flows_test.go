@@ -1,6 +1,7 @@
 package oauth_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -522,13 +523,77 @@ func TestRedirectErrors(t *testing.T) {
 	}
 }
 
-// TestIssParameter: RFC 9207: an advertised iss is checked.
+// TestIssParameter: RFC 9207: an advertised iss is checked: a matching
+// one signs in; a redirect naming another issuer (a mix-up) or none is
+// refused, saying so, and its code is never exchanged.
 func TestIssParameter(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct{ mode, want string }{
+		{"allow", ""},
+		{"wrongiss", `the redirect's issuer "https://evil.example.com" is not the authorization server`},
+		{"noiss", "advertises the iss parameter (RFC 9207) but the redirect has none"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			f := newFakeAS(t, func(f *fakeAS) { f.issParam = true })
+			m, _ := newManager(t, tc.mode)
+			srv := oauth.Server{Name: "fake", URL: f.mcpURL()}
+			_, err := m.Login(testCtx(t), srv, oauth.LoginOptions{})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Login with a matching iss: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Login: got %v, want it to say %q", err, tc.want)
+			}
+			if _, tk := f.requests(); len(tk) != 0 {
+				t.Errorf("token requests: got %d, want none (the code is not used)", len(tk))
+			}
+			if st, _ := m.Status(srv, ""); st.State != oauth.StateNotSignedIn {
+				t.Errorf("status: got %s, want not signed in", st.State)
+			}
+		})
+	}
+}
+
+// TestIssNormalized: an iss that differs from the issuer only by a
+// trailing slash is the same issuer (RFC 9207 compares identifiers; the
+// conformance scenario auth/iss-normalized).
+func TestIssNormalized(t *testing.T) {
+	t.Parallel()
 	f := newFakeAS(t, func(f *fakeAS) { f.issParam = true })
+	f.issSent = f.issuer() + "/"
 	m, _ := newManager(t, "allow")
 	if _, err := m.Login(testCtx(t), oauth.Server{Name: "fake", URL: f.mcpURL()}, oauth.LoginOptions{}); err != nil {
-		t.Fatalf("Login with a matching iss: %v", err)
+		t.Fatalf("Login with iss %q for issuer %q: %v", f.issSent, f.issuer(), err)
+	}
+}
+
+// TestResourceMismatch: protected resource metadata naming another
+// resource than the server (RFC 9728 §3.3; the conformance scenario
+// auth/resource-mismatch) is not used: no authorization server it names
+// sees a request, no browser opens, and the error says why.
+func TestResourceMismatch(t *testing.T) {
+	t.Parallel()
+	other := newFakeAS(t, nil) // an authorization server the bad metadata names
+	f := newFakeAS(t, func(f *fakeAS) { f.prmResource = "https://elsewhere.example.com/mcp" })
+	f.namedAS = other.issuer()
+	opened := false
+	m, _ := newManager(t, "allow", func(o *oauth.Options) {
+		o.OpenBrowser = func(context.Context, string) (<-chan error, error) { opened = true; return nil, errors.New("no") }
+	})
+	_, err := m.Login(testCtx(t), oauth.Server{Name: "fake", URL: f.mcpURL()}, oauth.LoginOptions{})
+	if err == nil || !strings.Contains(err.Error(), "elsewhere.example.com") {
+		t.Fatalf("Login: got %v, want an error naming the mismatched resource", err)
+	}
+	if opened {
+		t.Error("a browser was opened for metadata of another resource")
+	}
+	if az, tk := other.requests(); len(az)+len(tk) != 0 || other.registrationCount() != 0 {
+		t.Errorf("the authorization server named by the mismatched metadata got %d authorize, %d token requests and %d registrations, want none",
+			len(az), len(tk), other.registrationCount())
 	}
 }
 

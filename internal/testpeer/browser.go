@@ -36,10 +36,34 @@ func RunBrowserIfAsked() {
 //     example's authorization server approves at once);
 //   - deny: go to the redirect URI with error=access_denied, as the
 //     server does after "Deny";
-//   - wrongstate: go to the redirect URI with a code and another state.
+//   - wrongstate: go to the redirect URI with a code and another state;
+//   - wrongiss, noiss: take the authorization server's redirect (code,
+//     state and iss) and go there with another iss (a mix-up, RFC 9207),
+//     or with none.
 func browse(mode, authURL string) error {
 	target := authURL
-	if mode != "allow" {
+	switch mode {
+	case "wrongiss", "noiss":
+		noFollow := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := noFollow.Get(authURL)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		back, err := url.Parse(resp.Header.Get("Location"))
+		if err != nil || back.Query().Get("code") == "" {
+			return fmt.Errorf("the authorization server answered %s, Location %q: want a redirect with a code", resp.Status, resp.Header.Get("Location"))
+		}
+		q := back.Query()
+		if mode == "wrongiss" {
+			q.Set("iss", "https://evil.example.com")
+		} else {
+			q.Del("iss")
+		}
+		back.RawQuery = q.Encode()
+		target = back.String()
+	case "allow":
+	default:
 		u, err := url.Parse(authURL)
 		if err != nil {
 			return err
@@ -67,7 +91,8 @@ func browse(mode, authURL string) error {
 }
 
 // BrowserScript writes an executable that runs this test binary as the
-// scripted browser in mode (allow, deny or wrongstate), for $BROWSER, and
+// scripted browser in mode (allow, deny, wrongstate, wrongiss or noiss),
+// for $BROWSER, and
 // returns its path. The test's TestMain must call RunBrowserIfAsked.
 func BrowserScript(t testing.TB, mode string) string {
 	t.Helper()
