@@ -40,6 +40,8 @@ type fakeAS struct {
 	namedAS        string // the authorization server the PRM names instead of this one
 	prmResource    string // a resource the PRM names instead of its own (a mismatch)
 	issSent        string // the iss the redirect carries instead of the issuer (with issParam)
+	trusted        *fakeAS // another authorization server, the only one whose tokens the MCP server accepts
+	grantsFor      string  // a resource this authorization server issues tokens for besides its own
 	pkce           []string
 	dcr            bool
 	dcrMethod      string // the token endpoint auth method registration imposes; "" keeps the requested one
@@ -142,9 +144,11 @@ func (f *fakeAS) serve(w http.ResponseWriter, r *http.Request) {
 		f.serveMCP(w, r)
 	case f.prmAt != "none" && r.URL.String() == strings.TrimPrefix(prm, f.srv.URL):
 		as := f.issuer()
+		f.mu.Lock()
 		if f.namedAS != "" {
 			as = f.namedAS
 		}
+		f.mu.Unlock()
 		if f.prmResource != "" {
 			resource = f.prmResource
 		}
@@ -256,7 +260,7 @@ func (f *fakeAS) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	case q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "":
 		back(url.Values{"error": {"invalid_request"}, "error_description": {"PKCE S256 required"}})
 		return
-	case q.Get("resource") != resource:
+	case q.Get("resource") != resource && (f.grantsFor == "" || q.Get("resource") != f.grantsFor):
 		back(url.Values{"error": {"invalid_target"}, "error_description": {"resource " + q.Get("resource")}})
 		return
 	}
@@ -317,6 +321,9 @@ func (f *fakeAS) serveToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, resource := f.prmURL()
+	if f.grantsFor != "" && r.PostForm.Get("resource") == f.grantsFor {
+		resource = f.grantsFor
+	}
 	if r.PostForm.Get("resource") != resource {
 		oauthError(w, 400, "invalid_target", "resource must be "+resource)
 		return
@@ -400,7 +407,13 @@ func (f *fakeAS) serveMCP(w http.ResponseWriter, r *http.Request) {
 	bearer, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	f.mu.Lock()
 	tok, ok := f.access[bearer]
+	trusted := f.trusted
 	f.mu.Unlock()
+	if trusted != nil { // moved: only the other server's tokens count
+		trusted.mu.Lock()
+		tok, ok = trusted.access[bearer]
+		trusted.mu.Unlock()
+	}
 	_, resource := f.prmURL()
 	if !ok || time.Now().After(tok.expiry) || tok.resource != resource {
 		challenge(http.StatusUnauthorized, "")

@@ -597,6 +597,55 @@ func TestResourceMismatch(t *testing.T) {
 	}
 }
 
+// TestAuthorizationServerMigration: the server moves to another
+// authorization server (its metadata names the new one, and tokens of the
+// old one are refused; the conformance scenario
+// auth/authorization-server-migration). The stored sign-in cannot be
+// renewed: the call says to sign in again, and the sign-in discovers the
+// new server, registers there, and never shows it the old server's
+// client or tokens.
+func TestAuthorizationServerMigration(t *testing.T) {
+	t.Parallel()
+	f := newFakeAS(t, nil)
+	m, _ := newManager(t, "allow")
+	ctx := testCtx(t)
+	srv := oauth.Server{Name: "fake", URL: f.mcpURL()}
+	first, err := m.Login(ctx, srv, oauth.LoginOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCall(t, ctx, m, srv, "echo")
+
+	moved := newFakeAS(t, func(b *fakeAS) { b.grantsFor = f.mcpURL() })
+	f.mu.Lock()
+	f.namedAS, f.trusted = moved.issuer(), moved // the old server's tokens are no longer accepted
+	f.mu.Unlock()
+	_, err = call(ctx, m, srv, oauth.HandlerOptions{}, "echo")
+	if _, ok := oauth.AsNeedsSignIn(err); !ok || !strings.Contains(err.Error(), "switchboard auth login fake") {
+		t.Fatalf("a call after the move: got %v, want needs sign-in naming the command", err)
+	}
+	second, err := m.Login(ctx, srv, oauth.LoginOptions{})
+	if err != nil {
+		t.Fatalf("signing in after the move: %v", err)
+	}
+	if strings.TrimSuffix(second.Issuer, "/") != moved.issuer() || second.ClientID == first.ClientID || moved.registrationCount() != 1 {
+		t.Errorf("after the move: issuer %q, client %q (before %q), %d registrations at the new server; want the new issuer and a new registration there",
+			second.Issuer, second.ClientID, first.ClientID, moved.registrationCount())
+	}
+	mustCall(t, ctx, m, srv, "echo")
+	az, tk := moved.requests()
+	for _, q := range az {
+		if q.Get("client_id") == first.ClientID {
+			t.Error("the new authorization server was shown the old client id")
+		}
+	}
+	for _, r := range tk {
+		if r.form.Get("grant_type") != "authorization_code" {
+			t.Errorf("the new authorization server got a %s request, want only the code exchange (no old refresh token)", r.form.Get("grant_type"))
+		}
+	}
+}
+
 // TestPerUserAndURLBinding: sign-ins are kept per user, and a token is
 // never sent to another URL than the one it was obtained for.
 func TestPerUserAndURLBinding(t *testing.T) {
