@@ -251,7 +251,9 @@ func (f *fakeAS) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	back := func(v url.Values) {
 		v.Set("state", q.Get("state"))
 		if f.issParam {
+			f.mu.Lock()
 			v.Set("iss", cmp.Or(f.issSent, f.issuer()))
+			f.mu.Unlock()
 		}
 		http.Redirect(w, r, redirect+"?"+v.Encode(), http.StatusFound)
 	}

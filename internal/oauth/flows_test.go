@@ -563,8 +563,10 @@ func TestIssParameter(t *testing.T) {
 // conformance scenario auth/iss-normalized).
 func TestIssNormalized(t *testing.T) {
 	t.Parallel()
-	f := newFakeAS(t, func(f *fakeAS) { f.issParam = true })
+	f := newFakeAS(t, func(f *fakeAS) { f.issParam, f.issuerPath = true, "/tenant" })
+	f.mu.Lock()
 	f.issSent = f.issuer() + "/"
+	f.mu.Unlock()
 	m, _ := newManager(t, "allow")
 	if _, err := m.Login(testCtx(t), oauth.Server{Name: "fake", URL: f.mcpURL()}, oauth.LoginOptions{}); err != nil {
 		t.Fatalf("Login with iss %q for issuer %q: %v", f.issSent, f.issuer(), err)
@@ -578,8 +580,7 @@ func TestIssNormalized(t *testing.T) {
 func TestResourceMismatch(t *testing.T) {
 	t.Parallel()
 	other := newFakeAS(t, nil) // an authorization server the bad metadata names
-	f := newFakeAS(t, func(f *fakeAS) { f.prmResource = "https://elsewhere.example.com/mcp" })
-	f.namedAS = other.issuer()
+	f := newFakeAS(t, func(f *fakeAS) { f.prmResource, f.namedAS = "https://elsewhere.example.com/mcp", other.issuer() })
 	opened := false
 	m, _ := newManager(t, "allow", func(o *oauth.Options) {
 		o.OpenBrowser = func(context.Context, string) (<-chan error, error) { opened = true; return nil, errors.New("no") }
