@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/internal/tokenauth"
 	"github.com/switchboard-mcp/switchboard/internal/tokenauth/oauthtest"
@@ -95,6 +96,33 @@ func TestBrowserOAuthLogin(t *testing.T) {
 	waitJS(t, ctx, "still the login page", `location.pathname === "/ui/login"`)
 }
 
+// handBrowser is a browser played by hand: it keeps cookies and does not
+// follow redirects.
+func handBrowser(jar http.CookieJar) *http.Client {
+	return &http.Client{Jar: jar, Timeout: 20 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+func newJar(t *testing.T) http.CookieJar {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jar
+}
+
+// get fetches u and returns the response and its body.
+func get(t *testing.T, c *http.Client, u string) (*http.Response, string) {
+	t.Helper()
+	resp, err := c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp, string(body)
+}
+
 // TestOAuthLoginCallback plays the browser by hand against the console's
 // sign-in with a dynamically registered client: the start redirects to
 // the authorization server with PKCE S256, the state and the resource;
@@ -106,27 +134,9 @@ func TestOAuthLoginCallback(t *testing.T) {
 	t.Parallel()
 	is := oauthtest.New(t)
 	r := oidcDaemon(t, is, &config.OAuthConsole{})
-	noFollow := func(jar http.CookieJar) *http.Client {
-		return &http.Client{Jar: jar, Timeout: 20 * time.Second,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	}
-	newJar := func() http.CookieJar {
-		jar, err := cookiejar.New(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return jar
-	}
-	get := func(c *http.Client, u string) (*http.Response, string) {
-		t.Helper()
-		resp, err := c.Get(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp, string(body)
-	}
+	noFollow := func(jar http.CookieJar) *http.Client { return handBrowser(jar) }
+	newJar := func() http.CookieJar { return newJar(t) }
+	get := func(c *http.Client, u string) (*http.Response, string) { t.Helper(); return get(t, c, u) }
 	// start begins a sign-in in the browser c and returns the
 	// authorization server's redirect back to the console.
 	start := func(c *http.Client) *url.URL {
@@ -183,5 +193,49 @@ func TestOAuthLoginCallback(t *testing.T) {
 	}
 	if resp, _ := get(noFollow(newJar()), r.url+web.Prefix+"history"); resp.StatusCode != http.StatusSeeOther {
 		t.Errorf("the history in a browser that did not sign in: %s, want a redirect to the login", resp.Status)
+	}
+}
+
+// TestOAuthLoginTypeScriptAS: the console signs in at the TypeScript
+// SDK's demo authorization server, another implementation: it registers
+// itself there (RFC 7591), the demo approves at once, and the opaque
+// token is checked by introspection, naming its user in client_id (the
+// demo's tokens have no sub).
+func TestOAuthLoginTypeScriptAS(t *testing.T) {
+	t.Parallel()
+	demo := testpeer.StartOAuthExample(t, false)
+	addr := freeAddr(t)
+	cfg := testConfig(testserver.Server(t, "alpha", "ok"))
+	cfg.Gateway.Listen = addr
+	cfg.Gateway.OAuth = &config.OAuth{
+		Resource: "http://" + addr, Issuer: demo.Issuer, UserClaim: "client_id", Scopes: []string{"mcp:tools"},
+		Introspection: &config.OAuthIntrospection{URL: demo.Issuer + "introspect", AuthMethod: "client_secret_basic"},
+		Leeway:        tokenauth.DefaultLeeway, CacheSize: tokenauth.DefaultCacheSize, CacheTTL: tokenauth.DefaultCacheTTL,
+		NegativeTTL: tokenauth.DefaultNegativeTTL, KeysRefresh: tokenauth.DefaultKeysRefresh,
+		KeysMinInterval: tokenauth.DefaultKeysMinInterval, ResourceName: tokenauth.DefaultResourceName,
+		Console: &config.OAuthConsole{},
+	}
+	r := startDaemon(t, cfg)
+	b := handBrowser(newJar(t))
+	resp, body := get(t, b, r.url+web.Prefix+"auth/start?next=/")
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), demo.Issuer+"authorize?") {
+		t.Fatalf("start: %s %s, Location %q: want a redirect to the demo's authorization endpoint\n%s", resp.Status, body, resp.Header.Get("Location"), demo.Output())
+	}
+	authURL, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientID := authURL.Query().Get("client_id")
+	resp, _ = get(t, b, resp.Header.Get("Location"))
+	back := resp.Header.Get("Location")
+	if !strings.HasPrefix(back, r.url+"/ui/auth/callback?") {
+		t.Fatalf("the demo answered %s, Location %q: want a redirect to the console's callback", resp.Status, back)
+	}
+	resp, body = get(t, b, back)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "Signed in as "+clientID) {
+		t.Fatalf("the callback: %s, want signed in as the registered client %s:\n%s", resp.Status, clientID, body)
+	}
+	if resp, _ := get(t, b, r.url+"/"); resp.StatusCode != http.StatusOK {
+		t.Errorf("the servers page after signing in: %s, want it", resp.Status)
 	}
 }
