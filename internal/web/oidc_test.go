@@ -73,6 +73,7 @@ func TestBrowserOAuthLogin(t *testing.T) {
 	waitJS(t, ctx, "the login page with the sign-in button and no token form",
 		`location.pathname === "/ui/login" && document.getElementById("oauth-signin") && !document.getElementById("token")`)
 	shot(t, ctx, "oauth-login")
+	audit(t, ctx, "login with the identity provider")
 	do(t, ctx, "signing in", chromedp.Click(chromedp.ID("oauth-signin")))
 	waitJS(t, ctx, "the history, logged in as alice",
 		`location.pathname === "/ui/history" && document.querySelector("header").innerText.includes("Log out alice")`)
