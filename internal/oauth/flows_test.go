@@ -525,17 +525,28 @@ func TestRedirectErrors(t *testing.T) {
 
 // TestIssParameter: RFC 9207: an advertised iss is checked: a matching
 // one signs in; a redirect naming another issuer (a mix-up) or none is
-// refused, saying so, and its code is never exchanged.
+// refused, saying so, and its code is never exchanged. An iss that comes
+// though the server does not advertise it is checked all the same
+// (RFC 9207 §2.4; the conformance scenario auth/iss-unexpected).
 func TestIssParameter(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ mode, want string }{
-		{"allow", ""},
-		{"wrongiss", `the redirect's issuer "https://evil.example.com" is not the authorization server`},
-		{"noiss", "advertises the iss parameter (RFC 9207) but the redirect has none"},
+	for _, tc := range []struct {
+		mode       string
+		advertised bool
+		want       string
+	}{
+		{"allow", true, ""},
+		{"wrongiss", true, `the redirect's issuer "https://evil.example.com" is not the authorization server`},
+		{"noiss", true, "advertises the iss parameter (RFC 9207) but the redirect has none"},
+		{"wrongiss", false, `the redirect's issuer "https://evil.example.com" is not the authorization server`},
 	} {
-		t.Run(tc.mode, func(t *testing.T) {
+		name := tc.mode
+		if !tc.advertised {
+			name += " not advertised"
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			f := newFakeAS(t, func(f *fakeAS) { f.issParam = true })
+			f := newFakeAS(t, func(f *fakeAS) { f.issParam = tc.advertised })
 			m, _ := newManager(t, tc.mode)
 			srv := oauth.Server{Name: "fake", URL: f.mcpURL()}
 			_, err := m.Login(testCtx(t), srv, oauth.LoginOptions{})
