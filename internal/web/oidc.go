@@ -305,7 +305,7 @@ func (c *Console) oidcFail(w http.ResponseWriter, r *http.Request, status int, n
 	fe := fault.As(err)
 	c.logger.Warn("console sign-in failed", logKeyErr, err)
 	msg := fe.Message
-	if len(fe.Suggestions) > 0 {
+	if len(fe.Suggestions) > 0 && fe.Suggestions[0] != "" {
 		msg += ". " + strings.ToUpper(fe.Suggestions[0][:1]) + fe.Suggestions[0][1:] + "."
 	}
 	se := c.session(w, r)
