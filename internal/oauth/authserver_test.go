@@ -33,13 +33,13 @@ type fakeAS struct {
 	srv *httptest.Server
 
 	// What to publish, and where.
-	prmAt          string // "path", "root", "challenge" (only the header names it), "none" (a 2025-03-26 server)
-	metaAt         string // "oauth", "openid-insert", "openid-append", "none"
-	issuerPath     string // "" or e.g. "/tenant"
-	issuerOverride string // an issuer the metadata claims instead of its own
-	namedAS        string // the authorization server the PRM names instead of this one
-	prmResource    string // a resource the PRM names instead of its own (a mismatch)
-	issSent        string // the iss the redirect carries instead of the issuer (with issParam)
+	prmAt          string  // "path", "root", "challenge" (only the header names it), "none" (a 2025-03-26 server)
+	metaAt         string  // "oauth", "openid-insert", "openid-append", "none"
+	issuerPath     string  // "" or e.g. "/tenant"
+	issuerOverride string  // an issuer the metadata claims instead of its own
+	namedAS        string  // the authorization server the PRM names instead of this one
+	prmResource    string  // a resource the PRM names instead of its own (a mismatch)
+	issSent        string  // the iss the redirect carries instead of the issuer (with issParam)
 	trusted        *fakeAS // another authorization server, the only one whose tokens the MCP server accepts
 	grantsFor      string  // a resource this authorization server issues tokens for besides its own
 	pkce           []string
