@@ -22,6 +22,12 @@ const (
 	MinMaxRequestBytes     = 64 << 10
 	MaxMaxRequestBytes     = 256 << 20
 	DefaultSessionTimeout  = 30 * time.Minute
+	// DefaultHandshakeTimeout, DefaultMaxSessions and
+	// DefaultMaxSessionsPerUser bound client sessions
+	// (gateway.handshake_timeout, max_sessions, max_sessions_per_user).
+	DefaultHandshakeTimeout   = 10 * time.Second
+	DefaultMaxSessions        = 10000
+	DefaultMaxSessionsPerUser = 1000
 	// DefaultViewName is the view served at /mcp when no view of that name
 	// is configured: every server, prefixed names.
 	DefaultViewName = "default"
@@ -64,6 +70,16 @@ type Gateway struct {
 	// SessionTimeout closes client sessions idle this long (default 30m;
 	// 0 never).
 	SessionTimeout time.Duration
+	// HandshakeTimeout closes a client session that has not completed
+	// its handshake (initialize, then notifications/initialized) this
+	// long after it opened (default 10s; 0 leaves it to SessionTimeout).
+	HandshakeTimeout time.Duration
+	// MaxSessions bounds the client sessions open at once, all users
+	// together (default 10000; 0 no limit).
+	MaxSessions int
+	// MaxSessionsPerUser bounds the client sessions open at once of one
+	// identity (default 1000; 0 no limit).
+	MaxSessionsPerUser int
 	// MaxRequestBytes bounds the body of one request to the gateway's
 	// MCP endpoints (default 4 MiB); a larger one gets 413.
 	MaxRequestBytes int64
@@ -183,7 +199,11 @@ func DefaultGateway() Gateway {
 		ShutdownTimeout: DefaultShutdownTimeout,
 		SessionTimeout:  DefaultSessionTimeout,
 		MaxRequestBytes: DefaultMaxRequestBytes,
-		DefaultUser:     OSUser(),
+
+		HandshakeTimeout:   DefaultHandshakeTimeout,
+		MaxSessions:        DefaultMaxSessions,
+		MaxSessionsPerUser: DefaultMaxSessionsPerUser,
+		DefaultUser:        OSUser(),
 	}
 }
 

@@ -204,6 +204,7 @@ func (g Gateway) isDefault() bool {
 	return g.Listen == d.Listen && g.Stateless == d.Stateless && g.DisableFastPath == d.DisableFastPath &&
 		len(g.AllowedOrigins) == 0 && len(g.AllowedHosts) == 0 &&
 		g.ShutdownTimeout == d.ShutdownTimeout && g.SessionTimeout == d.SessionTimeout && g.MaxRequestBytes == d.MaxRequestBytes &&
+		g.HandshakeTimeout == d.HandshakeTimeout && g.MaxSessions == d.MaxSessions && g.MaxSessionsPerUser == d.MaxSessionsPerUser &&
 		g.DefaultUser == d.DefaultUser && g.Instructions == d.Instructions && len(g.Views) == 0 && len(g.Tokens) == 0 && g.OAuth == nil
 }
 
@@ -244,6 +245,9 @@ func (r *resolver) decodeGateway(f *schema.Gateway, servers []string) Gateway {
 	g.AllowedHosts = r.gatewayList(hostProblem, "gateway", "allowed_hosts")
 	setDur(&g.ShutdownTimeout, f.ShutdownTimeout)
 	setDur(&g.SessionTimeout, f.SessionTimeout)
+	setDur(&g.HandshakeTimeout, f.HandshakeTimeout)
+	set(&g.MaxSessions, f.MaxSessions)
+	set(&g.MaxSessionsPerUser, f.MaxSessionsPerUser)
 	if f.MaxRequestBytes != nil {
 		g.MaxRequestBytes = int64(*f.MaxRequestBytes)
 	}

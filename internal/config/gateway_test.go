@@ -61,6 +61,9 @@ gateway:
   allowed_hosts: [mcp.example.com, "MCP.example.com:8443", "[::1]:7777"]
   shutdown_timeout: 30s
   session_timeout: 0s
+  handshake_timeout: 2s
+  max_sessions: 50
+  max_sessions_per_user: 0
   max_request_bytes: 16MiB
   instructions: "Ask the ${TEAM} team; costs $$5"
   views:
@@ -97,8 +100,12 @@ func TestGatewayFull(t *testing.T) {
 		ShutdownTimeout: 30 * time.Second,
 		MaxRequestBytes: 16 << 20,
 		SessionTimeout:  0,
-		DefaultUser:     "platform-bot",
-		Instructions:    "Ask the platform team; costs $5",
+
+		HandshakeTimeout:   2 * time.Second,
+		MaxSessions:        50,
+		MaxSessionsPerUser: 0,
+		DefaultUser:        "platform-bot",
+		Instructions:       "Ask the platform team; costs $5",
 		Views: []View{
 			{
 				Name:         "github",
@@ -108,13 +115,13 @@ func TestGatewayFull(t *testing.T) {
 				Prefix:       PrefixNever,
 				Rename:       map[string]string{"create_issue": "new_issue"},
 				Descriptions: map[string]string{"create_issue": "Open an issue"},
-				Pos:          Pos{File: "sb.yaml", Line: 21, Col: 7},
+				Pos:          Pos{File: "sb.yaml", Line: 24, Col: 7},
 			},
-			{Name: "default", Exclude: []string{"*admin*"}, Prefix: PrefixAlways, Pos: Pos{File: "sb.yaml", Line: 28, Col: 7}},
+			{Name: "default", Exclude: []string{"*admin*"}, Prefix: PrefixAlways, Pos: Pos{File: "sb.yaml", Line: 31, Col: 7}},
 		},
 		Tokens: []Token{
-			{Name: "alice-laptop", User: "alice", Secret: aliceSecret, TokenEnv: "ALICE_TOKEN", Views: []string{"github"}, Pos: Pos{File: "sb.yaml", Line: 31, Col: 7}},
-			{Name: "tokens[1]", User: "bob", SHA256: "9f03ef1533a68d2f506f81ef463c1183a82a6bd40e45613f36e6fe1889cf1b99", Views: []string{"*"}, Pos: Pos{File: "sb.yaml", Line: 35, Col: 7}},
+			{Name: "alice-laptop", User: "alice", Secret: aliceSecret, TokenEnv: "ALICE_TOKEN", Views: []string{"github"}, Pos: Pos{File: "sb.yaml", Line: 34, Col: 7}},
+			{Name: "tokens[1]", User: "bob", SHA256: "9f03ef1533a68d2f506f81ef463c1183a82a6bd40e45613f36e6fe1889cf1b99", Views: []string{"*"}, Pos: Pos{File: "sb.yaml", Line: 38, Col: 7}},
 		},
 		Pos: Pos{File: "sb.yaml", Line: 11, Col: 1},
 	}
@@ -343,13 +350,15 @@ func TestGatewayProblems(t *testing.T) {
 		},
 		{
 			name: "scalars",
-			src:  "gateway:\n  stateless: yes please\n  shutdown_timeout: 11m\n  session_timeout: -1s\n  instructions: [a]\n  max_request_bytes: 1KiB\n",
+			src:  "gateway:\n  stateless: yes please\n  shutdown_timeout: 11m\n  session_timeout: -1s\n  instructions: [a]\n  max_request_bytes: 1KiB\n  max_sessions: -1\n  handshake_timeout: 11m\n",
 			want: []string{
 				"sb.yaml:7:14: gateway.stateless: must be true or false, not a string",
 				"sb.yaml:8:21: gateway.shutdown_timeout: 11m is out of range; use a value from 0s (cancel at once) to 10m (the default is 10s)",
 				"sb.yaml:9:20: gateway.session_timeout: must not be negative, not -1s",
 				"sb.yaml:10:17: gateway.instructions: must be a string, not a list",
 				"sb.yaml:11:22: gateway.max_request_bytes: 1KiB is out of range; use a size from 64KiB to 256MiB (the default is 4MiB)",
+				"sb.yaml:12:17: gateway.max_sessions: must not be negative, not -1; use 0 (no limit) or a number of sessions such as 10000",
+				"sb.yaml:13:22: gateway.handshake_timeout: 11m is out of range; use a value from 0s (no separate deadline) to 10m (the default is 10s)",
 			},
 		},
 		{

@@ -149,6 +149,7 @@ func gatewayOf(g Gateway) *schema.Gateway {
 		AllowedOrigins: escAll(g.AllowedOrigins), AllowedHosts: escAll(g.AllowedHosts),
 		ShutdownTimeout: dur(g.ShutdownTimeout), SessionTimeout: dur(g.SessionTimeout),
 		MaxRequestBytes: ptr(schema.Size(g.MaxRequestBytes)), Instructions: opt(esc(g.Instructions)),
+		HandshakeTimeout: dur(g.HandshakeTimeout), MaxSessions: ptr(g.MaxSessions), MaxSessionsPerUser: ptr(g.MaxSessionsPerUser),
 	}
 	if g.DisableFastPath {
 		out.FastPath = ptr(false)

@@ -162,6 +162,12 @@ type Gateway struct {
 	ShutdownTimeout *Duration `json:"shutdown_timeout,omitempty" jsonschema_extras:"default=10s,minDuration=0s,maxDuration=10m,x-fix=use a value from 0s (cancel at once) to 10m (the default is 10s)"`
 	// Client sessions idle this long are closed; 0 never closes them.
 	SessionTimeout *Duration `json:"session_timeout,omitempty" jsonschema_extras:"default=30m,minDuration=0s"`
+	// A client session that has not finished its handshake (initialize, then notifications/initialized) this long after opening is closed; 0 leaves it to session_timeout.
+	HandshakeTimeout *Duration `json:"handshake_timeout,omitempty" jsonschema_extras:"default=10s,minDuration=0s,maxDuration=10m,x-fix=use a value from 0s (no separate deadline) to 10m (the default is 10s)"`
+	// Client sessions open at once, all users together (streamable HTTP and SSE); past it a new session gets HTTP 503. 0 is no limit.
+	MaxSessions *int `json:"max_sessions,omitempty" jsonschema:"minimum=0,default=10000" jsonschema_extras:"x-fix=use 0 (no limit) or a number of sessions such as 10000"`
+	// Client sessions open at once per user (token user, OAuth subject, or default_user); past it a new session of that user gets HTTP 429. 0 is no limit.
+	MaxSessionsPerUser *int `json:"max_sessions_per_user,omitempty" jsonschema:"minimum=0,default=1000" jsonschema_extras:"x-fix=use 0 (no limit) or a number of sessions such as 1000"`
 	// The largest body of one request to the MCP endpoints; a larger one gets 413.
 	MaxRequestBytes *Size `json:"max_request_bytes,omitempty" jsonschema_extras:"default=4MiB,minSize=64KiB,maxSize=256MiB"`
 	// The identity of a trusted local caller that names none (default: the OS user).
