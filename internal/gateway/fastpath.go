@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,92 +57,6 @@ import (
 // handling, and the gateway keeps a registry of them (id → view server,
 // user, capabilities, last use) to check a fast request exactly as the
 // SDK would: the session exists, belongs to this view and to this user.
-
-// sessionInfo is what the gateway knows of one streamable-HTTP session.
-type sessionInfo struct {
-	vs       *viewServer
-	ss       *mcp.ServerSession
-	lastSeen atomic.Int64 // unix nanoseconds, when the last request ended
-	active   atomic.Int32 // requests (and streams) open on the session
-}
-
-// sessionRegistry maps session ids to sessions.
-type sessionRegistry struct {
-	m sync.Map // string -> *sessionInfo
-	// users maps a session id to the user the SDK accepted a request of
-	// on it: the SDK binds a session to the token user that created it
-	// and refuses any other, so once it has accepted one of the user's
-	// requests, the fast path may accept that user's too.
-	users sync.Map // string -> string
-}
-
-// bindUser records that the SDK accepted a request of user on session id.
-func (r *sessionRegistry) bindUser(id, user string) {
-	r.users.LoadOrStore(id, user)
-}
-
-// user returns the user bound to session id.
-func (r *sessionRegistry) user(id string) (string, bool) {
-	v, ok := r.users.Load(id)
-	if !ok {
-		return "", false
-	}
-	return v.(string), true
-}
-
-// drop forgets a session.
-func (r *sessionRegistry) drop(id string) {
-	r.m.Delete(id)
-	r.users.Delete(id)
-}
-
-func (r *sessionRegistry) get(id string) *sessionInfo {
-	if v, ok := r.m.Load(id); ok {
-		return v.(*sessionInfo)
-	}
-	return nil
-}
-
-// begin notes that a request (or a stream) on session id started; the
-// returned function notes that it ended. A session is idle only while
-// nothing is open on it.
-func (r *sessionRegistry) begin(id string) func() {
-	si := r.get(id)
-	if si == nil {
-		return func() {}
-	}
-	si.active.Add(1)
-	return func() {
-		si.lastSeen.Store(time.Now().UnixNano())
-		si.active.Add(-1)
-	}
-}
-
-// register records a session once it is initialized.
-func (g *Gateway) register(vs *viewServer, req *mcp.InitializedRequest) {
-	ss := req.Session
-	id := ss.ID()
-	if id == "" {
-		return // stdio, or stateless: nothing to look up later
-	}
-	si := &sessionInfo{vs: vs, ss: ss}
-	si.lastSeen.Store(time.Now().UnixNano())
-	g.sess.m.Store(id, si)
-}
-
-// closeIdle closes sessions on which nothing has been open for timeout.
-func (g *Gateway) closeIdle(timeout time.Duration) {
-	cutoff := time.Now().Add(-timeout).UnixNano()
-	g.sess.m.Range(func(k, v any) bool {
-		si := v.(*sessionInfo)
-		if si.active.Load() == 0 && si.lastSeen.Load() < cutoff {
-			g.logger.Info("closing an idle client session", logKeyView, si.vs.spec().view.Name)
-			_ = si.ss.Close()
-			g.sess.drop(k.(string))
-		}
-		return true
-	})
-}
 
 // fastParams is the part of a tools/call's params the lean path reads.
 type fastParams struct {
@@ -196,16 +109,19 @@ func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, m *message
 			return false
 		}
 	} else {
-		si := h.g.sess.get(sid)
-		if si == nil || si.vs.spec().view.Name != view.Name {
-			return false // unknown, or another view's: the SDK refuses it
+		cs := h.g.sess.get(sid)
+		if cs == nil || !cs.initialized.Load() {
+			return false // unknown, or not yet initialized: the SDK answers
+		}
+		if vs = cs.vs.Load(); vs == nil || vs.spec().view.Name != view.Name {
+			return false // another view's: the SDK refuses it
 		}
 		if hasTok {
 			if u, ok := h.g.sess.user(sid); !ok || u != tok.User {
 				return false // not yet known to be this user's: the SDK decides
 			}
 		}
-		vs, ss = si.vs, si.ss
+		ss = cs.ss.Load()
 	}
 	vs.mu.Lock()
 	e, ok := vs.tools[p.Name]
@@ -538,29 +454,6 @@ func (h *httpHandler) spec(r *http.Request, view config.View) (viewSpec, bool) {
 		return viewSpec{}, false
 	}
 	return viewSpec{view: view, servers: servers, tools: tools}, true
-}
-
-// janitor closes sessions idle for gateway.session_timeout, checking
-// every minute (or twice per timeout, if that is shorter), until ctx is
-// done.
-func (g *Gateway) janitor(ctx context.Context) {
-	for {
-		timeout := g.config().Gateway.SessionTimeout
-		every := time.Minute
-		if timeout > 0 && timeout/2 < every {
-			every = max(timeout/2, 10*time.Millisecond)
-		}
-		t := time.NewTimer(every)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-			if timeout > 0 {
-				g.closeIdle(timeout)
-			}
-		}
-	}
 }
 
 // cancelFast cancels the call in session sid that a

@@ -92,7 +92,7 @@ type Gateway struct {
 	calls  callRegistry  // client calls in progress, per upstream (calls.go)
 	levels sessionLevels // log levels client sessions set
 	subs   subscriptions
-	sess   sessionRegistry // streamable-HTTP sessions, for the fast path
+	sess   sessionRegistry // client sessions of the HTTP endpoints (sessions.go)
 	// fastCalls holds the cancel function of each fast-path call in
 	// flight, by session id and JSON-RPC id.
 	fastCalls sync.Map
@@ -369,7 +369,9 @@ func mapValues[K comparable, V any](m map[K]V) func(func(V) bool) {
 	}
 }
 
-// sessionWatch counts a session for metrics until it ends.
+// sessionWatch counts a stdio session for metrics until it ends (those
+// of the HTTP endpoints are counted from the request that opens them:
+// sessions.go).
 func (g *Gateway) sessionWatch(view string, ss *mcp.ServerSession) {
 	if g.metrics != nil {
 		g.metrics.SessionOpened(view)
@@ -378,9 +380,6 @@ func (g *Gateway) sessionWatch(view string, ss *mcp.ServerSession) {
 	go func() {
 		defer g.sessions.Done()
 		_ = ss.Wait()
-		if id := ss.ID(); id != "" {
-			g.sess.drop(id)
-		}
 		g.levels.drop(ss)
 		if g.metrics != nil {
 			g.metrics.SessionClosed(view)

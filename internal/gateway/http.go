@@ -32,8 +32,6 @@ type httpHandler struct {
 	streamable map[string]http.Handler // by view name
 	sse        map[string]http.Handler
 	stateless  bool
-
-	sseUsers sync.Map // SSE session id -> the user whose token opened it
 }
 
 func newHTTPHandler(g *Gateway) *httpHandler {
@@ -94,12 +92,8 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if kind == "sse" && gw.AuthRequired() {
+	if kind == "sse" {
 		h.serveSSE(w, r, view.Name, gw)
-		return
-	}
-	if kind != "mcp" {
-		h.endpoint(kind, view.Name, gw).ServeHTTP(w, r)
 		return
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
@@ -141,6 +135,20 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if h.tryFast(w, r, m, view, gw) {
 			return
+		}
+		if sid == "" && !gw.Stateless {
+			// The SDK opens a session for this request (initialize).
+			cs, lerr := h.g.openSession(gw, sessionUser(r, gw), view.Name, nil)
+			if lerr != nil {
+				h.g.refuseSession(w, m.replyID(), view.Name, lerr)
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), sessionKey{}, cs))
+			defer func() {
+				if cs.ss.Load() == nil {
+					h.g.sessionClosed(cs) // the SDK kept no session
+				}
+			}()
 		}
 		if gw.Stateless || m.method == "tools/call" {
 			// The SDK does not end a call its client cancels (its handler's
@@ -454,28 +462,40 @@ func (g *Gateway) Guard(h http.Handler, withToken bool) http.Handler {
 	})
 }
 
-// serveSSE serves the legacy SSE transport with tokens, binding each
-// session to the user whose token opened it: the SDK's SSE handler knows
-// nothing of users, so the gateway notes the session id the SDK announces
-// in the stream's first event and refuses another user's posts to it.
+// serveSSE serves the legacy SSE transport. A stream's GET opens a
+// session, counted and bounded like any (sessions.go), and ends it when
+// it returns; the gateway cancels its context to close it. With tokens,
+// each session is bound to the user whose token opened it: the SDK's SSE
+// handler knows nothing of users, so the gateway notes the session id
+// the SDK announces in the stream's first event and refuses another
+// user's posts to it.
 func (h *httpHandler) serveSSE(w http.ResponseWriter, r *http.Request, view string, gw config.Gateway) {
-	tok, _ := r.Context().Value(tokenKey{}).(config.Token)
+	tok, hasTok := r.Context().Value(tokenKey{}).(config.Token)
 	if id := r.URL.Query().Get("sessionid"); id != "" {
-		if u, ok := h.sseUsers.Load(id); ok && u.(string) != tok.User {
-			writeError(w, http.StatusForbidden, fault.New(fault.Authorization, "this SSE session belongs to another user"))
-			return
+		if cs := h.g.sess.get(id); cs != nil {
+			if hasTok && cs.user != tok.User {
+				writeError(w, http.StatusForbidden, fault.New(fault.Authorization, "this SSE session belongs to another user"))
+				return
+			}
+			defer h.g.sess.begin(id)()
 		}
 		h.endpoint("sse", view, gw).ServeHTTP(w, r)
 		return
 	}
-	sw := &sessionSniffer{ResponseWriter: w}
-	defer func() {
-		if sw.id != "" {
-			h.sseUsers.Delete(sw.id)
-		}
-	}()
-	sw.found = func(id string) { h.sseUsers.Store(id, tok.User) }
-	h.endpoint("sse", view, gw).ServeHTTP(sw, r)
+	if r.Method != http.MethodGet {
+		h.endpoint("sse", view, gw).ServeHTTP(w, r) // the SDK says what is wrong
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	cs, lerr := h.g.openSession(gw, sessionUser(r, gw), view, cancel)
+	if lerr != nil {
+		h.g.refuseSession(w, nil, view, lerr)
+		return
+	}
+	defer h.g.sessionClosed(cs)
+	sw := &sessionSniffer{ResponseWriter: w, found: func(id string) { h.g.setSSEID(cs, id) }}
+	h.endpoint("sse", view, gw).ServeHTTP(sw, r.WithContext(context.WithValue(ctx, sessionKey{}, cs)))
 }
 
 // sessionSniffer finds the session id in the endpoint event an SSE

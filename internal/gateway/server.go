@@ -77,13 +77,20 @@ func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
 		CompletionHandler:  vs.complete,
 		SubscribeHandler:   vs.subscribe,
 		UnsubscribeHandler: vs.unsubscribe,
-		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
-			g.register(vs, req)
-			g.sessionWatch(view, req.Session)
+		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
+			cs := sessionOf(ctx)
+			if id := req.Session.ID(); cs == nil && id != "" {
+				cs = g.sess.get(id)
+			}
+			if cs == nil {
+				g.sessionWatch(view, req.Session) // stdio
+				return
+			}
+			g.markInitialized(cs, vs)
 		},
 		KeepAlive: 0,
 	})
-	vs.srv.AddReceivingMiddleware(vs.setLevelMiddleware, vs.unlistedMiddleware, vs.asServerMiddleware)
+	vs.srv.AddReceivingMiddleware(g.sessionMiddleware, vs.setLevelMiddleware, vs.unlistedMiddleware, vs.asServerMiddleware)
 	vs.srv.AddSendingMiddleware(fastSending)
 	vs.srv.AddReceivingMiddleware(telemetry.ServerMiddleware) // outermost: its span covers the rest
 	return vs
