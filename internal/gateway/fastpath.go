@@ -142,18 +142,13 @@ func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, m *message
 	if sid != "" {
 		// A client may cancel with notifications/cancelled on another
 		// request rather than by dropping this one.
-		key := sid + "\x00" + string(m.ID)
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		if _, dup := h.g.fastCalls.LoadOrStore(key, cancel); dup {
-			cancel()
+		var done func()
+		var ok bool
+		if ctx, done, ok = h.g.beginFastCall(ctx, sid, m.ID); !ok {
 			writeRPCError(w, http.StatusBadRequest, m.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("duplicate in-flight request ID %s", m.ID))
 			return true
 		}
-		defer func() {
-			h.g.fastCalls.Delete(key)
-			cancel()
-		}()
+		defer done()
 	} else {
 		var leave func()
 		r, leave = h.g.reqCalls.begin(r, h.g.requester(r, "", tok.User, m.ID))
@@ -405,7 +400,7 @@ func (s *callStream) request(ctx context.Context, method string, params mcp.Para
 	if err != nil {
 		return nil, fmt.Errorf("sending %q: %w", method, err)
 	}
-	key := s.sid + "\x00" + id
+	key := s.sid + "\x00" + idKey(json.RawMessage(id))
 	reply := make(chan fastReply, 1)
 	s.g.fastPending.Store(key, reply)
 	defer s.g.fastPending.Delete(key)
@@ -430,7 +425,7 @@ func (s *callStream) request(ctx context.Context, method string, params mcp.Para
 // deliverFast hands a client's answer, m, to the request on a call's
 // stream it answers, and reports whether there was one.
 func (g *Gateway) deliverFast(sid string, m *message) bool {
-	v, ok := g.fastPending.LoadAndDelete(sid + "\x00" + string(m.ID))
+	v, ok := g.fastPending.LoadAndDelete(sid + "\x00" + idKey(m.ID))
 	if !ok {
 		return false
 	}
@@ -456,6 +451,23 @@ func (h *httpHandler) spec(r *http.Request, view config.View) (viewSpec, bool) {
 	return viewSpec{view: view, servers: servers, tools: tools}, true
 }
 
+// beginFastCall registers a lean-path call with JSON-RPC id in session
+// sid, so that a notifications/cancelled naming it (cancelFast) ends the
+// returned context; done unregisters it. ok is false when a call with
+// that id is already in flight in the session.
+func (g *Gateway) beginFastCall(ctx context.Context, sid string, id json.RawMessage) (_ context.Context, done func(), ok bool) {
+	key := sid + "\x00" + idKey(id)
+	ctx, cancel := context.WithCancel(ctx)
+	if _, dup := g.fastCalls.LoadOrStore(key, cancel); dup {
+		cancel()
+		return nil, nil, false
+	}
+	return ctx, func() {
+		g.fastCalls.Delete(key)
+		cancel()
+	}, true
+}
+
 // cancelFast cancels the call in session sid that a
 // notifications/cancelled names: a lean-path call, or one the SDK runs
 // (which the SDK itself would let run on).
@@ -466,7 +478,7 @@ func (g *Gateway) cancelFast(r *http.Request, sid string, m *message) {
 	if json.Unmarshal(m.Params, &p) != nil || len(p.RequestID) == 0 {
 		return
 	}
-	if c, ok := g.fastCalls.Load(sid + "\x00" + string(p.RequestID)); ok {
+	if c, ok := g.fastCalls.Load(sid + "\x00" + idKey(p.RequestID)); ok {
 		c.(context.CancelFunc)()
 	}
 	g.reqCalls.cancel(g.requester(r, sid, "", p.RequestID))
@@ -476,9 +488,9 @@ func (g *Gateway) cancelFast(r *http.Request, sid string, m *message) {
 // by its session sid, or in stateless mode by its user and host.
 func (g *Gateway) requester(r *http.Request, sid, user string, id json.RawMessage) requestCaller {
 	if sid != "" {
-		return requestCaller{session: sid, id: string(id)}
+		return requestCaller{session: sid, id: idKey(id)}
 	}
-	return requestCaller{user: user, host: remoteHost(r), id: string(id)}
+	return requestCaller{user: user, host: remoteHost(r), id: idKey(id)}
 }
 
 // cancelStateless cancels the calls of a stateless caller that a

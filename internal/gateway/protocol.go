@@ -128,6 +128,27 @@ func (m *message) idProblem() string {
 	return fmt.Sprintf("the id %s is neither a string nor an integer", m.ID)
 }
 
+// idKey is the form of a JSON-RPC id by which the gateway matches a
+// request with what names it later (a notifications/cancelled, the
+// client's answer to a request of the gateway's): the same id however it
+// is written — the string "\u0041" is "A", the integer -0 is 0 — and a
+// string is never an integer ("1" is not 1).
+func idKey(id json.RawMessage) string {
+	if len(id) == 0 {
+		return ""
+	}
+	if id[0] == '"' {
+		var s string
+		if json.Unmarshal(id, &s) == nil {
+			return "s" + s
+		}
+	}
+	if n, err := strconv.ParseInt(string(id), 10, 64); err == nil {
+		return "n" + strconv.FormatInt(n, 10)
+	}
+	return "r" + string(id)
+}
+
 // methodRule is what the gateway's MCP server accepts of a method.
 type methodRule struct {
 	notification bool // sent without an id
@@ -186,35 +207,11 @@ const protocolPerRequest = "2026-07-28"
 // reports whether it did. stateful says whether the gateway keeps
 // sessions; sid is the request's Mcp-Session-Id.
 func precheck(w http.ResponseWriter, r *http.Request, m *message, stateful bool, sid string) bool {
-	if m.parseErr != nil {
-		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError,
-			"Parse error: the body is not a JSON-RPC message: "+m.parseErr.Error())
+	if precheckMessage(w, r, m) {
 		return true
 	}
-	version := r.Header.Get(protocolHeader)
-	if m.batch {
-		if version >= "2025-06-18" {
-			writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest,
-				fmt.Sprintf("Invalid request: protocol %s has no batches; send one message per request", version))
-			return true
-		}
-		return false // older protocols have them: the SDK reads them
-	}
-	if m.JSONRPC != "2.0" {
-		writeRPCError(w, http.StatusBadRequest, m.replyID(), jsonrpc.CodeInvalidRequest, `Invalid request: a JSON-RPC message needs "jsonrpc": "2.0"`)
-		return true
-	}
-	if p := m.idProblem(); p != "" {
-		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Invalid request: "+p)
-		return true
-	}
-	if len(m.Method) == 0 {
-		if m.isResponse() {
-			return false
-		}
-		writeRPCError(w, http.StatusBadRequest, m.replyID(), jsonrpc.CodeInvalidRequest,
-			`Invalid request: the message has neither a "method" nor a "result" or "error"`)
-		return true
+	if m.batch || len(m.Method) == 0 {
+		return false // a batch of an older protocol, or a response: the SDK reads it
 	}
 	newProto := newProtocol(r, m)
 	rule, known := methods[m.method]
@@ -251,6 +248,42 @@ func precheck(w http.ResponseWriter, r *http.Request, m *message, stateful bool,
 	case stateful && sid == "" && m.method != "initialize" && m.method != "server/discover" && !newProto:
 		writeRPCError(w, http.StatusBadRequest, m.replyID(), jsonrpc.CodeInvalidRequest,
 			fmt.Sprintf("Bad Request: %s without an Mcp-Session-Id header: send initialize first, then the session id its answer gave in every request", m.method))
+		return true
+	}
+	return false
+}
+
+// precheckMessage answers m itself when it is no JSON-RPC message the SDK
+// should see — not JSON, not JSON-RPC 2.0, an id the gateway could not
+// echo exactly, a batch on a protocol without them, neither a request, a
+// notification nor a response — and reports whether it did. Both
+// transports' posts go through it; precheck adds the streamable-HTTP
+// endpoint's rules.
+func precheckMessage(w http.ResponseWriter, r *http.Request, m *message) bool {
+	if m.parseErr != nil {
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError,
+			"Parse error: the body is not a JSON-RPC message: "+m.parseErr.Error())
+		return true
+	}
+	if m.batch {
+		if version := r.Header.Get(protocolHeader); version >= "2025-06-18" {
+			writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest,
+				fmt.Sprintf("Invalid request: protocol %s has no batches; send one message per request", version))
+			return true
+		}
+		return false // older protocols have them: the SDK reads them
+	}
+	if m.JSONRPC != "2.0" {
+		writeRPCError(w, http.StatusBadRequest, m.replyID(), jsonrpc.CodeInvalidRequest, `Invalid request: a JSON-RPC message needs "jsonrpc": "2.0"`)
+		return true
+	}
+	if p := m.idProblem(); p != "" {
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Invalid request: "+p)
+		return true
+	}
+	if len(m.Method) == 0 && !m.isResponse() {
+		writeRPCError(w, http.StatusBadRequest, m.replyID(), jsonrpc.CodeInvalidRequest,
+			`Invalid request: the message has neither a "method" nor a "result" or "error"`)
 		return true
 	}
 	return false
