@@ -94,7 +94,10 @@ func openSSE(t *testing.T, base string, h http.Header) (*http.Response, string) 
 			t.Fatalf("reading the SSE stream's endpoint event: %v", err)
 		}
 		if data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok {
-			resp.Body = io.NopCloser(br)
+			resp.Body = struct {
+				io.Reader
+				io.Closer
+			}{br, resp.Body}
 			return resp, data
 		}
 	}
@@ -254,7 +257,9 @@ func TestGatewaySessionLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readAll(t, dresp)
+	if body := readAll(t, dresp); dresp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE of bob's session: got %d %s", dresp.StatusCode, body)
+	}
 	waitSessions(t, r, 4)
 	resp, endpoint = openSSE(t, r.url, bob)
 	if endpoint == "" {
