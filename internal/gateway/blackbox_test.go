@@ -51,7 +51,7 @@ type rig struct {
 // newRig starts a gateway for a configuration whose servers are test
 // server modes (name → mode) and whose other top-level keys are extra
 // (YAML). It waits until every server is connected and listed.
-func newRig(t *testing.T, servers map[string]string, extra string) *rig {
+func newRig(t testing.TB, servers map[string]string, extra string) *rig {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {

@@ -471,18 +471,11 @@ func (g *Gateway) Guard(h http.Handler, withToken bool) http.Handler {
 // user's posts to it.
 func (h *httpHandler) serveSSE(w http.ResponseWriter, r *http.Request, view string, gw config.Gateway) {
 	tok, hasTok := r.Context().Value(tokenKey{}).(config.Token)
-	if id := r.URL.Query().Get("sessionid"); id != "" {
-		if cs := h.g.sess.get(id); cs != nil {
-			if hasTok && cs.user != tok.User {
-				writeError(w, http.StatusForbidden, fault.New(fault.Authorization, "this SSE session belongs to another user"))
-				return
-			}
-			defer h.g.sess.begin(id)()
-		}
-		h.endpoint("sse", view, gw).ServeHTTP(w, r)
+	if r.Method == http.MethodPost {
+		h.postSSE(w, r, view, gw, tok, hasTok)
 		return
 	}
-	if r.Method != http.MethodGet {
+	if r.Method != http.MethodGet || r.URL.Query().Get("sessionid") != "" {
 		h.endpoint("sse", view, gw).ServeHTTP(w, r) // the SDK says what is wrong
 		return
 	}
@@ -496,6 +489,47 @@ func (h *httpHandler) serveSSE(w http.ResponseWriter, r *http.Request, view stri
 	defer h.g.sessionClosed(cs)
 	sw := &sessionSniffer{ResponseWriter: w, found: func(id string) { h.g.setSSEID(cs, id) }}
 	h.endpoint("sse", view, gw).ServeHTTP(sw, r.WithContext(context.WithValue(ctx, sessionKey{}, cs)))
+}
+
+// postSSE serves a message posted to an SSE session's endpoint
+// (/sse?sessionid=ID): a body that is no JSON-RPC message gets the
+// JSON-RPC error precheckMessage gives it, and what the SDK refuses in
+// plain text (an unknown session, a wrong content type) is rewritten as a
+// JSON-RPC error too; the answer to an accepted message comes on the
+// session's stream.
+func (h *httpHandler) postSSE(w http.ResponseWriter, r *http.Request, view string, gw config.Gateway, tok config.Token, hasTok bool) {
+	m, err := readMessage(r)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			writeError(w, http.StatusRequestEntityTooLarge, fault.New(fault.LimitExceeded,
+				"the request body is over gateway.max_request_bytes (%d bytes)", tooLarge.Limit).
+				WithSuggestions("pass large data by reference (a file path, a resource URI), or raise gateway.max_request_bytes (up to 256MiB)"))
+			return
+		}
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, fmt.Sprintf("Parse error: %v: %v", errBodyRead, err))
+		return
+	}
+	if precheckMessage(w, r, m) {
+		return
+	}
+	if _, known := methods[m.method]; !m.batch && m.isCall() && !known {
+		// The SDK refuses it in plain text: say so as JSON-RPC does.
+		writeRPCError(w, http.StatusBadRequest, m.ID, jsonrpc.CodeMethodNotFound, fmt.Sprintf("Method not found: %q is not a method of an MCP server", m.method))
+		return
+	}
+	if id := r.URL.Query().Get("sessionid"); id != "" {
+		if cs := h.g.sess.get(id); cs != nil {
+			if hasTok && cs.user != tok.User {
+				writeError(w, http.StatusForbidden, fault.New(fault.Authorization, "this SSE session belongs to another user"))
+				return
+			}
+			defer h.g.sess.begin(id)()
+		}
+	}
+	ew := &sdkErrors{ResponseWriter: w, id: m.replyID(), sse: true}
+	defer ew.finish()
+	h.endpoint("sse", view, gw).ServeHTTP(ew, r)
 }
 
 // sessionSniffer finds the session id in the endpoint event an SSE

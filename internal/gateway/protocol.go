@@ -339,6 +339,7 @@ const codeSessionNotFound = -32001
 type sdkErrors struct {
 	http.ResponseWriter
 	id        json.RawMessage
+	sse       bool // a post to an SSE session's endpoint
 	status    int
 	rewriting bool
 	text      bytes.Buffer
@@ -376,6 +377,9 @@ func (w *sdkErrors) finish() {
 	code, msg := int64(jsonrpc.CodeInvalidRequest), "Bad Request: "+strings.TrimPrefix(text, "Bad Request: ")
 	if w.status == http.StatusNotFound {
 		code, msg = codeSessionNotFound, "Session not found: the gateway has no session with this Mcp-Session-Id (it ended, or idled out); send initialize without the header to start a new one"
+		if w.sse {
+			msg = "Session not found: the gateway has no SSE session with this sessionid (its stream ended, or it idled out); open a new stream with GET /sse"
+		}
 	}
 	writeRPCError(w.ResponseWriter, w.status, w.id, code, msg)
 }
