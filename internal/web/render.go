@@ -83,14 +83,14 @@ type errorView struct {
 
 // resultView is a finished call, for display.
 type resultView struct {
-	Status         string
-	ContentType    string
-	IsError        bool
-	Error          *errorView
-	Blocks         []block
-	Structured     string
+	Status      string
+	ContentType string
+	IsError     bool
+	Error       *errorView
+	Blocks      []block
+	Structured  string
 	// OutputError says how Structured fails the tool's outputSchema.
-	OutputError *toolcall.OutputError
+	OutputError    *toolcall.OutputError
 	HistoryID      string
 	Duration       string
 	Bytes          int64
