@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/testpeer"
+)
+
+// weatherServer is a go-sdk server (streamable HTTP) whose tool "weather"
+// declares an output schema and answers with structuredContent that
+// matches it, or not with mode=wrong_type.
+func weatherServer(t *testing.T) string {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "wx", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "weather", InputSchema: json.RawMessage(`{"type":"object","properties":{"mode":{"type":"string"}}}`),
+		OutputSchema: json.RawMessage(`{"type":"object","properties":{"temp":{"type":"number"},"city":{"type":"string"}},"required":["temp","city"]}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args struct{ Mode string }
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "mode " + args.Mode}},
+				StructuredContent: map[string]any{"temp": 21.5, "city": "Oslo"}}
+			if args.Mode == "wrong_type" {
+				res.StructuredContent = map[string]any{"temp": "warm", "city": "Oslo"}
+			}
+			return res, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+// TestCallStructuredOutput: call prints structuredContent after the
+// content (pretty) or in --json's result; a result that fails the tool's
+// outputSchema is printed as it came, with a warning naming the path, and
+// exits 1; the history has it as output_invalid.
+func TestCallStructuredOutput(t *testing.T) {
+	url := weatherServer(t)
+	state := t.TempDir()
+
+	r := runCLI(t, "call", "--url", url, "--state-dir", state, "weather", "mode=valid")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "call weather (valid)", r.stdout, "mode valid\n", "structuredContent:\n", `"temp": 21.5`, `"city": "Oslo"`)
+	if strings.Contains(r.stderr, "warning") {
+		t.Errorf("a matching result warned: %s", r.stderr)
+	}
+
+	r = runCLI(t, "call", "--url", url, "--state-dir", state, "weather", "mode=wrong_type")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "call weather (wrong_type) stdout", r.stdout, "mode wrong_type\n", `"temp": "warm"`)
+	wantContains(t, "call weather (wrong_type) stderr", r.stderr,
+		"warning: the result of adhoc/weather does not match the tool's output schema (the result is shown as the server sent it)",
+		"  temp: got string, want number")
+
+	r = runCLI(t, "call", "--url", url, "--state-dir", state, "weather", "mode=wrong_type", "--json")
+	wantCode(t, r, ExitFailure)
+	var res struct {
+		StructuredContent map[string]any `json:"structuredContent"`
+		Content           []map[string]any
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || res.StructuredContent["temp"] != "warm" || len(res.Content) != 1 {
+		t.Errorf("call --json: got %s (%v), want the result unchanged", r.stdout, err)
+	}
+	wantContains(t, "call --json stderr", r.stderr, "temp: got string, want number")
+
+	r = runCLI(t, "history", "--state-dir", state, "--status", "output_invalid", "--json")
+	wantCode(t, r, ExitOK)
+	var recs []historyRecord
+	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil || len(recs) != 2 {
+		t.Fatalf("history --status output_invalid: got %s (%v), want the 2 mismatching calls", r.stdout, err)
+	}
+	if recs[0].ErrorKind != "output_invalid" || !strings.Contains(recs[0].ErrorMessage, "temp: got string, want number") {
+		t.Errorf("history: got kind %q message %q, want output_invalid with the path", recs[0].ErrorKind, recs[0].ErrorMessage)
+	}
+
+	// server-everything's tool with an output schema keeps to it.
+	bin, args := testpeer.EverythingCommand(t)
+	r = runCLI(t, "call", "--stdio", strings.Join(append([]string{bin}, args...), " "), "--state-dir", state,
+		"get-structured-content", "location=Chicago", "--json")
+	wantCode(t, r, ExitOK)
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || res.StructuredContent["conditions"] != "Light rain / drizzle" {
+		t.Errorf("get-structured-content --json: got %s (%v), want Chicago's structured weather", r.stdout, err)
+	}
+	if strings.Contains(r.stderr, "warning") {
+		t.Errorf("server-everything's matching result warned: %s", r.stderr)
+	}
+}
