@@ -1,47 +1,20 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
-
-// weatherServer is a go-sdk server (streamable HTTP) whose tool "weather"
-// declares an output schema and answers with structuredContent that
-// matches it, or not with mode=wrong_type.
-func weatherServer(t *testing.T) string {
-	t.Helper()
-	s := mcp.NewServer(&mcp.Implementation{Name: "wx", Version: "1"}, nil)
-	s.AddTool(&mcp.Tool{Name: "weather", InputSchema: json.RawMessage(`{"type":"object","properties":{"mode":{"type":"string"}}}`),
-		OutputSchema: json.RawMessage(`{"type":"object","properties":{"temp":{"type":"number"},"city":{"type":"string"}},"required":["temp","city"]}`)},
-		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			var args struct{ Mode string }
-			_ = json.Unmarshal(req.Params.Arguments, &args)
-			res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "mode " + args.Mode}},
-				StructuredContent: map[string]any{"temp": 21.5, "city": "Oslo"}}
-			if args.Mode == "wrong_type" {
-				res.StructuredContent = map[string]any{"temp": "warm", "city": "Oslo"}
-			}
-			return res, nil
-		})
-	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(hs.Close)
-	return hs.URL
-}
 
 // TestCallStructuredOutput: call prints structuredContent after the
 // content (pretty) or in --json's result; a result that fails the tool's
 // outputSchema is printed as it came, with a warning naming the path, and
 // exits 1; the history has it as output_invalid.
 func TestCallStructuredOutput(t *testing.T) {
-	url := weatherServer(t)
+	url := testserver.Weather(t)
 	state := t.TempDir()
 
 	r := runCLI(t, "call", "--url", url, "--state-dir", state, "weather", "mode=valid")

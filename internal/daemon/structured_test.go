@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
 // TestGatewayPassesOutputInvalidResultsUnchanged: a tool whose result does
@@ -20,20 +21,7 @@ import (
 // path of the mismatch, and a matching result as success. The client
 // sees the tool's outputSchema in tools/list.
 func TestGatewayPassesOutputInvalidResultsUnchanged(t *testing.T) {
-	s := mcp.NewServer(&mcp.Implementation{Name: "wx", Version: "1"}, nil)
-	s.AddTool(&mcp.Tool{Name: "weather", InputSchema: json.RawMessage(`{"type":"object","properties":{"mode":{"type":"string"}}}`),
-		OutputSchema: json.RawMessage(`{"type":"object","properties":{"temp":{"type":"number"},"city":{"type":"string"}},"required":["temp","city"]}`)},
-		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			var args struct{ Mode string }
-			_ = json.Unmarshal(req.Params.Arguments, &args)
-			res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "mode " + args.Mode}},
-				StructuredContent: map[string]any{"temp": 21.5, "city": "Oslo"}}
-			if args.Mode == "wrong_type" {
-				res.StructuredContent = map[string]any{"temp": "warm", "city": "Oslo"}
-			}
-			return res, nil
-		})
-	url := serveHTTP(t, s, nil)
+	url := testserver.Weather(t)
 	ctx := context.Background()
 	direct, err := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, nil).
 		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
@@ -58,7 +46,7 @@ func TestGatewayPassesOutputInvalidResultsUnchanged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tools.Tools[0].OutputSchema == nil {
+		if i := slices.IndexFunc(tools.Tools, func(tl *mcp.Tool) bool { return tl.Name == "wx__weather" }); i < 0 || tools.Tools[i].OutputSchema == nil {
 			t.Errorf("fast_path %v: tools/list lost the tool's outputSchema", fast)
 		}
 		for _, mode := range []string{"valid", "wrong_type"} {

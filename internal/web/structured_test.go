@@ -1,44 +1,16 @@
 package web_test
 
 import (
-	"context"
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/internal/web"
 )
-
-// outputServer is a go-sdk server (streamable HTTP) whose tool "weather"
-// declares an output schema, and answers with structuredContent that
-// matches it ({"mode":"valid"}) or not ({"mode":"wrong_type"}).
-func outputServer(t *testing.T) config.Server {
-	t.Helper()
-	s := mcp.NewServer(&mcp.Implementation{Name: "wx", Version: "1"}, nil)
-	s.AddTool(&mcp.Tool{Name: "weather", InputSchema: json.RawMessage(`{"type":"object","properties":{"mode":{"type":"string"}}}`),
-		OutputSchema: json.RawMessage(`{"type":"object","properties":{"temp":{"type":"number"},"city":{"type":"string"}},"required":["temp","city"]}`)},
-		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			var args struct{ Mode string }
-			_ = json.Unmarshal(req.Params.Arguments, &args)
-			res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "mode " + args.Mode}},
-				StructuredContent: map[string]any{"temp": 21.5, "city": "Oslo"}}
-			if args.Mode == "wrong_type" {
-				res.StructuredContent = map[string]any{"temp": "warm", "city": "Oslo"}
-			}
-			return res, nil
-		})
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(ts.Close)
-	return config.Server{Name: "wx", Transport: config.TransportHTTP, URL: ts.URL, ConnectTimeout: 10 * time.Second,
-		RequestTimeout: 10 * time.Second, TerminateOnClose: true, Enabled: true, LoadTools: true}
-}
 
 // TestBrowserStructuredOutput: the console shows a result's
 // structuredContent as foldable JSON after its content, and a result
@@ -47,7 +19,8 @@ func outputServer(t *testing.T) config.Server {
 // history keeps the status and the mismatch.
 func TestBrowserStructuredOutput(t *testing.T) {
 	t.Parallel()
-	r := startDaemon(t, testConfig(everything(t, "everything"), outputServer(t)))
+	r := startDaemon(t, testConfig(everything(t, "everything"), config.Server{Name: "wx", Transport: config.TransportHTTP, URL: testserver.Weather(t),
+		ConnectTimeout: 10 * time.Second, RequestTimeout: 10 * time.Second, TerminateOnClose: true, Enabled: true, LoadTools: true}))
 	ctx := browser(t, 1280, 900)
 
 	callRaw := func(server, tool, args string) {
