@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
@@ -62,5 +63,20 @@ func TestCallStructuredOutput(t *testing.T) {
 	}
 	if strings.Contains(r.stderr, "warning") {
 		t.Errorf("server-everything's matching result warned: %s", r.stderr)
+	}
+}
+
+// TestCallResumesAClosedStream: an ad hoc call over streamable HTTP to the
+// TypeScript SDK's SSE polling example, which closes the call's event
+// stream mid-call, completes (the client resumes the stream with
+// Last-Event-ID, no sooner than the server's retry:).
+func TestCallResumesAClosedStream(t *testing.T) {
+	url := testpeer.StartSSEPolling(t)
+	start := time.Now()
+	r := runCLI(t, "call", "--url", url, "--state-dir", t.TempDir(), "long-task", "--timeout", "60s")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "call long-task", r.stdout, "Long task completed successfully!")
+	if took, min := time.Since(start), 2*time.Second+testpeer.SSEPollingRetry; took < min {
+		t.Errorf("the call took %v, want at least %v (the reconnect came before retry:)", took, min)
 	}
 }
