@@ -279,6 +279,9 @@ func (f *fastCaller) stream(ctx context.Context, r io.Reader, id string, cur *ev
 		}
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, err // the same on a resumed stream
+		}
 		return nil, fmt.Errorf("%w: %w", errStreamEnded, err)
 	}
 	return nil, fmt.Errorf("%w: %w", errStreamEnded, io.ErrUnexpectedEOF)
