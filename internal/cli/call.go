@@ -48,7 +48,8 @@ key:=JSON always takes raw JSON (count:=5, name:='"007"'). Use -- before argumen
 start with a dash.
 
 Text content goes to stdout; images, audio and binary resources are saved to files whose
-paths are printed; structuredContent follows as indented JSON. A tool error prints its
+paths are printed; structuredContent follows as indented JSON (unless a text block already
+holds it). A tool error prints its
 content to stderr and exits 1; so does a result whose structuredContent does not match the
 tool's outputSchema, after a warning naming each mismatch (the result is shown as the server
 sent it). Ctrl-C cancels

@@ -64,6 +64,13 @@ func TestCallStructuredOutput(t *testing.T) {
 	if strings.Contains(r.stderr, "warning") {
 		t.Errorf("server-everything's matching result warned: %s", r.stderr)
 	}
+	// Its text content is the structured content serialized: printed once.
+	r = runCLI(t, "call", "--stdio", strings.Join(append([]string{bin}, args...), " "), "--state-dir", state,
+		"get-structured-content", "location=Chicago")
+	wantCode(t, r, ExitOK)
+	if strings.Count(r.stdout, "Light rain / drizzle") != 1 || strings.Contains(r.stdout, "structuredContent:") {
+		t.Errorf("get-structured-content: got\n%s\nwant the weather once, not repeated as structuredContent", r.stdout)
+	}
 }
 
 // TestCallResumesAClosedStream: an ad hoc call over streamable HTTP to the
