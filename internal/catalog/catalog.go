@@ -52,6 +52,11 @@ type Tool struct {
 	Schema *jsonschema.Schema
 	// SchemaError says why the input schema did not compile ("" if it did).
 	SchemaError string
+	// OutputSchema is the compiled output schema (output.go); nil when the
+	// tool declares none or it did not compile.
+	OutputSchema *jsonschema.Schema
+	// OutputSchemaError says why a declared output schema did not compile.
+	OutputSchemaError string
 }
 
 // Prompt is one upstream prompt in the merged view.
@@ -715,6 +720,7 @@ func (noLoader) Load(url string) (any, error) {
 // tool, never returned.
 func compileTool(server string, def *mcp.Tool) Tool {
 	t := Tool{Server: server, Def: def}
+	t.compileOutput()
 	sch, err := CompileSchema(def.InputSchema)
 	if err != nil {
 		t.SchemaError = err.Error()
@@ -731,29 +737,34 @@ func CompileSchema(schema any) (*jsonschema.Schema, error) {
 	if schema == nil {
 		return nil, errors.New("tool has no input schema")
 	}
+	return compileSchema(schema, "input schema", "switchboard:///input-schema.json")
+}
+
+// compileSchema compiles a tool's input or output schema (what), which
+// must be an object schema, as CompileSchema says.
+func compileSchema(schema any, what, loc string) (*jsonschema.Schema, error) {
 	raw, err := json.Marshal(schema)
 	if err != nil {
-		return nil, fmt.Errorf("encoding input schema: %w", err)
+		return nil, fmt.Errorf("encoding %s: %w", what, err)
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return nil, fmt.Errorf("decoding input schema: %w", err)
+		return nil, fmt.Errorf("decoding %s: %w", what, err)
 	}
 	if m, ok := doc.(map[string]any); !ok {
-		return nil, fmt.Errorf("input schema is a %T, not an object", doc)
+		return nil, fmt.Errorf("%s is a %T, not an object", what, doc)
 	} else if typ, ok := m["type"]; ok && typ != "object" {
-		return nil, fmt.Errorf("input schema type is %v, want \"object\"", typ)
+		return nil, fmt.Errorf("%s type is %v, want \"object\"", what, typ)
 	}
 	comp := jsonschema.NewCompiler()
 	comp.DefaultDraft(jsonschema.Draft2020)
 	comp.UseLoader(noLoader{})
-	const loc = "switchboard:///input-schema.json"
 	if err := comp.AddResource(loc, doc); err != nil {
-		return nil, fmt.Errorf("input schema: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	sch, err := comp.Compile(loc)
 	if err != nil {
-		return nil, fmt.Errorf("input schema does not compile: %w", err)
+		return nil, fmt.Errorf("%s does not compile: %w", what, err)
 	}
 	return sch, nil
 }

@@ -40,13 +40,14 @@ func (t Tool) ValidateArgs(args map[string]any) error {
 	}
 	fe := fault.New(fault.Validation, "arguments for %s/%s are invalid", t.Server, t.Def.Name).
 		WithDetail("server", t.Server).WithDetail("tool", t.Def.Name)
-	fe.Fields = fieldDetails(ve, args)
+	fe.Fields = fieldDetails(ve, args, "(arguments)")
 	return fe
 }
 
 // fieldDetails flattens a validation error tree into per-field details,
-// sorted by field.
-func fieldDetails(ve *jsonschema.ValidationError, args map[string]any) []fault.FieldDetail {
+// sorted by field; doc is the instance validated, named root in a detail
+// about the whole of it.
+func fieldDetails(ve *jsonschema.ValidationError, doc any, root string) []fault.FieldDetail {
 	var out []fault.FieldDetail
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
@@ -72,9 +73,9 @@ func fieldDetails(ve *jsonschema.ValidationError, args map[string]any) []fault.F
 		msg := e.ErrorKind.LocalizedString(printer)
 		d := fault.FieldDetail{Field: field, Message: msg}
 		if field == "" {
-			d.Field = "(arguments)"
+			d.Field = root
 		}
-		if v, ok := lookupPath(args, e.InstanceLocation); ok && len(e.InstanceLocation) > 0 {
+		if v, ok := lookupPath(doc, e.InstanceLocation); ok && len(e.InstanceLocation) > 0 {
 			d.ReceivedValue = shortJSON(v)
 		}
 		d.Suggestion = suggestionFor(msg)

@@ -48,7 +48,11 @@ key:=JSON always takes raw JSON (count:=5, name:='"007"'). Use -- before argumen
 start with a dash.
 
 Text content goes to stdout; images, audio and binary resources are saved to files whose
-paths are printed. A tool error prints its content to stderr and exits 1. Ctrl-C cancels
+paths are printed; structuredContent follows as indented JSON (unless a text block already
+holds it). A tool error prints its
+content to stderr and exits 1; so does a result whose structuredContent does not match the
+tool's outputSchema, after a warning naming each mismatch (the result is shown as the server
+sent it). Ctrl-C cancels
 the call upstream and exits 130. With --stdio or --url, give only TOOL.`,
 		Example: `  switchboard call tasks create_task title="Buy milk" priority=High
   switchboard call everything add a=2 b=3
@@ -146,11 +150,12 @@ func (a *app) call(ctx context.Context, args []string, f callFlags) error {
 	if res.Partial {
 		fmt.Fprintf(a.stderr, "note: partial result (budget exceeded): %s\n", res.Missing)
 	}
+	a.warnOutputInvalid(res.OutputError)
 	if a.json {
 		if err := a.printJSON(res.Result); err != nil {
 			return err
 		}
-		if res.Result.IsError {
+		if res.Result.IsError || res.OutputError != nil {
 			return &exitError{ExitFailure}
 		}
 		return nil
@@ -165,13 +170,11 @@ func (a *app) call(ctx context.Context, args []string, f callFlags) error {
 			return err
 		}
 	}
-	if len(res.Result.Content) == 0 && res.Result.StructuredContent != nil {
-		if err := a.printJSONTo(out, res.Result.StructuredContent); err != nil {
-			return err
-		}
+	if err := a.printStructured(out, res.Result); err != nil {
+		return err
 	}
 	a.logger().Debug("call finished", "request_id", res.ID, "server", server, "tool", toolName, "duration", elapsed)
-	if res.Result.IsError {
+	if res.Result.IsError || res.OutputError != nil {
 		return &exitError{ExitFailure}
 	}
 	return nil

@@ -72,7 +72,7 @@ hooks:
 	got, _ = complete(t, "history", "--config", cfg, "--server", "")
 	wantCandidates(t, "history --server", got, "alpha", "beta")
 	got, _ = complete(t, "history", "--status", "")
-	wantCandidates(t, "history --status", got, "success", "error", "timeout", "cancelled")
+	wantCandidates(t, "history --status", got, "success", "error", "timeout", "cancelled", "output_invalid")
 	got, _ = complete(t, "agent", "--config", cfg, "--view", "")
 	wantCandidates(t, "agent --view", got, "team")
 	got, _ = complete(t, "agent", "--config", cfg, "--servers", "alpha,")

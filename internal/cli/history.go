@@ -46,7 +46,7 @@ history.record_values is true (then redacted).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.Server, "server", "", "only calls to this `server`")
 	fl.StringVar(&f.Tool, "tool", "", "only calls of this `tool`")
-	fl.StringVar(&f.Status, "status", "", "only calls with this `status`: success, error, timeout, cancelled")
+	fl.StringVar(&f.Status, "status", "", "only calls with this `status`: success, error, timeout, cancelled, output_invalid")
 	fl.StringVar(&f.Source, "source", "", "only calls from this `source`: "+strings.Join(historySources, ", "))
 	fl.StringVar(&f.Identity, "identity", "", "only calls by this `user`")
 	fl.Var(&since, "since", "only calls started within this `duration` (90m, 2h) or since this date (2026-01-02, or an RFC 3339 time)")
@@ -54,7 +54,7 @@ history.record_values is true (then redacted).`,
 	fl.StringVar(&f.BeforeID, "before", "", "page: calls older than the call with this `ID`")
 	_ = cmd.RegisterFlagCompletionFunc("server", a.completeServer)
 	_ = cmd.RegisterFlagCompletionFunc("tool", a.completeToolFlag(&f.Server))
-	_ = cmd.RegisterFlagCompletionFunc("status", fixedCompletion("success", "error", "timeout", "cancelled"))
+	_ = cmd.RegisterFlagCompletionFunc("status", fixedCompletion("success", "error", "timeout", "cancelled", "output_invalid"))
 	_ = cmd.RegisterFlagCompletionFunc("source", fixedCompletion(historySources...))
 	cmd.AddCommand(&cobra.Command{
 		Use:   "show ID",
@@ -110,9 +110,9 @@ func (v *sinceValue) Set(s string) error {
 // history lists recorded calls.
 func (a *app) history(ctx context.Context, f store.CallFilter) error {
 	switch f.Status {
-	case "", "success", "error", "timeout", "cancelled":
+	case "", "success", "error", "timeout", "cancelled", "output_invalid":
 	default:
-		return usagef("--status %q is not a status; want success, error, timeout or cancelled", f.Status)
+		return usagef("--status %q is not a status; want success, error, timeout, cancelled or output_invalid", f.Status)
 	}
 	if f.Source != "" && !contains(historySources, f.Source) {
 		return usagef("--source %q is not a source; want %s", f.Source, strings.Join(historySources, ", "))

@@ -212,6 +212,9 @@ type CallResult struct {
 	Missing        string              `json:"missing,omitempty"`
 	Cost           float64             `json:"cost,omitempty"`
 	Progress       *toolcall.Progress  `json:"progress,omitempty"`
+	// OutputError says how structuredContent fails the tool's
+	// outputSchema (Status is then "output_invalid").
+	OutputError *toolcall.OutputError `json:"output_error,omitempty"`
 }
 
 // ReloadReport says what a reload changed.

@@ -335,7 +335,7 @@ func CallResultOf(r *toolcall.Result) *CallResult {
 		ContentType: string(r.ContentType), Display: string(r.Display),
 		Duration: r.Duration, Retries: r.Retries, Bytes: r.Bytes,
 		Truncated: r.Truncated, Partial: r.Partial, BudgetExceeded: r.BudgetExceeded,
-		Missing: r.Missing, Cost: r.Cost, Progress: r.Progress,
+		Missing: r.Missing, Cost: r.Cost, Progress: r.Progress, OutputError: r.OutputError,
 	}
 }
 

@@ -95,6 +95,8 @@ func (o outcome) status() string {
 		return string(toolcall.StatusError)
 	case o.res.IsError:
 		return string(toolcall.StatusError)
+	case o.res.OutputError != nil:
+		return string(toolcall.StatusOutputInvalid)
 	}
 	return string(toolcall.StatusSuccess)
 }

@@ -85,8 +85,8 @@ type BlockReport struct {
 	Why  string         `json:"why,omitempty"`
 	Tool string         `json:"tool,omitempty"`
 	Args map[string]any `json:"arguments,omitempty"`
-	// Status is the call's status (success, error, timeout, cancelled),
-	// or missing, stale, invalid, dry-run.
+	// Status is the call's status (success, error, timeout, cancelled,
+	// output_invalid), or missing, stale, invalid, dry-run.
 	Status string       `json:"status"`
 	Error  *fault.Error `json:"error,omitempty"`
 }
@@ -311,6 +311,9 @@ func Run(ctx context.Context, path string, opts Options) (*Report, error) {
 		br := report(b, status, o.err)
 		if o.err == nil && o.res.IsError {
 			br.Error = &fault.Error{Kind: "tool", Message: toolText(o.res.CallToolResult)}
+		} else if o.err == nil && o.res.OutputError != nil {
+			// Written like any result; the report says what is wrong with it.
+			br.Error = &fault.Error{Kind: toolcall.ErrorKindOutputInvalid, Message: o.res.OutputError.Message, Fields: o.res.OutputError.Fields}
 		}
 		rep.Blocks = append(rep.Blocks, br)
 		logger.Info("document block", logKeyPath, path, logKeyLine, b.Line, logKeyServer, b.Server, logKeyTool, b.Tool, logKeyStatus, status)

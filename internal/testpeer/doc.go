@@ -23,6 +23,10 @@
 // --oauth-strict): an MCP server behind bearer auth and a demo
 // authorization server that approves every sign-in at once.
 //
+// [StartSSEPolling] runs the TypeScript SDK's ssePollingExample.js, a
+// server that closes a call's event stream mid-call for the client to
+// resume with Last-Event-ID.
+//
 // [RunTSClient] is the other side: it runs the TypeScript SDK's client
 // (test/peers/mcp-client.mjs on @modelcontextprotocol/sdk) against a server
 // or the gateway, over streamable HTTP, SSE or stdio. A test gives it the

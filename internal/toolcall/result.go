@@ -19,6 +19,7 @@ import (
 // the size limit, redacted when the server is configured so, classified.
 func (c *call) result(res *mcp.CallToolResult, _ time.Duration) *Result {
 	r := &Result{ID: c.req.ID, CallToolResult: res, Duration: c.e.now().Sub(c.start), Retries: c.retries}
+	r.OutputError = c.checkOutput(res)
 	r.Bytes = resultSize(res)
 	if meta := res.Meta; meta != nil {
 		// A transport that had to cut an oversized message says so.
@@ -59,9 +60,12 @@ func (c *call) result(res *mcp.CallToolResult, _ time.Duration) *Result {
 			r.Display = Display(d)
 		}
 	}
-	if res.IsError {
+	switch {
+	case res.IsError:
 		r.Status, c.status = StatusError, StatusError
-	} else {
+	case r.OutputError != nil:
+		r.Status, c.status = StatusOutputInvalid, StatusOutputInvalid
+	default:
 		r.Status, c.status = StatusSuccess, StatusSuccess
 	}
 	return r
@@ -267,6 +271,8 @@ func (c *call) finish(ctx context.Context, res *Result, err error) {
 			kind, msg = string(fault.BudgetExceeded), res.Missing
 		} else if res.IsError {
 			kind, msg = "tool_error", c.set.redactor.String(toolErrorText(res.CallToolResult))
+		} else if res.OutputError != nil {
+			kind, msg = ErrorKindOutputInvalid, c.set.redactor.String(res.OutputError.String())
 		}
 	}
 	rec := store.CallRecord{

@@ -48,6 +48,10 @@ const (
 	StatusError     Status = "error"
 	StatusTimeout   Status = "timeout"
 	StatusCancelled Status = "cancelled"
+	// StatusOutputInvalid: the tool answered, but its structuredContent
+	// does not match its outputSchema (or is missing); the result is
+	// returned unchanged, with Result.OutputError saying why.
+	StatusOutputInvalid Status = "output_invalid"
 )
 
 // Request is one tool call.
@@ -140,6 +144,9 @@ type Result struct {
 	Missing  string
 	Cost     float64
 	Progress *Progress
+	// OutputError says how the result fails the tool's outputSchema, when
+	// it does (Status is then StatusOutputInvalid); see output.go.
+	OutputError *OutputError
 }
 
 // Metadata keys Switchboard adds to a result's _meta.

@@ -131,7 +131,15 @@ func (f *fastCaller) call(ctx context.Context, params *mcp.CallToolParams) (*mcp
 			return nil, f.failed(ctx, id, fmt.Errorf("decoding the response: %w", err))
 		}
 	case strings.HasPrefix(ct, "text/event-stream"):
-		if msg, err = f.stream(ctx, resp.Body, id); err != nil {
+		var cur eventCursor
+		msg, err = f.stream(ctx, resp.Body, id, &cur)
+		if cur.resumable(err) {
+			// The server closed the stream before the response, having
+			// given it event ids: resume it (resume.go).
+			resp.Body.Close()
+			msg, err = f.resume(ctx, id, &cur)
+		}
+		if err != nil {
 			return nil, f.failed(ctx, id, err)
 		}
 		// The server ends the stream after the response: read to its end
@@ -231,8 +239,9 @@ func (f *fastCaller) cancel(id string) {
 var streamBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
 // stream reads the call's event stream until its response, handling
-// what else the server sends on it.
-func (f *fastCaller) stream(ctx context.Context, r io.Reader, id string) (*wireMessage, error) {
+// what else the server sends on it; cur follows the stream's event ids
+// and retry interval.
+func (f *fastCaller) stream(ctx context.Context, r io.Reader, id string, cur *eventCursor) (*wireMessage, error) {
 	sc := bufio.NewScanner(r)
 	buf := streamBufs.Get().(*[]byte)
 	defer streamBufs.Put(buf)
@@ -242,6 +251,7 @@ func (f *fastCaller) stream(ctx context.Context, r io.Reader, id string) (*wireM
 		line := sc.Bytes()
 		switch {
 		case len(line) == 0: // end of an event
+			cur.dispatched()
 			if len(data) == 0 {
 				continue
 			}
@@ -264,12 +274,17 @@ func (f *fastCaller) stream(ctx context.Context, r io.Reader, id string) (*wireM
 				data = append(data, '\n')
 			}
 			data = append(data, v...)
+		default:
+			cur.field(line)
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, err
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, err // the same on a resumed stream
+		}
+		return nil, fmt.Errorf("%w: %w", errStreamEnded, err)
 	}
-	return nil, io.ErrUnexpectedEOF
+	return nil, fmt.Errorf("%w: %w", errStreamEnded, io.ErrUnexpectedEOF)
 }
 
 // notify dispatches a notification sent on the stream of the call whose

@@ -83,12 +83,14 @@ type errorView struct {
 
 // resultView is a finished call, for display.
 type resultView struct {
-	Status         string
-	ContentType    string
-	IsError        bool
-	Error          *errorView
-	Blocks         []block
-	Structured     string
+	Status      string
+	ContentType string
+	IsError     bool
+	Error       *errorView
+	Blocks      []block
+	Structured  string
+	// OutputError says how Structured fails the tool's outputSchema.
+	OutputError    *toolcall.OutputError
 	HistoryID      string
 	Duration       string
 	Bytes          int64
@@ -164,7 +166,7 @@ func newResultView(res *control.CallResult, err error) *resultView {
 		Status: res.Status, ContentType: res.ContentType, HistoryID: res.ID,
 		Duration: res.Duration.Round(1e6).String(), Bytes: res.Bytes, Retries: res.Retries,
 		Truncated: res.Truncated, Partial: res.Partial, BudgetExceeded: res.BudgetExceeded,
-		Missing: res.Missing, Cost: res.Cost,
+		Missing: res.Missing, Cost: res.Cost, OutputError: res.OutputError,
 	}
 	if res.Result == nil {
 		return v

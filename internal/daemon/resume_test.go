@@ -1,0 +1,96 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/testpeer"
+)
+
+// TestGatewayCallSurvivesAClosedStream: the TypeScript SDK's SSE polling
+// example closes the call's event stream mid-call (retry: 2 s). Through
+// the gateway the call still completes, with the log messages the server
+// sent while the stream was closed, on the lean path and on the SDK's
+// (fast_path: false), and no sooner than the server's retry interval.
+func TestGatewayCallSurvivesAClosedStream(t *testing.T) {
+	url := testpeer.StartSSEPolling(t)
+	for _, fast := range []bool{true, false} {
+		cfg := testConfig(httpUpstream("poll", url))
+		cfg.Servers[0].RequestTimeout = 60 * time.Second
+		cfg.Gateway.DisableFastPath = !fast
+		r := start(t, cfg)
+		s := newCapableSession(t, r.url+"/mcp", clientCaps)
+		s.waitListed("poll__long-task")
+		if resp := s.post(`{"jsonrpc":"2.0","id":"lvl","method":"logging/setLevel","params":{"level":"info"}}`, nil); resp.StatusCode != http.StatusOK {
+			t.Fatalf("logging/setLevel: HTTP %d", resp.StatusCode)
+		}
+		begin := time.Now()
+		msgs := s.exchange(`{"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{"name":"poll__long-task","arguments":{}}}`, answerAll)
+		took := time.Since(begin)
+		b, _ := json.Marshal(msgs)
+		text := string(b)
+		for _, want := range []string{"Long task completed successfully!", "Progress: 75% - Almost done (sent while client disconnected)...", "Progress: 100% - Complete!"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("fast_path %v: the client did not get %q: %s", fast, want, text)
+			}
+		}
+		if res, _ := msgs[len(msgs)-1]["result"].(map[string]any); res == nil || res["isError"] == true {
+			t.Errorf("fast_path %v: the call failed: %s", fast, text)
+		}
+		if min := 2*time.Second + testpeer.SSEPollingRetry; took < min {
+			t.Errorf("fast_path %v: the call took %v, want at least %v (the reconnect came before retry:)", fast, took, min)
+		}
+	}
+}
+
+// TestGatewayOffersNoResumableStreams pins what docs/gateway.md says the
+// gateway promises as a server: its event streams carry no event ids (nor
+// retry:), so a client has nothing to resume a broken stream with, and a
+// GET with Last-Event-ID is refused with HTTP 400 rather than answered
+// with a stream that silently misses events. A client on 2025-11-25,
+// whose server could prime streams, on both paths.
+func TestGatewayOffersNoResumableStreams(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "hello", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "hello", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}, nil
+		})
+	url := serveHTTP(t, s, nil)
+	for _, fast := range []bool{true, false} {
+		cfg := testConfig(httpUpstream("h", url))
+		cfg.Gateway.DisableFastPath = !fast
+		r := start(t, cfg)
+		rs := newCapableSession(t, r.url+"/mcp", clientCaps)
+		rs.waitListed("h__hello")
+		v := http.Header{"Mcp-Protocol-Version": {"2025-11-25"}}
+		body := readAll(t, rs.post(`{"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{"name":"h__hello","arguments":{}}}`, v))
+		if !strings.Contains(body, `"text":"hi"`) {
+			t.Fatalf("fast_path %v: the call failed: %s", fast, body)
+		}
+		for _, line := range strings.Split(body, "\n") {
+			if strings.HasPrefix(line, "id:") || strings.HasPrefix(line, "retry:") {
+				t.Errorf("fast_path %v: the call's stream has %q; docs/gateway.md says the gateway's streams are not resumable", fast, line)
+			}
+		}
+		req, _ := http.NewRequest(http.MethodGet, r.url+"/mcp", nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", rs.id)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		req.Header.Set("Last-Event-ID", "0_0")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := readAll(t, resp)
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("fast_path %v: a GET with Last-Event-ID: got HTTP %d %q, want 400", fast, resp.StatusCode, got)
+		}
+		t.Logf("fast_path %v: GET with Last-Event-ID: %d %s", fast, resp.StatusCode, got)
+	}
+}
