@@ -106,27 +106,32 @@ func (c *Calls) Requests(server string, next upstream.ClientRequests) upstream.C
 	r := next
 	r.ElicitURL = true
 	r.Elicit = func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-		if a, _ := c.For(ctx, server); a != nil {
+		a, inCall := c.For(ctx, server)
+		if a != nil {
 			return a.Elicit(ctx, server, p)
 		}
 		if next.Elicit != nil {
 			return next.Elicit(ctx, p)
 		}
-		return nil, noAnswerer(server, "elicitation")
+		return nil, noAnswerer(server, "elicitation", inCall)
 	}
 	r.CreateMessage = func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-		if a, _ := c.For(ctx, server); a != nil {
+		a, inCall := c.For(ctx, server)
+		if a != nil {
 			return a.CreateMessage(ctx, server, p)
 		}
 		if next.CreateMessage != nil {
 			return next.CreateMessage(ctx, p)
 		}
-		return nil, noAnswerer(server, "sampling")
+		return nil, noAnswerer(server, "sampling", inCall)
 	}
 	return r
 }
 
 // noAnswerer says why a request has no one to answer it.
-func noAnswerer(server, what string) error {
+func noAnswerer(server, what string, inCall bool) error {
+	if inCall {
+		return fmt.Errorf("server %s asked for %s during a call whose caller cannot answer it", server, what)
+	}
 	return fmt.Errorf("server %s asked for %s outside any call that can answer it (only a call from the CLI, the console or the agent is answered)", server, what)
 }

@@ -383,3 +383,34 @@ func TestSamplingWithoutATerminal(t *testing.T) {
 		t.Errorf("the reason does not name llm.model:\n%s", r.stderr)
 	}
 }
+
+// TestElicitThroughTheDaemon: when a daemon runs the call, the server's
+// question comes back over the control socket to the terminal of the
+// command that made the call, and its answer goes back to the server;
+// piped, the daemon-run call is declined with the same note.
+func TestElicitThroughTheDaemon(t *testing.T) {
+	cfg := asksConfig(t, nil)
+	d := startDaemon(t, cfg)
+	before := d.requests.Load()
+	p := startOnPTY(t, nil, "call", "--config", cfg, "asks", "ask")
+	p.expect("asks asks: Sign up for the trip")
+	for _, ans := range []string{"ada", "", "", "", "", "", ""} {
+		p.expect("> ")
+		p.send(ans)
+	}
+	p.expect("[A]ccept / [d]ecline / [c]ancel: ")
+	p.send("a")
+	out, err := p.wait()
+	if err != nil {
+		t.Fatalf("call: %v\n%s", err, out)
+	}
+	wantContains(t, "the result", out, `"action":"accept"`, `"login":"ada"`, `"seats":2`, `"team":"blue"`)
+	if d.requests.Load() == before {
+		t.Fatal("the daemon did not run the call")
+	}
+
+	r := runCLI(t, "call", "--config", cfg, "asks", "ask")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "piped through the daemon", r.stdout, `{"action":"decline"}`)
+	wantContains(t, "piped through the daemon", r.stderr, "declined: no terminal to ask on")
+}
