@@ -80,3 +80,24 @@ func TestRouting(t *testing.T) {
 		t.Errorf("sampling linked to the CLI call: got %+v, %v", res, err)
 	}
 }
+
+// TestDefaults: a form is answered with its defaults when every required
+// field has one; else the first required field without one is named.
+func TestDefaults(t *testing.T) {
+	schema := map[string]any{"properties": map[string]any{
+		"a": map[string]any{"type": "string", "default": "x"},
+		"b": map[string]any{"type": "integer", "default": 2},
+		"c": map[string]any{"type": "string"},
+	}, "required": []any{"b", "a"}}
+	got, missing, err := answer.Defaults(schema)
+	if err != nil || missing != "" || len(got) != 2 || got["a"] != "x" || got["b"] != float64(2) {
+		t.Errorf("got %v, %q, %v; want a and b with their defaults", got, missing, err)
+	}
+	schema["required"] = []any{"c", "a"}
+	if _, missing, _ := answer.Defaults(schema); missing != "c" {
+		t.Errorf("missing: got %q, want c", missing)
+	}
+	if _, _, err := answer.Defaults([]int{1}); err == nil {
+		t.Error("a schema that is a list: got no error")
+	}
+}

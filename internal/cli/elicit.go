@@ -17,6 +17,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/switchboard-mcp/switchboard/internal/answer"
 )
 
 // The actions of an elicitation result.
@@ -216,22 +218,6 @@ func (f *formField) validate(v any) error {
 	return errors.New(strings.Join(msgs, "; "))
 }
 
-// defaults returns the content of a form answered with its defaults, or
-// the first required field that has none.
-func defaults(fields []*formField) (map[string]any, string) {
-	content := map[string]any{}
-	for _, f := range fields {
-		if f.Default != nil {
-			content[f.name] = f.Default
-			continue
-		}
-		if f.required {
-			return nil, f.name
-		}
-	}
-	return content, ""
-}
-
 // elicitForm answers a form-mode request by the --elicit policy: on the
 // terminal, a prompt per field; else declined, or answered with the
 // defaults.
@@ -245,7 +231,10 @@ func (c *cliAnswerer) elicitForm(ctx context.Context, server string, p *mcp.Elic
 		c.note("%s asked: %q; declined (--elicit decline)", server, p.Message)
 		return &mcp.ElicitResult{Action: actionDecline}, nil
 	case c.flags.elicit == elicitDefaults:
-		content, missing := defaults(fields)
+		content, missing, err := answer.Defaults(p.RequestedSchema)
+		if err != nil {
+			return nil, fmt.Errorf("server %s asked a question switchboard cannot show: %w", server, err)
+		}
 		if missing != "" {
 			c.note("%s asked: %q; declined: required field %q has no default to accept (--elicit accept-defaults); run on a terminal to answer it", server, p.Message, missing)
 			return &mcp.ElicitResult{Action: actionDecline}, nil

@@ -112,7 +112,7 @@ func (p *ptyRun) wait() (string, error) {
 
 // asksConfig writes a configuration with the "asks" test server and, when
 // srv is set, an llm: block pointing at it.
-func asksConfig(t *testing.T, srv *llmtest.Server) string {
+func asksConfig(t *testing.T, srv *llmtest.Server, extra ...string) string {
 	t.Helper()
 	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
 	for _, k := range []string{llm.EnvBaseURL, llm.EnvModel, llm.EnvAPIKey, llm.EnvOpenAIAPIKey, llm.EnvOpenAIBaseURL} {
@@ -128,6 +128,7 @@ func asksConfig(t *testing.T, srv *llmtest.Server) string {
 	if srv != nil {
 		fmt.Fprintf(&b, "llm:\n  base_url: %s\n  model: test-model\n  stream: false\n  max_retries: 0\n", srv.URL())
 	}
+	b.WriteString(strings.Join(extra, ""))
 	fmt.Fprintf(&b, "servers:\n  - name: asks\n    command: %q\n    env: %s\n", exe, testserver.EnvYAML("asks"))
 	path := filepath.Join(t.TempDir(), "switchboard.yaml")
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
@@ -413,4 +414,42 @@ func TestElicitThroughTheDaemon(t *testing.T) {
 	wantCode(t, r, ExitOK)
 	wantContains(t, "piped through the daemon", r.stdout, `{"action":"decline"}`)
 	wantContains(t, "piped through the daemon", r.stderr, "declined: no terminal to ask on")
+}
+
+// TestAgentElicitation: the agent declines a server's question unless
+// agent.elicitation is accept-defaults, which accepts a form whose
+// required fields all have defaults and declines one that has a required
+// field without.
+func TestAgentElicitation(t *testing.T) {
+	for _, tc := range []struct {
+		name, block, tool, want string
+	}{
+		{"default declines", "", "asks__confirm", `{"action":"decline"}`},
+		{"accept-defaults accepts", "agent:\n  elicitation: accept-defaults\n", "asks__confirm", `{"action":"accept","content":{"ok":true}}`},
+		{"accept-defaults without a default declines", "agent:\n  elicitation: accept-defaults\n", "asks__ask", `{"action":"decline"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var toolSaid string
+			srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
+				for _, m := range req.Chat {
+					if m.Role == llm.RoleTool {
+						mu.Lock()
+						toolSaid = m.Content
+						mu.Unlock()
+						return llmtest.Response{Text: "done"}
+					}
+				}
+				return llmtest.Response{ToolCalls: []llm.ToolCall{{ID: "c1", Name: tc.tool, Arguments: `{}`}}}
+			})
+			cfg := asksConfig(t, srv, tc.block)
+			r := runCLI(t, "agent", "--config", cfg, "go")
+			wantCode(t, r, ExitOK)
+			mu.Lock()
+			defer mu.Unlock()
+			if !strings.Contains(toolSaid, tc.want) {
+				t.Errorf("the tool said %q, want it to contain %s", toolSaid, tc.want)
+			}
+		})
+	}
 }

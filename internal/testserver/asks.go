@@ -28,7 +28,8 @@ const AskSchema = `{
 
 // serveAsks serves, on stdio, tools that ask their client during a call
 // (multi round-trip):
-// "ask" elicits AskSchema and returns the answer as JSON; "open" asks in
+// "ask" elicits AskSchema and returns the answer as JSON; "confirm" asks
+// a form whose fields all have defaults; "open" asks in
 // URL mode; "sample" asks for a completion and returns its text.
 func serveAsks() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "asks", Version: "1"}, nil)
@@ -39,6 +40,14 @@ func serveAsks() {
 				return nil, nil, err
 			}
 			return ask(req, &mcp.ElicitParams{Message: "Sign up for the trip", RequestedSchema: schema})
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "confirm", Description: "Asks the user to confirm; every field has a default."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			return ask(req, &mcp.ElicitParams{Message: "Go ahead?", RequestedSchema: map[string]any{
+				"type":       "object",
+				"properties": map[string]any{"ok": map[string]any{"type": "boolean", "default": true}},
+				"required":   []string{"ok"},
+			}})
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "open", Description: "Asks the user to open a URL."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
