@@ -453,3 +453,18 @@ func TestAgentElicitation(t *testing.T) {
 		})
 	}
 }
+
+// TestDocRunAnswers: a document's block whose server asks is answered by
+// doc run's --elicit policy (piped here), and its result is written.
+func TestDocRunAnswers(t *testing.T) {
+	cfg := asksConfig(t, nil)
+	doc := writeMarkdown(t, "# Confirm\n\n```asks\ntool: confirm\n```\n")
+	r := runCLI(t, "doc", "run", "--config", cfg, "--elicit", "accept-defaults", doc)
+	wantCode(t, r, ExitOK)
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantContains(t, "the document", string(b), `{"action":"accept","content":{"ok":true}}`)
+	wantContains(t, "stderr", r.stderr, "accepted with the defaults (--elicit accept-defaults)")
+}
