@@ -86,6 +86,9 @@ type cliAnswerer struct {
 	cfg *config.Config
 	// openURL opens a URL-mode elicitation's URL (the browser).
 	openURL func(ctx context.Context, url string) (<-chan error, error)
+	// pause, when set, clears what is drawn on the terminal (the progress
+	// bar) before a question is asked.
+	pause func()
 	// mu asks one question at a time: calls may run in parallel.
 	mu sync.Mutex
 }
@@ -113,6 +116,9 @@ func (c *cliAnswerer) note(format string, args ...any) {
 func (c *cliAnswerer) Elicit(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.pause != nil {
+		c.pause()
+	}
 	if p.Mode == "url" || (p.Mode == "" && p.URL != "") {
 		return c.elicitURL(ctx, server, p)
 	}
@@ -123,6 +129,9 @@ func (c *cliAnswerer) Elicit(ctx context.Context, server string, p *mcp.ElicitPa
 func (c *cliAnswerer) CreateMessage(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.pause != nil {
+		c.pause()
+	}
 	return c.sample(ctx, server, p)
 }
 

@@ -130,6 +130,7 @@ func (a *app) call(ctx context.Context, args []string, f callFlags) error {
 	}
 
 	bar := newProgressBar(a.stderr)
+	ans.pause = bar.clear
 	start := time.Now()
 	res, err := b.Call(ctx, control.CallRequest{
 		Server:    server,
