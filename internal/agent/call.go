@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/answer"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/llm"
 	"github.com/switchboard-mcp/switchboard/internal/suggest"
@@ -91,6 +92,7 @@ func (s *Session) callTool(ctx context.Context, tc llm.ToolCall) toolOutcome {
 			WithSuggestions("Send the arguments as one JSON object matching the tool's parameters schema.")
 		return toolError(fe, "bad_arguments")
 	}
+	ctx = answer.With(ctx, &policyAnswerer{elicitation: s.opts.Config.Agent.Elicitation, logger: s.logger})
 	res, err := s.opts.Engine.Call(ctx, toolcall.Request{
 		Server:       tool.Server,
 		Tool:         tool.Tool,

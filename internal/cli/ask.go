@@ -24,6 +24,8 @@ type asker struct {
 	// readPassword reads one line without echo (term.ReadPassword on the
 	// terminal); nil reads it as any other line.
 	readPassword func() (string, error)
+	// pending is a read that lineCtx gave up waiting for (elicit.go).
+	pending chan lineResult
 }
 
 // errNoAnswer is the cause when the input ended before an answer.

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/switchboard-mcp/switchboard/internal/answer"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
@@ -30,6 +31,7 @@ type callFlags struct {
 	outDir      string
 	maxDuration time.Duration
 	maxCost     float64
+	answers     answerFlags
 }
 
 // newCallCmd is `switchboard call SERVER TOOL [key=value ...]`.
@@ -71,6 +73,7 @@ the call upstream and exits 130. With --stdio or --url, give only TOOL.`,
 	fl.StringVar(&f.outDir, "out-dir", "", "`directory` for images, audio and binary resources (default: the temp dir)")
 	fl.DurationVar(&f.maxDuration, "max-duration", 0, "budget: end the call after this long and return what it has, marked partial")
 	fl.Float64Var(&f.maxCost, "max-cost", 0, "budget: end the call once the cost the tool reports exceeds this, returning what it has")
+	addAnswerFlags(cmd, &f.answers)
 	_ = cmd.RegisterFlagCompletionFunc("out-dir", completeDirs)
 	_ = cmd.RegisterFlagCompletionFunc("args", completeFiles())
 	return cmd
@@ -89,6 +92,11 @@ func (a *app) call(ctx context.Context, args []string, f callFlags) error {
 	if f.timeout != 0 && (f.timeout < config.MinRequestTimeout || f.timeout > config.MaxRequestTimeout) {
 		return usagef("--timeout %s is out of range; give 1s to 5m", f.timeout)
 	}
+	ans, err := a.answerer(cfg, f.answers)
+	if err != nil {
+		return err
+	}
+	ctx = answer.With(ctx, ans)
 
 	b, done, err := a.backend(ctx, cfg, scope{connect: true, only: []string{server}})
 	if err != nil {
@@ -126,6 +134,7 @@ func (a *app) call(ctx context.Context, args []string, f callFlags) error {
 	}
 
 	bar := newProgressBar(a.stderr)
+	ans.pause = bar.clear
 	start := time.Now()
 	res, err := b.Call(ctx, control.CallRequest{
 		Server:    server,

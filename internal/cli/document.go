@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/switchboard-mcp/switchboard/internal/answer"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
@@ -25,6 +26,7 @@ type docRunFlags struct {
 	dryRun      bool
 	check       bool
 	concurrency int
+	answers     answerFlags
 }
 
 // newDocCmd is `switchboard doc`, with run and list (docs/documents.md).
@@ -65,6 +67,7 @@ finished.`,
 	rf.IntVar(&f.only, "only", 0, "run only the block at `LINE` (any line from its opening to its closing fence)")
 	rf.BoolVar(&f.dryRun, "dry-run", false, "show the calls that would be made; run nothing, write nothing")
 	rf.BoolVar(&f.check, "check", false, "run nothing; exit 1 if any block's result is missing or stale, or the block is invalid (for CI)")
+	addAnswerFlags(run, &f.answers)
 	rf.IntVar(&f.concurrency, "concurrency", 0, "blocks run at once, `N` from 1 to 64 (default: notebook.concurrency, else 1); results are written in document order")
 
 	list := &cobra.Command{
@@ -154,6 +157,13 @@ func (a *app) docRun(cmd *cobra.Command, path string, f docRunFlags) error {
 	if f.dryRun {
 		return a.docDryRun(ctx, path, cfg, f.only)
 	}
+
+	// What a server asks during a block's call is answered here.
+	ans, err := a.answerer(cfg, f.answers)
+	if err != nil {
+		return err
+	}
+	ctx = answer.With(ctx, ans)
 
 	// Connect only to the servers the blocks to run use.
 	rep, err := notebook.Inspect(path, cfg)

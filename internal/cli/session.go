@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/agent"
+	"github.com/switchboard-mcp/switchboard/internal/answer"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
@@ -34,6 +35,9 @@ type session struct {
 	hooks *hooks.Engine
 	// stderr receives the session's own warnings.
 	stderr io.Writer
+	// answers routes what a server asks during a call (elicitation,
+	// sampling) to the answerer in the call's context (answer.With).
+	answers *answer.Calls
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -81,7 +85,7 @@ func (a *app) open(ctx context.Context, cfg *config.Config, only ...string) (*se
 		st.Close()
 		return nil, err
 	}
-	s := &session{cfg: cfg, store: st, stderr: a.stderr}
+	s := &session{cfg: cfg, store: st, stderr: a.stderr, answers: &answer.Calls{}}
 	var servers []config.Server
 	for _, srv := range cfg.Servers {
 		if len(only) == 0 || contains(only, srv.Name) {
@@ -110,6 +114,7 @@ func (a *app) open(ctx context.Context, cfg *config.Config, only ...string) (*se
 		DialOptions: func(server string, o *upstream.DialOptions) {
 			o.MaxResultBytes = int(cfg.Limits.MaxOutputBytes)
 			o.NewTransport = a.emb.transport(server)
+			o.Requests = s.answers.Requests(server, upstream.ClientRequests{})
 		},
 	})
 	if err != nil {
@@ -119,7 +124,7 @@ func (a *app) open(ctx context.Context, cfg *config.Config, only ...string) (*se
 	s.pool = pool
 	s.cat = catalog.New(catalog.Options{Source: pool, Servers: servers, TTL: cfg.Defaults.DiscoveryTTL, Logger: a.logger()})
 	s.rec = store.NewRecorder(st, store.RecorderOptions{Keep: cfg.History.Keep, Logger: a.logger()})
-	s.eng, err = toolcall.New(toolcall.Options{Config: cfg, Upstreams: pool, Catalog: s.cat, Recorder: s.rec, Logger: a.logger()})
+	s.eng, err = toolcall.New(toolcall.Options{Config: cfg, Upstreams: pool, Catalog: s.cat, Recorder: s.rec, Logger: a.logger(), Answers: s.answers})
 	if err != nil {
 		st.Close()
 		return nil, err

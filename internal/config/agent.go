@@ -75,6 +75,9 @@ type Agent struct {
 	// Tools narrows the tools to exposed names matching one of these globs
 	// (path.Match syntax, e.g. "github__*"; empty: all).
 	Tools []string
+	// Elicitation is how the agent answers a server's question during a
+	// tool call: AgentElicitDecline or AgentElicitDefaults.
+	Elicitation string
 
 	// Pos is where the block was defined, if it was.
 	Pos Pos
@@ -85,8 +88,17 @@ func DefaultLLM() LLM { return LLM{Stream: true, MaxRetries: DefaultLLMMaxRetrie
 
 // DefaultAgent returns the agent settings used when the block is absent.
 func DefaultAgent() Agent {
-	return Agent{MaxSteps: DefaultAgentMaxSteps, MaxToolCalls: DefaultAgentMaxToolCalls, Timeout: DefaultAgentTimeout}
+	return Agent{MaxSteps: DefaultAgentMaxSteps, MaxToolCalls: DefaultAgentMaxToolCalls, Timeout: DefaultAgentTimeout, Elicitation: AgentElicitDecline}
 }
+
+// The values of agent.elicitation.
+const (
+	// AgentElicitDecline declines every question (the default).
+	AgentElicitDecline = "decline"
+	// AgentElicitDefaults accepts a form whose required fields all have
+	// defaults, with the defaults; else it declines.
+	AgentElicitDefaults = "accept-defaults"
+)
 
 // decodeLLM reads the llm: block.
 func (r *resolver) decodeLLM(f *schema.LLM) LLM {
@@ -152,6 +164,9 @@ func (r *resolver) decodeAgent(f *schema.Agent, servers []string) Agent {
 	}
 	a.Servers = r.serverList(servers, "agent", "servers")
 	a.Tools = r.globs("agent", "tools")
+	if v, ok := r.textAt("agent", "elicitation"); ok {
+		a.Elicitation = v
+	}
 	return a
 }
 
@@ -185,5 +200,5 @@ func (a Agent) isDefault() bool {
 	}
 	return a.MaxSteps == d.MaxSteps && a.MaxToolCalls == d.MaxToolCalls && a.MaxTokens == d.MaxTokens &&
 		a.MaxCost == d.MaxCost && a.Timeout == d.Timeout && a.SystemPrompt == d.SystemPrompt &&
-		len(a.Servers) == 0 && len(a.Tools) == 0
+		len(a.Servers) == 0 && len(a.Tools) == 0 && (a.Elicitation == d.Elicitation || a.Elicitation == AgentElicitDecline && d.Elicitation == "")
 }

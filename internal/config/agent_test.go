@@ -31,6 +31,7 @@ agent:
   system_prompt: Be brief.
   servers: [beta]
   tools: ["beta__*"]
+  elicitation: accept-defaults
 `
 	cfg, err := Parse("sb.yaml", []byte(src), testOpts)
 	if err != nil {
@@ -42,7 +43,7 @@ agent:
 		t.Errorf("llm (-want +got):\n%s", diff)
 	}
 	wantAgent := Agent{MaxSteps: 20, MaxToolCalls: 0, MaxTokens: 100000, MaxCost: 0.5, Timeout: 10 * time.Minute, SystemPrompt: "Be brief.",
-		Servers: []string{"beta"}, Tools: []string{"beta__*"}, Pos: Pos{File: "sb.yaml", Line: 16, Col: 1}}
+		Servers: []string{"beta"}, Tools: []string{"beta__*"}, Elicitation: AgentElicitDefaults, Pos: Pos{File: "sb.yaml", Line: 16, Col: 1}}
 	if diff := cmp.Diff(wantAgent, cfg.Agent); diff != "" {
 		t.Errorf("agent (-want +got):\n%s", diff)
 	}

@@ -304,7 +304,7 @@ func agentOf(a Agent) *schema.Agent {
 	return &schema.Agent{
 		MaxSteps: ptr(a.MaxSteps), MaxToolCalls: ptr(a.MaxToolCalls), MaxTokens: ptr(a.MaxTokens),
 		MaxCost: ptr(a.MaxCost), Timeout: dur(a.Timeout), SystemPrompt: opt(esc(a.SystemPrompt)),
-		Servers: a.Servers, Tools: escAll(a.Tools),
+		Servers: a.Servers, Tools: escAll(a.Tools), Elicitation: opt(a.Elicitation),
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/answer"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
@@ -163,6 +164,8 @@ func (c *Client) Tool(ctx context.Context, server, name string) (ToolInfo, error
 // runs; cancelling ctx closes the connection, which cancels the call in
 // the daemon.
 func (c *Client) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
+	ans, answers := answer.From(ctx)
+	req.Answers = answers
 	resp, err := c.send(ctx, http.MethodPost, "/v1/call", req)
 	if err != nil {
 		return nil, err
@@ -186,6 +189,10 @@ func (c *Client) Call(ctx context.Context, req CallRequest) (*CallResult, error)
 		case l.Progress != nil:
 			if req.OnProgress != nil {
 				req.OnProgress(toolcall.Progress{Processed: l.Progress.Processed, Total: l.Progress.Total, Message: l.Progress.Message, Cost: l.Progress.Cost})
+			}
+		case l.Ask != nil && answers:
+			if err := c.answerAsk(ctx, ans, l.Ask); err != nil && ctx.Err() == nil {
+				return nil, err
 			}
 		case len(l.Error) > 0:
 			return nil, decodeError(l.Error, l.Cause)

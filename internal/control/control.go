@@ -188,6 +188,10 @@ type CallRequest struct {
 	// OnProgress receives the call's progress; over the socket it is
 	// streamed back as the call runs.
 	OnProgress func(toolcall.Progress) `json:"-"`
+	// Answers says the caller answers what the server asks during the
+	// call (elicitation, sampling) over the call's stream; the client sets
+	// it when the call's context has an answer.Answerer.
+	Answers bool `json:"answers,omitempty"`
 }
 
 // Budget bounds one call (toolcall.Budget in wire form).

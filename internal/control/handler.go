@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/switchboard-mcp/switchboard/internal/answer"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
@@ -27,6 +28,8 @@ const maxBody = 8 << 20
 type handler struct {
 	b      Backend
 	logger *slog.Logger
+	// asks are the questions sent to callers, waiting for their answers.
+	asks waiting
 }
 
 // NewHandler serves b as HTTP+JSON under /v1/. Errors are seed 002
@@ -60,6 +63,7 @@ func NewHandler(b Backend, logger *slog.Logger) http.Handler {
 		h.reply(w, r, v, err)
 	})
 	mux.HandleFunc("POST /v1/call", h.call)
+	mux.HandleFunc("POST /v1/answer", h.postAnswer)
 	mux.HandleFunc("GET /v1/prompts", func(w http.ResponseWriter, r *http.Request) {
 		v, err := h.b.Prompts(r.Context(), r.URL.Query().Get("server"))
 		h.reply(w, r, v, err)
@@ -191,6 +195,10 @@ func (h *handler) call(w http.ResponseWriter, r *http.Request) {
 	done := make(chan outcome, 1)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	asks := make(chan askWire)
+	if req.Answers {
+		ctx = answer.With(ctx, &remoteAnswerer{w: &h.asks, out: asks})
+	}
 	go func() {
 		res, err := h.b.Call(ctx, req)
 		done <- outcome{res, err}
@@ -199,6 +207,8 @@ func (h *handler) call(w http.ResponseWriter, r *http.Request) {
 		select {
 		case p := <-lines:
 			write(callLine{Progress: &progressWire{Processed: p.Processed, Total: p.Total, Message: p.Message, Cost: p.Cost}})
+		case a := <-asks:
+			write(callLine{Ask: &a})
 		case o := <-done:
 			for drained := false; !drained; {
 				select {

@@ -18,10 +18,11 @@ type errorBody struct {
 	Cause string          `json:"cause,omitempty"`
 }
 
-// callLine is one line of a call's response stream: progress, then a
-// result or an error.
+// callLine is one line of a call's response stream: progress and what
+// the server asks the caller (asks.go), then a result or an error.
 type callLine struct {
 	Progress *progressWire   `json:"progress,omitempty"`
+	Ask      *askWire        `json:"ask,omitempty"`
 	Result   *CallResult     `json:"result,omitempty"`
 	Error    json.RawMessage `json:"error,omitempty"`
 	Cause    string          `json:"cause,omitempty"`

@@ -32,6 +32,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/answer"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
@@ -96,6 +97,9 @@ type Daemon struct {
 	upstreamAuth *oauth.Manager
 	// signIns runs the console's sign-ins.
 	signIns signIns
+	// answers routes what a server asks during a call to the call's
+	// answerer (the CLI, the console, the agent), else to the gateway.
+	answers answer.Calls
 
 	mu  sync.Mutex
 	cfg *config.Config
@@ -151,7 +155,7 @@ func New(opts Options) (*Daemon, error) {
 			// gateway.fast_path: false sends calls through the SDK on both
 			// sides, to tell whether trouble comes from a lean path.
 			o.LeanCalls = func() bool { return !d.config().Gateway.DisableFastPath }
-			o.Requests = upstream.ClientRequests{
+			o.Requests = d.answers.Requests(server, upstream.ClientRequests{
 				CreateMessage: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 					return d.gw.Requests(server).CreateMessage(ctx, p)
 				},
@@ -162,7 +166,7 @@ func New(opts Options) (*Daemon, error) {
 				ListRoots: func(ctx context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
 					return d.gw.Requests(server).ListRoots(ctx, p)
 				},
-			}
+			})
 			if opts.DialOptions != nil {
 				opts.DialOptions(server, o)
 			}
@@ -186,7 +190,7 @@ func New(opts Options) (*Daemon, error) {
 		Logger:    logger,
 	})
 	d.metrics.SetUsers(configUsers(cfg))
-	d.eng, err = toolcall.New(toolcall.Options{Config: cfg, Upstreams: d.pool, Catalog: d.cat, Recorder: d.metrics, Logger: logger})
+	d.eng, err = toolcall.New(toolcall.Options{Config: cfg, Upstreams: d.pool, Catalog: d.cat, Recorder: d.metrics, Logger: logger, Answers: &d.answers})
 	if err != nil {
 		return nil, err
 	}

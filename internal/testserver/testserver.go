@@ -180,6 +180,9 @@ func run(mode string) {
 			fmt.Fprintln(os.Stderr, "flaky: refusing to start")
 			os.Exit(4)
 		}
+	case "asks":
+		serveAsks()
+		return
 	case "ok":
 	default:
 		log.Fatalf("unknown test server mode %q", mode)

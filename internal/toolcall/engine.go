@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/answer"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
@@ -54,17 +55,22 @@ type Options struct {
 	Logger *slog.Logger
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// Answers, when set, tracks every call while it runs, so that what its
+	// server asks during it (elicitation, sampling) reaches the caller's
+	// answer.Answerer; the upstream connections route through the same.
+	Answers *answer.Calls
 }
 
 // Engine runs tool calls. It is safe for concurrent use.
 type Engine struct {
-	ups    Upstreams
-	cat    *catalog.Catalog
-	rec    Recorder
-	logger *slog.Logger
-	now    func() time.Time
-	gate   *gate
-	rate   rateLimits // limits.rate
+	ups     Upstreams
+	cat     *catalog.Catalog
+	answers *answer.Calls // nil: calls are not tracked
+	rec     Recorder
+	logger  *slog.Logger
+	now     func() time.Time
+	gate    *gate
+	rate    rateLimits // limits.rate
 	// set is the configuration new calls run under; SetConfig replaces it.
 	set     atomic.Pointer[settings]
 	applyMu sync.Mutex // serialises SetConfig
@@ -160,6 +166,7 @@ func New(opts Options) (*Engine, error) {
 	lim := st.cfg.Limits
 	e := &Engine{
 		ups:       opts.Upstreams,
+		answers:   opts.Answers,
 		cat:       opts.Catalog,
 		rec:       opts.Recorder,
 		logger:    opts.Logger,
@@ -265,6 +272,11 @@ func (e *Engine) Call(ctx context.Context, req Request) (*Result, error) {
 	}
 	if req.Source == "" {
 		req.Source = SourceCLI
+	}
+	if e.answers != nil {
+		var end func()
+		ctx, end = e.answers.Track(ctx, req.Server)
+		defer end()
 	}
 	c := &call{e: e, set: e.set.Load(), req: req, start: e.now(), status: StatusPending}
 	ctx, c.span = telemetry.StartCall(ctx, telemetry.Call{ID: req.ID, Server: req.Server, Tool: req.Tool, Source: string(req.Source), Session: req.SessionID, User: req.Identity})

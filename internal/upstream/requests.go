@@ -19,6 +19,9 @@ import (
 type ClientRequests struct {
 	CreateMessage func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
 	Elicit        func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	// ElicitURL declares that Elicit answers URL mode too (it shows the
+	// person a URL to open), besides form mode.
+	ElicitURL bool
 	//lint:ignore SA1019 roots remain part of the protocol versions clients speak today.
 	ListRoots func(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error)
 }
@@ -31,6 +34,9 @@ func (r ClientRequests) capabilities() *mcp.ClientCapabilities {
 	}
 	if r.Elicit != nil {
 		caps.Elicitation = &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}
+		if r.ElicitURL {
+			caps.Elicitation.URL = &mcp.URLElicitationCapabilities{}
+		}
 	}
 	if r.ListRoots != nil {
 		//lint:ignore SA1019 see ListRoots.

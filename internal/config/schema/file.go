@@ -414,4 +414,6 @@ type Agent struct {
 	Servers []string `json:"servers,omitempty"`
 	// Globs on exposed tool names the agent may use, e.g. github__* (default: all).
 	Tools []string `json:"tools,omitempty"`
+	// How the agent answers a server that asks the person a question during a tool call: decline, or accept-defaults (accept when every required field has a default, else decline).
+	Elicitation *string `json:"elicitation,omitempty" jsonschema:"enum=decline,enum=accept-defaults,default=decline"`
 }

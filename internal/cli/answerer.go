@@ -1,0 +1,163 @@
+package cli
+
+//lint:file-ignore SA1019 sampling and elicitation are deprecated only from protocol 2026-07-28; servers use them today.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/switchboard-mcp/switchboard/internal/answer"
+	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/oauth"
+)
+
+// The values of --elicit: how a server's questions during a call are
+// answered.
+const (
+	// elicitAsk asks the person at the terminal; without one it declines.
+	elicitAsk = "ask"
+	// elicitDecline declines every question.
+	elicitDecline = "decline"
+	// elicitDefaults accepts a form when every required field has a
+	// default (the defaults are sent), else declines.
+	elicitDefaults = "accept-defaults"
+)
+
+// The values of --sampling: whether a server's requests for a completion
+// during a call go to the configured model.
+const (
+	// samplingAsk shows the request to the person at the terminal, who
+	// approves it; without a terminal it is declined.
+	samplingAsk = "ask"
+	// samplingApprove sends every request to the model unattended.
+	samplingApprove = "approve"
+	// samplingDecline declines every request.
+	samplingDecline = "decline"
+)
+
+// answerFlags are --elicit and --sampling, on the commands that call
+// tools.
+type answerFlags struct {
+	elicit   string
+	sampling string
+}
+
+// addAnswerFlags registers --elicit and --sampling on cmd.
+func addAnswerFlags(cmd *cobra.Command, f *answerFlags) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.elicit, "elicit", elicitAsk, "a server's questions during the call: `ask` on the terminal (declined without one), decline, or accept-defaults")
+	fl.StringVar(&f.sampling, "sampling", samplingAsk, "a server's requests for a completion by the llm: model: `ask` for approval on the terminal (declined without one), approve unattended, or decline")
+	_ = cmd.RegisterFlagCompletionFunc("elicit", cobra.FixedCompletions([]string{elicitAsk, elicitDecline, elicitDefaults}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("sampling", cobra.FixedCompletions([]string{samplingAsk, samplingApprove, samplingDecline}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// check reports a value of --elicit or --sampling that is none of the
+// choices.
+func (f answerFlags) check() error {
+	switch f.elicit {
+	case elicitAsk, elicitDecline, elicitDefaults:
+	default:
+		return usagef("--elicit %q is not a choice; give ask, decline or accept-defaults", f.elicit)
+	}
+	switch f.sampling {
+	case samplingAsk, samplingApprove, samplingDecline:
+	default:
+		return usagef("--sampling %q is not a choice; give ask, approve or decline", f.sampling)
+	}
+	return nil
+}
+
+// cliAnswerer answers what a server asks during a command's calls: on the
+// terminal when there is one and the flags say ask, else by the flags'
+// policy, with a note on stderr saying what was done and how to answer
+// instead.
+type cliAnswerer struct {
+	flags answerFlags
+	// q asks the person at the terminal; nil when there is none.
+	q *asker
+	// out receives notes (stderr).
+	out io.Writer
+	// cfg holds the llm: block that sampling requests go to.
+	cfg *config.Config
+	// openURL opens a URL-mode elicitation's URL (the browser).
+	openURL func(ctx context.Context, url string) (<-chan error, error)
+	// pause, when set, clears what is drawn on the terminal (the progress
+	// bar) before a question is asked.
+	pause func()
+	// mu asks one question at a time: calls may run in parallel.
+	mu sync.Mutex
+}
+
+var _ answer.Answerer = (*cliAnswerer)(nil)
+
+// answerer returns the answerer of a command's calls under f.
+func (a *app) answerer(cfg *config.Config, f answerFlags) (*cliAnswerer, error) {
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	ca := &cliAnswerer{flags: f, out: a.stderr, cfg: cfg, openURL: oauth.OpenBrowser}
+	if f.elicit == elicitAsk || f.sampling == samplingAsk {
+		ca.q = a.terminalAsker()
+	}
+	return ca, nil
+}
+
+// note writes one note about a request on stderr.
+func (c *cliAnswerer) note(format string, args ...any) {
+	fmt.Fprintf(c.out, "note: "+format+"\n", args...)
+}
+
+// Elicit implements answer.Answerer.
+func (c *cliAnswerer) Elicit(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pause != nil {
+		c.pause()
+	}
+	if p.Mode == "url" || (p.Mode == "" && p.URL != "") {
+		return c.elicitURL(ctx, server, p)
+	}
+	return c.elicitForm(ctx, server, p)
+}
+
+// CreateMessage implements answer.Answerer.
+func (c *cliAnswerer) CreateMessage(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pause != nil {
+		c.pause()
+	}
+	return c.sample(ctx, server, p)
+}
+
+// lineResult is one line read from the terminal.
+type lineResult struct {
+	s   string
+	err error
+}
+
+// lineCtx reads one answer, giving up when ctx ends. A read given up on
+// stays pending, and its line is the next answer read.
+func (q *asker) lineCtx(ctx context.Context) (string, error) {
+	if q.pending == nil {
+		ch := make(chan lineResult, 1)
+		q.pending = ch
+		go func() {
+			s, err := q.line()
+			ch <- lineResult{s, err}
+		}()
+	}
+	select {
+	case r := <-q.pending:
+		q.pending = nil
+		return r.s, r.err
+	case <-ctx.Done():
+		fmt.Fprintln(q.out)
+		return "", ctx.Err()
+	}
+}

@@ -1,0 +1,470 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/switchboard-mcp/switchboard/internal/llm"
+	"github.com/switchboard-mcp/switchboard/internal/llm/llmtest"
+	"github.com/switchboard-mcp/switchboard/internal/testpeer"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+)
+
+// ptyRun is a switchboard command running on a pseudo-terminal (the test
+// binary acting as switchboard), driven like a person would: wait for a
+// prompt, type an answer.
+type ptyRun struct {
+	t    *testing.T
+	tty  *os.File
+	out  syncBuffer
+	seen int // how much of out expect has consumed
+	done chan error
+	read sync.WaitGroup
+}
+
+// startOnPTY runs switchboard with args on a new pseudo-terminal.
+func startOnPTY(t *testing.T, env []string, args ...string) *ptyRun {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Env = append(os.Environ(), append(env, envRunMain+"=1")...)
+	cmd.Dir = t.TempDir()
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
+	if err != nil {
+		cancel()
+		t.Fatalf("starting on a pseudo-terminal: %v", err)
+	}
+	p := &ptyRun{t: t, tty: tty, done: make(chan error, 1)}
+	p.read.Go(func() { _, _ = io.Copy(&p.out, tty) })
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cancel()
+		<-p.done
+		tty.Close()
+		p.read.Wait()
+	})
+	return p
+}
+
+// expect waits until the output after what was already expected contains
+// s.
+func (p *ptyRun) expect(s string) {
+	p.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out := p.out.String()
+		if i := strings.Index(out[p.seen:], s); i >= 0 {
+			p.seen += i + len(s)
+			return
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("no %q on the terminal; it shows:\n%s", s, out)
+		}
+		select {
+		case err := <-p.done:
+			p.done <- err
+			if !strings.Contains(p.out.String()[p.seen:], s) {
+				p.read.Wait()
+				if !strings.Contains(p.out.String()[p.seen:], s) {
+					p.t.Fatalf("the command ended (%v) without %q; the terminal shows:\n%s", err, s, p.out.String())
+				}
+			}
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// send types a line.
+func (p *ptyRun) send(line string) {
+	p.t.Helper()
+	if _, err := io.WriteString(p.tty, line+"\r"); err != nil {
+		p.t.Fatalf("typing %q: %v", line, err)
+	}
+}
+
+// wait waits for the command to end and returns its output.
+func (p *ptyRun) wait() (string, error) {
+	p.t.Helper()
+	select {
+	case err := <-p.done:
+		p.done <- err
+		p.read.Wait()
+		return p.out.String(), err
+	case <-time.After(90 * time.Second):
+		p.t.Fatalf("the command did not end; the terminal shows:\n%s", p.out.String())
+		return "", nil
+	}
+}
+
+// asksConfig writes a configuration with the "asks" test server and, when
+// srv is set, an llm: block pointing at it.
+func asksConfig(t *testing.T, srv *llmtest.Server, extra ...string) string {
+	t.Helper()
+	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	for _, k := range []string{llm.EnvBaseURL, llm.EnvModel, llm.EnvAPIKey, llm.EnvOpenAIAPIKey, llm.EnvOpenAIBaseURL} {
+		t.Setenv(k, "")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "defaults:\n  connect_timeout: 10s\n  request_timeout: 60s\n")
+	fmt.Fprintf(&b, "security:\n  allowed_commands: [%q]\n", exe)
+	if srv != nil {
+		fmt.Fprintf(&b, "llm:\n  base_url: %s\n  model: test-model\n  stream: false\n  max_retries: 0\n", srv.URL())
+	}
+	b.WriteString(strings.Join(extra, ""))
+	fmt.Fprintf(&b, "servers:\n  - name: asks\n    command: %q\n    env: %s\n", exe, testserver.EnvYAML("asks"))
+	path := filepath.Join(t.TempDir(), "switchboard.yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestElicitFormOnATerminal: a go-sdk server's form is asked field by
+// field on a real terminal: defaults kept with Enter, choices by number
+// or title, a pattern, a bound and a date format checked with a re-ask,
+// then accepted; the server gets the typed values.
+func TestElicitFormOnATerminal(t *testing.T) {
+	cfg := asksConfig(t, nil)
+	p := startOnPTY(t, nil, "call", "--config", cfg, "asks", "ask")
+	p.expect("asks asks: Sign up for the trip")
+	p.expect("Login (login) — required, string, pattern ^[a-z]+$")
+	p.expect("Lower-case letters only")
+	p.expect("> ")
+	p.send("Ada")
+	p.expect("try again")
+	p.send("ada")
+	p.expect("Seats (seats) — required, integer, min 1, max 5")
+	p.expect("[2] > ")
+	p.send("9")
+	p.expect("try again")
+	p.send("4")
+	p.expect("Notify me (notify)")
+	p.expect("[Y/n] > ")
+	p.send("n")
+	p.expect("ratio")
+	p.expect("> ")
+	p.send("") // optional, left out
+	p.expect("start — string, date")
+	p.expect("> ")
+	p.send("next week")
+	p.expect("try again")
+	p.send("2026-12-01")
+	p.expect("tags")
+	p.expect(`["a"]`)
+	p.expect(" > ")
+	p.send("2, c")
+	p.expect("Team (team)")
+	p.expect("2) Blue team (blue)")
+	p.expect("[blue] > ")
+	p.send("Red team")
+	p.expect("Send this answer to asks? [A]ccept / [d]ecline / [c]ancel: ")
+	p.send("a")
+	out, err := p.wait()
+	if err != nil {
+		t.Fatalf("call asks ask: %v\n%s", err, out)
+	}
+	wantContains(t, "the result", out, `"action":"accept"`, `"login":"ada"`, `"team":"red"`, `"seats":4`, `"notify":false`, `"start":"2026-12-01"`, `"tags":["b","c"]`)
+	if strings.Contains(out, `"ratio"`) {
+		t.Errorf("the optional ratio left empty was sent:\n%s", out)
+	}
+}
+
+// TestElicitDeclineAndCancelOnATerminal: :decline at a field declines,
+// c at the end cancels; the server sees each.
+func TestElicitDeclineAndCancelOnATerminal(t *testing.T) {
+	cfg := asksConfig(t, nil)
+	p := startOnPTY(t, nil, "call", "--config", cfg, "asks", "ask")
+	p.expect("Login (login)")
+	p.expect("> ")
+	p.send(":decline")
+	out, err := p.wait()
+	if err != nil {
+		t.Fatalf("call: %v\n%s", err, out)
+	}
+	wantContains(t, "declined", out, `{"action":"decline"}`)
+
+	p = startOnPTY(t, nil, "call", "--config", cfg, "asks", "ask")
+	for _, ans := range []string{"bob", "", "", "", "", "", ""} {
+		p.expect("> ")
+		p.send(ans)
+	}
+	p.expect("[A]ccept / [d]ecline / [c]ancel: ")
+	p.send("c")
+	out, err = p.wait()
+	if err != nil {
+		t.Fatalf("call: %v\n%s", err, out)
+	}
+	wantContains(t, "cancelled", out, `{"action":"cancel"}`)
+}
+
+// TestElicitEverythingOnATerminal: server-everything's elicitation tool,
+// which lists only for a client that declares elicitation, is answered on
+// a terminal (today's failure: "client does not support elicitation").
+func TestElicitEverythingOnATerminal(t *testing.T) {
+	bin, args := testpeer.EverythingCommand(t)
+	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	stdio := bin + " " + strings.Join(append(args, "stdio"), " ")
+	p := startOnPTY(t, nil, "call", "--stdio", stdio, "trigger-elicitation-request")
+	p.expect("Your full, legal name")
+	p.expect("> ")
+	p.send("Ada Lovelace")
+	p.expect("Your date of birth")
+	p.expect("> ")
+	p.send("yesterday")
+	p.expect("try again")
+	p.send("1815-12-10")
+	p.expect("Agree to the terms and conditions")
+	p.expect("[y/n] > ")
+	p.send("y")
+	p.expect("Your email address")
+	p.expect("> ")
+	p.send("not-an-email")
+	p.expect("try again")
+	p.send("ada@example.com")
+	p.expect("[It was a dark and stormy night.] > ")
+	p.send("")
+	// homepage, integer, legacy pet, number, titled fish, titled hero,
+	// instruments, friend
+	for _, ans := range []string{"", "7", "2", "", "", "Wonder Woman", "", "Joey"} {
+		p.expect("> ")
+		p.send(ans)
+	}
+	p.expect("[A]ccept")
+	p.send("")
+	out, err := p.wait()
+	if err != nil {
+		t.Fatalf("call: %v\n%s", err, out)
+	}
+	wantContains(t, "the result", out, "User provided the requested information", "- Name: Ada Lovelace", "- Email: ada@example.com",
+		"- Favorite Integer: 7", "- Birthdate: 1815-12-10", `"Joey"`, `"hero-3"`, `"pet-2"`)
+}
+
+// TestElicitWithoutATerminal: piped, a question is declined with a note
+// saying why and how to answer; --elicit accept-defaults answers with the
+// defaults, or declines naming the field that has none.
+func TestElicitWithoutATerminal(t *testing.T) {
+	cfg := asksConfig(t, nil)
+	r := runCLI(t, "call", "--config", cfg, "asks", "ask")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "piped", r.stdout, `{"action":"decline"}`)
+	wantContains(t, "piped", r.stderr, `asks asked: "Sign up for the trip"; declined: no terminal to ask on`, "--elicit accept-defaults")
+
+	r = runCLI(t, "call", "--config", cfg, "asks", "ask", "--elicit", "accept-defaults")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "accept-defaults", r.stdout, `{"action":"decline"}`)
+	wantContains(t, "accept-defaults", r.stderr, `required field "login" has no default`)
+
+	r = runCLI(t, "call", "--config", cfg, "asks", "ask", "--elicit", "maybe")
+	wantCode(t, r, ExitUsage)
+	wantContains(t, "bad --elicit", r.stderr, `--elicit "maybe" is not a choice; give ask, decline or accept-defaults`)
+
+	bin, args := testpeer.EverythingCommand(t)
+	stdio := bin + " " + strings.Join(append(args, "stdio"), " ")
+	r = runCLI(t, "call", "--stdio", stdio, "trigger-url-elicitation", "url=https://example.com/x")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "url piped", r.stderr, "asked you to open https://example.com/x", "declined: no terminal")
+}
+
+// TestElicitURLOnATerminal: URL mode shows the URL, opens the browser,
+// and accepts once the person says they are done.
+func TestElicitURLOnATerminal(t *testing.T) {
+	cfg := asksConfig(t, nil)
+	dir := t.TempDir()
+	opened := filepath.Join(dir, "opened")
+	browser := filepath.Join(dir, "browser")
+	if err := os.WriteFile(browser, []byte("#!/bin/sh\nprintf '%s' \"$1\" > "+opened+".tmp && mv "+opened+".tmp "+opened+"\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p := startOnPTY(t, []string{"BROWSER=" + browser}, "call", "--config", cfg, "asks", "open")
+	p.expect("asks asks: Connect your account")
+	p.expect("https://example.com/connect?x=1")
+	p.expect("Press Enter when you are done there")
+	p.send("")
+	out, err := p.wait()
+	if err != nil {
+		t.Fatalf("call: %v\n%s", err, out)
+	}
+	wantContains(t, "url", out, `{"action":"accept"}`)
+	eventuallyCLI(t, 30*time.Second, "the browser to be started", func() bool {
+		_, err := os.Stat(opened)
+		return err == nil
+	})
+	if b, err := os.ReadFile(opened); err != nil || string(b) != "https://example.com/connect?x=1" {
+		t.Errorf("the browser was given %q (%v), want the URL", b, err)
+	}
+}
+
+// TestSamplingOnATerminal: a server's sampling request is shown (system
+// prompt, max tokens, preferences, messages), sent to the llm: endpoint
+// once approved, and the model's answer is shown and approved before the
+// server gets it.
+func TestSamplingOnATerminal(t *testing.T) {
+	var mu sync.Mutex
+	var got []llmtest.Request
+	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
+		mu.Lock()
+		got = append(got, req)
+		mu.Unlock()
+		return llmtest.Response{Text: "Cables hum softly"}
+	})
+	cfg := asksConfig(t, srv)
+	p := startOnPTY(t, nil, "call", "--config", cfg, "asks", "sample")
+	p.expect("asks asks for a completion by test-model")
+	p.expect("system prompt: You write haiku.")
+	p.expect("max tokens: 64")
+	p.expect("hints claude-haiku")
+	p.expect("user: Write a haiku about switchboards.")
+	p.expect("Send this to test-model? [y/N] ")
+	p.send("y")
+	p.expect("Cables hum softly")
+	p.expect("Return this answer to asks? [Y/n] ")
+	p.send("")
+	out, err := p.wait()
+	if err != nil {
+		t.Fatalf("call: %v\n%s", err, out)
+	}
+	wantContains(t, "result", out, `"text":"Cables hum softly"`, `"model":"test-model"`)
+	mu.Lock()
+	if len(got) != 1 || got[0].MaxTokens != 64 || len(got[0].Messages) != 2 || got[0].Messages[0].Content != "You write haiku." {
+		t.Errorf("the endpoint got %+v, want one request with the system prompt and max_tokens 64", got)
+	}
+	mu.Unlock()
+
+	// Declined on the terminal: the endpoint is not asked.
+	p = startOnPTY(t, nil, "call", "--config", cfg, "asks", "sample")
+	p.expect("Send this to test-model? [y/N] ")
+	p.send("n")
+	out, _ = p.wait()
+	wantContains(t, "declined", out, "declined asks's request for a completion: the person declined it")
+	mu.Lock()
+	if len(got) != 1 {
+		t.Errorf("a declined request reached the endpoint (%d requests)", len(got))
+	}
+	mu.Unlock()
+}
+
+// TestSamplingWithoutATerminal: piped, sampling is declined naming
+// --sampling approve; with it, the model answers unattended; with no llm:
+// configured, the reason names the key.
+func TestSamplingWithoutATerminal(t *testing.T) {
+	srv := llmtest.NewServer(t, func(llmtest.Request) llmtest.Response { return llmtest.Response{Text: "unattended haiku"} })
+	cfg := asksConfig(t, srv)
+	r := runCLI(t, "call", "--config", cfg, "asks", "sample")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "piped", r.stderr, "no terminal to approve it on; pass --sampling approve")
+
+	r = runCLI(t, "call", "--config", cfg, "asks", "sample", "--sampling", "approve")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "approve", r.stdout, "unattended haiku")
+	wantContains(t, "approve", r.stderr, "sent to test-model (--sampling approve)")
+
+	bare := asksConfig(t, nil)
+	r = runCLI(t, "call", "--config", bare, "asks", "sample", "--sampling", "approve")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "no llm", r.stderr, "no language model is configured")
+	if !strings.Contains(r.stderr, "llm.model") {
+		t.Errorf("the reason does not name llm.model:\n%s", r.stderr)
+	}
+}
+
+// TestElicitThroughTheDaemon: when a daemon runs the call, the server's
+// question comes back over the control socket to the terminal of the
+// command that made the call, and its answer goes back to the server;
+// piped, the daemon-run call is declined with the same note.
+func TestElicitThroughTheDaemon(t *testing.T) {
+	cfg := asksConfig(t, nil)
+	d := startDaemon(t, cfg)
+	before := d.requests.Load()
+	p := startOnPTY(t, nil, "call", "--config", cfg, "asks", "ask")
+	p.expect("asks asks: Sign up for the trip")
+	for _, ans := range []string{"ada", "", "", "", "", "", ""} {
+		p.expect("> ")
+		p.send(ans)
+	}
+	p.expect("[A]ccept / [d]ecline / [c]ancel: ")
+	p.send("a")
+	out, err := p.wait()
+	if err != nil {
+		t.Fatalf("call: %v\n%s", err, out)
+	}
+	wantContains(t, "the result", out, `"action":"accept"`, `"login":"ada"`, `"seats":2`, `"team":"blue"`)
+	if d.requests.Load() == before {
+		t.Fatal("the daemon did not run the call")
+	}
+
+	r := runCLI(t, "call", "--config", cfg, "asks", "ask")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "piped through the daemon", r.stdout, `{"action":"decline"}`)
+	wantContains(t, "piped through the daemon", r.stderr, "declined: no terminal to ask on")
+}
+
+// TestAgentElicitation: the agent declines a server's question unless
+// agent.elicitation is accept-defaults, which accepts a form whose
+// required fields all have defaults and declines one that has a required
+// field without.
+func TestAgentElicitation(t *testing.T) {
+	for _, tc := range []struct {
+		name, block, tool, want string
+	}{
+		{"default declines", "", "asks__confirm", `{"action":"decline"}`},
+		{"accept-defaults accepts", "agent:\n  elicitation: accept-defaults\n", "asks__confirm", `{"action":"accept","content":{"ok":true}}`},
+		{"accept-defaults without a default declines", "agent:\n  elicitation: accept-defaults\n", "asks__ask", `{"action":"decline"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var toolSaid string
+			srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
+				for _, m := range req.Chat {
+					if m.Role == llm.RoleTool {
+						mu.Lock()
+						toolSaid = m.Content
+						mu.Unlock()
+						return llmtest.Response{Text: "done"}
+					}
+				}
+				return llmtest.Response{ToolCalls: []llm.ToolCall{{ID: "c1", Name: tc.tool, Arguments: `{}`}}}
+			})
+			cfg := asksConfig(t, srv, tc.block)
+			r := runCLI(t, "agent", "--config", cfg, "go")
+			wantCode(t, r, ExitOK)
+			mu.Lock()
+			defer mu.Unlock()
+			if !strings.Contains(toolSaid, tc.want) {
+				t.Errorf("the tool said %q, want it to contain %s", toolSaid, tc.want)
+			}
+		})
+	}
+}
+
+// TestDocRunAnswers: a document's block whose server asks is answered by
+// doc run's --elicit policy (piped here), and its result is written.
+func TestDocRunAnswers(t *testing.T) {
+	cfg := asksConfig(t, nil)
+	doc := writeMarkdown(t, "# Confirm\n\n```asks\ntool: confirm\n```\n")
+	r := runCLI(t, "doc", "run", "--config", cfg, "--elicit", "accept-defaults", doc)
+	wantCode(t, r, ExitOK)
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantContains(t, "the document", string(b), `{"action":"accept","content":{"ok":true}}`)
+	wantContains(t, "stderr", r.stderr, "accepted with the defaults (--elicit accept-defaults)")
+}

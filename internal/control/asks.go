@@ -1,0 +1,165 @@
+package control
+
+//lint:file-ignore SA1019 sampling and elicitation are deprecated only from protocol 2026-07-28; servers use them today.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/answer"
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+)
+
+// This file carries what a server asks during a call made over the socket
+// (elicitation, sampling) back to the process that made the call: the
+// call's stream sends an ask line, and that process posts its answer to
+// /v1/answer, so that a person at the terminal of `switchboard call`
+// answers even when the daemon runs the call.
+
+// askWire is a request a server sent during a call, on the call's stream.
+type askWire struct {
+	ID     string                   `json:"id"`
+	Server string                   `json:"server"`
+	Elicit *mcp.ElicitParams        `json:"elicit,omitempty"`
+	Sample *mcp.CreateMessageParams `json:"sample,omitempty"`
+}
+
+// answerWire is the caller's answer to an askWire: a result, or an error
+// the server is to get.
+type answerWire struct {
+	ID     string                   `json:"id"`
+	Elicit *mcp.ElicitResult        `json:"elicit,omitempty"`
+	Sample *mcp.CreateMessageResult `json:"sample,omitempty"`
+	Error  json.RawMessage          `json:"error,omitempty"`
+	Cause  string                   `json:"cause,omitempty"`
+}
+
+// waiting holds the asks sent to callers that have not been answered.
+type waiting struct {
+	mu sync.Mutex
+	m  map[string]chan answerWire
+}
+
+// add registers an ask and returns its ID, the channel its answer comes
+// on, and the function that forgets it.
+func (w *waiting) add() (string, chan answerWire, func()) {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	ch := make(chan answerWire, 1)
+	w.mu.Lock()
+	if w.m == nil {
+		w.m = map[string]chan answerWire{}
+	}
+	w.m[id] = ch
+	w.mu.Unlock()
+	return id, ch, func() {
+		w.mu.Lock()
+		delete(w.m, id)
+		w.mu.Unlock()
+	}
+}
+
+// answer delivers a; false when no ask of that ID waits.
+func (w *waiting) answer(a answerWire) bool {
+	w.mu.Lock()
+	ch, ok := w.m[a.ID]
+	delete(w.m, a.ID)
+	w.mu.Unlock()
+	if ok {
+		ch <- a
+	}
+	return ok
+}
+
+// remoteAnswerer answers a socket call's asks by sending them down the
+// call's stream (out) and waiting for the caller's post.
+type remoteAnswerer struct {
+	w   *waiting
+	out chan<- askWire
+}
+
+var _ answer.Answerer = (*remoteAnswerer)(nil)
+
+// ask sends one ask and waits for its answer.
+func (r *remoteAnswerer) ask(ctx context.Context, a askWire) (answerWire, error) {
+	id, ch, forget := r.w.add()
+	defer forget()
+	a.ID = id
+	select {
+	case r.out <- a:
+	case <-ctx.Done():
+		return answerWire{}, ctx.Err()
+	}
+	select {
+	case ans := <-ch:
+		if len(ans.Error) > 0 {
+			return ans, decodeError(ans.Error, ans.Cause)
+		}
+		return ans, nil
+	case <-ctx.Done():
+		return answerWire{}, ctx.Err()
+	}
+}
+
+// Elicit implements answer.Answerer.
+func (r *remoteAnswerer) Elicit(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	ans, err := r.ask(ctx, askWire{Server: server, Elicit: p})
+	if err != nil {
+		return nil, err
+	}
+	if ans.Elicit == nil {
+		return nil, fault.New(fault.Protocol, "the caller answered %s's question with no result", server)
+	}
+	return ans.Elicit, nil
+}
+
+// CreateMessage implements answer.Answerer.
+func (r *remoteAnswerer) CreateMessage(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	ans, err := r.ask(ctx, askWire{Server: server, Sample: p})
+	if err != nil {
+		return nil, err
+	}
+	if ans.Sample == nil {
+		return nil, fault.New(fault.Protocol, "the caller answered %s's request for a completion with no result", server)
+	}
+	return ans.Sample, nil
+}
+
+// postAnswer takes a caller's answer to an ask.
+func (h *handler) postAnswer(w http.ResponseWriter, r *http.Request) {
+	var a answerWire
+	if !h.decode(w, r, &a) {
+		return
+	}
+	if !h.asks.answer(a) {
+		h.fail(w, r, fault.New(fault.NotFound, "no question %q is waiting for an answer (it was answered, or its call ended)", a.ID))
+		return
+	}
+	h.reply(w, r, struct{}{}, nil)
+}
+
+// answerAsk answers one ask line with the answerer of the call's context
+// and posts the answer.
+func (c *Client) answerAsk(ctx context.Context, a answer.Answerer, ask *askWire) error {
+	out := answerWire{ID: ask.ID}
+	var err error
+	switch {
+	case ask.Elicit != nil:
+		out.Elicit, err = a.Elicit(ctx, ask.Server, ask.Elicit)
+	case ask.Sample != nil:
+		out.Sample, err = a.CreateMessage(ctx, ask.Server, ask.Sample)
+	default:
+		err = fault.New(fault.Protocol, "the switchboard daemon sent a question of no known kind")
+	}
+	if err != nil {
+		out.Error, out.Cause = encodeError(err)
+	}
+	return c.do(ctx, http.MethodPost, "/v1/answer", out, &struct{}{})
+}
