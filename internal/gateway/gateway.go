@@ -102,6 +102,8 @@ type Gateway struct {
 	// reqCalls ends calls of stateless requests whose client went away
 	// (requests.go).
 	reqCalls requestCalls
+	// tasks are the tasks clients created, by owner (tasks.go).
+	tasks taskRegistry
 
 	sessions sync.WaitGroup // session watchers
 
@@ -380,6 +382,7 @@ func (g *Gateway) sessionWatch(view string, ss *mcp.ServerSession) {
 		_ = ss.Wait()
 		if id := ss.ID(); id != "" {
 			g.sess.drop(id)
+			g.tasks.dropSession(id)
 		}
 		g.levels.drop(ss)
 		if g.metrics != nil {

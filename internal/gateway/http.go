@@ -139,6 +139,9 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
+		if h.tryTask(w, r, m, view, gw) {
+			return // a task, or made as one (tasks.go)
+		}
 		if h.tryFast(w, r, m, view, gw) {
 			return
 		}

@@ -59,9 +59,15 @@ func (c *call) result(res *mcp.CallToolResult, _ time.Duration) *Result {
 			r.Display = Display(d)
 		}
 	}
-	if res.IsError {
+	c.mu.Lock()
+	r.Task = c.task
+	c.mu.Unlock()
+	switch {
+	case r.Task != nil:
+		r.Status, c.status = StatusTask, StatusTask
+	case res.IsError:
 		r.Status, c.status = StatusError, StatusError
-	} else {
+	default:
 		r.Status, c.status = StatusSuccess, StatusSuccess
 	}
 	return r

@@ -48,6 +48,9 @@ const (
 	StatusError     Status = "error"
 	StatusTimeout   Status = "timeout"
 	StatusCancelled Status = "cancelled"
+	// StatusTask is a call made as a task that the server accepted: its
+	// outcome is recorded apart, once its result is fetched (TaskResult).
+	StatusTask Status = "task"
 )
 
 // Request is one tool call.
@@ -74,6 +77,11 @@ type Request struct {
 	// Meta is passed to the server as the request's _meta (identity is
 	// added under "user_id" and "session_id").
 	Meta map[string]any
+	// Task, when set, makes the call as a task (MCP 2025-11-25): it is
+	// sent as the request's params.task (a JSON object, such as
+	// {"ttl": 60000}), and the server answers with the task it created
+	// (Result.Task) instead of the tool's result.
+	Task json.RawMessage
 }
 
 // Budget bounds one call (seed 003). A call that runs out of budget is
@@ -140,6 +148,11 @@ type Result struct {
 	Missing  string
 	Cost     float64
 	Progress *Progress
+	// Task is the task the server created for a call made as a task
+	// (Request.Task): its taskId, status, ttl, pollInterval, as the
+	// server gave them; nil otherwise. The call's status is then
+	// StatusTask and its CallToolResult has no content.
+	Task json.RawMessage
 }
 
 // Metadata keys Switchboard adds to a result's _meta.

@@ -1,0 +1,103 @@
+package daemon
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/testpeer"
+)
+
+// answerTo returns the answer to id among msgs: its result and error.
+func answerTo(t *testing.T, msgs []map[string]any, id string) (result, rpcErr map[string]any) {
+	t.Helper()
+	for _, m := range msgs {
+		b, _ := json.Marshal(m["id"])
+		if _, isCall := m["method"]; isCall || string(b) != id {
+			continue
+		}
+		result, _ = m["result"].(map[string]any)
+		rpcErr, _ = m["error"].(map[string]any)
+		return result, rpcErr
+	}
+	t.Fatalf("no answer to %s among %v", id, msgs)
+	return nil, nil
+}
+
+// TestGatewayForwardsTasks runs a task of the TypeScript SDK's
+// simpleTaskInteractive example through the gateway, from a raw client
+// that opens no standalone stream: the call made as a task goes through
+// the engine (recorded as a task), the example's elicitation (which it
+// sends on its standalone stream while tasks/result waits) reaches the
+// client on its tasks/result stream, the result is recorded as the
+// call's outcome; another client's session cannot see the task at all.
+func TestGatewayForwardsTasks(t *testing.T) {
+	r := start(t, testConfig(httpUpstream("tasks", testpeer.StartTaskExample(t))))
+	a := newCapableSession(t, r.url+"/mcp", clientCaps)
+	b := newCapableSession(t, r.url+"/mcp", clientCaps)
+	a.waitListed("tasks__confirm_delete")
+
+	msgs := a.exchangeID(`{"jsonrpc":"2.0","id":"t-1","method":"tools/call","params":{"name":"tasks__confirm_delete","arguments":{"filename":"a.txt"},"task":{"ttl":60000}}}`, `"t-1"`, answerAll)
+	res, rerr := answerTo(t, msgs, `"t-1"`)
+	task, _ := res["task"].(map[string]any)
+	id, _ := task["taskId"].(string)
+	if rerr != nil || id == "" {
+		t.Fatalf("tools/call as a task: result %v, error %v; want a task", res, rerr)
+	}
+	if st := task["status"]; st != "working" && st != "input_required" {
+		t.Errorf("the new task's status is %v, want working or input_required", st)
+	}
+
+	get := `{"jsonrpc":"2.0","id":"g-1","method":"tasks/get","params":{"taskId":"` + id + `"}}`
+	if res, rerr := answerTo(t, a.exchangeID(get, `"g-1"`, answerAll), `"g-1"`); rerr != nil || res["taskId"] != id {
+		t.Fatalf("tasks/get by its owner: result %v, error %v", res, rerr)
+	}
+	for _, body := range []string{get, strings.Replace(get, "tasks/get", "tasks/result", 1), strings.Replace(get, "tasks/get", "tasks/cancel", 1)} {
+		res, rerr := answerTo(t, b.exchangeID(body, `"g-1"`, answerAll), `"g-1"`)
+		if res != nil || rerr == nil || rerr["code"] != float64(-32602) || !strings.Contains(rerr["message"].(string), "not found") {
+			t.Fatalf("another session's %.40s: result %v, error %v; want -32602 task not found", body, res, rerr)
+		}
+	}
+	if res, _ := answerTo(t, b.exchangeID(`{"jsonrpc":"2.0","id":"l-1","method":"tasks/list"}`, `"l-1"`, answerAll), `"l-1"`); len(res["tasks"].([]any)) != 0 {
+		t.Fatalf("another session's tasks/list: %v, want no tasks", res)
+	}
+
+	var asked []string
+	msgs = a.exchangeID(`{"jsonrpc":"2.0","id":"r-1","method":"tasks/result","params":{"taskId":"`+id+`"}}`, `"r-1"`, func(method string, params map[string]any) any {
+		asked = append(asked, method)
+		if method == "elicitation/create" {
+			return map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}
+		}
+		return answerAll(method, params)
+	})
+	res, rerr = answerTo(t, msgs, `"r-1"`)
+	if rerr != nil {
+		t.Fatalf("tasks/result: %v", rerr)
+	}
+	if !slices.Contains(asked, "elicitation/create") {
+		t.Errorf("the client was asked %v, want the example's elicitation on its tasks/result stream", asked)
+	}
+	c, _ := json.Marshal(res)
+	if !strings.Contains(string(c), `Deleted 'a.txt'`) || !strings.Contains(string(c), `"io.modelcontextprotocol/related-task":{"taskId":"`+id+`"}`) {
+		t.Errorf("tasks/result = %s, want the deletion confirmed, related to the task", c)
+	}
+	res, _ = answerTo(t, a.exchangeID(`{"jsonrpc":"2.0","id":"l-2","method":"tasks/list","params":{}}`, `"l-2"`, answerAll), `"l-2"`)
+	if c, _ := json.Marshal(res); !strings.Contains(string(c), `"taskId":"`+id+`"`) || !strings.Contains(string(c), `"status":"completed"`) {
+		t.Errorf("the owner's tasks/list = %s, want its task, completed", c)
+	}
+
+	recs := r.waitRecords(t, store.CallFilter{Tool: "confirm_delete"}, func(recs []store.CallRecord) bool { return len(recs) == 2 })
+	var statuses []string
+	for _, rec := range recs {
+		statuses = append(statuses, rec.Status)
+		if rec.Source != "gateway" || rec.Server != "tasks" {
+			t.Errorf("record %+v, want source gateway, server tasks", rec)
+		}
+	}
+	slices.Sort(statuses)
+	if !slices.Equal(statuses, []string{"success", "task"}) {
+		t.Errorf("the history has statuses %v, want the task's creation and its result", statuses)
+	}
+}
