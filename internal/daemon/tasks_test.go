@@ -1,10 +1,12 @@
 package daemon
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
@@ -38,6 +40,17 @@ func TestGatewayForwardsTasks(t *testing.T) {
 	a := newCapableSession(t, r.url+"/mcp", clientCaps)
 	b := newCapableSession(t, r.url+"/mcp", clientCaps)
 	a.waitListed("tasks__confirm_delete")
+
+	// What the SDK's server cannot say: the server's tasks capability and
+	// each tool's taskSupport.
+	init := readAll(t, (&rawSession{t: t, url: r.url + "/mcp"}).post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, nil))
+	if !strings.Contains(init, `"tasks":{"requests":{"tools":{"call":{}}}}`) {
+		t.Errorf("initialize = %s, want the example's tasks capability", init)
+	}
+	list, _ := answerTo(t, a.exchangeID(`{"jsonrpc":"2.0","id":"tl","method":"tools/list","params":{}}`, `"tl"`, answerAll), `"tl"`)
+	if c, _ := json.Marshal(list); !strings.Contains(string(c), `"execution":{"taskSupport":"required"}`) {
+		t.Errorf("tools/list = %s, want the tools' taskSupport", c)
+	}
 
 	msgs := a.exchangeID(`{"jsonrpc":"2.0","id":"t-1","method":"tools/call","params":{"name":"tasks__confirm_delete","arguments":{"filename":"a.txt"},"task":{"ttl":60000}}}`, `"t-1"`, answerAll)
 	res, rerr := answerTo(t, msgs, `"t-1"`)
@@ -99,5 +112,44 @@ func TestGatewayForwardsTasks(t *testing.T) {
 	slices.Sort(statuses)
 	if !slices.Equal(statuses, []string{"success", "task"}) {
 		t.Errorf("the history has statuses %v, want the task's creation and its result", statuses)
+	}
+}
+
+// TestGatewayTasksFromTheTypeScriptClient runs the example's task through
+// the gateway with the TypeScript SDK's own task client (callToolStream),
+// which checks the gateway's tasks capability before it sends a task and
+// validates every answer against its schemas; it answers the example's
+// elicitation, which reaches it on its tasks/result stream.
+func TestGatewayTasksFromTheTypeScriptClient(t *testing.T) {
+	r := start(t, testConfig(httpUpstream("tasks", testpeer.StartTaskExample(t))))
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	lines, err := testpeer.RunTSClient(t, ctx, testpeer.TSClientInput{
+		Target:      testpeer.TSTarget{Transport: "http", URL: r.url + "/mcp"},
+		Elicitation: &testpeer.TSElicitation{Action: "accept", Content: map[string]any{"confirm": true}},
+		Steps: []testpeer.TSStep{
+			{"op": "list_tools", "want": []string{"tasks__confirm_delete"}},
+			{"op": "call_task", "name": "tasks__confirm_delete", "arguments": map[string]any{"filename": "b.txt"}},
+			{"op": "list_tasks"},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, list := lines[2], lines[3]
+	if !run.OK() {
+		t.Fatalf("call_task: %v", run)
+	}
+	if c, _ := json.Marshal(run["result"]); !strings.Contains(string(c), "Deleted 'b.txt'") {
+		t.Errorf("call_task: %v, want the deletion confirmed", run)
+	}
+	if types, _ := json.Marshal(run["types"]); !strings.HasPrefix(string(types), `["taskCreated","taskStatus"`) || !strings.HasSuffix(string(types), `"result"]`) {
+		t.Errorf("call_task's messages: %s, want taskCreated, taskStatus…, result", types)
+	}
+	if c, _ := json.Marshal(list); !list.OK() || !strings.Contains(string(c), run["taskId"].(string)) {
+		t.Errorf("list_tasks: %s, want the task", c)
+	}
+	if c, _ := json.Marshal(lines[len(lines)-1]["elicitation_requests"]); !strings.Contains(string(c), "b.txt") {
+		t.Errorf("the client was asked %s, want the example's question", c)
 	}
 }
