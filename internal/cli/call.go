@@ -30,6 +30,8 @@ type callFlags struct {
 	outDir      string
 	maxDuration time.Duration
 	maxCost     float64
+	task        bool
+	ttl         time.Duration
 }
 
 // newCallCmd is `switchboard call SERVER TOOL [key=value ...]`.
@@ -67,6 +69,8 @@ the call upstream and exits 130. With --stdio or --url, give only TOOL.`,
 	fl.StringVar(&f.outDir, "out-dir", "", "`directory` for images, audio and binary resources (default: the temp dir)")
 	fl.DurationVar(&f.maxDuration, "max-duration", 0, "budget: end the call after this long and return what it has, marked partial")
 	fl.Float64Var(&f.maxCost, "max-cost", 0, "budget: end the call once the cost the tool reports exceeds this, returning what it has")
+	fl.BoolVar(&f.task, "task", false, "start the call as a task: print the task's id and status, and follow it with switchboard task (see task --help)")
+	fl.DurationVar(&f.ttl, "ttl", 0, "with --task: how long the server keeps the task and its result (default: the server's)")
 	_ = cmd.RegisterFlagCompletionFunc("out-dir", completeDirs)
 	_ = cmd.RegisterFlagCompletionFunc("args", completeFiles())
 	return cmd
@@ -100,6 +104,9 @@ func (a *app) call(ctx context.Context, args []string, f callFlags) error {
 	switch {
 	case err == nil:
 		schema = tool.InputSchema
+		if err := checkTaskSupport(server, toolName, tool, f.task); err != nil {
+			return err
+		}
 	case ctx.Err() != nil:
 		return err
 	}
@@ -121,6 +128,10 @@ func (a *app) call(ctx context.Context, args []string, f callFlags) error {
 		}
 	}
 
+	if f.task {
+		return a.callAsTask(ctx, b, control.CallRequest{Server: server, Tool: toolName, Arguments: raw,
+			Source: string(toolcall.SourceCLI), Identity: cliIdentity(cfg), Timeout: f.timeout, Task: taskParams(f.ttl)})
+	}
 	bar := newProgressBar(a.stderr)
 	start := time.Now()
 	res, err := b.Call(ctx, control.CallRequest{

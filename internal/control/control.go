@@ -155,6 +155,9 @@ type ToolInfo struct {
 	InputSchema any                  `json:"inputSchema,omitempty"`
 	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
 	SchemaError string               `json:"schemaError,omitempty"`
+	// TaskSupport is the tool's execution.taskSupport: "required",
+	// "optional", or "" (forbidden, or its server declares no tasks).
+	TaskSupport string `json:"taskSupport,omitempty"`
 }
 
 // ToolList is what [Backend.Tools] returns.
@@ -188,6 +191,9 @@ type CallRequest struct {
 	// OnProgress receives the call's progress; over the socket it is
 	// streamed back as the call runs.
 	OnProgress func(toolcall.Progress) `json:"-"`
+	// Task, when set, starts the call as a task (toolcall.Request.Task):
+	// a JSON object such as {"ttl": 60000}.
+	Task json.RawMessage `json:"task,omitempty"`
 }
 
 // Budget bounds one call (toolcall.Budget in wire form).
@@ -212,6 +218,8 @@ type CallResult struct {
 	Missing        string              `json:"missing,omitempty"`
 	Cost           float64             `json:"cost,omitempty"`
 	Progress       *toolcall.Progress  `json:"progress,omitempty"`
+	// Task is the task a call started as one created (status "task").
+	Task json.RawMessage `json:"task,omitempty"`
 }
 
 // ReloadReport says what a reload changed.
