@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 )
@@ -63,19 +64,28 @@ func TestCallAsTaskAndFollowIt(t *testing.T) {
 	r = runCLI(t, "call", "--config", cfg, "--json", "tasks", "confirm_delete", "--task", "--args", "[1]")
 	wantCode(t, r, ExitFailure)
 
-	r = runCLI(t, "history", "--config", cfg, "--json", "--tool", "confirm_delete")
-	wantCode(t, r, ExitOK)
-	var recs []struct {
-		Status string `json:"status"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil {
-		t.Fatalf("history --json: %q (%v)", r.stdout, err)
-	}
-	var statuses []string
-	for _, rec := range recs {
-		statuses = append(statuses, rec.Status)
-	}
-	if got := strings.Join(statuses, ","); !strings.Contains(got, "task") || !strings.Contains(got, "error") {
-		t.Errorf("history statuses %s, want the task's creation (task) and its outcome (error)", got)
+	// The history is written in batches: the outcome may take a moment.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r = runCLI(t, "history", "--config", cfg, "--json", "--tool", "confirm_delete")
+		wantCode(t, r, ExitOK)
+		var recs []struct {
+			Status string `json:"status"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil {
+			t.Fatalf("history --json: %q (%v)", r.stdout, err)
+		}
+		var statuses []string
+		for _, rec := range recs {
+			statuses = append(statuses, rec.Status)
+		}
+		got := strings.Join(statuses, ",")
+		if strings.Contains(got, "task") && strings.Contains(got, "error") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("history statuses %s, want the task's creation (task) and its outcome (error); history:\n%s", got, r.stdout)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the history: nothing to wait on
 	}
 }
