@@ -73,7 +73,9 @@ type statsView struct {
 // isError says whether a recorded call counts as an error: anything but
 // success, a cancellation by the caller, and a task's creation (whose
 // outcome is recorded apart).
-func isError(status string) bool { return status != "success" && status != "cancelled" && status != "task" }
+func isError(status string) bool {
+	return status != "success" && status != "cancelled" && status != "task"
+}
 
 // percentile returns the p-th percentile (nearest rank) of sorted
 // durations, in milliseconds.
