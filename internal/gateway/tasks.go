@@ -189,6 +189,9 @@ func (h *httpHandler) tryTask(w http.ResponseWriter, r *http.Request, m *message
 		return false
 	}
 	if m.method == "tools/call" {
+		if !bytes.Contains(m.Params, []byte(`"task"`)) {
+			return false // the common case, decided without decoding
+		}
 		var p struct {
 			Task json.RawMessage `json:"task"`
 		}

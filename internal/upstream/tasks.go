@@ -40,6 +40,9 @@ type taskState struct {
 	caps  json.RawMessage            // capabilities.tasks from initialize; nil if none
 	exec  map[string]json.RawMessage // tool name -> its execution object
 	notes map[string]string          // request id -> method, for answers to read
+	// noted counts notes, so that the answers to other requests (every
+	// call's) pass without a look.
+	noted atomic.Int32
 
 	conn     atomic.Pointer[rawConn] // the connection, on transports that are wrapped
 	next     atomic.Uint64
@@ -71,6 +74,7 @@ func (s *taskState) note(id, method string) {
 		clear(s.notes) // answers that never came
 	}
 	s.notes[id] = method
+	s.noted.Store(int32(len(s.notes)))
 }
 
 // answered reads result, the answer to the request with the JSON id, if
@@ -79,6 +83,7 @@ func (s *taskState) answered(id string, result json.RawMessage) {
 	s.mu.Lock()
 	method := s.notes[id]
 	delete(s.notes, id)
+	s.noted.Store(int32(len(s.notes)))
 	s.mu.Unlock()
 	if method != "" && len(result) > 0 {
 		s.observe(method, result)
@@ -269,7 +274,7 @@ func (c *rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				}
 				continue
 			}
-			if m.Error == nil {
+			if m.Error == nil && c.s.noted.Load() > 0 {
 				c.s.answered(idKey(m.ID), m.Result)
 			}
 		case *jsonrpc.Request:
@@ -283,7 +288,7 @@ func (c *rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 func (c *rawConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if r, ok := msg.(*jsonrpc.Request); ok && r.IsCall() {
+	if r, ok := msg.(*jsonrpc.Request); ok && r.IsCall() && (r.Method == "initialize" || r.Method == "tools/list") {
 		c.s.note(idKey(r.ID), r.Method)
 	}
 	return c.Connection.Write(ctx, msg)
@@ -324,6 +329,9 @@ func (c *rawConn) request(ctx context.Context, done <-chan struct{}, id, method 
 // answer (JSON or an event stream), which is read through as the SDK
 // reads it.
 func (s *taskState) sniffHTTP(body []byte, resp *http.Response) {
+	if !bytes.Contains(body, []byte(`"initialize"`)) && !bytes.Contains(body, []byte(`"tools/list"`)) {
+		return // the common case, decided without decoding
+	}
 	var m struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
