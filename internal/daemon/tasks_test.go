@@ -3,11 +3,13 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 )
@@ -151,5 +153,32 @@ func TestGatewayTasksFromTheTypeScriptClient(t *testing.T) {
 	}
 	if c, _ := json.Marshal(lines[len(lines)-1]["elicitation_requests"]); !strings.Contains(string(c), "b.txt") {
 		t.Errorf("the client was asked %s, want the example's question", c)
+	}
+}
+
+// TestGatewayTasksStateless: without sessions a task is its creator's
+// token user's: another user's token cannot see it, the creator's can.
+func TestGatewayTasksStateless(t *testing.T) {
+	cfg := testConfig(httpUpstream("tasks", testpeer.StartTaskExample(t)))
+	cfg.Gateway.Stateless = true
+	cfg.Gateway.Tokens = []config.Token{{Name: "a", User: "alice", Secret: "alice-secret-0123456789"}, {Name: "b", User: "bob", Secret: "bob-secret-0123456789"}}
+	r := start(t, cfg)
+	as := func(secret string) *rawSession {
+		return &rawSession{t: t, url: r.url + "/mcp", header: http.Header{"Authorization": {"Bearer " + secret}}}
+	}
+	alice, bob := as("alice-secret-0123456789"), as("bob-secret-0123456789")
+	alice.waitListed("tasks__confirm_delete")
+	res, rerr := answerTo(t, alice.exchangeID(`{"jsonrpc":"2.0","id":"t-1","method":"tools/call","params":{"name":"tasks__confirm_delete","arguments":{"filename":"s.txt"},"task":{"ttl":60000}}}`, `"t-1"`, answerAll), `"t-1"`)
+	task, _ := res["task"].(map[string]any)
+	id, _ := task["taskId"].(string)
+	if rerr != nil || id == "" {
+		t.Fatalf("tools/call as a task: result %v, error %v; want a task", res, rerr)
+	}
+	get := `{"jsonrpc":"2.0","id":"g-1","method":"tasks/get","params":{"taskId":"` + id + `"}}`
+	if _, rerr := answerTo(t, bob.exchangeID(get, `"g-1"`, answerAll), `"g-1"`); rerr == nil || rerr["code"] != float64(-32602) {
+		t.Errorf("bob's tasks/get of alice's task: error %v, want -32602 not found", rerr)
+	}
+	if res, rerr := answerTo(t, alice.exchangeID(get, `"g-1"`, answerAll), `"g-1"`); rerr != nil || res["taskId"] != id {
+		t.Errorf("alice's tasks/get: %v, %v; want her task", res, rerr)
 	}
 }
