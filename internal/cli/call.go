@@ -32,6 +32,8 @@ type callFlags struct {
 	maxDuration time.Duration
 	maxCost     float64
 	answers     answerFlags
+	task        bool
+	ttl         time.Duration
 }
 
 // newCallCmd is `switchboard call SERVER TOOL [key=value ...]`.
@@ -74,6 +76,8 @@ the call upstream and exits 130. With --stdio or --url, give only TOOL.`,
 	fl.DurationVar(&f.maxDuration, "max-duration", 0, "budget: end the call after this long and return what it has, marked partial")
 	fl.Float64Var(&f.maxCost, "max-cost", 0, "budget: end the call once the cost the tool reports exceeds this, returning what it has")
 	addAnswerFlags(cmd, &f.answers)
+	fl.BoolVar(&f.task, "task", false, "start the call as a task: print the task's id and status, and follow it with switchboard task (see task --help)")
+	fl.DurationVar(&f.ttl, "ttl", 0, "with --task: how long the server keeps the task and its result (default: the server's)")
 	_ = cmd.RegisterFlagCompletionFunc("out-dir", completeDirs)
 	_ = cmd.RegisterFlagCompletionFunc("args", completeFiles())
 	return cmd
@@ -112,6 +116,9 @@ func (a *app) call(ctx context.Context, args []string, f callFlags) error {
 	switch {
 	case err == nil:
 		schema = tool.InputSchema
+		if err := checkTaskSupport(server, toolName, tool, f.task); err != nil {
+			return err
+		}
 	case ctx.Err() != nil:
 		return err
 	}
@@ -133,6 +140,10 @@ func (a *app) call(ctx context.Context, args []string, f callFlags) error {
 		}
 	}
 
+	if f.task {
+		return a.callAsTask(ctx, b, control.CallRequest{Server: server, Tool: toolName, Arguments: raw,
+			Source: string(toolcall.SourceCLI), Identity: cliIdentity(cfg), Timeout: f.timeout, Task: taskParams(f.ttl)})
+	}
 	bar := newProgressBar(a.stderr)
 	ans.pause = bar.clear
 	start := time.Now()

@@ -80,7 +80,7 @@ work tree, the built-in project server). Docs: docs/cli.md, docs/configuration.m
 			root.AddCommand(c)
 		}
 	}
-	add(groupServers, newServersCmd(a), newToolsCmd(a), newToolCmd(a), newCallCmd(a),
+	add(groupServers, newServersCmd(a), newToolsCmd(a), newToolCmd(a), newCallCmd(a), newTaskCmd(a),
 		newPromptsCmd(a), newPromptCmd(a), newResourcesCmd(a), newReadCmd(a))
 	add(groupOperate, newServeCmd(a), newReloadCmd(a), newStopCmd(a), newResumeCmd(a),
 		newHistoryCmd(a), newConfigCmd(a), newClientCmd(a), newAuthCmd(a))

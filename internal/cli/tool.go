@@ -72,6 +72,12 @@ func (a *app) describeTool(t control.ToolInfo) error {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
 	}
+	switch t.TaskSupport {
+	case "required":
+		fmt.Fprintf(w, "  runs only as a task: call it with --task\n")
+	case "optional":
+		fmt.Fprintf(w, "  can run as a task (call --task)\n")
+	}
 	if an := t.Annotations; an != nil {
 		var flags []string
 		if an.ReadOnlyHint {

@@ -155,6 +155,9 @@ type ToolInfo struct {
 	InputSchema any                  `json:"inputSchema,omitempty"`
 	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
 	SchemaError string               `json:"schemaError,omitempty"`
+	// TaskSupport is the tool's execution.taskSupport: "required",
+	// "optional", or "" (forbidden, or its server declares no tasks).
+	TaskSupport string `json:"taskSupport,omitempty"`
 }
 
 // ToolList is what [Backend.Tools] returns.
@@ -192,6 +195,9 @@ type CallRequest struct {
 	// call (elicitation, sampling) over the call's stream; the client sets
 	// it when the call's context has an answer.Answerer.
 	Answers bool `json:"answers,omitempty"`
+	// Task, when set, starts the call as a task (toolcall.Request.Task):
+	// a JSON object such as {"ttl": 60000}.
+	Task json.RawMessage `json:"task,omitempty"`
 }
 
 // Budget bounds one call (toolcall.Budget in wire form).
@@ -219,6 +225,8 @@ type CallResult struct {
 	// OutputError says how structuredContent fails the tool's
 	// outputSchema (Status is then "output_invalid").
 	OutputError *toolcall.OutputError `json:"output_error,omitempty"`
+	// Task is the task a call started as one created (status "task").
+	Task json.RawMessage `json:"task,omitempty"`
 }
 
 // ReloadReport says what a reload changed.

@@ -64,6 +64,19 @@ func NewHandler(b Backend, logger *slog.Logger) http.Handler {
 	})
 	mux.HandleFunc("POST /v1/call", h.call)
 	mux.HandleFunc("POST /v1/answer", h.postAnswer)
+	mux.HandleFunc("POST /v1/task", func(w http.ResponseWriter, r *http.Request) {
+		var req TaskRequest
+		if !h.decode(w, r, &req) {
+			return
+		}
+		tb, ok := b.(Tasker)
+		if !ok {
+			h.fail(w, r, missing("tasks"))
+			return
+		}
+		v, err := tb.Task(r.Context(), req)
+		h.reply(w, r, v, err)
+	})
 	mux.HandleFunc("GET /v1/prompts", func(w http.ResponseWriter, r *http.Request) {
 		v, err := h.b.Prompts(r.Context(), r.URL.Query().Get("server"))
 		h.reply(w, r, v, err)

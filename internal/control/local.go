@@ -51,7 +51,10 @@ type Components struct {
 }
 
 // local is a Backend over in-process components.
-type local struct{ c Components }
+type local struct {
+	c     Components
+	tasks taskBook // tasks its calls started (tasks.go)
+}
 
 var _ Backend = (*local)(nil)
 
@@ -232,7 +235,7 @@ func (l *local) Tools(ctx context.Context, server string) (ToolList, error) {
 	list := ToolList{Tools: []ToolInfo{}}
 	for _, t := range l.c.Catalog.Tools() {
 		if server == "" || t.Server == server {
-			list.Tools = append(list.Tools, ToolInfoOf(t))
+			list.Tools = append(list.Tools, l.withTaskSupport(ToolInfoOf(t)))
 		}
 	}
 	for _, c := range l.c.Catalog.Collisions() {
@@ -271,7 +274,7 @@ func (l *local) Tool(ctx context.Context, server, name string) (ToolInfo, error)
 	cat := l.c.Catalog
 	t, err := cat.Tool(server, name)
 	if err == nil {
-		return ToolInfoOf(t), nil
+		return l.withTaskSupport(ToolInfoOf(t)), nil
 	}
 	c, cerr := l.c.Pool.Client(server)
 	if cerr != nil || c.Capabilities().Tools == nil || !c.Capabilities().Tools.ListChanged {
@@ -282,7 +285,7 @@ func (l *local) Tool(ctx context.Context, server, name string) (ToolInfo, error)
 		if err != nil {
 			return ToolInfo{}, err
 		}
-		return ToolInfoOf(t), nil
+		return l.withTaskSupport(ToolInfoOf(t)), nil
 	}
 	deadline := time.NewTimer(listSettle)
 	defer deadline.Stop()
@@ -294,7 +297,7 @@ func (l *local) Tool(ctx context.Context, server, name string) (ToolInfo, error)
 			return ToolInfo{}, rerr
 		}
 		if t, err = cat.Tool(server, name); err == nil {
-			return ToolInfoOf(t), nil
+			return l.withTaskSupport(ToolInfoOf(t)), nil
 		}
 		select {
 		case <-changed:
@@ -321,10 +324,12 @@ func (l *local) Call(ctx context.Context, req CallRequest) (*CallResult, error) 
 		Timeout:      req.Timeout,
 		Budget:       toolcall.Budget{MaxDuration: req.Budget.MaxDuration, MaxCost: req.Budget.MaxCost},
 		OnProgress:   req.OnProgress,
+		Task:         req.Task,
 	})
 	if err != nil {
 		return nil, err
 	}
+	l.booked(toolcall.Request{Server: req.Server, Tool: req.Tool, RawArguments: req.Arguments, Source: toolcall.Source(req.Source), Identity: req.Identity}, res)
 	return CallResultOf(res), nil
 }
 
@@ -335,7 +340,7 @@ func CallResultOf(r *toolcall.Result) *CallResult {
 		ContentType: string(r.ContentType), Display: string(r.Display),
 		Duration: r.Duration, Retries: r.Retries, Bytes: r.Bytes,
 		Truncated: r.Truncated, Partial: r.Partial, BudgetExceeded: r.BudgetExceeded,
-		Missing: r.Missing, Cost: r.Cost, Progress: r.Progress, OutputError: r.OutputError,
+		Missing: r.Missing, Cost: r.Cost, Progress: r.Progress, OutputError: r.OutputError, Task: r.Task,
 	}
 }
 

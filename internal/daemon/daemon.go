@@ -18,6 +18,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -147,7 +148,8 @@ func New(opts Options) (*Daemon, error) {
 				ResourcesChanged: func() { d.cat.Invalidate(server, catalog.KindResources) },
 				ResourceUpdated:  func(uri string) { d.gw.Events(server).ResourceUpdated(uri) },
 				//lint:ignore SA1019 forwarded to gateway clients.
-				Log: func(ctx context.Context, p *mcp.LoggingMessageParams) { d.gw.Events(server).Log(ctx, p) },
+				Log:        func(ctx context.Context, p *mcp.LoggingMessageParams) { d.gw.Events(server).Log(ctx, p) },
+				TaskStatus: func(p json.RawMessage) { d.gw.Events(server).TaskStatus(p) },
 			}
 		},
 		DialOptions: func(server string, o *upstream.DialOptions) {

@@ -4,6 +4,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -189,6 +190,7 @@ func (g *Gateway) Events(server string) upstream.Events {
 	return upstream.Events{
 		ResourceUpdated: func(uri string) { g.resourceUpdated(server, uri) },
 		Log:             func(ctx context.Context, p *mcp.LoggingMessageParams) { g.log(ctx, server, p) },
+		TaskStatus:      func(p json.RawMessage) { g.taskStatus(server, p) },
 	}
 }
 

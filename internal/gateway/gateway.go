@@ -102,6 +102,8 @@ type Gateway struct {
 	// reqCalls ends calls of stateless requests whose client went away
 	// (requests.go).
 	reqCalls requestCalls
+	// tasks are the tasks clients created, by owner (tasks.go).
+	tasks taskRegistry
 
 	sessions sync.WaitGroup // session watchers
 

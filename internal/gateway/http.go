@@ -133,6 +133,14 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
+		if h.tryTask(w, r, m, view, gw) {
+			return // a task, or made as one (tasks.go)
+		}
+		if t := h.taskAnnotationsFor(r, m, view, gw); t != nil {
+			aw := &annotatingWriter{ResponseWriter: ew.ResponseWriter, t: t, id: m.ID}
+			defer aw.finish()
+			ew.ResponseWriter = aw // what the SDK lacks of tasks (taskcaps.go)
+		}
 		if h.tryFast(w, r, m, view, gw) {
 			return
 		}

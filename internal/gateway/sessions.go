@@ -215,6 +215,9 @@ func (g *Gateway) sessionClosed(cs *clientSession) {
 		r.users.Delete(cs.id)
 	}
 	r.mu.Unlock()
+	if cs.id != "" {
+		g.tasks.dropSession(cs.id)
+	}
 	if ss := cs.ss.Load(); ss != nil {
 		g.levels.drop(ss)
 	}

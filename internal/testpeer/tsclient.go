@@ -80,6 +80,11 @@ type TSClientInput struct {
 //   - list_prompts, list_resources, list_resource_templates: all pages;
 //   - call {name, arguments, progress: bool, timeout_ms}: the CallToolResult,
 //     plus "progress": the notifications' params, when progress is true;
+//   - call_task {name, arguments, ttl}: the call made as a task, with the
+//     SDK's experimental callToolStream (tasks/get until it ends or needs
+//     input, then tasks/result): "types" (its messages' types in order),
+//     "taskId", "status" (the last seen) and "result";
+//   - list_tasks, get_task {task_id}: the result;
 //   - call_cancel {name, arguments, after_progress: N | after_ms: M}: aborts
 //     the call after the Nth progress notification or after M ms; ok with
 //     "cancelled": true, "error": what the SDK raised and "progress";

@@ -332,6 +332,7 @@ type call struct {
 	mu       sync.Mutex
 	progress *Progress
 	cost     float64
+	task     json.RawMessage // the task a call made as one created (task.go)
 }
 
 func (c *call) run(ctx context.Context) (*Result, error) {
@@ -360,6 +361,11 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 	c.tool = tool
 	if err := c.prepareArgs(); err != nil {
 		return nil, err
+	}
+	if c.req.Task != nil {
+		if err := checkTask(c.req.Task); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := c.intercept(ctx); err != nil {
 		return nil, err
@@ -501,6 +507,9 @@ func (c *call) attempt(ctx context.Context, cancelCost context.CancelCauseFunc) 
 		params.Arguments = c.req.Arguments
 	} else if len(c.req.RawArguments) > 0 {
 		params.Arguments = c.req.RawArguments
+	}
+	if c.req.Task != nil {
+		return c.attemptTask(ctx, cl, params)
 	}
 	// Ask the server for progress only when someone uses it: the caller,
 	// or a budget (a request without a progress token can take the

@@ -60,7 +60,12 @@ func (c *call) result(res *mcp.CallToolResult, _ time.Duration) *Result {
 			r.Display = Display(d)
 		}
 	}
+	c.mu.Lock()
+	r.Task = c.task
+	c.mu.Unlock()
 	switch {
+	case r.Task != nil:
+		r.Status, c.status = StatusTask, StatusTask
 	case res.IsError:
 		r.Status, c.status = StatusError, StatusError
 	case r.OutputError != nil:

@@ -52,6 +52,9 @@ const (
 	// does not match its outputSchema (or is missing); the result is
 	// returned unchanged, with Result.OutputError saying why.
 	StatusOutputInvalid Status = "output_invalid"
+	// StatusTask is a call made as a task that the server accepted: its
+	// outcome is recorded apart, once its result is fetched (TaskResult).
+	StatusTask Status = "task"
 )
 
 // Request is one tool call.
@@ -78,6 +81,11 @@ type Request struct {
 	// Meta is passed to the server as the request's _meta (identity is
 	// added under "user_id" and "session_id").
 	Meta map[string]any
+	// Task, when set, makes the call as a task (MCP 2025-11-25): it is
+	// sent as the request's params.task (a JSON object, such as
+	// {"ttl": 60000}), and the server answers with the task it created
+	// (Result.Task) instead of the tool's result.
+	Task json.RawMessage
 }
 
 // Budget bounds one call (seed 003). A call that runs out of budget is
@@ -147,6 +155,11 @@ type Result struct {
 	// OutputError says how the result fails the tool's outputSchema, when
 	// it does (Status is then StatusOutputInvalid); see output.go.
 	OutputError *OutputError
+	// Task is the task the server created for a call made as a task
+	// (Request.Task): its taskId, status, ttl, pollInterval, as the
+	// server gave them; nil otherwise. The call's status is then
+	// StatusTask and its CallToolResult has no content.
+	Task json.RawMessage
 }
 
 // Metadata keys Switchboard adds to a result's _meta.

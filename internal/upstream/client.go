@@ -4,6 +4,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -44,6 +45,9 @@ type Events struct {
 	// before the call returns.
 	//lint:ignore SA1019 servers still send log messages; the gateway forwards them (deprecated only from protocol 2026-07-28).
 	Log func(context.Context, *mcp.LoggingMessageParams)
+	// TaskStatus receives the params of a notifications/tasks/status
+	// (tasks.go), as the server sent them.
+	TaskStatus func(params json.RawMessage)
 }
 
 // DialOptions configures [Dial].
@@ -115,6 +119,8 @@ type Client struct {
 	// pool is a streamable-HTTP server's HTTP client, whose idle
 	// connections are closed with the session (nil for other transports).
 	pool *http.Client
+	// tasks is what the SDK does not model of tasks (tasks.go).
+	tasks taskState
 }
 
 // Attribute keys used in logs.
@@ -151,6 +157,7 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		lean:    opts.LeanCalls,
 		logs:    opts.Events.Log != nil,
 	}
+	c.tasks.onStatus = opts.Events.TaskStatus
 	t := opts.Transport
 	if t == nil && opts.NewTransport != nil {
 		var err error
@@ -452,12 +459,13 @@ func (c *Client) sessionTransport(t mcp.Transport) mcp.Transport {
 			if st, ok := lt.inner.(*mcp.StreamableClientTransport); ok {
 				read := c.order.read
 				ht.progressRead.Store(&read)
+				ht.tasks.Store(&c.tasks)
 				c.pool = lt.http
 				return st
 			}
 		}
 	}
-	return c.order.transport(t)
+	return c.tasks.transport(c.order.transport(t))
 }
 
 // closePool closes a streamable-HTTP server's idle connections.

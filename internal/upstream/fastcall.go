@@ -84,15 +84,32 @@ type wireMessage struct {
 // call runs one tools/call. errFastUnavailable means nothing was sent or
 // processed and the SDK's path should be taken.
 func (f *fastCaller) call(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	id := "sb-f" + strconv.FormatUint(f.next.Add(1), 10)
 	p, err := json.Marshal(params)
 	if err != nil {
 		return nil, errFastUnavailable
 	}
-	body := make([]byte, 0, len(p)+64)
+	msg, err := f.exchange(ctx, "sb-f"+strconv.FormatUint(f.next.Add(1), 10), "tools/call", p)
+	if err != nil {
+		return nil, err
+	}
+	if msg.Error != nil {
+		// Worded as the SDK's session words a server's error answer.
+		return nil, fmt.Errorf("calling %q: %w", "tools/call", msg.Error)
+	}
+	return decodeResult(msg.Result)
+}
+
+// exchange posts one request, id and method with the JSON params p, on
+// the session and returns the server's answer, handling what else the
+// server sends on the request's event stream. An error that wraps
+// errFastUnavailable means the server did not process the request.
+func (f *fastCaller) exchange(ctx context.Context, id, method string, p []byte) (*wireMessage, error) {
+	body := make([]byte, 0, len(p)+len(method)+64)
 	body = append(body, `{"jsonrpc":"2.0","id":"`...)
 	body = append(body, id...)
-	body = append(body, `","method":"tools/call","params":`...)
+	body = append(body, `","method":"`...)
+	body = append(body, method...)
+	body = append(body, `","params":`...)
 	body = append(body, p...)
 	body = append(body, '}')
 	resp, err := f.post(ctx, body)
@@ -114,7 +131,8 @@ func (f *fastCaller) call(ctx context.Context, params *mcp.CallToolParams) (*mcp
 			// connection has ended, and the supervisor starts a new one.
 			return nil, errSessionExpired
 		}
-		return nil, errFastUnavailable // an overloaded server, a challenge: the SDK's handling
+		// An overloaded server, a challenge: the SDK's handling.
+		return nil, fmt.Errorf("%w (HTTP %d)", errFastUnavailable, resp.StatusCode)
 	}
 	var msg *wireMessage
 	switch ct := resp.Header.Get("Content-Type"); {
@@ -148,11 +166,7 @@ func (f *fastCaller) call(ctx context.Context, params *mcp.CallToolParams) (*mcp
 	default:
 		return nil, f.failed(ctx, id, fmt.Errorf("unexpected content type %q", ct))
 	}
-	if msg.Error != nil {
-		// Worded as the SDK's session words a server's error answer.
-		return nil, fmt.Errorf("calling %q: %w", "tools/call", msg.Error)
-	}
-	return decodeResult(msg.Result)
+	return msg, nil
 }
 
 // decodeResult decodes a tools/call result. The SDK's own decoding
@@ -314,6 +328,8 @@ func (f *fastCaller) notify(ctx context.Context, msg *wireMessage) {
 		if ev.Log != nil && json.Unmarshal(msg.Params, &p) == nil {
 			ev.Log(ctx, &p)
 		}
+	case "notifications/tasks/status":
+		f.c.tasks.statusChanged(msg.Params)
 	case "notifications/progress":
 		// Read here, in order, before the response: delivered at once.
 		var p mcp.ProgressNotificationParams

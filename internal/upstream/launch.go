@@ -360,6 +360,9 @@ type headerTransport struct {
 	progressRead atomic.Pointer[func(token string)]
 	// wire hears what each exchange says about the connection.
 	wire *wireWatch
+	// tasks, once set, reads what the SDK drops from the answers to
+	// initialize and tools/list (tasks.go).
+	tasks atomic.Pointer[taskState]
 }
 
 // maxRequestNote bounds how much of a request body is read to note its
@@ -383,6 +386,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header.Set(k, fillIdentity(req.Context(), v))
 		}
 	}
+	var posted []byte // the request's body, when read
 	if req.Method == http.MethodPost && req.Body != nil && req.ContentLength >= 0 && req.ContentLength <= maxRequestNote {
 		// Note the request's id and method, so that an oversized answer
 		// can be handled by what it answers.
@@ -392,6 +396,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		t.calls.note(body)
+		posted = body
 		if len(t.headers) == 0 { // not cloned above; never change the caller's request
 			req = req.Clone(req.Context())
 		}
@@ -419,6 +424,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		resp.Body = &readCloser{Reader: newFrameCap(resp.Body, limit, t.limits.frameHead, t.calls, t.limits.logger), Closer: resp.Body}
 		resp.ContentLength = -1
+	}
+	if ts := t.tasks.Load(); ts != nil && posted != nil && resp.StatusCode == http.StatusOK && req.Context().Value(fastRequestKey{}) == nil {
+		ts.sniffHTTP(posted, resp)
 	}
 	return resp, nil
 }

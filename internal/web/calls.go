@@ -154,6 +154,8 @@ type startRequest struct {
 	Server    string          `json:"server"`
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments"`
+	// Task starts the call as a task (tasks.go follows it).
+	Task bool `json:"task"`
 }
 
 // apiStartCall validates a call's arguments against the tool's schema (the
@@ -205,11 +207,15 @@ func (c *Console) apiStartCall(w http.ResponseWriter, r *http.Request) {
 	go func() {
 		defer c.wg.Done()
 		defer cancel()
-		res, err := c.opts.Backend.Call(ctx, control.CallRequest{
+		creq := control.CallRequest{
 			Server: req.Server, Tool: req.Tool, Arguments: req.Arguments,
 			Source: string(Source), Identity: c.callerIdentity(se),
 			OnProgress: func(p toolcall.Progress) { c.callProgress(wc, p) },
-		})
+		}
+		if req.Task {
+			creq.Task = json.RawMessage(`{}`) // the server's own ttl
+		}
+		res, err := c.opts.Backend.Call(ctx, creq)
 		wc.mu.Lock()
 		wc.done, wc.finished, wc.result, wc.err = true, c.now(), res, err
 		wc.mu.Unlock()

@@ -432,6 +432,7 @@ func (c *Console) toolPage(w http.ResponseWriter, r *http.Request) {
 			wc.mu.Lock()
 			if wc.done {
 				d.Result = newResultView(wc.result, wc.err)
+				d.Result.TaskServer = ti.Server
 				if wc.cancelled && d.Result.Error != nil {
 					d.Result.Status = "cancelled"
 				}
@@ -490,7 +491,7 @@ func (c *Console) historyPage(w http.ResponseWriter, r *http.Request) {
 		Within:  q.Get("within"),
 		Since:   q.Get("since"),
 		Sources: []string{"cli", "gateway", "hook", "document", "agent", string(Source)},
-		Status:  []string{"success", "error", "timeout", "cancelled", "output_invalid"},
+		Status:  []string{"success", "error", "timeout", "cancelled", "output_invalid", "task"},
 	}
 	if dur, ok := withinChoices[d.Within]; ok {
 		d.Filter.Since = c.now().Add(-dur)

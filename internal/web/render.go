@@ -100,6 +100,10 @@ type resultView struct {
 	BudgetExceeded bool
 	Missing        string
 	Cost           float64
+	// TaskID is the task a call started as one created; TaskServer its
+	// server (set by the page).
+	TaskID     string
+	TaskServer string
 }
 
 // newErrorView renders an error in seed 002's form.
@@ -167,6 +171,13 @@ func newResultView(res *control.CallResult, err error) *resultView {
 		Duration: res.Duration.Round(1e6).String(), Bytes: res.Bytes, Retries: res.Retries,
 		Truncated: res.Truncated, Partial: res.Partial, BudgetExceeded: res.BudgetExceeded,
 		Missing: res.Missing, Cost: res.Cost, OutputError: res.OutputError,
+	}
+	if res.Task != nil {
+		var t struct {
+			TaskID string `json:"taskId"`
+		}
+		_ = json.Unmarshal(res.Task, &t)
+		v.TaskID = t.TaskID
 	}
 	if res.Result == nil {
 		return v

@@ -71,8 +71,11 @@ type statsView struct {
 }
 
 // isError says whether a recorded call counts as an error: anything but
-// success and a cancellation by the caller.
-func isError(status string) bool { return status != "success" && status != "cancelled" }
+// success, a cancellation by the caller, and a task's creation (whose
+// outcome is recorded apart).
+func isError(status string) bool {
+	return status != "success" && status != "cancelled" && status != "task"
+}
 
 // percentile returns the p-th percentile (nearest rank) of sorted
 // durations, in milliseconds.

@@ -300,6 +300,8 @@ func (c *Console) Handler() http.Handler {
 	mux.Handle("GET "+Prefix+"history", page(c.historyPage))
 	mux.Handle("GET "+Prefix+"history/{id}", page(c.historyDetailPage))
 	mux.Handle("GET "+Prefix+"hooks", page(c.hooksPage))
+	mux.Handle("GET "+Prefix+"tasks", page(c.tasksPage))
+	mux.Handle("POST "+Prefix+"tasks", page(c.tasksPage))
 	mux.Handle("GET "+Prefix+"prompt", page(c.promptPage))
 	mux.Handle("POST "+Prefix+"prompt", page(c.promptPage))
 	mux.Handle("GET "+Prefix+"resource", page(c.resourcePage))

@@ -195,6 +195,27 @@ const ops = {
         return step.progress ? { ...res, progress } : res;
     },
 
+    // call_task {name, arguments, ttl}: runs the call as a task with the SDK's
+    // experimental callToolStream (tools/call with params.task, tasks/get until the
+    // task ends or needs input, then tasks/result): the types of its messages in
+    // order, the task id, the last status seen and the result.
+    call_task: async (client, step) => {
+        const out = { types: [] };
+        const params = { name: step.name, arguments: step.arguments ?? {} };
+        const opts = { ...requestOptions(step), task: { ttl: step.ttl ?? 60000 } };
+        for await (const msg of client.experimental.tasks.callToolStream(params, undefined, opts)) {
+            out.types.push(msg.type);
+            if (msg.type === 'taskCreated') out.taskId = msg.task.taskId;
+            if (msg.type === 'taskStatus') out.status = msg.task.status;
+            if (msg.type === 'result') out.result = msg.result;
+            if (msg.type === 'error') throw msg.error;
+        }
+        return out;
+    },
+    // list_tasks, get_task {task_id}: the result.
+    list_tasks: (client, step) => client.experimental.tasks.listTasks(undefined, requestOptions(step)),
+    get_task: (client, step) => client.experimental.tasks.getTask(step.task_id, requestOptions(step)),
+
     // call_cancel {name, arguments, after_progress: N | after_ms: M}: aborts the call
     // after the Nth progress notification or after M ms.
     call_cancel: async (client, step) => {

@@ -647,7 +647,8 @@
     if (!errs.length) validate(schemaRoot, args.value, '', errs);
     if (errs.length) { showErrors(errs); return; }
     callBtn.disabled = true;
-    const r = await sb.api('POST', '/ui/api/calls', { server: root.dataset.server, tool: root.dataset.tool, arguments: args.value });
+    const asTask = document.getElementById('as-task');
+    const r = await sb.api('POST', '/ui/api/calls', { server: root.dataset.server, tool: root.dataset.tool, arguments: args.value, task: !!(asTask && asTask.checked) });
     callBtn.disabled = false;
     if (r.status === 202 && r.data) { track(r.data.id); return; }
     const d = r.data || {};

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/testpeer"
+)
+
+// TestCallAsTaskAndFollowIt starts the TypeScript SDK's
+// simpleTaskInteractive example's confirm_delete as a task through a
+// daemon and follows it with switchboard task: the CLI declares no
+// elicitation, so the example's question fails and so does the task,
+// which get, result --wait and list report as the server does; the
+// history has the call's creation and its outcome.
+func TestCallAsTaskAndFollowIt(t *testing.T) {
+	url := testpeer.StartTaskExample(t)
+	cfg := writeConfigWith(t, map[string]string{}, "  - name: tasks\n    transport: http\n    url: "+url+"\n")
+	startDaemon(t, cfg)
+
+	r := runCLI(t, "tool", "--config", cfg, "tasks", "confirm_delete")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "tool", r.stdout, "runs only as a task")
+
+	r = runCLI(t, "call", "--config", cfg, "tasks", "confirm_delete", "filename=a.txt")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "call without --task", r.stderr, "runs only as a task", "--task")
+
+	r = runCLI(t, "call", "--config", cfg, "tasks", "confirm_delete", "filename=a.txt", "--task", "--ttl", "1m", "--json")
+	wantCode(t, r, ExitOK)
+	var started struct {
+		Task taskInfo `json:"task"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &started); err != nil || started.Task.TaskID == "" {
+		t.Fatalf("call --task --json: %q (%v), want the task", r.stdout, err)
+	}
+	id := started.Task.TaskID
+	if started.Task.TTL == nil || *started.Task.TTL != 60000 {
+		t.Errorf("the task's ttl: %v, want the 60000 ms --ttl asked for", started.Task.TTL)
+	}
+
+	r = runCLI(t, "task", "get", "--config", cfg, "tasks", id)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "task get", r.stdout, "task "+id+": ")
+
+	r = runCLI(t, "task", "result", "--config", cfg, "tasks", id, "--wait")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "task result of a failed task", r.stderr, "elicitation")
+
+	r = runCLI(t, "task", "list", "--config", cfg, "tasks")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "task list", r.stdout, "ID", "STATUS", id, "failed")
+
+	r = runCLI(t, "task", "get", "--config", cfg, "tasks", "no-such-task")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "task get of an unknown task", r.stderr, "no-such-task")
+
+	r = runCLI(t, "task", "get", "--config", cfg, "tasks")
+	wantCode(t, r, ExitUsage)
+	wantContains(t, "task get without an id", r.stderr, "switchboard task get SERVER ID")
+
+	r = runCLI(t, "call", "--config", cfg, "--json", "tasks", "confirm_delete", "--task", "--args", "[1]")
+	wantCode(t, r, ExitFailure)
+
+	// The history is written in batches: the outcome may take a moment.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r = runCLI(t, "history", "--config", cfg, "--json", "--tool", "confirm_delete")
+		wantCode(t, r, ExitOK)
+		var recs []struct {
+			Status string `json:"status"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil {
+			t.Fatalf("history --json: %q (%v)", r.stdout, err)
+		}
+		var statuses []string
+		for _, rec := range recs {
+			statuses = append(statuses, rec.Status)
+		}
+		got := strings.Join(statuses, ",")
+		if strings.Contains(got, "task") && strings.Contains(got, "error") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("history statuses %s, want the task's creation (task) and its outcome (error); history:\n%s", got, r.stdout)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the history: nothing to wait on
+	}
+}

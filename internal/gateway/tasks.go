@@ -1,0 +1,646 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/telemetry"
+	"github.com/switchboard-mcp/switchboard/internal/toolcall"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
+)
+
+// This file forwards tasks (MCP 2025-11-25's task-augmented requests): a
+// tools/call with params.task, and tasks/get, tasks/result, tasks/list
+// and tasks/cancel. The go-sdk's server knows none of them, so the
+// gateway answers them itself, on streamable HTTP, before the SDK sees
+// them (as the lean path answers tools/call, fastpath.go), and sends them
+// upstream as raw requests (upstream.Client.Request).
+//
+// A task belongs to whoever created it: the client's session in a view
+// (in stateless mode, the token's user and the client's host). Its id is
+// the upstream's; the gateway keeps, per owner, which server each of the
+// owner's tasks lives on, and answers for any other id — another
+// session's or user's task, which the server itself would show, for it
+// sees one client, the gateway — that there is no such task. A task
+// created through the engine is checked, limited and recorded like any
+// call (its creation with the status "task"); its result, when fetched
+// through tasks/result, is recorded as the call's outcome, truncated and
+// redacted like any result. While a client waits on tasks/result, what
+// the upstream asks its client (elicitation, sampling) goes to that
+// client, on that request's stream.
+
+// taskOwner is who may see a task.
+type taskOwner struct {
+	view, session, user, host string
+}
+
+// taskEntry is one task a client created.
+type taskEntry struct {
+	owner    taskOwner
+	id       string // the id the client knows it by
+	server   string
+	upstream string           // the server's id for it
+	req      toolcall.Request // the call that created it, for the record of its outcome
+	created  time.Time
+
+	mu       sync.Mutex
+	recorded bool                // its outcome is in the history
+	result   *mcp.CallToolResult // the outcome as fetched, once it is
+	stream   *callStream         // the owner's tasks/result stream while one waits
+	ss       *mcp.ServerSession  // the owner's session, if any
+	vs       *viewServer
+}
+
+// maxTasksPerOwner bounds the tasks the gateway keeps per owner; the
+// oldest is forgotten (its id then reads as unknown).
+const maxTasksPerOwner = 1000
+
+// taskRegistry holds the tasks clients created through the gateway.
+type taskRegistry struct {
+	mu      sync.Mutex
+	owners  map[taskOwner][]*taskEntry // oldest first
+	byServe map[string]*taskEntry      // server + "\x00" + upstream id
+}
+
+// add records e under its owner, giving it the upstream's id unless the
+// owner has a task of another server by that id.
+func (r *taskRegistry) add(e *taskEntry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.owners == nil {
+		r.owners, r.byServe = map[taskOwner][]*taskEntry{}, map[string]*taskEntry{}
+	}
+	e.id = e.upstream
+	for _, o := range r.owners[e.owner] {
+		if o.id == e.id {
+			e.id = e.server + ":" + e.upstream
+		}
+	}
+	list := append(r.owners[e.owner], e)
+	if len(list) > maxTasksPerOwner {
+		delete(r.byServe, list[0].server+"\x00"+list[0].upstream)
+		list = list[1:]
+	}
+	r.owners[e.owner] = list
+	r.byServe[e.server+"\x00"+e.upstream] = e
+}
+
+// get returns the owner's task id, or nil.
+func (r *taskRegistry) get(owner taskOwner, id string) *taskEntry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.owners[owner] {
+		if e.id == id {
+			return e
+		}
+	}
+	return nil
+}
+
+// list returns the owner's tasks, newest first.
+func (r *taskRegistry) list(owner taskOwner) []*taskEntry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	src := r.owners[owner]
+	out := make([]*taskEntry, 0, len(src))
+	for i := len(src) - 1; i >= 0; i-- {
+		out = append(out, src[i])
+	}
+	return out
+}
+
+// forget drops a task the server no longer has.
+func (r *taskRegistry) forget(e *taskEntry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	list := r.owners[e.owner]
+	for i, o := range list {
+		if o == e {
+			r.owners[e.owner] = append(list[:i:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(r.owners[e.owner]) == 0 {
+		delete(r.owners, e.owner)
+	}
+	delete(r.byServe, e.server+"\x00"+e.upstream)
+}
+
+// dropSession forgets the tasks of a session that ended.
+func (r *taskRegistry) dropSession(sid string) {
+	if sid == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for o, list := range r.owners {
+		if o.session != sid {
+			continue
+		}
+		for _, e := range list {
+			delete(r.byServe, e.server+"\x00"+e.upstream)
+		}
+		delete(r.owners, o)
+	}
+}
+
+// byUpstream returns the task server knows by id, or nil.
+func (r *taskRegistry) byUpstream(server, id string) *taskEntry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byServe[server+"\x00"+id]
+}
+
+// taskMethods are the methods of tasks the gateway answers itself.
+var taskMethods = map[string]bool{"tasks/get": true, "tasks/result": true, "tasks/list": true, "tasks/cancel": true}
+
+// taskRequest is what the handlers of the task methods need of a request.
+type taskRequest struct {
+	h     *httpHandler
+	w     http.ResponseWriter
+	r     *http.Request
+	m     *message
+	gw    config.Gateway
+	vs    *viewServer
+	ss    *mcp.ServerSession
+	sid   string
+	owner taskOwner
+	user  string
+}
+
+// tryTask answers m, posted with r, when it is a task method or a
+// tools/call made as a task, and reports whether it did. Requests it
+// cannot place (an unknown session, another view's) go to the SDK, which
+// says what is wrong.
+func (h *httpHandler) tryTask(w http.ResponseWriter, r *http.Request, m *message, view config.View, gw config.Gateway) bool {
+	if m.batch || !m.isCall() {
+		return false
+	}
+	if m.method == "tools/call" {
+		if !bytes.Contains(m.Params, []byte(`"task"`)) {
+			return false // the common case, decided without decoding
+		}
+		var p struct {
+			Task json.RawMessage `json:"task"`
+		}
+		if json.Unmarshal(m.Params, &p) != nil || len(p.Task) == 0 || string(p.Task) == "null" {
+			return false
+		}
+	} else if !taskMethods[m.method] {
+		return false
+	}
+	wantJSON, wantStream := accepts(r.Header.Values("Accept"))
+	if !wantJSON || !wantStream {
+		return false // the SDK says what is wrong
+	}
+	tr := &taskRequest{h: h, w: w, r: r, m: m, gw: gw}
+	tok, hasTok := r.Context().Value(tokenKey{}).(config.Token)
+	tr.user = tok.User
+	sid := r.Header.Get("Mcp-Session-Id")
+	if gw.Stateless {
+		if sid != "" {
+			return false
+		}
+		spec, ok := h.spec(r, view)
+		if !ok {
+			return false
+		}
+		vs, err := h.g.serverFor(r.Context(), spec)
+		if err != nil {
+			return false
+		}
+		tr.vs = vs
+		tr.owner = taskOwner{view: view.Name, user: tok.User, host: remoteHost(r)}
+	} else {
+		si := h.g.sess.get(sid)
+		if si == nil {
+			return false
+		}
+		sv, ss := si.vs.Load(), si.ss.Load()
+		if sv == nil || ss == nil || sv.spec().view.Name != view.Name {
+			return false
+		}
+		if hasTok {
+			if u, ok := h.g.sess.user(sid); !ok || u != tok.User {
+				return false
+			}
+		}
+		tr.vs, tr.ss, tr.sid = sv, ss, sid
+		tr.owner = taskOwner{view: view.Name, session: sid}
+	}
+	ctx := r.Context()
+	switch m.method {
+	case "tools/call":
+		tr.call(ctx)
+	case "tasks/get":
+		tr.get(ctx)
+	case "tasks/result":
+		tr.result(ctx)
+	case "tasks/list":
+		tr.list(ctx)
+	case "tasks/cancel":
+		tr.cancel(ctx)
+	}
+	return true
+}
+
+// answer writes a result.
+func (tr *taskRequest) answer(cs *callStream, result any) {
+	out, err := marshalNoEscape(result)
+	if err != nil {
+		tr.fail(cs, err)
+		return
+	}
+	var b bytes.Buffer
+	b.WriteString(eventPrefix)
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	b.Write(tr.m.ID)
+	b.WriteString(`,"result":`)
+	b.Write(out)
+	b.WriteString("}\n\n")
+	if cs == nil {
+		writeAnswer(tr.w, b.Bytes())
+		return
+	}
+	cs.finish(b.Bytes())
+}
+
+// fail writes err as a JSON-RPC error: a server's own error with its
+// code, a validation failure as invalid params (-32602), anything else
+// as an internal error (-32603) whose data is the structured error.
+func (tr *taskRequest) fail(cs *callStream, err error) {
+	rpc := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	var werr *jsonrpc.Error
+	switch {
+	case errors.As(err, &werr):
+		rpc = &jsonrpc.Error{Code: werr.Code, Message: strings.TrimPrefix(werr.Message, fmt.Sprintf("MCP error %d: ", werr.Code)), Data: werr.Data}
+	default:
+		fe := fault.As(err)
+		if fe != nil {
+			rpc.Message = fe.Message
+			if fe.Kind == fault.Validation || fe.Kind == fault.NotFound || fe.Kind == fault.Authorization {
+				rpc.Code = jsonrpc.CodeInvalidParams
+			}
+			if data, jerr := json.Marshal(fe); jerr == nil {
+				rpc.Data = data
+			}
+		}
+	}
+	body, merr := marshalNoEscape(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *jsonrpc.Error  `json:"error"`
+	}{"2.0", tr.m.ID, rpc})
+	if merr != nil {
+		body = []byte(`{"jsonrpc":"2.0","id":` + string(tr.m.ID) + `,"error":{"code":-32603,"message":"internal error"}}`)
+	}
+	event := append([]byte(eventPrefix), body...)
+	event = append(event, "\n\n"...)
+	if cs == nil {
+		writeAnswer(tr.w, event)
+		return
+	}
+	cs.finish(event)
+}
+
+// errNoTask is the answer for a task id the caller has no task by.
+func errNoTask(id string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Failed to retrieve task: Task not found: %q", id)}
+}
+
+// taskID reads params.taskId.
+func (tr *taskRequest) entry() (*taskEntry, map[string]json.RawMessage, error) {
+	var p map[string]json.RawMessage
+	var id string
+	if json.Unmarshal(tr.m.Params, &p) != nil || json.Unmarshal(p["taskId"], &id) != nil || id == "" {
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: %s needs a taskId (a string)", tr.m.method)}
+	}
+	e := tr.h.g.tasks.get(tr.owner, id)
+	if e == nil {
+		return nil, nil, errNoTask(id)
+	}
+	return e, p, nil
+}
+
+// upstreamParams are a client's params with the task's upstream id and
+// without the keys of the client's hop.
+func upstreamParams(e *taskEntry, p map[string]json.RawMessage) map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(p))
+	for k, v := range p {
+		out[k] = v
+	}
+	out["taskId"], _ = json.Marshal(e.upstream)
+	if raw, ok := out["_meta"]; ok {
+		var meta mcp.Meta
+		if json.Unmarshal(raw, &meta) == nil {
+			if fm := forwardMeta(meta); fm != nil {
+				out["_meta"], _ = json.Marshal(fm)
+			} else {
+				delete(out, "_meta")
+			}
+		}
+	}
+	return out
+}
+
+// client returns the upstream that owns e.
+func (tr *taskRequest) client(server string) (*upstream.Client, error) {
+	return tr.h.g.ups.Client(server)
+}
+
+// relabel rewrites a task object of the server's (its taskId) as the
+// client knows it.
+func relabel(e *taskEntry, task json.RawMessage) json.RawMessage {
+	if e.id == e.upstream {
+		return task
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(task, &m) != nil {
+		return task
+	}
+	m["taskId"], _ = json.Marshal(e.id)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return task
+	}
+	return out
+}
+
+// relatedTaskKey is the _meta key that links a message to its task.
+const relatedTaskKey = "io.modelcontextprotocol/related-task"
+
+// call runs a tools/call made as a task through the engine.
+func (tr *taskRequest) call(ctx context.Context) {
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      mcp.Meta        `json:"_meta"`
+		Task      json.RawMessage `json:"task"`
+	}
+	if err := json.Unmarshal(tr.m.Params, &p); err != nil {
+		tr.fail(nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + err.Error()})
+		return
+	}
+	vs := tr.vs
+	vs.mu.Lock()
+	te, ok := vs.tools[p.Name]
+	vs.mu.Unlock()
+	user := tr.user
+	if _, hasTok := tr.r.Context().Value(tokenKey{}).(config.Token); !hasTok {
+		user = callerUser(tr.gw, p.Meta, false)
+	}
+	session := tr.sid
+	if session == "" && !tr.gw.AuthRequired() {
+		session, _ = p.Meta["session_id"].(string)
+	}
+	cs := &callStream{g: tr.h.g, w: tr.w, sid: tr.sid}
+	defer cs.end()
+	cc := &clientCall{ss: tr.ss, stream: cs, level: tr.h.g.callerLevel(tr.gw, p.Meta, tr.ss)}
+	ctx = context.WithValue(ctx, fastStreamKey{}, cs)
+	if !ok {
+		// As for any call of a name the view does not list (unlisted.go).
+		server, tool, err := vs.resolveUnlisted(p.Name)
+		if err != nil {
+			_ = vs.g.eng.Refuse(ctx, vs.request(server, tool, p.Arguments, p.Meta, user, session), err)
+			tr.fail(cs, protocolError(err))
+			return
+		}
+		te = toolEntry{server: server, name: tool}
+	}
+	creq := vs.request(te.server, te.name, p.Arguments, p.Meta, user, session)
+	creq.Task = p.Task
+	ctx, span := telemetry.StartServer(ctx, telemetry.Request{Method: tr.m.method, Target: p.Name, Meta: p.Meta, Header: tr.r.Header, Session: tr.sid, RequestID: string(tr.m.ID)})
+	res, err := vs.runTask(ctx, cc, te, creq, user, session)
+	span.EndTool(nil, err)
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		tr.fail(cs, err)
+		return
+	}
+	if res.Task == nil {
+		// The server ran it at once: its result, as for any call.
+		tr.answer(cs, res.CallToolResult)
+		return
+	}
+	var task struct {
+		TaskID string `json:"taskId"`
+	}
+	if json.Unmarshal(res.Task, &task) != nil || task.TaskID == "" {
+		tr.fail(cs, fault.New(fault.Protocol, "%s answered the call of %s as a task without a taskId", te.server, te.name))
+		return
+	}
+	e := &taskEntry{owner: tr.owner, server: te.server, upstream: task.TaskID, req: creq, created: time.Now(), ss: tr.ss, vs: vs}
+	e.req.Task = nil
+	tr.h.g.tasks.add(e)
+	tr.answer(cs, map[string]json.RawMessage{"task": relabel(e, res.Task)})
+}
+
+// runTask runs creq, a call of the view's tool te made as a task, as
+// viewServer.call runs any: what the upstream sends its client meanwhile
+// goes to cc's.
+func (vs *viewServer) runTask(ctx context.Context, cc *clientCall, te toolEntry, creq toolcall.Request, user, session string) (*toolcall.Result, error) {
+	cc.vs, cc.server = vs, te.server
+	ctx = context.WithValue(ctx, callerKey{}, cc)
+	cc.ctx = ctx
+	done := vs.g.calls.add(cc)
+	defer done()
+	ctx = upstream.WithIdentity(ctx, upstream.Identity{User: user, Session: session})
+	res, err := vs.g.eng.Call(ctx, creq)
+	if err == nil && res != nil && res.CallToolResult != nil {
+		res.CallToolResult.Meta = hopless(res.CallToolResult.Meta)
+	}
+	return res, err
+}
+
+// get forwards tasks/get.
+func (tr *taskRequest) get(ctx context.Context) {
+	e, p, err := tr.entry()
+	if err != nil {
+		tr.fail(nil, err)
+		return
+	}
+	task, err := tr.fetch(ctx, e, "tasks/get", upstreamParams(e, p))
+	if err != nil {
+		tr.fail(nil, err)
+		return
+	}
+	tr.answer(nil, task)
+}
+
+// fetch sends method for e and returns the task object the server gave,
+// as the client knows it; a task that ended without a result to fetch
+// (failed, cancelled) has its outcome recorded.
+func (tr *taskRequest) fetch(ctx context.Context, e *taskEntry, method string, params any) (json.RawMessage, error) {
+	c, err := tr.client(e.server)
+	if err != nil {
+		return nil, upstreamError(e.server, err)
+	}
+	raw, err := c.Request(upstream.WithIdentity(ctx, upstream.Identity{User: e.req.Identity, Session: e.req.SessionID}), method, params)
+	if err != nil {
+		return nil, upstreamError(e.server, err)
+	}
+	var st struct {
+		Status        string `json:"status"`
+		StatusMessage string `json:"statusMessage"`
+	}
+	if json.Unmarshal(raw, &st) == nil && (st.Status == "failed" || st.Status == "cancelled") {
+		tr.h.g.recordTask(context.WithoutCancel(ctx), e, nil, toolcall.TaskError(e.server, e.req.Tool, st.Status, st.StatusMessage))
+	}
+	return relabel(e, raw), nil
+}
+
+// recordTask records e's outcome once.
+func (g *Gateway) recordTask(ctx context.Context, e *taskEntry, res *mcp.CallToolResult, err error) *mcp.CallToolResult {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.recorded {
+		return e.result
+	}
+	e.recorded = true
+	out := g.eng.TaskResult(ctx, e.req, e.created, res, err)
+	if out != nil {
+		e.result = out.CallToolResult
+	}
+	return e.result
+}
+
+// cancel forwards tasks/cancel.
+func (tr *taskRequest) cancel(ctx context.Context) {
+	e, p, err := tr.entry()
+	if err != nil {
+		tr.fail(nil, err)
+		return
+	}
+	task, err := tr.fetch(ctx, e, "tasks/cancel", upstreamParams(e, p))
+	if err != nil {
+		tr.fail(nil, err)
+		return
+	}
+	tr.answer(nil, task)
+}
+
+// list answers tasks/list with the caller's own tasks, each as the
+// server gives it now (tasks/get): the server's own list would show the
+// tasks of every client of the gateway. Tasks the server no longer has
+// are forgotten. It is one page.
+func (tr *taskRequest) list(ctx context.Context) {
+	tasks := []json.RawMessage{}
+	for _, e := range tr.h.g.tasks.list(tr.owner) {
+		task, err := tr.fetch(ctx, e, "tasks/get", map[string]any{"taskId": e.upstream})
+		var werr *jsonrpc.Error
+		switch {
+		case err == nil:
+			tasks = append(tasks, task)
+		case errors.As(err, &werr) && werr.Code == jsonrpc.CodeInvalidParams:
+			tr.h.g.tasks.forget(e) // expired upstream
+		case ctx.Err() != nil:
+			return
+		default:
+			// The server is away: the task is still the caller's.
+			tr.h.g.logger.Debug("listing a task failed", logKeyServer, e.server, logKeyErr, err)
+		}
+	}
+	tr.answer(nil, map[string]any{"tasks": tasks})
+}
+
+// result forwards tasks/result: it waits for the task to end, while what
+// the server asks its client goes to this client on this request's
+// stream, then records the outcome.
+func (tr *taskRequest) result(ctx context.Context) {
+	e, p, err := tr.entry()
+	if err != nil {
+		tr.fail(nil, err)
+		return
+	}
+	c, err := tr.client(e.server)
+	if err != nil {
+		tr.fail(nil, upstreamError(e.server, err))
+		return
+	}
+	cs := &callStream{g: tr.h.g, w: tr.w, sid: tr.sid}
+	defer cs.end()
+	cc := &clientCall{ss: tr.ss, stream: cs, vs: tr.vs, server: e.server, level: tr.h.g.callerLevel(tr.gw, nil, tr.ss)}
+	ctx = context.WithValue(ctx, fastStreamKey{}, cs)
+	ctx = context.WithValue(ctx, callerKey{}, cc)
+	cc.ctx = ctx
+	done := tr.h.g.calls.add(cc)
+	defer done()
+	e.mu.Lock()
+	e.stream = cs
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		if e.stream == cs {
+			e.stream = nil
+		}
+		e.mu.Unlock()
+	}()
+	raw, err := c.Request(upstream.WithIdentity(ctx, upstream.Identity{User: e.req.Identity, Session: e.req.SessionID}), "tasks/result", upstreamParams(e, p))
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		tr.h.g.recordTask(context.WithoutCancel(ctx), e, nil, err)
+		tr.fail(cs, upstreamError(e.server, err))
+		return
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		err = fault.Wrap(fault.Protocol, err, "decoding the result of the task %s of %s", e.id, e.server)
+		tr.h.g.recordTask(context.WithoutCancel(ctx), e, nil, err)
+		tr.fail(cs, err)
+		return
+	}
+	out := tr.h.g.recordTask(context.WithoutCancel(ctx), e, &res, nil)
+	if out == nil {
+		out = &res
+	}
+	cp := *out
+	cp.Meta = hopless(out.Meta)
+	if cp.Meta == nil {
+		cp.Meta = mcp.Meta{}
+	}
+	cp.Meta[relatedTaskKey] = map[string]string{"taskId": e.id}
+	if cp.Content == nil {
+		cp.Content = []mcp.Content{}
+	}
+	tr.answer(cs, &mcp.CallToolResult{Meta: cp.Meta, Content: cp.Content, StructuredContent: cp.StructuredContent, IsError: cp.IsError})
+}
+
+// taskStatus forwards an upstream's notifications/tasks/status to the
+// client that owns the task, on its tasks/result stream if one is open
+// (the gateway has no other way to reach a session's standalone stream
+// with a notification the SDK does not know); otherwise the client
+// learns the status by polling, as the specification has it.
+func (g *Gateway) taskStatus(server string, params json.RawMessage) {
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.TaskID == "" {
+		return
+	}
+	e := g.tasks.byUpstream(server, p.TaskID)
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	cs := e.stream
+	e.mu.Unlock()
+	if cs != nil {
+		cs.notify("notifications/tasks/status", relabel(e, params))
+	}
+}

@@ -1,0 +1,80 @@
+package web_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/testpeer"
+	"github.com/switchboard-mcp/switchboard/internal/web"
+)
+
+// TestBrowserTasks starts a tool call of the TypeScript SDK's
+// simpleTaskInteractive example as a task from the tool's form (the
+// tool runs only as a task: the box is ticked and fixed), follows the
+// link to the Tasks page, polls the task and fetches its result: the
+// console declares no elicitation, so the example's question fails and
+// the task's result is the example's error; the history has the task's
+// creation and its outcome.
+func TestBrowserTasks(t *testing.T) {
+	t.Parallel()
+	srv := config.Server{Name: "tasks", Transport: config.TransportHTTP, URL: testpeer.StartTaskExample(t),
+		ConnectTimeout: 30 * time.Second, RequestTimeout: 30 * time.Second, Enabled: true, LoadTools: true, TerminateOnClose: true}
+	r := startDaemon(t, testConfig(srv))
+	ctx := browser(t, 1280, 900)
+
+	do(t, ctx, "opening confirm_delete", chromedp.Navigate(r.url+web.Prefix+"tool?server=tasks&name=confirm_delete"))
+	waitJS(t, ctx, "the form", `document.querySelector('.field[data-path="filename"] input')`)
+	if !eval[bool](t, ctx, `document.getElementById("as-task").checked && document.getElementById("as-task").disabled`) {
+		t.Error(`"Run as a task" is not ticked and fixed for a tool that runs only as a task`)
+	}
+	do(t, ctx, "calling as a task", chromedp.SendKeys(chromedp.CSS(`.field[data-path="filename"] input`), "a.txt"),
+		chromedp.Click(chromedp.ID("call-button")))
+	waitJS(t, ctx, "the task started", `document.getElementById("task-started")`)
+	id := eval[string](t, ctx, `document.querySelector("#task-started code").textContent`)
+	if status := eval[string](t, ctx, `document.getElementById("result-status").textContent`); status != "task" || id == "" {
+		t.Fatalf("the call's status %q, task %q; want a task", status, id)
+	}
+	shot(t, ctx, "task-started")
+
+	do(t, ctx, "following the task", chromedp.Click(chromedp.CSS(`#task-started a`)))
+	waitJS(t, ctx, "the task listed", `document.querySelector('#tasks tr[data-task=`+jsString(id)+`]')`)
+	do(t, ctx, "refreshing it", chromedp.Click(chromedp.CSS(`tr[data-task=`+jsString(id)+`] button[data-op="get"]`)))
+	waitJS(t, ctx, "its state", `document.getElementById("task-state") && document.getElementById("task-state").textContent.includes(`+jsString(id)+`)`)
+	do(t, ctx, "fetching its result", chromedp.Click(chromedp.CSS(`tr[data-task=`+jsString(id)+`] button[data-op="result"]`)))
+	waitJS(t, ctx, "the result", `document.getElementById("result-status")`)
+	text := eval[string](t, ctx, `document.getElementById("result").innerText`)
+	if status := eval[string](t, ctx, `document.getElementById("result-status").textContent`); status != "error" || !strings.Contains(text, "elicitation") {
+		t.Errorf("the task's result: %s %q, want the example's error (the console declares no elicitation)", status, text)
+	}
+	if s := eval[string](t, ctx, `document.querySelector('tr[data-task=`+jsString(id)+`] [data-field="status"]').textContent`); s != "failed" {
+		t.Errorf("the listed status after the result: %q, want failed", s)
+	}
+	shot(t, ctx, "task-result")
+
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		recs, err := r.store.Calls(context.Background(), store.CallFilter{Tool: "confirm_delete"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var statuses []string
+		for _, rec := range recs {
+			statuses = append(statuses, rec.Status)
+		}
+		slices.Sort(statuses)
+		if slices.Equal(statuses, []string{"error", "task"}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("history statuses %v, want the task's creation and its outcome", statuses)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the history: nothing to wait on
+	}
+}
