@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,9 +57,9 @@ type Options struct {
 var ErrQueueFull = errors.New("the audit writer is behind: the event queue is full")
 
 // Auditor writes events to the audit trail. Record never blocks on the
-// file: events wait in a bounded queue for one writer goroutine, which
-// Close stops after writing what is queued. Methods on a nil *Auditor do
-// nothing: that is the audit trail off.
+// file: events wait in a bounded queue for Run, which writes them until
+// its context is done, then writes what is queued and closes the file.
+// Methods on a nil *Auditor do nothing: that is the audit trail off.
 type Auditor struct {
 	opts     Options
 	instance Instance
@@ -68,7 +69,6 @@ type Auditor struct {
 	w    io.Writer
 	rot  *rotator // nil for stdout
 	wake chan struct{}
-	done chan struct{}
 
 	mu     sync.Mutex
 	queue  []Event
@@ -77,8 +77,8 @@ type Auditor struct {
 	written, failed atomic.Int64
 }
 
-// New opens the audit file (creating it and its directory) and starts the
-// writer.
+// New opens the audit file (creating it and its directory), so that a
+// bad path is reported at once; nothing is written until Run.
 func New(opts Options) (*Auditor, error) {
 	if opts.File == "" {
 		return nil, errors.New("audit: no file given: set audit.file to a path, or \"-\" for standard output")
@@ -86,7 +86,7 @@ func New(opts Options) (*Auditor, error) {
 	if opts.Queue <= 0 {
 		opts.Queue = DefaultQueue
 	}
-	a := &Auditor{opts: opts, logger: opts.Logger, now: opts.Now, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	a := &Auditor{opts: opts, logger: opts.Logger, now: opts.Now, wake: make(chan struct{}, 1)}
 	if a.logger == nil {
 		a.logger = slog.New(slog.DiscardHandler)
 	}
@@ -107,7 +107,6 @@ func New(opts Options) (*Auditor, error) {
 		}
 		a.w = a.rot
 	}
-	go a.run()
 	return a, nil
 }
 
@@ -122,7 +121,7 @@ func (a *Auditor) File() string {
 
 // Record queues e for writing, filling its time and instance and
 // redacting its reason. It never waits for the file. An event recorded
-// after Close is dropped and counted as failed.
+// once Run has returned is dropped and counted as failed.
 func (a *Auditor) Record(e Event) {
 	if a == nil {
 		return
@@ -141,7 +140,7 @@ func (a *Auditor) Record(e Event) {
 	switch {
 	case a.closed:
 		a.mu.Unlock()
-		a.fail(e, errors.New("the audit trail is closed"))
+		a.fail(e, errors.New("the audit trail is closed (the daemon is shutting down)"))
 		return
 	case len(a.queue) >= a.opts.Queue:
 		a.mu.Unlock()
@@ -149,11 +148,11 @@ func (a *Auditor) Record(e Event) {
 		return
 	}
 	a.queue = append(a.queue, e)
-	select { // under mu: Close closes wake only once closed is set
+	a.mu.Unlock()
+	select {
 	case a.wake <- struct{}{}:
 	default:
 	}
-	a.mu.Unlock()
 }
 
 // Written returns how many events were written.
@@ -172,42 +171,35 @@ func (a *Auditor) Failed() int64 {
 	return a.failed.Load()
 }
 
-// Close writes the queued events, stops the writer and closes the file.
-func (a *Auditor) Close() error {
+// Run writes queued events until ctx is done, then writes those still
+// queued, closes the file and returns nil. Call it once.
+func (a *Auditor) Run(ctx context.Context) error {
 	if a == nil {
 		return nil
 	}
-	a.mu.Lock()
-	if a.closed {
-		a.mu.Unlock()
-		<-a.done
-		return nil
-	}
-	a.closed = true
-	close(a.wake)
-	a.mu.Unlock()
-	<-a.done
-	if a.rot != nil {
-		return a.rot.Close()
-	}
-	return nil
-}
-
-// run writes queued events until Close.
-func (a *Auditor) run() {
-	defer close(a.done)
 	var batch []Event
-	for {
-		_, open := <-a.wake
+	flush := func(final bool) {
 		a.mu.Lock()
 		batch, a.queue = a.queue, batch[:0]
+		a.closed = a.closed || final
 		a.mu.Unlock()
 		for _, e := range batch {
 			a.write(e)
 		}
 		clear(batch)
-		if !open {
-			return
+	}
+	for {
+		select {
+		case <-a.wake:
+			flush(false)
+		case <-ctx.Done():
+			flush(true)
+			if a.rot != nil {
+				if err := a.rot.Close(); err != nil {
+					a.logger.Error("closing the audit file failed", "file", a.opts.File, "err", err)
+				}
+			}
+			return nil
 		}
 	}
 }
@@ -233,4 +225,34 @@ func (a *Auditor) fail(e Event, err error) {
 	if a.opts.OnFailure != nil {
 		a.opts.OnFailure(e, err)
 	}
+}
+
+// Append writes events to the audit trail o describes at once, for a
+// process that records a few events and exits (a CLI command run without
+// a daemon). Each failed event is also reported as Run would.
+func Append(o Options, events ...Event) error {
+	var first error
+	report := o.OnFailure
+	o.OnFailure = func(e Event, err error) {
+		if first == nil {
+			first = err
+		}
+		if report != nil {
+			report(e, err)
+		}
+	}
+	a, err := New(o)
+	if err != nil {
+		return err
+	}
+	for _, e := range events {
+		a.Record(e)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = a.Run(ctx) // writes the queue, then closes
+	if first != nil {
+		return fmt.Errorf("audit: %d of %d events could not be written to %s: %w", a.Failed(), len(events), o.File, first)
+	}
+	return nil
 }
