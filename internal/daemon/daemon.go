@@ -32,6 +32,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/audit"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
@@ -72,6 +73,10 @@ type Options struct {
 	// NoControl skips the control socket (serve --stdio, where another
 	// daemon may own it).
 	NoControl bool
+	// AuditStdout receives the audit trail when audit.file is "-"; nil
+	// means os.Stdout (serve --stdio passes its standard error: its
+	// standard output is the MCP stream).
+	AuditStdout io.Writer
 }
 
 // Daemon is a running `switchboard serve`.
@@ -96,6 +101,8 @@ type Daemon struct {
 	upstreamAuth *oauth.Manager
 	// signIns runs the console's sign-ins.
 	signIns signIns
+	// audit writes the audit trail; nil when audit: configures none.
+	audit *audit.Auditor
 
 	mu  sync.Mutex
 	cfg *config.Config
@@ -186,13 +193,16 @@ func New(opts Options) (*Daemon, error) {
 		Logger:    logger,
 	})
 	d.metrics.SetUsers(configUsers(cfg))
+	if d.audit, err = d.newAuditor(cfg); err != nil {
+		return nil, err
+	}
 	d.eng, err = toolcall.New(toolcall.Options{Config: cfg, Upstreams: d.pool, Catalog: d.cat, Recorder: d.metrics, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
 	d.gw, err = gateway.New(gateway.Options{
 		Config: cfg, Catalog: d.cat, Engine: d.eng, Upstreams: d.pool,
-		Logger: logger, Metrics: d.metrics, Version: opts.Version,
+		Logger: logger, Metrics: d.metrics, Version: opts.Version, Audit: d.audit,
 	})
 	if err != nil {
 		return nil, err
@@ -272,7 +282,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 	}
 	d.started = time.Now()
-	d.backend = control.NewLocal(control.Components{
+	d.backend = control.Audited(control.NewLocal(control.Components{
 		Config:    d.config,
 		Pool:      d.pool,
 		Catalog:   d.cat,
@@ -284,7 +294,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		Version:   d.opts.Version,
 		Address:   d.Addr(),
 		StartedAt: d.started,
-	})
+	}), d.audit)
 	if err := d.newConsole(); err != nil {
 		d.ln.Close()
 		if ctl != nil {
@@ -296,7 +306,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	var ctlSrv *http.Server
 	if ctl != nil {
 		ctlMux := http.NewServeMux()
-		ctlMux.Handle("/", control.NewHandler(d.backend, d.logger))
+		ctlMux.Handle("/", control.WithActor(control.NewHandler(d.backend, d.logger), controlActor()))
 		ctlMux.Handle(hooks.EventPath, d.hooksHandler()) // `hooks fire` (the socket is the owner's alone)
 		ctlSrv = &http.Server{Handler: ctlMux, ReadHeaderTimeout: 10 * time.Second}
 	}
@@ -372,6 +382,10 @@ func (d *Daemon) serve(ctx context.Context, start func(context.Context, *sync.Wa
 	recCtx, cancelRec := context.WithCancel(context.Background())
 	var recDone sync.WaitGroup
 	recDone.Add(1)
+	auditCtx, cancelAudit := context.WithCancel(context.Background())
+	var auditDone sync.WaitGroup
+	auditDone.Add(1)
+	go func() { defer auditDone.Done(); d.runAuditor(auditCtx) }()
 	go func() { defer recDone.Done(); _ = d.rec.Run(recCtx) }()
 	go func() { defer core.Done(); _ = d.pool.Run(runCtx) }()
 	go func() { defer core.Done(); _ = d.cat.Run(runCtx) }()
@@ -395,6 +409,8 @@ func (d *Daemon) serve(ctx context.Context, start func(context.Context, *sync.Wa
 	d.oauth.stopAll()
 	cancelRec() // the recorder flushes what it holds as it stops
 	recDone.Wait()
+	cancelAudit() // last: everything that records into it has stopped
+	auditDone.Wait()
 	return nil
 }
 

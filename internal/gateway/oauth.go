@@ -2,8 +2,10 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
+	"github.com/switchboard-mcp/switchboard/internal/audit"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/tokenauth"
@@ -90,12 +92,14 @@ func (h *httpHandler) authorize(w http.ResponseWriter, r *http.Request, gw confi
 		tok, ferr := authenticate(gw.Tokens, r)
 		switch {
 		case ferr == nil && !tok.Allows(view):
+			h.g.auditRefused(r, audit.ViewDenied, tok, view, fmt.Sprintf("token %q may not use view %q", tok.Name, view))
 			writeError(w, http.StatusForbidden, fault.New(fault.Authorization, "token %q may not use view %q", tok.Name, view).
 				WithSuggestions("use a view the token grants, or add this view to the token's views"))
 			return nil, false
 		case ferr == nil:
 			return r.WithContext(context.WithValue(r.Context(), tokenKey{}, tok)), true
 		case gw.OAuth == nil:
+			h.g.auditRefused(r, audit.TokenRefused, config.Token{}, view, ferr.Error())
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
 			writeError(w, http.StatusUnauthorized, ferr)
 			return nil, false
@@ -119,11 +123,13 @@ func (h *httpHandler) authorize(w http.ResponseWriter, r *http.Request, gw confi
 func (g *Gateway) signIn(w http.ResponseWriter, r *http.Request) (*tokenauth.Identity, bool) {
 	a := g.oauth.Load()
 	if a == nil {
+		g.auditRefused(r, audit.TokenRefused, config.Token{Name: oauthTokenName}, "", "the gateway cannot check OAuth access tokens yet")
 		notReady(w)
 		return nil, false
 	}
 	id, refusal := a.Authenticate(r)
 	if refusal != nil {
+		g.auditOAuthRefusal(r, refusal)
 		refusal.Write(w)
 		return nil, false
 	}
