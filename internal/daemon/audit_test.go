@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -224,4 +226,53 @@ audit:
 	if t.Failed() {
 		t.Logf("the trail:\n%s", raw)
 	}
+}
+
+// TestAuditRequiredFailsClosed: with audit.required, an event the trail
+// cannot write (here /dev/full, a real device on which every write fails
+// with ENOSPC) sets the stop switch, so that no call runs unaudited, and
+// is counted in the metric; without it, calls go on and it is counted.
+func TestAuditRequiredFailsClosed(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("needs /dev/full (Linux) to make the audit file fail on demand")
+	}
+	for _, required := range []bool{true, false} {
+		t.Run(fmt.Sprint("required=", required), func(t *testing.T) {
+			cfg := testConfig(okServer(t, "alpha"))
+			cfg.Audit = config.Audit{File: "/dev/full", Required: required}
+			cfg.Gateway.Tokens = []config.Token{{Name: "t", User: "ana", Secret: auditReaderToken}}
+			r := start(t, cfg)
+			req, _ := http.NewRequest(http.MethodPost, r.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+			req.Header.Set("Authorization", "Bearer "+auditWrongToken)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			eventually(t, "the lost event counted", func() bool {
+				return strings.Contains(scrape(t, r.url, auditReaderToken), `switchboard_audit_write_failures_total{event="auth.token_refused"} 1`)
+			})
+			if got := r.d.Engine().Stopped(); got != required {
+				t.Errorf("calls stopped: got %v, want %v", got, required)
+			}
+			_, err = os.Stat(control.StopFlagPath(r.stateDir))
+			if got := err == nil; got != required {
+				t.Errorf("the stop flag is set: got %v, want %v", got, required)
+			}
+		})
+	}
+}
+
+// scrape returns the daemon's /metrics.
+func scrape(t *testing.T, base, token string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }
