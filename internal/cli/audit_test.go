@@ -103,7 +103,9 @@ func TestAuditFollow(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- Main(ctx, []string{"--config", cfgPath, "audit", "--follow", "--json", "--outcome", "ok"}, &out, &errb) }()
+	go func() {
+		done <- Main(ctx, []string{"--config", cfgPath, "audit", "--follow", "--json", "--outcome", "ok"}, &out, &errb)
+	}()
 	waitFor := func(what string, cond func(string) bool) {
 		t.Helper()
 		deadline := time.Now().Add(20 * time.Second)
