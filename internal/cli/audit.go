@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/audit"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/redact"
 )
 
 // auditPoll is how often audit --follow looks at the file.
@@ -154,11 +155,36 @@ func (a *app) auditConfig() (path string, ac config.Audit, err error) {
 }
 
 // recordTrust writes a config.trust event to the audit trail of the
-// trusted file, or else of the configuration in use. The trust is
-// recorded already: a trail that cannot be written is reported on stderr
-// (and makes the command fail with audit.required).
+// trusted file, or else of the configuration in use.
 func (a *app) recordTrust(trusted *config.Config, rec config.TrustRecord) error {
-	ac := trusted.Audit
+	return a.recordAudit(trusted.Audit, audit.Event{Event: audit.ConfigTrust, Outcome: audit.OK,
+		Target: audit.Target{File: rec.Path, Hash: rec.SHA256}}, rec.Path+" is trusted")
+}
+
+// recordSignIn writes an auth.sign_in or auth.sign_out event for server
+// (user: the per-user identity signed in, "" for the OS user), failed
+// when err is set.
+func (a *app) recordSignIn(event, server, user string, err error) error {
+	e := audit.Event{Event: event, Outcome: audit.OK, Target: audit.Target{Server: server}}
+	if user != "" {
+		e.Actor.User = user
+	}
+	done := "signed in to " + server
+	if event == audit.SignOut {
+		done = "signed out of " + server
+	}
+	if err != nil {
+		e.Outcome, e.Reason = audit.Failed, err.Error()
+		done = strings.Replace(done, "signed", "the attempt to sign", 1) + " failed"
+	}
+	return a.recordAudit(config.Audit{}, e, done)
+}
+
+// recordAudit writes one event done by the CLI (actor: the OS user, via
+// cli) to the trail that ac names, or else the configuration in use. What
+// the event records is done already: a trail that cannot be written is
+// reported on stderr, and makes the command fail with audit.required.
+func (a *app) recordAudit(ac config.Audit, e audit.Event, done string) error {
 	if !ac.Enabled() {
 		if _, main, err := a.auditConfig(); err == nil {
 			ac = main
@@ -167,20 +193,20 @@ func (a *app) recordTrust(trusted *config.Config, rec config.TrustRecord) error 
 	if !ac.Enabled() || ac.File == audit.Stdout {
 		return nil
 	}
-	actor := audit.Actor{Via: audit.ViaCLI}
-	if u, err := user.Current(); err == nil {
-		actor.User = u.Username
+	e.Actor.Via = audit.ViaCLI
+	if u, err := user.Current(); err == nil && e.Actor.User == "" {
+		e.Actor.User = u.Username
 	}
-	err := audit.Append(audit.Options{File: ac.File, MaxSize: ac.MaxSize, MaxBackups: ac.MaxBackups, MaxAge: ac.MaxAge, Compress: ac.Compress, Logger: a.logger()},
-		audit.Event{Event: audit.ConfigTrust, Outcome: audit.OK, Actor: actor, Target: audit.Target{File: rec.Path, Hash: rec.SHA256}})
+	err := audit.Append(audit.Options{File: ac.File, MaxSize: ac.MaxSize, MaxBackups: ac.MaxBackups, MaxAge: ac.MaxAge,
+		Compress: ac.Compress, Logger: a.logger(), Redact: redact.New(nil).String}, e)
 	if err == nil {
 		return nil
 	}
 	if ac.Required {
-		return fault.Wrap(fault.Internal, err, "%s is trusted, but the audit trail could not record it (audit.required)", rec.Path).
-			WithSuggestions("make " + ac.File + " writable; the trust stands")
+		return fault.Wrap(fault.Internal, err, "%s, but the audit trail could not record it (audit.required)", done).
+			WithSuggestions("make " + ac.File + " writable")
 	}
-	fmt.Fprintf(a.stderr, "warning: %s is trusted, but the audit trail could not record it: %v\n", rec.Path, err)
+	fmt.Fprintf(a.stderr, "warning: %s, but the audit trail could not record it: %v\n", done, err)
 	return nil
 }
 

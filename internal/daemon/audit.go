@@ -85,3 +85,12 @@ func (d *Daemon) auditReload(ctx context.Context, err error) {
 	}
 	d.audit.Record(e)
 }
+
+// auditSignIn records the end of a sign-in the console started.
+func (d *Daemon) auditSignIn(actor audit.Actor, server string, err error) {
+	e := audit.Event{Event: audit.SignIn, Outcome: audit.OK, Actor: actor, Target: audit.Target{Server: server}}
+	if err != nil {
+		e.Outcome, e.Reason = audit.Failed, err.Error()
+	}
+	d.audit.Record(e)
+}
