@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/hooks"
+	"github.com/switchboard-mcp/switchboard/internal/tokenauth/oauthtest"
 )
 
 // Secrets the audit test configures: none may appear in the trail.
@@ -275,4 +276,56 @@ func scrape(t *testing.T, base, token string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// TestAuditOAuthRefusals: OAuth access tokens the gateway refuses are in
+// the trail with the reason (expired, another audience) and never the
+// token; a view the token's groups do not grant is a view denied.
+func TestAuditOAuthRefusals(t *testing.T) {
+	is := oauthtest.New(t)
+	cfg := oauthConfig(t, is.URL)
+	trail := filepath.Join(t.TempDir(), "audit.jsonl")
+	cfg.Audit = config.Audit{File: trail}
+	r := start(t, cfg)
+	claims := func(aud string, extra map[string]any) map[string]any {
+		c := is.Claims("alice", oauthResource+aud, map[string]any{"scope": "mcp:tools", "groups": []string{"staff"}})
+		for k, v := range extra {
+			c[k] = v
+		}
+		return c
+	}
+	expired := is.Token(t, claims("/mcp", map[string]any{"exp": time.Now().Add(-time.Hour).Unix(), "iat": time.Now().Add(-2 * time.Hour).Unix()}))
+	otherAud := is.Token(t, claims("", map[string]any{"aud": "https://other.example.com/mcp"}))
+	noView := is.Token(t, claims("/mcp/eng", map[string]any{"scope": "mcp:tools eng:write"}))
+	for _, c := range []struct {
+		path, token string
+		status      int
+	}{{"/mcp", expired, 401}, {"/mcp", otherAud, 401}, {"/mcp/eng", noView, 403}} {
+		if resp, body := postAnswer(t, r.url+c.path, bearer(c.token)); resp.StatusCode != c.status {
+			t.Fatalf("%s: got %d %s, want %d", c.path, resp.StatusCode, body, c.status)
+		}
+	}
+	events := auditEvents(t, trail, "the three refusals", func(es []audit.Event) bool {
+		return len(find(es, audit.TokenRefused)) == 2 && len(find(es, audit.ViewDenied)) == 1
+	})
+	tr := find(events, audit.TokenRefused)
+	if !strings.Contains(tr[0].Reason, "expired") || !strings.Contains(tr[1].Reason, "issued for") {
+		t.Errorf("the reasons: got %q and %q, want expired and another audience", tr[0].Reason, tr[1].Reason)
+	}
+	for _, e := range append(tr, find(events, audit.ViewDenied)...) {
+		if e.Actor.Via != "gateway" || e.Actor.Token != "oauth" || !strings.HasPrefix(e.Actor.Remote, "127.0.0.1:") {
+			t.Errorf("%s: actor %+v, want the gateway's OAuth caller with its address", e.Event, e.Actor)
+		}
+	}
+	if vd := find(events, audit.ViewDenied)[0]; vd.Target.View != "eng" {
+		t.Errorf("view denied: target %+v, want the view eng", vd.Target)
+	}
+	raw, _ := os.ReadFile(trail)
+	for _, tok := range []string{expired, otherAud, noView} {
+		for _, part := range strings.Split(tok, ".") {
+			if len(part) > 8 && strings.Contains(string(raw), part) {
+				t.Errorf("the trail holds a part of a token:\n%s", raw)
+			}
+		}
+	}
 }
