@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/hooks"
 	"github.com/switchboard-mcp/switchboard/internal/tokenauth/oauthtest"
+	"github.com/switchboard-mcp/switchboard/internal/web"
 )
 
 // Secrets the audit test configures: none may appear in the trail.
@@ -327,5 +329,46 @@ func TestAuditOAuthRefusals(t *testing.T) {
 				t.Errorf("the trail holds a part of a token:\n%s", raw)
 			}
 		}
+	}
+}
+
+// TestAuditConsoleLogin: a failed and a successful login to the console
+// are audited with the address they came from; a disable from the
+// console carries the logged-in user.
+func TestAuditConsoleLogin(t *testing.T) {
+	cfg := testConfig(okServer(t, "alpha"))
+	cfg.Gateway.Tokens = []config.Token{{Name: "ci", User: "alice", Secret: auditAdminToken}}
+	trail := filepath.Join(t.TempDir(), "audit.jsonl")
+	cfg.Audit = config.Audit{File: trail}
+	r := start(t, cfg)
+	b := newBrowserish(t, r.url)
+	const formType = "application/x-www-form-urlencoded"
+	token := b.csrf(web.Prefix + "login")
+	if resp, _ := b.do("POST", web.Prefix+"login", formType, url.Values{"csrf": {token}, "token": {auditWrongToken}}.Encode()); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a wrong token: got %d, want 401", resp.StatusCode)
+	}
+	if resp, _ := b.do("POST", web.Prefix+"login", formType, url.Values{"csrf": {token}, "token": {auditAdminToken}}.Encode()); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login: got %d, want 303", resp.StatusCode)
+	}
+	page := b.csrf("/")
+	if resp, body := b.do("POST", web.Prefix+"api/servers/alpha/disable", "", "", web.CSRFHeader, page); resp.StatusCode != http.StatusOK {
+		t.Fatalf("disable from the console: got %d %s", resp.StatusCode, body)
+	}
+	events := auditEvents(t, trail, "two logins and a disable", func(es []audit.Event) bool {
+		return len(find(es, audit.ConsoleLogin)) == 2 && len(find(es, audit.ServerDisabled)) == 1
+	})
+	logins := find(events, audit.ConsoleLogin)
+	if l := logins[0]; l.Outcome != audit.Failed || l.Actor.Via != "console" || !strings.HasPrefix(l.Actor.Remote, "127.0.0.1:") || l.Reason == "" {
+		t.Errorf("failed login: got %+v", l)
+	}
+	if l := logins[1]; l.Outcome != audit.OK || l.Actor.User != "alice" || l.Actor.Token != "ci" || !strings.HasPrefix(l.Actor.Remote, "127.0.0.1:") {
+		t.Errorf("login: got %+v", l)
+	}
+	if d := find(events, audit.ServerDisabled)[0]; d.Actor.User != "alice" || d.Actor.Via != "console" || d.Target.Server != "alpha" {
+		t.Errorf("disable: got %+v, want alice's from the console", d)
+	}
+	raw, _ := os.ReadFile(trail)
+	if strings.Contains(string(raw), auditAdminToken) || strings.Contains(string(raw), auditWrongToken) {
+		t.Errorf("the trail holds a token:\n%s", raw)
 	}
 }

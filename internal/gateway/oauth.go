@@ -117,6 +117,23 @@ func (h *httpHandler) authorize(w http.ResponseWriter, r *http.Request, gw confi
 	return r.WithContext(ctx), true
 }
 
+// CheckOAuth checks a request's OAuth access token with the gateway's own
+// validator, as for the gateway's endpoints other than MCP ones (the
+// gateway-wide scopes, no view): the web console's API takes such tokens
+// from scripts. It returns nil, nil when gateway.oauth is not configured;
+// the caller writes a refusal.
+func (g *Gateway) CheckOAuth(r *http.Request) (*tokenauth.Identity, *tokenauth.Refusal) {
+	a := g.authenticator(g.config().Gateway)
+	switch {
+	case g.config().Gateway.OAuth == nil:
+		return nil, nil
+	case a == nil:
+		return nil, &tokenauth.Refusal{Status: http.StatusServiceUnavailable, Err: fault.New(fault.Connection, "the gateway cannot check OAuth access tokens yet").
+			WithSuggestions("try again shortly; if it persists, the gateway's log says why its gateway.oauth settings could not be applied")}
+	}
+	return a.Authenticate(r)
+}
+
 // signIn checks a request's OAuth access token (the endpoint's view and
 // scopes included, from its path), answering the request and reporting
 // false when it is refused.

@@ -405,6 +405,15 @@ func (c *Console) authed(h http.HandlerFunc, api bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if api && r.Header.Get("Authorization") != "" {
 			se, ok := c.bearer(r)
+			if !ok && c.opts.OAuth != nil {
+				if id, refusal := c.opts.OAuth(r); refusal != nil {
+					c.opts.Audit.Record(audit.Event{Event: audit.TokenRefused, Outcome: audit.Denied, Actor: audit.Actor{Via: audit.ViaConsole, Token: oauthToken, Remote: r.RemoteAddr}, Reason: refusal.Error()})
+					refusal.Write(w)
+					return
+				} else if id != nil {
+					se, ok = session{id: "bearer:" + oauthToken + ":" + id.User, authed: true, bearer: true, token: oauthToken, user: id.User}, true
+				}
+			}
 			if !ok {
 				c.opts.Audit.Record(audit.Event{Event: audit.TokenRefused, Outcome: audit.Denied, Actor: audit.Actor{Via: audit.ViaConsole, Remote: r.RemoteAddr}, Reason: "the bearer token is not one of the gateway's tokens"})
 				writeFault(w, http.StatusUnauthorized, fault.New(fault.Authentication, "the bearer token in the Authorization header is not one of the gateway's tokens").
@@ -438,6 +447,10 @@ func (c *Console) authed(h http.HandlerFunc, api bool) http.Handler {
 func consoleActor(r *http.Request, se session) context.Context {
 	return audit.WithActor(r.Context(), audit.Actor{User: se.user, Via: audit.ViaConsole, Token: se.token, Remote: r.RemoteAddr})
 }
+
+// oauthToken names the callers of the API with an OAuth access token
+// where a token's name is shown, as the gateway does.
+const oauthToken = "oauth"
 
 // bearer checks a request's "Authorization: Bearer TOKEN" against the
 // gateway's tokens, with the gateway's own constant-time check. A script

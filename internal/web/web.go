@@ -121,6 +121,11 @@ type Options struct {
 	Authenticator func() *tokenauth.Authenticator
 	// Logger receives structured events; nil discards them.
 	Logger *slog.Logger
+	// OAuth checks a script's OAuth access token (gateway.oauth) with the
+	// gateway's own validator: the identity, or the refusal to answer
+	// with; nil, nil when gateway.oauth is not configured. Nil accepts
+	// static tokens only.
+	OAuth func(r *http.Request) (*tokenauth.Identity, *tokenauth.Refusal)
 	// Audit records logins and refused bearer tokens; the actions the
 	// console asks of Backend carry its user as their actor. Nil records
 	// nothing.
