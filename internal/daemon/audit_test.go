@@ -122,15 +122,7 @@ audit:
 
 	// A token that is not configured.
 	post := func(path, token string) int {
-		req, _ := http.NewRequest(http.MethodPost, r.url+path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp, _ := send(t, http.MethodPost, r.url+path, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, bearer(token))
 		return resp.StatusCode
 	}
 	if code := post("/mcp", auditWrongToken); code != http.StatusUnauthorized {
@@ -245,20 +237,14 @@ func TestAuditRequiredFailsClosed(t *testing.T) {
 			cfg.Audit = config.Audit{File: "/dev/full", Required: required}
 			cfg.Gateway.Tokens = []config.Token{{Name: "t", User: "ana", Secret: auditReaderToken}}
 			r := start(t, cfg)
-			req, _ := http.NewRequest(http.MethodPost, r.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
-			req.Header.Set("Authorization", "Bearer "+auditWrongToken)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
+			send(t, http.MethodPost, r.url+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, bearer(auditWrongToken))
 			eventually(t, "the lost event counted", func() bool {
 				return strings.Contains(scrape(t, r.url, auditReaderToken), `switchboard_audit_write_failures_total{event="auth.token_refused"} 1`)
 			})
 			if got := r.d.Engine().Stopped(); got != required {
 				t.Errorf("calls stopped: got %v, want %v", got, required)
 			}
-			_, err = os.Stat(control.StopFlagPath(r.stateDir))
+			_, err := os.Stat(control.StopFlagPath(r.stateDir))
 			if got := err == nil; got != required {
 				t.Errorf("the stop flag is set: got %v, want %v", got, required)
 			}
@@ -276,7 +262,7 @@ func scrape(t *testing.T, base, token string) string {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	b, _ := io.ReadAll(resp.Body) // all of it: send reads only the first 8 KiB
 	return string(b)
 }
 
