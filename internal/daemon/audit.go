@@ -63,6 +63,13 @@ func (d *Daemon) auditFailed(e audit.Event, err error) {
 // at once).
 func (d *Daemon) runAuditor(ctx context.Context) { _ = d.audit.Run(ctx) }
 
+// closeAuditor closes the audit file of a daemon that will not run.
+func (d *Daemon) closeAuditor() {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = d.audit.Run(ctx) // writes nothing queued, closes the file
+}
+
 // controlActor is who makes the requests on the control socket: the
 // socket is in the state directory, which only the daemon's user (and
 // root) can open.

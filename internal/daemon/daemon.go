@@ -113,7 +113,7 @@ type Daemon struct {
 }
 
 // New builds a daemon; nothing runs until Run.
-func New(opts Options) (*Daemon, error) {
+func New(opts Options) (_ *Daemon, err error) {
 	if opts.Config == nil || opts.Store == nil {
 		return nil, errors.New("daemon: Config and Store are required")
 	}
@@ -126,7 +126,6 @@ func New(opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	d := &Daemon{opts: opts, logger: logger, cfg: cfg, out: newLineWriter(opts.Out)}
-	var err error
 	if d.upstreamAuth, err = newUpstreamAuth(opts.StateDir, logger, d.refreshSecrets); err != nil {
 		return nil, err
 	}
@@ -196,6 +195,11 @@ func New(opts Options) (*Daemon, error) {
 	if d.audit, err = d.newAuditor(cfg); err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			d.closeAuditor() // New failed after opening the file
+		}
+	}()
 	d.eng, err = toolcall.New(toolcall.Options{Config: cfg, Upstreams: d.pool, Catalog: d.cat, Recorder: d.metrics, Logger: logger})
 	if err != nil {
 		return nil, err
