@@ -85,7 +85,10 @@ func controlActor() audit.Actor {
 func (d *Daemon) auditReload(ctx context.Context, err error) {
 	e := audit.Event{Event: audit.ConfigReload, Outcome: audit.OK, Actor: audit.ActorFrom(ctx, audit.Actor{Via: audit.ViaDaemon})}
 	if src := d.config().Source; src != "" {
-		e.Target.File = filepath.Clean(src)
+		e.Target.File = src
+		if abs, err := filepath.Abs(src); err == nil {
+			e.Target.File = abs
+		}
 	}
 	if err != nil {
 		e.Outcome, e.Reason = audit.Failed, err.Error()
