@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/switchboard-mcp/switchboard/internal/audit"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/oauth"
@@ -152,6 +153,9 @@ func (a *app) authLogin(ctx context.Context, name, user string, noBrowser bool) 
 		out = a.stderr
 	}
 	st, err := m.Login(ctx, upstream.OAuthServer(srv), oauth.LoginOptions{User: user, Out: out, NoBrowser: noBrowser})
+	if aerr := a.recordSignIn(audit.SignIn, name, user, err); aerr != nil && err == nil {
+		return aerr
+	}
 	if err != nil {
 		return signInFault(err, name, m.LoginCommand(name, user))
 	}
@@ -282,6 +286,9 @@ func (a *app) authLogout(ctx context.Context, name, user string) error {
 		srv = oauth.Server{Name: name}
 	}
 	res, err := m.Logout(ctx, srv, user)
+	if aerr := a.recordSignIn(audit.SignOut, name, user, err); aerr != nil && err == nil {
+		return aerr
+	}
 	if err != nil {
 		return err
 	}

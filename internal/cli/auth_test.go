@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/audit"
 	"github.com/switchboard-mcp/switchboard/internal/oauth"
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 )
@@ -61,7 +63,7 @@ func TestAuthEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	yaml := strings.Replace(string(data), "defaults:\n", fmt.Sprintf("gateway:\n  listen: %s\ndefaults:\n  health: {ping_interval: 1s, max_failures: 1, backoff: [10ms]}\n", addr), 1) +
-		fmt.Sprintf("  - name: demo\n    transport: http\n    url: %s\n", ex.URL)
+		fmt.Sprintf("  - name: demo\n    transport: http\n    url: %s\n", ex.URL) + "audit:\n  file: audit.jsonl\n"
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -181,6 +183,28 @@ func TestAuthEndToEnd(t *testing.T) {
 	}
 	if got := textOfResult(res); !res.IsError || !strings.Contains(got, "authentication") || !strings.Contains(got, "switchboard auth login demo") {
 		t.Errorf("greet after logout: got %q, want an authentication_error naming `switchboard auth login demo`", got)
+	}
+
+	// The audit trail has the sign-in and the sign-out, by the CLI, and
+	// no token.
+	trail := filepath.Join(filepath.Dir(cfg), "audit.jsonl")
+	var got []string
+	if err := audit.Read(trail, audit.Filter{Events: []string{"auth.*"}}, func(e audit.Event) error {
+		if e.Actor.Via == "cli" && e.Actor.User != "" && e.Target.Server == "demo" {
+			got = append(got, e.Event+" "+string(e.Outcome))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, ", ") != "auth.sign_in ok, auth.sign_out ok" {
+		t.Errorf("the audit trail's sign-ins: got %q, want the sign-in and the sign-out of demo by the CLI", got)
+	}
+	raw, _ := os.ReadFile(trail)
+	for _, s := range secrets {
+		if strings.Contains(string(raw), s) {
+			t.Error("the audit trail holds a token or client secret")
+		}
 	}
 }
 

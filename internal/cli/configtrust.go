@@ -206,6 +206,9 @@ func (a *app) configTrust(file string, yes bool) error {
 	if err != nil {
 		return err
 	}
+	if err := a.recordTrust(cfg, rec); err != nil {
+		return err
+	}
 	if a.json {
 		st.State, st.Record = config.Trusted, &rec
 		return a.printJSON(trustJSONOf(st))

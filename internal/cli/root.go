@@ -83,7 +83,7 @@ work tree, the built-in project server). Docs: docs/cli.md, docs/configuration.m
 	add(groupServers, newServersCmd(a), newToolsCmd(a), newToolCmd(a), newCallCmd(a), newTaskCmd(a),
 		newPromptsCmd(a), newPromptCmd(a), newResourcesCmd(a), newReadCmd(a))
 	add(groupOperate, newServeCmd(a), newReloadCmd(a), newStopCmd(a), newResumeCmd(a),
-		newHistoryCmd(a), newConfigCmd(a), newClientCmd(a), newAuthCmd(a))
+		newHistoryCmd(a), newAuditCmd(a), newConfigCmd(a), newClientCmd(a), newAuthCmd(a))
 	add(groupAutomate, newHooksCmd(a), newDocCmd(a), newAgentCmd(a), newBuiltinCmd(a))
 	root.AddCommand(newVersionCmd(a), newCompletionCmd(a))
 	root.SetHelpCommand(newHelpCmd())

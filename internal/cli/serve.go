@@ -120,8 +120,9 @@ func (a *app) serve(ctx context.Context, listen string, stdio bool) error {
 		DialOptions: func(server string, o *upstream.DialOptions) {
 			o.NewTransport = a.emb.transport(server)
 		},
-		Version:   currentBuild().Version,
-		NoControl: stdio,
+		Version:     currentBuild().Version,
+		NoControl:   stdio,
+		AuditStdout: out, // audit.file "-": never the MCP stream
 	})
 	if err != nil {
 		return err

@@ -111,6 +111,9 @@ type Config struct {
 	// Telemetry configures OpenTelemetry traces (the `telemetry:` block;
 	// see telemetry.go).
 	Telemetry Telemetry
+	// Audit configures the audit trail (the `audit:` block; see
+	// audit.go).
+	Audit Audit
 	// AllowedCommands is the effective stdio command allowlist: the defaults
 	// plus security.allowed_commands (bare names or absolute paths).
 	AllowedCommands []string

@@ -59,6 +59,9 @@ func fileOf(c *Config) schema.File {
 	if !c.Agent.isDefault() {
 		f.Agent = agentOf(c.Agent)
 	}
+	if !c.Audit.isDefault() {
+		f.Audit = auditOf(c.Audit)
+	}
 	if !c.Telemetry.isDefault() {
 		f.Telemetry = telemetryOf(c.Telemetry)
 	}

@@ -111,6 +111,7 @@ func (r *resolver) resolve(rc *rawConfig) *Config {
 	cfg.LLM = r.decodeLLM(f.LLM)
 	cfg.Agent = r.decodeAgent(f.Agent, names)
 	cfg.Telemetry = r.decodeTelemetry(f.Telemetry)
+	cfg.Audit = r.decodeAudit(f.Audit)
 	return cfg
 }
 

@@ -11,9 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchboard-mcp/switchboard/internal/audit"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/tokenauth/oauthtest"
 	"github.com/switchboard-mcp/switchboard/internal/web"
 )
 
@@ -192,5 +194,52 @@ func TestConsoleEditPutsTheFileBack(t *testing.T) {
 	}
 	if len(r.d.config().Servers) != 0 {
 		t.Error("the running configuration changed")
+	}
+}
+
+// TestConsoleAPIOAuthBearer: with gateway.oauth, a script may call the
+// console's API with an OAuth access token, checked by the gateway's own
+// validator (a JWT signed by the test issuer's key): it acts as the
+// token's user; a token for another audience is refused with a 401 JSON
+// error and the challenge, and the refusal is audited (never the token).
+func TestConsoleAPIOAuthBearer(t *testing.T) {
+	is := oauthtest.New(t)
+	cfg := oauthConfig(t, is.URL)
+	trail := filepath.Join(t.TempDir(), "audit.jsonl")
+	cfg.Audit = config.Audit{File: trail}
+	r := start(t, cfg)
+	b := newBrowserish(t, r.url)
+	good := is.Token(t, is.Claims("alice", oauthResource, map[string]any{"scope": "mcp:tools"}))
+	resp, body := b.do("GET", web.Prefix+"api/servers", "", "", "Authorization", "Bearer "+good)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"servers"`) {
+		t.Fatalf("GET servers with an OAuth access token: got %d %s, want 200", resp.StatusCode, body)
+	}
+	resp, body = b.do("POST", web.Prefix+"api/stop", "", "", "Authorization", "Bearer "+good)
+	if resp.StatusCode != http.StatusOK || !r.d.Engine().Stopped() {
+		t.Fatalf("POST stop with an OAuth access token: got %d %s, want 200 and the engine stopped", resp.StatusCode, body)
+	}
+	wrongAud := is.Token(t, is.Claims("alice", "https://other.example.com", map[string]any{"scope": "mcp:tools"}))
+	resp, body = b.do("POST", web.Prefix+"api/resume", "", "", "Authorization", "Bearer "+wrongAud)
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, `"authentication_error"`) ||
+		!strings.Contains(resp.Header.Get("WWW-Authenticate"), "invalid_token") || !r.d.Engine().Stopped() {
+		t.Errorf("another audience: got %d %q %s, want 401 JSON with the challenge and nothing changed", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body)
+	}
+	if b.cookie() != nil {
+		t.Error("a bearer request was given a session cookie")
+	}
+	events := auditEvents(t, trail, "the stop and the refusal", hasEvents(audit.Stopped, audit.TokenRefused))
+	st := find(events, audit.Stopped)[0]
+	if st.Actor.User != "alice" || st.Actor.Via != "console" || st.Actor.Token != "oauth" || !strings.HasPrefix(st.Actor.Remote, "127.0.0.1:") {
+		t.Errorf("stop: actor %+v, want alice through the console with an OAuth token", st.Actor)
+	}
+	tr := find(events, audit.TokenRefused)[0]
+	if tr.Actor.Via != "console" || !strings.Contains(tr.Reason, "issued for") {
+		t.Errorf("refusal: got %+v, want the console's refusal naming the audience", tr)
+	}
+	raw, _ := os.ReadFile(trail)
+	for _, tok := range []string{good, wrongAud} {
+		if strings.Contains(string(raw), strings.Split(tok, ".")[2]) {
+			t.Error("the trail holds a token")
+		}
 	}
 }

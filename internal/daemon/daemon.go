@@ -34,6 +34,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/answer"
+	"github.com/switchboard-mcp/switchboard/internal/audit"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
@@ -74,6 +75,10 @@ type Options struct {
 	// NoControl skips the control socket (serve --stdio, where another
 	// daemon may own it).
 	NoControl bool
+	// AuditStdout receives the audit trail when audit.file is "-"; nil
+	// means os.Stdout (serve --stdio passes its standard error: its
+	// standard output is the MCP stream).
+	AuditStdout io.Writer
 }
 
 // Daemon is a running `switchboard serve`.
@@ -101,6 +106,8 @@ type Daemon struct {
 	// answers routes what a server asks during a call to the call's
 	// answerer (the CLI, the console, the agent), else to the gateway.
 	answers answer.Calls
+	// audit writes the audit trail; nil when audit: configures none.
+	audit *audit.Auditor
 
 	mu  sync.Mutex
 	cfg *config.Config
@@ -111,7 +118,7 @@ type Daemon struct {
 }
 
 // New builds a daemon; nothing runs until Run.
-func New(opts Options) (*Daemon, error) {
+func New(opts Options) (_ *Daemon, err error) {
 	if opts.Config == nil || opts.Store == nil {
 		return nil, errors.New("daemon: Config and Store are required")
 	}
@@ -124,7 +131,6 @@ func New(opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	d := &Daemon{opts: opts, logger: logger, cfg: cfg, out: newLineWriter(opts.Out)}
-	var err error
 	if d.upstreamAuth, err = newUpstreamAuth(opts.StateDir, logger, d.refreshSecrets); err != nil {
 		return nil, err
 	}
@@ -192,13 +198,21 @@ func New(opts Options) (*Daemon, error) {
 		Logger:    logger,
 	})
 	d.metrics.SetUsers(configUsers(cfg))
+	if d.audit, err = d.newAuditor(cfg); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			d.closeAuditor() // New failed after opening the file
+		}
+	}()
 	d.eng, err = toolcall.New(toolcall.Options{Config: cfg, Upstreams: d.pool, Catalog: d.cat, Recorder: d.metrics, Logger: logger, Answers: &d.answers})
 	if err != nil {
 		return nil, err
 	}
 	d.gw, err = gateway.New(gateway.Options{
 		Config: cfg, Catalog: d.cat, Engine: d.eng, Upstreams: d.pool,
-		Logger: logger, Metrics: d.metrics, Version: opts.Version,
+		Logger: logger, Metrics: d.metrics, Version: opts.Version, Audit: d.audit,
 	})
 	if err != nil {
 		return nil, err
@@ -278,7 +292,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 	}
 	d.started = time.Now()
-	d.backend = control.NewLocal(control.Components{
+	d.backend = control.Audited(control.NewLocal(control.Components{
 		Config:    d.config,
 		Pool:      d.pool,
 		Catalog:   d.cat,
@@ -290,7 +304,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		Version:   d.opts.Version,
 		Address:   d.Addr(),
 		StartedAt: d.started,
-	})
+	}), d.audit)
 	if err := d.newConsole(); err != nil {
 		d.ln.Close()
 		if ctl != nil {
@@ -302,7 +316,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	var ctlSrv *http.Server
 	if ctl != nil {
 		ctlMux := http.NewServeMux()
-		ctlMux.Handle("/", control.NewHandler(d.backend, d.logger))
+		ctlMux.Handle("/", control.WithActor(control.NewHandler(d.backend, d.logger), controlActor()))
 		ctlMux.Handle(hooks.EventPath, d.hooksHandler()) // `hooks fire` (the socket is the owner's alone)
 		ctlSrv = &http.Server{Handler: ctlMux, ReadHeaderTimeout: 10 * time.Second}
 	}
@@ -378,6 +392,10 @@ func (d *Daemon) serve(ctx context.Context, start func(context.Context, *sync.Wa
 	recCtx, cancelRec := context.WithCancel(context.Background())
 	var recDone sync.WaitGroup
 	recDone.Add(1)
+	auditCtx, cancelAudit := context.WithCancel(context.Background())
+	var auditDone sync.WaitGroup
+	auditDone.Add(1)
+	go func() { defer auditDone.Done(); d.runAuditor(auditCtx) }()
 	go func() { defer recDone.Done(); _ = d.rec.Run(recCtx) }()
 	go func() { defer core.Done(); _ = d.pool.Run(runCtx) }()
 	go func() { defer core.Done(); _ = d.cat.Run(runCtx) }()
@@ -401,6 +419,8 @@ func (d *Daemon) serve(ctx context.Context, start func(context.Context, *sync.Wa
 	d.oauth.stopAll()
 	cancelRec() // the recorder flushes what it holds as it stops
 	recDone.Wait()
+	cancelAudit() // last: everything that records into it has stopped
+	auditDone.Wait()
 	return nil
 }
 

@@ -46,6 +46,7 @@ func (d *Daemon) newHooks() error {
 		Agent:    d.runAgent,
 		StateDir: d.opts.StateDir,
 		Logger:   d.logger,
+		Audit:    d.audit,
 	})
 	if err != nil {
 		return err

@@ -15,9 +15,10 @@ import (
 // error says why. Otherwise only changed servers restart; settings that
 // need a restart of the process (listen address, history store) are kept
 // and reported as warnings.
-func (d *Daemon) Reload(ctx context.Context) (control.ReloadReport, error) {
+func (d *Daemon) Reload(ctx context.Context) (_ control.ReloadReport, err error) {
 	d.reloadMu.Lock()
 	defer d.reloadMu.Unlock()
+	defer func() { d.auditReload(ctx, err) }()
 	if d.opts.Load == nil {
 		return control.ReloadReport{}, fault.New(fault.Config, "this daemon runs on the embedded default, which has no file to reload").
 			WithSuggestions("write a switchboard.yaml (switchboard config import, or docs/configuration.md) and restart serve with it")
@@ -31,6 +32,10 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadReport, error) {
 	if cfg.Gateway.Listen != old.Gateway.Listen {
 		warnings = append(warnings, fmt.Sprintf("gateway.listen changed from %s to %s; it takes effect when serve restarts", old.Gateway.Listen, cfg.Gateway.Listen))
 		cfg.Gateway.Listen = old.Gateway.Listen
+	}
+	if !cfg.Audit.Equal(old.Audit) {
+		warnings = append(warnings, "audit changed; it takes effect when serve restarts")
+		cfg.Audit = old.Audit
 	}
 	if err := cfg.Gateway.CheckExposure(); err != nil {
 		return control.ReloadReport{}, err

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/switchboard-mcp/switchboard/internal/audit"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/oauth"
@@ -95,6 +96,7 @@ func (d *Daemon) signIn(ctx context.Context, name, user string) (string, error) 
 	s.running[key] = true
 	runCtx, wg := s.ctx, s.wg
 	s.mu.Unlock()
+	actor := audit.ActorFrom(ctx, audit.Actor{Via: audit.ViaConsole})
 
 	urls, errs := make(chan string, 1), make(chan error, 1)
 	wg.Add(1)
@@ -108,6 +110,7 @@ func (d *Daemon) signIn(ctx context.Context, name, user string) (string, error) 
 		_, err := d.upstreamAuth.Login(runCtx, upstream.OAuthServer(srv), oauth.LoginOptions{
 			User: user, NoBrowser: true, OnURL: func(u string) { urls <- u },
 		})
+		d.auditSignIn(actor, name, err)
 		if err != nil {
 			d.logger.Warn("console sign-in failed", "server", name, "err", err)
 			errs <- err

@@ -27,6 +27,8 @@ func (d *Daemon) newConsole() error {
 		Backend: d.backend,
 		Catalog: d.cat,
 		Config:  d.config,
+		Audit:   d.audit,
+		OAuth:   d.gw.CheckOAuth,
 		// Snapshots: the page never waits on a ping to a hung server.
 		Snapshots: d.pool.Snapshots,
 		Hooks:     webHookSource{eng: d.hooks, st: d.opts.Store},

@@ -33,6 +33,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/audit"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/tokenauth"
@@ -67,6 +68,8 @@ type Options struct {
 	Metrics Metrics
 	// Version is reported to clients as the gateway's version.
 	Version string
+	// Audit records refused tokens and denied views; nil records nothing.
+	Audit *audit.Auditor
 }
 
 // Gateway is the aggregated MCP endpoint. Create it with New, keep it in
@@ -108,6 +111,7 @@ type Gateway struct {
 	sessions sync.WaitGroup // session watchers
 
 	oauth atomic.Pointer[tokenauth.Authenticator] // gateway.oauth's (oauth.go)
+	audit *audit.Auditor                          // audit.go
 }
 
 // New returns a gateway for opts.
@@ -133,6 +137,7 @@ func New(opts Options) (*Gateway, error) {
 		cfg:     opts.Config,
 		servers: map[string]*viewServer{},
 		wake:    make(chan struct{}, 1),
+		audit:   opts.Audit,
 	}
 	g.subs.count = map[subKey]int{}
 	return g, nil

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/audit"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/tokenauth"
@@ -72,6 +73,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		status := http.StatusBadRequest
 		if fault.KindOf(err) == fault.Authorization {
 			status = http.StatusForbidden
+			h.g.auditRefused(r, audit.ViewDenied, tokenOf(r), view.Name, err.Error())
 		}
 		writeError(w, status, fault.As(err))
 		return
@@ -461,6 +463,7 @@ func (g *Gateway) Guard(h http.Handler, withToken bool) http.Handler {
 					return
 				}
 			default:
+				g.auditRefused(r, audit.TokenRefused, config.Token{}, "", ferr.Error())
 				w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
 				writeError(w, http.StatusUnauthorized, ferr)
 				return

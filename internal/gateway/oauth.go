@@ -2,8 +2,10 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
+	"github.com/switchboard-mcp/switchboard/internal/audit"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/tokenauth"
@@ -90,12 +92,14 @@ func (h *httpHandler) authorize(w http.ResponseWriter, r *http.Request, gw confi
 		tok, ferr := authenticate(gw.Tokens, r)
 		switch {
 		case ferr == nil && !tok.Allows(view):
+			h.g.auditRefused(r, audit.ViewDenied, tok, view, fmt.Sprintf("token %q may not use view %q", tok.Name, view))
 			writeError(w, http.StatusForbidden, fault.New(fault.Authorization, "token %q may not use view %q", tok.Name, view).
 				WithSuggestions("use a view the token grants, or add this view to the token's views"))
 			return nil, false
 		case ferr == nil:
 			return r.WithContext(context.WithValue(r.Context(), tokenKey{}, tok)), true
 		case gw.OAuth == nil:
+			h.g.auditRefused(r, audit.TokenRefused, config.Token{}, view, ferr.Error())
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
 			writeError(w, http.StatusUnauthorized, ferr)
 			return nil, false
@@ -113,17 +117,36 @@ func (h *httpHandler) authorize(w http.ResponseWriter, r *http.Request, gw confi
 	return r.WithContext(ctx), true
 }
 
+// CheckOAuth checks a request's OAuth access token with the gateway's own
+// validator, as for the gateway's endpoints other than MCP ones (the
+// gateway-wide scopes, no view): the web console's API takes such tokens
+// from scripts. It returns nil, nil when gateway.oauth is not configured;
+// the caller writes a refusal.
+func (g *Gateway) CheckOAuth(r *http.Request) (*tokenauth.Identity, *tokenauth.Refusal) {
+	a := g.authenticator(g.config().Gateway)
+	switch {
+	case g.config().Gateway.OAuth == nil:
+		return nil, nil
+	case a == nil:
+		return nil, &tokenauth.Refusal{Status: http.StatusServiceUnavailable, Err: fault.New(fault.Connection, "the gateway cannot check OAuth access tokens yet").
+			WithSuggestions("try again shortly; if it persists, the gateway's log says why its gateway.oauth settings could not be applied")}
+	}
+	return a.Authenticate(r)
+}
+
 // signIn checks a request's OAuth access token (the endpoint's view and
 // scopes included, from its path), answering the request and reporting
 // false when it is refused.
 func (g *Gateway) signIn(w http.ResponseWriter, r *http.Request) (*tokenauth.Identity, bool) {
 	a := g.oauth.Load()
 	if a == nil {
+		g.auditRefused(r, audit.TokenRefused, config.Token{Name: oauthTokenName}, "", "the gateway cannot check OAuth access tokens yet")
 		notReady(w)
 		return nil, false
 	}
 	id, refusal := a.Authenticate(r)
 	if refusal != nil {
+		g.auditOAuthRefusal(r, refusal)
 		refusal.Write(w)
 		return nil, false
 	}

@@ -36,6 +36,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/internal/audit"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
@@ -108,6 +109,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// Audit records the calls a guard denies; nil records nothing.
+	Audit *audit.Auditor
 }
 
 // Engine runs hooks. It is safe for concurrent use.
@@ -121,6 +124,7 @@ type Engine struct {
 	hc       *http.Client
 	logger   *slog.Logger
 	now      func() time.Time
+	audit    *audit.Auditor
 
 	set     atomic.Pointer[hookSet]
 	applyMu sync.Mutex
@@ -165,6 +169,7 @@ func New(opts Options) (*Engine, error) {
 		hc:       opts.HTTPClient,
 		logger:   opts.Logger,
 		now:      opts.Now,
+		audit:    opts.Audit,
 	}
 	if e.logger == nil {
 		e.logger = slog.New(slog.DiscardHandler)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/switchboard-mcp/switchboard/internal/audit"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
@@ -62,7 +63,9 @@ func (e *Engine) Before(ctx context.Context, req *toolcall.Request) (map[string]
 	var rep Report
 	merge(&rep, outcomes, req.Arguments)
 	if rep.Blocked {
-		return nil, denied(rep.BlockedBy, rep.Reason)
+		err := denied(rep.BlockedBy, rep.Reason)
+		e.audit.Record(audit.Event{Event: audit.CallDenied, Outcome: audit.Denied, Actor: audit.Actor{User: req.Identity, Via: string(req.Source), Session: req.SessionID}, Target: audit.Target{Server: req.Server, Tool: req.Tool}, Reason: err.Error(), CallID: req.ID})
+		return nil, err
 	}
 	return rep.Arguments, nil
 }

@@ -80,6 +80,8 @@ type Metrics struct {
 	requests *prometheus.CounterVec
 	methodMu sync.Mutex
 	methods  map[string]string // method as given -> label value
+
+	auditFailures *prometheus.CounterVec
 }
 
 var _ toolcall.Recorder = (*Metrics)(nil)
@@ -126,7 +128,8 @@ func New(opts Options) *Metrics {
 			Namespace: namespace, Name: "user_rate_limited_total",
 			Help: "Tool calls refused by limits.rate, by user (bounded as in user_calls_total).",
 		}, []string{"user"}),
-		methods: map[string]string{},
+		methods:       map[string]string{},
+		auditFailures: newAuditFailures(),
 	}
 	if m.logger == nil {
 		m.logger = slog.New(slog.DiscardHandler)
@@ -140,7 +143,7 @@ func New(opts Options) *Metrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.calls, m.duration, m.retries, m.sessions, m.requests, m.userCalls, m.userLimited,
+		m.calls, m.duration, m.retries, m.sessions, m.requests, m.userCalls, m.userLimited, m.auditFailures,
 	)
 	if opts.Stats != nil {
 		m.reg.MustRegister(engineCollector{stats: opts.Stats})

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/internal/audit"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/store"
@@ -404,12 +405,22 @@ func (c *Console) authed(h http.HandlerFunc, api bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if api && r.Header.Get("Authorization") != "" {
 			se, ok := c.bearer(r)
+			if !ok && c.opts.OAuth != nil {
+				if id, refusal := c.opts.OAuth(r); refusal != nil {
+					c.opts.Audit.Record(audit.Event{Event: audit.TokenRefused, Outcome: audit.Denied, Actor: audit.Actor{Via: audit.ViaConsole, Token: oauthToken, Remote: r.RemoteAddr}, Reason: refusal.Error()})
+					refusal.Write(w)
+					return
+				} else if id != nil {
+					se, ok = session{id: "bearer:" + oauthToken + ":" + id.User, authed: true, bearer: true, token: oauthToken, user: id.User}, true
+				}
+			}
 			if !ok {
+				c.opts.Audit.Record(audit.Event{Event: audit.TokenRefused, Outcome: audit.Denied, Actor: audit.Actor{Via: audit.ViaConsole, Remote: r.RemoteAddr}, Reason: "the bearer token is not one of the gateway's tokens"})
 				writeFault(w, http.StatusUnauthorized, fault.New(fault.Authentication, "the bearer token in the Authorization header is not one of the gateway's tokens").
 					WithSuggestions("send Authorization: Bearer TOKEN with a token from gateway.tokens (with no tokens configured, send no Authorization header and use the console's session cookie and CSRF token)"))
 				return
 			}
-			h(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, se)))
+			h(w, r.WithContext(context.WithValue(consoleActor(r, se), sessionKey{}, se)))
 			return
 		}
 		se := c.session(w, r)
@@ -427,9 +438,19 @@ func (c *Console) authed(h http.HandlerFunc, api bool) http.Handler {
 				WithSuggestions("reload the page and try again"))
 			return
 		}
-		h(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, se)))
+		h(w, r.WithContext(context.WithValue(consoleActor(r, se), sessionKey{}, se)))
 	})
 }
+
+// consoleActor returns the request's context carrying its session's user
+// as the actor of what it asks for (the audit trail).
+func consoleActor(r *http.Request, se session) context.Context {
+	return audit.WithActor(r.Context(), audit.Actor{User: se.user, Via: audit.ViaConsole, Token: se.token, Remote: r.RemoteAddr})
+}
+
+// oauthToken names the callers of the API with an OAuth access token
+// where a token's name is shown, as the gateway does.
+const oauthToken = "oauth"
 
 // bearer checks a request's "Authorization: Bearer TOKEN" against the
 // gateway's tokens, with the gateway's own constant-time check. A script
@@ -531,6 +552,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	addr := clientAddress(r)
 	if !c.logins.allow(addr, c.now()) {
 		c.logger.Warn("console login refused: too many failed logins", "address", addr)
+		c.opts.Audit.Record(audit.Event{Event: audit.ConsoleLogin, Outcome: audit.Failed, Actor: audit.Actor{Via: audit.ViaConsole, Remote: r.RemoteAddr}, Reason: "too many failed logins from this address"})
 		writeFault(w, http.StatusTooManyRequests, fault.New(fault.LimitExceeded, "too many failed logins from this address; logins from it are refused for up to a minute").
 			WithSuggestions("wait a minute, then log in with a valid token"))
 		return
@@ -542,12 +564,14 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 			ns := c.sessions.create(r.Context(), &t, true)
 			setCookie(w, r, ns.id)
 			c.logger.Info("console login", "token", t.Name, "user", t.User)
+			c.opts.Audit.Record(audit.Event{Event: audit.ConsoleLogin, Outcome: audit.OK, Actor: audit.Actor{User: t.User, Via: audit.ViaConsole, Token: t.Name, Remote: r.RemoteAddr}})
 			http.Redirect(w, r, next, http.StatusSeeOther)
 			return
 		}
 	}
 	c.logins.failed(addr, c.now())
 	c.logger.Warn("console login refused", "address", addr)
+	c.opts.Audit.Record(audit.Event{Event: audit.ConsoleLogin, Outcome: audit.Failed, Actor: audit.Actor{Via: audit.ViaConsole, Remote: r.RemoteAddr}, Reason: "the token is not one of gateway.tokens"})
 	c.render(w, r, http.StatusUnauthorized, "login", c.loginPageData(next, "That token is not valid. Use one of the tokens in gateway.tokens."))
 }
 

@@ -40,6 +40,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/audit"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
@@ -120,6 +121,15 @@ type Options struct {
 	Authenticator func() *tokenauth.Authenticator
 	// Logger receives structured events; nil discards them.
 	Logger *slog.Logger
+	// OAuth checks a script's OAuth access token (gateway.oauth) with the
+	// gateway's own validator: the identity, or the refusal to answer
+	// with; nil, nil when gateway.oauth is not configured. Nil accepts
+	// static tokens only.
+	OAuth func(r *http.Request) (*tokenauth.Identity, *tokenauth.Refusal)
+	// Audit records logins and refused bearer tokens; the actions the
+	// console asks of Backend carry its user as their actor. Nil records
+	// nothing.
+	Audit *audit.Auditor
 	// Version is shown in the page footer.
 	Version string
 	// Now returns the current time; nil means time.Now.

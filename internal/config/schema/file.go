@@ -51,6 +51,8 @@ type File struct {
 	Agent *Agent `json:"agent,omitempty"`
 	// Telemetry sends OpenTelemetry traces over OTLP (docs/observability.md).
 	Telemetry *Telemetry `json:"telemetry,omitempty"`
+	// Audit writes the audit trail: one JSON line per security-relevant event (docs/audit.md).
+	Audit *Audit `json:"audit,omitempty"`
 	// Servers are the upstream MCP servers, each with a unique name.
 	Servers []Server `json:"servers,omitempty" jsonschema_extras:"x-type=a list of servers,x-fix=start each server with \"- name: ...\""`
 }
@@ -394,6 +396,23 @@ type Telemetry struct {
 	ServiceName *string `json:"service_name,omitempty"`
 	// The share of new traces recorded, from 0 to 1; a trace a client started follows the client's decision. Default OTEL_TRACES_SAMPLER, else 1.
 	SampleRatio *float64 `json:"sample_ratio,omitempty" jsonschema:"minimum=0,maximum=1" jsonschema_extras:"x-fix=write a number from 0 (no new traces) to 1 (every trace)"`
+}
+
+// Audit writes the audit trail: one JSON line per security-relevant event
+// (docs/audit.md). Off unless file is set.
+type Audit struct {
+	// Where the trail goes: a file path (relative to the file's folder), or - for standard output. Unset: no audit trail.
+	File *string `json:"file,omitempty" jsonschema_extras:"x-fix=give a file path such as audit.jsonl\\, or - for standard output"`
+	// The size past which the file is moved aside as a backup and a new one started; 0 never rotates.
+	MaxSize *Size `json:"max_size,omitempty" jsonschema_extras:"default=100MiB,minSize=0B,maxSize=64GiB"`
+	// How many rotated backups are kept; 0 keeps them all (unless max_age removes them).
+	MaxBackups *int `json:"max_backups,omitempty" jsonschema:"minimum=0,maximum=100000,default=10"`
+	// Backups older than this are removed; 0 keeps them whatever their age.
+	MaxAge *Duration `json:"max_age,omitempty" jsonschema_extras:"default=0s,minDuration=0s"`
+	// Compress rotated backups with gzip (switchboard audit reads them).
+	Compress *bool `json:"compress,omitempty" jsonschema:"default=false"`
+	// Fail closed: when an event cannot be written, set the stop switch so that no call runs unaudited, until the file is writable and someone runs switchboard resume.
+	Required *bool `json:"required,omitempty" jsonschema:"default=false"`
 }
 
 // Agent bounds the agent loop. A limit of 0 means none, except max_steps.
