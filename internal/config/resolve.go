@@ -282,6 +282,7 @@ func (r *resolver) server(s *rawServer) Server {
 			}
 		}
 	}
+	r.serverSession(s, &srv)
 	for _, b := range []struct {
 		name string
 		dst  *bool

@@ -56,6 +56,9 @@ type Supervisor struct {
 	client  *Client
 	changed chan struct{} // closed and replaced on every change
 	settled bool          // the first attempt has concluded
+
+	// owned are the per-client or per-user sessions (sessions.go).
+	owned *ownedSessions
 }
 
 // errDisabled ends a connection that a user or the health loop disabled.
@@ -88,6 +91,7 @@ func NewSupervisor(opts SupervisorOptions) *Supervisor {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
 	s.logger = s.logger.With(logKeyServer, opts.Server.Name)
+	s.owned = newOwnedSessions(s)
 	if s.store == nil {
 		s.store = NewMemoryStore()
 	}
@@ -125,6 +129,7 @@ func (s *Supervisor) Snapshot() Snapshot {
 	if s.client != nil {
 		snap.Stderr = lastLines(s.client.Stderr(), 20)
 	}
+	snap.Sessions = s.owned.count()
 	return snap
 }
 
@@ -294,6 +299,7 @@ func (s *Supervisor) enabled() bool {
 // error.
 func (s *Supervisor) Run(ctx context.Context) error {
 	defer s.markSettled()
+	defer s.owned.closeAll()
 	rec, err := s.store.LoadState(ctx, s.Name())
 	if err != nil {
 		s.logger.Warn("loading server state", logKeyErr, err)
