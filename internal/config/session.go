@@ -20,9 +20,9 @@ const (
 	SessionPerUser SessionMode = "per_user"
 )
 
-// DefaultMaxSessions is max_sessions when unset: the most per-client or
+// DefaultMaxUpstreamSessions is max_sessions when unset: the most per-client or
 // per-user upstream sessions of one server open at once.
-const DefaultMaxSessions = 16
+const DefaultMaxUpstreamSessions = 16
 
 // MaxMaxSessions is the largest max_sessions accepted.
 const MaxMaxSessions = 1000
@@ -35,7 +35,7 @@ func (m SessionMode) Owned() bool { return m == SessionPerClient || m == Session
 // native file has had the schema check types, the enum and bounds; this
 // checks them again for the other formats and reads the values.
 func (r *resolver) serverSession(s *rawServer, srv *Server) {
-	srv.MaxSessions = DefaultMaxSessions
+	srv.MaxSessions = DefaultMaxUpstreamSessions
 	if f := s.field("session"); f != nil && f.val.kind != kindNull {
 		if v, ok := r.ps.str(f.val, s.path(f.key)); ok {
 			switch m := SessionMode(v); m {
@@ -52,7 +52,7 @@ func (r *resolver) serverSession(s *rawServer, srv *Server) {
 			switch {
 			case v < 1 || v > MaxMaxSessions:
 				r.ps.add(f.val.pos, s.path(f.key), fmt.Sprintf("max_sessions must be from 1 to %d, not %d", MaxMaxSessions, v),
-					fmt.Sprintf("use 1 to %d (the default is %d)", MaxMaxSessions, DefaultMaxSessions), nil)
+					fmt.Sprintf("use 1 to %d (the default is %d)", MaxMaxSessions, DefaultMaxUpstreamSessions), nil)
 			case !srv.Session.Owned():
 				r.ps.warn(f.val.pos, s.path(f.key), "max_sessions has no effect on a shared session", "set session: per_client or per_user, or remove max_sessions")
 				srv.MaxSessions = v

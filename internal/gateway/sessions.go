@@ -216,6 +216,7 @@ func (g *Gateway) sessionClosed(cs *clientSession) {
 	}
 	r.mu.Unlock()
 	if ss := cs.ss.Load(); ss != nil {
+		g.sessionEnded(ss) // its own upstream sessions (owners.go)
 		g.levels.drop(ss)
 	}
 	if g.metrics != nil {

@@ -115,6 +115,9 @@ type Client struct {
 	// pool is a streamable-HTTP server's HTTP client, whose idle
 	// connections are closed with the session (nil for other transports).
 	pool *http.Client
+	// conn is the session's connection, set while connecting, for the
+	// notifications the SDK's client has no method for (sessions.go).
+	conn mcp.Connection
 }
 
 // Attribute keys used in logs.
@@ -243,7 +246,7 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		defer cancel()
 	}
 	start := time.Now()
-	session, err := client.Connect(dctx, c.sessionTransport(t), nil)
+	session, err := client.Connect(dctx, c.captureConn(c.sessionTransport(t)), nil)
 	if err != nil {
 		// The SDK has closed the connection (and so waited for a child);
 		// the stderr tail is complete.

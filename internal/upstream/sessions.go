@@ -2,10 +2,12 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
@@ -107,7 +109,7 @@ func (o *ownedSessions) get(ctx context.Context, key SessionKey, holder string) 
 	if !ok {
 		max := o.s.opts.Server.MaxSessions
 		if max <= 0 {
-			max = config.DefaultMaxSessions
+			max = config.DefaultMaxUpstreamSessions
 		}
 		if len(o.m) >= max {
 			o.mu.Unlock()
@@ -147,6 +149,9 @@ func (o *ownedSessions) open(ctx context.Context, e *ownedSession) {
 		dctx = WithIdentity(dctx, id)
 	}
 	c, err := Dial(dctx, o.s.opts.Server, o.dialOptions(e.key))
+	if err == nil && o.s.opts.OnSessionOpen != nil {
+		o.s.opts.OnSessionOpen(e.key, c)
+	}
 	o.mu.Lock()
 	e.client, e.err = c, err
 	if err != nil && o.m[e.key] == e {
@@ -198,7 +203,9 @@ func (o *ownedSessions) dialOptions(key SessionKey) DialOptions {
 	if f := r.Elicit; f != nil {
 		d.Requests.Elicit = func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) { return f(tag(ctx), p) }
 	}
-	if f := r.ListRoots; f != nil {
+	if f := r.ListRoots; f != nil && len(o.s.opts.Server.Roots) == 0 {
+		// The client's roots, forwarded: so are its changes of them.
+		d.Requests.RootsListChanged = true
 		//lint:ignore SA1019 roots remain part of the protocol versions clients speak today.
 		d.Requests.ListRoots = func(ctx context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
 			return f(tag(ctx), p)
@@ -326,5 +333,62 @@ func (p *Pool) EndSession(session string) {
 	p.mu.RUnlock()
 	for _, s := range sups {
 		s.owned.end(session)
+	}
+}
+
+// captureConn returns t, noting the connection it makes in c.conn.
+func (c *Client) captureConn(t mcp.Transport) mcp.Transport {
+	return &captureTransport{Transport: t, c: c}
+}
+
+type captureTransport struct {
+	mcp.Transport
+	c *Client
+}
+
+func (t *captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.Transport.Connect(ctx)
+	if err == nil {
+		t.c.conn = conn // before Dial returns: no reader yet
+	}
+	return conn, err
+}
+
+// NotifyRootsChanged tells the server that its client's roots changed
+// (notifications/roots/list_changed), as a client that declared
+// roots.listChanged does; the server asks for them again. The SDK's
+// client sends it only when its own root set changes, which an owned
+// session's forwarded roots are not, so it is written on the session's
+// connection as the SDK writes a notification.
+func (c *Client) NotifyRootsChanged(ctx context.Context) error {
+	if c.conn == nil {
+		return fmt.Errorf("telling %s that the roots changed: no connection", c.server.Name)
+	}
+	err := c.conn.Write(ctx, &jsonrpc.Request{Method: "notifications/roots/list_changed", Params: json.RawMessage(`{}`)})
+	if err != nil {
+		return c.classify(ctx, err, "telling "+c.server.Name+" that the roots changed")
+	}
+	return nil
+}
+
+// OwnedSession returns the open owned session of key, if there is one:
+// what a client's notification to its own sessions is sent on.
+func (p *Pool) OwnedSession(server string, key SessionKey) (*Client, bool) {
+	s, ok := p.Supervisor(server)
+	if !ok {
+		return nil, false
+	}
+	o := s.owned
+	o.mu.Lock()
+	e := o.m[key]
+	o.mu.Unlock()
+	if e == nil {
+		return nil, false
+	}
+	select {
+	case <-e.ready:
+		return e.client, e.client != nil
+	default:
+		return nil, false
 	}
 }

@@ -27,6 +27,9 @@ type SupervisorOptions struct {
 	// OnConnect is called with every new connection once Client() hands it
 	// out. It must not block.
 	OnConnect func(*Client)
+	// OnSessionOpen is called with every owned session once it is
+	// connected, before any request uses it (see PoolOptions).
+	OnSessionOpen func(SessionKey, *Client)
 	// Once makes one connection attempt and no reconnects, and records no
 	// failures in the store: the mode of one-shot CLI commands.
 	Once bool
