@@ -229,8 +229,8 @@ type Server struct {
 	// Session is whose upstream session a gateway client's requests use:
 	// SessionShared ("" too), SessionPerClient or SessionPerUser.
 	Session SessionMode
-	// MaxSessions bounds the per-client or per-user sessions open at once
-	// (default DefaultMaxSessions); unused for a shared session.
+	// MaxSessions bounds the per-client or per-user sessions open at once;
+	// 0 means DefaultMaxSessions. Unused for a shared session.
 	MaxSessions int
 	// RedactResults applies secret redaction to results returned to callers.
 	RedactResults bool

@@ -312,9 +312,9 @@ func agentOf(a Agent) *schema.Agent {
 func ptr[T any](v T) *T { return &v }
 
 // maxSessionsOf is a server's max_sessions as written: only for a server
-// whose sessions are per client or per user.
+// whose sessions are per client or per user, and only when set.
 func maxSessionsOf(s Server) *int {
-	if s.Session == SessionShared || s.Session == "" {
+	if !s.Session.Owned() || s.MaxSessions <= 0 {
 		return nil
 	}
 	return ptr(s.MaxSessions)

@@ -35,7 +35,6 @@ func (m SessionMode) Owned() bool { return m == SessionPerClient || m == Session
 // native file has had the schema check types, the enum and bounds; this
 // checks them again for the other formats and reads the values.
 func (r *resolver) serverSession(s *rawServer, srv *Server) {
-	srv.MaxSessions = DefaultMaxUpstreamSessions
 	if f := s.field("session"); f != nil && f.val.kind != kindNull {
 		if v, ok := r.ps.str(f.val, s.path(f.key)); ok {
 			switch m := SessionMode(v); m {
