@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
@@ -93,10 +94,15 @@ func processGone(pid int) bool {
 	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
 
-// ownedSessions returns how many owned sessions server st has open.
-func (r *running) ownedSessions() int {
+// ownedSessions returns how many owned sessions a server (default st)
+// has open.
+func (r *running) ownedSessions(server ...string) int {
+	name := "st"
+	if len(server) > 0 {
+		name = server[0]
+	}
 	for _, sn := range r.d.Pool().Snapshots() {
-		if sn.Server == "st" {
+		if sn.Server == name {
 			return sn.Sessions
 		}
 	}
@@ -258,5 +264,34 @@ func TestSharedSessionByDefault(t *testing.T) {
 	}
 	if got := r.ownedSessions(); got != 0 {
 		t.Errorf("servers snapshot: %d owned sessions, want 0", got)
+	}
+}
+
+// TestPerClientSessionsEverything: server-everything (TypeScript SDK)
+// over stdio with session: per_client asks each client for its roots
+// when its session starts, and get-roots-list shows each client its own.
+func TestPerClientSessionsEverything(t *testing.T) {
+	srv := config.Server{Name: "ev", Transport: config.TransportStdio, Enabled: true,
+		LoadTools: true, LoadPrompts: true, LoadResources: true,
+		ConnectTimeout: 30 * time.Second, RequestTimeout: 30 * time.Second,
+		Session: config.SessionPerClient}
+	srv.Command, srv.Args = testpeer.EverythingCommand(t)
+	r := start(t, testConfig(srv))
+	a := r.connectWithRoots(t, nil, "file:///work/alpha")
+	b := r.connectWithRoots(t, nil, "file:///work/beta")
+	waitTools(t, a.cs, "server-everything's get-roots-list", has("ev__get-roots-list"))
+	for _, c := range []struct {
+		who          string
+		cs           *mcp.ClientSession
+		want, absent string
+	}{{"a", a.cs, "file:///work/alpha", "file:///work/beta"}, {"b", b.cs, "file:///work/beta", "file:///work/alpha"}} {
+		res := call(t, c.cs, "ev__get-roots-list", map[string]any{})
+		got := textOf(res)
+		if res.IsError || !strings.Contains(got, c.want) || strings.Contains(got, c.absent) {
+			t.Errorf("%s's get-roots-list: %q, want its own %s and not %s", c.who, got, c.want, c.absent)
+		}
+	}
+	if got := r.ownedSessions("ev"); got != 2 {
+		t.Errorf("servers snapshot: %d owned sessions of ev, want 2", got)
 	}
 }
