@@ -1,5 +1,7 @@
 package upstream
 
+//lint:file-ignore SA1019 sampling, elicitation, roots and logging are deprecated only from protocol 2026-07-28; clients and servers use them today, and the gateway forwards them.
+
 import (
 	"context"
 	"encoding/json"
@@ -206,7 +208,6 @@ func (o *ownedSessions) dialOptions(key SessionKey) DialOptions {
 	if f := r.ListRoots; f != nil && len(o.s.opts.Server.Roots) == 0 {
 		// The client's roots, forwarded: so are its changes of them.
 		d.Requests.RootsListChanged = true
-		//lint:ignore SA1019 roots remain part of the protocol versions clients speak today.
 		d.Requests.ListRoots = func(ctx context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
 			return f(tag(ctx), p)
 		}
