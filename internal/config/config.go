@@ -229,6 +229,12 @@ type Server struct {
 	// MaxConcurrent bounds this server's calls in flight; 0 means only the
 	// global limit applies.
 	MaxConcurrent int
+	// Session is whose upstream session a gateway client's requests use:
+	// SessionShared ("" too), SessionPerClient or SessionPerUser.
+	Session SessionMode
+	// MaxSessions bounds the per-client or per-user sessions open at once;
+	// 0 means DefaultMaxSessions. Unused for a shared session.
+	MaxSessions int
 	// RedactResults applies secret redaction to results returned to callers.
 	RedactResults bool
 	// Roots are the directories the server is given as its roots, as

@@ -83,6 +83,8 @@ var serverFields = []fieldSpec{
 	{"request_timeout", fkDuration, tAll, ""},
 	{"max_retries", fkInt, tAll, ""},
 	{"max_concurrent", fkInt, tAll, ""},
+	{"session", fkString, tAll, ""},
+	{"max_sessions", fkInt, tAll, ""},
 	{"redact_results", fkBool, tAll, ""},
 	{"roots", fkStrings, tAll, ""},
 	{"enabled", fkBool, tAll, ""},

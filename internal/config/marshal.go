@@ -117,6 +117,7 @@ func serverOf(s Server) schema.Server {
 		Name: s.Name, Description: opt(esc(s.Description)), Transport: ptr(string(s.Transport)),
 		Timeout: dur(s.ConnectTimeout), RequestTimeout: dur(s.RequestTimeout),
 		MaxRetries: ptr(s.MaxRetries), MaxConcurrent: ptr(s.MaxConcurrent), RedactResults: ptr(s.RedactResults),
+		Session: opt(string(s.Session)), MaxSessions: maxSessionsOf(s),
 		Roots: escAll(s.Roots), Enabled: ptr(s.Enabled), LoadTools: ptr(s.LoadTools),
 		LoadPrompts: ptr(s.LoadPrompts), LoadResources: ptr(s.LoadResources), Secrets: s.Secrets,
 	}
@@ -312,6 +313,15 @@ func agentOf(a Agent) *schema.Agent {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// maxSessionsOf is a server's max_sessions as written: only for a server
+// whose sessions are per client or per user, and only when set.
+func maxSessionsOf(s Server) *int {
+	if !s.Session.Owned() || s.MaxSessions <= 0 {
+		return nil
+	}
+	return ptr(s.MaxSessions)
+}
 
 // opt is a pointer to s, or nil for "" (a key left out).
 func opt(s string) *string {

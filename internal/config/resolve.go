@@ -283,6 +283,7 @@ func (r *resolver) server(s *rawServer) Server {
 			}
 		}
 	}
+	r.serverSession(s, &srv)
 	for _, b := range []struct {
 		name string
 		dst  *bool

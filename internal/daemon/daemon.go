@@ -145,6 +145,7 @@ func New(opts Options) (_ *Daemon, err error) {
 			d.gw.Connected(c)
 			d.gw.Notify()
 		},
+		OnSessionOpen: func(k upstream.SessionKey, c *upstream.Client) { d.gw.SessionOpened(k, c) },
 		// The pool may ask for these before the gateway exists: they
 		// reach it through d when they run.
 		Events: func(server string) upstream.Events {

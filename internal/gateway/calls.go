@@ -121,10 +121,14 @@ func onCall(c *clientCall, ctx context.Context) (out context.Context, stop func(
 
 // noClientFor says why an upstream's request for capability (sampling,
 // elicitation) has no client to answer it: the client whose call caused
-// it did not declare the capability, or no call to the server is running.
+// it did not declare the capability, or no call to the server is running
+// (for an owned session: none of its owner's client sessions declared it).
 func noClientFor(ctx context.Context, server, capability string) error {
 	if _, ok := ctx.Value(callerKey{}).(*clientCall); ok {
 		return fmt.Errorf("server %s asked for %s, which the client that called it did not declare (capabilities.%s in its initialize)", server, capability, capability)
+	}
+	if k, ok := upstream.SessionKeyFrom(ctx); ok {
+		return fmt.Errorf("server %s asked for %s in a %s session whose client did not declare it (capabilities.%s in its initialize)", server, capability, k.Mode, capability)
 	}
 	return fmt.Errorf("server %s asked for %s outside any call of a client that declared it", server, capability)
 }
@@ -133,7 +137,8 @@ func noClientFor(ctx context.Context, server, capability string) error {
 // sent with ctx, if its client satisfies can: the call ctx belongs to,
 // when the request came on that call's stream — and no other, which
 // would show a client a request of someone else's call — else the newest
-// call to server whose client can.
+// call to server whose client can; from an owned upstream session, only
+// its owner's calls.
 func (g *Gateway) caller(ctx context.Context, server string, can func(*mcp.ClientCapabilities) bool) *clientCall {
 	capable := func(c *clientCall) bool {
 		caps := c.capabilities()
@@ -145,40 +150,76 @@ func (g *Gateway) caller(ctx context.Context, server string, can func(*mcp.Clien
 		}
 		return nil
 	}
+	if k, ok := upstream.SessionKeyFrom(ctx); ok {
+		return g.calls.newest(server, func(c *clientCall) bool { return capable(c) && g.owners.owns(k, c.ss) })
+	}
 	return g.calls.newest(server, capable)
+}
+
+// ownerSession returns the client session an owned upstream session's
+// request outside any call goes to: its owner's (per_client), or the
+// user's newest one that satisfies can (per_user); nil for the shared
+// session or when none can.
+func (g *Gateway) ownerSession(ctx context.Context, can func(*mcp.ClientCapabilities) bool) *mcp.ServerSession {
+	k, ok := upstream.SessionKeyFrom(ctx)
+	if !ok {
+		return nil
+	}
+	for _, ow := range g.owners.sessions(k) {
+		if ip := ow.ss.InitializeParams(); ip != nil && ip.Capabilities != nil && can(ip.Capabilities) {
+			return ow.ss
+		}
+	}
+	return nil
+}
+
+// route returns where an upstream's request that server sent with ctx
+// goes: the session and context that put it on the stream of the call
+// that caused it, or — from an owned upstream session outside its
+// owner's calls — the owner's session itself; nil when no client that
+// can answer it is to be asked. Call stop when done.
+func (g *Gateway) route(ctx context.Context, server string, can func(*mcp.ClientCapabilities) bool) (*mcp.ServerSession, context.Context, func()) {
+	if c := g.caller(ctx, server, can); c != nil {
+		cctx, stop := onCall(c, ctx)
+		return c.ss, cctx, stop
+	}
+	if _, linked := ctx.Value(callerKey{}).(*clientCall); !linked {
+		if ss := g.ownerSession(ctx, can); ss != nil {
+			return ss, ctx, func() {}
+		}
+	}
+	return nil, nil, nil
 }
 
 // Requests returns what answers an upstream's sampling, elicitation and
 // roots requests: the client whose call caused the request (see caller),
-// asked on that call's stream.
+// asked on that call's stream; for an owned upstream session, its owner's
+// client, during a call or not.
 func (g *Gateway) Requests(server string) upstream.ClientRequests {
 	return upstream.ClientRequests{
 		CreateMessage: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-			c := g.caller(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
-			if c == nil {
+			ss, cctx, stop := g.route(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
+			if ss == nil {
 				return nil, noClientFor(ctx, server, "sampling")
 			}
-			cctx, stop := onCall(c, ctx)
 			defer stop()
-			return c.ss.CreateMessage(cctx, p)
+			return ss.CreateMessage(cctx, p)
 		},
 		Elicit: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-			c := g.caller(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.Elicitation != nil })
-			if c == nil {
+			ss, cctx, stop := g.route(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.Elicitation != nil })
+			if ss == nil {
 				return nil, noClientFor(ctx, server, "elicitation")
 			}
-			cctx, stop := onCall(c, ctx)
 			defer stop()
-			return c.ss.Elicit(cctx, p)
+			return ss.Elicit(cctx, p)
 		},
 		ListRoots: func(ctx context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
-			c := g.caller(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil || c.Roots.ListChanged })
-			if c == nil {
+			ss, cctx, stop := g.route(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil || c.Roots.ListChanged })
+			if ss == nil {
 				return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
 			}
-			cctx, stop := onCall(c, ctx)
 			defer stop()
-			return c.ss.ListRoots(cctx, p)
+			return ss.ListRoots(cctx, p)
 		},
 	}
 }
@@ -197,14 +238,17 @@ func (g *Gateway) Events(server string) upstream.Events {
 // log forwards an upstream's log message. One that belongs to a call —
 // sent on its stream, or, where nothing links a message to a call (stdio,
 // SSE, WebSocket), the newest call to that server whose client asked for
-// log messages — goes on that call's stream, at once, so that it arrives
-// before the call's result. One that belongs to no call goes to every
-// client of a view that shows the server (the SDK drops it for clients
-// below the level they set, or that set none).
+// log messages (from an owned session, of its owner) — goes on that
+// call's stream, at once, so that it arrives before the call's result.
+// One that belongs to no call goes, from an owned session, to its
+// owner's client sessions, else to every client of a view that shows the
+// server (the SDK drops it for clients below the level they set, or that
+// set none).
 func (g *Gateway) log(ctx context.Context, server string, p *mcp.LoggingMessageParams) {
 	c, linked := ctx.Value(callerKey{}).(*clientCall)
+	key, owned := upstream.SessionKeyFrom(ctx)
 	if !linked {
-		c = g.calls.newest(server, func(c *clientCall) bool { return c.level != "" })
+		c = g.calls.newest(server, func(c *clientCall) bool { return c.level != "" && (!owned || g.owners.owns(key, c.ss)) })
 	}
 	if c != nil {
 		msg := c.vs.logMessage(server, p)
@@ -222,7 +266,17 @@ func (g *Gateway) log(ctx context.Context, server string, p *mcp.LoggingMessageP
 		msg mcp.LoggingMessageParams
 	}
 	var out []delivery
+	if owned {
+		// An owned session's message outside its owner's calls: to its
+		// owner's client sessions only.
+		for _, ow := range g.owners.sessions(key) {
+			out = append(out, delivery{ow.ss, ow.vs.logMessage(server, p)})
+		}
+	}
 	for _, vs := range g.views(server) {
+		if owned {
+			break
+		}
 		msg := vs.logMessage(server, p)
 		for ss := range vs.srv.Sessions() {
 			out = append(out, delivery{ss, msg})

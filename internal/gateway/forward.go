@@ -73,6 +73,7 @@ func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, arg
 	creq := vs.request(e.server, e.name, args, reqMeta, user, session)
 	creq.OnProgress = notify
 	cc.vs, cc.server = vs, e.server
+	ctx = vs.g.withOwner(ctx, vs, cc.ss, user)
 	ctx = context.WithValue(ctx, callerKey{}, cc)
 	cc.ctx = ctx
 	done := vs.g.calls.add(cc)
@@ -95,6 +96,14 @@ func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, arg
 		}
 	}
 	return res, err
+}
+
+// owned returns ctx for a request of client session ss (with extra and
+// meta): on a per_client or per_user server it goes to the session's (or
+// its user's) own upstream session.
+func (vs *viewServer) owned(ctx context.Context, extra *mcp.RequestExtra, meta mcp.Meta, ss *mcp.ServerSession) context.Context {
+	user, _ := vs.identity(extra, meta, ss)
+	return vs.g.withOwner(ctx, vs, ss, user)
 }
 
 // withLevel returns ctx carrying the log level of the client that sent a
@@ -256,7 +265,8 @@ func (e *codedError) Unwrap() []error {
 // getPrompt returns the handler of one prompt of the view.
 func (vs *viewServer) getPrompt(e promptEntry) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		c, err := vs.g.ups.Client(e.server)
+		ctx = vs.owned(ctx, req.Extra, req.Params.Meta, req.Session)
+		c, err := vs.g.upstreamFor(ctx, e.server)
 		if err == nil {
 			var res *mcp.GetPromptResult
 			res, err = c.GetPrompt(vs.withLevel(ctx, req.Params.Meta, req.Session), e.name, req.Params.Arguments)
@@ -273,7 +283,8 @@ func (vs *viewServer) getPrompt(e promptEntry) mcp.PromptHandler {
 // readResource returns the handler of one resource of the view.
 func (vs *viewServer) readResource(e resourceEntry, exposed string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		c, err := vs.g.ups.Client(e.server)
+		ctx = vs.owned(ctx, req.Extra, req.Params.Meta, req.Session)
+		c, err := vs.g.upstreamFor(ctx, e.server)
 		if err != nil {
 			return nil, upstreamError(e.server, err)
 		}
@@ -297,7 +308,8 @@ func (vs *viewServer) readResource(e resourceEntry, exposed string) mcp.Resource
 // readTemplate returns the handler of one resource template of the view.
 func (vs *viewServer) readTemplate(e resourceEntry) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		c, err := vs.g.ups.Client(e.server)
+		ctx = vs.owned(ctx, req.Extra, req.Params.Meta, req.Session)
+		c, err := vs.g.upstreamFor(ctx, e.server)
 		if err != nil {
 			return nil, upstreamError(e.server, err)
 		}
@@ -365,7 +377,8 @@ func (vs *viewServer) complete(ctx context.Context, req *mcp.CompleteRequest) (*
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 			Message: fmt.Sprintf("Invalid params: unknown completion reference type %q: use ref/prompt or ref/resource", ref.Type)}
 	}
-	c, err := vs.g.ups.Client(server)
+	ctx = vs.owned(ctx, req.Extra, req.Params.Meta, req.Session)
+	c, err := vs.g.upstreamFor(ctx, server)
 	if err != nil {
 		return nil, upstreamError(server, err)
 	}
@@ -420,6 +433,7 @@ func (vs *viewServer) setLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 		}
 		if ss, _ := req.GetSession().(*mcp.ServerSession); ss != nil && (ss.ID() != "" || vs.spec().local) && !vs.g.config().Gateway.Stateless {
 			vs.g.levels.set(ss, p.Level) // for upstreams that take it per request
+			vs.setOwnedLevels(ctx, ss)   // and for the session's own
 		}
 		// One upstream session serves every client: it logs at the most
 		// verbose level any client asked for, and each client gets what is

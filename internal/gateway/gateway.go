@@ -94,6 +94,7 @@ type Gateway struct {
 
 	calls  callRegistry  // client calls in progress, per upstream (calls.go)
 	levels sessionLevels // log levels client sessions set
+	owners owners        // client sessions with upstream sessions of their own (owners.go)
 	subs   subscriptions
 	sess   sessionRegistry // client sessions of the HTTP endpoints (sessions.go)
 	// fastCalls holds the cancel function of each fast-path call in
@@ -387,6 +388,7 @@ func (g *Gateway) sessionWatch(view string, ss *mcp.ServerSession) {
 	go func() {
 		defer g.sessions.Done()
 		_ = ss.Wait()
+		g.sessionEnded(ss)
 		g.levels.drop(ss)
 		if g.metrics != nil {
 			g.metrics.SessionClosed(view)

@@ -74,9 +74,10 @@ func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
 			Completions: &mcp.CompletionCapabilities{},
 			Logging:     &mcp.LoggingCapabilities{},
 		},
-		CompletionHandler:  vs.complete,
-		SubscribeHandler:   vs.subscribe,
-		UnsubscribeHandler: vs.unsubscribe,
+		CompletionHandler:       vs.complete,
+		SubscribeHandler:        vs.subscribe,
+		RootsListChangedHandler: vs.rootsChanged,
+		UnsubscribeHandler:      vs.unsubscribe,
 		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
 			cs := sessionOf(ctx)
 			if id := req.Session.ID(); cs == nil && id != "" {

@@ -219,6 +219,7 @@ func (g *Gateway) sessionClosed(cs *clientSession) {
 		g.tasks.dropSession(cs.id)
 	}
 	if ss := cs.ss.Load(); ss != nil {
+		g.sessionEnded(ss) // its own upstream sessions (owners.go)
 		g.levels.drop(ss)
 	}
 	if g.metrics != nil {

@@ -51,6 +51,9 @@ var (
 	autoDisabledDesc = prometheus.NewDesc(namespace+"_upstream_auto_disabled",
 		"1 when an upstream server was disabled after repeated failures, 0 otherwise.",
 		[]string{"server"}, nil)
+	sessionsDesc = prometheus.NewDesc(namespace+"_upstream_sessions",
+		"Per-client or per-user upstream sessions of a server open besides its shared one (session: per_client, per_user).",
+		[]string{"server"}, nil)
 )
 
 // states is every connection state, so that upstream_state always has one
@@ -75,6 +78,7 @@ func (c upstreamCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- latencyDesc
 	ch <- failuresDesc
 	ch <- autoDisabledDesc
+	ch <- sessionsDesc
 }
 
 func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
@@ -96,6 +100,7 @@ func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(failuresDesc, prometheus.GaugeValue, float64(sn.ConsecutiveFailures), server)
 		ch <- prometheus.MustNewConstMetric(autoDisabledDesc, prometheus.GaugeValue, boolValue(sn.AutoDisabled), server)
+		ch <- prometheus.MustNewConstMetric(sessionsDesc, prometheus.GaugeValue, float64(sn.Sessions), server)
 	}
 }
 

@@ -390,7 +390,7 @@ func TestUpstreamsAtScrapeTime(t *testing.T) {
 		upstream.Snapshot{Server: "alpha", State: upstream.StateConnected, LastPingAt: time.Now(), Latency: 1500 * time.Microsecond},
 		upstream.Snapshot{Server: "beta", State: upstream.StateError, ConsecutiveFailures: 4, AutoDisabled: true,
 			LastError: "secret detail must not leak"},
-		upstream.Snapshot{Server: "gamma", State: upstream.StateConnecting},
+		upstream.Snapshot{Server: "gamma", State: upstream.StateConnecting, Sessions: 3},
 	)
 	s.compare(`
 # HELP switchboard_upstream_state Connection state of an upstream server: 1 for its current state, 0 for the others.
@@ -428,8 +428,13 @@ switchboard_upstream_consecutive_failures{server="gamma"} 0
 switchboard_upstream_auto_disabled{server="alpha"} 0
 switchboard_upstream_auto_disabled{server="beta"} 1
 switchboard_upstream_auto_disabled{server="gamma"} 0
+# HELP switchboard_upstream_sessions Per-client or per-user upstream sessions of a server open besides its shared one (session: per_client, per_user).
+# TYPE switchboard_upstream_sessions gauge
+switchboard_upstream_sessions{server="alpha"} 0
+switchboard_upstream_sessions{server="beta"} 0
+switchboard_upstream_sessions{server="gamma"} 3
 `, "switchboard_upstream_state", "switchboard_upstream_up", "switchboard_upstream_latency_seconds",
-		"switchboard_upstream_consecutive_failures", "switchboard_upstream_auto_disabled")
+		"switchboard_upstream_consecutive_failures", "switchboard_upstream_auto_disabled", "switchboard_upstream_sessions")
 	if body := s.body(); strings.Contains(body, "secret detail") {
 		t.Errorf("scrape contains an upstream's error text")
 	}

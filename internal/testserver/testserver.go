@@ -28,6 +28,12 @@
 //     pipes stay open.
 //   - "flaky": exits at start when the file SWITCHBOARD_TEST_FLAG exists,
 //     otherwise serves as "ok" (lets a test break and heal a server).
+//   - "stateful": keeps state per session (one process is one session
+//     over stdio): tools count (a counter: "count=N pid=P"), roots (the
+//     roots its client gave when asked at initialize, and again after
+//     each notifications/roots/list_changed) and background (logs
+//     "background" at info 50 ms after it returns, outside any call); it
+//     speaks protocol 2025-11-25 at most.
 package testserver
 
 import (
@@ -182,6 +188,9 @@ func run(mode string) {
 		}
 	case "asks":
 		serveAsks()
+		return
+	case "stateful":
+		serveStateful()
 		return
 	case "ok":
 	default:

@@ -33,6 +33,23 @@ type Upstreams interface {
 	WaitConnected(ctx context.Context, server string, d time.Duration) (*upstream.Client, error)
 }
 
+// sessionUpstreams is what Upstreams implement when a server's requests
+// may go to the caller's own upstream session (session: per_client or
+// per_user): *upstream.Pool does.
+type sessionUpstreams interface {
+	SessionClient(ctx context.Context, server string) (*upstream.Client, error)
+}
+
+// client returns the connection a call made with ctx uses on server: the
+// caller's own session (upstream.WithOwner) where the server has them,
+// else the shared one.
+func (e *Engine) client(ctx context.Context, server string) (*upstream.Client, error) {
+	if s, ok := e.ups.(sessionUpstreams); ok {
+		return s.SessionClient(ctx, server)
+	}
+	return e.ups.Client(server)
+}
+
 // Recorder receives one record per finished call; *store.Recorder
 // implements it.
 type Recorder interface {
@@ -491,16 +508,17 @@ func (e errNotSent) Unwrap() error { return e.err }
 
 // attempt sends the call once.
 func (c *call) attempt(ctx context.Context, cancelCost context.CancelCauseFunc) (*mcp.CallToolResult, error) {
-	cl, err := c.e.ups.Client(c.req.Server)
-	if err != nil {
+	cl, err := c.e.client(ctx, c.req.Server)
+	if err != nil && fault.KindOf(err) != fault.LimitExceeded {
 		// Restarting or reconnecting: wait for it a while.
 		if c.e.retryWait > 0 {
-			if cl, err = c.e.ups.WaitConnected(ctx, c.req.Server, min(c.e.retryWait, remaining(ctx))); err != nil {
-				return nil, errNotSent{err}
+			if _, err = c.e.ups.WaitConnected(ctx, c.req.Server, min(c.e.retryWait, remaining(ctx))); err == nil {
+				cl, err = c.e.client(ctx, c.req.Server)
 			}
-		} else {
-			return nil, errNotSent{err}
 		}
+	}
+	if err != nil {
+		return nil, errNotSent{err}
 	}
 	params := &mcp.CallToolParams{Name: c.req.Tool, Meta: c.meta()}
 	if c.req.Arguments != nil {

@@ -121,6 +121,9 @@ type Client struct {
 	pool *http.Client
 	// tasks is what the SDK does not model of tasks (tasks.go).
 	tasks taskState
+	// conn is the session's connection, set while connecting, for the
+	// notifications the SDK's client has no method for (sessions.go).
+	conn mcp.Connection
 }
 
 // Attribute keys used in logs.
@@ -250,7 +253,7 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		defer cancel()
 	}
 	start := time.Now()
-	session, err := client.Connect(dctx, c.sessionTransport(t), nil)
+	session, err := client.Connect(dctx, c.captureConn(c.sessionTransport(t)), nil)
 	if err != nil {
 		// The SDK has closed the connection (and so waited for a child);
 		// the stderr tail is complete.

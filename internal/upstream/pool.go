@@ -32,6 +32,10 @@ type PoolOptions struct {
 	// OnConnect is called with every new connection once it is available
 	// through Client. It must not block.
 	OnConnect func(*Client)
+	// OnSessionOpen is called with every owned (per-client or per-user)
+	// session once it is connected, before any request uses it; nil for
+	// none. It may make requests of it, briefly.
+	OnSessionOpen func(SessionKey, *Client)
 	// Events returns the notification sinks for a server; nil for none.
 	Events func(server string) Events
 	// DialOptions adjusts the dial options of a server (tests, in-process
@@ -124,14 +128,15 @@ func (p *Pool) newSupervisor(cfg *config.Config, srv config.Server) *Supervisor 
 		d.Auth = NewAuth(p.opts.OAuth, srv)
 	}
 	return NewSupervisor(SupervisorOptions{
-		Server:    srv,
-		Health:    cfg.Defaults.Health,
-		Store:     p.opts.Store,
-		Logger:    p.opts.Logger,
-		Dial:      d,
-		OnChange:  p.opts.OnChange,
-		OnConnect: p.opts.OnConnect,
-		Once:      p.opts.Once,
+		Server:        srv,
+		Health:        cfg.Defaults.Health,
+		Store:         p.opts.Store,
+		Logger:        p.opts.Logger,
+		Dial:          d,
+		OnChange:      p.opts.OnChange,
+		OnConnect:     p.opts.OnConnect,
+		OnSessionOpen: p.opts.OnSessionOpen,
+		Once:          p.opts.Once,
 	})
 }
 

@@ -24,6 +24,10 @@ type ClientRequests struct {
 	ElicitURL bool
 	//lint:ignore SA1019 roots remain part of the protocol versions clients speak today.
 	ListRoots func(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error)
+	// RootsListChanged declares that the client tells the server when its
+	// roots change (Client.NotifyRootsChanged): an owned session forwards
+	// its client's notifications/roots/list_changed.
+	RootsListChanged bool
 }
 
 // capabilities returns what a client with these handlers declares.
@@ -40,7 +44,7 @@ func (r ClientRequests) capabilities() *mcp.ClientCapabilities {
 	}
 	if r.ListRoots != nil {
 		//lint:ignore SA1019 see ListRoots.
-		caps.RootsV2 = &mcp.RootCapabilities{}
+		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: r.RootsListChanged}
 	}
 	return caps
 }

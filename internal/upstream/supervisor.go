@@ -27,6 +27,9 @@ type SupervisorOptions struct {
 	// OnConnect is called with every new connection once Client() hands it
 	// out. It must not block.
 	OnConnect func(*Client)
+	// OnSessionOpen is called with every owned session once it is
+	// connected, before any request uses it (see PoolOptions).
+	OnSessionOpen func(SessionKey, *Client)
 	// Once makes one connection attempt and no reconnects, and records no
 	// failures in the store: the mode of one-shot CLI commands.
 	Once bool
@@ -56,6 +59,9 @@ type Supervisor struct {
 	client  *Client
 	changed chan struct{} // closed and replaced on every change
 	settled bool          // the first attempt has concluded
+
+	// owned are the per-client or per-user sessions (sessions.go).
+	owned *ownedSessions
 }
 
 // errDisabled ends a connection that a user or the health loop disabled.
@@ -88,6 +94,7 @@ func NewSupervisor(opts SupervisorOptions) *Supervisor {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
 	s.logger = s.logger.With(logKeyServer, opts.Server.Name)
+	s.owned = newOwnedSessions(s)
 	if s.store == nil {
 		s.store = NewMemoryStore()
 	}
@@ -125,6 +132,7 @@ func (s *Supervisor) Snapshot() Snapshot {
 	if s.client != nil {
 		snap.Stderr = lastLines(s.client.Stderr(), 20)
 	}
+	snap.Sessions = s.owned.count()
 	return snap
 }
 
@@ -294,6 +302,7 @@ func (s *Supervisor) enabled() bool {
 // error.
 func (s *Supervisor) Run(ctx context.Context) error {
 	defer s.markSettled()
+	defer s.owned.closeAll()
 	rec, err := s.store.LoadState(ctx, s.Name())
 	if err != nil {
 		s.logger.Warn("loading server state", logKeyErr, err)

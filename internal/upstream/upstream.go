@@ -86,4 +86,8 @@ type Snapshot struct {
 	LastError   string   `json:"last_error,omitempty"`
 	Suggestions []string `json:"suggestions,omitempty"`
 	Stderr      string   `json:"stderr,omitempty"` // tail of a stdio child's stderr
+
+	// Sessions is how many per-client or per-user upstream sessions of
+	// the server are open (or opening) besides the shared one.
+	Sessions int `json:"sessions,omitempty"`
 }

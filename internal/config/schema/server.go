@@ -51,6 +51,14 @@ type Server struct {
 	MaxRetries *int `json:"max_retries,omitempty" jsonschema:"minimum=0"`
 	// This server's calls in flight at once; 0 means only limits.max_concurrent applies.
 	MaxConcurrent *int `json:"max_concurrent,omitempty" jsonschema:"minimum=0,default=0"`
+	// Whose upstream session a gateway client's requests use: one shared by
+	// everyone (stateless servers), one per gateway client session (browser
+	// automation, REPLs, servers keyed by roots), or one per user (per-user
+	// state or credentials). See docs/gateway.md.
+	Session *string `json:"session,omitempty" jsonschema:"enum=shared,enum=per_client,enum=per_user,default=shared"`
+	// session per_client or per_user: the most upstream sessions of this
+	// server open at once (for stdio, child processes); one more is refused.
+	MaxSessions *int `json:"max_sessions,omitempty" jsonschema:"minimum=1,maximum=1000,default=16"`
 	// Redact secrets in results returned to callers.
 	RedactResults *bool `json:"redact_results,omitempty" jsonschema:"default=false"`
 	// Directories the server is given as its roots: paths or file:// URIs.

@@ -1,0 +1,118 @@
+package testserver
+
+//lint:file-ignore SA1019 roots and logging are deprecated only from protocol 2026-07-28; clients use them today.
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// statefulProtocol is the newest protocol version the "stateful" server
+// speaks.
+const statefulProtocol = "2025-11-25"
+
+// serveStateful runs the "stateful" mode: a server whose answers depend
+// on its session, as a browser automation server's or a REPL's do.
+func serveStateful() {
+	var (
+		mu     sync.Mutex
+		count  int
+		roots  string
+		asked  = make(chan struct{}) // closed once the first answer is in
+		once   sync.Once
+		wg     sync.WaitGroup
+		ssLock sync.Mutex
+		sess   *mcp.ServerSession
+	)
+	askRoots := func(ss *mcp.ServerSession) {
+		defer wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		var uris []string
+		if res, err := ss.ListRoots(ctx, nil); err != nil {
+			uris = append(uris, "error: "+err.Error())
+		} else {
+			for _, r := range res.Roots {
+				uris = append(uris, r.URI)
+			}
+		}
+		mu.Lock()
+		roots = strings.Join(uris, ",")
+		mu.Unlock()
+		once.Do(func() { close(asked) })
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "testserver-stateful", Version: "1"}, &mcp.ServerOptions{
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}},
+		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
+			ssLock.Lock()
+			sess = req.Session
+			ssLock.Unlock()
+			// Asked off the reader: the answer comes on it.
+			wg.Add(1)
+			go askRoots(req.Session)
+		},
+		RootsListChangedHandler: func(_ context.Context, req *mcp.RootsListChangedRequest) {
+			wg.Add(1)
+			go askRoots(req.Session)
+		},
+	})
+	// It speaks 2025-11-25 at most, as most servers do today: on
+	// 2026-07-28 a server cannot ask its client outside a call's result.
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch p, _ := req.GetParams().(*mcp.InitializeParams); {
+			case method == "server/discover":
+				// A server before 2026-07-28 does not know it; its client
+				// falls back to initialize.
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: server/discover"}
+			case method == "initialize" && p != nil && p.ProtocolVersion > statefulProtocol:
+				p.ProtocolVersion = statefulProtocol
+			}
+			return next(ctx, method, req)
+		}
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "count", Description: "Counts its calls in this session."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			mu.Lock()
+			count++
+			n := count
+			mu.Unlock()
+			return text(fmt.Sprintf("count=%d pid=%d", n, os.Getpid())), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "roots", Description: "Returns the roots its client gave."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			select {
+			case <-asked:
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			return text(roots), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "background", Description: "Logs \"background\" shortly after it returns, outside any call."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			ssLock.Lock()
+			ss := sess
+			ssLock.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				time.Sleep(50 * time.Millisecond) // the server's own behaviour: after its answer
+				_ = ss.Log(context.Background(), &mcp.LoggingMessageParams{Level: "info", Data: fmt.Sprintf("background pid=%d", os.Getpid())})
+			}()
+			return text("scheduled"), nil, nil
+		})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		log.Printf("stateful: %v", err)
+	}
+	wg.Wait()
+}
