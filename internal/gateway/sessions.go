@@ -238,14 +238,6 @@ func (cs *clientSession) end() {
 	}
 }
 
-// openSessions returns how many client sessions of the HTTP endpoints are
-// open (counted from the request that opened each).
-func (r *sessionRegistry) openSessions() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.open)
-}
-
 // bindUser records that the SDK accepted a request of user on session id.
 func (r *sessionRegistry) bindUser(id, user string) {
 	r.users.LoadOrStore(id, user)

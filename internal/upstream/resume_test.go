@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the resumed stream carries log messages, deprecated only from protocol 2026-07-28.
+
 package upstream
 
 import (
