@@ -63,10 +63,11 @@ daemon (switchboard serve) so that tasks outlive one command.`,
 		RunE: subcommandRequired,
 	}
 	var f taskFlags
-	sub := func(method, use, short string) *cobra.Command {
+	sub := func(method, use, short, example string) *cobra.Command {
 		c := &cobra.Command{
 			Use:               use,
 			Short:             short,
+			Example:           example,
 			ValidArgsFunction: onlyFirst(a.completeServer),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				return a.task(cmd.Context(), method, args, f)
@@ -74,13 +75,17 @@ daemon (switchboard serve) so that tasks outlive one command.`,
 		}
 		return c
 	}
-	get := sub(control.TaskGet, "get SERVER ID", "Show a task's status")
+	get := sub(control.TaskGet, "get SERVER ID", "Show a task's status",
+		"  switchboard task get tasks 786512e2-9e0d-44bd-8f29-789f320fe840\n  switchboard task get tasks 786512e2-9e0d-44bd-8f29-789f320fe840 --wait --json")
 	get.Flags().BoolVar(&f.wait, "wait", false, "poll until the task has ended (completed, failed or cancelled) or needs input (input_required: task result asks)")
-	result := sub(control.TaskResult, "result SERVER ID", "Wait for a task to end and print the tool's result")
+	result := sub(control.TaskResult, "result SERVER ID", "Wait for a task to end and print the tool's result",
+		"  switchboard task result tasks 786512e2-9e0d-44bd-8f29-789f320fe840 --wait\n  switchboard task result tasks 786512e2-9e0d-44bd-8f29-789f320fe840 --json")
 	result.Flags().BoolVar(&f.wait, "wait", false, "poll the task's status until it has ended or needs input, then fetch the result")
 	result.Flags().StringVar(&f.outDir, "out-dir", "", "`directory` for images, audio and binary resources (default: the temp dir)")
-	cancel := sub(control.TaskCancel, "cancel SERVER ID", "Cancel a task")
-	list := sub(control.TaskList, "list SERVER", "List the tasks")
+	cancel := sub(control.TaskCancel, "cancel SERVER ID", "Cancel a task",
+		"  switchboard task cancel tasks 786512e2-9e0d-44bd-8f29-789f320fe840")
+	list := sub(control.TaskList, "list SERVER", "List the tasks",
+		"  switchboard task list tasks\n  switchboard task list tasks --json")
 	cmd.AddCommand(get, result, cancel, list)
 	return cmd
 }
