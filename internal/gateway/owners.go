@@ -232,6 +232,10 @@ func (g *Gateway) ownedSessions(vs *viewServer, ss *mcp.ServerSession) []ownedSe
 // own upstream sessions, which then ask it for its roots again. A shared
 // session is not told: it asks a calling client during each call.
 func (vs *viewServer) rootsChanged(ctx context.Context, req *mcp.RootsListChangedRequest) {
+	// The notification's request may be over (202 sent, its context
+	// cancelled) before this runs: the forwarding has its own deadline.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
 	for _, o := range vs.g.ownedSessions(vs, req.Session) {
 		if err := o.c.NotifyRootsChanged(ctx); err != nil {
 			vs.g.logger.Debug("forwarding roots/list_changed failed", logKeyServer, o.c.Server().Name, logKeyErr, err)
