@@ -214,7 +214,18 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 			return ss.Elicit(cctx, p)
 		},
 		ListRoots: func(ctx context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
-			ss, cctx, stop := g.route(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil || c.Roots.ListChanged })
+			can := func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil || c.Roots.ListChanged }
+			// Roots belong to the client session, not to a call: an owned
+			// upstream session asks its owner's session directly when
+			// nothing links the request to a call (its handshake's
+			// roots/list comes while the first call runs, and that call's
+			// stream may close before the answer).
+			if _, linked := ctx.Value(callerKey{}).(*clientCall); !linked {
+				if ss := g.ownerSession(ctx, can); ss != nil {
+					return ss.ListRoots(ctx, p)
+				}
+			}
+			ss, cctx, stop := g.route(ctx, server, can)
 			if ss == nil {
 				return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
 			}
@@ -285,10 +296,19 @@ func (g *Gateway) log(ctx context.Context, server string, p *mcp.LoggingMessageP
 	if len(out) == 0 {
 		return
 	}
-	// It runs on the upstream's reader: hand off.
+	// It runs on the upstream's reader: hand off, keeping the order in
+	// which the messages came (each hand-off waits for the one before).
+	g.logMu.Lock()
+	prev, done := g.logTail, make(chan struct{})
+	g.logTail = done
+	g.logMu.Unlock()
 	g.sessions.Add(1)
 	go func() {
 		defer g.sessions.Done()
+		defer close(done)
+		if prev != nil {
+			<-prev
+		}
 		for _, d := range out {
 			_ = d.ss.Log(context.Background(), &d.msg)
 		}

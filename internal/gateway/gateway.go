@@ -111,6 +111,11 @@ type Gateway struct {
 
 	sessions sync.WaitGroup // session watchers
 
+	// logTail is closed when the newest hand-off of log messages outside
+	// any call has been delivered; the next one waits for it (calls.go).
+	logMu   sync.Mutex
+	logTail chan struct{}
+
 	oauth atomic.Pointer[tokenauth.Authenticator] // gateway.oauth's (oauth.go)
 	audit *audit.Auditor                          // audit.go
 }
