@@ -273,11 +273,15 @@ func TestStreamableRestartBetweenCalls(t *testing.T) {
 			// ... so the engine sends it again, on the new session, however
 			// unsafe the tool (a request that met a connection the old
 			// server closed may have been processed: that one fails).
+			// The supervisor may learn of the restart first (the standalone
+			// stream breaks) and renew the session before the call is sent:
+			// then it needs no retry. Either way the new server answers it
+			// once.
 			r.restart()
 			res, err := eng.Call(context.Background(), toolcall.Request{Server: "restartable", Tool: "write", Source: "test"})
 			switch {
-			case err == nil && (res.Content[0].(*mcp.TextContent).Text != "4" || res.Retries != 1):
-				t.Errorf("a call the restarted server never processed: got %q after %d retries, want 4 after 1", res.Content[0].(*mcp.TextContent).Text, res.Retries)
+			case err == nil && (res.Content[0].(*mcp.TextContent).Text != "4" || res.Retries > 1):
+				t.Errorf("a call the restarted server never processed: got %q after %d retries, want 4 after at most 1", res.Content[0].(*mcp.TextContent).Text, res.Retries)
 			case err != nil && (!tc.keepAlive || !strings.Contains(err.Error(), "closed the connection without answering")):
 				t.Errorf("a call the restarted server never processed: got %v, want it sent again on the new session", err)
 			}
