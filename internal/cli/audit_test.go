@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,4 +164,45 @@ func TestConfigTrustIsAudited(t *testing.T) {
 func sha256Hex(data []byte) string {
 	d := sha256.Sum256(data)
 	return hex.EncodeToString(d[:])
+}
+
+// TestStopAndResumeWithoutADaemonAreAudited: with no daemon to record
+// them, `stop`, `resume` and `servers disable/enable` write their events
+// to the trail themselves.
+func TestStopAndResumeWithoutADaemonAreAudited(t *testing.T) {
+	cfgPath, trail := auditFixture(t)
+	state := t.TempDir()
+	wantCode(t, runCLI(t, "--config", cfgPath, "--state-dir", state, "stop"), 0)
+	wantCode(t, runCLI(t, "--config", cfgPath, "--state-dir", state, "resume"), 0)
+	var got []string
+	if err := audit.Read(trail, audit.Filter{Events: []string{"engine.*"}}, func(e audit.Event) error {
+		if e.Outcome != audit.OK || e.Actor.Via != "cli" || e.Actor.User == "" {
+			t.Errorf("got %+v, want an ok event by the CLI's user", e)
+		}
+		got = append(got, e.Event)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{audit.Stopped, audit.Resumed}; !slices.Equal(got, want) {
+		t.Errorf("got events %v, want %v", got, want)
+	}
+
+	wantCode(t, runCLI(t, "--config", cfgPath, "--state-dir", state, "servers", "disable", "alpha"), 0)
+	wantCode(t, runCLI(t, "--config", cfgPath, "--state-dir", state, "servers", "enable", "alpha"), 0)
+	got = nil
+	if err := audit.Read(trail, audit.Filter{Events: []string{"server.*"}}, func(e audit.Event) error {
+		if e.Actor.Via == "cli" {
+			if e.Target.Server != "alpha" || e.Outcome != audit.OK {
+				t.Errorf("got %+v, want an ok event for alpha", e)
+			}
+			got = append(got, e.Event)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{audit.ServerDisabled, audit.ServerEnabled}; !slices.Equal(got, want) {
+		t.Errorf("got server events by the CLI %v, want %v", got, want)
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/switchboard-mcp/switchboard/internal/audit"
 )
 
 // newResumeCmd is `switchboard resume`.
@@ -32,6 +34,9 @@ func (a *app) resume(ctx context.Context) error {
 	defer done()
 	was, err := b.Resume(ctx)
 	if err != nil {
+		return err
+	}
+	if err := a.auditLocal(b, audit.Resumed, "resumed calls"); err != nil {
 		return err
 	}
 	if a.json {

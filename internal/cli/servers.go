@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/switchboard-mcp/switchboard/internal/audit"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
@@ -154,6 +155,11 @@ func (a *app) serverAction(ctx context.Context, cfg *config.Config, action, name
 	res, err := b.ServerAction(ctx, action, name)
 	if err != nil {
 		return err
+	}
+	if event := map[string]string{"enable": audit.ServerEnabled, "disable": audit.ServerDisabled}[action]; event != "" {
+		if err := a.auditLocalEvent(b, audit.Event{Event: event, Outcome: audit.OK, Target: audit.Target{Server: name}}, action+"d "+name); err != nil {
+			return err
+		}
 	}
 	if a.json {
 		return a.printJSON(res)

@@ -5,6 +5,10 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/switchboard-mcp/switchboard/internal/audit"
+	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/control"
 )
 
 // newStopCmd is `switchboard stop`.
@@ -27,6 +31,20 @@ second). It stays set, across restarts, until 'switchboard resume'.`,
 	}
 }
 
+// auditLocal records event when b is this process's own backend (no
+// daemon runs): a daemon records what it is asked to do itself.
+func (a *app) auditLocal(b control.Backend, event, done string) error {
+	return a.auditLocalEvent(b, audit.Event{Event: event, Outcome: audit.OK}, done)
+}
+
+// auditLocalEvent is auditLocal for an event with more fields.
+func (a *app) auditLocalEvent(b control.Backend, e audit.Event, done string) error {
+	if _, daemon := b.(*control.Client); daemon {
+		return nil
+	}
+	return a.recordAudit(config.Audit{}, e, done)
+}
+
 // stop sets the stop switch: every new call fails with a clear error and
 // the calls in flight in every switchboard process are cancelled (the
 // daemon at once, other processes within a poll of the switch file).
@@ -37,6 +55,9 @@ func (a *app) stop(ctx context.Context) error {
 	}
 	defer done()
 	if _, err := b.Stop(ctx); err != nil {
+		return err
+	}
+	if err := a.auditLocal(b, audit.Stopped, "stopped calls"); err != nil {
 		return err
 	}
 	if a.json {
