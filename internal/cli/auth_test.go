@@ -242,7 +242,7 @@ func gatewaySession(t *testing.T, ctx context.Context, addr string) *mcp.ClientS
 func TestAuthAdHocOnATerminal(t *testing.T) {
 	script, err := exec.LookPath("script")
 	if err != nil {
-		t.Skip("script(1) (util-linux) is not installed; install it to run this test on a pseudo-terminal")
+		t.Fatalf("script(1) is not installed (%v): install it (Debian: apt-get install bsdutils; elsewhere util-linux) to run this test on a pseudo-terminal", err)
 	}
 	ex := testpeer.StartOAuthExample(t, false)
 	exe, err := os.Executable()
