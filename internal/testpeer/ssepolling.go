@@ -56,15 +56,24 @@ func StartSSEPolling(t testing.TB) string {
 	if err := os.WriteFile(preload, []byte(portPreload), 0o600); err != nil {
 		t.Fatalf("testpeer: writing the port preload: %v", err)
 	}
+	return startOnFreePort(t, "the SSE polling example", node, []string{"--import", "file://" + preload, script}, func(port int) []string { return []string{"SB_TESTPEER_PORT=" + strconv.Itoa(port)} })
+}
+
+// startOnFreePort runs node with args, its port chosen free and passed in
+// the environment env gives, until it listens (another process can take
+// the port first: a few attempts), and returns its /mcp URL. what names
+// it in failures.
+func startOnFreePort(t testing.TB, what, node string, args []string, env func(port int) []string) string {
+	t.Helper()
 	var failures []string
 	for attempt := 1; attempt <= startAttempts; attempt++ {
 		port, err := freePort()
 		if err != nil {
-			t.Fatalf("testpeer: finding a free port for the SSE polling example: %v", err)
+			t.Fatalf("testpeer: finding a free port for %s: %v", what, err)
 		}
-		p, err := spawn(t, node, []string{"--import", "file://" + preload, script}, []string{"SB_TESTPEER_PORT=" + strconv.Itoa(port)})
+		p, err := spawn(t, node, args, env(port))
 		if err != nil {
-			t.Fatalf("testpeer: starting the SSE polling example: %v", err)
+			t.Fatalf("testpeer: starting %s: %v", what, err)
 		}
 		err = p.waitListening(port, time.Now().Add(startTimeout))
 		if err == nil {
@@ -76,6 +85,6 @@ func StartSSEPolling(t testing.TB) string {
 			break
 		}
 	}
-	t.Fatalf("testpeer: the SSE polling example did not start:\n%s", strings.Join(failures, "\n"))
+	t.Fatalf("testpeer: %s did not start:\n%s", what, strings.Join(failures, "\n"))
 	return ""
 }

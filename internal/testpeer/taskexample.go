@@ -1,13 +1,9 @@
 package testpeer
 
 import (
-	"errors"
-	"fmt"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
-	"time"
 )
 
 // StartTaskExample runs the TypeScript SDK's
@@ -32,26 +28,5 @@ func StartTaskExample(t testing.TB) string {
 	t.Helper()
 	node := Node(t)
 	script := filepath.Join(Dir(t), "@modelcontextprotocol", "sdk", "dist", "esm", "examples", "server", "simpleTaskInteractive.js")
-	var failures []string
-	for attempt := 1; attempt <= startAttempts; attempt++ {
-		port, err := freePort()
-		if err != nil {
-			t.Fatalf("testpeer: finding a free port for the task example: %v", err)
-		}
-		p, err := spawn(t, node, []string{script}, []string{"PORT=" + strconv.Itoa(port)})
-		if err != nil {
-			t.Fatalf("testpeer: starting the task example: %v", err)
-		}
-		err = p.waitListening(port, time.Now().Add(startTimeout))
-		if err == nil {
-			return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
-		}
-		p.stop()
-		failures = append(failures, fmt.Sprintf("attempt %d on port %d: %v; output:\n%s", attempt, port, err, p.out))
-		if !errors.Is(err, errExited) {
-			break
-		}
-	}
-	t.Fatalf("testpeer: the task example did not start:\n%s", strings.Join(failures, "\n"))
-	return ""
+	return startOnFreePort(t, "the task example", node, []string{script}, func(port int) []string { return []string{"PORT=" + strconv.Itoa(port)} })
 }
