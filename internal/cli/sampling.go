@@ -11,8 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/agent"
-	"github.com/switchboard-mcp/switchboard/internal/fault"
-	"github.com/switchboard-mcp/switchboard/internal/llm"
+	"github.com/switchboard-mcp/switchboard/internal/answer"
 )
 
 // sample answers a sampling/createMessage request by the --sampling
@@ -34,12 +33,11 @@ func (c *cliAnswerer) sample(ctx context.Context, server string, p *mcp.CreateMe
 		c.note("%s asked for a completion by the model; declined: %s", server, oneLine(err))
 		return nil, fmt.Errorf("%s asked for a completion, which switchboard declined: %w", server, err)
 	}
-	client, err := llm.New(cc)
+	sampler, err := answer.NewSampler(cc, cfgLLM.MaxRetries)
 	if err != nil {
-		return nil, fmt.Errorf("%s asked for a completion; the llm: settings: %w", server, err)
+		return nil, fmt.Errorf("%s asked for a completion; %w", server, err)
 	}
-	msgs, err := chatMessages(p)
-	if err != nil {
+	if _, err := answer.ChatMessages(p); err != nil {
 		return nil, fmt.Errorf("%s asked for a completion switchboard cannot send: %w", server, err)
 	}
 	if c.flags.sampling == samplingAsk {
@@ -54,9 +52,9 @@ func (c *cliAnswerer) sample(ctx context.Context, server string, p *mcp.CreateMe
 			return nil, declined(server, "the person declined it")
 		}
 	}
-	resp, err := client.Chat(ctx, llm.ChatRequest{Messages: msgs, MaxTokens: int(p.MaxTokens), MaxRetries: cfgLLM.MaxRetries})
+	res, resp, err := sampler.Sample(ctx, server, p)
 	if err != nil {
-		return nil, fmt.Errorf("%s asked for a completion; the model failed: %w", server, err)
+		return nil, err
 	}
 	if c.flags.sampling == samplingAsk {
 		out := c.q.out
@@ -74,63 +72,12 @@ func (c *cliAnswerer) sample(ctx context.Context, server string, p *mcp.CreateMe
 	} else {
 		c.note("%s asked for a completion; sent to %s (--sampling approve), %d tokens answered", server, resp.Model, resp.CompletionTokens)
 	}
-	stop := "endTurn"
-	if resp.Truncated {
-		stop = "maxTokens"
-	}
-	return &mcp.CreateMessageResult{
-		Content:    &mcp.TextContent{Text: resp.Message.Content},
-		Model:      resp.Model,
-		Role:       "assistant",
-		StopReason: stop,
-	}, nil
+	return res, nil
 }
 
 // declined is the error a declined sampling request returns to the
-// server (sampling has no "decline" result; the specification has the
-// client answer with an error).
-func declined(server, why string) error {
-	return fault.New(fault.Authorization, "switchboard declined %s's request for a completion: %s", server, why)
-}
-
-// chatMessages turns a sampling request into the model's messages: the
-// system prompt, then each message's text (images and audio are named,
-// not sent).
-func chatMessages(p *mcp.CreateMessageParams) ([]llm.ChatMessage, error) {
-	var msgs []llm.ChatMessage
-	if p.SystemPrompt != "" {
-		msgs = append(msgs, llm.ChatMessage{Role: llm.RoleSystem, Content: p.SystemPrompt})
-	}
-	for i, m := range p.Messages {
-		if m == nil {
-			return nil, fmt.Errorf("message %d is empty", i+1)
-		}
-		role := string(m.Role)
-		if role != "user" && role != "assistant" {
-			return nil, fmt.Errorf("message %d has role %q; want user or assistant", i+1, role)
-		}
-		msgs = append(msgs, llm.ChatMessage{Role: role, Content: contentText(m.Content)})
-	}
-	if len(msgs) == 0 {
-		return nil, fmt.Errorf("the request has no messages")
-	}
-	return msgs, nil
-}
-
-// contentText is a content block as text for the model and the person.
-func contentText(c mcp.Content) string {
-	switch v := c.(type) {
-	case *mcp.TextContent:
-		return v.Text
-	case *mcp.ImageContent:
-		return fmt.Sprintf("[image, %s, %d bytes]", v.MIMEType, len(v.Data))
-	case *mcp.AudioContent:
-		return fmt.Sprintf("[audio, %s, %d bytes]", v.MIMEType, len(v.Data))
-	case nil:
-		return ""
-	}
-	return fmt.Sprintf("[%T]", c)
-}
+// server.
+func declined(server, why string) error { return answer.Declined(server, why) }
 
 // showSampling shows what a sampling request would send.
 func showSampling(out interface{ Write([]byte) (int, error) }, p *mcp.CreateMessageParams) {
@@ -159,7 +106,7 @@ func showSampling(out interface{ Write([]byte) (int, error) }, p *mcp.CreateMess
 		if m == nil {
 			continue
 		}
-		lines := strings.Split(contentText(m.Content), "\n")
+		lines := strings.Split(answer.ContentText(m.Content), "\n")
 		fmt.Fprintf(out, "    %s: %s\n", m.Role, lines[0])
 		for _, l := range lines[1:] {
 			fmt.Fprintf(out, "      %s\n", l)
