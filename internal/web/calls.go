@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/internal/answer"
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
@@ -46,6 +47,10 @@ type webCall struct {
 	lastProgress time.Time
 	result       *control.CallResult
 	err          error
+	// asks are the server's questions waiting for the person's answer
+	// (asks.go); answered holds the ids of those answered.
+	asks     []*pendingAsk
+	answered map[string]bool
 }
 
 // callState is a call's wire form for the page.
@@ -59,6 +64,8 @@ type callState struct {
 	Progress  *toolcall.Progress `json:"progress,omitempty"`
 	// View is where the result is shown, once done.
 	View string `json:"view"`
+	// Asks are the server's questions waiting for an answer in the page.
+	Asks []askView `json:"asks,omitempty"`
 }
 
 func (wc *webCall) state(now time.Time) callState {
@@ -66,6 +73,9 @@ func (wc *webCall) state(now time.Time) callState {
 	defer wc.mu.Unlock()
 	st := callState{ID: wc.id, Server: wc.server, Tool: wc.tool, Done: wc.done, Status: "running", Progress: wc.progress,
 		View: toolURL(wc.server, wc.tool) + "&call=" + wc.id}
+	for _, p := range wc.asks {
+		st.Asks = append(st.Asks, p.view)
+	}
 	end := now
 	if wc.done {
 		end = wc.finished
@@ -204,6 +214,8 @@ func (c *Console) apiStartCall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.calls.add(wc)
+	// A server's questions during the call are asked in its page.
+	ctx = answer.With(ctx, &webAnswerer{c: c, wc: wc, callCtx: ctx})
 	go func() {
 		defer c.wg.Done()
 		defer cancel()
@@ -222,7 +234,7 @@ func (c *Console) apiStartCall(w http.ResponseWriter, r *http.Request) {
 		if err != nil && !errors.Is(err, context.Canceled) {
 			c.logger.Info("console call failed", logKeyServer, req.Server, logKeyTool, req.Tool, logKeyErr, err)
 		}
-		c.hub.publish(event{name: "call", session: wc.session, data: mustJSON(wc.state(c.now()))})
+		c.publishCall(wc)
 	}()
 	writeJSON(w, http.StatusAccepted, wc.state(c.now()))
 }

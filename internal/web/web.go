@@ -65,6 +65,8 @@ const (
 	logKeyServer = "server"
 	logKeyTool   = "tool"
 	logKeyPath   = "path"
+	logKeyKind   = "kind"
+	logKeyAction = "action"
 )
 
 //go:embed templates/*.html
@@ -330,6 +332,7 @@ func (c *Console) Handler() http.Handler {
 	mux.Handle("POST "+Prefix+"api/calls", api(c.apiStartCall))
 	mux.Handle("GET "+Prefix+"api/calls/{id}", api(c.apiCall))
 	mux.Handle("POST "+Prefix+"api/calls/{id}/cancel", api(c.apiCancelCall))
+	mux.Handle("POST "+Prefix+"api/calls/{id}/asks/{ask}", api(c.apiAnswer))
 	mux.Handle("POST "+Prefix+"api/stop", api(c.apiStop))
 	mux.Handle("POST "+Prefix+"api/subscriptions", api(c.apiSubscribe))
 	mux.Handle("GET "+Prefix+"protocol", page(c.protocolPage))
