@@ -129,11 +129,13 @@ func (a *webAnswerer) ask(ctx context.Context, v askView) (askReply, error) {
 	p := &pendingAsk{view: v, reply: make(chan askReply, 1)}
 	a.wc.mu.Lock()
 	a.wc.asks = append(a.wc.asks, p)
+	a.wc.asksVersion++
 	a.wc.mu.Unlock()
 	a.c.publishCall(a.wc)
 	defer func() {
 		a.wc.mu.Lock()
 		a.wc.asks = slices.DeleteFunc(a.wc.asks, func(x *pendingAsk) bool { return x == p })
+		a.wc.asksVersion++
 		a.wc.mu.Unlock()
 		a.c.publishCall(a.wc)
 	}()

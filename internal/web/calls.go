@@ -51,6 +51,9 @@ type webCall struct {
 	// (asks.go); answered holds the ids of those answered.
 	asks     []*pendingAsk
 	answered map[string]bool
+	// asksVersion counts the changes of asks, so that a page can tell a
+	// stale state (a poll answered late) from a newer one.
+	asksVersion uint64
 }
 
 // callState is a call's wire form for the page.
@@ -66,6 +69,8 @@ type callState struct {
 	View string `json:"view"`
 	// Asks are the server's questions waiting for an answer in the page.
 	Asks []askView `json:"asks,omitempty"`
+	// AsksVersion grows with every change of Asks.
+	AsksVersion uint64 `json:"asks_version"`
 }
 
 func (wc *webCall) state(now time.Time) callState {
@@ -73,6 +78,7 @@ func (wc *webCall) state(now time.Time) callState {
 	defer wc.mu.Unlock()
 	st := callState{ID: wc.id, Server: wc.server, Tool: wc.tool, Done: wc.done, Status: "running", Progress: wc.progress,
 		View: toolURL(wc.server, wc.tool) + "&call=" + wc.id}
+	st.AsksVersion = wc.asksVersion
 	for _, p := range wc.asks {
 		st.Asks = append(st.Asks, p.view)
 	}

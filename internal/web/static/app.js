@@ -54,7 +54,13 @@
     });
   }
 
-  window.sb = { csrf, api, faultText, announce, onEvent };
+  // dispatch hands d to the handlers of event name, as if it had come
+  // over the event stream (a page that polled for it).
+  function dispatch(name, d) {
+    (handlers[name] || []).forEach(function (fn) { fn(d); });
+  }
+
+  window.sb = { csrf, api, faultText, announce, onEvent, dispatch };
 
   // The stop switch.
   const stopBtn = document.getElementById('stop-button');
