@@ -95,7 +95,7 @@ func TestBrowserAsks(t *testing.T) {
 		if eval[bool](t, ctx, `document.querySelector('#asks .field[data-path="name"] .field-error').hidden === false`) {
 			t.Error("name still shows its error after it was filled in")
 		}
-		shot(t, ctx, "console-elicitation")
+		shot(t, ctx, "elicitation")
 		do(t, ctx, "accepting", chromedp.Click(chromedp.CSS(`#asks .ask button.primary`)))
 		text := result(t)
 		for _, want := range []string{"User provided the requested information", "Name: Ada Lovelace", "Email: ada@example.com", "Favorite Integer: 7", "Agreed to terms: true"} {
@@ -126,7 +126,7 @@ func TestBrowserAsks(t *testing.T) {
 			t.Errorf("the Open link: got %v, want the URL in a new tab with rel noopener noreferrer", link)
 		}
 		audit(t, ctx, "the URL pane")
-		shot(t, ctx, "console-elicitation-url")
+		shot(t, ctx, "elicitation-url")
 		if eval[string](t, ctx, `window.__page`) != "same" || !strings.Contains(eval[string](t, ctx, `location.href`), "/ui/tool") {
 			t.Error("the page navigated by itself")
 		}
@@ -148,7 +148,7 @@ func TestBrowserAsks(t *testing.T) {
 			t.Errorf("the model got %d requests before the person approved", n)
 		}
 		audit(t, ctx, "the sampling pane")
-		shot(t, ctx, "console-sampling")
+		shot(t, ctx, "sampling")
 		do(t, ctx, "approving", chromedp.Click(chromedp.CSS(`#asks .ask button.primary`)))
 		waitJS(t, ctx, "the model's answer", `document.querySelector('#asks .ask[data-kind="sampled"]')`)
 		if got := eval[string](t, ctx, `document.querySelector('#asks .ask[data-kind="sampled"] .ask-text').textContent`); !strings.HasPrefix(got, "Wires hum through the night") {
@@ -157,7 +157,7 @@ func TestBrowserAsks(t *testing.T) {
 		if !eval[bool](t, ctx, `document.querySelector('#asks .ask[data-kind="sampled"]').contains(document.activeElement)`) {
 			t.Error("the focus did not move to the model's answer")
 		}
-		shot(t, ctx, "console-sampling-answer")
+		shot(t, ctx, "sampling-answer")
 		do(t, ctx, "returning it", chromedp.Click(chromedp.CSS(`#asks .ask[data-kind="sampled"] button.primary`)))
 		text := result(t)
 		if !strings.Contains(text, "Wires hum through the night") || !strings.Contains(text, "haiku-1") {
