@@ -185,6 +185,8 @@
           if (f.input.removeAttribute) f.input.removeAttribute('aria-invalid');
         }
       });
+      // The list of problems goes with the last of them.
+      if (Object.keys(F.fieldErrors).every(function (p) { return F.fieldErrors[p].el.hidden; })) errs.hidden = true;
     });
     const accept = function () {
       const r = ed.get();
