@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,11 @@ func TestBrowserAsks(t *testing.T) {
 	cfg.LLM = config.DefaultLLM()
 	cfg.LLM.BaseURL, cfg.LLM.Model, cfg.LLM.Stream = model.URL(), "haiku-1", false
 	r := startDaemon(t, cfg)
+	for _, name := range []string{"everything", "asks"} {
+		if _, err := r.d.Pool().WaitConnected(context.Background(), name, 60*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ctx := browser(t, 1280, 1000)
 
 	// call opens a tool's page and starts it with the form as filled by
@@ -105,8 +111,8 @@ func TestBrowserAsks(t *testing.T) {
 		}
 	})
 
-	for _, c := range []struct{ button, want string }{{"Decline", "User declined"}, {"Cancel", "User cancelled"}} {
-		t.Run("a form is "+strings.ToLower(c.button)+"d", func(t *testing.T) {
+	for _, c := range []struct{ name, button, want string }{{"declined", "Decline", "User declined"}, {"cancelled", "Cancel", "User cancelled"}} {
+		t.Run("a form is "+c.name, func(t *testing.T) {
 			call(t, "everything", "trigger-elicitation-request", "", "form")
 			eval[chromedp.Void](t, ctx, `Array.from(document.querySelectorAll("#asks .ask button")).find(b => b.textContent === `+jsString(c.button)+`).click(); 1`)
 			if text := result(t); !strings.Contains(text, c.want) {

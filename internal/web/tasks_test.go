@@ -19,9 +19,10 @@ import (
 // simpleTaskInteractive example as a task from the tool's form (the
 // tool runs only as a task: the box is ticked and fixed), follows the
 // link to the Tasks page, polls the task and fetches its result: the
-// console declares no elicitation, so the example's question fails and
-// the task's result is the example's error; the history has the task's
-// creation and its outcome.
+// example asks its question only while the result is fetched, on the
+// session's standalone stream, outside any console call, so no one
+// answers it and the task's result is the example's error; the history
+// has the task's creation and its outcome.
 func TestBrowserTasks(t *testing.T) {
 	t.Parallel()
 	srv := config.Server{Name: "tasks", Transport: config.TransportHTTP, URL: testpeer.StartTaskExample(t),
@@ -51,7 +52,7 @@ func TestBrowserTasks(t *testing.T) {
 	waitJS(t, ctx, "the result", `document.getElementById("result-status")`)
 	text := eval[string](t, ctx, `document.getElementById("result").innerText`)
 	if status := eval[string](t, ctx, `document.getElementById("result-status").textContent`); status != "error" || !strings.Contains(text, "elicitation") {
-		t.Errorf("the task's result: %s %q, want the example's error (the console declares no elicitation)", status, text)
+		t.Errorf("the task's result: %s %q, want the example's error (its question came outside any console call)", status, text)
 	}
 	if s := eval[string](t, ctx, `document.querySelector('tr[data-task=`+jsString(id)+`] [data-field="status"]').textContent`); s != "failed" {
 		t.Errorf("the listed status after the result: %q, want failed", s)

@@ -149,41 +149,13 @@
     form.appendChild(errs);
     pane.appendChild(form);
     const show = function (problems, title) {
-      Object.keys(F.fieldErrors).forEach(function (p) {
-        const f = F.fieldErrors[p];
-        f.el.hidden = true;
-        f.wrap.classList.remove('invalid');
-        if (f.input.removeAttribute) f.input.removeAttribute('aria-invalid');
-      });
-      while (errs.firstChild) errs.removeChild(errs.firstChild);
-      errs.appendChild(el('p', '', title || 'Fix these before accepting:'));
-      const ul = el('ul');
-      let first = null;
-      problems.forEach(function (e) {
-        ul.appendChild(el('li', '', (e.path === '' ? '(answer)' : e.path) + ': ' + e.message));
-        const f = F.fieldErrors[e.path];
-        if (f) {
-          f.el.textContent = e.message;
-          f.el.hidden = false;
-          f.wrap.classList.add('invalid');
-          if (f.input.setAttribute) f.input.setAttribute('aria-invalid', 'true');
-          if (!first) first = f.input;
-        }
-      });
-      errs.appendChild(ul);
-      errs.hidden = false;
-      (first && first.focus ? first : errs).focus();
+      F.showErrors(errs, problems, title || 'Fix these before accepting:', '(answer)', true);
     };
     pane.form = { show };
     // A field edited after a refusal loses its mark.
     form.addEventListener('input', function (ev) {
       Object.keys(F.fieldErrors).forEach(function (p) {
-        const f = F.fieldErrors[p];
-        if (!f.el.hidden && f.wrap.contains(ev.target)) {
-          f.el.hidden = true;
-          f.wrap.classList.remove('invalid');
-          if (f.input.removeAttribute) f.input.removeAttribute('aria-invalid');
-        }
+        if (!F.fieldErrors[p].el.hidden && F.fieldErrors[p].wrap.contains(ev.target)) F.clearField(p);
       });
       // The list of problems goes with the last of them.
       if (Object.keys(F.fieldErrors).every(function (p) { return F.fieldErrors[p].el.hidden; })) errs.hidden = true;

@@ -26,7 +26,7 @@
   const cancelBtn = document.getElementById('cancel-button');
 
   const F = sb.schemaForm(schemaRoot);
-  const build = F.build, fieldErrors = F.fieldErrors, el = F.el, isObject = F.isObject;
+  const build = F.build, isObject = F.isObject;
 
   const rootEditor = build(isObject(schemaRoot) ? schemaRoot : {}, '', 'arguments', true, false);
   fieldsEl.appendChild(rootEditor.el);
@@ -34,40 +34,12 @@
 
   let rawMode = false;
 
-  function clearErrors() {
-    Object.keys(fieldErrors).forEach(function (p) {
-      const f = fieldErrors[p];
-      f.el.hidden = true;
-      f.el.textContent = '';
-      f.wrap.classList.remove('invalid');
-      if (f.input.setAttribute) f.input.removeAttribute('aria-invalid');
-    });
-    errorsEl.hidden = true;
-    while (errorsEl.firstChild) errorsEl.removeChild(errorsEl.firstChild);
-  }
+  function clearErrors() { F.clearErrors(errorsEl); }
 
-  // showErrors marks each problem at its field, lists them all at the top
-  // and moves the focus to the first.
+  // showErrors marks each problem at its field (not in JSON mode), lists
+  // them all at the top and moves the focus to the first.
   function showErrors(errs, heading) {
-    clearErrors();
-    errorsEl.appendChild(el('p', '', heading || 'Fix these before calling:'));
-    const ul = el('ul');
-    let first = null;
-    errs.forEach(function (e) {
-      const label = e.path === '' ? '(arguments)' : e.path;
-      ul.appendChild(el('li', '', label + ': ' + e.message));
-      const f = !rawMode && fieldErrors[e.path];
-      if (f) {
-        f.el.textContent = e.message;
-        f.el.hidden = false;
-        f.wrap.classList.add('invalid');
-        if (f.input.setAttribute) f.input.setAttribute('aria-invalid', 'true');
-        if (!first) first = f.input;
-      }
-    });
-    errorsEl.appendChild(ul);
-    errorsEl.hidden = false;
-    (first && first.focus ? first : errorsEl).focus();
+    F.showErrors(errorsEl, errs, heading || 'Fix these before calling:', '(arguments)', !rawMode);
   }
 
   function currentArgs() {

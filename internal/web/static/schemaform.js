@@ -546,7 +546,51 @@
       }
     }
 
-    return { build, validate: function (value) { const errs = []; validate(schemaRoot, value, '', errs); return errs; }, fieldErrors, el, isObject };
+    // clearField removes the problem shown at a field.
+    function clearField(path) {
+      const f = fieldErrors[path];
+      f.el.hidden = true;
+      f.el.textContent = '';
+      f.wrap.classList.remove('invalid');
+      if (f.input.removeAttribute) f.input.removeAttribute('aria-invalid');
+    }
+
+    // clearErrors removes every problem shown, at the fields and in the
+    // list errorsEl.
+    function clearErrors(errorsEl) {
+      Object.keys(fieldErrors).forEach(clearField);
+      errorsEl.hidden = true;
+      while (errorsEl.firstChild) errorsEl.removeChild(errorsEl.firstChild);
+    }
+
+    // showErrors lists the problems errs ({path, message}) in errorsEl
+    // under heading (the root path named rootName), marks each at its
+    // field when atFields, and moves the focus to the first.
+    function showErrors(errorsEl, errs, heading, rootName, atFields) {
+      clearErrors(errorsEl);
+      errorsEl.appendChild(el('p', '', heading));
+      const ul = el('ul');
+      let first = null;
+      errs.forEach(function (e) {
+        ul.appendChild(el('li', '', (e.path === '' ? rootName : e.path) + ': ' + e.message));
+        const f = atFields && fieldErrors[e.path];
+        if (f) {
+          f.el.textContent = e.message;
+          f.el.hidden = false;
+          f.wrap.classList.add('invalid');
+          if (f.input.setAttribute) f.input.setAttribute('aria-invalid', 'true');
+          if (!first) first = f.input;
+        }
+      });
+      errorsEl.appendChild(ul);
+      errorsEl.hidden = false;
+      (first && first.focus ? first : errorsEl).focus();
+    }
+
+    return {
+      build, fieldErrors, el, isObject, clearField, clearErrors, showErrors,
+      validate: function (value) { const errs = []; validate(schemaRoot, value, '', errs); return errs; },
+    };
   }
 
   window.sb.schemaForm = schemaForm;
