@@ -14,7 +14,9 @@
 // textContent, never innerHTML. Live updates arrive over server-sent events
 // at /ui/events. Calls run in the daemon under the execution engine, through
 // the same control.Backend the CLI uses; the page follows their progress
-// over the event stream and can cancel them.
+// over the event stream and can cancel them, and answers what a server asks
+// during one (an elicitation form or URL, a sampling request approved for
+// the llm: model) in the page of that call.
 //
 // The daemon wraps [Console.Handler] in the gateway's Host and Origin
 // checks. The console adds its own sessions, kept in the store so that they
