@@ -136,7 +136,14 @@ func TestBrowserAsks(t *testing.T) {
 		if eval[string](t, ctx, `window.__page`) != "same" || !strings.Contains(eval[string](t, ctx, `location.href`), "/ui/tool") {
 			t.Error("the page navigated by itself")
 		}
-		do(t, ctx, "accepting", chromedp.Click(chromedp.CSS(`#asks .ask button.primary`)))
+		// Keyboard only: from the pane's heading (where the question put
+		// the focus; the audit moved it), past the Open link, to Accept.
+		eval[chromedp.Void](t, ctx, `document.querySelector("#asks .ask h2").focus(); 1`)
+		do(t, ctx, "tabbing to Accept", chromedp.KeyEvent("\t"), chromedp.KeyEvent("\t"))
+		if got := eval[string](t, ctx, `document.activeElement.textContent`); !strings.HasPrefix(got, "Accept") {
+			t.Fatalf("two tabs from the heading reach %q, want Accept", got)
+		}
+		do(t, ctx, "accepting with Enter", chromedp.KeyEvent("\r"))
 		if text := result(t); !strings.Contains(text, `"action": "accept"`) {
 			t.Errorf("the server got: %s, want an accept", text)
 		}
