@@ -181,3 +181,26 @@ func TestSamplingWithoutModel(t *testing.T) {
 		t.Errorf("the call's result (%s) does not say the request was declined", st.Status)
 	}
 }
+
+// TestQuestionOutlivedByTimeout: nobody answers (the page was closed), so
+// the call's timeout applies: the call ends as timed out, and its
+// question is withdrawn with it.
+func TestQuestionOutlivedByTimeout(t *testing.T) {
+	t.Parallel()
+	srv := testserver.Server(t, "asks", "asks")
+	srv.RequestTimeout = 3 * time.Second
+	r := startDaemon(t, testConfig(srv))
+	if _, err := r.d.Pool().WaitConnected(context.Background(), "asks", 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	cl := newClient(t, r.url)
+	id := cl.startCall("asks", "confirm")
+	st := cl.waitCall(id, "the question", func(s askState) bool { return len(s.Asks) == 1 })
+	end := cl.waitCall(id, "the call's timeout", func(s askState) bool { return s.Done })
+	if end.Status != "timeout" || len(end.Asks) != 0 {
+		t.Errorf("the unanswered call: %+v, want timeout with no question left", end)
+	}
+	if status, body := cl.answer(id, st.Asks[0].ID, `{"action":"decline"}`); status != http.StatusNotFound {
+		t.Errorf("answering after the timeout: got %d %s, want 404", status, body)
+	}
+}
