@@ -201,7 +201,11 @@ func (a *webAnswerer) CreateMessage(ctx context.Context, server string, p *mcp.C
 	if sampler == nil {
 		return nil, answer.Declined(server, "no model is configured ("+v.NoModel+")")
 	}
-	res, _, err := sampler.Sample(ctx, server, p)
+	// The model's answer is not awaited past the end of the call.
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	defer context.AfterFunc(a.callCtx, stop)()
+	res, _, err := sampler.Sample(sctx, server, p)
 	if err != nil {
 		return nil, err
 	}
