@@ -415,7 +415,11 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			resp.Body = newIdleBody(resp.Body, t.readTimeout)
 		}
 		if f := t.progressRead.Load(); f != nil && req.Context().Value(fastRequestKey{}) == nil {
-			resp.Body = &progressScan{ReadCloser: resp.Body, read: *f}
+			ps := &progressScan{ReadCloser: resp.Body, read: *f}
+			if ts := t.tasks.Load(); ts != nil {
+				ps.status = ts.statusChanged // the SDK drops it (tasks.go)
+			}
+			resp.Body = ps
 		}
 	case strings.HasPrefix(ct, "application/json"):
 		limit := t.limits.maxFrame
@@ -442,12 +446,17 @@ const maxScanLine = 64 << 10
 
 // progressScan reports the token of each progress notification in an
 // event stream as the SDK reads the stream, before the SDK has parsed
-// what follows it (such as the call's result).
+// what follows it (such as the call's result); and passes on each
+// notifications/tasks/status, which the SDK drops — on the standalone
+// stream too, where a server announces a task's end outside any request.
 type progressScan struct {
 	io.ReadCloser
 	read func(token string)
-	line []byte // the current line's start, up to maxScanLine
-	skip bool   // the current line is too long to be a notification
+	// status, when set, is given the params of each
+	// notifications/tasks/status.
+	status func(params json.RawMessage)
+	line   []byte // the current line's start, up to maxScanLine
+	skip   bool   // the current line is too long to be a notification
 }
 
 func (s *progressScan) Read(p []byte) (int, error) {
@@ -485,6 +494,18 @@ func (s *progressScan) keep(b []byte) {
 func (s *progressScan) note(line []byte) {
 	data, ok := bytes.CutPrefix(line, []byte("data:"))
 	if !ok {
+		return
+	}
+	if s.status != nil && bytes.Contains(data, []byte(`"notifications/tasks/status"`)) {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(bytes.TrimSpace(bytes.TrimSuffix(data, []byte("\r"))), &msg) == nil &&
+			msg.Method == "notifications/tasks/status" && msg.ID == nil && len(msg.Params) > 0 {
+			s.status(msg.Params)
+		}
 		return
 	}
 	if bytes.Contains(data, []byte(`"notifications/message"`)) {

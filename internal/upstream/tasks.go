@@ -133,7 +133,9 @@ func (s *taskState) observe(method string, result json.RawMessage) {
 	}
 }
 
-// statusChanged passes on a notifications/tasks/status.
+// statusChanged passes on a notifications/tasks/status: read off the
+// connection (rawConn), the fast path's streams (fastcall.go) or, on
+// streamable HTTP, the SDK's event streams (progressScan, launch.go).
 func (s *taskState) statusChanged(params json.RawMessage) {
 	if s.onStatus != nil {
 		s.onStatus(params)
