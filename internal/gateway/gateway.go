@@ -108,6 +108,9 @@ type Gateway struct {
 	reqCalls requestCalls
 	// tasks are the tasks clients created, by owner (tasks.go).
 	tasks taskRegistry
+	// streams are the client sessions' own streams, for notifySession
+	// (notify.go).
+	streams sessionStreams
 
 	sessions sync.WaitGroup // session watchers
 
@@ -341,10 +344,12 @@ func (g *Gateway) ServeStdio(ctx context.Context, t mcp.Transport) error {
 	if err != nil {
 		return err
 	}
-	ss, err := vs.srv.Connect(ctx, t, nil)
+	tt := g.newTaskTransport(t, vs, "") // tasks, as over HTTP (tasks_conn.go)
+	ss, err := vs.srv.Connect(ctx, tt, nil)
 	if err != nil {
 		return fmt.Errorf("serving stdio: %w", err)
 	}
+	tt.attach(ss)
 	stop := context.AfterFunc(ctx, func() { ss.Close() })
 	defer stop()
 	err = ss.Wait()

@@ -170,6 +170,13 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ew.ResponseWriter = w
 		}
 	}
+	if r.Method == http.MethodGet && sid != "" && !gw.Stateless {
+		// The session's standalone stream: notifySession writes on it
+		// too (notify.go).
+		var closeStream func()
+		ew.ResponseWriter, closeStream = h.g.openStandalone(sid, ew.ResponseWriter)
+		defer closeStream()
+	}
 	if sid == "" || !hasTok {
 		h.endpoint(kind, view.Name, gw).ServeHTTP(ew, r)
 		return
@@ -269,9 +276,10 @@ func (h *httpHandler) endpoint(kind, view string, gw config.Gateway) http.Handle
 	var hd http.Handler
 	switch kind {
 	case "sse":
-		hd = mcp.NewSSEHandler(func(r *http.Request) *mcp.Server {
-			return h.serverFor(r, view, true)
-		}, &mcp.SSEOptions{DisableLocalhostProtection: true, MaxRequestBodyBytes: config.MaxMaxRequestBytes})
+		// The SDK's transport, under the gateway's handler (sse.go).
+		hd = newSSEHandler(h.g, func(r *http.Request) *viewServer {
+			return h.viewServerFor(r, view, true)
+		})
 	default:
 		inner := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 			return h.serverFor(r, view, false)
@@ -315,6 +323,14 @@ func (h *httpHandler) endpoint(kind, view string, gw config.Gateway) http.Handle
 // serverFor returns the MCP server a new session (or, stateless, a
 // request) of a view talks to.
 func (h *httpHandler) serverFor(r *http.Request, view string, fixedUser bool) *mcp.Server {
+	if vs := h.viewServerFor(r, view, fixedUser); vs != nil {
+		return vs.srv
+	}
+	return nil
+}
+
+// viewServerFor returns the view server behind serverFor's answer.
+func (h *httpHandler) viewServerFor(r *http.Request, view string, fixedUser bool) *viewServer {
 	g := h.g
 	cfg := g.config()
 	g.mu.Lock()
@@ -337,7 +353,7 @@ func (h *httpHandler) serverFor(r *http.Request, view string, fixedUser bool) *m
 	if err != nil {
 		return nil
 	}
-	return vs.srv
+	return vs
 }
 
 // route splits an endpoint path into its transport and view.
@@ -498,8 +514,8 @@ func (h *httpHandler) serveSSE(w http.ResponseWriter, r *http.Request, view stri
 		return
 	}
 	defer h.g.sessionClosed(cs)
-	sw := &sessionSniffer{ResponseWriter: w, found: func(id string) { h.g.setSSEID(cs, id) }}
-	h.endpoint("sse", view, gw).ServeHTTP(sw, r.WithContext(context.WithValue(ctx, sessionKey{}, cs)))
+	// The handler names the session (setSSEID) before it connects it.
+	h.endpoint("sse", view, gw).ServeHTTP(w, r.WithContext(context.WithValue(ctx, sessionKey{}, cs)))
 }
 
 // postSSE serves a message posted to an SSE session's endpoint
@@ -537,43 +553,12 @@ func (h *httpHandler) postSSE(w http.ResponseWriter, r *http.Request, view strin
 			}
 			defer h.g.sess.begin(id)()
 		}
+		if sh, ok := h.endpoint("sse", view, gw).(*sseHandler); ok && sh.task(id, r, m) {
+			w.WriteHeader(http.StatusAccepted) // answered on the stream (tasks_conn.go)
+			return
+		}
 	}
 	ew := &sdkErrors{ResponseWriter: w, id: m.replyID(), sse: true}
 	defer ew.finish()
 	h.endpoint("sse", view, gw).ServeHTTP(ew, r)
 }
-
-// sessionSniffer finds the session id in the endpoint event an SSE
-// stream starts with ("data: /sse?sessionid=ID").
-type sessionSniffer struct {
-	http.ResponseWriter
-	buf   []byte
-	id    string
-	found func(string)
-}
-
-func (s *sessionSniffer) Write(p []byte) (int, error) {
-	if s.id == "" && len(s.buf) < 4096 {
-		s.buf = append(s.buf, p...)
-		if i := bytes.Index(s.buf, []byte("sessionid=")); i >= 0 {
-			rest := s.buf[i+len("sessionid="):]
-			end := bytes.IndexAny(rest, "&\r\n \"")
-			if end > 0 {
-				s.id = string(rest[:end])
-				s.found(s.id)
-				s.buf = nil
-			}
-		}
-	}
-	return s.ResponseWriter.Write(p)
-}
-
-// Flush passes on flushes (the event stream needs them).
-func (s *sessionSniffer) Flush() {
-	if f, ok := s.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the real writer.
-func (s *sessionSniffer) Unwrap() http.ResponseWriter { return s.ResponseWriter }

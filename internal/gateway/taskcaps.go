@@ -34,13 +34,33 @@ func (h *httpHandler) taskAnnotationsFor(r *http.Request, m *message, view confi
 	if !ok {
 		return nil
 	}
-	if m.method == "initialize" {
+	var vs *viewServer
+	if m.method == "tools/list" {
+		if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+			if si := h.g.sess.get(sid); si != nil {
+				if sv := si.vs.Load(); sv != nil && sv.spec().view.Name == view.Name {
+					vs = sv
+				}
+			}
+		} else if gw.Stateless {
+			vs, _ = h.g.serverFor(r.Context(), spec)
+		}
+	}
+	return h.g.taskAnnotations(m.method, spec, vs)
+}
+
+// taskAnnotations returns what to add to the SDK's answer to method
+// (initialize or tools/list) for a session of spec served by vs, or nil
+// when there is nothing to add. Every transport's answers get them
+// (tryTask's and taskConn's).
+func (g *Gateway) taskAnnotations(method string, spec viewSpec, vs *viewServer) *taskAnnotations {
+	if method == "initialize" {
 		var merged map[string]any
-		for _, s := range h.g.config().Servers {
+		for _, s := range g.config().Servers {
 			if !spec.hasServer(s.Name) {
 				continue
 			}
-			c, err := h.g.ups.Client(s.Name)
+			c, err := g.ups.Client(s.Name)
 			if err != nil {
 				continue
 			}
@@ -59,17 +79,7 @@ func (h *httpHandler) taskAnnotationsFor(r *http.Request, m *message, view confi
 		}
 		return &taskAnnotations{caps: raw}
 	}
-	var vs *viewServer
-	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
-		if si := h.g.sess.get(sid); si != nil {
-			if sv := si.vs.Load(); sv != nil && sv.spec().view.Name == view.Name {
-				vs = sv
-			}
-		}
-	} else if gw.Stateless {
-		vs, _ = h.g.serverFor(r.Context(), spec)
-	}
-	if vs == nil {
+	if method != "tools/list" || vs == nil {
 		return nil
 	}
 	exec := map[string]json.RawMessage{}
@@ -80,7 +90,7 @@ func (h *httpHandler) taskAnnotationsFor(r *http.Request, m *message, view confi
 	}
 	vs.mu.Unlock()
 	for name, e := range entries {
-		c, err := h.g.ups.Client(e.server)
+		c, err := g.ups.Client(e.server)
 		if err != nil {
 			continue
 		}

@@ -23,10 +23,15 @@ import (
 
 // This file forwards tasks (MCP 2025-11-25's task-augmented requests): a
 // tools/call with params.task, and tasks/get, tasks/result, tasks/list
-// and tasks/cancel. The go-sdk's server knows none of them, so the
-// gateway answers them itself, on streamable HTTP, before the SDK sees
-// them (as the lean path answers tools/call, fastpath.go), and sends them
-// upstream as raw requests (upstream.Client.Request).
+// and tasks/cancel. The go-sdk's server knows none of them (it refuses
+// an unknown method before any middleware sees it, and drops
+// params.task), so the gateway answers them itself before the SDK sees
+// them, on every transport it serves, with one implementation
+// (taskRequest): on streamable HTTP from the POST (tryTask, as the lean
+// path answers tools/call, fastpath.go); over serve --stdio and the
+// legacy SSE endpoint from the session's connection, which the gateway
+// wraps (tasks_conn.go). It sends them upstream as raw requests
+// (upstream.Client.Request).
 //
 // A task belongs to whoever created it: the client's session in a view
 // (in stateless mode, the token's user and the client's host). Its id is
@@ -166,18 +171,42 @@ func (r *taskRegistry) byUpstream(server, id string) *taskEntry {
 // taskMethods are the methods of tasks the gateway answers itself.
 var taskMethods = map[string]bool{"tasks/get": true, "tasks/result": true, "tasks/list": true, "tasks/cancel": true}
 
-// taskRequest is what the handlers of the task methods need of a request.
+// taskRequest is one task request (a task method, or a tools/call made
+// as a task) and what its handlers need of the session it came on. Its
+// answer goes back the way it came: on the HTTP response of the POST that
+// carried it (w), or on the session's connection (conn: serve --stdio, a
+// legacy SSE stream).
 type taskRequest struct {
-	h     *httpHandler
-	w     http.ResponseWriter
-	r     *http.Request
+	g     *Gateway
 	m     *message
 	gw    config.Gateway
 	vs    *viewServer
 	ss    *mcp.ServerSession
-	sid   string
+	sid   string // the session, as task owners know it ("" in stateless mode)
 	owner taskOwner
-	user  string
+	// identity is who a call's _meta makes its caller, and in which
+	// session (forward.go's identity, for the transport it came on).
+	identity func(meta mcp.Meta) (user, session string)
+	header   http.Header // the request's HTTP headers (for tracing); nil off HTTP
+
+	w    http.ResponseWriter // streamable HTTP
+	conn *taskConn           // a session's connection
+}
+
+// isTaskMessage reports whether a request of method with params is one
+// the gateway answers itself: a task method, or a tools/call with
+// params.task.
+func isTaskMessage(method string, params json.RawMessage) bool {
+	if method != "tools/call" {
+		return taskMethods[method]
+	}
+	if !bytes.Contains(params, []byte(`"task"`)) {
+		return false // the common case, decided without decoding
+	}
+	var p struct {
+		Task json.RawMessage `json:"task"`
+	}
+	return json.Unmarshal(params, &p) == nil && len(p.Task) > 0 && string(p.Task) != "null"
 }
 
 // tryTask answers m, posted with r, when it is a task method or a
@@ -185,29 +214,26 @@ type taskRequest struct {
 // cannot place (an unknown session, another view's) go to the SDK, which
 // says what is wrong.
 func (h *httpHandler) tryTask(w http.ResponseWriter, r *http.Request, m *message, view config.View, gw config.Gateway) bool {
-	if m.batch || !m.isCall() {
-		return false
-	}
-	if m.method == "tools/call" {
-		if !bytes.Contains(m.Params, []byte(`"task"`)) {
-			return false // the common case, decided without decoding
-		}
-		var p struct {
-			Task json.RawMessage `json:"task"`
-		}
-		if json.Unmarshal(m.Params, &p) != nil || len(p.Task) == 0 || string(p.Task) == "null" {
-			return false
-		}
-	} else if !taskMethods[m.method] {
+	if m.batch || !m.isCall() || !isTaskMessage(m.method, m.Params) {
 		return false
 	}
 	wantJSON, wantStream := accepts(r.Header.Values("Accept"))
 	if !wantJSON || !wantStream {
 		return false // the SDK says what is wrong
 	}
-	tr := &taskRequest{h: h, w: w, r: r, m: m, gw: gw}
+	tr := &taskRequest{g: h.g, w: w, m: m, gw: gw, header: r.Header}
 	tok, hasTok := r.Context().Value(tokenKey{}).(config.Token)
-	tr.user = tok.User
+	tr.identity = func(meta mcp.Meta) (string, string) {
+		user := tok.User
+		if !hasTok {
+			user = callerUser(gw, meta, false)
+		}
+		session := tr.sid
+		if session == "" && !gw.AuthRequired() {
+			session, _ = meta["session_id"].(string)
+		}
+		return user, session
+	}
 	sid := r.Header.Get("Mcp-Session-Id")
 	if gw.Stateless {
 		if sid != "" {
@@ -240,8 +266,13 @@ func (h *httpHandler) tryTask(w http.ResponseWriter, r *http.Request, m *message
 		tr.vs, tr.ss, tr.sid = sv, ss, sid
 		tr.owner = taskOwner{view: view.Name, session: sid}
 	}
-	ctx := r.Context()
-	switch m.method {
+	tr.serve(r.Context())
+	return true
+}
+
+// serve answers the request.
+func (tr *taskRequest) serve(ctx context.Context) {
+	switch tr.m.method {
 	case "tools/call":
 		tr.call(ctx)
 	case "tasks/get":
@@ -253,7 +284,32 @@ func (h *httpHandler) tryTask(w http.ResponseWriter, r *http.Request, m *message
 	case "tasks/cancel":
 		tr.cancel(ctx)
 	}
-	return true
+}
+
+// stream returns the event stream of the request, on which what the
+// server asks the client meanwhile goes, with ctx carrying it; nil, and
+// ctx as it is, off streamable HTTP, where the SDK's session carries
+// those on the session's one stream. Call end when done.
+func (tr *taskRequest) stream(ctx context.Context) (context.Context, *callStream) {
+	if tr.w == nil {
+		return ctx, nil
+	}
+	cs := &callStream{g: tr.g, w: tr.w, sid: tr.sid}
+	return context.WithValue(ctx, fastStreamKey{}, cs), cs
+}
+
+// send writes the answer, event (one event of an event stream, as
+// callStream writes them), on cs once something began it, else as the
+// response to the POST, or on the session's connection.
+func (tr *taskRequest) send(cs *callStream, event []byte) {
+	switch {
+	case tr.conn != nil:
+		tr.conn.reply(event)
+	case cs != nil:
+		cs.finish(event)
+	default:
+		writeAnswer(tr.w, event)
+	}
 }
 
 // answer writes a result.
@@ -270,11 +326,7 @@ func (tr *taskRequest) answer(cs *callStream, result any) {
 	b.WriteString(`,"result":`)
 	b.Write(out)
 	b.WriteString("}\n\n")
-	if cs == nil {
-		writeAnswer(tr.w, b.Bytes())
-		return
-	}
-	cs.finish(b.Bytes())
+	tr.send(cs, b.Bytes())
 }
 
 // fail writes err as a JSON-RPC error: a server's own error with its
@@ -308,11 +360,7 @@ func (tr *taskRequest) fail(cs *callStream, err error) {
 	}
 	event := append([]byte(eventPrefix), body...)
 	event = append(event, "\n\n"...)
-	if cs == nil {
-		writeAnswer(tr.w, event)
-		return
-	}
-	cs.finish(event)
+	tr.send(cs, event)
 }
 
 // errNoTask is the answer for a task id the caller has no task by.
@@ -327,7 +375,7 @@ func (tr *taskRequest) entry() (*taskEntry, map[string]json.RawMessage, error) {
 	if json.Unmarshal(tr.m.Params, &p) != nil || json.Unmarshal(p["taskId"], &id) != nil || id == "" {
 		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Invalid params: %s needs a taskId (a string)", tr.m.method)}
 	}
-	e := tr.h.g.tasks.get(tr.owner, id)
+	e := tr.g.tasks.get(tr.owner, id)
 	if e == nil {
 		return nil, nil, errNoTask(id)
 	}
@@ -357,7 +405,7 @@ func upstreamParams(e *taskEntry, p map[string]json.RawMessage) map[string]json.
 
 // client returns the upstream that owns e.
 func (tr *taskRequest) client(server string) (*upstream.Client, error) {
-	return tr.h.g.ups.Client(server)
+	return tr.g.ups.Client(server)
 }
 
 // relabel rewrites a task object of the server's (its taskId) as the
@@ -397,18 +445,12 @@ func (tr *taskRequest) call(ctx context.Context) {
 	vs.mu.Lock()
 	te, ok := vs.tools[p.Name]
 	vs.mu.Unlock()
-	user := tr.user
-	if _, hasTok := tr.r.Context().Value(tokenKey{}).(config.Token); !hasTok {
-		user = callerUser(tr.gw, p.Meta, false)
+	user, session := tr.identity(p.Meta)
+	ctx, cs := tr.stream(ctx)
+	if cs != nil {
+		defer cs.end()
 	}
-	session := tr.sid
-	if session == "" && !tr.gw.AuthRequired() {
-		session, _ = p.Meta["session_id"].(string)
-	}
-	cs := &callStream{g: tr.h.g, w: tr.w, sid: tr.sid}
-	defer cs.end()
-	cc := &clientCall{ss: tr.ss, stream: cs, level: tr.h.g.callerLevel(tr.gw, p.Meta, tr.ss)}
-	ctx = context.WithValue(ctx, fastStreamKey{}, cs)
+	cc := &clientCall{ss: tr.ss, stream: cs, level: tr.g.callerLevel(tr.gw, p.Meta, tr.ss)}
 	if !ok {
 		// As for any call of a name the view does not list (unlisted.go).
 		server, tool, err := vs.resolveUnlisted(p.Name)
@@ -421,7 +463,7 @@ func (tr *taskRequest) call(ctx context.Context) {
 	}
 	creq := vs.request(te.server, te.name, p.Arguments, p.Meta, user, session)
 	creq.Task = p.Task
-	ctx, span := telemetry.StartServer(ctx, telemetry.Request{Method: tr.m.method, Target: p.Name, Meta: p.Meta, Header: tr.r.Header, Session: tr.sid, RequestID: string(tr.m.ID)})
+	ctx, span := telemetry.StartServer(ctx, telemetry.Request{Method: tr.m.method, Target: p.Name, Meta: p.Meta, Header: tr.header, Session: tr.sid, RequestID: string(tr.m.ID)})
 	res, err := vs.runTask(ctx, cc, te, creq, user, session)
 	span.EndTool(nil, err)
 	if ctx.Err() != nil {
@@ -445,7 +487,7 @@ func (tr *taskRequest) call(ctx context.Context) {
 	}
 	e := &taskEntry{owner: tr.owner, server: te.server, upstream: task.TaskID, req: creq, created: time.Now(), ss: tr.ss, vs: vs}
 	e.req.Task = nil
-	tr.h.g.tasks.add(e)
+	tr.g.tasks.add(e)
 	tr.answer(cs, map[string]json.RawMessage{"task": relabel(e, res.Task)})
 }
 
@@ -498,7 +540,7 @@ func (tr *taskRequest) fetch(ctx context.Context, e *taskEntry, method string, p
 		StatusMessage string `json:"statusMessage"`
 	}
 	if json.Unmarshal(raw, &st) == nil && (st.Status == "failed" || st.Status == "cancelled") {
-		tr.h.g.recordTask(context.WithoutCancel(ctx), e, nil, toolcall.TaskError(e.server, e.req.Tool, st.Status, st.StatusMessage))
+		tr.g.recordTask(context.WithoutCancel(ctx), e, nil, toolcall.TaskError(e.server, e.req.Tool, st.Status, st.StatusMessage))
 	}
 	return relabel(e, raw), nil
 }
@@ -539,19 +581,19 @@ func (tr *taskRequest) cancel(ctx context.Context) {
 // are forgotten. It is one page.
 func (tr *taskRequest) list(ctx context.Context) {
 	tasks := []json.RawMessage{}
-	for _, e := range tr.h.g.tasks.list(tr.owner) {
+	for _, e := range tr.g.tasks.list(tr.owner) {
 		task, err := tr.fetch(ctx, e, "tasks/get", map[string]any{"taskId": e.upstream})
 		var werr *jsonrpc.Error
 		switch {
 		case err == nil:
 			tasks = append(tasks, task)
 		case errors.As(err, &werr) && werr.Code == jsonrpc.CodeInvalidParams:
-			tr.h.g.tasks.forget(e) // expired upstream
+			tr.g.tasks.forget(e) // expired upstream
 		case ctx.Err() != nil:
 			return
 		default:
 			// The server is away: the task is still the caller's.
-			tr.h.g.logger.Debug("listing a task failed", logKeyServer, e.server, logKeyErr, err)
+			tr.g.logger.Debug("listing a task failed", logKeyServer, e.server, logKeyErr, err)
 		}
 	}
 	tr.answer(nil, map[string]any{"tasks": tasks})
@@ -571,13 +613,14 @@ func (tr *taskRequest) result(ctx context.Context) {
 		tr.fail(nil, upstreamError(e.server, err))
 		return
 	}
-	cs := &callStream{g: tr.h.g, w: tr.w, sid: tr.sid}
-	defer cs.end()
-	cc := &clientCall{ss: tr.ss, stream: cs, vs: tr.vs, server: e.server, level: tr.h.g.callerLevel(tr.gw, nil, tr.ss)}
-	ctx = context.WithValue(ctx, fastStreamKey{}, cs)
+	ctx, cs := tr.stream(ctx)
+	if cs != nil {
+		defer cs.end()
+	}
+	cc := &clientCall{ss: tr.ss, stream: cs, vs: tr.vs, server: e.server, level: tr.g.callerLevel(tr.gw, nil, tr.ss)}
 	ctx = context.WithValue(ctx, callerKey{}, cc)
 	cc.ctx = ctx
-	done := tr.h.g.calls.add(cc)
+	done := tr.g.calls.add(cc)
 	defer done()
 	e.mu.Lock()
 	e.stream = cs
@@ -594,18 +637,18 @@ func (tr *taskRequest) result(ctx context.Context) {
 		return
 	}
 	if err != nil {
-		tr.h.g.recordTask(context.WithoutCancel(ctx), e, nil, err)
+		tr.g.recordTask(context.WithoutCancel(ctx), e, nil, err)
 		tr.fail(cs, upstreamError(e.server, err))
 		return
 	}
 	var res mcp.CallToolResult
 	if err := json.Unmarshal(raw, &res); err != nil {
 		err = fault.Wrap(fault.Protocol, err, "decoding the result of the task %s of %s", e.id, e.server)
-		tr.h.g.recordTask(context.WithoutCancel(ctx), e, nil, err)
+		tr.g.recordTask(context.WithoutCancel(ctx), e, nil, err)
 		tr.fail(cs, err)
 		return
 	}
-	out := tr.h.g.recordTask(context.WithoutCancel(ctx), e, &res, nil)
+	out := tr.g.recordTask(context.WithoutCancel(ctx), e, &res, nil)
 	if out == nil {
 		out = &res
 	}
@@ -622,10 +665,12 @@ func (tr *taskRequest) result(ctx context.Context) {
 }
 
 // taskStatus forwards an upstream's notifications/tasks/status to the
-// client that owns the task, on its tasks/result stream if one is open
-// (the gateway has no other way to reach a session's standalone stream
-// with a notification the SDK does not know); otherwise the client
-// learns the status by polling, as the specification has it.
+// client session that owns the task: on its tasks/result stream if one
+// is open (where it would come directly), else on the session's own
+// stream (notify.go) — a connection's one stream, a streamable-HTTP
+// session's standalone stream if the client has one open. A stateless
+// client has neither outside its tasks/result: it learns the status by
+// polling, as the specification has it.
 func (g *Gateway) taskStatus(server string, params json.RawMessage) {
 	var p struct {
 		TaskID string `json:"taskId"`
@@ -640,7 +685,14 @@ func (g *Gateway) taskStatus(server string, params json.RawMessage) {
 	e.mu.Lock()
 	cs := e.stream
 	e.mu.Unlock()
-	if cs != nil {
-		cs.notify("notifications/tasks/status", relabel(e, params))
+	params = relabel(e, params)
+	if cs != nil && cs.notify(taskStatusMethod, params) {
+		return
+	}
+	if e.ss != nil && !g.notifySession(e.ss, taskStatusMethod, params) {
+		g.logger.Debug("a task's status had no stream to go on", logKeyServer, server)
 	}
 }
+
+// taskStatusMethod is the notification of a task's new status.
+const taskStatusMethod = "notifications/tasks/status"

@@ -1,0 +1,133 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// This file sends a notification to one client session: notifySession.
+// The go-sdk cannot: its ServerSession sends only the methods it knows
+// (its sending handler refuses any other: notifications/tasks/status),
+// and a Server's own notifications (list_changed) go to every session. So
+// the gateway writes the message on the session's stream itself:
+//
+//   - a session served over one connection (serve --stdio, a legacy SSE
+//     stream) through that connection, which the gateway wraps anyway
+//     (taskConn, tasks_conn.go): the connection's Write is safe beside
+//     the SDK's;
+//   - a streamable-HTTP session on its standalone event stream (the
+//     client's GET), when one is open: the gateway holds the stream's
+//     response writer and writes whole events between the SDK's (the SDK
+//     writes each event at once). With no standalone stream open, the
+//     session cannot be reached outside a request, and notifySession
+//     reports false.
+//
+// A stateless gateway has no sessions to notify.
+
+// sessionStreams holds the streams notifySession writes on.
+type sessionStreams struct {
+	conns      sync.Map // *mcp.ServerSession -> *taskConn
+	standalone sync.Map // Mcp-Session-Id -> *standaloneStream
+}
+
+// notifySession sends the notification method with params to the client
+// of ss alone, on its session's own stream, and reports whether it went
+// out.
+func (g *Gateway) notifySession(ss *mcp.ServerSession, method string, params any) bool {
+	msg, err := marshalNoEscape(struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  any    `json:"params,omitempty"`
+	}{"2.0", method, params})
+	if err != nil {
+		return false
+	}
+	if c, ok := g.streams.conns.Load(ss); ok {
+		return c.(*taskConn).notify(msg)
+	}
+	if id := ss.ID(); id != "" {
+		if s, ok := g.streams.standalone.Load(id); ok {
+			return s.(*standaloneStream).event(msg)
+		}
+	}
+	return false
+}
+
+// standaloneStream is the response writer of a streamable-HTTP session's
+// standalone stream (GET) while the SDK serves it: the SDK's events and
+// the gateway's go through it one whole event at a time.
+type standaloneStream struct {
+	http.ResponseWriter
+	g   *Gateway
+	sid string
+
+	mu    sync.Mutex
+	begun bool // the SDK answered with an event stream
+	done  bool // the SDK's handler returned: nothing more
+}
+
+// openStandalone wraps w, the response to GET of session sid, so that
+// notifySession can write on it once the SDK answers with an event
+// stream (not when it refuses the request: another user's, say) until
+// the returned function is called (when the SDK's handler returns).
+func (g *Gateway) openStandalone(sid string, w http.ResponseWriter) (http.ResponseWriter, func()) {
+	s := &standaloneStream{ResponseWriter: w, g: g, sid: sid}
+	return s, func() {
+		g.streams.standalone.CompareAndDelete(sid, s)
+		s.mu.Lock()
+		s.done = true
+		s.mu.Unlock()
+	}
+}
+
+func (s *standaloneStream) WriteHeader(code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.begun && !s.done && code == http.StatusOK && strings.HasPrefix(s.Header().Get("Content-Type"), "text/event-stream") {
+		s.begun = true
+		s.g.streams.standalone.Store(s.sid, s)
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *standaloneStream) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ResponseWriter.Write(p)
+}
+
+// Flush passes on flushes (the event stream needs them).
+func (s *standaloneStream) Flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (s *standaloneStream) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// event writes msg as one event, if the stream is open.
+func (s *standaloneStream) event(msg json.RawMessage) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.begun || s.done {
+		return false
+	}
+	b := make([]byte, 0, len(eventPrefix)+len(msg)+2)
+	b = append(b, eventPrefix...)
+	b = append(b, msg...)
+	b = append(b, "\n\n"...)
+	if _, err := s.ResponseWriter.Write(b); err != nil {
+		return false
+	}
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+	return true
+}
