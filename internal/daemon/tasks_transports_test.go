@@ -281,7 +281,12 @@ func mustJSON(v any) string {
 // transport (the go-sdk's client has no task methods to send).
 func TestGatewayTasksOverStdio(t *testing.T) {
 	clientT := startStdio(t, testConfig(httpUpstream("tasks", testpeer.StartTaskExample(t))))
-	runExampleTask(t, dialStdio(t, clientT), "2025-11-25")
+	c := dialStdio(t, clientT)
+	// Before initialize, as the SDK answers any request.
+	if res, rerr := c.call("early", "tasks/list", `{}`, answerAll); res != nil || rerr == nil || rerr["code"] != float64(-32600) {
+		t.Errorf("tasks/list before initialize: result %v, error %v; want -32600", res, rerr)
+	}
+	runExampleTask(t, c, "2025-11-25")
 }
 
 // TestGatewayTasksOverSSE: the legacy SSE endpoint takes tasks as

@@ -350,17 +350,22 @@ func (tr *taskRequest) fail(cs *callStream, err error) {
 			}
 		}
 	}
-	body, merr := marshalNoEscape(struct {
+	tr.send(cs, errorEvent(tr.m.ID, rpc))
+}
+
+// errorEvent is the error answer rpc to the request with id, as one
+// event of an event stream.
+func errorEvent(id json.RawMessage, rpc *jsonrpc.Error) []byte {
+	body, err := marshalNoEscape(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   *jsonrpc.Error  `json:"error"`
-	}{"2.0", tr.m.ID, rpc})
-	if merr != nil {
-		body = []byte(`{"jsonrpc":"2.0","id":` + string(tr.m.ID) + `,"error":{"code":-32603,"message":"internal error"}}`)
+	}{"2.0", id, rpc})
+	if err != nil {
+		body = []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32603,"message":"internal error"}}`)
 	}
 	event := append([]byte(eventPrefix), body...)
-	event = append(event, "\n\n"...)
-	tr.send(cs, event)
+	return append(event, "\n\n"...)
 }
 
 // errNoTask is the answer for a task id the caller has no task by.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -217,6 +218,13 @@ func (c *taskConn) serve(m *message) {
 			return
 		}
 		vs, ss := c.t.vs, c.ss.Load()
+		if ss.InitializeParams() == nil && !bytes.Contains(m.Params, []byte(mcp.MetaKeyProtocolVersion)) {
+			// As the SDK answers any request before initialize (a
+			// request of protocol 2026-07-28 carries its own).
+			c.reply(errorEvent(m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: fmt.Sprintf("method %q is invalid during session initialization: send initialize first", m.method)}))
+			return
+		}
 		tr := &taskRequest{g: c.t.g, m: m, gw: c.t.g.config().Gateway, vs: vs, ss: ss, sid: c.t.key, conn: c,
 			owner: taskOwner{view: vs.spec().view.Name, session: c.t.key},
 			identity: func(meta mcp.Meta) (string, string) {
