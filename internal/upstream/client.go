@@ -109,6 +109,8 @@ type Client struct {
 	// suspect is signalled when a request could not reach the server,
 	// so that the supervisor checks the connection at once.
 	suspect chan struct{}
+	// check is the supervisor's verdict on that (check.go).
+	check connCheck
 
 	nextToken atomic.Uint64
 	progress  sync.Map // progress token (string) -> func(*mcp.ProgressNotificationParams)
@@ -317,6 +319,7 @@ func (c *Client) sessionExpired(how string) {
 
 // markSuspect asks the supervisor to check the connection now.
 func (c *Client) markSuspect() {
+	c.check.ask()
 	select {
 	case c.suspect <- struct{}{}:
 	default:
