@@ -48,6 +48,14 @@ func (vs *viewServer) unlistedMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 			}
 			return next(ctx, method, req)
 		}
+		if method == "resources/read" {
+			if rreq, _ := req.(*mcp.ReadResourceRequest); rreq != nil && rreq.Params != nil {
+				if err := vs.unavailableResource(rreq.Params.URI); err != nil {
+					return nil, err
+				}
+			}
+			return next(ctx, method, req)
+		}
 		if method != "tools/call" {
 			return next(ctx, method, req)
 		}
