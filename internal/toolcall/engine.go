@@ -488,12 +488,12 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 		backoff := time.Duration(100<<attempt) * time.Millisecond
 		c.span.Retry(attempt+1, err, backoff)
 		if c.sentOn != nil && e.retryWait > 0 {
-			// A request that could not reach the server made the
-			// supervisor check the connection: retry on what it finds (a
-			// new session if the server no longer has this one), not on
-			// the same dead session.
+			// Have the supervisor check the connection the attempt
+			// failed on, and retry on what it finds (a new session if the
+			// server no longer has this one), not on the same dead
+			// session.
 			wctx, cancel := context.WithTimeout(budgetCtx, e.retryWait)
-			c.sentOn.WaitChecked(wctx)
+			c.sentOn.Recheck(wctx)
 			cancel()
 		}
 		select {

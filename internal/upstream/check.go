@@ -18,17 +18,18 @@ type connCheck struct {
 	pending chan struct{} // closed when the check asked for concludes; nil when none is asked for
 }
 
-// ask notes that a check is wanted; it reports whether anyone will make it.
-func (k *connCheck) ask() bool {
+// ask notes that a check is wanted and returns the channel closed when
+// it passes; nil when nobody will make it.
+func (k *connCheck) ask() chan struct{} {
 	if !k.monitored.Load() {
-		return false
+		return nil
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.pending == nil {
 		k.pending = make(chan struct{})
 	}
-	return true
+	return k.pending
 }
 
 // begin takes the check asked for so far (nil if none); the checker calls
@@ -49,19 +50,27 @@ func pass(ch chan struct{}) {
 	}
 }
 
-// WaitChecked returns once the connection has been checked after a
-// request on it failed to reach the server (a reset or closed connection):
-// either it answered a ping (it is fine), or it ended, and its supervisor
-// starts a new session. It returns at once when no check is pending or no
-// supervisor watches the connection, and when ctx is done. The engine
-// calls it before retrying such a request, so that the retry goes to the
-// renewed session rather than to the one the server no longer has.
-func (c *Client) WaitChecked(ctx context.Context) {
-	c.check.mu.Lock()
-	ch := c.check.pending
-	c.check.mu.Unlock()
+// Recheck asks the connection's supervisor to check it now (a ping on a
+// new connection) and returns once that check has concluded: the
+// connection answered (it is fine), or it ended, and the supervisor starts
+// a new session. It returns at once when the connection has ended or no
+// supervisor watches it, and when ctx is done. The engine calls it before
+// retrying a request that failed on the connection, so that the retry
+// goes to the renewed session rather than to one the server no longer
+// has.
+func (c *Client) Recheck(ctx context.Context) {
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	ch := c.check.ask()
 	if ch == nil {
 		return
+	}
+	select {
+	case c.suspect <- struct{}{}:
+	default:
 	}
 	select {
 	case <-ch:
