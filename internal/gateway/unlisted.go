@@ -175,6 +175,13 @@ func (vs *viewServer) unavailablePrompt(name string) error {
 	} else if server == "" && len(spec.view.Servers) == 1 {
 		server = spec.view.Servers[0]
 	}
+	return vs.serverUnavailable(server)
+}
+
+// serverUnavailable returns the error of an upstream that cannot be
+// reached, saying why, when server is not available now; nil when it is,
+// or when server is "" (no server the request could be for).
+func (vs *viewServer) serverUnavailable(server string) error {
 	if server == "" {
 		return nil
 	}

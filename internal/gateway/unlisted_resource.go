@@ -52,11 +52,5 @@ func (vs *viewServer) unavailableResource(uri string) error {
 	if server == "" && len(spec.view.Servers) == 1 {
 		server = spec.view.Servers[0]
 	}
-	if server == "" {
-		return nil
-	}
-	if _, err := vs.g.ups.Client(server); err != nil {
-		return upstreamError(server, err)
-	}
-	return nil
+	return vs.serverUnavailable(server)
 }
