@@ -130,14 +130,8 @@ func (a *app) loadConfig() (*config.Config, error) {
 		// know its servers and views; nothing runs on the stand-ins.
 		if c, _ := a.daemonFor(context.Background(), path, false); c != nil {
 			c.Close()
-			standIn := func(name string) (string, bool) {
-				if v, ok := os.LookupEnv(name); ok {
-					return v, true
-				}
-				return unsetStandIn, true
-			}
 			opts := a.configOptions(false)
-			opts.LookupEnv = standIn
+			opts.LookupEnv = envOrStandIn
 			if cfg2, err2 := config.Load(path, opts); err2 == nil {
 				return cfg2, nil
 			}
@@ -180,6 +174,17 @@ func (a *app) daemonConfigInstead(found string) string {
 // unsetStandIn stands for a variable the caller's shell does not set while
 // the daemon that serves the file does (see loadConfig).
 const unsetStandIn = "set-in-the-daemon-environment"
+
+// envOrStandIn looks name up in the environment, and stands in for it
+// when it is not set there: with a value of its own per variable, since
+// two token_env variables with one stand-in would be the same token,
+// which the configuration refuses.
+func envOrStandIn(name string) (string, bool) {
+	if v, ok := os.LookupEnv(name); ok {
+		return v, true
+	}
+	return unsetStandIn + "-" + name, true
+}
 
 // stateDirectory returns where Switchboard keeps state between runs.
 func (a *app) stateDirectory() (string, error) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"os/user"
 	"strings"
 	"time"
@@ -141,12 +140,7 @@ func (a *app) auditConfig() (path string, ac config.Audit, err error) {
 		return "", ac, nil
 	}
 	opts := a.configOptions(false)
-	opts.LookupEnv = func(name string) (string, bool) {
-		if v, ok := os.LookupEnv(name); ok {
-			return v, true
-		}
-		return unsetStandIn, true
-	}
+	opts.LookupEnv = envOrStandIn
 	cfg, err := config.Load(path, opts)
 	if err != nil {
 		return path, ac, fmt.Errorf("reading the audit: block of %s: %w", path, err)

@@ -103,6 +103,13 @@ func (e *Error) Error() string {
 	b.WriteString(e.Message)
 	if e.Err != nil {
 		msg := e.Err.Error()
+		// A cause whose own message this one already quotes adds only
+		// what follows that message (its cause's words).
+		for c := e.Err; c != nil && msg != ""; c = errors.Unwrap(c) {
+			if fe, ok := c.(*Error); ok && fe.Message != "" && strings.Contains(e.Message, fe.Message) && strings.HasPrefix(msg, fe.Message) {
+				msg = strings.TrimPrefix(msg[len(fe.Message):], ": ")
+			}
+		}
 		if msg != "" && !strings.Contains(e.Message, msg) {
 			b.WriteString(": ")
 			b.WriteString(msg)

@@ -48,6 +48,14 @@ func (vs *viewServer) unlistedMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 			}
 			return next(ctx, method, req)
 		}
+		if method == "resources/read" {
+			if rreq, _ := req.(*mcp.ReadResourceRequest); rreq != nil && rreq.Params != nil {
+				if err := vs.unavailableResource(rreq.Params.URI); err != nil {
+					return nil, err
+				}
+			}
+			return next(ctx, method, req)
+		}
 		if method != "tools/call" {
 			return next(ctx, method, req)
 		}
@@ -167,6 +175,13 @@ func (vs *viewServer) unavailablePrompt(name string) error {
 	} else if server == "" && len(spec.view.Servers) == 1 {
 		server = spec.view.Servers[0]
 	}
+	return vs.serverUnavailable(server)
+}
+
+// serverUnavailable returns the error of an upstream that cannot be
+// reached, saying why, when server is not available now; nil when it is,
+// or when server is "" (no server the request could be for).
+func (vs *viewServer) serverUnavailable(server string) error {
 	if server == "" {
 		return nil
 	}

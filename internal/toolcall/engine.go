@@ -341,6 +341,8 @@ type call struct {
 	start   time.Time
 	status  Status
 	retries int
+	// sentOn is the connection the latest attempt used (nil if none).
+	sentOn *upstream.Client
 	// icpt is the interceptor whose Before ran (After is due).
 	icpt Interceptor
 	// span traces the call (nil while tracing is off).
@@ -485,6 +487,15 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 		e.logger.Debug("retrying", logKeyID, req.ID, logKeyServer, req.Server, logKeyTool, req.Tool, "attempt", attempt+1, "err", fault.As(err).Message)
 		backoff := time.Duration(100<<attempt) * time.Millisecond
 		c.span.Retry(attempt+1, err, backoff)
+		if c.sentOn != nil && e.retryWait > 0 {
+			// Have the supervisor check the connection the attempt
+			// failed on, and retry on what it finds (a new session if the
+			// server no longer has this one), not on the same dead
+			// session.
+			wctx, cancel := context.WithTimeout(budgetCtx, e.retryWait)
+			c.sentOn.Recheck(wctx)
+			cancel()
+		}
 		select {
 		case <-time.After(backoff):
 		case <-budgetCtx.Done():
@@ -517,6 +528,7 @@ func (c *call) attempt(ctx context.Context, cancelCost context.CancelCauseFunc) 
 			}
 		}
 	}
+	c.sentOn = cl
 	if err != nil {
 		return nil, errNotSent{err}
 	}

@@ -109,6 +109,8 @@ type Client struct {
 	// suspect is signalled when a request could not reach the server,
 	// so that the supervisor checks the connection at once.
 	suspect chan struct{}
+	// check is the supervisor's verdict on that (check.go).
+	check connCheck
 
 	nextToken atomic.Uint64
 	progress  sync.Map // progress token (string) -> func(*mcp.ProgressNotificationParams)
@@ -317,6 +319,7 @@ func (c *Client) sessionExpired(how string) {
 
 // markSuspect asks the supervisor to check the connection now.
 func (c *Client) markSuspect() {
+	c.check.ask()
 	select {
 	case c.suspect <- struct{}{}:
 	default:
@@ -441,6 +444,15 @@ func (c *Client) Close() error {
 func isNetError(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// closedIdle reports whether err is net/http's "server closed idle
+// connection": the server closed a kept-alive connection just as the
+// request went out on it (the transport resends only requests it deems
+// idempotent, which a POST is not). The error is not exported; its text
+// is all there is to match.
+func closedIdle(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "http: server closed idle connection")
 }
 
 func isExitErr(err error) bool {
@@ -606,6 +618,14 @@ func (c *Client) classify(ctx context.Context, err error, doing string) error {
 		if c.server.URL != "" {
 			why, _ = explainNet(c.server, err)
 		}
+		c.markSuspect()
+	case closedIdle(err):
+		// The server closed the kept-alive connection as the request
+		// went out on it (it stopped or restarted). Most likely it never
+		// processed it, but that is not certain: retried only where that
+		// is safe (read-only, idempotent), as other connection failures.
+		kind = fault.Connection
+		why.msg = fmt.Sprintf("%s closed the connection as the request went out (did the server stop or restart?)", hostOf(c.server.URL))
 		c.markSuspect()
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		// A call's event stream that ended before its answer.

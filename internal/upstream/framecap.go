@@ -39,6 +39,11 @@ type frameCap struct {
 	logger *slog.Logger
 	out    []byte // bytes ready for the SDK
 	err    error  // returned once out is drained
+	// noise, when set, receives the lines that cannot be MCP messages
+	// (no JSON object or array), which are then skipped: a stdio server's
+	// banner or log line on stdout (stdout.go).
+	noise io.Writer
+	noisy bool // a line was skipped already (logged once)
 }
 
 func newFrameCap(r io.Reader, limit, head int, calls *callTracker, logger *slog.Logger) *frameCap {
@@ -70,9 +75,13 @@ func (f *frameCap) next() {
 		frame = append(frame, chunk...)
 		switch {
 		case err == nil:
-			if len(frame) > f.limit {
+			switch {
+			case len(frame) > f.limit:
 				f.oversize(frame)
-			} else {
+			case f.skipNoise(frame):
+				frame = frame[:0]
+				continue
+			default:
 				f.out = frame
 			}
 			return

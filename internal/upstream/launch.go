@@ -47,7 +47,7 @@ func transportFor(srv config.Server, stderr io.Writer, limits frameLimits, wire 
 		if err != nil {
 			return nil, err
 		}
-		return &processTransport{cmd: cmd, maxFrame: limits.maxFrame, frameHead: limits.frameHead, logger: limits.logger}, nil
+		return &processTransport{cmd: cmd, maxFrame: limits.maxFrame, frameHead: limits.frameHead, logger: limits.logger, noise: stderr}, nil
 	case config.TransportSSE:
 		hc := httpClientFor(srv, limits, wire, auth)
 		return &lifetimeTransport{inner: &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: hc}, http: hc}, nil
@@ -142,6 +142,9 @@ type processTransport struct {
 	frameHead int
 	logger    *slog.Logger
 	conn      *groupConn // set by Connect
+	// noise receives the stdout lines that are not MCP messages (the
+	// stderr tail).
+	noise io.Writer
 }
 
 func (t *processTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -163,7 +166,7 @@ func (t *processTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	}
 	out := &eofReader{r: stdout}
 	iot := &mcp.IOTransport{
-		Reader:        &readCloser{Reader: newFrameCap(out, limit, t.frameHead, calls, t.logger), Closer: stdout},
+		Reader:        &readCloser{Reader: newFrameCap(out, limit, t.frameHead, calls, t.logger).skippingNoise(t.noise), Closer: stdout},
 		Writer:        &trackingWriter{w: stdin, calls: calls},
 		MaxLineLength: limit + 1<<20, // replacements are small; whatever passes the cap fits
 	}

@@ -352,6 +352,9 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		}
 		if err == nil {
 			attempt = 0
+			if !s.opts.Once {
+				c.check.monitored.Store(true) // monitor checks it
+			}
 			s.connected(ctx, c)
 			if s.opts.Once {
 				<-ctx.Done()
@@ -514,6 +517,7 @@ func (s *Supervisor) autoDisable(ctx context.Context, err error) {
 // (a child exits — noticed at once), a ping fails, the server is disabled,
 // or ctx ends.
 func (s *Supervisor) monitor(ctx context.Context, c *Client) error {
+	var checked chan struct{} // the check under way, asked for by a failed request
 	var tick <-chan time.Time
 	if iv := s.opts.Health.PingInterval; iv > 0 {
 		t := time.NewTicker(iv)
@@ -535,12 +539,19 @@ func (s *Supervisor) monitor(ctx context.Context, c *Client) error {
 			// A request could not reach the server: check now rather
 			// than at the next ping, on a new connection (the kept-alive
 			// ones may all be dead, as after a restart of the server).
+			checked = c.check.begin()
 			c.closePool()
 		case <-tick:
 		}
 		pctx, cancel := context.WithTimeout(ctx, s.opts.Health.PingTimeout)
 		lat, err := c.Ping(pctx)
 		cancel()
+		if err == nil {
+			// The connection is fine: a caller waiting to retry goes on
+			// (had it failed, the connection's end tells them).
+			pass(checked)
+			checked = nil
+		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
