@@ -1,4 +1,5 @@
 // Internal on purpose: checks the escaped forms New derives from each secret, which only the Redactor's internals hold.
+
 package redact
 
 import (
