@@ -1,3 +1,5 @@
+// Internal on purpose: fuzzes decodeArguments, the parser of a model's tool-call arguments, which no exported call reaches alone.
+
 package agent
 
 import (

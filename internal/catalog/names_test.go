@@ -1,3 +1,5 @@
+// Internal on purpose: tests the name mapping (sanitizeName, hashedName, disambiguate) over inputs no real server list would produce at once.
+
 package catalog
 
 import (

@@ -1,3 +1,5 @@
+// Internal on purpose: tests compileTool's output-schema compilation without a server round-trip.
+
 package catalog
 
 import (

@@ -1,3 +1,5 @@
+// Internal on purpose: tests the comment- and layout-keeping JSONC and TOML document editors (parseJSONDoc, parseTOMLDoc) below Add and Remove.
+
 package clients
 
 import (

@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 // hookServers starts every hooks test file: one server, lines 1-2.
@@ -67,12 +69,12 @@ hooks:
     actions:
       - {type: command, command: [./guard]}
 `
-	cfg, err := Parse("sb.yaml", []byte(src), Options{})
+	cfg, err := config.Parse("sb.yaml", []byte(src), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := cfg.Hooks
-	wantSettings := HookSettings{MaxConcurrent: 3, QueueSize: 50, Retries: 0, RetryDelay: 500 * time.Millisecond, MaxDepth: 4, Timeout: 10 * time.Second, Pos: Pos{File: "sb.yaml", Line: 3, Col: 1}}
+	wantSettings := config.HookSettings{MaxConcurrent: 3, QueueSize: 50, Retries: 0, RetryDelay: 500 * time.Millisecond, MaxDepth: 4, Timeout: 10 * time.Second, Pos: config.Pos{File: "sb.yaml", Line: 3, Col: 1}}
 	if diff := cmp.Diff(wantSettings, h.Settings); diff != "" {
 		t.Errorf("settings mismatch (-want +got):\n%s", diff)
 	}
@@ -80,16 +82,16 @@ hooks:
 		t.Fatalf("got %d hooks, want 2", len(h.List))
 	}
 	oi := h.List[0]
-	if oi.Name != "open-issue" || oi.On != "spec.after-plan" || oi.Priority != -1 || oi.OnFailure != OnFailureBlock || !oi.Enabled {
+	if oi.Name != "open-issue" || oi.On != "spec.after-plan" || oi.Priority != -1 || oi.OnFailure != config.OnFailureBlock || !oi.Enabled {
 		t.Errorf("hook: got %+v", oi)
 	}
 	if got, want := oi.Pos.String(), "sb.yaml:11:5"; got != want {
 		t.Errorf("hook position: got %s, want %s", got, want)
 	}
-	wantIf := []HookCondition{
-		{Field: "branch", Op: CondGlob, Value: "0*-*"},
-		{Field: "feature", Op: CondRegex, Value: "^[0-9]{3}-"},
-		{Field: "user", Op: CondEquals, Value: "alice"},
+	wantIf := []config.HookCondition{
+		{Field: "branch", Op: config.CondGlob, Value: "0*-*"},
+		{Field: "feature", Op: config.CondRegex, Value: "^[0-9]{3}-"},
+		{Field: "user", Op: config.CondEquals, Value: "alice"},
 	}
 	if diff := cmp.Diff(wantIf, oi.If, cmpIgnorePos); diff != "" {
 		t.Errorf("conditions mismatch (-want +got):\n%s", diff)
@@ -98,11 +100,11 @@ hooks:
 		t.Fatalf("got %d actions, want 7", len(oi.Actions))
 	}
 	mcp := oi.Actions[0]
-	wantParams := []ParamMapping{
-		{Param: "title", Source: MappingTemplate, Value: "Plan for {feature}"},
-		{Param: "branch", Source: MappingContext, Value: "branch"},
-		{Param: "labels", Source: MappingLiteral, Literal: []any{"plan", "x"}},
-		{Param: "count", Source: MappingTemplate, Value: "{count|3}"},
+	wantParams := []config.ParamMapping{
+		{Param: "title", Source: config.MappingTemplate, Value: "Plan for {feature}"},
+		{Param: "branch", Source: config.MappingContext, Value: "branch"},
+		{Param: "labels", Source: config.MappingLiteral, Literal: []any{"plan", "x"}},
+		{Param: "count", Source: config.MappingTemplate, Value: "{count|3}"},
 	}
 	if mcp.Server != "github" || mcp.Tool != "create_issue" || mcp.Timeout != 45*time.Second {
 		t.Errorf("mcp action: got %+v", mcp)
@@ -125,11 +127,11 @@ hooks:
 	}
 
 	// config show writes both blocks, and reads back the same.
-	out, err := MarshalResolved(cfg)
+	out, err := config.MarshalResolved(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := Parse("show.yaml", out, Options{})
+	again, err := config.Parse("show.yaml", out, config.Options{})
 	if err != nil {
 		t.Fatalf("re-parsing config show output: %v\n%s", err, out)
 	}
@@ -138,17 +140,17 @@ hooks:
 	}
 }
 
-var cmpIgnorePos = cmp.Transformer("noPos", func(p Pos) Pos { return Pos{} })
+var cmpIgnorePos = cmp.Transformer("noPos", func(p config.Pos) config.Pos { return config.Pos{} })
 
 func TestHooksDefaults(t *testing.T) {
-	cfg, err := Parse("sb.yaml", []byte(hookServers), Options{})
+	cfg, err := config.Parse("sb.yaml", []byte(hookServers), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(DefaultHookSettings(), cfg.Hooks.Settings); diff != "" {
+	if diff := cmp.Diff(config.DefaultHookSettings(), cfg.Hooks.Settings); diff != "" {
 		t.Errorf("settings mismatch (-want +got):\n%s", diff)
 	}
-	out, err := MarshalResolved(cfg)
+	out, err := config.MarshalResolved(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,11 +235,11 @@ func TestHooksProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse("sb.yaml", []byte(hookServers+tt.src), Options{})
+			_, err := config.Parse("sb.yaml", []byte(hookServers+tt.src), config.Options{})
 			if err == nil {
 				t.Fatalf("Parse succeeded, want %d problems", len(tt.want))
 			}
-			var ve *ValidationError
+			var ve *config.ValidationError
 			if !errors.As(err, &ve) {
 				t.Fatalf("got error %T, want *ValidationError", err)
 			}
@@ -251,13 +253,13 @@ func TestHooksProblems(t *testing.T) {
 func TestParseHookTemplate(t *testing.T) {
 	tests := []struct {
 		in      string
-		want    []HookTemplatePart
+		want    []config.HookTemplatePart
 		wantErr string
 	}{
-		{in: "plain", want: []HookTemplatePart{{Literal: "plain"}}},
-		{in: "{a}", want: []HookTemplatePart{{Field: "a"}}},
-		{in: "x {a.b|none} {{y}}", want: []HookTemplatePart{{Literal: "x "}, {Field: "a.b", Default: "none", HasDefault: true}, {Literal: " {y}"}}},
-		{in: "{a|}", want: []HookTemplatePart{{Field: "a", HasDefault: true}}},
+		{in: "plain", want: []config.HookTemplatePart{{Literal: "plain"}}},
+		{in: "{a}", want: []config.HookTemplatePart{{Field: "a"}}},
+		{in: "x {a.b|none} {{y}}", want: []config.HookTemplatePart{{Literal: "x "}, {Field: "a.b", Default: "none", HasDefault: true}, {Literal: " {y}"}}},
+		{in: "{a|}", want: []config.HookTemplatePart{{Field: "a", HasDefault: true}}},
 		{in: "{", wantErr: "unclosed {"},
 		{in: "}", wantErr: "unmatched }"},
 		{in: "{a b}", wantErr: "invalid placeholder"},
@@ -266,7 +268,7 @@ func TestParseHookTemplate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseHookTemplate(tt.in)
+			got, err := config.ParseHookTemplate(tt.in)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("ParseHookTemplate(%q): got error %v, want one containing %q", tt.in, err, tt.wantErr)
@@ -296,7 +298,7 @@ func TestHookEventFields(t *testing.T) {
 		{"spec.after-plan", false, ""},
 	}
 	for _, tt := range tests {
-		fields, closed := HookEventFields(tt.pattern)
+		fields, closed := config.HookEventFields(tt.pattern)
 		if closed != tt.wantClosed {
 			t.Errorf("HookEventFields(%q): got closed %v, want %v", tt.pattern, closed, tt.wantClosed)
 		}
@@ -311,7 +313,7 @@ func FuzzParseHookTemplate(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		tmpl, err := ParseHookTemplate(s)
+		tmpl, err := config.ParseHookTemplate(s)
 		if err != nil {
 			return
 		}
@@ -328,7 +330,7 @@ func FuzzParseHookTemplate(f *testing.F) {
 			}
 			b.WriteString("}")
 		}
-		again, err := ParseHookTemplate(b.String())
+		again, err := config.ParseHookTemplate(b.String())
 		if err != nil {
 			t.Fatalf("re-parsing %q (from %q): %v", b.String(), s, err)
 		}
@@ -339,8 +341,8 @@ func FuzzParseHookTemplate(f *testing.F) {
 }
 
 // mergeLiterals joins adjacent literal parts.
-func mergeLiterals(ps []HookTemplatePart) []HookTemplatePart {
-	var out []HookTemplatePart
+func mergeLiterals(ps []config.HookTemplatePart) []config.HookTemplatePart {
+	var out []config.HookTemplatePart
 	for _, p := range ps {
 		if p.Field == "" && len(out) > 0 && out[len(out)-1].Field == "" {
 			out[len(out)-1].Literal += p.Literal

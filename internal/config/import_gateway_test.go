@@ -1,10 +1,12 @@
-package config
+package config_test
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 // TestImportKeepsTheGatewayBlock: importing a native file keeps its
@@ -29,7 +31,7 @@ servers:
 	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := Import(path, Options{})
+	out, err := config.Import(path, config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,11 +44,11 @@ servers:
 	if strings.Contains(got, "the-secret-value") {
 		t.Errorf("imported file contains the token's secret:\n%s", got)
 	}
-	cfg, err := Parse(path, out, Options{})
+	cfg, err := config.Parse(path, out, config.Options{})
 	if err != nil {
 		t.Fatalf("the imported file does not load: %v", err)
 	}
-	if v, ok := cfg.Gateway.View("ev"); !ok || v.Prefix != PrefixNever || len(cfg.Gateway.Tokens) != 1 {
+	if v, ok := cfg.Gateway.View("ev"); !ok || v.Prefix != config.PrefixNever || len(cfg.Gateway.Tokens) != 1 {
 		t.Errorf("imported gateway: got %+v", cfg.Gateway)
 	}
 }

@@ -1,8 +1,10 @@
-package config
+package config_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 // TestListenOverride checks that Options.Listen (serve --listen) replaces
@@ -23,7 +25,7 @@ func TestListenOverride(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := Parse("switchboard.yaml", []byte(tt.file), Options{Listen: tt.listen, LookupEnv: func(string) (string, bool) { return "", false }})
+			cfg, err := config.Parse("switchboard.yaml", []byte(tt.file), config.Options{Listen: tt.listen, LookupEnv: func(string) (string, bool) { return "", false }})
 			if err != nil {
 				if !strings.Contains(err.Error(), tt.want) {
 					t.Fatalf("got %q, want %q", err, tt.want)

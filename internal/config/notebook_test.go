@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 // notebookServers starts every notebook test file: two servers, lines 1-3.
@@ -29,23 +31,23 @@ func TestNotebookDecode(t *testing.T) {
       end_line: 20
       server: github
 `
-	cfg, err := Parse("switchboard.yaml", []byte(src), Options{})
+	cfg, err := config.Parse("switchboard.yaml", []byte(src), config.Options{})
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
-	want := Notebook{
-		ImagesDir: "assets", Concurrency: 4, MaxBlocks: 50, Pos: Pos{File: "switchboard.yaml", Line: 4, Col: 1},
-		Bindings: []Binding{
-			{Heading: "## Weather", Server: "weather", InheritToChildren: true, Pos: Pos{File: "switchboard.yaml", Line: 9, Col: 7}},
-			{Block: "issues", Server: "github", Pos: Pos{File: "switchboard.yaml", Line: 12, Col: 7}},
-			{StartLine: 10, EndLine: 20, Server: "github", Pos: Pos{File: "switchboard.yaml", Line: 14, Col: 7}},
+	want := config.Notebook{
+		ImagesDir: "assets", Concurrency: 4, MaxBlocks: 50, Pos: config.Pos{File: "switchboard.yaml", Line: 4, Col: 1},
+		Bindings: []config.Binding{
+			{Heading: "## Weather", Server: "weather", InheritToChildren: true, Pos: config.Pos{File: "switchboard.yaml", Line: 9, Col: 7}},
+			{Block: "issues", Server: "github", Pos: config.Pos{File: "switchboard.yaml", Line: 12, Col: 7}},
+			{StartLine: 10, EndLine: 20, Server: "github", Pos: config.Pos{File: "switchboard.yaml", Line: 14, Col: 7}},
 		},
 	}
 	if diff := cmp.Diff(want, cfg.Notebook); diff != "" {
 		t.Errorf("notebook (-want +got):\n%s", diff)
 	}
 
-	out, err := MarshalResolved(cfg)
+	out, err := config.MarshalResolved(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +68,7 @@ func TestNotebookDecode(t *testing.T) {
 	if !strings.Contains(string(out), wantShow) {
 		t.Errorf("config show: got\n%s\nwant it to contain\n%s", out, wantShow)
 	}
-	again, err := Parse("shown.yaml", out, Options{})
+	again, err := config.Parse("shown.yaml", out, config.Options{})
 	if err != nil {
 		t.Fatalf("parsing config show's output: %v", err)
 	}
@@ -76,17 +78,17 @@ func TestNotebookDecode(t *testing.T) {
 }
 
 func TestNotebookDefaults(t *testing.T) {
-	cfg, err := Parse("switchboard.yaml", []byte(notebookServers), Options{})
+	cfg, err := config.Parse("switchboard.yaml", []byte(notebookServers), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := cfg.Notebook; n.EffectiveConcurrency() != DefaultNotebookConcurrency || n.EffectiveMaxBlocks() != DefaultNotebookMaxBlocks || len(n.Bindings) != 0 {
+	if n := cfg.Notebook; n.EffectiveConcurrency() != config.DefaultNotebookConcurrency || n.EffectiveMaxBlocks() != config.DefaultNotebookMaxBlocks || len(n.Bindings) != 0 {
 		t.Errorf("defaults: got %+v", n)
 	}
-	if n := Default().Notebook; n.EffectiveConcurrency() != 1 || n.EffectiveMaxBlocks() != 1000 {
+	if n := config.Default().Notebook; n.EffectiveConcurrency() != 1 || n.EffectiveMaxBlocks() != 1000 {
 		t.Errorf("Default(): got concurrency %d and max blocks %d, want 1 and 1000", n.EffectiveConcurrency(), n.EffectiveMaxBlocks())
 	}
-	out, err := MarshalResolved(cfg)
+	out, err := config.MarshalResolved(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,8 +121,8 @@ func TestNotebookProblems(t *testing.T) {
       inherit_to_children: yes please
     - just a string
 `
-	_, err := Parse("nb.yaml", []byte(src), Options{})
-	var ve *ValidationError
+	_, err := config.Parse("nb.yaml", []byte(src), config.Options{})
+	var ve *config.ValidationError
 	if !errors.As(err, &ve) {
 		t.Fatalf("Parse: got %v, want a *ValidationError", err)
 	}
@@ -163,22 +165,22 @@ func TestNotebookProblems(t *testing.T) {
 func TestParseFrontMatter(t *testing.T) {
 	servers := []string{"weather"}
 	fm := "title: x\nswitchboard:\n  bindings:\n    - heading: Weather\n      server: weather\n"
-	got, err := ParseFrontMatter("doc.md", []byte(fm), 2, servers)
+	got, err := config.ParseFrontMatter("doc.md", []byte(fm), 2, servers)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Binding{{Heading: "Weather", Server: "weather", Pos: Pos{File: "doc.md", Line: 5, Col: 7}}}
+	want := []config.Binding{{Heading: "Weather", Server: "weather", Pos: config.Pos{File: "doc.md", Line: 5, Col: 7}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("bindings (-want +got):\n%s", diff)
 	}
-	if got, err := ParseFrontMatter("doc.md", []byte("title: no bindings\n"), 2, servers); err != nil || got != nil {
+	if got, err := config.ParseFrontMatter("doc.md", []byte("title: no bindings\n"), 2, servers); err != nil || got != nil {
 		t.Errorf("front matter without switchboard: got %v, %v; want nothing", got, err)
 	}
-	_, err = ParseFrontMatter("doc.md", []byte("switchboard:\n  binding: []\n"), 2, servers)
+	_, err = config.ParseFrontMatter("doc.md", []byte("switchboard:\n  binding: []\n"), 2, servers)
 	if err == nil || !strings.Contains(err.Error(), `doc.md:3:3: switchboard.binding: unknown field "binding"; did you mean "bindings"?`) {
 		t.Errorf("typo: got %v, want an unknown-field problem at doc.md:3:3", err)
 	}
-	_, err = ParseFrontMatter("doc.md", []byte("a: [\n"), 2, servers)
+	_, err = config.ParseFrontMatter("doc.md", []byte("a: [\n"), 2, servers)
 	if err == nil || !strings.Contains(err.Error(), "doc.md:") {
 		t.Errorf("bad YAML: got %v, want a problem in doc.md", err)
 	}

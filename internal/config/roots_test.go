@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 func TestServerRoots(t *testing.T) {
@@ -22,7 +24,7 @@ func TestServerRoots(t *testing.T) {
     command: npx
     roots: [./docs, "file://` + filepath.ToSlash(filepath.Join(dir, "src")) + `", "` + dir + `"]
 `
-	cfg, err := Parse(file, []byte(src), Options{})
+	cfg, err := config.Parse(file, []byte(src), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,11 +33,11 @@ func TestServerRoots(t *testing.T) {
 		t.Errorf("roots: got %q, want %q", got, want)
 	}
 	// The roots survive writing the configuration out and reading it back.
-	out, err := MarshalResolved(cfg)
+	out, err := config.MarshalResolved(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := Parse(file, out, Options{})
+	again, err := config.Parse(file, out, config.Options{})
 	if err != nil {
 		t.Fatalf("reading back:\n%s\n%v", out, err)
 	}
@@ -55,8 +57,8 @@ func TestServerRootsErrors(t *testing.T) {
     command: npx
     roots: [nope, https://example.com/x, a-file, "", [x]]
 `
-	_, err := Parse(file, []byte(src), Options{})
-	var ve *ValidationError
+	_, err := config.Parse(file, []byte(src), config.Options{})
+	var ve *config.ValidationError
 	if !errors.As(err, &ve) {
 		t.Fatalf("got %v, want a validation error", err)
 	}

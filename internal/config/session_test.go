@@ -1,10 +1,12 @@
-package config
+package config_test
 
 import (
 	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 func TestServerSession(t *testing.T) {
@@ -20,16 +22,16 @@ func TestServerSession(t *testing.T) {
   - name: plain
     command: npx
 `
-	cfg, err := Parse(file, []byte(src), Options{})
+	cfg, err := config.Parse(file, []byte(src), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	check := func(cfg *Config, when string) {
+	check := func(cfg *config.Config, when string) {
 		t.Helper()
 		for i, want := range []struct {
-			mode SessionMode
+			mode config.SessionMode
 			max  int
-		}{{SessionPerClient, 3}, {SessionPerUser, 0}, {"", 0}} {
+		}{{config.SessionPerClient, 3}, {config.SessionPerUser, 0}, {"", 0}} {
 			s := cfg.Servers[i]
 			if s.Session != want.mode || s.MaxSessions != want.max {
 				t.Errorf("%s: %s has session %q, max_sessions %d; want %q, %d", when, s.Name, s.Session, s.MaxSessions, want.mode, want.max)
@@ -37,11 +39,11 @@ func TestServerSession(t *testing.T) {
 		}
 	}
 	check(cfg, "parsed")
-	out, err := MarshalResolved(cfg)
+	out, err := config.MarshalResolved(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := Parse(file, out, Options{})
+	again, err := config.Parse(file, out, config.Options{})
 	if err != nil {
 		t.Fatalf("reading back:\n%s\n%v", out, err)
 	}
@@ -59,8 +61,8 @@ func TestServerSessionErrors(t *testing.T) {
     session: per_client
     max_sessions: 0
 `
-	_, err := Parse(file, []byte(src), Options{})
-	var ve *ValidationError
+	_, err := config.Parse(file, []byte(src), config.Options{})
+	var ve *config.ValidationError
 	if !errors.As(err, &ve) {
 		t.Fatalf("got %v, want a validation error", err)
 	}
@@ -76,7 +78,7 @@ func TestServerSessionErrors(t *testing.T) {
 	}
 
 	// max_sessions on a shared server is a warning: it does nothing.
-	cfg, err := Parse(file, []byte("servers:\n  - name: c\n    command: npx\n    max_sessions: 4\n"), Options{})
+	cfg, err := config.Parse(file, []byte("servers:\n  - name: c\n    command: npx\n    max_sessions: 4\n"), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

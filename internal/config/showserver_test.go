@@ -1,14 +1,16 @@
-package config
+package config_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 func TestMarshalServerHidesSecrets(t *testing.T) {
-	s := Server{Name: "gh", Transport: TransportStdio, Command: "npx", Args: []string{"-y", "server", "--token=abc123secret"},
+	s := config.Server{Name: "gh", Transport: config.TransportStdio, Command: "npx", Args: []string{"-y", "server", "--token=abc123secret"},
 		Env: map[string]string{"GITHUB_TOKEN": "ghp_verysecret"}, Enabled: true}
-	out := string(MarshalServer(s))
+	out := string(config.MarshalServer(s))
 	for _, secret := range []string{"abc123secret", "ghp_verysecret"} {
 		if strings.Contains(out, secret) {
 			t.Errorf("MarshalServer shows %q:\n%s", secret, out)

@@ -1,4 +1,4 @@
-package control
+package control_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
@@ -35,8 +36,8 @@ func TestMain(m *testing.M) {
 // fixture is a Local backend over real components (a testserver stdio
 // child, a SQLite store) served on a unix socket, and a client for it.
 type fixture struct {
-	local   Backend
-	client  *Client
+	local   control.Backend
+	client  *control.Client
 	eng     *toolcall.Engine
 	store   store.Store
 	flag    string
@@ -89,27 +90,27 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{eng: eng, store: st, flag: filepath.Join(dir, "stopped"), sock: SocketPath(dir)}
-	f.local = NewLocal(Components{
+	f := &fixture{eng: eng, store: st, flag: filepath.Join(dir, "stopped"), sock: control.SocketPath(dir)}
+	f.local = control.NewLocal(control.Components{
 		Config: func() *config.Config { return cfg }, Pool: pool, Catalog: cat, Engine: eng, Store: st,
 		StopFlag: f.flag, Version: "test", Address: "127.0.0.1:0", StartedAt: time.Now().UTC(),
-		Reload: func(context.Context) (ReloadReport, error) {
+		Reload: func(context.Context) (control.ReloadReport, error) {
 			f.reloads.Add(1)
-			return ReloadReport{Source: cfg.Source, Unchanged: []string{"alpha"}, Warnings: []string{"nothing changed"}}, nil
+			return control.ReloadReport{Source: cfg.Source, Unchanged: []string{"alpha"}, Warnings: []string{"nothing changed"}}, nil
 		},
 	})
-	ln, err := Listen(f.sock)
+	ln, err := control.Listen(f.sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: NewHandler(f.local, nil)}
+	hs := &http.Server{Handler: control.NewHandler(f.local, nil)}
 	var wg sync.WaitGroup
 	wg.Add(4)
 	go func() { defer wg.Done(); _ = pool.Run(ctx) }()
 	go func() { defer wg.Done(); _ = cat.Run(ctx) }()
 	go func() { defer wg.Done(); _ = rec.Run(ctx) }()
 	go func() { defer wg.Done(); _ = hs.Serve(ln) }()
-	f.client = Dial(f.sock)
+	f.client = control.Dial(f.sock)
 	t.Cleanup(func() {
 		f.client.Close()
 		_ = hs.Close()
@@ -127,7 +128,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // maskServers clears what changes from one look to the next.
-func maskServers(rows []ServerInfo) []ServerInfo {
+func maskServers(rows []control.ServerInfo) []control.ServerInfo {
 	for i := range rows {
 		rows[i].Latency, rows[i].LatencyMS, rows[i].LastPingAt = 0, "", time.Time{}
 	}
@@ -189,7 +190,7 @@ func TestMethodsMatchLocal(t *testing.T) {
 	})
 	t.Run("call and history", func(t *testing.T) {
 		var progress []toolcall.Progress
-		res, err := f.client.Call(ctx, CallRequest{Server: "alpha", Tool: "stream", Arguments: json.RawMessage(`{"steps": 3, "step_ms": 20}`),
+		res, err := f.client.Call(ctx, control.CallRequest{Server: "alpha", Tool: "stream", Arguments: json.RawMessage(`{"steps": 3, "step_ms": 20}`),
 			Source: "cli", Identity: "tester", OnProgress: func(p toolcall.Progress) { progress = append(progress, p) }})
 		if err != nil {
 			t.Fatal(err)
@@ -200,7 +201,7 @@ func TestMethodsMatchLocal(t *testing.T) {
 		if len(progress) == 0 || progress[len(progress)-1].Message == "" {
 			t.Errorf("call stream: got progress %+v, want the steps streamed", progress)
 		}
-		lres, err := f.local.Call(ctx, CallRequest{Server: "alpha", Tool: "stream", Arguments: json.RawMessage(`{"steps": 3, "step_ms": 20}`), Source: "cli"})
+		lres, err := f.local.Call(ctx, control.CallRequest{Server: "alpha", Tool: "stream", Arguments: json.RawMessage(`{"steps": 3, "step_ms": 20}`), Source: "cli"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -262,7 +263,7 @@ func TestMethodsMatchLocal(t *testing.T) {
 		if !st.Stopped || !f.eng.Stopped() {
 			t.Errorf("stop: got status stopped %v, engine stopped %v, want both", st.Stopped, f.eng.Stopped())
 		}
-		_, err := f.client.Call(ctx, CallRequest{Server: "alpha", Tool: "echo", Arguments: json.RawMessage(`{"message": "x"}`)})
+		_, err := f.client.Call(ctx, control.CallRequest{Server: "alpha", Tool: "echo", Arguments: json.RawMessage(`{"message": "x"}`)})
 		if err == nil {
 			t.Errorf("call while stopped: got no error, want one")
 		}
@@ -281,11 +282,11 @@ func TestMethodsMatchLocal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := ReloadReport{Source: got.Source, Unchanged: []string{"alpha"}, Warnings: []string{"nothing changed"}}
+		want := control.ReloadReport{Source: got.Source, Unchanged: []string{"alpha"}, Warnings: []string{"nothing changed"}}
 		if diff := cmp.Diff(want, got); diff != "" || f.reloads.Load() != 1 {
 			t.Errorf("reload (-want +got), %d reloads:\n%s", f.reloads.Load(), diff)
 		}
-		_, err = NewLocal(Components{}).Reload(ctx)
+		_, err = control.NewLocal(control.Components{}).Reload(ctx)
 		if fault.KindOf(err) != fault.Config || !strings.Contains(err.Error(), "no daemon is running") {
 			t.Errorf("reload without a daemon: got %v, want a config error saying no daemon runs", err)
 		}
@@ -293,7 +294,7 @@ func TestMethodsMatchLocal(t *testing.T) {
 }
 
 // waitCall polls the history until the call is recorded.
-func waitCall(t *testing.T, b Backend, id string) store.CallRecord {
+func waitCall(t *testing.T, b control.Backend, id string) store.CallRecord {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -322,21 +323,21 @@ func TestErrorsRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name     string
-		run      func(b Backend) error
+		run      func(b control.Backend) error
 		wantKind fault.Kind
 	}{
-		{"unknown tool, with a suggestion", func(b Backend) error { _, err := b.Tool(ctx, "alpha", "ecoh"); return err }, fault.NotFound},
-		{"unknown server", func(b Backend) error { _, err := b.Tools(ctx, "alpah"); return err }, fault.NotFound},
-		{"invalid arguments, with fields", func(b Backend) error {
-			_, err := b.Call(ctx, CallRequest{Server: "alpha", Tool: "add", Arguments: json.RawMessage(`{"a": "two"}`)})
+		{"unknown tool, with a suggestion", func(b control.Backend) error { _, err := b.Tool(ctx, "alpha", "ecoh"); return err }, fault.NotFound},
+		{"unknown server", func(b control.Backend) error { _, err := b.Tools(ctx, "alpah"); return err }, fault.NotFound},
+		{"invalid arguments, with fields", func(b control.Backend) error {
+			_, err := b.Call(ctx, control.CallRequest{Server: "alpha", Tool: "add", Arguments: json.RawMessage(`{"a": "two"}`)})
 			return err
 		}, fault.Validation},
-		{"timeout", func(b Backend) error {
-			_, err := b.Call(ctx, CallRequest{Server: "alpha", Tool: "slow", Arguments: json.RawMessage(`{"seconds": 30}`), Timeout: time.Second})
+		{"timeout", func(b control.Backend) error {
+			_, err := b.Call(ctx, control.CallRequest{Server: "alpha", Tool: "slow", Arguments: json.RawMessage(`{"seconds": 30}`), Timeout: time.Second})
 			return err
 		}, fault.Timeout},
-		{"unknown action", func(b Backend) error { _, err := b.ServerAction(ctx, "explode", "alpha"); return err }, fault.Validation},
-		{"unknown call id", func(b Backend) error {
+		{"unknown action", func(b control.Backend) error { _, err := b.ServerAction(ctx, "explode", "alpha"); return err }, fault.Validation},
+		{"unknown call id", func(b control.Backend) error {
 			_, err := b.HistoryCall(ctx, "00000000-0000-0000-0000-000000000000")
 			return err
 		}, fault.NotFound},
@@ -375,25 +376,9 @@ func TestErrorsRoundTrip(t *testing.T) {
 	if fe := fault.As(err); len(fe.Suggestions) == 0 {
 		t.Errorf("unknown tool: got no suggestions, want %q", "echo")
 	}
-	_, err = f.client.Call(ctx, CallRequest{Server: "alpha", Tool: "add", Arguments: json.RawMessage(`{"a": "two"}`)})
+	_, err = f.client.Call(ctx, control.CallRequest{Server: "alpha", Tool: "add", Arguments: json.RawMessage(`{"a": "two"}`)})
 	if fe := fault.As(err); len(fe.Fields) == 0 {
 		t.Errorf("invalid arguments: got no fields in %v, want them", err)
-	}
-}
-
-func TestDecodeErrorKeepsEveryPart(t *testing.T) {
-	in := fault.Wrap(fault.Validation, errors.New("the cause"), "bad input").
-		WithSuggestions("try again", "or not").WithDetail("server", "alpha")
-	in.Fields = []fault.FieldDetail{{Field: "title", Message: "empty", Received: true}, {Field: "n", Message: "missing", Suggestion: "give n"}}
-	raw, cause := encodeError(in)
-	got := decodeError(raw, cause)
-	if diff := cmp.Diff(in.Error(), got.Error()); diff != "" {
-		t.Errorf("Error() (-want +got):\n%s", diff)
-	}
-	fe := got.(*fault.Error)
-	ignore := cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Err" }, cmp.Ignore())
-	if diff := cmp.Diff(in, fe, ignore); diff != "" {
-		t.Errorf("decoded error (-want +got):\n%s", diff)
 	}
 }
 
@@ -402,7 +387,7 @@ func TestCancelledCallIsCancelledInTheDaemon(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := f.client.Call(ctx, CallRequest{Server: "alpha", Tool: "slow", Arguments: json.RawMessage(`{"seconds": 30}`), Source: "cli"})
+		_, err := f.client.Call(ctx, control.CallRequest{Server: "alpha", Tool: "slow", Arguments: json.RawMessage(`{"seconds": 30}`), Source: "cli"})
 		done <- err
 	}()
 	deadline := time.Now().Add(10 * time.Second)
@@ -450,7 +435,7 @@ func TestListen(t *testing.T) {
 		if got := fi.Mode().Perm(); got != 0o600 {
 			t.Errorf("socket mode: got %o, want 600", got)
 		}
-		_, err = Listen(f.sock)
+		_, err = control.Listen(f.sock)
 		if err == nil || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())) {
 			t.Errorf("second listen: got %v, want a refusal naming pid %d", err, os.Getpid())
 		}
@@ -459,7 +444,7 @@ func TestListen(t *testing.T) {
 		}
 	})
 	t.Run("stale socket", func(t *testing.T) {
-		path := SocketPath(filepath.Join(shortDir(t), "state"))
+		path := control.SocketPath(filepath.Join(shortDir(t), "state"))
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -472,7 +457,7 @@ func TestListen(t *testing.T) {
 		if _, err := os.Stat(path); err != nil {
 			t.Fatalf("the stale socket: %v, want it left behind", err)
 		}
-		ln, err = Listen(path)
+		ln, err = control.Listen(path)
 		if err != nil {
 			t.Fatalf("listen over a stale socket: %v", err)
 		}
@@ -480,7 +465,7 @@ func TestListen(t *testing.T) {
 	})
 	t.Run("new directory", func(t *testing.T) {
 		dir := filepath.Join(shortDir(t), "new")
-		ln, err := Listen(SocketPath(dir))
+		ln, err := control.Listen(control.SocketPath(dir))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -494,11 +479,11 @@ func TestListen(t *testing.T) {
 		}
 	})
 	t.Run("not a socket", func(t *testing.T) {
-		path := SocketPath(shortDir(t))
+		path := control.SocketPath(shortDir(t))
 		if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Listen(path); err == nil || !strings.Contains(err.Error(), "not a socket") {
+		if _, err := control.Listen(path); err == nil || !strings.Contains(err.Error(), "not a socket") {
 			t.Errorf("listen over a file: got %v, want a refusal", err)
 		}
 		if b, _ := os.ReadFile(path); string(b) != "x" {
@@ -506,7 +491,7 @@ func TestListen(t *testing.T) {
 		}
 	})
 	t.Run("nobody listening", func(t *testing.T) {
-		_, err := Dial(SocketPath(shortDir(t))).Status(context.Background())
+		_, err := control.Dial(control.SocketPath(shortDir(t))).Status(context.Background())
 		if fault.KindOf(err) != fault.Connection {
 			t.Errorf("status with no daemon: got %v, want a connection error", err)
 		}
@@ -518,12 +503,12 @@ func TestNoGoroutineLeftBehind(t *testing.T) {
 	t.Run("serve", func(t *testing.T) {
 		f := newFixture(t)
 		ctx := context.Background()
-		if _, err := f.client.Call(ctx, CallRequest{Server: "alpha", Tool: "echo", Arguments: json.RawMessage(`{"message": "x"}`)}); err != nil {
+		if _, err := f.client.Call(ctx, control.CallRequest{Server: "alpha", Tool: "echo", Arguments: json.RawMessage(`{"message": "x"}`)}); err != nil {
 			t.Fatal(err)
 		}
 		cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		defer cancel()
-		_, _ = f.client.Call(cctx, CallRequest{Server: "alpha", Tool: "slow", Arguments: json.RawMessage(`{"seconds": 30}`)})
+		_, _ = f.client.Call(cctx, control.CallRequest{Server: "alpha", Tool: "slow", Arguments: json.RawMessage(`{"seconds": 30}`)})
 		if _, err := f.client.Servers(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -553,7 +538,7 @@ func TestHistoryCallByShortID(t *testing.T) {
 	if err := f.store.RecordCalls(ctx, recs); err != nil {
 		t.Fatal(err)
 	}
-	for name, b := range map[string]Backend{"local": f.local, "client": f.client} {
+	for name, b := range map[string]control.Backend{"local": f.local, "client": f.client} {
 		t.Run(name, func(t *testing.T) {
 			if got, err := b.HistoryCall(ctx, "abcd2"); err != nil || got.ID != recs[1].ID {
 				t.Errorf("a unique start: got %q (%v), want %s", got.ID, err, recs[1].ID)

@@ -1,3 +1,5 @@
+// Internal on purpose: fuzzes and pins the wire encoding (encodeError, decodeError, callLine) below the Client and Server.
+
 package control
 
 import (
@@ -340,4 +342,20 @@ func isSubsequence(got, want []toolcall.Progress) bool {
 		j++
 	}
 	return true
+}
+
+func TestDecodeErrorKeepsEveryPart(t *testing.T) {
+	in := fault.Wrap(fault.Validation, errors.New("the cause"), "bad input").
+		WithSuggestions("try again", "or not").WithDetail("server", "alpha")
+	in.Fields = []fault.FieldDetail{{Field: "title", Message: "empty", Received: true}, {Field: "n", Message: "missing", Suggestion: "give n"}}
+	raw, cause := encodeError(in)
+	got := decodeError(raw, cause)
+	if diff := cmp.Diff(in.Error(), got.Error()); diff != "" {
+		t.Errorf("Error() (-want +got):\n%s", diff)
+	}
+	fe := got.(*fault.Error)
+	ignore := cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Err" }, cmp.Ignore())
+	if diff := cmp.Diff(in, fe, ignore); diff != "" {
+		t.Errorf("decoded error (-want +got):\n%s", diff)
+	}
 }

@@ -1,4 +1,4 @@
-package fault
+package fault_test
 
 import (
 	"go/parser"

@@ -1,4 +1,4 @@
-package fault
+package fault_test
 
 import (
 	"context"
@@ -8,13 +8,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
 
 func TestMarshalJSON(t *testing.T) {
-	e := New(Validation, "task creation failed due to invalid input").
+	e := fault.New(fault.Validation, "task creation failed due to invalid input").
 		WithSuggestions("Provide a valid title (1-200 characters)").
 		WithDetail("tool", "create_task")
-	e.Fields = []FieldDetail{{Field: "title", Message: "Title cannot be empty", ReceivedValue: "", Suggestion: "Provide a task title (1-200 characters)"}}
+	e.Fields = []fault.FieldDetail{{Field: "title", Message: "Title cannot be empty", ReceivedValue: "", Suggestion: "Provide a task title (1-200 characters)"}}
 	e.Err = errors.New("internal detail that must not be shown")
 	got, err := json.Marshal(e)
 	if err != nil {
@@ -40,12 +42,12 @@ func TestMarshalJSON(t *testing.T) {
 
 func TestFieldDetailReceivedValue(t *testing.T) {
 	tests := []struct {
-		d    FieldDetail
+		d    fault.FieldDetail
 		want string
 	}{
-		{FieldDetail{Field: "title", Message: "Title cannot be empty", Received: true}, `{"field":"title","message":"Title cannot be empty","received_value":""}`},
-		{FieldDetail{Field: "title", Message: "title is required"}, `{"field":"title","message":"title is required"}`},
-		{FieldDetail{Field: "due_date", Message: "bad", ReceivedValue: "tomorrow"}, `{"field":"due_date","message":"bad","received_value":"tomorrow"}`},
+		{fault.FieldDetail{Field: "title", Message: "Title cannot be empty", Received: true}, `{"field":"title","message":"Title cannot be empty","received_value":""}`},
+		{fault.FieldDetail{Field: "title", Message: "title is required"}, `{"field":"title","message":"title is required"}`},
+		{fault.FieldDetail{Field: "due_date", Message: "bad", ReceivedValue: "tomorrow"}, `{"field":"due_date","message":"bad","received_value":"tomorrow"}`},
 	}
 	for _, tt := range tests {
 		got, err := json.Marshal(tt.d)
@@ -58,18 +60,18 @@ func TestFieldDetailReceivedValue(t *testing.T) {
 func TestKindOf(t *testing.T) {
 	tests := []struct {
 		err  error
-		want Kind
+		want fault.Kind
 	}{
 		{nil, ""},
-		{New(NotFound, "x"), NotFound},
-		{fmt.Errorf("calling: %w", New(Timeout, "slow")), Timeout},
-		{context.Canceled, Cancelled},
-		{fmt.Errorf("wrapped: %w", context.DeadlineExceeded), Timeout},
-		{errors.New("plain"), Internal},
-		{kinded{}, Config},
+		{fault.New(fault.NotFound, "x"), fault.NotFound},
+		{fmt.Errorf("calling: %w", fault.New(fault.Timeout, "slow")), fault.Timeout},
+		{context.Canceled, fault.Cancelled},
+		{fmt.Errorf("wrapped: %w", context.DeadlineExceeded), fault.Timeout},
+		{errors.New("plain"), fault.Internal},
+		{kinded{}, fault.Config},
 	}
 	for _, tt := range tests {
-		if got := KindOf(tt.err); got != tt.want {
+		if got := fault.KindOf(tt.err); got != tt.want {
 			t.Errorf("KindOf(%v) = %q, want %q", tt.err, got, tt.want)
 		}
 	}
@@ -77,26 +79,26 @@ func TestKindOf(t *testing.T) {
 
 type kinded struct{}
 
-func (kinded) Error() string   { return "kinded" }
-func (kinded) FaultKind() Kind { return Config }
+func (kinded) Error() string         { return "kinded" }
+func (kinded) FaultKind() fault.Kind { return fault.Config }
 
 func TestErrorAndAs(t *testing.T) {
 	cause := errors.New("dial tcp: refused")
-	e := Wrap(Connection, cause, "connecting to %s", "github")
+	e := fault.Wrap(fault.Connection, cause, "connecting to %s", "github")
 	if got, want := e.Error(), "connecting to github: dial tcp: refused"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 	if !errors.Is(e, cause) {
 		t.Error("errors.Is does not reach the cause")
 	}
-	var fe *Error
-	if !errors.As(fmt.Errorf("outer: %w", e), &fe) || fe.Kind != Connection {
+	var fe *fault.Error
+	if !errors.As(fmt.Errorf("outer: %w", e), &fe) || fe.Kind != fault.Connection {
 		t.Errorf("errors.As: got %v, want the connection error", fe)
 	}
-	if got := As(errors.New("plain")); got.Kind != Internal || got.Message != "plain" {
+	if got := fault.As(errors.New("plain")); got.Kind != fault.Internal || got.Message != "plain" {
 		t.Errorf("As(plain) = %+v, want an internal error with the message", got)
 	}
-	if As(nil) != nil {
+	if fault.As(nil) != nil {
 		t.Error("As(nil) is not nil")
 	}
 }

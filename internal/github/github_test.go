@@ -1,4 +1,4 @@
-package github
+package github_test
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/github"
 )
 
 const token = "ghp_TESTTOKEN0123456789"
@@ -81,12 +83,12 @@ func checkHeaders(t *testing.T, h http.Header) {
 
 func TestCreateIssue(t *testing.T) {
 	url, seen := server(t, answer(201, nil, `{"number":42,"url":"https://api.example/repos/octo/hello/issues/42","html_url":"https://example/octo/hello/issues/42","title":"x"}`))
-	c := New(url+"/api/v3/", token, nil)
-	got, err := c.CreateIssue(context.Background(), "octo/hello.go", IssueRequest{Title: "Build failed", Body: "on 003-user-auth", Labels: []string{"ci", "bug"}})
+	c := github.New(url+"/api/v3/", token, nil)
+	got, err := c.CreateIssue(context.Background(), "octo/hello.go", github.IssueRequest{Title: "Build failed", Body: "on 003-user-auth", Labels: []string{"ci", "bug"}})
 	if err != nil {
 		t.Fatalf("CreateIssue: %v", err)
 	}
-	want := Issue{Number: 42, URL: "https://api.example/repos/octo/hello/issues/42", HTMLURL: "https://example/octo/hello/issues/42"}
+	want := github.Issue{Number: 42, URL: "https://api.example/repos/octo/hello/issues/42", HTMLURL: "https://example/octo/hello/issues/42"}
 	if got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
@@ -107,12 +109,12 @@ func TestCreateIssue(t *testing.T) {
 
 func TestCreateComment(t *testing.T) {
 	url, seen := server(t, answer(201, nil, `{"id":9007199254740993,"url":"https://api.example/c/1","html_url":"https://example/c/1"}`))
-	c := New(url, token, nil)
+	c := github.New(url, token, nil)
 	got, err := c.CreateComment(context.Background(), "octo/hello", 7, "Deployed **003-user-auth**")
 	if err != nil {
 		t.Fatalf("CreateComment: %v", err)
 	}
-	want := Comment{ID: 9007199254740993, URL: "https://api.example/c/1", HTMLURL: "https://example/c/1"}
+	want := github.Comment{ID: 9007199254740993, URL: "https://api.example/c/1", HTMLURL: "https://example/c/1"}
 	if got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
@@ -134,7 +136,7 @@ func TestRenamedRepositoryRedirect(t *testing.T) {
 		}
 		answer(201, nil, `{"id":5}`)(w, r)
 	})
-	got, err := New(url, token, nil).CreateComment(context.Background(), "octo/old", 3, "b")
+	got, err := github.New(url, token, nil).CreateComment(context.Background(), "octo/old", 3, "b")
 	if err != nil || got.ID != 5 {
 		t.Fatalf("got %+v, %v; want comment 5", got, err)
 	}
@@ -149,9 +151,9 @@ func TestRenamedRepositoryRedirect(t *testing.T) {
 }
 
 func TestDefaultBaseURL(t *testing.T) {
-	c := New("", token, nil)
-	if got := c.base.String(); got != DefaultBaseURL {
-		t.Errorf("got base %s, want %s", got, DefaultBaseURL)
+	c := github.New("", token, nil)
+	if got, want := c.String(), fmt.Sprintf("github.Client{BaseURL: %q, Token: set}", github.DefaultBaseURL); got != want {
+		t.Errorf("got %s, want %s", got, want)
 	}
 	if s := fmt.Sprintf("%v %#v %+v", c, c, c); strings.Contains(s, token) {
 		t.Errorf("got the token in the client's formatting: %s", s)
@@ -197,7 +199,7 @@ func TestStatusErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			url, _ := server(t, answer(tt.status, tt.headers, tt.body))
-			_, err := New(url, token, nil).CreateIssue(context.Background(), "octo/hello", IssueRequest{Title: "t"})
+			_, err := github.New(url, token, nil).CreateIssue(context.Background(), "octo/hello", github.IssueRequest{Title: "t"})
 			fe := fault.As(err)
 			if fe == nil {
 				t.Fatal("got no error")
@@ -232,43 +234,43 @@ func TestClientErrors(t *testing.T) {
 		want string
 	}{
 		{"bad repo", func() error {
-			_, err := New(url, token, nil).CreateIssue(ctx, "octo", IssueRequest{Title: "t"})
+			_, err := github.New(url, token, nil).CreateIssue(ctx, "octo", github.IssueRequest{Title: "t"})
 			return err
 		}, fault.Validation, `repository must be "owner/name", got "octo"`},
 		{"repo with a path", func() error {
-			_, err := New(url, token, nil).CreateIssue(ctx, "octo/hello/../x", IssueRequest{Title: "t"})
+			_, err := github.New(url, token, nil).CreateIssue(ctx, "octo/hello/../x", github.IssueRequest{Title: "t"})
 			return err
 		}, fault.Validation, "repository must be"},
 		{"dot repo", func() error {
-			_, err := New(url, token, nil).CreateComment(ctx, "octo/..", 1, "b")
+			_, err := github.New(url, token, nil).CreateComment(ctx, "octo/..", 1, "b")
 			return err
 		}, fault.Validation, "repository must be"},
 		{"empty title", func() error {
-			_, err := New(url, token, nil).CreateIssue(ctx, "octo/hello", IssueRequest{Title: " "})
+			_, err := github.New(url, token, nil).CreateIssue(ctx, "octo/hello", github.IssueRequest{Title: " "})
 			return err
 		}, fault.Validation, "an issue needs a title"},
 		{"bad number", func() error {
-			_, err := New(url, token, nil).CreateComment(ctx, "octo/hello", 0, "b")
+			_, err := github.New(url, token, nil).CreateComment(ctx, "octo/hello", 0, "b")
 			return err
 		}, fault.Validation, "issue number must be positive"},
 		{"empty comment", func() error {
-			_, err := New(url, token, nil).CreateComment(ctx, "octo/hello", 1, "")
+			_, err := github.New(url, token, nil).CreateComment(ctx, "octo/hello", 1, "")
 			return err
 		}, fault.Validation, "a comment needs a body"},
 		{"no token", func() error {
-			_, err := New(url, "", nil).CreateIssue(ctx, "octo/hello", IssueRequest{Title: "t"})
+			_, err := github.New(url, "", nil).CreateIssue(ctx, "octo/hello", github.IssueRequest{Title: "t"})
 			return err
 		}, fault.Authentication, "no GitHub token is configured"},
 		{"bad base URL", func() error {
-			_, err := New("ftp://example.com", token, nil).CreateIssue(ctx, "octo/hello", IssueRequest{Title: "t"})
+			_, err := github.New("ftp://example.com", token, nil).CreateIssue(ctx, "octo/hello", github.IssueRequest{Title: "t"})
 			return err
 		}, fault.Config, "must be an http or https URL"},
 		{"credentials in base URL", func() error {
-			_, err := New("https://u:p@example.com", token, nil).CreateIssue(ctx, "octo/hello", IssueRequest{Title: "t"})
+			_, err := github.New("https://u:p@example.com", token, nil).CreateIssue(ctx, "octo/hello", github.IssueRequest{Title: "t"})
 			return err
 		}, fault.Config, "must not carry credentials"},
 		{"answer without a number", func() error {
-			_, err := New(url, token, nil).CreateIssue(ctx, "octo/hello", IssueRequest{Title: "t"})
+			_, err := github.New(url, token, nil).CreateIssue(ctx, "octo/hello", github.IssueRequest{Title: "t"})
 			return err
 		}, fault.Protocol, "without an issue number"},
 	}
@@ -293,7 +295,7 @@ func TestTransportErrors(t *testing.T) {
 		srv := httptest.NewServer(http.NotFoundHandler())
 		url := srv.URL
 		srv.Close()
-		_, err := New(url, token, nil).CreateIssue(context.Background(), "octo/hello", IssueRequest{Title: "t"})
+		_, err := github.New(url, token, nil).CreateIssue(context.Background(), "octo/hello", github.IssueRequest{Title: "t"})
 		if got := fault.KindOf(err); got != fault.Connection {
 			t.Errorf("got kind %s (%v), want connection", got, err)
 		}
@@ -312,7 +314,7 @@ func TestTransportErrors(t *testing.T) {
 		defer close(release)
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
-		_, err := New(url, token, nil).CreateComment(ctx, "octo/hello", 1, "b")
+		_, err := github.New(url, token, nil).CreateComment(ctx, "octo/hello", 1, "b")
 		if got := fault.KindOf(err); got != fault.Timeout {
 			t.Errorf("got kind %s (%v), want timeout", got, err)
 		}
@@ -326,7 +328,7 @@ func TestTransportErrors(t *testing.T) {
 			}
 		})
 		defer close(release)
-		_, err := New(url, token, &http.Client{Timeout: 50 * time.Millisecond}).CreateComment(context.Background(), "octo/hello", 1, "b")
+		_, err := github.New(url, token, &http.Client{Timeout: 50 * time.Millisecond}).CreateComment(context.Background(), "octo/hello", 1, "b")
 		if got := fault.KindOf(err); got != fault.Timeout {
 			t.Errorf("got kind %s (%v), want timeout", got, err)
 		}

@@ -1,4 +1,4 @@
-package metrics
+package metrics_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/metrics"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
@@ -54,7 +55,7 @@ func TestWithEngineAndPool(t *testing.T) {
 		mu      sync.Mutex
 		history []store.CallRecord
 	)
-	m := New(Options{
+	m := metrics.New(metrics.Options{
 		Stats:     func() toolcall.Stats { return eng.Stats() },
 		Snapshots: pool.Snapshots,
 		Next: &fakeRecorder{record: func(r store.CallRecord) {

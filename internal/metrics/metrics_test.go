@@ -1,4 +1,4 @@
-package metrics
+package metrics_test
 
 import (
 	"context"
@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/metrics"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
@@ -49,7 +50,7 @@ func (f *fakeRecorder) Commit(_ context.Context, r store.CallRecord) error {
 
 // record hands r to m as the engine does, for tests whose next recorder
 // never fails.
-func record(m *Metrics, r store.CallRecord) { _ = m.Commit(context.Background(), r) }
+func record(m *metrics.Metrics, r store.CallRecord) { _ = m.Commit(context.Background(), r) }
 
 // scraper serves a Metrics over a real HTTP server.
 type scraper struct {
@@ -57,7 +58,7 @@ type scraper struct {
 	url string
 }
 
-func serve(t *testing.T, m *Metrics) *scraper {
+func serve(t *testing.T, m *metrics.Metrics) *scraper {
 	t.Helper()
 	srv := httptest.NewServer(m.Handler())
 	t.Cleanup(srv.Close)
@@ -151,7 +152,7 @@ func TestRecordCountsCalls(t *testing.T) {
 		got = append(got, r)
 		mu.Unlock()
 	}}
-	m := New(Options{Next: next})
+	m := metrics.New(metrics.Options{Next: next})
 	s := serve(t, m)
 
 	recs := []store.CallRecord{
@@ -257,9 +258,9 @@ switchboard_call_duration_seconds_count{server="beta",status="timeout"} 1
 }
 
 func TestRecordWithoutNext(t *testing.T) {
-	m := New(Options{})
+	m := metrics.New(metrics.Options{})
 	record(m, call("alpha", "echo", "success", "cli", time.Millisecond, 0))
-	if got := testutil.ToFloat64(m.calls.WithLabelValues("alpha", "echo", "success", "cli")); got != 1 {
+	if got := testutil.ToFloat64(metrics.CallsVec(m).WithLabelValues("alpha", "echo", "success", "cli")); got != 1 {
 		t.Errorf("calls_total: got %v, want 1", got)
 	}
 }
@@ -282,7 +283,7 @@ func TestNextIsTheHistory(t *testing.T) {
 		}
 	})
 
-	m := New(Options{Next: rec})
+	m := metrics.New(metrics.Options{Next: rec})
 	for i := range 5 {
 		r := call("alpha", "echo", "success", "cli", time.Millisecond, 0)
 		r.ID = fmt.Sprintf("call-%d", i)
@@ -302,7 +303,7 @@ func TestNextIsTheHistory(t *testing.T) {
 	if len(calls) != 5 {
 		t.Errorf("history: got %d calls, want 5", len(calls))
 	}
-	if got := testutil.ToFloat64(m.calls.WithLabelValues("alpha", "echo", "success", "cli")); got != 5 {
+	if got := testutil.ToFloat64(metrics.CallsVec(m).WithLabelValues("alpha", "echo", "success", "cli")); got != 5 {
 		t.Errorf("calls_total: got %v, want 5", got)
 	}
 }
@@ -314,7 +315,7 @@ func TestEngineStatsAtScrapeTime(t *testing.T) {
 		reads int
 	)
 	set := func(s toolcall.Stats) { mu.Lock(); stats = s; mu.Unlock() }
-	m := New(Options{Stats: func() toolcall.Stats {
+	m := metrics.New(metrics.Options{Stats: func() toolcall.Stats {
 		mu.Lock()
 		defer mu.Unlock()
 		reads++
@@ -358,7 +359,7 @@ func TestEngineStatsAtScrapeTime(t *testing.T) {
 }
 
 func TestNoStatsNoSnapshots(t *testing.T) {
-	m := New(Options{})
+	m := metrics.New(metrics.Options{})
 	m.Handler() // a second handler on the same registry must not panic
 	fams := serve(t, m).families()
 	for _, name := range []string{"switchboard_calls_in_flight", "switchboard_upstream_up", "switchboard_upstream_state"} {
@@ -379,7 +380,7 @@ func TestUpstreamsAtScrapeTime(t *testing.T) {
 		snaps []upstream.Snapshot
 	)
 	set := func(s ...upstream.Snapshot) { mu.Lock(); snaps = s; mu.Unlock() }
-	m := New(Options{Snapshots: func() []upstream.Snapshot {
+	m := metrics.New(metrics.Options{Snapshots: func() []upstream.Snapshot {
 		mu.Lock()
 		defer mu.Unlock()
 		return snaps
@@ -454,7 +455,7 @@ switchboard_upstream_sessions{server="gamma"} 3
 			t.Errorf("%s: got %d series, want %d", name, got, want)
 		}
 	}
-	if got, want := series(fams, "switchboard_upstream_state"), 2*len(states); got != want {
+	if got, want := series(fams, "switchboard_upstream_state"), 2*len(metrics.States); got != want {
 		t.Errorf("switchboard_upstream_state: got %d series, want %d", got, want)
 	}
 	for _, c := range []struct {
@@ -483,7 +484,7 @@ switchboard_upstream_sessions{server="gamma"} 3
 }
 
 func TestUpstreamDuplicatesAndBadNames(t *testing.T) {
-	m := New(Options{Snapshots: func() []upstream.Snapshot {
+	m := metrics.New(metrics.Options{Snapshots: func() []upstream.Snapshot {
 		return []upstream.Snapshot{
 			{Server: "alpha", State: upstream.StateConnected},
 			{Server: "alpha", State: upstream.StateError},
@@ -503,12 +504,12 @@ func TestUpstreamDuplicatesAndBadNames(t *testing.T) {
 }
 
 func TestToolCardinalityGuard(t *testing.T) {
-	m := New(Options{})
+	m := metrics.New(metrics.Options{})
 	s := serve(t, m)
 	// DefaultMaxTools pairs over two servers: alpha/tool-0..499, beta/tool-500..999.
-	for i := range DefaultMaxTools {
+	for i := range metrics.DefaultMaxTools {
 		server := "alpha"
-		if i >= DefaultMaxTools/2 {
+		if i >= metrics.DefaultMaxTools/2 {
 			server = "beta"
 		}
 		record(m, call(server, fmt.Sprintf("tool-%d", i), "success", "gateway", time.Millisecond, 0))
@@ -533,9 +534,9 @@ func TestToolCardinalityGuard(t *testing.T) {
 		labels map[string]string
 		want   float64
 	}{
-		{map[string]string{"server": "alpha", "tool": OtherLabel, "status": "success", "source": "gateway"}, 2},
-		{map[string]string{"server": "beta", "tool": OtherLabel, "status": "error", "source": "gateway"}, 1},
-		{map[string]string{"server": OtherLabel, "tool": OtherLabel, "status": "error", "source": "cli"}, 2},
+		{map[string]string{"server": "alpha", "tool": metrics.OtherLabel, "status": "success", "source": "gateway"}, 2},
+		{map[string]string{"server": "beta", "tool": metrics.OtherLabel, "status": "error", "source": "gateway"}, 1},
+		{map[string]string{"server": metrics.OtherLabel, "tool": metrics.OtherLabel, "status": "error", "source": "cli"}, 2},
 		{map[string]string{"server": "alpha", "tool": "tool-0", "status": "success", "source": "gateway"}, 2},
 		{map[string]string{"server": "alpha", "tool": "tool-0", "status": "error", "source": "cli"}, 1},
 		{map[string]string{"server": "beta", "tool": "tool-999", "status": "success", "source": "gateway"}, 1},
@@ -551,7 +552,7 @@ func TestToolCardinalityGuard(t *testing.T) {
 		}
 	}
 	// 1000 admitted pairs (one with a second status/source), 3 _other series.
-	if got, want := series(fams, "switchboard_calls_total"), DefaultMaxTools+1+3; got != want {
+	if got, want := series(fams, "switchboard_calls_total"), metrics.DefaultMaxTools+1+3; got != want {
 		t.Errorf("calls_total: got %d series, want %d", got, want)
 	}
 	if got, ok := value(fams, "switchboard_call_retries_total", map[string]string{"server": "beta"}); !ok || got != 1 {
@@ -561,26 +562,26 @@ func TestToolCardinalityGuard(t *testing.T) {
 	for _, mt := range fams["switchboard_calls_total"].GetMetric() {
 		total += mt.GetCounter().GetValue()
 	}
-	if want := float64(DefaultMaxTools + len(extra)); total != want {
+	if want := float64(metrics.DefaultMaxTools + len(extra)); total != want {
 		t.Errorf("calls_total summed: got %v, want %v (nothing may be lost past the limit)", total, want)
 	}
 }
 
 func TestMaxToolsOption(t *testing.T) {
-	m := New(Options{MaxTools: 2})
+	m := metrics.New(metrics.Options{MaxTools: 2})
 	for _, tool := range []string{"a", "b", "c", "d"} {
 		record(m, call("alpha", tool, "success", "cli", time.Millisecond, 0))
 	}
-	if got := testutil.ToFloat64(m.calls.WithLabelValues("alpha", OtherLabel, "success", "cli")); got != 2 {
+	if got := testutil.ToFloat64(metrics.CallsVec(m).WithLabelValues("alpha", metrics.OtherLabel, "success", "cli")); got != 2 {
 		t.Errorf("calls_total{tool=_other}: got %v, want 2", got)
 	}
-	if got := testutil.CollectAndCount(m.calls); got != 3 {
+	if got := testutil.CollectAndCount(metrics.CallsVec(m)); got != 3 {
 		t.Errorf("calls_total: got %d series, want 3", got)
 	}
 }
 
 func TestInvalidUTF8Labels(t *testing.T) {
-	m := New(Options{})
+	m := metrics.New(metrics.Options{})
 	record(m, call("al\xffpha", "ec\xfeho", "success", "cli", time.Millisecond, 0))
 	m.SessionOpened("v\xff")
 	m.Forwarded("prompts/\xffget", nil)
@@ -594,7 +595,7 @@ func TestInvalidUTF8Labels(t *testing.T) {
 
 func TestConcurrentRecord(t *testing.T) {
 	var forwarded sync.Map // id -> struct{}
-	m := New(Options{Next: &fakeRecorder{record: func(r store.CallRecord) { forwarded.Store(r.ID, struct{}{}) }}})
+	m := metrics.New(metrics.Options{Next: &fakeRecorder{record: func(r store.CallRecord) { forwarded.Store(r.ID, struct{}{}) }}})
 	s := serve(t, m)
 	const (
 		workers = 16
@@ -652,7 +653,7 @@ func TestConcurrentRecord(t *testing.T) {
 }
 
 func TestGateway(t *testing.T) {
-	m := New(Options{})
+	m := metrics.New(metrics.Options{})
 	s := serve(t, m)
 	m.SessionOpened("default")
 	m.SessionOpened("default")
@@ -684,27 +685,27 @@ switchboard_gateway_requests_total{method="resources/read",outcome="connection"}
 }
 
 func TestGatewayMethodGuard(t *testing.T) {
-	m := New(Options{})
-	for i := range maxMethods + 10 {
+	m := metrics.New(metrics.Options{})
+	for i := range metrics.MaxMethods + 10 {
 		m.Forwarded(fmt.Sprintf("method/%d", i), nil)
 	}
-	if got, want := testutil.CollectAndCount(m.requests), maxMethods+1; got != want {
+	if got, want := testutil.CollectAndCount(metrics.RequestsVec(m)), metrics.MaxMethods+1; got != want {
 		t.Errorf("gateway_requests_total: got %d series, want %d", got, want)
 	}
-	if got := testutil.ToFloat64(m.requests.WithLabelValues(OtherLabel, outcomeSuccess)); got != 10 {
+	if got := testutil.ToFloat64(metrics.RequestsVec(m).WithLabelValues(metrics.OtherLabel, metrics.OutcomeSuccess)); got != 10 {
 		t.Errorf("gateway_requests_total{method=_other}: got %v, want 10", got)
 	}
 }
 
 func TestPrivateRegistry(t *testing.T) {
-	a, b := New(Options{}), New(Options{}) // the default registry would panic on the second
+	a, b := metrics.New(metrics.Options{}), metrics.New(metrics.Options{}) // the default registry would panic on the second
 	record(a, call("alpha", "echo", "success", "cli", time.Millisecond, 0))
 	fams, err := prometheus.DefaultGatherer.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range fams {
-		if strings.HasPrefix(f.GetName(), namespace+"_") {
+		if strings.HasPrefix(f.GetName(), metrics.Namespace+"_") {
 			t.Errorf("%s is in the default registry", f.GetName())
 		}
 	}
@@ -714,7 +715,7 @@ func TestPrivateRegistry(t *testing.T) {
 }
 
 func TestNegativeDuration(t *testing.T) {
-	m := New(Options{})
+	m := metrics.New(metrics.Options{})
 	record(m, call("alpha", "echo", "success", "cli", -time.Second, 0))
 	fams := serve(t, m).families()
 	h := fams["switchboard_call_duration_seconds"].GetMetric()[0].GetHistogram()
@@ -724,7 +725,7 @@ func TestNegativeDuration(t *testing.T) {
 }
 
 func BenchmarkRecord(b *testing.B) {
-	m := New(Options{})
+	m := metrics.New(metrics.Options{})
 	recs := make([]store.CallRecord, 64)
 	for i := range recs {
 		recs[i] = call(fmt.Sprintf("server-%d", i%4), fmt.Sprintf("tool-%d", i%16), "success", "gateway",
@@ -757,7 +758,7 @@ func BenchmarkRecord(b *testing.B) {
 // anyone else is _other, calls without a user _none, and rate-limited
 // calls are counted apart.
 func TestUserCalls(t *testing.T) {
-	m := New(Options{})
+	m := metrics.New(metrics.Options{})
 	m.SetUsers([]string{"alice", "bob", ""})
 	s := serve(t, m)
 	for _, c := range []struct{ user, status, kind string }{

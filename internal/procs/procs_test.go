@@ -1,3 +1,5 @@
+// Internal on purpose: drives the decision (decide, calmSamples) with made-up loads, and Run through its unexported CPU and GOMAXPROCS hooks.
+
 package procs
 
 import (

@@ -1,4 +1,4 @@
-package redact
+package redact_test
 
 import (
 	"encoding/base64"
@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/redact"
 )
 
 // cleanText returns about n bytes of text without secrets, mixing what
@@ -57,7 +59,7 @@ func dirtyText(n int) string {
 }
 
 func BenchmarkString(b *testing.B) {
-	r := New([]string{"hunter2hunter2", "correct-horse-battery", "0123456789abcdef0123"})
+	r := redact.New([]string{"hunter2hunter2", "correct-horse-battery", "0123456789abcdef0123"})
 	for _, tt := range []struct {
 		name string
 		text string
@@ -77,7 +79,7 @@ func BenchmarkString(b *testing.B) {
 }
 
 func BenchmarkJSON(b *testing.B) {
-	r := New([]string{"hunter2hunter2"})
+	r := redact.New([]string{"hunter2hunter2"})
 	var items []any
 	for i := 0; len(items) < 4000; i++ {
 		items = append(items, map[string]any{"id": i, "title": fmt.Sprintf("Issue %d: something broke", i), "body": cleanText(200), "labels": []any{"bug", "p1"}})
@@ -93,7 +95,7 @@ func BenchmarkJSON(b *testing.B) {
 // none of it is redacted.
 func TestCleanTextUnchanged(t *testing.T) {
 	text := cleanText(64<<10) + base64Text(64<<10)
-	if got := New(nil).String(text); got != text {
+	if got := redact.New(nil).String(text); got != text {
 		i := 0
 		for i < len(got) && got[i] == text[i] {
 			i++

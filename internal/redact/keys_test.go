@@ -1,3 +1,5 @@
+// Internal on purpose: tests the key splitting and credential-key test (splitKey, isCredentialKey) below Value.
+
 package redact
 
 import "testing"

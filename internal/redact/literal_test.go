@@ -1,3 +1,5 @@
+// Internal on purpose: tests the literal matcher (newLiteral) that String uses for configured secrets.
+
 package redact
 
 import (

@@ -1,4 +1,4 @@
-package redact
+package redact_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/redact"
 )
 
 func addSeeds(f *testing.F, add func(secret, text string)) {
@@ -23,14 +25,14 @@ func addSeeds(f *testing.F, add func(secret, text string)) {
 func FuzzString(f *testing.F) {
 	addSeeds(f, func(secret, text string) { f.Add(secret, "second", text) })
 	f.Fuzz(func(t *testing.T, secret1, secret2, text string) {
-		r := New([]string{secret1, secret2})
+		r := redact.New([]string{secret1, secret2})
 		start := time.Now()
 		out := r.String(text)
 		if d := time.Since(start); d > time.Second {
 			t.Fatalf("String took %v on %d bytes", d, len(text))
 		}
 		for _, sec := range []string{secret1, secret2} {
-			if len(sec) >= minSecretLen && !strings.Contains(Marker, sec) && strings.Contains(text, sec) && strings.Contains(out, sec) {
+			if len(sec) >= redact.MinSecretLen && !strings.Contains(redact.Marker, sec) && strings.Contains(text, sec) && strings.Contains(out, sec) {
 				t.Fatalf("secret %q left in String(%q) = %q", sec, text, out)
 			}
 		}
@@ -53,7 +55,7 @@ func FuzzJSON(f *testing.F) {
 	f.Add("hunter2hunter2", `{"password":{"a":[1,2]},"n":12345678901234567890,"x":1e400}`)
 	f.Add("hunter2hunter2", `["hunter2hunter2", "\u0068unter2hunter2", {"hunter2hunter2": null}]`)
 	f.Fuzz(func(t *testing.T, secret, data string) {
-		r := New([]string{secret})
+		r := redact.New([]string{secret})
 		out := r.JSON(json.RawMessage(data))
 		if !json.Valid([]byte(data)) {
 			return
@@ -64,10 +66,10 @@ func FuzzJSON(f *testing.F) {
 		if again := r.JSON(out); string(again) != string(out) {
 			t.Fatalf("JSON is not idempotent:\n  in %s\n out %s\nagain %s", data, out, again)
 		}
-		if len(secret) < minSecretLen || strings.Contains(Marker, secret) {
+		if len(secret) < redact.MinSecretLen || strings.Contains(redact.Marker, secret) {
 			return
 		}
-		v, err := decode(out)
+		v, err := redact.Decode(out)
 		if err != nil {
 			t.Fatalf("decoding %s: %v", out, err)
 		}
@@ -98,7 +100,7 @@ func FuzzJSON(f *testing.F) {
 var mixFragments = []string{
 	"password", "token", "Token", "api_key", "next", "page", "_", "-", ".", "=", ":", " ", "\t", "\n",
 	`"`, `'`, `\"`, `\`, "[", "]", "(", ")", "{", "}", ",", ";", "&", "<", ">", "$", "@", "/", "//", "://", "#", "?",
-	Marker, "[REDACTED", "REDACTED]", "ED]", "[RE", "Bearer ", "basic ", "Authorization", "Cookie", "bearer",
+	redact.Marker, "[REDACTED", "REDACTED]", "ED]", "[RE", "Bearer ", "basic ", "Authorization", "Cookie", "bearer",
 	"AKIA", "ABCDEFGHIJKLMNOP", "ghp_", strings.Repeat("a1", 18), "xoxb-", "1234567890", "eyJhbGciOiJub25lIn0", "eyJ",
 	"-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEAu1SU1Lf",
 	"hooks.slack.com/services/", "https", "user", "pw123", "dXNlcjpwYXNz", "null", "str", "cfg.x", "abc",
@@ -121,7 +123,7 @@ func TestMixtures(t *testing.T) {
 		}
 		in := b.String()
 		secrets := secretSets[rnd.IntN(len(secretSets))]
-		r := New(secrets)
+		r := redact.New(secrets)
 		out := r.String(in)
 		for _, sec := range secrets {
 			if strings.Contains(in, sec) && strings.Contains(out, sec) {
@@ -138,11 +140,11 @@ func TestMixtures(t *testing.T) {
 // or match everywhere are still redacted in linear time.
 func TestPathological(t *testing.T) {
 	const size = 1 << 20
-	r := New([]string{"aaaaaaab", "hunter2hunter2"})
+	r := redact.New([]string{"aaaaaaab", "hunter2hunter2"})
 	for _, unit := range []string{
 		"a", "token=", "token:", `"token":"`, `\"token\":\"`, "password=x ", "://", "u:p@", "eyJ", "eyJhbGciOiJub25lIn0.",
 		"-----BEGIN RSA PRIVATE KEY-----", "-", "Bearer ", "Bearer abcdefgh1 ", "Basic ", "AKIA", "ghp_", "xoxb-",
-		Marker, "[REDACTED", "hunter2hunter", "hunter2hunter2", "aaaaaaa", "'", `"`, "\\", "=", ":",
+		redact.Marker, "[REDACTED", "hunter2hunter", "hunter2hunter2", "aaaaaaa", "'", `"`, "\\", "=", ":",
 		strings.Repeat("k", 200) + "_token=", "Cookie: ", "a=b ", "auth/token.go:1", "token.go:1:2-", "password: the ",
 	} {
 		in := strings.Repeat(unit, size/len(unit)+1)

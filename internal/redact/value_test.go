@@ -1,4 +1,4 @@
-package redact
+package redact_test
 
 import (
 	"encoding/json"
@@ -6,11 +6,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/internal/redact"
 )
 
 func mustDecode(t *testing.T, s string) any {
 	t.Helper()
-	v, err := decode([]byte(s))
+	v, err := redact.Decode([]byte(s))
 	if err != nil {
 		t.Fatalf("decode(%s): %v", s, err)
 	}
@@ -18,7 +20,7 @@ func mustDecode(t *testing.T, s string) any {
 }
 
 func TestValue(t *testing.T) {
-	r := New([]string{"hunter2hunter2", "424242424242"})
+	r := redact.New([]string{"hunter2hunter2", "424242424242"})
 	tests := []struct {
 		name string
 		in   string
@@ -53,7 +55,7 @@ func TestValue(t *testing.T) {
 }
 
 func TestValueOtherTypes(t *testing.T) {
-	r := New([]string{"hunter2hunter2"})
+	r := redact.New([]string{"hunter2hunter2"})
 	in := map[string]any{
 		"env":   map[string]string{"HOME": "/root", "GITHUB_TOKEN": "abc"},
 		"args":  []string{"--pw", "hunter2hunter2"},
@@ -61,21 +63,21 @@ func TestValueOtherTypes(t *testing.T) {
 		"f":     1.5,
 	}
 	want := map[string]any{
-		"env":   map[string]any{"HOME": "/root", "GITHUB_TOKEN": Marker},
-		"args":  []any{"--pw", Marker},
+		"env":   map[string]any{"HOME": "/root", "GITHUB_TOKEN": redact.Marker},
+		"args":  []any{"--pw", redact.Marker},
 		"count": json.Number("3"),
 		"f":     1.5,
 	}
 	if diff := cmp.Diff(want, r.Value(in)); diff != "" {
 		t.Errorf("Value (-want +got):\n%s", diff)
 	}
-	if got := r.Value(func() {}); got != Marker {
-		t.Errorf("Value(func) = %v, want %q", got, Marker)
+	if got := r.Value(func() {}); got != redact.Marker {
+		t.Errorf("Value(func) = %v, want %q", got, redact.Marker)
 	}
 }
 
 func TestJSON(t *testing.T) {
-	r := New([]string{"hunter2hunter2"})
+	r := redact.New([]string{"hunter2hunter2"})
 	tests := []struct {
 		name, in, want string
 	}{
@@ -111,7 +113,7 @@ func TestShape(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Shape(mustDecode(t, tt.in))
+			got := redact.Shape(mustDecode(t, tt.in))
 			var want any
 			if err := json.Unmarshal([]byte(tt.want), &want); err != nil {
 				t.Fatal(err)
@@ -121,10 +123,10 @@ func TestShape(t *testing.T) {
 			}
 		})
 	}
-	if got, want := Shape(map[string]any{"n": 3, "s": []string{"a"}}), (map[string]any{"n": "number", "s": []any{"string"}}); !cmp.Equal(got, want) {
+	if got, want := redact.Shape(map[string]any{"n": 3, "s": []string{"a"}}), (map[string]any{"n": "number", "s": []any{"string"}}); !cmp.Equal(got, want) {
 		t.Errorf("Shape of Go types = %v, want %v", got, want)
 	}
-	if got := Shape(strings.Repeat("secret", 3)); got != "string" {
+	if got := redact.Shape(strings.Repeat("secret", 3)); got != "string" {
 		t.Errorf("Shape(string) = %v, want string", got)
 	}
 }

@@ -1,4 +1,4 @@
-package redact
+package redact_test
 
 import (
 	"errors"
@@ -6,10 +6,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/redact"
 )
 
 func TestWriterChunks(t *testing.T) {
-	r := New([]string{"hunter2hunter2"})
+	r := redact.New([]string{"hunter2hunter2"})
 	in := "level=info msg=start\n" +
 		"level=info pw=hunter2hunter2 tok=" + ghToken + "\n" +
 		"key follows\n" + pemBlock + "\n" +
@@ -56,7 +58,7 @@ func mustWrite(t *testing.T, w io.Writer, s string) {
 
 func TestWriterPassesLinesOn(t *testing.T) {
 	var b strings.Builder
-	w := New(nil).Writer(&b)
+	w := redact.New(nil).Writer(&b)
 	mustWrite(t, w, "one\ntw")
 	if got, want := b.String(), "one\n"; got != want {
 		t.Errorf("after a line and a half: got %q, want %q", got, want)
@@ -69,9 +71,9 @@ func TestWriterPassesLinesOn(t *testing.T) {
 
 func TestWriterLongLine(t *testing.T) {
 	var b strings.Builder
-	w := New(nil).Writer(&b)
+	w := redact.New(nil).Writer(&b)
 	word := strings.Repeat("x", 100) + " "
-	long := strings.Repeat(word, 2*maxPending/len(word))
+	long := strings.Repeat(word, 2*redact.MaxPending/len(word))
 	mustWrite(t, w, long)
 	if b.Len() == 0 || b.Len() > len(long) {
 		t.Errorf("after %d bytes without a newline, %d were passed on; want some", len(long), b.Len())
@@ -85,7 +87,7 @@ func TestWriterLongLine(t *testing.T) {
 
 func TestWriterConcurrent(t *testing.T) {
 	var b strings.Builder
-	w := New([]string{"hunter2hunter2"}).Writer(&b)
+	w := redact.New([]string{"hunter2hunter2"}).Writer(&b)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
@@ -107,7 +109,7 @@ type failWriter struct{}
 func (failWriter) Write(p []byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestWriterError(t *testing.T) {
-	w := New(nil).Writer(failWriter{})
+	w := redact.New(nil).Writer(failWriter{})
 	if _, err := w.Write([]byte("a\n")); err == nil || err.Error() != "disk full" {
 		t.Errorf("Write error = %v, want disk full", err)
 	}

@@ -1,9 +1,11 @@
-package suggest
+package suggest_test
 
 import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/internal/suggest"
 )
 
 func TestDistance(t *testing.T) {
@@ -18,7 +20,7 @@ func TestDistance(t *testing.T) {
 		{"échec", "echec", 1},
 	}
 	for _, tt := range tests {
-		if got := Distance(tt.a, tt.b); got != tt.want {
+		if got := suggest.Distance(tt.a, tt.b); got != tt.want {
 			t.Errorf("Distance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
 		}
 	}
@@ -39,7 +41,7 @@ func TestClosest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Closest(tt.name, cands, 3)
+			got := suggest.Closest(tt.name, cands, 3)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Closest(%q) mismatch (-want +got):\n%s", tt.name, diff)
 			}

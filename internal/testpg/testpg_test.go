@@ -1,4 +1,4 @@
-package testpg
+package testpg_test
 
 import (
 	"context"
@@ -10,20 +10,22 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/switchboard-mcp/switchboard/internal/testpg"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	StopShared()
+	testpg.StopShared()
 	os.Exit(code)
 }
 
 // TestInstallHint checks the message a machine without PostgreSQL gets
 // names the ways to get it.
 func TestInstallHint(t *testing.T) {
-	for _, want := range []string{"apt-get install -y postgresql", "make test", EnvDSN} {
-		if !strings.Contains(InstallHint, want) {
-			t.Errorf("install hint %q does not mention %q", InstallHint, want)
+	for _, want := range []string{"apt-get install -y postgresql", "make test", testpg.EnvDSN} {
+		if !strings.Contains(testpg.InstallHint, want) {
+			t.Errorf("install hint %q does not mention %q", testpg.InstallHint, want)
 		}
 	}
 }
@@ -49,15 +51,15 @@ func query(t *testing.T, dsn, sql string) string {
 // table made through one DSN is not seen through another, and each is
 // gone after its test.
 func TestIsolation(t *testing.T) {
-	admin := Shared(t)
+	admin := testpg.Shared(t)
 	tests := []struct {
 		name string
 		make func(testing.TB, string) string
 		// where names the schema or database a DSN lands in.
 		where string
 	}{
-		{"schema", Schema, "SELECT current_schema()"},
-		{"database", Database, "SELECT current_database()"},
+		{"schema", testpg.Schema, "SELECT current_schema()"},
+		{"database", testpg.Database, "SELECT current_database()"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,12 +71,12 @@ func TestIsolation(t *testing.T) {
 					t.Fatalf("got %s %q and %q, want two distinct sbtest_ names", tt.name, na, nb)
 				}
 				names = []string{na, nb}
-				Exec(t, a, "CREATE TABLE only_in_a (x int)")
-				Exec(t, a, "INSERT INTO only_in_a VALUES (1)")
+				testpg.Exec(t, a, "CREATE TABLE only_in_a (x int)")
+				testpg.Exec(t, a, "INSERT INTO only_in_a VALUES (1)")
 				if got := query(t, a, "SELECT count(*)::text FROM only_in_a"); got != "1" {
 					t.Errorf("rows in a: got %s, want 1", got)
 				}
-				if err := exec1(b, "SELECT * FROM only_in_a"); !isUndefinedTable(err) {
+				if err := testpg.ExecErr(b, "SELECT * FROM only_in_a"); !isUndefinedTable(err) {
 					t.Errorf("reading a's table through b: got %v, want undefined_table", err)
 				}
 			})
@@ -98,17 +100,17 @@ func isUndefinedTable(err error) bool {
 // TestStart checks a server of a test's own: it answers while the test
 // runs and is stopped after.
 func TestStart(t *testing.T) {
-	if os.Getenv(EnvDSN) != "" {
-		t.Logf("%s is set: Start hands out that server, which this test cannot stop", EnvDSN)
+	if os.Getenv(testpg.EnvDSN) != "" {
+		t.Logf("%s is set: Start hands out that server, which this test cannot stop", testpg.EnvDSN)
 	}
 	var dsn string
 	t.Run("run", func(t *testing.T) {
-		dsn = Start(t)
+		dsn = testpg.Start(t)
 		if got := query(t, dsn, "SELECT 'up'"); got != "up" {
 			t.Errorf("got %q, want up", got)
 		}
 	})
-	if os.Getenv(EnvDSN) != "" {
+	if os.Getenv(testpg.EnvDSN) != "" {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

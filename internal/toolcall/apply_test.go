@@ -1,4 +1,4 @@
-package toolcall
+package toolcall_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
 
 // nextConfig returns a copy of the fixture's configuration to change.
@@ -24,15 +25,15 @@ func (f *fixture) nextConfig() *config.Config {
 }
 
 // goCall runs a call in the background; wait returns its outcome.
-func (f *fixture) goCall(req Request) (wait func() (*Result, error)) {
-	var res *Result
+func (f *fixture) goCall(req toolcall.Request) (wait func() (*toolcall.Result, error)) {
+	var res *toolcall.Result
 	var err error
 	done := make(chan struct{})
 	go func() { defer close(done); res, err = f.eng.Call(context.Background(), req) }()
-	return func() (*Result, error) { <-done; return res, err }
+	return func() (*toolcall.Result, error) { <-done; return res, err }
 }
 
-func (f *fixture) waitStats(t *testing.T, what string, cond func(Stats) bool) {
+func (f *fixture) waitStats(t *testing.T, what string, cond func(toolcall.Stats) bool) {
 	t.Helper()
 	eventually(t, 10*time.Second, what, func() bool { return cond(f.eng.Stats()) })
 }
@@ -40,8 +41,8 @@ func (f *fixture) waitStats(t *testing.T, what string, cond func(Stats) bool) {
 func TestSetConfigRequestTimeout(t *testing.T) {
 	f := newFixture(t, []config.Server{okServer(t, "alpha")}, nil)
 	// A call started under the old 10 s timeout keeps it.
-	inFlight := f.goCall(Request{Server: "alpha", Tool: "slow", Arguments: map[string]any{"seconds": 2.5}})
-	f.waitStats(t, "the slow call to be in flight", func(s Stats) bool { return s.InFlight == 1 })
+	inFlight := f.goCall(toolcall.Request{Server: "alpha", Tool: "slow", Arguments: map[string]any{"seconds": 2.5}})
+	f.waitStats(t, "the slow call to be in flight", func(s toolcall.Stats) bool { return s.InFlight == 1 })
 
 	next := f.nextConfig()
 	next.Servers[0].RequestTimeout = time.Second
@@ -49,7 +50,7 @@ func TestSetConfigRequestTimeout(t *testing.T) {
 		t.Fatalf("SetConfig: %v", err)
 	}
 	start := time.Now()
-	_, err := f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "slow", Arguments: map[string]any{"seconds": 30}})
+	_, err := f.eng.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "slow", Arguments: map[string]any{"seconds": 30}})
 	if fault.KindOf(err) != fault.Timeout || !strings.Contains(err.Error(), "did not answer within 1s") {
 		t.Fatalf("slow call after SetConfig: got %v, want a timeout at the new 1s", err)
 	}
@@ -65,7 +66,7 @@ func TestSetConfigRequestTimeout(t *testing.T) {
 // together, as the daemon does.
 func TestSetConfigRemovedServer(t *testing.T) {
 	f := newFixture(t, []config.Server{okServer(t, "alpha"), okServer(t, "bravo")}, nil)
-	if _, err := f.eng.Call(context.Background(), Request{Server: "bravo", Tool: "echo", Arguments: map[string]any{"message": "x"}}); err != nil {
+	if _, err := f.eng.Call(context.Background(), toolcall.Request{Server: "bravo", Tool: "echo", Arguments: map[string]any{"message": "x"}}); err != nil {
 		t.Fatalf("call to bravo before the reload: %v", err)
 	}
 	next := f.nextConfig()
@@ -80,7 +81,7 @@ func TestSetConfigRemovedServer(t *testing.T) {
 	if err := f.eng.SetConfig(next); err != nil {
 		t.Fatalf("SetConfig: %v", err)
 	}
-	_, err := f.eng.Call(context.Background(), Request{Server: "bravo", Tool: "echo", Arguments: map[string]any{"message": "x"}})
+	_, err := f.eng.Call(context.Background(), toolcall.Request{Server: "bravo", Tool: "echo", Arguments: map[string]any{"message": "x"}})
 	fe := fault.As(err)
 	if fe == nil || fe.Kind != fault.NotFound || !strings.Contains(fe.Message, `no server named "bravo" is configured`) {
 		t.Fatalf("call to the removed bravo: got %v, want not_found saying it is not configured", err)
@@ -88,7 +89,7 @@ func TestSetConfigRemovedServer(t *testing.T) {
 	if got := strings.Join(fe.Suggestions, " "); !strings.Contains(got, "alpha") {
 		t.Errorf("suggestions: got %q, want the configured alpha named", got)
 	}
-	if res, err := f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "still"}}); err != nil || textOf(res) != "still" {
+	if res, err := f.eng.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "still"}}); err != nil || textOf(res) != "still" {
 		t.Errorf("call to the unchanged alpha: got %v, %v; want it answered", res, err)
 	}
 }
@@ -96,9 +97,9 @@ func TestSetConfigRemovedServer(t *testing.T) {
 func TestSetConfigLimits(t *testing.T) {
 	f := newFixture(t, []config.Server{okServer(t, "alpha")}, nil)
 	ctx := context.Background()
-	echo := Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "x"}}
-	hold := func(ms int) Request {
-		return Request{Server: "alpha", Tool: "hold", Arguments: map[string]any{"ms": ms}}
+	echo := toolcall.Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "x"}}
+	hold := func(ms int) toolcall.Request {
+		return toolcall.Request{Server: "alpha", Tool: "hold", Arguments: map[string]any{"ms": ms}}
 	}
 	withLimits := func(change func(*config.Limits)) *config.Config {
 		c := f.nextConfig()
@@ -111,7 +112,7 @@ func TestSetConfigLimits(t *testing.T) {
 		t.Fatalf("SetConfig(max_concurrent 1): %v", err)
 	}
 	held := f.goCall(hold(3000))
-	f.waitStats(t, "the hold call in flight", func(s Stats) bool { return s.InFlight == 1 })
+	f.waitStats(t, "the hold call in flight", func(s toolcall.Stats) bool { return s.InFlight == 1 })
 	if _, err := f.eng.Call(ctx, echo); fault.KindOf(err) != fault.LimitExceeded || !strings.Contains(err.Error(), "1 calls are already in flight") {
 		t.Fatalf("second call under max_concurrent 1: got %v, want limit_exceeded naming 1", err)
 	}
@@ -131,7 +132,7 @@ func TestSetConfigLimits(t *testing.T) {
 		t.Fatalf("SetConfig(queue): %v", err)
 	}
 	queued := f.goCall(echo)
-	f.waitStats(t, "a queued call", func(s Stats) bool { return s.Waiting == 1 })
+	f.waitStats(t, "a queued call", func(s toolcall.Stats) bool { return s.Waiting == 1 })
 	start := time.Now()
 	if err := f.eng.SetConfig(withLimits(func(l *config.Limits) {
 		l.MaxConcurrent, l.QueueWait, l.MaxQueue = 2, 20*time.Second, 10
@@ -147,7 +148,7 @@ func TestSetConfigLimits(t *testing.T) {
 	if _, err := held(); err != nil {
 		t.Fatalf("hold call: %v", err)
 	}
-	f.waitStats(t, "nothing in flight", func(s Stats) bool { return s.InFlight == 0 && s.Waiting == 0 })
+	f.waitStats(t, "nothing in flight", func(s toolcall.Stats) bool { return s.InFlight == 0 && s.Waiting == 0 })
 
 	// A per-server max_concurrent can be added by a reload too.
 	next := f.nextConfig()
@@ -156,7 +157,7 @@ func TestSetConfigLimits(t *testing.T) {
 		t.Fatalf("SetConfig(server max_concurrent 1): %v", err)
 	}
 	held = f.goCall(hold(2000))
-	f.waitStats(t, "the hold call in flight", func(s Stats) bool { return s.InFlight == 1 })
+	f.waitStats(t, "the hold call in flight", func(s toolcall.Stats) bool { return s.InFlight == 1 })
 	if _, err := f.eng.Call(ctx, echo); fault.KindOf(err) != fault.LimitExceeded || !strings.Contains(err.Error(), "its max_concurrent") {
 		t.Errorf("call over the server's new max_concurrent: got %v, want limit_exceeded naming it", err)
 	}
@@ -188,7 +189,7 @@ func TestCheckConfigRefuses(t *testing.T) {
 				}
 			}
 			// Nothing changed: calls still go through under the old limits.
-			if _, err := f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "x"}}); err != nil {
+			if _, err := f.eng.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "x"}}); err != nil {
 				t.Errorf("call after a refused SetConfig: %v", err)
 			}
 		})
@@ -201,7 +202,7 @@ func TestCheckConfigRefuses(t *testing.T) {
 func TestSetConfigSecrets(t *testing.T) {
 	f := newFixture(t, []config.Server{okServer(t, "alpha")}, nil)
 	const secret = "reloaded-secret-value-77"
-	req := Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "key " + secret}}
+	req := toolcall.Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "key " + secret}}
 	res, err := f.eng.Call(context.Background(), req)
 	if err != nil || !strings.Contains(textOf(res), secret) {
 		t.Fatalf("before the reload: got %v, %v; want the text unredacted", res, err)
@@ -234,7 +235,7 @@ func TestSetConfigRaces(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			for range 10 {
-				_, err := f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "x"}})
+				_, err := f.eng.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "x"}})
 				if err != nil && fault.KindOf(err) != fault.LimitExceeded {
 					errs <- err
 				}

@@ -1,4 +1,4 @@
-package toolcall
+package toolcall_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
@@ -74,7 +75,7 @@ func BenchmarkEngineOverhead(b *testing.B) {
 	wg.Go(func() { _ = rec.Run(recCtx) })
 	defer func() { stopRec(); wg.Wait() }()
 	cfg := &config.Config{Servers: []config.Server{scfg}, Limits: config.Limits{MaxConcurrent: 25, SessionLimit: -1, MaxOutputBytes: 1 << 20}}
-	eng, err := New(Options{Config: cfg, Upstreams: ups, Catalog: cat, Recorder: rec})
+	eng, err := toolcall.New(toolcall.Options{Config: cfg, Upstreams: ups, Catalog: cat, Recorder: rec})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func BenchmarkEngineOverhead(b *testing.B) {
 	})
 	b.Run("engine", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := eng.Call(ctx, Request{Server: "mem", Tool: "echo", Arguments: args}); err != nil {
+			if _, err := eng.Call(ctx, toolcall.Request{Server: "mem", Tool: "echo", Arguments: args}); err != nil {
 				b.Fatal(err)
 			}
 		}

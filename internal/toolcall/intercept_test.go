@@ -1,4 +1,4 @@
-package toolcall
+package toolcall_test
 
 import (
 	"context"
@@ -8,22 +8,23 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
 
 // scriptedInterceptor decides by tool name and remembers what it saw.
 type scriptedInterceptor struct {
 	mu     sync.Mutex
-	before []Request
+	before []toolcall.Request
 	after  []afterSeen
 }
 
 type afterSeen struct {
-	req  Request
-	res  *Result
+	req  toolcall.Request
+	res  *toolcall.Result
 	kind fault.Kind
 }
 
-func (s *scriptedInterceptor) Before(_ context.Context, req *Request) (map[string]any, error) {
+func (s *scriptedInterceptor) Before(_ context.Context, req *toolcall.Request) (map[string]any, error) {
 	s.mu.Lock()
 	s.before = append(s.before, *req)
 	s.mu.Unlock()
@@ -42,7 +43,7 @@ func (s *scriptedInterceptor) Before(_ context.Context, req *Request) (map[strin
 	return nil, nil
 }
 
-func (s *scriptedInterceptor) After(_ context.Context, req *Request, res *Result, err error) {
+func (s *scriptedInterceptor) After(_ context.Context, req *toolcall.Request, res *toolcall.Result, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seen := afterSeen{req: *req, res: res}
@@ -59,7 +60,7 @@ func TestInterceptor(t *testing.T) {
 	ctx := context.Background()
 
 	// Allowed unchanged: the raw arguments reach Before decoded.
-	res, err := f.eng.Call(ctx, Request{Server: "alpha", Tool: "add", RawArguments: json.RawMessage(`{"a": 40, "b": 2}`)})
+	res, err := f.eng.Call(ctx, toolcall.Request{Server: "alpha", Tool: "add", RawArguments: json.RawMessage(`{"a": 40, "b": 2}`)})
 	if err != nil || textOf(res) != "42" {
 		t.Fatalf("allowed call: got %v, %v; want 42", res, err)
 	}
@@ -68,30 +69,30 @@ func TestInterceptor(t *testing.T) {
 	}
 
 	// Rewritten: the server gets the new arguments.
-	res, err = f.eng.Call(ctx, Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "secret plan"}})
+	res, err = f.eng.Call(ctx, toolcall.Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "secret plan"}})
 	if err != nil || textOf(res) != "redacted plan" {
 		t.Fatalf("rewritten call: got %v, %v; want the rewritten message echoed", res, err)
 	}
 
 	// Denied: the caller gets the interceptor's error, and history has it.
-	_, err = f.eng.Call(ctx, Request{Server: "alpha", Tool: "fail"})
+	_, err = f.eng.Call(ctx, toolcall.Request{Server: "alpha", Tool: "fail"})
 	if fe := fault.As(err); fe.Kind != fault.Authorization || fe.Message != "denied by hook guard: not today" {
 		t.Fatalf("denied call: got %v, want the guard's authorization error", err)
 	}
 
 	// A rewrite is validated like the caller's arguments.
-	_, err = f.eng.Call(ctx, Request{Server: "alpha", Tool: "add", Arguments: map[string]any{"a": json.Number("1"), "b": json.Number("2")}})
+	_, err = f.eng.Call(ctx, toolcall.Request{Server: "alpha", Tool: "add", Arguments: map[string]any{"a": json.Number("1"), "b": json.Number("2")}})
 	if fault.KindOf(err) != fault.Validation {
 		t.Fatalf("invalid rewrite: got %v, want a validation error", err)
 	}
 
 	// A call refused before Before (unknown tool) still reaches After,
 	// and so does one its caller refused itself (Refuse).
-	if _, err := f.eng.Call(ctx, Request{Server: "alpha", Tool: "nope"}); err == nil {
+	if _, err := f.eng.Call(ctx, toolcall.Request{Server: "alpha", Tool: "nope"}); err == nil {
 		t.Fatal("unknown tool: got no error")
 	}
 	refused := fault.New(fault.Authorization, "tool alpha__echo is not part of view narrow")
-	if err := f.eng.Refuse(ctx, Request{Server: "alpha", Tool: "echo", Source: SourceGateway, RawArguments: json.RawMessage(`{"message": "hi"}`)}, refused); err != refused {
+	if err := f.eng.Refuse(ctx, toolcall.Request{Server: "alpha", Tool: "echo", Source: toolcall.SourceGateway, RawArguments: json.RawMessage(`{"message": "hi"}`)}, refused); err != refused {
 		t.Fatalf("Refuse: got %v, want its error back", err)
 	}
 
@@ -122,7 +123,7 @@ func TestInterceptor(t *testing.T) {
 		if r.Tool == "fail" && r.ErrorKind == string(fault.Authorization) {
 			denied++
 		}
-		if r.Tool == "echo" && r.Source == string(SourceGateway) && r.ErrorKind == string(fault.Authorization) && r.Status == string(StatusError) && string(r.Args) == `{"message":"string"}` {
+		if r.Tool == "echo" && r.Source == string(toolcall.SourceGateway) && r.ErrorKind == string(fault.Authorization) && r.Status == string(toolcall.StatusError) && string(r.Args) == `{"message":"string"}` {
 			refusedRecs++
 		}
 	}
@@ -132,7 +133,7 @@ func TestInterceptor(t *testing.T) {
 
 	// Removing the interceptor: no more calls to it.
 	f.eng.SetInterceptor(nil)
-	if _, err := f.eng.Call(ctx, Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "x"}}); err != nil {
+	if _, err := f.eng.Call(ctx, toolcall.Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "x"}}); err != nil {
 		t.Fatal(err)
 	}
 	if len(icpt.before) != 4 {

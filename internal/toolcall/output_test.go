@@ -1,4 +1,4 @@
-package toolcall
+package toolcall_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
+	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
 
 // TestOutputSchemaChecked: a result whose structuredContent does not match
@@ -20,19 +21,19 @@ func TestOutputSchemaChecked(t *testing.T) {
 	f := newFixture(t, []config.Server{srv}, nil)
 	for _, tc := range []struct {
 		tool, mode string
-		status     Status
+		status     toolcall.Status
 		problem    string // the history's error message contains it
 	}{
-		{"weather", "valid", StatusSuccess, ""},
-		{"weather", "wrong_type", StatusOutputInvalid, "; temp: got string, want number"},
-		{"weather", "missing_field", StatusOutputInvalid, "; city: required by the output schema, but missing"},
-		{"weather", "no_structured", StatusOutputInvalid, "; (structuredContent): missing"},
-		{"weather", "tool_error", StatusError, ""},
-		{"plain", "", StatusSuccess, ""},
+		{"weather", "valid", toolcall.StatusSuccess, ""},
+		{"weather", "wrong_type", toolcall.StatusOutputInvalid, "; temp: got string, want number"},
+		{"weather", "missing_field", toolcall.StatusOutputInvalid, "; city: required by the output schema, but missing"},
+		{"weather", "no_structured", toolcall.StatusOutputInvalid, "; (structuredContent): missing"},
+		{"weather", "tool_error", toolcall.StatusError, ""},
+		{"plain", "", toolcall.StatusSuccess, ""},
 	} {
 		t.Run(tc.tool+"/"+tc.mode, func(t *testing.T) {
 			id := "out-" + tc.tool + "-" + tc.mode
-			res, err := f.eng.Call(context.Background(), Request{ID: id, Server: "wx", Tool: tc.tool, Source: SourceCLI,
+			res, err := f.eng.Call(context.Background(), toolcall.Request{ID: id, Server: "wx", Tool: tc.tool, Source: toolcall.SourceCLI,
 				Arguments: map[string]any{"mode": tc.mode}})
 			if err != nil {
 				t.Fatal(err)
@@ -64,8 +65,8 @@ func TestOutputSchemaChecked(t *testing.T) {
 				t.Errorf("history status: got %s, want %s", rec.status, tc.status)
 			}
 			if tc.problem != "" {
-				if rec.kind != ErrorKindOutputInvalid || !strings.Contains(rec.msg, "the result of wx/weather does not match the tool's output schema"+tc.problem) {
-					t.Errorf("history: got kind %q message %q, want %s with %q", rec.kind, rec.msg, ErrorKindOutputInvalid, tc.problem)
+				if rec.kind != toolcall.ErrorKindOutputInvalid || !strings.Contains(rec.msg, "the result of wx/weather does not match the tool's output schema"+tc.problem) {
+					t.Errorf("history: got kind %q message %q, want %s with %q", rec.kind, rec.msg, toolcall.ErrorKindOutputInvalid, tc.problem)
 				}
 			}
 		})

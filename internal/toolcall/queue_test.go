@@ -1,4 +1,4 @@
-package toolcall
+package toolcall_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
 
 // TestBurstQueuesByDefault fires 64 callers, each making calls back to
@@ -31,7 +32,7 @@ func TestBurstQueuesByDefault(t *testing.T) {
 	for range callers {
 		wg.Go(func() {
 			for range each {
-				_, err := f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "hold", Arguments: map[string]any{"ms": 20}})
+				_, err := f.eng.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "hold", Arguments: map[string]any{"ms": 20}})
 				mu.Lock()
 				if err != nil {
 					failures = append(failures, err)
@@ -53,7 +54,7 @@ func TestBurstQueuesByDefault(t *testing.T) {
 	if n := len(f.rec.all()); n != callers*each {
 		t.Errorf("records: got %d, want %d", n, callers*each)
 	}
-	res, err := f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "maxseen"})
+	res, err := f.eng.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "maxseen"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,15 +74,15 @@ func TestQueueRefusals(t *testing.T) {
 	f := newFixture(t, []config.Server{srv}, func(c *config.Config) {
 		c.Limits.MaxConcurrent, c.Limits.MaxQueue, c.Limits.QueueWait = 1, 1, config.QueueWaitCallTimeout
 	})
-	hold := Request{Server: "alpha", Tool: "hold", Arguments: map[string]any{"ms": 4000}}
-	echo := Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "x"}, Timeout: time.Second}
+	hold := toolcall.Request{Server: "alpha", Tool: "hold", Arguments: map[string]any{"ms": 4000}}
+	echo := toolcall.Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "x"}, Timeout: time.Second}
 	held := f.goCall(hold)
-	f.waitStats(t, "the hold call in flight", func(s Stats) bool { return s.InFlight == 1 })
+	f.waitStats(t, "the hold call in flight", func(s toolcall.Stats) bool { return s.InFlight == 1 })
 
 	// One call may wait; it gives up at its own timeout (1s).
 	start := time.Now()
 	waiting := f.goCall(echo)
-	f.waitStats(t, "a waiting call", func(s Stats) bool { return s.Waiting == 1 })
+	f.waitStats(t, "a waiting call", func(s toolcall.Stats) bool { return s.Waiting == 1 })
 
 	// The next finds the queue full, at once.
 	_, err := f.eng.Call(context.Background(), echo)
@@ -101,8 +102,8 @@ func TestQueueRefusals(t *testing.T) {
 	if err := f.eng.SetConfig(next); err != nil {
 		t.Fatal(err)
 	}
-	held2 := f.goCall(Request{Server: "alpha", Tool: "hold", Arguments: map[string]any{"ms": 2000}})
-	f.waitStats(t, "two hold calls in flight", func(s Stats) bool { return s.InFlight == 2 })
+	held2 := f.goCall(toolcall.Request{Server: "alpha", Tool: "hold", Arguments: map[string]any{"ms": 2000}})
+	f.waitStats(t, "two hold calls in flight", func(s toolcall.Stats) bool { return s.InFlight == 2 })
 	_, err = f.eng.Call(context.Background(), echo)
 	wantLimit(t, "a call that waited queue_wait", err, "servers.alpha.max_concurrent", "within limits.queue_wait (200ms)", "raise limits.queue_wait")
 	if _, err := held2(); err != nil {
@@ -148,10 +149,10 @@ func TestTimeoutCoversTheWait(t *testing.T) {
 	f := newFixture(t, []config.Server{okServer(t, "alpha")}, func(c *config.Config) {
 		c.Limits.MaxConcurrent, c.Limits.QueueWait = 1, config.QueueWaitCallTimeout
 	})
-	held := f.goCall(Request{Server: "alpha", Tool: "hold", Arguments: map[string]any{"ms": 1500}})
-	f.waitStats(t, "the hold call in flight", func(s Stats) bool { return s.InFlight == 1 })
+	held := f.goCall(toolcall.Request{Server: "alpha", Tool: "hold", Arguments: map[string]any{"ms": 1500}})
+	f.waitStats(t, "the hold call in flight", func(s toolcall.Stats) bool { return s.InFlight == 1 })
 	start := time.Now()
-	_, err := f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "slow", Arguments: map[string]any{"seconds": 30}, Timeout: 2 * time.Second})
+	_, err := f.eng.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "slow", Arguments: map[string]any{"seconds": 30}, Timeout: 2 * time.Second})
 	if fe := fault.As(err); fe == nil || fe.Kind != fault.Timeout || !strings.Contains(fe.Message, "of it waiting for a slot") {
 		t.Fatalf("a call that waited, then ran out of time: got %v, want a timeout saying how long it waited", err)
 	}
@@ -169,15 +170,15 @@ func TestStopEndsWaitingCalls(t *testing.T) {
 	f := newFixture(t, []config.Server{okServer(t, "alpha")}, func(c *config.Config) {
 		c.Limits.MaxConcurrent, c.Limits.QueueWait = 1, config.QueueWaitCallTimeout
 	})
-	held := f.goCall(Request{Server: "alpha", Tool: "hold", Arguments: map[string]any{"ms": 5000}})
-	f.waitStats(t, "the hold call in flight", func(s Stats) bool { return s.InFlight == 1 })
-	waiting := f.goCall(Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "x"}})
-	f.waitStats(t, "a waiting call", func(s Stats) bool { return s.Waiting == 1 })
+	held := f.goCall(toolcall.Request{Server: "alpha", Tool: "hold", Arguments: map[string]any{"ms": 5000}})
+	f.waitStats(t, "the hold call in flight", func(s toolcall.Stats) bool { return s.InFlight == 1 })
+	waiting := f.goCall(toolcall.Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "x"}})
+	f.waitStats(t, "a waiting call", func(s toolcall.Stats) bool { return s.Waiting == 1 })
 	start := time.Now()
 	if n := f.eng.Stop(); n != 2 {
 		t.Errorf("Stop cancelled %d calls, want 2 (one running, one waiting)", n)
 	}
-	for _, wait := range []func() (*Result, error){waiting, held} {
+	for _, wait := range []func() (*toolcall.Result, error){waiting, held} {
 		if _, err := wait(); fault.KindOf(err) != fault.Cancelled || !strings.Contains(err.Error(), "switchboard resume") {
 			t.Errorf("got %v, want cancelled by the stop switch", err)
 		}

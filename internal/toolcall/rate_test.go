@@ -1,3 +1,5 @@
+// Internal on purpose: drives the rate slots (take, release, sweep) directly and inspects their queues.
+
 package toolcall
 
 import (

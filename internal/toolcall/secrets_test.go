@@ -1,4 +1,4 @@
-package toolcall
+package toolcall_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
 
 // TestSetSecrets: secrets the engine is told besides the configuration's
@@ -15,7 +16,7 @@ import (
 func TestSetSecrets(t *testing.T) {
 	f := newFixture(t, []config.Server{okServer(t, "alpha")}, func(c *config.Config) { c.Servers[0].RedactResults = true })
 	const token = "oauth-access-token-4f1d9c"
-	req := Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "got " + token}}
+	req := toolcall.Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "got " + token}}
 	f.eng.SetSecrets([]string{token})
 	res, err := f.eng.Call(context.Background(), req)
 	if err != nil {

@@ -1,4 +1,4 @@
-package toolcall
+package toolcall_test
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
+	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
@@ -37,7 +38,7 @@ type memRecorder struct {
 	recs []store.CallRecord
 }
 
-var _ Recorder = (*memRecorder)(nil)
+var _ toolcall.Recorder = (*memRecorder)(nil)
 
 func (m *memRecorder) Commit(_ context.Context, r store.CallRecord) error {
 	m.mu.Lock()
@@ -53,7 +54,7 @@ func (m *memRecorder) all() []store.CallRecord {
 }
 
 type fixture struct {
-	eng  *Engine
+	eng  *toolcall.Engine
 	pool *upstream.Pool
 	cat  *catalog.Catalog
 	rec  *memRecorder
@@ -96,7 +97,7 @@ func newFixture(t *testing.T, servers []config.Server, change func(*config.Confi
 			t.Fatalf("discovering %s: %v", s.Name, err)
 		}
 	}
-	f.eng, err = New(Options{Config: cfg, Upstreams: f.pool, Catalog: f.cat, Recorder: f.rec})
+	f.eng, err = toolcall.New(toolcall.Options{Config: cfg, Upstreams: f.pool, Catalog: f.cat, Recorder: f.rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func okServer(t *testing.T, name string) config.Server {
 	return s
 }
 
-func textOf(r *Result) string {
+func textOf(r *toolcall.Result) string {
 	var b strings.Builder
 	for _, c := range r.Content {
 		if t, ok := c.(*mcp.TextContent); ok {
@@ -124,27 +125,27 @@ func TestLifecycle(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name       string
-		req        Request
-		wantStatus Status
+		req        toolcall.Request
+		wantStatus toolcall.Status
 		wantKind   fault.Kind
 		wantText   string
-		check      func(t *testing.T, res *Result, err error)
+		check      func(t *testing.T, res *toolcall.Result, err error)
 	}{
-		{name: "success", req: Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "hi"}},
-			wantStatus: StatusSuccess, wantText: "hi"},
-		{name: "raw arguments forwarded", req: Request{Server: "alpha", Tool: "add", RawArguments: json.RawMessage(`{"a": 40, "b": 2}`)},
-			wantStatus: StatusSuccess, wantText: "42"},
-		{name: "raw arguments not an object", req: Request{Server: "alpha", Tool: "add", RawArguments: json.RawMessage(`[1, 2]`)},
-			wantStatus: StatusError, wantKind: fault.Validation,
-			check: func(t *testing.T, _ *Result, err error) {
+		{name: "success", req: toolcall.Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "hi"}},
+			wantStatus: toolcall.StatusSuccess, wantText: "hi"},
+		{name: "raw arguments forwarded", req: toolcall.Request{Server: "alpha", Tool: "add", RawArguments: json.RawMessage(`{"a": 40, "b": 2}`)},
+			wantStatus: toolcall.StatusSuccess, wantText: "42"},
+		{name: "raw arguments not an object", req: toolcall.Request{Server: "alpha", Tool: "add", RawArguments: json.RawMessage(`[1, 2]`)},
+			wantStatus: toolcall.StatusError, wantKind: fault.Validation,
+			check: func(t *testing.T, _ *toolcall.Result, err error) {
 				if msg := err.Error(); !strings.Contains(msg, "the arguments are an array; they must be a JSON object") || strings.Contains(msg, "map[string]") {
 					t.Errorf("got %q, want it to say the arguments are an array, not a Go type", msg)
 				}
 			}},
-		{name: "tool error", req: Request{Server: "alpha", Tool: "fail"}, wantStatus: StatusError, wantText: "the gizmo is broken"},
-		{name: "validation error with field details", req: Request{Server: "alpha", Tool: "add", Arguments: map[string]any{"a": "x"}},
-			wantStatus: StatusError, wantKind: fault.Validation,
-			check: func(t *testing.T, _ *Result, err error) {
+		{name: "tool error", req: toolcall.Request{Server: "alpha", Tool: "fail"}, wantStatus: toolcall.StatusError, wantText: "the gizmo is broken"},
+		{name: "validation error with field details", req: toolcall.Request{Server: "alpha", Tool: "add", Arguments: map[string]any{"a": "x"}},
+			wantStatus: toolcall.StatusError, wantKind: fault.Validation,
+			check: func(t *testing.T, _ *toolcall.Result, err error) {
 				fe := fault.As(err)
 				fields := map[string]string{}
 				for _, d := range fe.Fields {
@@ -154,18 +155,18 @@ func TestLifecycle(t *testing.T) {
 					t.Errorf("field details: got %+v, want a wrong-type a and a missing b", fe.Fields)
 				}
 			}},
-		{name: "not found with suggestions", req: Request{Server: "alpha", Tool: "ehco"}, wantStatus: StatusError, wantKind: fault.NotFound,
-			check: func(t *testing.T, _ *Result, err error) {
+		{name: "not found with suggestions", req: toolcall.Request{Server: "alpha", Tool: "ehco"}, wantStatus: toolcall.StatusError, wantKind: fault.NotFound,
+			check: func(t *testing.T, _ *toolcall.Result, err error) {
 				if s := fault.As(err).Suggestions; len(s) == 0 || s[0] != "echo" {
 					t.Errorf("suggestions: got %v, want echo first", s)
 				}
 			}},
-		{name: "unknown server", req: Request{Server: "nope", Tool: "echo"}, wantStatus: StatusError, wantKind: fault.NotFound},
-		{name: "timeout out of range", req: Request{Server: "alpha", Tool: "echo", Timeout: 10 * time.Minute}, wantStatus: StatusError, wantKind: fault.Validation},
-		{name: "image kept byte for byte", req: Request{Server: "alpha", Tool: "image"}, wantStatus: StatusSuccess,
-			check: func(t *testing.T, res *Result, _ error) {
+		{name: "unknown server", req: toolcall.Request{Server: "nope", Tool: "echo"}, wantStatus: toolcall.StatusError, wantKind: fault.NotFound},
+		{name: "timeout out of range", req: toolcall.Request{Server: "alpha", Tool: "echo", Timeout: 10 * time.Minute}, wantStatus: toolcall.StatusError, wantKind: fault.Validation},
+		{name: "image kept byte for byte", req: toolcall.Request{Server: "alpha", Tool: "image"}, wantStatus: toolcall.StatusSuccess,
+			check: func(t *testing.T, res *toolcall.Result, _ error) {
 				img, ok := res.Content[0].(*mcp.ImageContent)
-				if !ok || string(img.Data) != string(testserver.PNG) || res.ContentType != ContentImage {
+				if !ok || string(img.Data) != string(testserver.PNG) || res.ContentType != toolcall.ContentImage {
 					t.Errorf("image: got %#v (%s), want the PNG bytes, content type image", res.Content[0], res.ContentType)
 				}
 			}},
@@ -202,7 +203,7 @@ func TestLifecycle(t *testing.T) {
 		if r.Status != string(tests[i].wantStatus) {
 			t.Errorf("record %d (%s): status %s, want %s", i, tests[i].name, r.Status, tests[i].wantStatus)
 		}
-		if r.ID == "" || r.Source != string(SourceCLI) || r.FinishedAt.Before(r.StartedAt) {
+		if r.ID == "" || r.Source != string(toolcall.SourceCLI) || r.FinishedAt.Before(r.StartedAt) {
 			t.Errorf("record %d: incomplete: %+v", i, r)
 		}
 	}
@@ -215,7 +216,7 @@ func TestLifecycle(t *testing.T) {
 func TestTimeoutCancelsUpstream(t *testing.T) {
 	f := newFixture(t, []config.Server{okServer(t, "alpha")}, nil)
 	start := time.Now()
-	_, err := f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "slow", Arguments: map[string]any{"seconds": 30}, Timeout: time.Second})
+	_, err := f.eng.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "slow", Arguments: map[string]any{"seconds": 30}, Timeout: time.Second})
 	if fault.KindOf(err) != fault.Timeout || !strings.Contains(err.Error(), "did not answer within 1s") {
 		t.Fatalf("got %v, want a timeout naming 1s", err)
 	}
@@ -226,7 +227,7 @@ func TestTimeoutCancelsUpstream(t *testing.T) {
 	eventually(t, 5*time.Second, "the server to see the cancellation", func() bool {
 		return strings.Contains(c.Stderr(), "slow: cancelled")
 	})
-	if recs := f.rec.all(); recs[len(recs)-1].Status != string(StatusTimeout) {
+	if recs := f.rec.all(); recs[len(recs)-1].Status != string(toolcall.StatusTimeout) {
 		t.Errorf("recorded status: got %s, want timeout", recs[len(recs)-1].Status)
 	}
 }
@@ -250,7 +251,7 @@ func TestRetries(t *testing.T) {
 	// An idempotent tool whose server dies mid-call is retried once the
 	// supervisor has reconnected.
 	os.WriteFile(flag, nil, 0o600)
-	res, err := f.eng.Call(ctx, Request{Server: "alpha", Tool: "crash-once", Arguments: map[string]any{"flag": flag}})
+	res, err := f.eng.Call(ctx, toolcall.Request{Server: "alpha", Tool: "crash-once", Arguments: map[string]any{"flag": flag}})
 	if err != nil {
 		t.Fatalf("idempotent call across a crash: %v", err)
 	}
@@ -263,7 +264,7 @@ func TestRetries(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(flag, nil, 0o600)
-	_, err = f.eng.Call(ctx, Request{Server: "alpha", Tool: "crash-once-unsafe", Arguments: map[string]any{"flag": flag}})
+	_, err = f.eng.Call(ctx, toolcall.Request{Server: "alpha", Tool: "crash-once-unsafe", Arguments: map[string]any{"flag": flag}})
 	if fault.KindOf(err) != fault.Connection {
 		t.Fatalf("non-idempotent call across a crash: got %v, want a connection error", err)
 	}
@@ -282,11 +283,11 @@ func TestLimits(t *testing.T) {
 	counts := map[string]int{}
 	for range 1000 {
 		wg.Go(func() {
-			res, err := f.eng.Call(ctx, Request{Server: "alpha", Tool: "hold", Arguments: map[string]any{"ms": 30}})
+			res, err := f.eng.Call(ctx, toolcall.Request{Server: "alpha", Tool: "hold", Arguments: map[string]any{"ms": 30}})
 			key := "success"
 			if err != nil {
 				key = string(fault.KindOf(err))
-			} else if res.Status != StatusSuccess {
+			} else if res.Status != toolcall.StatusSuccess {
 				key = string(res.Status)
 			}
 			mu.Lock()
@@ -301,7 +302,7 @@ func TestLimits(t *testing.T) {
 	if n := len(f.rec.all()); n != 1000 {
 		t.Errorf("records: got %d, want 1000", n)
 	}
-	res, err := f.eng.Call(ctx, Request{Server: "alpha", Tool: "maxseen"})
+	res, err := f.eng.Call(ctx, toolcall.Request{Server: "alpha", Tool: "maxseen"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +325,7 @@ func TestQueueAndPerServerLimit(t *testing.T) {
 	errs := make(chan error, 20)
 	for range 20 {
 		wg.Go(func() {
-			if _, err := f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "hold", Arguments: map[string]any{"ms": 20}}); err != nil {
+			if _, err := f.eng.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "hold", Arguments: map[string]any{"ms": 20}}); err != nil {
 				errs <- err
 			}
 		})
@@ -334,7 +335,7 @@ func TestQueueAndPerServerLimit(t *testing.T) {
 	for err := range errs {
 		t.Errorf("queued call failed: %v", err)
 	}
-	res, _ := f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "maxseen"})
+	res, _ := f.eng.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "maxseen"})
 	if n, err := strconv.Atoi(textOf(res)); err != nil || n < 1 || n > 2 {
 		t.Errorf("server saw %q concurrent calls, want at most its max_concurrent 2", textOf(res))
 	}
@@ -343,7 +344,7 @@ func TestQueueAndPerServerLimit(t *testing.T) {
 func TestSessionLimit(t *testing.T) {
 	f := newFixture(t, []config.Server{okServer(t, "alpha")}, func(c *config.Config) { c.Limits.SessionLimit = 2 })
 	for i := range 3 {
-		_, err := f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "x"}})
+		_, err := f.eng.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "x"}})
 		if i < 2 && err != nil {
 			t.Fatalf("call %d: %v", i, err)
 		}
@@ -358,7 +359,7 @@ func TestStopSwitch(t *testing.T) {
 	errc := make(chan error, 3)
 	for range 3 {
 		go func() {
-			_, err := f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "slow", Arguments: map[string]any{"seconds": 30}})
+			_, err := f.eng.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "slow", Arguments: map[string]any{"seconds": 30}})
 			errc <- err
 		}()
 	}
@@ -371,12 +372,12 @@ func TestStopSwitch(t *testing.T) {
 			t.Errorf("in-flight call: got %v, want cancelled by the stop switch", err)
 		}
 	}
-	_, err := f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "x"}})
+	_, err := f.eng.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "x"}})
 	if fault.KindOf(err) != fault.Cancelled {
 		t.Errorf("call while stopped: got %v, want refused", err)
 	}
 	f.eng.Resume()
-	if _, err := f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "x"}}); err != nil {
+	if _, err := f.eng.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "x"}}); err != nil {
 		t.Errorf("call after resume: %v", err)
 	}
 }
@@ -385,11 +386,11 @@ func TestBudgets(t *testing.T) {
 	f := newFixture(t, []config.Server{okServer(t, "alpha")}, nil)
 	ctx := context.Background()
 	var mu sync.Mutex
-	var seen []Progress
-	res, err := f.eng.Call(ctx, Request{Server: "alpha", Tool: "stream",
+	var seen []toolcall.Progress
+	res, err := f.eng.Call(ctx, toolcall.Request{Server: "alpha", Tool: "stream",
 		Arguments: map[string]any{"steps": 50, "step_ms": 50},
-		Budget:    Budget{MaxDuration: 400 * time.Millisecond},
-		OnProgress: func(p Progress) {
+		Budget:    toolcall.Budget{MaxDuration: 400 * time.Millisecond},
+		OnProgress: func(p toolcall.Progress) {
 			mu.Lock()
 			seen = append(seen, p)
 			mu.Unlock()
@@ -397,7 +398,7 @@ func TestBudgets(t *testing.T) {
 	if err != nil {
 		t.Fatalf("duration budget: %v", err)
 	}
-	if !res.Partial || !res.BudgetExceeded || res.Meta[MetaPartial] != true || !strings.Contains(res.Missing, "of 50 steps were not completed") {
+	if !res.Partial || !res.BudgetExceeded || res.Meta[toolcall.MetaPartial] != true || !strings.Contains(res.Missing, "of 50 steps were not completed") {
 		t.Errorf("duration budget: got %+v, want a partial result saying what is missing", res)
 	}
 	mu.Lock()
@@ -406,9 +407,9 @@ func TestBudgets(t *testing.T) {
 	}
 	mu.Unlock()
 
-	res, err = f.eng.Call(ctx, Request{Server: "alpha", Tool: "stream",
+	res, err = f.eng.Call(ctx, toolcall.Request{Server: "alpha", Tool: "stream",
 		Arguments: map[string]any{"steps": 50, "step_ms": 20, "cost_per": 0.01},
-		Budget:    Budget{MaxCost: 0.05}})
+		Budget:    toolcall.Budget{MaxCost: 0.05}})
 	if err != nil {
 		t.Fatalf("cost budget: %v", err)
 	}
@@ -423,12 +424,12 @@ func TestBudgets(t *testing.T) {
 
 func TestOutputLimit(t *testing.T) {
 	f := newFixture(t, []config.Server{okServer(t, "alpha")}, func(c *config.Config) { c.Limits.MaxOutputBytes = 1000 })
-	res, err := f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "big", Arguments: map[string]any{"bytes": 5000}})
+	res, err := f.eng.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "big", Arguments: map[string]any{"bytes": 5000}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := textOf(res)
-	if !res.Truncated || res.Meta[MetaTruncated] != true || !strings.HasPrefix(text, strings.Repeat("x", 1000)) ||
+	if !res.Truncated || res.Meta[toolcall.MetaTruncated] != true || !strings.HasPrefix(text, strings.Repeat("x", 1000)) ||
 		!strings.Contains(text, "[truncated by switchboard: 4000 bytes omitted]") || res.Bytes != 5000 {
 		t.Errorf("got truncated=%v meta=%v bytes=%d text %q…; want 1000 bytes and a marker", res.Truncated, res.Meta, res.Bytes, text[:min(len(text), 40)])
 	}
@@ -437,7 +438,7 @@ func TestOutputLimit(t *testing.T) {
 func TestRecordValuesRedacted(t *testing.T) {
 	f := newFixture(t, []config.Server{okServer(t, "alpha")}, func(c *config.Config) { c.History.RecordValues = true })
 	secret := "ghp_" + strings.Repeat("A", 36)
-	_, err := f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "token " + secret}})
+	_, err := f.eng.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "token " + secret}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,8 +451,8 @@ func TestRecordValuesRedacted(t *testing.T) {
 func TestUnavailableServer(t *testing.T) {
 	dead := testserver.Server(t, "dead", "exit")
 	f := newFixture(t, []config.Server{okServer(t, "alpha")}, func(c *config.Config) { c.Servers = append(c.Servers, dead) })
-	f.eng.retryWait = 0
-	_, err := f.eng.Call(context.Background(), Request{Server: "dead", Tool: "echo"})
+	f.eng.SetRetryWait(0)
+	_, err := f.eng.Call(context.Background(), toolcall.Request{Server: "dead", Tool: "echo"})
 	if fault.KindOf(err) != fault.Connection || !strings.Contains(err.Error(), "dead") {
 		t.Errorf("call to a dead server: got %v, want a connection error naming it", err)
 	}
@@ -464,7 +465,7 @@ func TestRedactResults(t *testing.T) {
 	srv.Secrets = []string{"MY_API_KEY"}
 	f := newFixture(t, []config.Server{srv}, nil)
 	token := "ghp_" + strings.Repeat("b", 36)
-	res, err := f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "echo",
+	res, err := f.eng.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "echo",
 		Arguments: map[string]any{"message": "token " + token + " and configured-secret-value-42"}})
 	if err != nil {
 		t.Fatal(err)
@@ -480,9 +481,9 @@ func TestRedactResults(t *testing.T) {
 func TestOneLogEventPerCall(t *testing.T) {
 	f := newFixture(t, []config.Server{okServer(t, "alpha")}, nil)
 	var buf syncBuf
-	f.eng.logger = slog.New(slog.NewJSONHandler(&buf, nil))
-	_, _ = f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "echo", Identity: "ada", Arguments: map[string]any{"message": "s3cr3t-argument"}})
-	_, _ = f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "add", Arguments: map[string]any{"a": "not a number"}})
+	f.eng.SetLogger(slog.New(slog.NewJSONHandler(&buf, nil)))
+	_, _ = f.eng.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "echo", Identity: "ada", Arguments: map[string]any{"message": "s3cr3t-argument"}})
+	_, _ = f.eng.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "add", Arguments: map[string]any{"a": "not a number"}})
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(lines) != 2 {
 		t.Fatalf("got %d log events, want 2:\n%s", len(lines), buf.String())
@@ -546,7 +547,7 @@ func TestRetriesACallTheServerNeverProcessed(t *testing.T) {
 	// The server restarts: the new one knows none of the old sessions.
 	second := generation()
 	current.Store(&second)
-	res, err := f.eng.Call(context.Background(), Request{Server: "restarting", Tool: "write"})
+	res, err := f.eng.Call(context.Background(), toolcall.Request{Server: "restarting", Tool: "write"})
 	if err != nil {
 		t.Fatalf("a call the restarted server never processed: got %v, want it sent again on a new session", err)
 	}

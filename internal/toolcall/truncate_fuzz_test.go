@@ -1,3 +1,5 @@
+// Internal on purpose: fuzzes the unexported truncation helpers (cutUTF8, truncate, resultSize) against their invariants.
+
 package toolcall
 
 import (

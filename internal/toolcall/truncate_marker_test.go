@@ -1,4 +1,4 @@
-package toolcall
+package toolcall_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
 
 // TestTruncationMarkerCountsWhatWasOmitted: a result larger than a stdio
@@ -21,7 +22,7 @@ func TestTruncationMarkerCountsWhatWasOmitted(t *testing.T) {
 	// 17 MiB through a pipe under the race detector: give it the most time
 	// a request may have, not the fixture's 10 s, so that a loaded machine
 	// does not fail it.
-	res, err := f.eng.Call(context.Background(), Request{Server: "alpha", Tool: "big", Arguments: map[string]any{"bytes": sent}, Timeout: config.MaxRequestTimeout})
+	res, err := f.eng.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "big", Arguments: map[string]any{"bytes": sent}, Timeout: config.MaxRequestTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}

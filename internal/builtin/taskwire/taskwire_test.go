@@ -1,9 +1,11 @@
-package taskwire
+package taskwire_test
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/builtin/taskwire"
 )
 
 func TestParseDueDate(t *testing.T) {
@@ -24,7 +26,7 @@ func TestParseDueDate(t *testing.T) {
 		{"", time.Time{}, false},
 	}
 	for _, tt := range tests {
-		got, ok := ParseDueDate(tt.in)
+		got, ok := taskwire.ParseDueDate(tt.in)
 		if ok != tt.ok || !got.Equal(tt.want) || (ok && got.Location() != time.UTC) {
 			t.Errorf("ParseDueDate(%q): got %v, %v, want %v, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
@@ -44,7 +46,7 @@ func TestTextProblem(t *testing.T) {
 		{"bad \xff utf-8", true},
 	}
 	for _, tt := range tests {
-		if got := TextProblem(tt.in); (got != "") != tt.problem {
+		if got := taskwire.TextProblem(tt.in); (got != "") != tt.problem {
 			t.Errorf("TextProblem(%q): got %q, want a problem: %v", tt.in, got, tt.problem)
 		}
 	}
@@ -57,15 +59,15 @@ func TestUserIDProblem(t *testing.T) {
 	}{
 		{"alice", ""},
 		{"user@example.com", ""},
-		{strings.Repeat("é", MaxUserIDLength), ""},
+		{strings.Repeat("é", taskwire.MaxUserIDLength), ""},
 		{"", "empty"},
 		{"a\nb", "control characters"},
 		{"a\x00b", "control characters"},
 		{"\xff", "UTF-8"},
-		{strings.Repeat("a", MaxUserIDLength+1), "longer than 200 characters"},
+		{strings.Repeat("a", taskwire.MaxUserIDLength+1), "longer than 200 characters"},
 	}
 	for _, tt := range tests {
-		got := UserIDProblem(tt.in)
+		got := taskwire.UserIDProblem(tt.in)
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 			t.Errorf("UserIDProblem(%.20q): got %q, want %q", tt.in, got, tt.want)
 		}
