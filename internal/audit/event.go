@@ -36,8 +36,13 @@ const (
 	CallDenied = "call.denied"
 	// ConfigReload is a configuration reload, applied or refused.
 	ConfigReload = "config.reload"
-	// ConfigTrust is a configuration file's hooks or inputs trusted.
+	// ConfigTrust is a configuration file trusted (its hooks may run, and
+	// a client's file the commands it names): by switchboard config trust,
+	// or by a yes to the question asked while a configuration loads.
 	ConfigTrust = "config.trust"
+	// ConfigTrustRefused is a person's no to the question whether to trust
+	// a configuration file.
+	ConfigTrustRefused = "config.trust_refused"
 	// ServerEnabled is a server enabled by a person or a program.
 	ServerEnabled = "server.enabled"
 	// ServerDisabled is a server disabled by a person or a program.
@@ -51,7 +56,7 @@ const (
 
 // Events lists every event name, for documentation and the CLI's help.
 var Events = []string{SignIn, SignOut, TokenRefused, ConsoleLogin, ViewDenied, CallDenied,
-	ConfigReload, ConfigTrust, ServerEnabled, ServerDisabled, Stopped, Resumed}
+	ConfigReload, ConfigTrust, ConfigTrustRefused, ServerEnabled, ServerDisabled, Stopped, Resumed}
 
 // Outcome says how an event ended.
 type Outcome string
@@ -76,6 +81,9 @@ const (
 	ViaControl = "control"
 	ViaHooks   = "hooks"
 	ViaDaemon  = "daemon" // the daemon itself (a reload on SIGHUP or a file change)
+	// ViaPrompt is a person answering a question on the terminal while a
+	// configuration loaded (whether to trust a client's file at first use).
+	ViaPrompt = "prompt"
 )
 
 // Actor is who did it. Token is a configured token's name, never the
