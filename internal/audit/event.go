@@ -89,7 +89,11 @@ const (
 // Actor is who did it. Token is a configured token's name, never the
 // token itself.
 type Actor struct {
-	User    string `json:"user,omitempty"`
+	User string `json:"user,omitempty"`
+	// UID and PID are the user id and process id of a local peer (the
+	// control socket's, read from the kernel), where known.
+	UID     string `json:"uid,omitempty"`
+	PID     int    `json:"pid,omitempty"`
 	Via     string `json:"via,omitempty"`
 	Token   string `json:"token,omitempty"`
 	Remote  string `json:"remote,omitempty"`

@@ -28,6 +28,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	runPeerClient()
 	testserver.Init()
 	os.Exit(m.Run())
 }

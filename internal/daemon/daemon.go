@@ -317,9 +317,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	var ctlSrv *http.Server
 	if ctl != nil {
 		ctlMux := http.NewServeMux()
-		ctlMux.Handle("/", control.WithActor(control.NewHandler(d.backend, d.logger), controlActor()))
+		ctlMux.Handle("/", control.NewHandler(d.backend, d.logger))
 		ctlMux.Handle(hooks.EventPath, d.hooksHandler()) // `hooks fire` (the socket is the owner's alone)
-		ctlSrv = &http.Server{Handler: ctlMux, ReadHeaderTimeout: 10 * time.Second}
+		// Each connection's requests are done by its peer (the audit trail's
+		// actor): the process's user and pid, read from the kernel.
+		ctlSrv = &http.Server{Handler: ctlMux, ReadHeaderTimeout: 10 * time.Second, ConnContext: control.ConnContext}
 	}
 	return d.serve(ctx, func(runCtx context.Context, wg *sync.WaitGroup) {
 		d.runConsole(runCtx, wg)
