@@ -126,8 +126,10 @@ type Event struct {
 	Target  Target    `json:"target,omitzero"`
 	// Reason is why it was refused or failed: the error's message.
 	Reason string `json:"reason,omitempty"`
-	// RequestID is the JSON-RPC or HTTP request's id, where there is one.
-	RequestID string `json:"request_id,omitempty"`
+	// RequestID is the id of the client's JSON-RPC request the event is
+	// about, as the client sent it (a JSON string or number, kept as it
+	// was), where there is one.
+	RequestID json.RawMessage `json:"request_id,omitempty"`
 	// CallID is the tool call's id, where there is one.
 	CallID   string   `json:"call_id,omitempty"`
 	Instance Instance `json:"instance"`

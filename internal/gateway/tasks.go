@@ -407,7 +407,7 @@ func (tr *taskRequest) call(ctx context.Context) {
 	}
 	cs := &callStream{g: tr.h.g, w: tr.w, sid: tr.sid}
 	defer cs.end()
-	cc := &clientCall{ss: tr.ss, stream: cs, level: tr.h.g.callerLevel(tr.gw, p.Meta, tr.ss)}
+	cc := &clientCall{ss: tr.ss, stream: cs, level: tr.h.g.callerLevel(tr.gw, p.Meta, tr.ss), requestID: tr.m.ID}
 	ctx = context.WithValue(ctx, fastStreamKey{}, cs)
 	if !ok {
 		// As for any call of a name the view does not list (unlisted.go).
@@ -421,6 +421,7 @@ func (tr *taskRequest) call(ctx context.Context) {
 	}
 	creq := vs.request(te.server, te.name, p.Arguments, p.Meta, user, session)
 	creq.Task = p.Task
+	creq.RequestID = tr.m.ID
 	ctx, span := telemetry.StartServer(ctx, telemetry.Request{Method: tr.m.method, Target: p.Name, Meta: p.Meta, Header: tr.r.Header, Session: tr.sid, RequestID: string(tr.m.ID)})
 	res, err := vs.runTask(ctx, cc, te, creq, user, session)
 	span.EndTool(nil, err)
