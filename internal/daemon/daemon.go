@@ -112,6 +112,8 @@ type Daemon struct {
 	mu  sync.Mutex
 	cfg *config.Config
 	ln  net.Listener
+	// otlpMetrics sends the metrics over OTLP; nil when that is off.
+	otlpMetrics *telemetry.MetricsExporter
 
 	reloadMu sync.Mutex
 	out      *lineWriter
@@ -388,7 +390,10 @@ func (d *Daemon) serve(ctx context.Context, start func(context.Context, *sync.Wa
 	if err := d.startTelemetry(d.config()); err != nil {
 		return err
 	}
-	defer func() { d.shutdownTelemetry(telemetry.Use(nil)) }() // the last spans are sent
+	defer func() {
+		d.shutdownTelemetry(telemetry.Use(nil))           // the last spans are sent
+		d.shutdownMetricsExport(d.swapMetricsExport(nil)) // and the last metrics
+	}()
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	var core, front sync.WaitGroup
 	core.Add(4)
