@@ -36,8 +36,13 @@ const (
 	CallDenied = "call.denied"
 	// ConfigReload is a configuration reload, applied or refused.
 	ConfigReload = "config.reload"
-	// ConfigTrust is a configuration file's hooks or inputs trusted.
+	// ConfigTrust is a configuration file trusted (its hooks may run, and
+	// a client's file the commands it names): by switchboard config trust,
+	// or by a yes to the question asked while a configuration loads.
 	ConfigTrust = "config.trust"
+	// ConfigTrustRefused is a person's no to the question whether to trust
+	// a configuration file.
+	ConfigTrustRefused = "config.trust_refused"
 	// ServerEnabled is a server enabled by a person or a program.
 	ServerEnabled = "server.enabled"
 	// ServerDisabled is a server disabled by a person or a program.
@@ -51,7 +56,7 @@ const (
 
 // Events lists every event name, for documentation and the CLI's help.
 var Events = []string{SignIn, SignOut, TokenRefused, ConsoleLogin, ViewDenied, CallDenied,
-	ConfigReload, ConfigTrust, ServerEnabled, ServerDisabled, Stopped, Resumed}
+	ConfigReload, ConfigTrust, ConfigTrustRefused, ServerEnabled, ServerDisabled, Stopped, Resumed}
 
 // Outcome says how an event ended.
 type Outcome string
@@ -76,12 +81,19 @@ const (
 	ViaControl = "control"
 	ViaHooks   = "hooks"
 	ViaDaemon  = "daemon" // the daemon itself (a reload on SIGHUP or a file change)
+	// ViaPrompt is a person answering a question on the terminal while a
+	// configuration loaded (whether to trust a client's file at first use).
+	ViaPrompt = "prompt"
 )
 
 // Actor is who did it. Token is a configured token's name, never the
 // token itself.
 type Actor struct {
-	User    string `json:"user,omitempty"`
+	User string `json:"user,omitempty"`
+	// UID and PID are the user id and process id of a local peer (the
+	// control socket's, read from the kernel), where known.
+	UID     string `json:"uid,omitempty"`
+	PID     int    `json:"pid,omitempty"`
 	Via     string `json:"via,omitempty"`
 	Token   string `json:"token,omitempty"`
 	Remote  string `json:"remote,omitempty"`
@@ -114,8 +126,10 @@ type Event struct {
 	Target  Target    `json:"target,omitzero"`
 	// Reason is why it was refused or failed: the error's message.
 	Reason string `json:"reason,omitempty"`
-	// RequestID is the JSON-RPC or HTTP request's id, where there is one.
-	RequestID string `json:"request_id,omitempty"`
+	// RequestID is the id of the client's JSON-RPC request the event is
+	// about, as the client sent it (a JSON string or number, kept as it
+	// was), where there is one.
+	RequestID json.RawMessage `json:"request_id,omitempty"`
 	// CallID is the tool call's id, where there is one.
 	CallID   string   `json:"call_id,omitempty"`
 	Instance Instance `json:"instance"`

@@ -153,6 +153,7 @@ func (a *app) configOptions(prompt bool) config.Options {
 	}
 	if q := a.terminalAsker(); q != nil {
 		opts.ConfirmTrust = q.confirm
+		opts.TrustAnswered = a.recordTrustAnswer
 		if opts.Inputs == nil {
 			opts.Inputs = &config.InputResolver{}
 		}

@@ -2,9 +2,12 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/user"
 	"strings"
 	"time"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/audit"
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
 )
@@ -125,8 +129,7 @@ func (a *app) auditFile() (string, error) {
 }
 
 // auditConfig reads the audit: block of the configuration file the
-// command would use (path "" when there is none). Variables unset here
-// (the daemon has them) do not stop it: only the block is wanted.
+// command would use (path "" when there is none).
 func (a *app) auditConfig() (path string, ac config.Audit, err error) {
 	path = a.configPath
 	if path == "" {
@@ -139,13 +142,21 @@ func (a *app) auditConfig() (path string, ac config.Audit, err error) {
 	if path == "" {
 		return "", ac, nil
 	}
+	ac, err = a.auditConfigAt(path)
+	return path, ac, err
+}
+
+// auditConfigAt reads the audit: block of the configuration file at
+// path. Variables unset here (the daemon has them) do not stop it: only
+// the block is wanted.
+func (a *app) auditConfigAt(path string) (config.Audit, error) {
 	opts := a.configOptions(false)
 	opts.LookupEnv = envOrStandIn
 	cfg, err := config.Load(path, opts)
 	if err != nil {
-		return path, ac, fmt.Errorf("reading the audit: block of %s: %w", path, err)
+		return config.Audit{}, fmt.Errorf("reading the audit: block of %s: %w", path, err)
 	}
-	return path, cfg.Audit, nil
+	return cfg.Audit, nil
 }
 
 // recordTrust writes a config.trust event to the audit trail of the
@@ -153,6 +164,58 @@ func (a *app) auditConfig() (path string, ac config.Audit, err error) {
 func (a *app) recordTrust(trusted *config.Config, rec config.TrustRecord) error {
 	return a.recordAudit(trusted.Audit, audit.Event{Event: audit.ConfigTrust, Outcome: audit.OK,
 		Target: audit.Target{File: rec.Path, Hash: rec.SHA256}}, rec.Path+" is trusted")
+}
+
+// recordTrustRefused writes a config.trust_refused event for the file at
+// path (abs), which the person declined to trust at config trust's
+// question, to the trail recordTrust would use. The hash is of the file
+// as it is now, what was shown.
+func (a *app) recordTrustRefused(trusted *config.Config, path string) error {
+	e := audit.Event{Event: audit.ConfigTrustRefused, Outcome: audit.Denied, Target: audit.Target{File: path}}
+	if data, err := os.ReadFile(path); err == nil {
+		sum := sha256.Sum256(data)
+		e.Target.Hash = hex.EncodeToString(sum[:])
+	}
+	return a.recordAudit(trusted.Audit, e, path+" was not trusted")
+}
+
+// recordTrustAnswer writes what the person answered when a
+// configuration being loaded asked whether to trust it
+// (config.Options.TrustAnswered): a config.trust event on yes (failed
+// when the trust could not be recorded), config.trust_refused on no; the
+// actor is the OS user, via prompt.
+func (a *app) recordTrustAnswer(ans config.TrustAnswer) error {
+	e := audit.Event{Event: audit.ConfigTrust, Outcome: audit.OK, Actor: audit.Actor{Via: audit.ViaPrompt},
+		Target: audit.Target{File: ans.Path, Hash: ans.SHA256}}
+	done := ans.Path + " is trusted"
+	switch {
+	case !ans.Yes:
+		e.Event, e.Outcome = audit.ConfigTrustRefused, audit.Denied
+		done = ans.Path + " was not trusted"
+	case ans.Err != nil:
+		e.Outcome, e.Reason = audit.Failed, ans.Err.Error()
+		done = "trusting " + ans.Path + " failed"
+	}
+	return a.appendAudit(a.trustTrail(ans.Path), e, done)
+}
+
+// trustTrail is the audit: block of the trail a trust answered while
+// loading file is written to: that of the configuration in use (--config,
+// else the one found, else the daemon's), unless that is file itself — a
+// client's file, which has no audit: block — then that of the
+// switchboard.yaml found without --config.
+func (a *app) trustTrail(file string) config.Audit {
+	if a.configPath == "" || control.AbsSource(a.configPath) != file {
+		if _, ac, err := a.auditConfig(); err == nil && ac.Enabled() {
+			return ac
+		}
+	}
+	p, err := config.Find()
+	if err != nil || p == "" || control.AbsSource(p) == file {
+		return config.Audit{}
+	}
+	ac, _ := a.auditConfigAt(p)
+	return ac
 }
 
 // recordSignIn writes an auth.sign_in or auth.sign_out event for server
@@ -184,10 +247,19 @@ func (a *app) recordAudit(ac config.Audit, e audit.Event, done string) error {
 			ac = main
 		}
 	}
+	e.Actor.Via = audit.ViaCLI
+	return a.appendAudit(ac, e, done)
+}
+
+// appendAudit writes one event done in this process to the trail that ac
+// names (nothing when it names none, or standard output: serve's, not
+// this command's), as the OS user unless e names another. What the event
+// records is done already: a trail that cannot be written is reported on
+// stderr, and makes the command fail with audit.required.
+func (a *app) appendAudit(ac config.Audit, e audit.Event, done string) error {
 	if !ac.Enabled() || ac.File == audit.Stdout {
 		return nil
 	}
-	e.Actor.Via = audit.ViaCLI
 	if u, err := user.Current(); err == nil && e.Actor.User == "" {
 		e.Actor.User = u.Username
 	}

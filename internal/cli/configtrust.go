@@ -199,6 +199,9 @@ func (a *app) configTrust(file string, yes bool) error {
 		}
 		if !ok {
 			fmt.Fprintln(a.stderr, "not trusted; nothing was recorded")
+			if err := a.recordTrustRefused(cfg, st.Path); err != nil {
+				return err
+			}
 			return &exitError{ExitFailure}
 		}
 	}

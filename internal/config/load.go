@@ -37,6 +37,13 @@ type Options struct {
 	// StateDir and the file loads as trusted. Nil (no terminal to ask)
 	// means such a file is refused with the command that trusts it.
 	ConfirmTrust func(question string) (bool, error)
+	// TrustAnswered, when set, is called once ConfirmTrust has been
+	// answered: after the trust is recorded on yes (or could not be), and
+	// on no, for the audit trail. It is not called when ConfirmTrust
+	// failed to get an answer. An error it returns (the answer could not
+	// be audited, and must be) fails the load; a trust already recorded
+	// stays recorded.
+	TrustAnswered func(TrustAnswer) error
 	// Inputs resolves VS Code ${input:id} variables; nil reads them from
 	// the environment only (see InputEnvName).
 	Inputs *InputResolver
@@ -104,14 +111,49 @@ func parse(filename string, data []byte, opts Options) *parsed {
 			Fix: "run: " + TrustCommand(filename), Err: fmt.Errorf("asking whether to trust %s: %w", filename, err)})
 		return p
 	}
+	answer := TrustAnswer{Path: p.trust.abs, SHA256: contentHash(data), Yes: yes}
 	if !yes {
+		answered(p, filename, opts, answer)
 		return p
 	}
 	if _, err := trustData(opts.StateDir, p.trust.abs, data); err != nil {
+		answer.Err = err
+		answered(p, filename, opts, answer)
 		p.ps.errs = append(p.ps.errs, Problem{Pos: Pos{File: filename}, Message: "recording the trust: " + err.Error(), Err: err})
 		return p
 	}
+	if !answered(p, filename, opts, answer) {
+		return p
+	}
 	return parseOnce(filename, data, opts, inputs)
+}
+
+// TrustAnswer is what the person answered when Load asked whether to
+// trust a file (Options.ConfirmTrust), and what came of it.
+type TrustAnswer struct {
+	// Path is the file's absolute path.
+	Path string
+	// SHA256 is the hex SHA-256 of the contents the question was about:
+	// the hash recorded on yes.
+	SHA256 string
+	// Yes is the answer: true when the person trusted the file.
+	Yes bool
+	// Err is why a yes could not be recorded in the state directory (the
+	// file then loads untrusted); nil otherwise.
+	Err error
+}
+
+// answered hands a to Options.TrustAnswered, when set, and reports
+// false, with the problem added to p, when that failed.
+func answered(p *parsed, filename string, opts Options, a TrustAnswer) bool {
+	if opts.TrustAnswered == nil {
+		return true
+	}
+	if err := opts.TrustAnswered(a); err != nil {
+		p.ps.errs = append(p.ps.errs, Problem{Pos: Pos{File: filename}, Message: err.Error(), Err: err})
+		return false
+	}
+	return true
 }
 
 // parseOnce reads a file once. inputs keeps the VS Code inputs resolved so

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/config/schema"
 )
@@ -37,8 +38,21 @@ type Telemetry struct {
 	// SampleRatio is the share of new traces recorded; nil leaves it to
 	// OTEL_TRACES_SAMPLER (default: every trace).
 	SampleRatio *float64
+	// Metrics configures the metrics sent over OTLP.
+	Metrics TelemetryMetrics
 	// Pos is where the block was written.
 	Pos Pos
+}
+
+// TelemetryMetrics configures the Prometheus metrics sent over OTLP too,
+// to the traces' receiver.
+type TelemetryMetrics struct {
+	// Enabled turns them on or off; nil leaves it to the environment (on
+	// when OTEL_METRICS_EXPORTER=otlp or an OTLP metrics endpoint is set).
+	Enabled *bool
+	// Interval is how often they are sent; 0 leaves it to
+	// OTEL_METRIC_EXPORT_INTERVAL, else 60 s.
+	Interval time.Duration
 }
 
 // Equal reports whether t and o configure the same telemetry (Pos
@@ -47,13 +61,14 @@ func (t Telemetry) Equal(o Telemetry) bool {
 	eqPtr := func(a, b *bool) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 	eqF := func(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 	return eqPtr(t.Enabled, o.Enabled) && t.Endpoint == o.Endpoint && t.Protocol == o.Protocol &&
-		maps.Equal(t.Headers, o.Headers) && t.ServiceName == o.ServiceName && eqF(t.SampleRatio, o.SampleRatio)
+		maps.Equal(t.Headers, o.Headers) && t.ServiceName == o.ServiceName && eqF(t.SampleRatio, o.SampleRatio) &&
+		eqPtr(t.Metrics.Enabled, o.Metrics.Enabled) && t.Metrics.Interval == o.Metrics.Interval
 }
 
 // isDefault reports whether t says nothing (the block is absent or empty).
 func (t Telemetry) isDefault() bool {
 	return t.Enabled == nil && t.Endpoint == "" && t.Protocol == "" && len(t.Headers) == 0 &&
-		t.ServiceName == "" && t.SampleRatio == nil
+		t.ServiceName == "" && t.SampleRatio == nil && t.Metrics == (TelemetryMetrics{})
 }
 
 // TelemetryProtocols are the values telemetry.protocol and
@@ -117,6 +132,13 @@ func (r *resolver) decodeTelemetry(f *schema.Telemetry) Telemetry {
 		v := *f.SampleRatio
 		t.SampleRatio = &v
 	}
+	if m := f.Metrics; m != nil {
+		if m.Enabled != nil {
+			v := *m.Enabled
+			t.Metrics.Enabled = &v
+		}
+		setDur(&t.Metrics.Interval, m.Interval)
+	}
 	return t
 }
 
@@ -138,6 +160,12 @@ func telemetryOf(t Telemetry) *schema.Telemetry {
 	out := &schema.Telemetry{
 		Enabled: t.Enabled, Endpoint: opt(esc(t.Endpoint)), Protocol: opt(t.Protocol),
 		ServiceName: opt(esc(t.ServiceName)), SampleRatio: t.SampleRatio,
+	}
+	if t.Metrics != (TelemetryMetrics{}) {
+		out.Metrics = &schema.TelemetryMetrics{Enabled: t.Metrics.Enabled}
+		if t.Metrics.Interval > 0 {
+			out.Metrics.Interval = dur(t.Metrics.Interval)
+		}
 	}
 	if len(t.Headers) > 0 {
 		out.Headers = make(map[string]schema.Text, len(t.Headers))

@@ -2,7 +2,6 @@ package control
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/switchboard-mcp/switchboard/internal/audit"
 )
@@ -14,7 +13,7 @@ import (
 
 // Audited returns b recording its server enables and disables and the
 // stop switch in a. The actor is the one the request's context carries
-// (audit.WithActor; the socket's handler and the console set it). A nil
+// (audit.WithActor; the socket's ConnContext and the console set it). A nil
 // a returns b.
 func Audited(b Backend, a *audit.Auditor) Backend {
 	if a == nil {
@@ -61,12 +60,4 @@ func (b *audited) Resume(ctx context.Context) (bool, error) {
 	was, err := b.Backend.Resume(ctx)
 	b.record(ctx, audit.Resumed, audit.Target{}, err)
 	return was, err
-}
-
-// WithActor returns h with every request's context carrying a (for the
-// audit trail): the control socket's peer.
-func WithActor(h http.Handler, a audit.Actor) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(audit.WithActor(r.Context(), a)))
-	})
 }

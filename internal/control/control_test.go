@@ -29,6 +29,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	runPeerClient()
 	testserver.Init()
 	os.Exit(m.Run())
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
 	"time"
 
@@ -68,17 +67,6 @@ func (d *Daemon) closeAuditor() {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_ = d.audit.Run(ctx) // writes nothing queued, closes the file
-}
-
-// controlActor is who makes the requests on the control socket: the
-// socket is in the state directory, which only the daemon's user (and
-// root) can open.
-func controlActor() audit.Actor {
-	a := audit.Actor{Via: audit.ViaControl}
-	if u, err := user.Current(); err == nil {
-		a.User = u.Username
-	}
-	return a
 }
 
 // auditReload records a reload and its outcome.

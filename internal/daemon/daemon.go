@@ -112,6 +112,8 @@ type Daemon struct {
 	mu  sync.Mutex
 	cfg *config.Config
 	ln  net.Listener
+	// otlpMetrics sends the metrics over OTLP; nil when that is off.
+	otlpMetrics *telemetry.MetricsExporter
 
 	reloadMu sync.Mutex
 	out      *lineWriter
@@ -317,9 +319,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	var ctlSrv *http.Server
 	if ctl != nil {
 		ctlMux := http.NewServeMux()
-		ctlMux.Handle("/", control.WithActor(control.NewHandler(d.backend, d.logger), controlActor()))
+		ctlMux.Handle("/", control.NewHandler(d.backend, d.logger))
 		ctlMux.Handle(hooks.EventPath, d.hooksHandler()) // `hooks fire` (the socket is the owner's alone)
-		ctlSrv = &http.Server{Handler: ctlMux, ReadHeaderTimeout: 10 * time.Second}
+		// Each connection's requests are done by its peer (the audit trail's
+		// actor): the process's user and pid, read from the kernel.
+		ctlSrv = &http.Server{Handler: ctlMux, ReadHeaderTimeout: 10 * time.Second, ConnContext: control.ConnContext}
 	}
 	return d.serve(ctx, func(runCtx context.Context, wg *sync.WaitGroup) {
 		d.runConsole(runCtx, wg)
@@ -386,7 +390,10 @@ func (d *Daemon) serve(ctx context.Context, start func(context.Context, *sync.Wa
 	if err := d.startTelemetry(d.config()); err != nil {
 		return err
 	}
-	defer func() { d.shutdownTelemetry(telemetry.Use(nil)) }() // the last spans are sent
+	defer func() {
+		d.shutdownTelemetry(telemetry.Use(nil))           // the last spans are sent
+		d.shutdownMetricsExport(d.swapMetricsExport(nil)) // and the last metrics
+	}()
 	runCtx, cancelRun := context.WithCancel(context.Background())
 	var core, front sync.WaitGroup
 	core.Add(4)

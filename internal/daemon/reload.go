@@ -58,13 +58,22 @@ func (d *Daemon) Reload(ctx context.Context) (_ control.ReloadReport, err error)
 	if err != nil {
 		return control.ReloadReport{}, err
 	}
-	changes, err := d.pool.Apply(ctx, cfg)
+	export, exportChanged, err := d.reloadMetricsExport(old, cfg)
 	if err != nil {
 		d.shutdownTelemetry(tracing)
 		return control.ReloadReport{}, err
 	}
+	changes, err := d.pool.Apply(ctx, cfg)
+	if err != nil {
+		d.shutdownTelemetry(tracing)
+		d.shutdownMetricsExport(export)
+		return control.ReloadReport{}, err
+	}
 	if tracingChanged {
 		d.shutdownTelemetry(telemetry.Use(tracing))
+	}
+	if exportChanged {
+		d.shutdownMetricsExport(d.swapMetricsExport(export))
 	}
 	d.cat.SetServers(cfg.Servers)
 	if err := d.eng.SetConfig(cfg); err != nil {

@@ -50,6 +50,10 @@ type clientCall struct {
 	// ctx is the call's context: what the SDK sends with a context
 	// derived from it goes on the call's stream.
 	ctx context.Context
+	// requestID is the id of the client's tools/call as it sent it (nil
+	// where the gateway does not see it: legacy SSE and stdio, which the
+	// SDK reads), for the audit trail.
+	requestID json.RawMessage
 }
 
 // capabilities returns what the calling client declared (nil if

@@ -151,14 +151,14 @@ func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, m *message
 		defer done()
 	} else {
 		var leave func()
-		r, leave = h.g.reqCalls.begin(r, h.g.requester(r, "", tok.User, m.ID))
+		r, leave = h.g.reqCalls.begin(r, h.g.requester(r, "", tok.User, m.ID), m.ID)
 		defer leave()
 		ctx, leave = h.g.reqCalls.join(r.Context(), r.Header.Get(requestKeyHeader))
 		defer leave()
 	}
 	cs := &callStream{g: h.g, w: w, sid: sid}
 	defer cs.end()
-	cc := &clientCall{ss: ss, stream: cs, level: h.g.callerLevel(gw, p.Meta, ss)}
+	cc := &clientCall{ss: ss, stream: cs, level: h.g.callerLevel(gw, p.Meta, ss), requestID: m.ID}
 	ctx = context.WithValue(ctx, fastStreamKey{}, cs)
 	var notify func(toolcall.Progress)
 	if withProgress {

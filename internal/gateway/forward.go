@@ -45,12 +45,15 @@ func (vs *viewServer) handleCall(ctx context.Context, req *mcp.CallToolRequest, 
 			_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: p.Processed, Total: p.Total, Message: p.Message})
 		}
 	}
+	var requestID json.RawMessage
 	if req.Extra != nil && req.Extra.Header != nil {
+		key := req.Extra.Header.Get(requestKeyHeader)
 		var leave func()
-		ctx, leave = vs.g.reqCalls.join(ctx, req.Extra.Header.Get(requestKeyHeader))
+		ctx, leave = vs.g.reqCalls.join(ctx, key)
 		defer leave()
+		requestID = vs.g.reqCalls.id(key)
 	}
-	cc := &clientCall{vs: vs, ss: req.Session, level: vs.g.callerLevel(vs.g.config().Gateway, req.Params.Meta, req.Session)}
+	cc := &clientCall{vs: vs, ss: req.Session, level: vs.g.callerLevel(vs.g.config().Gateway, req.Params.Meta, req.Session), requestID: requestID}
 	return vs.call(ctx, cc, e, req.Params.Arguments, req.Params.Meta, user, session, notify)
 }
 
@@ -72,6 +75,7 @@ func (vs *viewServer) invoke(ctx context.Context, cc *clientCall, e toolEntry, a
 func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, args json.RawMessage, reqMeta mcp.Meta, user, session string, notify func(toolcall.Progress)) (*toolcall.Result, error) {
 	creq := vs.request(e.server, e.name, args, reqMeta, user, session)
 	creq.OnProgress = notify
+	creq.RequestID = cc.requestID
 	cc.vs, cc.server = vs, e.server
 	ctx = vs.g.withOwner(ctx, vs, cc.ss, user)
 	ctx = context.WithValue(ctx, callerKey{}, cc)

@@ -164,7 +164,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// The SDK does not end a call its client cancels (its handler's
 			// context goes on): the gateway does, by the request's tag.
 			var end func()
-			r, end = h.g.reqCalls.begin(r, h.g.requester(r, sid, tok.User, m.replyID()))
+			r, end = h.g.reqCalls.begin(r, h.g.requester(r, sid, tok.User, m.replyID()), m.replyID())
 			defer end()
 			w = &quietWriter{ResponseWriter: w, rc: &h.g.reqCalls, key: r.Header.Get(requestKeyHeader)}
 			ew.ResponseWriter = w

@@ -155,7 +155,7 @@ func FuzzCancelMatching(f *testing.F) {
 			t.Fatal("a first call was refused as a duplicate")
 		}
 		defer done()
-		tagged, end := g.reqCalls.begin(r, g.requester(r, "s1", "", call.ID))
+		tagged, end := g.reqCalls.begin(r, g.requester(r, "s1", "", call.ID), call.ID)
 		defer end()
 		sdk, leave := g.reqCalls.join(context.Background(), tagged.Header.Get(requestKeyHeader))
 		defer leave()

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"net/http"
 	"sync"
 )
@@ -30,6 +31,7 @@ type requestCalls struct {
 
 type requestEntry struct {
 	caller  requestCaller                    // who sent the request, and its id
+	rawID   json.RawMessage                  // the request's id as the client sent it
 	gone    bool                             // the request ended, or was cancelled
 	revoked bool                             // cancelled by the client's notifications/cancelled
 	cancels map[*context.CancelFunc]struct{} // the calls running under it
@@ -42,13 +44,14 @@ type requestCaller struct {
 	session, user, host, id string
 }
 
-// begin tags r, a request of caller, and returns the tagged request and
+// begin tags r, a request of caller with the JSON-RPC id id (as sent),
+// and returns the tagged request and
 // the function to call when it has been served. Calls joined to the tag
 // are cancelled when r's context ends first (the client went away), or
 // by cancel.
-func (rc *requestCalls) begin(r *http.Request, caller requestCaller) (*http.Request, func()) {
+func (rc *requestCalls) begin(r *http.Request, caller requestCaller, id json.RawMessage) (*http.Request, func()) {
 	key := rand.Text()
-	e := &requestEntry{caller: caller, cancels: map[*context.CancelFunc]struct{}{}}
+	e := &requestEntry{caller: caller, rawID: id, cancels: map[*context.CancelFunc]struct{}{}}
 	rc.mu.Lock()
 	if rc.m == nil {
 		rc.m = map[string]*requestEntry{}
@@ -93,6 +96,20 @@ func (rc *requestCalls) cancel(caller requestCaller) int {
 		}
 	}
 	return n
+}
+
+// id returns the JSON-RPC id, as the client sent it, of the request
+// tagged key (nil for an unknown key).
+func (rc *requestCalls) id(key string) json.RawMessage {
+	if key == "" {
+		return nil
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if e := rc.m[key]; e != nil {
+		return e.rawID
+	}
+	return nil
 }
 
 // revoked reports whether the client cancelled the request tagged key.

@@ -455,7 +455,7 @@ func (tr *taskRequest) call(ctx context.Context) {
 	if cs != nil {
 		defer cs.end()
 	}
-	cc := &clientCall{ss: tr.ss, stream: cs, level: tr.g.callerLevel(tr.gw, p.Meta, tr.ss)}
+	cc := &clientCall{ss: tr.ss, stream: cs, level: tr.g.callerLevel(tr.gw, p.Meta, tr.ss), requestID: tr.m.ID}
 	if !ok {
 		// As for any call of a name the view does not list (unlisted.go).
 		server, tool, err := vs.resolveUnlisted(p.Name)
@@ -468,6 +468,7 @@ func (tr *taskRequest) call(ctx context.Context) {
 	}
 	creq := vs.request(te.server, te.name, p.Arguments, p.Meta, user, session)
 	creq.Task = p.Task
+	creq.RequestID = tr.m.ID
 	ctx, span := telemetry.StartServer(ctx, telemetry.Request{Method: tr.m.method, Target: p.Name, Meta: p.Meta, Header: tr.header, Session: tr.sid, RequestID: string(tr.m.ID)})
 	res, err := vs.runTask(ctx, cc, te, creq, user, session)
 	span.EndTool(nil, err)

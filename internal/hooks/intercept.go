@@ -64,7 +64,7 @@ func (e *Engine) Before(ctx context.Context, req *toolcall.Request) (map[string]
 	merge(&rep, outcomes, req.Arguments)
 	if rep.Blocked {
 		err := denied(rep.BlockedBy, rep.Reason)
-		e.audit.Record(audit.Event{Event: audit.CallDenied, Outcome: audit.Denied, Actor: audit.Actor{User: req.Identity, Via: string(req.Source), Session: req.SessionID}, Target: audit.Target{Server: req.Server, Tool: req.Tool}, Reason: err.Error(), CallID: req.ID})
+		e.audit.Record(audit.Event{Event: audit.CallDenied, Outcome: audit.Denied, Actor: audit.Actor{User: req.Identity, Via: string(req.Source), Session: req.SessionID}, Target: audit.Target{Server: req.Server, Tool: req.Tool}, Reason: err.Error(), CallID: req.ID, RequestID: req.RequestID})
 		return nil, err
 	}
 	return rep.Arguments, nil

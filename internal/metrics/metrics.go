@@ -154,6 +154,10 @@ func New(opts Options) *Metrics {
 	return m
 }
 
+// Gatherer returns the registry /metrics serves, for exporting the same
+// metrics elsewhere (over OTLP).
+func (m *Metrics) Gatherer() prometheus.Gatherer { return m.reg }
+
 // Handler returns the /metrics endpoint: every metric in the Prometheus
 // text (or protobuf) exposition format. A collector that fails leaves its
 // metrics out of the scrape rather than failing it; the error is logged.

@@ -72,6 +72,10 @@ type Request struct {
 	Identity string
 	// SessionID is the caller's session, when known.
 	SessionID string
+	// RequestID is the id of the client's JSON-RPC request that made the
+	// call, as the client sent it (gateway calls that have one), for the
+	// audit trail; nil otherwise.
+	RequestID json.RawMessage
 	// Timeout overrides the server's request timeout; it must lie within
 	// 1 s and 5 min.
 	Timeout time.Duration

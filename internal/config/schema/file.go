@@ -396,6 +396,17 @@ type Telemetry struct {
 	ServiceName *string `json:"service_name,omitempty"`
 	// The share of new traces recorded, from 0 to 1; a trace a client started follows the client's decision. Default OTEL_TRACES_SAMPLER, else 1.
 	SampleRatio *float64 `json:"sample_ratio,omitempty" jsonschema:"minimum=0,maximum=1" jsonschema_extras:"x-fix=write a number from 0 (no new traces) to 1 (every trace)"`
+	// Also send the metrics of /metrics over OTLP, to the same receiver (endpoint, protocol, headers).
+	Metrics *TelemetryMetrics `json:"metrics,omitempty"`
+}
+
+// TelemetryMetrics sends the Prometheus metrics over OTLP as well
+// (docs/observability.md). Off unless enabled or the environment asks.
+type TelemetryMetrics struct {
+	// Send metrics over OTLP; off by default, on when OTEL_METRICS_EXPORTER=otlp or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is set and this key is absent.
+	Enabled *bool `json:"enabled,omitempty" jsonschema:"default=false"`
+	// How often the metrics are sent. Default OTEL_METRIC_EXPORT_INTERVAL (milliseconds), else 60s.
+	Interval *Duration `json:"interval,omitempty" jsonschema_extras:"default=60s,minDuration=100ms,maxDuration=24h"`
 }
 
 // Audit writes the audit trail: one JSON line per security-relevant event
