@@ -92,7 +92,7 @@ func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
 		KeepAlive: 0,
 	})
 	vs.srv.AddReceivingMiddleware(g.sessionMiddleware, vs.setLevelMiddleware, vs.unlistedMiddleware, vs.asServerMiddleware)
-	vs.srv.AddSendingMiddleware(fastSending)
+	vs.srv.AddSendingMiddleware(fastSending, notifyAsSending)
 	vs.srv.AddReceivingMiddleware(telemetry.ServerMiddleware) // outermost: its span covers the rest
 	return vs
 }

@@ -50,7 +50,7 @@ func serveStateful() {
 		once.Do(func() { close(asked) })
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "testserver-stateful", Version: "1"}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}},
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}},
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			ssLock.Lock()
 			sess = req.Session
@@ -110,6 +110,14 @@ func serveStateful() {
 				_ = ss.Log(context.Background(), &mcp.LoggingMessageParams{Level: "info", Data: fmt.Sprintf("background pid=%d", os.Getpid())})
 			}()
 			return text("scheduled"), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "Adds the tool grown to this session's server (which tells its client tools/list_changed)."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			mcp.AddTool(s, &mcp.Tool{Name: "grown", Description: "Added by grow."},
+				func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+					return text(fmt.Sprintf("grown pid=%d", os.Getpid())), nil, nil
+				})
+			return text("grew"), nil, nil
 		})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Printf("stateful: %v", err)

@@ -166,14 +166,21 @@ func (o *ownedSessions) open(ctx context.Context, e *ownedSession) {
 		return
 	}
 	o.s.logger.Info("owned upstream session opened", logKeySessionMode, string(e.key.Mode))
-	<-c.Done()
-	// Closed by end or closeAll, or ended by the server: forget it either
-	// way, so that the next request opens a new one.
+	o.watch(c)
+	// Closed by end or closeAll, or ended by the server (or found dead by
+	// a ping): forget it either way, so that the next request opens a
+	// new one.
 	o.mu.Lock()
-	if o.m[e.key] == e {
+	died := o.m[e.key] == e
+	if died {
 		delete(o.m, e.key)
 	}
 	o.mu.Unlock()
+	if died {
+		// Its owner's lists were this session's: the next one's may
+		// differ. Told before the close, which waits for a hung child.
+		o.notify(e.key, listChangedMethods...)
+	}
 	_ = c.Close()
 	o.s.logger.Info("owned upstream session closed", logKeySessionMode, string(e.key.Mode))
 }
@@ -183,16 +190,20 @@ const logKeySessionMode = "session_mode"
 
 // dialOptions are the supervisor's dial options for an owned session: the
 // same launch, connection and sign-in, with the session's key in the
-// context of every request and log message its server sends. List
-// changes are the shared session's to report (the catalog is one per
-// server); a per-session resources/updated has no client to go to (the
-// upstream subscription is the shared session's).
+// context of every request and log message its server sends. Its own
+// list changes go to its owner alone (OnSessionNotify); the catalog is
+// the shared session's. A per-session resources/updated has no client to
+// go to (the upstream subscription is the shared session's).
 func (o *ownedSessions) dialOptions(key SessionKey) DialOptions {
 	d := o.s.opts.Dial
 	d.Transport = nil // one dial only: the shared session's
 	tag := func(ctx context.Context) context.Context { return context.WithValue(ctx, sessionKeyKey{}, key) }
 	ev := d.Events
-	d.Events = Events{}
+	d.Events = Events{
+		ToolsChanged:     func() { o.notify(key, methodToolsChanged) },
+		PromptsChanged:   func() { o.notify(key, methodPromptsChanged) },
+		ResourcesChanged: func() { o.notify(key, methodResourcesChanged) },
+	}
 	if f := ev.Log; f != nil {
 		d.Events.Log = func(ctx context.Context, p *mcp.LoggingMessageParams) { f(tag(ctx), p) }
 	}

@@ -30,6 +30,9 @@ type SupervisorOptions struct {
 	// OnSessionOpen is called with every owned session once it is
 	// connected, before any request uses it (see PoolOptions).
 	OnSessionOpen func(SessionKey, *Client)
+	// OnSessionNotify receives what an owned session tells its owner
+	// alone (see PoolOptions).
+	OnSessionNotify func(server string, key SessionKey, method string)
 	// Once makes one connection attempt and no reconnects, and records no
 	// failures in the store: the mode of one-shot CLI commands.
 	Once bool
