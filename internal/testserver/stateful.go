@@ -4,6 +4,7 @@ package testserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log"
 	"os"
@@ -110,6 +111,32 @@ func serveStateful() {
 				_ = ss.Log(context.Background(), &mcp.LoggingMessageParams{Level: "info", Data: fmt.Sprintf("background pid=%d", os.Getpid())})
 			}()
 			return text("scheduled"), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "caps", Description: "Returns the capabilities its client declared, as JSON."},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			// As the client sent them: the SDK's ClientCapabilities writes
+			// "roots" whether or not the client declared it.
+			caps, out := req.Session.InitializeParams().Capabilities, map[string]any{}
+			if caps.RootsV2 != nil {
+				out["roots"] = caps.RootsV2
+			}
+			if caps.Sampling != nil {
+				out["sampling"] = caps.Sampling
+			}
+			if caps.Elicitation != nil {
+				out["elicitation"] = caps.Elicitation
+			}
+			if caps.Experimental != nil {
+				out["experimental"] = caps.Experimental
+			}
+			if caps.Extensions != nil {
+				out["extensions"] = caps.Extensions
+			}
+			b, err := json.Marshal(out)
+			if err != nil {
+				return nil, nil, err
+			}
+			return text(string(b)), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "Adds the tool grown to this session's server (which tells its client tools/list_changed)."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {

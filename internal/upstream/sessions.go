@@ -36,6 +36,10 @@ type Owner struct {
 	Session string
 	// User is the caller's user.
 	User string
+	// Capabilities are what the gateway client session declared at its
+	// initialize (nil when unknown): a per_client session declares the
+	// same upstream (ownedcaps.go).
+	Capabilities *mcp.ClientCapabilities
 }
 
 type ownerKey struct{}
@@ -150,7 +154,11 @@ func (o *ownedSessions) open(ctx context.Context, e *ownedSession) {
 	if id, ok := IdentityFrom(ctx); ok {
 		dctx = WithIdentity(dctx, id)
 	}
-	c, err := Dial(dctx, o.s.opts.Server, o.dialOptions(e.key))
+	d := o.dialOptions(e.key)
+	if ow, ok := OwnerFrom(ctx); ok && e.key.Mode == config.SessionPerClient {
+		d.Requests = d.Requests.declaring(ow.Capabilities, len(o.s.opts.Server.Roots) > 0)
+	}
+	c, err := Dial(dctx, o.s.opts.Server, d)
 	if err == nil && o.s.opts.OnSessionOpen != nil {
 		o.s.opts.OnSessionOpen(e.key, c)
 	}
