@@ -138,3 +138,46 @@ func TestPerClientDeadSessionIsReopened(t *testing.T) {
 	}
 	waitFor(t, fmt.Sprintf("the hung child (pid %d) to be reaped", pid2), func() bool { return processGone(pid2) })
 }
+
+// orderedToolNames returns the names tools/list gives, in its order.
+func orderedToolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	var out []string
+	for _, tl := range res.Tools {
+		out = append(out, tl.Name)
+	}
+	return out
+}
+
+// TestPerClientListsAreTheSessionsOwn: a client whose per_client session
+// added a tool (and said so) lists it and can call it, checked against
+// its own session's definition; another client neither lists nor calls
+// it, as with its own connection to the server.
+func TestPerClientListsAreTheSessionsOwn(t *testing.T) {
+	r := start(t, testConfig(statefulServer(t, config.SessionPerClient, 4)))
+	a := r.connectListening(t, "/mcp", nil)
+	b := r.connectListening(t, "/mcp", nil)
+	waitTools(t, a.cs, "st's tools", has("st__count", "st__grow"))
+	_, pidA := countOf(t, a.cs)
+	if res := call(t, a.cs, "st__grow", map[string]any{}); res.IsError {
+		t.Fatalf("st__grow: %s", textOf(res))
+	}
+	a.waitChanged(t, "a, whose upstream session added a tool")
+	waitTools(t, a.cs, "a's own st__grown", has("st__grown"))
+	if got, want := textOf(call(t, a.cs, "st__grown", map[string]any{})), fmt.Sprintf("grown pid=%d", pidA); got != want {
+		t.Errorf("a's st__grown answered %q, want %q", got, want)
+	}
+	if res := call(t, a.cs, "st__grown", map[string]any{"extra": 1}); errorType(t, res) != "validation_error" {
+		t.Errorf("a's st__grown with an argument its schema forbids: %s, want a validation_error", textOf(res))
+	}
+	if names := toolNames(t, b.cs); !lacks("st__grown")(names) {
+		t.Errorf("b lists %v, with a's st__grown", names)
+	}
+	if _, err := b.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "st__grown", Arguments: map[string]any{}}); err == nil {
+		t.Error("b called a's st__grown, want an unknown tool error")
+	}
+}

@@ -72,6 +72,7 @@ func (vs *viewServer) invoke(ctx context.Context, cc *clientCall, e toolEntry, a
 func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, args json.RawMessage, reqMeta mcp.Meta, user, session string, notify func(toolcall.Progress)) (*toolcall.Result, error) {
 	creq := vs.request(e.server, e.name, args, reqMeta, user, session)
 	creq.OnProgress = notify
+	creq.Def = e.own
 	cc.vs, cc.server = vs, e.server
 	ctx = vs.g.withOwner(ctx, vs, cc.ss, user)
 	ctx = context.WithValue(ctx, callerKey{}, cc)

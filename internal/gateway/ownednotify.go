@@ -72,6 +72,7 @@ func (g *Gateway) SessionNotify(server string, key upstream.SessionKey, method s
 	if !ok {
 		return
 	}
+	g.ownLists.invalidate(server, key, method)
 	owners := g.owners.sessions(key)
 	if len(owners) == 0 {
 		return

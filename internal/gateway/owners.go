@@ -157,6 +157,7 @@ func (g *Gateway) sessionEnded(ss *mcp.ServerSession) {
 	if !ok {
 		return
 	}
+	g.ownLists.drop(key)
 	if s, ok := g.ups.(sessionUpstreams); ok {
 		s.EndSession(key)
 	}
