@@ -4,6 +4,7 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -106,6 +107,72 @@ func TestPrefixNeverPerClientListsAsTheServer(t *testing.T) {
 			}
 			if slices.IsSorted(want.Tools) {
 				t.Errorf("server-everything lists its tools sorted by name (%v): the test cannot tell its order from the SDK's", want.Tools)
+			}
+		})
+	}
+}
+
+// tokenServer is a go-sdk server whose tool "token" reports progress
+// once and answers with the progress token it was sent.
+func tokenServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "tokens", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "token", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			tok := req.Params.GetProgressToken()
+			if tok != nil {
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Total: 2})
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%T %v", tok, tok)}}}, nil
+		})
+	return s
+}
+
+// TestPrefixNeverPerClientProgressToken: on its own upstream session
+// (per_client) a client's progress token reaches the server as the client
+// sent it — a string, or a number — and the server's progress comes back
+// under it, as directly.
+func TestPrefixNeverPerClientProgressToken(t *testing.T) {
+	url := serveHTTP(t, tokenServer(), nil)
+	srv := httpUpstream("tk", url)
+	srv.Session = config.SessionPerClient
+	cfg := testConfig(srv)
+	cfg.Gateway.Views = []config.View{{Name: "tk", Servers: []string{"tk"}, Prefix: config.PrefixNever}}
+	for _, fast := range []bool{true, false} {
+		t.Run(fmt.Sprintf("fast_path %v", fast), func(t *testing.T) {
+			cfg := *cfg
+			cfg.Gateway.DisableFastPath = !fast
+			r := start(t, &cfg)
+			progress := make(chan any, 8)
+			opts := &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+				progress <- req.Params.ProgressToken
+			}}
+			direct := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, opts)
+			dcs, err := direct.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { dcs.Close() })
+			through := r.connectListening(t, "/mcp/tk", opts)
+			waitTools(t, through.cs, "tk's tools", has("token"))
+			for _, tok := range []any{"client-7", 7} {
+				answer := func(cs *mcp.ClientSession) (string, any) {
+					res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "token", Arguments: map[string]any{}, Meta: mcp.Meta{"progressToken": tok}})
+					if err != nil {
+						t.Fatalf("calling token: %v", err)
+					}
+					select {
+					case got := <-progress:
+						return textOf(res), got
+					case <-time.After(20 * time.Second):
+						t.Fatal("no progress")
+					}
+					return "", nil
+				}
+				wantText, wantTok := answer(dcs)
+				gotText, gotTok := answer(through.cs)
+				if gotText != wantText || fmt.Sprint(gotTok) != fmt.Sprint(wantTok) {
+					t.Errorf("token %v: the server saw %q and the client got progress for %v through the gateway; directly %q and %v", tok, gotText, gotTok, wantText, wantTok)
+				}
 			}
 		})
 	}

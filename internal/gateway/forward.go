@@ -83,6 +83,10 @@ func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, arg
 		ctx = upstream.WithLogLevel(ctx, cc.level)
 	}
 	ctx = upstream.WithIdentity(ctx, upstream.Identity{User: user, Session: session})
+	if tok, ok := reqMeta["progressToken"]; ok && notify != nil && vs.g.perClient(e.server) && cc.ss != nil {
+		// Its own session: the server sees the client's token.
+		ctx = upstream.WithProgressToken(ctx, tok)
+	}
 	res, err := vs.g.eng.Call(ctx, creq)
 	if err != nil || res == nil {
 		return res, err

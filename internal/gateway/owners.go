@@ -265,3 +265,17 @@ func (vs *viewServer) setOwnedLevels(ctx context.Context, ss *mcp.ServerSession)
 		}
 	}
 }
+
+// perClient reports whether server's requests from a gateway client
+// session go to an upstream session of that client's alone.
+func (g *Gateway) perClient(server string) bool {
+	if g.config().Gateway.Stateless {
+		return false
+	}
+	for _, s := range g.config().Servers {
+		if s.Name == server {
+			return s.Session == config.SessionPerClient
+		}
+	}
+	return false
+}
