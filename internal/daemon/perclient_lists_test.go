@@ -181,3 +181,43 @@ func TestPerClientListsAreTheSessionsOwn(t *testing.T) {
 		t.Error("b called a's st__grown, want an unknown tool error")
 	}
 }
+
+// TestPerClientSubscriptionsAreTheSessionsOwn: with per_client a client's
+// resources/subscribe goes to its own upstream session, and what that
+// session's server updates reaches that client — not another client
+// subscribed to the same URI on its own session, whose server changed
+// nothing.
+func TestPerClientSubscriptionsAreTheSessionsOwn(t *testing.T) {
+	r := start(t, testConfig(statefulServer(t, config.SessionPerClient, 4)))
+	updated := func(ch chan string) *mcp.ClientOptions {
+		return &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			ch <- req.Params.URI
+		}}
+	}
+	aUpdates, bUpdates := make(chan string, 8), make(chan string, 8)
+	a := r.connectListening(t, "/mcp", updated(aUpdates))
+	b := r.connectListening(t, "/mcp", updated(bUpdates))
+	waitTools(t, a.cs, "st's tools", has("st__touch"))
+	for _, c := range []*listClient{a, b} {
+		if err := c.cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: "state://count"}); err != nil {
+			t.Fatalf("subscribing: %v", err)
+		}
+	}
+	call(t, a.cs, "st__touch", map[string]any{})
+	select {
+	case uri := <-aUpdates:
+		if uri != "state://count" {
+			t.Errorf("a got resources/updated for %q, want state://count", uri)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a got no resources/updated from its own upstream session")
+	}
+	// b's own session changed nothing; a round trip on b passes anything
+	// sent to it at the same time.
+	countOf(t, b.cs)
+	select {
+	case uri := <-bUpdates:
+		t.Errorf("b got resources/updated for %q, which only a's upstream session sent", uri)
+	default:
+	}
+}

@@ -61,15 +61,20 @@ var listChangedParams = map[string]func() mcp.Params{
 // its own list changes.
 const notifyWait = 10 * time.Second
 
-// SessionNotify sends an owned upstream session's notification (method,
-// one of its list changes, or all three when it died) to the client
-// sessions it belongs to, and to no other: the one client session
-// (per_client), or its user's that used it (per_user). Lists that
-// client's session serves from its own upstream session are listed anew.
-// It does not block.
-func (g *Gateway) SessionNotify(server string, key upstream.SessionKey, method string) {
-	params, ok := listChangedParams[method]
-	if !ok {
+// SessionNotify sends an owned upstream session's notification to the
+// client sessions it belongs to, and to no other: the one client session
+// (per_client), or its user's that used it (per_user). method is one of
+// its list changes (or all three, one by one, when it died), whose lists
+// that client's session then fetches anew, or a resources/updated of a
+// resource its client subscribed to on it (params, with the URI as the
+// client's view shows it). It does not block.
+func (g *Gateway) SessionNotify(server string, key upstream.SessionKey, method string, params mcp.Params) {
+	var update *mcp.ResourceUpdatedNotificationParams
+	if method == "notifications/resources/updated" {
+		if update, _ = params.(*mcp.ResourceUpdatedNotificationParams); update == nil {
+			return
+		}
+	} else if _, ok := listChangedParams[method]; !ok {
 		return
 	}
 	g.ownLists.invalidate(server, key, method)
@@ -84,13 +89,21 @@ func (g *Gateway) SessionNotify(server string, key upstream.SessionKey, method s
 		defer cancel()
 		for _, ow := range owners {
 			if ip := ow.ss.InitializeParams(); ip != nil && ip.ProtocolVersion >= protocolPerRequest {
-				// A client of protocol 2026-07-28 gets list changes only on
-				// a subscriptions/listen stream, which the SDK keeps to
+				// A client of protocol 2026-07-28 gets these only on a
+				// subscriptions/listen stream, which the SDK keeps to
 				// itself: it is not told (see docs/gateway.md).
 				continue
 			}
-			if err := notifyOne(ctx, ow.ss, method, params()); err != nil {
-				g.logger.Debug("forwarding an owned session's list change failed", logKeyServer, server, logKeyMethod, method, logKeyErr, err)
+			var p mcp.Params
+			if update != nil {
+				u := *update
+				u.URI = ow.vs.ownResourceURI(server, update.URI)
+				p = &u
+			} else {
+				p = listChangedParams[method]()
+			}
+			if err := notifyOne(ctx, ow.ss, method, p); err != nil {
+				g.logger.Debug("forwarding an owned session's notification failed", logKeyServer, server, logKeyMethod, method, logKeyErr, err)
 			}
 		}
 	}()

@@ -51,7 +51,10 @@ func serveStateful() {
 		once.Do(func() { close(asked) })
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "testserver-stateful", Version: "1"}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}},
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{},
+			Resources: &mcp.ResourceCapabilities{Subscribe: true}},
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			ssLock.Lock()
 			sess = req.Session
@@ -137,6 +140,19 @@ func serveStateful() {
 				return nil, nil, err
 			}
 			return text(string(b)), nil, nil
+		})
+	s.AddResource(&mcp.Resource{URI: "state://count", Name: "count", MIMEType: "text/plain"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: fmt.Sprintf("count=%d pid=%d", count, os.Getpid())}}}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "touch", Description: "Tells this session's subscribers that state://count was updated."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			if err := s.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "state://count"}); err != nil {
+				return nil, nil, err
+			}
+			return text("touched"), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "Adds the tool grown to this session's server (which tells its client tools/list_changed)."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {

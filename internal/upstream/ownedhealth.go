@@ -3,6 +3,8 @@ package upstream
 import (
 	"context"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // What an owned session tells its owner alone (PoolOptions.OnSessionNotify).
@@ -11,6 +13,10 @@ const (
 	methodPromptsChanged   = "notifications/prompts/list_changed"
 	methodResourcesChanged = "notifications/resources/list_changed"
 )
+
+// methodResourceUpdated is an owned session's update of a resource its
+// owner subscribed to on it.
+const methodResourceUpdated = "notifications/resources/updated"
 
 // listChangedMethods are the list changes an owner is told of when its
 // session died: whatever the next session lists is new to it.
@@ -23,7 +29,7 @@ func (o *ownedSessions) notify(key SessionKey, methods ...string) {
 		return
 	}
 	for _, m := range methods {
-		f(o.s.Name(), key, m)
+		f(o.s.Name(), key, m, nil)
 	}
 }
 
@@ -59,5 +65,13 @@ func (o *ownedSessions) watch(c *Client) {
 			o.s.logger.Warn("an owned upstream session failed its ping; closing it", logKeyErr, err)
 			return
 		}
+	}
+}
+
+// notifyUpdated hands the owner of key's session its server's
+// resources/updated of uri.
+func (o *ownedSessions) notifyUpdated(key SessionKey, uri string) {
+	if f := o.s.opts.OnSessionNotify; f != nil {
+		f(o.s.Name(), key, methodResourceUpdated, &mcp.ResourceUpdatedNotificationParams{URI: uri})
 	}
 }

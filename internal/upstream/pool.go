@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/oauth"
@@ -38,11 +40,12 @@ type PoolOptions struct {
 	OnSessionOpen func(SessionKey, *Client)
 	// OnSessionNotify is called with a notification an owned session's
 	// owner alone is to get: the session's own
-	// notifications/tools|prompts|resources/list_changed, and the three
-	// of them when the session died (its server exited or stopped
-	// answering pings) and the next request opens a new one. It must not
-	// block.
-	OnSessionNotify func(server string, key SessionKey, method string)
+	// notifications/tools|prompts|resources/list_changed (params nil), the
+	// three of them when the session died (its server exited or stopped
+	// answering pings) and the next request opens a new one, and its
+	// notifications/resources/updated (*mcp.ResourceUpdatedNotificationParams)
+	// for what its owner subscribed to on it. It must not block.
+	OnSessionNotify func(server string, key SessionKey, method string, params mcp.Params)
 	// Events returns the notification sinks for a server; nil for none.
 	Events func(server string) Events
 	// DialOptions adjusts the dial options of a server (tests, in-process

@@ -199,9 +199,8 @@ const logKeySessionMode = "session_mode"
 // dialOptions are the supervisor's dial options for an owned session: the
 // same launch, connection and sign-in, with the session's key in the
 // context of every request and log message its server sends. Its own
-// list changes go to its owner alone (OnSessionNotify); the catalog is
-// the shared session's. A per-session resources/updated has no client to
-// go to (the upstream subscription is the shared session's).
+// list changes and resource updates go to its owner alone
+// (OnSessionNotify); the catalog is the shared session's.
 func (o *ownedSessions) dialOptions(key SessionKey) DialOptions {
 	d := o.s.opts.Dial
 	d.Transport = nil // one dial only: the shared session's
@@ -211,6 +210,7 @@ func (o *ownedSessions) dialOptions(key SessionKey) DialOptions {
 		ToolsChanged:     func() { o.notify(key, methodToolsChanged) },
 		PromptsChanged:   func() { o.notify(key, methodPromptsChanged) },
 		ResourcesChanged: func() { o.notify(key, methodResourcesChanged) },
+		ResourceUpdated:  func(uri string) { o.notifyUpdated(key, uri) },
 	}
 	if f := ev.Log; f != nil {
 		d.Events.Log = func(ctx context.Context, p *mcp.LoggingMessageParams) { f(tag(ctx), p) }
