@@ -22,7 +22,7 @@ type listClient struct {
 
 // connectListening opens a client session on path (/mcp, /mcp/view) with
 // opts (nil for none); the client's ToolListChangedHandler is the test's.
-func (r *running) connectListening(t *testing.T, path string, opts *mcp.ClientOptions, roots ...string) *listClient {
+func (r *running) connectListening(t *testing.T, path string, opts *mcp.ClientOptions) *listClient {
 	t.Helper()
 	lc := &listClient{changed: make(chan struct{}, 16)}
 	o := mcp.ClientOptions{}
@@ -36,9 +36,6 @@ func (r *running) connectListening(t *testing.T, path string, opts *mcp.ClientOp
 		}
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "list-client", Version: "1"}, &o)
-	for _, u := range roots {
-		c.AddRoots(&mcp.Root{URI: u})
-	}
 	tr := &mcp.StreamableClientTransport{Endpoint: r.url + path, MaxRetries: -1, HTTPClient: &http.Client{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -137,20 +134,6 @@ func TestPerClientDeadSessionIsReopened(t *testing.T) {
 		t.Errorf("after the hang a counted %d in process %d (the hung one was %d), want 1 in a new process", n, pid3, pid2)
 	}
 	waitFor(t, fmt.Sprintf("the hung child (pid %d) to be reaped", pid2), func() bool { return processGone(pid2) })
-}
-
-// orderedToolNames returns the names tools/list gives, in its order.
-func orderedToolNames(t *testing.T, cs *mcp.ClientSession) []string {
-	t.Helper()
-	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatalf("tools/list: %v", err)
-	}
-	var out []string
-	for _, tl := range res.Tools {
-		out = append(out, tl.Name)
-	}
-	return out
 }
 
 // TestPerClientListsAreTheSessionsOwn: a client whose per_client session
