@@ -148,6 +148,9 @@ func New(opts Options) (_ *Daemon, err error) {
 			d.gw.Notify()
 		},
 		OnSessionOpen: func(k upstream.SessionKey, c *upstream.Client) { d.gw.SessionOpened(k, c) },
+		OnSessionNotify: func(server string, k upstream.SessionKey, method string, params mcp.Params) {
+			d.gw.SessionNotify(server, k, method, params)
+		},
 		// The pool may ask for these before the gateway exists: they
 		// reach it through d when they run.
 		Events: func(server string) upstream.Events {

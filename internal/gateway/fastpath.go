@@ -126,6 +126,9 @@ func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, m *message
 	vs.mu.Lock()
 	e, ok := vs.tools[p.Name]
 	vs.mu.Unlock()
+	if oe, own := vs.ownTool(ss, p.Name); own {
+		e, ok = oe, true // as the client's own upstream session listed it
+	}
 	if !ok {
 		return false // the SDK's path says why (unlisted.go)
 	}

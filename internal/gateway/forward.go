@@ -76,6 +76,7 @@ func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, arg
 	creq := vs.request(e.server, e.name, args, reqMeta, user, session)
 	creq.OnProgress = notify
 	creq.RequestID = cc.requestID
+	creq.Def = e.own
 	cc.vs, cc.server = vs, e.server
 	ctx = vs.g.withOwner(ctx, vs, cc.ss, user)
 	ctx = context.WithValue(ctx, callerKey{}, cc)
@@ -86,6 +87,10 @@ func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, arg
 		ctx = upstream.WithLogLevel(ctx, cc.level)
 	}
 	ctx = upstream.WithIdentity(ctx, upstream.Identity{User: user, Session: session})
+	if tok, ok := reqMeta["progressToken"]; ok && notify != nil && vs.g.perClient(e.server) && cc.ss != nil {
+		// Its own session: the server sees the client's token.
+		ctx = upstream.WithProgressToken(ctx, tok)
+	}
 	res, err := vs.g.eng.Call(ctx, creq)
 	if err != nil || res == nil {
 		return res, err
@@ -406,8 +411,14 @@ func (vs *viewServer) complete(ctx context.Context, req *mcp.CompleteRequest) (*
 func (vs *viewServer) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	e, ok := vs.routeURI(req.Params.URI)
 	if !ok {
+		e, ok = vs.ownResource(req.Session, req.Params.URI)
+	}
+	if !ok {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 			Message: fmt.Sprintf("no resource %q in this view: subscribe to a URI from resources/list, or one a template from resources/templates/list matches", req.Params.URI)}
+	}
+	if vs.g.perClient(e.server) && req.Session != nil {
+		return vs.ownSubscription(ctx, req.Extra, req.Params.Meta, req.Session, e, true)
 	}
 	return vs.g.subs.change(ctx, vs.g, e.server, e.uri, +1)
 }
@@ -416,9 +427,40 @@ func (vs *viewServer) subscribe(ctx context.Context, req *mcp.SubscribeRequest) 
 func (vs *viewServer) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 	e, ok := vs.routeURI(req.Params.URI)
 	if !ok {
+		e, ok = vs.ownResource(req.Session, req.Params.URI)
+	}
+	if !ok {
 		return nil
 	}
+	if vs.g.perClient(e.server) && req.Session != nil {
+		return vs.ownSubscription(ctx, req.Extra, req.Params.Meta, req.Session, e, false)
+	}
 	return vs.g.subs.change(ctx, vs.g, e.server, e.uri, -1)
+}
+
+// ownSubscription subscribes (or unsubscribes) client session ss to
+// resource e on its own upstream session (session: per_client), as the
+// client would on its own connection; the session's resources/updated
+// reach that client alone (SessionNotify).
+func (vs *viewServer) ownSubscription(ctx context.Context, extra *mcp.RequestExtra, meta mcp.Meta, ss *mcp.ServerSession, e resourceEntry, on bool) error {
+	c, err := vs.g.upstreamFor(vs.owned(ctx, extra, meta, ss), e.server)
+	if err != nil {
+		return upstreamError(e.server, err)
+	}
+	if c.Capabilities().Resources == nil || !c.Capabilities().Resources.Subscribe {
+		return nil // nothing to subscribe to; updates never come
+	}
+	if on {
+		err = c.Session().Subscribe(ctx, &mcp.SubscribeParams{URI: e.uri})
+		vs.g.forwarded("resources/subscribe", err)
+	} else {
+		err = c.Session().Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: e.uri})
+		vs.g.forwarded("resources/unsubscribe", err)
+	}
+	if err != nil {
+		return upstreamError(e.server, err)
+	}
+	return nil
 }
 
 // setLevelMiddleware forwards logging/setLevel to the view's upstreams

@@ -92,11 +92,12 @@ type Gateway struct {
 
 	wake chan struct{} // a sync is wanted
 
-	calls  callRegistry  // client calls in progress, per upstream (calls.go)
-	levels sessionLevels // log levels client sessions set
-	owners owners        // client sessions with upstream sessions of their own (owners.go)
-	subs   subscriptions
-	sess   sessionRegistry // client sessions of the HTTP endpoints (sessions.go)
+	calls    callRegistry  // client calls in progress, per upstream (calls.go)
+	levels   sessionLevels // log levels client sessions set
+	owners   owners        // client sessions with upstream sessions of their own (owners.go)
+	ownLists ownLists      // lists of owned upstream sessions, for their clients (ownlists.go)
+	subs     subscriptions
+	sess     sessionRegistry // client sessions of the HTTP endpoints (sessions.go)
 	// fastCalls holds the cancel function of each fast-path call in
 	// flight, by session id and JSON-RPC id.
 	fastCalls sync.Map

@@ -133,7 +133,11 @@ func (g *Gateway) withOwner(ctx context.Context, vs *viewServer, ss *mcp.ServerS
 	if ss == nil || g.config().Gateway.Stateless {
 		return ctx
 	}
-	return upstream.WithOwner(ctx, upstream.Owner{Session: g.owners.of(ss, vs, user), User: user})
+	o := upstream.Owner{Session: g.owners.of(ss, vs, user), User: user}
+	if ip := ss.InitializeParams(); ip != nil {
+		o.Capabilities = ip.Capabilities
+	}
+	return upstream.WithOwner(ctx, o)
 }
 
 // upstreamFor returns the connection a request made with ctx uses on
@@ -153,6 +157,7 @@ func (g *Gateway) sessionEnded(ss *mcp.ServerSession) {
 	if !ok {
 		return
 	}
+	g.ownLists.drop(key)
 	if s, ok := g.ups.(sessionUpstreams); ok {
 		s.EndSession(key)
 	}
@@ -259,4 +264,18 @@ func (vs *viewServer) setOwnedLevels(ctx context.Context, ss *mcp.ServerSession)
 			vs.g.logger.Debug("forwarding the logging level failed", logKeyServer, o.c.Server().Name, logKeyErr, err)
 		}
 	}
+}
+
+// perClient reports whether server's requests from a gateway client
+// session go to an upstream session of that client's alone.
+func (g *Gateway) perClient(server string) bool {
+	if g.config().Gateway.Stateless {
+		return false
+	}
+	for _, s := range g.config().Servers {
+		if s.Name == server {
+			return s.Session == config.SessionPerClient
+		}
+	}
+	return false
 }

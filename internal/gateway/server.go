@@ -39,6 +39,9 @@ type toolEntry struct {
 	server, name string
 	def          *mcp.Tool // as registered (renamed, described)
 	src          *mcp.Tool // the catalog's definition it came from
+	// own is the definition a client's own upstream session listed, for
+	// a call resolved through its own lists (ownlists.go); nil otherwise.
+	own *catalog.Tool
 }
 
 type promptEntry struct {
@@ -91,8 +94,8 @@ func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
 		},
 		KeepAlive: 0,
 	})
-	vs.srv.AddReceivingMiddleware(g.sessionMiddleware, vs.setLevelMiddleware, vs.unlistedMiddleware, vs.asServerMiddleware)
-	vs.srv.AddSendingMiddleware(fastSending)
+	vs.srv.AddReceivingMiddleware(g.sessionMiddleware, vs.setLevelMiddleware, vs.ownListsMiddleware, vs.unlistedMiddleware, vs.asServerMiddleware)
+	vs.srv.AddSendingMiddleware(fastSending, notifyAsSending)
 	vs.srv.AddReceivingMiddleware(telemetry.ServerMiddleware) // outermost: its span covers the rest
 	return vs
 }

@@ -4,6 +4,7 @@ package testserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log"
 	"os"
@@ -50,7 +51,10 @@ func serveStateful() {
 		once.Do(func() { close(asked) })
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "testserver-stateful", Version: "1"}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}},
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{},
+			Resources: &mcp.ResourceCapabilities{Subscribe: true}},
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			ssLock.Lock()
 			sess = req.Session
@@ -110,6 +114,53 @@ func serveStateful() {
 				_ = ss.Log(context.Background(), &mcp.LoggingMessageParams{Level: "info", Data: fmt.Sprintf("background pid=%d", os.Getpid())})
 			}()
 			return text("scheduled"), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "caps", Description: "Returns the capabilities its client declared, as JSON."},
+		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			// As the client sent them: the SDK's ClientCapabilities writes
+			// "roots" whether or not the client declared it.
+			caps, out := req.Session.InitializeParams().Capabilities, map[string]any{}
+			if caps.RootsV2 != nil {
+				out["roots"] = caps.RootsV2
+			}
+			if caps.Sampling != nil {
+				out["sampling"] = caps.Sampling
+			}
+			if caps.Elicitation != nil {
+				out["elicitation"] = caps.Elicitation
+			}
+			if caps.Experimental != nil {
+				out["experimental"] = caps.Experimental
+			}
+			if caps.Extensions != nil {
+				out["extensions"] = caps.Extensions
+			}
+			b, err := json.Marshal(out)
+			if err != nil {
+				return nil, nil, err
+			}
+			return text(string(b)), nil, nil
+		})
+	s.AddResource(&mcp.Resource{URI: "state://count", Name: "count", MIMEType: "text/plain"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: fmt.Sprintf("count=%d pid=%d", count, os.Getpid())}}}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "touch", Description: "Tells this session's subscribers that state://count was updated."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			if err := s.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "state://count"}); err != nil {
+				return nil, nil, err
+			}
+			return text("touched"), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "Adds the tool grown to this session's server (which tells its client tools/list_changed)."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			mcp.AddTool(s, &mcp.Tool{Name: "grown", Description: "Added by grow."},
+				func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+					return text(fmt.Sprintf("grown pid=%d", os.Getpid())), nil, nil
+				})
+			return text("grew"), nil, nil
 		})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Printf("stateful: %v", err)

@@ -32,8 +32,11 @@
 //     over stdio): tools count (a counter: "count=N pid=P"), roots (the
 //     roots its client gave when asked at initialize, and again after
 //     each notifications/roots/list_changed) and background (logs
-//     "background" at info 50 ms after it returns, outside any call); it
-//     speaks protocol 2025-11-25 at most.
+//     "background" at info 50 ms after it returns, outside any call), caps
+//     (the capabilities its client declared, as JSON), grow (adds a
+//     tool grown, so that its client is told tools/list_changed) and
+//     touch (tells the session, if it subscribed, that its resource
+//     state://count was updated); it speaks protocol 2025-11-25 at most.
 package testserver
 
 import (

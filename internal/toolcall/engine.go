@@ -371,6 +371,9 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	tool, err := e.cat.Tool(req.Server, req.Tool)
+	if req.Def != nil {
+		tool, err = *req.Def, nil
+	}
 	if err != nil {
 		if _, cerr := e.ups.Client(req.Server); cerr != nil {
 			return nil, cerr // unavailable: say so rather than "no such tool"

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
 )
 
 // Source says who made a call.
@@ -90,6 +92,11 @@ type Request struct {
 	// {"ttl": 60000}), and the server answers with the task it created
 	// (Result.Task) instead of the tool's result.
 	Task json.RawMessage
+	// Def, when set, is the tool as the caller's own upstream session
+	// lists it (a per_client or per_user session, whose list may differ
+	// from the catalog's): arguments and output are checked against it
+	// rather than the catalog's definition.
+	Def *catalog.Tool
 }
 
 // Budget bounds one call (seed 003). A call that runs out of budget is

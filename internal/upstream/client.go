@@ -534,15 +534,14 @@ func (c *Client) callTool(ctx context.Context, params *mcp.CallToolParams, onPro
 		params = &p
 	}
 	if onProgress != nil {
-		token := "sb-" + strconv.FormatUint(c.nextToken.Add(1), 10)
+		token, key := c.claimProgress(ctx, onProgress)
 		p := *params
 		p.Meta = cloneMeta(params.Meta)
 		p.SetProgressToken(token)
 		params = &p
-		c.progress.Store(token, onProgress)
-		defer c.progress.Delete(token)
+		defer c.progress.Delete(key)
 		// Deliver the progress the server sent before its result first.
-		defer c.order.drain(token)
+		defer c.order.drain(key)
 	}
 	if c.logs {
 		// And the log messages (they may belong to this call).

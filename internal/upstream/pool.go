@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/oauth"
@@ -36,6 +38,14 @@ type PoolOptions struct {
 	// session once it is connected, before any request uses it; nil for
 	// none. It may make requests of it, briefly.
 	OnSessionOpen func(SessionKey, *Client)
+	// OnSessionNotify is called with a notification an owned session's
+	// owner alone is to get: the session's own
+	// notifications/tools|prompts|resources/list_changed (params nil), the
+	// three of them when the session died (its server exited or stopped
+	// answering pings) and the next request opens a new one, and its
+	// notifications/resources/updated (*mcp.ResourceUpdatedNotificationParams)
+	// for what its owner subscribed to on it. It must not block.
+	OnSessionNotify func(server string, key SessionKey, method string, params mcp.Params)
 	// Events returns the notification sinks for a server; nil for none.
 	Events func(server string) Events
 	// DialOptions adjusts the dial options of a server (tests, in-process
@@ -128,15 +138,16 @@ func (p *Pool) newSupervisor(cfg *config.Config, srv config.Server) *Supervisor 
 		d.Auth = NewAuth(p.opts.OAuth, srv)
 	}
 	return NewSupervisor(SupervisorOptions{
-		Server:        srv,
-		Health:        cfg.Defaults.Health,
-		Store:         p.opts.Store,
-		Logger:        p.opts.Logger,
-		Dial:          d,
-		OnChange:      p.opts.OnChange,
-		OnConnect:     p.opts.OnConnect,
-		OnSessionOpen: p.opts.OnSessionOpen,
-		Once:          p.opts.Once,
+		Server:          srv,
+		Health:          cfg.Defaults.Health,
+		Store:           p.opts.Store,
+		Logger:          p.opts.Logger,
+		Dial:            d,
+		OnChange:        p.opts.OnChange,
+		OnConnect:       p.opts.OnConnect,
+		OnSessionOpen:   p.opts.OnSessionOpen,
+		OnSessionNotify: p.opts.OnSessionNotify,
+		Once:            p.opts.Once,
 	})
 }
 

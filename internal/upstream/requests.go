@@ -28,6 +28,12 @@ type ClientRequests struct {
 	// roots change (Client.NotifyRootsChanged): an owned session forwards
 	// its client's notifications/roots/list_changed.
 	RootsListChanged bool
+	// Declared, when set, is what the client a session is for declared
+	// (an owned per_client session's): the session declares sampling,
+	// elicitation (in the modes given) and roots only as far as that
+	// client did, so that a server sees the capabilities it would see
+	// directly. See ownedcaps.go.
+	Declared *mcp.ClientCapabilities
 }
 
 // capabilities returns what a client with these handlers declares.
@@ -40,6 +46,16 @@ func (r ClientRequests) capabilities() *mcp.ClientCapabilities {
 		caps.Elicitation = &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}
 		if r.ElicitURL {
 			caps.Elicitation.URL = &mcp.URLElicitationCapabilities{}
+		}
+		if d := r.Declared; d != nil && d.Elicitation != nil {
+			// The modes as the client gave them: {} is form mode.
+			caps.Elicitation = &mcp.ElicitationCapabilities{}
+			if d.Elicitation.Form != nil {
+				caps.Elicitation.Form = &mcp.FormElicitationCapabilities{}
+			}
+			if d.Elicitation.URL != nil {
+				caps.Elicitation.URL = &mcp.URLElicitationCapabilities{}
+			}
 		}
 	}
 	if r.ListRoots != nil {

@@ -36,6 +36,10 @@ type Owner struct {
 	Session string
 	// User is the caller's user.
 	User string
+	// Capabilities are what the gateway client session declared at its
+	// initialize (nil when unknown): a per_client session declares the
+	// same upstream (ownedcaps.go).
+	Capabilities *mcp.ClientCapabilities
 }
 
 type ownerKey struct{}
@@ -150,7 +154,11 @@ func (o *ownedSessions) open(ctx context.Context, e *ownedSession) {
 	if id, ok := IdentityFrom(ctx); ok {
 		dctx = WithIdentity(dctx, id)
 	}
-	c, err := Dial(dctx, o.s.opts.Server, o.dialOptions(e.key))
+	d := o.dialOptions(e.key)
+	if ow, ok := OwnerFrom(ctx); ok && e.key.Mode == config.SessionPerClient {
+		d.Requests = d.Requests.declaring(ow.Capabilities, len(o.s.opts.Server.Roots) > 0)
+	}
+	c, err := Dial(dctx, o.s.opts.Server, d)
 	if err == nil && o.s.opts.OnSessionOpen != nil {
 		o.s.opts.OnSessionOpen(e.key, c)
 	}
@@ -166,14 +174,21 @@ func (o *ownedSessions) open(ctx context.Context, e *ownedSession) {
 		return
 	}
 	o.s.logger.Info("owned upstream session opened", logKeySessionMode, string(e.key.Mode))
-	<-c.Done()
-	// Closed by end or closeAll, or ended by the server: forget it either
-	// way, so that the next request opens a new one.
+	o.watch(c)
+	// Closed by end or closeAll, or ended by the server (or found dead by
+	// a ping): forget it either way, so that the next request opens a
+	// new one.
 	o.mu.Lock()
-	if o.m[e.key] == e {
+	died := o.m[e.key] == e
+	if died {
 		delete(o.m, e.key)
 	}
 	o.mu.Unlock()
+	if died {
+		// Its owner's lists were this session's: the next one's may
+		// differ. Told before the close, which waits for a hung child.
+		o.notify(e.key, listChangedMethods...)
+	}
 	_ = c.Close()
 	o.s.logger.Info("owned upstream session closed", logKeySessionMode, string(e.key.Mode))
 }
@@ -183,16 +198,20 @@ const logKeySessionMode = "session_mode"
 
 // dialOptions are the supervisor's dial options for an owned session: the
 // same launch, connection and sign-in, with the session's key in the
-// context of every request and log message its server sends. List
-// changes are the shared session's to report (the catalog is one per
-// server); a per-session resources/updated has no client to go to (the
-// upstream subscription is the shared session's).
+// context of every request and log message its server sends. Its own
+// list changes and resource updates go to its owner alone
+// (OnSessionNotify); the catalog is the shared session's.
 func (o *ownedSessions) dialOptions(key SessionKey) DialOptions {
 	d := o.s.opts.Dial
 	d.Transport = nil // one dial only: the shared session's
 	tag := func(ctx context.Context) context.Context { return context.WithValue(ctx, sessionKeyKey{}, key) }
 	ev := d.Events
-	d.Events = Events{}
+	d.Events = Events{
+		ToolsChanged:     func() { o.notify(key, methodToolsChanged) },
+		PromptsChanged:   func() { o.notify(key, methodPromptsChanged) },
+		ResourcesChanged: func() { o.notify(key, methodResourcesChanged) },
+		ResourceUpdated:  func(uri string) { o.notifyUpdated(key, uri) },
+	}
 	if f := ev.Log; f != nil {
 		d.Events.Log = func(ctx context.Context, p *mcp.LoggingMessageParams) { f(tag(ctx), p) }
 	}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
@@ -30,6 +32,9 @@ type SupervisorOptions struct {
 	// OnSessionOpen is called with every owned session once it is
 	// connected, before any request uses it (see PoolOptions).
 	OnSessionOpen func(SessionKey, *Client)
+	// OnSessionNotify receives what an owned session tells its owner
+	// alone (see PoolOptions).
+	OnSessionNotify func(server string, key SessionKey, method string, params mcp.Params)
 	// Once makes one connection attempt and no reconnects, and records no
 	// failures in the store: the mode of one-shot CLI commands.
 	Once bool

@@ -1,0 +1,110 @@
+package gateway
+
+import (
+	"context"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
+)
+
+// The SDK's Server sends list changes to every session at once
+// (Server.AddTool and friends); it has no way to notify one session of
+// anything but progress and log messages. What an owned upstream session
+// tells its owner — its own list changes — is for that client alone, so
+// the gateway sends it through the one public per-session notification,
+// NotifyProgress, with a context that its sending middleware
+// (notifyAsSending) reads to send the notification it names instead.
+// What goes on the wire is then the SDK's own writing of that
+// notification on the session's connection (over streamable HTTP, its
+// standalone stream), exactly as Server.AddTool's would be.
+
+// notifyAsKey is the context key of the notification notifyOne sends.
+type notifyAsKey struct{}
+
+// notifyAs is a notification to send in place of the progress
+// notification that carries it.
+type notifyAs struct {
+	method string
+	params mcp.Params
+}
+
+// notifyOne sends ss, and no other session, the notification method with
+// params.
+func notifyOne(ctx context.Context, ss *mcp.ServerSession, method string, params mcp.Params) error {
+	ctx = context.WithValue(ctx, notifyAsKey{}, notifyAs{method, params})
+	return ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{})
+}
+
+// notifyAsSending is the view server's sending middleware that turns
+// notifyOne's carrier into the notification it carries.
+func notifyAsSending(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		n, ok := ctx.Value(notifyAsKey{}).(notifyAs)
+		if !ok || method != "notifications/progress" {
+			return next(ctx, method, req)
+		}
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		return next(ctx, n.method, &mcp.ServerRequest[mcp.Params]{Session: ss, Params: n.params})
+	}
+}
+
+// listChangedParams are the params of each list change notification.
+var listChangedParams = map[string]func() mcp.Params{
+	"notifications/tools/list_changed":     func() mcp.Params { return &mcp.ToolListChangedParams{} },
+	"notifications/prompts/list_changed":   func() mcp.Params { return &mcp.PromptListChangedParams{} },
+	"notifications/resources/list_changed": func() mcp.Params { return &mcp.ResourceListChangedParams{} },
+}
+
+// notifyWait bounds sending one owner notification, as the SDK bounds
+// its own list changes.
+const notifyWait = 10 * time.Second
+
+// SessionNotify sends an owned upstream session's notification to the
+// client sessions it belongs to, and to no other: the one client session
+// (per_client), or its user's that used it (per_user). method is one of
+// its list changes (or all three, one by one, when it died), whose lists
+// that client's session then fetches anew, or a resources/updated of a
+// resource its client subscribed to on it (params, with the URI as the
+// client's view shows it). It does not block.
+func (g *Gateway) SessionNotify(server string, key upstream.SessionKey, method string, params mcp.Params) {
+	var update *mcp.ResourceUpdatedNotificationParams
+	if method == "notifications/resources/updated" {
+		if update, _ = params.(*mcp.ResourceUpdatedNotificationParams); update == nil {
+			return
+		}
+	} else if _, ok := listChangedParams[method]; !ok {
+		return
+	}
+	g.ownLists.invalidate(server, key, method)
+	owners := g.owners.sessions(key)
+	if len(owners) == 0 {
+		return
+	}
+	g.sessions.Add(1)
+	go func() {
+		defer g.sessions.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), notifyWait)
+		defer cancel()
+		for _, ow := range owners {
+			if ip := ow.ss.InitializeParams(); ip != nil && ip.ProtocolVersion >= protocolPerRequest {
+				// A client of protocol 2026-07-28 gets these only on a
+				// subscriptions/listen stream, which the SDK keeps to
+				// itself: it is not told (see docs/gateway.md).
+				continue
+			}
+			var p mcp.Params
+			if update != nil {
+				u := *update
+				u.URI = ow.vs.ownResourceURI(server, update.URI)
+				p = &u
+			} else {
+				p = listChangedParams[method]()
+			}
+			if err := notifyOne(ctx, ow.ss, method, p); err != nil {
+				g.logger.Debug("forwarding an owned session's notification failed", logKeyServer, server, logKeyMethod, method, logKeyErr, err)
+			}
+		}
+	}()
+}
