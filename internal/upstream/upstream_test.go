@@ -47,6 +47,7 @@ func textOf(t *testing.T, res *mcp.CallToolResult) string {
 }
 
 func TestDialStdio(t *testing.T) {
+	t.Parallel()
 	c := dial(t, testserver.Server(t, "ok", "ok"))
 	ctx := context.Background()
 
@@ -113,6 +114,7 @@ func TestDialStdio(t *testing.T) {
 // TestFaults checks that each misbehaving server gives the right kind of
 // error, with the server's own words from stderr where there are any.
 func TestFaults(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		mode     string
@@ -265,6 +267,7 @@ func waitSnapshot(t *testing.T, s *Supervisor, d time.Duration, what string, con
 }
 
 func TestSupervisorAutoDisableAndEnable(t *testing.T) {
+	t.Parallel()
 	flag := filepath.Join(t.TempDir(), "broken")
 	if err := os.WriteFile(flag, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -322,6 +325,7 @@ func TestSupervisorAutoDisableAndEnable(t *testing.T) {
 }
 
 func TestSupervisorNoticesDeathAtOnce(t *testing.T) {
+	t.Parallel()
 	health := fastHealth()
 	health.PingInterval = time.Hour // death must be noticed without a ping
 	// The process dies when the test creates the flag (not after a fixed
@@ -345,6 +349,7 @@ func TestSupervisorNoticesDeathAtOnce(t *testing.T) {
 }
 
 func TestSupervisorPingFailure(t *testing.T) {
+	t.Parallel()
 	health := fastHealth()
 	health.MaxFailures = 1
 	s := NewSupervisor(SupervisorOptions{
@@ -368,6 +373,7 @@ func TestSupervisorPingFailure(t *testing.T) {
 }
 
 func TestSupervisorDisable(t *testing.T) {
+	t.Parallel()
 	s := NewSupervisor(SupervisorOptions{Server: testserver.Server(t, "ok", "ok"), Health: fastHealth()})
 	runSupervisor(t, s)
 	waitSnapshot(t, s, 10*time.Second, "connected", func(sn Snapshot) bool { return sn.State == StateConnected })
