@@ -125,7 +125,31 @@ func newFixture(t *testing.T) *fixture {
 	if err := cat.Refresh(ctx, "alpha"); err != nil {
 		t.Fatalf("discovering alpha: %v", err)
 	}
+	// The test server adds its "late" tool 300 ms after it starts and
+	// announces it; until the catalog has it, two looks at the same list
+	// (through the client and locally) can differ.
+	waitCatalogTool(t, cat, "alpha", "late")
 	return f
+}
+
+// waitCatalogTool waits until the catalog lists the named tool of server.
+func waitCatalogTool(t *testing.T, cat *catalog.Catalog, server, name string) {
+	t.Helper()
+	deadline := time.NewTimer(20 * time.Second)
+	defer deadline.Stop()
+	for {
+		changed := cat.Changed()
+		for _, tl := range cat.ServerTools(server) {
+			if tl.Def.Name == name {
+				return
+			}
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			t.Fatalf("the catalog never listed %s's tool %q (it lists %d of its tools)", server, name, len(cat.ServerTools(server)))
+		}
+	}
 }
 
 // maskServers clears what changes from one look to the next.

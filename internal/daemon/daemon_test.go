@@ -368,9 +368,11 @@ func TestReloadChangesAView(t *testing.T) {
 		o.Load = func() (*config.Config, error) { return config.Load(path, config.Options{}) }
 	})
 	// A first client waits until the view is discovered; the client that
-	// watches for list_changed connects after that, so that the start's
-	// own notifications never reach it and the one it gets is the
-	// reload's.
+	// watches for list_changed connects after that. The view server's
+	// creation sends one tools/list_changed of its own, 10 ms later (the
+	// go-sdk gathers changes that long): on a loaded machine it can still
+	// reach the watching client. There is only that one, so if it came it
+	// is set aside, and the next one is the reload's.
 	warm := r.connect(t, "/mcp/v", nil, nil)
 	if got := waitTools(t, warm, "the view", has("alpha__echo")); !slices.Equal(got, []string{"alpha__echo"}) {
 		t.Fatalf("view v: got %v", got)
@@ -382,8 +384,12 @@ func TestReloadChangesAView(t *testing.T) {
 	if got := waitTools(t, cs, "the view", has("alpha__echo")); !slices.Equal(got, []string{"alpha__echo"}) {
 		t.Fatalf("view v: got %v", got)
 	}
-	if len(n.ch) > 0 {
-		t.Fatal("the watching client got a tools/list_changed before the reload; the test could not tell the reload's from it")
+	select {
+	case <-n.ch: // the view's creation's (see above)
+	default:
+	}
+	if got := n.count("tools"); got > 1 {
+		t.Fatalf("the watching client got %d tools/list_changed before the reload, want at most the one of the view's creation; the test could not tell the reload's from them", got)
 	}
 	write("alpha__add", "adds")
 	if _, err := r.d.Reload(context.Background()); err != nil {

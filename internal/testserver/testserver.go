@@ -22,7 +22,10 @@
 //   - "garbage": writes non-JSON to stdout instead of answering.
 //   - "hang": reads requests and never answers.
 //   - "slow-start": sleeps SWITCHBOARD_TEST_DELAY (a Go duration) first.
-//   - "die-after": serves, then exits SWITCHBOARD_TEST_DELAY after start.
+//   - "die-on-flag": serves until the file SWITCHBOARD_TEST_FLAG appears,
+//     then removes it and exits 2 with a panic message on stderr: one
+//     process dies per flag, whenever the test chooses, however slowly the
+//     machine starts processes.
 //   - "freeze": serves, then stops itself (SIGSTOP) when the third ping
 //     arrives: two pings are answered, the rest go unanswered while its
 //     pipes stay open.
@@ -176,12 +179,8 @@ func run(mode string) {
 		}
 	case "slow-start":
 		time.Sleep(delay)
-	case "die-after":
-		go func() {
-			time.Sleep(delay)
-			fmt.Fprintln(os.Stderr, "panic: simulated crash")
-			os.Exit(2)
-		}()
+	case "die-on-flag":
+		go dieOnFlag(os.Getenv(EnvFlag))
 	case "freeze":
 		freezeAtPing = 3
 	case "flaky":
@@ -245,6 +244,19 @@ var holding, maxHeld atomic.Int64
 
 func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// dieOnFlag exits the process, as a crash would, once it has removed the
+// file flag (so that the next process started serves).
+func dieOnFlag(flag string) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for range tick.C {
+		if os.Remove(flag) == nil {
+			fmt.Fprintln(os.Stderr, "panic: simulated crash")
+			os.Exit(2)
+		}
+	}
 }
 
 // freezeAtPing, when positive, is the ping at whose arrival the server

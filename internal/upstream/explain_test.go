@@ -72,6 +72,7 @@ func (l *lockedBuffer) String() string {
 // unknown host, a plain listener behind https://, HTTP servers answering
 // 404, 501 or a web page, a missing executable, children that exit.
 func TestConnectFailuresSayWhy(t *testing.T) {
+	t.Parallel()
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/missing":
@@ -224,6 +225,7 @@ func containsAny(list []string, s string) bool {
 // TestCommandFoundOnTheChildsPath: a bare command is looked up on the PATH
 // the child gets (its env's PATH), not only on Switchboard's.
 func TestCommandFoundOnTheChildsPath(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -78,6 +78,7 @@ func fastServer(t *testing.T, jsonResponse bool) (*httptest.Server, *atomic.Int3
 type callerKey struct{}
 
 func TestFastCall(t *testing.T) {
+	t.Parallel()
 	for _, jsonResponse := range []bool{false, true} {
 		name := "event-stream"
 		if jsonResponse {
@@ -166,6 +167,7 @@ func TestFastCall(t *testing.T) {
 }
 
 func TestFastCallFallsBackWhenTheSessionIsGone(t *testing.T) {
+	t.Parallel()
 	hs, _ := fastServer(t, false)
 	srv := config.Server{Name: "fast", Transport: config.TransportHTTP, URL: hs.URL, TerminateOnClose: true}
 	c, err := Dial(context.Background(), srv, DialOptions{})
@@ -183,6 +185,7 @@ func TestFastCallFallsBackWhenTheSessionIsGone(t *testing.T) {
 // TestDecodeResult checks that the standard-library decoding of a result
 // agrees with the SDK's, and that anything but text goes to the SDK.
 func TestDecodeResult(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{
 		`{"content":[{"type":"text","text":"hi"}]}`,
 		`{"content":[{"type":"text","text":"a","_meta":{"k":1},"annotations":{"audience":["user"],"priority":0.5}},{"type":"text","text":""}],"isError":true,"_meta":{"x":"y"},"structuredContent":{"n":1,"l":[1,"a",null]}}`,

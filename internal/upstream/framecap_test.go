@@ -21,6 +21,7 @@ import (
 )
 
 func TestTopScanner(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in                      string
 		id                      string
@@ -45,6 +46,7 @@ func TestTopScanner(t *testing.T) {
 }
 
 func TestTextPrefix(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ head, want string }{
 		{`{"result":{"content":[{"type":"text","text":"hello\nworld \u00e9 \"q\"`, "hello\nworld é \"q\""},
 		{`{"result":{"content":[{"type":"text","text": "done"}]}}`, "done"},
@@ -61,6 +63,7 @@ func TestTextPrefix(t *testing.T) {
 
 // TestFrameCapStream drives the cap with crafted server output.
 func TestFrameCapStream(t *testing.T) {
+	t.Parallel()
 	calls := newCallTracker()
 	calls.note([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n"))
 	calls.note([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{}}` + "\n"))

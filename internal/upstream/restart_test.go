@@ -218,6 +218,7 @@ func callText(t *testing.T, eng *toolcall.Engine, tool string) (string, error) {
 // never delivered (never a protocol error), which the engine sends again
 // on the new session.
 func TestStreamableRestartBetweenCalls(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ json, keepAlive bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
 		t.Run(fmt.Sprintf("json=%v,keepalive=%v", tc.json, tc.keepAlive), func(t *testing.T) {
 			r := newRestartable(t, tc.json, tc.keepAlive)
@@ -302,6 +303,7 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 // is in flight breaks the call's connection: a read-only call is retried
 // on the new server, another fails as a connection error.
 func TestStreamableRestartDuringACall(t *testing.T) {
+	t.Parallel()
 	for _, jsonResponse := range []bool{false, true} {
 		t.Run(fmt.Sprintf("json=%v", jsonResponse), func(t *testing.T) {
 			r := newRestartable(t, jsonResponse, true)
@@ -360,6 +362,7 @@ func TestStreamableRestartDuringACall(t *testing.T) {
 // error, which the engine sends again on the new session. (A proxy in front refuses the standalone event stream, so that
 // the calls, not that stream, are the first to meet the old session.)
 func TestStreamableRestartWithServerEverything(t *testing.T) {
+	t.Parallel()
 	ev := testpeer.StartRestartableEverything(t, "streamableHttp")
 	target, err := url.Parse(ev.URL)
 	if err != nil {
@@ -429,6 +432,7 @@ func TestStreamableRestartWithServerEverything(t *testing.T) {
 // a protocol error), and the supervisor checks the server at once rather
 // than at the next ping an hour later.
 func TestStreamableRefusedIsAConnectionError(t *testing.T) {
+	t.Parallel()
 	r := newRestartable(t, false, false) // no connection the old server closed is reused
 	r.mu.Lock()
 	r.noStream = true // else the SDK's reconnecting event stream would notice, too
@@ -461,6 +465,7 @@ func TestStreamableRefusedIsAConnectionError(t *testing.T) {
 // connections does) is sent once more on a new connection, and the
 // server is not declared failed for it.
 func TestPingRetriesADroppedConnection(t *testing.T) {
+	t.Parallel()
 	s := mcp.NewServer(&mcp.Implementation{Name: "dropper", Version: "1"}, nil)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true})
 	var drops atomic.Int32

@@ -26,6 +26,7 @@ import (
 // the lean path and on the SDK's, with the log messages sent while the
 // stream was closed, and not before the announced retry interval.
 func TestResumeTSPollingExample(t *testing.T) {
+	t.Parallel()
 	url := testpeer.StartSSEPolling(t)
 	for _, lean := range []bool{true, false} {
 		name := "sdk"
@@ -185,6 +186,7 @@ func (w *idWriter) Flush() {
 // no sooner than the server asked, and gets what it missed: the call's
 // progress and result, and a list change on the standalone stream.
 func TestResumeHonoursRetry(t *testing.T) {
+	t.Parallel()
 	for _, lean := range []bool{true, false} {
 		name := "sdk"
 		if lean {
@@ -293,6 +295,7 @@ func TestResumeHonoursRetry(t *testing.T) {
 // without sending anything new fails the call, with the reason, after
 // maxResumesWithoutProgress reconnects; it does not loop forever.
 func TestResumeGivesUp(t *testing.T) {
+	t.Parallel()
 	s := mcp.NewServer(&mcp.Implementation{Name: "closer", Version: "1"}, nil)
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	var reconnects atomic.Int32

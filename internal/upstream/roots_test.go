@@ -43,6 +43,7 @@ func rootsText(res *mcp.ListRootsResult) string {
 // roots while it serves a call (on the call's own stream, the lean path)
 // gets the configured ones, with or without a caller's handler.
 func TestConfiguredRootsDuringACall(t *testing.T) {
+	t.Parallel()
 	s := mcp.NewServer(&mcp.Implementation{Name: "roots", Version: "1"}, nil)
 	s.AddTool(&mcp.Tool{Name: "roots", InputSchema: map[string]any{"type": "object"}},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -78,6 +79,7 @@ func TestConfiguredRootsDuringACall(t *testing.T) {
 // asks for roots in a call's result (multi round-trip requests), which
 // the SDK answers from the client's own root set: the configured roots.
 func TestConfiguredRootsMultiRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, requests := range []ClientRequests{{}, callerRoots} {
 		s := mcp.NewServer(&mcp.Implementation{Name: "roots", Version: "1"}, nil)
 		s.AddTool(&mcp.Tool{Name: "roots", InputSchema: map[string]any{"type": "object"}},
@@ -121,6 +123,7 @@ func TestConfiguredRootsMultiRoundTrip(t *testing.T) {
 // server (npm peer) replaces the folders it was started with by the roots
 // its client gives: with roots configured, it works in exactly those.
 func TestConfiguredRootsWithTheFilesystemServer(t *testing.T) {
+	t.Parallel()
 	started, given := t.TempDir(), t.TempDir()
 	if err := os.WriteFile(filepath.Join(given, "note.txt"), []byte("from the root"), 0o600); err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 // request — reach the client over the standalone event stream, and the
 // client's requests carry the negotiated protocol version.
 func TestStreamableOutsideACall(t *testing.T) {
+	t.Parallel()
 	s := mcp.NewServer(&mcp.Implementation{Name: "pushy", Version: "1"}, &mcp.ServerOptions{
 		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
@@ -132,6 +133,7 @@ func TestStreamableOutsideACall(t *testing.T) {
 // server (no session, so no fast path) sends progress ahead of its
 // result; every notification is delivered before CallTool returns.
 func TestStreamableProgressOrderWithoutFastPath(t *testing.T) {
+	t.Parallel()
 	const steps = 20
 	s := mcp.NewServer(&mcp.Implementation{Name: "steps", Version: "1"}, nil)
 	s.AddTool(&mcp.Tool{Name: "steps", InputSchema: map[string]any{"type": "object"}},
@@ -181,6 +183,7 @@ func TestStreamableProgressOrderWithoutFastPath(t *testing.T) {
 // client notices without a call (its event stream ends), and a call gets
 // a connection error that says why, never a protocol error.
 func TestStreamableServerGone(t *testing.T) {
+	t.Parallel()
 	s := mcp.NewServer(&mcp.Implementation{Name: "gone", Version: "1"}, nil)
 	s.AddTool(&mcp.Tool{Name: "noop", InputSchema: map[string]any{"type": "object"}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -223,6 +226,7 @@ func TestStreamableServerGone(t *testing.T) {
 // and the supervisor dials a new one: the SDK counts such cuts as
 // reconnects without progress.)
 func TestStreamableStandaloneStreamResumes(t *testing.T) {
+	t.Parallel()
 	s := mcp.NewServer(&mcp.Implementation{Name: "cut", Version: "1"}, nil)
 	s.AddTool(&mcp.Tool{Name: "noop", InputSchema: map[string]any{"type": "object"}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -277,6 +281,7 @@ func TestStreamableStandaloneStreamResumes(t *testing.T) {
 // -32602 since SEP-2164) is a not_found error that keeps the server's
 // words, not a validation error.
 func TestReadMissingResourceIsNotFound(t *testing.T) {
+	t.Parallel()
 	s := mcp.NewServer(&mcp.Implementation{Name: "docs", Version: "1"}, nil)
 	s.AddResource(&mcp.Resource{URI: "demo://doc", Name: "doc"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "demo://doc", Text: "x"}}}, nil

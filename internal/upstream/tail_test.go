@@ -36,6 +36,7 @@ const (
 )
 
 func TestStderrSummary(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, in, want string }{
 		{"node stack", nodeMissingModule, "Error: Cannot find module '/nonexistent.js'"},
 		{"python traceback", pythonTraceback, "ModuleNotFoundError: No module named 'mcp'"},
@@ -65,6 +66,7 @@ func TestStderrSummary(t *testing.T) {
 
 // TestDescribeExit: how a child ended, from real processes.
 func TestDescribeExit(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

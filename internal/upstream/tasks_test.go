@@ -23,6 +23,7 @@ import (
 // sent on the standalone stream while tasks/result waits, is answered by
 // the client's handler.
 func TestTasksAgainstTSExample(t *testing.T) {
+	t.Parallel()
 	url := testpeer.StartTaskExample(t)
 	asked := make(chan string, 1)
 	c, err := Dial(context.Background(), config.Server{Name: "tasks", Transport: config.TransportHTTP, URL: url, ConnectTimeout: 30 * time.Second},
@@ -88,6 +89,7 @@ func TestTasksAgainstTSExample(t *testing.T) {
 // method not found) comes back to the caller, not to the SDK, which goes
 // on working; the server declared no task support.
 func TestRawRequestOverStdio(t *testing.T) {
+	t.Parallel()
 	c := dial(t, testserver.Server(t, "ok", "ok"))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -137,6 +137,7 @@ func wsReceive[T any](t *testing.T, what string, ch <-chan T) T {
 }
 
 func TestWebSocketSession(t *testing.T) {
+	t.Parallel()
 	server := newWSTestServer()
 	ts := wsStart(t, server, nil)
 
@@ -246,6 +247,7 @@ func TestWebSocketSession(t *testing.T) {
 // TestWebSocketServerClose checks that the client notices at once when the
 // server ends the session cleanly.
 func TestWebSocketServerClose(t *testing.T) {
+	t.Parallel()
 	server := newWSTestServer()
 	ts := wsStart(t, server, nil)
 	cs := wsConnect(t, ts, nil)
@@ -268,6 +270,7 @@ func TestWebSocketServerClose(t *testing.T) {
 // TestWebSocketNetworkFailure checks that a dropped TCP connection ends the
 // client's session at once, with an error.
 func TestWebSocketNetworkFailure(t *testing.T) {
+	t.Parallel()
 	ts := httptest.NewUnstartedServer(NewWebSocketHandler(func(*http.Request) *mcp.Server { return newWSTestServer() }, nil))
 	tl := &wsTrackingListener{Listener: ts.Listener}
 	ts.Listener = tl
@@ -326,6 +329,7 @@ func (t *wsCaptureTransport) Connect(ctx context.Context) (mcp.Connection, error
 // TestWebSocketClientCloseUnblocks checks that closing the client's
 // connection ends an in-flight call, the session and the server's handler.
 func TestWebSocketClientCloseUnblocks(t *testing.T) {
+	t.Parallel()
 	started := make(chan struct{}, 1)
 	server := newWSTestServerStarted(started)
 	ts := wsStart(t, server, nil)
@@ -373,6 +377,7 @@ func wsWaitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func TestWebSocketConnClose(t *testing.T) {
+	t.Parallel()
 	ts := wsStart(t, newWSTestServer(), nil)
 	ctx, cancel := context.WithTimeout(context.Background(), wsTestTimeout)
 	defer cancel()
@@ -417,6 +422,7 @@ func TestWebSocketConnClose(t *testing.T) {
 // TestWebSocketConnectContext checks that the Connect context bounds only the
 // handshake.
 func TestWebSocketConnectContext(t *testing.T) {
+	t.Parallel()
 	ts := wsStart(t, newWSTestServer(), nil)
 	dialCtx, cancelDial := context.WithCancel(context.Background())
 	conn, err := (&WebSocketTransport{URL: wsURL(ts), HTTPClient: ts.Client()}).Connect(dialCtx)
@@ -448,6 +454,7 @@ type wsFixedTransport struct{ conn mcp.Connection }
 func (t *wsFixedTransport) Connect(context.Context) (mcp.Connection, error) { return t.conn, nil }
 
 func TestWebSocketDialNonMCP(t *testing.T) {
+	t.Parallel()
 	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "nothing here", http.StatusNotFound)
 	}))
@@ -499,6 +506,7 @@ func TestWebSocketDialNonMCP(t *testing.T) {
 }
 
 func TestWebSocketHandlerRefusals(t *testing.T) {
+	t.Parallel()
 	ts := wsStart(t, newWSTestServer(), nil)
 	ctx, cancel := context.WithTimeout(context.Background(), wsTestTimeout)
 	defer cancel()
@@ -564,6 +572,7 @@ func TestWebSocketHandlerRefusals(t *testing.T) {
 // refused call by call, and a message that is not JSON-RPC ends the
 // connection with status 1007.
 func TestWebSocketWire(t *testing.T) {
+	t.Parallel()
 	ts := wsStart(t, newWSTestServer(), nil)
 	ctx, cancel := context.WithTimeout(context.Background(), wsTestTimeout)
 	defer cancel()
@@ -633,6 +642,7 @@ func TestWebSocketWire(t *testing.T) {
 }
 
 func TestWebSocketReadLimit(t *testing.T) {
+	t.Parallel()
 	ts := wsStart(t, newWSTestServer(), nil)
 	ctx, cancel := context.WithTimeout(context.Background(), wsTestTimeout)
 	defer cancel()
@@ -655,6 +665,7 @@ func TestWebSocketReadLimit(t *testing.T) {
 // TestWebSocketRequestContext checks that the handler ends the session when
 // the request's context ends.
 func TestWebSocketRequestContext(t *testing.T) {
+	t.Parallel()
 	reqCtx, cancelReq := context.WithCancel(context.Background())
 	defer cancelReq()
 	h := NewWebSocketHandler(func(*http.Request) *mcp.Server { return newWSTestServer() }, nil)
@@ -729,6 +740,7 @@ func TestWebSocketNoLeaks(t *testing.T) {
 // TestWebSocketCloseUnresponsivePeer checks that Close does not wait long for
 // a peer that never answers the close handshake.
 func TestWebSocketCloseUnresponsivePeer(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"mcp"}})
