@@ -48,6 +48,10 @@ type Events struct {
 	// TaskStatus receives the params of a notifications/tasks/status
 	// (tasks.go), as the server sent them.
 	TaskStatus func(params json.RawMessage)
+	// ElicitationComplete receives a notifications/elicitation/complete:
+	// the server says a URL-mode elicitation is done. Its context carries
+	// the owned session it came from (SessionKeyFrom), if any.
+	ElicitationComplete func(context.Context, *mcp.ElicitationCompleteParams)
 }
 
 // DialOptions configures [Dial].
@@ -124,6 +128,9 @@ type Client struct {
 	// conn is the session's connection, set while connecting, for the
 	// notifications the SDK's client has no method for (sessions.go).
 	conn mcp.Connection
+	// completed are the URL elicitations the server said are complete
+	// (urlelicit.go).
+	completed completions
 }
 
 // Attribute keys used in logs.
@@ -211,6 +218,15 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			if ev.ResourceUpdated != nil {
 				ev.ResourceUpdated(req.Params.URI)
+			}
+		},
+		ElicitationCompleteHandler: func(ctx context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			if req.Params == nil {
+				return
+			}
+			c.completed.complete(req.Params.ElicitationID)
+			if ev.ElicitationComplete != nil {
+				ev.ElicitationComplete(ctx, req.Params)
 			}
 		},
 		//lint:ignore SA1019 see Events.Log.
@@ -612,6 +628,17 @@ func (c *Client) classify(ctx context.Context, err error, doing string) error {
 		kind = fault.Connection
 		why.msg = "the connection ended before the answer arrived (did the server stop or restart?)"
 		c.markSuspect()
+	case isRPC && rpcErr.Code == mcp.CodeURLElicitationRequired:
+		kind = fault.Protocol
+		required, perr := c.urlElicitationRequired(rpcErr, err)
+		if perr != nil {
+			why.msg = perr.Error()
+			break
+		}
+		out := fault.Wrap(fault.ElicitationRequired, required, "%s: %s requires %s", doing, c.server.Name, describeElicitations(required.Elicitations)).
+			WithDetail("server", c.server.Name).
+			WithSuggestions("complete it on a terminal: run the call with switchboard call, which shows the URL, waits for the server to say it is done, and calls again")
+		return out
 	case isRPC && rpcErr.Code != codeRejected:
 		kind = fault.Protocol
 		if rpcErr.Code == jsonrpc.CodeInvalidParams {

@@ -196,6 +196,9 @@ func (o *ownedSessions) dialOptions(key SessionKey) DialOptions {
 	if f := ev.Log; f != nil {
 		d.Events.Log = func(ctx context.Context, p *mcp.LoggingMessageParams) { f(tag(ctx), p) }
 	}
+	if f := ev.ElicitationComplete; f != nil {
+		d.Events.ElicitationComplete = func(ctx context.Context, p *mcp.ElicitationCompleteParams) { f(tag(ctx), p) }
+	}
 	r := d.Requests
 	if f := r.CreateMessage; f != nil {
 		d.Requests.CreateMessage = func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
