@@ -34,6 +34,10 @@
 //     each notifications/roots/list_changed) and background (logs
 //     "background" at info 50 ms after it returns, outside any call); it
 //     speaks protocol 2025-11-25 at most.
+//   - "urlelicit": a tool connect that answers error -32042 (URL
+//     elicitation required) until the URL it names, a 127.0.0.1 HTTP
+//     handler of the server's, is fetched, which sends
+//     notifications/elicitation/complete (urlelicit.go).
 package testserver
 
 import (
@@ -191,6 +195,9 @@ func run(mode string) {
 		return
 	case "stateful":
 		serveStateful()
+		return
+	case "urlelicit":
+		serveURLElicit()
 		return
 	case "ok":
 	default:
