@@ -95,8 +95,11 @@ type Gateway struct {
 	calls  callRegistry  // client calls in progress, per upstream (calls.go)
 	levels sessionLevels // log levels client sessions set
 	owners owners        // client sessions with upstream sessions of their own (owners.go)
-	subs   subscriptions
-	sess   sessionRegistry // client sessions of the HTTP endpoints (sessions.go)
+	// elicits are the client sessions waiting for an upstream's URL
+	// elicitations to complete (urlelicit.go).
+	elicits pendingElicitations
+	subs    subscriptions
+	sess    sessionRegistry // client sessions of the HTTP endpoints (sessions.go)
 	// fastCalls holds the cancel function of each fast-path call in
 	// flight, by session id and JSON-RPC id.
 	fastCalls sync.Map
