@@ -5,10 +5,12 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"errors"
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -128,3 +130,40 @@ func TestURLElicitationRequiredThroughTheGateway(t *testing.T) {
 	}
 }
 
+
+// TestURLElicitationToAFormOnlyClient: an upstream's URL-mode
+// elicitation during the call of a gateway client that declared form
+// mode only is refused with the specification's invalid-params error,
+// which names the mode, so that the upstream can fall back; the client
+// is never shown it.
+func TestURLElicitationToAFormOnlyClient(t *testing.T) {
+	cfg := testConfig(testserver.Server(t, "asks", "asks"))
+	r := start(t, cfg)
+	var shown atomic.Int32
+	c := mcp.NewClient(&mcp.Implementation{Name: "form-client", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			shown.Add(1)
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connecting: %v", err)
+	}
+	defer cs.Close()
+	waitTools(t, cs, "asks' tools", has("asks__open"))
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "asks__open", Arguments: map[string]any{}})
+	got := fmt.Sprint(err)
+	if res != nil {
+		got += " " + textOf(res)
+	}
+	if !strings.Contains(got, "does not support URL-mode elicitation") {
+		t.Errorf("the call of asks__open: got %s; want the upstream told the client does not support URL-mode elicitation", got)
+	}
+	if n := shown.Load(); n != 0 {
+		t.Errorf("the form-only client was shown %d URL elicitations", n)
+	}
+}

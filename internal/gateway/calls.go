@@ -211,6 +211,9 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return nil, noClientFor(ctx, server, "elicitation")
 			}
 			defer stop()
+			if err := elicitModeDeclared(ss, p); err != nil {
+				return nil, err
+			}
 			return ss.Elicit(cctx, p)
 		},
 		ListRoots: func(ctx context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {

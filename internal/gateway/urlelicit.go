@@ -119,3 +119,29 @@ func (g *Gateway) elicitationComplete(ctx context.Context, server string, p *mcp
 		}
 	}()
 }
+
+// elicitModeDeclared refuses an upstream's elicitation in a mode the
+// client session ss did not declare (capabilities.elicitation.url or
+// .form; an empty elicitation object means form only), with the
+// specification's invalid-params error, so that the upstream can fall
+// back (a form instead of a URL, say) rather than show the client what it
+// cannot handle.
+func elicitModeDeclared(ss *mcp.ServerSession, p *mcp.ElicitParams) error {
+	var caps *mcp.ElicitationCapabilities
+	if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil {
+		caps = ip.Capabilities.Elicitation
+	}
+	if caps == nil {
+		return nil // the route only picks clients that declared elicitation
+	}
+	url := p.Mode == "url" || (p.Mode == "" && p.URL != "")
+	switch {
+	case url && caps.URL == nil:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: "the client does not support URL-mode elicitation (it declared capabilities.elicitation without url); ask in form mode instead"}
+	case !url && caps.Form == nil && caps.URL != nil:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: "the client does not support form-mode elicitation (it declared capabilities.elicitation.url only); ask in URL mode instead"}
+	}
+	return nil
+}
