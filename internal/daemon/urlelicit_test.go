@@ -167,3 +167,35 @@ func TestURLElicitationToAFormOnlyClient(t *testing.T) {
 		t.Errorf("the form-only client was shown %d URL elicitations", n)
 	}
 }
+
+// TestPerClientSessionDeclaresItsClientsElicitation: a per_client
+// upstream session declares the elicitation modes (and sampling) its
+// owner's client declared: a form-only client's session declares no URL
+// mode, a form-and-URL client's both; the shared session declares
+// everything the gateway forwards (docs/gateway.md).
+func TestPerClientSessionDeclaresItsClientsElicitation(t *testing.T) {
+	own := testserver.Server(t, "ue", "urlelicit")
+	own.Session = config.SessionPerClient
+	shared := testserver.Server(t, "sh", "urlelicit")
+	r := start(t, testConfig(own, shared))
+	formOnly, _ := r.urlClient(t, "form")
+	both, _ := r.urlClient(t, "form", "url")
+	waitTools(t, formOnly, "the tools", has("ue__caps", "sh__caps"))
+	caps := func(cs *mcp.ClientSession, tool string) string {
+		t.Helper()
+		res := call(t, cs, tool, map[string]any{})
+		if res.IsError {
+			t.Fatalf("%s: %s", tool, textOf(res))
+		}
+		return textOf(res)
+	}
+	if got := caps(formOnly, "ue__caps"); !strings.Contains(got, `"elicitation":{"form":{}}`) || strings.Contains(got, "sampling") {
+		t.Errorf("the form-only client's per_client session declared %s; want form-mode elicitation only, no sampling", got)
+	}
+	if got := caps(both, "ue__caps"); !strings.Contains(got, `"url":{}`) || !strings.Contains(got, `"form":{}`) {
+		t.Errorf("the form-and-URL client's per_client session declared %s; want both modes", got)
+	}
+	if got := caps(formOnly, "sh__caps"); !strings.Contains(got, `"url":{}`) {
+		t.Errorf("the shared session declared %s; want URL mode too (it serves every client)", got)
+	}
+}

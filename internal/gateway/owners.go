@@ -133,7 +133,14 @@ func (g *Gateway) withOwner(ctx context.Context, vs *viewServer, ss *mcp.ServerS
 	if ss == nil || g.config().Gateway.Stateless {
 		return ctx
 	}
-	return upstream.WithOwner(ctx, upstream.Owner{Session: g.owners.of(ss, vs, user), User: user})
+	o := upstream.Owner{Session: g.owners.of(ss, vs, user), User: user}
+	if ip := ss.InitializeParams(); ip != nil {
+		o.Capabilities = ip.Capabilities
+		if o.Capabilities == nil {
+			o.Capabilities = &mcp.ClientCapabilities{} // it declared nothing
+		}
+	}
+	return upstream.WithOwner(ctx, o)
 }
 
 // upstreamFor returns the connection a request made with ctx uses on

@@ -4,6 +4,7 @@ package testserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log"
 	"net"
@@ -21,7 +22,8 @@ const URLElicitationID = "connect-1"
 // account", at http://127.0.0.1:<port>/connect/connect-1) until that URL
 // has been fetched; fetching it makes the server send
 // notifications/elicitation/complete to the session whose call it
-// refused. Afterwards "connect" answers "connected after N calls".
+// refused. Afterwards "connect" answers "connected after N calls". Its
+// tool "caps" returns the capabilities its client declared, as JSON.
 func serveURLElicit() {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -67,6 +69,14 @@ func serveURLElicit() {
 			return nil, mcp.URLElicitationRequiredError([]*mcp.ElicitParams{{
 				Mode: "url", Message: "Connect your account", URL: target, ElicitationID: URLElicitationID,
 			}})
+		})
+	s.AddTool(&mcp.Tool{Name: "caps", Description: "Returns the capabilities its client declared.", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			b, err := json.Marshal(req.Session.InitializeParams().Capabilities)
+			if err != nil {
+				return nil, err
+			}
+			return text(string(b)), nil
 		})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Fatal(err)

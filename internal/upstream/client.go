@@ -188,11 +188,12 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		c.proc, _ = t.(*processTransport)
 	}
 	ev := opts.Events
+	caps := opts.Requests.capabilities()
 	copts := &mcp.ClientOptions{
 		// Declare no roots unless asked to forward them: Switchboard has
 		// none of its own to offer, and a server that asks for them may not
 		// exit on stdin EOF until answered (server-everything does).
-		Capabilities: opts.Requests.capabilities(),
+		Capabilities: caps,
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			key := tokenKey(req.Params.ProgressToken)
 			if f, ok := c.progress.Load(key); ok {
@@ -239,12 +240,12 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 	}
 	// The SDK declares sampling and elicitation whenever a handler is set,
 	// so set them only when there is somewhere to forward to.
-	if f := opts.Requests.CreateMessage; f != nil {
+	if f := opts.Requests.CreateMessage; f != nil && caps.Sampling != nil {
 		copts.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return f(ctx, req.Params)
 		}
 	}
-	if f := opts.Requests.Elicit; f != nil {
+	if f := opts.Requests.Elicit; f != nil && caps.Elicitation != nil {
 		copts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return f(ctx, req.Params)
 		}

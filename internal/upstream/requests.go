@@ -28,6 +28,10 @@ type ClientRequests struct {
 	// roots change (Client.NotifyRootsChanged): an owned session forwards
 	// its client's notifications/roots/list_changed.
 	RootsListChanged bool
+	// Declare, when set, bounds what is declared: sampling and
+	// elicitation (and its modes) only as far as Declare has them too (a
+	// per_client session declares what its owner's client declared).
+	Declare *mcp.ClientCapabilities
 }
 
 // capabilities returns what a client with these handlers declares.
@@ -45,6 +49,26 @@ func (r ClientRequests) capabilities() *mcp.ClientCapabilities {
 	if r.ListRoots != nil {
 		//lint:ignore SA1019 see ListRoots.
 		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: r.RootsListChanged}
+	}
+	if d := r.Declare; d != nil {
+		if d.Sampling == nil {
+			caps.Sampling = nil
+		}
+		switch e := d.Elicitation; {
+		case e == nil:
+			caps.Elicitation = nil
+		case caps.Elicitation != nil:
+			// An empty elicitation object is form mode.
+			if e.Form == nil && e.URL != nil {
+				caps.Elicitation.Form = nil
+			}
+			if e.URL == nil {
+				caps.Elicitation.URL = nil
+			}
+			if caps.Elicitation.Form == nil && caps.Elicitation.URL == nil {
+				caps.Elicitation = nil
+			}
+		}
 	}
 	return caps
 }

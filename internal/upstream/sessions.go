@@ -36,6 +36,11 @@ type Owner struct {
 	Session string
 	// User is the caller's user.
 	User string
+	// Capabilities are what the owner's client declared: a per_client
+	// session declares the same sampling and elicitation (modes
+	// included) to its server, so that the server asks only what that
+	// client can answer. Nil declares everything the gateway forwards.
+	Capabilities *mcp.ClientCapabilities
 }
 
 type ownerKey struct{}
@@ -96,6 +101,9 @@ type ownedSession struct {
 	// holders are the gateway sessions that have used it: it is closed
 	// when the last of them ends.
 	holders map[string]struct{}
+	// declare are the capabilities of its per_client owner's client
+	// (Owner.Capabilities), nil for per_user.
+	declare *mcp.ClientCapabilities
 }
 
 // get returns the owned session of key, opening it on first use; holder is
@@ -121,6 +129,9 @@ func (o *ownedSessions) get(ctx context.Context, key SessionKey, holder string) 
 				WithSuggestions(fmt.Sprintf("raise max_sessions for %s, or close idle clients; a session's upstream session closes when the session ends", name))
 		}
 		e = &ownedSession{key: key, ready: make(chan struct{}), holders: map[string]struct{}{}}
+		if ow, ok := OwnerFrom(ctx); ok && key.Mode == config.SessionPerClient {
+			e.declare = ow.Capabilities
+		}
 		o.m[key] = e
 		o.wg.Add(1)
 		go o.open(ctx, e)
@@ -150,7 +161,7 @@ func (o *ownedSessions) open(ctx context.Context, e *ownedSession) {
 	if id, ok := IdentityFrom(ctx); ok {
 		dctx = WithIdentity(dctx, id)
 	}
-	c, err := Dial(dctx, o.s.opts.Server, o.dialOptions(e.key))
+	c, err := Dial(dctx, o.s.opts.Server, o.dialOptions(e.key, e.declare))
 	if err == nil && o.s.opts.OnSessionOpen != nil {
 		o.s.opts.OnSessionOpen(e.key, c)
 	}
@@ -182,14 +193,16 @@ func (o *ownedSessions) open(ctx context.Context, e *ownedSession) {
 const logKeySessionMode = "session_mode"
 
 // dialOptions are the supervisor's dial options for an owned session: the
-// same launch, connection and sign-in, with the session's key in the
+// same launch, connection and sign-in, declaring no more sampling and
+// elicitation than declare (its owner's client's), with the session's key in the
 // context of every request and log message its server sends. List
 // changes are the shared session's to report (the catalog is one per
 // server); a per-session resources/updated has no client to go to (the
 // upstream subscription is the shared session's).
-func (o *ownedSessions) dialOptions(key SessionKey) DialOptions {
+func (o *ownedSessions) dialOptions(key SessionKey, declare *mcp.ClientCapabilities) DialOptions {
 	d := o.s.opts.Dial
 	d.Transport = nil // one dial only: the shared session's
+	d.Requests.Declare = declare
 	tag := func(ctx context.Context) context.Context { return context.WithValue(ctx, sessionKeyKey{}, key) }
 	ev := d.Events
 	d.Events = Events{}
