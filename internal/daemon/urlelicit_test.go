@@ -5,8 +5,8 @@ package daemon
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -129,7 +129,6 @@ func TestURLElicitationRequiredThroughTheGateway(t *testing.T) {
 		})
 	}
 }
-
 
 // TestURLElicitationToAFormOnlyClient: an upstream's URL-mode
 // elicitation during the call of a gateway client that declared form
