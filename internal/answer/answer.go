@@ -13,6 +13,7 @@ package answer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -135,3 +136,21 @@ func noAnswerer(server, what string, inCall bool) error {
 	}
 	return fmt.Errorf("server %s asked for %s outside any call that can answer it (only a call from the CLI, the console or the agent is answered)", server, what)
 }
+
+// URLCompleter is an Answerer that can have the person complete the
+// URL-mode elicitations a server requires before it serves a call (MCP
+// error -32042, URL elicitation required). The execution engine asks it,
+// then makes the call once more.
+type URLCompleter interface {
+	// CompleteURLs shows the person the elicitations server requires
+	// and returns when they are done there (true: make the call again)
+	// or decline (false). ctx ends when the server says every one is
+	// complete (its cause is then ErrURLsCompleted), or when the call's
+	// time is up.
+	CompleteURLs(ctx context.Context, server string, els []*mcp.ElicitParams) (bool, error)
+}
+
+// ErrURLsCompleted is the cause of a CompleteURLs context that ended
+// because the server said every elicitation is complete
+// (notifications/elicitation/complete).
+var ErrURLsCompleted = errors.New("the server said every elicitation is complete")

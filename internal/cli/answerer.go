@@ -4,12 +4,15 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/switchboard-mcp/switchboard/internal/answer"
 	"github.com/switchboard-mcp/switchboard/internal/config"
@@ -45,13 +48,20 @@ const (
 type answerFlags struct {
 	elicit   string
 	sampling string
+	// answerTimeout bounds each question asked on the terminal; 0 leaves
+	// it to the call's timeout.
+	answerTimeout time.Duration
 }
+
+// errAnswerTimeout ends a question nobody answered within --answer-timeout.
+var errAnswerTimeout = errors.New("no answer within --answer-timeout")
 
 // addAnswerFlags registers --elicit and --sampling on cmd.
 func addAnswerFlags(cmd *cobra.Command, f *answerFlags) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.elicit, "elicit", elicitAsk, "a server's questions during the call: `ask` on the terminal (declined without one), decline, or accept-defaults")
 	fl.StringVar(&f.sampling, "sampling", samplingAsk, "a server's requests for a completion by the llm: model: `ask` for approval on the terminal (declined without one), approve unattended, or decline")
+	fl.DurationVar(&f.answerTimeout, "answer-timeout", 0, "how long each question on the terminal waits for an answer before it is declined, e.g. 2m (default: the call's timeout)")
 	_ = cmd.RegisterFlagCompletionFunc("elicit", cobra.FixedCompletions([]string{elicitAsk, elicitDecline, elicitDefaults}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("sampling", cobra.FixedCompletions([]string{samplingAsk, samplingApprove, samplingDecline}, cobra.ShellCompDirectiveNoFileComp))
 }
@@ -68,6 +78,9 @@ func (f answerFlags) check() error {
 	case samplingAsk, samplingApprove, samplingDecline:
 	default:
 		return usagef("--sampling %q is not a choice; give ask, approve or decline", f.sampling)
+	}
+	if f.answerTimeout < 0 {
+		return usagef("--answer-timeout %s is negative; give a duration such as 2m, or 0 for the call's timeout", f.answerTimeout)
 	}
 	return nil
 }
@@ -119,10 +132,35 @@ func (c *cliAnswerer) Elicit(ctx context.Context, server string, p *mcp.ElicitPa
 	if c.pause != nil {
 		c.pause()
 	}
+	qctx, cancel := c.questionContext(ctx)
+	defer cancel()
+	var res *mcp.ElicitResult
+	var err error
 	if p.Mode == "url" || (p.Mode == "" && p.URL != "") {
-		return c.elicitURL(ctx, server, p)
+		res, err = c.elicitURL(qctx, server, p)
+	} else {
+		res, err = c.elicitForm(qctx, server, p)
 	}
-	return c.elicitForm(ctx, server, p)
+	if err != nil && c.expired(ctx, qctx) {
+		c.note("no answer within %s (--answer-timeout); %s's question %q declined", c.flags.answerTimeout, server, p.Message)
+		return &mcp.ElicitResult{Action: actionDecline}, nil
+	}
+	return res, err
+}
+
+// questionContext bounds one question by --answer-timeout.
+func (c *cliAnswerer) questionContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.flags.answerTimeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, c.flags.answerTimeout, errAnswerTimeout)
+}
+
+// expired reports whether the question asked under qctx (made by
+// questionContext from ctx) ran out of --answer-timeout while the call
+// went on.
+func (c *cliAnswerer) expired(ctx, qctx context.Context) bool {
+	return ctx.Err() == nil && errors.Is(context.Cause(qctx), errAnswerTimeout)
 }
 
 // CreateMessage implements answer.Answerer.
@@ -132,7 +170,14 @@ func (c *cliAnswerer) CreateMessage(ctx context.Context, server string, p *mcp.C
 	if c.pause != nil {
 		c.pause()
 	}
-	return c.sample(ctx, server, p)
+	qctx, cancel := c.questionContext(ctx)
+	defer cancel()
+	res, err := c.sample(qctx, server, p)
+	if err != nil && c.expired(ctx, qctx) {
+		c.note("no answer within %s (--answer-timeout); %s's request for a completion declined", c.flags.answerTimeout, server)
+		return nil, declined(server, fmt.Sprintf("no answer within %s (--answer-timeout)", c.flags.answerTimeout))
+	}
+	return res, err
 }
 
 // lineResult is one line read from the terminal.
@@ -141,9 +186,17 @@ type lineResult struct {
 	err error
 }
 
-// lineCtx reads one answer, giving up when ctx ends. A read given up on
-// stays pending, and its line is the next answer read.
+// lineCtx reads one answer, giving up when ctx ends. On a terminal
+// nothing is left behind: what was typed and not yet sent is discarded,
+// and the terminal's state is restored, so that neither the next question
+// nor the shell gets it. Other input (a pipe) is read by a read that,
+// given up on, stays pending: its line is the next answer read.
 func (q *asker) lineCtx(ctx context.Context) (string, error) {
+	if q.tty != nil {
+		if s, err, ok := q.ttyLine(ctx); ok {
+			return s, err
+		}
+	}
 	if q.pending == nil {
 		ch := make(chan lineResult, 1)
 		q.pending = ch
@@ -160,4 +213,26 @@ func (q *asker) lineCtx(ctx context.Context) (string, error) {
 		fmt.Fprintln(q.out)
 		return "", ctx.Err()
 	}
+}
+
+// ttyLine reads one answer from the terminal, giving up when ctx ends;
+// ok is false where a terminal cannot be waited on (no poll(2)).
+func (q *asker) ttyLine(ctx context.Context) (s string, err error, ok bool) {
+	if !ttyWaitable {
+		return "", nil, false
+	}
+	state, serr := term.GetState(q.tty.fd)
+	q.tty.ctx = ctx
+	s, err = q.line()
+	q.tty.ctx = nil
+	if err != nil && ctx.Err() != nil {
+		_ = flushInput(q.tty.fd)
+		q.in.Reset(q.tty) // and what was read ahead
+		if serr == nil {
+			_ = term.Restore(q.tty.fd, state)
+		}
+		fmt.Fprintln(q.out)
+		return "", ctx.Err(), true
+	}
+	return s, err, true
 }

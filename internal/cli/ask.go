@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -24,8 +25,12 @@ type asker struct {
 	// readPassword reads one line without echo (term.ReadPassword on the
 	// terminal); nil reads it as any other line.
 	readPassword func() (string, error)
-	// pending is a read that lineCtx gave up waiting for (elicit.go).
+	// pending is a read that lineCtx gave up waiting for, on an input
+	// that is not a terminal (answerer.go).
 	pending chan lineResult
+	// tty is the terminal in reads from, nil for other input: lineCtx
+	// gives up a question on it without leaving a read pending.
+	tty *ttyReader
 }
 
 // errNoAnswer is the cause when the input ended before an answer.
@@ -128,10 +133,7 @@ func (a *app) terminalAsker() *asker {
 	if !term.IsTerminal(int(f.Fd())) || !isTerminal(a.stderr) {
 		return nil
 	}
-	a.ask = &asker{in: bufio.NewReader(f), out: a.stderr, readPassword: func() (string, error) {
-		b, err := term.ReadPassword(int(f.Fd()))
-		return string(b), err
-	}}
+	a.ask = newTerminalAsker(f, a.stderr)
 	return a.ask
 }
 
@@ -160,4 +162,32 @@ func (a *app) configOptions(prompt bool) config.Options {
 		opts.Inputs.Prompt = q.input
 	}
 	return opts
+}
+
+// newTerminalAsker returns the asker of the person at terminal f, whose
+// questions go to out.
+func newTerminalAsker(f *os.File, out io.Writer) *asker {
+	tr := &ttyReader{f: f, fd: int(f.Fd())}
+	return &asker{in: bufio.NewReader(tr), out: out, tty: tr, readPassword: func() (string, error) {
+		b, err := term.ReadPassword(tr.fd)
+		return string(b), err
+	}}
+}
+
+// ttyReader reads a terminal; while ctx is set, each read first waits
+// until there is something to read or ctx ends, so that a question given
+// up on leaves no read behind.
+type ttyReader struct {
+	f   *os.File
+	fd  int
+	ctx context.Context
+}
+
+func (r *ttyReader) Read(p []byte) (int, error) {
+	if r.ctx != nil {
+		if err := waitReadable(r.ctx, r.fd); err != nil {
+			return 0, err
+		}
+	}
+	return r.f.Read(p)
 }

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/switchboard-mcp/switchboard/internal/answer"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // The actions of an elicitation result.
@@ -481,7 +482,8 @@ func shortValue(v any) string {
 }
 
 // elicitURL answers a URL-mode request: the person opens the URL (the
-// browser is started for them) and says when they are done.
+// browser is started for them if they say so) and says when they are
+// done.
 func (c *cliAnswerer) elicitURL(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	switch {
 	case c.flags.elicit != elicitAsk:
@@ -492,10 +494,19 @@ func (c *cliAnswerer) elicitURL(ctx context.Context, server string, p *mcp.Elici
 		return &mcp.ElicitResult{Action: actionDecline}, nil
 	}
 	out := c.q.out
-	fmt.Fprintf(out, "\n%s asks: %s\n  Open this URL in a browser:\n\n    %s\n\n", server, p.Message, p.URL)
-	if c.openURL != nil {
-		if _, err := c.openURL(ctx, p.URL); err != nil {
-			fmt.Fprintf(out, "  (the browser could not be opened: %s)\n", oneLine(err))
+	fmt.Fprintf(out, "\n%s asks: %s\n  host: %s\n  Open this URL in a browser:\n\n    %s\n\n", server, p.Message, upstream.URLHost(p.URL), p.URL)
+	if c.openURL != nil && hasDisplay() {
+		// Never without consent: the person checks the host first.
+		fmt.Fprintf(out, "Open %s in your browser? [y/N] ", upstream.URLHost(p.URL))
+		ans, err := c.q.lineCtx(ctx)
+		if err != nil {
+			return nil, err
+		}
+		switch strings.ToLower(strings.TrimSpace(ans)) {
+		case "y", "yes":
+			if _, err := c.openURL(ctx, p.URL); err != nil {
+				fmt.Fprintf(out, "  (the browser could not be opened: %s; open the URL yourself)\n", oneLine(err))
+			}
 		}
 	}
 	for {

@@ -283,8 +283,8 @@ func TestElicitWithoutATerminal(t *testing.T) {
 	wantContains(t, "url piped", r.stderr, "asked you to open https://example.com/x", "declined: no terminal")
 }
 
-// TestElicitURLOnATerminal: URL mode shows the URL, opens the browser,
-// and accepts once the person says they are done.
+// TestElicitURLOnATerminal: URL mode shows the URL and its host, opens
+// the browser once the person says so, and accepts once the person says they are done.
 func TestElicitURLOnATerminal(t *testing.T) {
 	cfg := asksConfig(t, nil)
 	dir := t.TempDir()
@@ -295,7 +295,13 @@ func TestElicitURLOnATerminal(t *testing.T) {
 	}
 	p := startOnPTY(t, []string{"BROWSER=" + browser}, "call", "--config", cfg, "asks", "open")
 	p.expect("asks asks: Connect your account")
+	p.expect("host: example.com")
 	p.expect("https://example.com/connect?x=1")
+	p.expect("Open example.com in your browser? [y/N] ")
+	if _, err := os.Stat(opened); err == nil {
+		t.Fatal("the browser was started before the person said so")
+	}
+	p.send("y")
 	p.expect("Press Enter when you are done there")
 	p.send("")
 	out, err := p.wait()

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sync"
 
@@ -28,6 +29,16 @@ type askWire struct {
 	Server string                   `json:"server"`
 	Elicit *mcp.ElicitParams        `json:"elicit,omitempty"`
 	Sample *mcp.CreateMessageParams `json:"sample,omitempty"`
+	// URLs are the URL-mode elicitations the server requires before it
+	// answers the call (-32042): answered by answer.URLCompleter.
+	URLs []*mcp.ElicitParams `json:"urls,omitempty"`
+	// Withdrawn says the ask of ID is no longer waited for (the server
+	// said the URLs are complete, or the call ended): the caller stops
+	// asking it.
+	Withdrawn bool `json:"withdrawn,omitempty"`
+	// Completed says, with Withdrawn, that it was withdrawn because the
+	// server said the URLs are complete.
+	Completed bool `json:"completed,omitempty"`
 }
 
 // answerWire is the caller's answer to an askWire: a result, or an error
@@ -36,8 +47,10 @@ type answerWire struct {
 	ID     string                   `json:"id"`
 	Elicit *mcp.ElicitResult        `json:"elicit,omitempty"`
 	Sample *mcp.CreateMessageResult `json:"sample,omitempty"`
-	Error  json.RawMessage          `json:"error,omitempty"`
-	Cause  string                   `json:"cause,omitempty"`
+	// Done answers URLs: true to make the call again.
+	Done  *bool           `json:"done,omitempty"`
+	Error json.RawMessage `json:"error,omitempty"`
+	Cause string          `json:"cause,omitempty"`
 }
 
 // waiting holds the asks sent to callers that have not been answered.
@@ -104,8 +117,26 @@ func (r *remoteAnswerer) ask(ctx context.Context, a askWire) (answerWire, error)
 		}
 		return ans, nil
 	case <-ctx.Done():
+		// The caller stops asking (the call's stream is read until the
+		// call returns, which waits for this).
+		r.out <- askWire{ID: id, Withdrawn: true, Completed: errors.Is(context.Cause(ctx), answer.ErrURLsCompleted)}
 		return answerWire{}, ctx.Err()
 	}
+}
+
+var _ answer.URLCompleter = (*remoteAnswerer)(nil)
+
+// CompleteURLs implements answer.URLCompleter: the caller shows the URLs;
+// when the server says they are complete first, the ask is withdrawn.
+func (r *remoteAnswerer) CompleteURLs(ctx context.Context, server string, els []*mcp.ElicitParams) (bool, error) {
+	ans, err := r.ask(ctx, askWire{Server: server, URLs: els})
+	if err != nil {
+		return false, err
+	}
+	if ans.Done == nil {
+		return false, fault.New(fault.Protocol, "the caller answered %s's URL elicitations with no result", server)
+	}
+	return *ans.Done, nil
 }
 
 // Elicit implements answer.Answerer.
@@ -155,6 +186,19 @@ func (c *Client) answerAsk(ctx context.Context, a answer.Answerer, ask *askWire)
 		out.Elicit, err = a.Elicit(ctx, ask.Server, ask.Elicit)
 	case ask.Sample != nil:
 		out.Sample, err = a.CreateMessage(ctx, ask.Server, ask.Sample)
+	case len(ask.URLs) > 0:
+		uc, ok := a.(answer.URLCompleter)
+		if !ok {
+			done := false
+			out.Done = &done
+			break
+		}
+		var done bool
+		done, err = uc.CompleteURLs(ctx, ask.Server, ask.URLs)
+		if ctx.Err() != nil {
+			return nil // withdrawn: the daemon no longer waits for it
+		}
+		out.Done = &done
 	default:
 		err = fault.New(fault.Protocol, "the switchboard daemon sent a question of no known kind")
 	}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -166,6 +167,14 @@ func (c *Client) Tool(ctx context.Context, server, name string) (ToolInfo, error
 func (c *Client) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
 	ans, answers := answer.From(ctx)
 	req.Answers = answers
+	// Asks are answered beside the stream's reader, so that a withdrawn
+	// one (the server said its URLs are complete) stops being asked; an
+	// ask that fails ends the call.
+	outer := ctx
+	ctx, cancelCall := context.WithCancel(ctx)
+	defer cancelCall()
+	var asks callAsks
+	defer asks.stop()
 	resp, err := c.send(ctx, http.MethodPost, "/v1/call", req)
 	if err != nil {
 		return nil, err
@@ -190,16 +199,31 @@ func (c *Client) Call(ctx context.Context, req CallRequest) (*CallResult, error)
 			if req.OnProgress != nil {
 				req.OnProgress(toolcall.Progress{Processed: l.Progress.Processed, Total: l.Progress.Total, Message: l.Progress.Message, Cost: l.Progress.Cost})
 			}
-		case l.Ask != nil && answers:
-			if err := c.answerAsk(ctx, ans, l.Ask); err != nil && ctx.Err() == nil {
-				return nil, err
+		case l.Ask != nil && l.Ask.Withdrawn:
+			var why error
+			if l.Ask.Completed {
+				why = answer.ErrURLsCompleted
 			}
+			asks.withdraw(l.Ask.ID, why)
+		case l.Ask != nil && answers:
+			asks.start(ctx, l.Ask.ID, func(actx context.Context) error {
+				err := c.answerAsk(actx, ans, l.Ask)
+				if err != nil && actx.Err() == nil {
+					cancelCall()
+					return err
+				}
+				return nil
+			})
 		case len(l.Error) > 0:
 			return nil, decodeError(l.Error, l.Cause)
 		case l.Result != nil:
 			return l.Result, nil
 		}
 	}
+	if err := asks.stop(); err != nil {
+		return nil, err
+	}
+	ctx = outer
 	if err := sc.Err(); err != nil {
 		return nil, c.transportError(ctx, err)
 	}
@@ -238,4 +262,58 @@ func (c *Client) Resume(ctx context.Context) (bool, error) {
 func (c *Client) Reload(ctx context.Context) (ReloadReport, error) {
 	var v ReloadReport
 	return v, c.do(ctx, http.MethodPost, "/v1/reload", nil, &v)
+}
+
+// callAsks are the asks of one call being answered, each with its own
+// context, so that the daemon can withdraw one.
+type callAsks struct {
+	mu      sync.Mutex
+	cancels map[string]context.CancelCauseFunc
+	wg      sync.WaitGroup
+	err     error // the first ask that failed
+}
+
+// start answers one ask under a context of its own.
+func (a *callAsks) start(ctx context.Context, id string, f func(context.Context) error) {
+	actx, cancel := context.WithCancelCause(ctx)
+	a.mu.Lock()
+	if a.cancels == nil {
+		a.cancels = map[string]context.CancelCauseFunc{}
+	}
+	a.cancels[id] = cancel
+	a.mu.Unlock()
+	a.wg.Go(func() {
+		err := f(actx)
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if err != nil && a.err == nil {
+			a.err = err
+		}
+		delete(a.cancels, id)
+		cancel(nil)
+	})
+}
+
+// withdraw stops answering the ask of id, for why (nil: the daemon no
+// longer waits for it).
+func (a *callAsks) withdraw(id string, why error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if cancel, ok := a.cancels[id]; ok {
+		cancel(why)
+	}
+}
+
+// stop ends every ask still being answered, waits for them, and returns
+// the first failure.
+func (a *callAsks) stop() error {
+	a.mu.Lock()
+	for _, cancel := range a.cancels {
+		cancel(nil)
+	}
+	a.mu.Unlock()
+	a.wg.Wait()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.err
 }

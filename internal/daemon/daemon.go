@@ -162,6 +162,9 @@ func New(opts Options) (_ *Daemon, err error) {
 				//lint:ignore SA1019 forwarded to gateway clients.
 				Log:        func(ctx context.Context, p *mcp.LoggingMessageParams) { d.gw.Events(server).Log(ctx, p) },
 				TaskStatus: func(p json.RawMessage) { d.gw.Events(server).TaskStatus(p) },
+				ElicitationComplete: func(ctx context.Context, p *mcp.ElicitationCompleteParams) {
+					d.gw.Events(server).ElicitationComplete(ctx, p)
+				},
 			}
 		},
 		DialOptions: func(server string, o *upstream.DialOptions) {

@@ -36,8 +36,12 @@ const (
 	RateLimited    Kind = "rate_limited"
 	BudgetExceeded Kind = "budget_exceeded"
 	Cancelled      Kind = "cancelled"
-	Config         Kind = "config"
-	Internal       Kind = "internal"
+	// ElicitationRequired is a request the server would not serve until
+	// the person completes the URL-mode elicitations it named (MCP error
+	// -32042): the cause says which.
+	ElicitationRequired Kind = "elicitation_required"
+	Config              Kind = "config"
+	Internal            Kind = "internal"
 )
 
 // ErrorType is the seed 002 error_type string for the kind, e.g.

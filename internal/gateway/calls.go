@@ -215,6 +215,9 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return nil, noClientFor(ctx, server, "elicitation")
 			}
 			defer stop()
+			if err := elicitModeDeclared(ss, p); err != nil {
+				return nil, err
+			}
 			return ss.Elicit(cctx, p)
 		},
 		ListRoots: func(ctx context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
@@ -247,6 +250,9 @@ func (g *Gateway) Events(server string) upstream.Events {
 		ResourceUpdated: func(uri string) { g.resourceUpdated(server, uri) },
 		Log:             func(ctx context.Context, p *mcp.LoggingMessageParams) { g.log(ctx, server, p) },
 		TaskStatus:      func(p json.RawMessage) { g.taskStatus(server, p) },
+		ElicitationComplete: func(ctx context.Context, p *mcp.ElicitationCompleteParams) {
+			g.elicitationComplete(ctx, server, p)
+		},
 	}
 }
 

@@ -175,7 +175,33 @@ func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, m *message
 		}
 	}
 	ctx, span := telemetry.StartServer(ctx, telemetry.Request{Method: m.method, Target: p.Name, Meta: p.Meta, Header: r.Header, Session: sid, RequestID: string(m.ID)})
-	res := vs.invoke(ctx, cc, e, p.Arguments, p.Meta, user, session, notify)
+	cres, cerr := vs.call(ctx, cc, e, p.Arguments, p.Meta, user, session, notify)
+	if rpc := urlElicitationAnswer(cerr); rpc != nil {
+		// As the upstream answered: a JSON-RPC error, not a result.
+		span.EndTool(nil, rpc)
+		if ctx.Err() != nil {
+			return true
+		}
+		body, err := json.Marshal(rpc)
+		if err != nil {
+			body, _ = json.Marshal(&jsonrpc.Error{Code: rpc.Code, Message: rpc.Message})
+		}
+		var b bytes.Buffer
+		b.WriteString(eventPrefix)
+		b.WriteString(`{"jsonrpc":"2.0","id":`)
+		b.Write(m.ID)
+		b.WriteString(`,"error":`)
+		b.Write(body)
+		b.WriteString("}\n\n")
+		cs.finish(b.Bytes())
+		return true
+	}
+	var res *mcp.CallToolResult
+	if cerr != nil {
+		res = errorResult(cerr)
+	} else {
+		res = cres.CallToolResult
+	}
 	span.EndTool(res, nil)
 	if ctx.Err() != nil {
 		return true // the client went away or cancelled: nothing to answer

@@ -26,6 +26,9 @@ import (
 func (vs *viewServer) callTool(e toolEntry) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res, err := vs.handleCall(ctx, req, e)
+		if rpc := urlElicitationAnswer(err); rpc != nil {
+			return nil, rpc // as the upstream answered
+		}
 		if err != nil {
 			return errorResult(err), nil
 		}
@@ -57,17 +60,6 @@ func (vs *viewServer) handleCall(ctx context.Context, req *mcp.CallToolRequest, 
 	return vs.call(ctx, cc, e, req.Params.Arguments, req.Params.Meta, user, session, notify)
 }
 
-// invoke runs one call of a tool of the view through the execution
-// engine (see call) and returns the result as the server gave it, or a
-// structured error result.
-func (vs *viewServer) invoke(ctx context.Context, cc *clientCall, e toolEntry, args json.RawMessage, reqMeta mcp.Meta, user, session string, notify func(toolcall.Progress)) *mcp.CallToolResult {
-	res, err := vs.call(ctx, cc, e, args, reqMeta, user, session, notify)
-	if err != nil {
-		return errorResult(err)
-	}
-	return res.CallToolResult
-}
-
 // call runs cc, a call of a tool of the view, through the execution
 // engine: arguments as the raw JSON the client sent, and the caller's
 // identity and log level. While it runs, what the upstream sends its
@@ -92,6 +84,9 @@ func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, arg
 		ctx = upstream.WithProgressToken(ctx, tok)
 	}
 	res, err := vs.g.eng.Call(ctx, creq)
+	if err != nil {
+		vs.g.noteURLElicitation(e.server, cc.ss, err)
+	}
 	if err != nil || res == nil {
 		return res, err
 	}

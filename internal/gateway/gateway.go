@@ -96,8 +96,11 @@ type Gateway struct {
 	levels   sessionLevels // log levels client sessions set
 	owners   owners        // client sessions with upstream sessions of their own (owners.go)
 	ownLists ownLists      // lists of owned upstream sessions, for their clients (ownlists.go)
-	subs     subscriptions
-	sess     sessionRegistry // client sessions of the HTTP endpoints (sessions.go)
+	// elicits are the client sessions waiting for an upstream's URL
+	// elicitations to complete (urlelicit.go).
+	elicits pendingElicitations
+	subs    subscriptions
+	sess    sessionRegistry // client sessions of the HTTP endpoints (sessions.go)
 	// fastCalls holds the cancel function of each fast-path call in
 	// flight, by session id and JSON-RPC id.
 	fastCalls sync.Map

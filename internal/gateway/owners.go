@@ -136,6 +136,9 @@ func (g *Gateway) withOwner(ctx context.Context, vs *viewServer, ss *mcp.ServerS
 	o := upstream.Owner{Session: g.owners.of(ss, vs, user), User: user}
 	if ip := ss.InitializeParams(); ip != nil {
 		o.Capabilities = ip.Capabilities
+		if o.Capabilities == nil {
+			o.Capabilities = &mcp.ClientCapabilities{} // it declared nothing
+		}
 	}
 	return upstream.WithOwner(ctx, o)
 }

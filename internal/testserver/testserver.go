@@ -40,6 +40,10 @@
 //     tool grown, so that its client is told tools/list_changed) and
 //     touch (tells the session, if it subscribed, that its resource
 //     state://count was updated); it speaks protocol 2025-11-25 at most.
+//   - "urlelicit": a tool connect that answers error -32042 (URL
+//     elicitation required) until the URL it names, a 127.0.0.1 HTTP
+//     handler of the server's, is fetched, which sends
+//     notifications/elicitation/complete (urlelicit.go).
 package testserver
 
 import (
@@ -193,6 +197,9 @@ func run(mode string) {
 		return
 	case "stateful":
 		serveStateful()
+		return
+	case "urlelicit":
+		serveURLElicit()
 		return
 	case "ok":
 	default:

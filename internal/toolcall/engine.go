@@ -454,12 +454,22 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 	defer cancelCost(nil)
 
 	maxRetries := srv.MaxRetries
+	elicited := false // the call was made again after URL elicitations
 	for attempt := 0; ; attempt++ {
 		c.status = StatusExecuting
 		c.span.Attempt(attempt + 1)
 		res, err := c.attempt(budgetCtx, cancelCost)
 		if err == nil {
 			return c.result(res, timeout), nil
+		}
+		if need := urlsRequired(err); need != nil && !elicited {
+			again, ferr := c.completeURLs(ctx, budgetCtx, need, err, timeout)
+			if !again {
+				return nil, ferr
+			}
+			elicited = true
+			e.logger.Info("calling again after URL elicitations", logKeyID, req.ID, logKeyServer, req.Server, logKeyTool, req.Tool)
+			continue
 		}
 		if cause := context.Cause(budgetCtx); cause == errBudgetTime || cause == errBudgetCost {
 			return c.partial(cause), nil

@@ -48,6 +48,10 @@ type Events struct {
 	// TaskStatus receives the params of a notifications/tasks/status
 	// (tasks.go), as the server sent them.
 	TaskStatus func(params json.RawMessage)
+	// ElicitationComplete receives a notifications/elicitation/complete:
+	// the server says a URL-mode elicitation is done. Its context carries
+	// the owned session it came from (SessionKeyFrom), if any.
+	ElicitationComplete func(context.Context, *mcp.ElicitationCompleteParams)
 }
 
 // DialOptions configures [Dial].
@@ -126,6 +130,9 @@ type Client struct {
 	// conn is the session's connection, set while connecting, for the
 	// notifications the SDK's client has no method for (sessions.go).
 	conn mcp.Connection
+	// completed are the URL elicitations the server said are complete
+	// (urlelicit.go).
+	completed completions
 }
 
 // Attribute keys used in logs.
@@ -183,11 +190,12 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		c.proc, _ = t.(*processTransport)
 	}
 	ev := opts.Events
+	caps := opts.Requests.capabilities()
 	copts := &mcp.ClientOptions{
 		// Declare no roots unless asked to forward them: Switchboard has
 		// none of its own to offer, and a server that asks for them may not
 		// exit on stdin EOF until answered (server-everything does).
-		Capabilities: opts.Requests.capabilities(),
+		Capabilities: caps,
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			key := tokenKey(req.Params.ProgressToken)
 			if f, ok := c.progress.Load(key); ok {
@@ -215,6 +223,15 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 				ev.ResourceUpdated(req.Params.URI)
 			}
 		},
+		ElicitationCompleteHandler: func(ctx context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			if req.Params == nil {
+				return
+			}
+			c.completed.complete(req.Params.ElicitationID)
+			if ev.ElicitationComplete != nil {
+				ev.ElicitationComplete(ctx, req.Params)
+			}
+		},
 		//lint:ignore SA1019 see Events.Log.
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			if ev.Log != nil {
@@ -225,12 +242,12 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 	}
 	// The SDK declares sampling and elicitation whenever a handler is set,
 	// so set them only when there is somewhere to forward to.
-	if f := opts.Requests.CreateMessage; f != nil {
+	if f := opts.Requests.CreateMessage; f != nil && caps.Sampling != nil {
 		copts.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return f(ctx, req.Params)
 		}
 	}
-	if f := opts.Requests.Elicit; f != nil {
+	if f := opts.Requests.Elicit; f != nil && caps.Elicitation != nil {
 		copts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return f(ctx, req.Params)
 		}
@@ -631,6 +648,17 @@ func (c *Client) classify(ctx context.Context, err error, doing string) error {
 		kind = fault.Connection
 		why.msg = "the connection ended before the answer arrived (did the server stop or restart?)"
 		c.markSuspect()
+	case isRPC && rpcErr.Code == mcp.CodeURLElicitationRequired:
+		kind = fault.Protocol
+		required, perr := c.urlElicitationRequired(rpcErr, err)
+		if perr != nil {
+			why.msg = perr.Error()
+			break
+		}
+		out := fault.Wrap(fault.ElicitationRequired, required, "%s: %s requires %s", doing, c.server.Name, describeElicitations(required.Elicitations)).
+			WithDetail("server", c.server.Name).
+			WithSuggestions("complete it on a terminal: run the call with switchboard call, which shows the URL, waits for the server to say it is done, and calls again")
+		return out
 	case isRPC && rpcErr.Code != codeRejected:
 		kind = fault.Protocol
 		if rpcErr.Code == jsonrpc.CodeInvalidParams {

@@ -37,8 +37,10 @@ type Owner struct {
 	// User is the caller's user.
 	User string
 	// Capabilities are what the gateway client session declared at its
-	// initialize (nil when unknown): a per_client session declares the
-	// same upstream (ownedcaps.go).
+	// initialize (empty when it declared nothing; nil when unknown): a
+	// per_client session declares the same sampling, elicitation (modes
+	// included) and roots to its server, so that the server offers and
+	// asks only what that client can answer (ownedcaps.go).
 	Capabilities *mcp.ClientCapabilities
 }
 
@@ -214,6 +216,9 @@ func (o *ownedSessions) dialOptions(key SessionKey) DialOptions {
 	}
 	if f := ev.Log; f != nil {
 		d.Events.Log = func(ctx context.Context, p *mcp.LoggingMessageParams) { f(tag(ctx), p) }
+	}
+	if f := ev.ElicitationComplete; f != nil {
+		d.Events.ElicitationComplete = func(ctx context.Context, p *mcp.ElicitationCompleteParams) { f(tag(ctx), p) }
 	}
 	r := d.Requests
 	if f := r.CreateMessage; f != nil {
