@@ -1,4 +1,4 @@
-package control
+package control_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-mcp/switchboard/internal/audit"
+	"github.com/switchboard-mcp/switchboard/internal/control"
 )
 
 // TestControlActorIsThePeer: events caused through the control socket
@@ -25,12 +26,12 @@ func TestControlActorIsThePeer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sock := SocketPath(shortDir(t))
-	ln, err := Listen(sock)
+	sock := control.SocketPath(shortDir(t))
+	ln, err := control.Listen(sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: NewHandler(Audited(f.local, aud), nil), ConnContext: ConnContext}
+	hs := &http.Server{Handler: control.NewHandler(control.Audited(f.local, aud), nil), ConnContext: control.ConnContext}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = hs.Serve(ln) })
@@ -46,7 +47,7 @@ func TestControlActorIsThePeer(t *testing.T) {
 	}
 	t.Cleanup(stop)
 
-	c := Dial(sock)
+	c := control.Dial(sock)
 	defer c.Close()
 	if _, err := c.Stop(ctx); err != nil {
 		t.Fatalf("stop: %v", err)

@@ -1,10 +1,12 @@
-package control
+package control_test
 
 import (
 	"context"
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/control"
 )
 
 // envPeerClient makes the test binary a control client (see
@@ -21,7 +23,7 @@ func runPeerClient() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	c := Dial(sock)
+	c := control.Dial(sock)
 	_, err := c.Resume(ctx)
 	c.Close()
 	cancel()
