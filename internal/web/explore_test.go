@@ -202,7 +202,10 @@ func TestBrowserExplore(t *testing.T) {
 		do(t, ctx, "calling bump", chromedp.Click(chromedp.ID("call-button")))
 		waitJS(t, ctx, "the result", `document.getElementById("result-status") && document.getElementById("result-status").textContent === "success"`)
 		eval[chromedp.Void](t, ctx, `window.__copied = []; navigator.clipboard.writeText = t => { window.__copied.push(t); return Promise.resolve(); }`)
-		do(t, ctx, "copying the result", chromedp.Click(chromedp.CSS(`#result button.copy`)))
+		// Clicked in the page in one step: the result pane may be drawn
+		// again by the call's last event, which detaches a node chromedp
+		// found a moment before ("Could not find node with given id").
+		eval[chromedp.Void](t, ctx, `document.querySelector("#result button.copy").click()`)
 		waitJS(t, ctx, "the copy", `window.__copied.length === 1`)
 		if got, want := eval[string](t, ctx, `window.__copied[0]`), eval[string](t, ctx, `document.querySelector("#result pre").textContent`); got != want || got == "" {
 			t.Errorf("copied result: got %q, want the result's text %q", got, want)
