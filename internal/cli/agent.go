@@ -31,9 +31,6 @@ import (
 // agentUsage is the synopsis of `switchboard agent`.
 const agentUsage = `usage: switchboard agent [flags] "PROMPT" (or no PROMPT / -i for the interactive mode)`
 
-// agentGetenv reads the environment for the endpoint; tests replace it.
-var agentGetenv = os.Getenv
-
 // agentFlags are the flags of `switchboard agent`.
 type agentFlags struct {
 	interactive            bool
@@ -116,7 +113,7 @@ func (a *app) agent(cmd *cobra.Command, pos []string, f *agentFlags) error {
 		return usagef("give a PROMPT or -i, not both; %s", agentUsage)
 	}
 	if prompt == "" && !f.interactive {
-		if !stdinIsTerminal() {
+		if !a.stdinIsTerminal() {
 			return usagef("missing PROMPT; %s", agentUsage)
 		}
 		f.interactive = true
@@ -147,7 +144,7 @@ func (a *app) agent(cmd *cobra.Command, pos []string, f *agentFlags) error {
 		case k == llm.EnvBaseURL && f.baseURL != "":
 			return f.baseURL
 		}
-		return agentGetenv(k)
+		return a.getenv(k)
 	})
 	if err != nil {
 		return err
@@ -321,11 +318,11 @@ func (a *app) agentResult(out *agent.Outcome, err error, sess *agent.Session) er
 // agentREPL reads prompts from stdin, one per line, until EOF, "exit" or
 // "quit". A limit or endpoint error ends that prompt, not the session.
 func (a *app) agentREPL(ctx context.Context, sess *agent.Session) error {
-	tty := stdinIsTerminal()
+	tty := a.stdinIsTerminal()
 	if tty {
 		fmt.Fprintf(a.stderr, "switchboard agent: %d tools; type a prompt, or exit\n", sess.Tools().Len())
 	}
-	sc := bufio.NewScanner(stdin)
+	sc := bufio.NewScanner(a.stdin)
 	sc.Buffer(nil, 1<<20)
 	failed := false
 	for {
@@ -414,7 +411,7 @@ func validGlob(g string) bool {
 }
 
 // stdinIsTerminal reports whether the prompts come from a person.
-func stdinIsTerminal() bool {
-	f, ok := stdin.(*os.File)
+func (a *app) stdinIsTerminal() bool {
+	f, ok := a.stdin.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -288,10 +289,7 @@ func TestAgentInteractive(t *testing.T) {
 		return llmtest.Response{Text: fmt.Sprintf("answer %d to %s", len(req.Messages), req.Messages[len(req.Messages)-1].Content)}
 	})
 	cfg := agentConfig(t, srv, "")
-	old := stdin
-	stdin = strings.NewReader("first\n\nsecond\nexit\nnever\n")
-	t.Cleanup(func() { stdin = old })
-	r := runCLI(t, "agent", "--config", cfg, "-i")
+	r := runCLIInput(t, context.Background(), strings.NewReader("first\n\nsecond\nexit\nnever\n"), "agent", "--config", cfg, "-i")
 	wantCode(t, r, ExitOK)
 	// The second prompt carries the first exchange: system, user,
 	// assistant, user.
@@ -304,9 +302,6 @@ func TestAgentInteractive(t *testing.T) {
 func TestAgentUsage(t *testing.T) {
 	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response { return llmtest.Response{Text: "x"} })
 	cfg := agentConfig(t, srv, "")
-	old := stdin
-	stdin = strings.NewReader("")
-	t.Cleanup(func() { stdin = old })
 	for _, tt := range []struct {
 		args []string
 		code int
@@ -329,7 +324,7 @@ func TestAgentUsage(t *testing.T) {
 		{args: []string{"--max-cost", "-1", "hi"}, code: ExitUsage, want: "--max-cost: must not be negative, not -1; write a number such as 0.15"},
 		{args: []string{"--max-cost", "NaN", "hi"}, code: ExitUsage, want: "--max-cost: NaN is not a usable number; write a number such as 0.15"},
 	} {
-		r := runCLI(t, append([]string{"agent", "--config", cfg}, tt.args...)...)
+		r := runCLIInput(t, context.Background(), strings.NewReader(""), append([]string{"agent", "--config", cfg}, tt.args...)...)
 		if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
 			t.Errorf("agent %v: got exit %d and %q, want %d and %q", tt.args, r.code, r.stderr, tt.code, tt.want)
 		}

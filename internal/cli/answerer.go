@@ -99,6 +99,9 @@ type cliAnswerer struct {
 	cfg *config.Config
 	// openURL opens a URL-mode elicitation's URL (the browser).
 	openURL func(ctx context.Context, url string) (<-chan error, error)
+	// getenv reads the command's environment (the llm: endpoint's key,
+	// the display).
+	getenv func(string) string
 	// pause, when set, clears what is drawn on the terminal (the progress
 	// bar) before a question is asked.
 	pause func()
@@ -113,7 +116,7 @@ func (a *app) answerer(cfg *config.Config, f answerFlags) (*cliAnswerer, error) 
 	if err := f.check(); err != nil {
 		return nil, err
 	}
-	ca := &cliAnswerer{flags: f, out: a.stderr, cfg: cfg, openURL: oauth.OpenBrowser}
+	ca := &cliAnswerer{flags: f, out: a.stderr, cfg: cfg, openURL: oauth.OpenBrowser, getenv: a.getenv}
 	if f.elicit == elicitAsk || f.sampling == samplingAsk {
 		ca.q = a.terminalAsker()
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"sort"
 
 	"github.com/spf13/cobra"
@@ -49,8 +48,10 @@ type app struct {
 	termWidth func(w io.Writer) (int, bool)
 
 	// stdin is where answers to questions are read (when it and stderr
-	// are a terminal).
+	// are a terminal), and what call --args - and agent -i read.
 	stdin io.Reader
+	// env reads the command's environment (see lookupEnv).
+	env func(name string) (string, bool)
 	// noPrompt says nobody is to be asked anything: a shell completion,
 	// serve --stdio (stdin is the MCP stream), the daemon's reloads.
 	noPrompt bool
@@ -131,7 +132,7 @@ func (a *app) loadConfig() (*config.Config, error) {
 		if c, _ := a.daemonFor(context.Background(), path, false); c != nil {
 			c.Close()
 			opts := a.configOptions(false)
-			opts.LookupEnv = envOrStandIn
+			opts.LookupEnv = a.envOrStandIn
 			if cfg2, err2 := config.Load(path, opts); err2 == nil {
 				return cfg2, nil
 			}
@@ -179,8 +180,8 @@ const unsetStandIn = "set-in-the-daemon-environment"
 // when it is not set there: with a value of its own per variable, since
 // two token_env variables with one stand-in would be the same token,
 // which the configuration refuses.
-func envOrStandIn(name string) (string, bool) {
-	if v, ok := os.LookupEnv(name); ok {
+func (a *app) envOrStandIn(name string) (string, bool) {
+	if v, ok := a.lookupEnv(name); ok {
 		return v, true
 	}
 	return unsetStandIn + "-" + name, true
@@ -204,13 +205,13 @@ func (a *app) stateDirectoryPath() (string, error) {
 	if a.stateDir != "" {
 		return a.stateDir, nil
 	}
-	if d := os.Getenv("SWITCHBOARD_STATE_DIR"); d != "" {
+	if d := a.getenv("SWITCHBOARD_STATE_DIR"); d != "" {
 		return d, nil
 	}
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+	if d := a.getenv("XDG_STATE_HOME"); d != "" {
 		return d + "/switchboard", nil
 	}
-	home, err := os.UserHomeDir()
+	home, err := a.homeDir()
 	if err != nil {
 		return "", fmt.Errorf("finding the state directory: %w; set SWITCHBOARD_STATE_DIR", err)
 	}

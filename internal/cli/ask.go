@@ -138,13 +138,13 @@ func (a *app) terminalAsker() *asker {
 }
 
 // configOptions are the options every command loads configuration with:
-// the state directory, whose trust records decide what a client's file
+// the command's environment, the state directory, whose trust records decide what a client's file
 // may run; the secret store for VS Code inputs; and, when prompt is true
 // and a person is at the terminal, the question whether to trust one of
 // the user's own client files and the prompt for inputs.
 func (a *app) configOptions(prompt bool) config.Options {
 	prompt = prompt && !a.noPrompt
-	var opts config.Options
+	opts := config.Options{LookupEnv: a.lookupEnv}
 	dir, err := a.stateDirectory()
 	if err == nil {
 		opts.StateDir = dir

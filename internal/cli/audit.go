@@ -151,7 +151,7 @@ func (a *app) auditConfig() (path string, ac config.Audit, err error) {
 // the block is wanted.
 func (a *app) auditConfigAt(path string) (config.Audit, error) {
 	opts := a.configOptions(false)
-	opts.LookupEnv = envOrStandIn
+	opts.LookupEnv = a.envOrStandIn
 	cfg, err := config.Load(path, opts)
 	if err != nil {
 		return config.Audit{}, fmt.Errorf("reading the audit: block of %s: %w", path, err)

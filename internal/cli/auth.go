@@ -315,7 +315,7 @@ func (a *app) authLogout(ctx context.Context, name, user string) error {
 // caller then connects again). Configured servers are left to `auth
 // login`, which their needs_auth state names.
 func (a *app) signInAdhoc(ctx context.Context, s *session, m *oauth.Manager) bool {
-	if a.url == "" || !stdinIsTerminal() || !isTerminal(a.stderr) {
+	if a.url == "" || !a.stdinIsTerminal() || !isTerminal(a.stderr) {
 		return false
 	}
 	sup, ok := s.pool.Supervisor(config.AdHocName)

@@ -115,7 +115,7 @@ SWITCHBOARD_LLM_* (or OPENAI_*) variables configure one.`,
 
 // taskAPI serves the reference task REST backend (seed 002's backend).
 func (a *app) taskAPI(ctx context.Context, addr, db string) error {
-	token := os.Getenv(EnvTasksToken)
+	token := a.getenv(EnvTasksToken)
 	if token == "" {
 		return fault.New(fault.Config, "the task API needs a service token: set %s", EnvTasksToken).
 			WithSuggestions(fmt.Sprintf("export %s=$(openssl rand -hex 32)", EnvTasksToken))
@@ -153,7 +153,7 @@ func (a *app) tasksServer(ctx context.Context, httpAddr, envFile string, named b
 		return fault.New(fault.Config, "the env file %s does not exist", envFile).
 			WithSuggestions("check the --env-file path, or leave the flag out to read ./.env when it exists")
 	}
-	settings, err := tasks.LoadSettings(os.LookupEnv, envFile)
+	settings, err := tasks.LoadSettings(a.lookupEnv, envFile)
 	if err != nil {
 		return err
 	}
@@ -179,7 +179,7 @@ func (a *app) tasksServer(ctx context.Context, httpAddr, envFile string, named b
 // used when the SWITCHBOARD_LLM_* (or OPENAI_*) variables configure one.
 func (a *app) projectServer(ctx context.Context, root, httpAddr string) error {
 	var client *llm.Client
-	cfg, ok, err := llm.ConfigFromEnv(os.Getenv)
+	cfg, ok, err := llm.ConfigFromEnv(a.getenv)
 	if err != nil {
 		return fault.Wrap(fault.Config, err, "reading the LLM settings")
 	}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -20,9 +18,6 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
-
-// stdin is where `--args -` reads from; tests replace it.
-var stdin io.Reader = os.Stdin
 
 // callFlags are the flags of `switchboard call`.
 type callFlags struct {
@@ -122,7 +117,7 @@ func (a *app) call(ctx context.Context, args []string, f callFlags) error {
 	case ctx.Err() != nil:
 		return err
 	}
-	arguments, err := buildArgs(f.args, stdin, pairs, schema)
+	arguments, err := buildArgs(f.args, a.stdin, pairs, schema)
 	if err != nil {
 		var fe *fault.Error
 		if errors.As(err, &fe) && fe.Kind == fault.Validation {

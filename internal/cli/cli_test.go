@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -50,8 +51,15 @@ func runCLI(t *testing.T, args ...string) result {
 
 func runCLICtx(t *testing.T, ctx context.Context, args ...string) result {
 	t.Helper()
+	return runCLIInput(t, ctx, os.Stdin, args...)
+}
+
+// runCLIInput runs the command line with stdin in t's environment (see
+// setenv).
+func runCLIInput(t *testing.T, ctx context.Context, stdin io.Reader, args ...string) result {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code := Main(ctx, args, &out, &errb)
+	code := run(ctx, invocation{args: args, stdin: stdin, stdout: &out, stderr: &errb, env: envOf(t)})
 	return result{out.String(), errb.String(), code}
 }
 

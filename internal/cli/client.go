@@ -475,7 +475,7 @@ func (a *app) stdioCommand(gw gateway) (string, []string, []string) {
 	if gw.source != "" {
 		args = append(args, "--config", gw.source)
 	}
-	if a.stateDir != "" || os.Getenv("SWITCHBOARD_STATE_DIR") != "" {
+	if a.stateDir != "" || a.getenv("SWITCHBOARD_STATE_DIR") != "" {
 		if dir, err := a.stateDirectory(); err == nil {
 			args = append(args, "--state-dir", absPath(dir))
 		}

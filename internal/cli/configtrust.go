@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -238,7 +237,7 @@ func (a *app) trustPreview(file string) (*config.Config, []string, error) {
 	var unset []string
 	opts := a.configOptions(false)
 	opts.LookupEnv = func(name string) (string, bool) {
-		if v, ok := os.LookupEnv(name); ok {
+		if v, ok := a.lookupEnv(name); ok {
 			return v, true
 		}
 		if !slices.Contains(unset, name) {

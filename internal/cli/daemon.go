@@ -79,7 +79,7 @@ func (a *app) fileDaemon(ctx context.Context) (*control.Client, control.Status, 
 // daemonFor is daemon for the configuration file src ("" for the embedded
 // default), which need not have been loaded.
 func (a *app) daemonFor(ctx context.Context, src string, anyConfig bool) (*control.Client, control.Status) {
-	if a.adhoc() || os.Getenv(envNoDaemon) == "1" {
+	if a.adhoc() || a.getenv(envNoDaemon) == "1" {
 		return nil, control.Status{}
 	}
 	path, err := a.socketPath()

@@ -28,7 +28,7 @@ type testDaemon struct {
 // in the current state directory.
 func startDaemon(t *testing.T, cfgPath string) *testDaemon {
 	t.Helper()
-	a := &app{stdout: io.Discard, stderr: io.Discard, cmd: "serve", configPath: cfgPath, logLevel: "error"}
+	a := &app{stdout: io.Discard, stderr: io.Discard, cmd: "serve", configPath: cfgPath, logLevel: "error", env: envOf(t)}
 	cfg, err := a.loadConfig()
 	if err != nil {
 		t.Fatal(err)

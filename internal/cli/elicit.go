@@ -495,7 +495,7 @@ func (c *cliAnswerer) elicitURL(ctx context.Context, server string, p *mcp.Elici
 	}
 	out := c.q.out
 	fmt.Fprintf(out, "\n%s asks: %s\n  host: %s\n  Open this URL in a browser:\n\n    %s\n\n", server, p.Message, upstream.URLHost(p.URL), p.URL)
-	if c.openURL != nil && hasDisplay() {
+	if c.openURL != nil && hasDisplay(c.getenv) {
 		// Never without consent: the person checks the host first.
 		fmt.Fprintf(out, "Open %s in your browser? [y/N] ", upstream.URLHost(p.URL))
 		ans, err := c.q.lineCtx(ctx)

@@ -144,7 +144,7 @@ func (a *app) startEmbedded(ctx context.Context) (*embedded, error) {
 // background until the embedded default stops.
 func (e *embedded) startProject(a *app, root string) error {
 	var client *llm.Client
-	lc, ok, err := llm.ConfigFromEnv(os.Getenv)
+	lc, ok, err := llm.ConfigFromEnv(a.getenv)
 	if err != nil {
 		return err
 	}

@@ -304,10 +304,10 @@ func (a *app) hooksFire(ctx context.Context, pos []string, dry bool) error {
 	if err != nil {
 		return err
 	}
-	ctx = hooks.ContextFromEnv(ctx, os.Getenv)
+	ctx = hooks.ContextFromEnv(ctx, a.getenv)
 	var rep hooks.Report
 	handled := false
-	if !dry && os.Getenv(hooks.EnvChainID) == "" {
+	if !dry && a.getenv(hooks.EnvChainID) == "" {
 		rep, handled, err = a.fireOnDaemon(ctx, cfg, name, fields)
 		if err != nil {
 			return err

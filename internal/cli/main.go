@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -41,12 +42,17 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 // Main runs the command line and returns the process exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &app{stdout: stdout, stderr: stderr, stdin: stdin}
+	return run(ctx, invocation{args: args, stdin: os.Stdin, stdout: stdout, stderr: stderr, env: os.LookupEnv})
+}
+
+// run runs the command line in inv and returns the exit code.
+func run(ctx context.Context, inv invocation) int {
+	a := &app{stdout: inv.stdout, stderr: inv.stderr, stdin: inv.stdin, env: inv.env}
 	root := newRoot(a)
 	// Never nil: cobra would read os.Args instead.
-	root.SetArgs(append([]string{}, normalizeArgs(root, args)...))
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	root.SetArgs(append([]string{}, normalizeArgs(root, inv.args)...))
+	root.SetOut(inv.stdout)
+	root.SetErr(inv.stderr)
 	err := root.ExecuteContext(ctx)
 	if a.emb != nil {
 		a.emb.stop()

@@ -5,7 +5,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,7 +27,7 @@ func (c *cliAnswerer) sample(ctx context.Context, server string, p *mcp.CreateMe
 		return nil, declined(server, "no terminal to approve it on; pass --sampling approve to allow it unattended")
 	}
 	var cfgLLM = c.cfg.LLM
-	cc, err := agent.ClientConfig(cfgLLM, os.Getenv)
+	cc, err := agent.ClientConfig(cfgLLM, c.getenv)
 	if err != nil {
 		c.note("%s asked for a completion by the model; declined: %s", server, oneLine(err))
 		return nil, fmt.Errorf("%s asked for a completion, which switchboard declined: %w", server, err)

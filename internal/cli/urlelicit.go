@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"strings"
 
@@ -51,7 +50,7 @@ func (c *cliAnswerer) CompleteURLs(ctx context.Context, server string, els []*mc
 		fmt.Fprintf(out, "\n  %d. %s\n     host: %s\n     open: %s\n", i+1, el.Message, upstream.URLHost(el.URL), el.URL)
 	}
 	fmt.Fprintln(out)
-	if c.openURL != nil && hasDisplay() {
+	if c.openURL != nil && hasDisplay(c.getenv) {
 		for _, el := range els {
 			fmt.Fprintf(out, "Open %s in your browser? [y/N] ", upstream.URLHost(el.URL))
 			ans, err := c.q.lineCtx(ctx)
@@ -101,13 +100,13 @@ func (c *cliAnswerer) urlWaitEnded(ctx context.Context, server string, err error
 
 // hasDisplay reports whether a browser can be opened here: a desktop
 // system, or a graphical session ($DISPLAY, $WAYLAND_DISPLAY), or a
-// $BROWSER the person chose.
-func hasDisplay() bool {
+// $BROWSER the person chose, in the environment getenv reads.
+func hasDisplay(getenv func(string) string) bool {
 	switch runtime.GOOS {
 	case "darwin", "windows":
 		return true
 	}
-	return os.Getenv("DISPLAY") != "" || os.Getenv("WAYLAND_DISPLAY") != "" || os.Getenv("BROWSER") != ""
+	return getenv("DISPLAY") != "" || getenv("WAYLAND_DISPLAY") != "" || getenv("BROWSER") != ""
 }
 
 // plural returns "1 step" or "n steps".
