@@ -23,11 +23,11 @@ const agentKey = "sk-cli-agent-SECRET-42"
 // and clears the LLM environment variables.
 func agentConfig(t *testing.T, srv *llmtest.Server, agentBlock string) string {
 	t.Helper()
-	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	for _, k := range []string{llm.EnvBaseURL, llm.EnvModel, llm.EnvAPIKey, llm.EnvPromptPrice, llm.EnvCompletionPrice, llm.EnvTimeout, llm.EnvOpenAIAPIKey, llm.EnvOpenAIBaseURL} {
-		t.Setenv(k, "")
+		setenv(t, k, "")
 	}
-	t.Setenv("CLI_AGENT_KEY", agentKey)
+	setenv(t, "CLI_AGENT_KEY", agentKey)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +60,7 @@ func assistantTurns(req llmtest.Request) int {
 }
 
 func TestAgentCommand(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var echoed string
 	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
@@ -140,6 +141,7 @@ func TestAgentCommand(t *testing.T) {
 }
 
 func TestAgentLimitExitsOne(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
 		return llmtest.Response{Text: "still working", ToolCalls: []llm.ToolCall{{ID: "c", Name: "beta__echo", Arguments: `{"message": "x"}`}}}
 	})
@@ -158,6 +160,7 @@ func TestAgentLimitExitsOne(t *testing.T) {
 }
 
 func TestAgentSectionBinding(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var offered []string
 	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
@@ -187,6 +190,7 @@ func TestAgentSectionBinding(t *testing.T) {
 }
 
 func TestAgentEndpointRejectsKey(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
 		return llmtest.Response{Status: 401, Text: "Incorrect API key provided: " + agentKey}
 	})
@@ -223,6 +227,7 @@ func TestAgentEndpointRejectsKey(t *testing.T) {
 // TestAgentLimitFlagsMatchConfig: a limit flag out of range gets the
 // message of the agent: key it overrides, and in range it overrides it.
 func TestAgentLimitFlagsMatchConfig(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
 		return llmtest.Response{Text: "still working", ToolCalls: []llm.ToolCall{{ID: "c", Name: "beta__echo", Arguments: `{"message": "x"}`}}}
 	})
@@ -264,6 +269,7 @@ func TestAgentLimitFlagsMatchConfig(t *testing.T) {
 // TestAgentCostLimitWithoutPrices: a cost limit without prices is accepted
 // with a warning naming the keys that set prices.
 func TestAgentCostLimitWithoutPrices(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response { return llmtest.Response{Text: "done"} })
 	cfg := agentConfig(t, srv, "")
 	r := runCLI(t, "agent", "--config", cfg, "--max-cost", "0.0001", "hi")
@@ -276,7 +282,7 @@ func TestAgentCostLimitWithoutPrices(t *testing.T) {
 	wantCode(t, r, ExitOK)
 	wantContains(t, "stderr", r.stderr, "the cost limit (0.5) has no effect")
 	// With a price the limit works: no warning.
-	t.Setenv(llm.EnvCompletionPrice, "2")
+	setenv(t, llm.EnvCompletionPrice, "2")
 	r = runCLI(t, "agent", "--config", cfg, "hi")
 	wantCode(t, r, ExitOK)
 	if strings.Contains(r.stderr, "no effect") {
@@ -285,6 +291,7 @@ func TestAgentCostLimitWithoutPrices(t *testing.T) {
 }
 
 func TestAgentInteractive(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
 		return llmtest.Response{Text: fmt.Sprintf("answer %d to %s", len(req.Messages), req.Messages[len(req.Messages)-1].Content)}
 	})
@@ -300,6 +307,7 @@ func TestAgentInteractive(t *testing.T) {
 }
 
 func TestAgentUsage(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response { return llmtest.Response{Text: "x"} })
 	cfg := agentConfig(t, srv, "")
 	for _, tt := range []struct {
@@ -333,7 +341,7 @@ func TestAgentUsage(t *testing.T) {
 		t.Errorf("got %d requests, want none", n)
 	}
 	// No model anywhere: a configuration error naming the fixes.
-	t.Setenv("CLI_AGENT_KEY", "")
+	setenv(t, "CLI_AGENT_KEY", "")
 	r := runCLI(t, "agent", "--config", cfg, "hi")
 	wantCode(t, r, ExitFailure)
 	wantContains(t, "stderr", r.stderr, "CLI_AGENT_KEY")

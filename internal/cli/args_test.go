@@ -26,6 +26,7 @@ var argsSchema = map[string]any{
 }
 
 func TestBuildArgs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		raw   string
@@ -65,6 +66,7 @@ func TestBuildArgs(t *testing.T) {
 }
 
 func TestBuildArgsErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		raw     string
@@ -97,6 +99,7 @@ func TestBuildArgsErrors(t *testing.T) {
 }
 
 func TestBuildArgsStdin(t *testing.T) {
+	t.Parallel()
 	got, err := buildArgs("-", strings.NewReader(`{"s": "from stdin"}`), nil, argsSchema)
 	if err != nil || got["s"] != "from stdin" {
 		t.Errorf("--args -: got %v, %v", got, err)

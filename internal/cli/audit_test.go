@@ -40,6 +40,7 @@ func auditFixture(t *testing.T) (cfgPath, trail string) {
 // TestAuditCommand: switchboard audit reads the trail that the
 // configuration names, as a table or JSON lines, with each filter.
 func TestAuditCommand(t *testing.T) {
+	t.Parallel()
 	cfgPath, trail := auditFixture(t)
 
 	r := runCLI(t, "--config", cfgPath, "audit")
@@ -100,12 +101,13 @@ func TestAuditCommand(t *testing.T) {
 // TestAuditFollow: audit --follow prints the events already there, then
 // each new one as it is written, until interrupted.
 func TestAuditFollow(t *testing.T) {
+	t.Parallel()
 	cfgPath, trail := auditFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(ctx, []string{"--config", cfgPath, "audit", "--follow", "--json", "--outcome", "ok"}, &out, &errb)
+		done <- mainIn(t, ctx, &out, &errb, "--config", cfgPath, "audit", "--follow", "--json", "--outcome", "ok")
 	}()
 	waitFor := func(what string, cond func(string) bool) {
 		t.Helper()
@@ -170,6 +172,7 @@ func sha256Hex(data []byte) string {
 // them, `stop`, `resume` and `servers disable/enable` write their events
 // to the trail themselves.
 func TestStopAndResumeWithoutADaemonAreAudited(t *testing.T) {
+	t.Parallel()
 	cfgPath, trail := auditFixture(t)
 	state := t.TempDir()
 	wantCode(t, runCLI(t, "--config", cfgPath, "--state-dir", state, "stop"), 0)

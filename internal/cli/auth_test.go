@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,10 @@ func serverState(t *testing.T, cfg, name string) (state, lastError string, sugge
 	return
 }
 
+// reSignInNoticed is the daemon's log line for a server that saw its
+// stored sign-in change while it waited for one.
+var reSignInNoticed = regexp.MustCompile(`(?m)^.*msg="the stored sign-in changed; connecting".* server=demo\b`)
+
 // TestAuthEndToEnd: a daemon serving the TypeScript SDK's OAuth example
 // (strict: it checks the resource indicator) shows it needs_auth with the
 // exact command; `auth login` through a scripted $BROWSER stores a sign-in
@@ -55,7 +60,7 @@ func TestAuthEndToEnd(t *testing.T) {
 	ex := testpeer.StartOAuthExample(t, true)
 	// alpha, a stdio server, must be served throughout, whatever demo's state.
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
-	state := os.Getenv("SWITCHBOARD_STATE_DIR")
+	state := getenvOf(t, "SWITCHBOARD_STATE_DIR")
 	t.Setenv("BROWSER", browserScript(t))
 	addr := freeAddr(t)
 	data, err := os.ReadFile(cfg)
@@ -72,7 +77,7 @@ func TestAuthEndToEnd(t *testing.T) {
 	defer cancel()
 	var out, errb syncBuffer
 	done := make(chan int)
-	go func() { done <- Main(ctx, []string{"serve", "--config", cfg, "--log-level", "debug"}, &out, &errb) }()
+	go func() { done <- mainIn(t, ctx, &out, &errb, "serve", "--config", cfg, "--log-level", "debug") }()
 	defer func() {
 		cancel()
 		select {
@@ -108,12 +113,15 @@ func TestAuthEndToEnd(t *testing.T) {
 	r = runCLI(t, "auth", "login", "demo", "--config", cfg)
 	wantCode(t, r, ExitOK)
 	wantContains(t, "auth login", r.stdout, "To sign in to demo, open this URL in a browser:", "code_challenge_method=S256", "resource=", "Signed in to demo")
-	signedIn := time.Now()
 	eventuallyCLI(t, 10*time.Second, "the daemon to connect demo after the sign-in", func() bool {
 		return strings.Contains(out.String(), "demo: connected")
 	})
-	if d := time.Since(signedIn); d > 3*time.Second {
-		t.Errorf("the daemon connected %v after the sign-in, want about a second", d)
+	// It connected because it saw the stored sign-in change (it looks
+	// every 200 ms while it waits for one), not by a restart or a retry
+	// that would have come anyway; how long the connection then takes is
+	// the machine's load, not the point.
+	if !reSignInNoticed.MatchString(errb.String()) {
+		t.Errorf("the daemon connected demo without noticing the new sign-in; its log:\n%s", errb.String())
 	}
 
 	// A tool call through the gateway.
@@ -240,6 +248,7 @@ func gatewaySession(t *testing.T, ctx context.Context, addr string) *mcp.ClientS
 // signs in by itself when the server asks (through $BROWSER), then lists
 // the tools. The terminal is a real pseudo-terminal, made by script(1).
 func TestAuthAdHocOnATerminal(t *testing.T) {
+	t.Parallel()
 	script, err := exec.LookPath("script")
 	if err != nil {
 		t.Fatalf("script(1) is not installed (%v): install it (Debian: apt-get install bsdutils; elsewhere util-linux) to run this test on a pseudo-terminal", err)
@@ -282,7 +291,7 @@ func TestAuthLoginBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	const secret = "client-secret-never-shown-93c1"
-	t.Setenv("DOWN_SECRET", secret)
+	setenv(t, "DOWN_SECRET", secret)
 	yaml := string(data) + fmt.Sprintf("  - name: demo\n    transport: http\n    url: %s\n", ex.URL) +
 		"  - name: down\n    transport: http\n    url: http://127.0.0.1:1/mcp\n    oauth: {client_id: sb, client_secret_env: DOWN_SECRET}\n"
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {

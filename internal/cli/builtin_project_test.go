@@ -36,7 +36,8 @@ func writeProjectFixture(t *testing.T) string {
 // TestBuiltinProjectStdio runs "switchboard builtin project" as a stdio
 // child and calls general_query through the CLI.
 func TestBuiltinProjectStdio(t *testing.T) {
-	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	t.Parallel()
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	root := writeProjectFixture(t)
 	exe, _ := os.Executable()
 	cfg := filepath.Join(t.TempDir(), "switchboard.yaml")
@@ -76,6 +77,7 @@ servers:
 // TestBuiltinProjectHTTP serves the project server over streamable HTTP
 // and queries it with the go-sdk client.
 func TestBuiltinProjectHTTP(t *testing.T) {
+	t.Parallel()
 	root := writeProjectFixture(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -122,6 +124,7 @@ func TestBuiltinProjectHTTP(t *testing.T) {
 }
 
 func TestBuiltinProjectBadRoot(t *testing.T) {
+	t.Parallel()
 	r := runCLI(t, "builtin", "project", "--root", filepath.Join(t.TempDir(), "missing"))
 	wantCode(t, r, ExitFailure)
 	wantContains(t, "stderr", r.stderr, "root")
@@ -133,8 +136,9 @@ func TestBuiltinProjectBadRoot(t *testing.T) {
 // exist is an error naming it, even when the environment holds every
 // setting (the server would otherwise start without the file's values).
 func TestBuiltinTasksMissingEnvFile(t *testing.T) {
-	t.Setenv("SERVICE_AUTH_TOKEN", "token")
-	t.Setenv("FASTAPI_BASE_URL", "http://127.0.0.1:1")
+	t.Parallel()
+	setenv(t, "SERVICE_AUTH_TOKEN", "token")
+	setenv(t, "FASTAPI_BASE_URL", "http://127.0.0.1:1")
 	missing := filepath.Join(t.TempDir(), "nonexist.env")
 	// A cancelled context: if the file were ignored, the server would stop
 	// at once instead of serving stdio.

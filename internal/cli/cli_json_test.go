@@ -50,6 +50,7 @@ func writeConfigWith(t *testing.T, servers map[string]string, extra string, allo
 }
 
 func TestListingJSONErrorForUnavailableServer(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfigWith(t, map[string]string{"alpha": "ok"},
 		"  - name: nx\n    command: /nonexistent/bin\n", "/nonexistent/bin")
 	for _, cmd := range []string{"tools", "prompts", "resources"} {
@@ -76,7 +77,8 @@ func TestListingJSONErrorForUnavailableServer(t *testing.T) {
 }
 
 func TestUsageErrorJSON(t *testing.T) {
-	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	t.Parallel()
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	r := runCLI(t, "history", "--json", "--limit", "0")
 	wantCode(t, r, ExitUsage)
 	if e := jsonErr(t, "history --limit 0", r); e["error_type"] != "validation_error" || !strings.Contains(fmt.Sprint(e["message"]), "--limit") {
@@ -85,6 +87,7 @@ func TestUsageErrorJSON(t *testing.T) {
 }
 
 func TestJSONErrorKeepsCause(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	// The server's own words.
 	r := runCLI(t, "read", "alpha", "test://nope", "--config", cfg, "--json")
@@ -103,6 +106,7 @@ func TestJSONErrorKeepsCause(t *testing.T) {
 }
 
 func TestJSONErrorMessage(t *testing.T) {
+	t.Parallel()
 	withFields := fault.New(fault.Validation, "arguments for a/b are invalid")
 	withFields.Fields = []fault.FieldDetail{{Field: "x", Message: "want a number"}}
 	tests := []struct {
@@ -125,6 +129,7 @@ func TestJSONErrorMessage(t *testing.T) {
 }
 
 func TestCallTypingErrorFieldsJSON(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	r := runCLI(t, "call", "alpha", "add", "a=x", "b=2", "--config", cfg, "--json")
 	wantCode(t, r, ExitFailure)
@@ -156,6 +161,7 @@ func TestCallTypingErrorFieldsJSON(t *testing.T) {
 }
 
 func TestFlagsBeforeSubcommand(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	r := runCLI(t, "config", "--config", cfg, "show")
 	wantCode(t, r, ExitOK)
@@ -183,7 +189,8 @@ func TestFlagsBeforeSubcommand(t *testing.T) {
 }
 
 func TestConfigShowResolvedKeys(t *testing.T) {
-	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	t.Parallel()
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	cfg := filepath.Join(t.TempDir(), "switchboard.yaml")
 	os.WriteFile(cfg, []byte("servers:\n  - name: dk\n    docker:\n      image: mcp/fetch\n    env: {API_TOKEN: abc123secret}\n"), 0o600)
 
@@ -218,6 +225,7 @@ func TestConfigShowResolvedKeys(t *testing.T) {
 }
 
 func TestHistoryJSONAndFilters(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	wantCode(t, runCLI(t, "call", "--config", cfg, "alpha", "echo", "message=one"), ExitOK)
 	wantCode(t, runCLI(t, "call", "--config", cfg, "alpha", "echo", "message=two"), ExitOK)
@@ -264,6 +272,7 @@ func TestHistoryJSONAndFilters(t *testing.T) {
 }
 
 func TestServerActionJSON(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	r := runCLI(t, "servers", "refresh", "alpha", "--config", cfg, "--json")
 	wantCode(t, r, ExitOK)
@@ -282,6 +291,7 @@ func TestServerActionJSON(t *testing.T) {
 }
 
 func TestParamLinesArrayItems(t *testing.T) {
+	t.Parallel()
 	var schema map[string]any
 	json.Unmarshal([]byte(`{"type": "object", "required": ["edits", "path"], "properties": {
 		"path": {"type": "string"},
@@ -309,6 +319,7 @@ func TestParamLinesArrayItems(t *testing.T) {
 }
 
 func TestPromptUnknownArgument(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	r := runCLI(t, "prompt", "alpha", "greet", "name=Ann", "nmae=Bob", "--config", cfg)
 	wantCode(t, r, ExitFailure)
@@ -328,6 +339,7 @@ func TestPromptUnknownArgument(t *testing.T) {
 }
 
 func TestCallToUnavailableServerIsRecorded(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok", "dead": "exit"})
 	r := runCLI(t, "call", "dead", "echo", "message=hi", "--config", cfg)
 	wantCode(t, r, ExitFailure)
@@ -352,6 +364,7 @@ func TestCallToUnavailableServerIsRecorded(t *testing.T) {
 // the identity a local MCP client on the same configuration gets, so that
 // both see the same user's history and tasks (issue 15 item 1).
 func TestCallIdentityFollowsDefaultUser(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfigWith(t, map[string]string{"alpha": "ok"}, "gateway:\n  default_user: ada\n")
 	wantCode(t, runCLI(t, "call", "--config", cfg, "alpha", "echo", "message=hi"), ExitOK)
 	r := runCLI(t, "history", "--config", cfg, "--json")

@@ -67,7 +67,7 @@ func runCLIInput(t *testing.T, ctx context.Context, stdin io.Reader, args ...str
 // in the given modes, and isolates the state directory.
 func writeConfig(t *testing.T, servers map[string]string) string {
 	t.Helper()
-	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +103,7 @@ func wantContains(t *testing.T, what, got string, wants ...string) {
 }
 
 func TestServersToolsAndCall(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok", "beta": "ok"})
 
 	r := runCLI(t, "servers", "--config", cfg)
@@ -161,6 +162,7 @@ func TestServersToolsAndCall(t *testing.T) {
 }
 
 func TestCallErrors(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok", "dead": "exit"})
 	tests := []struct {
 		name       string
@@ -183,6 +185,7 @@ func TestCallErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := runCLI(t, append(tt.args, "--config", cfg)...)
 			wantCode(t, r, tt.code)
 			wantContains(t, "stderr", r.stderr, tt.wantStderr...)
@@ -190,6 +193,7 @@ func TestCallErrors(t *testing.T) {
 	}
 
 	t.Run("servers reports the dead one", func(t *testing.T) {
+		t.Parallel()
 		r := runCLI(t, "servers", "--config", cfg)
 		wantCode(t, r, ExitFailure)
 		wantContains(t, "servers", r.stdout, "dead", "error", "fatal: missing API key")
@@ -197,6 +201,7 @@ func TestCallErrors(t *testing.T) {
 }
 
 func TestCallImageSavedToFile(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	dir := t.TempDir()
 	r := runCLI(t, "call", "--config", cfg, "alpha", "image", "--out-dir", dir)
@@ -215,6 +220,7 @@ func TestCallImageSavedToFile(t *testing.T) {
 }
 
 func TestInterruptCancelsUpstream(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(1500*time.Millisecond, cancel) // Ctrl-C while the call runs
@@ -227,6 +233,7 @@ func TestInterruptCancelsUpstream(t *testing.T) {
 }
 
 func TestPromptsResourcesRead(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	r := runCLI(t, "prompts", "--config", cfg)
 	wantCode(t, r, ExitOK)
@@ -252,6 +259,7 @@ func TestPromptsResourcesRead(t *testing.T) {
 }
 
 func TestEnableDisablePersist(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	r := runCLI(t, "servers", "disable", "alpha", "--config", cfg)
 	wantCode(t, r, ExitOK)
@@ -275,7 +283,8 @@ func TestEnableDisablePersist(t *testing.T) {
 }
 
 func TestAdHocStdio(t *testing.T) {
-	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	t.Parallel()
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -289,7 +298,8 @@ func TestAdHocStdio(t *testing.T) {
 }
 
 func TestWebSocketURL(t *testing.T) {
-	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	t.Parallel()
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	srv := mcp.NewServer(&mcp.Implementation{Name: "ws", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "shout"}, func(_ context.Context, _ *mcp.CallToolRequest, a struct {
 		Word string `json:"word"`
@@ -311,6 +321,7 @@ func TestWebSocketURL(t *testing.T) {
 }
 
 func TestUsage(t *testing.T) {
+	t.Parallel()
 	r := runCLI(t)
 	wantCode(t, r, ExitUsage)
 	wantContains(t, "usage", r.stdout, "Usage:", "switchboard [command]", "call", "servers")
@@ -322,7 +333,8 @@ func TestUsage(t *testing.T) {
 }
 
 func TestConfigCommands(t *testing.T) {
-	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	t.Parallel()
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("servers:\n  - name: gh\n    transport: http\n    urll: https://x\n"), 0o600)
@@ -332,7 +344,7 @@ func TestConfigCommands(t *testing.T) {
 
 	claude := filepath.Join(dir, "claude.json")
 	os.WriteFile(claude, []byte(`{"mcpServers": {"everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"], "env": {"API_TOKEN": "${MY_TOKEN}"}}}}`), 0o600)
-	t.Setenv("MY_TOKEN", "s3cr3t-value")
+	setenv(t, "MY_TOKEN", "s3cr3t-value")
 	r = runCLI(t, "config", "validate", claude)
 	wantCode(t, r, ExitOK)
 	r = runCLI(t, "config", "show", "--config", claude)
@@ -373,6 +385,7 @@ func (s *syncBuffer) String() string {
 }
 
 func TestServe(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok", "dead": "exit"})
 	data, _ := os.ReadFile(cfg)
 	fast := strings.Replace(string(data), "defaults:\n", "defaults:\n  health: {ping_interval: 100ms, backoff: [10ms, 20ms, 30ms], max_failures: 3}\n", 1)
@@ -383,7 +396,7 @@ func TestServe(t *testing.T) {
 	defer cancel()
 	var out, errb syncBuffer
 	done := make(chan int)
-	go func() { done <- Main(ctx, []string{"serve", "--config", cfg}, &out, &errb) }()
+	go func() { done <- mainIn(t, ctx, &out, &errb, "serve", "--config", cfg, "--listen", "127.0.0.1:0") }()
 
 	deadline := time.Now().Add(30 * time.Second)
 	want := []string{"alpha: connected", "dead: auto-disabled"}
@@ -418,7 +431,7 @@ func TestServe(t *testing.T) {
 }
 
 func TestServeWithoutConfig(t *testing.T) {
-	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("HOME", t.TempDir())
 	t.Chdir(t.TempDir())
@@ -435,7 +448,7 @@ func TestServeWithoutConfig(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
 	done := make(chan int)
-	go func() { done <- Main(ctx, []string{"serve"}, &out, &errb) }()
+	go func() { done <- mainIn(t, ctx, &out, &errb, "serve", "--listen", "127.0.0.1:0") }()
 	eventuallyCLI(t, 20*time.Second, "serve to connect and discover the built-in server", func() bool {
 		o := out.String()
 		return strings.Contains(o, "tasks: connected") && strings.Contains(o, "tasks: 5 tools")
@@ -448,6 +461,7 @@ func TestServeWithoutConfig(t *testing.T) {
 }
 
 func TestHistory(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	secret := "ghp_" + strings.Repeat("Z", 36)
 	wantCode(t, runCLI(t, "call", "--config", cfg, "alpha", "echo", "message="+secret), ExitOK)
@@ -479,6 +493,7 @@ func TestHistory(t *testing.T) {
 }
 
 func TestStopAndResume(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	// A call in flight in another "process" (here: another Main) is
 	// cancelled by stop.
@@ -508,6 +523,7 @@ func TestStopAndResume(t *testing.T) {
 }
 
 func TestCallBudgetAndTruncation(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	r := runCLI(t, "call", "--config", cfg, "alpha", "stream", "steps=100", "step_ms=50", "--max-duration", "500ms")
 	wantCode(t, r, ExitOK)
@@ -527,9 +543,10 @@ func TestCallBudgetAndTruncation(t *testing.T) {
 // tools through the CLI and the engine: the caller's identity reaches the
 // backend as the task owner.
 func TestBuiltinTasksEndToEnd(t *testing.T) {
-	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	t.Parallel()
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	const token = "test-service-token-0123456789"
-	t.Setenv(EnvTasksToken, token)
+	setenv(t, EnvTasksToken, token)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

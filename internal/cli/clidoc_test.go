@@ -30,6 +30,7 @@ const (
 // names a command that exists, and every --flag the page mentions is a
 // flag of some command. -update rewrites the reference.
 func TestCLIDoc(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(cliDoc)
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ func clientHome(t *testing.T) string {
 	t.Setenv("APPDATA", filepath.Join(home, "AppData", "Roaming"))
 	t.Setenv("CODEX_HOME", "")
 	t.Setenv("CLAUDE_CONFIG_DIR", "")
-	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	t.Chdir(t.TempDir())
 	return home
 }
@@ -33,7 +33,7 @@ func clientHome(t *testing.T) string {
 func TestClientConnectCursorAndClaudeDesktop(t *testing.T) {
 	home := clientHome(t)
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
-	t.Setenv("SWITCHBOARD_STATE_DIR", "") // the default state directory: no --state-dir in the entry
+	setenv(t, "SWITCHBOARD_STATE_DIR", "") // the default state directory: no --state-dir in the entry
 	cursor := filepath.Join(home, ".cursor", "mcp.json")
 	if err := os.MkdirAll(filepath.Dir(cursor), 0o755); err != nil {
 		t.Fatal(err)
@@ -183,7 +183,7 @@ func TestClientConnectChoices(t *testing.T) {
 // connecting Switchboard to itself.
 func TestClientConnectKeepsTrust(t *testing.T) {
 	home := clientHome(t)
-	state := os.Getenv("SWITCHBOARD_STATE_DIR")
+	state := getenvOf(t, "SWITCHBOARD_STATE_DIR")
 	file := cursorFile(t, home)
 	wantCode(t, runCLI(t, "config", "trust", file, "--yes"), ExitOK)
 

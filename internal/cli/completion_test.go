@@ -39,6 +39,7 @@ func wantCandidates(t *testing.T, what string, got []string, wants ...string) {
 // event names from the configuration, tools from the servers, fixed
 // values and file names.
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok", "beta": "ok"})
 	if err := appendFile(cfg, `gateway:
   views:
@@ -106,6 +107,7 @@ hooks:
 // TestCompletionAsksTheDaemon checks that tool names come from the
 // running daemon when there is one.
 func TestCompletionAsksTheDaemon(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	d := startDaemon(t, cfg)
 	before := d.requests.Load()
@@ -118,6 +120,7 @@ func TestCompletionAsksTheDaemon(t *testing.T) {
 
 // TestCompletionScripts checks that every shell's script is written.
 func TestCompletionScripts(t *testing.T) {
+	t.Parallel()
 	for shell, marker := range map[string]string{
 		"bash":       "__start_switchboard",
 		"zsh":        "#compdef switchboard",

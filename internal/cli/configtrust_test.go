@@ -54,7 +54,7 @@ func cursorFile(t *testing.T, dir string) string {
 // needs trust again.
 func TestConfigTrustCursorFile(t *testing.T) {
 	state := t.TempDir()
-	t.Setenv("SWITCHBOARD_STATE_DIR", state)
+	setenv(t, "SWITCHBOARD_STATE_DIR", state)
 	t.Setenv("HOME", t.TempDir())
 	file := cursorFile(t, t.TempDir())
 
@@ -104,6 +104,7 @@ func TestConfigTrustCursorFile(t *testing.T) {
 // TestConfigTrustNative: trusting a native file says that its commands
 // are allowed by security.allowed_commands and only its hooks need trust.
 func TestConfigTrustNative(t *testing.T) {
+	t.Parallel()
 	file := writeConfig(t, map[string]string{"alpha": "ok"})
 	r := runCLI(t, "config", "trust", file, "--yes")
 	wantCode(t, r, ExitOK)
@@ -117,7 +118,7 @@ func TestConfigTrustNative(t *testing.T) {
 // trusted at first use, but only on a terminal; without one the refusal
 // says both ways to trust it.
 func TestUserClientFileWithoutTerminal(t *testing.T) {
-	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	file := cursorFile(t, home) // ~/.cursor/mcp.json: the user's own
@@ -242,8 +243,9 @@ func vscodeFile(t *testing.T) string {
 // store (given on a terminal before), every command has it, and it is
 // never on disk in plain text.
 func TestInputsWithoutTerminal(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
-	t.Setenv("SWITCHBOARD_STATE_DIR", state)
+	setenv(t, "SWITCHBOARD_STATE_DIR", state)
 	file := vscodeFile(t)
 	r := runCLI(t, "config", "validate", file)
 	wantCode(t, r, ExitFailure)

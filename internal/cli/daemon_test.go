@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -25,10 +26,16 @@ type testDaemon struct {
 }
 
 // startDaemon starts a test daemon for the configuration file at cfgPath
-// in the current state directory.
+// in t's state directory (see setenv).
 func startDaemon(t *testing.T, cfgPath string) *testDaemon {
 	t.Helper()
-	a := &app{stdout: io.Discard, stderr: io.Discard, cmd: "serve", configPath: cfgPath, logLevel: "error", env: envOf(t)}
+	return startDaemonIn(t, cfgPath, envOf(t))
+}
+
+// startDaemonIn is startDaemon in the environment env.
+func startDaemonIn(t *testing.T, cfgPath string, env func(string) (string, bool)) *testDaemon {
+	t.Helper()
+	a := &app{stdout: io.Discard, stderr: io.Discard, cmd: "serve", configPath: cfgPath, logLevel: "error", env: env}
 	cfg, err := a.loadConfig()
 	if err != nil {
 		t.Fatal(err)
@@ -107,13 +114,13 @@ func runBoth(t *testing.T, d *testDaemon, args ...string) (local, daemon result)
 // it needs a backend.
 func runBothUsing(t *testing.T, d *testDaemon, wantDaemon bool, args ...string) (local, daemon result) {
 	t.Helper()
-	t.Setenv(envNoDaemon, "1")
+	setenv(t, envNoDaemon, "1")
 	before := d.requests.Load()
 	local = runCLI(t, args...)
 	if n := d.requests.Load(); n != before {
 		t.Fatalf("%v with %s=1: the daemon got %d requests, want none", args, envNoDaemon, n-before)
 	}
-	t.Setenv(envNoDaemon, "")
+	setenv(t, envNoDaemon, "")
 	daemon = runCLI(t, args...)
 	if wantDaemon && d.requests.Load() == before {
 		t.Fatalf("%v: the daemon got no request, want the command to use it\nstderr:\n%s", args, daemon.stderr)
@@ -122,6 +129,7 @@ func runBothUsing(t *testing.T, d *testDaemon, wantDaemon bool, args ...string) 
 }
 
 func TestDaemonAndInProcessPrintTheSame(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok", "beta": "ok", "dead": "exit"})
 	d := startDaemon(t, cfg)
 	tests := []struct {
@@ -163,16 +171,41 @@ func TestDaemonAndInProcessPrintTheSame(t *testing.T) {
 		{"read json", []string{"read", "alpha", "test://readme", "--json"}, ExitOK, false},
 		{"read dead server", []string{"read", "dead", "test://readme"}, ExitFailure, false},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			local, daemon := runBothUsing(t, d, !tt.noDaemon, append(tt.args, "--config", cfg)...)
-			wantCode(t, local, tt.code)
-			wantCode(t, daemon, tt.code)
-			if got, want := mask(daemon.stdout), mask(local.stdout); got != want {
-				t.Errorf("stdout: got (daemon)\n%s\nwant (in-process)\n%s", daemon.stdout, local.stdout)
-			}
-			if got, want := mask(daemon.stderr), mask(local.stderr); got != want {
-				t.Errorf("stderr: got (daemon)\n%s\nwant (in-process)\n%s", daemon.stderr, local.stderr)
+	compare := func(t *testing.T, d *testDaemon, args []string, code int, noDaemon bool) {
+		t.Helper()
+		local, daemon := runBothUsing(t, d, !noDaemon, append(args, "--config", cfg)...)
+		wantCode(t, local, code)
+		wantCode(t, daemon, code)
+		if got, want := mask(daemon.stdout), mask(local.stdout); got != want {
+			t.Errorf("stdout: got (daemon)\n%s\nwant (in-process)\n%s", daemon.stdout, local.stdout)
+		}
+		if got, want := mask(daemon.stderr), mask(local.stderr); got != want {
+			t.Errorf("stderr: got (daemon)\n%s\nwant (in-process)\n%s", daemon.stderr, local.stderr)
+		}
+	}
+	// The calls run here, against d, whose history is compared below. The
+	// other commands run in parallel groups, each with a daemon and a
+	// state directory of its own: runBoth counts a daemon's requests, so
+	// one daemon serves one command at a time.
+	var others [][]int
+	for i, tt := range tests {
+		if strings.HasPrefix(tt.name, "call") {
+			t.Run(tt.name, func(t *testing.T) { compare(t, d, tt.args, tt.code, tt.noDaemon) })
+			continue
+		}
+		if len(others) == 0 || len(others[len(others)-1]) == 7 {
+			others = append(others, nil)
+		}
+		others[len(others)-1] = append(others[len(others)-1], i)
+	}
+	for g, group := range others {
+		t.Run(fmt.Sprintf("group %d", g+1), func(t *testing.T) {
+			t.Parallel()
+			setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+			d := startDaemon(t, cfg)
+			for _, i := range group {
+				tt := tests[i]
+				t.Run(tt.name, func(t *testing.T) { compare(t, d, tt.args, tt.code, tt.noDaemon) })
 			}
 		})
 	}
@@ -181,7 +214,7 @@ func TestDaemonAndInProcessPrintTheSame(t *testing.T) {
 	// wait for the daemon's recorder before comparing the history.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		t.Setenv(envNoDaemon, "1")
+		setenv(t, envNoDaemon, "1")
 		r := runCLI(t, "history", "--config", cfg, "--json", "--limit", "1000")
 		if n := strings.Count(r.stdout, `"id"`); n >= 24 || time.Now().After(deadline) {
 			break
@@ -199,7 +232,7 @@ func TestDaemonAndInProcessPrintTheSame(t *testing.T) {
 			}
 		})
 	}
-	t.Setenv(envNoDaemon, "1")
+	setenv(t, envNoDaemon, "1")
 	r := runCLI(t, "history", "--config", cfg, "--json", "--limit", "1")
 	id := regexp.MustCompile(`"id": "([^"]+)"`).FindStringSubmatch(r.stdout)
 	if id == nil {
@@ -228,6 +261,7 @@ func TestDaemonAndInProcessPrintTheSame(t *testing.T) {
 }
 
 func TestDaemonStopAndResume(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	d := startDaemon(t, cfg)
 	for _, tt := range []struct {
@@ -244,9 +278,9 @@ func TestDaemonStopAndResume(t *testing.T) {
 				}
 			}
 			before()
-			t.Setenv(envNoDaemon, "1")
+			setenv(t, envNoDaemon, "1")
 			local := runCLI(t, tt.args...)
-			t.Setenv(envNoDaemon, "")
+			setenv(t, envNoDaemon, "")
 			before()
 			n := d.requests.Load()
 			daemon := runCLI(t, tt.args...)
@@ -293,6 +327,7 @@ func TestDaemonStopAndResume(t *testing.T) {
 }
 
 func TestDaemonInterruptCancelsTheCall(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	d := startDaemon(t, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -321,6 +356,7 @@ func TestDaemonInterruptCancelsTheCall(t *testing.T) {
 }
 
 func TestDaemonForAnotherConfigIsNotUsed(t *testing.T) {
+	t.Parallel()
 	other := writeConfig(t, map[string]string{"beta": "ok"})
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"}) // the same state directory as the daemon's
 	d := startDaemon(t, other)
@@ -336,6 +372,7 @@ func TestDaemonForAnotherConfigIsNotUsed(t *testing.T) {
 }
 
 func TestReload(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	r := runCLI(t, "reload", "--config", cfg)
 	wantCode(t, r, ExitFailure)
@@ -384,16 +421,15 @@ func appendFile(path, text string) error {
 // daemon has but the caller's shell lacks does not stop it, nor servers
 // and tools, which ask the daemon too.
 func TestReloadNeedsNotTheDaemonsSecrets(t *testing.T) {
+	t.Parallel()
 	const tokenVar = "SWITCHBOARD_TEST_RELOAD_TOKEN"
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	if err := appendFile(cfg, "gateway:\n  tokens:\n    - name: alice\n      user: alice\n      token_env: "+tokenVar+"\n"); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(tokenVar, "daemon-secret") // restored when the test ends
-	d := startDaemon(t, cfg)
-	if err := os.Unsetenv(tokenVar); err != nil { // the operator's shell
-		t.Fatal(err)
-	}
+	// The daemon's environment has the token; the operator's shell (t's)
+	// does not.
+	d := startDaemonIn(t, cfg, withVars(envOf(t), map[string]string{tokenVar: "daemon-secret"}))
 	r := runCLI(t, "reload", "--config", cfg)
 	wantCode(t, r, ExitOK)
 	wantContains(t, "reload", r.stdout, "reloaded "+cfg)

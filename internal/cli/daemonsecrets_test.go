@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"os"
 	"testing"
 )
 
@@ -12,6 +11,7 @@ import (
 // by both would make them the same token, which the configuration
 // refuses).
 func TestCommandsNeedNotTheDaemonsTokens(t *testing.T) {
+	t.Parallel()
 	const aliceVar, bobVar = "SWITCHBOARD_TEST_ALICE_TOKEN", "SWITCHBOARD_TEST_BOB_TOKEN"
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	if err := appendFile(cfg, "gateway:\n  tokens:\n"+
@@ -19,14 +19,9 @@ func TestCommandsNeedNotTheDaemonsTokens(t *testing.T) {
 		"    - name: bob\n      user: bob\n      token_env: "+bobVar+"\n"); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(aliceVar, "daemon-secret-alice") // restored when the test ends
-	t.Setenv(bobVar, "daemon-secret-bob")
-	startDaemon(t, cfg)
-	for _, v := range []string{aliceVar, bobVar} { // the operator's shell
-		if err := os.Unsetenv(v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// The daemon's environment has the tokens; the operator's shell (t's)
+	// does not.
+	startDaemonIn(t, cfg, withVars(envOf(t), map[string]string{aliceVar: "daemon-secret-alice", bobVar: "daemon-secret-bob"}))
 	r := runCLI(t, "servers", "--config", cfg)
 	wantCode(t, r, ExitOK)
 	wantContains(t, "servers", r.stdout, "alpha")

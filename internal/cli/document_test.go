@@ -36,6 +36,7 @@ func writeMarkdown(t *testing.T, text string) string {
 }
 
 func TestDocRunListCheck(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok", "beta": "ok"})
 	doc := writeMarkdown(t, docText)
 
@@ -90,6 +91,7 @@ func TestDocRunListCheck(t *testing.T) {
 }
 
 func TestDocUsage(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	doc := writeMarkdown(t, docText)
 	tests := []struct {
@@ -115,6 +117,7 @@ func TestDocUsage(t *testing.T) {
 }
 
 func TestDocUnknownServerAndDuplicateIDs(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	doc := writeMarkdown(t, "```alpah\ntool: echo\nmessage: hi\n```\n\n```python\ntool: str = 'x'\n```\n\n"+
 		"```alpha ^dup\ntool: echo\nmessage: one\n```\n\n```alpha ^dup\ntool: echo\nmessage: two\n```\n")
@@ -140,6 +143,7 @@ func TestDocUnknownServerAndDuplicateIDs(t *testing.T) {
 }
 
 func TestDocSummary(t *testing.T) {
+	t.Parallel()
 	blocks := func(n int) []notebook.BlockReport { return make([]notebook.BlockReport, n) }
 	tests := []struct {
 		rep  notebook.Report
@@ -160,6 +164,7 @@ func TestDocSummary(t *testing.T) {
 // run makes its calls there (its connections and history), and the
 // document gets the same results as in-process.
 func TestDocRunUsesTheDaemon(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok", "beta": "ok"})
 	d := startDaemon(t, cfg)
 	doc := writeMarkdown(t, docText)

@@ -41,7 +41,7 @@ func startOnPTY(t *testing.T, env []string, args ...string) *ptyRun {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	cmd := exec.CommandContext(ctx, exe, args...)
-	cmd.Env = append(os.Environ(), append(env, envRunMain+"=1")...)
+	cmd.Env = append(environOf(t), append(env, envRunMain+"=1")...)
 	cmd.Dir = t.TempDir()
 	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
 	if err != nil {
@@ -114,9 +114,9 @@ func (p *ptyRun) wait() (string, error) {
 // srv is set, an llm: block pointing at it.
 func asksConfig(t *testing.T, srv *llmtest.Server, extra ...string) string {
 	t.Helper()
-	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	for _, k := range []string{llm.EnvBaseURL, llm.EnvModel, llm.EnvAPIKey, llm.EnvOpenAIAPIKey, llm.EnvOpenAIBaseURL} {
-		t.Setenv(k, "")
+		setenv(t, k, "")
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -142,6 +142,7 @@ func asksConfig(t *testing.T, srv *llmtest.Server, extra ...string) string {
 // or title, a pattern, a bound and a date format checked with a re-ask,
 // then accepted; the server gets the typed values.
 func TestElicitFormOnATerminal(t *testing.T) {
+	t.Parallel()
 	cfg := asksConfig(t, nil)
 	p := startOnPTY(t, nil, "call", "--config", cfg, "asks", "ask")
 	p.expect("asks asks: Sign up for the trip")
@@ -190,6 +191,7 @@ func TestElicitFormOnATerminal(t *testing.T) {
 // TestElicitDeclineAndCancelOnATerminal: :decline at a field declines,
 // c at the end cancels; the server sees each.
 func TestElicitDeclineAndCancelOnATerminal(t *testing.T) {
+	t.Parallel()
 	cfg := asksConfig(t, nil)
 	p := startOnPTY(t, nil, "call", "--config", cfg, "asks", "ask")
 	p.expect("Login (login)")
@@ -219,8 +221,9 @@ func TestElicitDeclineAndCancelOnATerminal(t *testing.T) {
 // which lists only for a client that declares elicitation, is answered on
 // a terminal (today's failure: "client does not support elicitation").
 func TestElicitEverythingOnATerminal(t *testing.T) {
+	t.Parallel()
 	bin, args := testpeer.EverythingCommand(t)
-	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	stdio := bin + " " + strings.Join(append(args, "stdio"), " ")
 	p := startOnPTY(t, nil, "call", "--stdio", stdio, "trigger-elicitation-request")
 	p.expect("Your full, legal name")
@@ -261,6 +264,7 @@ func TestElicitEverythingOnATerminal(t *testing.T) {
 // saying why and how to answer; --elicit accept-defaults answers with the
 // defaults, or declines naming the field that has none.
 func TestElicitWithoutATerminal(t *testing.T) {
+	t.Parallel()
 	cfg := asksConfig(t, nil)
 	r := runCLI(t, "call", "--config", cfg, "asks", "ask")
 	wantCode(t, r, ExitOK)
@@ -286,6 +290,7 @@ func TestElicitWithoutATerminal(t *testing.T) {
 // TestElicitURLOnATerminal: URL mode shows the URL and its host, opens
 // the browser once the person says so, and accepts once the person says they are done.
 func TestElicitURLOnATerminal(t *testing.T) {
+	t.Parallel()
 	cfg := asksConfig(t, nil)
 	dir := t.TempDir()
 	opened := filepath.Join(dir, "opened")
@@ -323,6 +328,7 @@ func TestElicitURLOnATerminal(t *testing.T) {
 // once approved, and the model's answer is shown and approved before the
 // server gets it.
 func TestSamplingOnATerminal(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var got []llmtest.Request
 	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
@@ -371,6 +377,7 @@ func TestSamplingOnATerminal(t *testing.T) {
 // --sampling approve; with it, the model answers unattended; with no llm:
 // configured, the reason names the key.
 func TestSamplingWithoutATerminal(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.NewServer(t, func(llmtest.Request) llmtest.Response { return llmtest.Response{Text: "unattended haiku"} })
 	cfg := asksConfig(t, srv)
 	r := runCLI(t, "call", "--config", cfg, "asks", "sample")
@@ -396,6 +403,7 @@ func TestSamplingWithoutATerminal(t *testing.T) {
 // command that made the call, and its answer goes back to the server;
 // piped, the daemon-run call is declined with the same note.
 func TestElicitThroughTheDaemon(t *testing.T) {
+	t.Parallel()
 	cfg := asksConfig(t, nil)
 	d := startDaemon(t, cfg)
 	before := d.requests.Load()
@@ -427,6 +435,7 @@ func TestElicitThroughTheDaemon(t *testing.T) {
 // required fields all have defaults and declines one that has a required
 // field without.
 func TestAgentElicitation(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, block, tool, want string
 	}{
@@ -463,6 +472,7 @@ func TestAgentElicitation(t *testing.T) {
 // TestDocRunAnswers: a document's block whose server asks is answered by
 // doc run's --elicit policy (piped here), and its result is written.
 func TestDocRunAnswers(t *testing.T) {
+	t.Parallel()
 	cfg := asksConfig(t, nil)
 	doc := writeMarkdown(t, "# Confirm\n\n```asks\ntool: confirm\n```\n")
 	r := runCLI(t, "doc", "run", "--config", cfg, "--elicit", "accept-defaults", doc)

@@ -72,7 +72,7 @@ func serveProcessCmd(t *testing.T, cfgPath string, listen string) (string, *exec
 	}
 	t.Cleanup(func() { os.RemoveAll(state) })
 	cmd := exec.Command(exe, "serve", "--config", cfgPath, "--log-level", "error")
-	cmd.Env = append(os.Environ(), envRunMain+"=1", "SWITCHBOARD_STATE_DIR="+state)
+	cmd.Env = append(environOf(t), envRunMain+"=1", "SWITCHBOARD_STATE_DIR="+state)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -189,6 +189,7 @@ func checkTS(t *testing.T, res []testpeer.TSResult) {
 }
 
 func TestTypeScriptClientThroughGatewayHTTP(t *testing.T) {
+	t.Parallel()
 	listen := freeAddr(t)
 	base := serveProcess(t, gatewayConfig(t, listen), listen)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -205,6 +206,7 @@ func TestTypeScriptClientThroughGatewayHTTP(t *testing.T) {
 }
 
 func TestTypeScriptClientThroughGatewayStdio(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	state, err := os.MkdirTemp("", "sbg")
 	if err != nil {
@@ -227,6 +229,7 @@ func TestTypeScriptClientThroughGatewayStdio(t *testing.T) {
 }
 
 func TestElicitationThroughGateway(t *testing.T) {
+	t.Parallel()
 	listen := freeAddr(t)
 	base := serveProcess(t, gatewayConfig(t, listen), listen)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -256,6 +259,7 @@ func TestElicitationThroughGateway(t *testing.T) {
 // messages, resource subscriptions (also to a templated URI) and their
 // updates.
 func TestTypeScriptClientGatewayPassthrough(t *testing.T) {
+	t.Parallel()
 	const doc = "demo://resource/static/document/architecture.md"
 	listen := freeAddr(t)
 	base := serveProcess(t, gatewayConfig(t, listen), listen)
@@ -325,9 +329,10 @@ func TestTypeScriptClientGatewayPassthrough(t *testing.T) {
 // the gateway as two users: each token's identity reaches the backend as
 // the task owner, so neither sees the other's tasks.
 func TestBuiltinTasksThroughGateway(t *testing.T) {
+	t.Parallel()
 	const token = "test-service-token-0123456789"
-	t.Setenv("ALICE_TOKEN", "alice-gateway-token")
-	t.Setenv("BOB_TOKEN", "bob-gateway-token")
+	setenv(t, "ALICE_TOKEN", "alice-gateway-token")
+	setenv(t, "BOB_TOKEN", "bob-gateway-token")
 	apiAddr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	apiDone := make(chan result, 1)
@@ -340,7 +345,7 @@ func TestBuiltinTasksThroughGateway(t *testing.T) {
 			t.Errorf("task-api exit %d: %s", r.code, r.stderr)
 		}
 	})
-	t.Setenv(EnvTasksToken, token)
+	setenv(t, EnvTasksToken, token)
 	exe, _ := os.Executable()
 	listen := freeAddr(t)
 	cfg := filepath.Join(t.TempDir(), "switchboard.yaml")
@@ -415,6 +420,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestServeReloadsOnSIGHUP edits the configuration of a running serve
 // and sends it SIGHUP: the new server's tools reach a connected client.
 func TestServeReloadsOnSIGHUP(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	listen := freeAddr(t)
 	cfgPath := filepath.Join(t.TempDir(), "switchboard.yaml")

@@ -32,8 +32,9 @@ func writeScript(t *testing.T, dir, name, body string) string {
 }
 
 func TestHooksCommands(t *testing.T) {
-	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
-	t.Setenv(envNoDaemon, "1")
+	t.Parallel()
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, envNoDaemon, "1")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "event.json")
 	block := writeScript(t, dir, "block.sh", `echo "main is frozen" >&2; exit 2`)
@@ -118,7 +119,8 @@ func TestHooksCommands(t *testing.T) {
 }
 
 func TestHooksListInvalid(t *testing.T) {
-	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	t.Parallel()
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	cfgPath := writeConfig(t, map[string]string{"alpha": "ok"})
 	data := must(os.ReadFile(cfgPath))
 	data = append(data, "hooks:\n  - {name: bad, on: x.y, actions: [{type: mcp, server: alpha, tool: echo, params: [{param: mesage, value: hi}]}]}\n"...)
@@ -159,6 +161,8 @@ func TestHooksInstallGitEndToEnd(t *testing.T) {
 	bin := t.TempDir()
 	writeScript(t, bin, "switchboard", fmt.Sprintf("%s=1 exec %q \"$@\"\n", envRunMain, exe))
 	state := t.TempDir()
+	// The git hooks' switchboard is a process of its own, with the
+	// process's environment.
 	t.Setenv("SWITCHBOARD_STATE_DIR", state)
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -223,7 +227,8 @@ func TestHooksInstallGitEndToEnd(t *testing.T) {
 // tool.before guard denies, and a tool.after hook has run (not been
 // cancelled) by the time `switchboard call` exits.
 func TestHooksAroundCommandCalls(t *testing.T) {
-	t.Setenv(envNoDaemon, "1")
+	t.Parallel()
+	setenv(t, envNoDaemon, "1")
 	path := writeConfig(t, map[string]string{"alpha": "ok"})
 	dir := t.TempDir()
 	out := filepath.Join(dir, "after.json")
@@ -282,7 +287,8 @@ func TestInstallGitWarnsWithoutSwitchboard(t *testing.T) {
 // failed call appends its event to failures.jsonl, one JSON object per
 // line.
 func TestREADMEHookExample(t *testing.T) {
-	t.Setenv(envNoDaemon, "1")
+	t.Parallel()
+	setenv(t, envNoDaemon, "1")
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 // table the widest column is cut with an ellipsis, and that output that is
 // not a terminal is never cut.
 func TestTableFitsTheTerminal(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("a long description ", 10)
 	rows := func(a *app, w io.Writer) {
 		tb := a.newTableTo(w, "SERVER", "TOOL", "DESCRIPTION")
@@ -62,6 +63,7 @@ func TestTableFitsTheTerminal(t *testing.T) {
 // people make: go install …@vX, a pseudo-version, a work tree build with
 // VCS stamping, and one without (the -ldflags variable).
 func TestVersionFromBuildInfo(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		bi       debug.BuildInfo
@@ -123,6 +125,7 @@ func TestVersionFromBuildInfo(t *testing.T) {
 // TestJSONToYAML checks that --output yaml keeps the key order and writes
 // control characters escaped, which YAML does not allow raw.
 func TestJSONToYAML(t *testing.T) {
+	t.Parallel()
 	got, err := jsonToYAML([]byte(`{"z": 1, "a": {"pattern": "^[^\u0000]*$", "bell": "a\u0007b", "text": "two\nlines", "list": []}}`))
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 // fails with a rate_limited_error carrying retry_after, with --json and
 // without.
 func TestCallRateLimitedJSON(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	data, err := os.ReadFile(cfg)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 // which flags take a value comes from the command tree, and that Go-style
 // single-dash long flags still work.
 func TestNormalizeArgs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args, want string
 	}{
@@ -53,7 +54,8 @@ func TestNormalizeArgs(t *testing.T) {
 // TestFlagErrors checks that a flag mistake names the flag and the form it
 // wants, or the closest flag, and exits 2.
 func TestFlagErrors(t *testing.T) {
-	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	t.Parallel()
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	tests := []struct {
 		args []string
 		want string
@@ -93,6 +95,7 @@ func TestFlagErrors(t *testing.T) {
 // TestUnknownCommands checks the suggestions for mistyped commands and
 // subcommands.
 func TestUnknownCommands(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want string
@@ -118,6 +121,7 @@ func TestUnknownCommands(t *testing.T) {
 // flags with their defaults and at least one example, and that `help CMD`
 // prints the same.
 func TestEveryCommandHasHelp(t *testing.T) {
+	t.Parallel()
 	root := newRoot(&app{stdout: io.Discard, stderr: io.Discard})
 	forEachCommand(root, func(c *cobra.Command) {
 		if c.Hidden || !c.IsAvailableCommand() && c.Name() != "help" {
@@ -156,6 +160,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 
 // TestSinceValue checks the forms history --since takes.
 func TestSinceValue(t *testing.T) {
+	t.Parallel()
 	var v sinceValue
 	before := time.Now()
 	if err := v.Set("90m"); err != nil || v.at.After(before.Add(-89*time.Minute)) || v.at.Before(before.Add(-91*time.Minute)) {
@@ -177,7 +182,8 @@ func TestSinceValue(t *testing.T) {
 // TestOutputYAML checks that --output yaml prints the data --json prints,
 // as YAML.
 func TestOutputYAML(t *testing.T) {
-	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	t.Parallel()
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	r := runCLI(t, "version", "--output", "yaml")
 	wantCode(t, r, ExitOK)
 	if !strings.HasPrefix(r.stdout, "version: ") || strings.Contains(r.stdout, "{") {
@@ -194,7 +200,8 @@ func TestOutputYAML(t *testing.T) {
 // TestListsAreNeverNull checks that an empty list prints as [], never
 // null, and that listings are bare arrays.
 func TestListsAreNeverNull(t *testing.T) {
-	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	t.Parallel()
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "switchboard.yaml")
 	if err := os.WriteFile(cfg, []byte("servers: []\n"), 0o600); err != nil {
@@ -230,8 +237,9 @@ func TestListsAreNeverNull(t *testing.T) {
 // never mixed with log lines: its servers' log records reach stderr only
 // with --log-level.
 func TestLogsOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok", "dead": "exit"})
-	t.Setenv(envNoDaemon, "1")
+	setenv(t, envNoDaemon, "1")
 	r := runCLI(t, "tools", "--config", cfg)
 	wantCode(t, r, ExitFailure)
 	wantContains(t, "tools stdout", r.stdout, "echo")

@@ -16,6 +16,7 @@ import (
 // gets the message `config validate` gives for the same gateway.listen,
 // and no advice that does not apply (tokens, a busy port).
 func TestServeListenFlagIsCheckedLikeTheKey(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		value string
 		want  string
@@ -51,6 +52,7 @@ func TestServeListenFlagIsCheckedLikeTheKey(t *testing.T) {
 // address is printed as one a client can dial, with a note for other
 // machines, and that a specific address is printed as it is.
 func TestPrintEndpointsShowsAUsableAddress(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		listen, addr string
 		want         string
@@ -91,6 +93,7 @@ func TestPrintEndpointsShowsAUsableAddress(t *testing.T) {
 // TestPrintEndpointsNamesOAuth checks that the banner says the gateway
 // signs clients in with OAuth, and where its metadata is.
 func TestPrintEndpointsNamesOAuth(t *testing.T) {
+	t.Parallel()
 	cfg := config.Default()
 	cfg.Gateway.OAuth = &config.OAuth{Resource: "https://mcp.example.com", Issuer: "https://login.example.com/realms/team"}
 	var b strings.Builder
@@ -105,6 +108,7 @@ func TestPrintEndpointsNamesOAuth(t *testing.T) {
 // gateway.listen before validation: a file that listens on 0.0.0.0
 // without tokens serves on the flag's loopback address.
 func TestServeListenOverridesTheFile(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	if err := appendFile(cfg, "gateway:\n  listen: 0.0.0.0:18110\n"); err != nil {
 		t.Fatal(err)
@@ -113,7 +117,7 @@ func TestServeListenOverridesTheFile(t *testing.T) {
 	defer cancel()
 	var out, errb syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- Main(ctx, []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0"}, &out, &errb) }()
+	go func() { done <- mainIn(t, ctx, &out, &errb, "serve", "--config", cfg, "--listen", "127.0.0.1:0") }()
 	deadline := time.Now().Add(20 * time.Second)
 	for !strings.Contains(out.String(), "gateway: http://127.0.0.1:") {
 		select {
@@ -135,15 +139,16 @@ func TestServeListenOverridesTheFile(t *testing.T) {
 // TestSecondServeRefusedFirst: a second serve on the same state directory
 // says a daemon is running, and who, before printing or starting anything.
 func TestSecondServeRefusedFirst(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out, errb syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- Main(ctx, []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0"}, &out, &errb) }()
+	go func() { done <- mainIn(t, ctx, &out, &errb, "serve", "--config", cfg, "--listen", "127.0.0.1:0") }()
 	// The banner comes before the control socket opens: wait until the
 	// daemon answers on the socket, as the second serve will ask it.
-	sock := control.SocketPath(os.Getenv("SWITCHBOARD_STATE_DIR"))
+	sock := control.SocketPath(getenvOf(t, "SWITCHBOARD_STATE_DIR"))
 	eventuallyCLI(t, 20*time.Second, "the first serve to answer on its control socket", func() bool {
 		c := control.Dial(sock)
 		defer c.Close()

@@ -12,6 +12,7 @@ import (
 // not used as it is (issue 18 item 5): its mode is fixed and the command
 // says so; one that is not a directory is refused with what to do.
 func TestStateDirWritableByOthers(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	dir := filepath.Join(t.TempDir(), "state")
 	if err := os.Mkdir(dir, 0o700); err != nil {

@@ -15,6 +15,7 @@ import (
 // outputSchema is printed as it came, with a warning naming the path, and
 // exits 1; the history has it as output_invalid.
 func TestCallStructuredOutput(t *testing.T) {
+	t.Parallel()
 	url := testserver.Weather(t)
 	state := t.TempDir()
 
@@ -78,6 +79,7 @@ func TestCallStructuredOutput(t *testing.T) {
 // stream mid-call, completes (the client resumes the stream with
 // Last-Event-ID, no sooner than the server's retry:).
 func TestCallResumesAClosedStream(t *testing.T) {
+	t.Parallel()
 	url := testpeer.StartSSEPolling(t)
 	start := time.Now()
 	r := runCLI(t, "call", "--url", url, "--state-dir", t.TempDir(), "long-task", "--timeout", "60s")

@@ -21,6 +21,7 @@ import (
 // the example's elicitation, which reaches it on serve --stdio's one
 // stream, fetches the result and lists the task.
 func TestTypeScriptTaskClientThroughServeStdio(t *testing.T) {
+	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // which get, result --wait and list report as the server does; the
 // history has the call's creation and its outcome.
 func TestCallAsTaskAndFollowIt(t *testing.T) {
+	t.Parallel()
 	url := testpeer.StartTaskExample(t)
 	cfg := writeConfigWith(t, map[string]string{}, "  - name: tasks\n    transport: http\n    url: "+url+"\n")
 	startDaemon(t, cfg)

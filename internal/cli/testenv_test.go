@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -61,4 +63,55 @@ func envOf(t testing.TB) func(string) (string, bool) {
 			n = n[:i]
 		}
 	}
+}
+
+// environOf is t's environment (see envOf) as a process gets it, for a
+// switchboard process a test starts: the process's environment with
+// what t and the tests it runs under set.
+func environOf(t testing.TB) []string {
+	var names []string
+	for n := t.Name(); ; {
+		names = append(names, n)
+		i := strings.LastIndexByte(n, '/')
+		if i < 0 {
+			break
+		}
+		n = n[:i]
+	}
+	env := os.Environ()
+	for i := len(names) - 1; i >= 0; i-- { // the nearest last, to win
+		v, ok := testEnvs.Load(names[i])
+		if !ok {
+			continue
+		}
+		l := v.(*envLayer)
+		l.mu.Lock()
+		for k, val := range l.vars {
+			env = append(env, k+"="+val)
+		}
+		l.mu.Unlock()
+	}
+	return env
+}
+
+// withVars is env with vars set over it.
+func withVars(env func(string) (string, bool), vars map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		if v, ok := vars[k]; ok {
+			return v, true
+		}
+		return env(k)
+	}
+}
+
+// mainIn runs the command line as Main does, in t's environment (see
+// setenv); it may run on another goroutine than t's.
+func mainIn(t testing.TB, ctx context.Context, stdout, stderr io.Writer, args ...string) int {
+	return run(ctx, invocation{args: args, stdin: os.Stdin, stdout: stdout, stderr: stderr, env: envOf(t)})
+}
+
+// getenvOf is the value of name in t's environment (see envOf).
+func getenvOf(t testing.TB, name string) string {
+	v, _ := envOf(t)(name)
+	return v
 }

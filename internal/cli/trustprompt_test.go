@@ -51,6 +51,7 @@ func trailEvents(t *testing.T, trail string) []audit.Event {
 // records no trust; "y" writes config.trust with the same fields and
 // records the trust, and the command goes on.
 func TestTrustAtAPromptIsAudited(t *testing.T) {
+	t.Parallel()
 	env, file, state, trail := trustPromptEnv(t)
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -105,6 +106,7 @@ func TestTrustAtAPromptIsAudited(t *testing.T) {
 // TestConfigTrustRefusedIsAudited: no to config trust's own question
 // writes config.trust_refused, by the CLI.
 func TestConfigTrustRefusedIsAudited(t *testing.T) {
+	t.Parallel()
 	env, file, state, trail := trustPromptEnv(t)
 	data, err := os.ReadFile(file)
 	if err != nil {

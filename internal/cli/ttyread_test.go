@@ -20,6 +20,7 @@ import (
 // question gets only what is typed after it; the terminal's state is as
 // before.
 func TestTerminalQuestionGivenUp(t *testing.T) {
+	t.Parallel()
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		t.Fatalf("opening a pseudo-terminal: %v", err)
@@ -76,6 +77,7 @@ func TestTerminalQuestionGivenUp(t *testing.T) {
 // TestAnswerTimeoutOnATerminal: --answer-timeout declines a form nobody
 // answers, saying why, and the server gets the decline; the call goes on.
 func TestAnswerTimeoutOnATerminal(t *testing.T) {
+	t.Parallel()
 	cfg := asksConfig(t, nil)
 	p := startOnPTY(t, nil, "call", "--config", cfg, "--answer-timeout", "1s", "asks", "ask")
 	p.expect("Login (login)")
@@ -89,6 +91,7 @@ func TestAnswerTimeoutOnATerminal(t *testing.T) {
 // TestAnswerTimeoutFlag: a negative --answer-timeout is a usage error
 // naming the flag.
 func TestAnswerTimeoutFlag(t *testing.T) {
+	t.Parallel()
 	cfg := asksConfig(t, nil)
 	r := runCLI(t, "call", "--config", cfg, "--answer-timeout", "-1s", "asks", "ask")
 	wantCode(t, r, ExitUsage)

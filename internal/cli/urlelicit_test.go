@@ -18,7 +18,7 @@ import (
 // named ue, and a fresh state directory.
 func urlElicitConfig(t *testing.T) string {
 	t.Helper()
-	t.Setenv("SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +90,7 @@ func urlElicitOnPTY(t *testing.T, cfg string) {
 // waits for the server's completion notice and calls again once. The
 // history records the call as it went.
 func TestURLElicitationRequiredOnATerminal(t *testing.T) {
+	t.Parallel()
 	cfg := urlElicitConfig(t)
 	urlElicitOnPTY(t, cfg)
 	r := runCLI(t, "history", "--config", cfg, "--json")
@@ -102,6 +103,7 @@ func TestURLElicitationRequiredOnATerminal(t *testing.T) {
 // reaches the daemon's upstream session, which withdraws the question
 // and calls again.
 func TestURLElicitationRequiredThroughTheDaemon(t *testing.T) {
+	t.Parallel()
 	cfg := urlElicitConfig(t)
 	d := startDaemon(t, cfg)
 	before := d.requests.Load()
@@ -116,6 +118,7 @@ func TestURLElicitationRequiredThroughTheDaemon(t *testing.T) {
 // and says how to complete it and run the command again; the history
 // records elicitation_required with the server's message.
 func TestURLElicitationRequiredWithoutATerminal(t *testing.T) {
+	t.Parallel()
 	cfg := urlElicitConfig(t)
 	r := runCLI(t, "call", "--config", cfg, "ue", "connect")
 	wantCode(t, r, ExitFailure)
