@@ -62,12 +62,11 @@ func TestAuthEndToEnd(t *testing.T) {
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	state := getenvOf(t, "SWITCHBOARD_STATE_DIR")
 	t.Setenv("BROWSER", browserScript(t))
-	addr := freeAddr(t)
 	data, err := os.ReadFile(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	yaml := strings.Replace(string(data), "defaults:\n", fmt.Sprintf("gateway:\n  listen: %s\ndefaults:\n  health: {ping_interval: 1s, max_failures: 1, backoff: [10ms]}\n", addr), 1) +
+	yaml := strings.Replace(string(data), "defaults:\n", "gateway:\n  listen: 127.0.0.1:0\ndefaults:\n  health: {ping_interval: 1s, max_failures: 1, backoff: [10ms]}\n", 1) +
 		fmt.Sprintf("  - name: demo\n    transport: http\n    url: %s\n", ex.URL) + "audit:\n  file: audit.jsonl\n"
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
@@ -108,6 +107,14 @@ func TestAuthEndToEnd(t *testing.T) {
 	r = runCLI(t, "auth", "status", "--config", cfg)
 	wantCode(t, r, ExitOK)
 
+	var addr string // the port serve took
+	eventuallyCLI(t, 10*time.Second, "serve to say where the gateway is", func() bool {
+		m := reGatewayBase.FindStringSubmatch(out.String())
+		if m != nil {
+			addr = strings.TrimPrefix(m[1], "http://")
+		}
+		return m != nil
+	})
 	cs := gatewaySession(t, ctx, addr)
 
 	r = runCLI(t, "auth", "login", "demo", "--config", cfg)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -547,23 +546,7 @@ func TestBuiltinTasksEndToEnd(t *testing.T) {
 	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	const token = "test-service-token-0123456789"
 	setenv(t, EnvTasksToken, token)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	apiDone := make(chan result, 1)
-	go func() {
-		apiDone <- runCLICtx(t, ctx, "builtin", "task-api", "--addr", addr, "--db", filepath.Join(t.TempDir(), "tasks.db"))
-	}()
-	defer func() {
-		cancel()
-		if r := <-apiDone; r.code != ExitOK {
-			t.Errorf("task-api exit %d: %s", r.code, r.stderr)
-		}
-	}()
+	addr := startTaskAPI(t)
 	eventuallyCLI(t, 10*time.Second, "the task API to answer", func() bool {
 		resp, err := http.Get("http://" + addr + "/healthz")
 		if err != nil {

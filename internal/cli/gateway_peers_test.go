@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -56,14 +56,14 @@ servers:
 // serveProcess runs `switchboard serve` as a child process (the test
 // binary acting as switchboard) until the test ends, and returns the
 // gateway's base URL once it answers /readyz.
-func serveProcess(t *testing.T, cfgPath string, listen string) string {
+func serveProcess(t *testing.T, cfgPath string) string {
 	t.Helper()
-	base, _ := serveProcessCmd(t, cfgPath, listen)
+	base, _ := serveProcessCmd(t, cfgPath)
 	return base
 }
 
 // serveProcessCmd is serveProcess, also returning the process.
-func serveProcessCmd(t *testing.T, cfgPath string, listen string) (string, *exec.Cmd) {
+func serveProcessCmd(t *testing.T, cfgPath string) (string, *exec.Cmd) {
 	t.Helper()
 	exe, _ := os.Executable()
 	state, err := os.MkdirTemp("", "sbg")
@@ -82,9 +82,16 @@ func serveProcessCmd(t *testing.T, cfgPath string, listen string) (string, *exec
 		t.Fatal(err)
 	}
 	lines := make(chan string, 100)
+	gateway := make(chan string, 1) // the base URL serve says it serves at
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
+			if m := reGatewayBase.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case gateway <- m[1]:
+				default:
+				}
+			}
 			select {
 			case lines <- sc.Text():
 			default:
@@ -106,8 +113,20 @@ func serveProcessCmd(t *testing.T, cfgPath string, listen string) (string, *exec
 			t.Error("serve did not stop within 30s of SIGTERM")
 		}
 	})
-	base := "http://" + listen
 	deadline := time.Now().Add(60 * time.Second)
+	seen := func() string {
+		var seen []string
+		for len(lines) > 0 {
+			seen = append(seen, <-lines)
+		}
+		return strings.Join(seen, "\n")
+	}
+	var base string
+	select {
+	case base = <-gateway:
+	case <-time.After(time.Until(deadline)):
+		t.Fatalf("serve never said where it serves the gateway; its output:\n%s", seen())
+	}
 	for {
 		resp, err := http.Get(base + "/readyz")
 		if err == nil {
@@ -117,25 +136,53 @@ func serveProcessCmd(t *testing.T, cfgPath string, listen string) (string, *exec
 			}
 		}
 		if time.Now().After(deadline) {
-			var seen []string
-			for len(lines) > 0 {
-				seen = append(seen, <-lines)
-			}
-			t.Fatalf("serve never became ready; its output:\n%s", strings.Join(seen, "\n"))
+			t.Fatalf("serve never became ready; its output:\n%s", seen())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
 
-func freeAddr(t *testing.T) string {
+// reTaskAPIAddr is the task API's line saying where it listens.
+var reTaskAPIAddr = regexp.MustCompile(`task API listening on http://(\S+)`)
+
+// startTaskAPI runs `switchboard builtin task-api` on a free port, with a
+// database of its own, in t's environment (which sets the service token)
+// until t ends, and returns its address.
+func startTaskAPI(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	exited := make(chan struct{})
+	var code int
+	go func() {
+		defer close(exited)
+		code = mainIn(t, ctx, &out, &errb, "builtin", "task-api", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "tasks.db"))
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-exited
+		if code != ExitOK {
+			t.Errorf("task-api exit %d: %s", code, errb.String())
+		}
+	})
+	var addr string
+	eventuallyCLI(t, 10*time.Second, "the task API to listen", func() bool {
+		if m := reTaskAPIAddr.FindStringSubmatch(errb.String()); m != nil {
+			addr = m[1]
+			return true
+		}
+		select {
+		case <-exited:
+			t.Fatalf("task-api exited before it listened: %s", errb.String())
+		default:
+		}
+		return false
+	})
+	return addr
 }
+
+// reGatewayBase is serve's line saying where the gateway is.
+var reGatewayBase = regexp.MustCompile(`gateway: (http://\S+)/mcp `)
 
 // tsSteps is what the TypeScript client does through the gateway: list
 // and call tools of both upstreams, get progress, cancel a call.
@@ -190,8 +237,8 @@ func checkTS(t *testing.T, res []testpeer.TSResult) {
 
 func TestTypeScriptClientThroughGatewayHTTP(t *testing.T) {
 	t.Parallel()
-	listen := freeAddr(t)
-	base := serveProcess(t, gatewayConfig(t, listen), listen)
+	listen := "127.0.0.1:0" // serveProcess reads the port serve took
+	base := serveProcess(t, gatewayConfig(t, listen))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := testpeer.RunTSClient(t, ctx, testpeer.TSClientInput{
@@ -230,8 +277,8 @@ func TestTypeScriptClientThroughGatewayStdio(t *testing.T) {
 
 func TestElicitationThroughGateway(t *testing.T) {
 	t.Parallel()
-	listen := freeAddr(t)
-	base := serveProcess(t, gatewayConfig(t, listen), listen)
+	listen := "127.0.0.1:0" // serveProcess reads the port serve took
+	base := serveProcess(t, gatewayConfig(t, listen))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := testpeer.RunTSClient(t, ctx, testpeer.TSClientInput{
@@ -261,8 +308,8 @@ func TestElicitationThroughGateway(t *testing.T) {
 func TestTypeScriptClientGatewayPassthrough(t *testing.T) {
 	t.Parallel()
 	const doc = "demo://resource/static/document/architecture.md"
-	listen := freeAddr(t)
-	base := serveProcess(t, gatewayConfig(t, listen), listen)
+	listen := "127.0.0.1:0" // serveProcess reads the port serve took
+	base := serveProcess(t, gatewayConfig(t, listen))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := testpeer.RunTSClient(t, ctx, testpeer.TSClientInput{
@@ -333,21 +380,12 @@ func TestBuiltinTasksThroughGateway(t *testing.T) {
 	const token = "test-service-token-0123456789"
 	setenv(t, "ALICE_TOKEN", "alice-gateway-token")
 	setenv(t, "BOB_TOKEN", "bob-gateway-token")
-	apiAddr := freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	apiDone := make(chan result, 1)
-	go func() {
-		apiDone <- runCLICtx(t, ctx, "builtin", "task-api", "--addr", apiAddr, "--db", filepath.Join(t.TempDir(), "tasks.db"))
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if r := <-apiDone; r.code != ExitOK {
-			t.Errorf("task-api exit %d: %s", r.code, r.stderr)
-		}
-	})
 	setenv(t, EnvTasksToken, token)
+	apiAddr := startTaskAPI(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
 	exe, _ := os.Executable()
-	listen := freeAddr(t)
+	listen := "127.0.0.1:0" // serveProcess reads the port serve took
 	cfg := filepath.Join(t.TempDir(), "switchboard.yaml")
 	yaml := fmt.Sprintf(`security:
   allowed_commands: [%q]
@@ -368,7 +406,7 @@ servers:
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	base := serveProcess(t, cfg, listen)
+	base := serveProcess(t, cfg)
 
 	session := func(tok string) *mcp.ClientSession {
 		c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
@@ -422,7 +460,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestServeReloadsOnSIGHUP(t *testing.T) {
 	t.Parallel()
 	exe, _ := os.Executable()
-	listen := freeAddr(t)
+	listen := "127.0.0.1:0" // serveProcess reads the port serve took
 	cfgPath := filepath.Join(t.TempDir(), "switchboard.yaml")
 	write := func(servers ...string) {
 		var b strings.Builder
@@ -435,7 +473,7 @@ func TestServeReloadsOnSIGHUP(t *testing.T) {
 		}
 	}
 	write("alpha")
-	base, cmd := serveProcessCmd(t, cfgPath, listen)
+	base, cmd := serveProcessCmd(t, cfgPath)
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
 		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1}, nil)
