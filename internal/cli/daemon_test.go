@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -171,41 +170,16 @@ func TestDaemonAndInProcessPrintTheSame(t *testing.T) {
 		{"read json", []string{"read", "alpha", "test://readme", "--json"}, ExitOK, false},
 		{"read dead server", []string{"read", "dead", "test://readme"}, ExitFailure, false},
 	}
-	compare := func(t *testing.T, d *testDaemon, args []string, code int, noDaemon bool) {
-		t.Helper()
-		local, daemon := runBothUsing(t, d, !noDaemon, append(args, "--config", cfg)...)
-		wantCode(t, local, code)
-		wantCode(t, daemon, code)
-		if got, want := mask(daemon.stdout), mask(local.stdout); got != want {
-			t.Errorf("stdout: got (daemon)\n%s\nwant (in-process)\n%s", daemon.stdout, local.stdout)
-		}
-		if got, want := mask(daemon.stderr), mask(local.stderr); got != want {
-			t.Errorf("stderr: got (daemon)\n%s\nwant (in-process)\n%s", daemon.stderr, local.stderr)
-		}
-	}
-	// The calls run here, against d, whose history is compared below. The
-	// other commands run in parallel groups, each with a daemon and a
-	// state directory of its own: runBoth counts a daemon's requests, so
-	// one daemon serves one command at a time.
-	var others [][]int
-	for i, tt := range tests {
-		if strings.HasPrefix(tt.name, "call") {
-			t.Run(tt.name, func(t *testing.T) { compare(t, d, tt.args, tt.code, tt.noDaemon) })
-			continue
-		}
-		if len(others) == 0 || len(others[len(others)-1]) == 7 {
-			others = append(others, nil)
-		}
-		others[len(others)-1] = append(others[len(others)-1], i)
-	}
-	for g, group := range others {
-		t.Run(fmt.Sprintf("group %d", g+1), func(t *testing.T) {
-			t.Parallel()
-			setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
-			d := startDaemon(t, cfg)
-			for _, i := range group {
-				tt := tests[i]
-				t.Run(tt.name, func(t *testing.T) { compare(t, d, tt.args, tt.code, tt.noDaemon) })
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			local, daemon := runBothUsing(t, d, !tt.noDaemon, append(tt.args, "--config", cfg)...)
+			wantCode(t, local, tt.code)
+			wantCode(t, daemon, tt.code)
+			if got, want := mask(daemon.stdout), mask(local.stdout); got != want {
+				t.Errorf("stdout: got (daemon)\n%s\nwant (in-process)\n%s", daemon.stdout, local.stdout)
+			}
+			if got, want := mask(daemon.stderr), mask(local.stderr); got != want {
+				t.Errorf("stderr: got (daemon)\n%s\nwant (in-process)\n%s", daemon.stderr, local.stderr)
 			}
 		})
 	}
