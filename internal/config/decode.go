@@ -2,10 +2,7 @@ package config
 
 import (
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
-	"time"
+	"iter"
 
 	"github.com/switchboard-mcp/switchboard/internal/config/schema"
 )
@@ -84,67 +81,6 @@ func (ps *problems) boolean(n *node, field string) (bool, bool) {
 	return n.text == "true", true
 }
 
-// integer reads a whole number.
-func (ps *problems) integer(n *node, field string) (int, bool) {
-	if n.kind == kindInt {
-		if v, err := strconv.ParseInt(n.text, 0, 32); err == nil {
-			return int(v), true
-		}
-		ps.add(n.pos, field, fmt.Sprintf("number %s is out of range", n.text), "", nil)
-		return 0, false
-	}
-	ps.add(n.pos, field, fmt.Sprintf("must be a whole number, not %s", n.kind.describe()), "", nil)
-	return 0, false
-}
-
-// duration reads a Go duration string ("30s", "1m30s") or a number of
-// seconds (30, 0.5).
-func (ps *problems) duration(n *node, field string) (time.Duration, bool) {
-	bad := func() (time.Duration, bool) {
-		ps.add(n.pos, field, fmt.Sprintf("invalid duration %q", n.text), "use a duration such as 30s or 1m30s, or a number of seconds", nil)
-		return 0, false
-	}
-	switch n.kind {
-	case kindInt, kindFloat, kindString:
-	default:
-		ps.add(n.pos, field, fmt.Sprintf("must be a duration, not %s", n.kind.describe()), "use a duration such as 30s or 1m30s, or a number of seconds", nil)
-		return 0, false
-	}
-	s := strings.TrimSpace(n.text)
-	if d, err := time.ParseDuration(s); err == nil && n.kind == kindString {
-		return d, true
-	}
-	var secs float64
-	if n.kind == kindInt {
-		v, err := strconv.ParseInt(s, 0, 64)
-		if err != nil {
-			return bad()
-		}
-		secs = float64(v)
-	} else {
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			return bad()
-		}
-		secs = v
-	}
-	if math.Abs(secs) > float64(math.MaxInt64/int64(time.Second)) {
-		ps.add(n.pos, field, fmt.Sprintf("duration %s is too large", n.text), "", nil)
-		return 0, false
-	}
-	return time.Duration(secs * float64(time.Second)), true
-}
-
-// known checks the keys of a mapping against the known ones, recording an
-// unknown-field problem (with a suggestion) for each other key.
-func (ps *problems) known(n *node, field string, known []string) {
-	for _, p := range n.pairs {
-		if !contains(known, p.key) {
-			ps.unknown(p, join(field, p.key), known)
-		}
-	}
-}
-
 // unknown records an unknown-field problem for p.
 func (ps *problems) unknown(p pair, field string, known []string) {
 	sug := suggest(p.key, known)
@@ -179,3 +115,15 @@ func contains(list []string, s string) bool {
 // be a likely typo, or "" (schema.Suggest: the schema's messages and the
 // resolver's use the one measure).
 func suggest(key string, known []string) string { return schema.Suggest(key, known) }
+
+// present yields the items of a list that are there, with their indexes:
+// those the schema found wrong were taken out (see prune).
+func present(n *node) iter.Seq2[int, *node] {
+	return func(yield func(int, *node) bool) {
+		for i, it := range n.items {
+			if it.kind != kindNull && !yield(i, it) {
+				return
+			}
+		}
+	}
+}

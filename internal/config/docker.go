@@ -20,10 +20,6 @@ var (
 func (r *resolver) docker(s *rawServer, f *rawField, srv *Server) bool {
 	base := s.path(f.key)
 	n := f.val
-	if !r.ps.expectKind(n, base, "a mapping", kindMap) {
-		return false
-	}
-	r.ps.known(n, base, []string{"image", "container_name", "command", "ports"})
 	d := &Docker{}
 	ok := true
 	if p := n.get("image"); p == nil || p.value.kind == kindNull {
@@ -51,44 +47,22 @@ func (r *resolver) docker(s *rawServer, f *rawField, srv *Server) bool {
 		}
 	}
 	if p := n.get("command"); p != nil {
-		field := base + ".command"
-		items, good := r.ps.strList(p.value, field)
-		ok = ok && good
-		for i, it := range items {
-			if !it.isScalar() {
-				continue // reported by strList
-			}
-			v, good := r.expandNode(it, fmt.Sprintf("%s[%d]", field, i))
+		for i, it := range present(p.value) {
+			v, good := r.expandNode(it, fmt.Sprintf("%s.command[%d]", base, i))
 			ok = ok && good
 			d.Command = append(d.Command, v)
 		}
 	}
-	if p := n.get("ports"); p != nil && p.value.kind != kindNull {
-		field := base + ".ports"
-		if !r.ps.expectKind(p.value, field, "a mapping of container port to host port", kindMap) {
-			ok = false
-		} else {
-			d.Ports = map[string]int{}
-			for _, pp := range p.value.pairs {
-				pf := field + "." + pp.key
-				m := containerPortPattern.FindStringSubmatch(pp.key)
-				if m == nil || !validPort(m[1]) {
-					r.ps.add(pp.keyPos, pf, fmt.Sprintf("%q is not a container port", pp.key), `use a port number, optionally with /tcp or /udp, e.g. "8080": 8080`, nil)
-					ok = false
-					continue
-				}
-				host, good := r.ps.integer(pp.value, pf)
-				if !good {
-					ok = false
-					continue
-				}
-				if host < 1 || host > 65535 {
-					r.ps.add(pp.value.pos, pf, fmt.Sprintf("host port %d is out of range", host), "use a port from 1 to 65535", nil)
-					ok = false
-					continue
-				}
-				d.Ports[pp.key] = host
+	if p := n.get("ports"); p != nil && s.typed.Docker != nil {
+		d.Ports = map[string]int{}
+		for _, pp := range p.value.pairs {
+			m := containerPortPattern.FindStringSubmatch(pp.key)
+			if m == nil || !validPort(m[1]) {
+				r.ps.add(pp.keyPos, base+".ports."+pp.key, fmt.Sprintf("%q is not a container port", pp.key), `use a port number, optionally with /tcp or /udp, e.g. "8080": 8080`, nil)
+				ok = false
+				continue
 			}
+			d.Ports[pp.key] = s.typed.Docker.Ports[pp.key] // within 1-65535, as the schema says
 		}
 	}
 	srv.Docker = d

@@ -2,27 +2,13 @@ package config
 
 import (
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/switchboard-mcp/switchboard/internal/config/schema"
-)
-
-// fieldKind is the type of a server field.
-type fieldKind int
-
-const (
-	fkString fieldKind = iota
-	fkStrings
-	fkStringMap
-	fkBool
-	fkInt
-	fkDuration
-	fkDocker
-	fkLaunch
-	fkOAuth
 )
 
 // transportSet is a set of transports, for the fields each one uses.
@@ -51,48 +37,60 @@ func (s transportSet) has(t Transport) bool {
 	return true
 }
 
-// fieldSpec describes one field of a server entry, by its native name.
+// fieldSpec describes one field of a server entry, by its native name:
+// the transports that use it. Its type and bounds are in its schema type
+// (schema.Server).
 type fieldSpec struct {
 	name       string
-	kind       fieldKind
 	transports transportSet
 	suggest    Transport // transport to suggest when the field is used with another one
 }
 
 // serverFields are the native server fields, in documentation order.
 var serverFields = []fieldSpec{
-	{"name", fkString, tAll, ""},
-	{"description", fkString, tAll, ""},
-	{"transport", fkString, tAll, ""},
-	{"command", fkString, tStdio, TransportStdio},
-	{"args", fkStrings, tStdio, TransportStdio},
-	{"env", fkStringMap, tStdio, TransportStdio},
-	{"env_file", fkString, tStdio, TransportStdio},
-	{"inherit_env", fkBool, tStdio, TransportStdio},
-	{"cwd", fkString, tStdio, TransportStdio},
-	{"encoding", fkString, tStdio, TransportStdio},
-	{"docker", fkDocker, tStdio, TransportStdio},
-	{"launch", fkLaunch, tStdio, TransportStdio},
-	{"url", fkString, tNetwork, TransportHTTP},
-	{"headers", fkStringMap, tNetwork, TransportHTTP},
-	{"oauth", fkOAuth, tNetwork, TransportHTTP},
-	{"auth", fkString, tNetwork, TransportHTTP},
-	{"timeout", fkDuration, tAll, ""},
-	{"sse_read_timeout", fkDuration, tSSE | tHTTP, TransportSSE},
-	{"terminate_on_close", fkBool, tHTTP, TransportHTTP},
-	{"request_timeout", fkDuration, tAll, ""},
-	{"max_retries", fkInt, tAll, ""},
-	{"max_concurrent", fkInt, tAll, ""},
-	{"session", fkString, tAll, ""},
-	{"max_sessions", fkInt, tAll, ""},
-	{"redact_results", fkBool, tAll, ""},
-	{"roots", fkStrings, tAll, ""},
-	{"enabled", fkBool, tAll, ""},
-	{"load_tools", fkBool, tAll, ""},
-	{"load_prompts", fkBool, tAll, ""},
-	{"load_resources", fkBool, tAll, ""},
-	{"secrets", fkStrings, tAll, ""},
+	{"name", tAll, ""},
+	{"description", tAll, ""},
+	{"transport", tAll, ""},
+	{"command", tStdio, TransportStdio},
+	{"args", tStdio, TransportStdio},
+	{"env", tStdio, TransportStdio},
+	{"env_file", tStdio, TransportStdio},
+	{"inherit_env", tStdio, TransportStdio},
+	{"cwd", tStdio, TransportStdio},
+	{"encoding", tStdio, TransportStdio},
+	{"docker", tStdio, TransportStdio},
+	{"launch", tStdio, TransportStdio},
+	{"url", tNetwork, TransportHTTP},
+	{"headers", tNetwork, TransportHTTP},
+	{"oauth", tNetwork, TransportHTTP},
+	{"auth", tNetwork, TransportHTTP},
+	{"timeout", tAll, ""},
+	{"sse_read_timeout", tSSE | tHTTP, TransportSSE},
+	{"terminate_on_close", tHTTP, TransportHTTP},
+	{"request_timeout", tAll, ""},
+	{"max_retries", tAll, ""},
+	{"max_concurrent", tAll, ""},
+	{"session", tAll, ""},
+	{"max_sessions", tAll, ""},
+	{"redact_results", tAll, ""},
+	{"roots", tAll, ""},
+	{"enabled", tAll, ""},
+	{"load_tools", tAll, ""},
+	{"load_prompts", tAll, ""},
+	{"load_resources", tAll, ""},
+	{"secrets", tAll, ""},
 }
+
+// serverFieldIndex is where each native server field is in its schema
+// type, schema.Server, by its key.
+var serverFieldIndex = func() map[string][]int {
+	out := map[string][]int{}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[schema.Server]()) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		out[name] = f.Index
+	}
+	return out
+}()
 
 // Format-specific pseudo fields (canonical names start with "-").
 const (
@@ -206,9 +204,12 @@ type rawServer struct {
 	// Set during resolution, for Import.
 	transport Transport
 
-	// violated reports whether the schema found a key of a native entry
-	// wrong (and took it out); nil for other formats.
+	// violated reports whether the schema found a key of the entry wrong
+	// (and took it out); typed is what remains of the entry, decoded into
+	// its schema type, where the resolver reads the values the schema
+	// checked (types, enums, bounds).
 	violated func(key string) bool
+	typed    *schema.Server
 }
 
 // wasWrong reports whether a key of the entry was found wrong, and taken

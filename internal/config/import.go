@@ -1,10 +1,12 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -230,44 +232,40 @@ func (im *importer) server(s *rawServer, srv Server) {
 		w.kv(in, "description", quoteYAML(im.rewrite(f.val.text)))
 	}
 	w.kv(in, "transport", string(s.transport))
-	discard := &problems{}
+	typed := reflect.ValueOf(cmp.Or(s.typed, &schema.Server{})).Elem()
 	for _, sf := range serverFields {
 		f := s.field(sf.name)
-		if sf.kind == fkStringMap {
+		v := typed.FieldByIndex(serverFieldIndex[sf.name])
+		if v.Kind() == reflect.Map {
 			im.stringMap(s, sf.name, f)
 			continue
 		}
-		if f == nil || f.val.kind == kindNull || slices.Contains([]string{"name", "description", "transport"}, sf.name) {
+		if f == nil || v.IsZero() || slices.Contains([]string{"name", "description", "transport"}, sf.name) {
 			continue
 		}
-		switch sf.kind {
-		case fkString:
-			v := f.val.text
+		switch x := v.Interface().(type) {
+		case *string:
 			if sf.name == "env_file" || sf.name == "cwd" {
-				w.kv(in, sf.name, quoteYAML(im.path(v)))
+				w.kv(in, sf.name, quoteYAML(im.path(f.val.text)))
 			} else {
-				w.kv(in, sf.name, quoteYAML(im.rewrite(v)))
+				w.kv(in, sf.name, quoteYAML(im.rewrite(f.val.text)))
 			}
-		case fkStrings:
+		case []string, []schema.Text:
 			if sf.name == "secrets" {
 				w.kv(in, sf.name, "["+strings.Join(quoteAll(texts(f.val.items)), ", ")+"]")
 			} else {
 				w.kv(in, sf.name, im.list(f.val.items))
 			}
-		case fkBool:
-			w.kv(in, sf.name, f.val.text)
-		case fkInt:
-			v, _ := discard.integer(f.val, "")
-			w.kv(in, sf.name, strconv.Itoa(v))
-		case fkDuration:
-			v, _ := discard.duration(f.val, "")
-			w.kv(in, sf.name, formatDuration(v))
-		case fkDocker:
-			im.docker(f.val)
-		case fkLaunch:
-			if a := f.val.get("allow"); a != nil && a.value.kind == kindSeq {
-				w.kv(in, "launch", "{allow: ["+strings.Join(quoteAll(texts(a.value.items)), ", ")+"]}")
-			}
+		case *bool:
+			w.kv(in, sf.name, strconv.FormatBool(*x))
+		case *int:
+			w.kv(in, sf.name, strconv.Itoa(*x))
+		case *schema.Duration:
+			w.kv(in, sf.name, formatDuration(x.Std()))
+		case *schema.Docker:
+			im.docker(f.val, x)
+		case *schema.Launch:
+			w.kv(in, "launch", "{allow: ["+strings.Join(quoteAll(x.Allow), ", ")+"]}")
 		}
 	}
 	if s.field("timeout") == nil && (s.field(fieldConnectTimeoutS) != nil || s.field(fieldConnectTimeoutMS) != nil) {
@@ -331,7 +329,9 @@ func (im *importer) stringMap(s *rawServer, name string, f *rawField) {
 	}
 }
 
-func (im *importer) docker(n *node) {
+// docker writes a server's docker: block: the strings as written, the
+// ports as read.
+func (im *importer) docker(n *node, d *schema.Docker) {
 	const in = 3
 	w := im.w
 	w.line(in-1, "docker:")
@@ -347,8 +347,7 @@ func (im *importer) docker(n *node) {
 			}
 			w.line(in, "ports:")
 			for _, pp := range p.value.pairs {
-				port, _ := (&problems{}).integer(pp.value, "")
-				w.kv(in+1, quoteYAML(pp.key), strconv.Itoa(port))
+				w.kv(in+1, quoteYAML(pp.key), strconv.Itoa(d.Ports[pp.key]))
 			}
 		}
 	}

@@ -68,7 +68,10 @@ func decodeNative(root *node, rc *rawConfig, ps *problems) {
 		}
 		s := &rawServer{spec: nativeSpec, index: i, prefix: "servers", pos: item.pos, violated: func(key string) bool {
 			return rc.violated["servers/"+strconv.Itoa(i)+"/"+key]
-		}}
+		}, typed: &schema.Server{}}
+		if i < len(rc.file.Servers) {
+			s.typed = &rc.file.Servers[i]
+		}
 		if np := item.get("name"); np != nil {
 			s.name = np.value.text
 			s.nameOK = checkName(s.name, np.value.pos, s.path("name"), ps)
@@ -149,8 +152,11 @@ func instance(n *node, path []string) any {
 }
 
 // decodeInto decodes a (checked) tree into v.
-func decodeInto(n *node, v any) error {
-	b, err := json.Marshal(instance(n, nil))
+func decodeInto(n *node, v any) error { return decodeValue(instance(n, nil), v) }
+
+// decodeValue decodes a (checked) instance, as instance makes it, into v.
+func decodeValue(doc, v any) error {
+	b, err := json.Marshal(doc)
 	if err != nil {
 		return err
 	}

@@ -257,47 +257,25 @@ func (r *resolver) server(s *rawServer) Server {
 		r.network(s, &srv)
 	}
 
-	if f := s.field("timeout"); f != nil {
-		if v, ok := r.ps.duration(f.val, s.path(f.key)); ok {
-			srv.ConnectTimeout = v
-		}
-	}
-	if f := s.field("request_timeout"); f != nil {
-		if v, ok := r.ps.duration(f.val, s.path(f.key)); ok {
-			srv.RequestTimeout = v
-		}
-	}
+	v := s.typed
+	setDur(&srv.ConnectTimeout, v.Timeout)
+	setDur(&srv.RequestTimeout, v.RequestTimeout)
 	r.clientTimeouts(s, &srv)
-	if f := s.field("max_retries"); f != nil {
-		if v, ok := r.ps.integer(f.val, s.path(f.key)); ok {
-			srv.MaxRetries = v
-		}
-	}
-	if f := s.field("max_concurrent"); f != nil {
-		if v, ok := r.ps.integer(f.val, s.path(f.key)); ok {
-			if r.limitsOK && v > r.limits.MaxConcurrent {
-				r.ps.add(f.val.pos, s.path(f.key), fmt.Sprintf("%d can never be reached: limits.max_concurrent is %d", v, r.limits.MaxConcurrent),
-					fmt.Sprintf("lower it to %d or less (0 means only the global limit), or raise limits.max_concurrent", r.limits.MaxConcurrent), nil)
-			} else {
-				srv.MaxConcurrent = v
-			}
+	set(&srv.MaxRetries, v.MaxRetries)
+	if f := s.field("max_concurrent"); f != nil && v.MaxConcurrent != nil {
+		if n := *v.MaxConcurrent; r.limitsOK && n > r.limits.MaxConcurrent {
+			r.ps.add(f.val.pos, s.path(f.key), fmt.Sprintf("%d can never be reached: limits.max_concurrent is %d", n, r.limits.MaxConcurrent),
+				fmt.Sprintf("lower it to %d or less (0 means only the global limit), or raise limits.max_concurrent", r.limits.MaxConcurrent), nil)
+		} else {
+			srv.MaxConcurrent = n
 		}
 	}
 	r.serverSession(s, &srv)
-	for _, b := range []struct {
-		name string
-		dst  *bool
-	}{
-		{"enabled", &srv.Enabled}, {"load_tools", &srv.LoadTools},
-		{"load_prompts", &srv.LoadPrompts}, {"load_resources", &srv.LoadResources},
-		{"redact_results", &srv.RedactResults},
-	} {
-		if f := s.field(b.name); f != nil {
-			if v, ok := r.ps.boolean(f.val, s.path(f.key)); ok {
-				*b.dst = v
-			}
-		}
-	}
+	set(&srv.Enabled, v.Enabled)
+	set(&srv.LoadTools, v.LoadTools)
+	set(&srv.LoadPrompts, v.LoadPrompts)
+	set(&srv.LoadResources, v.LoadResources)
+	set(&srv.RedactResults, v.RedactResults)
 	if f := s.field(fieldDisabled); f != nil {
 		if v, ok := r.ps.boolean(f.val, s.path(f.key)); ok {
 			srv.Enabled = !v
@@ -309,13 +287,10 @@ func (r *resolver) server(s *rawServer) Server {
 	}
 
 	if f := s.field("roots"); f != nil {
-		items, _ := r.ps.strList(f.val, s.path(f.key))
-		for i, it := range items {
-			if !it.isScalar() {
-				continue // reported by strList
-			}
-			if v, ok := r.expandNode(it, fmt.Sprintf("%s[%d]", s.path(f.key), i)); ok {
-				if u := r.root(v, it.pos, fmt.Sprintf("%s[%d]", s.path(f.key), i)); u != "" {
+		for i, it := range present(f.val) {
+			field := fmt.Sprintf("%s[%d]", s.path(f.key), i)
+			if v, ok := r.expandNode(it, field); ok {
+				if u := r.root(v, it.pos, field); u != "" {
 					srv.Roots = append(srv.Roots, u)
 				}
 			}
@@ -324,15 +299,12 @@ func (r *resolver) server(s *rawServer) Server {
 
 	var secrets []string
 	if f := s.field("secrets"); f != nil {
-		items, _ := r.ps.strList(f.val, s.path(f.key))
-		for i, it := range items {
-			if it.isScalar() {
-				if strings.TrimSpace(it.text) == "" {
-					r.ps.add(it.pos, fmt.Sprintf("%s[%d]", s.path(f.key), i), "is empty", "remove it", nil)
-					continue
-				}
-				secrets = append(secrets, it.text)
+		for i, it := range present(f.val) {
+			if strings.TrimSpace(it.text) == "" {
+				r.ps.add(it.pos, fmt.Sprintf("%s[%d]", s.path(f.key), i), "is empty", "remove it", nil)
+				continue
 			}
+			secrets = append(secrets, it.text)
 		}
 	}
 	for k := range srv.Env {
@@ -491,13 +463,9 @@ func (r *resolver) stdio(s *rawServer, srv *Server) {
 			srv.Command, cmdOK = r.expandNode(f.val, s.path(f.key))
 		}
 		if f := s.field("args"); f != nil {
-			items, ok := r.ps.strList(f.val, s.path(f.key))
-			argsOK = ok
-			argNodes = items
-			for i, it := range items {
-				if !it.isScalar() {
-					continue // reported by strList
-				}
+			argsOK = !s.wasWrong("args")
+			argNodes = f.val.items
+			for i, it := range present(f.val) {
 				v, ok := r.expandNode(it, fmt.Sprintf("%s[%d]", s.path(f.key), i))
 				argsOK = argsOK && ok
 				srv.Args = append(srv.Args, v)
@@ -511,15 +479,11 @@ func (r *resolver) stdio(s *rawServer, srv *Server) {
 		r.envFile(s, f, env, envPos)
 	}
 	if f := s.field("env"); f != nil {
-		pairs, _ := r.ps.strMap(f.val, s.path(f.key))
-		for _, p := range pairs {
+		for _, p := range f.val.pairs {
 			field := s.path(f.key) + "." + p.key
 			if p.key == "" || strings.ContainsAny(p.key, "=\x00") {
 				r.ps.add(p.keyPos, field, fmt.Sprintf("invalid environment variable name %q", p.key), "use letters, digits and _", nil)
 				continue
-			}
-			if !p.value.isScalar() {
-				continue // reported by strMap
 			}
 			if v, ok := r.expandNode(p.value, field); ok {
 				env[p.key] = v
@@ -545,9 +509,7 @@ func (r *resolver) stdio(s *rawServer, srv *Server) {
 	if len(env) > 0 {
 		srv.Env = env
 	}
-	if f := s.field("inherit_env"); f != nil {
-		srv.InheritEnv, _ = r.ps.boolean(f.val, s.path(f.key))
-	}
+	set(&srv.InheritEnv, s.typed.InheritEnv)
 	if f := s.field("cwd"); f != nil && f.val.kind != kindNull {
 		if v, ok := r.expandNode(f.val, s.path(f.key)); ok {
 			srv.Cwd = r.directory(v, f.val.pos, s.path(f.key))
@@ -658,20 +620,12 @@ func (r *resolver) launchAllow(s *rawServer) []allowItem {
 		return nil
 	}
 	base := s.path(f.key)
-	if !r.ps.expectKind(f.val, base, "a mapping such as {allow: [docker.privileged]}", kindMap) {
-		return nil
-	}
-	r.ps.known(f.val, base, []string{"allow"})
 	p := f.val.get("allow")
-	if p == nil || p.value.kind == kindNull {
+	if p == nil {
 		return nil
 	}
-	items, _ := r.ps.strList(p.value, base+".allow")
 	var out []allowItem
-	for i, it := range items {
-		if !it.isScalar() {
-			continue // reported by strList
-		}
+	for i, it := range present(p.value) {
 		field := fmt.Sprintf("%s.allow[%d]", base, i)
 		if !validAllowName(it.text) {
 			fix := "name a refused construct as its refusal names it: docker.privileged, npx.call, env.LD_PRELOAD, ..."
@@ -976,16 +930,12 @@ var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 // headers, telemetry.headers): names checked, values expanded and free of
 // line breaks. field names the mapping in messages.
 func (r *resolver) headers(n *node, field string) map[string]string {
-	pairs, _ := r.ps.strMap(n, field)
 	h := map[string]string{}
-	for _, p := range pairs {
+	for _, p := range n.pairs {
 		field := field + "." + p.key
 		if !headerName.MatchString(p.key) {
 			r.ps.add(p.keyPos, field, fmt.Sprintf("invalid header name %q", p.key), "use letters, digits and -", nil)
 			continue
-		}
-		if !p.value.isScalar() {
-			continue // reported by strMap
 		}
 		v, ok := r.expandHeaderNode(p.value, field)
 		if !ok {
@@ -1033,15 +983,11 @@ func (r *resolver) network(s *rawServer, srv *Server) {
 	}
 	r.codexHeaders(s, srv)
 	r.serverOAuth(s, srv)
-	if f := s.field("sse_read_timeout"); f != nil && t != TransportWebSocket {
-		if v, ok := r.ps.duration(f.val, s.path(f.key)); ok {
-			srv.SSEReadTimeout = v
-		}
+	if t != TransportWebSocket {
+		setDur(&srv.SSEReadTimeout, s.typed.SSEReadTimeout)
 	}
-	if f := s.field("terminate_on_close"); f != nil && t == TransportHTTP {
-		if v, ok := r.ps.boolean(f.val, s.path(f.key)); ok {
-			srv.TerminateOnClose = v
-		}
+	if t == TransportHTTP {
+		set(&srv.TerminateOnClose, s.typed.TerminateOnClose)
 	}
 }
 
@@ -1099,11 +1045,20 @@ func (r *resolver) checkServerFields(s *rawServer) {
 	}
 	bad := map[string]bool{}
 	s.violated = func(key string) bool { return bad[key] }
+	s.typed = &schema.Server{}
 	violations, err := schema.ValidateServer(doc)
 	if err != nil {
 		r.ps.add(s.pos, s.path(""), "checking the server against its schema: "+err.Error(), "", err)
 		return
 	}
+	defer func() {
+		for name := range bad {
+			delete(doc, name)
+		}
+		if err := decodeValue(doc, s.typed); err != nil {
+			r.ps.add(s.pos, s.path(""), "reading the server: "+err.Error(), "", err)
+		}
+	}()
 	for _, v := range violations {
 		if v.Missing || len(v.Path) == 0 {
 			continue

@@ -45,34 +45,20 @@ func (o ServerOAuth) String() string {
 // GoString is String, so that %#v does not show the secret either.
 func (o ServerOAuth) GoString() string { return "config.ServerOAuth" + o.String() }
 
-// serverOAuthKeys are the keys of a server's oauth: block.
-var serverOAuthKeys = []string{"client_id", "client_secret_env", "client_metadata_url", "scopes", "redirect_port", "grant", "issuer", "token_auth_method"}
-
-// serverOAuth reads a network server's oauth: and auth: keys. What the schema
-// says (types, enums, bounds) a native file has had checked already; this
-// reads the values, looks up the secret's variable, and checks what the
-// keys say together.
+// serverOAuth reads a network server's oauth: and auth: keys. The schema
+// has checked their types, enums and bounds; this expands the values,
+// looks up the secret's variable, and checks what the keys say together.
 func (r *resolver) serverOAuth(s *rawServer, srv *Server) {
-	if f := s.field("auth"); f != nil && f.val.kind != kindNull {
-		if v, ok := r.ps.str(f.val, s.path(f.key)); ok {
-			switch v {
-			case AuthShared, AuthPerUser:
-				srv.Auth = v
-			default:
-				r.ps.add(f.val.pos, s.path(f.key), fmt.Sprintf("auth %q is not shared or per_user", v), "use shared (one sign-in, the default) or per_user (each gateway user signs in)", nil)
-			}
-		}
-	}
-	f := s.field("oauth")
-	if f == nil || f.val.kind == kindNull {
+	set(&srv.Auth, s.typed.Auth)
+	f, typed := s.field("oauth"), s.typed.OAuth
+	if f == nil || typed == nil {
 		return
 	}
 	base := s.path(f.key)
-	if !r.ps.expectKind(f.val, base, "a mapping such as {client_id: ..., scopes: [...]}", kindMap) {
-		return
-	}
-	r.ps.known(f.val, base, serverOAuthKeys)
 	o := &ServerOAuth{}
+	set(&o.RedirectPort, typed.RedirectPort)
+	set(&o.Grant, typed.Grant)
+	set(&o.TokenAuthMethod, typed.TokenAuthMethod)
 	text := func(key string) (string, Pos, bool) {
 		p := f.val.get(key)
 		if p == nil || p.value.kind == kindNull {
@@ -84,13 +70,11 @@ func (r *resolver) serverOAuth(s *rawServer, srv *Server) {
 	if v, _, ok := text("client_id"); ok {
 		o.ClientID = v
 	}
-	if p := f.val.get("client_secret_env"); p != nil && p.value.kind != kindNull {
+	if p := f.val.get("client_secret_env"); p != nil && typed.ClientSecretEnv != nil {
 		field := base + ".client_secret_env"
-		name := p.value.text
+		name := *typed.ClientSecretEnv // a variable name, as the schema's pattern says
 		v, set := r.lookup(name)
 		switch {
-		case !varName.MatchString(name):
-			r.ps.add(p.value.pos, field, fmt.Sprintf("invalid environment variable name %q", name), "name the variable that holds the client secret (letters, digits and _), e.g. client_secret_env: TOOLS_CLIENT_SECRET", nil)
 		case !set:
 			r.ps.add(p.value.pos, field, fmt.Sprintf("variable %s is not set", name), fmt.Sprintf("set %s to the client secret in the environment switchboard runs in, or remove client_secret_env for a public client", name), &UnresolvedVariableError{Variable: name, Field: field})
 		case strings.TrimSpace(v) == "":
@@ -107,35 +91,12 @@ func (r *resolver) serverOAuth(s *rawServer, srv *Server) {
 		}
 	}
 	if p := f.val.get("scopes"); p != nil {
-		items, _ := r.ps.strList(p.value, base+".scopes")
-		for i, it := range items {
-			if !it.isScalar() {
-				continue
-			}
-			field := fmt.Sprintf("%s.scopes[%d]", base, i)
+		for i, it := range present(p.value) {
 			if it.text == "" || strings.ContainsAny(it.text, " \t\"\\") {
-				r.ps.add(it.pos, field, fmt.Sprintf("scope %q is not one word", it.text), "write each scope as its own list item, without spaces or quotes", nil)
+				r.ps.add(it.pos, fmt.Sprintf("%s.scopes[%d]", base, i), fmt.Sprintf("scope %q is not one word", it.text), "write each scope as its own list item, without spaces or quotes", nil)
 				continue
 			}
 			o.Scopes = append(o.Scopes, it.text)
-		}
-	}
-	if p := f.val.get("redirect_port"); p != nil && p.value.kind != kindNull {
-		field := base + ".redirect_port"
-		if v, ok := r.ps.integer(p.value, field); ok {
-			if v < 1 || v > 65535 {
-				r.ps.add(p.value.pos, field, fmt.Sprintf("%d is not a port", v), "use a port from 1 to 65535, the one registered with the client (or leave it out for any)", nil)
-			} else {
-				o.RedirectPort = v
-			}
-		}
-	}
-	if v, pos, ok := text("grant"); ok {
-		switch v {
-		case "authorization_code", "client_credentials":
-			o.Grant = v
-		default:
-			r.ps.add(pos, base+".grant", fmt.Sprintf("grant %q is not authorization_code or client_credentials", v), "use authorization_code (a person signs in, the default) or client_credentials (Switchboard signs in as itself)", nil)
 		}
 	}
 	if v, pos, ok := text("issuer"); ok {
@@ -143,14 +104,6 @@ func (r *resolver) serverOAuth(s *rawServer, srv *Server) {
 			r.ps.add(pos, base+".issuer", fmt.Sprintf("%q is not an authorization server's URL", v), "give the issuer as its metadata says it, e.g. https://auth.example.com", nil)
 		} else {
 			o.Issuer = v
-		}
-	}
-	if v, pos, ok := text("token_auth_method"); ok {
-		switch v {
-		case "none", "client_secret_basic", "client_secret_post":
-			o.TokenAuthMethod = v
-		default:
-			r.ps.add(pos, base+".token_auth_method", fmt.Sprintf("token_auth_method %q is not none, client_secret_basic or client_secret_post", v), "use one of none, client_secret_basic, client_secret_post, or leave it out to follow the authorization server", nil)
 		}
 	}
 	// What the keys say together.

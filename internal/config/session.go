@@ -1,7 +1,5 @@
 package config
 
-import "fmt"
-
 // SessionMode is whose upstream session a gateway client's requests to a
 // server use (the server's session: key).
 type SessionMode string
@@ -31,33 +29,16 @@ const MaxMaxSessions = 1000
 // user rather than being shared.
 func (m SessionMode) Owned() bool { return m == SessionPerClient || m == SessionPerUser }
 
-// serverSession reads a server's session: and max_sessions: keys. A
-// native file has had the schema check types, the enum and bounds; this
-// checks them again for the other formats and reads the values.
+// serverSession reads a server's session: and max_sessions: keys; the
+// schema has checked their enum and bounds.
 func (r *resolver) serverSession(s *rawServer, srv *Server) {
-	if f := s.field("session"); f != nil && f.val.kind != kindNull {
-		if v, ok := r.ps.str(f.val, s.path(f.key)); ok {
-			switch m := SessionMode(v); m {
-			case SessionShared, SessionPerClient, SessionPerUser:
-				srv.Session = m
-			default:
-				r.ps.add(f.val.pos, s.path(f.key), fmt.Sprintf("session %q is not shared, per_client or per_user", v),
-					"use shared (one upstream session for everyone, the default), per_client (one per gateway client session) or per_user (one per user)", nil)
-			}
-		}
+	if v := s.typed.Session; v != nil {
+		srv.Session = SessionMode(*v)
 	}
-	if f := s.field("max_sessions"); f != nil && f.val.kind != kindNull {
-		if v, ok := r.ps.integer(f.val, s.path(f.key)); ok {
-			switch {
-			case v < 1 || v > MaxMaxSessions:
-				r.ps.add(f.val.pos, s.path(f.key), fmt.Sprintf("max_sessions must be from 1 to %d, not %d", MaxMaxSessions, v),
-					fmt.Sprintf("use 1 to %d (the default is %d)", MaxMaxSessions, DefaultMaxUpstreamSessions), nil)
-			case !srv.Session.Owned():
-				r.ps.warn(f.val.pos, s.path(f.key), "max_sessions has no effect on a shared session", "set session: per_client or per_user, or remove max_sessions")
-				srv.MaxSessions = v
-			default:
-				srv.MaxSessions = v
-			}
+	if f := s.field("max_sessions"); f != nil && s.typed.MaxSessions != nil {
+		srv.MaxSessions = *s.typed.MaxSessions
+		if !srv.Session.Owned() {
+			r.ps.warn(f.val.pos, s.path(f.key), "max_sessions has no effect on a shared session", "set session: per_client or per_user, or remove max_sessions")
 		}
 	}
 }
