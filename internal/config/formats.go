@@ -37,57 +37,37 @@ func (s transportSet) has(t Transport) bool {
 	return true
 }
 
-// fieldSpec describes one field of a server entry, by its native name:
-// the transports that use it. Its type and bounds are in its schema type
-// (schema.Server).
+// fieldSpec describes one field of a server entry, by its native name.
+// Its type and bounds are its schema type's, and so are the transports
+// that use it (see schema.Server).
 type fieldSpec struct {
 	name       string
+	index      []int // where the field is in schema.Server
 	transports transportSet
 	suggest    Transport // transport to suggest when the field is used with another one
 }
 
-// serverFields are the native server fields, in documentation order.
-var serverFields = []fieldSpec{
-	{"name", tAll, ""},
-	{"description", tAll, ""},
-	{"transport", tAll, ""},
-	{"command", tStdio, TransportStdio},
-	{"args", tStdio, TransportStdio},
-	{"env", tStdio, TransportStdio},
-	{"env_file", tStdio, TransportStdio},
-	{"inherit_env", tStdio, TransportStdio},
-	{"cwd", tStdio, TransportStdio},
-	{"encoding", tStdio, TransportStdio},
-	{"docker", tStdio, TransportStdio},
-	{"launch", tStdio, TransportStdio},
-	{"url", tNetwork, TransportHTTP},
-	{"headers", tNetwork, TransportHTTP},
-	{"oauth", tNetwork, TransportHTTP},
-	{"auth", tNetwork, TransportHTTP},
-	{"timeout", tAll, ""},
-	{"sse_read_timeout", tSSE | tHTTP, TransportSSE},
-	{"terminate_on_close", tHTTP, TransportHTTP},
-	{"request_timeout", tAll, ""},
-	{"max_retries", tAll, ""},
-	{"max_concurrent", tAll, ""},
-	{"session", tAll, ""},
-	{"max_sessions", tAll, ""},
-	{"redact_results", tAll, ""},
-	{"roots", tAll, ""},
-	{"enabled", tAll, ""},
-	{"load_tools", tAll, ""},
-	{"load_prompts", tAll, ""},
-	{"load_resources", tAll, ""},
-	{"secrets", tAll, ""},
-}
-
-// serverFieldIndex is where each native server field is in its schema
-// type, schema.Server, by its key.
-var serverFieldIndex = func() map[string][]int {
-	out := map[string][]int{}
+// serverFields are the native server fields, in documentation order: the
+// keys of schema.Server.
+var serverFields = func() []fieldSpec {
+	bits := map[string]transportSet{"stdio": tStdio, "sse": tSSE, "http": tHTTP, "websocket": tWebSocket}
+	var out []fieldSpec
 	for _, f := range reflect.VisibleFields(reflect.TypeFor[schema.Server]()) {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		out[name] = f.Index
+		sf := fieldSpec{name: name, index: f.Index, transports: tAll}
+		if tag := f.Tag.Get("transports"); tag != "" {
+			sf.transports = 0
+			for i, t := range strings.Split(tag, ",") {
+				if bits[t] == 0 {
+					panic("schema.Server." + f.Name + ": unknown transport " + t)
+				}
+				if i == 0 {
+					sf.suggest = Transport(t)
+				}
+				sf.transports |= bits[t]
+			}
+		}
+		out = append(out, sf)
 	}
 	return out
 }()

@@ -235,7 +235,7 @@ func (im *importer) server(s *rawServer, srv Server) {
 	typed := reflect.ValueOf(cmp.Or(s.typed, &schema.Server{})).Elem()
 	for _, sf := range serverFields {
 		f := s.field(sf.name)
-		v := typed.FieldByIndex(serverFieldIndex[sf.name])
+		v := typed.FieldByIndex(sf.index)
 		if v.Kind() == reflect.Map {
 			im.stringMap(s, sf.name, f)
 			continue

@@ -1,8 +1,8 @@
 package schema
 
 // Server is one upstream MCP server. The transport decides which keys
-// apply: command, args, env, env_file, inherit_env, cwd, encoding and
-// docker for stdio; url and headers for the network transports.
+// apply: a key's transports tag names the transports that use it, the
+// first the one to suggest when it is used with another (no tag: all).
 type Server struct {
 	// A unique name: letters, digits, _ and -, at most 64 characters.
 	Name string `json:"name" jsonschema:"required" jsonschema_extras:"x-required-fix=add name: with a unique name\\, e.g. name: github"`
@@ -11,40 +11,40 @@ type Server struct {
 	// How Switchboard talks to the server.
 	Transport *string `json:"transport,omitempty" jsonschema:"enum=stdio,enum=sse,enum=http,enum=websocket,default=stdio"`
 	// stdio: the program to run, a bare name found on PATH or an absolute path.
-	Command *string `json:"command,omitempty"`
+	Command *string `json:"command,omitempty" transports:"stdio"`
 	// stdio: the program's arguments.
-	Args []Text `json:"args,omitempty"`
+	Args []Text `json:"args,omitempty" transports:"stdio"`
 	// stdio: environment variables of the child (they win over env_file).
-	Env map[string]Text `json:"env,omitempty" jsonschema_extras:"x-type=a mapping of names to strings"`
+	Env map[string]Text `json:"env,omitempty" jsonschema_extras:"x-type=a mapping of names to strings" transports:"stdio"`
 	// stdio: a KEY=VALUE file merged into env, relative to this file's folder.
-	EnvFile *string `json:"env_file,omitempty"`
+	EnvFile *string `json:"env_file,omitempty" transports:"stdio"`
 	// stdio: pass the whole environment, not just the base variables.
-	InheritEnv *bool `json:"inherit_env,omitempty" jsonschema:"default=false"`
+	InheritEnv *bool `json:"inherit_env,omitempty" jsonschema:"default=false" transports:"stdio"`
 	// stdio: the child's working directory, relative to this file's folder.
-	Cwd *string `json:"cwd,omitempty"`
+	Cwd *string `json:"cwd,omitempty" transports:"stdio"`
 	// stdio: the stream encoding; only utf-8.
-	Encoding *string `json:"encoding,omitempty" jsonschema:"default=utf-8"`
+	Encoding *string `json:"encoding,omitempty" jsonschema:"default=utf-8" transports:"stdio"`
 	// stdio: run an image with docker run --rm -i instead of command.
-	Docker *Docker `json:"docker,omitempty"`
+	Docker *Docker `json:"docker,omitempty" transports:"stdio"`
 	// stdio: what the launch policy would refuse but this server may do
 	// (honoured in a trusted or native file).
-	Launch *Launch `json:"launch,omitempty"`
+	Launch *Launch `json:"launch,omitempty" transports:"stdio"`
 	// sse, http, websocket: the server's URL.
-	URL *string `json:"url,omitempty"`
+	URL *string `json:"url,omitempty" transports:"http,sse,websocket"`
 	// sse, http, websocket: headers sent with every request.
-	Headers map[string]Text `json:"headers,omitempty" jsonschema_extras:"x-type=a mapping of names to strings"`
+	Headers map[string]Text `json:"headers,omitempty" jsonschema_extras:"x-type=a mapping of names to strings" transports:"http,sse,websocket"`
 	// sse, http, websocket: how Switchboard signs in to a server that
 	// requires OAuth 2.1 (discovered without it; see docs/auth.md).
-	OAuth *ServerOAuth `json:"oauth,omitempty"`
+	OAuth *ServerOAuth `json:"oauth,omitempty" transports:"http,sse,websocket"`
 	// sse, http, websocket: whose sign-in a call uses: one shared sign-in,
 	// or each gateway user's own (switchboard auth login NAME --user USER).
-	Auth *string `json:"auth,omitempty" jsonschema:"enum=shared,enum=per_user,default=shared"`
+	Auth *string `json:"auth,omitempty" jsonschema:"enum=shared,enum=per_user,default=shared" transports:"http,sse,websocket"`
 	// How long connecting and initializing may take.
 	Timeout *Duration `json:"timeout,omitempty" jsonschema_extras:"default=30s,exclusiveMinDuration=0s"`
 	// sse, http: how long to wait for an event (0: no limit).
-	SSEReadTimeout *Duration `json:"sse_read_timeout,omitempty" jsonschema_extras:"default=0s,minDuration=0s"`
+	SSEReadTimeout *Duration `json:"sse_read_timeout,omitempty" jsonschema_extras:"default=0s,minDuration=0s" transports:"sse,http"`
 	// http: end the session with DELETE when closing.
-	TerminateOnClose *bool `json:"terminate_on_close,omitempty" jsonschema:"default=true"`
+	TerminateOnClose *bool `json:"terminate_on_close,omitempty" jsonschema:"default=true" transports:"http"`
 	// How long one request may take (default: defaults.request_timeout).
 	RequestTimeout *Duration `json:"request_timeout,omitempty" jsonschema_extras:"minDuration=1s,maxDuration=5m"`
 	// Retries of a request that failed transiently (default: defaults.max_retries).
