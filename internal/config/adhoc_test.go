@@ -1,10 +1,12 @@
-package config
+package config_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 func TestSplitCommand(t *testing.T) {
@@ -32,7 +34,7 @@ func TestSplitCommand(t *testing.T) {
 		{in: `a \`, wantErr: "the command ends with a backslash that escapes nothing"},
 	}
 	for _, tt := range tests {
-		got, err := SplitCommand(tt.in)
+		got, err := config.SplitCommand(tt.in)
 		gotErr := ""
 		if err != nil {
 			gotErr = err.Error()
@@ -59,7 +61,7 @@ func FuzzSplitCommand(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		words, err := SplitCommand(s)
+		words, err := config.SplitCommand(s)
 		if err != nil {
 			return
 		}
@@ -67,7 +69,7 @@ func FuzzSplitCommand(f *testing.F) {
 		for i, w := range words {
 			quoted[i] = shellQuote(w)
 		}
-		again, err := SplitCommand(strings.Join(quoted, " "))
+		again, err := config.SplitCommand(strings.Join(quoted, " "))
 		if err != nil {
 			t.Fatalf("re-splitting %q: %v", quoted, err)
 		}
@@ -78,26 +80,26 @@ func FuzzSplitCommand(f *testing.F) {
 }
 
 func TestAdHoc(t *testing.T) {
-	d := Default().Defaults
+	d := config.Default().Defaults
 	d.RequestTimeout = 10e9
-	stdio := stdioServer(AdHocName, "npx", "-y", "@modelcontextprotocol/server-everything")
+	stdio := stdioServer(config.AdHocName, "npx", "-y", "@modelcontextprotocol/server-everything")
 	stdio.InheritEnv = true
 	stdio.RequestTimeout = 10e9
-	relative := stdioServer(AdHocName, "./my-server")
+	relative := stdioServer(config.AdHocName, "./my-server")
 	relative.InheritEnv = true
 	relative.RequestTimeout = 10e9
 	tests := []struct {
 		stdio, url string
-		want       Server
+		want       config.Server
 		wantErr    string
 	}{
 		{stdio: "npx -y @modelcontextprotocol/server-everything", want: stdio},
 		{stdio: "./my-server", want: relative}, // not held to the allowlist
-		{url: "https://x.example.com/mcp", want: withTimeout(netServer(AdHocName, TransportHTTP, "https://x.example.com/mcp"))},
-		{url: "https://x.example.com/sse", want: withTimeout(netServer(AdHocName, TransportSSE, "https://x.example.com/sse"))},
-		{url: "http://localhost:8080/v1/sse/", want: withTimeout(netServer(AdHocName, TransportSSE, "http://localhost:8080/v1/sse/"))},
-		{url: "wss://x.example.com/ws", want: withTimeout(netServer(AdHocName, TransportWebSocket, "wss://x.example.com/ws"))},
-		{url: "WS://x.example.com", want: withTimeout(netServer(AdHocName, TransportWebSocket, "WS://x.example.com"))},
+		{url: "https://x.example.com/mcp", want: withTimeout(netServer(config.AdHocName, config.TransportHTTP, "https://x.example.com/mcp"))},
+		{url: "https://x.example.com/sse", want: withTimeout(netServer(config.AdHocName, config.TransportSSE, "https://x.example.com/sse"))},
+		{url: "http://localhost:8080/v1/sse/", want: withTimeout(netServer(config.AdHocName, config.TransportSSE, "http://localhost:8080/v1/sse/"))},
+		{url: "wss://x.example.com/ws", want: withTimeout(netServer(config.AdHocName, config.TransportWebSocket, "wss://x.example.com/ws"))},
+		{url: "WS://x.example.com", want: withTimeout(netServer(config.AdHocName, config.TransportWebSocket, "WS://x.example.com"))},
 		{wantErr: `--stdio: give a server to connect to; use --stdio "COMMAND ARGS..." or --url URL`},
 		{stdio: "npx", url: "https://x", wantErr: "--stdio: --stdio and --url cannot be used together; give one of them"},
 		{stdio: `npx "open`, wantErr: "--stdio: unbalanced double quote at character 5; quote the command as a shell would"},
@@ -106,7 +108,7 @@ func TestAdHoc(t *testing.T) {
 		{url: "not a url", wantErr: "--url: the URL is not valid; write it as https://host/path"},
 	}
 	for _, tt := range tests {
-		got, err := AdHoc(tt.stdio, tt.url, d)
+		got, err := config.AdHoc(tt.stdio, tt.url, d)
 		gotErr := ""
 		if err != nil {
 			gotErr = err.Error()
@@ -121,17 +123,17 @@ func TestAdHoc(t *testing.T) {
 	}
 }
 
-func withTimeout(s Server) Server {
+func withTimeout(s config.Server) config.Server {
 	s.RequestTimeout = 10e9
 	return s
 }
 
 func TestAdHocZeroDefaults(t *testing.T) {
-	got, err := AdHoc("npx pkg", "", Defaults{})
+	got, err := config.AdHoc("npx pkg", "", config.Defaults{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.ConnectTimeout != DefaultConnectTimeout || got.RequestTimeout != DefaultRequestTimeout {
+	if got.ConnectTimeout != config.DefaultConnectTimeout || got.RequestTimeout != config.DefaultRequestTimeout {
 		t.Errorf("got timeouts %v/%v, want the defaults", got.ConnectTimeout, got.RequestTimeout)
 	}
 }

@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"strings"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 // agentServers is the start of every file below: two servers.
@@ -33,34 +35,34 @@ agent:
   tools: ["beta__*"]
   elicitation: accept-defaults
 `
-	cfg, err := Parse("sb.yaml", []byte(src), testOpts)
+	cfg, err := config.Parse("sb.yaml", []byte(src), config.TestOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantLLM := LLM{BaseURL: "http://127.0.0.1:11434/v1", Model: "llama3.2", APIKeyEnv: "API_KEY", PromptPrice: 0.15, CompletionPrice: 2,
-		Timeout: 90 * time.Second, Vision: true, Stream: false, MaxRetries: 5, Pos: Pos{File: "sb.yaml", Line: 6, Col: 1}}
+	wantLLM := config.LLM{BaseURL: "http://127.0.0.1:11434/v1", Model: "llama3.2", APIKeyEnv: "API_KEY", PromptPrice: 0.15, CompletionPrice: 2,
+		Timeout: 90 * time.Second, Vision: true, Stream: false, MaxRetries: 5, Pos: config.Pos{File: "sb.yaml", Line: 6, Col: 1}}
 	if diff := cmp.Diff(wantLLM, cfg.LLM); diff != "" {
 		t.Errorf("llm (-want +got):\n%s", diff)
 	}
-	wantAgent := Agent{MaxSteps: 20, MaxToolCalls: 0, MaxTokens: 100000, MaxCost: 0.5, Timeout: 10 * time.Minute, SystemPrompt: "Be brief.",
-		Servers: []string{"beta"}, Tools: []string{"beta__*"}, Elicitation: AgentElicitDefaults, Pos: Pos{File: "sb.yaml", Line: 16, Col: 1}}
+	wantAgent := config.Agent{MaxSteps: 20, MaxToolCalls: 0, MaxTokens: 100000, MaxCost: 0.5, Timeout: 10 * time.Minute, SystemPrompt: "Be brief.",
+		Servers: []string{"beta"}, Tools: []string{"beta__*"}, Elicitation: config.AgentElicitDefaults, Pos: config.Pos{File: "sb.yaml", Line: 16, Col: 1}}
 	if diff := cmp.Diff(wantAgent, cfg.Agent); diff != "" {
 		t.Errorf("agent (-want +got):\n%s", diff)
 	}
 
 	// config show writes both blocks, never a key, and reads back the same.
-	out, err := MarshalResolved(cfg)
+	out, err := config.MarshalResolved(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(string(out), "key_secret") {
 		t.Errorf("the output holds the API key:\n%s", out)
 	}
-	again, err := Parse("sb.yaml", out, testOpts)
+	again, err := config.Parse("sb.yaml", out, config.TestOpts)
 	if err != nil {
 		t.Fatalf("output does not parse: %v\n%s", err, out)
 	}
-	noPos := cmp.Transformer("nopos", func(p Pos) Pos { return Pos{} })
+	noPos := cmp.Transformer("nopos", func(p config.Pos) config.Pos { return config.Pos{} })
 	if diff := cmp.Diff(cfg.LLM, again.LLM, noPos); diff != "" {
 		t.Errorf("llm read back (-want +got):\n%s\n%s", diff, out)
 	}
@@ -71,22 +73,22 @@ agent:
 
 func TestLLMAndAgentDefaults(t *testing.T) {
 	for _, src := range []string{agentServers, agentServers + "llm:\nagent:\n"} {
-		cfg, err := Parse("sb.yaml", []byte(src), testOpts)
+		cfg, err := config.Parse("sb.yaml", []byte(src), config.TestOpts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		l, a := cfg.LLM, cfg.Agent
-		l.Pos, a.Pos = Pos{}, Pos{}
-		if diff := cmp.Diff(DefaultLLM(), l); diff != "" {
+		l.Pos, a.Pos = config.Pos{}, config.Pos{}
+		if diff := cmp.Diff(config.DefaultLLM(), l); diff != "" {
 			t.Errorf("llm (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff(DefaultAgent(), a); diff != "" {
+		if diff := cmp.Diff(config.DefaultAgent(), a); diff != "" {
 			t.Errorf("agent (-want +got):\n%s", diff)
 		}
 		if a.MaxSteps != 10 || !l.Stream || l.MaxRetries != 3 || a.Timeout != 5*time.Minute {
 			t.Errorf("got defaults %+v %+v, want 10 steps, streaming, 3 retries, 5m", a, l)
 		}
-		out, err := MarshalResolved(cfg)
+		out, err := config.MarshalResolved(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,11 +99,7 @@ func TestLLMAndAgentDefaults(t *testing.T) {
 }
 
 func TestLLMAndAgentProblems(t *testing.T) {
-	tests := []struct {
-		name string
-		src  string // after agentServers (so line 6 is the first)
-		want []string
-	}{
+	tests := []problemCase{
 		{
 			name: "not mappings",
 			src:  "llm: [a]\nagent: 3\n",
@@ -161,18 +159,7 @@ func TestLLMAndAgentProblems(t *testing.T) {
 			},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse("sb.yaml", []byte(agentServers+tt.src), testOpts)
-			if err == nil {
-				t.Fatal("got no error, want problems")
-			}
-			got := strings.Split(strings.TrimSpace(err.Error()), "\n")
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("problems (-want +got):\n%s", diff)
-			}
-		})
-	}
+	checkProblems(t, agentServers, config.TestOpts, tests)
 }
 
 func TestMatchTools(t *testing.T) {
@@ -187,7 +174,7 @@ func TestMatchTools(t *testing.T) {
 		{[]string{"x", "*__echo"}, "beta__echo", true},
 		{[]string{"["}, "a", false},
 	} {
-		if got := MatchTools(tt.globs, tt.name); got != tt.want {
+		if got := config.MatchTools(tt.globs, tt.name); got != tt.want {
 			t.Errorf("MatchTools(%q, %q): got %v, want %v", tt.globs, tt.name, got, tt.want)
 		}
 	}

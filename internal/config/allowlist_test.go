@@ -1,9 +1,11 @@
-package config
+package config_test
 
 import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 func TestCheckCommand(t *testing.T) {
@@ -37,7 +39,7 @@ func TestCheckCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := CheckCommand(tt.command, tt.args, allowed)
+			err := config.CheckCommand(tt.command, tt.args, allowed)
 			got := ""
 			if err != nil {
 				got = err.Error()
@@ -48,8 +50,8 @@ func TestCheckCommand(t *testing.T) {
 			if err == nil {
 				return
 			}
-			var na *CommandNotAllowedError
-			var ua *UnsafeArgumentError
+			var na *config.CommandNotAllowedError
+			var ua *config.UnsafeArgumentError
 			switch {
 			case errors.As(err, &na):
 				if !strings.Contains(tt.want, "is not allowed: ") || na.Command != tt.command {
@@ -87,10 +89,10 @@ func TestAllowlistFixes(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		_, err := Parse(tt.file, []byte(tt.src), testOpts)
+		_, err := config.Parse(tt.file, []byte(tt.src), config.TestOpts)
 		got := ""
 		if err != nil {
-			got = strings.ReplaceAll(err.Error(), abs(t, "testdata"), "<testdata>")
+			got = strings.ReplaceAll(err.Error(), config.Abs(t, "testdata"), "<testdata>")
 		}
 		if got != tt.want {
 			t.Errorf("got %q, want %q", got, tt.want)
@@ -101,7 +103,7 @@ func TestAllowlistFixes(t *testing.T) {
 // Docker launches built from the docker: form pass the allowlist.
 func TestDockerFormIsAllowed(t *testing.T) {
 	src := "servers:\n  - name: a\n    docker: {image: mcp/x, container_name: x, command: [--privileged], ports: {\"80\": 8080}}\n    env: {T: v}\n"
-	cfg, err := Parse("t.yaml", []byte(src), testOpts)
+	cfg, err := config.Parse("t.yaml", []byte(src), config.TestOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

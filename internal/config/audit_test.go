@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"path/filepath"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 func TestAuditBlock(t *testing.T) {
@@ -18,21 +20,21 @@ func TestAuditBlock(t *testing.T) {
   compress: true
   required: true
 `
-	cfg, err := Parse("sb.yaml", []byte(src), testOpts)
+	cfg, err := config.Parse("sb.yaml", []byte(src), config.TestOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	abs, _ := filepath.Abs("logs/audit.jsonl")
-	want := Audit{File: abs, MaxSize: 10 << 20, MaxBackups: 3, MaxAge: 720 * time.Hour, Compress: true, Required: true,
-		Pos: Pos{File: "sb.yaml", Line: 6, Col: 1}}
+	want := config.Audit{File: abs, MaxSize: 10 << 20, MaxBackups: 3, MaxAge: 720 * time.Hour, Compress: true, Required: true,
+		Pos: config.Pos{File: "sb.yaml", Line: 6, Col: 1}}
 	if diff := cmp.Diff(want, cfg.Audit); diff != "" {
 		t.Errorf("audit (-want +got):\n%s", diff)
 	}
-	out, err := MarshalResolved(cfg)
+	out, err := config.MarshalResolved(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := Parse("sb.yaml", out, testOpts)
+	again, err := config.Parse("sb.yaml", out, config.TestOpts)
 	if err != nil {
 		t.Fatalf("output does not parse: %v\n%s", err, out)
 	}
@@ -41,7 +43,7 @@ func TestAuditBlock(t *testing.T) {
 	}
 
 	// Standard output, with the defaults.
-	cfg, err = Parse("sb.yaml", []byte(agentServers+"audit:\n  file: \"-\"\n"), testOpts)
+	cfg, err = config.Parse("sb.yaml", []byte(agentServers+"audit:\n  file: \"-\"\n"), config.TestOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,28 +52,24 @@ func TestAuditBlock(t *testing.T) {
 	}
 
 	// Absent: off, and not written.
-	cfg, err = Parse("sb.yaml", []byte(agentServers), testOpts)
+	cfg, err = config.Parse("sb.yaml", []byte(agentServers), config.TestOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Audit.Enabled() {
 		t.Errorf("got %+v, want the audit trail off by default", cfg.Audit)
 	}
-	if out, _ := MarshalResolved(cfg); strings.Contains(string(out), "audit:") {
+	if out, _ := config.MarshalResolved(cfg); strings.Contains(string(out), "audit:") {
 		t.Errorf("an absent block is written:\n%s", out)
 	}
 }
 
 func TestAuditProblems(t *testing.T) {
-	tests := []struct {
-		name string
-		src  string // after agentServers (so line 6 is the first)
-		want []string
-	}{
+	tests := []problemCase{
 		{
 			name: "unknown key",
 			src:  "audit:\n  path: a.jsonl\n",
-			want: []string{`sb.yaml:7:3: audit.path: unknown field "path"`},
+			want: []string{`sb.yaml:7:3: audit.path: unknown field "path"; remove it; docs/configuration.md lists the fields`},
 		},
 		{
 			name: "empty file",
@@ -87,26 +85,10 @@ func TestAuditProblems(t *testing.T) {
 			name: "size and backups",
 			src:  "audit:\n  file: a.jsonl\n  max_size: lots\n  max_backups: -1\n",
 			want: []string{
-				`sb.yaml:8:13: audit.max_size: invalid size "lots"; use a number of bytes`,
-				`sb.yaml:9:16: audit.max_backups: -1 is out of range`,
+				`sb.yaml:8:13: audit.max_size: invalid size "lots"; use a number of bytes, or a size such as 512KiB or 1MiB (units B, KB, KiB, MB, MiB, GB or GiB)`,
+				`sb.yaml:9:16: audit.max_backups: -1 is out of range; use 0 to 100000 (the default is 10)`,
 			},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse("sb.yaml", []byte(agentServers+tt.src), testOpts)
-			if err == nil {
-				t.Fatal("got no error, want problems")
-			}
-			got := strings.Split(strings.TrimSpace(err.Error()), "\n")
-			if len(got) != len(tt.want) {
-				t.Fatalf("got %d problems, want %d:\n%s", len(got), len(tt.want), err)
-			}
-			for i := range got {
-				if !strings.HasPrefix(got[i], tt.want[i]) {
-					t.Errorf("problem %d: got %q, want it to start with %q", i, got[i], tt.want[i])
-				}
-			}
-		})
-	}
+	checkProblems(t, agentServers, config.TestOpts, tests)
 }

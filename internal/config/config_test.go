@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"testing"
@@ -6,47 +6,43 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
 
 // stdioServer returns a stdio server with every default applied.
-func stdioServer(name, command string, args ...string) Server {
+func stdioServer(name, command string, args ...string) config.Server {
 	s := baseServer(name)
-	s.Transport = TransportStdio
+	s.Transport = config.TransportStdio
 	s.Command, s.Args, s.Encoding = command, args, "utf-8"
 	return s
 }
 
-func netServer(name string, t Transport, url string) Server {
+func netServer(name string, t config.Transport, url string) config.Server {
 	s := baseServer(name)
 	s.Transport, s.URL = t, url
 	return s
 }
 
-func baseServer(name string) Server {
-	return Server{
-		Name: name, ConnectTimeout: DefaultConnectTimeout, RequestTimeout: DefaultRequestTimeout,
-		MaxRetries: DefaultMaxRetries, TerminateOnClose: true, Enabled: true,
+func baseServer(name string) config.Server {
+	return config.Server{
+		Name: name, ConnectTimeout: config.DefaultConnectTimeout, RequestTimeout: config.DefaultRequestTimeout,
+		MaxRetries: config.DefaultMaxRetries, TerminateOnClose: true, Enabled: true,
 		LoadTools: true, LoadPrompts: true, LoadResources: true,
 	}
 }
 
-// ignorePos compares configurations without positions and warnings.
-var ignorePos = cmp.Options{
-	cmp.Transformer("nopos", func(s Server) Server { s.Pos = Pos{}; return s }),
-}
-
 func TestParseNative(t *testing.T) {
-	cfg, err := Load("testdata/formats/native.yaml", testOpts)
+	cfg, err := config.Load("testdata/formats/native.yaml", config.TestOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := Defaults{
+	d := config.Defaults{
 		RequestTimeout: 45 * time.Second, ConnectTimeout: 20 * time.Second, MaxRetries: 3,
 		DiscoveryTTL: 10 * time.Minute,
-		Health:       Health{PingInterval: time.Minute, PingTimeout: 5 * time.Second, Backoff: []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}, MaxFailures: 5},
+		Health:       config.Health{PingInterval: time.Minute, PingTimeout: 5 * time.Second, Backoff: []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}, MaxFailures: 5},
 	}
-	withDefaults := func(s Server) Server {
+	withDefaults := func(s config.Server) config.Server {
 		s.ConnectTimeout, s.RequestTimeout, s.MaxRetries = d.ConnectTimeout, d.RequestTimeout, d.MaxRetries
 		return s
 	}
@@ -64,76 +60,76 @@ func TestParseNative(t *testing.T) {
 		"MULTI":        "first\nsecond",
 		"FROM_PROCESS": "from-process",
 	}
-	github.Cwd = abs(t, "testdata/work")
+	github.Cwd = config.Abs(t, "testdata/work")
 	github.Secrets = []string{"GITHUB_TOKEN", "MY_ODD_NAME"}
 	github.MaxConcurrent, github.RedactResults = 4, true
 	local := withDefaults(stdioServer("local", "/opt/bin/my-server", "--port", "0"))
 	local.InheritEnv, local.LoadResources = true, false
-	remote := withDefaults(netServer("remote", TransportHTTP, "https://mcp.example.com/mcp"))
+	remote := withDefaults(netServer("remote", config.TransportHTTP, "https://mcp.example.com/mcp"))
 	remote.Headers = map[string]string{"Authorization": "Bearer tok_secret"}
 	remote.ConnectTimeout, remote.RequestTimeout = 10*time.Second, 90*time.Second
 	remote.TerminateOnClose, remote.Enabled = false, false
 	remote.Secrets = []string{"Authorization"}
-	events := withDefaults(netServer("events", TransportSSE, "https://mcp.example.com/sse"))
+	events := withDefaults(netServer("events", config.TransportSSE, "https://mcp.example.com/sse"))
 	events.SSEReadTimeout = 5 * time.Minute
-	live := withDefaults(netServer("live", TransportWebSocket, "wss://mcp.example.com/ws"))
+	live := withDefaults(netServer("live", config.TransportWebSocket, "wss://mcp.example.com/ws"))
 	gh := withDefaults(stdioServer("gh-docker", "docker", "run", "--rm", "-i", "--name", "gh", "-p", "127.0.0.1:5353:53/udp", "-p", "127.0.0.1:9090:8080", "-e", "GITHUB_TOKEN", "-e", "PRICE", "mcp/github", "serve", "--stdio"))
 	gh.Env = map[string]string{"GITHUB_TOKEN": "ghp_secret", "PRICE": "$5"}
-	gh.Docker = &Docker{Image: "mcp/github", ContainerName: "gh", Command: []string{"serve", "--stdio"}, Ports: map[string]int{"8080": 9090, "53/udp": 5353}}
+	gh.Docker = &config.Docker{Image: "mcp/github", ContainerName: "gh", Command: []string{"serve", "--stdio"}, Ports: map[string]int{"8080": 9090, "53/udp": 5353}}
 	gh.Secrets = []string{"GITHUB_TOKEN"}
-	want := &Config{
-		Servers:         []Server{github, local, remote, events, live, gh},
+	want := &config.Config{
+		Servers:         []config.Server{github, local, remote, events, live, gh},
 		Defaults:        d,
-		Limits:          Limits{MaxConcurrent: 10, QueueWait: 2 * time.Second, MaxQueue: 50, SessionLimit: 500, MaxOutputBytes: 512 << 10},
-		History:         History{Store: abs(t, "testdata/history/calls.db"), RecordValues: true, Keep: 500},
-		Gateway:         DefaultGateway(),
-		Hooks:           Hooks{Settings: DefaultHookSettings()},
-		LLM:             DefaultLLM(),
-		Agent:           DefaultAgent(),
+		Limits:          config.Limits{MaxConcurrent: 10, QueueWait: 2 * time.Second, MaxQueue: 50, SessionLimit: 500, MaxOutputBytes: 512 << 10},
+		History:         config.History{Store: config.Abs(t, "testdata/history/calls.db"), RecordValues: true, Keep: 500},
+		Gateway:         config.DefaultGateway(),
+		Hooks:           config.Hooks{Settings: config.DefaultHookSettings()},
+		LLM:             config.DefaultLLM(),
+		Agent:           config.DefaultAgent(),
 		AllowedCommands: []string{"npx", "uvx", "docker", "node", "/opt/bin/my-server"},
 		Source:          "testdata/formats/native.yaml",
-		Format:          FormatNative,
+		Format:          config.FormatNative,
 	}
-	if diff := cmp.Diff(want, cfg, ignorePos); diff != "" {
+	if diff := cmp.Diff(want, cfg, config.IgnorePos); diff != "" {
 		t.Errorf("config mismatch (-want +got):\n%s", diff)
 	}
-	if got, want := cfg.Servers[0].Pos, (Pos{File: "testdata/formats/native.yaml", Line: 25, Col: 5}); got != want {
+	if got, want := cfg.Servers[0].Pos, (config.Pos{File: "testdata/formats/native.yaml", Line: 25, Col: 5}); got != want {
 		t.Errorf("got position %v, want %v", got, want)
 	}
 }
 
 func TestParseForeignFormats(t *testing.T) {
-	tools := func(s Server, desc string) Server {
+	tools := func(s config.Server, desc string) config.Server {
 		s.Description, s.RequestTimeout = desc, 60*time.Second
 		return s
 	}
 	claudeGH := stdioServer("github", "npx", "-y", "@modelcontextprotocol/server-github")
 	claudeGH.Env = map[string]string{"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_secret"}
 	claudeGH.Secrets = []string{"GITHUB_PERSONAL_ACCESS_TOKEN"}
-	claudeRemote := netServer("remote", TransportSSE, "https://mcp.example.com/sse")
+	claudeRemote := netServer("remote", config.TransportSSE, "https://mcp.example.com/sse")
 	claudeRemote.Headers = map[string]string{"Authorization": "Bearer tok_secret"}
 	claudeRemote.Secrets = []string{"Authorization"}
 	claudeOld := stdioServer("old", "uvx", "mcp-server-time")
 	claudeOld.Enabled = false
 
-	toolsRemote := tools(netServer("remote_api", TransportSSE, "https://mcp.example.com/sse"), "my-mcp-server")
+	toolsRemote := tools(netServer("remote_api", config.TransportSSE, "https://mcp.example.com/sse"), "my-mcp-server")
 	toolsRemote.Headers = map[string]string{"Authorization": "Bearer tok_secret"}
 	toolsRemote.Secrets = []string{"Authorization"}
 	toolsRemote.SSEReadTimeout = 2 * time.Minute
-	toolsStream := tools(netServer("streaming_api", TransportHTTP, "https://mcp.example.com/stream"), "streaming-server")
+	toolsStream := tools(netServer("streaming_api", config.TransportHTTP, "https://mcp.example.com/stream"), "streaming-server")
 	toolsStream.RequestTimeout = 90 * time.Second
 
 	tests := []struct {
 		file         string
-		format       Format
-		servers      []Server
+		format       config.Format
+		servers      []config.Server
 		warnings     []string
 		mutateEnvVar string
 	}{
 		{
 			file:    "testdata/formats/claude.json",
-			format:  FormatClaude,
-			servers: []Server{claudeGH, claudeRemote, netServer("stream", TransportHTTP, "https://mcp.example.com/mcp"), claudeOld},
+			format:  config.FormatClaude,
+			servers: []config.Server{claudeGH, claudeRemote, netServer("stream", config.TransportHTTP, "https://mcp.example.com/mcp"), claudeOld},
 			warnings: []string{
 				"testdata/formats/claude.json:2:3: globalShortcut: ignored: Switchboard reads only mcpServers from this file",
 				"testdata/formats/claude.json:11:78: mcpServers.old.autoApprove: no effect: Switchboard does not ask before tool calls, so there is nothing to approve; the client that calls through it asks",
@@ -141,11 +137,11 @@ func TestParseForeignFormats(t *testing.T) {
 		},
 		{
 			file:   "testdata/formats/tools.yaml",
-			format: FormatToolsV1,
-			servers: []Server{
+			format: config.FormatToolsV1,
+			servers: []config.Server{
 				tools(stdioServer("filesystem", "npx", "-y", "@modelcontextprotocol/server-filesystem"), "@modelcontextprotocol/server-filesystem"),
 				toolsRemote,
-				tools(netServer("realtime", TransportWebSocket, "wss://mcp.example.com/ws"), "realtime-server"),
+				tools(netServer("realtime", config.TransportWebSocket, "wss://mcp.example.com/ws"), "realtime-server"),
 				toolsStream,
 			},
 			warnings: []string{
@@ -157,23 +153,23 @@ func TestParseForeignFormats(t *testing.T) {
 		},
 		{
 			file:   "testdata/formats/vscode-settings.json",
-			format: FormatVSCode,
-			servers: []Server{
+			format: config.FormatVSCode,
+			servers: []config.Server{
 				stdioServer("time", "uvx", "mcp-server-time"),
-				netServer("docs", TransportHTTP, "https://docs.example.com/mcp"),
+				netServer("docs", config.TransportHTTP, "https://docs.example.com/mcp"),
 			},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			cfg, err := Load(tt.file, testOpts)
+			cfg, err := config.Load(tt.file, config.TestOpts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := cfg.Format; got != tt.format {
 				t.Errorf("got format %q, want %q", got, tt.format)
 			}
-			if diff := cmp.Diff(tt.servers, cfg.Servers, ignorePos); diff != "" {
+			if diff := cmp.Diff(tt.servers, cfg.Servers, config.IgnorePos); diff != "" {
 				t.Errorf("servers mismatch (-want +got):\n%s", diff)
 			}
 			var warnings []string
@@ -204,7 +200,7 @@ func TestParseVSCode(t *testing.T) {
     "ws": {"url": "wss://x.example.com/ws", "type": "ws"}
   }
 }`
-	cfg, err := Parse("testdata/.vscode/mcp.json", []byte(data), testOpts)
+	cfg, err := config.Parse("testdata/.vscode/mcp.json", []byte(data), config.TestOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,66 +211,33 @@ func TestParseVSCode(t *testing.T) {
 		"SPACED": "value with spaces", "ESCAPED": `a $HOME "q"`, "MULTI": "first\nsecond", "FROM_PROCESS": "from-process",
 	}
 	gh.Secrets = []string{"GITHUB_TOKEN"}
-	want := []Server{gh, netServer("events", TransportSSE, "https://x.example.com/v1/sse"), netServer("ws", TransportWebSocket, "wss://x.example.com/ws")}
-	if diff := cmp.Diff(want, cfg.Servers, ignorePos); diff != "" {
+	want := []config.Server{gh, netServer("events", config.TransportSSE, "https://x.example.com/v1/sse"), netServer("ws", config.TransportWebSocket, "wss://x.example.com/ws")}
+	if diff := cmp.Diff(want, cfg.Servers, config.IgnorePos); diff != "" {
 		t.Errorf("servers mismatch (-want +got):\n%s", diff)
 	}
-	if got, want := cfg.Format, FormatVSCode; got != want {
+	if got, want := cfg.Format, config.FormatVSCode; got != want {
 		t.Errorf("got format %q, want %q", got, want)
 	}
 }
 
-func TestDetectFormat(t *testing.T) {
-	tests := []struct {
-		src  string
-		want Format
-	}{
-		{``, FormatNative},
-		{`servers: []`, FormatNative},
-		{`{"mcpServers": {}}`, FormatClaude},
-		{`{"servers": {}}`, FormatVSCode},
-		{`{"mcp": {"servers": {}}, "editor.fontSize": 12}`, FormatVSCode},
-		{`tools: []`, FormatToolsV1},
-		{"defaults: {}\nservers: {}", FormatNative}, // native keys win; servers must then be a list
-		{`{"limits": {}, "servers": {}}`, FormatNative},
-		{`{"history": {}, "mcpServers": {}}`, FormatNative},
-		{`{"mcpServers": {"a": {"httpUrl": "https://x"}}}`, FormatGemini},
-		{`{"mcpServers": {"a": {"command": "x", "transportType": "stdio"}}}`, FormatCline},
-		{`{"mcpServers": {"a": {"url": "https://x", "type": "streamableHttp"}}}`, FormatCline},
-		{`{"mcpServers": {}, "projects": {}}`, FormatClaudeCode},
-		{`{"context_servers": {}, "theme": "One Dark"}`, FormatZed},
-		{"name: x\nversion: 0.0.1\nschema: v1\nmcpServers: []", FormatContinue},
-		{"model = \"o3\"\n[mcp_servers.a]\ncommand = \"npx\"\n", FormatCodex},
-		{`{"theme": "dark"}`, formatUnknown},
-		{`{"servres": []}`, FormatNative}, // a misspelt native key
-	}
-	for _, tt := range tests {
-		ps := &problems{}
-		root := parseTree("t", []byte(tt.src), ps)
-		if got := detectFormat(root, "t"); got != tt.want {
-			t.Errorf("detectFormat(%q): got %q, want %q", tt.src, got, tt.want)
-		}
-	}
-}
-
 func TestDefault(t *testing.T) {
-	want := &Config{Defaults: Defaults{
+	want := &config.Config{Defaults: config.Defaults{
 		RequestTimeout: 30 * time.Second, ConnectTimeout: 30 * time.Second, MaxRetries: 2,
 		DiscoveryTTL: 5 * time.Minute,
-		Health:       Health{PingInterval: 30 * time.Second, PingTimeout: 10 * time.Second, Backoff: []time.Duration{time.Second, 5 * time.Second, 15 * time.Second}, MaxFailures: 3},
+		Health:       config.Health{PingInterval: 30 * time.Second, PingTimeout: 10 * time.Second, Backoff: []time.Duration{time.Second, 5 * time.Second, 15 * time.Second}, MaxFailures: 3},
 	},
-		Limits:          Limits{MaxConcurrent: 25, QueueWait: QueueWaitCallTimeout, MaxQueue: 1000, SessionLimit: -1, MaxOutputBytes: 1 << 20},
-		History:         History{Store: "", RecordValues: false, Keep: 10000},
-		Gateway:         DefaultGateway(),
-		Hooks:           Hooks{Settings: DefaultHookSettings()},
-		LLM:             DefaultLLM(),
-		Agent:           DefaultAgent(),
-		AllowedCommands: []string{"npx", "uvx", "docker"}, Format: FormatNative}
-	if diff := cmp.Diff(want, Default()); diff != "" {
+		Limits:          config.Limits{MaxConcurrent: 25, QueueWait: config.QueueWaitCallTimeout, MaxQueue: 1000, SessionLimit: -1, MaxOutputBytes: 1 << 20},
+		History:         config.History{Store: "", RecordValues: false, Keep: 10000},
+		Gateway:         config.DefaultGateway(),
+		Hooks:           config.Hooks{Settings: config.DefaultHookSettings()},
+		LLM:             config.DefaultLLM(),
+		Agent:           config.DefaultAgent(),
+		AllowedCommands: []string{"npx", "uvx", "docker"}, Format: config.FormatNative}
+	if diff := cmp.Diff(want, config.Default()); diff != "" {
 		t.Errorf("Default mismatch (-want +got):\n%s", diff)
 	}
 	// An empty file resolves to the same, apart from its source.
-	cfg, err := Parse("empty.yaml", nil, testOpts)
+	cfg, err := config.Parse("empty.yaml", nil, config.TestOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +263,7 @@ servers:
       multi
       line
 `
-	cfg, err := Parse("t.yaml", []byte(src), testOpts)
+	cfg, err := config.Parse("t.yaml", []byte(src), config.TestOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +272,7 @@ servers:
 	b := stdioServer("b", "npx", "-y", "123")
 	b.Env = map[string]string{"B": "2"}
 	b.Description = "multi\nline\n"
-	if diff := cmp.Diff([]Server{a, b}, cfg.Servers, ignorePos); diff != "" {
+	if diff := cmp.Diff([]config.Server{a, b}, cfg.Servers, config.IgnorePos); diff != "" {
 		t.Errorf("servers mismatch (-want +got):\n%s", diff)
 	}
 }
@@ -328,7 +291,7 @@ func TestDurations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		src := "servers:\n  - name: a\n    command: npx\n    timeout: " + tt.value + "\n"
-		cfg, err := Parse("t.yaml", []byte(src), testOpts)
+		cfg, err := config.Parse("t.yaml", []byte(src), config.TestOpts)
 		if err != nil {
 			t.Errorf("timeout: %s: %v", tt.value, err)
 			continue
@@ -340,7 +303,7 @@ func TestDurations(t *testing.T) {
 }
 
 func TestLoadMissingFile(t *testing.T) {
-	_, err := Load("testdata/does-not-exist.yaml", testOpts)
+	_, err := config.Load("testdata/does-not-exist.yaml", config.TestOpts)
 	if err == nil {
 		t.Fatal("Load succeeded, want an error")
 	}
@@ -354,23 +317,23 @@ func TestFind(t *testing.T) {
 	t.Chdir(dir)
 	t.Setenv("XDG_CONFIG_HOME", dir+"/xdg")
 	t.Setenv("HOME", dir+"/home")
-	got, err := Find()
+	got, err := config.Find()
 	if err != nil || got != "" {
 		t.Fatalf("Find() = %q, %v; want \"\", nil", got, err)
 	}
-	user := writeFile(t, dir, "xdg/switchboard/switchboard.yaml", "servers: []\n")
-	if got, err := Find(); err != nil || got != user {
+	user := config.WriteFile(t, dir, "xdg/switchboard/switchboard.yaml", "servers: []\n")
+	if got, err := config.Find(); err != nil || got != user {
 		t.Errorf("Find() = %q, %v; want %q, nil", got, err, user)
 	}
-	writeFile(t, dir, "switchboard.yaml", "servers: []\n")
-	if got, err := Find(); err != nil || got != "switchboard.yaml" {
+	config.WriteFile(t, dir, "switchboard.yaml", "servers: []\n")
+	if got, err := config.Find(); err != nil || got != "switchboard.yaml" {
 		t.Errorf("Find() = %q, %v; want %q, nil", got, err, "switchboard.yaml")
 	}
 }
 
 func TestNilLookupUsesProcessEnvironment(t *testing.T) {
 	t.Setenv("SWITCHBOARD_TEST_VAR", "from-os")
-	cfg, err := Parse("t.yaml", []byte("servers:\n  - name: a\n    command: npx\n    args: [\"${SWITCHBOARD_TEST_VAR}\"]\n"), Options{})
+	cfg, err := config.Parse("t.yaml", []byte("servers:\n  - name: a\n    command: npx\n    args: [\"${SWITCHBOARD_TEST_VAR}\"]\n"), config.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

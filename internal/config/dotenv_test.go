@@ -45,7 +45,7 @@ var dotenvCases = []struct {
 func TestParseDotenv(t *testing.T) {
 	for _, tt := range dotenvCases {
 		t.Run(tt.name, func(t *testing.T) {
-			lines, probs := parseDotenv(tt.in, testLookup, "f")
+			lines, probs := parseDotenv(tt.in, LookupTestEnv, "f")
 			got := map[string]string{}
 			for _, l := range lines {
 				got[l.key] = l.value
@@ -66,9 +66,9 @@ func TestParseDotenv(t *testing.T) {
 
 func TestEnvFileMerge(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, dir, ".env", "A=from-file\nB=from-file\n")
-	p := writeFile(t, dir, "switchboard.yaml", "servers:\n  - name: a\n    command: npx\n    env_file: .env\n    env: {B: from-env, C: c}\n")
-	cfg, err := Load(p, testOpts)
+	WriteFile(t, dir, ".env", "A=from-file\nB=from-file\n")
+	p := WriteFile(t, dir, "switchboard.yaml", "servers:\n  - name: a\n    command: npx\n    env_file: .env\n    env: {B: from-env, C: c}\n")
+	cfg, err := Load(p, TestOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func FuzzParseDotenv(f *testing.F) {
 	f.Add("A=\"${HOME}\\$HOME $$\" \nB='it''s'\n")
 	name := regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	f.Fuzz(func(t *testing.T, data string) {
-		lines, probs := parseDotenv(data, testLookup, "f")
+		lines, probs := parseDotenv(data, LookupTestEnv, "f")
 		n := strings.Count(strings.ReplaceAll(data, "\r\n", "\n"), "\n") + 1
 		last := 0
 		for _, l := range lines {
@@ -109,7 +109,7 @@ func FuzzParseDotenv(f *testing.F) {
 		}
 
 		if !strings.Contains(data, "\r") {
-			crlf, crlfProbs := parseDotenv(strings.ReplaceAll(data, "\n", "\r\n"), testLookup, "f")
+			crlf, crlfProbs := parseDotenv(strings.ReplaceAll(data, "\n", "\r\n"), LookupTestEnv, "f")
 			if diff := cmp.Diff(lines, crlf, cmp.AllowUnexported(envLine{})); diff != "" {
 				t.Fatalf("CRLF reads differently (-LF +CRLF):\n%s", diff)
 			}

@@ -1,8 +1,12 @@
-package config
+package config_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/goccy/go-yaml/parser"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 const editSrc = `# Switchboard config
@@ -25,9 +29,9 @@ servers:
 # trailing comment
 `
 
-func mustParse(t *testing.T, data []byte) *Config {
+func mustParse(t *testing.T, data []byte) *config.Config {
 	t.Helper()
-	cfg, err := Parse("switchboard.yaml", data, Options{LookupEnv: func(string) (string, bool) { return "x", true }})
+	cfg, err := config.Parse("switchboard.yaml", data, config.Options{LookupEnv: func(string) (string, bool) { return "x", true }})
 	if err != nil {
 		t.Fatalf("the edited file does not load: %v\n%s", err, data)
 	}
@@ -35,7 +39,7 @@ func mustParse(t *testing.T, data []byte) *Config {
 }
 
 func TestSetServerKeepsComments(t *testing.T) {
-	e, err := ReadServerEntry([]byte(editSrc), "github")
+	e, err := config.ReadServerEntry([]byte(editSrc), "github")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +49,7 @@ func TestSetServerKeepsComments(t *testing.T) {
 	// Change the args and add a description; the command stays.
 	e.Args = []string{"-y", "@modelcontextprotocol/server-github", "it's a \"quoted\" arg"}
 	e.Description = "issues: and PRs"
-	out, err := SetServer([]byte(editSrc), "github", e)
+	out, err := config.SetServer([]byte(editSrc), "github", e)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,8 +66,8 @@ func TestSetServerKeepsComments(t *testing.T) {
 	}
 
 	// Add a server, then remove the first.
-	out, err = SetServer(out, "", ServerEntry{Name: "notes", Transport: string(TransportHTTP), URL: "https://notes.example/mcp",
-		Headers: []KeyValue{{"X-Team", "core"}}, Disabled: true})
+	out, err = config.SetServer(out, "", config.ServerEntry{Name: "notes", Transport: string(config.TransportHTTP), URL: "https://notes.example/mcp",
+		Headers: []config.KeyValue{{"X-Team", "core"}}, Disabled: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,10 +76,10 @@ func TestSetServerKeepsComments(t *testing.T) {
 	if !ok || notes.URL != "https://notes.example/mcp" || notes.Headers["X-Team"] != "core" || notes.Enabled {
 		t.Errorf("the added server: %+v (found %v)\n%s", notes, ok, out)
 	}
-	if _, err := SetServer(out, "", ServerEntry{Name: "notes", Command: "x"}); err == nil {
+	if _, err := config.SetServer(out, "", config.ServerEntry{Name: "notes", Command: "x"}); err == nil {
 		t.Error("adding a second server named notes was accepted")
 	}
-	out, err = RemoveServer(out, "github")
+	out, err = config.RemoveServer(out, "github")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,14 +93,14 @@ func TestSetServerKeepsComments(t *testing.T) {
 }
 
 func TestSetServerIntoFilesWithoutServers(t *testing.T) {
-	e := ServerEntry{Name: "one", Command: "npx", Args: []string{"a.js"}, Env: []KeyValue{{"K", "v"}}}
+	e := config.ServerEntry{Name: "one", Command: "npx", Args: []string{"a.js"}, Env: []config.KeyValue{{"K", "v"}}}
 	for name, src := range map[string]string{
 		"empty":          "",
 		"comments only":  "# nothing yet\n",
 		"no servers key": "defaults:\n  request_timeout: 10s # fast\n",
 		"servers: []":    "# list\nservers: []\n",
 	} {
-		out, err := SetServer([]byte(src), "", e)
+		out, err := config.SetServer([]byte(src), "", e)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -117,7 +121,7 @@ func TestEditRefusesOtherFormats(t *testing.T) {
 		"claude":  "mcpServers:\n  x:\n    command: npx\n",
 		"vs code": "servers:\n  x:\n    command: npx\n",
 	} {
-		if _, err := SetServer([]byte(src), "", ServerEntry{Name: "a", Command: "npx"}); err == nil {
+		if _, err := config.SetServer([]byte(src), "", config.ServerEntry{Name: "a", Command: "npx"}); err == nil {
 			t.Errorf("%s: editing was accepted, want a refusal", name)
 		}
 	}
@@ -131,15 +135,15 @@ func FuzzSetServer(f *testing.F) {
 	f.Add("", "", "a")
 	f.Add("servers:\n  - name: a\n    env: {K: v}\n", "a", "b")
 	f.Fuzz(func(t *testing.T, src, original, name string) {
-		e := ServerEntry{Name: name, Command: "npx", Args: []string{name}, Env: []KeyValue{{"K", name}}}
-		out, err := SetServer([]byte(src), original, e)
+		e := config.ServerEntry{Name: name, Command: "npx", Args: []string{name}, Env: []config.KeyValue{{"K", name}}}
+		out, err := config.SetServer([]byte(src), original, e)
 		if err != nil {
 			return
 		}
-		if _, _, err := parseNative(out); err != nil {
+		if _, err := parser.ParseBytes(out, parser.ParseComments); err != nil {
 			t.Errorf("SetServer wrote a file that does not parse: %v\n%s", err, out)
 		}
-		_, _ = RemoveServer(out, name)
-		_, _ = ReadServerEntry(out, name)
+		_, _ = config.RemoveServer(out, name)
+		_, _ = config.ReadServerEntry(out, name)
 	})
 }

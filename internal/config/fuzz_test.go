@@ -25,13 +25,13 @@ func FuzzParse(f *testing.F) {
 			f.Add(data)
 		}
 	}
-	for _, tt := range badFiles {
-		f.Add([]byte(tt.src))
+	for _, tt := range BadFiles {
+		f.Add([]byte(tt.Src))
 	}
 	const name = "testdata/fuzz.yaml"
 	f.Fuzz(func(t *testing.T, data []byte) {
 		start := time.Now()
-		p := parse(name, data, testOpts)
+		p := parse(name, data, TestOpts)
 		if d := time.Since(start); d > 5*time.Second {
 			t.Fatalf("parse took %v on %q", d, data)
 		}
@@ -48,7 +48,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("resolved output does not parse: %v\ninput:\n%s\noutput:\n%s", err, data, out)
 		}
-		if diff := cmp.Diff(cfg.Servers, again.Servers, ignorePos); diff != "" {
+		if diff := cmp.Diff(cfg.Servers, again.Servers, IgnorePos); diff != "" {
 			t.Fatalf("resolved output differs (-want +got):\n%s\ninput:\n%s\noutput:\n%s", diff, data, out)
 		}
 		if diff := cmp.Diff(cfg.Defaults, again.Defaults); diff != "" {
@@ -62,11 +62,11 @@ func FuzzParse(f *testing.F) {
 		}
 
 		imported := emitImport(name, p)
-		back := parse(name, imported, testOpts)
+		back := parse(name, imported, TestOpts)
 		if errs := importBlocking(back.ps.errs); len(errs) > 0 {
 			t.Fatalf("import does not parse back: %v\ninput:\n%s\nimport:\n%s", (&ValidationError{Problems: errs}).Error(), data, imported)
 		}
-		if diff := cmp.Diff(cfg.Servers, back.cfg.Servers, ignorePos); diff != "" {
+		if diff := cmp.Diff(cfg.Servers, back.cfg.Servers, IgnorePos); diff != "" {
 			t.Fatalf("import resolves differently (-want +got):\n%s\ninput:\n%s\nimport:\n%s", diff, data, imported)
 		}
 		if diff := cmp.Diff(cfg.Limits, back.cfg.Limits); diff != "" {
@@ -140,6 +140,6 @@ func FuzzParseTOML(f *testing.F) {
 		if root != nil {
 			walk(root)
 		}
-		_ = parse("f.toml", data, testOpts)
+		_ = parse("f.toml", data, TestOpts)
 	})
 }

@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 // introSecret is an introspection client secret that must never be shown.
@@ -19,7 +21,7 @@ const introSecret = "intro-s3cret-value-77"
 // consoleSecret is the console client's secret, never shown either.
 const consoleSecret = "console-s3cret-value-88"
 
-var oauthOpts = Options{LookupEnv: func(k string) (string, bool) {
+var oauthOpts = config.Options{LookupEnv: func(k string) (string, bool) {
 	switch k {
 	case "INTRO_SECRET":
 		return introSecret, true
@@ -72,17 +74,17 @@ const fullOAuth = gatewayServers + `gateway:
 `
 
 func TestGatewayOAuthFull(t *testing.T) {
-	cfg, err := Parse("sb.yaml", []byte(fullOAuth), oauthOpts)
+	cfg, err := config.Parse("sb.yaml", []byte(fullOAuth), oauthOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &OAuth{
+	want := &config.OAuth{
 		Resource:   "https://mcp.example.com",
 		Issuer:     "https://login.example.com/realms/team",
 		Audiences:  []string{"api://switchboard"},
 		JWKSURL:    "https://login.example.com/realms/team/certs",
 		Algorithms: []string{"RS256", "ES256"},
-		Introspection: &OAuthIntrospection{
+		Introspection: &config.OAuthIntrospection{
 			URL: "https://login.example.com/realms/team/introspect", ClientID: "switchboard",
 			ClientSecretEnv: "INTRO_SECRET", ClientSecret: introSecret, AuthMethod: "client_secret_post",
 		},
@@ -94,9 +96,9 @@ func TestGatewayOAuthFull(t *testing.T) {
 		Leeway:     10 * time.Second, CacheSize: 500, CacheTTL: time.Minute, NegativeTTL: 5 * time.Second,
 		KeysRefresh: 30 * time.Minute, KeysMinInterval: 15 * time.Second,
 		ResourceName: "Acme MCP gateway", ResourceDocumentation: "https://wiki.example.com/mcp",
-		Console: &OAuthConsole{ClientID: "switchboard-console", ClientSecretEnv: "CONSOLE_SECRET", ClientSecret: consoleSecret,
+		Console: &config.OAuthConsole{ClientID: "switchboard-console", ClientSecretEnv: "CONSOLE_SECRET", ClientSecret: consoleSecret,
 			Scopes: []string{"openid", "mcp:tools"}, Groups: []string{"admins"}},
-		Pos: Pos{File: "sb.yaml", Line: 11, Col: 3},
+		Pos: config.Pos{File: "sb.yaml", Line: 11, Col: 3},
 	}
 	if diff := cmp.Diff(want, cfg.Gateway.OAuth); diff != "" {
 		t.Errorf("oauth mismatch (-want +got):\n%s", diff)
@@ -119,7 +121,7 @@ func TestGatewayOAuthFull(t *testing.T) {
 // TestGatewayOAuthDefaults checks the defaults a minimal block takes.
 func TestGatewayOAuthDefaults(t *testing.T) {
 	src := gatewayServers + "gateway:\n  oauth: {resource: \"http://127.0.0.1:7777\", issuer: \"http://localhost:9000\"}\n"
-	cfg, err := Parse("sb.yaml", []byte(src), oauthOpts)
+	cfg, err := config.Parse("sb.yaml", []byte(src), oauthOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,12 +138,12 @@ func TestGatewayOAuthDefaults(t *testing.T) {
 // TestGatewayOAuthShow checks that config show writes the block so that
 // it reads back the same, with the client secret as its variable's name.
 func TestGatewayOAuthShow(t *testing.T) {
-	cfg, err := Parse("sb.yaml", []byte(fullOAuth), oauthOpts)
+	cfg, err := config.Parse("sb.yaml", []byte(fullOAuth), oauthOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []*Config{cfg, cfg.Redacted()} {
-		out, err := MarshalResolved(c)
+	for _, c := range []*config.Config{cfg, cfg.Redacted()} {
+		out, err := config.MarshalResolved(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +155,7 @@ func TestGatewayOAuthShow(t *testing.T) {
 		if strings.Contains(string(out), introSecret) || strings.Contains(string(out), consoleSecret) {
 			t.Errorf("output holds a client secret:\n%s", out)
 		}
-		again, err := Parse("sb.yaml", out, oauthOpts)
+		again, err := config.Parse("sb.yaml", out, oauthOpts)
 		if err != nil {
 			t.Fatalf("output does not parse: %v\n%s", err, out)
 		}
@@ -183,25 +185,25 @@ func TestGatewayOAuthShow(t *testing.T) {
 
 // TestGatewayOAuthSame checks that a reload can tell an unchanged block.
 func TestGatewayOAuthSame(t *testing.T) {
-	a, err := Parse("sb.yaml", []byte(fullOAuth), oauthOpts)
+	a, err := config.Parse("sb.yaml", []byte(fullOAuth), oauthOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Parse("other.yaml", []byte("# moved\n"+fullOAuth), oauthOpts)
+	b, err := config.Parse("other.yaml", []byte("# moved\n"+fullOAuth), oauthOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !a.Gateway.OAuth.Same(b.Gateway.OAuth) {
 		t.Error("the same block at another position is not Same")
 	}
-	c, err := Parse("sb.yaml", []byte(strings.Replace(fullOAuth, "leeway: 10s", "leeway: 11s", 1)), oauthOpts)
+	c, err := config.Parse("sb.yaml", []byte(strings.Replace(fullOAuth, "leeway: 10s", "leeway: 11s", 1)), oauthOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.Gateway.OAuth.Same(c.Gateway.OAuth) {
 		t.Error("blocks with different leeways are Same")
 	}
-	var none *OAuth
+	var none *config.OAuth
 	if !none.Same(nil) || none.Same(a.Gateway.OAuth) {
 		t.Error("nil blocks: Same is wrong")
 	}
@@ -278,11 +280,11 @@ func TestGatewayOAuthProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse("sb.yaml", []byte(gatewayServers+head+tt.src), oauthOpts)
+			_, err := config.Parse("sb.yaml", []byte(gatewayServers+head+tt.src), oauthOpts)
 			if err == nil {
 				t.Fatalf("Parse succeeded, want %d problems", len(tt.want))
 			}
-			var ve *ValidationError
+			var ve *config.ValidationError
 			if !errors.As(err, &ve) {
 				t.Fatalf("got error %T, want *ValidationError", err)
 			}
@@ -299,7 +301,7 @@ func TestGatewayOAuthProblems(t *testing.T) {
 // TestTrustedUserOAuth checks that with OAuth configured a client's
 // _meta.user_id is never trusted, as with static tokens.
 func TestTrustedUserOAuth(t *testing.T) {
-	g := Gateway{DefaultUser: "ada", OAuth: &OAuth{Resource: "https://mcp.example.com", Issuer: "https://login.example.com"}}
+	g := config.Gateway{DefaultUser: "ada", OAuth: &config.OAuth{Resource: "https://mcp.example.com", Issuer: "https://login.example.com"}}
 	if got := g.TrustedUser("grace", false); got != "" {
 		t.Errorf("remote caller's claim with OAuth: got %q, want \"\"", got)
 	}
@@ -310,12 +312,12 @@ func TestTrustedUserOAuth(t *testing.T) {
 
 // TestCheckExposureOAuth checks that OAuth satisfies the exposure rule.
 func TestCheckExposureOAuth(t *testing.T) {
-	g := DefaultGateway()
+	g := config.DefaultGateway()
 	g.Listen = "0.0.0.0:7777"
 	if g.CheckExposure() == nil {
 		t.Fatal("no error without tokens or OAuth")
 	}
-	g.OAuth = &OAuth{Resource: "https://mcp.example.com", Issuer: "https://login.example.com"}
+	g.OAuth = &config.OAuth{Resource: "https://mcp.example.com", Issuer: "https://login.example.com"}
 	if err := g.CheckExposure(); err != nil {
 		t.Errorf("with OAuth: %v, want nil", err)
 	}

@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
 
@@ -30,7 +31,7 @@ var gatewayEnv = map[string]string{
 	"API_TOKEN":   "tok_secret",
 }
 
-var gatewayOpts = Options{LookupEnv: func(k string) (string, bool) {
+var gatewayOpts = config.Options{LookupEnv: func(k string) (string, bool) {
 	v, ok := gatewayEnv[k]
 	return v, ok
 }}
@@ -88,11 +89,11 @@ gateway:
 `
 
 func TestGatewayFull(t *testing.T) {
-	cfg, err := Parse("sb.yaml", []byte(fullGateway), gatewayOpts)
+	cfg, err := config.Parse("sb.yaml", []byte(fullGateway), gatewayOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Gateway{
+	want := config.Gateway{
 		Listen:          "0.0.0.0:8080",
 		Stateless:       true,
 		AllowedOrigins:  []string{"https://app.example.com", "http://localhost:3000", "*"},
@@ -106,29 +107,29 @@ func TestGatewayFull(t *testing.T) {
 		MaxSessionsPerUser: 0,
 		DefaultUser:        "platform-bot",
 		Instructions:       "Ask the platform team; costs $5",
-		Views: []View{
+		Views: []config.View{
 			{
 				Name:         "github",
 				Servers:      []string{"github"},
 				Include:      []string{"create_*", "get_*"},
 				Exclude:      []string{"*delete*"},
-				Prefix:       PrefixNever,
+				Prefix:       config.PrefixNever,
 				Rename:       map[string]string{"create_issue": "new_issue"},
 				Descriptions: map[string]string{"create_issue": "Open an issue"},
-				Pos:          Pos{File: "sb.yaml", Line: 24, Col: 7},
+				Pos:          config.Pos{File: "sb.yaml", Line: 24, Col: 7},
 			},
-			{Name: "default", Exclude: []string{"*admin*"}, Prefix: PrefixAlways, Pos: Pos{File: "sb.yaml", Line: 31, Col: 7}},
+			{Name: "default", Exclude: []string{"*admin*"}, Prefix: config.PrefixAlways, Pos: config.Pos{File: "sb.yaml", Line: 31, Col: 7}},
 		},
-		Tokens: []Token{
-			{Name: "alice-laptop", User: "alice", Secret: aliceSecret, TokenEnv: "ALICE_TOKEN", Views: []string{"github"}, Pos: Pos{File: "sb.yaml", Line: 34, Col: 7}},
-			{Name: "tokens[1]", User: "bob", SHA256: "9f03ef1533a68d2f506f81ef463c1183a82a6bd40e45613f36e6fe1889cf1b99", Views: []string{"*"}, Pos: Pos{File: "sb.yaml", Line: 38, Col: 7}},
+		Tokens: []config.Token{
+			{Name: "alice-laptop", User: "alice", Secret: aliceSecret, TokenEnv: "ALICE_TOKEN", Views: []string{"github"}, Pos: config.Pos{File: "sb.yaml", Line: 34, Col: 7}},
+			{Name: "tokens[1]", User: "bob", SHA256: "9f03ef1533a68d2f506f81ef463c1183a82a6bd40e45613f36e6fe1889cf1b99", Views: []string{"*"}, Pos: config.Pos{File: "sb.yaml", Line: 38, Col: 7}},
 		},
-		Pos: Pos{File: "sb.yaml", Line: 11, Col: 1},
+		Pos: config.Pos{File: "sb.yaml", Line: 11, Col: 1},
 	}
 	if diff := cmp.Diff(want, cfg.Gateway); diff != "" {
 		t.Errorf("gateway mismatch (-want +got):\n%s", diff)
 	}
-	wantHeaders := map[string]string{"X-User": IdentityUser, "X-Session": "s-" + IdentitySession, "Authorization": "Bearer tok_secret"}
+	wantHeaders := map[string]string{"X-User": config.IdentityUser, "X-Session": "s-" + config.IdentitySession, "Authorization": "Bearer tok_secret"}
 	notes, _ := cfg.Server("notes")
 	if diff := cmp.Diff(wantHeaders, notes.Headers); diff != "" {
 		t.Errorf("headers mismatch (-want +got):\n%s", diff)
@@ -140,16 +141,16 @@ func TestGatewayFull(t *testing.T) {
 // of defaults out.
 func TestGatewayDefaults(t *testing.T) {
 	for _, src := range []string{gatewayServers, gatewayServers + "gateway:\n", gatewayServers + "gateway: {listen: 127.0.0.1:7777}\n"} {
-		cfg, err := Parse("sb.yaml", []byte(src), gatewayOpts)
+		cfg, err := config.Parse("sb.yaml", []byte(src), gatewayOpts)
 		if err != nil {
 			t.Fatalf("%q: %v", src, err)
 		}
 		g := cfg.Gateway
-		g.Pos = Pos{}
-		if diff := cmp.Diff(DefaultGateway(), g); diff != "" {
+		g.Pos = config.Pos{}
+		if diff := cmp.Diff(config.DefaultGateway(), g); diff != "" {
 			t.Errorf("%q: gateway mismatch (-want +got):\n%s", src, diff)
 		}
-		out, err := MarshalResolved(cfg)
+		out, err := config.MarshalResolved(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,14 +158,14 @@ func TestGatewayDefaults(t *testing.T) {
 			t.Errorf("%q: got a gateway block in\n%s\nwant none for the defaults", src, out)
 		}
 	}
-	cfg, err := Parse("sb.yaml", []byte(gatewayServers+"gateway:\n  session_timeout: 5m\n  listen: localhost:0\n"), gatewayOpts)
+	cfg, err := config.Parse("sb.yaml", []byte(gatewayServers+"gateway:\n  session_timeout: 5m\n  listen: localhost:0\n"), gatewayOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, want := cfg.Gateway.SessionTimeout, 5*time.Minute; got != want {
 		t.Errorf("got session_timeout %v, want %v", got, want)
 	}
-	if got, want := cfg.Gateway.ShutdownTimeout, DefaultShutdownTimeout; got != want {
+	if got, want := cfg.Gateway.ShutdownTimeout, config.DefaultShutdownTimeout; got != want {
 		t.Errorf("got shutdown_timeout %v, want %v", got, want)
 	}
 	if got, want := cfg.Gateway.Listen, "localhost:0"; got != want {
@@ -175,12 +176,12 @@ func TestGatewayDefaults(t *testing.T) {
 // TestGatewayMarshal checks that config show prints the block, without
 // secrets, and that what it prints reads back to the same gateway.
 func TestGatewayMarshal(t *testing.T) {
-	cfg, err := Parse("sb.yaml", []byte(fullGateway), gatewayOpts)
+	cfg, err := config.Parse("sb.yaml", []byte(fullGateway), gatewayOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []*Config{cfg, cfg.Redacted()} {
-		out, err := MarshalResolved(c)
+	for _, c := range []*config.Config{cfg, cfg.Redacted()} {
+		out, err := config.MarshalResolved(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,18 +201,18 @@ func TestGatewayMarshal(t *testing.T) {
 		if strings.Contains(string(out), aliceSecret) {
 			t.Errorf("output holds the token secret:\n%s", out)
 		}
-		again, err := Parse("sb.yaml", out, gatewayOpts)
+		again, err := config.Parse("sb.yaml", out, gatewayOpts)
 		if err != nil {
 			t.Fatalf("output does not parse: %v\n%s", err, out)
 		}
 		noPos := cmp.Options{
-			cmp.Transformer("gwnopos", func(g Gateway) Gateway {
-				g.Pos = Pos{}
+			cmp.Transformer("gwnopos", func(g config.Gateway) config.Gateway {
+				g.Pos = config.Pos{}
 				for i := range g.Views {
-					g.Views[i].Pos = Pos{}
+					g.Views[i].Pos = config.Pos{}
 				}
 				for i := range g.Tokens {
-					g.Tokens[i].Pos = Pos{}
+					g.Tokens[i].Pos = config.Pos{}
 				}
 				return g
 			}),
@@ -223,7 +224,7 @@ func TestGatewayMarshal(t *testing.T) {
 		if c != cfg {
 			continue // Redacted hides header values too
 		}
-		if diff := cmp.Diff(cfg.Servers, again.Servers, ignorePos); diff != "" {
+		if diff := cmp.Diff(cfg.Servers, again.Servers, config.IgnorePos); diff != "" {
 			t.Errorf("servers read back differ (-want +got):\n%s\noutput:\n%s", diff, out)
 		}
 	}
@@ -231,7 +232,7 @@ func TestGatewayMarshal(t *testing.T) {
 
 // TestGatewaySecretNeverShown checks every way a configuration is shown.
 func TestGatewaySecretNeverShown(t *testing.T) {
-	cfg, err := Parse("sb.yaml", []byte(fullGateway), gatewayOpts)
+	cfg, err := config.Parse("sb.yaml", []byte(fullGateway), gatewayOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +246,7 @@ func TestGatewaySecretNeverShown(t *testing.T) {
 	if got := cfg.Gateway.Tokens[0].Secret; got != aliceSecret {
 		t.Errorf("Redacted changed the original: got secret %q, want %q", got, aliceSecret)
 	}
-	if red.Gateway.Tokens[0].Matches("") || red.Gateway.Tokens[0].Matches(Redaction) {
+	if red.Gateway.Tokens[0].Matches("") || red.Gateway.Tokens[0].Matches(config.Redaction) {
 		t.Error("a redacted token matches an empty or redacted value, want no match")
 	}
 	js, err := json.Marshal(red)
@@ -276,7 +277,7 @@ func TestGatewaySecretNeverShown(t *testing.T) {
 		gatewayServers + "gateway:\n  tokens:\n    - {user: a, token_env: ALICE_TOKEN, token_sha256: x}\n",
 		gatewayServers + "gateway:\n  tokens:\n    - {token_env: ALICE_TOKEN, views: [nope]}\n",
 	} {
-		_, err := Parse("sb.yaml", []byte(src), gatewayOpts)
+		_, err := config.Parse("sb.yaml", []byte(src), gatewayOpts)
 		if err == nil {
 			t.Fatalf("%q parsed, want an error", src)
 		}
@@ -295,11 +296,7 @@ func TestGatewaySecretNeverShown(t *testing.T) {
 // TestGatewayProblems checks each rule of the block: every problem with
 // its position, field path, message and fix.
 func TestGatewayProblems(t *testing.T) {
-	tests := []struct {
-		name string
-		src  string // after gatewayServers (so line 6 is the first)
-		want []string
-	}{
+	tests := []problemCase{
 		{
 			name: "not a mapping",
 			src:  "gateway: [a]\n",
@@ -491,31 +488,12 @@ func TestGatewayProblems(t *testing.T) {
 			},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse("sb.yaml", []byte(gatewayServers+tt.src), gatewayOpts)
-			if err == nil {
-				t.Fatalf("Parse succeeded, want %d problems", len(tt.want))
-			}
-			var ve *ValidationError
-			if !errors.As(err, &ve) {
-				t.Fatalf("got error %T, want *ValidationError", err)
-			}
-			if diff := cmp.Diff(tt.want, strings.Split(err.Error(), "\n")); diff != "" {
-				t.Errorf("problems mismatch (-want +got):\n%s", diff)
-			}
-			for _, p := range ve.Problems {
-				if p.Err == nil {
-					t.Errorf("problem %q has no Err", p)
-				}
-			}
-		})
-	}
+	checkProblems(t, gatewayServers, gatewayOpts, tests)
 }
 
 // TestGatewayUnknownTopLevel checks that a misspelt gateway key is caught.
 func TestGatewayUnknownTopLevel(t *testing.T) {
-	_, err := Parse("sb.yaml", []byte(gatewayServers+"gatway:\n  listen: 127.0.0.1:1\n"), gatewayOpts)
+	_, err := config.Parse("sb.yaml", []byte(gatewayServers+"gatway:\n  listen: 127.0.0.1:1\n"), gatewayOpts)
 	want := `sb.yaml:6:1: gatway: unknown field "gatway"; did you mean "gateway"?`
 	if err == nil || err.Error() != want {
 		t.Errorf("got error %v, want %q", err, want)
@@ -523,10 +501,10 @@ func TestGatewayUnknownTopLevel(t *testing.T) {
 }
 
 func TestCheckExposure(t *testing.T) {
-	tok := []Token{{Name: "a", User: "alice", SHA256: strings.Repeat("ab", 32)}}
+	tok := []config.Token{{Name: "a", User: "alice", SHA256: strings.Repeat("ab", 32)}}
 	tests := []struct {
 		listen  string
-		tokens  []Token
+		tokens  []config.Token
 		exposed bool
 	}{
 		{"127.0.0.1:7777", nil, false},
@@ -544,7 +522,7 @@ func TestCheckExposure(t *testing.T) {
 		{"mcp.example.com:443", nil, true},
 	}
 	for _, tt := range tests {
-		g := DefaultGateway()
+		g := config.DefaultGateway()
 		g.Listen, g.Tokens = tt.listen, tt.tokens
 		err := g.CheckExposure()
 		if got := err != nil; got != tt.exposed {
@@ -569,17 +547,17 @@ func TestCheckExposure(t *testing.T) {
 }
 
 func TestGatewayView(t *testing.T) {
-	g := DefaultGateway()
-	got, ok := g.View(DefaultViewName)
-	if want := (View{Name: "default", Prefix: PrefixAlways}); !ok || !cmp.Equal(got, want) {
+	g := config.DefaultGateway()
+	got, ok := g.View(config.DefaultViewName)
+	if want := (config.View{Name: "default", Prefix: config.PrefixAlways}); !ok || !cmp.Equal(got, want) {
 		t.Errorf("View(default) = %+v, %v; want %+v, true", got, ok, want)
 	}
 	if got, ok := g.View("github"); ok {
 		t.Errorf("View(github) = %+v, true; want false", got)
 	}
-	custom := View{Name: "default", Servers: []string{"github"}, Prefix: PrefixNever}
-	gh := View{Name: "github", Prefix: PrefixAlways, Exclude: []string{"*delete*"}}
-	g.Views = []View{gh, custom}
+	custom := config.View{Name: "default", Servers: []string{"github"}, Prefix: config.PrefixNever}
+	gh := config.View{Name: "github", Prefix: config.PrefixAlways, Exclude: []string{"*delete*"}}
+	g.Views = []config.View{gh, custom}
 	if got, ok := g.View("default"); !ok || !cmp.Equal(got, custom) {
 		t.Errorf("View(default) = %+v, %v; want the configured %+v, true", got, ok, custom)
 	}
@@ -592,20 +570,20 @@ func TestTokenMatches(t *testing.T) {
 	sum := sha256.Sum256([]byte("bob-secret"))
 	tests := []struct {
 		name      string
-		tok       Token
+		tok       config.Token
 		presented string
 		want      bool
 	}{
-		{"secret", Token{Secret: "alice"}, "alice", true},
-		{"wrong secret", Token{Secret: "alice"}, "alicf", false},
-		{"prefix of secret", Token{Secret: "alice"}, "alic", false},
-		{"empty presented", Token{Secret: "alice"}, "", false},
-		{"hash", Token{SHA256: hex.EncodeToString(sum[:])}, "bob-secret", true},
-		{"wrong against hash", Token{SHA256: hex.EncodeToString(sum[:])}, "bob-secreT", false},
-		{"hash wins over secret", Token{Secret: "alice", SHA256: hex.EncodeToString(sum[:])}, "alice", false},
-		{"the hash itself", Token{SHA256: hex.EncodeToString(sum[:])}, hex.EncodeToString(sum[:]), false},
-		{"no secret", Token{}, "", false},
-		{"bad hash", Token{SHA256: "zz"}, "", false},
+		{"secret", config.Token{Secret: "alice"}, "alice", true},
+		{"wrong secret", config.Token{Secret: "alice"}, "alicf", false},
+		{"prefix of secret", config.Token{Secret: "alice"}, "alic", false},
+		{"empty presented", config.Token{Secret: "alice"}, "", false},
+		{"hash", config.Token{SHA256: hex.EncodeToString(sum[:])}, "bob-secret", true},
+		{"wrong against hash", config.Token{SHA256: hex.EncodeToString(sum[:])}, "bob-secreT", false},
+		{"hash wins over secret", config.Token{Secret: "alice", SHA256: hex.EncodeToString(sum[:])}, "alice", false},
+		{"the hash itself", config.Token{SHA256: hex.EncodeToString(sum[:])}, hex.EncodeToString(sum[:]), false},
+		{"no secret", config.Token{}, "", false},
+		{"bad hash", config.Token{SHA256: "zz"}, "", false},
 	}
 	for _, tt := range tests {
 		if got := tt.tok.Matches(tt.presented); got != tt.want {
@@ -629,7 +607,7 @@ func TestTokenAllows(t *testing.T) {
 		{[]string{"github"}, "git", false},
 	}
 	for _, tt := range tests {
-		if got := (Token{Views: tt.views}).Allows(tt.view); got != tt.want {
+		if got := (config.Token{Views: tt.views}).Allows(tt.view); got != tt.want {
 			t.Errorf("Token{Views: %q}.Allows(%q) = %v, want %v", tt.views, tt.view, got, tt.want)
 		}
 	}
@@ -651,17 +629,17 @@ func TestIdentityPlaceholders(t *testing.T) {
     url: wss://api.example.com/ws
     headers: {X-Session: "${identity.session}"}
 `
-	cfg, err := Parse("sb.yaml", []byte(ok), gatewayOpts)
+	cfg, err := config.Parse("sb.yaml", []byte(ok), gatewayOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	api, _ := cfg.Server("api")
-	want := map[string]string{"X-User": IdentityUser, "X-Both": IdentityUser + "/" + IdentitySession + "/$HOME/tok_secret", "X-Default": IdentityUser}
+	want := map[string]string{"X-User": config.IdentityUser, "X-Both": config.IdentityUser + "/" + config.IdentitySession + "/$HOME/tok_secret", "X-Default": config.IdentityUser}
 	if diff := cmp.Diff(want, api.Headers); diff != "" {
 		t.Errorf("api headers mismatch (-want +got):\n%s", diff)
 	}
 	ws, _ := cfg.Server("ws")
-	if got, want := ws.Headers["X-Session"], IdentitySession; got != want {
+	if got, want := ws.Headers["X-Session"], config.IdentitySession; got != want {
 		t.Errorf("got ws X-Session %q, want %q", got, want)
 	}
 
@@ -678,7 +656,7 @@ func TestIdentityPlaceholders(t *testing.T) {
 gateway:
   instructions: ${identity.user}
 `
-	_, err = Parse("sb.yaml", []byte(bad), gatewayOpts)
+	_, err = config.Parse("sb.yaml", []byte(bad), gatewayOpts)
 	wantErr := []string{
 		"sb.yaml:4:12: servers.local.args[0]: ${identity.user} is only valid in the headers of http, sse and websocket servers; move it to a header value, or write $$ for a literal $",
 		"sb.yaml:5:16: servers.local.env.WHO: ${identity.session} is only valid in the headers of http, sse and websocket servers; move it to a header value, or write $$ for a literal $",
@@ -707,33 +685,32 @@ func FuzzGateway(f *testing.F) {
 	}
 	f.Add(seed)
 	f.Add([]byte(gatewayServers + "gateway:\n  listen: '[::1]:0'\n  views: [{name: a, servers: [notes], prefix: never, rename: {x: y}}]\n"))
-	noPos := cmp.Transformer("gwnopos", func(g Gateway) Gateway {
-		g.Pos = Pos{}
+	noPos := cmp.Transformer("gwnopos", func(g config.Gateway) config.Gateway {
+		g.Pos = config.Pos{}
 		for i := range g.Views {
-			g.Views[i].Pos = Pos{}
+			g.Views[i].Pos = config.Pos{}
 		}
 		for i := range g.Tokens {
-			g.Tokens[i].Pos = Pos{}
+			g.Tokens[i].Pos = config.Pos{}
 		}
 		return g
 	})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p := parse("sb.yaml", data, gatewayOpts)
-		if len(p.ps.errs) > 0 {
+		cfg, err := config.Parse("sb.yaml", data, gatewayOpts)
+		if err != nil {
 			return
 		}
-		cfg := p.cfg
 		if err := cfg.Gateway.CheckExposure(); err != nil {
 			t.Fatalf("a valid configuration fails CheckExposure: %v\ninput:\n%s", err, data)
 		}
-		out, err := MarshalResolved(cfg)
+		out, err := config.MarshalResolved(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if strings.Contains(string(out), aliceSecret) {
 			t.Fatalf("output holds a token secret:\n%s", out)
 		}
-		again, err := Parse("sb.yaml", out, gatewayOpts)
+		again, err := config.Parse("sb.yaml", out, gatewayOpts)
 		if err != nil {
 			t.Fatalf("resolved output does not parse: %v\ninput:\n%s\noutput:\n%s", err, data, out)
 		}
@@ -746,7 +723,7 @@ func FuzzGateway(f *testing.F) {
 // TestGatewaySeed checks that the fuzz seed with a gateway block is valid
 // with an empty environment, so that FuzzParse goes past parsing with it.
 func TestGatewaySeed(t *testing.T) {
-	cfg, err := Load("testdata/formats/gateway.yaml", Options{LookupEnv: func(string) (string, bool) { return "", false }})
+	cfg, err := config.Load("testdata/formats/gateway.yaml", config.Options{LookupEnv: func(string) (string, bool) { return "", false }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -758,12 +735,12 @@ func TestGatewaySeed(t *testing.T) {
 // TestViewToolNames: a view's globs, renames and descriptions apply to the
 // exposed name, or with prefix never to the tool's own name.
 func TestViewToolNames(t *testing.T) {
-	always := View{Name: "a", Servers: []string{"gh"}, Include: []string{"gh__*"}, Exclude: []string{"gh__delete_*"}, Prefix: PrefixAlways,
+	always := config.View{Name: "a", Servers: []string{"gh"}, Include: []string{"gh__*"}, Exclude: []string{"gh__delete_*"}, Prefix: config.PrefixAlways,
 		Rename: map[string]string{"gh__search": "find"}, Descriptions: map[string]string{"gh__search": "Finds."}}
-	never := View{Name: "n", Servers: []string{"gh"}, Include: []string{"search", "get_*"}, Prefix: PrefixNever,
+	never := config.View{Name: "n", Servers: []string{"gh"}, Include: []string{"search", "get_*"}, Prefix: config.PrefixNever,
 		Rename: map[string]string{"search": "find"}, Descriptions: map[string]string{"search": "Finds."}}
 	tests := []struct {
-		view                 View
+		view                 config.View
 		server, exposed, own string
 		shown                bool
 		name, description    string
@@ -799,11 +776,11 @@ func TestViewToolNames(t *testing.T) {
 // _meta.user_id, else default_user, when no tokens are configured; with
 // tokens, default_user for a local caller (serve --stdio) only.
 func TestTrustedUser(t *testing.T) {
-	open := Gateway{DefaultUser: "ada"}
-	guarded := Gateway{DefaultUser: "ada", Tokens: []Token{{Name: "ci", User: "ci-bot", Secret: "s"}}}
+	open := config.Gateway{DefaultUser: "ada"}
+	guarded := config.Gateway{DefaultUser: "ada", Tokens: []config.Token{{Name: "ci", User: "ci-bot", Secret: "s"}}}
 	tests := []struct {
 		name     string
-		g        Gateway
+		g        config.Gateway
 		metaUser string
 		local    bool
 		want     string
@@ -815,7 +792,7 @@ func TestTrustedUser(t *testing.T) {
 		{"tokens, remote caller's claim is ignored", guarded, "grace", false, ""},
 		{"tokens, stdio", guarded, "", true, "ada"},
 		{"tokens, stdio claim is ignored", guarded, "grace", true, "ada"},
-		{"no OS user and no claim", Gateway{}, "", false, ""},
+		{"no OS user and no claim", config.Gateway{}, "", false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

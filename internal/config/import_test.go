@@ -1,43 +1,16 @@
-package config
+package config_test
 
 import (
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
-
-// golden compares got with testdata/golden/name, or rewrites it with
-// -update. The absolute path of testdata is written as <testdata>.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	text := strings.ReplaceAll(string(got), abs(t, "testdata"), "<testdata>")
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update to create it): %v", err)
-	}
-	if diff := cmp.Diff(string(want), text); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
-}
 
 func TestImportRoundTrip(t *testing.T) {
 	tests := []struct {
@@ -52,15 +25,15 @@ func TestImportRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			out, err := Import(tt.file, testOpts)
+			out, err := config.Import(tt.file, config.TestOpts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.golden, out)
+			config.Golden(t, tt.golden, out)
 
 			// Editors find the schema from the first line.
-			if first, _, _ := strings.Cut(string(out), "\n"); first != SchemaComment {
-				t.Errorf("got first line %q, want %q", first, SchemaComment)
+			if first, _, _ := strings.Cut(string(out), "\n"); first != config.SchemaComment {
+				t.Errorf("got first line %q, want %q", first, config.SchemaComment)
 			}
 
 			// Secrets stay references: nothing from the environment is baked in.
@@ -72,18 +45,18 @@ func TestImportRoundTrip(t *testing.T) {
 
 			// The import, written anywhere, resolves to the same servers.
 			dir := t.TempDir()
-			imported, err := Parse(filepath.Join(dir, "switchboard.yaml"), out, testOpts)
+			imported, err := config.Parse(filepath.Join(dir, "switchboard.yaml"), out, config.TestOpts)
 			if err != nil {
 				t.Fatalf("parsing the import: %v\n%s", err, out)
 			}
-			if got, want := imported.Format, FormatNative; got != want {
+			if got, want := imported.Format, config.FormatNative; got != want {
 				t.Errorf("got format %q, want %q", got, want)
 			}
-			original, err := Load(tt.file, testOpts)
+			original, err := config.Load(tt.file, config.TestOpts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(original.Servers, imported.Servers, ignorePos); diff != "" {
+			if diff := cmp.Diff(original.Servers, imported.Servers, config.IgnorePos); diff != "" {
 				t.Errorf("servers differ after import (-original +imported):\n%s", diff)
 			}
 			if diff := cmp.Diff(original.Defaults, imported.Defaults); diff != "" {
@@ -104,7 +77,7 @@ func TestImportRoundTrip(t *testing.T) {
 
 func TestImportUnsetVariables(t *testing.T) {
 	// Import needs no secrets in the environment.
-	out, err := Import("testdata/formats/claude.json", Options{LookupEnv: func(string) (string, bool) { return "", false }})
+	out, err := config.Import("testdata/formats/claude.json", config.Options{LookupEnv: func(string) (string, bool) { return "", false }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,8 +88,8 @@ func TestImportUnsetVariables(t *testing.T) {
 
 func TestImportPendingCommand(t *testing.T) {
 	dir := t.TempDir()
-	p := writeFile(t, dir, "claude.json", `{"mcpServers": {"py": {"command": "python", "args": ["-m", "server"]}, "abs": {"command": "/opt/x/server"}}}`)
-	out, err := Import(p, testOpts)
+	p := config.WriteFile(t, dir, "claude.json", `{"mcpServers": {"py": {"command": "python", "args": ["-m", "server"]}, "abs": {"command": "/opt/x/server"}}}`)
+	out, err := config.Import(p, config.TestOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,13 +103,13 @@ func TestImportPendingCommand(t *testing.T) {
 		}
 	}
 	// Until the user approves the commands the import does not load...
-	var na *CommandNotAllowedError
-	if _, err := Parse("switchboard.yaml", out, testOpts); !errors.As(err, &na) {
+	var na *config.CommandNotAllowedError
+	if _, err := config.Parse("switchboard.yaml", out, config.TestOpts); !errors.As(err, &na) {
 		t.Fatalf("got %v, want a *CommandNotAllowedError", err)
 	}
 	// ...and once approved it does.
 	approved := strings.ReplaceAll(text, "# - ", "- ")
-	if _, err := Parse("switchboard.yaml", []byte(approved), testOpts); err != nil {
+	if _, err := config.Parse("switchboard.yaml", []byte(approved), config.TestOpts); err != nil {
 		t.Errorf("approved import: %v", err)
 	}
 }
@@ -154,18 +127,18 @@ func TestImportErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := writeFile(t, dir, tt.name+".json", tt.src)
-			_, err := Import(p, testOpts)
+			p := config.WriteFile(t, dir, tt.name+".json", tt.src)
+			_, err := config.Import(p, config.TestOpts)
 			if err == nil {
 				t.Fatal("Import succeeded, want an error")
 			}
-			var ve *ValidationError
+			var ve *config.ValidationError
 			if !errors.As(err, &ve) || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %v, want a *ValidationError containing %q", err, tt.want)
 			}
 		})
 	}
-	_, err := Import(filepath.Join(dir, "missing.json"), testOpts)
+	_, err := config.Import(filepath.Join(dir, "missing.json"), config.TestOpts)
 	if got, want := fault.KindOf(err), fault.Config; got != want {
 		t.Errorf("missing file: got kind %q, want %q", got, want)
 	}

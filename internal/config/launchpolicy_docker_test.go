@@ -89,7 +89,7 @@ func TestDockerHelpCaptured(t *testing.T) {
 		if got == captured {
 			continue
 		}
-		if *update {
+		if *Update {
 			if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
 				t.Fatal(err)
 			}

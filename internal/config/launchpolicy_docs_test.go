@@ -82,7 +82,7 @@ func TestLaunchPolicyDocs(t *testing.T) {
 	if got == want {
 		return
 	}
-	if *update {
+	if *Update {
 		doc = doc[:begin+len(policyDocsBegin)] + want + doc[end:]
 		if err := os.WriteFile(policyDocsFile, []byte(doc), 0o644); err != nil {
 			t.Fatal(err)

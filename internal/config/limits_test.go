@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 func TestParseSize(t *testing.T) {
@@ -30,7 +32,7 @@ func TestParseSize(t *testing.T) {
 		{"9223372036854775807", 1<<63 - 1},
 	}
 	for _, tt := range tests {
-		got, err := ParseSize(tt.in)
+		got, err := config.ParseSize(tt.in)
 		if err != nil || got != tt.want {
 			t.Errorf("ParseSize(%q) = %d, %v; want %d, nil", tt.in, got, err, tt.want)
 		}
@@ -49,22 +51,13 @@ func TestParseSize(t *testing.T) {
 		"99999999999999999999": `size "99999999999999999999" is too large`,
 	}
 	for in, want := range bad {
-		got, err := ParseSize(in)
+		got, err := config.ParseSize(in)
 		if err == nil {
 			t.Errorf("ParseSize(%q) = %d, nil; want error %q", in, got, want)
 			continue
 		}
 		if err.Error() != want {
 			t.Errorf("ParseSize(%q): got error %q, want %q", in, err, want)
-		}
-	}
-}
-
-func TestFormatSize(t *testing.T) {
-	tests := map[int64]string{0: "0B", 100: "100B", 1000: "1000B", 1 << 10: "1KiB", 1536: "1536B", 1 << 20: "1MiB", 1 << 30: "1GiB", 3 << 30: "3GiB", 1<<30 + 1<<20: "1025MiB"}
-	for in, want := range tests {
-		if got := formatSize(in); got != want {
-			t.Errorf("formatSize(%d): got %q, want %q", in, got, want)
 		}
 	}
 }
@@ -77,21 +70,21 @@ func TestLimitsAndHistory(t *testing.T) {
 	tests := []struct {
 		name    string
 		src     string
-		limits  Limits
-		history History
-		server  func(*Server)
+		limits  config.Limits
+		history config.History
+		server  func(*config.Server)
 	}{
 		{
 			name:    "absent",
 			src:     "servers: []\n",
-			limits:  defaultLimits(),
-			history: defaultHistory(),
+			limits:  config.Default().Limits,
+			history: config.Default().History,
 		},
 		{
 			name:    "empty blocks",
 			src:     "limits:\nhistory: {}\n",
-			limits:  defaultLimits(),
-			history: defaultHistory(),
+			limits:  config.Default().Limits,
+			history: config.Default().History,
 		},
 		{
 			name: "every field",
@@ -111,9 +104,9 @@ servers:
     max_concurrent: 4
     redact_results: true
 `,
-			limits:  Limits{MaxConcurrent: 4, QueueWait: time.Minute, MaxQueue: 0, SessionLimit: 1, MaxOutputBytes: 1 << 30},
-			history: History{Store: "postgres://app:pw@db.internal:5432/calls?sslmode=require", RecordValues: true, Keep: 1},
-			server:  func(s *Server) { s.MaxConcurrent, s.RedactResults = 4, true },
+			limits:  config.Limits{MaxConcurrent: 4, QueueWait: time.Minute, MaxQueue: 0, SessionLimit: 1, MaxOutputBytes: 1 << 30},
+			history: config.History{Store: "postgres://app:pw@db.internal:5432/calls?sslmode=require", RecordValues: true, Keep: 1},
+			server:  func(s *config.Server) { s.MaxConcurrent, s.RedactResults = 4, true },
 		},
 		{
 			name: "rate",
@@ -122,47 +115,47 @@ servers:
     per_user: {calls_per_second: 2.5, burst: 10}
     per_user_server: {calls_per_second: 0.5}
 `,
-			limits: func() Limits {
-				l := defaultLimits()
-				l.Rate = Rate{PerUser: Bucket{PerSecond: 2.5, Burst: 10}, PerUserServer: Bucket{PerSecond: 0.5, Burst: 1}}
+			limits: func() config.Limits {
+				l := config.Default().Limits
+				l.Rate = config.Rate{PerUser: config.Bucket{PerSecond: 2.5, Burst: 10}, PerUserServer: config.Bucket{PerSecond: 0.5, Burst: 1}}
 				return l
 			}(),
-			history: defaultHistory(),
+			history: config.Default().History,
 		},
 		{
 			name:    "sizes and seconds",
 			src:     "limits: {max_output: 1024, queue_wait: 5, session_limit: -1}\nhistory: {store: \"state/${HISTORY:-calls}.db\"}\n",
-			limits:  Limits{MaxConcurrent: 25, QueueWait: 5 * time.Second, MaxQueue: 1000, SessionLimit: -1, MaxOutputBytes: 1024},
-			history: History{Store: filepath.Join(dir, "state", "calls.db"), Keep: 10000},
+			limits:  config.Limits{MaxConcurrent: 25, QueueWait: 5 * time.Second, MaxQueue: 1000, SessionLimit: -1, MaxOutputBytes: 1024},
+			history: config.History{Store: filepath.Join(dir, "state", "calls.db"), Keep: 10000},
 		},
 		{
 			name:    "decimal units",
 			src:     "limits: {max_output: 5 mb, queue_wait: 5m}\nhistory: {store: /var/lib/switchboard/h.db}\n",
-			limits:  Limits{MaxConcurrent: 25, QueueWait: 5 * time.Minute, MaxQueue: 1000, SessionLimit: -1, MaxOutputBytes: 5_000_000},
-			history: History{Store: "/var/lib/switchboard/h.db", Keep: 10000},
+			limits:  config.Limits{MaxConcurrent: 25, QueueWait: 5 * time.Minute, MaxQueue: 1000, SessionLimit: -1, MaxOutputBytes: 5_000_000},
+			history: config.History{Store: "/var/lib/switchboard/h.db", Keep: 10000},
 		},
 		{
 			name:    "queue_wait until the call's timeout, and fail fast",
 			src:     "limits: {queue_wait: timeout}\n",
-			limits:  Limits{MaxConcurrent: 25, QueueWait: QueueWaitCallTimeout, MaxQueue: 1000, SessionLimit: -1, MaxOutputBytes: 1 << 20},
-			history: defaultHistory(),
+			limits:  config.Limits{MaxConcurrent: 25, QueueWait: config.QueueWaitCallTimeout, MaxQueue: 1000, SessionLimit: -1, MaxOutputBytes: 1 << 20},
+			history: config.Default().History,
 		},
 		{
 			name:    "queue_wait 0s fails fast",
 			src:     "limits: {queue_wait: 0s}\n",
-			limits:  Limits{MaxConcurrent: 25, QueueWait: 0, MaxQueue: 1000, SessionLimit: -1, MaxOutputBytes: 1 << 20},
-			history: defaultHistory(),
+			limits:  config.Limits{MaxConcurrent: 25, QueueWait: 0, MaxQueue: 1000, SessionLimit: -1, MaxOutputBytes: 1 << 20},
+			history: config.Default().History,
 		},
 		{
 			name:    "postgresql scheme",
 			src:     "history: {store: \"postgresql://db/calls\"}\n",
-			limits:  defaultLimits(),
-			history: History{Store: "postgresql://db/calls", Keep: 10000},
+			limits:  config.Default().Limits,
+			history: config.History{Store: "postgresql://db/calls", Keep: 10000},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := Parse(file, []byte(tt.src), testOpts)
+			cfg, err := config.Parse(file, []byte(tt.src), config.TestOpts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,7 +169,7 @@ servers:
 				want := stdioServer("a", "npx")
 				want.Args = nil
 				tt.server(&want)
-				if diff := cmp.Diff([]Server{want}, cfg.Servers, ignorePos); diff != "" {
+				if diff := cmp.Diff([]config.Server{want}, cfg.Servers, config.IgnorePos); diff != "" {
 					t.Errorf("servers mismatch (-want +got):\n%s", diff)
 				}
 			}
@@ -197,7 +190,7 @@ func TestRedactedHistoryStore(t *testing.T) {
 		"postgres://user:s3cret@host:port/db":               "postgres://[REDACTED]",
 	}
 	for in, want := range tests {
-		cfg := Default()
+		cfg := config.Default()
 		cfg.History.Store = in
 		red := cfg.Redacted()
 		if got := red.History.Store; got != want {
@@ -212,11 +205,11 @@ func TestRedactedHistoryStore(t *testing.T) {
 // TestDSNPasswordNeverShown checks that neither config show nor a
 // message repeats the password of a history store.
 func TestDSNPasswordNeverShown(t *testing.T) {
-	cfg, err := Parse("t.yaml", []byte("history:\n  store: postgres://app:hunter2@db/calls\n"), testOpts)
+	cfg, err := config.Parse("t.yaml", []byte("history:\n  store: postgres://app:hunter2@db/calls\n"), config.TestOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := MarshalResolved(cfg.Redacted())
+	out, err := config.MarshalResolved(cfg.Redacted())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +220,7 @@ func TestDSNPasswordNeverShown(t *testing.T) {
 		t.Errorf("config show repeats the password:\n%s", out)
 	}
 	// Copied back into a file, the redacted form does not load.
-	if _, err := Parse("shown.yaml", out, testOpts); err == nil || !strings.Contains(err.Error(), "history.store: the postgres DSN is not a valid URL") {
+	if _, err := config.Parse("shown.yaml", out, config.TestOpts); err == nil || !strings.Contains(err.Error(), "history.store: the postgres DSN is not a valid URL") {
 		t.Errorf("parsing config show output: got %v, want an invalid DSN problem", err)
 	}
 	for _, src := range []string{
@@ -236,8 +229,8 @@ func TestDSNPasswordNeverShown(t *testing.T) {
 		"history: {store: \"mysql://app:hunter2@db/calls\"}",
 		"history: {store: \"postgres://app:hunter2@db/calls\", kep: 1}",
 	} {
-		_, err := Parse("t.yaml", []byte(src), testOpts)
-		var ve *ValidationError
+		_, err := config.Parse("t.yaml", []byte(src), config.TestOpts)
+		var ve *config.ValidationError
 		if !errors.As(err, &ve) {
 			t.Fatalf("%s: got %v, want a *ValidationError", src, err)
 		}
@@ -253,12 +246,12 @@ func TestDSNPasswordNeverShown(t *testing.T) {
 // history survive config import, the store's variables kept as written.
 func TestImportKeepsLimitsAndHistory(t *testing.T) {
 	dir := t.TempDir()
-	p := writeFile(t, dir, "switchboard.yaml", `limits: {max_concurrent: 3, max_output: 64KiB}
+	p := config.WriteFile(t, dir, "switchboard.yaml", `limits: {max_concurrent: 3, max_output: 64KiB}
 history: {store: "calls-${USER_SUFFIX:-x}.db", keep: 7}
 servers:
   - {name: a, command: npx, max_concurrent: 2, redact_results: true}
 `)
-	out, err := Import(p, testOpts)
+	out, err := config.Import(p, config.TestOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,11 +264,11 @@ servers:
 			t.Errorf("import lacks %q:\n%s", want, out)
 		}
 	}
-	original, err := Load(p, testOpts)
+	original, err := config.Load(p, config.TestOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	imported, err := Parse(filepath.Join(t.TempDir(), "switchboard.yaml"), out, testOpts)
+	imported, err := config.Parse(filepath.Join(t.TempDir(), "switchboard.yaml"), out, config.TestOpts)
 	if err != nil {
 		t.Fatalf("parsing the import: %v\n%s", err, out)
 	}
@@ -285,7 +278,7 @@ servers:
 	if diff := cmp.Diff(original.History, imported.History); diff != "" {
 		t.Errorf("history differs after import (-original +imported):\n%s", diff)
 	}
-	if diff := cmp.Diff(original.Servers, imported.Servers, ignorePos); diff != "" {
+	if diff := cmp.Diff(original.Servers, imported.Servers, config.IgnorePos); diff != "" {
 		t.Errorf("servers differ after import (-original +imported):\n%s", diff)
 	}
 }

@@ -1,33 +1,34 @@
-package config
+package config_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 func TestMarshalResolved(t *testing.T) {
-	cfg, err := Load("testdata/formats/native.yaml", testOpts)
+	cfg, err := config.Load("testdata/formats/native.yaml", config.TestOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := MarshalResolved(cfg.Redacted())
+	out, err := config.MarshalResolved(cfg.Redacted())
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "resolved-native.yaml", out)
+	config.Golden(t, "resolved-native.yaml", out)
 
 	// Unredacted, the output is a configuration that resolves to the same.
-	out, err = MarshalResolved(cfg)
+	out, err = config.MarshalResolved(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := Parse("resolved.yaml", out, Options{LookupEnv: func(string) (string, bool) { return "", false }})
+	again, err := config.Parse("resolved.yaml", out, config.Options{LookupEnv: func(string) (string, bool) { return "", false }})
 	if err != nil {
 		t.Fatalf("parsing the resolved output: %v\n%s", err, out)
 	}
-	if diff := cmp.Diff(cfg.Servers, again.Servers, ignorePos); diff != "" {
+	if diff := cmp.Diff(cfg.Servers, again.Servers, config.IgnorePos); diff != "" {
 		t.Errorf("servers differ (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(cfg.Defaults, again.Defaults); diff != "" {
@@ -42,53 +43,26 @@ func TestMarshalResolved(t *testing.T) {
 }
 
 func TestMarshalDefault(t *testing.T) {
-	out, err := MarshalResolved(Default())
+	out, err := config.MarshalResolved(config.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "resolved-default.yaml", out)
-	if _, err := MarshalResolved(nil); err == nil {
+	config.Golden(t, "resolved-default.yaml", out)
+	if _, err := config.MarshalResolved(nil); err == nil {
 		t.Error("MarshalResolved(nil) succeeded, want an error")
 	}
 }
 
-func TestFormatDuration(t *testing.T) {
-	tests := map[string]string{"30s": "30s", "5m": "5m", "1h": "1h", "1h30m": "1h30m", "1m30s": "1m30s", "500ms": "500ms", "0s": "0s"}
-	for in, want := range tests {
-		d, err := parseDurationForTest(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := formatDuration(d); got != want {
-			t.Errorf("formatDuration(%s): got %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestQuoteYAML(t *testing.T) {
-	tests := map[string]string{
-		"npx": "npx", "/opt/bin/x": "/opt/bin/x", "-y": `"-y"`, "@scope/pkg": `"@scope/pkg"`,
-		"true": `"true"`, "null": `"null"`, "8080": `"8080"`, "": `""`, "a b": `"a b"`,
-		"https://x": `"https://x"`, "a\nb": `"a\nb"`, "<tag>": `"<tag>"`,
-	}
-	for in, want := range tests {
-		if got := quoteYAML(in); got != want {
-			t.Errorf("quoteYAML(%q): got %s, want %s", in, got, want)
-		}
-	}
-}
-func parseDurationForTest(s string) (time.Duration, error) { return time.ParseDuration(s) }
-
 // TestMarshalRate: limits.rate is written back as a configuration that
 // resolves to the same buckets.
 func TestMarshalRate(t *testing.T) {
-	cfg := Default()
-	cfg.Limits.Rate = Rate{PerUser: Bucket{PerSecond: 2.5, Burst: 10}, PerUserServer: Bucket{PerSecond: 0.5, Burst: 1}}
-	out, err := MarshalResolved(cfg)
+	cfg := config.Default()
+	cfg.Limits.Rate = config.Rate{PerUser: config.Bucket{PerSecond: 2.5, Burst: 10}, PerUserServer: config.Bucket{PerSecond: 0.5, Burst: 1}}
+	out, err := config.MarshalResolved(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := Parse("resolved.yaml", out, Options{LookupEnv: func(string) (string, bool) { return "", false }})
+	again, err := config.Parse("resolved.yaml", out, config.Options{LookupEnv: func(string) (string, bool) { return "", false }})
 	if err != nil {
 		t.Fatalf("parsing the resolved output: %v\n%s", err, out)
 	}

@@ -1,7 +1,9 @@
-package config
+package config_test
 
 import (
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 // TestKeysWithoutValues: a key written with no value is as good as
@@ -9,17 +11,17 @@ import (
 // names to values, where the value is missing.
 func TestKeysWithoutValues(t *testing.T) {
 	src := "defaults:\nlimits:\n  max_concurrent:\nservers:\n  - name: a\n    command: npx\n    enabled:\n    description:\n"
-	cfg, err := Parse("sb.yaml", []byte(src), testOpts)
+	cfg, err := config.Parse("sb.yaml", []byte(src), config.TestOpts)
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
-	if got, want := cfg.Limits.MaxConcurrent, DefaultMaxConcurrent; got != want {
+	if got, want := cfg.Limits.MaxConcurrent, config.DefaultMaxConcurrent; got != want {
 		t.Errorf("got max_concurrent %d, want the default %d", got, want)
 	}
 	if s := cfg.Servers[0]; !s.Enabled || s.Description != "" {
 		t.Errorf("got enabled %v, description %q; want the defaults", s.Enabled, s.Description)
 	}
-	_, err = Parse("sb.yaml", []byte("servers:\n  - name: a\n    command: npx\n    env: {A:}\n"), testOpts)
+	_, err = config.Parse("sb.yaml", []byte("servers:\n  - name: a\n    command: npx\n    env: {A:}\n"), config.TestOpts)
 	if err == nil || err.Error() != `sb.yaml:4:13: servers.a.env.A: must be a string, not empty; write A: "" for an empty value` {
 		t.Errorf("got %v, want the value of env.A reported missing", err)
 	}
@@ -42,8 +44,8 @@ servers:
     max_concurrent: 100
     docker: mcp/x
 `
-	_, err := Parse("sb.yaml", []byte(src), testOpts)
-	ve, ok := err.(*ValidationError)
+	_, err := config.Parse("sb.yaml", []byte(src), config.TestOpts)
+	ve, ok := err.(*config.ValidationError)
 	if !ok {
 		t.Fatalf("got %v, want a *ValidationError", err)
 	}

@@ -1,10 +1,12 @@
-package config
+package config_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 func TestTelemetryBlock(t *testing.T) {
@@ -17,30 +19,30 @@ func TestTelemetryBlock(t *testing.T) {
   headers:
     x-honeycomb-team: ${API_KEY}
 `
-	cfg, err := Parse("sb.yaml", []byte(src), testOpts)
+	cfg, err := config.Parse("sb.yaml", []byte(src), config.TestOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	on, ratio := true, 0.25
-	want := Telemetry{Enabled: &on, Endpoint: "https://api.honeycomb.io", Protocol: "grpc", ServiceName: "gw-prod", SampleRatio: &ratio,
-		Headers: map[string]string{"x-honeycomb-team": "key_secret"}, Pos: Pos{File: "sb.yaml", Line: 6, Col: 1}}
+	want := config.Telemetry{Enabled: &on, Endpoint: "https://api.honeycomb.io", Protocol: "grpc", ServiceName: "gw-prod", SampleRatio: &ratio,
+		Headers: map[string]string{"x-honeycomb-team": "key_secret"}, Pos: config.Pos{File: "sb.yaml", Line: 6, Col: 1}}
 	if diff := cmp.Diff(want, cfg.Telemetry); diff != "" {
 		t.Errorf("telemetry (-want +got):\n%s", diff)
 	}
 
 	// config show hides the header values and reads back the same block.
-	out, err := MarshalResolved(cfg.Redacted())
+	out, err := config.MarshalResolved(cfg.Redacted())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(string(out), "key_secret") || !strings.Contains(string(out), "x-honeycomb-team: '[REDACTED]'") && !strings.Contains(string(out), `x-honeycomb-team: "[REDACTED]"`) {
 		t.Errorf("config show of the telemetry block:\n%s", out)
 	}
-	plain, err := MarshalResolved(cfg)
+	plain, err := config.MarshalResolved(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := Parse("sb.yaml", plain, testOpts)
+	again, err := config.Parse("sb.yaml", plain, config.TestOpts)
 	if err != nil {
 		t.Fatalf("output does not parse: %v\n%s", err, plain)
 	}
@@ -50,16 +52,16 @@ func TestTelemetryBlock(t *testing.T) {
 
 	// An absent or empty block says nothing, and is not written.
 	for _, src := range []string{agentServers, agentServers + "telemetry:\n"} {
-		cfg, err := Parse("sb.yaml", []byte(src), testOpts)
+		cfg, err := config.Parse("sb.yaml", []byte(src), config.TestOpts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		tel := cfg.Telemetry
-		tel.Pos = Pos{}
-		if diff := cmp.Diff(Telemetry{}, tel); diff != "" {
+		tel.Pos = config.Pos{}
+		if diff := cmp.Diff(config.Telemetry{}, tel); diff != "" {
 			t.Errorf("an absent block (-want +got):\n%s", diff)
 		}
-		out, _ := MarshalResolved(cfg)
+		out, _ := config.MarshalResolved(cfg)
 		if strings.Contains(string(out), "telemetry:") {
 			t.Errorf("an absent block is written:\n%s", out)
 		}
@@ -67,11 +69,7 @@ func TestTelemetryBlock(t *testing.T) {
 }
 
 func TestTelemetryProblems(t *testing.T) {
-	tests := []struct {
-		name string
-		src  string // after agentServers (so line 6 is the first)
-		want []string
-	}{
+	tests := []problemCase{
 		{
 			name: "unknown key",
 			src:  "telemetry:\n  endpiont: http://x:4318\n",
@@ -97,16 +95,5 @@ func TestTelemetryProblems(t *testing.T) {
 			},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse("sb.yaml", []byte(agentServers+tt.src), testOpts)
-			if err == nil {
-				t.Fatal("got no error, want problems")
-			}
-			got := strings.Split(strings.TrimSpace(err.Error()), "\n")
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("problems (-want +got):\n%s", diff)
-			}
-		})
-	}
+	checkProblems(t, agentServers, config.TestOpts, tests)
 }

@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"strings"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 // TestTelemetryMetricsBlock: telemetry.metrics is read, written back by
@@ -16,19 +18,19 @@ func TestTelemetryMetricsBlock(t *testing.T) {
     enabled: true
     interval: 30s
 `
-	cfg, err := Parse("sb.yaml", []byte(src), testOpts)
+	cfg, err := config.Parse("sb.yaml", []byte(src), config.TestOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	on := true
-	if diff := cmp.Diff(TelemetryMetrics{Enabled: &on, Interval: 30 * time.Second}, cfg.Telemetry.Metrics); diff != "" {
+	if diff := cmp.Diff(config.TelemetryMetrics{Enabled: &on, Interval: 30 * time.Second}, cfg.Telemetry.Metrics); diff != "" {
 		t.Errorf("telemetry.metrics (-want +got):\n%s", diff)
 	}
-	out, err := MarshalResolved(cfg)
+	out, err := config.MarshalResolved(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := Parse("sb.yaml", out, testOpts)
+	again, err := config.Parse("sb.yaml", out, config.TestOpts)
 	if err != nil {
 		t.Fatalf("output does not parse: %v\n%s", err, out)
 	}
@@ -41,7 +43,7 @@ func TestTelemetryMetricsBlock(t *testing.T) {
 		t.Error("another interval is Equal: a reload would keep the old export")
 	}
 
-	_, err = Parse("sb.yaml", []byte(agentServers+"telemetry:\n  metrics:\n    interval: 10ms\n"), testOpts)
+	_, err = config.Parse("sb.yaml", []byte(agentServers+"telemetry:\n  metrics:\n    interval: 10ms\n"), config.TestOpts)
 	if err == nil || !strings.Contains(err.Error(), "sb.yaml:8:15: telemetry.metrics.interval") {
 		t.Errorf("an interval under 100ms: got %v", err)
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 func TestExpand(t *testing.T) {
-	x := &expander{lookup: testLookup, workspace: "/ws/project", home: "/home/me"}
+	x := &expander{lookup: LookupTestEnv, workspace: "/ws/project", home: "/home/me"}
 	tests := []struct {
 		in       string
 		want     string
@@ -62,7 +62,7 @@ func TestExpand(t *testing.T) {
 }
 
 func TestExpandUnresolvedError(t *testing.T) {
-	x := &expander{lookup: testLookup}
+	x := &expander{lookup: LookupTestEnv}
 	_, probs := x.expand("${NOPE}", "servers.a.env.X")
 	if len(probs) != 1 {
 		t.Fatalf("got %d problems, want 1", len(probs))
