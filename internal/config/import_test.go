@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
@@ -56,21 +54,7 @@ func TestImportRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(original.Servers, imported.Servers, config.IgnorePos); diff != "" {
-				t.Errorf("servers differ after import (-original +imported):\n%s", diff)
-			}
-			if diff := cmp.Diff(original.Defaults, imported.Defaults); diff != "" {
-				t.Errorf("defaults differ after import (-original +imported):\n%s", diff)
-			}
-			if diff := cmp.Diff(original.Limits, imported.Limits); diff != "" {
-				t.Errorf("limits differ after import (-original +imported):\n%s", diff)
-			}
-			if diff := cmp.Diff(original.History, imported.History); diff != "" {
-				t.Errorf("history differs after import (-original +imported):\n%s", diff)
-			}
-			if diff := cmp.Diff(original.AllowedCommands, imported.AllowedCommands); diff != "" {
-				t.Errorf("allowlist differs after import (-original +imported):\n%s", diff)
-			}
+			sameConfig(t, original, imported)
 		})
 	}
 }

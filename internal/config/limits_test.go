@@ -272,13 +272,5 @@ servers:
 	if err != nil {
 		t.Fatalf("parsing the import: %v\n%s", err, out)
 	}
-	if diff := cmp.Diff(original.Limits, imported.Limits); diff != "" {
-		t.Errorf("limits differ after import (-original +imported):\n%s", diff)
-	}
-	if diff := cmp.Diff(original.History, imported.History); diff != "" {
-		t.Errorf("history differs after import (-original +imported):\n%s", diff)
-	}
-	if diff := cmp.Diff(original.Servers, imported.Servers, config.IgnorePos); diff != "" {
-		t.Errorf("servers differ after import (-original +imported):\n%s", diff)
-	}
+	sameConfig(t, original, imported)
 }

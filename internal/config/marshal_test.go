@@ -28,18 +28,7 @@ func TestMarshalResolved(t *testing.T) {
 	if err != nil {
 		t.Fatalf("parsing the resolved output: %v\n%s", err, out)
 	}
-	if diff := cmp.Diff(cfg.Servers, again.Servers, config.IgnorePos); diff != "" {
-		t.Errorf("servers differ (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(cfg.Defaults, again.Defaults); diff != "" {
-		t.Errorf("defaults differ (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(cfg.Limits, again.Limits); diff != "" {
-		t.Errorf("limits differ (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(cfg.History, again.History); diff != "" {
-		t.Errorf("history differs (-want +got):\n%s", diff)
-	}
+	sameConfig(t, cfg, again)
 }
 
 func TestMarshalDefault(t *testing.T) {

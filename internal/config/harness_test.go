@@ -42,3 +42,25 @@ func checkProblems(t *testing.T, head string, opts config.Options, tests []probl
 		})
 	}
 }
+
+// sameConfig reports where got, a configuration read back from what was
+// written of want (MarshalResolved, Import), differs from it: servers
+// (positions aside), defaults, limits, history and the allowlist.
+func sameConfig(t *testing.T, want, got *config.Config) {
+	t.Helper()
+	for _, c := range []struct {
+		what      string
+		want, got any
+		opts      cmp.Options
+	}{
+		{"servers", want.Servers, got.Servers, config.IgnorePos},
+		{"defaults", want.Defaults, got.Defaults, nil},
+		{"limits", want.Limits, got.Limits, nil},
+		{"history", want.History, got.History, nil},
+		{"allowlist", want.AllowedCommands, got.AllowedCommands, nil},
+	} {
+		if diff := cmp.Diff(c.want, c.got, c.opts); diff != "" {
+			t.Errorf("%s differ when read back (-want +got):\n%s", c.what, diff)
+		}
+	}
+}
