@@ -227,21 +227,8 @@ func (s *rawServer) field(name string) *rawField {
 
 // rawConfig is a configuration file as written.
 type rawConfig struct {
-	format   Format
-	defaults *node
-	limits   *node
-	history  *node
-	security *node
-	gateway  *pair // the gateway: key, for the block's position
-	// hooks, hookSettings, notebook, llm and agent are the pairs of those
-	// top-level keys (nil when absent); their decoders live in hooks.go,
-	// notebook.go and agent.go.
-	hooks        *pair
-	hookSettings *pair
-	notebook     *pair
-	llm          *pair
-	agent        *pair
-	servers      []*rawServer
+	format  Format
+	servers []*rawServer
 	// inputs are the VS Code inputs the file declares (nil for other
 	// formats).
 	inputs map[string]Input

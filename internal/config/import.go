@@ -120,23 +120,23 @@ func emitImport(path string, p *parsed) []byte {
 	}
 
 	rc := p.raw
-	if rc.defaults != nil && rc.defaults.kind == kindMap {
+	if rc.block("defaults") != nil {
 		im.w.block(0, "defaults", defaultsOf(p.cfg.Defaults))
 	}
-	if rc.limits != nil && rc.limits.kind == kindMap {
+	if rc.block("limits") != nil {
 		im.w.block(0, "limits", limitsOf(p.cfg.Limits))
 	}
-	if rc.history != nil && rc.history.kind == kindMap {
-		im.history(rc.history, p.cfg.History)
+	if h := rc.block("history"); h != nil {
+		im.history(h, p.cfg.History)
 	}
-	if rc.gateway != nil && !p.cfg.Gateway.isDefault() {
+	if rc.block("gateway") != nil && !p.cfg.Gateway.isDefault() {
 		// Native files only; tokens keep their token_env / token_sha256,
 		// never a secret.
 		im.w.block(0, "gateway", gatewayOf(p.cfg.Gateway))
 	}
 	var allowed []string
-	if rc.security != nil {
-		if ac := rc.security.get("allowed_commands"); ac != nil {
+	if sec := rc.block("security"); sec != nil {
+		if ac := sec.get("allowed_commands"); ac != nil {
 			for _, it := range ac.value.items {
 				allowed = append(allowed, im.rewrite(it.text))
 			}

@@ -48,16 +48,6 @@ func decodeNative(root *node, rc *rawConfig, ps *problems) {
 		rc.file = &schema.File{}
 		return
 	}
-	rc.defaults = valueOf(root.get("defaults"))
-	rc.limits = valueOf(root.get("limits"))
-	rc.history = valueOf(root.get("history"))
-	rc.security = valueOf(root.get("security"))
-	rc.gateway = root.get("gateway")
-	rc.hooks = root.get("hooks")
-	rc.hookSettings = root.get("hook_settings")
-	rc.notebook = root.get("notebook")
-	rc.llm = root.get("llm")
-	rc.agent = root.get("agent")
 	p := root.get("servers")
 	if p == nil || p.value.kind != kindSeq {
 		return
@@ -102,12 +92,16 @@ func dropEmpty(n *node, path []string) {
 	}
 }
 
-// valueOf returns a pair's value, or nil.
-func valueOf(p *pair) *node {
-	if p == nil {
+// block returns the mapping under a top-level key of a native file, or
+// nil: absent, taken out as wrong, or not a native file.
+func (rc *rawConfig) block(key string) *node {
+	if rc.root == nil {
 		return nil
 	}
-	return p.value
+	if p := rc.root.get(key); p != nil && p.value.kind == kindMap {
+		return p.value
+	}
+	return nil
 }
 
 // instance converts a tree into the value JSON decoding would give (numbers
