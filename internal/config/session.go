@@ -22,9 +22,6 @@ const (
 // per-user upstream sessions of one server open at once.
 const DefaultMaxUpstreamSessions = 16
 
-// MaxMaxSessions is the largest max_sessions accepted.
-const MaxMaxSessions = 1000
-
 // Owned reports whether the server's sessions belong to a client or a
 // user rather than being shared.
 func (m SessionMode) Owned() bool { return m == SessionPerClient || m == SessionPerUser }
