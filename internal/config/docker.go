@@ -22,11 +22,8 @@ func (r *resolver) docker(s *rawServer, f *rawField, srv *Server) bool {
 	n := f.val
 	d := &Docker{}
 	ok := true
-	if p := n.get("image"); p == nil || p.value.kind == kindNull {
-		field := base + ".image"
-		r.ps.add(f.keyPos, field, "image is required by docker", "add image: with the image to run, e.g. image: mcp/github",
-			&MissingFieldError{Field: field, Transport: TransportStdio})
-		ok = false
+	if p := n.get("image"); p == nil {
+		ok = false // reported as missing by the schema
 	} else if v, good := r.expandNode(p.value, base+".image"); !good {
 		ok = false
 	} else if v == "" || strings.HasPrefix(v, "-") || strings.ContainsAny(v, " \t\r\n") {

@@ -30,9 +30,6 @@ func decodeNative(root *node, rc *rawConfig, ps *problems) {
 	}
 	rc.violated = map[string]bool{}
 	for _, v := range violations {
-		if v.Missing && len(v.Path) == 4 && v.Path[0] == "servers" && v.Path[2] == "docker" {
-			continue // the docker launch reports its own missing image (docker.go)
-		}
 		addViolation(root, v, ps)
 	}
 	for _, v := range violations {
