@@ -86,6 +86,21 @@ servers: []
 		},
 	},
 	{
+		Name: "misspelt required key",
+		File: "testdata/bad.yaml",
+		Src: `servers:
+  - name: a
+    comand: npx
+  - name: b
+    transport: http
+    urll: https://x
+`,
+		Want: []string{
+			"testdata/bad.yaml:3:5: servers.a.comand: unknown field \"comand\"; did you mean \"command\"?",
+			"testdata/bad.yaml:6:5: servers.b.urll: unknown field \"urll\"; did you mean \"url\"?",
+		},
+	},
+	{
 		Name: "field typo",
 		File: "testdata/bad.yaml",
 		Src: `servers:

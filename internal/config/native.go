@@ -63,6 +63,11 @@ func decodeNative(root *node, rc *rawConfig, ps *problems) {
 			s.name = np.value.text
 			s.nameOK = checkName(s.name, np.value.pos, s.path("name"), ps)
 		}
+		for _, v := range violations {
+			if v.Suggestion != "" && len(v.Path) == 3 && v.Path[0] == "servers" && v.Path[1] == strconv.Itoa(i) {
+				s.typo(v.Suggestion, v.Unknown) // a required key misspelt is reported once, as misspelt
+			}
+		}
 		collectFields(s, item, ps)
 		rc.servers = append(rc.servers, s)
 	}
