@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 // TestDocsExamples checks that the complete configuration examples in
@@ -20,16 +22,16 @@ func TestDocsExamples(t *testing.T) {
 	}
 	blocks := regexp.MustCompile("(?s)(?:([^\n]*)\n)?```(yaml|json|jsonc)\n(.*?)```").FindAllStringSubmatch(string(data), -1)
 	top := regexp.MustCompile(`(?m)^(servers:|tools:|\{)`)
-	anything := Options{LookupEnv: func(string) (string, bool) { return "value", true }}
+	anything := config.Options{LookupEnv: func(string) (string, bool) { return "value", true }}
 	n := 0
 	for _, b := range blocks {
 		src := b[3]
-		if !top.MatchString(src) || strings.TrimSpace(b[1]) == invalidExample {
+		if !top.MatchString(src) || strings.TrimSpace(b[1]) == config.InvalidExample {
 			continue // a fragment, or wrong on purpose
 		}
 		n++
-		_, err := Parse("docs/example."+b[2], []byte(src), anything)
-		var ve *ValidationError
+		_, err := config.Parse("docs/example."+b[2], []byte(src), anything)
+		var ve *config.ValidationError
 		if err == nil || !errors.As(err, &ve) {
 			if err != nil {
 				t.Errorf("example %d: %v", n, err)
@@ -37,7 +39,7 @@ func TestDocsExamples(t *testing.T) {
 			continue
 		}
 		for _, p := range ve.Problems {
-			var iv *InputUnsetError
+			var iv *config.InputUnsetError
 			if strings.HasSuffix(p.Field, ".cwd") || strings.Contains(p.Field, ".roots[") || strings.HasSuffix(p.Field, ".env_file") || strings.HasSuffix(p.Field, ".envFile") || errors.As(p.Err, &iv) || strings.Contains(p.Message, "is not one of its options") || strings.Contains(p.Fix, "counts only in a file you trust") {
 				continue
 			}

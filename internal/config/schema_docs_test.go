@@ -12,18 +12,18 @@ import (
 
 // The HTML comments that, on the line before a ```yaml fence, mark a
 // documented switchboard.yaml that must not pass the schema:
-// invalidExample one that is wrong on purpose (to show an error), and
+// InvalidExample one that is wrong on purpose (to show an error), and
 // plannedExample one that documents keys ahead of the code (remove the
 // mark when they land: the test then fails until it is).
 const (
-	invalidExample = "<!-- schema: invalid -->"
+	InvalidExample = "<!-- schema: invalid -->"
 	plannedExample = "<!-- schema: planned -->"
 )
 
 // TestDocsExamplesMatchSchema checks every switchboard.yaml example in
 // docs/*.md and README.md against the schema: a ```yaml block whose
 // top-level keys are all keys of switchboard.yaml is one. An example
-// marked invalidExample must break a rule of the schema instead.
+// marked InvalidExample must break a rule of the schema instead.
 func TestDocsExamplesMatchSchema(t *testing.T) {
 	files, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
@@ -49,7 +49,7 @@ func TestDocsExamplesMatchSchema(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if before == invalidExample || before == plannedExample {
+			if before == InvalidExample || before == plannedExample {
 				invalid++
 				if len(vs) == 0 {
 					t.Errorf("%s: an example marked %s breaks no rule of the schema (remove the mark):\n%s", f, before, src)
