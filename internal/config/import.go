@@ -265,7 +265,9 @@ func (im *importer) server(s *rawServer, srv Server) {
 		case *schema.Docker:
 			im.docker(f.val, x)
 		case *schema.Launch:
-			w.kv(in, "launch", "{allow: ["+strings.Join(quoteAll(x.Allow), ", ")+"]}")
+			if x.Allow != nil {
+				w.kv(in, "launch", "{allow: ["+strings.Join(quoteAll(x.Allow), ", ")+"]}")
+			}
 		}
 	}
 	if s.field("timeout") == nil && (s.field(fieldConnectTimeoutS) != nil || s.field(fieldConnectTimeoutMS) != nil) {
