@@ -57,6 +57,11 @@ func TestResolveMetrics(t *testing.T) {
 		{map[string]string{"OTEL_METRICS_EXPORTER": "console"}, "OTEL_METRICS_EXPORTER=console is not supported"},
 		{map[string]string{"OTEL_METRICS_EXPORTER": "otlp", "OTEL_METRIC_EXPORT_INTERVAL": "soon"}, "OTEL_METRIC_EXPORT_INTERVAL=soon is not an interval"},
 		{map[string]string{"OTEL_METRICS_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, "OTEL_EXPORTER_OTLP_PROTOCOL=http/json is not supported"},
+		{map[string]string{"OTEL_METRICS_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "http/json", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL=http/json is not supported"},
+		{map[string]string{"OTEL_METRICS_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_METRICS_HEADERS": "novalue"}, "reading OTEL_EXPORTER_OTLP_METRICS_HEADERS"},
+		// The metrics exporter's client reads the metrics variables, not the traces ones.
+		{map[string]string{"OTEL_METRICS_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT": "5s", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": "1000"}, "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT=5s is not a timeout"},
+		{map[string]string{"OTEL_METRICS_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE": "/nonexistent/ca.pem"}, "reading OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE"},
 	} {
 		_, err := telemetry.ResolveMetrics(config.Telemetry{}, func(k string) string { return tt.env[k] })
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
