@@ -1,4 +1,4 @@
-package catalog
+package catalog_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
+
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
 )
 
 func TestMain(m *testing.M) {
@@ -31,7 +33,7 @@ func TestSetServers(t *testing.T) {
 	var mu sync.Mutex
 	changes := map[string]int{}
 	servers := []config.Server{srvConfig("a.b"), srvConfig("a_b"), srvConfig("keep"), srvConfig("edit")}
-	cat := New(Options{Source: src, Servers: servers, OnChange: func(server string, _ Kind) {
+	cat := catalog.New(catalog.Options{Source: src, Servers: servers, OnChange: func(server string, _ catalog.Kind) {
 		mu.Lock()
 		changes[server]++
 		mu.Unlock()
@@ -43,7 +45,7 @@ func TestSetServers(t *testing.T) {
 	if got := len(cat.Collisions()); got != 1 {
 		t.Fatalf("collisions before: got %d, want 1 (a.b and a_b both expose a_b__t)", got)
 	}
-	keptAt := cat.Fetched("keep", KindTools)
+	keptAt := cat.Fetched("keep", catalog.KindTools)
 	mu.Lock()
 	clear(changes)
 	mu.Unlock()
@@ -76,10 +78,10 @@ func TestSetServers(t *testing.T) {
 	if tl, ok := cat.Lookup("a_b__t"); !ok || tl.Server != "a.b" {
 		t.Errorf("Lookup(a_b__t): got %+v, %v; want a.b's tool", tl, ok)
 	}
-	if got := len(cat.ServerTools("keep")); got != 1 || !cat.Fetched("keep", KindTools).Equal(keptAt) {
-		t.Errorf("unchanged keep: got %d tools fetched at %v, want its 1 cached tool from %v", got, cat.Fetched("keep", KindTools), keptAt)
+	if got := len(cat.ServerTools("keep")); got != 1 || !cat.Fetched("keep", catalog.KindTools).Equal(keptAt) {
+		t.Errorf("unchanged keep: got %d tools fetched at %v, want its 1 cached tool from %v", got, cat.Fetched("keep", catalog.KindTools), keptAt)
 	}
-	if got := len(cat.ServerTools("edit")); got != 0 || !cat.Fetched("edit", KindTools).IsZero() {
+	if got := len(cat.ServerTools("edit")); got != 0 || !cat.Fetched("edit", catalog.KindTools).IsZero() {
 		t.Errorf("changed edit: got %d tools, want its cache dropped", got)
 	}
 	mu.Lock()
@@ -89,18 +91,13 @@ func TestSetServers(t *testing.T) {
 	mu.Unlock()
 
 	// The connected changed and added servers were queued for a fetch.
-	cat.mu.Lock()
-	pending := map[string]bool{}
-	for k := range cat.pending {
-		pending[k.server] = true
-	}
-	cat.mu.Unlock()
+	pending := cat.PendingServers()
 	if !pending["edit"] || pending["keep"] || pending["a_b"] {
 		t.Errorf("pending fetches: got %v, want edit (connected, changed) only", pending)
 	}
 
 	// A fetch of the removed server that finishes late is discarded.
-	if cat.apply("a_b", KindTools, 99, lists{tools: []Tool{{Server: "a_b", Def: &mcp.Tool{Name: "late"}}}}) {
+	if cat.ApplyTools("a_b", 99, []catalog.Tool{{Server: "a_b", Def: &mcp.Tool{Name: "late"}}}) {
 		t.Error("a late result for a removed server was stored")
 	}
 }

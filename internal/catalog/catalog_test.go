@@ -1,4 +1,4 @@
-package catalog
+package catalog_test
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
+
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
 )
 
 // memSource connects in-process go-sdk servers over in-memory transports.
@@ -21,7 +23,7 @@ type memSource struct {
 	clients map[string]*upstream.Client
 }
 
-var _ Source = (*memSource)(nil)
+var _ catalog.Source = (*memSource)(nil)
 
 func (m *memSource) Client(server string) (*upstream.Client, error) {
 	m.mu.Lock()
@@ -88,7 +90,7 @@ func TestDiscoveryNamesAndSchemas(t *testing.T) {
 	src := &memSource{}
 	src.connect(t, "a", a)
 	src.connect(t, "b", b)
-	cat := New(Options{Source: src, Servers: []config.Server{srvConfig("a"), srvConfig("b"), srvConfig("down")}})
+	cat := catalog.New(catalog.Options{Source: src, Servers: []config.Server{srvConfig("a"), srvConfig("b"), srvConfig("down")}})
 	if err := cat.RefreshAll(context.Background()); err != nil {
 		t.Fatalf("RefreshAll: %v", err)
 	}
@@ -149,7 +151,7 @@ func TestFreshnessDropAndOrdering(t *testing.T) {
 	now := time.Unix(1000, 0)
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	cat := New(Options{Source: src, Servers: []config.Server{srvConfig("s")}, TTL: time.Minute, Now: clock})
+	cat := catalog.New(catalog.Options{Source: src, Servers: []config.Server{srvConfig("s")}, TTL: time.Minute, Now: clock})
 	ctx := context.Background()
 
 	cat.EnsureFresh(ctx) // never fetched: fetches
@@ -170,8 +172,8 @@ func TestFreshnessDropAndOrdering(t *testing.T) {
 	}
 
 	cat.Drop("s")
-	if n := len(cat.ServerTools("s")); n != 0 || !cat.Fetched("s", KindTools).IsZero() {
-		t.Errorf("after Drop: got %d tools, fetched %v; want nothing cached", n, cat.Fetched("s", KindTools))
+	if n := len(cat.ServerTools("s")); n != 0 || !cat.Fetched("s", catalog.KindTools).IsZero() {
+		t.Errorf("after Drop: got %d tools, fetched %v; want nothing cached", n, cat.Fetched("s", catalog.KindTools))
 	}
 
 	// Run refetches invalidated lists and announces the change.
@@ -179,7 +181,7 @@ func TestFreshnessDropAndOrdering(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = cat.Run(runCtx) }()
 	ch := cat.Changed()
-	cat.Invalidate("s", KindTools)
+	cat.Invalidate("s", catalog.KindTools)
 	select {
 	case <-ch:
 	case <-time.After(10 * time.Second):
@@ -195,13 +197,13 @@ func TestFreshnessDropAndOrdering(t *testing.T) {
 // TestLaterFetchWins checks that a fetch that started earlier but finished
 // later never overwrites the result of one that started later.
 func TestLaterFetchWins(t *testing.T) {
-	cat := New(Options{Servers: []config.Server{srvConfig("s")}})
-	newer := lists{tools: []Tool{{Server: "s", Def: &mcp.Tool{Name: "new"}}}}
-	older := lists{tools: []Tool{{Server: "s", Def: &mcp.Tool{Name: "old"}}}}
-	if !cat.apply("s", KindTools, 2, newer) {
+	cat := catalog.New(catalog.Options{Servers: []config.Server{srvConfig("s")}})
+	newer := []catalog.Tool{{Server: "s", Def: &mcp.Tool{Name: "new"}}}
+	older := []catalog.Tool{{Server: "s", Def: &mcp.Tool{Name: "old"}}}
+	if !cat.ApplyTools("s", 2, newer) {
 		t.Fatal("apply(seq 2) was refused")
 	}
-	if cat.apply("s", KindTools, 1, older) {
+	if cat.ApplyTools("s", 1, older) {
 		t.Error("apply(seq 1) after seq 2 was stored")
 	}
 	if _, err := cat.Tool("s", "new"); err != nil {
@@ -211,14 +213,12 @@ func TestLaterFetchWins(t *testing.T) {
 		t.Error("the stale list replaced the newer one")
 	}
 	// Drop makes results of fetches already under way stale as well.
-	cat.mu.Lock()
-	cat.servers["s"].started[KindTools] = 3
-	cat.mu.Unlock()
+	cat.MarkStarted("s", catalog.KindTools, 3)
 	cat.Drop("s")
-	if cat.apply("s", KindTools, 3, older) {
+	if cat.ApplyTools("s", 3, older) {
 		t.Error("a fetch started before Drop was stored after it")
 	}
-	if !cat.apply("s", KindTools, 5, newer) {
+	if !cat.ApplyTools("s", 5, newer) {
 		t.Error("a fetch started after Drop was refused")
 	}
 }

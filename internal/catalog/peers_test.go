@@ -1,4 +1,4 @@
-package catalog
+package catalog_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
+
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
 )
 
 // everythingServer returns server-everything configured over a transport.
@@ -34,25 +36,25 @@ func everythingServer(t *testing.T, transport config.Transport) config.Server {
 
 // startCatalog connects a pool of the given servers in supervised mode,
 // with the catalog following connects and list_changed, for the test.
-func startCatalog(t *testing.T, servers ...config.Server) (*upstream.Pool, *Catalog) {
+func startCatalog(t *testing.T, servers ...config.Server) (*upstream.Pool, *catalog.Catalog) {
 	t.Helper()
 	cfg := &config.Config{Servers: servers, Defaults: config.Defaults{Health: config.Health{PingInterval: time.Hour}}}
-	var cat *Catalog
+	var cat *catalog.Catalog
 	pool, err := upstream.NewPool(upstream.PoolOptions{
 		Config:    cfg,
 		OnConnect: func(c *upstream.Client) { cat.Connected(c.Server().Name) },
 		Events: func(server string) upstream.Events {
 			return upstream.Events{
-				ToolsChanged:     func() { cat.Invalidate(server, KindTools) },
-				PromptsChanged:   func() { cat.Invalidate(server, KindPrompts) },
-				ResourcesChanged: func() { cat.Invalidate(server, KindResources) },
+				ToolsChanged:     func() { cat.Invalidate(server, catalog.KindTools) },
+				PromptsChanged:   func() { cat.Invalidate(server, catalog.KindPrompts) },
+				ResourcesChanged: func() { cat.Invalidate(server, catalog.KindResources) },
 			}
 		},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat = New(Options{Source: pool, Servers: servers})
+	cat = catalog.New(catalog.Options{Source: pool, Servers: servers})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -63,7 +65,7 @@ func startCatalog(t *testing.T, servers ...config.Server) (*upstream.Pool, *Cata
 }
 
 // waitTool waits until the catalog holds the named tool.
-func waitTool(t *testing.T, cat *Catalog, server, name string, d time.Duration) Tool {
+func waitTool(t *testing.T, cat *catalog.Catalog, server, name string, d time.Duration) catalog.Tool {
 	t.Helper()
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
@@ -85,7 +87,7 @@ func waitTool(t *testing.T, cat *Catalog, server, name string, d time.Duration) 
 }
 
 // waitCatalog waits until cond holds, re-checking at every catalog change.
-func waitCatalog(t *testing.T, cat *Catalog, d time.Duration, what string, cond func() bool) {
+func waitCatalog(t *testing.T, cat *catalog.Catalog, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()

@@ -1,4 +1,4 @@
-package hooks
+package hooks_test
 
 import (
 	"context"
@@ -19,6 +19,8 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/vcs"
+
+	"github.com/switchboard-mcp/switchboard/internal/hooks"
 )
 
 // TestCommandAction checks the exit-status convention, stdin and that no
@@ -52,7 +54,7 @@ echo '{"decision":"allow","note":"ok"}'
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Failed || rep.Blocked || rep.Runs[0].Status != StatusSuccess {
+	if rep.Failed || rep.Blocked || rep.Runs[0].Status != hooks.StatusSuccess {
 		t.Fatalf("ok: got %+v, want success", rep)
 	}
 	if out, _ := rep.Runs[0].Output.(map[string]any); out["note"] != "ok" {
@@ -75,7 +77,7 @@ echo '{"decision":"allow","note":"ok"}'
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Blocked || rep.Reason != "frozen until Monday" || rep.BlockedBy != "block" || rep.Runs[0].Status != StatusBlocked {
+	if !rep.Blocked || rep.Reason != "frozen until Monday" || rep.BlockedBy != "block" || rep.Runs[0].Status != hooks.StatusBlocked {
 		t.Errorf("block: got %+v, want blocked with stderr as the reason", rep)
 	}
 
@@ -135,15 +137,15 @@ hooks:
 	ctx := context.Background()
 	tests := []struct {
 		event       string
-		wantStatus  Status
+		wantStatus  hooks.Status
 		wantBlocked bool
 		wantErr     string
 		wantHits    int
 	}{
-		{"web.ok", StatusSuccess, false, "", 1},
-		{"web.deny", StatusBlocked, true, "", 1},
-		{"web.flaky", StatusFailure, false, "answered 503 Service Unavailable: try later", 2}, // retried once
-		{"web.gone", StatusFailure, false, "answered 404 Not Found", 1},                       // not retried
+		{"web.ok", hooks.StatusSuccess, false, "", 1},
+		{"web.deny", hooks.StatusBlocked, true, "", 1},
+		{"web.flaky", hooks.StatusFailure, false, "answered 503 Service Unavailable: try later", 2}, // retried once
+		{"web.gone", hooks.StatusFailure, false, "answered 404 Not Found", 1},                       // not retried
 	}
 	for _, tt := range tests {
 		t.Run(tt.event, func(t *testing.T) {
@@ -174,7 +176,7 @@ hooks:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := rep.Runs[0]; r.Status != StatusFailure || strings.Contains(r.Error, secret) || !strings.Contains(r.Error, "/gone") {
+		if r := rep.Runs[0]; r.Status != hooks.StatusFailure || strings.Contains(r.Error, secret) || !strings.Contains(r.Error, "/gone") {
 			t.Errorf("fire: got %s %q, want a failure naming the URL without the token's value", r.Status, r.Error)
 		}
 		dry, err := g.eng.DryRun(ctx, "web.leaky", nil)
@@ -295,7 +297,7 @@ func TestGitAction(t *testing.T) {
       - {type: git, git: commit, message: "feat({feature}): {summary} by {user}"}
       - {type: git, git: branch, name: "{feature}-review"}
       - {type: git, git: tag, name: "{feature}-done", message: "done"}
-`, func(o *Options) { o.Dir, o.Describe = dir, nil })
+`, func(o *hooks.Options) { o.Dir, o.Describe = dir, nil })
 	os.WriteFile(filepath.Join(dir, "b.txt"), []byte("two\n"), 0o644)
 	cmd := exec.Command("git", "add", "b.txt")
 	cmd.Dir = dir
@@ -332,7 +334,7 @@ func TestGitAction(t *testing.T) {
 	}
 	// Nothing staged: the commit action fails and says so.
 	rep, _ = f.eng.Fire(context.Background(), "spec.after-implement", map[string]any{"summary": "again"})
-	if !rep.Failed || rep.Runs[0].Status != StatusFailure {
+	if !rep.Failed || rep.Runs[0].Status != hooks.StatusFailure {
 		t.Errorf("empty commit: got %+v, want a failure", rep.Runs)
 	}
 }
@@ -347,7 +349,7 @@ func TestAgentAction(t *testing.T) {
 	}
 	var gotPrompt string
 	var gotTools []string
-	f = engineOnly(t, hooksYAML, func(o *Options) {
+	f = engineOnly(t, hooksYAML, func(o *hooks.Options) {
 		o.Agent = func(_ context.Context, prompt string, _, tools []string) (string, error) {
 			gotPrompt, gotTools = prompt, tools
 			if strings.Contains(prompt, "99") {
@@ -370,9 +372,9 @@ func TestAgentAction(t *testing.T) {
 // repository.
 func TestStandardContextFromGit(t *testing.T) {
 	dir := gitRepo(t)
-	f := engineOnly(t, "hooks:\n  - {name: x, on: a.b, actions: [{type: event, event: c.d}]}\n", func(o *Options) { o.Dir, o.Describe = dir, vcs.Describe })
-	ev := f.eng.newEvent(context.Background(), "a.b", nil)
-	if ev.ctx["user"] != "Ada Tester" || ev.ctx["branch"] != "003-user-auth" || ev.ctx["feature"] != "003-user-auth" || ev.ctx["timestamp"] == "" {
-		t.Errorf("standard context: got %v", ev.ctx)
+	f := engineOnly(t, "hooks:\n  - {name: x, on: a.b, actions: [{type: event, event: c.d}]}\n", func(o *hooks.Options) { o.Dir, o.Describe = dir, vcs.Describe })
+	got := f.eng.StandardContext(context.Background(), "a.b", nil)
+	if got["user"] != "Ada Tester" || got["branch"] != "003-user-auth" || got["feature"] != "003-user-auth" || got["timestamp"] == "" {
+		t.Errorf("standard context: got %v", got)
 	}
 }

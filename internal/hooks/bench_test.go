@@ -1,4 +1,4 @@
-package hooks
+package hooks_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
+
+	"github.com/switchboard-mcp/switchboard/internal/hooks"
 )
 
 // discardStore records nothing, so that a benchmark measures dispatch and
@@ -22,7 +24,7 @@ func (discardStore) PruneHookRuns(context.Context, int) (int64, error)     { ret
 // benchEngine has n hooks: one on bench.event with a condition and an mcp
 // action with three mappings, every 20th a glob, the rest on other events
 // (none on tool.*).
-func benchEngine(b *testing.B, n int) *Engine {
+func benchEngine(b *testing.B, n int) *hooks.Engine {
 	var sb strings.Builder
 	sb.WriteString(`hooks:
   - name: target
@@ -45,7 +47,7 @@ func benchEngine(b *testing.B, n int) *Engine {
 		fmt.Fprintf(&sb, "  - {name: h%d, on: %q, actions: [{type: event, event: sink.x}]}\n", i, on)
 	}
 	cfg := parseConfig(b, []config.Server{okServer(b, "s")}, sb.String())
-	e, err := New(Options{Config: cfg, Describe: fakeDescribe, Dir: b.TempDir(), Store: discardStore{}})
+	e, err := hooks.New(hooks.Options{Config: cfg, Describe: fakeDescribe, Dir: b.TempDir(), Store: discardStore{}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -60,32 +62,16 @@ func BenchmarkDispatch(b *testing.B) {
 	e := benchEngine(b, 1000)
 	ctx := context.Background()
 	fields := map[string]any{"count": json.Number("3"), "note": "benchmark"}
-	set := e.set.Load()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		ev := e.newEvent(ctx, "bench.event", fields)
-		matched := matching(set, ev)
-		if len(matched) != 1 {
-			b.Fatalf("got %d hooks, want 1", len(matched))
-		}
-		for _, h := range matched {
-			j := &job{ev: ev, h: h, set: set}
-			if !e.enqueue(j) {
-				b.Fatal("queue full")
-			}
-			<-e.queue // the worker's side
-			for _, a := range h.actions {
-				p, err := e.resolve(set, a, ev)
-				if err != nil || p.args["count"] != json.Number("3") {
-					b.Fatalf("resolve: %v, %v", p.args, err)
-				}
-				e.record(set, ev, Run{Hook: h.cfg.Name, Action: a.label, Status: StatusSuccess}, ev.at)
-			}
+		args, err := e.DispatchInline(ctx, "bench.event", fields)
+		if err != nil || len(args) != 1 || args[0]["count"] != json.Number("3") {
+			b.Fatalf("got %v, %v; want the one matched action's arguments, count 3", args, err)
 		}
 	}
 	b.StopTimer()
-	_ = e.rec.flush(ctx)
+	_ = e.FlushRuns(ctx)
 }
 
 // BenchmarkDispatchMiss is an event no hook matches, at 1,000 hooks.

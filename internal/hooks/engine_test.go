@@ -1,4 +1,4 @@
-package hooks
+package hooks_test
 
 import (
 	"context"
@@ -20,6 +20,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
+
+	"github.com/switchboard-mcp/switchboard/internal/hooks"
 )
 
 // everything is server-everything over stdio; a missing peer fails the
@@ -30,7 +32,7 @@ func everything(t *testing.T) config.Server {
 }
 
 // outputText is a run's output as text.
-func outputText(r Run) string { return stringify(r.Output) }
+func outputText(r hooks.Run) string { return hooks.Stringify(r.Output) }
 
 // TestMCPActionMappings runs mcp actions against server-everything with
 // every mapping source.
@@ -68,7 +70,7 @@ func TestMCPActionMappings(t *testing.T) {
 		t.Fatalf("got report %+v, want %d successful runs", rep, len(want))
 	}
 	for i, w := range want {
-		if r := rep.Runs[i]; r.Status != StatusSuccess || !strings.Contains(outputText(r), w) {
+		if r := rep.Runs[i]; r.Status != hooks.StatusSuccess || !strings.Contains(outputText(r), w) {
 			t.Errorf("run %d: got %s %q (%s), want success containing %q", i, r.Status, outputText(r), r.Error, w)
 		}
 	}
@@ -108,14 +110,14 @@ func TestMCPActionTypesTextFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Runs) != 1 || rep.Runs[0].Status != StatusSuccess || !strings.Contains(outputText(rep.Runs[0]), "The sum of 4 and -2.5 is 1.5") {
+	if len(rep.Runs) != 1 || rep.Runs[0].Status != hooks.StatusSuccess || !strings.Contains(outputText(rep.Runs[0]), "The sum of 4 and -2.5 is 1.5") {
 		t.Fatalf("text numbers: got %+v, want the sum of 4 and -2.5", rep.Runs)
 	}
 	rep, err = f.eng.Fire(context.Background(), "numbers.given", map[string]any{"a": "four", "b": "2"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Runs) != 1 || rep.Runs[0].Status != StatusFailure || !strings.Contains(rep.Runs[0].Error, "a: got string, want number") {
+	if len(rep.Runs) != 1 || rep.Runs[0].Status != hooks.StatusFailure || !strings.Contains(rep.Runs[0].Error, "a: got string, want number") {
 		t.Fatalf("text that is no number: got %+v, want a failure naming the parameter and its type", rep.Runs)
 	}
 }
@@ -155,7 +157,7 @@ func TestMCPSchemaValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Failed || len(rep.Runs) != 2 || rep.Runs[0].Status != StatusFailure || !strings.Contains(rep.Runs[0].Error, "has no parameter") {
+	if !rep.Failed || len(rep.Runs) != 2 || rep.Runs[0].Status != hooks.StatusFailure || !strings.Contains(rep.Runs[0].Error, "has no parameter") {
 		t.Errorf("got %+v, want both hooks failed as invalid", rep)
 	}
 }
@@ -181,7 +183,7 @@ func TestMCPSkipAndTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Failed || len(rep.Runs) != 2 || rep.Runs[0].Status != StatusSkipped || rep.Runs[1].Status != StatusSuccess {
+	if rep.Failed || len(rep.Runs) != 2 || rep.Runs[0].Status != hooks.StatusSkipped || rep.Runs[1].Status != hooks.StatusSuccess {
 		t.Fatalf("got %+v, want skipped then success, not failed", rep)
 	}
 	if !strings.Contains(rep.Runs[0].Error, "server down is unavailable") {
@@ -192,7 +194,7 @@ func TestMCPSkipAndTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Runs) != 1 || rep.Runs[0].Status != StatusTimeout || !rep.Failed {
+	if len(rep.Runs) != 1 || rep.Runs[0].Status != hooks.StatusTimeout || !rep.Failed {
 		t.Fatalf("got %+v, want one timeout", rep)
 	}
 	if d := time.Since(start); d > 8*time.Second {
@@ -326,7 +328,7 @@ hooks:
 			waitFor(t, 10*time.Second, "the first request", func() bool { return inFlight.Load() == 1 })
 		}
 	}
-	if got := len(f.eng.queue); got > 100 {
+	if got := f.eng.QueueLen(); got > 100 {
 		t.Errorf("queue length: got %d, want at most 100", got)
 	}
 	close(release)
@@ -457,13 +459,13 @@ func TestDryRun(t *testing.T) {
 	if len(rep.Runs) != 3 {
 		t.Fatalf("got %d runs, want 3", len(rep.Runs))
 	}
-	if got := fmt.Sprint(rep.Runs[0].Params["command"]); got != fmt.Sprintf("[touch %s 003-user-auth]", marker) || rep.Runs[0].Status != StatusPlanned {
+	if got := fmt.Sprint(rep.Runs[0].Params["command"]); got != fmt.Sprintf("[touch %s 003-user-auth]", marker) || rep.Runs[0].Status != hooks.StatusPlanned {
 		t.Errorf("command: got %s %s", rep.Runs[0].Status, got)
 	}
 	if got := rep.Runs[1].Params["fields"].(map[string]any); got["n"] != 7.0 || got["who"] != "tester" {
 		t.Errorf("event fields: got %v, want n kept as a number", got)
 	}
-	if r := rep.Runs[2]; r.Status != StatusFailure || !strings.Contains(r.Error, `no field "missing"`) || !rep.Failed {
+	if r := rep.Runs[2]; r.Status != hooks.StatusFailure || !strings.Contains(r.Error, `no field "missing"`) || !rep.Failed {
 		t.Errorf("agent: got %+v, want the missing field reported", r)
 	}
 	if _, err := f.st.HookRuns(context.Background(), store.HookRunFilter{}); err != nil {

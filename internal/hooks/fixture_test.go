@@ -1,4 +1,4 @@
-package hooks
+package hooks_test
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 	"github.com/switchboard-mcp/switchboard/internal/vcs"
+
+	"github.com/switchboard-mcp/switchboard/internal/hooks"
 )
 
 func TestMain(m *testing.M) {
@@ -85,7 +87,7 @@ func parseConfig(t testing.TB, servers []config.Server, rest string) *config.Con
 // engine.
 type fixture struct {
 	cfg   *config.Config
-	eng   *Engine
+	eng   *hooks.Engine
 	calls *toolcall.Engine
 	cat   *catalog.Catalog
 	pool  *upstream.Pool
@@ -95,7 +97,7 @@ type fixture struct {
 // newFixture starts the servers cfg names (waiting for those in wait),
 // opens a SQLite store and builds and runs the engine; change adjusts the
 // options first.
-func newFixture(t testing.TB, cfg *config.Config, wait []string, change func(*Options)) *fixture {
+func newFixture(t testing.TB, cfg *config.Config, wait []string, change func(*hooks.Options)) *fixture {
 	t.Helper()
 	f := &fixture{cfg: cfg}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -132,23 +134,23 @@ func newFixture(t testing.TB, cfg *config.Config, wait []string, change func(*Op
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := Options{Config: cfg, Calls: f.calls, Catalog: f.cat, Store: st, Describe: fakeDescribe, Dir: t.TempDir()}
+	opts := hooks.Options{Config: cfg, Calls: f.calls, Catalog: f.cat, Store: st, Describe: fakeDescribe, Dir: t.TempDir()}
 	if change != nil {
 		change(&opts)
 	}
-	f.eng, err = New(opts)
+	f.eng, err = hooks.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.calls.SetInterceptor(f.eng)
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = f.eng.Run(ctx) }()
-	waitFor(t, 5*time.Second, "the engine to run", func() bool { return f.eng.running.Load() })
+	waitFor(t, 5*time.Second, "the engine to run", func() bool { return f.eng.Running() })
 	return f
 }
 
 // engineOnly builds and runs an engine with no servers.
-func engineOnly(t testing.TB, rest string, change func(*Options)) *fixture {
+func engineOnly(t testing.TB, rest string, change func(*hooks.Options)) *fixture {
 	t.Helper()
 	return newFixture(t, parseConfig(t, nil, rest), nil, change)
 }

@@ -1,4 +1,4 @@
-package hooks
+package hooks_test
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/store"
+
+	"github.com/switchboard-mcp/switchboard/internal/hooks"
 )
 
 // TestShutdown: ending Run cancels the runs in flight (killing their
@@ -32,7 +34,7 @@ hooks:
 	}
 	defer st.Close()
 	before := runtime.NumGoroutine()
-	eng, err := New(Options{Config: cfg, Store: st, Describe: fakeDescribe, Dir: dir})
+	eng, err := hooks.New(hooks.Options{Config: cfg, Store: st, Describe: fakeDescribe, Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

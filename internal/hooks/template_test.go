@@ -1,3 +1,5 @@
+// Internal on purpose: tests the template and condition parsers (parseTemplate, compileInto, expand, matches) over inputs no hook file of a test would hold.
+
 package hooks
 
 import (

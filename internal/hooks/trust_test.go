@@ -1,4 +1,4 @@
-package hooks
+package hooks_test
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+
+	"github.com/switchboard-mcp/switchboard/internal/hooks"
 )
 
 // TestTrust: hooks in a repository-local file run only once trusted, stop
@@ -31,7 +33,7 @@ func TestTrust(t *testing.T) {
 		}
 		return cfg
 	}
-	fireRuns := func(t *testing.T, eng *Engine) bool {
+	fireRuns := func(t *testing.T, eng *hooks.Engine) bool {
 		t.Helper()
 		os.Remove(marker)
 		rep, err := eng.Fire(context.Background(), "work.done", nil)
@@ -44,32 +46,32 @@ func TestTrust(t *testing.T) {
 		}
 		return statErr == nil
 	}
-	if !NeedsTrust(file) || NeedsTrust("") {
-		t.Fatalf("NeedsTrust: got %v for a repository file, %v for none; want true, false", NeedsTrust(file), NeedsTrust(""))
+	if !hooks.NeedsTrust(file) || hooks.NeedsTrust("") {
+		t.Fatalf("NeedsTrust: got %v for a repository file, %v for none; want true, false", hooks.NeedsTrust(file), hooks.NeedsTrust(""))
 	}
 	cfg := write(body)
-	eng, err := New(Options{Config: cfg, StateDir: state, Describe: fakeDescribe, Dir: repo})
+	eng, err := hooks.New(hooks.Options{Config: cfg, StateDir: state, Describe: fakeDescribe, Dir: repo})
 	if err != nil {
 		t.Fatal(err)
 	}
 	steps := []struct {
 		name      string
 		do        func()
-		wantState TrustState
+		wantState hooks.TrustState
 		wantRun   bool
 	}{
-		{"never trusted", func() {}, Untrusted, false},
+		{"never trusted", func() {}, hooks.Untrusted, false},
 		{"trusted", func() {
-			if _, err := Trust(state, file); err != nil {
+			if _, err := hooks.Trust(state, file); err != nil {
 				t.Fatal(err)
 			}
-		}, Trusted, true},
-		{"changed", func() { cfg = write(body + "# edited\n") }, Changed, false},
+		}, hooks.Trusted, true},
+		{"changed", func() { cfg = write(body + "# edited\n") }, hooks.Changed, false},
 		{"trusted again", func() {
-			if _, err := Trust(state, file); err != nil {
+			if _, err := hooks.Trust(state, file); err != nil {
 				t.Fatal(err)
 			}
-		}, Trusted, true},
+		}, hooks.Trusted, true},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
@@ -81,7 +83,7 @@ func TestTrust(t *testing.T) {
 			if len(list) != 1 || list[0].Trust != st.wantState {
 				t.Fatalf("List: got %+v, want trust %s", list, st.wantState)
 			}
-			if got, _ := CheckTrust(state, file); got != st.wantState {
+			if got, _ := hooks.CheckTrust(state, file); got != st.wantState {
 				t.Errorf("CheckTrust: got %s, want %s", got, st.wantState)
 			}
 			if got := fireRuns(t, eng); got != st.wantRun {
@@ -90,7 +92,7 @@ func TestTrust(t *testing.T) {
 		})
 	}
 	// The records are private and name the file.
-	fi, err := os.Stat(filepath.Join(state, TrustFileName))
+	fi, err := os.Stat(filepath.Join(state, hooks.TrustFileName))
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("trust file: got %v, %v, want mode 0600", fi, err)
 	}

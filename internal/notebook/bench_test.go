@@ -1,4 +1,4 @@
-package notebook
+package notebook_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/notebook"
 )
 
 // benchDoc is a document of n blocks under a few headings, each calling
@@ -25,7 +27,7 @@ func benchDoc(n int) string {
 
 // benchRun runs a fresh copy of the document b.N times and reports the
 // time per block.
-func benchRun(b *testing.B, doc string, opts Options) {
+func benchRun(b *testing.B, doc string, opts notebook.Options) {
 	p := filepath.Join(b.TempDir(), "bench.md")
 	ctx := context.Background()
 	b.ResetTimer()
@@ -35,7 +37,7 @@ func benchRun(b *testing.B, doc string, opts Options) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		rep, err := Run(ctx, p, opts)
+		rep, err := notebook.Run(ctx, p, opts)
 		if err != nil || rep.Failed != 0 || !rep.Written {
 			b.Fatalf("Run: got %v, %d failed, written %v", err, rep.Failed, rep.Written)
 		}
@@ -50,7 +52,7 @@ func BenchmarkRun500(b *testing.B) {
 	doc := benchDoc(500)
 	for _, c := range []int{1, 8} {
 		b.Run(fmt.Sprintf("concurrency=%d", c), func(b *testing.B) {
-			benchRun(b, doc, Options{Config: cfg, Caller: eng, Concurrency: c})
+			benchRun(b, doc, notebook.Options{Config: cfg, Caller: eng, Concurrency: c})
 		})
 	}
 }
@@ -62,20 +64,20 @@ func BenchmarkOverhead500(b *testing.B) {
 	cfg := testConfig(okServers(b, "alpha")...)
 	doc := benchDoc(500)
 	b.Run("first-run", func(b *testing.B) {
-		benchRun(b, doc, Options{Config: cfg, Caller: echoCaller()})
+		benchRun(b, doc, notebook.Options{Config: cfg, Caller: echoCaller()})
 	})
 	b.Run("re-run", func(b *testing.B) {
 		p := filepath.Join(b.TempDir(), "bench.md")
 		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
 			b.Fatal(err)
 		}
-		opts := Options{Config: cfg, Caller: echoCaller()}
-		if _, err := Run(context.Background(), p, opts); err != nil {
+		opts := notebook.Options{Config: cfg, Caller: echoCaller()}
+		if _, err := notebook.Run(context.Background(), p, opts); err != nil {
 			b.Fatal(err)
 		}
 		b.ResetTimer()
 		for range b.N {
-			rep, err := Run(context.Background(), p, opts)
+			rep, err := notebook.Run(context.Background(), p, opts)
 			if err != nil || rep.Written {
 				b.Fatalf("Run: got %v, written %v; want no change", err, rep.Written)
 			}

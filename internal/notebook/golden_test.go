@@ -1,4 +1,4 @@
-package notebook
+package notebook_test
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
+
+	"github.com/switchboard-mcp/switchboard/internal/notebook"
 )
 
 // TestGolden runs the documents in testdata against test servers and
@@ -26,9 +28,9 @@ func TestGolden(t *testing.T) {
 	tests := []struct {
 		doc        string
 		wantFailed int
-		check      func(t *testing.T, path string, rep *Report)
+		check      func(t *testing.T, path string, rep *notebook.Report)
 	}{
-		{doc: "content.md", wantFailed: 5, check: func(t *testing.T, path string, rep *Report) {
+		{doc: "content.md", wantFailed: 5, check: func(t *testing.T, path string, rep *notebook.Report) {
 			img := filepath.Join(filepath.Dir(path), "content."+imageHash(t, path)+".1.png")
 			got, err := os.ReadFile(img)
 			if err != nil || !bytes.Equal(got, testserver.PNG) {
@@ -36,7 +38,7 @@ func TestGolden(t *testing.T) {
 			}
 		}},
 		{doc: "containers.md"},
-		{doc: "bindings.md", check: func(t *testing.T, _ string, rep *Report) {
+		{doc: "bindings.md", check: func(t *testing.T, _ string, rep *notebook.Report) {
 			want := []struct {
 				line        int
 				server, why string
@@ -66,7 +68,7 @@ func TestGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.doc, func(t *testing.T) {
 			path := copyDoc(t, tt.doc)
-			rep, err := Run(context.Background(), path, Options{Config: cfg, Caller: eng})
+			rep, err := notebook.Run(context.Background(), path, notebook.Options{Config: cfg, Caller: eng})
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
@@ -94,7 +96,7 @@ func TestGolden(t *testing.T) {
 
 			// Idempotent: a second run finds every result and rewrites
 			// nothing.
-			rep2, err := Run(context.Background(), path, Options{Config: cfg, Caller: eng, Concurrency: 4})
+			rep2, err := notebook.Run(context.Background(), path, notebook.Options{Config: cfg, Caller: eng, Concurrency: 4})
 			if err != nil {
 				t.Fatalf("second Run: %v", err)
 			}
@@ -102,7 +104,7 @@ func TestGolden(t *testing.T) {
 			if rep2.Written || !bytes.Equal(first, second) {
 				t.Errorf("second run: got Written %v and a changed document, want no change:\n%s", rep2.Written, second)
 			}
-			ins, err := Inspect(path, cfg)
+			ins, err := notebook.Inspect(path, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,10 +115,10 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-func countInvalid(r *Report) int {
+func countInvalid(r *notebook.Report) int {
 	n := 0
 	for _, b := range r.Blocks {
-		if b.Status == StatusInvalid {
+		if b.Status == notebook.StatusInvalid {
 			n++
 		}
 	}
@@ -130,7 +132,7 @@ func imageHash(t *testing.T, path string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := Parse(path, src, []string{"alpha", "beta"})
+	d := notebook.Parse(path, src, []string{"alpha", "beta"})
 	d.Resolve(testConfig(okServers(t, "alpha", "beta")...))
 	for _, b := range d.Blocks {
 		if b.Tool == "image" {

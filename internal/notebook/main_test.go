@@ -1,4 +1,4 @@
-package notebook
+package notebook_test
 
 import (
 	"context"

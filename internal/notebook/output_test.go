@@ -1,4 +1,4 @@
-package notebook
+package notebook_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
+
+	"github.com/switchboard-mcp/switchboard/internal/notebook"
 )
 
 // TestOutputInvalidResult: a result whose structuredContent fails the
@@ -23,7 +25,7 @@ func TestOutputInvalidResult(t *testing.T) {
 		return r, nil
 	}}
 	p := writeDoc(t, "# Doc\n\n```alpha\ntool: weather\n```\n")
-	rep, err := Run(context.Background(), p, Options{Config: testConfig(okServers(t, "alpha")...), Caller: caller})
+	rep, err := notebook.Run(context.Background(), p, notebook.Options{Config: testConfig(okServers(t, "alpha")...), Caller: caller})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package notebook
+package notebook_test
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
+
+	"github.com/switchboard-mcp/switchboard/internal/notebook"
 )
 
 // blockView is what a test checks of a parsed block.
@@ -23,7 +25,7 @@ type blockView struct {
 	Err           string // a substring of the error, or ""
 }
 
-func view(d *Document) []blockView {
+func view(d *notebook.Document) []blockView {
 	var out []blockView
 	for _, b := range d.Blocks {
 		v := blockView{Line: b.Line, EndLine: b.EndLine, Explicit: b.Explicit, Tool: b.Tool, ID: b.ID, Args: b.Args}
@@ -79,7 +81,7 @@ func TestParse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := Parse("doc.md", []byte(tt.doc), servers)
+			d := notebook.Parse("doc.md", []byte(tt.doc), servers)
 			got := view(d)
 			if len(got) != len(tt.want) {
 				t.Fatalf("got %d blocks %+v, want %d", len(got), got, len(tt.want))
@@ -102,7 +104,7 @@ func TestParse(t *testing.T) {
 
 func TestHeadings(t *testing.T) {
 	doc := "---\nx: 1\n---\n# One\n\nTwo\n---\n\n### Three ###\n\n## Four\n\n> # Quoted\n"
-	d := Parse("doc.md", []byte(doc), nil)
+	d := notebook.Parse("doc.md", []byte(doc), nil)
 	var got []string
 	for _, h := range d.Headings {
 		parent := ""
@@ -115,44 +117,6 @@ func TestHeadings(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("headings (-want +got):\n%s", diff)
 	}
-}
-
-// FuzzParse checks that any input parses without panicking into blocks
-// in document order whose offsets lie within the document.
-func FuzzParse(f *testing.F) {
-	for _, s := range []string{
-		twoBlocks,
-		"- ```alpha ^id\n  tool: t\n  ```\n  <!-- switchboard:result hash=1 status=success -->\n  x\n  <!-- /switchboard:result -->\n",
-		"> ```mcp\n> server: alpha\n> tool: t\n> ```\n",
-		"---\nswitchboard:\n  bindings:\n    - heading: A\n      server: alpha\n---\n# A\n```mcp\ntool: t\n```\n",
-		"````alpha\n```\ntool: t\n````\n",
-		"```alpha\ntool: [\n```\n",
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, src []byte) {
-		d := Parse("doc.md", src, []string{"alpha"})
-		prevEnd := 0
-		for _, b := range d.Blocks {
-			if b.start < prevEnd || b.start > b.end || b.end > len(src) {
-				t.Fatalf("block at line %d: offsets %d..%d out of order (previous end %d, length %d)", b.Line, b.start, b.end, prevEnd, len(src))
-			}
-			if b.Line < 1 || b.EndLine < b.Line {
-				t.Fatalf("block lines %d..%d", b.Line, b.EndLine)
-			}
-			prevEnd = b.end
-			if b.Result != nil {
-				if b.Result.start < b.end || b.Result.end > len(src) {
-					t.Fatalf("result %d..%d outside %d..%d", b.Result.start, b.Result.end, b.end, len(src))
-				}
-				prevEnd = b.Result.end
-			}
-			if b.Err == nil && b.Tool == "" {
-				t.Fatalf("block at line %d has no tool and no error", b.Line)
-			}
-			_ = b.Hash()
-		}
-	})
 }
 
 // FuzzRunTwice checks that running any document twice changes nothing the
@@ -177,11 +141,11 @@ func FuzzRunTwice(f *testing.F) {
 		if err := os.WriteFile(p, src, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Run(context.Background(), p, Options{Config: cfg, Caller: caller}); err != nil {
+		if _, err := notebook.Run(context.Background(), p, notebook.Options{Config: cfg, Caller: caller}); err != nil {
 			return // front matter problems, too many blocks
 		}
 		first, _ := os.ReadFile(p)
-		rep, err := Run(context.Background(), p, Options{Config: cfg, Caller: caller})
+		rep, err := notebook.Run(context.Background(), p, notebook.Options{Config: cfg, Caller: caller})
 		if err != nil {
 			t.Fatalf("second run: %v", err)
 		}

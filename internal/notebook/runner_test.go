@@ -1,4 +1,4 @@
-package notebook
+package notebook_test
 
 import (
 	"bytes"
@@ -23,6 +23,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
+
+	"github.com/switchboard-mcp/switchboard/internal/notebook"
 )
 
 // fakeCaller answers calls with a function.
@@ -30,7 +32,7 @@ type fakeCaller struct {
 	call func(ctx context.Context, req toolcall.Request) (*toolcall.Result, error)
 }
 
-var _ Caller = (*fakeCaller)(nil)
+var _ notebook.Caller = (*fakeCaller)(nil)
 
 func (f *fakeCaller) Call(ctx context.Context, req toolcall.Request) (*toolcall.Result, error) {
 	return f.call(ctx, req)
@@ -70,7 +72,7 @@ func readDoc(t testing.TB, p string) string {
 
 const twoBlocks = "# Doc\n\n```alpha\ntool: echo\nmessage: one\n```\n\n```alpha\ntool: echo\nmessage: two\n```\n"
 
-func statuses(r *Report) []string {
+func statuses(r *notebook.Report) []string {
 	var out []string
 	for _, b := range r.Blocks {
 		out = append(out, b.Status)
@@ -89,7 +91,7 @@ func TestCheckMissingAndStale(t *testing.T) {
 	}{
 		{name: "before any run", wantStatus: "missing missing", wantFailed: 2},
 		{name: "after a run", change: func() {
-			if _, err := Run(context.Background(), p, Options{Config: cfg, Caller: echoCaller()}); err != nil {
+			if _, err := notebook.Run(context.Background(), p, notebook.Options{Config: cfg, Caller: echoCaller()}); err != nil {
 				t.Fatal(err)
 			}
 		}, wantStatus: "success success"},
@@ -109,7 +111,7 @@ func TestCheckMissingAndStale(t *testing.T) {
 		if s.change != nil {
 			s.change()
 		}
-		rep, err := Inspect(p, cfg)
+		rep, err := notebook.Inspect(p, cfg)
 		if err != nil {
 			t.Fatalf("%s: Inspect: %v", s.name, err)
 		}
@@ -132,8 +134,8 @@ func TestConcurrentEditIsNotOverwritten(t *testing.T) {
 		})
 		return textResult("x"), nil
 	}}
-	_, err := Run(context.Background(), p, Options{Config: cfg, Caller: caller})
-	if !errors.Is(err, ErrChanged) {
+	_, err := notebook.Run(context.Background(), p, notebook.Options{Config: cfg, Caller: caller})
+	if !errors.Is(err, notebook.ErrChanged) {
 		t.Fatalf("Run: got %v, want ErrChanged", err)
 	}
 	if !strings.Contains(err.Error(), "changed while its blocks ran") {
@@ -162,7 +164,7 @@ func TestOnlyAndDryRun(t *testing.T) {
 		return textResult("ok"), nil
 	}}
 
-	rep, err := Run(context.Background(), p, Options{Config: cfg, Caller: caller, DryRun: true})
+	rep, err := notebook.Run(context.Background(), p, notebook.Options{Config: cfg, Caller: caller, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,19 +173,19 @@ func TestOnlyAndDryRun(t *testing.T) {
 	}
 
 	// Line 10 is the second block's "message: two" line.
-	rep, err = Run(context.Background(), p, Options{Config: cfg, Caller: caller, Only: 10})
+	rep, err = notebook.Run(context.Background(), p, notebook.Options{Config: cfg, Caller: caller, Only: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.Blocks) != 1 || len(calls) != 1 || calls[0] != "two" {
 		t.Errorf("--only 10: got %d blocks and calls %v, want the second block only", len(rep.Blocks), calls)
 	}
-	ins, _ := Inspect(p, cfg)
+	ins, _ := notebook.Inspect(p, cfg)
 	if got := strings.Join(statuses(ins), " "); got != "missing success" {
 		t.Errorf("after --only: got %q, want %q", got, "missing success")
 	}
 
-	_, err = Run(context.Background(), p, Options{Config: cfg, Caller: caller, Only: 1})
+	_, err = notebook.Run(context.Background(), p, notebook.Options{Config: cfg, Caller: caller, Only: 1})
 	if fault.KindOf(err) != fault.NotFound {
 		t.Errorf("--only 1 (a heading): got %v, want not_found", err)
 	}
@@ -193,7 +195,7 @@ func TestFrontMatterProblems(t *testing.T) {
 	cfg := testConfig(okServers(t, "alpha")...)
 	doc := "---\ntitle: x\nswitchboard:\n  bindings:\n    - heading: A\n      block: b\n      server: alpha\n    - start_line: 9\n      end_line: 3\n      server: gamma\n---\n# A\n"
 	p := writeDoc(t, doc)
-	_, err := Run(context.Background(), p, Options{Config: cfg, Caller: echoCaller()})
+	_, err := notebook.Run(context.Background(), p, notebook.Options{Config: cfg, Caller: echoCaller()})
 	var ve *config.ValidationError
 	if !errors.As(err, &ve) {
 		t.Fatalf("Run: got %v, want a *config.ValidationError", err)
@@ -222,7 +224,7 @@ func TestConcurrencyKeepsDocumentOrder(t *testing.T) {
 	doc.WriteString("\n```alpha\ntool: echo\nmessage: last\n```\n")
 	p := writeDoc(t, doc.String())
 	var progress []int
-	rep, err := Run(context.Background(), p, Options{Config: cfg, Caller: eng, Concurrency: 4,
+	rep, err := notebook.Run(context.Background(), p, notebook.Options{Config: cfg, Caller: eng, Concurrency: 4,
 		Progress: func(done, total int) { progress = append(progress, done) }})
 	if err != nil || rep.Failed != 0 {
 		t.Fatalf("Run: got %v with %d failed, want success", err, rep.Failed)
@@ -253,7 +255,7 @@ func TestEverything(t *testing.T) {
 		"```mcp\ntool: get-sum\na: 40\nb: 2\n```\n\n" +
 		"- ```everything ^img\n  tool: get-tiny-image\n  ```\n"
 	p := writeDoc(t, doc)
-	rep, err := Run(context.Background(), p, Options{Config: cfg, Caller: eng})
+	rep, err := notebook.Run(context.Background(), p, notebook.Options{Config: cfg, Caller: eng})
 	if err != nil || rep.Failed != 0 {
 		t.Fatalf("Run: got %v with %d failed (%+v), want success", err, rep.Failed, rep.Blocks)
 	}
@@ -266,7 +268,7 @@ func TestEverything(t *testing.T) {
 	if imgs, _ := filepath.Glob(filepath.Join(filepath.Dir(p), "doc.*.png")); len(imgs) != 1 {
 		t.Errorf("image files: got %v, want one PNG", imgs)
 	}
-	rep, err = Run(context.Background(), p, Options{Config: cfg, Caller: eng})
+	rep, err = notebook.Run(context.Background(), p, notebook.Options{Config: cfg, Caller: eng})
 	if err != nil || rep.Written || readDoc(t, p) != text {
 		t.Errorf("second run: got %v, written %v; want no change", err, rep.Written)
 	}
@@ -280,7 +282,7 @@ func TestImagesDir(t *testing.T) {
 		return &toolcall.Result{Status: toolcall.StatusSuccess, ContentType: toolcall.ContentImage, Display: toolcall.DisplayBlock,
 			CallToolResult: &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: []byte("PNG"), MIMEType: "image/png"}}}}, nil
 	}}
-	if _, err := Run(context.Background(), p, Options{Config: cfg, Caller: img}); err != nil {
+	if _, err := notebook.Run(context.Background(), p, notebook.Options{Config: cfg, Caller: img}); err != nil {
 		t.Fatal(err)
 	}
 	files, _ := filepath.Glob(filepath.Join(filepath.Dir(p), "assets", "doc.*.1.png"))
@@ -311,7 +313,7 @@ func TestSectionServer(t *testing.T) {
 		{section: "Weather", kind: fault.NotFound},
 	}
 	for _, tt := range tests {
-		server, why, err := SectionServer(cfg, p, tt.section)
+		server, why, err := notebook.SectionServer(cfg, p, tt.section)
 		if tt.kind != "" {
 			if fault.KindOf(err) != tt.kind {
 				t.Errorf("%q: got %v, want %s", tt.section, err, tt.kind)
@@ -322,7 +324,7 @@ func TestSectionServer(t *testing.T) {
 			t.Errorf("%q: got %q (%q, %v), want %q (%q...)", tt.section, server, why, err, tt.server, tt.why)
 		}
 	}
-	_, _, err := SectionServer(cfg, p, "## Beta sektion")
+	_, _, err := notebook.SectionServer(cfg, p, "## Beta sektion")
 	fe := fault.As(err)
 	if fe == nil || !strings.Contains(strings.Join(fe.Suggestions, "\n"), `did you mean "Beta section"?`) ||
 		!strings.Contains(strings.Join(fe.Suggestions, "\n"), "## Beta section") {
@@ -342,7 +344,7 @@ func TestInterruptedRunKeepsWhatFinished(t *testing.T) {
 		}
 		return textResult("first"), nil
 	}}
-	rep, err := Run(ctx, p, Options{Config: cfg, Caller: caller})
+	rep, err := notebook.Run(ctx, p, notebook.Options{Config: cfg, Caller: caller})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -350,7 +352,7 @@ func TestInterruptedRunKeepsWhatFinished(t *testing.T) {
 		t.Errorf("got statuses %q, written %v, %d failed, %d cancelled; want success cancelled, written, 0 failed, 1 cancelled",
 			got, rep.Written, rep.Failed, rep.Cancelled)
 	}
-	ins, _ := Inspect(p, cfg)
+	ins, _ := notebook.Inspect(p, cfg)
 	if got := strings.Join(statuses(ins), " "); got != "success missing" {
 		t.Errorf("after the interrupted run: got %q, want the second block still missing", got)
 	}
@@ -388,7 +390,7 @@ func TestSymlinkedDocument(t *testing.T) {
 		}
 	}
 
-	rep, err := Run(context.Background(), link, Options{Config: cfg, Caller: echoCaller()})
+	rep, err := notebook.Run(context.Background(), link, notebook.Options{Config: cfg, Caller: echoCaller()})
 	if err != nil || !rep.Written {
 		t.Fatalf("Run through the link: got %v, written %v; want the results written", err, rep != nil && rep.Written)
 	}
@@ -408,7 +410,7 @@ func TestSymlinkedDocument(t *testing.T) {
 		})
 		return textResult("changed"), nil
 	}}
-	if _, err := Run(context.Background(), link, Options{Config: cfg, Caller: caller}); !errors.Is(err, ErrChanged) {
+	if _, err := notebook.Run(context.Background(), link, notebook.Options{Config: cfg, Caller: caller}); !errors.Is(err, notebook.ErrChanged) {
 		t.Errorf("Run with an edit of real.md: got %v, want ErrChanged", err)
 	}
 	if got := readDoc(t, real); got != edited {
@@ -425,7 +427,7 @@ func TestUnknownServerBlock(t *testing.T) {
 		"```weather-api\ntool calls go here\n```\n\n" +
 		"```notes\njust: text\n```\n"
 	p := writeDoc(t, doc)
-	ins, err := Inspect(p, cfg)
+	ins, err := notebook.Inspect(p, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,20 +435,20 @@ func TestUnknownServerBlock(t *testing.T) {
 		t.Fatalf("Inspect: got %d blocks, %d failed (%+v), want the everythng block only, invalid", len(ins.Blocks), ins.Failed, ins.Blocks)
 	}
 	b := ins.Blocks[0]
-	if b.Line != 3 || b.Status != StatusInvalid || b.Error == nil ||
+	if b.Line != 3 || b.Status != notebook.StatusInvalid || b.Error == nil ||
 		!strings.Contains(b.Error.Message, `unknown server "everythng"`) || !slices.Contains(b.Error.Suggestions, `did you mean "everything"?`) {
 		t.Errorf("block: got %+v, want line 3 invalid with unknown server \"everythng\" and a did-you-mean", b)
 	}
 
-	rep, err := Run(context.Background(), p, Options{Config: cfg, Caller: echoCaller()})
+	rep, err := notebook.Run(context.Background(), p, notebook.Options{Config: cfg, Caller: echoCaller()})
 	if err != nil || rep.Failed != 1 || !rep.Written {
 		t.Fatalf("Run: got %v, %d failed, written %v; want 1 failed, the error written", err, rep.Failed, rep.Written)
 	}
 	text := readDoc(t, p)
-	if !strings.Contains(text, `**Error:** unknown server "everythng"`) || strings.Count(text, markerOpen) != 1 {
+	if !strings.Contains(text, `**Error:** unknown server "everythng"`) || strings.Count(text, notebook.ResultMarker) != 1 {
 		t.Errorf("document: got\n%s\nwant one result, the unknown-server error", text)
 	}
-	if rep, err := Run(context.Background(), p, Options{Config: cfg, Caller: echoCaller()}); err != nil || rep.Written {
+	if rep, err := notebook.Run(context.Background(), p, notebook.Options{Config: cfg, Caller: echoCaller()}); err != nil || rep.Written {
 		t.Errorf("second run: got %v, written %v; want no change", err, rep.Written)
 	}
 }
@@ -454,7 +456,7 @@ func TestUnknownServerBlock(t *testing.T) {
 func TestDuplicateBlockIDs(t *testing.T) {
 	cfg := testConfig(okServers(t, "alpha")...)
 	p := writeDoc(t, "```alpha ^dup\ntool: echo\nmessage: one\n```\n\n```alpha ^dup\ntool: echo\nmessage: two\n```\n")
-	rep, err := Run(context.Background(), p, Options{Config: cfg, Caller: echoCaller()})
+	rep, err := notebook.Run(context.Background(), p, notebook.Options{Config: cfg, Caller: echoCaller()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,7 +472,7 @@ func TestDuplicateBlockIDs(t *testing.T) {
 	if !strings.Contains(text, "**Error:** duplicate block id ^dup: a block above has it too") {
 		t.Errorf("document: got\n%s\nwant the duplicate id error written after the second block", text)
 	}
-	if rep, err := Run(context.Background(), p, Options{Config: cfg, Caller: echoCaller()}); err != nil || rep.Written {
+	if rep, err := notebook.Run(context.Background(), p, notebook.Options{Config: cfg, Caller: echoCaller()}); err != nil || rep.Written {
 		t.Errorf("second run: got %v, written %v; want no change", err, rep.Written)
 	}
 }
@@ -478,7 +480,7 @@ func TestDuplicateBlockIDs(t *testing.T) {
 func TestFrontMatterUnknownKeyPointsToDocuments(t *testing.T) {
 	cfg := testConfig(okServers(t, "alpha")...)
 	p := writeDoc(t, "---\nswitchboard:\n  zzzzzz: 1\n---\n# A\n")
-	_, err := Inspect(p, cfg)
+	_, err := notebook.Inspect(p, cfg)
 	if err == nil || !strings.Contains(err.Error(), "docs/documents.md lists the fields") || strings.Contains(err.Error(), "configuration.md") {
 		t.Errorf("Inspect: got %v, want the fix to point to docs/documents.md", err)
 	}
@@ -499,7 +501,7 @@ func TestTextResultsVerbatim(t *testing.T) {
 		fmt.Fprintf(&doc, "```alpha\ntool: echo\nmessage: %s\n```\n\n", js)
 	}
 	p := writeDoc(t, doc.String())
-	rep, err := Run(context.Background(), p, Options{Config: cfg, Caller: eng})
+	rep, err := notebook.Run(context.Background(), p, notebook.Options{Config: cfg, Caller: eng})
 	if err != nil || rep.Failed != 0 {
 		t.Fatalf("Run: got %v with %d failed, want success", err, rep.Failed)
 	}
@@ -514,28 +516,14 @@ func TestTextResultsVerbatim(t *testing.T) {
 			t.Errorf("result %q does not show verbatim: got HTML\n%s\nwant it to hold %q; document:\n%s", s, out.String(), want, written)
 		}
 	}
-	ins, err := Inspect(p, cfg)
+	ins, err := notebook.Inspect(p, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(statuses(ins), " "); got != "success success success success" {
 		t.Errorf("after the run: got %q, want every result intact", got)
 	}
-	if rep, err := Run(context.Background(), p, Options{Config: cfg, Caller: eng}); err != nil || rep.Written || readDoc(t, p) != written {
+	if rep, err := notebook.Run(context.Background(), p, notebook.Options{Config: cfg, Caller: eng}); err != nil || rep.Written || readDoc(t, p) != written {
 		t.Errorf("second run: got %v, written %v; want no change", err, rep.Written)
-	}
-}
-
-func TestMarkdownResourceFenceIsClosed(t *testing.T) {
-	// A result that declares itself Markdown is written as Markdown; a
-	// fence it leaves open is closed so that it cannot swallow the rest of
-	// the document.
-	var w strings.Builder
-	res := &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "x://r", MIMEType: "text/markdown", Text: "# R\n```go\nx := 1\n"}}
-	if err := renderContent(&w, &Block{Tool: "t"}, toolcall.ContentMarkdown, res, &files{}, new(int)); err != nil {
-		t.Fatal(err)
-	}
-	if want := "# R\n```go\nx := 1\n```\n"; w.String() != want {
-		t.Errorf("got %q, want %q", w.String(), want)
 	}
 }

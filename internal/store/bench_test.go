@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/testpg"
+
+	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
 // BenchmarkRecorderSQLite measures calls recorded through a Recorder into
@@ -15,13 +17,13 @@ import (
 // and the time a caller spends in Record. The buffer holds all b.N records,
 // so none is dropped and the rate is what the writer sustains.
 func BenchmarkRecorderSQLite(b *testing.B) {
-	s, err := OpenSQLite(context.Background(), b.TempDir()+"/history.db", Options{})
+	s, err := store.OpenSQLite(context.Background(), b.TempDir()+"/history.db", store.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
 	recs := benchCalls(b.N)
-	r := NewRecorder(s, RecorderOptions{Buffer: b.N + 1, Keep: -1})
+	r := store.NewRecorder(s, store.RecorderOptions{Buffer: b.N + 1, Keep: -1})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
@@ -55,18 +57,18 @@ func BenchmarkRecorderSQLite(b *testing.B) {
 func BenchmarkRecordCalls(b *testing.B) {
 	engines := []struct {
 		name string
-		open func(b *testing.B) Store
+		open func(b *testing.B) store.Store
 	}{
-		{"sqlite", func(b *testing.B) Store {
-			s, err := OpenSQLite(context.Background(), b.TempDir()+"/history.db", Options{})
+		{"sqlite", func(b *testing.B) store.Store {
+			s, err := store.OpenSQLite(context.Background(), b.TempDir()+"/history.db", store.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
 			return s
 		}},
-		{"postgres", func(b *testing.B) Store {
+		{"postgres", func(b *testing.B) store.Store {
 			dsn := postgresBenchDSN(b)
-			s, err := OpenPostgres(context.Background(), dsn, Options{})
+			s, err := store.OpenPostgres(context.Background(), dsn, store.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -99,8 +101,8 @@ func postgresBenchDSN(b *testing.B) string {
 	return testpg.Schema(b, testpg.Shared(b))
 }
 
-func benchCalls(n int) []CallRecord {
-	recs := make([]CallRecord, n)
+func benchCalls(n int) []store.CallRecord {
+	recs := make([]store.CallRecord, n)
 	for i := range recs {
 		recs[i] = testCall(fmt.Sprintf("bench-%09d", i), i)
 	}
@@ -110,7 +112,7 @@ func benchCalls(n int) []CallRecord {
 // BenchmarkRecord measures Record alone: the writer discards batches, so
 // it keeps up and this is the cost a caller pays.
 func BenchmarkRecord(b *testing.B) {
-	r := NewRecorder(discardStore{}, RecorderOptions{Keep: -1})
+	r := store.NewRecorder(discardStore{}, store.RecorderOptions{Keep: -1})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
@@ -128,9 +130,9 @@ func BenchmarkRecord(b *testing.B) {
 }
 
 // discardStore is a Store whose RecordCalls stores nothing.
-type discardStore struct{ Store }
+type discardStore struct{ store.Store }
 
-func (discardStore) RecordCalls(context.Context, []CallRecord) error { return nil }
+func (discardStore) RecordCalls(context.Context, []store.CallRecord) error { return nil }
 
 // BenchmarkRecorderCommit measures what a caller spends handing its
 // record over before it may answer, with 16 callers at once: Record (in
@@ -140,12 +142,12 @@ func (discardStore) RecordCalls(context.Context, []CallRecord) error { return ni
 func BenchmarkRecorderCommit(b *testing.B) {
 	for _, mode := range []string{"record", "commit-journal", "commit-group"} {
 		b.Run(mode, func(b *testing.B) {
-			s, err := OpenSQLite(context.Background(), b.TempDir()+"/history.db", Options{})
+			s, err := store.OpenSQLite(context.Background(), b.TempDir()+"/history.db", store.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer s.Close()
-			r := NewRecorder(s, RecorderOptions{Buffer: 1 << 20, Keep: -1, NoJournal: mode == "commit-group"})
+			r := store.NewRecorder(s, store.RecorderOptions{Buffer: 1 << 20, Keep: -1, NoJournal: mode == "commit-group"})
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- r.Run(ctx) }()
@@ -156,7 +158,7 @@ func BenchmarkRecorderCommit(b *testing.B) {
 				}
 			}()
 			if mode == "commit-journal" {
-				for !r.journaling.Load() {
+				for !r.Journaling() {
 					time.Sleep(time.Millisecond)
 				}
 			}

@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"bufio"
@@ -17,17 +17,33 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
-// The crash tests kill -9 a process that is writing through a Recorder
-// and check that the database opens, is intact, and holds every batch the
-// process saw committed.
+// The crash tests kill -9 a process that is writing through a Recorder,
+// on each engine, and check that the database opens, is intact, and holds
+// what the process saw committed.
 
-func TestCrashSQLite(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "crash", "history.db")
-	last := runCrashWriter(t, "sqlite", path)
+// crashEngine is an engine the crash tests kill a writer of.
+type crashEngine struct {
+	name string
+	// db makes a database for the child to write to.
+	db func(t *testing.T) string
+	// intact checks the database before the store opens it; nil when the
+	// store's opening is the check.
+	intact func(t *testing.T, db string)
+}
 
-	// The file opens and is intact before anything of ours touches it...
+var crashEngines = []crashEngine{
+	{name: "sqlite", db: func(t *testing.T) string { return filepath.Join(t.TempDir(), "crash", "history.db") }, intact: sqliteIntact},
+	{name: "postgres", db: postgresTestDSN},
+}
+
+// sqliteIntact checks that the file opens and is intact before anything of
+// the store's touches it.
+func sqliteIntact(t *testing.T, path string) {
+	t.Helper()
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
@@ -40,24 +56,32 @@ func TestCrashSQLite(t *testing.T) {
 	if check != "ok" {
 		t.Fatalf("integrity_check: got %q, want ok", check)
 	}
-	// ... and through the store.
-	s, err := OpenSQLite(context.Background(), path, Options{})
-	if err != nil {
-		t.Fatalf("opening the database after the crash: %v", err)
-	}
-	defer s.Close()
-	checkCommitted(t, s, last)
 }
 
-func TestCrashPostgres(t *testing.T) {
-	dsn := postgresTestDSN(t)
-	last := runCrashWriter(t, "postgres", dsn)
-	s, err := OpenPostgres(context.Background(), dsn, Options{})
+// openAfterCrash opens the engine's store on db, closed when the test ends.
+func openAfterCrash(t *testing.T, engine, db string) store.Store {
+	t.Helper()
+	s, err := openChildStore(context.Background(), engine, db)
 	if err != nil {
 		t.Fatalf("opening the database after the crash: %v", err)
 	}
-	defer s.Close()
-	checkCommitted(t, s, last)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestCrash kills a writer that flushes batches and checks that every
+// batch it saw committed is in the database.
+func TestCrash(t *testing.T) {
+	for _, e := range crashEngines {
+		t.Run(e.name, func(t *testing.T) {
+			db := e.db(t)
+			last := runCrashWriter(t, e.name, db)
+			if e.intact != nil {
+				e.intact(t, db)
+			}
+			checkCommitted(t, openAfterCrash(t, e.name, db), last)
+		})
+	}
 }
 
 // runCrashWriter starts a child writing to db, kills it with SIGKILL in
@@ -92,31 +116,25 @@ func runCrashWriter(t *testing.T, engine, db string) int {
 
 // checkCommitted checks that s holds every one of the first n records the
 // crash writer recorded.
-func checkCommitted(t *testing.T, s Store, n int) {
+func checkCommitted(t *testing.T, s store.Store, n int) {
 	t.Helper()
 	ctx := context.Background()
-	var got int
-	var err error
-	q := "SELECT count(*) FROM calls WHERE id <= "
-	switch s := s.(type) {
-	case *SQLite:
-		err = s.read.QueryRowContext(ctx, q+"?", crashID(n-1)).Scan(&got)
-	case *Postgres:
-		err = s.pool.QueryRow(ctx, q+"$1", crashID(n-1)).Scan(&got)
-	}
+	total, err := s.Calls(ctx, store.CallFilter{Limit: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
+	}
+	got := 0
+	for _, c := range total {
+		if c.ID <= crashID(n-1) {
+			got++
+		}
 	}
 	if got != n {
 		t.Errorf("got %d of the %d records reported committed", got, n)
 	}
-	total, err := s.Calls(ctx, CallFilter{Limit: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Logf("the database holds %d records, %d reported committed", len(total), n)
 	// And the store works: it takes new records.
-	if err := s.RecordCalls(ctx, []CallRecord{testCall("after-crash", 0)}); err != nil {
+	if err := s.RecordCalls(ctx, []store.CallRecord{testCall("after-crash", 0)}); err != nil {
 		t.Errorf("recording after the crash: %v", err)
 	}
 }
@@ -127,15 +145,12 @@ func crashID(i int) string { return fmt.Sprintf("c%09d", i) }
 // them, flushing every 500 and printing how many are committed, until it is
 // killed (or a minute passes, so a lost child does not run for ever).
 func crashWriter(engine, db string) int {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := openChildStore(ctx, engine, db)
+	ctx, rec, stop, err := childRecorder(engine, db)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	rec := NewRecorder(s, RecorderOptions{Keep: -1})
-	go rec.Run(ctx)
+	defer stop()
 	for n := 0; ctx.Err() == nil; {
 		for range 500 {
 			c := testCall(crashID(n), n)
@@ -156,35 +171,25 @@ func crashWriter(engine, db string) int {
 	return 1
 }
 
-// The commit crash tests kill -9 a process whose callers Commit records
-// concurrently, as the engine does before it answers, and check that every
-// record whose Commit returned is in the history once the next Recorder
-// on the database has started: in the store already, or in the journal it
-// replays.
-
-func TestCommitCrashSQLite(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "history.db")
-	committed := runCommitWriter(t, "sqlite", path)
-	s, err := OpenSQLite(context.Background(), path, Options{})
-	if err != nil {
-		t.Fatalf("opening the database after the crash: %v", err)
+// TestCommitCrash kills a process whose callers Commit records
+// concurrently, as the engine does before it answers, and checks that
+// every record whose Commit returned is in the history once the next
+// Recorder on the database has started: in the store already, or in the
+// journal it replays (which is then empty).
+func TestCommitCrash(t *testing.T) {
+	for _, e := range crashEngines {
+		t.Run(e.name, func(t *testing.T) {
+			db := e.db(t)
+			committed := runCommitWriter(t, e.name, db)
+			s := openAfterCrash(t, e.name, db)
+			checkCommitCrash(t, s, committed)
+			if j := store.DefaultJournal(s); j != "" {
+				if left, err := os.ReadDir(j); err != nil || len(left) != 0 {
+					t.Errorf("the journal after recovery: %d files (%v), want none", len(left), err)
+				}
+			}
+		})
 	}
-	defer s.Close()
-	checkCommitCrash(t, s, committed)
-	if left, err := os.ReadDir(DefaultJournal(s)); err != nil || len(left) != 0 {
-		t.Errorf("the journal after recovery: %d files (%v), want none", len(left), err)
-	}
-}
-
-func TestCommitCrashPostgres(t *testing.T) {
-	dsn := postgresTestDSN(t)
-	committed := runCommitWriter(t, "postgres", dsn)
-	s, err := OpenPostgres(context.Background(), dsn, Options{})
-	if err != nil {
-		t.Fatalf("opening the database after the crash: %v", err)
-	}
-	defer s.Close()
-	checkCommitCrash(t, s, committed)
 }
 
 // runCommitWriter starts a commit writer on db, kills it with SIGKILL
@@ -217,17 +222,17 @@ func runCommitWriter(t *testing.T, engine, db string) []string {
 
 // checkCommitCrash starts a Recorder on s, as the next process does, and
 // checks that s then holds every committed record.
-func checkCommitCrash(t *testing.T, s Store, committed []string) {
+func checkCommitCrash(t *testing.T, s store.Store, committed []string) {
 	t.Helper()
 	var logs strings.Builder
-	r := NewRecorder(s, RecorderOptions{Keep: -1, Logger: slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil))})
+	r := store.NewRecorder(s, store.RecorderOptions{Keep: -1, Logger: slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil))})
 	stop := runRecorder(t, r)
-	if DefaultJournal(s) != "" {
+	if store.DefaultJournal(s) != "" {
 		// Run replays the journal before it takes new records: a
 		// minute at most for a few thousand records, even with -race
 		// on a loaded machine.
 		deadline := time.Now().Add(time.Minute)
-		for !r.journaling.Load() {
+		for !r.Journaling() {
 			if time.Now().After(deadline) {
 				t.Fatalf("the journal was not replayed within a minute; the recorder logged:\n%s", logs.String())
 			}
@@ -238,7 +243,7 @@ func checkCommitCrash(t *testing.T, s Store, committed []string) {
 	if logs.Len() > 0 {
 		t.Logf("the recorder logged:\n%s", logs.String())
 	}
-	all, err := s.Calls(context.Background(), CallFilter{Limit: 1 << 20})
+	all, err := s.Calls(context.Background(), store.CallFilter{Limit: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,15 +268,12 @@ func checkCommitCrash(t *testing.T, s Store, committed []string) {
 // records as fast as they can, each printing a record's ID once its
 // Commit returns nil, until it is killed (or a minute passes).
 func commitWriter(engine, db string) int {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := openChildStore(ctx, engine, db)
+	ctx, rec, stop, err := childRecorder(engine, db)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	rec := NewRecorder(s, RecorderOptions{Keep: -1})
-	go rec.Run(ctx)
+	defer stop()
 	var wg sync.WaitGroup
 	for w := range 32 {
 		wg.Go(func() {
@@ -291,13 +293,28 @@ func commitWriter(engine, db string) int {
 	return 1
 }
 
+// childRecorder opens a crash-test child's store and runs a Recorder on
+// it until stop, or for a minute at most (so that a lost child does not
+// run for ever); ctx ends with it.
+func childRecorder(engine, db string) (ctx context.Context, rec *store.Recorder, stop func(), err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	s, err := openChildStore(ctx, engine, db)
+	if err != nil {
+		cancel()
+		return nil, nil, nil, err
+	}
+	rec = store.NewRecorder(s, store.RecorderOptions{Keep: -1})
+	go rec.Run(ctx)
+	return ctx, rec, cancel, nil
+}
+
 // openChildStore opens a crash-test child's store.
-func openChildStore(ctx context.Context, engine, db string) (Store, error) {
+func openChildStore(ctx context.Context, engine, db string) (store.Store, error) {
 	switch engine {
 	case "sqlite":
-		return OpenSQLite(ctx, db, Options{})
+		return store.OpenSQLite(ctx, db, store.Options{})
 	case "postgres":
-		return OpenPostgres(ctx, db, Options{})
+		return store.OpenPostgres(ctx, db, store.Options{})
 	}
 	return nil, fmt.Errorf("unknown engine %q", engine)
 }

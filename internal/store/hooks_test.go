@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -8,19 +8,21 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
 func TestSQLiteHookRuns(t *testing.T)   { testHookRuns(t, openSQLiteTest) }
 func TestPostgresHookRuns(t *testing.T) { testHookRuns(t, openPostgresTest) }
 
 // testHookRuns is the hook-run suite every Store implementation passes.
-func testHookRuns(t *testing.T, open func(t *testing.T) Store) {
+func testHookRuns(t *testing.T, open func(t *testing.T) store.Store) {
 	ctx := context.Background()
 	base := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 
 	t.Run("RoundTripAndFilters", func(t *testing.T) {
 		s := open(t)
-		runs := []HookRun{
+		runs := []store.HookRun{
 			{ID: "r1", EventID: "e1", ChainID: "c1", Depth: 0, Event: "tool.after", Hook: "log", Action: "mcp a/echo",
 				Status: "success", Context: json.RawMessage(`{"tool":"echo"}`), StartedAt: base, Duration: 1500 * time.Microsecond},
 			{ID: "r2", EventID: "e2", ChainID: "c1", Depth: 1, Event: "review.done", Hook: "notify", Action: "http example.com",
@@ -36,7 +38,7 @@ func testHookRuns(t *testing.T, open func(t *testing.T) Store) {
 		if runs[3].ID == "" {
 			t.Fatalf("got no ID assigned, want one written back")
 		}
-		all, err := s.HookRuns(ctx, HookRunFilter{})
+		all, err := s.HookRuns(ctx, store.HookRunFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,15 +53,15 @@ func testHookRuns(t *testing.T, open func(t *testing.T) Store) {
 		}
 		tests := []struct {
 			name string
-			f    HookRunFilter
+			f    store.HookRunFilter
 			want []string
 		}{
-			{"failed", HookRunFilter{Failed: true}, []string{runs[3].ID, "r3", "r2"}},
-			{"hook", HookRunFilter{Hook: "guard"}, []string{runs[3].ID, "r3"}},
-			{"event", HookRunFilter{Event: "tool.after"}, []string{"r1"}},
-			{"status", HookRunFilter{Status: "rejected"}, []string{"r3"}},
-			{"since", HookRunFilter{Since: base.Add(2 * time.Second)}, []string{runs[3].ID, "r3"}},
-			{"limit", HookRunFilter{Limit: 1}, []string{runs[3].ID}},
+			{"failed", store.HookRunFilter{Failed: true}, []string{runs[3].ID, "r3", "r2"}},
+			{"hook", store.HookRunFilter{Hook: "guard"}, []string{runs[3].ID, "r3"}},
+			{"event", store.HookRunFilter{Event: "tool.after"}, []string{"r1"}},
+			{"status", store.HookRunFilter{Status: "rejected"}, []string{"r3"}},
+			{"since", store.HookRunFilter{Since: base.Add(2 * time.Second)}, []string{runs[3].ID, "r3"}},
+			{"limit", store.HookRunFilter{Limit: 1}, []string{runs[3].ID}},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -80,8 +82,8 @@ func testHookRuns(t *testing.T, open func(t *testing.T) Store) {
 
 	t.Run("InvalidRejected", func(t *testing.T) {
 		s := open(t)
-		for _, r := range []HookRun{{ID: "x"}, {ID: "y", StartedAt: base, Context: json.RawMessage("{")}} {
-			if err := s.RecordHookRuns(ctx, []HookRun{r}); err == nil {
+		for _, r := range []store.HookRun{{ID: "x"}, {ID: "y", StartedAt: base, Context: json.RawMessage("{")}} {
+			if err := s.RecordHookRuns(ctx, []store.HookRun{r}); err == nil {
 				t.Errorf("RecordHookRuns(%+v): got nil error, want a validation error", r)
 			}
 		}
@@ -89,9 +91,9 @@ func testHookRuns(t *testing.T, open func(t *testing.T) Store) {
 
 	t.Run("Prune", func(t *testing.T) {
 		s := open(t)
-		var runs []HookRun
+		var runs []store.HookRun
 		for i := range 10 {
-			runs = append(runs, HookRun{ID: fmt.Sprintf("p%d", i), Event: "e", Hook: "h", Status: "success", StartedAt: base.Add(time.Duration(i) * time.Second)})
+			runs = append(runs, store.HookRun{ID: fmt.Sprintf("p%d", i), Event: "e", Hook: "h", Status: "success", StartedAt: base.Add(time.Duration(i) * time.Second)})
 		}
 		if err := s.RecordHookRuns(ctx, runs); err != nil {
 			t.Fatal(err)
@@ -100,7 +102,7 @@ func testHookRuns(t *testing.T, open func(t *testing.T) Store) {
 		if err != nil || n != 7 {
 			t.Fatalf("PruneHookRuns(3): got %d, %v, want 7, nil", n, err)
 		}
-		got, err := s.HookRuns(ctx, HookRunFilter{})
+		got, err := s.HookRuns(ctx, store.HookRunFilter{})
 		if err != nil || len(got) != 3 || got[2].ID != "p7" {
 			t.Fatalf("after pruning: got %d runs (%v), want p9..p7", len(got), err)
 		}

@@ -1,12 +1,12 @@
+// Internal on purpose: drives the write-ahead journal (openJournal, append, settle, recover, its segments) directly, as a crash leaves it.
+
 package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -64,7 +64,7 @@ func TestJournalEmptiedInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		if err := j.append(uint64(i+1), journalLine(t, testCall(fmt.Sprintf("old%d", i), i))); err != nil {
+		if err := j.append(uint64(i+1), journalLine(t, journalRecord(fmt.Sprintf("old%d", i), i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -73,7 +73,7 @@ func TestJournalEmptiedInPlace(t *testing.T) {
 		t.Fatalf("after settling everything: %d segments, want the one taking appends, emptied", len(j.segs))
 	}
 	for i := range 2 {
-		if err := j.append(uint64(i+4), journalLine(t, testCall(fmt.Sprintf("new%d", i), i))); err != nil {
+		if err := j.append(uint64(i+4), journalLine(t, journalRecord(fmt.Sprintf("new%d", i), i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -105,7 +105,7 @@ func TestJournalLeavesLiveSegments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := live.append(1, journalLine(t, testCall("live", 0))); err != nil {
+	if err := live.append(1, journalLine(t, journalRecord("live", 0))); err != nil {
 		t.Fatal(err)
 	}
 	other, err := openJournal(dir, slog.New(slog.DiscardHandler))
@@ -135,7 +135,7 @@ func TestJournalRotates(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.close(0)
-	line := journalLine(t, testCall("r", 0))
+	line := journalLine(t, journalRecord("r", 0))
 	n := uint64(3*journalSegmentBytes/len(line) + 1)
 	for seq := uint64(1); seq <= n; seq++ {
 		if err := j.append(seq, line); err != nil {
@@ -151,115 +151,9 @@ func TestJournalRotates(t *testing.T) {
 	}
 }
 
-// TestRecorderJournalKeepsFailedWrites: a record committed to the journal
-// whose write to the store fails is written by the next Recorder on the
-// database.
-func TestRecorderJournalKeepsFailedWrites(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "history.db")
-	s, err := OpenSQLite(context.Background(), path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := NewRecorder(s, RecorderOptions{Keep: -1, FlushInterval: time.Hour})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	eventually(t, "the journal is open", r.journaling.Load)
-	s.Close() // every write fails from now on
-	for i := range 3 {
-		if err := r.Commit(context.Background(), testCall(fmt.Sprintf("k%d", i), i)); err != nil {
-			t.Fatalf("Commit with a journal: %v", err)
-		}
-	}
-	cancel()
-	if err := <-done; err == nil {
-		t.Error("Run returned nil after its writes failed, want the error")
-	}
-
-	s2, err := OpenSQLite(context.Background(), path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Close()
-	if got := countCalls(t, s2); got != 0 {
-		t.Fatalf("%d calls in the store before the next Recorder, want 0", got)
-	}
-	stop := runRecorder(t, NewRecorder(s2, RecorderOptions{Keep: -1}))
-	stop()
-	if got := countCalls(t, s2); got != 3 {
-		t.Errorf("%d calls in the store after the next Recorder started, want the 3 journaled", got)
-	}
-}
-
-// gateStore holds its first RecordCalls until open is closed.
-type gateStore struct {
-	countingStore
-	once sync.Once
-	open chan struct{}
-}
-
-func (g *gateStore) RecordCalls(ctx context.Context, recs []CallRecord) error {
-	g.once.Do(func() { <-g.open })
-	return g.countingStore.RecordCalls(ctx, recs)
-}
-
-// TestRecorderGroupCommit: without a journal, Commit returns once its
-// record is in the store, and the Commits that arrive while a
-// transaction runs share the next one.
-func TestRecorderGroupCommit(t *testing.T) {
-	g := &gateStore{countingStore: countingStore{Store: openSQLiteTest(t)}, open: make(chan struct{})}
-	r := NewRecorder(g, RecorderOptions{Keep: -1, FlushInterval: time.Hour, NoJournal: true})
-	runRecorder(t, r)
-	const callers = 64
-	var wg sync.WaitGroup
-	errs := make(chan error, callers)
-	for i := range callers {
-		wg.Go(func() {
-			if err := r.Commit(context.Background(), testCall(fmt.Sprintf("g%02d", i), i)); err != nil {
-				errs <- err
-				return
-			}
-			// Returned: the record is in the store.
-			if _, err := g.Store.Calls(context.Background(), CallFilter{Limit: 1}); err != nil {
-				errs <- err
-			}
-		})
-	}
-	eventually(t, "every Commit is queued", func() bool {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		return r.accepted == callers
-	})
-	close(g.open)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	if got := g.records.Load(); got != callers {
-		t.Errorf("%d records stored when every Commit returned, want %d", got, callers)
-	}
-	// The first transaction held one record; the other 63 went together.
-	if got := g.txs.Load(); got != 2 {
-		t.Errorf("%d transactions for %d Commits, want 2", got, callers)
-	}
-}
-
-// TestRecorderCommitWait: a Commit that cannot become durable gives up
-// after CommitWait, or when its context ends, saying why.
-func TestRecorderCommitWait(t *testing.T) {
-	// Run is not running: nothing is written.
-	r := NewRecorder(openSQLiteTest(t), RecorderOptions{Keep: -1, NoJournal: true, CommitWait: 20 * time.Millisecond})
-	err := r.Commit(context.Background(), testCall("late", 0))
-	if err == nil || !strings.Contains(err.Error(), "not written within 20ms") {
-		t.Errorf("Commit past CommitWait: got %v, want it to say it was not written within 20ms", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := r.Commit(ctx, testCall("gone", 1)); !errors.Is(err, context.Canceled) {
-		t.Errorf("Commit with a cancelled context: got %v, want context.Canceled", err)
-	}
-	if err := r.Commit(context.Background(), CallRecord{ID: "bad"}); err == nil {
-		t.Error("Commit of an invalid record returned nil, want the error")
-	}
+// journalRecord returns a valid call record started i seconds into a test.
+func journalRecord(id string, i int) CallRecord {
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second)
+	return CallRecord{ID: id, Source: "gateway", Server: "files", Tool: "read_file", Status: "success",
+		StartedAt: start, FinishedAt: start.Add(time.Millisecond), Duration: time.Millisecond}
 }

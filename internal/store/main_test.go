@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/testpg"
+
+	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
 // Child processes: the test binary re-runs itself with envChild set to
@@ -45,9 +47,9 @@ var testStart = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // testCall returns a realistic call record started i seconds after
 // testStart.
-func testCall(id string, i int) CallRecord {
+func testCall(id string, i int) store.CallRecord {
 	start := testStart.Add(time.Duration(i) * time.Second)
-	return CallRecord{
+	return store.CallRecord{
 		ID:          id,
 		Source:      "gateway",
 		Identity:    "alice",
@@ -86,10 +88,10 @@ func testDB(t *testing.T, create func(t *testing.T) string) string {
 	return db
 }
 
-func openSQLiteTest(t *testing.T) Store {
+func openSQLiteTest(t *testing.T) store.Store {
 	t.Helper()
 	path := testDB(t, func(t *testing.T) string { return filepath.Join(t.TempDir(), "history.db") })
-	s, err := OpenSQLite(context.Background(), path, Options{})
+	s, err := store.OpenSQLite(context.Background(), path, store.Options{})
 	if err != nil {
 		t.Fatalf("OpenSQLite: %v", err)
 	}
@@ -97,10 +99,10 @@ func openSQLiteTest(t *testing.T) Store {
 	return s
 }
 
-func openPostgresTest(t *testing.T) Store {
+func openPostgresTest(t *testing.T) store.Store {
 	t.Helper()
 	dsn := testDB(t, postgresTestDSN)
-	s, err := OpenPostgres(context.Background(), dsn, Options{})
+	s, err := store.OpenPostgres(context.Background(), dsn, store.Options{})
 	if err != nil {
 		t.Fatalf("OpenPostgres: %v", err)
 	}

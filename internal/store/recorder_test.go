@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -9,18 +9,20 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
 // countingStore counts RecordCalls transactions of the Store it wraps.
 type countingStore struct {
-	Store
+	store.Store
 	txs     atomic.Int64
 	records atomic.Int64
 }
 
 // RecordCalls counts a batch once it has been committed, so that a test
 // that sees the count can read the records.
-func (c *countingStore) RecordCalls(ctx context.Context, recs []CallRecord) error {
+func (c *countingStore) RecordCalls(ctx context.Context, recs []store.CallRecord) error {
 	err := c.Store.RecordCalls(ctx, recs)
 	c.txs.Add(1)
 	if err == nil {
@@ -29,10 +31,10 @@ func (c *countingStore) RecordCalls(ctx context.Context, recs []CallRecord) erro
 	return err
 }
 
-var _ Store = (*countingStore)(nil)
+var _ store.Store = (*countingStore)(nil)
 
 // runRecorder runs r until the test ends and checks that Run returns nil.
-func runRecorder(t *testing.T, r *Recorder) (stop func()) {
+func runRecorder(t *testing.T, r *store.Recorder) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -50,9 +52,9 @@ func runRecorder(t *testing.T, r *Recorder) (stop func()) {
 	return stop
 }
 
-func countCalls(t *testing.T, s Store) int {
+func countCalls(t *testing.T, s store.Store) int {
 	t.Helper()
-	all, err := s.Calls(context.Background(), CallFilter{Limit: 1 << 20})
+	all, err := s.Calls(context.Background(), store.CallFilter{Limit: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +78,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func TestRecorderBatches(t *testing.T) {
 	cs := &countingStore{Store: openSQLiteTest(t)}
 	// A long interval: only full batches and Flush cause writes.
-	r := NewRecorder(cs, RecorderOptions{MaxBatch: 100, FlushInterval: time.Hour, Keep: -1})
+	r := store.NewRecorder(cs, store.RecorderOptions{MaxBatch: 100, FlushInterval: time.Hour, Keep: -1})
 	runRecorder(t, r)
 	const n = 1050
 	for i := range n {
@@ -99,7 +101,7 @@ func TestRecorderBatches(t *testing.T) {
 
 func TestRecorderFlushInterval(t *testing.T) {
 	cs := &countingStore{Store: openSQLiteTest(t)}
-	r := NewRecorder(cs, RecorderOptions{FlushInterval: 10 * time.Millisecond, Keep: -1})
+	r := store.NewRecorder(cs, store.RecorderOptions{FlushInterval: 10 * time.Millisecond, Keep: -1})
 	runRecorder(t, r)
 	r.Record(testCall("lonely", 0))
 	// No Flush: the interval alone gets it written.
@@ -111,7 +113,7 @@ func TestRecorderFlushInterval(t *testing.T) {
 
 func TestRecorderFlushConcurrent(t *testing.T) {
 	s := openSQLiteTest(t)
-	r := NewRecorder(s, RecorderOptions{FlushInterval: time.Hour, Keep: -1})
+	r := store.NewRecorder(s, store.RecorderOptions{FlushInterval: time.Hour, Keep: -1})
 	runRecorder(t, r)
 	const writers, each = 8, 300
 	var wg sync.WaitGroup
@@ -143,7 +145,7 @@ func TestRecorderFlushConcurrent(t *testing.T) {
 
 func TestRecorderRunFlushesOnShutdown(t *testing.T) {
 	cs := &countingStore{Store: openSQLiteTest(t)}
-	r := NewRecorder(cs, RecorderOptions{MaxBatch: 10000, FlushInterval: time.Hour, Keep: -1})
+	r := store.NewRecorder(cs, store.RecorderOptions{MaxBatch: 10000, FlushInterval: time.Hour, Keep: -1})
 	base := runtime.NumGoroutine()
 	stop := runRecorder(t, r)
 	for i := range 500 {
@@ -169,7 +171,7 @@ func TestRecorderRunFlushesOnShutdown(t *testing.T) {
 
 func TestRecorderFullBufferDrops(t *testing.T) {
 	s := openSQLiteTest(t)
-	r := NewRecorder(s, RecorderOptions{Buffer: 10, Keep: -1})
+	r := store.NewRecorder(s, store.RecorderOptions{Buffer: 10, Keep: -1})
 	// Run is not running yet, so nothing drains the buffer: Record must
 	// still return at once.
 	for i := range 25 {
@@ -196,7 +198,7 @@ func TestRecorderFullBufferDrops(t *testing.T) {
 
 func TestRecorderWriteFailure(t *testing.T) {
 	s := openSQLiteTest(t)
-	r := NewRecorder(s, RecorderOptions{Keep: -1})
+	r := store.NewRecorder(s, store.RecorderOptions{Keep: -1})
 	runRecorder(t, r)
 	s.Close() // every write fails from now on
 	for i := range 3 {
@@ -213,7 +215,7 @@ func TestRecorderWriteFailure(t *testing.T) {
 func TestRecorderPrunes(t *testing.T) {
 	s := openSQLiteTest(t)
 	const keep = 50
-	r := NewRecorder(s, RecorderOptions{MaxBatch: 64, Keep: keep, PruneEvery: 1}) // prune after every batch: the last prune follows the last write
+	r := store.NewRecorder(s, store.RecorderOptions{MaxBatch: 64, Keep: keep, PruneEvery: 1}) // prune after every batch: the last prune follows the last write
 	runRecorder(t, r)
 	for i := range 1000 {
 		r.Record(testCall(fmt.Sprintf("p%04d", i), i))
@@ -223,7 +225,7 @@ func TestRecorderPrunes(t *testing.T) {
 	}
 	// The last prune follows the last write.
 	eventually(t, fmt.Sprintf("history is pruned to %d calls", keep), func() bool { return countCalls(t, s) == keep })
-	all, err := s.Calls(context.Background(), CallFilter{Limit: keep})
+	all, err := s.Calls(context.Background(), store.CallFilter{Limit: keep})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +238,7 @@ func TestRecorderPrunes(t *testing.T) {
 }
 
 func TestRecorderFlushContext(t *testing.T) {
-	r := NewRecorder(openSQLiteTest(t), RecorderOptions{Keep: -1})
+	r := store.NewRecorder(openSQLiteTest(t), store.RecorderOptions{Keep: -1})
 	r.Record(testCall("waiting", 0))
 	// Run is not running: Flush gives up when its context does.
 	ctx, cancel := context.WithCancel(context.Background())

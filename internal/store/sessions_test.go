@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+
+	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
 func TestSQLiteConsoleSessions(t *testing.T)   { testConsoleSessions(t, openSQLiteTest) }
@@ -16,12 +18,12 @@ func TestPostgresConsoleSessions(t *testing.T) { testConsoleSessions(t, openPost
 // testConsoleSessions checks that sessions round-trip, survive reopening
 // the database (a restart), are seen by a second handle on the same
 // database (a replica), are touched, deleted and expired.
-func testConsoleSessions(t *testing.T, open func(t *testing.T) Store) {
+func testConsoleSessions(t *testing.T, open func(t *testing.T) store.Store) {
 	ctx := context.Background()
-	a := open(t).(SessionStore)
-	b := open(t).(SessionStore) // the same database, as a second replica sees it
+	a := open(t).(store.SessionStore)
+	b := open(t).(store.SessionStore) // the same database, as a second replica sees it
 	start := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC)
-	want := ConsoleSession{ID: "session-id-1", CSRF: "csrf-1", Authed: true, Token: "ci", Fingerprint: "ab12",
+	want := store.ConsoleSession{ID: "session-id-1", CSRF: "csrf-1", Authed: true, Token: "ci", Fingerprint: "ab12",
 		User: "alice", Created: start, Seen: start.Add(time.Minute)}
 	if err := a.SaveConsoleSession(ctx, want); err != nil {
 		t.Fatal(err)
@@ -43,7 +45,7 @@ func testConsoleSessions(t *testing.T, open func(t *testing.T) Store) {
 	if got, _ := b.ConsoleSession(ctx, "session-id-1"); !got.Seen.Equal(start.Add(time.Hour).Truncate(time.Microsecond)) {
 		t.Errorf("seen after a touch: got %v, want %v", got.Seen, start.Add(time.Hour))
 	}
-	anon := ConsoleSession{ID: "anon", CSRF: "c", Created: start.Add(-2 * time.Hour), Seen: start.Add(-2 * time.Hour)}
+	anon := store.ConsoleSession{ID: "anon", CSRF: "c", Created: start.Add(-2 * time.Hour), Seen: start.Add(-2 * time.Hour)}
 	if err := a.SaveConsoleSession(ctx, anon); err != nil {
 		t.Fatal(err)
 	}

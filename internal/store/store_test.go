@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -8,29 +8,20 @@ import (
 	"testing"
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
-)
 
-func TestMigrationsWellFormed(t *testing.T) {
-	for i, m := range migrations {
-		if m.version != i+1 {
-			t.Errorf("migration %d has version %d, want %d: versions count up from 1", i, m.version, i+1)
-		}
-		if m.name == "" || len(m.sqlite) == 0 || len(m.postgres) == 0 {
-			t.Errorf("migration %d needs a name and SQL for both engines", m.version)
-		}
-	}
-}
+	"github.com/switchboard-mcp/switchboard/internal/store"
+)
 
 func TestOpenChoosesEngine(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a", "b", "history.db")
-	s, err := Open(ctx, path, Options{})
+	s, err := store.Open(ctx, path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, ok := s.(*SQLite); !ok {
+	if _, ok := s.(*store.SQLite); !ok {
 		t.Errorf("Open(%q): got %T, want *SQLite", path, s)
 	}
 	// New directories and the file are private.
@@ -51,25 +42,25 @@ func TestOpenChoosesEngine(t *testing.T) {
 	// Open would take for a path: only the URL forms are tried.)
 	if rest, ok := strings.CutPrefix(dsns[0], "postgres://"); ok {
 		dsns = append(dsns, "postgresql://"+rest)
-	} else if !isPostgresDSN(dsns[0]) {
+	} else if !store.IsPostgresDSN(dsns[0]) {
 		dsns = nil
 	}
 	for _, dsn := range dsns {
-		s, err := Open(ctx, dsn, Options{})
+		s, err := store.Open(ctx, dsn, store.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := s.(*Postgres); !ok {
+		if _, ok := s.(*store.Postgres); !ok {
 			t.Errorf("Open(%q): got %T, want *Postgres", dsn, s)
 		}
 		s.Close()
 	}
 
-	if _, err := Open(ctx, "", Options{}); fault.KindOf(err) != fault.Config {
+	if _, err := store.Open(ctx, "", store.Options{}); fault.KindOf(err) != fault.Config {
 		t.Errorf("Open(\"\"): got %v, want a %q error", err, fault.Config)
 	}
 	// An unreachable server is a connection error (port 1: nothing listens).
-	_, err = Open(ctx, "postgres://nobody@127.0.0.1:1/x?connect_timeout=5", Options{})
+	_, err = store.Open(ctx, "postgres://nobody@127.0.0.1:1/x?connect_timeout=5", store.Options{})
 	if k := fault.KindOf(err); k != fault.Connection {
 		t.Errorf("Open(unreachable server): got %v (kind %q), want kind %q", err, k, fault.Connection)
 	}

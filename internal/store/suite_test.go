@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
+
+	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
 func TestSQLiteStore(t *testing.T)   { testStore(t, openSQLiteTest) }
@@ -20,12 +22,12 @@ func TestPostgresStore(t *testing.T) { testStore(t, openPostgresTest) }
 // testStore is the suite every Store implementation passes. open returns a
 // new store for t; called again in the same test, it opens the same
 // database again.
-func testStore(t *testing.T, open func(t *testing.T) Store) {
+func testStore(t *testing.T, open func(t *testing.T) store.Store) {
 	ctx := context.Background()
 
 	t.Run("RoundTrip", func(t *testing.T) {
 		s := open(t)
-		want := CallRecord{
+		want := store.CallRecord{
 			ID: "c1", Source: "agent", Identity: "bob", Server: "github", Tool: "create_issue",
 			Args:   []byte(`{"title":"string","labels":["string"]}`),
 			Status: "error", ErrorKind: "backend", ErrorMessage: "upstream said no",
@@ -34,7 +36,7 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 			Duration:   876543210 * time.Nanosecond, Retries: 2, ResultBytes: 1 << 40,
 			Truncated: true, Partial: true,
 		}
-		if err := s.RecordCalls(ctx, []CallRecord{want}); err != nil {
+		if err := s.RecordCalls(ctx, []store.CallRecord{want}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.Call(ctx, "c1")
@@ -51,8 +53,8 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 		}
 
 		// Empty and unset fields stay empty.
-		min := CallRecord{ID: "c2", StartedAt: testStart}
-		if err := s.RecordCalls(ctx, []CallRecord{min}); err != nil {
+		min := store.CallRecord{ID: "c2", StartedAt: testStart}
+		if err := s.RecordCalls(ctx, []store.CallRecord{min}); err != nil {
 			t.Fatal(err)
 		}
 		got, err = s.Call(ctx, "c2")
@@ -66,43 +68,43 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 
 	t.Run("Filters", func(t *testing.T) {
 		s := open(t)
-		var recs []CallRecord
-		add := func(id string, mod func(*CallRecord)) {
+		var recs []store.CallRecord
+		add := func(id string, mod func(*store.CallRecord)) {
 			r := testCall(id, len(recs))
 			mod(&r)
 			recs = append(recs, r)
 		}
-		add("a", func(r *CallRecord) {})
-		add("b", func(r *CallRecord) { r.Tool = "write_file" })
-		add("c", func(r *CallRecord) { r.Server, r.Tool = "github", "create_issue" })
-		add("d", func(r *CallRecord) { r.Status, r.ErrorKind = "timeout", "timeout" })
-		add("e", func(r *CallRecord) { r.Source = "cli" })
-		add("f", func(r *CallRecord) { r.Identity = "bob" })
-		add("g", func(r *CallRecord) { r.Server, r.Status = "github", "error" })
+		add("a", func(r *store.CallRecord) {})
+		add("b", func(r *store.CallRecord) { r.Tool = "write_file" })
+		add("c", func(r *store.CallRecord) { r.Server, r.Tool = "github", "create_issue" })
+		add("d", func(r *store.CallRecord) { r.Status, r.ErrorKind = "timeout", "timeout" })
+		add("e", func(r *store.CallRecord) { r.Source = "cli" })
+		add("f", func(r *store.CallRecord) { r.Identity = "bob" })
+		add("g", func(r *store.CallRecord) { r.Server, r.Status = "github", "error" })
 		if err := s.RecordCalls(ctx, recs); err != nil {
 			t.Fatal(err)
 		}
 		for _, tc := range []struct {
 			name string
-			f    CallFilter
+			f    store.CallFilter
 			want []string
 		}{
-			{"all", CallFilter{}, []string{"g", "f", "e", "d", "c", "b", "a"}},
-			{"server", CallFilter{Server: "github"}, []string{"g", "c"}},
-			{"tool", CallFilter{Tool: "read_file"}, []string{"g", "f", "e", "d", "a"}},
-			{"server and tool", CallFilter{Server: "files", Tool: "read_file"}, []string{"f", "e", "d", "a"}},
-			{"status", CallFilter{Status: "timeout"}, []string{"d"}},
-			{"source", CallFilter{Source: "cli"}, []string{"e"}},
-			{"identity", CallFilter{Identity: "bob"}, []string{"f"}},
-			{"since", CallFilter{Since: testStart.Add(4 * time.Second)}, []string{"g", "f", "e"}},
-			{"since in another zone", CallFilter{Since: testStart.Add(4 * time.Second).In(time.FixedZone("Y", -7200))}, []string{"g", "f", "e"}},
-			{"limit", CallFilter{Limit: 2}, []string{"g", "f"}},
-			{"combined", CallFilter{Server: "github", Status: "error", Since: testStart}, []string{"g"}},
-			{"no match", CallFilter{Server: "nope"}, nil},
-			{"before", CallFilter{BeforeID: "c"}, []string{"b", "a"}},
-			{"before with filter", CallFilter{BeforeID: "f", Tool: "read_file"}, []string{"e", "d", "a"}},
-			{"id prefix", CallFilter{IDPrefix: "c"}, []string{"c"}},
-			{"id prefix longer than the ids", CallFilter{IDPrefix: "cc"}, nil},
+			{"all", store.CallFilter{}, []string{"g", "f", "e", "d", "c", "b", "a"}},
+			{"server", store.CallFilter{Server: "github"}, []string{"g", "c"}},
+			{"tool", store.CallFilter{Tool: "read_file"}, []string{"g", "f", "e", "d", "a"}},
+			{"server and tool", store.CallFilter{Server: "files", Tool: "read_file"}, []string{"f", "e", "d", "a"}},
+			{"status", store.CallFilter{Status: "timeout"}, []string{"d"}},
+			{"source", store.CallFilter{Source: "cli"}, []string{"e"}},
+			{"identity", store.CallFilter{Identity: "bob"}, []string{"f"}},
+			{"since", store.CallFilter{Since: testStart.Add(4 * time.Second)}, []string{"g", "f", "e"}},
+			{"since in another zone", store.CallFilter{Since: testStart.Add(4 * time.Second).In(time.FixedZone("Y", -7200))}, []string{"g", "f", "e"}},
+			{"limit", store.CallFilter{Limit: 2}, []string{"g", "f"}},
+			{"combined", store.CallFilter{Server: "github", Status: "error", Since: testStart}, []string{"g"}},
+			{"no match", store.CallFilter{Server: "nope"}, nil},
+			{"before", store.CallFilter{BeforeID: "c"}, []string{"b", "a"}},
+			{"before with filter", store.CallFilter{BeforeID: "f", Tool: "read_file"}, []string{"e", "d", "a"}},
+			{"id prefix", store.CallFilter{IDPrefix: "c"}, []string{"c"}},
+			{"id prefix longer than the ids", store.CallFilter{IDPrefix: "cc"}, nil},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				got, err := s.Calls(ctx, tc.f)
@@ -115,18 +117,18 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 			})
 		}
 		// Whole records come back from Calls as they do from Call.
-		got, err := s.Calls(ctx, CallFilter{Identity: "bob"})
+		got, err := s.Calls(ctx, store.CallFilter{Identity: "bob"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]CallRecord{recs[5]}, got); diff != "" {
+		if diff := cmp.Diff([]store.CallRecord{recs[5]}, got); diff != "" {
 			t.Errorf("Calls record mismatch (-want +got):\n%s", diff)
 		}
 	})
 
 	t.Run("IDPrefix", func(t *testing.T) {
 		s := open(t)
-		var recs []CallRecord
+		var recs []store.CallRecord
 		for i, id := range []string{"ab12-x", "ab13-y", "AB14-z", "ac15", "b_%"} {
 			recs = append(recs, testCall(id, i))
 		}
@@ -145,7 +147,7 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 			{"_", nil}, // no pattern characters
 			{"%", nil},
 		} {
-			got, err := s.Calls(ctx, CallFilter{IDPrefix: tc.prefix})
+			got, err := s.Calls(ctx, store.CallFilter{IDPrefix: tc.prefix})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,11 +162,11 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 		// 250 calls; pairs share a start time, so order falls back to the
 		// order of recording. Recorded out of time order.
 		const n = 250
-		recs := make([]CallRecord, n)
+		recs := make([]store.CallRecord, n)
 		for i := range recs {
 			recs[i] = testCall(fmt.Sprintf("p%03d", i), i/2)
 		}
-		for _, half := range [][]CallRecord{recs[126:], recs[:126]} { // pairs stay together
+		for _, half := range [][]store.CallRecord{recs[126:], recs[:126]} { // pairs stay together
 			for i := 0; i < len(half); i += 50 {
 				batch := half[i:min(i+50, len(half))]
 				if err := s.RecordCalls(ctx, batch); err != nil {
@@ -177,16 +179,16 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 			want = append(want, recs[i].ID)
 		}
 
-		first, err := s.Calls(ctx, CallFilter{})
+		first, err := s.Calls(ctx, store.CallFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := len(first); got != DefaultLimit {
-			t.Errorf("got %d calls with no limit, want %d", got, DefaultLimit)
+		if got := len(first); got != store.DefaultLimit {
+			t.Errorf("got %d calls with no limit, want %d", got, store.DefaultLimit)
 		}
 
 		var got []string
-		f := CallFilter{Limit: 64}
+		f := store.CallFilter{Limit: 64}
 		for pages := 0; ; pages++ {
 			if pages > n {
 				t.Fatal("pagination does not end")
@@ -205,7 +207,7 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 			t.Errorf("paged IDs (-want +got):\n%s", diff)
 		}
 
-		_, err = s.Calls(ctx, CallFilter{BeforeID: "missing"})
+		_, err = s.Calls(ctx, store.CallFilter{BeforeID: "missing"})
 		if k := fault.KindOf(err); k != fault.NotFound {
 			t.Errorf("Calls with unknown BeforeID: got error %v (kind %q), want kind %q", err, k, fault.NotFound)
 		}
@@ -223,11 +225,11 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("UpsertAndValidation", func(t *testing.T) {
 		s := open(t)
 		r := testCall("u1", 0)
-		if err := s.RecordCalls(ctx, []CallRecord{r}); err != nil {
+		if err := s.RecordCalls(ctx, []store.CallRecord{r}); err != nil {
 			t.Fatal(err)
 		}
 		r.Status, r.ErrorMessage = "error", "second try failed"
-		if err := s.RecordCalls(ctx, []CallRecord{r}); err != nil {
+		if err := s.RecordCalls(ctx, []store.CallRecord{r}); err != nil {
 			t.Fatalf("recording an ID again: %v", err)
 		}
 		got, err := s.Call(ctx, "u1")
@@ -239,7 +241,7 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 		}
 
 		// A missing ID is assigned and written back.
-		batch := []CallRecord{testCall("", 1), testCall("", 2)}
+		batch := []store.CallRecord{testCall("", 1), testCall("", 2)}
 		if err := s.RecordCalls(ctx, batch); err != nil {
 			t.Fatal(err)
 		}
@@ -255,8 +257,8 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 		noStart.StartedAt = time.Time{}
 		badArgs := testCall("bad2", 4)
 		badArgs.Args = []byte(`{"unterminated`)
-		for _, bad := range []CallRecord{noStart, badArgs} {
-			err := s.RecordCalls(ctx, []CallRecord{testCall("ok", 5), bad})
+		for _, bad := range []store.CallRecord{noStart, badArgs} {
+			err := s.RecordCalls(ctx, []store.CallRecord{testCall("ok", 5), bad})
 			if k := fault.KindOf(err); k != fault.Validation {
 				t.Errorf("RecordCalls(%s): got error %v (kind %q), want kind %q", bad.ID, err, k, fault.Validation)
 			}
@@ -268,7 +270,7 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 		// Text PostgreSQL cannot hold is cleaned the same way by both.
 		odd := testCall("odd", 6)
 		odd.ErrorMessage = "nul\x00byte and bad \xff utf-8"
-		if err := s.RecordCalls(ctx, []CallRecord{odd}); err != nil {
+		if err := s.RecordCalls(ctx, []store.CallRecord{odd}); err != nil {
 			t.Fatal(err)
 		}
 		got, err = s.Call(ctx, "odd")
@@ -282,7 +284,7 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 
 	t.Run("Prune", func(t *testing.T) {
 		s := open(t)
-		recs := make([]CallRecord, 50)
+		recs := make([]store.CallRecord, 50)
 		for i := range recs {
 			recs[i] = testCall(fmt.Sprintf("k%02d", i), i)
 		}
@@ -312,7 +314,7 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 			if n != tc.deleted {
 				t.Errorf("Prune(%d): got %d deleted, want %d", tc.keep, n, tc.deleted)
 			}
-			got, err := s.Calls(ctx, CallFilter{Limit: 1000})
+			got, err := s.Calls(ctx, store.CallFilter{Limit: 1000})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -369,7 +371,7 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 
 	t.Run("ReopenAndMigrations", func(t *testing.T) {
 		s1 := open(t)
-		if err := s1.RecordCalls(ctx, []CallRecord{testCall("r1", 0)}); err != nil {
+		if err := s1.RecordCalls(ctx, []store.CallRecord{testCall("r1", 0)}); err != nil {
 			t.Fatal(err)
 		}
 		if err := s1.SaveState(ctx, "files", upstream.Record{Disabled: true}); err != nil {
@@ -378,18 +380,16 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 		s1.Close()
 		s2 := open(t) // the same database: migrations find nothing to do
 		s3 := open(t) // and again, while s2 is open
-		for _, s := range []Store{s2, s3} {
+		for _, s := range []store.Store{s2, s3} {
 			if _, err := s.Call(ctx, "r1"); err != nil {
 				t.Errorf("Call after reopening: %v", err)
 			}
 			if r, _ := s.LoadState(ctx, "files"); !r.Disabled {
 				t.Errorf("state after reopening: got %+v, want Disabled", r)
 			}
-			v, err := s.(interface {
-				schemaVersion(context.Context) (int, error)
-			}).schemaVersion(ctx)
-			if err != nil || v != latestVersion() {
-				t.Errorf("schema version: got %d, %v, want %d", v, err, latestVersion())
+			v, err := store.SchemaVersion(ctx, s)
+			if err != nil || v != store.LatestVersion() {
+				t.Errorf("schema version: got %d, %v, want %d", v, err, store.LatestVersion())
 			}
 		}
 	})
@@ -397,24 +397,20 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("NewerSchemaRefused", func(t *testing.T) {
 		s := open(t)
 		// A later Switchboard has migrated this database further.
-		switch s := s.(type) {
-		case *SQLite:
-			_, err := s.write.ExecContext(ctx, "INSERT INTO schema_migrations VALUES (999, 'future', 0)")
-			if err != nil {
-				t.Fatal(err)
-			}
-		case *Postgres:
-			if _, err := s.pool.Exec(ctx, "INSERT INTO schema_migrations VALUES (999, 'future', now())"); err != nil {
-				t.Fatal(err)
-			}
+		applied := "0"
+		if _, ok := s.(*store.Postgres); ok {
+			applied = "now()"
+		}
+		if err := store.Exec(ctx, s, "INSERT INTO schema_migrations VALUES (999, 'future', "+applied+")"); err != nil {
+			t.Fatal(err)
 		}
 		s.Close()
 		var err error
 		switch s := s.(type) {
-		case *SQLite:
-			_, err = OpenSQLite(ctx, s.path, Options{})
-		case *Postgres:
-			_, err = OpenPostgres(ctx, testDB(t, nil), Options{})
+		case *store.SQLite:
+			_, err = store.OpenSQLite(ctx, s.Path(), store.Options{})
+		case *store.Postgres:
+			_, err = store.OpenPostgres(ctx, testDB(t, nil), store.Options{})
 		}
 		if k := fault.KindOf(err); k != fault.Config {
 			t.Fatalf("opening a database with schema version 999: got error %v (kind %q), want kind %q", err, k, fault.Config)
@@ -429,7 +425,7 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 		for w := range writers {
 			wg.Go(func() {
 				for b := range batches {
-					batch := make([]CallRecord, size)
+					batch := make([]store.CallRecord, size)
 					for i := range batch {
 						batch[i] = testCall(fmt.Sprintf("w%d-%d-%d", w, b, i), b)
 					}
@@ -442,7 +438,7 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 		// Readers run alongside.
 		wg.Go(func() {
 			for range 20 {
-				if _, err := s.Calls(ctx, CallFilter{Server: "files"}); err != nil {
+				if _, err := s.Calls(ctx, store.CallFilter{Server: "files"}); err != nil {
 					errs <- err
 				}
 			}
@@ -452,7 +448,7 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 		for err := range errs {
 			t.Errorf("concurrent RecordCalls: %v", err)
 		}
-		all, err := s.Calls(ctx, CallFilter{Limit: 10 * writers * batches * size})
+		all, err := s.Calls(ctx, store.CallFilter{Limit: 10 * writers * batches * size})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -462,7 +458,7 @@ func testStore(t *testing.T, open func(t *testing.T) Store) {
 	})
 }
 
-func ids(recs []CallRecord) []string {
+func ids(recs []store.CallRecord) []string {
 	var out []string
 	for _, r := range recs {
 		out = append(out, r.ID)

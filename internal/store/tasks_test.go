@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+
+	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
 func TestSQLiteTasks(t *testing.T)   { testTaskStore(t, openSQLiteTest) }
@@ -17,15 +19,15 @@ func TestPostgresTasks(t *testing.T) { testTaskStore(t, openPostgresTest) }
 func ptr[T any](v T) *T { return &v }
 
 // testTaskStore is the suite every TaskStore implementation passes.
-func testTaskStore(t *testing.T, open func(t *testing.T) Store) {
+func testTaskStore(t *testing.T, open func(t *testing.T) store.Store) {
 	ctx := context.Background()
-	tasks := func(t *testing.T) TaskStore { return open(t).(TaskStore) }
+	tasks := func(t *testing.T) store.TaskStore { return open(t).(store.TaskStore) }
 
 	t.Run("CreateAndGet", func(t *testing.T) {
 		s := tasks(t)
 		due := time.Date(2026, 12, 20, 10, 0, 0, 123456789, time.FixedZone("X", 3600))
 		before := time.Now().UTC().Truncate(time.Microsecond)
-		got, err := s.Create(ctx, "alice", NewTask{Title: "Buy milk", Description: ptr("2%"), Priority: PriorityHigh, DueDate: &due})
+		got, err := s.Create(ctx, "alice", store.NewTask{Title: "Buy milk", Description: ptr("2%"), Priority: store.PriorityHigh, DueDate: &due})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,8 +38,8 @@ func testTaskStore(t *testing.T, open func(t *testing.T) Store) {
 		if got.CreatedAt.Before(before) || got.CreatedAt.After(after) || got.CreatedAt.Location() != time.UTC {
 			t.Errorf("got CreatedAt %v, want a UTC time between %v and %v", got.CreatedAt, before, after)
 		}
-		want := Task{
-			ID: got.ID, UserID: "alice", Title: "Buy milk", Description: ptr("2%"), Priority: PriorityHigh,
+		want := store.Task{
+			ID: got.ID, UserID: "alice", Title: "Buy milk", Description: ptr("2%"), Priority: store.PriorityHigh,
 			DueDate:   ptr(time.Date(2026, 12, 20, 9, 0, 0, 123456000, time.UTC)),
 			CreatedAt: got.CreatedAt, UpdatedAt: got.CreatedAt,
 		}
@@ -53,11 +55,11 @@ func testTaskStore(t *testing.T, open func(t *testing.T) Store) {
 		}
 
 		// The minimal task: default priority, no description or due date.
-		min, err := s.Create(ctx, "alice", NewTask{Title: "x"})
+		min, err := s.Create(ctx, "alice", store.NewTask{Title: "x"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if min.Priority != PriorityMedium || min.Description != nil || min.DueDate != nil || min.Completed {
+		if min.Priority != store.PriorityMedium || min.Description != nil || min.DueDate != nil || min.Completed {
 			t.Errorf("minimal task: got %+v, want priority Medium, no description or due date, not completed", min)
 		}
 		if min.ID <= got.ID {
@@ -68,7 +70,7 @@ func testTaskStore(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("ListNewestFirstAndFilter", func(t *testing.T) {
 		s := tasks(t)
 		for i, title := range []string{"a", "b", "c", "d"} {
-			task, err := s.Create(ctx, "alice", NewTask{Title: title})
+			task, err := s.Create(ctx, "alice", store.NewTask{Title: title})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,7 +80,7 @@ func testTaskStore(t *testing.T, open func(t *testing.T) Store) {
 				}
 			}
 		}
-		if _, err := s.Create(ctx, "bob", NewTask{Title: "bob's"}); err != nil {
+		if _, err := s.Create(ctx, "bob", store.NewTask{Title: "bob's"}); err != nil {
 			t.Fatal(err)
 		}
 		for _, tc := range []struct {
@@ -110,12 +112,12 @@ func testTaskStore(t *testing.T, open func(t *testing.T) Store) {
 	t.Run("Update", func(t *testing.T) {
 		s := tasks(t)
 		due := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
-		orig, err := s.Create(ctx, "alice", NewTask{Title: "t", Description: ptr("d"), Priority: PriorityLow, DueDate: &due})
+		orig, err := s.Create(ctx, "alice", store.NewTask{Title: "t", Description: ptr("d"), Priority: store.PriorityLow, DueDate: &due})
 		if err != nil {
 			t.Fatal(err)
 		}
 		// Nothing to change: the task as it is.
-		same, err := s.Update(ctx, "alice", orig.ID, TaskUpdate{})
+		same, err := s.Update(ctx, "alice", orig.ID, store.TaskUpdate{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,12 +125,12 @@ func testTaskStore(t *testing.T, open func(t *testing.T) Store) {
 			t.Errorf("empty update changed the task (-want +got):\n%s", diff)
 		}
 		// Only the given fields change.
-		got, err := s.Update(ctx, "alice", orig.ID, TaskUpdate{Title: ptr("new"), Priority: ptr(PriorityUrgent)})
+		got, err := s.Update(ctx, "alice", orig.ID, store.TaskUpdate{Title: ptr("new"), Priority: ptr(store.PriorityUrgent)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := orig
-		want.Title, want.Priority, want.UpdatedAt = "new", PriorityUrgent, got.UpdatedAt
+		want.Title, want.Priority, want.UpdatedAt = "new", store.PriorityUrgent, got.UpdatedAt
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("Update mismatch (-want +got):\n%s", diff)
 		}
@@ -136,7 +138,7 @@ func testTaskStore(t *testing.T, open func(t *testing.T) Store) {
 			t.Errorf("UpdatedAt went back from %v to %v", orig.UpdatedAt, got.UpdatedAt)
 		}
 		// Clearing the description and due date.
-		got, err = s.Update(ctx, "alice", orig.ID, TaskUpdate{Description: Change[string]{Set: true}, DueDate: Change[time.Time]{Set: true}})
+		got, err = s.Update(ctx, "alice", orig.ID, store.TaskUpdate{Description: store.Change[string]{Set: true}, DueDate: store.Change[time.Time]{Set: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +147,7 @@ func testTaskStore(t *testing.T, open func(t *testing.T) Store) {
 		}
 		// Setting them again.
 		due2 := time.Date(2027, 1, 1, 8, 30, 0, 0, time.UTC)
-		got, err = s.Update(ctx, "alice", orig.ID, TaskUpdate{Description: Change[string]{Set: true, Value: ptr("again")}, DueDate: Change[time.Time]{Set: true, Value: &due2}})
+		got, err = s.Update(ctx, "alice", orig.ID, store.TaskUpdate{Description: store.Change[string]{Set: true, Value: ptr("again")}, DueDate: store.Change[time.Time]{Set: true, Value: &due2}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +165,7 @@ func testTaskStore(t *testing.T, open func(t *testing.T) Store) {
 
 	t.Run("SetCompleted", func(t *testing.T) {
 		s := tasks(t)
-		task, err := s.Create(ctx, "alice", NewTask{Title: "t"})
+		task, err := s.Create(ctx, "alice", store.NewTask{Title: "t"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +182,7 @@ func testTaskStore(t *testing.T, open func(t *testing.T) Store) {
 
 	t.Run("OtherUsersAndMissingTasksAreNotFound", func(t *testing.T) {
 		s := tasks(t)
-		task, err := s.Create(ctx, "alice", NewTask{Title: "secret"})
+		task, err := s.Create(ctx, "alice", store.NewTask{Title: "secret"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,9 +195,9 @@ func testTaskStore(t *testing.T, open func(t *testing.T) Store) {
 			}
 			_, err := s.Get(ctx, "bob", id)
 			check("Get", err)
-			_, err = s.Update(ctx, "bob", id, TaskUpdate{Title: ptr("mine")})
+			_, err = s.Update(ctx, "bob", id, store.TaskUpdate{Title: ptr("mine")})
 			check("Update", err)
-			_, err = s.Update(ctx, "bob", id, TaskUpdate{})
+			_, err = s.Update(ctx, "bob", id, store.TaskUpdate{})
 			check("Update (empty)", err)
 			_, err = s.SetCompleted(ctx, "bob", id, true)
 			check("SetCompleted", err)
@@ -212,8 +214,8 @@ func testTaskStore(t *testing.T, open func(t *testing.T) Store) {
 
 	t.Run("Delete", func(t *testing.T) {
 		s := tasks(t)
-		a, _ := s.Create(ctx, "alice", NewTask{Title: "a"})
-		b, err := s.Create(ctx, "alice", NewTask{Title: "b"})
+		a, _ := s.Create(ctx, "alice", store.NewTask{Title: "a"})
+		b, err := s.Create(ctx, "alice", store.NewTask{Title: "b"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,7 +229,7 @@ func testTaskStore(t *testing.T, open func(t *testing.T) Store) {
 			t.Errorf("deleting twice: got %v, want kind %q", err, fault.NotFound)
 		}
 		// The ID of a deleted task is not given to another.
-		c, err := s.Create(ctx, "alice", NewTask{Title: "c"})
+		c, err := s.Create(ctx, "alice", store.NewTask{Title: "c"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -242,18 +244,18 @@ func testTaskStore(t *testing.T, open func(t *testing.T) Store) {
 
 	t.Run("Validation", func(t *testing.T) {
 		s := tasks(t)
-		task, err := s.Create(ctx, "alice", NewTask{Title: "t"})
+		task, err := s.Create(ctx, "alice", store.NewTask{Title: "t"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		long := strings.Repeat("é", MaxTitleLength+1)
+		long := strings.Repeat("é", store.MaxTitleLength+1)
 		for name, err := range map[string]error{
-			"empty title":         second(s.Create(ctx, "alice", NewTask{Title: " "})),
-			"long title":          second(s.Create(ctx, "alice", NewTask{Title: long})),
-			"bad priority":        second(s.Create(ctx, "alice", NewTask{Title: "t", Priority: "Whenever"})),
-			"no user":             second(s.Create(ctx, "", NewTask{Title: "t"})),
-			"update empty title":  second(s.Update(ctx, "alice", task.ID, TaskUpdate{Title: ptr("")})),
-			"update bad priority": second(s.Update(ctx, "alice", task.ID, TaskUpdate{Priority: ptr(Priority("low"))})),
+			"empty title":         second(s.Create(ctx, "alice", store.NewTask{Title: " "})),
+			"long title":          second(s.Create(ctx, "alice", store.NewTask{Title: long})),
+			"bad priority":        second(s.Create(ctx, "alice", store.NewTask{Title: "t", Priority: "Whenever"})),
+			"no user":             second(s.Create(ctx, "", store.NewTask{Title: "t"})),
+			"update empty title":  second(s.Update(ctx, "alice", task.ID, store.TaskUpdate{Title: ptr("")})),
+			"update bad priority": second(s.Update(ctx, "alice", task.ID, store.TaskUpdate{Priority: ptr(store.Priority("low"))})),
 			"list no user":        second(s.List(ctx, "", nil)),
 		} {
 			if k := fault.KindOf(err); k != fault.Validation {
@@ -261,14 +263,14 @@ func testTaskStore(t *testing.T, open func(t *testing.T) Store) {
 			}
 		}
 		// 200 characters, not bytes, is the limit.
-		if _, err := s.Create(ctx, "alice", NewTask{Title: long[len("é"):]}); err != nil {
+		if _, err := s.Create(ctx, "alice", store.NewTask{Title: long[len("é"):]}); err != nil {
 			t.Errorf("Create with a 200-character title: %v", err)
 		}
 	})
 
 	t.Run("SurvivesReopen", func(t *testing.T) {
 		s1 := open(t)
-		task, err := s1.(TaskStore).Create(ctx, "alice", NewTask{Title: "kept"})
+		task, err := s1.(store.TaskStore).Create(ctx, "alice", store.NewTask{Title: "kept"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -285,7 +287,7 @@ func testTaskStore(t *testing.T, open func(t *testing.T) Store) {
 
 func second[T any](_ T, err error) error { return err }
 
-func titles(ts []Task) []string {
+func titles(ts []store.Task) []string {
 	var out []string
 	for _, t := range ts {
 		out = append(out, t.Title)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -12,11 +11,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	otelprom "go.opentelemetry.io/contrib/bridges/prometheus"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
@@ -62,22 +59,14 @@ func ResolveMetrics(c config.Telemetry, getenv func(string) string) (MetricsSett
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	env := func(names ...string) (string, string) {
-		for _, n := range names {
-			if v := strings.TrimSpace(getenv(n)); v != "" {
-				return n, v
-			}
-		}
-		return "", ""
-	}
 	var s MetricsSettings
-	_, metricsEndpoint := env("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")
+	_, metricsEndpoint := firstEnv(getenv, metrics.variable("ENDPOINT"))
 	if c.Metrics.Enabled != nil {
 		s.Enabled = *c.Metrics.Enabled
 	} else {
 		s.Enabled = metricsEndpoint != ""
 	}
-	if _, v := env("OTEL_METRICS_EXPORTER"); v != "" {
+	if _, v := firstEnv(getenv, "OTEL_METRICS_EXPORTER"); v != "" {
 		switch strings.ToLower(v) {
 		case "none", "prometheus":
 			s.Enabled = false
@@ -90,95 +79,23 @@ func ResolveMetrics(c config.Telemetry, getenv func(string) string) (MetricsSett
 				WithSuggestions("set OTEL_METRICS_EXPORTER=otlp, or none (or prometheus) to serve /metrics only")
 		}
 	}
-	if _, v := env("OTEL_SDK_DISABLED"); strings.EqualFold(v, "true") {
+	if _, v := firstEnv(getenv, "OTEL_SDK_DISABLED"); strings.EqualFold(v, "true") {
 		s.Enabled = false
 	}
 	if !s.Enabled {
 		return s, nil
 	}
 
-	s.Protocol = c.Protocol
-	if s.Protocol == "" {
-		name, v := env("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
-		switch v {
-		case "", ProtocolHTTP:
-			s.Protocol = ProtocolHTTP
-		case ProtocolGRPC:
-			s.Protocol = ProtocolGRPC
-		default:
-			return MetricsSettings{}, fault.New(fault.Config, "%s=%s is not supported", name, v).
-				WithSuggestions("use http/protobuf or grpc (http/json is not supported)")
-		}
+	t, err := resolveTarget(c, getenv, metrics)
+	if err != nil {
+		return MetricsSettings{}, err
 	}
-
-	// The endpoint: a base URL, to which http/protobuf adds /v1/metrics,
-	// or the metrics variable's URL, used as it is.
-	base, full := c.Endpoint, ""
-	from := "telemetry.endpoint"
-	if base == "" {
-		_, endpoint := env("OTEL_EXPORTER_OTLP_ENDPOINT")
-		switch {
-		case metricsEndpoint != "":
-			full, from = metricsEndpoint, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"
-		case endpoint != "":
-			base, from = endpoint, "OTEL_EXPORTER_OTLP_ENDPOINT"
-		case s.Protocol == ProtocolGRPC:
-			base = DefaultGRPCEndpoint
-		default:
-			base = DefaultHTTPEndpoint
-		}
-	}
-	raw := full
-	if raw == "" {
-		raw = base
-	}
-	if msg := config.CheckTelemetryEndpoint(raw); msg != "" {
-		return MetricsSettings{}, fault.New(fault.Config, "%s: %s", from, msg).
-			WithSuggestions("give the OTLP receiver's URL, e.g. http://localhost:4318 (http/protobuf) or http://localhost:4317 (grpc)")
-	}
-	s.Endpoint = raw
-	if full == "" && s.Protocol == ProtocolHTTP {
-		u, _ := url.Parse(base)
-		switch p := strings.TrimSuffix(u.Path, "/"); {
-		case p == "":
-			u.Path = "/v1/metrics"
-		case strings.HasSuffix(p, "/v1/traces"):
-			u.Path = strings.TrimSuffix(p, "/v1/traces") + "/v1/metrics"
-		default:
-			u.Path = p + "/v1/metrics"
-		}
-		s.Endpoint = u.String()
-	}
-	if s.Protocol == ProtocolHTTP {
-		if _, err := exportClient(getenv); err != nil {
-			return MetricsSettings{}, err
-		}
-	}
-
-	s.Headers = map[string]string{}
-	for _, name := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS"} {
-		if err := parseHeaders(getenv(name), s.Headers); err != nil {
-			return MetricsSettings{}, fault.Wrap(fault.Config, err, "reading %s", name).
-				WithSuggestions("write it as name=value pairs separated by commas, e.g. x-api-key=abc,x-team=ops (values URL-encoded)")
-		}
-	}
-	for k, v := range c.Headers {
-		s.Headers[k] = v
-	}
-
-	s.ServiceName = c.ServiceName
-	if s.ServiceName == "" {
-		if _, v := env("OTEL_SERVICE_NAME"); v != "" {
-			s.ServiceName = v
-		} else {
-			s.ServiceName = DefaultServiceName
-		}
-	}
+	s.Protocol, s.Endpoint, s.Headers, s.ServiceName = t.protocol, t.endpoint, t.headers, t.serviceName
 
 	s.Interval = c.Metrics.Interval
 	if s.Interval == 0 {
 		s.Interval = DefaultMetricsInterval
-		if name, v := env("OTEL_METRIC_EXPORT_INTERVAL"); v != "" {
+		if name, v := firstEnv(getenv, "OTEL_METRIC_EXPORT_INTERVAL"); v != "" {
 			ms, err := strconv.Atoi(v)
 			if err != nil || ms <= 0 {
 				return MetricsSettings{}, fault.New(fault.Config, "%s=%s is not an interval", name, v).
@@ -213,7 +130,7 @@ func NewMetrics(ctx context.Context, c config.Telemetry, reg prometheus.Gatherer
 		exp, err = otlpmetricgrpc.New(ctx, otlpmetricgrpc.WithEndpointURL(s.Endpoint), otlpmetricgrpc.WithHeaders(s.Headers))
 	default:
 		var hc *http.Client
-		if hc, err = exportClient(opts.Getenv); err == nil {
+		if hc, err = exportClient(opts.Getenv, metrics); err == nil {
 			closeIdle = hc.CloseIdleConnections
 			exp, err = otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(s.Endpoint), otlpmetrichttp.WithHeaders(s.Headers),
 				otlpmetrichttp.WithHTTPClient(hc))
@@ -222,16 +139,9 @@ func NewMetrics(ctx context.Context, c config.Telemetry, reg prometheus.Gatherer
 	if err != nil {
 		return nil, fault.Wrap(fault.Config, err, "setting up the OTLP %s metrics exporter for %s", s.Protocol, s.Endpoint)
 	}
-	res, err := resource.Merge(resource.Environment(), resource.NewSchemaless(
-		attribute.String("service.name", s.ServiceName),
-		attribute.String("service.version", opts.Version),
-	))
-	if err != nil {
-		res = resource.NewSchemaless(attribute.String("service.name", s.ServiceName), attribute.String("service.version", opts.Version))
-	}
 	reader := metric.NewPeriodicReader(exp, metric.WithInterval(s.Interval),
 		metric.WithProducer(otelprom.NewMetricProducer(otelprom.WithGatherer(reg))))
-	mp := metric.NewMeterProvider(metric.WithReader(reader), metric.WithResource(res))
+	mp := metric.NewMeterProvider(metric.WithReader(reader), metric.WithResource(serviceResource(s.ServiceName, opts.Version)))
 	return &MetricsExporter{settings: s, mp: mp, closeIdle: closeIdle}, nil
 }
 

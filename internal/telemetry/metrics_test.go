@@ -57,6 +57,11 @@ func TestResolveMetrics(t *testing.T) {
 		{map[string]string{"OTEL_METRICS_EXPORTER": "console"}, "OTEL_METRICS_EXPORTER=console is not supported"},
 		{map[string]string{"OTEL_METRICS_EXPORTER": "otlp", "OTEL_METRIC_EXPORT_INTERVAL": "soon"}, "OTEL_METRIC_EXPORT_INTERVAL=soon is not an interval"},
 		{map[string]string{"OTEL_METRICS_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, "OTEL_EXPORTER_OTLP_PROTOCOL=http/json is not supported"},
+		{map[string]string{"OTEL_METRICS_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "http/json", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL=http/json is not supported"},
+		{map[string]string{"OTEL_METRICS_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_METRICS_HEADERS": "novalue"}, "reading OTEL_EXPORTER_OTLP_METRICS_HEADERS"},
+		// The metrics exporter's client reads the metrics variables, not the traces ones.
+		{map[string]string{"OTEL_METRICS_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT": "5s", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT": "1000"}, "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT=5s is not a timeout"},
+		{map[string]string{"OTEL_METRICS_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE": "/nonexistent/ca.pem"}, "reading OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE"},
 	} {
 		_, err := telemetry.ResolveMetrics(config.Telemetry{}, func(k string) string { return tt.env[k] })
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -85,10 +90,17 @@ func TestMetricsExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if got, want := m.Settings().Endpoint, rcv.URL+"/v1/metrics"; got != want {
+		t.Errorf("endpoint: got %s, want %s", got, want)
+	}
+	if err := m.ForceFlush(context.Background()); err != nil { // an export now, not in an hour
+		t.Fatal(err)
+	}
+	rcv.Wait(t, 30*time.Second, "the flushed counter and histogram", func(ps []telemetrytest.Point) bool { return len(ps) >= 2 })
 	if err := m.Shutdown(context.Background()); err != nil { // the last export
 		t.Fatal(err)
 	}
-	pts := rcv.Wait(t, 30*time.Second, "the counter and the histogram", func(ps []telemetrytest.Point) bool { return len(ps) >= 2 })
+	pts := rcv.Wait(t, 30*time.Second, "the counter and the histogram again on Shutdown", func(ps []telemetrytest.Point) bool { return len(ps) >= 4 })
 	want := map[string]telemetrytest.Point{
 		"t_calls_total": {Metric: "t_calls_total", Kind: "sum", Monotonic: true, Attrs: map[string]string{"server": "alpha"}, Value: 3},
 		"t_seconds":     {Metric: "t_seconds", Kind: "histogram", Attrs: map[string]string{"server": "alpha"}, Count: 1, Sum: 0.5, Bounds: []float64{0.1, 1}},

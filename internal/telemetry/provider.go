@@ -19,12 +19,9 @@ package telemetry
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -32,12 +29,10 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
@@ -93,27 +88,19 @@ func Resolve(c config.Telemetry, getenv func(string) string) (Settings, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	env := func(names ...string) (string, string) {
-		for _, n := range names {
-			if v := strings.TrimSpace(getenv(n)); v != "" {
-				return n, v
-			}
-		}
-		return "", ""
-	}
 	var s Settings
-	_, tracesEndpoint := env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-	_, endpoint := env("OTEL_EXPORTER_OTLP_ENDPOINT")
+	_, tracesEndpoint := firstEnv(getenv, traces.variable("ENDPOINT"))
+	_, endpoint := firstEnv(getenv, "OTEL_EXPORTER_OTLP_ENDPOINT")
 	switch {
 	case c.Enabled != nil:
 		s.Enabled = *c.Enabled
 	default:
 		s.Enabled = tracesEndpoint != "" || endpoint != ""
 	}
-	if _, v := env("OTEL_SDK_DISABLED"); strings.EqualFold(v, "true") {
+	if _, v := firstEnv(getenv, "OTEL_SDK_DISABLED"); strings.EqualFold(v, "true") {
 		s.Enabled = false
 	}
-	if _, v := env("OTEL_TRACES_EXPORTER"); v != "" {
+	if _, v := firstEnv(getenv, "OTEL_TRACES_EXPORTER"); v != "" {
 		switch strings.ToLower(v) {
 		case "none":
 			s.Enabled = false
@@ -130,78 +117,11 @@ func Resolve(c config.Telemetry, getenv func(string) string) (Settings, error) {
 		return s, nil
 	}
 
-	s.Protocol = c.Protocol
-	if s.Protocol == "" {
-		name, v := env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
-		switch v {
-		case "", ProtocolHTTP:
-			s.Protocol = ProtocolHTTP
-		case ProtocolGRPC:
-			s.Protocol = ProtocolGRPC
-		default:
-			return Settings{}, fault.New(fault.Config, "%s=%s is not supported", name, v).
-				WithSuggestions("use http/protobuf or grpc (http/json is not supported)")
-		}
+	t, err := resolveTarget(c, getenv, traces)
+	if err != nil {
+		return Settings{}, err
 	}
-
-	// The endpoint: a base URL, to which http/protobuf adds /v1/traces,
-	// or the traces variable's URL, used as it is.
-	base, full := c.Endpoint, ""
-	from := "telemetry.endpoint"
-	if base == "" {
-		switch {
-		case tracesEndpoint != "":
-			full, from = tracesEndpoint, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
-		case endpoint != "":
-			base, from = endpoint, "OTEL_EXPORTER_OTLP_ENDPOINT"
-		case s.Protocol == ProtocolGRPC:
-			base = DefaultGRPCEndpoint
-		default:
-			base = DefaultHTTPEndpoint
-		}
-	}
-	raw := full
-	if raw == "" {
-		raw = base
-	}
-	if msg := config.CheckTelemetryEndpoint(raw); msg != "" {
-		return Settings{}, fault.New(fault.Config, "%s: %s", from, msg).
-			WithSuggestions("give the OTLP receiver's URL, e.g. http://localhost:4318 (http/protobuf) or http://localhost:4317 (grpc)")
-	}
-	s.Endpoint = raw
-	if full == "" && s.Protocol == ProtocolHTTP {
-		u, _ := url.Parse(base)
-		if u.Path == "" || u.Path == "/" {
-			u.Path = "/v1/traces"
-		}
-		s.Endpoint = u.String()
-	}
-
-	if s.Protocol == ProtocolHTTP {
-		if _, err := exportClient(getenv); err != nil {
-			return Settings{}, err
-		}
-	}
-
-	s.Headers = map[string]string{}
-	for _, name := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"} {
-		if err := parseHeaders(getenv(name), s.Headers); err != nil {
-			return Settings{}, fault.Wrap(fault.Config, err, "reading %s", name).
-				WithSuggestions("write it as name=value pairs separated by commas, e.g. x-api-key=abc,x-team=ops (values URL-encoded)")
-		}
-	}
-	for k, v := range c.Headers {
-		s.Headers[k] = v
-	}
-
-	s.ServiceName = c.ServiceName
-	if s.ServiceName == "" {
-		if _, v := env("OTEL_SERVICE_NAME"); v != "" {
-			s.ServiceName = v
-		} else {
-			s.ServiceName = DefaultServiceName
-		}
-	}
+	s.Protocol, s.Endpoint, s.Headers, s.ServiceName = t.protocol, t.endpoint, t.headers, t.serviceName
 
 	if c.SampleRatio != nil {
 		s.sampler = sdktrace.ParentBased(sdktrace.TraceIDRatioBased(*c.SampleRatio))
@@ -214,37 +134,6 @@ func Resolve(c config.Telemetry, getenv func(string) string) (Settings, error) {
 		s.sampler, s.Sampler = sm, desc
 	}
 	return s, nil
-}
-
-// parseHeaders adds the headers of an OTEL_EXPORTER_OTLP_HEADERS value
-// (name=value,name=value, values URL-encoded) to into.
-func parseHeaders(v string, into map[string]string) error {
-	for part := range strings.SplitSeq(v, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		name, value, ok := strings.Cut(part, "=")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" {
-			return fmt.Errorf("%q is not name=value", firstChars(part, 20))
-		}
-		dec, err := url.PathUnescape(strings.TrimSpace(value))
-		if err != nil {
-			return fmt.Errorf("the value of %s is not URL-encoded correctly", name)
-		}
-		into[name] = dec
-	}
-	return nil
-}
-
-// firstChars returns at most n characters of s (a header pair may hold a
-// secret: a message quotes only its start).
-func firstChars(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // samplerFromEnv reads OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG;
@@ -326,7 +215,7 @@ func New(ctx context.Context, c config.Telemetry, opts Options) (*Provider, erro
 		exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpointURL(s.Endpoint), otlptracegrpc.WithHeaders(s.Headers))
 	default:
 		var hc *http.Client
-		if hc, err = exportClient(opts.Getenv); err == nil {
+		if hc, err = exportClient(opts.Getenv, traces); err == nil {
 			closeIdle = hc.CloseIdleConnections
 			exp, err = otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(s.Endpoint), otlptracehttp.WithHeaders(s.Headers),
 				otlptracehttp.WithHTTPClient(hc))
@@ -335,16 +224,9 @@ func New(ctx context.Context, c config.Telemetry, opts Options) (*Provider, erro
 	if err != nil {
 		return nil, fault.Wrap(fault.Config, err, "setting up the OTLP %s exporter for %s", s.Protocol, s.Endpoint)
 	}
-	res, err := resource.Merge(resource.Environment(), resource.NewSchemaless(
-		attribute.String("service.name", s.ServiceName),
-		attribute.String("service.version", opts.Version),
-	))
-	if err != nil {
-		res = resource.NewSchemaless(attribute.String("service.name", s.ServiceName), attribute.String("service.version", opts.Version))
-	}
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithBatcher(exp),
-		sdktrace.WithResource(res),
+		sdktrace.WithResource(serviceResource(s.ServiceName, opts.Version)),
 		sdktrace.WithSampler(s.sampler),
 	)
 	logger := opts.Logger
@@ -355,50 +237,6 @@ func New(ctx context.Context, c config.Telemetry, opts Options) (*Provider, erro
 		logger.Warn("sending traces failed", "endpoint", s.Endpoint, "err", err)
 	}))
 	return &Provider{settings: s, tp: tp, tracer: tp.Tracer(scopeName), closeIdle: closeIdle}, nil
-}
-
-// exportClient is the HTTP client of the OTLP/HTTP exporter: its own
-// connection pool, closed with the provider (the exporter's default
-// shares one across the process, whose connections outlive it), with the
-// timeout of OTEL_EXPORTER_OTLP_TIMEOUT (milliseconds; default 10 s) and
-// the CA file of OTEL_EXPORTER_OTLP_CERTIFICATE, as the exporter itself
-// would read them.
-func exportClient(getenv func(string) string) (*http.Client, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	first := func(names ...string) (string, string) {
-		for _, n := range names {
-			if v := strings.TrimSpace(getenv(n)); v != "" {
-				return n, v
-			}
-		}
-		return "", ""
-	}
-	timeout := 10 * time.Second
-	if name, v := first("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"); v != "" {
-		ms, err := strconv.Atoi(v)
-		if err != nil || ms <= 0 {
-			return nil, fault.New(fault.Config, "%s=%s is not a timeout", name, v).
-				WithSuggestions("give a number of milliseconds, e.g. 10000")
-		}
-		timeout = time.Duration(ms) * time.Millisecond
-	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	if name, path := first("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "OTEL_EXPORTER_OTLP_CERTIFICATE"); path != "" {
-		pem, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fault.Wrap(fault.Config, err, "reading %s", name).
-				WithSuggestions("name a PEM file of the CA certificates that signed the receiver's certificate")
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fault.New(fault.Config, "%s (%s) holds no PEM certificate", name, path).
-				WithSuggestions("name a PEM file of the CA certificates that signed the receiver's certificate")
-		}
-		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	}
-	return &http.Client{Transport: tr, Timeout: timeout}, nil
 }
 
 // Settings returns the settings the provider was built with.

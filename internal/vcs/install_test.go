@@ -1,4 +1,4 @@
-package vcs
+package vcs_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+
+	"github.com/switchboard-mcp/switchboard/internal/vcs"
 )
 
 // fakeSwitchboard writes a `switchboard` that records each invocation's
@@ -23,7 +25,7 @@ func fakeSwitchboard(t *testing.T, code int) (bin, log string) {
 	bin = t.TempDir()
 	log = filepath.Join(t.TempDir(), "calls")
 	writeFile(t, filepath.Join(bin, "switchboard"), "#!/bin/sh\n"+
-		"{ printf '%s\\n' \"$@\"; echo --; } >>"+shellQuote(log)+"\n"+
+		"{ printf '%s\\n' \"$@\"; echo --; } >>"+vcs.ShellQuote(log)+"\n"+
 		"echo 'fake switchboard ran' >&2\n"+
 		"exit "+string(rune('0'+code))+"\n", 0o755)
 	return bin, log
@@ -59,9 +61,9 @@ func hookEnv(front ...string) []string {
 	return []string{"PATH=" + strings.Join(path, ":")}
 }
 
-func install(t *testing.T, dir string, opts InstallOptions) InstallReport {
+func install(t *testing.T, dir string, opts vcs.InstallOptions) vcs.InstallReport {
 	t.Helper()
-	report, err := InstallHooks(dir, opts)
+	report, err := vcs.InstallHooks(dir, opts)
 	if err != nil {
 		t.Fatalf("InstallHooks: %v", err)
 	}
@@ -72,12 +74,12 @@ func TestInstallHooksFreshAndIdempotent(t *testing.T) {
 	dir := newRepo(t)
 	hooksDir := filepath.Join(dir, ".git", "hooks")
 
-	got := install(t, dir, InstallOptions{})
-	want := InstallReport{Installed: DefaultHooks, HooksDir: hooksDir}
+	got := install(t, dir, vcs.InstallOptions{})
+	want := vcs.InstallReport{Installed: vcs.DefaultHooks, HooksDir: hooksDir}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("first install (-want +got):\n%s", diff)
 	}
-	for _, hook := range DefaultHooks {
+	for _, hook := range vcs.DefaultHooks {
 		path := filepath.Join(hooksDir, hook)
 		st, err := os.Stat(path)
 		if err != nil {
@@ -87,7 +89,7 @@ func TestInstallHooksFreshAndIdempotent(t *testing.T) {
 			t.Errorf("%s: got mode %v, want 0755", hook, st.Mode().Perm())
 		}
 		content := readFile(t, path)
-		if !strings.HasPrefix(content, "#!/bin/sh\n"+marker+"v1 "+hook+"\n") {
+		if !strings.HasPrefix(content, "#!/bin/sh\n"+vcs.HookMarker+"v1 "+hook+"\n") {
 			t.Errorf("%s: got a script starting %q, want the shebang and marker", hook, content[:min(60, len(content))])
 		}
 		// Every script must parse with the system's POSIX sh.
@@ -102,41 +104,41 @@ func TestInstallHooksFreshAndIdempotent(t *testing.T) {
 		}
 	}
 
-	got = install(t, dir, InstallOptions{})
-	want = InstallReport{Unchanged: DefaultHooks, HooksDir: hooksDir}
+	got = install(t, dir, vcs.InstallOptions{})
+	want = vcs.InstallReport{Unchanged: vcs.DefaultHooks, HooksDir: hooksDir}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("second install (-want +got):\n%s", diff)
 	}
 
 	// A different command rewrites our scripts; it never chains them.
-	got = install(t, dir, InstallOptions{Command: "/opt/sb's/switchboard", Hooks: []string{"pre-push", "pre-push"}})
-	want = InstallReport{Installed: []string{"pre-push"}, HooksDir: hooksDir}
+	got = install(t, dir, vcs.InstallOptions{Command: "/opt/sb's/switchboard", Hooks: []string{"pre-push", "pre-push"}})
+	want = vcs.InstallReport{Installed: []string{"pre-push"}, HooksDir: hooksDir}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("install with a new command (-want +got):\n%s", diff)
 	}
 	if content := readFile(t, filepath.Join(hooksDir, "pre-push")); !strings.Contains(content, `sb='/opt/sb'\''s/switchboard'`) {
 		t.Errorf("got pre-push without the quoted command:\n%s", content)
 	}
-	if _, err := os.Stat(filepath.Join(hooksDir, "pre-push"+ChainedSuffix)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(hooksDir, "pre-push"+vcs.ChainedSuffix)); !os.IsNotExist(err) {
 		t.Errorf("got a chained pre-push after re-installing our own script (stat: %v)", err)
 	}
 }
 
 func TestInstallHooksErrors(t *testing.T) {
 	t.Run("unknown hook", func(t *testing.T) {
-		_, err := InstallHooks(newRepo(t), InstallOptions{Hooks: []string{"pre-commit"}})
+		_, err := vcs.InstallHooks(newRepo(t), vcs.InstallOptions{Hooks: []string{"pre-commit"}})
 		wantKind(t, err, fault.Validation, `"pre-commit"`)
 	})
 	t.Run("not a repository", func(t *testing.T) {
-		_, err := InstallHooks(t.TempDir(), InstallOptions{})
+		_, err := vcs.InstallHooks(t.TempDir(), vcs.InstallOptions{})
 		wantKind(t, err, fault.Validation, "is not in a git repository")
 	})
 	t.Run("user hook and chained hook both present", func(t *testing.T) {
 		dir := newRepo(t)
 		hooks := filepath.Join(dir, ".git", "hooks")
 		writeFile(t, filepath.Join(hooks, "post-merge"), "#!/bin/sh\necho mine\n", 0o755)
-		writeFile(t, filepath.Join(hooks, "post-merge"+ChainedSuffix), "#!/bin/sh\necho older\n", 0o755)
-		_, err := InstallHooks(dir, InstallOptions{Hooks: []string{"post-merge"}})
+		writeFile(t, filepath.Join(hooks, "post-merge"+vcs.ChainedSuffix), "#!/bin/sh\necho older\n", 0o755)
+		_, err := vcs.InstallHooks(dir, vcs.InstallOptions{Hooks: []string{"post-merge"}})
 		wantKind(t, err, fault.Validation, "merge them by hand")
 		if got := readFile(t, filepath.Join(hooks, "post-merge")); got != "#!/bin/sh\necho mine\n" {
 			t.Errorf("got the user's hook changed to %q", got)
@@ -148,7 +150,7 @@ func TestInstallHooksCoreHooksPath(t *testing.T) {
 	dir := newRepo(t)
 	git(t, dir, "config", "core.hooksPath", ".githooks")
 	writeFile(t, filepath.Join(dir, "sub", "x"), "", 0o644)
-	got := install(t, filepath.Join(dir, "sub"), InstallOptions{Hooks: []string{"post-commit"}})
+	got := install(t, filepath.Join(dir, "sub"), vcs.InstallOptions{Hooks: []string{"post-commit"}})
 	if want := filepath.Join(dir, ".githooks"); got.HooksDir != want {
 		t.Errorf("got HooksDir %s, want %s", got.HooksDir, want)
 	}
@@ -172,7 +174,7 @@ func TestInstallHooksWorktree(t *testing.T) {
 	commitFile(t, dir, "a.txt", "a", "first")
 	wt := filepath.Join(t.TempDir(), "wt")
 	git(t, dir, "worktree", "add", "--quiet", "-b", "005-wt", wt)
-	got := install(t, wt, InstallOptions{Hooks: []string{"post-commit"}})
+	got := install(t, wt, vcs.InstallOptions{Hooks: []string{"post-commit"}})
 	if want := filepath.Join(dir, ".git", "hooks"); got.HooksDir != want {
 		t.Errorf("got HooksDir %s, want the common %s", got.HooksDir, want)
 	}
@@ -184,12 +186,12 @@ func TestHookPostCommit(t *testing.T) {
 	git(t, dir, "switch", "--quiet", "-c", "003-user-auth")
 	hooks := filepath.Join(dir, ".git", "hooks")
 	userLog := filepath.Join(t.TempDir(), "user-hook")
-	writeFile(t, filepath.Join(hooks, "post-commit"), "#!/bin/sh\necho \"user hook $#\" >>"+shellQuote(userLog)+"\necho 'user hook output'\n", 0o755)
-	got := install(t, dir, InstallOptions{})
+	writeFile(t, filepath.Join(hooks, "post-commit"), "#!/bin/sh\necho \"user hook $#\" >>"+vcs.ShellQuote(userLog)+"\necho 'user hook output'\n", 0o755)
+	got := install(t, dir, vcs.InstallOptions{})
 	if want := []string{"post-commit"}; !slices.Equal(got.Chained, want) {
 		t.Errorf("got Chained %v, want %v", got.Chained, want)
 	}
-	if got := readFile(t, filepath.Join(hooks, "post-commit"+ChainedSuffix)); !strings.Contains(got, "user hook") {
+	if got := readFile(t, filepath.Join(hooks, "post-commit"+vcs.ChainedSuffix)); !strings.Contains(got, "user hook") {
 		t.Errorf("got chained hook %q, want the user's hook", got)
 	}
 
@@ -217,7 +219,7 @@ func TestHookPostCommit(t *testing.T) {
 		t.Setenv("PATH", hookEnv(bin)[0][len("PATH="):])
 		writeFile(t, filepath.Join(dir, "c.txt"), "c", 0o644)
 		git(t, dir, "add", "c.txt")
-		sha, err := Commit(WithEnv(context.Background(), "SWITCHBOARD_TEST_MARK=1"), dir, "Add c")
+		sha, err := vcs.Commit(vcs.WithEnv(context.Background(), "SWITCHBOARD_TEST_MARK=1"), dir, "Add c")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,12 +233,12 @@ func TestHookPostCommit(t *testing.T) {
 		before := len(calls(t, log))
 		writeFile(t, filepath.Join(dir, "d.txt"), "d", 0o644)
 		git(t, dir, "add", "d.txt")
-		res := runGit(t, dir, append(hookEnv(bin), EnvDisableHooks+"=0"), "", "commit", "-q", "-m", "d")
+		res := runGit(t, dir, append(hookEnv(bin), vcs.EnvDisableHooks+"=0"), "", "commit", "-q", "-m", "d")
 		if res.code != 0 {
 			t.Fatalf("git commit: exit %d: %s", res.code, res.stderr)
 		}
 		if got := len(calls(t, log)); got != before {
-			t.Errorf("got %d switchboard calls with %s=0, want %d", got, EnvDisableHooks, before)
+			t.Errorf("got %d switchboard calls with %s=0, want %d", got, vcs.EnvDisableHooks, before)
 		}
 		if got := strings.Count(readFile(t, userLog), "\n"); got != 3 {
 			t.Errorf("got %d user hook runs, want 3 (the chained hook still runs)", got)
@@ -258,7 +260,7 @@ func TestHookPostCommitWithoutSwitchboard(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := newRepo(t)
-			install(t, dir, InstallOptions{})
+			install(t, dir, vcs.InstallOptions{})
 			writeFile(t, filepath.Join(dir, "a.txt"), "a", 0o644)
 			git(t, dir, "add", "a.txt")
 			res := runGit(t, dir, hookEnv(tt.front(t)...), "", "commit", "-q", "-m", "first")
@@ -279,7 +281,7 @@ func TestHookPostCheckoutAndMerge(t *testing.T) {
 	dir := newRepo(t)
 	first := commitFile(t, dir, "a.txt", "a", "first")
 	bin, log := fakeSwitchboard(t, 0)
-	install(t, dir, InstallOptions{Hooks: []string{"post-checkout", "post-merge"}})
+	install(t, dir, vcs.InstallOptions{Hooks: []string{"post-checkout", "post-merge"}})
 	env := hookEnv(bin)
 
 	if res := runGit(t, dir, env, "", "switch", "-q", "-c", "topic"); res.code != 0 {
@@ -311,7 +313,7 @@ func TestHookPostCheckoutAndMerge(t *testing.T) {
 		hooks := filepath.Join(dir, ".git", "hooks")
 		os.Remove(filepath.Join(hooks, "post-checkout"))
 		writeFile(t, filepath.Join(hooks, "post-checkout"), "#!/bin/sh\nexit 7\n", 0o755)
-		install(t, dir, InstallOptions{Hooks: []string{"post-checkout"}})
+		install(t, dir, vcs.InstallOptions{Hooks: []string{"post-checkout"}})
 		res := runGit(t, dir, env, "", "switch", "-q", "topic")
 		if res.code == 0 {
 			t.Errorf("got git switch exit 0, want the chained hook's failure (stderr %q)", res.stderr)
@@ -360,7 +362,7 @@ func TestHookPrePush(t *testing.T) {
 		remote = filepath.Join(t.TempDir(), "remote.git")
 		git(t, dir, "init", "--quiet", "--bare", remote)
 		git(t, dir, "remote", "add", "origin", remote)
-		install(t, dir, InstallOptions{Hooks: []string{"pre-push"}})
+		install(t, dir, vcs.InstallOptions{Hooks: []string{"pre-push"}})
 		bin, log := fakeSwitchboard(t, code)
 		return dir, remote, sha, log, hookEnv(bin)
 	}
@@ -439,8 +441,8 @@ func TestHookPrePush(t *testing.T) {
 		hooks := filepath.Join(dir, ".git", "hooks")
 		os.Remove(filepath.Join(hooks, "pre-push"))
 		seen := filepath.Join(t.TempDir(), "seen")
-		writeFile(t, filepath.Join(hooks, "pre-push"), "#!/bin/sh\necho \"$1 $2\" >"+shellQuote(seen)+"\ncat >>"+shellQuote(seen)+"\n", 0o755)
-		if got := install(t, dir, InstallOptions{Hooks: []string{"pre-push"}}); !slices.Equal(got.Chained, []string{"pre-push"}) {
+		writeFile(t, filepath.Join(hooks, "pre-push"), "#!/bin/sh\necho \"$1 $2\" >"+vcs.ShellQuote(seen)+"\ncat >>"+vcs.ShellQuote(seen)+"\n", 0o755)
+		if got := install(t, dir, vcs.InstallOptions{Hooks: []string{"pre-push"}}); !slices.Equal(got.Chained, []string{"pre-push"}) {
 			t.Fatalf("got report %+v, want pre-push chained", got)
 		}
 		input := "refs/heads/a\"b " + strings.Repeat("1", 40) + " refs/heads/a\"b " + zero + "\n" +
@@ -481,7 +483,7 @@ func TestHookPrePush(t *testing.T) {
 		hooks := filepath.Join(dir, ".git", "hooks")
 		os.Remove(filepath.Join(hooks, "pre-push"))
 		writeFile(t, filepath.Join(hooks, "pre-push"), "#!/bin/sh\necho 'tests fail' >&2\nexit 5\n", 0o755)
-		install(t, dir, InstallOptions{Hooks: []string{"pre-push"}})
+		install(t, dir, vcs.InstallOptions{Hooks: []string{"pre-push"}})
 		res := runGit(t, dir, env, "", "push", "-q", "origin", "main")
 		if res.code == 0 || !strings.Contains(res.stderr, "tests fail") {
 			t.Errorf("got git push exit %d, stderr %q; want refused by the chained hook", res.code, res.stderr)

@@ -1,4 +1,4 @@
-package vcs
+package vcs_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+
+	"github.com/switchboard-mcp/switchboard/internal/vcs"
 )
 
 func TestCreateBranch(t *testing.T) {
@@ -14,7 +16,7 @@ func TestCreateBranch(t *testing.T) {
 	sha := commitFile(t, dir, "a.txt", "a", "first")
 	writeFile(t, filepath.Join(dir, "a.txt"), "changed", 0o644) // uncommitted work is kept
 
-	if err := CreateBranch(ctx, dir, "004-payments"); err != nil {
+	if err := vcs.CreateBranch(ctx, dir, "004-payments"); err != nil {
 		t.Fatalf("CreateBranch: %v", err)
 	}
 	if got := git(t, dir, "symbolic-ref", "--short", "HEAD"); got != "004-payments" {
@@ -28,15 +30,15 @@ func TestCreateBranch(t *testing.T) {
 	}
 
 	t.Run("exists", func(t *testing.T) {
-		wantKind(t, CreateBranch(ctx, dir, "main"), fault.Validation, `branch "main" already exists`)
+		wantKind(t, vcs.CreateBranch(ctx, dir, "main"), fault.Validation, `branch "main" already exists`)
 	})
 	for _, name := range []string{"", "-x", "a..b", "a b", "@{-1}", "x.lock", "a~1", "HEAD", "/a"} {
 		t.Run("invalid "+name, func(t *testing.T) {
-			wantKind(t, CreateBranch(ctx, dir, name), fault.Validation, "invalid branch name")
+			wantKind(t, vcs.CreateBranch(ctx, dir, name), fault.Validation, "invalid branch name")
 		})
 	}
 	t.Run("not a repository", func(t *testing.T) {
-		err := CreateBranch(ctx, t.TempDir(), "x")
+		err := vcs.CreateBranch(ctx, t.TempDir(), "x")
 		wantKind(t, err, fault.Validation, "not a git repository")
 	})
 }
@@ -46,19 +48,19 @@ func TestCommit(t *testing.T) {
 	dir := newRepo(t)
 
 	t.Run("nothing staged before the first commit", func(t *testing.T) {
-		_, err := Commit(ctx, dir, "msg")
+		_, err := vcs.Commit(ctx, dir, "msg")
 		wantKind(t, err, fault.Validation, "nothing is staged")
 	})
 
 	writeFile(t, filepath.Join(dir, "a.txt"), "a", 0o644)
 	git(t, dir, "add", "a.txt")
 	t.Run("empty message", func(t *testing.T) {
-		_, err := Commit(ctx, dir, " \n")
+		_, err := vcs.Commit(ctx, dir, " \n")
 		wantKind(t, err, fault.Validation, "message cannot be empty")
 	})
 
 	message := "Add a.txt\n\n#42 is kept, -n too\n"
-	sha, err := Commit(ctx, dir, message)
+	sha, err := vcs.Commit(ctx, dir, message)
 	if err != nil {
 		t.Fatalf("Commit: %v", err)
 	}
@@ -71,7 +73,7 @@ func TestCommit(t *testing.T) {
 
 	t.Run("nothing staged", func(t *testing.T) {
 		writeFile(t, filepath.Join(dir, "b.txt"), "untracked", 0o644)
-		_, err := Commit(ctx, dir, "msg")
+		_, err := vcs.Commit(ctx, dir, "msg")
 		wantKind(t, err, fault.Validation, "nothing is staged")
 	})
 
@@ -81,7 +83,7 @@ func TestCommit(t *testing.T) {
 		git(t, other, "add", "o.txt")
 		t.Setenv("GIT_INDEX_FILE", filepath.Join(other, ".git", "index"))
 		t.Setenv("GIT_DIR", filepath.Join(other, ".git"))
-		_, err := Commit(ctx, dir, "msg")
+		_, err := vcs.Commit(ctx, dir, "msg")
 		wantKind(t, err, fault.Validation, "nothing is staged")
 	})
 
@@ -90,7 +92,7 @@ func TestCommit(t *testing.T) {
 		writeFile(t, filepath.Join(repo, ".git", "hooks", "pre-commit"), "#!/bin/sh\necho 'lint: trailing space in a.txt' >&2\nexit 1\n", 0o755)
 		writeFile(t, filepath.Join(repo, "a.txt"), "a ", 0o644)
 		git(t, repo, "add", "a.txt")
-		_, err := Commit(ctx, repo, "msg")
+		_, err := vcs.Commit(ctx, repo, "msg")
 		wantKind(t, err, fault.Backend, "committing in", "lint: trailing space in a.txt")
 	})
 
@@ -101,7 +103,7 @@ func TestCommit(t *testing.T) {
 		git(t, repo, "config", "user.useConfigOnly", "true")
 		writeFile(t, filepath.Join(repo, "a.txt"), "a", 0o644)
 		git(t, repo, "add", "a.txt")
-		_, err := Commit(ctx, repo, "msg")
+		_, err := vcs.Commit(ctx, repo, "msg")
 		wantKind(t, err, fault.Config, "committing in", "identity unknown")
 	})
 }
@@ -111,13 +113,13 @@ func TestTag(t *testing.T) {
 	dir := newRepo(t)
 	sha := commitFile(t, dir, "a.txt", "a", "first")
 
-	if err := Tag(ctx, dir, "v1.0.0", ""); err != nil {
+	if err := vcs.Tag(ctx, dir, "v1.0.0", ""); err != nil {
 		t.Fatalf("Tag lightweight: %v", err)
 	}
 	if got := git(t, dir, "cat-file", "-t", "v1.0.0"); got != "commit" {
 		t.Errorf("got lightweight tag object type %q, want commit", got)
 	}
-	if err := Tag(ctx, dir, "v1.1.0", "Release 1.1\n\n#1 fixed"); err != nil {
+	if err := vcs.Tag(ctx, dir, "v1.1.0", "Release 1.1\n\n#1 fixed"); err != nil {
 		t.Fatalf("Tag annotated: %v", err)
 	}
 	if got := git(t, dir, "cat-file", "-t", "v1.1.0"); got != "tag" {
@@ -130,8 +132,8 @@ func TestTag(t *testing.T) {
 		t.Errorf("got tagged commit %s, want %s", got, sha)
 	}
 
-	wantKind(t, Tag(ctx, dir, "v1.0.0", "again"), fault.Validation, `tag "v1.0.0" already exists`)
+	wantKind(t, vcs.Tag(ctx, dir, "v1.0.0", "again"), fault.Validation, `tag "v1.0.0" already exists`)
 	for _, name := range []string{"", "-f", "a..b", "a b", "v1^", "x:y"} {
-		wantKind(t, Tag(ctx, dir, name, ""), fault.Validation, "invalid tag name")
+		wantKind(t, vcs.Tag(ctx, dir, name, ""), fault.Validation, "invalid tag name")
 	}
 }

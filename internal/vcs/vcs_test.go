@@ -1,4 +1,4 @@
-package vcs
+package vcs_test
 
 import (
 	"bytes"
@@ -7,11 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+
+	"github.com/switchboard-mcp/switchboard/internal/vcs"
 )
 
 // gitPath is the git the tests run; TestMain fails without one.
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 	os.Setenv("HOME", home)
 	os.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	os.Unsetenv(EnvDisableHooks)
+	os.Unsetenv(vcs.EnvDisableHooks)
 	code := m.Run()
 	os.RemoveAll(home)
 	os.Exit(code)
@@ -146,24 +147,5 @@ func wantKind(t *testing.T, err error, kind fault.Kind, parts ...string) {
 		if !strings.Contains(err.Error(), p) {
 			t.Errorf("got error %q, want it to contain %q", err, p)
 		}
-	}
-}
-
-func TestCleanEnv(t *testing.T) {
-	environ := []string{
-		"PATH=/usr/bin", "HOME=/home/u", "LANGUAGE=de",
-		"GIT_DIR=/other/.git", "GIT_WORK_TREE=/other", "GIT_INDEX_FILE=/other/.git/index",
-		"GIT_OBJECT_DIRECTORY=/o", "GIT_COMMON_DIR=/c", "GIT_PREFIX=sub/", "GIT_AUTHOR_DATE=@1 +0000",
-		"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.hooksPath", "GIT_CONFIG_VALUE_0=/x",
-		"GIT_SSH_COMMAND=ssh -i key", "GIT_CONFIG_GLOBAL=/g", "GIT_ASKPASS=/a",
-	}
-	got := cleanEnv(environ, []string{"SWITCHBOARD_HOOK_DEPTH=2"})
-	want := []string{
-		"PATH=/usr/bin", "HOME=/home/u",
-		"GIT_SSH_COMMAND=ssh -i key", "GIT_CONFIG_GLOBAL=/g", "GIT_ASKPASS=/a",
-		"LANGUAGE=en", "GIT_TERMINAL_PROMPT=0", "SWITCHBOARD_HOOK_DEPTH=2",
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -1,9 +1,7 @@
-package project
+package project_test
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -12,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/builtin/project"
 )
 
 // benchWords are the vocabulary of the generated tree.
@@ -65,24 +65,23 @@ func BenchmarkIndex10k(b *testing.B) {
 	dir := b.TempDir()
 	writeBenchTree(b, dir, 10_000)
 	b.ReportAllocs()
-	var ix *index
+	var ix *project.BuiltIndex
 	for b.Loop() {
-		ix = newIndex(dir, DefaultMaxFileSize, -1, slog.New(slog.DiscardHandler))
-		if err := ix.build(context.Background(), true); err != nil {
+		var err error
+		if ix, err = project.BuildIndex(dir, project.DefaultMaxFileSize); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.StopTimer()
-	snap, _ := ix.current()
-	b.ReportMetric(float64(len(snap.files)), "files")
-	b.ReportMetric(float64(len(snap.passages)), "passages")
+	b.ReportMetric(float64(len(ix.Files())), "files")
+	b.ReportMetric(float64(ix.Passages()), "passages")
 	// The heap the finished index keeps alive.
-	snap, ix = nil, nil
+	ix = nil
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	ix2 := newIndex(dir, DefaultMaxFileSize, -1, slog.New(slog.DiscardHandler))
-	if err := ix2.build(context.Background(), true); err != nil {
+	ix2, err := project.BuildIndex(dir, project.DefaultMaxFileSize)
+	if err != nil {
 		b.Fatal(err)
 	}
 	runtime.GC()
@@ -97,9 +96,9 @@ func BenchmarkIndex10k(b *testing.B) {
 func BenchmarkQuery10k(b *testing.B) {
 	dir := b.TempDir()
 	writeBenchTree(b, dir, 10_000)
-	env := startQueryServer(b, Options{Root: dir, RescanInterval: -1}, nil)
+	env := startQueryServer(b, project.Options{Root: dir, RescanInterval: -1}, nil)
 	deadline := time.Now().Add(5 * time.Minute)
-	for env.srv.Progress().Status != StatusComplete {
+	for env.srv.Progress().Status != project.StatusComplete {
 		if time.Now().After(deadline) {
 			b.Fatalf("index not complete: %+v", env.srv.Progress())
 		}
@@ -112,7 +111,7 @@ func BenchmarkQuery10k(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		start := time.Now()
-		m, isErr := env.call(b, ToolGeneralQuery, map[string]any{"query": queries[i%len(queries)], "responseFormat": FormatMarkdown})
+		m, isErr := env.call(b, project.ToolGeneralQuery, map[string]any{"query": queries[i%len(queries)], "responseFormat": project.FormatMarkdown})
 		lat = append(lat, time.Since(start))
 		if isErr || m["isPartialResult"] != false || !strings.Contains(m["results"].(string), "###") {
 			b.Fatalf("got %v, want complete results with passages", m)

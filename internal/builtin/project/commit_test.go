@@ -1,4 +1,4 @@
-package project
+package project_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,6 +23,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/llm"
 	"github.com/switchboard-mcp/switchboard/internal/llm/llmtest"
+
+	"github.com/switchboard-mcp/switchboard/internal/builtin/project"
 )
 
 // commitRepo is a git repository a test creates.
@@ -80,8 +83,8 @@ func (r *commitRepo) commit(msg string) string {
 }
 
 // commitFor calls CommitMessageFor on the repository without an LLM.
-func (r *commitRepo) commitFor(req CommitRequest) (*CommitResponse, error) {
-	return CommitMessageFor(context.Background(), CommitDeps{Root: r.dir}, req)
+func (r *commitRepo) commitFor(req project.CommitRequest) (*project.CommitResponse, error) {
+	return project.CommitMessageFor(context.Background(), project.CommitDeps{Root: r.dir}, req)
 }
 
 const baseGo = `package shop
@@ -107,12 +110,12 @@ func seedCommitRepo(t testing.TB) *commitRepo {
 
 // checkFits checks the message limits: title at most 72 characters and
 // maxLength, the whole message within maxLength.
-func checkFits(t *testing.T, m CommitMessage, maxLength int) {
+func checkFits(t *testing.T, m project.CommitMessage, maxLength int) {
 	t.Helper()
-	if n := commitChars(m.Title); n > 72 || n > maxLength || n == 0 {
+	if n := utf8.RuneCountInString(m.Title); n > 72 || n > maxLength || n == 0 {
 		t.Errorf("got title of %d characters %q, want 1 to min(72, %d)", n, m.Title, maxLength)
 	}
-	if n := commitChars(m.String()); n > maxLength {
+	if n := utf8.RuneCountInString(m.String()); n > maxLength {
 		t.Errorf("got message of %d characters, want at most %d:\n%s", n, maxLength, m)
 	}
 	if strings.Contains(m.Title, "\n") {
@@ -124,15 +127,15 @@ func TestCommitMessageWorkingTree(t *testing.T) {
 	scenarios := []struct {
 		name    string
 		change  func(r *commitRepo)
-		want    []ChangedFile // Summary compared as a substring
-		wantSub string        // in the Summary title
+		want    []project.ChangedFile // Summary compared as a substring
+		wantSub string                // in the Summary title
 	}{
 		{
 			name: "added",
 			change: func(r *commitRepo) {
 				r.write(map[string]string{"internal/shop/checkout.go": "package shop\n\n// Checkout pays.\nfunc Checkout(c *Cart) error { return nil }\n"})
 			},
-			want:    []ChangedFile{{Path: "internal/shop/checkout.go", ChangeType: ChangeAdded, Summary: "adds func Checkout"}},
+			want:    []project.ChangedFile{{Path: "internal/shop/checkout.go", ChangeType: project.ChangeAdded, Summary: "adds func Checkout"}},
 			wantSub: "Checkout",
 		},
 		{
@@ -140,29 +143,29 @@ func TestCommitMessageWorkingTree(t *testing.T) {
 			change: func(r *commitRepo) {
 				r.write(map[string]string{"internal/shop/cart.go": strings.Replace(baseGo, "c.items = append(c.items, item)", "if item != \"\" {\n\t\tc.items = append(c.items, item)\n\t}", 1)})
 			},
-			want:    []ChangedFile{{Path: "internal/shop/cart.go", ChangeType: ChangeModified, Summary: "+3 -1 lines"}},
+			want:    []project.ChangedFile{{Path: "internal/shop/cart.go", ChangeType: project.ChangeModified, Summary: "+3 -1 lines"}},
 			wantSub: "cart.go",
 		},
 		{
 			name:    "deleted",
 			change:  func(r *commitRepo) { r.git("rm", "-q", "internal/shop/old.go") },
-			want:    []ChangedFile{{Path: "internal/shop/old.go", ChangeType: ChangeDeleted, Summary: "removes func Legacy"}},
+			want:    []project.ChangedFile{{Path: "internal/shop/old.go", ChangeType: project.ChangeDeleted, Summary: "removes func Legacy"}},
 			wantSub: "Legacy",
 		},
 		{
 			name:    "renamed",
 			change:  func(r *commitRepo) { r.git("mv", "internal/shop/cart.go", "internal/shop/basket.go") },
-			want:    []ChangedFile{{Path: "internal/shop/basket.go", ChangeType: ChangeRenamed, Summary: "renamed from internal/shop/cart.go"}},
+			want:    []project.ChangedFile{{Path: "internal/shop/basket.go", ChangeType: project.ChangeRenamed, Summary: "renamed from internal/shop/cart.go"}},
 			wantSub: "basket.go",
 		},
 	}
 	for _, sc := range scenarios {
-		for _, format := range []string{CommitConventional, CommitDetailed, CommitSummary} {
+		for _, format := range []string{project.CommitConventional, project.CommitDetailed, project.CommitSummary} {
 			for _, maxLength := range []int{0, 60} {
 				t.Run(sc.name+"/"+format+"/"+map[bool]string{true: "default", false: "60"}[maxLength == 0], func(t *testing.T) {
 					r := seedCommitRepo(t)
 					sc.change(r)
-					resp, err := r.commitFor(CommitRequest{Format: format, MaxLength: maxLength})
+					resp, err := r.commitFor(project.CommitRequest{Format: format, MaxLength: maxLength})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -177,23 +180,23 @@ func TestCommitMessageWorkingTree(t *testing.T) {
 					}
 					limit := maxLength
 					if limit == 0 {
-						limit = DefaultCommitLength
+						limit = project.DefaultCommitLength
 					}
 					checkFits(t, resp.CommitMessage, limit)
 					m := resp.CommitMessage
 					switch format {
-					case CommitConventional:
+					case project.CommitConventional:
 						if !regexp.MustCompile(`^(feat|fix|refactor|chore)\(shop\)!?: `).MatchString(m.Title) {
 							t.Errorf("got title %q, want a conventional title with scope shop", m.Title)
 						}
-					case CommitDetailed:
+					case project.CommitDetailed:
 						if strings.Contains(m.Title, ": ") || m.Title[0] < 'A' || m.Title[0] > 'Z' {
 							t.Errorf("got title %q, want a capitalised title without a type prefix", m.Title)
 						}
 						if maxLength == 0 && !strings.Contains(m.Body, sc.want[0].ChangeType+":") {
 							t.Errorf("got body %q, want a %s section", m.Body, sc.want[0].ChangeType)
 						}
-					case CommitSummary:
+					case project.CommitSummary:
 						if m.Body != "" {
 							t.Errorf("got body %q, want none in Summary", m.Body)
 						}
@@ -201,7 +204,7 @@ func TestCommitMessageWorkingTree(t *testing.T) {
 					if maxLength == 0 && !strings.Contains(m.Title, sc.wantSub) {
 						t.Errorf("got title %q, want it to mention %q", m.Title, sc.wantSub)
 					}
-					if maxLength == 0 && format == CommitConventional && !strings.Contains(m.Body, sc.want[0].Path) {
+					if maxLength == 0 && format == project.CommitConventional && !strings.Contains(m.Body, sc.want[0].Path) {
 						t.Errorf("got body %q, want it to list %s", m.Body, sc.want[0].Path)
 					}
 					wantFooter := "BREAKING CHANGE: removes exported func Legacy"
@@ -233,7 +236,7 @@ func TestCommitMessageUntrackedAndStaged(t *testing.T) {
 	})
 	r.git("add", "internal/shop/staged.go")
 	r.write(map[string]string{"internal/shop/staged.go": "package shop\n\nvar X = 1\n"}) // unstaged on top
-	resp, err := r.commitFor(CommitRequest{})
+	resp, err := r.commitFor(project.CommitRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +244,7 @@ func TestCommitMessageUntrackedAndStaged(t *testing.T) {
 	for _, f := range resp.ChangedFiles {
 		got[f.Path] = f.ChangeType
 	}
-	want := map[string]string{".gitignore": ChangeAdded, "internal/shop/staged.go": ChangeAdded, "notes/new.txt": ChangeAdded}
+	want := map[string]string{".gitignore": project.ChangeAdded, "internal/shop/staged.go": project.ChangeAdded, "notes/new.txt": project.ChangeAdded}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("changed files mismatch (-want +got):\n%s", diff)
 	}
@@ -256,13 +259,13 @@ func TestCommitMessageNoCommitsYet(t *testing.T) {
 	r := newCommitRepo(t)
 	r.write(map[string]string{"main.go": "package main\n\nfunc main() {}\n", "docs/guide.md": "# Guide\n"})
 	r.git("add", "main.go")
-	resp, err := r.commitFor(CommitRequest{IncludeImpact: true})
+	resp, err := r.commitFor(project.CommitRequest{IncludeImpact: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var paths []string
 	for _, f := range resp.ChangedFiles {
-		if f.ChangeType != ChangeAdded {
+		if f.ChangeType != project.ChangeAdded {
 			t.Errorf("got %s %s, want Added in a repository with no commits", f.ChangeType, f.Path)
 		}
 		paths = append(paths, f.Path)
@@ -296,7 +299,7 @@ func TestCommitMessageSinceCommit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.ref, func(t *testing.T) {
-			resp, err := r.commitFor(CommitRequest{SinceCommit: tt.ref})
+			resp, err := r.commitFor(project.CommitRequest{SinceCommit: tt.ref})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -314,7 +317,7 @@ func TestCommitMessageSinceCommit(t *testing.T) {
 	// A tag made after the last change: nothing changed since.
 	r2 := seedCommitRepo(t)
 	r2.git("tag", "v1.0.0")
-	_, err := r2.commitFor(CommitRequest{SinceCommit: "v1.0.0"})
+	_, err := r2.commitFor(project.CommitRequest{SinceCommit: "v1.0.0"})
 	checkFieldError(t, err, "sinceCommit")
 }
 
@@ -355,7 +358,7 @@ func TestCommitMessageRejectsBadRefs(t *testing.T) {
 		"deadbeef", // well formed, but no such commit
 	} {
 		t.Run(ref, func(t *testing.T) {
-			_, err := r.commitFor(CommitRequest{SinceCommit: ref})
+			_, err := r.commitFor(project.CommitRequest{SinceCommit: ref})
 			checkFieldError(t, err, "sinceCommit")
 		})
 	}
@@ -366,40 +369,40 @@ func TestCommitMessageRejectsBadRefs(t *testing.T) {
 
 func TestCommitMessageEmptyChangeSet(t *testing.T) {
 	r := seedCommitRepo(t)
-	_, err := r.commitFor(CommitRequest{})
+	_, err := r.commitFor(project.CommitRequest{})
 	var fe *fault.Error
 	if !errors.As(err, &fe) || fe.Kind != fault.Validation || !strings.Contains(fe.Message, "Nothing to commit") {
 		t.Fatalf("got error %v, want a validation error saying there is nothing to commit", err)
 	}
-	_, err = r.commitFor(CommitRequest{SinceDiff: "just some text\nwith no diff in it\n"})
+	_, err = r.commitFor(project.CommitRequest{SinceDiff: "just some text\nwith no diff in it\n"})
 	checkFieldError(t, err, "sinceDiff")
 
 	// A directory that is not a repository can only use sinceDiff.
-	_, err = CommitMessageFor(context.Background(), CommitDeps{Root: t.TempDir()}, CommitRequest{})
+	_, err = project.CommitMessageFor(context.Background(), project.CommitDeps{Root: t.TempDir()}, project.CommitRequest{})
 	checkFieldError(t, err, "sinceDiff")
 }
 
 func TestCommitMessageValidation(t *testing.T) {
 	tests := []struct {
 		name  string
-		req   CommitRequest
+		req   project.CommitRequest
 		field string
 	}{
-		{"unknown format", CommitRequest{Format: "Haiku"}, "format"},
-		{"lower-case format", CommitRequest{Format: "conventional"}, "format"},
-		{"scope with spaces", CommitRequest{Scope: "my scope"}, "scope"},
-		{"scope too long", CommitRequest{Scope: strings.Repeat("s", 51)}, "scope"},
-		{"maxLength too small", CommitRequest{MaxLength: 5}, "maxLength"},
-		{"maxLength too large", CommitRequest{MaxLength: MaxCommitLength + 1}, "maxLength"},
-		{"negative maxLength", CommitRequest{MaxLength: -1}, "maxLength"},
-		{"negative maxCost", CommitRequest{MaxCost: -0.5}, "maxCost"},
-		{"maxCost too large", CommitRequest{MaxCost: MaxCommitCost + 1}, "maxCost"},
-		{"both sources", CommitRequest{SinceDiff: sampleDiff, SinceCommit: "HEAD"}, "sinceCommit"},
-		{"diff too large", CommitRequest{SinceDiff: strings.Repeat("x", MaxSinceDiffChars+1)}, "sinceDiff"},
+		{"unknown format", project.CommitRequest{Format: "Haiku"}, "format"},
+		{"lower-case format", project.CommitRequest{Format: "conventional"}, "format"},
+		{"scope with spaces", project.CommitRequest{Scope: "my scope"}, "scope"},
+		{"scope too long", project.CommitRequest{Scope: strings.Repeat("s", 51)}, "scope"},
+		{"maxLength too small", project.CommitRequest{MaxLength: 5}, "maxLength"},
+		{"maxLength too large", project.CommitRequest{MaxLength: project.MaxCommitLength + 1}, "maxLength"},
+		{"negative maxLength", project.CommitRequest{MaxLength: -1}, "maxLength"},
+		{"negative maxCost", project.CommitRequest{MaxCost: -0.5}, "maxCost"},
+		{"maxCost too large", project.CommitRequest{MaxCost: project.MaxCommitCost + 1}, "maxCost"},
+		{"both sources", project.CommitRequest{SinceDiff: sampleDiff, SinceCommit: "HEAD"}, "sinceCommit"},
+		{"diff too large", project.CommitRequest{SinceDiff: strings.Repeat("x", project.MaxSinceDiffChars+1)}, "sinceDiff"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := CommitMessageFor(context.Background(), CommitDeps{Root: t.TempDir()}, tt.req)
+			_, err := project.CommitMessageFor(context.Background(), project.CommitDeps{Root: t.TempDir()}, tt.req)
 			checkFieldError(t, err, tt.field)
 		})
 	}
@@ -407,7 +410,7 @@ func TestCommitMessageValidation(t *testing.T) {
 
 func TestCommitInputSchemaMatchesValidation(t *testing.T) {
 	c := jsonschema.NewCompiler()
-	raw, err := json.Marshal(CommitInputSchema())
+	raw, err := json.Marshal(project.CommitInputSchema())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,11 +444,11 @@ func TestCommitInputSchemaMatchesValidation(t *testing.T) {
 				t.Fatal(err)
 			}
 			schemaOK := schema.Validate(inst) == nil
-			var req CommitRequest
+			var req project.CommitRequest
 			if err := json.Unmarshal([]byte(js), &req); err != nil {
 				t.Fatal(err)
 			}
-			codeOK := validateCommitRequest(&req) == nil
+			codeOK := project.ValidateCommitRequest(&req) == nil
 			if schemaOK != codeOK {
 				t.Errorf("got schema valid %v, code valid %v; want them to agree", schemaOK, codeOK)
 			}
@@ -454,113 +457,30 @@ func TestCommitInputSchemaMatchesValidation(t *testing.T) {
 }
 
 // sampleDiff is git diff output covering every kind of change.
-const sampleDiff = `diff --git a/internal/api/handler.go b/internal/api/handler.go
-index 1111111..2222222 100644
---- a/internal/api/handler.go
-+++ b/internal/api/handler.go
-@@ -1,6 +1,9 @@ package api
- package api
- 
--func Old() {}
-+// Serve handles requests.
-+func Serve() error {
-+	return nil
-+}
- 
- func helper() {}
---- a comment line that starts like a header
-@@ -20,2 +23,2 @@ func helper() {}
--	x := 1
-+	x := 2
- 	_ = x
-diff --git a/docs/old name.md b/docs/new name.md
-similarity index 95%
-rename from docs/old name.md
-rename to docs/new name.md
-index 3333333..4444444 100644
---- a/docs/old name.md
-+++ b/docs/new name.md
-@@ -1 +1 @@
--# Old
-+# New
-diff --git a/assets/logo.png b/assets/logo.png
-new file mode 100644
-index 0000000..5555555
-Binary files /dev/null and b/assets/logo.png differ
-diff --git a/scripts/run.sh b/scripts/run.sh
-old mode 100644
-new mode 100755
-diff --git a/migrations/0001_init.sql b/migrations/0001_init.sql
-deleted file mode 100644
-index 6666666..0000000
---- a/migrations/0001_init.sql
-+++ /dev/null
-@@ -1,2 +0,0 @@
--CREATE TABLE t (id int);
--CREATE INDEX i ON t (id);
-diff --git "a/with\ttab.txt" "b/with\ttab.txt"
-new file mode 100644
---- /dev/null
-+++ "b/with\ttab.txt"
-@@ -0,0 +1 @@
-+hello
-\ No newline at end of file
-`
+var sampleDiff = readSampleDiff()
 
-func TestParseUnifiedDiff(t *testing.T) {
-	files := parseUnifiedDiff([]byte(sampleDiff))
-	type row struct {
-		Old, New, Change string
-		Binary           bool
-		OldMode, NewMode string
-		Added, Removed   int
+// readSampleDiff reads testdata/sample.diff (the tests run in the package's directory).
+func readSampleDiff() string {
+	b, err := os.ReadFile(filepath.Join("testdata", "sample.diff"))
+	if err != nil {
+		panic(err)
 	}
-	var got []row
-	for _, f := range files {
-		got = append(got, row{f.OldPath, f.NewPath, f.Change, f.Binary, f.OldMode, f.NewMode, f.Added, f.Removed})
-	}
-	want := []row{
-		// The "--- a comment" line is a removed line inside the hunk.
-		{"internal/api/handler.go", "internal/api/handler.go", ChangeModified, false, "", "", 5, 3},
-		{"docs/old name.md", "docs/new name.md", ChangeRenamed, false, "", "", 1, 1},
-		{"", "assets/logo.png", ChangeAdded, true, "", "100644", 0, 0},
-		{"scripts/run.sh", "scripts/run.sh", ChangeModified, false, "100644", "100755", 0, 0},
-		{"migrations/0001_init.sql", "", ChangeDeleted, false, "100644", "", 0, 2},
-		{"", "with\ttab.txt", ChangeAdded, false, "", "100644", 1, 0},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("parsed files mismatch (-want +got):\n%s", diff)
-	}
-}
-
-func TestParsePlainUnifiedDiff(t *testing.T) {
-	plain := "--- a.txt\t2026-01-01 00:00:00\n+++ a.txt\t2026-01-02 00:00:00\n@@ -1,2 +1,2 @@\n-one\n+uno\n two\n" +
-		"--- /dev/null\n+++ b.txt\n@@ -0,0 +1 @@\n+new\n"
-	files := parseUnifiedDiff([]byte(plain))
-	if len(files) != 2 {
-		t.Fatalf("got %d files, want 2", len(files))
-	}
-	if f := files[0]; f.Path() != "a.txt" || f.Change != ChangeModified || f.Added != 1 || f.Removed != 1 {
-		t.Errorf("got %+v, want a.txt modified +1 -1", *f)
-	}
-	if f := files[1]; f.Path() != "b.txt" || f.Change != ChangeAdded || f.Added != 1 {
-		t.Errorf("got %+v, want b.txt added +1", *f)
-	}
+	return string(b)
 }
 
 func TestCommitMessageSinceDiff(t *testing.T) {
-	resp, err := CommitMessageFor(context.Background(), CommitDeps{}, CommitRequest{SinceDiff: sampleDiff, IncludeImpact: true, Format: CommitDetailed})
+	resp, err := project.CommitMessageFor(context.Background(), project.CommitDeps{}, project.CommitRequest{SinceDiff: sampleDiff, IncludeImpact: true, Format: project.CommitDetailed})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []ChangedFile
+	var got []project.ChangedFile
 	for _, f := range resp.ChangedFiles {
-		got = append(got, ChangedFile{Path: f.Path, ChangeType: f.ChangeType})
+		got = append(got, project.ChangedFile{Path: f.Path, ChangeType: f.ChangeType})
 	}
-	want := []ChangedFile{
-		{"internal/api/handler.go", ChangeModified, ""}, {"docs/new name.md", ChangeRenamed, ""},
-		{"assets/logo.png", ChangeAdded, ""}, {"scripts/run.sh", ChangeModified, ""},
-		{"migrations/0001_init.sql", ChangeDeleted, ""}, {"with\ttab.txt", ChangeAdded, ""},
+	want := []project.ChangedFile{
+		{"internal/api/handler.go", project.ChangeModified, ""}, {"docs/new name.md", project.ChangeRenamed, ""},
+		{"assets/logo.png", project.ChangeAdded, ""}, {"scripts/run.sh", project.ChangeModified, ""},
+		{"migrations/0001_init.sql", project.ChangeDeleted, ""}, {"with\ttab.txt", project.ChangeAdded, ""},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("changed files mismatch (-want +got):\n%s", diff)
@@ -583,7 +503,7 @@ func TestCommitMessageSinceDiff(t *testing.T) {
 	if ia == nil {
 		t.Fatal("got no impact analysis, want one")
 	}
-	if ia.Severity != SeverityMajor {
+	if ia.Severity != project.SeverityMajor {
 		t.Errorf("got severity %s, want Major (exported API removed, migration deleted)", ia.Severity)
 	}
 	if diff := cmp.Diff([]string{"(root)", "assets", "docs", "internal/api", "migrations", "scripts"}, ia.AffectedAreas); diff != "" {
@@ -626,20 +546,20 @@ func TestCommitTypeAndScope(t *testing.T) {
 		wantTitle string // prefix
 		severity  string
 	}{
-		{"docs only", fileDiff("docs/guide.md", []string{"More words."}, []string{"Words."}), "", "docs: ", SeverityNone},
-		{"tests only", fileDiff("internal/shop/cart_test.go", []string{"\tt.Log(1)"}, []string{"\tt.Log(0)"}), "", "test(shop): ", SeverityMinor},
-		{"makefile", fileDiff("Makefile", []string{"test: lint"}, []string{"test:"}), "", "build: ", SeverityModerate},
-		{"workflow", fileDiff(".github/workflows/ci.yml", []string{"  go: 1.26"}, []string{"  go: 1.25"}), "", "ci(workflows): ", SeverityModerate},
-		{"new exported func", fileDiff("internal/shop/cart.go", []string{"func Total() int { return 0 }"}, nil), "", "feat(shop): add Total", SeverityModerate},
-		{"removed exported func", fileDiff("internal/shop/cart.go", nil, []string{"func Total() int { return 0 }"}), "", "fix(shop)!: remove Total", SeverityMajor},
-		{"whitespace", fileDiff("internal/shop/cart.go", []string{"\tx  :=  1"}, []string{"\tx := 1"}), "", "style(shop): ", SeverityNone},
-		{"small fix", fileDiff("internal/shop/cart.go", []string{"\tif c == nil { return }"}, []string{"\treturn"}), "", "fix(shop): ", SeverityMinor},
-		{"given scope", fileDiff("internal/shop/cart.go", []string{"\tif c == nil { return }"}, []string{"\treturn"}), "checkout", "fix(checkout): ", SeverityMinor},
-		{"security-sensitive", fileDiff("internal/auth/token.go", []string{"\treturn 2"}, []string{"\treturn 1"}), "", "fix(auth): ", SeverityModerate},
+		{"docs only", fileDiff("docs/guide.md", []string{"More words."}, []string{"Words."}), "", "docs: ", project.SeverityNone},
+		{"tests only", fileDiff("internal/shop/cart_test.go", []string{"\tt.Log(1)"}, []string{"\tt.Log(0)"}), "", "test(shop): ", project.SeverityMinor},
+		{"makefile", fileDiff("Makefile", []string{"test: lint"}, []string{"test:"}), "", "build: ", project.SeverityModerate},
+		{"workflow", fileDiff(".github/workflows/ci.yml", []string{"  go: 1.26"}, []string{"  go: 1.25"}), "", "ci(workflows): ", project.SeverityModerate},
+		{"new exported func", fileDiff("internal/shop/cart.go", []string{"func Total() int { return 0 }"}, nil), "", "feat(shop): add Total", project.SeverityModerate},
+		{"removed exported func", fileDiff("internal/shop/cart.go", nil, []string{"func Total() int { return 0 }"}), "", "fix(shop)!: remove Total", project.SeverityMajor},
+		{"whitespace", fileDiff("internal/shop/cart.go", []string{"\tx  :=  1"}, []string{"\tx := 1"}), "", "style(shop): ", project.SeverityNone},
+		{"small fix", fileDiff("internal/shop/cart.go", []string{"\tif c == nil { return }"}, []string{"\treturn"}), "", "fix(shop): ", project.SeverityMinor},
+		{"given scope", fileDiff("internal/shop/cart.go", []string{"\tif c == nil { return }"}, []string{"\treturn"}), "checkout", "fix(checkout): ", project.SeverityMinor},
+		{"security-sensitive", fileDiff("internal/auth/token.go", []string{"\treturn 2"}, []string{"\treturn 1"}), "", "fix(auth): ", project.SeverityModerate},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, err := CommitMessageFor(context.Background(), CommitDeps{}, CommitRequest{SinceDiff: tt.diff, Scope: tt.scope, IncludeImpact: true})
+			resp, err := project.CommitMessageFor(context.Background(), project.CommitDeps{}, project.CommitRequest{SinceDiff: tt.diff, Scope: tt.scope, IncludeImpact: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -659,15 +579,15 @@ func TestCommitMessageMaxLength(t *testing.T) {
 		diff.WriteString(fileDiff("internal/pkg"+string(rune('a'+i%26))+"/file"+strconv.Itoa(i)+".go",
 			[]string{"func Exported" + string(rune('A'+i%26)) + "() {}"}, nil))
 	}
-	for _, format := range []string{CommitConventional, CommitDetailed, CommitSummary} {
+	for _, format := range []string{project.CommitConventional, project.CommitDetailed, project.CommitSummary} {
 		for _, maxLength := range []int{20, 50, 72, 120, 400} {
-			resp, err := CommitMessageFor(context.Background(), CommitDeps{}, CommitRequest{SinceDiff: diff.String(), Format: format, MaxLength: maxLength, IncludeImpact: true})
+			resp, err := project.CommitMessageFor(context.Background(), project.CommitDeps{}, project.CommitRequest{SinceDiff: diff.String(), Format: format, MaxLength: maxLength, IncludeImpact: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Run(format+"/"+strconv.Itoa(maxLength), func(t *testing.T) {
 				checkFits(t, resp.CommitMessage, maxLength)
-				if format != CommitSummary && maxLength >= 120 && !strings.Contains(resp.CommitMessage.Body, "more lines not shown") {
+				if format != project.CommitSummary && maxLength >= 120 && !strings.Contains(resp.CommitMessage.Body, "more lines not shown") {
 					t.Errorf("got body %q, want an indicator of what was cut", resp.CommitMessage.Body)
 				}
 			})
@@ -695,11 +615,11 @@ func TestCommitMessageWithLLM(t *testing.T) {
 		}
 	})
 	client := commitLLM(t, srv, 1, 2, 0)
-	resp, err := CommitMessageFor(context.Background(), CommitDeps{Root: r.dir, LLM: client}, CommitRequest{MaxCost: 0.01})
+	resp, err := project.CommitMessageFor(context.Background(), project.CommitDeps{Root: r.dir, LLM: client}, project.CommitRequest{MaxCost: 0.01})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := CommitMessage{
+	want := project.CommitMessage{
 		Title:  "feat(shop): add checkout to the shop",
 		Body:   "Checkout pays for a cart so that orders can be\ncompleted.",
 		Footer: "Refs: #42",
@@ -707,7 +627,7 @@ func TestCommitMessageWithLLM(t *testing.T) {
 	if diff := cmp.Diff(want, resp.CommitMessage); diff != "" {
 		t.Errorf("message mismatch (-want +got):\n%s", diff)
 	}
-	wantMeta := CommitMetadata{ModelsUsed: []string{"scripted"}, TotalCost: (900*1 + 40*2) / 1e6}
+	wantMeta := project.CommitMetadata{ModelsUsed: []string{"scripted"}, TotalCost: (900*1 + 40*2) / 1e6}
 	resp.Metadata.ExecutionTimeMs = 0
 	if diff := cmp.Diff(wantMeta, resp.Metadata); diff != "" {
 		t.Errorf("metadata mismatch (-want +got):\n%s", diff)
@@ -735,14 +655,14 @@ func TestCommitMessageWithLLMWithinMaxLength(t *testing.T) {
 		return llmtest.Response{Text: "fix(api): " + strings.Repeat("very long title ", 10) + "\n\n- " + strings.Repeat("a bullet far too long ", 8) + "\n" + strings.Repeat("A long body line.\n", 50) +
 			"\nBREAKING CHANGE: everything"}
 	})
-	resp, err := CommitMessageFor(context.Background(), CommitDeps{LLM: commitLLM(t, srv, 0, 0, 0)},
-		CommitRequest{SinceDiff: sampleDiff, MaxLength: 200})
+	resp, err := project.CommitMessageFor(context.Background(), project.CommitDeps{LLM: commitLLM(t, srv, 0, 0, 0)},
+		project.CommitRequest{SinceDiff: sampleDiff, MaxLength: 200})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkFits(t, resp.CommitMessage, 200)
 	for _, line := range strings.Split(resp.CommitMessage.Body, "\n") {
-		if n := commitChars(line); n > 72 {
+		if n := utf8.RuneCountInString(line); n > 72 {
 			t.Errorf("got body line of %d characters %q, want it wrapped at 72", n, line)
 		}
 	}
@@ -784,7 +704,7 @@ func TestCommitMessageWithLLMPartial(t *testing.T) {
 			wantRequests: 1, wantMissing: "no usable message", wantModel: true,
 		},
 	}
-	rule, err := CommitMessageFor(context.Background(), CommitDeps{}, CommitRequest{SinceDiff: sampleDiff})
+	rule, err := project.CommitMessageFor(context.Background(), project.CommitDeps{}, project.CommitRequest{SinceDiff: sampleDiff})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -792,7 +712,7 @@ func TestCommitMessageWithLLMPartial(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := llmtest.NewServer(t, func(llmtest.Request) llmtest.Response { return tt.resp })
 			client := commitLLM(t, srv, tt.promptPrice, 1, tt.timeout)
-			resp, err := CommitMessageFor(context.Background(), CommitDeps{LLM: client}, CommitRequest{SinceDiff: sampleDiff, MaxCost: tt.maxCost})
+			resp, err := project.CommitMessageFor(context.Background(), project.CommitDeps{LLM: client}, project.CommitRequest{SinceDiff: sampleDiff, MaxCost: tt.maxCost})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -812,37 +732,18 @@ func TestCommitMessageWithLLMPartial(t *testing.T) {
 	}
 }
 
-func FuzzParseUnifiedDiff(f *testing.F) {
-	f.Add([]byte(sampleDiff))
-	f.Add([]byte("--- a\n+++ b\n@@ -1 +1 @@\n-x\n+y\n"))
-	f.Add([]byte("diff --git \"a/x\\\"\" b/y\n@@ -1,1000000 +1 @@\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, fl := range parseUnifiedDiff(data) {
-			if fl.Path() == "" {
-				t.Errorf("got a file without a path: %+v", *fl)
-			}
-			if !slices.Contains([]string{ChangeAdded, ChangeModified, ChangeDeleted, ChangeRenamed}, fl.Change) {
-				t.Errorf("got change type %q", fl.Change)
-			}
-			if fl.Added < 0 || fl.Removed < 0 || len(fl.AddedLines) > maxKeptLines || len(fl.RemovedLines) > maxKeptLines {
-				t.Errorf("got counts %d/%d, kept %d/%d", fl.Added, fl.Removed, len(fl.AddedLines), len(fl.RemovedLines))
-			}
-		}
-	})
-}
-
 func TestCommitMessageRootBelowRepository(t *testing.T) {
 	r := seedCommitRepo(t)
 	r.write(map[string]string{"internal/shop/cart.go": baseGo + "\n// More.\n", "README.md": "# Changed\n", "internal/shop/new.go": "package shop\n"})
-	resp, err := CommitMessageFor(context.Background(), CommitDeps{Root: filepath.Join(r.dir, "internal")}, CommitRequest{})
+	resp, err := project.CommitMessageFor(context.Background(), project.CommitDeps{Root: filepath.Join(r.dir, "internal")}, project.CommitRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []ChangedFile
+	var got []project.ChangedFile
 	for _, f := range resp.ChangedFiles {
-		got = append(got, ChangedFile{Path: f.Path, ChangeType: f.ChangeType})
+		got = append(got, project.ChangedFile{Path: f.Path, ChangeType: f.ChangeType})
 	}
-	want := []ChangedFile{{Path: "shop/cart.go", ChangeType: ChangeModified}, {Path: "shop/new.go", ChangeType: ChangeAdded}}
+	want := []project.ChangedFile{{Path: "shop/cart.go", ChangeType: project.ChangeModified}, {Path: "shop/new.go", ChangeType: project.ChangeAdded}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("changed files under the root mismatch (-want +got):\n%s", diff)
 	}
@@ -854,7 +755,7 @@ func commitSession(t *testing.T) *mcp.ClientSession {
 	t.Helper()
 	r := seedCommitRepo(t)
 	r.write(map[string]string{"internal/shop/checkout.go": "package shop\n\n// Checkout pays.\nfunc Checkout() {}\n"})
-	srv, err := NewServer(Options{Root: r.dir, RescanInterval: -1})
+	srv, err := project.NewServer(project.Options{Root: r.dir, RescanInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -901,12 +802,12 @@ func TestCommitMessageOverMCP(t *testing.T) {
 		t.Fatalf("got error result %v, want a message", res.Content)
 	}
 	raw, _ := json.Marshal(res.StructuredContent)
-	var got CommitResponse
+	var got project.CommitResponse
 	if err := json.Unmarshal(raw, &got); err != nil {
 		t.Fatal(err)
 	}
 	if got.CommitMessage.Title != "feat(shop): add Checkout" || got.ImpactAnalysis == nil ||
-		len(got.ChangedFiles) != 1 || got.ChangedFiles[0].ChangeType != ChangeAdded {
+		len(got.ChangedFiles) != 1 || got.ChangedFiles[0].ChangeType != project.ChangeAdded {
 		t.Errorf("got %s, want feat(shop): add Checkout with the added file and an impact analysis", raw)
 	}
 	checkFits(t, got.CommitMessage, 200)

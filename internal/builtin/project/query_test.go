@@ -1,4 +1,4 @@
-package project
+package project_test
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/llm"
 	"github.com/switchboard-mcp/switchboard/internal/llm/llmtest"
 	"github.com/switchboard-mcp/switchboard/internal/redact"
+
+	"github.com/switchboard-mcp/switchboard/internal/builtin/project"
 )
 
 // queryRepoFiles is the project most query tests search.
@@ -138,7 +140,7 @@ func gitIn(t testing.TB, dir string, args ...string) {
 
 // queryEnv is a running project server and a connected client.
 type queryEnv struct {
-	srv *Server
+	srv *project.Server
 	cs  *mcp.ClientSession
 
 	mu       sync.Mutex
@@ -148,13 +150,13 @@ type queryEnv struct {
 // startQueryServer runs a project server for opts (Run included) and
 // connects a client over in-memory transports. Both stop when the test
 // ends.
-func startQueryServer(t testing.TB, opts Options, hook func(rel string)) *queryEnv {
+func startQueryServer(t testing.TB, opts project.Options, hook func(rel string)) *queryEnv {
 	t.Helper()
-	srv, err := NewServer(opts)
+	srv, err := project.NewServer(opts)
 	if err != nil {
 		t.Fatalf("NewServer: %v", err)
 	}
-	srv.idx.beforeFile = hook
+	srv.SetBeforeFile(hook)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -193,7 +195,7 @@ func startQueryServer(t testing.TB, opts Options, hook func(rel string)) *queryE
 func (e *queryEnv) waitIndexed(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for e.srv.Progress().Status != StatusComplete {
+	for e.srv.Progress().Status != project.StatusComplete {
 		if time.Now().After(deadline) {
 			t.Fatalf("index not complete after 30s: %+v", e.srv.Progress())
 		}
@@ -218,18 +220,18 @@ func (e *queryEnv) call(t testing.TB, tool string, args any) (map[string]any, bo
 }
 
 // query calls general_query with the JSON format and decodes the response.
-func (e *queryEnv) query(t testing.TB, args map[string]any) QueryResponse {
+func (e *queryEnv) query(t testing.TB, args map[string]any) project.QueryResponse {
 	t.Helper()
 	if _, ok := args["responseFormat"]; !ok {
-		args["responseFormat"] = FormatJSON
+		args["responseFormat"] = project.FormatJSON
 	}
-	m, isErr := e.call(t, ToolGeneralQuery, args)
+	m, isErr := e.call(t, project.ToolGeneralQuery, args)
 	if isErr {
 		t.Fatalf("general_query(%v) failed: %v", args, m)
 	}
 	data, _ := json.Marshal(m)
-	var resp QueryResponse
-	var results QueryResults
+	var resp project.QueryResponse
+	var results project.QueryResults
 	resp.Results = &results
 	if err := json.Unmarshal(data, &resp); err != nil {
 		t.Fatalf("decoding %s: %v", data, err)
@@ -237,10 +239,12 @@ func (e *queryEnv) query(t testing.TB, args map[string]any) QueryResponse {
 	return resp
 }
 
-func passagesOf(r QueryResponse) []Passage { return r.Results.(*QueryResults).Passages }
+func passagesOf(r project.QueryResponse) []project.Passage {
+	return r.Results.(*project.QueryResults).Passages
+}
 
 func TestQueryFindsFileAndLine(t *testing.T) {
-	env := startQueryServer(t, Options{Root: newQueryRepo(t, queryRepoFiles)}, nil)
+	env := startQueryServer(t, project.Options{Root: newQueryRepo(t, queryRepoFiles)}, nil)
 	env.waitIndexed(t)
 	tests := []struct {
 		query    any
@@ -273,10 +277,10 @@ func TestQueryFindsFileAndLine(t *testing.T) {
 				t.Errorf("got a partial result (%s), want complete", resp.Missing)
 			}
 			md := resp.Metadata
-			if md.BackgroundTaskProgress == nil || md.BackgroundTaskProgress.Status != StatusComplete || md.BackgroundTaskProgress.PercentComplete != 100 {
+			if md.BackgroundTaskProgress == nil || md.BackgroundTaskProgress.Status != project.StatusComplete || md.BackgroundTaskProgress.PercentComplete != 100 {
 				t.Errorf("got backgroundTaskProgress %+v, want Complete at 100%%", md.BackgroundTaskProgress)
 			}
-			if md.FilesProcessed == 0 || len(md.Tools) != 2 || md.Tools[0].Name != toolIndex || md.Tools[1].Name != toolRetrieval {
+			if md.FilesProcessed == 0 || len(md.Tools) != 2 || md.Tools[0].Name != project.ToolIndex || md.Tools[1].Name != project.ToolRetrieval {
 				t.Errorf("got metadata %+v, want files processed and the index and retrieval tools", md)
 			}
 		})
@@ -284,7 +288,7 @@ func TestQueryFindsFileAndLine(t *testing.T) {
 }
 
 func TestQueryRespectsGitignoreAndSkipsBinaries(t *testing.T) {
-	env := startQueryServer(t, Options{Root: newQueryRepo(t, queryRepoFiles)}, nil)
+	env := startQueryServer(t, project.Options{Root: newQueryRepo(t, queryRepoFiles)}, nil)
 	env.waitIndexed(t)
 	resp := env.query(t, map[string]any{"query": map[string]any{"text": "ParseConfigFile cart", "maxResults": 50}})
 	for _, p := range passagesOf(resp) {
@@ -298,7 +302,7 @@ func TestQueryRespectsGitignoreAndSkipsBinaries(t *testing.T) {
 }
 
 func TestQueryScope(t *testing.T) {
-	env := startQueryServer(t, Options{Root: newQueryRepo(t, queryRepoFiles)}, nil)
+	env := startQueryServer(t, project.Options{Root: newQueryRepo(t, queryRepoFiles)}, nil)
 	env.waitIndexed(t)
 	tests := []struct {
 		name  string
@@ -348,7 +352,7 @@ func TestQueryRejectsTraversal(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := startQueryServer(t, Options{Root: root}, nil)
+	env := startQueryServer(t, project.Options{Root: root}, nil)
 	tests := []struct {
 		scope     map[string]any
 		wantField string
@@ -372,7 +376,7 @@ func TestQueryRejectsTraversal(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.scope), func(t *testing.T) {
-			m, isErr := env.call(t, ToolGeneralQuery, map[string]any{"query": "cart", "scope": tt.scope})
+			m, isErr := env.call(t, project.ToolGeneralQuery, map[string]any{"query": "cart", "scope": tt.scope})
 			if !isErr {
 				t.Fatalf("got a result %v, want a validation error", m)
 			}
@@ -411,8 +415,8 @@ func TestQueryRejectsTraversal(t *testing.T) {
 }
 
 func TestQueryValidation(t *testing.T) {
-	env := startQueryServer(t, Options{Root: newQueryRepo(t, queryRepoFiles)}, nil)
-	many := make([]string, maxScopeEntries+1)
+	env := startQueryServer(t, project.Options{Root: newQueryRepo(t, queryRepoFiles)}, nil)
+	many := make([]string, project.MaxScopeEntries+1)
 	for i := range many {
 		many[i] = "*.go"
 	}
@@ -424,7 +428,7 @@ func TestQueryValidation(t *testing.T) {
 		{"missing query", map[string]any{}, "query"},
 		{"empty query", map[string]any{"query": ""}, "query"},
 		{"query of stop words", map[string]any{"query": "what is the"}, "query"},
-		{"query too long", map[string]any{"query": strings.Repeat("a ", MaxQueryLength)}, "query"},
+		{"query too long", map[string]any{"query": strings.Repeat("a ", project.MaxQueryLength)}, "query"},
 		{"query a number", map[string]any{"query": 42}, "query"},
 		{"unknown field", map[string]any{"query": "cart", "verbose": true}, "verbose"},
 		{"unknown query field", map[string]any{"query": map[string]any{"txt": "cart"}}, "query.txt"},
@@ -439,16 +443,16 @@ func TestQueryValidation(t *testing.T) {
 		{"maxCost negative", map[string]any{"query": "cart", "maxCost": -0.01}, "maxCost"},
 		{"maxCost too big", map[string]any{"query": "cart", "maxCost": 1000}, "maxCost"},
 		{"context not an object", map[string]any{"query": "cart", "context": "hi"}, "context"},
-		{"context too big", map[string]any{"query": "cart", "context": map[string]any{"x": strings.Repeat("y", maxContextBytes)}}, "context"},
+		{"context too big", map[string]any{"query": "cart", "context": map[string]any{"x": strings.Repeat("y", project.MaxContextBytes)}}, "context"},
 		{"too many patterns", map[string]any{"query": "cart", "scope": map[string]any{"filePatterns": many}}, "scope.filePatterns"},
-		{"pattern too long", map[string]any{"query": "cart", "scope": map[string]any{"excludePatterns": []string{strings.Repeat("a", maxScopeEntry+1)}}}, "scope.excludePatterns[0]"},
+		{"pattern too long", map[string]any{"query": "cart", "scope": map[string]any{"excludePatterns": []string{strings.Repeat("a", project.MaxScopeEntry+1)}}}, "scope.excludePatterns[0]"},
 		{"empty directory", map[string]any{"query": "cart", "scope": map[string]any{"directories": []string{" "}}}, "scope.directories[0]"},
 		{"bad glob", map[string]any{"query": "cart", "scope": map[string]any{"filePatterns": []string{"[a-"}}}, "scope.filePatterns[0]"},
 		{"unknown scope field", map[string]any{"query": "cart", "scope": map[string]any{"dirs": []string{"x"}}}, "scope.dirs"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, isErr := env.call(t, ToolGeneralQuery, tt.args)
+			m, isErr := env.call(t, project.ToolGeneralQuery, tt.args)
 			if !isErr {
 				t.Fatalf("got a result, want a validation error on %s", tt.wantField)
 			}
@@ -467,22 +471,22 @@ func TestQueryValidation(t *testing.T) {
 		})
 	}
 	// The whole request is bounded too.
-	m, isErr := env.call(t, ToolGeneralQuery, map[string]any{"query": "cart", "context": map[string]any{"x": strings.Repeat("y", MaxArgumentsBytes)}})
+	m, isErr := env.call(t, project.ToolGeneralQuery, map[string]any{"query": "cart", "context": map[string]any{"x": strings.Repeat("y", project.MaxArgumentsBytes)}})
 	if !isErr || !strings.Contains(fmt.Sprint(m["message"]), "bytes") {
 		t.Errorf("got %v, want the request size rejected", m)
 	}
 }
 
 func TestQueryResponseFormats(t *testing.T) {
-	env := startQueryServer(t, Options{Root: newQueryRepo(t, queryRepoFiles)}, nil)
+	env := startQueryServer(t, project.Options{Root: newQueryRepo(t, queryRepoFiles)}, nil)
 	env.waitIndexed(t)
 	tests := []struct {
 		format string
 		want   []string
 	}{
-		{FormatConcise, []string{"config/loader.go:14  func ParseConfigFile(path string) (*Settings, error) {"}},
-		{FormatDetailed, []string{"[1] config/loader.go:14 (lines 1-21", "defines ParseConfigFile", "14: func ParseConfigFile"}},
-		{FormatMarkdown, []string{"### config/loader.go:14 (lines 1-21)", "```go\npackage config"}},
+		{project.FormatConcise, []string{"config/loader.go:14  func ParseConfigFile(path string) (*Settings, error) {"}},
+		{project.FormatDetailed, []string{"[1] config/loader.go:14 (lines 1-21", "defines ParseConfigFile", "14: func ParseConfigFile"}},
+		{project.FormatMarkdown, []string{"### config/loader.go:14 (lines 1-21)", "```go\npackage config"}},
 		{"", []string{"### config/loader.go:14"}}, // Markdown is the default
 	}
 	for _, tt := range tests {
@@ -491,7 +495,7 @@ func TestQueryResponseFormats(t *testing.T) {
 			if tt.format != "" {
 				args["responseFormat"] = tt.format
 			}
-			m, isErr := env.call(t, ToolGeneralQuery, args)
+			m, isErr := env.call(t, project.ToolGeneralQuery, args)
 			if isErr {
 				t.Fatalf("got error %v", m)
 			}
@@ -506,7 +510,7 @@ func TestQueryResponseFormats(t *testing.T) {
 			}
 		})
 	}
-	resp := env.query(t, map[string]any{"query": "ParseConfigFile", "responseFormat": FormatJSON})
+	resp := env.query(t, map[string]any{"query": "ParseConfigFile", "responseFormat": project.FormatJSON})
 	ps := passagesOf(resp)
 	if len(ps) == 0 || !strings.Contains(ps[0].Snippet, "func ParseConfigFile(path string)") || len(ps[0].Symbols) == 0 {
 		t.Errorf("got passages %+v, want the loader with its snippet and matched symbol", ps)
@@ -532,8 +536,8 @@ func TestQueryPartialWhileIndexing(t *testing.T) {
 			<-release // hold the first build here
 		}
 	}
-	env := startQueryServer(t, Options{Root: root}, hook)
-	params := &mcp.CallToolParams{Name: ToolGeneralQuery, Arguments: map[string]any{"query": "Widget2 Widget3 Widget12", "timeout": 1, "responseFormat": FormatJSON}}
+	env := startQueryServer(t, project.Options{Root: root}, hook)
+	params := &mcp.CallToolParams{Name: project.ToolGeneralQuery, Arguments: map[string]any{"query": "Widget2 Widget3 Widget12", "timeout": 1, "responseFormat": project.FormatJSON}}
 	params.SetProgressToken("tok-1")
 	start := time.Now()
 	res, err := env.cs.CallTool(context.Background(), params)
@@ -543,8 +547,8 @@ func TestQueryPartialWhileIndexing(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("got the answer after %s, want it within the 1 s timeout", d)
 	}
-	var resp QueryResponse
-	var results QueryResults
+	var resp project.QueryResponse
+	var results project.QueryResults
 	resp.Results = &results
 	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &resp); err != nil {
 		t.Fatal(err)
@@ -556,7 +560,7 @@ func TestQueryPartialWhileIndexing(t *testing.T) {
 		t.Errorf("got tools %+v, want the index step partial", resp.Metadata.Tools)
 	}
 	p := resp.Metadata.BackgroundTaskProgress
-	if p == nil || p.Status != StatusInProgress || p.TotalFiles != 20 || p.ProcessedFiles != 5 || p.PercentComplete != 25 || p.CurrentActivity == "" {
+	if p == nil || p.Status != project.StatusInProgress || p.TotalFiles != 20 || p.ProcessedFiles != 5 || p.PercentComplete != 25 || p.CurrentActivity == "" {
 		t.Errorf("got backgroundTaskProgress %+v, want InProgress 5/20 (25%%)", p)
 	}
 	// What was indexed is searchable: Widget2 and Widget3 are, Widget12 not yet.
@@ -599,7 +603,7 @@ func TestQueryPartialWhileIndexing(t *testing.T) {
 
 func TestQueryRefreshesIndex(t *testing.T) {
 	root := newQueryRepo(t, queryRepoFiles)
-	env := startQueryServer(t, Options{Root: root, RescanInterval: 20 * time.Millisecond}, nil)
+	env := startQueryServer(t, project.Options{Root: root, RescanInterval: 20 * time.Millisecond}, nil)
 	env.waitIndexed(t)
 	writeQueryFiles(t, root, map[string]string{"server/late.go": "package server\n\nfunc LateArrival() {}\n"})
 	if err := os.Remove(filepath.Join(root, "web", "cart.js")); err != nil {
@@ -610,7 +614,7 @@ func TestQueryRefreshesIndex(t *testing.T) {
 		late := passagesOf(env.query(t, map[string]any{"query": "LateArrival"}))
 		gone := passagesOf(env.query(t, map[string]any{"query": "addItemToCart"}))
 		ps := append(late, gone...)
-		if len(late) > 0 && late[0].File == "server/late.go" && !slices.ContainsFunc(gone, func(p Passage) bool { return p.File == "web/cart.js" }) {
+		if len(late) > 0 && late[0].File == "server/late.go" && !slices.ContainsFunc(gone, func(p project.Passage) bool { return p.File == "web/cart.js" }) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -633,32 +637,32 @@ func TestQueryRedactsAndTruncates(t *testing.T) {
 		}
 		files[fmt.Sprintf("bulk/f%02d.txt", i)] = b.String()
 	}
-	env := startQueryServer(t, Options{Root: newQueryRepo(t, files), Redactor: redact.New([]string{"hunter2-very-secret"})}, nil)
+	env := startQueryServer(t, project.Options{Root: newQueryRepo(t, files), Redactor: redact.New([]string{"hunter2-very-secret"})}, nil)
 	env.waitIndexed(t)
 
-	m, _ := env.call(t, ToolGeneralQuery, map[string]any{"query": "DatabaseSecret password"})
+	m, _ := env.call(t, project.ToolGeneralQuery, map[string]any{"query": "DatabaseSecret password"})
 	text := fmt.Sprint(m["results"])
 	if strings.Contains(text, "hunter2-very-secret") || !strings.Contains(text, redact.Marker) {
 		t.Errorf("got results\n%s\nwant the secret replaced by %s", text, redact.Marker)
 	}
 
 	// A citation of a file named like a credential is not taken for one.
-	m, _ = env.call(t, ToolGeneralQuery, map[string]any{"query": "RotateSigningKeys", "responseFormat": FormatConcise})
+	m, _ = env.call(t, project.ToolGeneralQuery, map[string]any{"query": "RotateSigningKeys", "responseFormat": project.FormatConcise})
 	if text := fmt.Sprint(m["results"]); !strings.Contains(text, "auth/secrets.go:111  func RotateSigningKeys") {
 		t.Errorf("got results %q, want the citation auth/secrets.go:111 intact", text)
 	}
 
-	for _, format := range []string{FormatJSON, FormatMarkdown} {
-		params := &mcp.CallToolParams{Name: ToolGeneralQuery, Arguments: map[string]any{"query": map[string]any{"text": "bulky line", "maxResults": 50}, "responseFormat": format}}
+	for _, format := range []string{project.FormatJSON, project.FormatMarkdown} {
+		params := &mcp.CallToolParams{Name: project.ToolGeneralQuery, Arguments: map[string]any{"query": map[string]any{"text": "bulky line", "maxResults": 50}, "responseFormat": format}}
 		res, err := env.cs.CallTool(context.Background(), params)
 		if err != nil {
 			t.Fatal(err)
 		}
 		raw := res.Content[0].(*mcp.TextContent).Text
-		if len(raw) > MaxResponseBytes+1024 {
-			t.Errorf("%s: got %d bytes, want at most about %d", format, len(raw), MaxResponseBytes)
+		if len(raw) > project.MaxResponseBytes+1024 {
+			t.Errorf("%s: got %d bytes, want at most about %d", format, len(raw), project.MaxResponseBytes)
 		}
-		var resp QueryResponse
+		var resp project.QueryResponse
 		if err := json.Unmarshal([]byte(raw), &resp); err != nil {
 			t.Fatal(err)
 		}
@@ -683,10 +687,10 @@ func TestQueryWithLLM(t *testing.T) {
 	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
 		return llmtest.Response{Text: "ParseConfigFile reads the settings (config/loader.go:14).", PromptTokens: 1000, CompletionTokens: 100}
 	})
-	env := startQueryServer(t, Options{Root: root, LLM: newLLMClient(t, srv, 2, 10)}, nil)
+	env := startQueryServer(t, project.Options{Root: root, LLM: newLLMClient(t, srv, 2, 10)}, nil)
 	env.waitIndexed(t)
 	resp := env.query(t, map[string]any{"query": "how is the config file parsed?", "context": map[string]any{"ticket": "SHOP-12"}, "maxCost": 0.5})
-	res := resp.Results.(*QueryResults)
+	res := resp.Results.(*project.QueryResults)
 	if res.Answer != "ParseConfigFile reads the settings (config/loader.go:14)." {
 		t.Errorf("got answer %q, want the model's", res.Answer)
 	}
@@ -699,7 +703,7 @@ func TestQueryWithLLM(t *testing.T) {
 	if got := resp.Metadata.ModelsUsed; len(got) != 1 || got[0] != "test-model" {
 		t.Errorf("got modelsUsed %v, want [test-model]", got)
 	}
-	if tools := resp.Metadata.Tools; len(tools) != 3 || tools[2].Name != toolAnswer || tools[2].IsPartialResult {
+	if tools := resp.Metadata.Tools; len(tools) != 3 || tools[2].Name != project.ToolAnswer || tools[2].IsPartialResult {
 		t.Errorf("got tools %+v, want a complete answer step", tools)
 	}
 	if resp.IsPartialResult {
@@ -720,7 +724,7 @@ func TestQueryWithLLM(t *testing.T) {
 	}
 
 	// The Concise format puts the answer first, with its sources.
-	m, _ := env.call(t, ToolGeneralQuery, map[string]any{"query": "ParseConfigFile", "responseFormat": FormatConcise})
+	m, _ := env.call(t, project.ToolGeneralQuery, map[string]any{"query": "ParseConfigFile", "responseFormat": project.FormatConcise})
 	if text := fmt.Sprint(m["results"]); !strings.HasPrefix(text, "ParseConfigFile reads the settings") || !strings.Contains(text, "Sources: config/loader.go:14") {
 		t.Errorf("got concise results %q, want the answer and its sources", text)
 	}
@@ -731,11 +735,11 @@ func TestQueryWithLLMOverBudget(t *testing.T) {
 	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
 		return llmtest.Response{Text: "should not be asked"}
 	})
-	env := startQueryServer(t, Options{Root: root, LLM: newLLMClient(t, srv, 1000, 1000)}, nil)
+	env := startQueryServer(t, project.Options{Root: root, LLM: newLLMClient(t, srv, 1000, 1000)}, nil)
 	env.waitIndexed(t)
 	for _, maxCost := range []float64{0, 0.0001} {
 		resp := env.query(t, map[string]any{"query": "ParseConfigFile", "maxCost": maxCost})
-		res := resp.Results.(*QueryResults)
+		res := resp.Results.(*project.QueryResults)
 		if res.Answer != "" || len(res.Passages) == 0 {
 			t.Errorf("maxCost %v: got answer %q and %d passages, want the passages only", maxCost, res.Answer, len(res.Passages))
 		}
@@ -743,7 +747,7 @@ func TestQueryWithLLMOverBudget(t *testing.T) {
 			t.Errorf("maxCost %v: got partial %v missing %q, want partial over budget", maxCost, resp.IsPartialResult, resp.Missing)
 		}
 		last := resp.Metadata.Tools[len(resp.Metadata.Tools)-1]
-		if last.Name != toolAnswer || !last.BudgetExceeded || !last.IsPartialResult {
+		if last.Name != project.ToolAnswer || !last.BudgetExceeded || !last.IsPartialResult {
 			t.Errorf("maxCost %v: got tool %+v, want the answer step over budget", maxCost, last)
 		}
 		if resp.Metadata.TotalCost != 0 || len(resp.Metadata.ModelsUsed) != 0 {
@@ -760,14 +764,14 @@ func TestQueryWithLLMTimeout(t *testing.T) {
 	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
 		return llmtest.Response{Text: "too late", Delay: 10 * time.Second}
 	})
-	env := startQueryServer(t, Options{Root: root, LLM: newLLMClient(t, srv, 0, 0)}, nil)
+	env := startQueryServer(t, project.Options{Root: root, LLM: newLLMClient(t, srv, 0, 0)}, nil)
 	env.waitIndexed(t)
 	start := time.Now()
 	resp := env.query(t, map[string]any{"query": "ParseConfigFile", "timeout": 1})
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("got the result after %s, want it soon after the 1 s timeout", d)
 	}
-	res := resp.Results.(*QueryResults)
+	res := resp.Results.(*project.QueryResults)
 	if res.Answer != "" || len(res.Passages) == 0 || res.Passages[0].File != "config/loader.go" {
 		t.Errorf("got %+v, want the passages without an answer", res)
 	}
@@ -775,7 +779,7 @@ func TestQueryWithLLMTimeout(t *testing.T) {
 		t.Errorf("got partial %v missing %q, want partial for the time budget", resp.IsPartialResult, resp.Missing)
 	}
 	last := resp.Metadata.Tools[len(resp.Metadata.Tools)-1]
-	if last.Name != toolAnswer || !last.IsPartialResult || last.BudgetExceeded {
+	if last.Name != project.ToolAnswer || !last.IsPartialResult || last.BudgetExceeded {
 		t.Errorf("got tool %+v, want the answer step partial, not over budget", last)
 	}
 	if got := resp.Metadata.ModelsUsed; len(got) != 1 || got[0] != "test-model" {
@@ -788,7 +792,7 @@ func TestQueryWithLLMFailure(t *testing.T) {
 	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
 		return llmtest.Response{Status: 500, Text: "model crashed"}
 	})
-	env := startQueryServer(t, Options{Root: root, LLM: newLLMClient(t, srv, 0, 0)}, nil)
+	env := startQueryServer(t, project.Options{Root: root, LLM: newLLMClient(t, srv, 0, 0)}, nil)
 	env.waitIndexed(t)
 	resp := env.query(t, map[string]any{"query": "ParseConfigFile"})
 	if !resp.IsPartialResult || !strings.Contains(resp.Missing, "language model failed") || len(passagesOf(resp)) == 0 {
@@ -802,7 +806,7 @@ func TestNewServerRejectsBadRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, root := range []string{"", filepath.Join(t.TempDir(), "missing"), file} {
-		if _, err := NewServer(Options{Root: root}); err == nil {
+		if _, err := project.NewServer(project.Options{Root: root}); err == nil {
 			t.Errorf("NewServer(%q): got no error, want one", root)
 		}
 	}
@@ -816,8 +820,8 @@ func TestCommitMessageTool(t *testing.T) {
 		"server/http.go":  strings.Replace(queryRepoFiles["server/http.go"], `"cart"`, `"your cart"`, 1),
 		"server/admin.go": "package server\n\n// StartAdmin serves the admin pages.\nfunc StartAdmin() {}\n",
 	})
-	env := startQueryServer(t, Options{Root: root}, nil)
-	m, isErr := env.call(t, ToolCommitMessage, map[string]any{"format": "Conventional", "includeImpact": true})
+	env := startQueryServer(t, project.Options{Root: root}, nil)
+	m, isErr := env.call(t, project.ToolCommitMessage, map[string]any{"format": "Conventional", "includeImpact": true})
 	if isErr {
 		t.Fatalf("commit_message failed: %v", m)
 	}
@@ -840,7 +844,7 @@ func TestCommitMessageTool(t *testing.T) {
 		{map[string]any{"format": 5}, "format"},
 		{map[string]any{"sinceCommitt": "HEAD"}, "sinceCommitt"},
 	} {
-		m, isErr := env.call(t, ToolCommitMessage, tt.args)
+		m, isErr := env.call(t, project.ToolCommitMessage, tt.args)
 		details, _ := m["details"].(map[string]any)
 		fields, _ := details["fields"].([]any)
 		if !isErr || m["error_type"] != "validation_error" || len(fields) == 0 || fields[0].(map[string]any)["field"] != tt.wantField {

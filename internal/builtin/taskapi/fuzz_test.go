@@ -1,3 +1,5 @@
+// Internal on purpose: fuzzes the unexported request decoders (decodeCreate, decodeUpdate, decodeCompletion) with bodies no HTTP client of a test would send.
+
 package taskapi
 
 import (

@@ -1,4 +1,4 @@
-package taskapi
+package taskapi_test
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/switchboard-mcp/switchboard/internal/builtin/taskapi"
 )
 
 // getOpenAPI fetches and parses the served document.
@@ -64,10 +66,7 @@ func TestOpenAPIListsEveryOperation(t *testing.T) {
 		t.Errorf("operations (-want +got):\n%s", diff)
 	}
 	// And the router serves exactly what the document lists.
-	var routed []string
-	for _, rt := range routes {
-		routed = append(routed, rt.method+" "+rt.path)
-	}
+	routed := taskapi.Routes()
 	sort.Strings(routed)
 	if diff := cmp.Diff(want, routed); diff != "" {
 		t.Errorf("routes (-want +got):\n%s", diff)
@@ -157,7 +156,7 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 			{422, "alice", "POST", "/tasks", `{"title":""}`},
 			{404, "bob", "GET", "/tasks/" + id, ""},
 			{401, "", "GET", "/tasks", ""},
-			{413, "alice", "POST", "/tasks", `"` + strings.Repeat("a", MaxBodyBytes) + `"`},
+			{413, "alice", "POST", "/tasks", `"` + strings.Repeat("a", taskapi.MaxBodyBytes) + `"`},
 		} {
 			check(errResp, req.method+" "+req.path, s.expect(req.status, req.user, req.method, req.path, req.body).body)
 		}

@@ -1,4 +1,4 @@
-package taskapi
+package taskapi_test
 
 import (
 	"context"

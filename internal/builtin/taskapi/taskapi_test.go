@@ -1,4 +1,4 @@
-package taskapi
+package taskapi_test
 
 import (
 	"bytes"
@@ -18,6 +18,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-mcp/switchboard/internal/store"
+
+	"github.com/switchboard-mcp/switchboard/internal/builtin/taskapi"
 )
 
 const testToken = "s3cret-service-token"
@@ -59,7 +61,7 @@ func newTestServer(t *testing.T, ts store.TaskStore) *testServer {
 		ts = db
 	}
 	logs := &syncBuffer{}
-	h, err := NewHandler(Options{Store: ts, ServiceToken: testToken, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	h, err := taskapi.NewHandler(taskapi.Options{Store: ts, ServiceToken: testToken, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +98,7 @@ func (r response) obj(t *testing.T) map[string]any {
 // do sends a request as user (with the right token); user "" sends no
 // X-User-ID.
 func (s *testServer) do(user, method, path, body string) response {
-	return s.doWith(map[string]string{"Authorization": "Bearer " + testToken, headerUserID: user}, method, path, body)
+	return s.doWith(map[string]string{"Authorization": "Bearer " + testToken, "X-User-ID": user}, method, path, body)
 }
 
 func (s *testServer) doWith(headers map[string]string, method, path, body string) response {
@@ -149,10 +151,10 @@ func jsonNumber(v any) string {
 }
 
 func TestNewHandlerNeedsTokenAndStore(t *testing.T) {
-	if _, err := NewHandler(Options{Store: &fakeStore{}}); err == nil {
+	if _, err := taskapi.NewHandler(taskapi.Options{Store: &fakeStore{}}); err == nil {
 		t.Error("NewHandler without a token: got no error")
 	}
-	if _, err := NewHandler(Options{ServiceToken: "x"}); err == nil {
+	if _, err := taskapi.NewHandler(taskapi.Options{ServiceToken: "x"}); err == nil {
 		t.Error("NewHandler without a store: got no error")
 	}
 }
@@ -262,15 +264,15 @@ func TestAuthentication(t *testing.T) {
 			want    int
 			message string
 		}{
-			{"no token", map[string]string{headerUserID: "alice"}, 401, "missing service token"},
-			{"wrong token", map[string]string{"Authorization": "Bearer nope", headerUserID: "alice"}, 401, "invalid service token"},
-			{"token prefix", map[string]string{"Authorization": "Bearer " + testToken[:5], headerUserID: "alice"}, 401, "invalid service token"},
-			{"basic scheme", map[string]string{"Authorization": "Basic " + testToken, headerUserID: "alice"}, 401, "missing service token"},
+			{"no token", map[string]string{"X-User-ID": "alice"}, 401, "missing service token"},
+			{"wrong token", map[string]string{"Authorization": "Bearer nope", "X-User-ID": "alice"}, 401, "invalid service token"},
+			{"token prefix", map[string]string{"Authorization": "Bearer " + testToken[:5], "X-User-ID": "alice"}, 401, "invalid service token"},
+			{"basic scheme", map[string]string{"Authorization": "Basic " + testToken, "X-User-ID": "alice"}, 401, "missing service token"},
 			{"no user", map[string]string{"Authorization": "Bearer " + testToken}, 401, "missing user: the X-User-ID header is required"},
-			{"user too long", map[string]string{"Authorization": "Bearer " + testToken, headerUserID: strings.Repeat("u", 201)}, 401,
+			{"user too long", map[string]string{"Authorization": "Bearer " + testToken, "X-User-ID": strings.Repeat("u", 201)}, 401,
 				"invalid user: the X-User-ID header is longer than 200 characters"},
-			{"user of 200", map[string]string{"Authorization": "Bearer " + testToken, headerUserID: strings.Repeat("u", 200)}, 200, ""},
-			{"lower-case scheme", map[string]string{"Authorization": "bearer " + testToken, headerUserID: "alice"}, 200, ""},
+			{"user of 200", map[string]string{"Authorization": "Bearer " + testToken, "X-User-ID": strings.Repeat("u", 200)}, 200, ""},
+			{"lower-case scheme", map[string]string{"Authorization": "bearer " + testToken, "X-User-ID": "alice"}, 200, ""},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				for _, path := range []string{"/tasks", "/tasks/1"} {
@@ -296,7 +298,7 @@ func TestAuthentication(t *testing.T) {
 		}
 		// Authentication comes before validation: a bad ID or body without a
 		// token is still 401.
-		r := s.doWith(map[string]string{headerUserID: "alice"}, "PUT", "/tasks/abc", `{`)
+		r := s.doWith(map[string]string{"X-User-ID": "alice"}, "PUT", "/tasks/abc", `{`)
 		if r.status != 401 {
 			t.Errorf("unauthenticated PUT with bad input: got status %d, want 401", r.status)
 		}
@@ -387,48 +389,48 @@ func TestValidation(t *testing.T) {
 			fields                   []field
 		}{
 			{"empty title", "POST", "/tasks", `{"title":""}`, "Task creation failed due to invalid input",
-				[]field{fdEmpty("title", "Title cannot be empty", suggestTitle)}},
+				[]field{fdEmpty("title", "Title cannot be empty", taskapi.SuggestTitle)}},
 			{"blank title", "POST", "/tasks", `{"title":"   "}`, "Task creation failed due to invalid input",
-				[]field{fd("title", "Title cannot be empty", "   ", suggestTitle)}},
+				[]field{fd("title", "Title cannot be empty", "   ", taskapi.SuggestTitle)}},
 			{"NUL title", "POST", "/tasks", `{"title":"\u0000"}`, "Task creation failed due to invalid input",
-				[]field{fd("title", "Title must not contain NUL characters (U+0000)", "\x00", suggestTitle)}},
+				[]field{fd("title", "Title must not contain NUL characters (U+0000)", "\x00", taskapi.SuggestTitle)}},
 			{"NUL inside title", "POST", "/tasks", `{"title":"a\u0000b"}`, "Task creation failed due to invalid input",
-				[]field{fd("title", "Title must not contain NUL characters (U+0000)", "a\x00b", suggestTitle)}},
+				[]field{fd("title", "Title must not contain NUL characters (U+0000)", "a\x00b", taskapi.SuggestTitle)}},
 			{"NUL description", "POST", "/tasks", `{"title":"t","description":"p\u0000q"}`, "Task creation failed due to invalid input",
-				[]field{fd("description", "Description must not contain NUL characters (U+0000)", "p\x00q", suggestDesc)}},
+				[]field{fd("description", "Description must not contain NUL characters (U+0000)", "p\x00q", taskapi.SuggestDesc)}},
 			{"update NUL title and description", "PUT", "/tasks/" + id, `{"title":"\u0000\u0000","description":"\u0000"}`,
 				"Task update failed due to invalid input", []field{
-					fd("title", "Title must not contain NUL characters (U+0000)", "\x00\x00", suggestTitle),
-					fd("description", "Description must not contain NUL characters (U+0000)", "\x00", suggestDesc),
+					fd("title", "Title must not contain NUL characters (U+0000)", "\x00\x00", taskapi.SuggestTitle),
+					fd("description", "Description must not contain NUL characters (U+0000)", "\x00", taskapi.SuggestDesc),
 				}},
 			{"missing title", "POST", "/tasks", `{"priority":"High"}`, "Task creation failed due to invalid input",
-				[]field{fd("title", "title is required", "", suggestTitle)}},
+				[]field{fd("title", "title is required", "", taskapi.SuggestTitle)}},
 			{"null title", "POST", "/tasks", `{"title":null}`, "Task creation failed due to invalid input",
-				[]field{fd("title", "title cannot be null", "null", suggestTitle)}},
+				[]field{fd("title", "title cannot be null", "null", taskapi.SuggestTitle)}},
 			{"long title", "POST", "/tasks", `{"title":"` + long + `"}`, "Task creation failed due to invalid input",
 				[]field{fd("title", "Title is too long: 201 characters, at most 200 allowed", long[:100]+"…",
 					"Shorten the title to at most 200 characters")}},
 			{"bad priority", "POST", "/tasks", `{"title":"t","priority":"Whenever"}`, "Task creation failed due to invalid input",
-				[]field{fd("priority", "Invalid priority: must be one of Low, Medium, High, Urgent", "Whenever", suggestPriority)}},
+				[]field{fd("priority", "Invalid priority: must be one of Low, Medium, High, Urgent", "Whenever", taskapi.SuggestPriority)}},
 			{"priority case", "POST", "/tasks", `{"title":"t","priority":"high"}`, "Task creation failed due to invalid input",
 				[]field{fd("priority", "Invalid priority: must be one of Low, Medium, High, Urgent", "high",
 					`Use "High": priorities are case-sensitive (Low, Medium, High, Urgent)`)}},
 			{"null priority", "POST", "/tasks", `{"title":"t","priority":null}`, "Task creation failed due to invalid input",
-				[]field{fd("priority", "priority cannot be null", "null", suggestPriority)}},
+				[]field{fd("priority", "priority cannot be null", "null", taskapi.SuggestPriority)}},
 			{"bad due date", "POST", "/tasks", `{"title":"t","due_date":"tomorrow"}`, "Task creation failed due to invalid input",
-				[]field{fd("due_date", "Invalid datetime format", "tomorrow", suggestDueDate)}},
+				[]field{fd("due_date", "Invalid datetime format", "tomorrow", taskapi.SuggestDueDate)}},
 			{"wrong types", "POST", "/tasks", `{"title":5,"description":["a"],"priority":1,"due_date":true}`,
 				"Task creation failed due to invalid input", []field{
-					fd("title", "title must be a string", "5", suggestTitle),
-					fd("description", "description must be a string", `["a"]`, suggestDesc),
-					fd("priority", "priority must be a string", "1", suggestPriority),
-					fd("due_date", "due_date must be a string", "true", suggestDueDate),
+					fd("title", "title must be a string", "5", taskapi.SuggestTitle),
+					fd("description", "description must be a string", `["a"]`, taskapi.SuggestDesc),
+					fd("priority", "priority must be a string", "1", taskapi.SuggestPriority),
+					fd("due_date", "due_date must be a string", "true", taskapi.SuggestDueDate),
 				}},
 			{"everything at once", "POST", "/tasks", `{"title":"","priority":"x","due_date":"tomorrow","color":"red","completed":true}`,
 				"Task creation failed due to invalid input", []field{
-					fdEmpty("title", "Title cannot be empty", suggestTitle),
-					fd("priority", "Invalid priority: must be one of Low, Medium, High, Urgent", "x", suggestPriority),
-					fd("due_date", "Invalid datetime format", "tomorrow", suggestDueDate),
+					fdEmpty("title", "Title cannot be empty", taskapi.SuggestTitle),
+					fd("priority", "Invalid priority: must be one of Low, Medium, High, Urgent", "x", taskapi.SuggestPriority),
+					fd("due_date", "Invalid datetime format", "tomorrow", taskapi.SuggestDueDate),
 					fd("color", "unknown field", `"red"`, "Remove it; the fields are title, description, priority and due_date"),
 					fd("completed", "unknown field", "true", "Change completion with PATCH /tasks/{id} and {\"completed\": true}"),
 				}},
@@ -444,17 +446,17 @@ func TestValidation(t *testing.T) {
 				[]field{fd("body", "the request body is empty", "", bodyHint)}},
 			{"update bad fields", "PUT", "/tasks/" + id, `{"title":"","description":1,"due_date":"31/12/2025","completed":true}`,
 				"Task update failed due to invalid input", []field{
-					fdEmpty("title", "Title cannot be empty", suggestTitle),
-					fd("description", "description must be a string", "1", suggestDesc),
-					fd("due_date", "Invalid datetime format", "31/12/2025", suggestDueDate),
+					fdEmpty("title", "Title cannot be empty", taskapi.SuggestTitle),
+					fd("description", "description must be a string", "1", taskapi.SuggestDesc),
+					fd("due_date", "Invalid datetime format", "31/12/2025", taskapi.SuggestDueDate),
 					fd("completed", "unknown field", "true", "Change completion with PATCH /tasks/{id} and {\"completed\": true}"),
 				}},
 			{"update null title", "PUT", "/tasks/" + id, `{"title":null}`, "Task update failed due to invalid input",
-				[]field{fd("title", "title cannot be null", "null", suggestTitle)}},
+				[]field{fd("title", "title cannot be null", "null", taskapi.SuggestTitle)}},
 			{"update bad id and body", "PUT", "/tasks/abc", `{"priority":"Soon"}`, "Task update failed due to invalid input",
 				[]field{
 					fd("id", "task ID must be a positive integer", "abc", idHint),
-					fd("priority", "Invalid priority: must be one of Low, Medium, High, Urgent", "Soon", suggestPriority),
+					fd("priority", "Invalid priority: must be one of Low, Medium, High, Urgent", "Soon", taskapi.SuggestPriority),
 				}},
 			{"patch missing completed", "PATCH", "/tasks/" + id, `{}`, "Task completion update failed due to invalid input",
 				[]field{fd("completed", "completed is required", "", doneHint)}},
@@ -553,7 +555,7 @@ func TestValidationErrorShape(t *testing.T) {
 func TestBodyTooLarge(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *testServer) {
 		id := s.create("alice", `{"title":"t"}`)
-		big := `{"title":"t","description":"` + strings.Repeat("a", MaxBodyBytes) + `"}`
+		big := `{"title":"t","description":"` + strings.Repeat("a", taskapi.MaxBodyBytes) + `"}`
 		for _, req := range []struct{ method, path string }{{"POST", "/tasks"}, {"PUT", "/tasks/" + id}, {"PATCH", "/tasks/" + id}} {
 			m := s.expect(http.StatusRequestEntityTooLarge, "alice", req.method, req.path, big).obj(t)
 			if m["error_type"] != "limit_exceeded_error" || m["message"] != "the request body is larger than 1048576 bytes (1 MiB)" {
@@ -561,7 +563,7 @@ func TestBodyTooLarge(t *testing.T) {
 			}
 		}
 		// Just under the limit is fine.
-		ok := `{"title":"t","description":"` + strings.Repeat("a", MaxBodyBytes-40) + `"}`
+		ok := `{"title":"t","description":"` + strings.Repeat("a", taskapi.MaxBodyBytes-40) + `"}`
 		s.expect(http.StatusCreated, "alice", "POST", "/tasks", ok)
 	})
 }
@@ -659,9 +661,9 @@ func TestBackendError(t *testing.T) {
 func TestRequestLog(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *testServer) {
 		id := s.create("alice", `{"title":"t"}`)
-		s.doWith(map[string]string{"Authorization": "Bearer " + testToken, headerUserID: "alice", headerRequestID: "req-123"},
+		s.doWith(map[string]string{"Authorization": "Bearer " + testToken, "X-User-ID": "alice", "X-Request-ID": "req-123"},
 			"GET", "/tasks/"+id, "")
-		s.doWith(map[string]string{"Authorization": "Bearer wrong-" + testToken, headerUserID: "mallory"}, "GET", "/tasks", "")
+		s.doWith(map[string]string{"Authorization": "Bearer wrong-" + testToken, "X-User-ID": "mallory"}, "GET", "/tasks", "")
 
 		var events []map[string]any
 		for _, line := range strings.Split(strings.TrimSpace(s.logs.String()), "\n") {
@@ -675,19 +677,19 @@ func TestRequestLog(t *testing.T) {
 			t.Fatalf("got %d log events, want one per request (3):\n%s", len(events), s.logs)
 		}
 		for _, e := range events {
-			for _, k := range []string{logKeyRequestID, logKeyUserID, logKeyMethod, logKeyPath, logKeyStatus, logKeyDuration} {
+			for _, k := range []string{"request_id", "user_id", "method", "path", "status", "duration"} {
 				if _, ok := e[k]; !ok {
 					t.Errorf("log event %v has no %q", e, k)
 				}
 			}
 		}
 		get := events[1]
-		if get[logKeyRequestID] != "req-123" || get[logKeyUserID] != "alice" || get[logKeyMethod] != "GET" ||
-			get[logKeyPath] != "/tasks/"+id || get[logKeyStatus] != float64(200) {
+		if get["request_id"] != "req-123" || get["user_id"] != "alice" || get["method"] != "GET" ||
+			get["path"] != "/tasks/"+id || get["status"] != float64(200) {
 			t.Errorf("GET log event: got %v", get)
 		}
 		// An unauthenticated caller's claimed user is not recorded.
-		if bad := events[2]; bad[logKeyStatus] != float64(401) || bad[logKeyUserID] != "" {
+		if bad := events[2]; bad["status"] != float64(401) || bad["user_id"] != "" {
 			t.Errorf("401 log event: got %v, want status 401 and no user", bad)
 		}
 		if strings.Contains(s.logs.String(), testToken) {
@@ -699,11 +701,11 @@ func TestRequestLog(t *testing.T) {
 func TestRequestIDHeader(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *testServer) {
 		r := s.do("alice", "GET", "/tasks", "")
-		if id := r.header.Get(headerRequestID); len(id) < 16 {
+		if id := r.header.Get("X-Request-ID"); len(id) < 16 {
 			t.Errorf("X-Request-ID: got %q, want a generated ID", id)
 		}
-		r = s.doWith(map[string]string{headerRequestID: "abc"}, "GET", "/healthz", "")
-		if id := r.header.Get(headerRequestID); id != "abc" {
+		r = s.doWith(map[string]string{"X-Request-ID": "abc"}, "GET", "/healthz", "")
+		if id := r.header.Get("X-Request-ID"); id != "abc" {
 			t.Errorf("X-Request-ID: got %q, want the caller's %q", id, "abc")
 		}
 	})

@@ -1,4 +1,4 @@
-package tasks
+package tasks_test
 
 import (
 	"encoding/json"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/builtin/tasks"
 )
 
 const testToken = "s3cret-service-token"
@@ -33,13 +35,13 @@ type fakeBackend struct {
 
 	mu     sync.Mutex
 	seen   []seenRequest
-	tasks  map[int64]Task
+	tasks  map[int64]tasks.Task
 	nextID int64
 }
 
 func newFakeBackend(t *testing.T) *fakeBackend {
 	t.Helper()
-	fb := &fakeBackend{tasks: map[int64]Task{}, nextID: 1}
+	fb := &fakeBackend{tasks: map[int64]tasks.Task{}, nextID: 1}
 	fb.srv = httptest.NewServer(http.HandlerFunc(fb.serve))
 	t.Cleanup(fb.srv.Close)
 	return fb
@@ -53,7 +55,7 @@ func (fb *fakeBackend) requests() []seenRequest {
 }
 
 // add stores a task directly.
-func (fb *fakeBackend) add(t Task) Task {
+func (fb *fakeBackend) add(t tasks.Task) tasks.Task {
 	fb.mu.Lock()
 	defer fb.mu.Unlock()
 	if t.ID == 0 {
@@ -102,7 +104,7 @@ func (fb *fakeBackend) serve(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/tasks" {
 		switch r.Method {
 		case http.MethodGet:
-			out := []Task{}
+			out := []tasks.Task{}
 			for _, id := range slices.Sorted(maps.Keys(fb.tasks)) {
 				if t := fb.tasks[id]; t.UserID == user {
 					out = append(out, t)
@@ -110,12 +112,17 @@ func (fb *fakeBackend) serve(w http.ResponseWriter, r *http.Request) {
 			}
 			writeJSON(w, http.StatusOK, out)
 		case http.MethodPost:
-			var in createParams
+			var in struct {
+				Title       string  `json:"title"`
+				Description *string `json:"description"`
+				Priority    string  `json:"priority"`
+				DueDate     *string `json:"due_date"`
+			}
 			if err := json.Unmarshal(body, &in); err != nil {
 				writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": err.Error()})
 				return
 			}
-			t := Task{ID: fb.nextID, Title: in.Title, Description: in.Description, Priority: in.Priority, DueDate: in.DueDate,
+			t := tasks.Task{ID: fb.nextID, Title: in.Title, Description: in.Description, Priority: in.Priority, DueDate: in.DueDate,
 				CreatedAt: "2025-12-18T10:00:00Z", UpdatedAt: "2025-12-18T10:00:00Z", UserID: user}
 			fb.nextID++
 			fb.tasks[t.ID] = t

@@ -1,4 +1,4 @@
-package tasks
+package tasks_test
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testpg"
+
+	"github.com/switchboard-mcp/switchboard/internal/builtin/tasks"
 )
 
 // The task server against the real reference backend (internal/builtin/
@@ -116,17 +118,17 @@ func TestToolsAgainstReferenceBackend(t *testing.T) {
 	for _, k := range refStores {
 		t.Run(k.name, func(t *testing.T) {
 			be := startRefBackend(t, k)
-			cs := connect(t, testSettings(be.url), Options{})
+			cs := connect(t, testSettings(be.url), tasks.Options{})
 
 			// create_task, with defaults and with every field.
-			milk := wantOK(t, call(t, cs, "alice", ToolCreateTask, map[string]any{"title": "Buy milk"}))
+			milk := wantOK(t, call(t, cs, "alice", tasks.ToolCreateTask, map[string]any{"title": "Buy milk"}))
 			milkID := taskID(t, milk)
 			want := map[string]any{"id": float64(milkID), "title": "Buy milk", "description": nil, "completed": false,
 				"priority": "Medium", "due_date": nil, "user_id": "alice"}
 			if d := cmp.Diff(want, withoutTimes(t, milk)); d != "" {
 				t.Errorf("create_task with defaults (-want +got):\n%s", d)
 			}
-			report := wantOK(t, call(t, cs, "alice", ToolCreateTask, map[string]any{
+			report := wantOK(t, call(t, cs, "alice", tasks.ToolCreateTask, map[string]any{
 				"title": "Report", "description": "Q4", "priority": "Urgent", "due_date": "2025-12-20T11:00:00+01:00"}))
 			reportID := taskID(t, report)
 			want = map[string]any{"id": float64(reportID), "title": "Report", "description": "Q4", "completed": false,
@@ -139,17 +141,17 @@ func TestToolsAgainstReferenceBackend(t *testing.T) {
 			}
 
 			// list_tasks: both, newest first.
-			list := wantOK(t, call(t, cs, "alice", ToolListTasks, map[string]any{}))
-			tasks, _ := list["tasks"].([]any)
-			if len(tasks) != 2 {
+			list := wantOK(t, call(t, cs, "alice", tasks.ToolListTasks, map[string]any{}))
+			listed, _ := list["tasks"].([]any)
+			if len(listed) != 2 {
 				t.Fatalf("list_tasks: got %v, want 2 tasks", list)
 			}
-			if d := cmp.Diff([]any{report, milk}, tasks); d != "" {
+			if d := cmp.Diff([]any{report, milk}, listed); d != "" {
 				t.Errorf("list_tasks (-want +got):\n%s", d)
 			}
 
 			// update_task: given fields change, null clears, the rest stays.
-			upd := wantOK(t, call(t, cs, "alice", ToolUpdateTask, map[string]any{
+			upd := wantOK(t, call(t, cs, "alice", tasks.ToolUpdateTask, map[string]any{
 				"task_id": reportID, "title": "Q4 report", "priority": "High", "due_date": nil}))
 			want = map[string]any{"id": float64(reportID), "title": "Q4 report", "description": "Q4", "completed": false,
 				"priority": "High", "due_date": nil, "user_id": "alice"}
@@ -159,19 +161,19 @@ func TestToolsAgainstReferenceBackend(t *testing.T) {
 			if upd["created_at"] != report["created_at"] {
 				t.Errorf("update_task changed created_at: got %v, want %v", upd["created_at"], report["created_at"])
 			}
-			upd = wantOK(t, call(t, cs, "alice", ToolUpdateTask, map[string]any{"task_id": reportID, "description": nil}))
+			upd = wantOK(t, call(t, cs, "alice", tasks.ToolUpdateTask, map[string]any{"task_id": reportID, "description": nil}))
 			if upd["description"] != nil || upd["title"] != "Q4 report" {
 				t.Errorf("update_task clearing description: got %v, want description null, title kept", upd)
 			}
 
 			// mark_task_completed.
-			done := wantOK(t, call(t, cs, "alice", ToolMarkTaskCompleted, map[string]any{"task_id": milkID}))
+			done := wantOK(t, call(t, cs, "alice", tasks.ToolMarkTaskCompleted, map[string]any{"task_id": milkID}))
 			if done["completed"] != true || done["title"] != "Buy milk" {
 				t.Errorf("mark_task_completed: got %v, want the task, completed", done)
 			}
 
 			// delete_task.
-			del := wantOK(t, call(t, cs, "alice", ToolDeleteTask, map[string]any{"task_id": milkID}))
+			del := wantOK(t, call(t, cs, "alice", tasks.ToolDeleteTask, map[string]any{"task_id": milkID}))
 			wantDel := map[string]any{"deleted": true, "task_id": float64(milkID), "message": fmt.Sprintf("Task %d was deleted.", milkID)}
 			if d := cmp.Diff(wantDel, del); d != "" {
 				t.Errorf("delete_task (-want +got):\n%s", d)
@@ -179,9 +181,9 @@ func TestToolsAgainstReferenceBackend(t *testing.T) {
 
 			// The backend's 404 for the deleted task, through each tool
 			// that takes an id.
-			for _, tool := range []string{ToolUpdateTask, ToolMarkTaskCompleted, ToolDeleteTask} {
+			for _, tool := range []string{tasks.ToolUpdateTask, tasks.ToolMarkTaskCompleted, tasks.ToolDeleteTask} {
 				args := map[string]any{"task_id": milkID}
-				if tool == ToolUpdateTask {
+				if tool == tasks.ToolUpdateTask {
 					args["title"] = "again"
 				}
 				wantErr(t, call(t, cs, "alice", tool, args), "not_found_error")
@@ -214,25 +216,25 @@ func TestUsersIsolatedByReferenceBackend(t *testing.T) {
 	for _, k := range refStores {
 		t.Run(k.name, func(t *testing.T) {
 			be := startRefBackend(t, k)
-			cs := connect(t, testSettings(be.url), Options{})
-			alices := wantOK(t, call(t, cs, "alice", ToolCreateTask, map[string]any{"title": "alice's plan"}))
+			cs := connect(t, testSettings(be.url), tasks.Options{})
+			alices := wantOK(t, call(t, cs, "alice", tasks.ToolCreateTask, map[string]any{"title": "alice's plan"}))
 			id := taskID(t, alices)
 			if alices["user_id"] != "alice" {
 				t.Errorf("owner: got %v, want alice", alices["user_id"])
 			}
 
-			if got := wantOK(t, call(t, cs, "bob", ToolListTasks, nil)); len(got["tasks"].([]any)) != 0 {
+			if got := wantOK(t, call(t, cs, "bob", tasks.ToolListTasks, nil)); len(got["tasks"].([]any)) != 0 {
 				t.Errorf("bob's list: got %v, want none", got)
 			}
-			wantErr(t, call(t, cs, "bob", ToolUpdateTask, map[string]any{"task_id": id, "title": "bob's now"}), "not_found_error")
-			wantErr(t, call(t, cs, "bob", ToolMarkTaskCompleted, map[string]any{"task_id": id}), "not_found_error")
-			wantErr(t, call(t, cs, "bob", ToolDeleteTask, map[string]any{"task_id": id}), "not_found_error")
+			wantErr(t, call(t, cs, "bob", tasks.ToolUpdateTask, map[string]any{"task_id": id, "title": "bob's now"}), "not_found_error")
+			wantErr(t, call(t, cs, "bob", tasks.ToolMarkTaskCompleted, map[string]any{"task_id": id}), "not_found_error")
+			wantErr(t, call(t, cs, "bob", tasks.ToolDeleteTask, map[string]any{"task_id": id}), "not_found_error")
 
-			bobs := wantOK(t, call(t, cs, "bob", ToolCreateTask, map[string]any{"title": "bob's"}))
+			bobs := wantOK(t, call(t, cs, "bob", tasks.ToolCreateTask, map[string]any{"title": "bob's"}))
 			if bobs["user_id"] != "bob" {
 				t.Errorf("owner: got %v, want bob", bobs["user_id"])
 			}
-			list := wantOK(t, call(t, cs, "alice", ToolListTasks, nil))["tasks"].([]any)
+			list := wantOK(t, call(t, cs, "alice", tasks.ToolListTasks, nil))["tasks"].([]any)
 			if d := cmp.Diff([]any{alices}, list); d != "" {
 				t.Errorf("alice's list after bob's attempts (-want +got):\n%s", d)
 			}
@@ -246,8 +248,8 @@ func TestReferenceBackendRejectsWrongToken(t *testing.T) {
 	be := startRefBackend(t, refStores[0])
 	s := testSettings(be.url)
 	s.ServiceAuthToken = "not-" + testToken
-	cs := connect(t, s, Options{})
-	wantErr(t, call(t, cs, "alice", ToolListTasks, nil), "authentication_error")
+	cs := connect(t, s, tasks.Options{})
+	wantErr(t, call(t, cs, "alice", tasks.ToolListTasks, nil), "authentication_error")
 }
 
 // TestDueDateFormsAgreeWithReferenceBackend checks that the server accepts
@@ -256,24 +258,24 @@ func TestReferenceBackendRejectsWrongToken(t *testing.T) {
 // refuses before sending anything.
 func TestDueDateFormsAgreeWithReferenceBackend(t *testing.T) {
 	be := startRefBackend(t, refStores[0])
-	cs := connect(t, testSettings(be.url), Options{})
+	cs := connect(t, testSettings(be.url), tasks.Options{})
 	for _, tc := range []struct{ in, want string }{
 		{"2025-12-20", "2025-12-20T00:00:00Z"},
 		{"2025-12-20T10:00:00", "2025-12-20T10:00:00Z"},
 		{"2025-12-20T10:00:00.25", "2025-12-20T10:00:00.25Z"},
 		{"2025-12-20T11:00:00+01:00", "2025-12-20T10:00:00Z"},
 	} {
-		created := wantOK(t, call(t, cs, "alice", ToolCreateTask, map[string]any{"title": "t", "due_date": tc.in}))
+		created := wantOK(t, call(t, cs, "alice", tasks.ToolCreateTask, map[string]any{"title": "t", "due_date": tc.in}))
 		if created["due_date"] != tc.want {
 			t.Errorf("create_task due_date %q: got %v, want %s", tc.in, created["due_date"], tc.want)
 		}
-		updated := wantOK(t, call(t, cs, "alice", ToolUpdateTask, map[string]any{"task_id": taskID(t, created), "due_date": tc.in}))
+		updated := wantOK(t, call(t, cs, "alice", tasks.ToolUpdateTask, map[string]any{"task_id": taskID(t, created), "due_date": tc.in}))
 		if updated["due_date"] != tc.want {
 			t.Errorf("update_task due_date %q: got %v, want %s", tc.in, updated["due_date"], tc.want)
 		}
 	}
 	for _, bad := range []string{"tomorrow", "2025-12-20 10:00", "20/12/2025", "0001-01-01T00:00:00Z"} {
-		res := call(t, cs, "alice", ToolCreateTask, map[string]any{"title": "t", "due_date": bad})
+		res := call(t, cs, "alice", tasks.ToolCreateTask, map[string]any{"title": "t", "due_date": bad})
 		got := wantErr(t, res, "validation_error")
 		if !strings.Contains(fmt.Sprint(got["details"]), "Invalid datetime format") {
 			t.Errorf("create_task due_date %q: got %v, want Invalid datetime format", bad, got)
@@ -285,15 +287,15 @@ func TestDueDateFormsAgreeWithReferenceBackend(t *testing.T) {
 // with NUL is refused, not stored changed.
 func TestNULTextRejectedBeforeReferenceBackend(t *testing.T) {
 	be := startRefBackend(t, refStores[0])
-	cs := connect(t, testSettings(be.url), Options{})
+	cs := connect(t, testSettings(be.url), tasks.Options{})
 	for _, args := range []map[string]any{{"title": "\x00"}, {"title": "a\x00b"}, {"title": "t", "description": "p\x00q"}} {
-		wantErr(t, call(t, cs, "alice", ToolCreateTask, args), "validation_error")
+		wantErr(t, call(t, cs, "alice", tasks.ToolCreateTask, args), "validation_error")
 	}
-	tasks, err := be.db.List(context.Background(), "alice", nil)
+	stored, err := be.db.List(context.Background(), "alice", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tasks) != 0 {
-		t.Errorf("got %d stored tasks after rejected creates, want 0: %+v", len(tasks), tasks)
+	if len(stored) != 0 {
+		t.Errorf("got %d stored tasks after rejected creates, want 0: %+v", len(stored), stored)
 	}
 }

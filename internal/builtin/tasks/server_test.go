@@ -1,4 +1,4 @@
-package tasks
+package tasks_test
 
 import (
 	"bytes"
@@ -16,20 +16,22 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/builtin/tasks"
 )
 
 // testSettings returns settings pointing at url, with no retries.
-func testSettings(url string) Settings {
-	return Settings{ServiceAuthToken: testToken, BackendURL: url, LogLevel: "INFO", Port: 3000,
+func testSettings(url string) tasks.Settings {
+	return tasks.Settings{ServiceAuthToken: testToken, BackendURL: url, LogLevel: "INFO", Port: 3000,
 		BackendTimeout: 5 * time.Second, BackendMaxRetries: 0}
 }
 
 // connect starts the server in memory and returns a connected client.
-func connect(t *testing.T, s Settings, opts Options) *mcp.ClientSession {
+func connect(t *testing.T, s tasks.Settings, opts tasks.Options) *mcp.ClientSession {
 	t.Helper()
-	srv, err := newServer(s, opts, func(int) time.Duration { return time.Millisecond })
+	srv, err := tasks.NewServerWithBackoff(s, opts, func(int) time.Duration { return time.Millisecond })
 	if err != nil {
-		t.Fatalf("newServer: %v", err)
+		t.Fatalf("NewServerWithBackoff: %v", err)
 	}
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()
@@ -51,7 +53,7 @@ func call(t *testing.T, cs *mcp.ClientSession, user, tool string, args any) *mcp
 	t.Helper()
 	p := &mcp.CallToolParams{Name: tool, Arguments: args}
 	if user != "" {
-		p.Meta = mcp.Meta{MetaUserID: user, MetaSessionID: "sess-" + user}
+		p.Meta = mcp.Meta{tasks.MetaUserID: user, tasks.MetaSessionID: "sess-" + user}
 	}
 	res, err := cs.CallTool(context.Background(), p)
 	if err != nil {
@@ -127,8 +129,8 @@ func jsonEqual(t *testing.T, got, want string) {
 
 func TestTools(t *testing.T) {
 	fb := newFakeBackend(t)
-	fb.add(Task{ID: 7, Title: "Buy milk", Priority: "Low", UserID: "alice"})
-	cs := connect(t, testSettings(fb.srv.URL), Options{})
+	fb.add(tasks.Task{ID: 7, Title: "Buy milk", Priority: "Low", UserID: "alice"})
+	cs := connect(t, testSettings(fb.srv.URL), tasks.Options{})
 
 	tests := []struct {
 		name       string
@@ -140,19 +142,19 @@ func TestTools(t *testing.T) {
 		want       string // the result JSON
 	}{
 		{
-			name: "list", tool: ToolListTasks, args: map[string]any{},
+			name: "list", tool: tasks.ToolListTasks, args: map[string]any{},
 			wantMethod: "GET", wantPath: "/tasks",
 			want: `{"tasks":[{"id":7,"title":"Buy milk","description":null,"completed":false,"priority":"Low","due_date":null,
 				"created_at":"2025-12-18T09:00:00Z","updated_at":"2025-12-18T09:00:00Z","user_id":"alice"}]}`,
 		},
 		{
-			name: "create with defaults", tool: ToolCreateTask, args: map[string]any{"title": "buy milk"},
+			name: "create with defaults", tool: tasks.ToolCreateTask, args: map[string]any{"title": "buy milk"},
 			wantMethod: "POST", wantPath: "/tasks", wantBody: `{"title":"buy milk","priority":"Medium"}`,
 			want: `{"id":8,"title":"buy milk","description":null,"completed":false,"priority":"Medium","due_date":null,
 				"created_at":"2025-12-18T10:00:00Z","updated_at":"2025-12-18T10:00:00Z","user_id":"alice"}`,
 		},
 		{
-			name: "create with everything", tool: ToolCreateTask,
+			name: "create with everything", tool: tasks.ToolCreateTask,
 			args:       map[string]any{"title": "Report", "description": "Q4", "priority": "Urgent", "due_date": "2025-12-20T10:00:00Z"},
 			wantMethod: "POST", wantPath: "/tasks",
 			wantBody: `{"title":"Report","description":"Q4","priority":"Urgent","due_date":"2025-12-20T10:00:00Z"}`,
@@ -160,27 +162,27 @@ func TestTools(t *testing.T) {
 				"created_at":"2025-12-18T10:00:00Z","updated_at":"2025-12-18T10:00:00Z","user_id":"alice"}`,
 		},
 		{
-			name: "update some fields and clear due_date", tool: ToolUpdateTask,
+			name: "update some fields and clear due_date", tool: tasks.ToolUpdateTask,
 			args:       map[string]any{"task_id": 9, "title": "Q4 report", "priority": "High", "due_date": nil},
 			wantMethod: "PUT", wantPath: "/tasks/9", wantBody: `{"title":"Q4 report","priority":"High","due_date":null}`,
 			want: `{"id":9,"title":"Q4 report","description":"Q4","completed":false,"priority":"High","due_date":null,
 				"created_at":"2025-12-18T10:00:00Z","updated_at":"2025-12-18T11:00:00Z","user_id":"alice"}`,
 		},
 		{
-			name: "update clears description", tool: ToolUpdateTask,
+			name: "update clears description", tool: tasks.ToolUpdateTask,
 			args:       map[string]any{"task_id": 9, "description": nil},
 			wantMethod: "PUT", wantPath: "/tasks/9", wantBody: `{"description":null}`,
 			want: `{"id":9,"title":"Q4 report","description":null,"completed":false,"priority":"High","due_date":null,
 				"created_at":"2025-12-18T10:00:00Z","updated_at":"2025-12-18T11:00:00Z","user_id":"alice"}`,
 		},
 		{
-			name: "mark completed", tool: ToolMarkTaskCompleted, args: map[string]any{"task_id": 7},
+			name: "mark completed", tool: tasks.ToolMarkTaskCompleted, args: map[string]any{"task_id": 7},
 			wantMethod: "PATCH", wantPath: "/tasks/7", wantBody: `{"completed":true}`,
 			want: `{"id":7,"title":"Buy milk","description":null,"completed":true,"priority":"Low","due_date":null,
 				"created_at":"2025-12-18T09:00:00Z","updated_at":"2025-12-18T11:00:00Z","user_id":"alice"}`,
 		},
 		{
-			name: "delete", tool: ToolDeleteTask, args: map[string]any{"task_id": 7},
+			name: "delete", tool: tasks.ToolDeleteTask, args: map[string]any{"task_id": 7},
 			wantMethod: "DELETE", wantPath: "/tasks/7",
 			want: `{"deleted":true,"task_id":7,"message":"Task 7 was deleted."}`,
 		},
@@ -216,7 +218,7 @@ func TestTools(t *testing.T) {
 }
 
 func TestListToolsSchemas(t *testing.T) {
-	cs := connect(t, testSettings("http://127.0.0.1:1"), Options{})
+	cs := connect(t, testSettings("http://127.0.0.1:1"), tasks.Options{})
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -235,43 +237,43 @@ func TestListToolsSchemas(t *testing.T) {
 	for n := range schemas {
 		names = append(names, n)
 	}
-	want := []string{ToolCreateTask, ToolDeleteTask, ToolListTasks, ToolMarkTaskCompleted, ToolUpdateTask}
+	want := []string{tasks.ToolCreateTask, tasks.ToolDeleteTask, tasks.ToolListTasks, tasks.ToolMarkTaskCompleted, tasks.ToolUpdateTask}
 	if d := cmp.Diff(want, names, cmpSort); d != "" {
 		t.Fatalf("tools (-want +got):\n%s", d)
 	}
 	prop := func(tool, name string) map[string]any {
 		return schemas[tool]["properties"].(map[string]any)[name].(map[string]any)
 	}
-	title := prop(ToolCreateTask, "title")
+	title := prop(tasks.ToolCreateTask, "title")
 	if title["minLength"] != 1.0 || title["maxLength"] != 200.0 {
 		t.Errorf("create title: got %v, want minLength 1 maxLength 200", title)
 	}
-	pr := prop(ToolCreateTask, "priority")
+	pr := prop(tasks.ToolCreateTask, "priority")
 	if d := cmp.Diff([]any{"Low", "Medium", "High", "Urgent"}, pr["enum"]); d != "" || pr["default"] != "Medium" {
 		t.Errorf("create priority: got %v", pr)
 	}
 	// Not format date-time: that would refuse "2025-12-20", which the
 	// backend accepts.
-	for _, tool := range []string{ToolCreateTask, ToolUpdateTask} {
+	for _, tool := range []string{tasks.ToolCreateTask, tasks.ToolUpdateTask} {
 		if dd := prop(tool, "due_date"); dd["format"] != nil || dd["pattern"] == nil {
 			t.Errorf("%s due_date: got %v, want a pattern and no format", tool, dd)
 		}
 	}
-	for _, tool := range []string{ToolUpdateTask, ToolDeleteTask, ToolMarkTaskCompleted} {
+	for _, tool := range []string{tasks.ToolUpdateTask, tasks.ToolDeleteTask, tasks.ToolMarkTaskCompleted} {
 		id := prop(tool, "task_id")
 		if id["type"] != "integer" || id["exclusiveMinimum"] != 0.0 {
 			t.Errorf("%s task_id: got %v, want integer exclusiveMinimum 0", tool, id)
 		}
 	}
 	for _, f := range []string{"description", "due_date"} {
-		if d := cmp.Diff([]any{"string", "null"}, prop(ToolUpdateTask, f)["type"]); d != "" {
+		if d := cmp.Diff([]any{"string", "null"}, prop(tasks.ToolUpdateTask, f)["type"]); d != "" {
 			t.Errorf("update %s must be nullable: %s", f, d)
 		}
 	}
-	if typ := prop(ToolUpdateTask, "title")["type"]; typ != "string" {
+	if typ := prop(tasks.ToolUpdateTask, "title")["type"]; typ != "string" {
 		t.Errorf("update title type: got %v, want string", typ)
 	}
-	if _, ok := schemas[ToolUpdateTask]["properties"].(map[string]any)["completed"]; ok {
+	if _, ok := schemas[tasks.ToolUpdateTask]["properties"].(map[string]any)["completed"]; ok {
 		t.Errorf("update_task must not take completed")
 	}
 }
@@ -280,9 +282,9 @@ var cmpSort = cmpopts.SortSlices(func(a, b string) bool { return a < b })
 
 func TestMissingUserContext(t *testing.T) {
 	fb := newFakeBackend(t)
-	cs := connect(t, testSettings(fb.srv.URL), Options{})
-	for _, meta := range []mcp.Meta{nil, {MetaSessionID: "s"}, {MetaUserID: ""}, {MetaUserID: 42}} {
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: ToolListTasks, Meta: meta})
+	cs := connect(t, testSettings(fb.srv.URL), tasks.Options{})
+	for _, meta := range []mcp.Meta{nil, {tasks.MetaSessionID: "s"}, {tasks.MetaUserID: ""}, {tasks.MetaUserID: 42}} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tasks.ToolListTasks, Meta: meta})
 		if err != nil {
 			t.Fatalf("CallTool: %v", err)
 		}
@@ -292,7 +294,7 @@ func TestMissingUserContext(t *testing.T) {
 		}
 	}
 	// Validation comes first (seed 002 step 2, then step 3).
-	res, _ := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: ToolCreateTask, Arguments: map[string]any{"title": ""}})
+	res, _ := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tasks.ToolCreateTask, Arguments: map[string]any{"title": ""}})
 	wantErr(t, res, "validation_error")
 	if n := len(fb.requests()); n != 0 {
 		t.Errorf("got %d backend requests, want 0", n)
@@ -313,8 +315,8 @@ func TestInvalidUserID(t *testing.T) {
 			fb := newFakeBackend(t)
 			s := testSettings(fb.srv.URL)
 			s.BackendMaxRetries = 2
-			cs := connect(t, s, Options{})
-			for tool, args := range map[string]any{ToolListTasks: nil, ToolDeleteTask: map[string]any{"task_id": 1}} {
+			cs := connect(t, s, tasks.Options{})
+			for tool, args := range map[string]any{tasks.ToolListTasks: nil, tasks.ToolDeleteTask: map[string]any{"task_id": 1}} {
 				got := wantErr(t, call(t, cs, tc.user, tool, args), "authentication_error")
 				if m, _ := got["message"].(string); !strings.Contains(m, tc.want) {
 					t.Errorf("%s: got message %q, want it to contain %q", tool, m, tc.want)
@@ -333,22 +335,22 @@ func TestInvalidUserID(t *testing.T) {
 	}
 	// The longest id the backend accepts passes.
 	fb := newFakeBackend(t)
-	cs := connect(t, testSettings(fb.srv.URL), Options{})
-	wantOK(t, call(t, cs, strings.Repeat("é", 200), ToolListTasks, nil))
+	cs := connect(t, testSettings(fb.srv.URL), tasks.Options{})
+	wantOK(t, call(t, cs, strings.Repeat("é", 200), tasks.ToolListTasks, nil))
 }
 
 func TestTwoUsers(t *testing.T) {
 	fb := newFakeBackend(t)
-	cs := connect(t, testSettings(fb.srv.URL), Options{})
-	wantOK(t, call(t, cs, "alice", ToolCreateTask, map[string]any{"title": "alice's"}))
-	wantOK(t, call(t, cs, "bob", ToolCreateTask, map[string]any{"title": "bob's"}))
-	got := wantOK(t, call(t, cs, "bob", ToolListTasks, nil))
-	tasks := got["tasks"].([]any)
-	if len(tasks) != 1 || tasks[0].(map[string]any)["title"] != "bob's" {
-		t.Errorf("bob sees %v, want only bob's task", tasks)
+	cs := connect(t, testSettings(fb.srv.URL), tasks.Options{})
+	wantOK(t, call(t, cs, "alice", tasks.ToolCreateTask, map[string]any{"title": "alice's"}))
+	wantOK(t, call(t, cs, "bob", tasks.ToolCreateTask, map[string]any{"title": "bob's"}))
+	got := wantOK(t, call(t, cs, "bob", tasks.ToolListTasks, nil))
+	seen := got["tasks"].([]any)
+	if len(seen) != 1 || seen[0].(map[string]any)["title"] != "bob's" {
+		t.Errorf("bob sees %v, want only bob's task", seen)
 	}
 	// Bob cannot complete Alice's task: the backend answers 403.
-	wantErr(t, call(t, cs, "bob", ToolMarkTaskCompleted, map[string]any{"task_id": 1}), "authorization_error")
+	wantErr(t, call(t, cs, "bob", tasks.ToolMarkTaskCompleted, map[string]any{"task_id": 1}), "authorization_error")
 
 	var users []string
 	for _, r := range fb.requests() {
@@ -370,13 +372,13 @@ func TestStatusMapping(t *testing.T) {
 		wantMsg   string
 		wantField []any // details.fields, for validation errors
 	}{
-		{name: "401", status: 401, body: `{"detail":"bad token"}`, tool: ToolListTasks,
+		{name: "401", status: 401, body: `{"detail":"bad token"}`, tool: tasks.ToolListTasks,
 			wantType: "authentication_error", wantMsg: "The task service rejected this server's credentials"},
-		{name: "403", status: 403, tool: ToolDeleteTask, args: map[string]any{"task_id": 3},
+		{name: "403", status: 403, tool: tasks.ToolDeleteTask, args: map[string]any{"task_id": 3},
 			wantType: "authorization_error", wantMsg: "Task 3 is not accessible to this user"},
-		{name: "404", status: 404, tool: ToolUpdateTask, args: map[string]any{"task_id": 3, "title": "x"},
+		{name: "404", status: 404, tool: tasks.ToolUpdateTask, args: map[string]any{"task_id": 3, "title": "x"},
 			wantType: "not_found_error", wantMsg: "Task 3 was not found"},
-		{name: "422 FastAPI", status: 422, tool: ToolCreateTask, args: map[string]any{"title": "x"},
+		{name: "422 FastAPI", status: 422, tool: tasks.ToolCreateTask, args: map[string]any{"title": "x"},
 			body: `{"detail":[{"loc":["body","title"],"msg":"String should have at least 3 characters","type":"string_too_short","input":"x"},
 				{"loc":["body","due_date"],"msg":"Input should be in the future","type":"value_error"}]}`,
 			wantType: "validation_error", wantMsg: "The task service rejected the input",
@@ -386,7 +388,7 @@ func TestStatusMapping(t *testing.T) {
 				map[string]any{"field": "due_date", "message": "Input should be in the future",
 					"suggestion": "Use ISO 8601 format: 2025-12-20T10:00:00Z"},
 			}},
-		{name: "422 seed shape", status: 422, tool: ToolCreateTask, args: map[string]any{"title": "x"},
+		{name: "422 seed shape", status: 422, tool: tasks.ToolCreateTask, args: map[string]any{"title": "x"},
 			body: `{"error_type":"validation_error","message":"Task creation failed due to invalid input",
 				"details":{"fields":[{"field":"priority","message":"Unknown priority","received_value":"Meh"}]}}`,
 			wantType: "validation_error", wantMsg: "Task creation failed due to invalid input",
@@ -394,7 +396,7 @@ func TestStatusMapping(t *testing.T) {
 				map[string]any{"field": "priority", "message": "Unknown priority", "received_value": "Meh",
 					"suggestion": "Use one of: Low, Medium, High, Urgent"},
 			}},
-		{name: "500", status: 500, body: `{"detail":"db down: secret internals"}`, tool: ToolListTasks,
+		{name: "500", status: 500, body: `{"detail":"db down: secret internals"}`, tool: tasks.ToolListTasks,
 			wantType: "backend_error", wantMsg: "The task service failed (HTTP 500)"},
 	}
 	for _, tt := range tests {
@@ -403,7 +405,7 @@ func TestStatusMapping(t *testing.T) {
 			fb.fail = func(int, *http.Request) (int, string) { return tt.status, tt.body }
 			s := testSettings(fb.srv.URL)
 			s.BackendMaxRetries = 2 // none of these is transient
-			cs := connect(t, s, Options{})
+			cs := connect(t, s, tasks.Options{})
 			got := wantErr(t, call(t, cs, "alice", tt.tool, tt.args), tt.wantType)
 			if got["message"] != tt.wantMsg {
 				t.Errorf("got message %q, want %q", got["message"], tt.wantMsg)
@@ -438,8 +440,8 @@ func TestTimeout(t *testing.T) {
 	s := testSettings(fb.srv.URL)
 	s.BackendTimeout = 50 * time.Millisecond
 	s.BackendMaxRetries = 1
-	cs := connect(t, s, Options{})
-	got := wantErr(t, call(t, cs, "alice", ToolListTasks, nil), "timeout_error")
+	cs := connect(t, s, tasks.Options{})
+	got := wantErr(t, call(t, cs, "alice", tasks.ToolListTasks, nil), "timeout_error")
 	if got["message"] != "The task service did not respond within 50ms" {
 		t.Errorf("got message %q", got["message"])
 	}
@@ -448,7 +450,7 @@ func TestTimeout(t *testing.T) {
 	}
 	// A timed-out POST is not retried, and the AI is told it may have
 	// been created anyway.
-	got = wantErr(t, call(t, cs, "alice", ToolCreateTask, map[string]any{"title": "x"}), "timeout_error")
+	got = wantErr(t, call(t, cs, "alice", tasks.ToolCreateTask, map[string]any{"title": "x"}), "timeout_error")
 	if n := len(fb.requests()); n != 3 {
 		t.Errorf("got %d backend requests, want 3 (POST not retried)", n)
 	}
@@ -463,8 +465,8 @@ func TestConnectionRefused(t *testing.T) {
 	dead.Close()
 	s := testSettings(url)
 	s.BackendMaxRetries = 2
-	cs := connect(t, s, Options{})
-	got := wantErr(t, call(t, cs, "alice", ToolMarkTaskCompleted, map[string]any{"task_id": 1}), "connection_error")
+	cs := connect(t, s, tasks.Options{})
+	got := wantErr(t, call(t, cs, "alice", tasks.ToolMarkTaskCompleted, map[string]any{"task_id": 1}), "connection_error")
 	if got["message"] != "Unable to connect to the task service" {
 		t.Errorf("got message %q", got["message"])
 	}
@@ -494,23 +496,23 @@ func TestRetries(t *testing.T) {
 		wantType   string // "" for success
 		wantReqs   int
 	}{
-		{"GET after two 503s", 503, 2, ToolListTasks, nil, "", 3},
-		{"PUT after two 502s", 502, 2, ToolUpdateTask, map[string]any{"task_id": 1, "title": "y"}, "", 3},
-		{"PATCH after two 504s", 504, 2, ToolMarkTaskCompleted, map[string]any{"task_id": 1}, "", 3},
-		{"DELETE after two 503s", 503, 2, ToolDeleteTask, map[string]any{"task_id": 1}, "", 3},
-		{"retries exhausted", 503, 1, ToolListTasks, nil, "backend_error", 2},
-		{"no retries configured", 503, 0, ToolListTasks, nil, "backend_error", 1},
-		{"POST is never retried", 503, 2, ToolCreateTask, map[string]any{"title": "x"}, "backend_error", 1},
-		{"500 is not transient", 500, 2, ToolListTasks, nil, "backend_error", 1},
+		{"GET after two 503s", 503, 2, tasks.ToolListTasks, nil, "", 3},
+		{"PUT after two 502s", 502, 2, tasks.ToolUpdateTask, map[string]any{"task_id": 1, "title": "y"}, "", 3},
+		{"PATCH after two 504s", 504, 2, tasks.ToolMarkTaskCompleted, map[string]any{"task_id": 1}, "", 3},
+		{"DELETE after two 503s", 503, 2, tasks.ToolDeleteTask, map[string]any{"task_id": 1}, "", 3},
+		{"retries exhausted", 503, 1, tasks.ToolListTasks, nil, "backend_error", 2},
+		{"no retries configured", 503, 0, tasks.ToolListTasks, nil, "backend_error", 1},
+		{"POST is never retried", 503, 2, tasks.ToolCreateTask, map[string]any{"title": "x"}, "backend_error", 1},
+		{"500 is not transient", 500, 2, tasks.ToolListTasks, nil, "backend_error", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fb := newFakeBackend(t)
-			fb.add(Task{ID: 1, Title: "x", Priority: "Low", UserID: "alice"})
+			fb.add(tasks.Task{ID: 1, Title: "x", Priority: "Low", UserID: "alice"})
 			fb.fail = failTwice(tt.status)
 			s := testSettings(fb.srv.URL)
 			s.BackendMaxRetries = tt.maxRetries
-			cs := connect(t, s, Options{})
+			cs := connect(t, s, tasks.Options{})
 			res := call(t, cs, "alice", tt.tool, tt.args)
 			if tt.wantType == "" {
 				wantOK(t, res)
@@ -527,7 +529,7 @@ func TestRetries(t *testing.T) {
 func TestDefaultBackoff(t *testing.T) {
 	var got []time.Duration
 	for i := range 7 {
-		got = append(got, defaultBackoff(i))
+		got = append(got, tasks.DefaultBackoff(i))
 	}
 	want := []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond,
 		800 * time.Millisecond, 1600 * time.Millisecond, 2 * time.Second, 2 * time.Second}
@@ -557,7 +559,7 @@ func (s *syncBuffer) lines(t *testing.T) []map[string]any {
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
 			t.Fatalf("log line %q: %v", l, err)
 		}
-		if m["msg"] == logEvent {
+		if m["msg"] == "backend_request" {
 			out = append(out, m)
 		}
 	}
@@ -574,9 +576,9 @@ func TestLogEvent(t *testing.T) {
 	}
 	var buf syncBuffer
 	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	cs := connect(t, testSettings(fb.srv.URL), Options{Logger: logger})
-	wantErr(t, call(t, cs, "alice", ToolDeleteTask, map[string]any{"task_id": 5}), "not_found_error")
-	wantOK(t, call(t, cs, "bob", ToolListTasks, nil))
+	cs := connect(t, testSettings(fb.srv.URL), tasks.Options{Logger: logger})
+	wantErr(t, call(t, cs, "alice", tasks.ToolDeleteTask, map[string]any{"task_id": 5}), "not_found_error")
+	wantOK(t, call(t, cs, "bob", tasks.ToolListTasks, nil))
 
 	events := buf.lines(t)
 	if len(events) != 2 {
@@ -611,12 +613,12 @@ func TestLogEvent(t *testing.T) {
 
 func TestStreamableHTTP(t *testing.T) {
 	fb := newFakeBackend(t)
-	fb.add(Task{ID: 1, Title: "over HTTP", Priority: "High", UserID: "carol"})
-	srv, err := NewServer(testSettings(fb.srv.URL), Options{})
+	fb.add(tasks.Task{ID: 1, Title: "over HTTP", Priority: "High", UserID: "carol"})
+	srv, err := tasks.NewServer(testSettings(fb.srv.URL), tasks.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(HTTPHandler(srv))
+	hs := httptest.NewServer(tasks.HTTPHandler(srv))
 	defer hs.Close()
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-client", Version: "0"}, nil).
@@ -625,25 +627,25 @@ func TestStreamableHTTP(t *testing.T) {
 		t.Fatalf("Connect: %v", err)
 	}
 	defer cs.Close()
-	got := wantOK(t, call(t, cs, "carol", ToolListTasks, nil))
+	got := wantOK(t, call(t, cs, "carol", tasks.ToolListTasks, nil))
 	if tasks := got["tasks"].([]any); len(tasks) != 1 || tasks[0].(map[string]any)["title"] != "over HTTP" {
 		t.Errorf("got %v", got)
 	}
-	wantErr(t, call(t, cs, "", ToolListTasks, nil), "authentication_error")
-	wantErr(t, call(t, cs, "carol", ToolDeleteTask, map[string]any{"task_id": 0}), "validation_error")
+	wantErr(t, call(t, cs, "", tasks.ToolListTasks, nil), "authentication_error")
+	wantErr(t, call(t, cs, "carol", tasks.ToolDeleteTask, map[string]any{"task_id": 0}), "validation_error")
 	if r := fb.requests(); len(r) != 1 || r[0].UserID != "carol" {
 		t.Errorf("got backend requests %+v, want one for carol", r)
 	}
 }
 
 func TestNewServerRejectsBadSettings(t *testing.T) {
-	for _, s := range []Settings{
+	for _, s := range []tasks.Settings{
 		{BackendURL: "http://x", BackendTimeout: time.Second},
 		{ServiceAuthToken: "t", BackendTimeout: time.Second},
 		{ServiceAuthToken: "t", BackendURL: "http://x"},
 		{ServiceAuthToken: "t", BackendURL: "http://x", BackendTimeout: time.Second, BackendMaxRetries: -1},
 	} {
-		if _, err := NewServer(s, Options{}); err == nil {
+		if _, err := tasks.NewServer(s, tasks.Options{}); err == nil {
 			t.Errorf("NewServer(%+v): got nil error", s)
 		}
 	}

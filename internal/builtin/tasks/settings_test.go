@@ -1,4 +1,4 @@
-package tasks
+package tasks_test
 
 import (
 	"errors"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+
+	"github.com/switchboard-mcp/switchboard/internal/builtin/tasks"
 )
 
 func envOf(m map[string]string) func(string) (string, bool) {
@@ -32,13 +34,13 @@ func TestLoadSettings(t *testing.T) {
 		}
 		return m
 	}
-	defaults := Settings{ServiceAuthToken: "tok", BackendURL: "http://localhost:8000", LogLevel: "INFO", Port: 3000,
+	defaults := tasks.Settings{ServiceAuthToken: "tok", BackendURL: "http://localhost:8000", LogLevel: "INFO", Port: 3000,
 		BackendTimeout: 30 * time.Second, BackendMaxRetries: 2}
 	tests := []struct {
 		name    string
 		env     map[string]string
 		dotenv  string
-		want    Settings
+		want    tasks.Settings
 		wantBad []fault.FieldDetail
 	}{
 		{name: "defaults", env: base, want: defaults},
@@ -46,31 +48,31 @@ func TestLoadSettings(t *testing.T) {
 			name: "everything set",
 			env: with("MCP_LOG_LEVEL", "debug", "MCP_SERVER_PORT", "8080", "BACKEND_TIMEOUT", "2.5",
 				"BACKEND_MAX_RETRIES", "0", "FASTAPI_BASE_URL", "https://tasks.example.com/api"),
-			want: Settings{ServiceAuthToken: "tok", BackendURL: "https://tasks.example.com/api", LogLevel: "DEBUG",
+			want: tasks.Settings{ServiceAuthToken: "tok", BackendURL: "https://tasks.example.com/api", LogLevel: "DEBUG",
 				Port: 8080, BackendTimeout: 2500 * time.Millisecond, BackendMaxRetries: 0},
 		},
 		{
 			name: "lower-case names",
 			env:  map[string]string{"service_auth_token": "tok", "fastapi_base_url": "http://localhost:8000", "mcp_server_port": "9"},
-			want: func() Settings { s := defaults; s.Port = 9; return s }(),
+			want: func() tasks.Settings { s := defaults; s.Port = 9; return s }(),
 		},
 		{
 			name: "alias",
 			env:  with("FASTAPI_BASE_URL", "<unset>", "TASKS_BACKEND_URL", "http://alias:1"),
-			want: func() Settings { s := defaults; s.BackendURL = "http://alias:1"; return s }(),
+			want: func() tasks.Settings { s := defaults; s.BackendURL = "http://alias:1"; return s }(),
 		},
 		{
 			name:   "from .env, environment wins",
 			env:    map[string]string{"MCP_SERVER_PORT": "4000"},
 			dotenv: "# comment\nservice_auth_token=\"from file\"\nexport FASTAPI_BASE_URL='http://file:8000'\nMCP_SERVER_PORT=5000 # inline\nBACKEND_TIMEOUT = 1\n",
-			want: Settings{ServiceAuthToken: "from file", BackendURL: "http://file:8000", LogLevel: "INFO", Port: 4000,
+			want: tasks.Settings{ServiceAuthToken: "from file", BackendURL: "http://file:8000", LogLevel: "INFO", Port: 4000,
 				BackendTimeout: time.Second, BackendMaxRetries: 2},
 		},
 		{
 			name:   "environment alias beats .env canonical name",
 			env:    map[string]string{"TASKS_BACKEND_URL": "http://env:1"},
 			dotenv: "SERVICE_AUTH_TOKEN=t\nFASTAPI_BASE_URL=http://file:2\n",
-			want: Settings{ServiceAuthToken: "t", BackendURL: "http://env:1", LogLevel: "INFO", Port: 3000,
+			want: tasks.Settings{ServiceAuthToken: "t", BackendURL: "http://env:1", LogLevel: "INFO", Port: 3000,
 				BackendTimeout: 30 * time.Second, BackendMaxRetries: 2},
 		},
 		{
@@ -111,7 +113,7 @@ func TestLoadSettings(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got, err := LoadSettings(envOf(tt.env), path)
+			got, err := tasks.LoadSettings(envOf(tt.env), path)
 			if tt.wantBad == nil {
 				if err != nil {
 					t.Fatalf("LoadSettings: %v", err)
@@ -133,7 +135,7 @@ func TestLoadSettings(t *testing.T) {
 }
 
 func TestLoadSettingsErrorText(t *testing.T) {
-	_, err := LoadSettings(envOf(map[string]string{"FASTAPI_BASE_URL": "http://x", "BACKEND_TIMEOUT": "-2"}), "")
+	_, err := tasks.LoadSettings(envOf(map[string]string{"FASTAPI_BASE_URL": "http://x", "BACKEND_TIMEOUT": "-2"}), "")
 	want := "invalid task server settings; SERVICE_AUTH_TOKEN: is required and must not be empty; BACKEND_TIMEOUT: must be greater than 0"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %q", err, want)
@@ -143,7 +145,7 @@ func TestLoadSettingsErrorText(t *testing.T) {
 func TestLoadSettingsBadDotenv(t *testing.T) {
 	path := filepath.Join(t.TempDir(), ".env")
 	os.WriteFile(path, []byte("OK=1\nnot a pair\n"), 0o600)
-	_, err := LoadSettings(nil, path)
+	_, err := tasks.LoadSettings(nil, path)
 	if err == nil || !strings.Contains(err.Error(), "line 2: want KEY=VALUE") {
 		t.Errorf("got %v, want a line 2 error", err)
 	}
@@ -151,24 +153,8 @@ func TestLoadSettingsBadDotenv(t *testing.T) {
 
 func TestSlogLevel(t *testing.T) {
 	for lv, want := range map[string]string{"DEBUG": "DEBUG", "INFO": "INFO", "WARNING": "WARN", "ERROR": "ERROR", "": "INFO"} {
-		if got := (Settings{LogLevel: lv}).SlogLevel().String(); got != want {
+		if got := (tasks.Settings{LogLevel: lv}).SlogLevel().String(); got != want {
 			t.Errorf("SlogLevel(%q): got %s, want %s", lv, got, want)
 		}
 	}
-}
-
-func FuzzParseDotenv(f *testing.F) {
-	f.Add("A=1\n# c\nexport B='x y'\nC=\"q\" # c\nD=v #c\n")
-	f.Add("=\n'\"\nX=\"unterminated\n")
-	f.Fuzz(func(t *testing.T, s string) {
-		vals, err := parseDotenv(strings.NewReader(s))
-		if err != nil {
-			return
-		}
-		for k := range vals {
-			if k != strings.ToUpper(k) || k == "" {
-				t.Errorf("key %q is not upper-case and non-empty", k)
-			}
-		}
-	})
 }

@@ -1,4 +1,4 @@
-package tasks
+package tasks_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/testpg"
+
+	"github.com/switchboard-mcp/switchboard/internal/builtin/tasks"
 )
 
 // envStdioBackend, when set, makes the test binary run the task server
@@ -19,9 +21,9 @@ const envStdioBackend = "TASKS_TEST_STDIO_BACKEND"
 
 func TestMain(m *testing.M) {
 	if url := os.Getenv(envStdioBackend); url != "" {
-		srv, err := NewServer(testSettings(url), Options{})
+		srv, err := tasks.NewServer(testSettings(url), tasks.Options{})
 		if err == nil {
-			err = ServeStdio(context.Background(), srv)
+			err = tasks.ServeStdio(context.Background(), srv)
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -36,7 +38,7 @@ func TestMain(m *testing.M) {
 
 func TestServeStdio(t *testing.T) {
 	fb := newFakeBackend(t)
-	fb.add(Task{ID: 1, Title: "over stdio", Priority: "Low", UserID: "dana"})
+	fb.add(tasks.Task{ID: 1, Title: "over stdio", Priority: "Low", UserID: "dana"})
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), envStdioBackend+"="+fb.srv.URL)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "stdio-client", Version: "0"}, nil).
@@ -44,7 +46,7 @@ func TestServeStdio(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
-	got := wantOK(t, call(t, cs, "dana", ToolListTasks, nil))
+	got := wantOK(t, call(t, cs, "dana", tasks.ToolListTasks, nil))
 	if tasks := got["tasks"].([]any); len(tasks) != 1 {
 		t.Errorf("got %v, want dana's one task", got)
 	}

@@ -1,17 +1,13 @@
 package telemetrytest
 
 import (
-	"io"
+	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
-	"sync"
 	"testing"
-	"time"
 
 	colmetricspb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
-	"google.golang.org/protobuf/proto"
 )
 
 // Point is one received data point of a metric, flattened for tests.
@@ -36,43 +32,27 @@ type MetricsReceiver struct {
 	// URL is the base URL to configure (the exporter adds /v1/metrics).
 	URL string
 
-	mu      sync.Mutex
-	points  []Point
-	changed chan struct{}
+	collector[Point]
 }
 
 // NewMetricsHTTP starts an OTLP/HTTP metrics receiver (protobuf bodies at
 // /v1/metrics), closed when the test ends.
 func NewMetricsHTTP(t testing.TB) *MetricsReceiver {
-	r := &MetricsReceiver{changed: make(chan struct{})}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/metrics", func(w http.ResponseWriter, req *http.Request) {
-		body, err := io.ReadAll(req.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
+	r := &MetricsReceiver{collector: newCollector(func(pts []Point) string {
+		var names []string
+		for _, p := range pts {
+			if !slices.Contains(names, p.Metric) {
+				names = append(names, p.Metric)
+			}
 		}
-		if ct := req.Header.Get("Content-Type"); ct != "application/x-protobuf" {
-			http.Error(w, "want application/x-protobuf, got "+ct, http.StatusUnsupportedMediaType)
-			return
-		}
-		var msg colmetricspb.ExportMetricsServiceRequest
-		if err := proto.Unmarshal(body, &msg); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		r.add(&msg)
-		out, _ := proto.Marshal(&colmetricspb.ExportMetricsServiceResponse{})
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		_, _ = w.Write(out)
-	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	r.URL = srv.URL
+		return fmt.Sprintf("%d points of %v", len(pts), names)
+	})}
+	r.URL = serveHTTP(t, "/v1/metrics", func() *colmetricspb.ExportMetricsServiceRequest { return new(colmetricspb.ExportMetricsServiceRequest) },
+		&colmetricspb.ExportMetricsServiceResponse{}, r.addPoints)
 	return r
 }
 
-func (r *MetricsReceiver) add(msg *colmetricspb.ExportMetricsServiceRequest) {
+func (r *MetricsReceiver) addPoints(msg *colmetricspb.ExportMetricsServiceRequest, h http.Header) {
 	var got []Point
 	for _, rm := range msg.GetResourceMetrics() {
 		res := attrs(rm.GetResource().GetAttributes())
@@ -82,11 +62,7 @@ func (r *MetricsReceiver) add(msg *colmetricspb.ExportMetricsServiceRequest) {
 			}
 		}
 	}
-	r.mu.Lock()
-	r.points = append(r.points, got...)
-	close(r.changed)
-	r.changed = make(chan struct{})
-	r.mu.Unlock()
+	r.add(got, h)
 }
 
 // points flattens one metric's data points.
@@ -116,36 +92,4 @@ func points(m *metricspb.Metric, res map[string]string) []Point {
 }
 
 // Points returns the points received so far.
-func (r *MetricsReceiver) Points() []Point {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.points)
-}
-
-// Wait waits until ok holds for the points received, or fails the test
-// after d.
-func (r *MetricsReceiver) Wait(t testing.TB, d time.Duration, what string, ok func([]Point) bool) []Point {
-	t.Helper()
-	deadline := time.NewTimer(d)
-	defer deadline.Stop()
-	for {
-		r.mu.Lock()
-		pts, changed := slices.Clone(r.points), r.changed
-		r.mu.Unlock()
-		if ok(pts) {
-			return pts
-		}
-		select {
-		case <-changed:
-		case <-deadline.C:
-			var names []string
-			for _, p := range pts {
-				if !slices.Contains(names, p.Metric) {
-					names = append(names, p.Metric)
-				}
-			}
-			t.Fatalf("waited %s for %s; received %d points of %v", d, what, len(pts), names)
-			return nil
-		}
-	}
-}
+func (r *MetricsReceiver) Points() []Point { return r.all() }

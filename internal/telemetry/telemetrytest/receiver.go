@@ -1,8 +1,9 @@
-// Package telemetrytest runs OTLP trace receivers for tests: a real
-// OTLP/HTTP endpoint (an httptest server) and a real OTLP/gRPC endpoint,
-// both decoding what they receive with the official OTLP protobuf types
-// (go.opentelemetry.io/proto/otlp), and keeping the spans for the test to
-// inspect.
+// Package telemetrytest runs OTLP receivers for tests: real OTLP/HTTP
+// endpoints of traces and metrics (httptest servers) and a real OTLP/gRPC
+// endpoint of traces, decoding what they receive with the official OTLP
+// protobuf types (go.opentelemetry.io/proto/otlp), and keeping the spans
+// and metric points for the test to inspect. One collector keeps what
+// either kind of receiver is sent and wakes the tests waiting on it.
 package telemetrytest
 
 import (
@@ -46,26 +47,78 @@ type Event struct {
 	Attrs map[string]string
 }
 
-// Receiver keeps the spans sent to it.
-type Receiver struct {
-	// URL is the endpoint to configure: for OTLP/HTTP the base URL (the
-	// exporter adds /v1/traces), for gRPC http://host:port.
-	URL string
+// collector keeps what a receiver is sent (items and the headers of each
+// export) and wakes the tests waiting on it. Receiver and MetricsReceiver
+// are the two kinds of items it keeps.
+type collector[T any] struct {
+	// describe sums up the items received, for a failed Wait.
+	describe func([]T) string
 
 	mu      sync.Mutex
-	spans   []Span
+	items   []T
 	headers []http.Header // of each HTTP export, or gRPC metadata as headers
 	changed chan struct{}
 }
 
-func newReceiver() *Receiver { return &Receiver{changed: make(chan struct{})} }
+func newCollector[T any](describe func([]T) string) collector[T] {
+	return collector[T]{describe: describe, changed: make(chan struct{})}
+}
 
-// NewHTTP starts an OTLP/HTTP receiver (protobuf bodies at /v1/traces),
-// closed when the test ends.
-func NewHTTP(t testing.TB) *Receiver {
-	r := newReceiver()
+func (c *collector[T]) add(items []T, h http.Header) {
+	c.mu.Lock()
+	c.items = append(c.items, items...)
+	c.headers = append(c.headers, h)
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
+}
+
+func (c *collector[T]) all() []T {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.items)
+}
+
+// Headers returns the headers (gRPC: metadata) of each export so far.
+func (c *collector[T]) Headers() []http.Header {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.headers)
+}
+
+// Wait waits until ok holds for what was received, or fails the test
+// after d.
+func (c *collector[T]) Wait(t testing.TB, d time.Duration, what string, ok func([]T) bool) []T {
+	t.Helper()
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		items, changed := slices.Clone(c.items), c.changed
+		c.mu.Unlock()
+		if ok(items) {
+			return items
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			t.Fatalf("waited %s for %s; received %s", d, what, c.describe(items))
+			return nil
+		}
+	}
+}
+
+// serveHTTP starts an OTLP/HTTP endpoint at path (protobuf bodies),
+// closed when the test ends: each request is decoded into a new Req and
+// handed to add with its headers, and answered with resp. It returns the
+// server's base URL.
+func serveHTTP[Req proto.Message](t testing.TB, path string, newReq func() Req, resp proto.Message, add func(Req, http.Header)) string {
+	out, err := proto.Marshal(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/traces", func(w http.ResponseWriter, req *http.Request) {
+	mux.HandleFunc("POST "+path, func(w http.ResponseWriter, req *http.Request) {
 		body, err := io.ReadAll(req.Body)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
@@ -75,19 +128,41 @@ func NewHTTP(t testing.TB) *Receiver {
 			http.Error(w, "want application/x-protobuf, got "+ct, http.StatusUnsupportedMediaType)
 			return
 		}
-		var msg coltracepb.ExportTraceServiceRequest
-		if err := proto.Unmarshal(body, &msg); err != nil {
+		msg := newReq()
+		if err := proto.Unmarshal(body, msg); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		r.add(&msg, req.Header.Clone())
-		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+		add(msg, req.Header.Clone())
 		w.Header().Set("Content-Type", "application/x-protobuf")
 		_, _ = w.Write(out)
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	r.URL = srv.URL
+	return srv.URL
+}
+
+// Receiver keeps the spans sent to it.
+type Receiver struct {
+	// URL is the endpoint to configure: for OTLP/HTTP the base URL (the
+	// exporter adds /v1/traces), for gRPC http://host:port.
+	URL string
+
+	collector[Span]
+}
+
+func newReceiver() *Receiver {
+	return &Receiver{collector: newCollector(func(spans []Span) string {
+		return fmt.Sprintf("%d spans: %v", len(spans), names(spans))
+	})}
+}
+
+// NewHTTP starts an OTLP/HTTP receiver (protobuf bodies at /v1/traces),
+// closed when the test ends.
+func NewHTTP(t testing.TB) *Receiver {
+	r := newReceiver()
+	r.URL = serveHTTP(t, "/v1/traces", func() *coltracepb.ExportTraceServiceRequest { return new(coltracepb.ExportTraceServiceRequest) },
+		&coltracepb.ExportTraceServiceResponse{}, r.addSpans)
 	return r
 }
 
@@ -106,7 +181,7 @@ func (s grpcService) Export(ctx context.Context, req *coltracepb.ExportTraceServ
 			}
 		}
 	}
-	s.r.add(req, h)
+	s.r.addSpans(req, h)
 	return &coltracepb.ExportTraceServiceResponse{}, nil
 }
 
@@ -133,7 +208,7 @@ func NewGRPC(t testing.TB) *Receiver {
 	return r
 }
 
-func (r *Receiver) add(msg *coltracepb.ExportTraceServiceRequest, h http.Header) {
+func (r *Receiver) addSpans(msg *coltracepb.ExportTraceServiceRequest, h http.Header) {
 	var got []Span
 	for _, rs := range msg.GetResourceSpans() {
 		res := attrs(rs.GetResource().GetAttributes())
@@ -156,12 +231,7 @@ func (r *Receiver) add(msg *coltracepb.ExportTraceServiceRequest, h http.Header)
 			}
 		}
 	}
-	r.mu.Lock()
-	r.spans = append(r.spans, got...)
-	r.headers = append(r.headers, h)
-	close(r.changed)
-	r.changed = make(chan struct{})
-	r.mu.Unlock()
+	r.add(got, h)
 }
 
 // attrs flattens OTLP attributes to strings (ints and doubles in their
@@ -192,40 +262,7 @@ func valueString(v *commonpb.AnyValue) string {
 }
 
 // Spans returns the spans received so far.
-func (r *Receiver) Spans() []Span {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.spans)
-}
-
-// Headers returns the headers (gRPC: metadata) of each export so far.
-func (r *Receiver) Headers() []http.Header {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.headers)
-}
-
-// Wait waits until ok holds for the spans received, or fails the test
-// after d.
-func (r *Receiver) Wait(t testing.TB, d time.Duration, what string, ok func([]Span) bool) []Span {
-	t.Helper()
-	deadline := time.NewTimer(d)
-	defer deadline.Stop()
-	for {
-		r.mu.Lock()
-		spans, changed := slices.Clone(r.spans), r.changed
-		r.mu.Unlock()
-		if ok(spans) {
-			return spans
-		}
-		select {
-		case <-changed:
-		case <-deadline.C:
-			t.Fatalf("waited %s for %s; received %d spans: %v", d, what, len(spans), names(spans))
-			return nil
-		}
-	}
-}
+func (r *Receiver) Spans() []Span { return r.all() }
 
 func names(spans []Span) []string {
 	var out []string

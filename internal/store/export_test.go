@@ -1,0 +1,52 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// The black-box tests (package store_test) put a database in states only another version of
+// Switchboard would leave (a newer schema), read its schema version, tell a PostgreSQL DSN
+// from a path as Open does, and wait for a Recorder's journal to be open and its Commits to
+// be queued: these hooks lend them the few internals that takes.
+
+// Exec runs a statement on the store's database through its writer.
+func Exec(ctx context.Context, s Store, query string, args ...any) error {
+	switch s := s.(type) {
+	case *SQLite:
+		_, err := s.write.ExecContext(ctx, query, args...)
+		return err
+	case *Postgres:
+		_, err := s.pool.Exec(ctx, query, args...)
+		return err
+	}
+	return fmt.Errorf("no database behind a %T", s)
+}
+
+// SchemaVersion returns the version of the schema the store's database has.
+func SchemaVersion(ctx context.Context, s Store) (int, error) {
+	v, ok := s.(interface {
+		schemaVersion(context.Context) (int, error)
+	})
+	if !ok {
+		return 0, fmt.Errorf("no schema behind a %T", s)
+	}
+	return v.schemaVersion(ctx)
+}
+
+// LatestVersion is the schema version this Switchboard migrates a database to.
+var LatestVersion = latestVersion
+
+// IsPostgresDSN reports whether Open takes db for a PostgreSQL DSN rather than a path.
+var IsPostgresDSN = isPostgresDSN
+
+// Journaling reports whether the Recorder's journal is open: Run has replayed what a
+// previous process left in it, and Commit writes to it.
+func (r *Recorder) Journaling() bool { return r.journaling.Load() }
+
+// Accepted is how many records the Recorder has ever accepted.
+func (r *Recorder) Accepted() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.accepted
+}
