@@ -85,6 +85,7 @@ var serverFields = []fieldSpec{
 	{"max_concurrent", fkInt, tAll, ""},
 	{"session", fkString, tAll, ""},
 	{"max_sessions", fkInt, tAll, ""},
+	{"identity_meta", fkBool, tAll, ""},
 	{"redact_results", fkBool, tAll, ""},
 	{"roots", fkStrings, tAll, ""},
 	{"enabled", fkBool, tAll, ""},

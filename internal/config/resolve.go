@@ -298,6 +298,11 @@ func (r *resolver) server(s *rawServer) Server {
 			}
 		}
 	}
+	if f := s.field("identity_meta"); f != nil {
+		if v, ok := r.ps.boolean(f.val, s.path(f.key)); ok {
+			srv.NoIdentityMeta = !v
+		}
+	}
 	if f := s.field(fieldDisabled); f != nil {
 		if v, ok := r.ps.boolean(f.val, s.path(f.key)); ok {
 			srv.Enabled = !v
