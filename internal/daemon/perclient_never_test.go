@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -28,6 +29,14 @@ func twinServer() *mcp.Server {
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			b, _ := json.Marshal(req.Params.Meta)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "version", InputSchema: map[string]any{"type": "object"}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			v := "none"
+			if ip := req.Session.InitializeParams(); ip != nil {
+				v = ip.ProtocolVersion
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: v}}}, nil
 		})
 	for _, n := range []string{"t1", "t2", "t3"} {
 		s.AddTool(&mcp.Tool{Name: n, InputSchema: map[string]any{"type": "object"}},
@@ -80,15 +89,41 @@ func startTwin(t *testing.T) *twin {
 // the view.
 func (tw *twin) pair(t *testing.T, opts func() *mcp.ClientOptions) (direct, through *mcp.ClientSession) {
 	t.Helper()
+	return tw.pairOffering(t, "", opts)
+}
+
+// pairOffering is pair with a client that offers protocol version
+// ("" the SDK's newest).
+func (tw *twin) pairOffering(t *testing.T, version string, opts func() *mcp.ClientOptions) (direct, through *mcp.ClientSession) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c := mcp.NewClient(&mcp.Implementation{Name: "list-client", Version: "1"}, opts())
-	direct, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: tw.url, MaxRetries: -1}, nil)
-	if err != nil {
-		t.Fatalf("connecting to the server directly: %v", err)
+	var sopts *mcp.ClientSessionOptions
+	if version != "" {
+		sopts = &mcp.ClientSessionOptions{ProtocolVersion: version}
 	}
-	t.Cleanup(func() { direct.Close() })
-	return direct, tw.r.connectListening(t, "/mcp/tw", opts()).cs
+	connect := func(url string) *mcp.ClientSession {
+		c := mcp.NewClient(&mcp.Implementation{Name: "list-client", Version: "1"}, opts())
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1, HTTPClient: &http.Client{}}, sopts)
+		if err != nil {
+			t.Fatalf("connecting to %s: %v", url, err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	direct, through = connect(tw.url), connect(tw.r.url+"/mcp/tw")
+	// Every page, as the client would read them before calling.
+	waitFor(t, "tw's tools through the view", func() bool {
+		var names []string
+		for tl, err := range through.Tools(ctx, nil) {
+			if err != nil {
+				t.Fatalf("tools/list: %v", err)
+			}
+			names = append(names, tl.Name)
+		}
+		return has("meta", "version")(names)
+	})
+	return direct, through
 }
 
 // pages is every page of each list, as the client reads them: the
@@ -198,6 +233,21 @@ func TestPrefixNeverPerClientIsTheServer(t *testing.T) {
 		}
 		if want, got := seen(direct), seen(through); got != want {
 			t.Errorf("the server saw _meta %s through the view, %s directly", got, want)
+		}
+	})
+
+	// The server negotiates the protocol version the client offers: on
+	// its own session the gateway offers the client's.
+	t.Run("protocol version", func(t *testing.T) {
+		for _, v := range []string{"2025-06-18", "2025-11-25"} {
+			direct, through := tw.pairOffering(t, v, plain)
+			want, got := textOf(call(t, direct, "version", map[string]any{})), textOf(call(t, through, "version", map[string]any{}))
+			if want != v {
+				t.Fatalf("offered %s, the server negotiated %s directly (the case this test is about)", v, want)
+			}
+			if got != want {
+				t.Errorf("offered %s: the server's session negotiated %s through the view, %s directly", v, got, want)
+			}
 		}
 	})
 }
