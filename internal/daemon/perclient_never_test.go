@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,6 +38,21 @@ func twinServer() *mcp.Server {
 				v = ip.ProtocolVersion
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: v}}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "sample", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var declared any
+			if ip := req.Session.InitializeParams(); ip != nil && ip.Capabilities != nil {
+				declared = ip.Capabilities.Sampling
+			}
+			res, err := req.Session.CreateMessageWithTools(ctx, &mcp.CreateMessageWithToolsParams{
+				MaxTokens: 10, IncludeContext: "thisServer",
+				Messages:   []*mcp.SamplingMessageV2{{Role: "user", Content: []mcp.Content{&mcp.TextContent{Text: "weather?"}}}},
+				Tools:      []*mcp.Tool{{Name: "forecast", InputSchema: map[string]any{"type": "object"}}},
+				ToolChoice: &mcp.ToolChoice{Mode: "required"},
+			})
+			b, _ := json.Marshal(map[string]any{"declared": declared, "result": res, "error": fmt.Sprint(err)})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
 		})
 	for _, n := range []string{"t1", "t2", "t3"} {
 		s.AddTool(&mcp.Tool{Name: n, InputSchema: map[string]any{"type": "object"}},
@@ -248,6 +264,41 @@ func TestPrefixNeverPerClientIsTheServer(t *testing.T) {
 			if got != want {
 				t.Errorf("offered %s: the server's session negotiated %s through the view, %s directly", v, got, want)
 			}
+		}
+	})
+
+	// A client that declared sampling with tools and context is asked
+	// with the server's tools, toolChoice and includeContext, and its
+	// tool_use answer reaches the server as it gave it.
+	t.Run("sampling with tools", func(t *testing.T) {
+		opts := func() *mcp.ClientOptions {
+			return &mcp.ClientOptions{
+				Capabilities: &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{
+					Tools: &mcp.SamplingToolsCapabilities{}, Context: &mcp.SamplingContextCapabilities{}}},
+				CreateMessageWithToolsHandler: func(_ context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+					p := req.Params
+					var tools []string
+					for _, tl := range p.Tools {
+						tools = append(tools, tl.Name)
+					}
+					choice := ""
+					if p.ToolChoice != nil {
+						choice = p.ToolChoice.Mode
+					}
+					return &mcp.CreateMessageWithToolsResult{Model: "m", Role: "assistant", StopReason: "toolUse", Content: []mcp.Content{
+						&mcp.TextContent{Text: "asked with " + p.IncludeContext},
+						&mcp.ToolUseContent{ID: "u1", Name: "forecast", Input: map[string]any{"tools": tools, "choice": choice}},
+					}}, nil
+				},
+			}
+		}
+		direct, through := tw.pairOffering(t, "2025-11-25", opts)
+		want, got := textOf(call(t, direct, "sample", map[string]any{})), textOf(call(t, through, "sample", map[string]any{}))
+		if !strings.Contains(want, `"type":"tool_use"`) {
+			t.Fatalf("directly the server saw %s, want the client's tool_use (the case this test is about)", want)
+		}
+		if got != want {
+			t.Errorf("the server saw\n%s\nthrough the view, and directly\n%s", got, want)
 		}
 	})
 }

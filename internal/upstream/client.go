@@ -247,7 +247,11 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 	}
 	// The SDK declares sampling and elicitation whenever a handler is set,
 	// so set them only when there is somewhere to forward to.
-	if f := opts.Requests.CreateMessage; f != nil && caps.Sampling != nil {
+	if f := opts.Requests.CreateMessageWithTools; f != nil && caps.Sampling != nil && opts.Requests.samplingInFull() {
+		copts.CreateMessageWithToolsHandler = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+			return f(ctx, req.Params)
+		}
+	} else if f := opts.Requests.CreateMessage; f != nil && caps.Sampling != nil {
 		copts.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return f(ctx, req.Params)
 		}

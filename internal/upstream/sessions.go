@@ -232,6 +232,11 @@ func (o *ownedSessions) dialOptions(key SessionKey) DialOptions {
 			return f(tag(ctx), p)
 		}
 	}
+	if f := r.CreateMessageWithTools; f != nil {
+		d.Requests.CreateMessageWithTools = func(ctx context.Context, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+			return f(tag(ctx), p)
+		}
+	}
 	if f := r.Elicit; f != nil {
 		d.Requests.Elicit = func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) { return f(tag(ctx), p) }
 	}
