@@ -25,7 +25,7 @@ type ClientRequests struct {
 	// the server sent them, and the session declares the sampling
 	// sub-capabilities (tools, context) its client declared.
 	CreateMessageWithTools func(context.Context, *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error)
-	Elicit        func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	Elicit                 func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
 	// ElicitURL declares that Elicit answers URL mode too (it shows the
 	// person a URL to open), besides form mode.
 	ElicitURL bool
