@@ -235,6 +235,9 @@ type Server struct {
 	// MaxSessions bounds the per-client or per-user sessions open at once;
 	// 0 means DefaultMaxSessions. Unused for a shared session.
 	MaxSessions int
+	// NoIdentityMeta (identity_meta: false) leaves the caller's user_id
+	// and session_id out of each tools/call's _meta.
+	NoIdentityMeta bool
 	// RedactResults applies secret redaction to results returned to callers.
 	RedactResults bool
 	// Roots are the directories the server is given as its roots, as

@@ -121,6 +121,9 @@ func serverOf(s Server) schema.Server {
 		Roots: escAll(s.Roots), Enabled: ptr(s.Enabled), LoadTools: ptr(s.LoadTools),
 		LoadPrompts: ptr(s.LoadPrompts), LoadResources: ptr(s.LoadResources), Secrets: s.Secrets,
 	}
+	if s.NoIdentityMeta {
+		out.IdentityMeta = ptr(false)
+	}
 	if s.Transport == TransportStdio || s.Transport == "" {
 		if d := s.Docker; d != nil {
 			out.Docker = &schema.Docker{Image: esc(d.Image), ContainerName: opt(esc(d.ContainerName)), Command: textsOf(d.Command), Ports: d.Ports}

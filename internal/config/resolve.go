@@ -276,6 +276,9 @@ func (r *resolver) server(s *rawServer) Server {
 	set(&srv.LoadPrompts, v.LoadPrompts)
 	set(&srv.LoadResources, v.LoadResources)
 	set(&srv.RedactResults, v.RedactResults)
+	if v.IdentityMeta != nil {
+		srv.NoIdentityMeta = !*v.IdentityMeta
+	}
 	if f := s.field(fieldDisabled); f != nil {
 		if v, ok := r.ps.boolean(f.val, s.path(f.key)); ok {
 			srv.Enabled = !v

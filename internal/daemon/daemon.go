@@ -176,6 +176,9 @@ func New(opts Options) (_ *Daemon, err error) {
 				CreateMessage: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 					return d.gw.Requests(server).CreateMessage(ctx, p)
 				},
+				CreateMessageWithTools: func(ctx context.Context, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+					return d.gw.Requests(server).CreateMessageWithTools(ctx, p)
+				},
 				Elicit: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 					return d.gw.Requests(server).Elicit(ctx, p)
 				},

@@ -209,6 +209,17 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 			defer stop()
 			return ss.CreateMessage(cctx, p)
 		},
+		// An owned per_client session's sampling, in full: the tools,
+		// includeContext and content as the server sent them, and the
+		// client's answer (tool_use content) as it gave it.
+		CreateMessageWithTools: func(ctx context.Context, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+			ss, cctx, stop := g.route(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
+			if ss == nil {
+				return nil, noClientFor(ctx, server, "sampling")
+			}
+			defer stop()
+			return ss.CreateMessageWithTools(cctx, p)
+		},
 		Elicit: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			ss, cctx, stop := g.route(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.Elicitation != nil })
 			if ss == nil {

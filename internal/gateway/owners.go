@@ -5,6 +5,7 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
+	"slices"
 	"sync"
 	"time"
 
@@ -138,6 +139,9 @@ func (g *Gateway) withOwner(ctx context.Context, vs *viewServer, ss *mcp.ServerS
 		o.Capabilities = ip.Capabilities
 		if o.Capabilities == nil {
 			o.Capabilities = &mcp.ClientCapabilities{} // it declared nothing
+		}
+		if slices.Contains(mcp.SupportedProtocolVersions(), ip.ProtocolVersion) {
+			o.ProtocolVersion = ip.ProtocolVersion
 		}
 	}
 	return upstream.WithOwner(ctx, o)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -63,6 +64,7 @@ type ownList struct {
 	mu        sync.Mutex
 	gen       map[string]uint64 // bumped by each list_changed
 	fetched   map[string]bool
+	pages     map[string][]page // by list method: the server's pages
 	tools     []catalog.Tool
 	prompts   []*mcp.Prompt
 	resources []*mcp.Resource
@@ -135,23 +137,22 @@ func (e *ownList) load(ctx context.Context, server, kind string) error {
 		prompts   []*mcp.Prompt
 		resources []*mcp.Resource
 		templates []*mcp.ResourceTemplate
+		pages     = map[string][]page{}
 		err       error
 	)
 	switch kind {
 	case listTools:
 		var defs []*mcp.Tool
-		if defs, err = e.c.ListTools(ctx); err == nil {
+		if defs, pages["tools/list"], err = fetchPages(ctx, e.c.ListToolsPage); err == nil {
 			for _, d := range defs {
-				if d != nil {
-					tools = append(tools, catalog.CompileTool(server, d))
-				}
+				tools = append(tools, catalog.CompileTool(server, d))
 			}
 		}
 	case listPrompts:
-		prompts, err = e.c.ListPrompts(ctx)
+		prompts, pages["prompts/list"], err = fetchPages(ctx, e.c.ListPromptsPage)
 	case listResources:
-		if resources, err = e.c.ListResources(ctx); err == nil {
-			templates, err = e.c.ListResourceTemplates(ctx)
+		if resources, pages["resources/list"], err = fetchPages(ctx, e.c.ListResourcesPage); err == nil {
+			templates, pages["resources/templates/list"], err = fetchPages(ctx, e.c.ListResourceTemplatesPage)
 		}
 	}
 	if err != nil {
@@ -167,10 +168,57 @@ func (e *ownList) load(ctx context.Context, server, kind string) error {
 	case listResources:
 		e.resources, e.templates = resources, templates
 	}
+	if e.pages == nil {
+		e.pages = map[string][]page{}
+	}
+	for m, p := range pages {
+		e.pages[m] = p
+	}
 	if e.gen[kind] == gen {
 		e.fetched[kind] = true // else changed meanwhile: fetched again next time
 	}
 	return nil
+}
+
+// page is one page of a list as the server gave it: the cursor that
+// asked for it ("" the first), the server's cursor of the next ("" after
+// the last), and where its entries lie in the whole list.
+type page struct {
+	cursor, next string
+	lo, hi       int
+}
+
+// fetchPages lists every page get gives, following the server's cursors,
+// and returns the entries (nil ones left out) and the pages.
+func fetchPages[T comparable](ctx context.Context, get func(context.Context, string) ([]T, string, error)) ([]T, []page, error) {
+	var (
+		all   []T
+		pages []page
+		zero  T
+	)
+	seen := map[string]bool{}
+	cursor := ""
+	for {
+		items, next, err := get(ctx, cursor)
+		if err != nil {
+			return nil, nil, err
+		}
+		lo := len(all)
+		for _, it := range items {
+			if it != zero {
+				all = append(all, it)
+			}
+		}
+		pages = append(pages, page{cursor: cursor, next: next, lo: lo, hi: len(all)})
+		if next == "" {
+			return all, pages, nil
+		}
+		if seen[next] {
+			return nil, nil, fmt.Errorf("the server gave the cursor %q twice: its pages go round in a circle", next)
+		}
+		seen[next] = true
+		cursor = next
+	}
 }
 
 // snapshot returns what e holds of kind, and whether it was fetched.
@@ -310,11 +358,19 @@ func (vs *viewServer) ownListsMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 // session's own replaced by that session's, in the server's order for a
 // prefix: never view of one server, else by name.
 func (vs *viewServer) list(ctx context.Context, method, kind string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
-	if listCursor(req.GetParams()) != "" {
+	sole, cursor := vs.soleServer(), listCursor(req.GetParams())
+	if cursor != "" && sole == "" {
 		return next(ctx, method, req) // a page the SDK gave: it goes on
 	}
-	sole := vs.soleServer()
 	own := vs.openOwnLists(ctx, req, kind)
+	for _, o := range own {
+		if o.server == sole {
+			return vs.ownPage(ctx, method, cursor, o)
+		}
+	}
+	if cursor != "" {
+		return next(ctx, method, req)
+	}
 	if sole == "" && len(own) == 0 {
 		return next(ctx, method, req)
 	}
@@ -357,6 +413,111 @@ func (vs *viewServer) list(ctx context.Context, method, kind string, req mcp.Req
 		return &out, nil
 	}
 	return res, nil
+}
+
+// ownPage answers a list request (method, with cursor) of a prefix: never
+// view of one server, o, from its client's own upstream session: the page
+// the cursor names, with the server's cursor of the next, as the server
+// gave them to the session, named and filtered as the view names and
+// filters entries. A cursor of a list since replaced (the server said it
+// changed) is passed to the server, which answers it as it would the
+// client directly.
+func (vs *viewServer) ownPage(ctx context.Context, method, cursor string, o ownedServer) (mcp.Result, error) {
+	e := o.list
+	e.mu.Lock()
+	var (
+		pg    page
+		found bool
+	)
+	for _, p := range e.pages[method] {
+		if p.cursor == cursor {
+			pg, found = p, true
+			break
+		}
+	}
+	var (
+		tools     []catalog.Tool
+		prompts   []*mcp.Prompt
+		resources []*mcp.Resource
+		templates []*mcp.ResourceTemplate
+	)
+	if found {
+		switch method {
+		case "tools/list":
+			tools = slices.Clone(e.tools[pg.lo:pg.hi])
+		case "prompts/list":
+			prompts = slices.Clone(e.prompts[pg.lo:pg.hi])
+		case "resources/list":
+			resources = slices.Clone(e.resources[pg.lo:pg.hi])
+		case "resources/templates/list":
+			templates = slices.Clone(e.templates[pg.lo:pg.hi])
+		}
+	}
+	e.mu.Unlock()
+	var err error
+	if !found {
+		switch method {
+		case "tools/list":
+			var defs []*mcp.Tool
+			if defs, pg.next, err = e.c.ListToolsPage(ctx, cursor); err == nil {
+				for _, d := range defs {
+					if d != nil {
+						tools = append(tools, catalog.CompileTool(o.server, d))
+					}
+				}
+			}
+		case "prompts/list":
+			prompts, pg.next, err = e.c.ListPromptsPage(ctx, cursor)
+		case "resources/list":
+			resources, pg.next, err = e.c.ListResourcesPage(ctx, cursor)
+		case "resources/templates/list":
+			templates, pg.next, err = e.c.ListResourceTemplatesPage(ctx, cursor)
+		}
+		if err != nil {
+			return nil, upstreamError(o.server, err)
+		}
+	}
+	spec := vs.spec()
+	switch method {
+	case "tools/list":
+		out := &mcp.ListToolsResult{Tools: []*mcp.Tool{}, NextCursor: pg.next}
+		for _, t := range tools {
+			if te, ok := vs.ownViewTool(spec, t); ok {
+				out.Tools = append(out.Tools, te.def)
+			}
+		}
+		return out, nil
+	case "prompts/list":
+		out := &mcp.ListPromptsResult{Prompts: []*mcp.Prompt{}, NextCursor: pg.next}
+		for _, p := range prompts {
+			if p == nil {
+				continue
+			}
+			def := *p
+			def.Name = vs.ownPromptName(spec, o.server, p.Name)
+			out.Prompts = append(out.Prompts, &def)
+		}
+		return out, nil
+	case "resources/list":
+		out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}, NextCursor: pg.next}
+		for _, r := range resources {
+			if r == nil {
+				continue
+			}
+			def := *r
+			def.URI = vs.ownResourceURI(o.server, r.URI)
+			out.Resources = append(out.Resources, &def)
+		}
+		return out, nil
+	default:
+		out := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}, NextCursor: pg.next}
+		for _, t := range templates {
+			if t != nil {
+				out.ResourceTemplates = append(out.ResourceTemplates, t)
+			}
+		}
+		return out, nil
+	}
 }
 
 // ownViewTool is tool t of an owned session as the view shows it, and

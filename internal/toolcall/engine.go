@@ -586,20 +586,25 @@ func remaining(ctx context.Context) time.Duration {
 }
 
 // meta is the request's _meta: the caller's, plus the identity (seed 002's
-// task server reads user_id and session_id).
+// task server reads user_id and session_id) unless the server's
+// identity_meta is off.
 func (c *call) meta() mcp.Meta {
-	if len(c.req.Meta) == 0 && c.req.Identity == "" && c.req.SessionID == "" {
+	user, session := c.req.Identity, c.req.SessionID
+	if c.srv.NoIdentityMeta {
+		user, session = "", ""
+	}
+	if len(c.req.Meta) == 0 && user == "" && session == "" {
 		return nil
 	}
 	m := mcp.Meta{}
 	for k, v := range c.req.Meta {
 		m[k] = v
 	}
-	if c.req.Identity != "" {
-		m["user_id"] = c.req.Identity
+	if user != "" {
+		m["user_id"] = user
 	}
-	if c.req.SessionID != "" {
-		m["session_id"] = c.req.SessionID
+	if session != "" {
+		m["session_id"] = session
 	}
 	return m
 }

@@ -87,6 +87,11 @@ type DialOptions struct {
 	// Auth authorizes a network server's requests with its OAuth sign-in
 	// (see NewAuth); nil sends them as configured.
 	Auth *Auth
+	// ProtocolVersion, when set, is the protocol version offered at the
+	// handshake instead of the newest the SDK knows: a per_client
+	// session offers the one its client offered, so that the server
+	// negotiates what it would with the client directly.
+	ProtocolVersion string
 }
 
 // Client is one live connection to an upstream server.
@@ -242,7 +247,11 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 	}
 	// The SDK declares sampling and elicitation whenever a handler is set,
 	// so set them only when there is somewhere to forward to.
-	if f := opts.Requests.CreateMessage; f != nil && caps.Sampling != nil {
+	if f := opts.Requests.CreateMessageWithTools; f != nil && caps.Sampling != nil && opts.Requests.samplingInFull() {
+		copts.CreateMessageWithToolsHandler = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+			return f(ctx, req.Params)
+		}
+	} else if f := opts.Requests.CreateMessage; f != nil && caps.Sampling != nil {
 		copts.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return f(ctx, req.Params)
 		}
@@ -272,7 +281,11 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		defer cancel()
 	}
 	start := time.Now()
-	session, err := client.Connect(dctx, c.captureConn(c.sessionTransport(t)), nil)
+	var sopts *mcp.ClientSessionOptions
+	if opts.ProtocolVersion != "" {
+		sopts = &mcp.ClientSessionOptions{ProtocolVersion: opts.ProtocolVersion}
+	}
+	session, err := client.Connect(dctx, c.captureConn(c.sessionTransport(t)), sopts)
 	if err != nil {
 		// The SDK has closed the connection (and so waited for a child);
 		// the stderr tail is complete.

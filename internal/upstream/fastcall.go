@@ -360,7 +360,16 @@ func (f *fastCaller) answer(ctx context.Context, msg *wireMessage) {
 		result = struct{}{}
 	case "sampling/createMessage":
 		var p mcp.CreateMessageParams
+		var full mcp.CreateMessageWithToolsParams
 		switch {
+		case f.requests.samplingInFull():
+			if json.Unmarshal(msg.Params, &full) != nil {
+				rerr = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params"}
+			} else if res, err := f.requests.CreateMessageWithTools(ctx, &full); err != nil {
+				fail(err)
+			} else {
+				result = res
+			}
 		case f.requests.CreateMessage == nil:
 			rerr = notFound
 		case json.Unmarshal(msg.Params, &p) != nil:

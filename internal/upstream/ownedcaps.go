@@ -11,15 +11,16 @@ import "github.com/modelcontextprotocol/go-sdk/mcp"
 // offers more to more capable clients (server-everything adds tools for
 // each) offers this client what it would offer it directly. A server
 // with configured roots keeps them (the operator's choice wins). Sampling
-// is declared without its tools and context sub-capabilities, which the
-// gateway does not forward. caps nil (not known) leaves r as it is.
+// is declared with the tools and context sub-capabilities the client
+// declared, and its requests forwarded in full (CreateMessageWithTools).
+// caps nil (not known) leaves r as it is.
 func (r ClientRequests) declaring(caps *mcp.ClientCapabilities, configuredRoots bool) ClientRequests {
 	if caps == nil {
 		return r
 	}
 	r.Declared = caps
 	if caps.Sampling == nil {
-		r.CreateMessage = nil
+		r.CreateMessage, r.CreateMessageWithTools = nil, nil
 	}
 	if caps.Elicitation == nil {
 		r.Elicit, r.ElicitURL = nil, false

@@ -18,7 +18,14 @@ import (
 // the capability is not declared, so a well-behaved server never asks.
 type ClientRequests struct {
 	CreateMessage func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
-	Elicit        func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	// CreateMessageWithTools, when set, answers the sampling requests of a
+	// session whose client declared sampling (Declared) in full — tools,
+	// toolChoice, includeContext, several content blocks — instead of
+	// CreateMessage: a per_client session forwards them to its client as
+	// the server sent them, and the session declares the sampling
+	// sub-capabilities (tools, context) its client declared.
+	CreateMessageWithTools func(context.Context, *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error)
+	Elicit                 func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
 	// ElicitURL declares that Elicit answers URL mode too (it shows the
 	// person a URL to open), besides form mode.
 	ElicitURL bool
@@ -41,6 +48,15 @@ func (r ClientRequests) capabilities() *mcp.ClientCapabilities {
 	caps := &mcp.ClientCapabilities{}
 	if r.CreateMessage != nil {
 		caps.Sampling = &mcp.SamplingCapabilities{}
+		if r.samplingInFull() {
+			// The sub-capabilities as the client gave them.
+			if r.Declared.Sampling.Tools != nil {
+				caps.Sampling.Tools = &mcp.SamplingToolsCapabilities{}
+			}
+			if r.Declared.Sampling.Context != nil {
+				caps.Sampling.Context = &mcp.SamplingContextCapabilities{}
+			}
+		}
 	}
 	if r.Elicit != nil {
 		caps.Elicitation = &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}
@@ -63,6 +79,13 @@ func (r ClientRequests) capabilities() *mcp.ClientCapabilities {
 		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: r.RootsListChanged}
 	}
 	return caps
+}
+
+// samplingInFull reports whether sampling requests are answered by
+// CreateMessageWithTools: a session for a client that declared sampling,
+// with somewhere to forward them in full.
+func (r ClientRequests) samplingInFull() bool {
+	return r.CreateMessage != nil && r.CreateMessageWithTools != nil && r.Declared != nil && r.Declared.Sampling != nil
 }
 
 // rootsMiddleware answers roots/list with r.ListRoots instead of the SDK

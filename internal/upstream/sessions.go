@@ -42,6 +42,11 @@ type Owner struct {
 	// included) and roots to its server, so that the server offers and
 	// asks only what that client can answer (ownedcaps.go).
 	Capabilities *mcp.ClientCapabilities
+	// ProtocolVersion is the protocol version the gateway client session
+	// offered at its initialize ("" when unknown): a per_client session
+	// offers the same to its server, which so negotiates the version it
+	// would negotiate with that client directly.
+	ProtocolVersion string
 }
 
 type ownerKey struct{}
@@ -159,6 +164,7 @@ func (o *ownedSessions) open(ctx context.Context, e *ownedSession) {
 	d := o.dialOptions(e.key)
 	if ow, ok := OwnerFrom(ctx); ok && e.key.Mode == config.SessionPerClient {
 		d.Requests = d.Requests.declaring(ow.Capabilities, len(o.s.opts.Server.Roots) > 0)
+		d.ProtocolVersion = ow.ProtocolVersion
 	}
 	c, err := Dial(dctx, o.s.opts.Server, d)
 	if err == nil && o.s.opts.OnSessionOpen != nil {
@@ -223,6 +229,11 @@ func (o *ownedSessions) dialOptions(key SessionKey) DialOptions {
 	r := d.Requests
 	if f := r.CreateMessage; f != nil {
 		d.Requests.CreateMessage = func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+			return f(tag(ctx), p)
+		}
+	}
+	if f := r.CreateMessageWithTools; f != nil {
+		d.Requests.CreateMessageWithTools = func(ctx context.Context, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
 			return f(tag(ctx), p)
 		}
 	}

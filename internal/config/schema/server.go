@@ -59,6 +59,11 @@ type Server struct {
 	// session per_client or per_user: the most upstream sessions of this
 	// server open at once (for stdio, child processes); one more is refused.
 	MaxSessions *int `json:"max_sessions,omitempty" jsonschema:"minimum=1,maximum=1000,default=16"`
+	// Add the caller's user_id and session_id to each tools/call's _meta
+	// (seed 002's task server reads them); false forwards the client's
+	// _meta as it sent it, as a view that should look like its server
+	// needs (identity headers are configured under headers).
+	IdentityMeta *bool `json:"identity_meta,omitempty" jsonschema:"default=true"`
 	// Redact secrets in results returned to callers.
 	RedactResults *bool `json:"redact_results,omitempty" jsonschema:"default=false"`
 	// Directories the server is given as its roots: paths or file:// URIs.
