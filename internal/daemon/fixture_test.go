@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/telemetry"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
@@ -73,7 +74,9 @@ func newDaemon(t testing.TB, cfg *config.Config, opts ...func(*Options)) (*Daemo
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	o := Options{Config: cfg, Store: st, StateDir: dir, Version: "test"}
+	// Its own Tracing: the spans of daemons of tests running side by side
+	// stay apart.
+	o := Options{Config: cfg, Store: st, StateDir: dir, Version: "test", Tracing: telemetry.NewTracing()}
 	for _, f := range opts {
 		f(&o)
 	}
