@@ -31,6 +31,7 @@ func directStdio(t *testing.T, srv config.Server, opts *mcp.ClientOptions) *mcp.
 // and in the same modes — so the server sees the capabilities it sees
 // when the client connects to it directly.
 func TestPerClientSessionDeclaresItsClientsCapabilities(t *testing.T) {
+	t.Parallel()
 	srv := statefulServer(t, config.SessionPerClient, 8)
 	r := start(t, testConfig(srv))
 	waitTools(t, r.connectListening(t, "/mcp", nil).cs, "st's tools", has("st__caps"))

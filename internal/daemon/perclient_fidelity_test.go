@@ -63,6 +63,7 @@ func listAll(t *testing.T, cs *mcp.ClientSession) listing {
 // server offers a client with the capabilities this one declared (it
 // adds some for clients that sample, elicit or give roots).
 func TestPrefixNeverPerClientListsAsTheServer(t *testing.T) {
+	t.Parallel()
 	srv := config.Server{Name: "ev", Transport: config.TransportStdio, Enabled: true,
 		LoadTools: true, LoadPrompts: true, LoadResources: true,
 		ConnectTimeout: 30 * time.Second, RequestTimeout: 30 * time.Second,
@@ -132,6 +133,7 @@ func tokenServer() *mcp.Server {
 // sent it — a string, or a number — and the server's progress comes back
 // under it, as directly.
 func TestPrefixNeverPerClientProgressToken(t *testing.T) {
+	t.Parallel()
 	url := serveHTTP(t, tokenServer(), nil)
 	srv := httpUpstream("tk", url)
 	srv.Session = config.SessionPerClient

@@ -116,6 +116,7 @@ func (r *running) ownedSessions(server ...string) int {
 // outside any call; max_sessions refuses one more with a
 // limit_exceeded_error; closing a client's session kills its child.
 func TestPerClientSessions(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(statefulServer(t, config.SessionPerClient, 2))
 	r := start(t, cfg)
 	a := r.connectWithRoots(t, nil, "file:///work/a")
@@ -209,6 +210,7 @@ func TestPerClientSessions(t *testing.T) {
 // TestPerUserSessions: on a per_user server the sessions of one user
 // share one upstream session, and another user's is apart.
 func TestPerUserSessions(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(statefulServer(t, config.SessionPerUser, 4))
 	cfg.Gateway.Tokens = []config.Token{
 		{Name: "ada", User: "ada", Secret: "ada-secret"},
@@ -253,6 +255,7 @@ func TestPerUserSessions(t *testing.T) {
 // TestSharedSessionByDefault: without session:, every client shares the
 // one upstream session (what per_client changes).
 func TestSharedSessionByDefault(t *testing.T) {
+	t.Parallel()
 	r := start(t, testConfig(statefulServer(t, "", 0)))
 	a := r.connectWithRoots(t, nil)
 	b := r.connectWithRoots(t, nil)
@@ -271,6 +274,7 @@ func TestSharedSessionByDefault(t *testing.T) {
 // over stdio with session: per_client asks each client for its roots
 // when its session starts, and get-roots-list shows each client its own.
 func TestPerClientSessionsEverything(t *testing.T) {
+	t.Parallel()
 	srv := config.Server{Name: "ev", Transport: config.TransportStdio, Enabled: true,
 		LoadTools: true, LoadPrompts: true, LoadResources: true,
 		ConnectTimeout: 30 * time.Second, RequestTimeout: 30 * time.Second,

@@ -19,6 +19,7 @@ import (
 // sent while the stream was closed, on the lean path and on the SDK's
 // (fast_path: false), and no sooner than the server's retry interval.
 func TestGatewayCallSurvivesAClosedStream(t *testing.T) {
+	t.Parallel()
 	url := testpeer.StartSSEPolling(t)
 	for _, fast := range []bool{true, false} {
 		cfg := testConfig(httpUpstream("poll", url))
@@ -56,6 +57,7 @@ func TestGatewayCallSurvivesAClosedStream(t *testing.T) {
 // with a stream that silently misses events. A client on 2025-11-25,
 // whose server could prime streams, on both paths.
 func TestGatewayOffersNoResumableStreams(t *testing.T) {
+	t.Parallel()
 	s := mcp.NewServer(&mcp.Implementation{Name: "hello", Version: "1"}, nil)
 	s.AddTool(&mcp.Tool{Name: "hello", InputSchema: map[string]any{"type": "object"}},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
