@@ -333,9 +333,17 @@ func answerAll(method string, params map[string]any) any {
 // fails). Both paths give the client the same messages.
 func TestGatewayCallStreamCarriesWhatTheServerSends(t *testing.T) {
 	t.Parallel()
+	// A stdio server is the daemon's own child; one HTTP server serves
+	// the daemons of both paths.
+	var httpURL string
 	upstreams := map[string]func(t *testing.T) config.Server{
 		"stdio": func(t *testing.T) config.Server { return conformanceUpstream(t, "conf") },
-		"http":  func(t *testing.T) config.Server { return httpUpstream("conf", testpeer.StartConformance(t, false)) },
+		"http": func(t *testing.T) config.Server {
+			if httpURL == "" {
+				httpURL = testpeer.StartConformance(t, false)
+			}
+			return httpUpstream("conf", httpURL)
+		},
 	}
 	for _, up := range []string{"stdio", "http"} {
 		t.Run(up, func(t *testing.T) {
@@ -499,6 +507,7 @@ func TestGatewayStatelessCancelByID(t *testing.T) {
 // SDK.
 func TestGatewayStatelessLogsOnTheCallStream(t *testing.T) {
 	t.Parallel()
+	urls := map[bool]string{} // conformance servers by mode (stateless or not)
 	for _, c := range []struct {
 		name      string
 		fast      bool
@@ -510,7 +519,13 @@ func TestGatewayStatelessLogsOnTheCallStream(t *testing.T) {
 		{"SDK path, upstream with sessions", false, false},
 	} {
 		fast := c.fast
-		url := testpeer.StartConformance(t, c.stateless)
+		// One conformance server of each mode, for both paths: what is
+		// compared is the gateway's path, not the server.
+		url, ok := urls[c.stateless]
+		if !ok {
+			url = testpeer.StartConformance(t, c.stateless)
+			urls[c.stateless] = url
+		}
 		t.Run(c.name, func(t *testing.T) {
 			cfg := testConfig(httpUpstream("conf", url))
 			cfg.Gateway.Stateless = true

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"syscall"
 	"testing"
 	"time"
@@ -35,15 +34,7 @@ func (r *running) connectListening(t *testing.T, path string, opts *mcp.ClientOp
 		default:
 		}
 	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "list-client", Version: "1"}, &o)
-	tr := &mcp.StreamableClientTransport{Endpoint: r.url + path, MaxRetries: -1, HTTPClient: &http.Client{}}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cs, err := c.Connect(ctx, tr, nil)
-	if err != nil {
-		t.Fatalf("connecting to %s: %v", path, err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := r.connectClient(t, mcp.NewClient(&mcp.Implementation{Name: "list-client", Version: "1"}, &o), path, nil)
 	lc.cs = cs
 	return lc
 }

@@ -51,15 +51,7 @@ func (r *running) connectWithRoots(t *testing.T, h http.Header, uris ...string) 
 	for _, u := range uris {
 		rc.c.AddRoots(&mcp.Root{URI: u})
 	}
-	tr := &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", MaxRetries: -1,
-		HTTPClient: &http.Client{Transport: headerTransport{h, http.DefaultTransport}}}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cs, err := rc.c.Connect(ctx, tr, nil)
-	if err != nil {
-		t.Fatalf("connecting: %v", err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := r.connectClient(t, rc.c, "/mcp", h)
 	rc.cs = cs
 	return rc
 }
@@ -275,11 +267,7 @@ func TestSharedSessionByDefault(t *testing.T) {
 // when its session starts, and get-roots-list shows each client its own.
 func TestPerClientSessionsEverything(t *testing.T) {
 	t.Parallel()
-	srv := config.Server{Name: "ev", Transport: config.TransportStdio, Enabled: true,
-		LoadTools: true, LoadPrompts: true, LoadResources: true,
-		ConnectTimeout: 30 * time.Second, RequestTimeout: 30 * time.Second,
-		Session: config.SessionPerClient}
-	srv.Command, srv.Args = testpeer.EverythingCommand(t)
+	srv := everythingPerClient(t)
 	r := start(t, testConfig(srv))
 	a := r.connectWithRoots(t, nil, "file:///work/alpha")
 	b := r.connectWithRoots(t, nil, "file:///work/beta")
@@ -298,4 +286,25 @@ func TestPerClientSessionsEverything(t *testing.T) {
 	if got := r.ownedSessions("ev"); got != 2 {
 		t.Errorf("servers snapshot: %d owned sessions of ev, want 2", got)
 	}
+}
+
+// everythingPerClient is server-everything (TypeScript SDK) over stdio
+// with session: per_client, named ev.
+func everythingPerClient(t *testing.T) config.Server {
+	srv := config.Server{Name: "ev", Transport: config.TransportStdio, Enabled: true,
+		LoadTools: true, LoadPrompts: true, LoadResources: true,
+		ConnectTimeout: 30 * time.Second, RequestTimeout: 30 * time.Second,
+		Session: config.SessionPerClient}
+	srv.Command, srv.Args = testpeer.EverythingCommand(t)
+	return srv
+}
+
+// sampleX answers every sampling request with "x".
+func sampleX(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: "x"}, Model: "m", Role: "assistant"}, nil
+}
+
+// declineElicitation declines every elicitation.
+func declineElicitation(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	return &mcp.ElicitResult{Action: "decline"}, nil
 }
