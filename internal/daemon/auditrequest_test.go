@@ -24,6 +24,7 @@ func TestCallDeniedCarriesTheRequestID(t *testing.T) {
 	t.Parallel()
 	for _, fast := range []bool{true, false} {
 		t.Run(fmt.Sprintf("fast_path=%v", fast), func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			trail := filepath.Join(dir, "audit.jsonl")
 			path := filepath.Join(dir, "switchboard.yaml")
