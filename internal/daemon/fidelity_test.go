@@ -527,6 +527,7 @@ func TestGatewayStatelessLogsOnTheCallStream(t *testing.T) {
 			urls[c.stateless] = url
 		}
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			cfg := testConfig(httpUpstream("conf", url))
 			cfg.Gateway.Stateless = true
 			cfg.Gateway.DisableFastPath = !fast
