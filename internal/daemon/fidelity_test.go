@@ -732,6 +732,11 @@ func TestGatewayLeanPathsDiffer(t *testing.T) {
 	for _, fast := range []bool{true, false} {
 		u := newDiffUpstream()
 		cfg := testConfig(httpUpstream("diff", serveHTTP(t, u.srv, nil)))
+		// What is compared is the wire, not how long a call may take: on a
+		// machine whose cores are starved (make test beside other work)
+		// the 1 MiB result took longer than testConfig's 10 s through the
+		// SDK path under -race, and one path answered with a timeout.
+		cfg.Servers[0].RequestTimeout = 2 * time.Minute
 		cfg.Gateway.DisableFastPath = !fast
 		r := start(t, cfg)
 		s := newCapableSession(t, r.url+"/mcp", clientCaps)
