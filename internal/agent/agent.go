@@ -31,7 +31,6 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/llm"
-	"github.com/switchboard-mcp/switchboard/internal/telemetry"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
 
@@ -424,7 +423,7 @@ func (s *Session) loop(ctx, runCtx context.Context, out *Outcome) (*Outcome, err
 		}
 		out.Steps++
 		step := out.Steps
-		stepCtx, span := telemetry.StartAgentStep(runCtx, step, s.llm.Model)
+		stepCtx, span := s.opts.Engine.Tracing().StartAgentStep(runCtx, step, s.llm.Model)
 		resp, err := s.client.Chat(stepCtx, llm.ChatRequest{
 			Messages:     s.history,
 			Tools:        functions,

@@ -228,11 +228,13 @@ audit:
 // with ENOSPC) sets the stop switch, so that no call runs unaudited, and
 // is counted in the metric; without it, calls go on and it is counted.
 func TestAuditRequiredFailsClosed(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("needs /dev/full (Linux) to make the audit file fail on demand")
 	}
 	for _, required := range []bool{true, false} {
 		t.Run(fmt.Sprint("required=", required), func(t *testing.T) {
+			t.Parallel()
 			cfg := testConfig(okServer(t, "alpha"))
 			cfg.Audit = config.Audit{File: "/dev/full", Required: required}
 			cfg.Gateway.Tokens = []config.Token{{Name: "t", User: "ana", Secret: auditReaderToken}}
@@ -270,6 +272,7 @@ func scrape(t *testing.T, base, token string) string {
 // the trail with the reason (expired, another audience) and never the
 // token; a view the token's groups do not grant is a view denied.
 func TestAuditOAuthRefusals(t *testing.T) {
+	t.Parallel()
 	is := oauthtest.New(t)
 	cfg := oauthConfig(t, is.URL)
 	trail := filepath.Join(t.TempDir(), "audit.jsonl")
@@ -322,6 +325,7 @@ func TestAuditOAuthRefusals(t *testing.T) {
 // are audited with the address they came from; a disable from the
 // console carries the logged-in user.
 func TestAuditConsoleLogin(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(okServer(t, "alpha"))
 	cfg.Gateway.Tokens = []config.Token{{Name: "ci", User: "alice", Secret: auditAdminToken}}
 	trail := filepath.Join(t.TempDir(), "audit.jsonl")

@@ -21,8 +21,10 @@ import (
 // JSON — and the client's session, whether the gateway answers the call
 // itself (fast_path) or through the SDK.
 func TestCallDeniedCarriesTheRequestID(t *testing.T) {
+	t.Parallel()
 	for _, fast := range []bool{true, false} {
 		t.Run(fmt.Sprintf("fast_path=%v", fast), func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			trail := filepath.Join(dir, "audit.jsonl")
 			path := filepath.Join(dir, "switchboard.yaml")

@@ -215,6 +215,7 @@ func callTask(ctx context.Context, cs *mcp.ClientSession, tool string, args map[
 // reach the in-process task server and its backend, each token's user
 // owns the tasks it creates, and neither user sees the other's.
 func TestTasksThroughGatewayFixture(t *testing.T) {
+	t.Parallel()
 	g := startTasksGateway(t)
 	ctx := context.Background()
 	creator, lister := g.session(t, benchCreateToken), g.session(t, benchListToken)

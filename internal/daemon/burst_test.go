@@ -18,6 +18,7 @@ import (
 // all succeed — the calls over the limit wait for a slot — and the server
 // never sees more than 25 at once.
 func TestGatewayBurstQueues(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(okServer(t, "alpha"))
 	if cfg.Limits != config.Default().Limits || cfg.Limits.MaxConcurrent != 25 {
 		t.Fatalf("the test needs the default limits, got %+v", cfg.Limits)
@@ -62,6 +63,7 @@ func TestGatewayBurstQueues(t *testing.T) {
 // TestGatewayQueueFull: a call that finds the queue full is told so
 // through the gateway, with the key to raise.
 func TestGatewayQueueFull(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(okServer(t, "alpha"))
 	cfg.Limits.MaxConcurrent, cfg.Limits.MaxQueue = 1, 1
 	r := start(t, cfg)

@@ -38,6 +38,7 @@ func startOnStore(t *testing.T, cfg *config.Config, db string) *running {
 // session on a second daemon over the same database (a replica) and on a
 // third started after the first stopped (a restart).
 func TestConsoleSessionsInTheStore(t *testing.T) {
+	t.Parallel()
 	const secret = "replica-token-secret"
 	cfg := testConfig()
 	cfg.Gateway.Tokens = []config.Token{{Name: "ci", User: "alice", Secret: secret}}
@@ -94,6 +95,7 @@ func TestConsoleSessionsInTheStore(t *testing.T) {
 // TestConsoleAPIBearer uses the console's API with a gateway token in the
 // Authorization header, as a script does: no cookie, no CSRF token.
 func TestConsoleAPIBearer(t *testing.T) {
+	t.Parallel()
 	const secret = "script-bearer-secret"
 	cfg := testConfig()
 	cfg.Gateway.Tokens = []config.Token{{Name: "ops", User: "robot", Secret: secret}}
@@ -125,6 +127,7 @@ func TestConsoleAPIBearer(t *testing.T) {
 // through the console's edit (its hooks keep running); an untrusted file
 // is not trusted by it.
 func TestConsoleEditKeepsTrust(t *testing.T) {
+	t.Parallel()
 	for _, trusted := range []bool{true, false} {
 		t.Run(fmt.Sprintf("trusted=%v", trusted), func(t *testing.T) {
 			dir := t.TempDir()
@@ -173,6 +176,7 @@ func TestConsoleEditKeepsTrust(t *testing.T) {
 // TestConsoleEditPutsTheFileBack: when the reload refuses the written
 // file, the old file comes back and the running configuration stays.
 func TestConsoleEditPutsTheFileBack(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "switchboard.yaml")
 	orig := "# mine\ngateway:\n  listen: 127.0.0.1:0\nservers: []\n"
@@ -203,6 +207,7 @@ func TestConsoleEditPutsTheFileBack(t *testing.T) {
 // token's user; a token for another audience is refused with a 401 JSON
 // error and the challenge, and the refusal is audited (never the token).
 func TestConsoleAPIOAuthBearer(t *testing.T) {
+	t.Parallel()
 	is := oauthtest.New(t)
 	cfg := oauthConfig(t, is.URL)
 	trail := filepath.Join(t.TempDir(), "audit.jsonl")

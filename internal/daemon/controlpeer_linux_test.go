@@ -18,6 +18,7 @@ import (
 // names the process that asked (this test's: its uid, user name and pid,
 // from the kernel), via control.
 func TestControlEventsNameThePeer(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	trail := filepath.Join(dir, "audit.jsonl")
 	path := filepath.Join(dir, "switchboard.yaml")

@@ -40,10 +40,12 @@ const (
 )
 
 func TestCrashKeepsAnsweredCallsSQLite(t *testing.T) {
+	t.Parallel()
 	testCrashKeepsAnsweredCalls(t, "sqlite", filepath.Join(t.TempDir(), "switchboard.db"))
 }
 
 func TestCrashKeepsAnsweredCallsPostgres(t *testing.T) {
+	t.Parallel()
 	dsn := testpg.Database(t, testpg.Start(t))
 	testCrashKeepsAnsweredCalls(t, "postgres", dsn)
 }

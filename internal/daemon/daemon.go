@@ -79,6 +79,11 @@ type Options struct {
 	// means os.Stdout (serve --stdio passes its standard error: its
 	// standard output is the MCP stream).
 	AuditStdout io.Writer
+	// Tracing is where the daemon puts the trace provider its telemetry:
+	// settings ask for, and where its gateway, engine, hooks and agent
+	// begin their spans; nil means telemetry.Default. Give each daemon of
+	// a process its own (telemetry.NewTracing) to keep their traces apart.
+	Tracing *telemetry.Tracing
 }
 
 // Daemon is a running `switchboard serve`.
@@ -218,7 +223,7 @@ func New(opts Options) (_ *Daemon, err error) {
 			d.closeAuditor() // New failed after opening the file
 		}
 	}()
-	d.eng, err = toolcall.New(toolcall.Options{Config: cfg, Upstreams: d.pool, Catalog: d.cat, Recorder: d.metrics, Logger: logger, Answers: &d.answers})
+	d.eng, err = toolcall.New(toolcall.Options{Config: cfg, Upstreams: d.pool, Catalog: d.cat, Recorder: d.metrics, Logger: logger, Answers: &d.answers, Tracing: opts.Tracing})
 	if err != nil {
 		return nil, err
 	}
@@ -400,7 +405,7 @@ func (d *Daemon) serve(ctx context.Context, start func(context.Context, *sync.Wa
 		return err
 	}
 	defer func() {
-		d.shutdownTelemetry(telemetry.Use(nil))           // the last spans are sent
+		d.shutdownTelemetry(d.opts.Tracing.Use(nil))      // the last spans are sent
 		d.shutdownMetricsExport(d.swapMetricsExport(nil)) // and the last metrics
 	}()
 	runCtx, cancelRun := context.WithCancel(context.Background())

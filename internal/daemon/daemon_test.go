@@ -34,6 +34,7 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 func TestHealthReadyMetrics(t *testing.T) {
+	t.Parallel()
 	hung := testserver.Server(t, "hung", "hang")
 	hung.ConnectTimeout = 500 * time.Millisecond
 	r := start(t, testConfig(okServer(t, "alpha"), hung))
@@ -70,6 +71,7 @@ func TestHealthReadyMetrics(t *testing.T) {
 }
 
 func TestFailureIsolation(t *testing.T) {
+	t.Parallel()
 	flag := filepath.Join(t.TempDir(), "crash")
 	r := start(t, testConfig(okServer(t, "alpha"), okServer(t, "beta")))
 	n := newNotifications()
@@ -131,6 +133,7 @@ func TestFailureIsolation(t *testing.T) {
 }
 
 func TestSSEAndStdioEndpoints(t *testing.T) {
+	t.Parallel()
 	r := start(t, testConfig(okServer(t, "alpha")))
 	c := mcp.NewClient(&mcp.Implementation{Name: "sse-client", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -214,6 +217,7 @@ func TestShutdownDrainsCallsInFlight(t *testing.T) {
 }
 
 func TestShutdownCancelsCallsPastTheDeadline(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(okServer(t, "alpha"))
 	cfg.Gateway.ShutdownTimeout = 200 * time.Millisecond
 	r := start(t, cfg)
@@ -295,6 +299,7 @@ func writeConfig(t *testing.T, path string, servers map[string]string, extra str
 }
 
 func TestReload(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "switchboard.yaml")
 	writeConfig(t, path, map[string]string{"alpha": "ok", "beta": "ok", "gamma": "ok"}, "")
 	cfg, err := config.Load(path, config.Options{})
@@ -347,6 +352,7 @@ func TestReload(t *testing.T) {
 }
 
 func TestReloadChangesAView(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "switchboard.yaml")
 	view := func(include, desc string) string {
 		return fmt.Sprintf("  views:\n    - name: v\n      include: [%q]\n      descriptions: {%q: %q}\n", include, include, desc)
@@ -412,6 +418,7 @@ func TestReloadChangesAView(t *testing.T) {
 // recorded first, so `switchboard call …; switchboard history` shows the
 // call.
 func TestHistoryReadShowsTheCallJustMade(t *testing.T) {
+	t.Parallel()
 	r := start(t, testConfig(okServer(t, "alpha")))
 	cs := r.connect(t, "/mcp", nil, nil)
 	waitTools(t, cs, "alpha's tools", has("alpha__echo"))

@@ -80,6 +80,7 @@ func metaServer() *mcp.Server {
 // server sees what the client asked (its own _meta keys) and the caller's
 // identity, nothing of the client's protocol.
 func TestGatewayStripsTheClientsProtocolMeta(t *testing.T) {
+	t.Parallel()
 	url := serveHTTP(t, metaServer(), nil)
 	clientT := startStdio(t, testConfig(httpUpstream("remote", url)))
 	cs := connectStdio(t, clientT, nil)
@@ -157,6 +158,7 @@ func decodeAnswer(t *testing.T, what string, resp *http.Response) rpcAnswer {
 // them in plain text or with code 0; and completion for a prompt the view
 // does not have is an empty completion, as the server answers it.
 func TestGatewayProtocolErrorsAreJSONRPC(t *testing.T) {
+	t.Parallel()
 	r := start(t, testConfig(conformanceUpstream(t, "conf")))
 	s := newRawSession(t, r.url+"/mcp", nil)
 	noSession := &rawSession{t: t, url: r.url + "/mcp"}
@@ -330,9 +332,18 @@ func answerAll(method string, params map[string]any) any {
 // stream, so anything sent there instead is lost (the upstream's request
 // fails). Both paths give the client the same messages.
 func TestGatewayCallStreamCarriesWhatTheServerSends(t *testing.T) {
+	t.Parallel()
+	// A stdio server is the daemon's own child; one HTTP server serves
+	// the daemons of both paths.
+	var httpURL string
 	upstreams := map[string]func(t *testing.T) config.Server{
 		"stdio": func(t *testing.T) config.Server { return conformanceUpstream(t, "conf") },
-		"http":  func(t *testing.T) config.Server { return httpUpstream("conf", testpeer.StartConformance(t, false)) },
+		"http": func(t *testing.T) config.Server {
+			if httpURL == "" {
+				httpURL = testpeer.StartConformance(t, false)
+			}
+			return httpUpstream("conf", httpURL)
+		},
 	}
 	for _, up := range []string{"stdio", "http"} {
 		t.Run(up, func(t *testing.T) {
@@ -403,6 +414,7 @@ func TestGatewayCallStreamCarriesWhatTheServerSends(t *testing.T) {
 // with the same id leaves it running. Both with the lean path and through
 // the SDK.
 func TestGatewayStatelessCancelByID(t *testing.T) {
+	t.Parallel()
 	started, cancelled := make(chan struct{}, 1), make(chan struct{}, 1)
 	release := make(chan struct{})
 	up := mcp.NewServer(&mcp.Implementation{Name: "hang", Version: "1"}, nil)
@@ -494,6 +506,8 @@ func TestGatewayStatelessCancelByID(t *testing.T) {
 // talks to the server directly. Both with the lean path and through the
 // SDK.
 func TestGatewayStatelessLogsOnTheCallStream(t *testing.T) {
+	t.Parallel()
+	urls := map[bool]string{} // conformance servers by mode (stateless or not)
 	for _, c := range []struct {
 		name      string
 		fast      bool
@@ -505,8 +519,15 @@ func TestGatewayStatelessLogsOnTheCallStream(t *testing.T) {
 		{"SDK path, upstream with sessions", false, false},
 	} {
 		fast := c.fast
-		url := testpeer.StartConformance(t, c.stateless)
+		// One conformance server of each mode, for both paths: what is
+		// compared is the gateway's path, not the server.
+		url, ok := urls[c.stateless]
+		if !ok {
+			url = testpeer.StartConformance(t, c.stateless)
+			urls[c.stateless] = url
+		}
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			cfg := testConfig(httpUpstream("conf", url))
 			cfg.Gateway.Stateless = true
 			cfg.Gateway.DisableFastPath = !fast
@@ -535,6 +556,7 @@ func TestGatewayStatelessLogsOnTheCallStream(t *testing.T) {
 // declared — for a go-sdk client, compared with what the same client
 // gets from the server directly.
 func TestGatewayPrefixNeverIntroducesItselfAsTheServer(t *testing.T) {
+	t.Parallel()
 	up := mcp.NewServer(&mcp.Implementation{Name: "acme", Title: "Acme Tools", Version: "3.1.4", WebsiteURL: "https://acme.example",
 		Icons: []mcp.Icon{{Source: "https://acme.example/icon.png", MIMEType: "image/png"}}},
 		&mcp.ServerOptions{Instructions: "Use acme for anvils."})
@@ -684,6 +706,7 @@ func (u *diffUpstream) take() []string {
 // — ids of requests the gateway sends the client aside, which each path
 // numbers its own way.
 func TestGatewayLeanPathsDiffer(t *testing.T) {
+	t.Parallel()
 	type scenario struct {
 		name, id, params string
 		cancel           bool
@@ -709,6 +732,11 @@ func TestGatewayLeanPathsDiffer(t *testing.T) {
 	for _, fast := range []bool{true, false} {
 		u := newDiffUpstream()
 		cfg := testConfig(httpUpstream("diff", serveHTTP(t, u.srv, nil)))
+		// What is compared is the wire, not how long a call may take: on a
+		// machine whose cores are starved (make test beside other work)
+		// the 1 MiB result took longer than testConfig's 10 s through the
+		// SDK path under -race, and one path answered with a timeout.
+		cfg.Servers[0].RequestTimeout = 2 * time.Minute
 		cfg.Gateway.DisableFastPath = !fast
 		r := start(t, cfg)
 		s := newCapableSession(t, r.url+"/mcp", clientCaps)
@@ -809,6 +837,7 @@ func (s *rawSession) cancelled(body, id string, started <-chan struct{}) []map[s
 // a client's call goes to that client only; one it sends outside any call
 // goes to every client that set a level, at or above it.
 func TestGatewayLogsOfACallStayWithIt(t *testing.T) {
+	t.Parallel()
 	after := make(chan struct{})
 	up := mcp.NewServer(&mcp.Implementation{Name: "talky", Version: "1"}, nil)
 	up.AddTool(&mcp.Tool{Name: "work", InputSchema: map[string]any{"type": "object"}},

@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/telemetry"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
@@ -73,7 +74,9 @@ func newDaemon(t testing.TB, cfg *config.Config, opts ...func(*Options)) (*Daemo
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	o := Options{Config: cfg, Store: st, StateDir: dir, Version: "test"}
+	// Its own Tracing: the spans of daemons of tests running side by side
+	// stay apart.
+	o := Options{Config: cfg, Store: st, StateDir: dir, Version: "test", Tracing: telemetry.NewTracing()}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -156,7 +159,18 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // headers; opts configures the client.
 func (r *running) connect(t *testing.T, path string, h http.Header, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
-	cs, err := r.tryConnect(path, h, opts)
+	return r.connectClient(t, mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, opts), path, h)
+}
+
+func (r *running) tryConnect(path string, h http.Header, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
+	return r.tryConnectClient(mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, opts), path, h)
+}
+
+// connectClient connects c to path (e.g. "/mcp") with the given headers,
+// for the length of the test.
+func (r *running) connectClient(t *testing.T, c *mcp.Client, path string, h http.Header) *mcp.ClientSession {
+	t.Helper()
+	cs, err := r.tryConnectClient(c, path, h)
 	if err != nil {
 		t.Fatalf("connecting to %s: %v", path, err)
 	}
@@ -164,8 +178,9 @@ func (r *running) connect(t *testing.T, path string, h http.Header, opts *mcp.Cl
 	return cs
 }
 
-func (r *running) tryConnect(path string, h http.Header, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
-	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, opts)
+// tryConnectClient connects c to path over streamable HTTP with the given
+// headers (none when h is nil), within 20 s.
+func (r *running) tryConnectClient(c *mcp.Client, path string, h http.Header) (*mcp.ClientSession, error) {
 	tr := &mcp.StreamableClientTransport{Endpoint: r.url + path, MaxRetries: -1,
 		HTTPClient: &http.Client{Transport: headerTransport{h, http.DefaultTransport}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

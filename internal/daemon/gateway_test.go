@@ -25,6 +25,7 @@ import (
 )
 
 func TestGatewayAggregatesAndForwards(t *testing.T) {
+	t.Parallel()
 	r := start(t, testConfig(okServer(t, "alpha"), okServer(t, "beta")))
 	cs := r.connect(t, "/mcp", nil, nil)
 	ctx := context.Background()
@@ -82,6 +83,7 @@ func TestGatewayAggregatesAndForwards(t *testing.T) {
 }
 
 func TestGatewayProgressAndCancellation(t *testing.T) {
+	t.Parallel()
 	r := start(t, testConfig(okServer(t, "alpha")))
 	progress := make(chan *mcp.ProgressNotificationParams, 100)
 	cs := r.connect(t, "/mcp", nil, &mcp.ClientOptions{
@@ -151,6 +153,7 @@ func snapshot(t *testing.T, r *running, server string) upstream.Snapshot {
 }
 
 func TestGatewayIdentityReachesUpstream(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(okServer(t, "alpha"))
 	cfg.Gateway.Tokens = []config.Token{{Name: "alice-laptop", User: "alice", Secret: "s3cret-alice"}}
 	r := start(t, cfg)
@@ -207,6 +210,7 @@ func postBody(t *testing.T, url string, body io.Reader, h http.Header) (int, str
 }
 
 func TestGatewayAuthMatrix(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(okServer(t, "alpha"), okServer(t, "beta"))
 	cfg.Gateway.Views = []config.View{
 		{Name: "a", Servers: []string{"alpha"}, Prefix: config.PrefixAlways},
@@ -280,6 +284,7 @@ func TestGatewayAuthMatrix(t *testing.T) {
 }
 
 func TestGatewayViewPrefixNeverLooksLikeTheServer(t *testing.T) {
+	t.Parallel()
 	srv := okServer(t, "alpha")
 	cfg := testConfig(srv)
 	cfg.Gateway.Views = []config.View{{Name: "solo", Servers: []string{"alpha"}, Prefix: config.PrefixNever}}
@@ -345,6 +350,7 @@ func compareJSON[T any](t *testing.T, what string, want, got []T) {
 }
 
 func TestGatewayIdentityInUpstreamHeaders(t *testing.T) {
+	t.Parallel()
 	// An HTTP upstream whose tool reports the headers of the request that
 	// carried the call.
 	up := mcp.NewServer(&mcp.Implementation{Name: "headers", Version: "1"}, nil)
@@ -444,6 +450,7 @@ func sseData(t *testing.T, body string) []map[string]any {
 // tools/call (a JSON response, like the SDK's but without an event
 // stream) and that everything else still reaches the SDK.
 func TestGatewayFastPathWire(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(okServer(t, "alpha"))
 	cfg.Gateway.Tokens = []config.Token{{Name: "a", User: "alice", Secret: "alice-token"}, {Name: "b", User: "bob", Secret: "bob-token"}}
 	cfg.Gateway.SessionTimeout = 300 * time.Millisecond
@@ -567,6 +574,7 @@ func TestGatewayFastPathWire(t *testing.T) {
 // TestGatewaySSESessionsBelongToTheirUser: with tokens, a post to an SSE
 // session with another user's token is refused.
 func TestGatewaySSESessionsBelongToTheirUser(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(okServer(t, "alpha"))
 	cfg.Gateway.Tokens = []config.Token{{Name: "a", User: "alice", Secret: "alice-token"}, {Name: "b", User: "bob", Secret: "bob-token"}}
 	r := start(t, cfg)
@@ -601,6 +609,7 @@ func TestGatewaySSESessionsBelongToTheirUser(t *testing.T) {
 // progress token, so it enters through the SDK's server, the other the
 // gateway's lean path; both reach the upstream on the lean path.
 func TestGatewaySamplingAsksTheCaller(t *testing.T) {
+	t.Parallel()
 	// The upstream's tool waits until both calls are in, then samples.
 	var arrived sync.WaitGroup
 	arrived.Add(2)
@@ -664,6 +673,7 @@ func TestGatewaySamplingAsksTheCaller(t *testing.T) {
 // caused a sampling request cannot sample, the upstream gets an error; a
 // client that can, with a call in progress too, is not asked instead.
 func TestGatewaySamplingNeverAsksAnotherClient(t *testing.T) {
+	t.Parallel()
 	started, release := make(chan struct{}), make(chan struct{})
 	up := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
 	up.AddTool(&mcp.Tool{Name: "wait", InputSchema: map[string]any{"type": "object"}},
@@ -733,6 +743,7 @@ func TestGatewaySamplingNeverAsksAnotherClient(t *testing.T) {
 // call, up to the upstream: a plain call, which the gateway answers
 // itself, and one with a progress token, which the SDK dispatches.
 func TestGatewayStatelessCallEndsWhenTheClientGoesAway(t *testing.T) {
+	t.Parallel()
 	started, cancelled := make(chan struct{}, 1), make(chan struct{}, 1)
 	up := mcp.NewServer(&mcp.Implementation{Name: "hang", Version: "1"}, nil)
 	up.AddTool(&mcp.Tool{Name: "hang", InputSchema: map[string]any{"type": "object"}},
@@ -801,6 +812,7 @@ func TestGatewayStatelessCallEndsWhenTheClientGoesAway(t *testing.T) {
 // 413 with what to do, whether it gives its length or not; one under it
 // is served.
 func TestGatewayRequestSizeLimit(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(okServer(t, "alpha"))
 	cfg.Gateway.MaxRequestBytes = 64 << 10
 	r := start(t, cfg)

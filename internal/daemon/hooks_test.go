@@ -86,6 +86,7 @@ func isEvent(name string, kv ...string) func(map[string]any) bool {
 // denies) and tool.after, server state changes fire server.*, and events
 // posted to the gateway address and the control socket run their hooks.
 func TestHooksInTheDaemon(t *testing.T) {
+	t.Parallel()
 	sink := newEventSink(t)
 	path := filepath.Join(t.TempDir(), "switchboard.yaml")
 	writeConfig(t, path, map[string]string{"alpha": "ok"}, fmt.Sprintf(`hooks:
@@ -191,6 +192,7 @@ func TestHooksInTheDaemon(t *testing.T) {
 // TestHookAgentAction: an agent action in the daemon runs the agent loop
 // against the configured endpoint, with the daemon's tools.
 func TestHookAgentAction(t *testing.T) {
+	t.Parallel()
 	model := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
 		for _, m := range req.Chat {
 			if m.Role == llm.RoleTool {

@@ -101,6 +101,7 @@ func taskOwners(t *testing.T, text, title string) []string {
 // client that names no user — the TypeScript SDK over /mcp — creates and
 // lists tasks as gateway.default_user, the OS user, as the CLI does.
 func TestEmbeddedDefaultFromTheTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	osUser := config.OSUser()
 	if osUser == "" {
 		t.Fatal("no OS user to act as: set $USER")
@@ -143,6 +144,7 @@ func TestEmbeddedDefaultFromTheTypeScriptClient(t *testing.T) {
 // gateway has no tokens; with tokens, the token decides and default_user
 // does not apply to HTTP callers.
 func TestDefaultUserAndClaims(t *testing.T) {
+	t.Parallel()
 	whoami := func(t *testing.T, cs *mcp.ClientSession, meta mcp.Meta) map[string]any {
 		t.Helper()
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "alpha__whoami", Arguments: map[string]any{}, Meta: meta})
@@ -193,6 +195,7 @@ func TestDefaultUserAndClaims(t *testing.T) {
 // the go-sdk client: its calls act as default_user, even with tokens
 // configured (the client is a process the user started).
 func TestStdioActsAsDefaultUser(t *testing.T) {
+	t.Parallel()
 	cfg, dial := embeddedDefault(t)
 	cfg.Gateway.DefaultUser = "stdio-user"
 	cfg.Gateway.Tokens = []config.Token{{Name: "remote", User: "someone-else", Secret: "remote-secret"}}
@@ -221,6 +224,7 @@ func TestStdioActsAsDefaultUser(t *testing.T) {
 // (so on loopback) calls as gateway.default_user: the task server's
 // create_task works from it.
 func TestConsoleTryItActsAsDefaultUser(t *testing.T) {
+	t.Parallel()
 	cfg, dial := embeddedDefault(t)
 	cfg.Gateway.DefaultUser = "console-user"
 	r := start(t, cfg, dial)

@@ -93,6 +93,7 @@ func send(t *testing.T, method, url, body string, h http.Header) (*http.Response
 // are enforced per endpoint, and a signed-in user is who the calls are
 // made for, whatever the client claims in _meta.
 func TestGatewayOAuthJWT(t *testing.T) {
+	t.Parallel()
 	is := oauthtest.New(t)
 	cfg := oauthConfig(t, is.URL)
 	cfg.Gateway.Tokens = []config.Token{{Name: "ci", User: "ci-bot", Secret: "ci-secret"}}
@@ -247,6 +248,7 @@ func getWith(t *testing.T, url string, h http.Header) (*http.Response, string) {
 // fast path and through the SDK: the signed-in user is the caller, whatever
 // user id the client puts in _meta.
 func TestGatewayOAuthStatelessClaimsIgnored(t *testing.T) {
+	t.Parallel()
 	is := oauthtest.New(t)
 	for _, fast := range []bool{true, false} {
 		t.Run(map[bool]string{true: "fast path", false: "SDK path"}[fast], func(t *testing.T) {
@@ -277,6 +279,7 @@ func TestGatewayOAuthStatelessClaimsIgnored(t *testing.T) {
 // its signed-in user's, another user's token cannot post to it, and the
 // calls run as that user.
 func TestGatewayOAuthSSE(t *testing.T) {
+	t.Parallel()
 	is := oauthtest.New(t)
 	r := start(t, oauthConfig(t, is.URL))
 	tokenOf := func(user string) string {
@@ -333,6 +336,7 @@ func reserve(t *testing.T) net.Listener {
 // cannot check tokens now (static tokens keep working), and once the
 // server is up, the keys are fetched and the token accepted.
 func TestGatewayOAuthIssuerUnreachableAtStart(t *testing.T) {
+	t.Parallel()
 	ln := reserve(t)
 	addr := ln.Addr().String()
 	ln.Close() // nothing answers there until the issuer starts
@@ -384,6 +388,7 @@ func TestGatewayOAuthIssuerUnreachableAtStart(t *testing.T) {
 // one that removes it opens the loopback gateway again; no authenticator
 // is left running after the daemon stops.
 func TestGatewayOAuthReload(t *testing.T) {
+	t.Parallel()
 	a, b := oauthtest.New(t), oauthtest.New(t)
 	next := oauthConfig(t, a.URL)
 	load := func() (*config.Config, error) { c := *next; return &c, nil }
@@ -466,6 +471,7 @@ func runningAuthenticators() int {
 // tool, which runs as the user the token names; then the go-sdk's OAuth
 // client does the same.
 func TestGatewayOAuthTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	demo := testpeer.StartOAuthExample(t, false)
 	ln := reserve(t)
 	addr := ln.Addr().String()

@@ -15,6 +15,7 @@ import (
 // histogram with its server, status and buckets; under the configured
 // service name. Traces stay off.
 func TestMetricsOverOTLP(t *testing.T) {
+	t.Parallel()
 	rcv := telemetrytest.NewMetricsHTTP(t)
 	cfg := testConfig(okServer(t, "go"))
 	on := true

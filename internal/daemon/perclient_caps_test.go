@@ -3,7 +3,6 @@ package daemon
 //lint:file-ignore SA1019 sampling, elicitation and roots are deprecated only from protocol 2026-07-28; clients use them today.
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"testing"
@@ -31,15 +30,10 @@ func directStdio(t *testing.T, srv config.Server, opts *mcp.ClientOptions) *mcp.
 // and in the same modes — so the server sees the capabilities it sees
 // when the client connects to it directly.
 func TestPerClientSessionDeclaresItsClientsCapabilities(t *testing.T) {
+	t.Parallel()
 	srv := statefulServer(t, config.SessionPerClient, 8)
 	r := start(t, testConfig(srv))
 	waitTools(t, r.connectListening(t, "/mcp", nil).cs, "st's tools", has("st__caps"))
-	sample := func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-		return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: "x"}, Model: "m", Role: "assistant"}, nil
-	}
-	elicit := func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		return &mcp.ElicitResult{Action: "decline"}, nil
-	}
 	for _, c := range []struct {
 		name string
 		opts func() *mcp.ClientOptions
@@ -50,18 +44,18 @@ func TestPerClientSessionDeclaresItsClientsCapabilities(t *testing.T) {
 			return &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}}}
 		}},
 		{"sampling", func() *mcp.ClientOptions {
-			return &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, CreateMessageHandler: sample}
+			return &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}, CreateMessageHandler: sampleX}
 		}},
 		{"elicitation, form and url", func() *mcp.ClientOptions {
-			return &mcp.ClientOptions{ElicitationHandler: elicit, Capabilities: &mcp.ClientCapabilities{
+			return &mcp.ClientOptions{ElicitationHandler: declineElicitation, Capabilities: &mcp.ClientCapabilities{
 				Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}}}
 		}},
 		{"elicitation, url only", func() *mcp.ClientOptions {
-			return &mcp.ClientOptions{ElicitationHandler: elicit, Capabilities: &mcp.ClientCapabilities{
+			return &mcp.ClientOptions{ElicitationHandler: declineElicitation, Capabilities: &mcp.ClientCapabilities{
 				Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}}
 		}},
 		{"everything", func() *mcp.ClientOptions {
-			return &mcp.ClientOptions{CreateMessageHandler: sample, ElicitationHandler: elicit}
+			return &mcp.ClientOptions{CreateMessageHandler: sampleX, ElicitationHandler: declineElicitation}
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -15,7 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
-	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 )
 
 // listing is what a client is listed: every page of each list, in order.
@@ -63,27 +62,18 @@ func listAll(t *testing.T, cs *mcp.ClientSession) listing {
 // server offers a client with the capabilities this one declared (it
 // adds some for clients that sample, elicit or give roots).
 func TestPrefixNeverPerClientListsAsTheServer(t *testing.T) {
-	srv := config.Server{Name: "ev", Transport: config.TransportStdio, Enabled: true,
-		LoadTools: true, LoadPrompts: true, LoadResources: true,
-		ConnectTimeout: 30 * time.Second, RequestTimeout: 30 * time.Second,
-		Session: config.SessionPerClient}
-	srv.Command, srv.Args = testpeer.EverythingCommand(t)
+	t.Parallel()
+	srv := everythingPerClient(t)
 	cfg := testConfig(srv)
 	cfg.Gateway.Views = []config.View{{Name: "ev", Servers: []string{"ev"}, Prefix: config.PrefixNever}}
 	r := start(t, cfg)
-	sample := func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-		return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: "x"}, Model: "m", Role: "assistant"}, nil
-	}
-	elicit := func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		return &mcp.ElicitResult{Action: "decline"}, nil
-	}
 	for _, c := range []struct {
 		name string
 		opts func() *mcp.ClientOptions
 	}{
 		{"a client that declares nothing", func() *mcp.ClientOptions { return &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}} }},
 		{"a client that declares sampling, elicitation and roots", func() *mcp.ClientOptions {
-			return &mcp.ClientOptions{CreateMessageHandler: sample, ElicitationHandler: elicit}
+			return &mcp.ClientOptions{CreateMessageHandler: sampleX, ElicitationHandler: declineElicitation}
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -132,6 +122,7 @@ func tokenServer() *mcp.Server {
 // sent it — a string, or a number — and the server's progress comes back
 // under it, as directly.
 func TestPrefixNeverPerClientProgressToken(t *testing.T) {
+	t.Parallel()
 	url := serveHTTP(t, tokenServer(), nil)
 	srv := httpUpstream("tk", url)
 	srv.Session = config.SessionPerClient

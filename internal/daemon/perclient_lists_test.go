@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"syscall"
 	"testing"
 	"time"
@@ -35,15 +34,7 @@ func (r *running) connectListening(t *testing.T, path string, opts *mcp.ClientOp
 		default:
 		}
 	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "list-client", Version: "1"}, &o)
-	tr := &mcp.StreamableClientTransport{Endpoint: r.url + path, MaxRetries: -1, HTTPClient: &http.Client{}}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cs, err := c.Connect(ctx, tr, nil)
-	if err != nil {
-		t.Fatalf("connecting to %s: %v", path, err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := r.connectClient(t, mcp.NewClient(&mcp.Implementation{Name: "list-client", Version: "1"}, &o), path, nil)
 	lc.cs = cs
 	return lc
 }
@@ -78,6 +69,7 @@ func (lc *listClient) drained() bool {
 // notifications/tools/list_changed reaches the client whose session it is,
 // as it would directly, and no other client.
 func TestPerClientListChangedGoesToItsOwner(t *testing.T) {
+	t.Parallel()
 	r := start(t, testConfig(statefulServer(t, config.SessionPerClient, 4)))
 	a := r.connectListening(t, "/mcp", nil)
 	b := r.connectListening(t, "/mcp", nil)
@@ -103,6 +95,7 @@ func TestPerClientListChangedGoesToItsOwner(t *testing.T) {
 // (killed) or hangs (stopped: found by the health ping) is closed, its
 // owner is told tools/list_changed, and its next call opens a new one.
 func TestPerClientDeadSessionIsReopened(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(statefulServer(t, config.SessionPerClient, 4))
 	cfg.Defaults.Health.PingInterval = 100 * time.Millisecond
 	cfg.Defaults.Health.PingTimeout = 500 * time.Millisecond
@@ -141,6 +134,7 @@ func TestPerClientDeadSessionIsReopened(t *testing.T) {
 // its own session's definition; another client neither lists nor calls
 // it, as with its own connection to the server.
 func TestPerClientListsAreTheSessionsOwn(t *testing.T) {
+	t.Parallel()
 	r := start(t, testConfig(statefulServer(t, config.SessionPerClient, 4)))
 	a := r.connectListening(t, "/mcp", nil)
 	b := r.connectListening(t, "/mcp", nil)
@@ -171,6 +165,7 @@ func TestPerClientListsAreTheSessionsOwn(t *testing.T) {
 // subscribed to the same URI on its own session, whose server changed
 // nothing.
 func TestPerClientSubscriptionsAreTheSessionsOwn(t *testing.T) {
+	t.Parallel()
 	r := start(t, testConfig(statefulServer(t, config.SessionPerClient, 4)))
 	updated := func(ch chan string) *mcp.ClientOptions {
 		return &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {

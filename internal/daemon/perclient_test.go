@@ -51,15 +51,7 @@ func (r *running) connectWithRoots(t *testing.T, h http.Header, uris ...string) 
 	for _, u := range uris {
 		rc.c.AddRoots(&mcp.Root{URI: u})
 	}
-	tr := &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", MaxRetries: -1,
-		HTTPClient: &http.Client{Transport: headerTransport{h, http.DefaultTransport}}}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cs, err := rc.c.Connect(ctx, tr, nil)
-	if err != nil {
-		t.Fatalf("connecting: %v", err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := r.connectClient(t, rc.c, "/mcp", h)
 	rc.cs = cs
 	return rc
 }
@@ -116,6 +108,7 @@ func (r *running) ownedSessions(server ...string) int {
 // outside any call; max_sessions refuses one more with a
 // limit_exceeded_error; closing a client's session kills its child.
 func TestPerClientSessions(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(statefulServer(t, config.SessionPerClient, 2))
 	r := start(t, cfg)
 	a := r.connectWithRoots(t, nil, "file:///work/a")
@@ -209,6 +202,7 @@ func TestPerClientSessions(t *testing.T) {
 // TestPerUserSessions: on a per_user server the sessions of one user
 // share one upstream session, and another user's is apart.
 func TestPerUserSessions(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(statefulServer(t, config.SessionPerUser, 4))
 	cfg.Gateway.Tokens = []config.Token{
 		{Name: "ada", User: "ada", Secret: "ada-secret"},
@@ -253,6 +247,7 @@ func TestPerUserSessions(t *testing.T) {
 // TestSharedSessionByDefault: without session:, every client shares the
 // one upstream session (what per_client changes).
 func TestSharedSessionByDefault(t *testing.T) {
+	t.Parallel()
 	r := start(t, testConfig(statefulServer(t, "", 0)))
 	a := r.connectWithRoots(t, nil)
 	b := r.connectWithRoots(t, nil)
@@ -271,11 +266,8 @@ func TestSharedSessionByDefault(t *testing.T) {
 // over stdio with session: per_client asks each client for its roots
 // when its session starts, and get-roots-list shows each client its own.
 func TestPerClientSessionsEverything(t *testing.T) {
-	srv := config.Server{Name: "ev", Transport: config.TransportStdio, Enabled: true,
-		LoadTools: true, LoadPrompts: true, LoadResources: true,
-		ConnectTimeout: 30 * time.Second, RequestTimeout: 30 * time.Second,
-		Session: config.SessionPerClient}
-	srv.Command, srv.Args = testpeer.EverythingCommand(t)
+	t.Parallel()
+	srv := everythingPerClient(t)
 	r := start(t, testConfig(srv))
 	a := r.connectWithRoots(t, nil, "file:///work/alpha")
 	b := r.connectWithRoots(t, nil, "file:///work/beta")
@@ -294,4 +286,25 @@ func TestPerClientSessionsEverything(t *testing.T) {
 	if got := r.ownedSessions("ev"); got != 2 {
 		t.Errorf("servers snapshot: %d owned sessions of ev, want 2", got)
 	}
+}
+
+// everythingPerClient is server-everything (TypeScript SDK) over stdio
+// with session: per_client, named ev.
+func everythingPerClient(t *testing.T) config.Server {
+	srv := config.Server{Name: "ev", Transport: config.TransportStdio, Enabled: true,
+		LoadTools: true, LoadPrompts: true, LoadResources: true,
+		ConnectTimeout: 30 * time.Second, RequestTimeout: 30 * time.Second,
+		Session: config.SessionPerClient}
+	srv.Command, srv.Args = testpeer.EverythingCommand(t)
+	return srv
+}
+
+// sampleX answers every sampling request with "x".
+func sampleX(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: "x"}, Model: "m", Role: "assistant"}, nil
+}
+
+// declineElicitation declines every elicitation.
+func declineElicitation(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	return &mcp.ElicitResult{Action: "decline"}, nil
 }

@@ -31,6 +31,7 @@ func twoUsers(t *testing.T) *config.Config {
 // type rate_limited_error with details.retry_after; other users are not
 // affected; the history and the per-user metrics count it.
 func TestGatewayRateLimited(t *testing.T) {
+	t.Parallel()
 	cfg := twoUsers(t)
 	// Two calls at once, then one every 10 s.
 	cfg.Limits.Rate.PerUser = config.Bucket{PerSecond: 0.1, Burst: 2}

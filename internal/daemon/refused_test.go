@@ -26,6 +26,7 @@ import (
 // the typed error the CLI gives, is in the history with its error kind,
 // and fires tool.failed.
 func TestEveryRefusedCallIsRecorded(t *testing.T) {
+	t.Parallel()
 	for _, fast := range []bool{true, false} {
 		t.Run(map[bool]string{true: "fast path", false: "SDK path"}[fast], func(t *testing.T) {
 			testRefusedCalls(t, fast)

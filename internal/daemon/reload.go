@@ -6,7 +6,6 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
-	"github.com/switchboard-mcp/switchboard/internal/telemetry"
 )
 
 // Reload re-reads the configuration and applies it all-or-nothing: when
@@ -70,7 +69,7 @@ func (d *Daemon) Reload(ctx context.Context) (_ control.ReloadReport, err error)
 		return control.ReloadReport{}, err
 	}
 	if tracingChanged {
-		d.shutdownTelemetry(telemetry.Use(tracing))
+		d.shutdownTelemetry(d.opts.Tracing.Use(tracing))
 	}
 	if exportChanged {
 		d.shutdownMetricsExport(d.swapMetricsExport(export))

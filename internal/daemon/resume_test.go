@@ -19,33 +19,44 @@ import (
 // sent while the stream was closed, on the lean path and on the SDK's
 // (fast_path: false), and no sooner than the server's retry interval.
 func TestGatewayCallSurvivesAClosedStream(t *testing.T) {
+	t.Parallel()
 	url := testpeer.StartSSEPolling(t)
 	for _, fast := range []bool{true, false} {
-		cfg := testConfig(httpUpstream("poll", url))
-		cfg.Servers[0].RequestTimeout = 60 * time.Second
-		cfg.Gateway.DisableFastPath = !fast
-		r := start(t, cfg)
-		s := newCapableSession(t, r.url+"/mcp", clientCaps)
-		s.waitListed("poll__long-task")
-		if resp := s.post(`{"jsonrpc":"2.0","id":"lvl","method":"logging/setLevel","params":{"level":"info"}}`, nil); resp.StatusCode != http.StatusOK {
-			t.Fatalf("logging/setLevel: HTTP %d", resp.StatusCode)
+		// The two paths side by side: each waits out the server's retry
+		// interval, which is the point.
+		t.Run(map[bool]string{true: "fast path", false: "SDK path"}[fast], func(t *testing.T) {
+			t.Parallel()
+			closedStreamCall(t, url, fast)
+		})
+	}
+}
+
+// closedStreamCall is TestGatewayCallSurvivesAClosedStream on one path.
+func closedStreamCall(t *testing.T, url string, fast bool) {
+	cfg := testConfig(httpUpstream("poll", url))
+	cfg.Servers[0].RequestTimeout = 60 * time.Second
+	cfg.Gateway.DisableFastPath = !fast
+	r := start(t, cfg)
+	s := newCapableSession(t, r.url+"/mcp", clientCaps)
+	s.waitListed("poll__long-task")
+	if resp := s.post(`{"jsonrpc":"2.0","id":"lvl","method":"logging/setLevel","params":{"level":"info"}}`, nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("logging/setLevel: HTTP %d", resp.StatusCode)
+	}
+	begin := time.Now()
+	msgs := s.exchange(`{"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{"name":"poll__long-task","arguments":{}}}`, answerAll)
+	took := time.Since(begin)
+	b, _ := json.Marshal(msgs)
+	text := string(b)
+	for _, want := range []string{"Long task completed successfully!", "Progress: 75% - Almost done (sent while client disconnected)...", "Progress: 100% - Complete!"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("fast_path %v: the client did not get %q: %s", fast, want, text)
 		}
-		begin := time.Now()
-		msgs := s.exchange(`{"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{"name":"poll__long-task","arguments":{}}}`, answerAll)
-		took := time.Since(begin)
-		b, _ := json.Marshal(msgs)
-		text := string(b)
-		for _, want := range []string{"Long task completed successfully!", "Progress: 75% - Almost done (sent while client disconnected)...", "Progress: 100% - Complete!"} {
-			if !strings.Contains(text, want) {
-				t.Errorf("fast_path %v: the client did not get %q: %s", fast, want, text)
-			}
-		}
-		if res, _ := msgs[len(msgs)-1]["result"].(map[string]any); res == nil || res["isError"] == true {
-			t.Errorf("fast_path %v: the call failed: %s", fast, text)
-		}
-		if min := 2*time.Second + testpeer.SSEPollingRetry; took < min {
-			t.Errorf("fast_path %v: the call took %v, want at least %v (the reconnect came before retry:)", fast, took, min)
-		}
+	}
+	if res, _ := msgs[len(msgs)-1]["result"].(map[string]any); res == nil || res["isError"] == true {
+		t.Errorf("fast_path %v: the call failed: %s", fast, text)
+	}
+	if min := 2*time.Second + testpeer.SSEPollingRetry; took < min {
+		t.Errorf("fast_path %v: the call took %v, want at least %v (the reconnect came before retry:)", fast, took, min)
 	}
 }
 
@@ -56,6 +67,7 @@ func TestGatewayCallSurvivesAClosedStream(t *testing.T) {
 // with a stream that silently misses events. A client on 2025-11-25,
 // whose server could prime streams, on both paths.
 func TestGatewayOffersNoResumableStreams(t *testing.T) {
+	t.Parallel()
 	s := mcp.NewServer(&mcp.Implementation{Name: "hello", Version: "1"}, nil)
 	s.AddTool(&mcp.Tool{Name: "hello", InputSchema: map[string]any{"type": "object"}},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

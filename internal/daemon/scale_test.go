@@ -619,6 +619,7 @@ func waitNoChildren(t *testing.T) {
 // routing: a session opened on one replica is unknown to another, which
 // answers its requests with 404, and the client must initialize again.
 func TestScaleOutSessionsArePerReplica(t *testing.T) {
+	t.Parallel()
 	srv := okServer(t, "alpha")
 	a, b := start(t, testConfig(srv)), start(t, testConfig(srv))
 	cs := a.connect(t, "/mcp", nil, nil)

@@ -187,6 +187,7 @@ func TestGatewayHalfOpenSessionsReaped(t *testing.T) {
 // user still gets theirs, past gateway.max_sessions anyone's gets 503
 // (SSE streams too), and closing a session (DELETE) frees its slot.
 func TestGatewaySessionLimits(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(okServer(t, "alpha"))
 	cfg.Gateway.Tokens = []config.Token{{Name: "a", User: "alice", Secret: "alice-token"}, {Name: "b", User: "bob", Secret: "bob-token"}}
 	cfg.Gateway.MaxSessionsPerUser = 3
@@ -274,6 +275,7 @@ func TestGatewaySessionLimits(t *testing.T) {
 // posts nothing for gateway.session_timeout is closed (its stream ends),
 // as a streamable-HTTP one is.
 func TestGatewaySSEIdleOut(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(okServer(t, "alpha"))
 	cfg.Gateway.SessionTimeout = 500 * time.Millisecond
 	r := start(t, cfg)

@@ -39,6 +39,7 @@ func (l *lockedBuffer) String() string {
 // and one that never answers delays the client by its connect timeout
 // only.
 func TestRunStdioWaitsForTheServers(t *testing.T) {
+	t.Parallel()
 	const startDelay = 700 * time.Millisecond
 	slow := okServer(t, "slow")
 	hang := testserver.Server(t, "hang", "hang")
@@ -104,6 +105,7 @@ func TestRunStdioWaitsForTheServers(t *testing.T) {
 // TestFirstAttemptBound checks the wait's bound: the longest connect
 // timeout of an enabled server plus the grace, and no wait without one.
 func TestFirstAttemptBound(t *testing.T) {
+	t.Parallel()
 	a := testserver.Server(t, "a", "ok")
 	a.ConnectTimeout = 3 * time.Second
 	b := testserver.Server(t, "b", "ok")

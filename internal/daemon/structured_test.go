@@ -21,6 +21,7 @@ import (
 // path of the mismatch, and a matching result as success. The client
 // sees the tool's outputSchema in tools/list.
 func TestGatewayPassesOutputInvalidResultsUnchanged(t *testing.T) {
+	t.Parallel()
 	url := testserver.Weather(t)
 	ctx := context.Background()
 	direct, err := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1"}, nil).

@@ -38,6 +38,7 @@ func answerTo(t *testing.T, msgs []map[string]any, id string) (result, rpcErr ma
 // client on its tasks/result stream, the result is recorded as the
 // call's outcome; another client's session cannot see the task at all.
 func TestGatewayForwardsTasks(t *testing.T) {
+	t.Parallel()
 	r := start(t, testConfig(httpUpstream("tasks", testpeer.StartTaskExample(t))))
 	a := newCapableSession(t, r.url+"/mcp", clientCaps)
 	b := newCapableSession(t, r.url+"/mcp", clientCaps)
@@ -123,6 +124,7 @@ func TestGatewayForwardsTasks(t *testing.T) {
 // validates every answer against its schemas; it answers the example's
 // elicitation, which reaches it on its tasks/result stream.
 func TestGatewayTasksFromTheTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	r := start(t, testConfig(httpUpstream("tasks", testpeer.StartTaskExample(t))))
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -159,6 +161,7 @@ func TestGatewayTasksFromTheTypeScriptClient(t *testing.T) {
 // TestGatewayTasksStateless: without sessions a task is its creator's
 // token user's: another user's token cannot see it, the creator's can.
 func TestGatewayTasksStateless(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(httpUpstream("tasks", testpeer.StartTaskExample(t)))
 	cfg.Gateway.Stateless = true
 	cfg.Gateway.Tokens = []config.Token{{Name: "a", User: "alice", Secret: "alice-secret-0123456789"}, {Name: "b", User: "bob", Secret: "bob-secret-0123456789"}}

@@ -280,6 +280,7 @@ func mustJSON(v any) string {
 // HTTP does, from a client speaking raw JSON-RPC over the go-sdk's
 // transport (the go-sdk's client has no task methods to send).
 func TestGatewayTasksOverStdio(t *testing.T) {
+	t.Parallel()
 	clientT := startStdio(t, testConfig(httpUpstream("tasks", testpeer.StartTaskExample(t))))
 	c := dialStdio(t, clientT)
 	// Before initialize, as the SDK answers any request.
@@ -293,6 +294,7 @@ func TestGatewayTasksOverStdio(t *testing.T) {
 // streamable HTTP does (the task methods are posted to the session and
 // answered on its stream).
 func TestGatewayTasksOverSSE(t *testing.T) {
+	t.Parallel()
 	r := start(t, testConfig(httpUpstream("tasks", testpeer.StartTaskExample(t))))
 	// The server's capabilities are known once it has connected.
 	newCapableSession(t, r.url+"/mcp", clientCaps).waitListed("tasks__confirm_delete")
@@ -303,6 +305,7 @@ func TestGatewayTasksOverSSE(t *testing.T) {
 // through the legacy SSE endpoint with the TypeScript SDK's task client,
 // which checks the gateway's tasks capability before it sends a task.
 func TestGatewayTasksOverSSEFromTheTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	r := start(t, testConfig(httpUpstream("tasks", testpeer.StartTaskExample(t))))
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -339,6 +342,7 @@ func isCompleted(id string) func(map[string]any) bool {
 // is open: on a streamable-HTTP session's standalone stream (GET), on
 // serve --stdio's connection, and on a legacy SSE session's stream.
 func TestGatewayTaskStatusWithoutTasksResult(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(httpUpstream("ex", testpeer.StartStreamableExample(t)))
 	const call = `{"name":"ex__delay","arguments":{"duration":300},"task":{"ttl":60000}}`
 	taskOf := func(t *testing.T, res, rerr map[string]any) string {

@@ -8,7 +8,8 @@ import (
 )
 
 // This file wires OpenTelemetry traces (package telemetry) into the
-// daemon: the provider is built and installed when serving starts,
+// daemon: the provider is built and put in force in the daemon's Tracing
+// (Options.Tracing) when serving starts,
 // swapped by a reload whose telemetry: block (or environment) asks for
 // another, and flushed on exit.
 
@@ -38,7 +39,7 @@ func (d *Daemon) startTelemetry(cfg *config.Config) error {
 		s := p.Settings()
 		d.logger.Info("sending traces", "endpoint", s.Endpoint, "protocol", s.Protocol, "sampler", s.Sampler, "service", s.ServiceName)
 	}
-	d.shutdownTelemetry(telemetry.Use(p))
+	d.shutdownTelemetry(d.opts.Tracing.Use(p))
 	d.shutdownMetricsExport(d.swapMetricsExport(m))
 	return nil
 }
@@ -96,7 +97,7 @@ func (d *Daemon) reloadMetricsExport(old, cfg *config.Config) (m *telemetry.Metr
 
 // reloadTelemetry builds the provider a reloaded configuration asks for
 // (nil: tracing off), unless its settings are those in force (changed is
-// false). The caller installs it with telemetry.Use and shuts the old one
+// false). The caller puts it in force with the daemon's Tracing and shuts the old one
 // down, or shuts it down when the reload fails. It fails only on
 // settings Resolve refuses, before anything changed.
 func (d *Daemon) reloadTelemetry(old, cfg *config.Config) (p *telemetry.Provider, changed bool, err error) {

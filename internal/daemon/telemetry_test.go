@@ -1,7 +1,7 @@
 package daemon
 
-// These tests install a trace provider, which is process-wide: they do not
-// call t.Parallel, so no other test of the package runs beside them.
+// Each test daemon has a Tracing of its own (newDaemon), so these tests
+// run beside the others; the one that counts goroutines does not.
 
 import (
 	"bytes"
@@ -147,6 +147,7 @@ func noArgumentValues(t *testing.T, spans []telemetrytest.Span) {
 // HTTP also as a header. The spans reach a real OTLP/HTTP receiver when
 // the daemon exits.
 func TestTraceThroughGateway(t *testing.T) {
+	t.Parallel()
 	rcv := telemetrytest.NewHTTP(t)
 	tsURL, seen := recordingProxy(t, testpeer.StartEverything(t, "streamableHttp"))
 	cfg := testConfig(okServer(t, "go"), config.Server{Name: "ts", Transport: config.TransportHTTP, URL: tsURL, Enabled: true, LoadTools: true})
@@ -241,6 +242,7 @@ func TestTraceThroughGateway(t *testing.T) {
 // continues that trace, and the upstream gets it onwards in _meta. A tool
 // error marks the spans failed with error.type tool_error.
 func TestTraceFromMeta(t *testing.T) {
+	t.Parallel()
 	rcv := telemetrytest.NewHTTP(t)
 	cfg := testConfig(okServer(t, "go"))
 	on := true
@@ -299,6 +301,7 @@ func TestTraceFromMeta(t *testing.T) {
 // changes the telemetry: block sends new spans to the new receiver, after
 // flushing the old one.
 func TestTraceHooksAgentAndReload(t *testing.T) {
+	t.Parallel()
 	rcvA, rcvB := telemetrytest.NewHTTP(t), telemetrytest.NewHTTP(t)
 	sink := newEventSink(t)
 	model := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
@@ -473,12 +476,15 @@ func TestTraceShutdownLeavesNothing(t *testing.T) {
 	cs := r.connect(t, "/mcp", nil, nil)
 	waitTools(t, cs, "echo", has("alpha__echo"))
 	call(t, cs, "alpha__echo", map[string]any{"message": "hi"})
+	if telemetry.Default().Enabled() {
+		t.Error("a daemon given a Tracing of its own put its provider in the process's default")
+	}
 	cs.Close()
 	r.stop(t)
 	if _, ok := telemetrytest.Find(rcv.Spans(), "execute_tool echo"); !ok {
 		t.Fatal("the call's span was not flushed at shutdown")
 	}
-	if telemetry.Enabled() {
+	if r.d.opts.Tracing.Enabled() {
 		t.Error("tracing is still on after the daemon stopped")
 	}
 	http.DefaultClient.CloseIdleConnections()
@@ -489,6 +495,7 @@ func TestTraceShutdownLeavesNothing(t *testing.T) {
 // one engine span with its attempts and the retry as events, and an
 // upstream request span per attempt, the first failed.
 func TestTraceRetry(t *testing.T) {
+	t.Parallel()
 	rcv := telemetrytest.NewHTTP(t)
 	cfg := testConfig(okServer(t, "alpha"))
 	on := true

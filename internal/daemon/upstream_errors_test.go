@@ -40,6 +40,7 @@ func (s *syncBuffer) String() string {
 // daemon's state lines and its log. Each says what happened; the API, the
 // console and the log also say what to try.
 func TestUpstreamFailuresSayWhyEverywhere(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ var signInButton = regexp.MustCompile(`<button type="button" data-action="signin
 // HTTP client following the redirects, as a browser tab does after
 // "Allow") the server connects, and the button is gone.
 func TestConsoleSignIn(t *testing.T) {
+	t.Parallel()
 	ex := testpeer.StartOAuthExample(t, true)
 	demo := config.Server{Name: "demo", Transport: config.TransportHTTP, URL: ex.URL, Enabled: true, TerminateOnClose: true,
 		ConnectTimeout: 30 * time.Second, LoadTools: true}

@@ -63,6 +63,7 @@ func (r *running) urlClient(t *testing.T, modes ...string) (*mcp.ClientSession, 
 // a shared upstream session and a per_client one, on the gateway's own
 // call path and through the SDK's (fast_path: false).
 func TestURLElicitationRequiredThroughTheGateway(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		session config.SessionMode
@@ -136,6 +137,7 @@ func TestURLElicitationRequiredThroughTheGateway(t *testing.T) {
 // which names the mode, so that the upstream can fall back; the client
 // is never shown it.
 func TestURLElicitationToAFormOnlyClient(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(testserver.Server(t, "asks", "asks"))
 	r := start(t, cfg)
 	var shown atomic.Int32
@@ -173,6 +175,7 @@ func TestURLElicitationToAFormOnlyClient(t *testing.T) {
 // mode, a form-and-URL client's both; the shared session declares
 // everything the gateway forwards (docs/gateway.md).
 func TestPerClientSessionDeclaresItsClientsElicitation(t *testing.T) {
+	t.Parallel()
 	own := testserver.Server(t, "ue", "urlelicit")
 	own.Session = config.SessionPerClient
 	shared := testserver.Server(t, "sh", "urlelicit")

@@ -81,6 +81,7 @@ func (b *browserish) cookie() *http.Cookie {
 }
 
 func TestConsoleMountAndHeaders(t *testing.T) {
+	t.Parallel()
 	r := start(t, testConfig(okServer(t, "alpha")))
 	b := newBrowserish(t, r.url)
 	resp, body := b.do("GET", "/", "", "")
@@ -135,6 +136,7 @@ func TestConsoleMountAndHeaders(t *testing.T) {
 }
 
 func TestConsoleRefusesChangesWithoutCSRF(t *testing.T) {
+	t.Parallel()
 	r := start(t, testConfig(okServer(t, "alpha")))
 	b := newBrowserish(t, r.url)
 	token := b.csrf("/")
@@ -190,6 +192,7 @@ func TestConsoleRefusesChangesWithoutCSRF(t *testing.T) {
 }
 
 func TestConsoleHostAndOrigin(t *testing.T) {
+	t.Parallel()
 	r := start(t, testConfig(okServer(t, "alpha")))
 	b := newBrowserish(t, r.url)
 	cases := []struct {
@@ -213,6 +216,7 @@ func TestConsoleHostAndOrigin(t *testing.T) {
 }
 
 func TestConsoleLogin(t *testing.T) {
+	t.Parallel()
 	const secret = "s3cret-token-for-the-console"
 	cfg := testConfig(okServer(t, "alpha"))
 	cfg.Gateway.Tokens = []config.Token{{Name: "ci", User: "alice", Secret: secret}}

@@ -174,7 +174,7 @@ func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, m *message
 			cs.notify("notifications/progress", params)
 		}
 	}
-	ctx, span := telemetry.StartServer(ctx, telemetry.Request{Method: m.method, Target: p.Name, Meta: p.Meta, Header: r.Header, Session: sid, RequestID: string(m.ID)})
+	ctx, span := vs.g.eng.Tracing().StartServer(ctx, telemetry.Request{Method: m.method, Target: p.Name, Meta: p.Meta, Header: r.Header, Session: sid, RequestID: string(m.ID)})
 	cres, cerr := vs.call(ctx, cc, e, p.Arguments, p.Meta, user, session, notify)
 	if rpc := urlElicitationAnswer(cerr); rpc != nil {
 		// As the upstream answered: a JSON-RPC error, not a result.

@@ -15,7 +15,6 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
-	"github.com/switchboard-mcp/switchboard/internal/telemetry"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
@@ -96,7 +95,7 @@ func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
 	})
 	vs.srv.AddReceivingMiddleware(g.sessionMiddleware, vs.setLevelMiddleware, vs.ownListsMiddleware, vs.unlistedMiddleware, vs.asServerMiddleware)
 	vs.srv.AddSendingMiddleware(fastSending, notifyAsSending)
-	vs.srv.AddReceivingMiddleware(telemetry.ServerMiddleware) // outermost: its span covers the rest
+	vs.srv.AddReceivingMiddleware(g.eng.Tracing().ServerMiddleware) // outermost: its span covers the rest
 	return vs
 }
 

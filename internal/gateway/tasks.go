@@ -469,7 +469,7 @@ func (tr *taskRequest) call(ctx context.Context) {
 	creq := vs.request(te.server, te.name, p.Arguments, p.Meta, user, session)
 	creq.Task = p.Task
 	creq.RequestID = tr.m.ID
-	ctx, span := telemetry.StartServer(ctx, telemetry.Request{Method: tr.m.method, Target: p.Name, Meta: p.Meta, Header: tr.header, Session: tr.sid, RequestID: string(tr.m.ID)})
+	ctx, span := vs.g.eng.Tracing().StartServer(ctx, telemetry.Request{Method: tr.m.method, Target: p.Name, Meta: p.Meta, Header: tr.header, Session: tr.sid, RequestID: string(tr.m.ID)})
 	res, err := vs.runTask(ctx, cc, te, creq, user, session)
 	span.EndTool(nil, err)
 	if ctx.Err() != nil {

@@ -11,7 +11,6 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/store"
-	"github.com/switchboard-mcp/switchboard/internal/telemetry"
 )
 
 // Report is the outcome of one event: every run, and the merged decision.
@@ -347,7 +346,7 @@ func (e *Engine) onFailure(h *hook, ev *event) string {
 // runHook runs h's actions for ev in order. The first failure ends the
 // hook, and so does a denial.
 func (e *Engine) runHook(ctx context.Context, set *hookSet, h *hook, ev *event) (o outcome) {
-	ctx, span := telemetry.StartHook(ev.trace.Into(ctx), ev.name, h.cfg.Name)
+	ctx, span := e.calls.Tracing().StartHook(ev.trace.Into(ctx), ev.name, h.cfg.Name)
 	defer func() { span.EndHook(o.describe(), o.failed) }()
 	o = outcome{h: h}
 	fail := func(msg string) {

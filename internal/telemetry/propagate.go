@@ -47,10 +47,11 @@ func Extract(ctx context.Context, meta map[string]any, header http.Header) conte
 	return ctx
 }
 
-// active reports whether ctx holds a span context to pass on; it is
-// false whenever tracing is off.
+// active reports whether ctx holds a span context to pass on: that of a
+// span a provider of this package made. It is false whenever tracing is
+// off.
 func active(ctx context.Context) bool {
-	return current.Load() != nil && trace.SpanContextFromContext(ctx).IsValid()
+	return parentTracer(ctx) != nil
 }
 
 // WithMeta returns meta with ctx's trace context in its traceparent and
@@ -98,9 +99,9 @@ func HTTPRequest(req *http.Request) *http.Request {
 // (the gateway's views, over streamable HTTP, SSE and stdio) a server
 // span, whose context the handler's work inherits. Notifications get
 // none.
-func ServerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (t *Tracing) ServerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if current.Load() == nil || strings.HasPrefix(method, "notifications/") {
+		if !t.Enabled() || strings.HasPrefix(method, "notifications/") {
 			return next(ctx, method, req)
 		}
 		r := Request{Method: method}
@@ -115,7 +116,7 @@ func ServerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if ss := req.GetSession(); !isNil(ss) {
 			r.Session = ss.ID()
 		}
-		ctx, span := StartServer(ctx, r)
+		ctx, span := t.StartServer(ctx, r)
 		res, err := next(ctx, method, req)
 		if ctr, ok := res.(*mcp.CallToolResult); ok {
 			span.EndTool(ctr, err)
@@ -187,9 +188,10 @@ type Carried struct {
 	sc trace.SpanContext
 }
 
-// Carry takes ctx's trace context along (nothing while tracing is off).
+// Carry takes ctx's trace context along (nothing while tracing is off:
+// ctx then holds none of a span of this package's providers).
 func Carry(ctx context.Context) Carried {
-	if current.Load() == nil {
+	if !active(ctx) {
 		return Carried{}
 	}
 	return Carried{sc: trace.SpanContextFromContext(ctx)}

@@ -8,10 +8,12 @@
 //
 // Tracing is off unless a `telemetry:` block or the standard OTEL_*
 // environment variables turn it on (docs/observability.md). The daemon
-// builds a Provider with New and installs it with Use; the instrumented
-// packages call this package's Start functions, which, while no provider
-// is installed, return at once with a nil *Span whose methods do nothing:
-// one atomic load per span is what tracing costs when it is off.
+// builds a Provider with New and puts it in force with its Tracing's Use
+// (each daemon has its own Tracing); the instrumented packages call the
+// Start methods of the Tracing their Options give them (StartClient
+// follows the span it is begun in), which, while no provider is in
+// force, return at once with a nil *Span whose methods do nothing: one
+// atomic load per span is what tracing costs when it is off.
 //
 // Spans never carry argument values, result contents or error messages
 // (which may quote arguments): names, ids, kinds and counts only.
@@ -202,7 +204,7 @@ var propagator = propagation.TraceContext{}
 
 // New builds the provider the settings of c and the environment ask for,
 // or returns nil (and no error) when they leave tracing off. Nothing is
-// sent until the provider is installed with Use.
+// sent until the provider is put in force with a Tracing's Use.
 func New(ctx context.Context, c config.Telemetry, opts Options) (*Provider, error) {
 	s, err := Resolve(c, opts.Getenv)
 	if err != nil || !s.Enabled {
@@ -271,27 +273,53 @@ func (p *Provider) ForceFlush(ctx context.Context) error {
 	return p.tp.ForceFlush(ctx)
 }
 
-// current is the installed provider; nil while tracing is off.
-var current atomic.Pointer[Provider]
-
-// Use installs p (nil turns tracing off) and returns the provider it
-// replaces, which the caller shuts down (a reload: spans begun under the
-// old one end there and are flushed by its Shutdown).
-func Use(p *Provider) (previous *Provider) {
-	return current.Swap(p)
+// Tracing is where spans go: the provider in force (none while tracing
+// is off), put in force with Use and swapped by a reload. Each daemon has
+// its own, so that two daemons in one process (tests, an embedding
+// program) trace apart; the packages that begin root spans (gateway,
+// engine, hooks, agent) take one through their Options. A nil *Tracing
+// is Default. Spans begun inside another span (upstream requests) go to
+// the provider of that span, whichever Tracing began it.
+type Tracing struct {
+	current atomic.Pointer[Provider]
 }
 
-// Enabled reports whether a provider is installed.
-func Enabled() bool { return current.Load() != nil }
+// defaultTracing is the process's Tracing, used where none is given.
+var defaultTracing Tracing
+
+// Default returns the process's Tracing, which an Options field left nil
+// stands for.
+func Default() *Tracing { return &defaultTracing }
+
+// NewTracing returns a Tracing of its own, with tracing off until Use.
+func NewTracing() *Tracing { return new(Tracing) }
+
+// orDefault returns t, or Default when t is nil.
+func (t *Tracing) orDefault() *Tracing {
+	if t == nil {
+		return &defaultTracing
+	}
+	return t
+}
+
+// Use puts p in force (nil turns tracing off) and returns the provider
+// it replaces, which the caller shuts down (a reload: spans begun under
+// the old one end there and are flushed by its Shutdown).
+func (t *Tracing) Use(p *Provider) (previous *Provider) {
+	return t.orDefault().current.Swap(p)
+}
+
+// Enabled reports whether a provider is in force.
+func (t *Tracing) Enabled() bool { return t.orDefault().current.Load() != nil }
 
 // ShutdownTimeout bounds how long a stopping daemon waits for the last
 // spans to be sent.
 const ShutdownTimeout = 5 * time.Second
 
-// Stop uninstalls the provider in force and flushes it, within
+// Stop takes the provider in force out of use and flushes it, within
 // ShutdownTimeout.
-func Stop() error {
-	p := Use(nil)
+func (t *Tracing) Stop() error {
+	p := t.Use(nil)
 	if p == nil {
 		return nil
 	}

@@ -1,8 +1,5 @@
 package telemetry_test
 
-// Tests that install a provider (telemetry.Use is process-wide) do not
-// call t.Parallel.
-
 import (
 	"context"
 	"errors"
@@ -148,16 +145,18 @@ func TestResolveErrors(t *testing.T) {
 // (the official collector service types), with the configured headers
 // as metadata, and Stop flushes them.
 func TestExportGRPC(t *testing.T) {
+	t.Parallel()
 	rcv := telemetrytest.NewGRPC(t)
 	p, err := telemetry.New(context.Background(), config.Telemetry{Enabled: ptr(true), Protocol: "grpc", Endpoint: rcv.URL,
 		Headers: map[string]string{"x-api-key": "k1"}}, telemetry.Options{Getenv: envOf(nil), Version: "v9"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if prev := telemetry.Use(p); prev != nil {
-		t.Fatalf("a provider was installed before the test: %+v", prev.Settings())
+	tr := telemetry.NewTracing()
+	if prev := tr.Use(p); prev != nil {
+		t.Fatalf("a new Tracing had a provider: %+v", prev.Settings())
 	}
-	ctx, call := telemetry.StartCall(context.Background(), telemetry.Call{ID: "c1", Server: "srv", Tool: "echo", Source: "cli"})
+	ctx, call := tr.StartCall(context.Background(), telemetry.Call{ID: "c1", Server: "srv", Tool: "echo", Source: "cli"})
 	_, up := telemetry.StartClient(ctx, "srv", "tools/call", "echo", "")
 	up.End(fault.New(fault.Timeout, "srv/echo did not answer within 1s"))
 	call.Queued(3 * time.Millisecond)
@@ -165,11 +164,11 @@ func TestExportGRPC(t *testing.T) {
 	call.Retry(1, fault.New(fault.Connection, "gone"), 100*time.Millisecond)
 	call.Attempt(2)
 	call.End(nil)
-	if err := telemetry.Stop(); err != nil {
+	if err := tr.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if telemetry.Enabled() {
-		t.Fatal("Stop left a provider installed")
+	if tr.Enabled() {
+		t.Fatal("Stop left a provider in force")
 	}
 	spans := rcv.Spans()
 	eng, ok := telemetrytest.Find(spans, "execute_tool echo")
@@ -201,19 +200,17 @@ func TestExportGRPC(t *testing.T) {
 	}
 }
 
-// TestOffCostsNothing checks that with no provider installed the
+// TestOffCostsNothing checks that with no provider in force the
 // instrumentation allocates nothing and passes requests through as they
 // are.
-func TestOffCostsNothing(t *testing.T) {
-	if telemetry.Enabled() {
-		t.Fatal("a provider is installed")
-	}
+func TestOffCostsNothing(t *testing.T) { // not parallel: AllocsPerRun refuses to
+	tr := telemetry.NewTracing()
 	params := &mcp.CallToolParams{Name: "echo", Meta: mcp.Meta{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}
 	req := httptest.NewRequest(http.MethodPost, "http://upstream/mcp", nil)
 	failure := errors.New("x")
 	allocs := testing.AllocsPerRun(1000, func() {
-		ctx, s := telemetry.StartServer(context.Background(), telemetry.Request{Method: "tools/call", Target: "x", Meta: params.Meta, Header: req.Header})
-		ctx, c := telemetry.StartCall(ctx, telemetry.Call{ID: "1", Server: "s", Tool: "echo"})
+		ctx, s := tr.StartServer(context.Background(), telemetry.Request{Method: "tools/call", Target: "x", Meta: params.Meta, Header: req.Header})
+		ctx, c := tr.StartCall(ctx, telemetry.Call{ID: "1", Server: "s", Tool: "echo"})
 		c.Queued(time.Millisecond)
 		c.Attempt(1)
 		ctx, u := telemetry.StartClient(ctx, "s", "tools/call", "echo", "")
@@ -235,10 +232,11 @@ func TestOffCostsNothing(t *testing.T) {
 func BenchmarkOff(b *testing.B) {
 	params := &mcp.CallToolParams{Name: "echo"}
 	req := httptest.NewRequest(http.MethodPost, "http://upstream/mcp", nil)
+	tr := telemetry.NewTracing()
 	b.ReportAllocs()
 	for b.Loop() {
-		ctx, s := telemetry.StartServer(context.Background(), telemetry.Request{Method: "tools/call", Target: "x"})
-		ctx, c := telemetry.StartCall(ctx, telemetry.Call{ID: "1", Server: "s", Tool: "echo"})
+		ctx, s := tr.StartServer(context.Background(), telemetry.Request{Method: "tools/call", Target: "x"})
+		ctx, c := tr.StartCall(ctx, telemetry.Call{ID: "1", Server: "s", Tool: "echo"})
 		c.Queued(0)
 		c.Attempt(1)
 		ctx, u := telemetry.StartClient(ctx, "s", "tools/call", "echo", "")

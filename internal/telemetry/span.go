@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
@@ -64,12 +65,26 @@ type Span struct {
 	s trace.Span
 }
 
-// tracer returns the installed provider's tracer, or nil.
-func tracer() trace.Tracer {
-	if p := current.Load(); p != nil {
+// tracer returns the tracer of the provider in force, or nil.
+func (t *Tracing) tracer() trace.Tracer {
+	if p := t.orDefault().current.Load(); p != nil {
 		return p.tracer
 	}
 	return nil
+}
+
+// parentTracer returns a tracer of the provider that made the span in
+// ctx, or nil when ctx holds no span of a provider of this package (no
+// trace, or tracing off).
+func parentTracer(ctx context.Context) trace.Tracer {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return nil
+	}
+	tp, ok := trace.SpanFromContext(ctx).TracerProvider().(*sdktrace.TracerProvider)
+	if !ok {
+		return nil
+	}
+	return tp.Tracer(scopeName)
 }
 
 // start begins a span under ctx's span.
@@ -124,8 +139,8 @@ type Call struct {
 }
 
 // StartCall begins the span of one engine call (execute_tool TOOL).
-func StartCall(ctx context.Context, c Call) (context.Context, *Span) {
-	t := tracer()
+func (tr *Tracing) StartCall(ctx context.Context, c Call) (context.Context, *Span) {
+	t := tr.tracer()
 	if t == nil {
 		return ctx, nil
 	}
@@ -194,8 +209,8 @@ func (s *Span) Status(status string) {
 // outside any trace (a health ping, discovery in the background) gets no
 // span.
 func StartClient(ctx context.Context, server, method, target, endpoint string) (context.Context, *Span) {
-	t := tracer()
-	if t == nil || !trace.SpanContextFromContext(ctx).IsValid() {
+	t := parentTracer(ctx)
+	if t == nil {
 		return ctx, nil
 	}
 	attrs := []attribute.KeyValue{attribute.String(KeyMethod, method), attribute.String(KeyServer, server)}
@@ -257,8 +272,8 @@ type Request struct {
 // StartServer begins the span of a request a client sent to the gateway
 // (kind server). Its parent is the trace context of the request's _meta,
 // else of its HTTP headers, else none (a new trace).
-func StartServer(ctx context.Context, r Request) (context.Context, *Span) {
-	t := tracer()
+func (tr *Tracing) StartServer(ctx context.Context, r Request) (context.Context, *Span) {
+	t := tr.tracer()
 	if t == nil {
 		return ctx, nil
 	}
@@ -280,8 +295,8 @@ func StartServer(ctx context.Context, r Request) (context.Context, *Span) {
 }
 
 // StartHook begins the span of one hook's run for an event.
-func StartHook(ctx context.Context, event, hook string) (context.Context, *Span) {
-	t := tracer()
+func (tr *Tracing) StartHook(ctx context.Context, event, hook string) (context.Context, *Span) {
+	t := tr.tracer()
 	if t == nil {
 		return ctx, nil
 	}
@@ -305,8 +320,8 @@ func (s *Span) EndHook(outcome string, failed bool) {
 
 // StartAgentStep begins the span of one agent step: a request to the
 // model and the tool calls it asked for.
-func StartAgentStep(ctx context.Context, step int, model string) (context.Context, *Span) {
-	t := tracer()
+func (tr *Tracing) StartAgentStep(ctx context.Context, step int, model string) (context.Context, *Span) {
+	t := tr.tracer()
 	if t == nil {
 		return ctx, nil
 	}

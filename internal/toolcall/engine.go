@@ -76,6 +76,10 @@ type Options struct {
 	// server asks during it (elicitation, sampling) reaches the caller's
 	// answer.Answerer; the upstream connections route through the same.
 	Answers *answer.Calls
+	// Tracing is where the calls' spans go, and those of the callers
+	// built on the engine (gateway, hooks, agent); nil means
+	// telemetry.Default.
+	Tracing *telemetry.Tracing
 }
 
 // Engine runs tool calls. It is safe for concurrent use.
@@ -83,6 +87,7 @@ type Engine struct {
 	ups     Upstreams
 	cat     *catalog.Catalog
 	answers *answer.Calls // nil: calls are not tracked
+	tracing *telemetry.Tracing
 	rec     Recorder
 	logger  *slog.Logger
 	now     func() time.Time
@@ -187,6 +192,7 @@ func New(opts Options) (*Engine, error) {
 		cat:       opts.Catalog,
 		rec:       opts.Recorder,
 		logger:    opts.Logger,
+		tracing:   opts.Tracing,
 		now:       opts.Now,
 		gate:      newGate(lim.MaxConcurrent, st.perServer, lim.QueueWait, lim.MaxQueue, lim.SessionLimit),
 		retryWait: 15 * time.Second,
@@ -296,13 +302,23 @@ func (e *Engine) Call(ctx context.Context, req Request) (*Result, error) {
 		defer end()
 	}
 	c := &call{e: e, set: e.set.Load(), req: req, start: e.now(), status: StatusPending}
-	ctx, c.span = telemetry.StartCall(ctx, telemetry.Call{ID: req.ID, Server: req.Server, Tool: req.Tool, Source: string(req.Source), Session: req.SessionID, User: req.Identity})
+	ctx, c.span = e.tracing.StartCall(ctx, telemetry.Call{ID: req.ID, Server: req.Server, Tool: req.Tool, Source: string(req.Source), Session: req.SessionID, User: req.Identity})
 	res, err := c.run(ctx)
 	c.finish(ctx, res, err)
 	c.span.Status(string(c.status))
 	c.span.EndTool(resultOf(res), err)
 	c.afterIntercept(ctx, res, err)
 	return res, err
+}
+
+// Tracing returns where the engine's spans go (nil, meaning
+// telemetry.Default, when the Options gave none): the callers built on
+// the engine begin their spans there too. A nil Engine has none.
+func (e *Engine) Tracing() *telemetry.Tracing {
+	if e == nil {
+		return nil
+	}
+	return e.tracing
 }
 
 // Refuse accounts for a call that its caller refused before it could
