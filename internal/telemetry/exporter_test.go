@@ -73,15 +73,14 @@ func TestExportHTTPFlush(t *testing.T) {
 	if got, want := p.Settings().Endpoint, rcv.URL+"/v1/traces"; got != want {
 		t.Errorf("endpoint: got %s, want %s", got, want)
 	}
-	if prev := telemetry.Use(p); prev != nil {
-		t.Fatalf("a provider was installed before the test: %+v", prev.Settings())
-	}
+	tr := telemetry.NewTracing()
+	tr.Use(p)
 	defer func() {
-		if err := telemetry.Stop(); err != nil {
+		if err := tr.Stop(); err != nil {
 			t.Error(err)
 		}
 	}()
-	_, call := telemetry.StartCall(context.Background(), telemetry.Call{ID: "c2", Server: "srv", Tool: "flushed", Source: "cli"})
+	_, call := tr.StartCall(context.Background(), telemetry.Call{ID: "c2", Server: "srv", Tool: "flushed", Source: "cli"})
 	call.End(nil)
 	if err := p.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
