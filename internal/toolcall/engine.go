@@ -113,6 +113,9 @@ const (
 	logKeyKind     = "error_kind"
 	logKeySource   = "source"
 	logKeyRetries  = "retries"
+	// logKeyURLElicitations counts the URL elicitations completed before
+	// the call was made again.
+	logKeyURLElicitations = "url_elicitations"
 )
 
 // settings is the configuration a call runs under. SetConfig replaces it
@@ -341,6 +344,9 @@ type call struct {
 	start   time.Time
 	status  Status
 	retries int
+	// urlElicitations counts the URL elicitations completed before the
+	// call was made again (-32042; urlelicit.go).
+	urlElicitations int
 	// sentOn is the connection the latest attempt used (nil if none).
 	sentOn *upstream.Client
 	// icpt is the interceptor whose Before ran (After is due).
@@ -468,6 +474,7 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 				return nil, ferr
 			}
 			elicited = true
+			c.urlElicitations = len(need.Elicitations)
 			e.logger.Info("calling again after URL elicitations", logKeyID, req.ID, logKeyServer, req.Server, logKeyTool, req.Tool)
 			continue
 		}

@@ -2,12 +2,14 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/internal/web"
 )
@@ -109,5 +111,27 @@ func TestURLElicitationRequired(t *testing.T) {
 	_, page := cl.do("GET", web.Prefix+"tool?server=urlelicit&name=connect&call="+id, "", "")
 	if !strings.Contains(page, "connected after 5 calls") {
 		t.Errorf("the result page does not show the second attempt's answer (connected after 5 calls)")
+	}
+
+	// The history says which call needed the URL elicitation: the one
+	// made again and answered, and the one made again and refused.
+	var recs []store.CallRecord
+	deadline := time.Now().Add(30 * time.Second)
+	for len(recs) < 3 && time.Now().Before(deadline) {
+		if recs, err = r.store.Calls(context.Background(), store.CallFilter{Server: "urlelicit"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond) // the recorder writes in the background: nothing to wait on
+	}
+	var got []string
+	for _, rec := range recs { // newest first
+		got = append(got, fmt.Sprintf("%s/%d", rec.Status, rec.URLElicitations))
+	}
+	if want := "success/1 error/1 error/0"; strings.Join(got, " ") != want {
+		t.Errorf("the history (status/url_elicitations, newest first): got %q, want %q", strings.Join(got, " "), want)
+	}
+	_, hist := cl.do("GET", web.Prefix+"history", "", "")
+	if !strings.Contains(hist, "after URL elicitation") {
+		t.Errorf("the history page does not mark the call made again after its URL elicitation")
 	}
 }
