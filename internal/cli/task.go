@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/switchboard-mcp/switchboard/internal/answer"
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
@@ -19,6 +20,9 @@ import (
 type taskFlags struct {
 	wait   bool
 	outDir string
+	// answers answer what the server asks while task result waits (the
+	// task is input_required until it has its answer).
+	answers answerFlags
 }
 
 // taskInfo is a task as a server describes it (MCP 2025-11-25).
@@ -54,7 +58,9 @@ func newTaskCmd(a *app) *cobra.Command {
 commands ask the server about it: get shows its status, result waits for it to end and
 prints the tool's result (as call prints it; the outcome is recorded in the history),
 cancel cancels it, list shows the tasks. --wait polls get until the task ends or needs
-input (input_required: the server asks on result), as often as its pollInterval says. A task belongs to the session that started it: run the
+input (input_required: the server asks on result), as often as its pollInterval says. What
+the server asks while result waits is answered as during a call (--elicit, --sampling: on the
+terminal, else declined with a note). A task belongs to the session that started it: run the
 daemon (switchboard serve) so that tasks outlive one command.`,
 		Example: `  switchboard call tasks confirm_delete filename=a.txt --task
   switchboard task get tasks 786512e2-9e0d-44bd-8f29-789f320fe840
@@ -82,6 +88,7 @@ daemon (switchboard serve) so that tasks outlive one command.`,
 		"  switchboard task result tasks 786512e2-9e0d-44bd-8f29-789f320fe840 --wait\n  switchboard task result tasks 786512e2-9e0d-44bd-8f29-789f320fe840 --json")
 	result.Flags().BoolVar(&f.wait, "wait", false, "poll the task's status until it has ended or needs input, then fetch the result")
 	result.Flags().StringVar(&f.outDir, "out-dir", "", "`directory` for images, audio and binary resources (default: the temp dir)")
+	addAnswerFlags(result, &f.answers)
 	cancel := sub(control.TaskCancel, "cancel SERVER ID", "Cancel a task",
 		"  switchboard task cancel tasks 786512e2-9e0d-44bd-8f29-789f320fe840")
 	list := sub(control.TaskList, "list SERVER", "List the tasks",
@@ -108,6 +115,15 @@ func (a *app) task(ctx context.Context, method string, args []string, f taskFlag
 		return usagef("usage: switchboard %s (the id that 'switchboard call SERVER TOOL --task' printed)", usage)
 	case method != control.TaskList:
 		id = rest[0]
+	}
+	if method == control.TaskResult {
+		// A task whose server needs input asks while its result is
+		// awaited: answered as a call's questions are.
+		ans, err := a.answerer(cfg, f.answers)
+		if err != nil {
+			return err
+		}
+		ctx = answer.With(ctx, ans)
 	}
 	b, done, err := a.backend(ctx, cfg, scope{connect: true, only: []string{server}})
 	if err != nil {

@@ -308,6 +308,18 @@ func (e *Engine) Call(ctx context.Context, req Request) (*Result, error) {
 	return res, err
 }
 
+// Track follows a request to server made for a caller outside Call —
+// fetching a task's result (tasks/result), during which the server may
+// ask its questions — until end is called: what the server asks
+// meanwhile reaches the answerer of ctx (answer.With), as during a call.
+// Without Options.Answers it does nothing.
+func (e *Engine) Track(ctx context.Context, server string) (out context.Context, end func()) {
+	if e.answers == nil {
+		return ctx, func() {}
+	}
+	return e.answers.Track(ctx, server)
+}
+
 // Refuse accounts for a call that its caller refused before it could
 // reach the engine — a gateway view that does not show the tool, a name
 // no server of the view has, a request without a tool name: it is
