@@ -18,7 +18,9 @@ import (
 
 // taskFlags are the flags of `switchboard task`.
 type taskFlags struct {
-	wait   bool
+	wait bool
+	// watch prints every change of a task's status until it has ended.
+	watch  bool
 	outDir string
 	// answers answer what the server asks while task result waits (the
 	// task is input_required until it has its answer).
@@ -84,6 +86,7 @@ daemon (switchboard serve) so that tasks outlive one command.`,
 	get := sub(control.TaskGet, "get SERVER ID", "Show a task's status",
 		"  switchboard task get tasks 786512e2-9e0d-44bd-8f29-789f320fe840\n  switchboard task get tasks 786512e2-9e0d-44bd-8f29-789f320fe840 --wait --json")
 	get.Flags().BoolVar(&f.wait, "wait", false, "poll until the task has ended (completed, failed or cancelled) or needs input (input_required: task result asks)")
+	get.Flags().BoolVar(&f.watch, "watch", false, "print each change of the task's status until it has ended (with --json, one JSON object a line)")
 	result := sub(control.TaskResult, "result SERVER ID", "Wait for a task to end and print the tool's result",
 		"  switchboard task result tasks 786512e2-9e0d-44bd-8f29-789f320fe840 --wait\n  switchboard task result tasks 786512e2-9e0d-44bd-8f29-789f320fe840 --json")
 	result.Flags().BoolVar(&f.wait, "wait", false, "poll the task's status until it has ended or needs input, then fetch the result")
@@ -135,6 +138,9 @@ func (a *app) task(ctx context.Context, method string, args []string, f taskFlag
 		return fault.New(fault.Internal, "this backend cannot reach tasks")
 	}
 	req := control.TaskRequest{Server: server, Method: method, TaskID: id, Identity: cliIdentity(cfg)}
+	if f.watch && method == control.TaskGet {
+		return a.watchTask(ctx, tb, req)
+	}
 	if f.wait && method != control.TaskList {
 		if err := a.waitTask(ctx, tb, req); err != nil {
 			return err
@@ -200,6 +206,48 @@ func (a *app) waitTask(ctx context.Context, tb control.Tasker, req control.TaskR
 		last = t.Status
 		if t.terminal() || t.Status == "input_required" {
 			// input_required: the server asks its questions on tasks/result.
+			return nil
+		}
+		wait := defaultTaskPoll
+		if t.PollInterval != nil {
+			wait = max(time.Duration(*t.PollInterval)*time.Millisecond, minTaskPoll)
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case <-timer.C:
+		}
+	}
+}
+
+// watchTask prints the task's status, then each change of it (status or
+// message), polling as often as its pollInterval says, until the task has
+// ended; --json prints each as one JSON object a line, as the server
+// answered it.
+func (a *app) watchTask(ctx context.Context, tb control.Tasker, req control.TaskRequest) error {
+	last := ""
+	for {
+		ans, err := tb.Task(ctx, req)
+		if err != nil {
+			return err
+		}
+		var t taskInfo
+		if err := json.Unmarshal(ans.Result, &t); err != nil {
+			return fault.Wrap(fault.Protocol, err, "decoding task %s of %s", req.TaskID, req.Server)
+		}
+		if now := statusLine(t); now != last {
+			last = now
+			if a.json {
+				if err := writeJSON(a.stdout, json.RawMessage(ans.Result), false); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(a.stdout, "%s task %s: %s\n", time.Now().Format("15:04:05"), t.TaskID, now)
+			}
+		}
+		if t.terminal() {
 			return nil
 		}
 		wait := defaultTaskPoll
