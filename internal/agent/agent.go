@@ -27,6 +27,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/internal/answer"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
@@ -88,6 +89,12 @@ type Options struct {
 	Selection Selection
 	// Limits bound each prompt; the zero value means the agent: block's.
 	Limits Limits
+	// URLCompleter, when set, has the person at the terminal complete the
+	// URL-mode elicitations a server requires before it answers a tool
+	// call (error -32042); the call is then made once more. Nil: no one
+	// can, and such a call fails with a message for the model that names
+	// the URLs, so that it can tell the person what to open.
+	URLCompleter answer.URLCompleter
 	// Identity and SessionID are passed to every tool call.
 	Identity, SessionID string
 	// Transcript receives every event as a JSON line; nil writes none.

@@ -17,18 +17,36 @@ import (
 // calls, with no person to ask: a question is declined unless
 // agent.elicitation is accept-defaults and every required field has a
 // default; a request for a completion is declined (the agent does not
-// lend its model to the servers it calls).
+// lend its model to the servers it calls). The URL elicitations a server
+// requires before it answers (-32042) go to the person at the terminal
+// when there is one (urls), else are not completed.
 type policyAnswerer struct {
 	elicitation string
+	urls        answer.URLCompleter
 	logger      *slog.Logger
 }
 
-var _ answer.Answerer = (*policyAnswerer)(nil)
+var (
+	_ answer.Answerer     = (*policyAnswerer)(nil)
+	_ answer.URLCompleter = (*policyAnswerer)(nil)
+)
+
+// CompleteURLs implements answer.URLCompleter: the person at the terminal
+// completes them, when there is one; else they are not completed and the
+// call fails (callTool tells the model which URLs to pass on).
+func (p *policyAnswerer) CompleteURLs(ctx context.Context, server string, els []*mcp.ElicitParams) (bool, error) {
+	if p.urls != nil {
+		return p.urls.CompleteURLs(ctx, server, els)
+	}
+	p.logger.Info("a server requires URL elicitations during an agent call; no one is at a terminal to complete them", logKeyServer, server, logKeyCount, len(els))
+	return false, nil
+}
 
 // Log attribute keys of the answerer.
 const (
 	logKeyPolicy = "policy"
 	logKeyField  = "field"
+	logKeyCount  = "count"
 )
 
 // Elicit implements answer.Answerer.

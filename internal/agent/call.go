@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/llm"
 	"github.com/switchboard-mcp/switchboard/internal/suggest"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // toolOutcome is what one tool call gives back to the model.
@@ -92,7 +94,7 @@ func (s *Session) callTool(ctx context.Context, tc llm.ToolCall) toolOutcome {
 			WithSuggestions("Send the arguments as one JSON object matching the tool's parameters schema.")
 		return toolError(fe, "bad_arguments")
 	}
-	ctx = answer.With(ctx, &policyAnswerer{elicitation: s.opts.Config.Agent.Elicitation, logger: s.logger})
+	ctx = answer.With(ctx, &policyAnswerer{elicitation: s.opts.Config.Agent.Elicitation, urls: s.opts.URLCompleter, logger: s.logger})
 	res, err := s.opts.Engine.Call(ctx, toolcall.Request{
 		Server:       tool.Server,
 		Tool:         tool.Tool,
@@ -103,6 +105,9 @@ func (s *Session) callTool(ctx context.Context, tc llm.ToolCall) toolOutcome {
 	})
 	if err != nil {
 		s.logger.Info("tool call failed", logKeyServer, tool.Server, logKeyTool, tool.Tool, logKeyStatus, string(fault.KindOf(err)))
+		if need := urlsRequired(err); need != nil {
+			err = urlsNotCompleted(err, need, tc.Name)
+		}
 		o := toolError(err, "error")
 		o.event.Server, o.event.Tool = tool.Server, tool.Tool
 		return o
@@ -246,4 +251,35 @@ func jsonKind(c byte) string {
 		return "null"
 	}
 	return "number"
+}
+
+// urlsRequired returns the URL elicitations a call's server required
+// (error -32042) when that is why the call failed, or nil.
+func urlsRequired(err error) *upstream.URLElicitationRequired {
+	var need *upstream.URLElicitationRequired
+	if fault.KindOf(err) == fault.ElicitationRequired && errors.As(err, &need) && len(need.Elicitations) > 0 {
+		return need
+	}
+	return nil
+}
+
+// urlsNotCompleted is what the model is told of a call whose server
+// requires the person to complete pages in a browser first, which no one
+// did during the run: each page's message, host and whole URL (the model
+// is to pass them on: the person reads the answer or the transcript), and
+// what to do.
+func urlsNotCompleted(err error, need *upstream.URLElicitationRequired, tool string) error {
+	var b strings.Builder
+	for i, el := range need.Elicitations {
+		fmt.Fprintf(&b, " %d. %q: open %s (on %s).", i+1, el.Message, el.URL, upstream.URLHost(el.URL))
+	}
+	steps := "a step"
+	if len(need.Elicitations) > 1 {
+		steps = fmt.Sprintf("%d steps", len(need.Elicitations))
+	}
+	return fault.Wrap(fault.ElicitationRequired, err, "%s requires the user to complete %s in a web browser before it answers %s, and it was not completed during this run:%s",
+		need.Server, steps, tool, b.String()).
+		WithDetail("server", need.Server).
+		WithSuggestions("Tell the user to open each URL in a browser and finish there, then to ask again; do not call this tool again before they have.",
+			"A person at a terminal running switchboard agent is asked to complete them, and the call is then made again.")
 }

@@ -222,6 +222,12 @@ func (a *app) agent(cmd *cobra.Command, pos []string, f *agentFlags) error {
 		Identity: cliIdentity(cfg), Transcript: tw, Logger: a.logger(),
 		OnWarning: func(msg string) { fmt.Fprintf(a.stderr, "switchboard agent: warning: %s\n", msg) },
 	}
+	// A person at the terminal completes the URL elicitations a server
+	// requires (-32042) as for switchboard call; without one the model is
+	// told which URLs to pass on.
+	if ca, err := a.answerer(cfg, answerFlags{elicit: elicitAsk, sampling: samplingDecline}); err == nil && ca.q != nil {
+		opts.URLCompleter = ca
+	}
 	if !a.json {
 		opts.OnText = func(t string) {
 			if t != "" {

@@ -160,6 +160,10 @@ func (a *app) history(ctx context.Context, f store.CallFilter) error {
 		case c.Truncated:
 			note = strings.TrimSpace("truncated " + note)
 		}
+		if c.URLElicitations > 0 {
+			note = strings.TrimSpace("after URL elicitation; " + note)
+			note = strings.TrimSuffix(note, ";")
+		}
 		t.row(c.StartedAt.Local().Format("2006-01-02 15:04:05"), shortID(c.ID), c.Source, c.Server, c.Tool, c.Status,
 			c.Duration.Round(time.Millisecond).String(), firstLine(note, 80))
 	}
@@ -181,22 +185,25 @@ var historySources = []string{
 // historyRecord is one recorded call as `history --json` prints it
 // (docs/cli.md#switchboard-history).
 type historyRecord struct {
-	ID           string          `json:"id"`
-	Source       string          `json:"source"`
-	Identity     string          `json:"identity"`
-	Server       string          `json:"server"`
-	Tool         string          `json:"tool"`
-	Status       string          `json:"status"`
-	ErrorKind    string          `json:"error_kind,omitempty"`
-	ErrorMessage string          `json:"error_message,omitempty"`
-	StartedAt    time.Time       `json:"started_at"`
-	FinishedAt   time.Time       `json:"finished_at"`
-	DurationMS   float64         `json:"duration_ms"`
-	Retries      int             `json:"retries"`
-	ResultBytes  int64           `json:"result_bytes"`
-	Truncated    bool            `json:"truncated"`
-	Partial      bool            `json:"partial"`
-	Arguments    json.RawMessage `json:"arguments,omitempty"`
+	ID           string    `json:"id"`
+	Source       string    `json:"source"`
+	Identity     string    `json:"identity"`
+	Server       string    `json:"server"`
+	Tool         string    `json:"tool"`
+	Status       string    `json:"status"`
+	ErrorKind    string    `json:"error_kind,omitempty"`
+	ErrorMessage string    `json:"error_message,omitempty"`
+	StartedAt    time.Time `json:"started_at"`
+	FinishedAt   time.Time `json:"finished_at"`
+	DurationMS   float64   `json:"duration_ms"`
+	Retries      int       `json:"retries"`
+	ResultBytes  int64     `json:"result_bytes"`
+	Truncated    bool      `json:"truncated"`
+	Partial      bool      `json:"partial"`
+	// URLElicitations counts the URL elicitations the server required
+	// (-32042) and the person completed before the call was made again.
+	URLElicitations int             `json:"url_elicitations,omitempty"`
+	Arguments       json.RawMessage `json:"arguments,omitempty"`
 }
 
 func newHistoryRecord(c store.CallRecord) historyRecord {
@@ -206,7 +213,7 @@ func newHistoryRecord(c store.CallRecord) historyRecord {
 		StartedAt: c.StartedAt, FinishedAt: c.FinishedAt,
 		DurationMS: float64(c.Duration.Microseconds()) / 1000,
 		Retries:    c.Retries, ResultBytes: c.ResultBytes, Truncated: c.Truncated, Partial: c.Partial,
-		Arguments: c.Args,
+		URLElicitations: c.URLElicitations, Arguments: c.Args,
 	}
 }
 
@@ -255,6 +262,9 @@ func (a *app) historyShow(ctx context.Context, id string) error {
 	row("finished", c.FinishedAt.Local().Format(time.RFC3339Nano))
 	row("duration", c.Duration.String())
 	row("retries", fmt.Sprint(c.Retries))
+	if c.URLElicitations > 0 {
+		row("url elicitations", fmt.Sprintf("%d completed, then the call was made again", c.URLElicitations))
+	}
 	row("result bytes", fmt.Sprint(c.ResultBytes))
 	row("truncated", fmt.Sprint(c.Truncated))
 	row("partial", fmt.Sprint(c.Partial))

@@ -11,14 +11,20 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/switchboard-mcp/switchboard/internal/answer"
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
 
 // taskFlags are the flags of `switchboard task`.
 type taskFlags struct {
-	wait   bool
+	wait bool
+	// watch prints every change of a task's status until it has ended.
+	watch  bool
 	outDir string
+	// answers answer what the server asks while task result waits (the
+	// task is input_required until it has its answer).
+	answers answerFlags
 }
 
 // taskInfo is a task as a server describes it (MCP 2025-11-25).
@@ -54,7 +60,9 @@ func newTaskCmd(a *app) *cobra.Command {
 commands ask the server about it: get shows its status, result waits for it to end and
 prints the tool's result (as call prints it; the outcome is recorded in the history),
 cancel cancels it, list shows the tasks. --wait polls get until the task ends or needs
-input (input_required: the server asks on result), as often as its pollInterval says. A task belongs to the session that started it: run the
+input (input_required: the server asks on result), as often as its pollInterval says. What
+the server asks while result waits is answered as during a call (--elicit, --sampling: on the
+terminal, else declined with a note). A task belongs to the session that started it: run the
 daemon (switchboard serve) so that tasks outlive one command.`,
 		Example: `  switchboard call tasks confirm_delete filename=a.txt --task
   switchboard task get tasks 786512e2-9e0d-44bd-8f29-789f320fe840
@@ -78,10 +86,12 @@ daemon (switchboard serve) so that tasks outlive one command.`,
 	get := sub(control.TaskGet, "get SERVER ID", "Show a task's status",
 		"  switchboard task get tasks 786512e2-9e0d-44bd-8f29-789f320fe840\n  switchboard task get tasks 786512e2-9e0d-44bd-8f29-789f320fe840 --wait --json")
 	get.Flags().BoolVar(&f.wait, "wait", false, "poll until the task has ended (completed, failed or cancelled) or needs input (input_required: task result asks)")
+	get.Flags().BoolVar(&f.watch, "watch", false, "print each change of the task's status until it has ended (with --json, one JSON object a line)")
 	result := sub(control.TaskResult, "result SERVER ID", "Wait for a task to end and print the tool's result",
 		"  switchboard task result tasks 786512e2-9e0d-44bd-8f29-789f320fe840 --wait\n  switchboard task result tasks 786512e2-9e0d-44bd-8f29-789f320fe840 --json")
 	result.Flags().BoolVar(&f.wait, "wait", false, "poll the task's status until it has ended or needs input, then fetch the result")
 	result.Flags().StringVar(&f.outDir, "out-dir", "", "`directory` for images, audio and binary resources (default: the temp dir)")
+	addAnswerFlags(result, &f.answers)
 	cancel := sub(control.TaskCancel, "cancel SERVER ID", "Cancel a task",
 		"  switchboard task cancel tasks 786512e2-9e0d-44bd-8f29-789f320fe840")
 	list := sub(control.TaskList, "list SERVER", "List the tasks",
@@ -109,6 +119,15 @@ func (a *app) task(ctx context.Context, method string, args []string, f taskFlag
 	case method != control.TaskList:
 		id = rest[0]
 	}
+	if method == control.TaskResult {
+		// A task whose server needs input asks while its result is
+		// awaited: answered as a call's questions are.
+		ans, err := a.answerer(cfg, f.answers)
+		if err != nil {
+			return err
+		}
+		ctx = answer.With(ctx, ans)
+	}
 	b, done, err := a.backend(ctx, cfg, scope{connect: true, only: []string{server}})
 	if err != nil {
 		return err
@@ -119,6 +138,9 @@ func (a *app) task(ctx context.Context, method string, args []string, f taskFlag
 		return fault.New(fault.Internal, "this backend cannot reach tasks")
 	}
 	req := control.TaskRequest{Server: server, Method: method, TaskID: id, Identity: cliIdentity(cfg)}
+	if f.watch && method == control.TaskGet {
+		return a.watchTask(ctx, tb, req)
+	}
 	if f.wait && method != control.TaskList {
 		if err := a.waitTask(ctx, tb, req); err != nil {
 			return err
@@ -184,6 +206,48 @@ func (a *app) waitTask(ctx context.Context, tb control.Tasker, req control.TaskR
 		last = t.Status
 		if t.terminal() || t.Status == "input_required" {
 			// input_required: the server asks its questions on tasks/result.
+			return nil
+		}
+		wait := defaultTaskPoll
+		if t.PollInterval != nil {
+			wait = max(time.Duration(*t.PollInterval)*time.Millisecond, minTaskPoll)
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case <-timer.C:
+		}
+	}
+}
+
+// watchTask prints the task's status, then each change of it (status or
+// message), polling as often as its pollInterval says, until the task has
+// ended; --json prints each as one JSON object a line, as the server
+// answered it.
+func (a *app) watchTask(ctx context.Context, tb control.Tasker, req control.TaskRequest) error {
+	last := ""
+	for {
+		ans, err := tb.Task(ctx, req)
+		if err != nil {
+			return err
+		}
+		var t taskInfo
+		if err := json.Unmarshal(ans.Result, &t); err != nil {
+			return fault.Wrap(fault.Protocol, err, "decoding task %s of %s", req.TaskID, req.Server)
+		}
+		if now := statusLine(t); now != last {
+			last = now
+			if a.json {
+				if err := writeJSON(a.stdout, json.RawMessage(ans.Result), false); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(a.stdout, "%s task %s: %s\n", time.Now().Format("15:04:05"), t.TaskID, now)
+			}
+		}
+		if t.terminal() {
 			return nil
 		}
 		wait := defaultTaskPoll

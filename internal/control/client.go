@@ -165,39 +165,53 @@ func (c *Client) Tool(ctx context.Context, server, name string) (ToolInfo, error
 // runs; cancelling ctx closes the connection, which cancels the call in
 // the daemon.
 func (c *Client) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
+	_, req.Answers = answer.From(ctx)
+	l, err := c.stream(ctx, "/v1/call", req, req.OnProgress)
+	if err != nil {
+		return nil, err
+	}
+	if l.Result == nil {
+		return nil, fault.New(fault.Protocol, "the switchboard daemon answered the call with no result")
+	}
+	return l.Result, nil
+}
+
+// stream posts body to a path the daemon answers with JSON lines
+// (handler.stream) and reads them: progress goes to onProgress, questions
+// to the answerer of ctx, and the last line — the outcome — is returned.
+func (c *Client) stream(ctx context.Context, path string, body any, onProgress func(toolcall.Progress)) (callLine, error) {
 	ans, answers := answer.From(ctx)
-	req.Answers = answers
 	// Asks are answered beside the stream's reader, so that a withdrawn
 	// one (the server said its URLs are complete) stops being asked; an
-	// ask that fails ends the call.
+	// ask that fails ends the request.
 	outer := ctx
 	ctx, cancelCall := context.WithCancel(ctx)
 	defer cancelCall()
 	var asks callAsks
 	defer asks.stop()
-	resp, err := c.send(ctx, http.MethodPost, "/v1/call", req)
+	resp, err := c.send(ctx, http.MethodPost, path, body)
 	if err != nil {
-		return nil, err
+		return callLine{}, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		var eb errorBody
 		if json.NewDecoder(resp.Body).Decode(&eb) != nil || len(eb.Error) == 0 {
-			return nil, fault.New(fault.Protocol, "the switchboard daemon answered the call with %s", resp.Status)
+			return callLine{}, fault.New(fault.Protocol, "the switchboard daemon answered the call with %s", resp.Status)
 		}
-		return nil, decodeError(eb.Error, eb.Cause)
+		return callLine{}, decodeError(eb.Error, eb.Cause)
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 256<<20)
 	for sc.Scan() {
 		var l callLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return nil, fault.Wrap(fault.Protocol, err, "decoding the switchboard daemon's call stream")
+			return callLine{}, fault.Wrap(fault.Protocol, err, "decoding the switchboard daemon's call stream")
 		}
 		switch {
 		case l.Progress != nil:
-			if req.OnProgress != nil {
-				req.OnProgress(toolcall.Progress{Processed: l.Progress.Processed, Total: l.Progress.Total, Message: l.Progress.Message, Cost: l.Progress.Cost})
+			if onProgress != nil {
+				onProgress(toolcall.Progress{Processed: l.Progress.Processed, Total: l.Progress.Total, Message: l.Progress.Message, Cost: l.Progress.Cost})
 			}
 		case l.Ask != nil && l.Ask.Withdrawn:
 			var why error
@@ -215,22 +229,22 @@ func (c *Client) Call(ctx context.Context, req CallRequest) (*CallResult, error)
 				return nil
 			})
 		case len(l.Error) > 0:
-			return nil, decodeError(l.Error, l.Cause)
-		case l.Result != nil:
-			return l.Result, nil
+			return callLine{}, decodeError(l.Error, l.Cause)
+		case l.Result != nil || l.Task != nil:
+			return l, nil
 		}
 	}
 	if err := asks.stop(); err != nil {
-		return nil, err
+		return callLine{}, err
 	}
 	ctx = outer
 	if err := sc.Err(); err != nil {
-		return nil, c.transportError(ctx, err)
+		return callLine{}, c.transportError(ctx, err)
 	}
 	if ctx.Err() != nil {
-		return nil, c.transportError(ctx, ctx.Err())
+		return callLine{}, c.transportError(ctx, ctx.Err())
 	}
-	return nil, fault.New(fault.Connection, "the switchboard daemon closed the call's stream before its result").
+	return callLine{}, fault.New(fault.Connection, "the switchboard daemon closed the call's stream before its result").
 		WithSuggestions("check the daemon's log; the call may have run")
 }
 

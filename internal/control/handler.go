@@ -74,6 +74,15 @@ func NewHandler(b Backend, logger *slog.Logger) http.Handler {
 			h.fail(w, r, missing("tasks"))
 			return
 		}
+		if req.Answers && req.Method == TaskResult {
+			// The server may ask while the result is awaited: streamed
+			// as a call's questions are.
+			h.stream(w, r, true, nil, func(ctx context.Context) (callLine, error) {
+				v, err := tb.Task(ctx, req)
+				return callLine{Task: v}, err
+			})
+			return
+		}
 		v, err := tb.Task(r.Context(), req)
 		h.reply(w, r, v, err)
 	})
@@ -181,10 +190,28 @@ func (h *handler) call(w http.ResponseWriter, r *http.Request) {
 	if !h.decode(w, r, &req) {
 		return
 	}
+	lines := make(chan toolcall.Progress, 16)
+	req.OnProgress = func(p toolcall.Progress) {
+		select {
+		case lines <- p:
+		default: // progress is advisory; a slow reader loses some
+		}
+	}
+	h.stream(w, r, req.Answers, lines, func(ctx context.Context) (callLine, error) {
+		res, err := h.b.Call(ctx, req)
+		return callLine{Result: res}, err
+	})
+}
+
+// stream answers a request whose outcome comes after a while — a call, a
+// task's result — as JSON lines: the progress run reports on lines (nil:
+// none), the questions its server asks (when answers: the caller answers
+// them with /v1/answer), then its outcome, last (an error line, or the
+// line run returns). The work is cancelled when the client goes away.
+func (h *handler) stream(w http.ResponseWriter, r *http.Request, answers bool, lines chan toolcall.Progress, run func(context.Context) (callLine, error)) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
-	lines := make(chan toolcall.Progress, 16)
 	enc := json.NewEncoder(w)
 	write := func(l callLine) {
 		if err := enc.Encode(l); err != nil {
@@ -195,38 +222,35 @@ func (h *handler) call(w http.ResponseWriter, r *http.Request) {
 			flusher.Flush()
 		}
 	}
-	req.OnProgress = func(p toolcall.Progress) {
-		select {
-		case lines <- p:
-		default: // progress is advisory; a slow reader loses some
-		}
+	progress := func(p toolcall.Progress) callLine {
+		return callLine{Progress: &progressWire{Processed: p.Processed, Total: p.Total, Message: p.Message, Cost: p.Cost}}
 	}
 	type outcome struct {
-		res *CallResult
-		err error
+		line callLine
+		err  error
 	}
 	done := make(chan outcome, 1)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	asks := make(chan askWire)
-	if req.Answers {
+	if answers {
 		ctx = answer.With(ctx, &remoteAnswerer{w: &h.asks, out: asks})
 	}
 	go func() {
-		res, err := h.b.Call(ctx, req)
-		done <- outcome{res, err}
+		l, err := run(ctx)
+		done <- outcome{l, err}
 	}()
 	for {
 		select {
 		case p := <-lines:
-			write(callLine{Progress: &progressWire{Processed: p.Processed, Total: p.Total, Message: p.Message, Cost: p.Cost}})
+			write(progress(p))
 		case a := <-asks:
 			write(callLine{Ask: &a})
 		case o := <-done:
 			for drained := false; !drained; {
 				select {
 				case p := <-lines:
-					write(callLine{Progress: &progressWire{Processed: p.Processed, Total: p.Total, Message: p.Message, Cost: p.Cost}})
+					write(progress(p))
 				default:
 					drained = true
 				}
@@ -236,7 +260,7 @@ func (h *handler) call(w http.ResponseWriter, r *http.Request) {
 				write(callLine{Error: raw, Cause: cause})
 				return
 			}
-			write(callLine{Result: o.res})
+			write(o.line)
 			return
 		}
 	}

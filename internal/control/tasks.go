@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/answer"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
@@ -42,6 +43,10 @@ type TaskRequest struct {
 	// Identity is the caller: a task a backend started for another
 	// identity is not theirs to see (TaskList shows only their own).
 	Identity string `json:"identity,omitempty"`
+	// Answers says the caller answers what the server asks while a
+	// result is awaited (TaskResult), over the request's stream; the
+	// client sets it when the context has an answer.Answerer.
+	Answers bool `json:"answers,omitempty"`
 }
 
 // TaskAnswer is the server's answer: for get and cancel the task (taskId,
@@ -58,8 +63,21 @@ type Tasker interface {
 	Task(ctx context.Context, req TaskRequest) (*TaskAnswer, error)
 }
 
-// Task implements Tasker.
+// Task implements Tasker. Waiting for a result, the server's questions
+// go to the answerer of ctx (answer.With), as during a call.
 func (c *Client) Task(ctx context.Context, req TaskRequest) (*TaskAnswer, error) {
+	if _, ok := answer.From(ctx); ok && req.Method == TaskResult {
+		req.Answers = true
+		l, err := c.stream(ctx, "/v1/task", req, nil)
+		if err != nil {
+			return nil, err
+		}
+		if l.Task == nil {
+			return nil, fault.New(fault.Protocol, "the switchboard daemon answered task result with no result")
+		}
+		return l.Task, nil
+	}
+	req.Answers = false
 	var v TaskAnswer
 	if err := c.do(ctx, http.MethodPost, "/v1/task", req, &v); err != nil {
 		return nil, err
@@ -159,7 +177,11 @@ func (l *local) Task(ctx context.Context, req TaskRequest) (*TaskAnswer, error) 
 	case TaskList:
 		return l.listTasks(ctx, req)
 	case TaskResult:
-		raw, err := c.Request(ctx, "tasks/result", map[string]any{"taskId": req.TaskID})
+		// The server may ask its questions while the result is awaited
+		// (input_required): they go to the caller's answerer, as a call's.
+		tctx, end := l.c.Engine.Track(ctx, req.Server)
+		raw, err := c.Request(tctx, "tasks/result", map[string]any{"taskId": req.TaskID})
+		end()
 		if t == nil {
 			if err != nil {
 				return nil, err

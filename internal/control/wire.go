@@ -21,11 +21,13 @@ type errorBody struct {
 // callLine is one line of a call's response stream: progress and what
 // the server asks the caller (asks.go), then a result or an error.
 type callLine struct {
-	Progress *progressWire   `json:"progress,omitempty"`
-	Ask      *askWire        `json:"ask,omitempty"`
-	Result   *CallResult     `json:"result,omitempty"`
-	Error    json.RawMessage `json:"error,omitempty"`
-	Cause    string          `json:"cause,omitempty"`
+	Progress *progressWire `json:"progress,omitempty"`
+	Ask      *askWire      `json:"ask,omitempty"`
+	Result   *CallResult   `json:"result,omitempty"`
+	// Task is the outcome of a streamed task request (its result).
+	Task  *TaskAnswer     `json:"task,omitempty"`
+	Error json.RawMessage `json:"error,omitempty"`
+	Cause string          `json:"cause,omitempty"`
 }
 
 // progressWire is toolcall.Progress on the wire.

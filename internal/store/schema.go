@@ -193,6 +193,16 @@ var migrations = []migration{
 			`CREATE INDEX console_sessions_seen_at ON console_sessions (seen_at)`,
 		},
 	},
+	{
+		version: 5,
+		name:    "calls made again after URL elicitations",
+		sqlite: []string{
+			`ALTER TABLE calls ADD COLUMN url_elicitations INTEGER NOT NULL DEFAULT 0`,
+		},
+		postgres: []string{
+			`ALTER TABLE calls ADD COLUMN url_elicitations integer NOT NULL DEFAULT 0`,
+		},
+	},
 }
 
 // latestVersion is the schema version this build writes.

@@ -58,6 +58,10 @@ type CallRecord struct {
 	ResultBytes int64
 	Truncated   bool
 	Partial     bool
+	// URLElicitations counts the URL-mode elicitations the server required
+	// (error -32042) and the person completed before the call was made
+	// again: a call that succeeded only after them says so. 0 for most.
+	URLElicitations int `json:",omitempty"`
 }
 
 // DefaultLimit is the number of calls [Store.Calls] returns when
@@ -251,9 +255,9 @@ type dialect struct {
 // callColumns are the columns of calls, in the order scanCall and
 // callArgs use.
 const callColumns = "id, source, identity, server, tool, args, status, error_kind, error_message, " +
-	"started_at, finished_at, duration_ns, retries, result_bytes, truncated, partial"
+	"started_at, finished_at, duration_ns, retries, result_bytes, truncated, partial, url_elicitations"
 
-const numCallColumns = 16
+const numCallColumns = 17
 
 // upsertCallSQL is the statement that stores one call.
 func (d dialect) upsertCallSQL() string { return d.upsertSQL("calls", callColumns, numCallColumns) }
@@ -289,7 +293,7 @@ func (d dialect) callArgs(r *CallRecord) []any {
 	return []any{
 		r.ID, r.Source, r.Identity, r.Server, r.Tool, args, r.Status, r.ErrorKind, r.ErrorMessage,
 		d.timeArg(r.StartedAt), d.timeArg(r.FinishedAt), int64(r.Duration), int64(r.Retries),
-		r.ResultBytes, r.Truncated, r.Partial,
+		r.ResultBytes, r.Truncated, r.Partial, int64(r.URLElicitations),
 	}
 }
 
@@ -380,11 +384,11 @@ func scanCall(sc rowScanner) (CallRecord, error) {
 		r                  CallRecord
 		args               nullString
 		started, finished  nullTime
-		dur, retries       int64
+		dur, retries, urls int64
 		truncated, partial bool
 	)
 	err := sc.Scan(&r.ID, &r.Source, &r.Identity, &r.Server, &r.Tool, &args, &r.Status, &r.ErrorKind,
-		&r.ErrorMessage, &started, &finished, &dur, &retries, &r.ResultBytes, &truncated, &partial)
+		&r.ErrorMessage, &started, &finished, &dur, &retries, &r.ResultBytes, &truncated, &partial, &urls)
 	if err != nil {
 		return CallRecord{}, err
 	}
@@ -393,7 +397,7 @@ func scanCall(sc rowScanner) (CallRecord, error) {
 	}
 	r.StartedAt, r.FinishedAt = started.t, finished.t
 	r.Duration, r.Retries = time.Duration(dur), int(retries)
-	r.Truncated, r.Partial = truncated, partial
+	r.Truncated, r.Partial, r.URLElicitations = truncated, partial, int(urls)
 	return r, nil
 }
 

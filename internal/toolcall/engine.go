@@ -118,6 +118,9 @@ const (
 	logKeyKind     = "error_kind"
 	logKeySource   = "source"
 	logKeyRetries  = "retries"
+	// logKeyURLElicitations counts the URL elicitations completed before
+	// the call was made again.
+	logKeyURLElicitations = "url_elicitations"
 )
 
 // settings is the configuration a call runs under. SetConfig replaces it
@@ -321,6 +324,18 @@ func (e *Engine) Tracing() *telemetry.Tracing {
 	return e.tracing
 }
 
+// Track follows a request to server made for a caller outside Call —
+// fetching a task's result (tasks/result), during which the server may
+// ask its questions — until end is called: what the server asks
+// meanwhile reaches the answerer of ctx (answer.With), as during a call.
+// Without Options.Answers it does nothing.
+func (e *Engine) Track(ctx context.Context, server string) (out context.Context, end func()) {
+	if e.answers == nil {
+		return ctx, func() {}
+	}
+	return e.answers.Track(ctx, server)
+}
+
 // Refuse accounts for a call that its caller refused before it could
 // reach the engine — a gateway view that does not show the tool, a name
 // no server of the view has, a request without a tool name: it is
@@ -357,6 +372,9 @@ type call struct {
 	start   time.Time
 	status  Status
 	retries int
+	// urlElicitations counts the URL elicitations completed before the
+	// call was made again (-32042; urlelicit.go).
+	urlElicitations int
 	// sentOn is the connection the latest attempt used (nil if none).
 	sentOn *upstream.Client
 	// icpt is the interceptor whose Before ran (After is due).
@@ -484,6 +502,7 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 				return nil, ferr
 			}
 			elicited = true
+			c.urlElicitations = len(need.Elicitations)
 			e.logger.Info("calling again after URL elicitations", logKeyID, req.ID, logKeyServer, req.Server, logKeyTool, req.Tool)
 			continue
 		}

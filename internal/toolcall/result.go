@@ -285,6 +285,7 @@ func (c *call) finish(ctx context.Context, res *Result, err error) {
 		Server: c.req.Server, Tool: c.req.Tool,
 		Status: string(status), ErrorKind: kind, ErrorMessage: msg,
 		StartedAt: c.start, FinishedAt: end, Duration: end.Sub(c.start), Retries: c.retries,
+		URLElicitations: c.urlElicitations,
 	}
 	rec.Args = c.recordedArgs()
 	if res != nil {
@@ -297,6 +298,9 @@ func (c *call) finish(ctx context.Context, res *Result, err error) {
 	}
 	if c.retries > 0 {
 		attrs = append(attrs, logKeyRetries, c.retries)
+	}
+	if c.urlElicitations > 0 {
+		attrs = append(attrs, logKeyURLElicitations, c.urlElicitations)
 	}
 	if kind != "" {
 		attrs = append(attrs, logKeyKind, kind)

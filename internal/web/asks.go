@@ -43,6 +43,10 @@ const (
 	// askSampled is the model's answer to a sampling request, to approve
 	// before it is returned to the server.
 	askSampled = "sampled"
+	// askURLs are the URL-mode elicitations a server requires before it
+	// answers the call (error -32042): pages to open, then "done" to make
+	// the call again — unless the server says first that they are done.
+	askURLs = "urls"
 )
 
 // The actions a page answers with.
@@ -51,6 +55,9 @@ const (
 	actionDecline = "decline"
 	actionCancel  = "cancel"
 	actionApprove = "approve"
+	// actionDone says the person has completed the pages of an askURLs
+	// question: the call is made again.
+	actionDone = "done"
 )
 
 // askView is one question as the page shows it.
@@ -74,6 +81,16 @@ type askView struct {
 	NoModel string `json:"no_model,omitempty"`
 	// Answer is the model's answer (askSampled).
 	Answer string `json:"answer,omitempty"`
+	// URLs are the pages an askURLs question asks to open.
+	URLs []urlView `json:"urls,omitempty"`
+}
+
+// urlView is one page a server requires the person to open (askURLs):
+// its message, the URL and its host, shown plainly.
+type urlView struct {
+	Message string `json:"message"`
+	URL     string `json:"url"`
+	Host    string `json:"host"`
 }
 
 // samplingView is a sampling request as the page shows it.
@@ -154,9 +171,9 @@ func (a *webAnswerer) ask(ctx context.Context, v askView) (askReply, error) {
 func (a *webAnswerer) Elicit(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	v := askView{Server: server, Kind: askForm, Message: p.Message}
 	if p.Mode == "url" || (p.Mode == "" && p.URL != "") {
-		u, err := url.Parse(p.URL)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return nil, fault.New(fault.Protocol, "server %s asked to open %q, which is not an http(s) URL; switchboard does not show it", server, p.URL)
+		u, err := pageURL(server, p.URL)
+		if err != nil {
+			return nil, err
 		}
 		v.Kind, v.URL, v.Host = askURL, u.String(), u.Host
 	} else {
@@ -170,6 +187,41 @@ func (a *webAnswerer) Elicit(ctx context.Context, server string, p *mcp.ElicitPa
 		return nil, err
 	}
 	return &mcp.ElicitResult{Action: r.Action, Content: r.Content}, nil
+}
+
+// pageURL parses a URL a server asks the person to open: only an
+// absolute http(s) URL is shown.
+func pageURL(server, raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fault.New(fault.Protocol, "server %s asked to open %q, which is not an http(s) URL; switchboard does not show it", server, raw)
+	}
+	return u, nil
+}
+
+var _ answer.URLCompleter = (*webAnswerer)(nil)
+
+// CompleteURLs implements answer.URLCompleter: the server answered the
+// call with "URL elicitation required" (-32042). The pages are shown in
+// the call's page, each with its host and a link the person follows (a
+// new tab; nothing opens by itself), with "done" and "decline". The
+// question is withdrawn when the server says every page is complete
+// (ctx ends with answer.ErrURLsCompleted: the engine makes the call
+// again) or the call ends.
+func (a *webAnswerer) CompleteURLs(ctx context.Context, server string, els []*mcp.ElicitParams) (bool, error) {
+	v := askView{Server: server, Kind: askURLs}
+	for _, el := range els {
+		u, err := pageURL(server, el.URL)
+		if err != nil {
+			return false, err
+		}
+		v.URLs = append(v.URLs, urlView{Message: el.Message, URL: u.String(), Host: u.Host})
+	}
+	r, err := a.ask(ctx, v)
+	if err != nil {
+		return false, err
+	}
+	return r.Action == actionDone, nil
 }
 
 // CreateMessage implements answer.Answerer: the request is shown for
@@ -257,8 +309,9 @@ func compileRequested(schema any) (catalog.Tool, error) {
 
 // answerRequest is the body of POST /ui/api/calls/{id}/asks/{ask}.
 type answerRequest struct {
-	// Action is accept, decline or cancel (an elicitation), or approve or
-	// decline (a sampling request, or the model's answer).
+	// Action is accept, decline or cancel (an elicitation), approve or
+	// decline (a sampling request, or the model's answer), or done or
+	// decline (the pages a server requires before it answers the call).
 	Action string `json:"action"`
 	// Content is an accepted form's answer.
 	Content json.RawMessage `json:"content"`
@@ -338,6 +391,8 @@ func checkAnswer(v askView, req answerRequest) (askReply, error) {
 		actions = []string{actionAccept, actionDecline, actionCancel}
 	case askSampling, askSampled:
 		actions = []string{actionApprove, actionDecline}
+	case askURLs:
+		actions = []string{actionDone, actionDecline}
 	}
 	if !slices.Contains(actions, req.Action) {
 		return askReply{}, fault.New(fault.Validation, "action %q is not an answer to this question; give %s", req.Action, strings.Join(actions, ", ")).

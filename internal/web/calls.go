@@ -35,6 +35,9 @@ type webCall struct {
 	session string
 	server  string
 	tool    string
+	// taskID, when set, makes this the wait for a task's result
+	// (tasks.go), shown on the Tasks page.
+	taskID  string
 	args    json.RawMessage
 	started time.Time
 	cancel  context.CancelFunc
@@ -78,6 +81,9 @@ func (wc *webCall) state(now time.Time) callState {
 	defer wc.mu.Unlock()
 	st := callState{ID: wc.id, Server: wc.server, Tool: wc.tool, Done: wc.done, Status: "running", Progress: wc.progress,
 		View: toolURL(wc.server, wc.tool) + "&call=" + wc.id}
+	if wc.taskID != "" {
+		st.View = tasksURL(wc.server) + "&call=" + wc.id
+	}
 	st.AsksVersion = wc.asksVersion
 	for _, p := range wc.asks {
 		st.Asks = append(st.Asks, p.view)

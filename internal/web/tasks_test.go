@@ -19,10 +19,11 @@ import (
 // simpleTaskInteractive example as a task from the tool's form (the
 // tool runs only as a task: the box is ticked and fixed), follows the
 // link to the Tasks page, polls the task and fetches its result: the
-// example asks its question only while the result is fetched, on the
-// session's standalone stream, outside any console call, so no one
-// answers it and the task's result is the example's error; the history
-// has the task's creation and its outcome.
+// example asks its question only while the result is fetched (on the
+// session's standalone stream); fetching it is a tracked call, so the
+// question is asked in the page, as during a tool call, and answered
+// there; the task completes with the answer, and the history has the
+// task's creation and its outcome.
 func TestBrowserTasks(t *testing.T) {
 	t.Parallel()
 	srv := config.Server{Name: "tasks", Transport: config.TransportHTTP, URL: testpeer.StartTaskExample(t),
@@ -49,13 +50,17 @@ func TestBrowserTasks(t *testing.T) {
 	do(t, ctx, "refreshing it", chromedp.Click(chromedp.CSS(`tr[data-task=`+jsString(id)+`] button[data-op="get"]`)))
 	waitJS(t, ctx, "its state", `document.getElementById("task-state") && document.getElementById("task-state").textContent.includes(`+jsString(id)+`)`)
 	do(t, ctx, "fetching its result", chromedp.Click(chromedp.CSS(`tr[data-task=`+jsString(id)+`] button[data-op="result"]`)))
+	waitJS(t, ctx, "the example's question in the page", `document.querySelector('.ask[data-kind="form"] input[type="checkbox"]')`)
+	shot(t, ctx, "task-question")
+	do(t, ctx, "answering it", chromedp.Click(chromedp.CSS(`.ask[data-kind="form"] input[type="checkbox"]`)),
+		chromedp.Click(chromedp.CSS(`.ask[data-kind="form"] .buttons button.primary`)))
 	waitJS(t, ctx, "the result", `document.getElementById("result-status")`)
 	text := eval[string](t, ctx, `document.getElementById("result").innerText`)
-	if status := eval[string](t, ctx, `document.getElementById("result-status").textContent`); status != "error" || !strings.Contains(text, "elicitation") {
-		t.Errorf("the task's result: %s %q, want the example's error (its question came outside any console call)", status, text)
+	if status := eval[string](t, ctx, `document.getElementById("result-status").textContent`); status != "success" || !strings.Contains(text, "Deleted 'a.txt'") {
+		t.Errorf("the task's result: %s %q, want the deletion the answer confirmed", status, text)
 	}
-	if s := eval[string](t, ctx, `document.querySelector('tr[data-task=`+jsString(id)+`] [data-field="status"]').textContent`); s != "failed" {
-		t.Errorf("the listed status after the result: %q, want failed", s)
+	if s := eval[string](t, ctx, `document.querySelector('tr[data-task=`+jsString(id)+`] [data-field="status"]').textContent`); s != "completed" {
+		t.Errorf("the listed status after the result: %q, want completed", s)
 	}
 	shot(t, ctx, "task-result")
 
@@ -70,7 +75,7 @@ func TestBrowserTasks(t *testing.T) {
 			statuses = append(statuses, rec.Status)
 		}
 		slices.Sort(statuses)
-		if slices.Equal(statuses, []string{"error", "task"}) {
+		if slices.Equal(statuses, []string{"success", "task"}) {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -332,6 +332,7 @@ func (c *Console) Handler() http.Handler {
 	mux.Handle("GET "+Prefix+"api/servers", api(c.apiServers))
 	mux.Handle("POST "+Prefix+"api/servers/{name}/{action}", api(c.apiServerAction))
 	mux.Handle("POST "+Prefix+"api/calls", api(c.apiStartCall))
+	mux.Handle("POST "+Prefix+"api/tasks/result", api(c.apiTaskResult))
 	mux.Handle("GET "+Prefix+"api/calls/{id}", api(c.apiCall))
 	mux.Handle("POST "+Prefix+"api/calls/{id}/cancel", api(c.apiCancelCall))
 	mux.Handle("POST "+Prefix+"api/calls/{id}/asks/{ask}", api(c.apiAnswer))

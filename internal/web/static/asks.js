@@ -112,6 +112,7 @@
     switch (a.kind) {
       case 'form': formBody(pane, a, buttons, send); break;
       case 'url': urlBody(pane, a, buttons, send); break;
+      case 'urls': urlsBody(pane, a, buttons, send); break;
       case 'sampling': samplingBody(pane, a, buttons, send); break;
       case 'sampled': sampledBody(pane, a, buttons, send); break;
     }
@@ -127,6 +128,7 @@
   function heading(a) {
     switch (a.kind) {
       case 'url': return a.server + ' asks you to open a page';
+      case 'urls': return a.server + ' needs you to finish ' + ((a.urls || []).length === 1 ? 'a step' : (a.urls || []).length + ' steps') + ' before it answers';
       case 'sampling': return a.server + ' asks for a completion by the model';
       case 'sampled': return (a.model || 'The model') + ' answered ' + a.server + '\u2019s request';
     }
@@ -193,6 +195,37 @@
     buttons.appendChild(button('Accept (I\u2019ve opened it)', 'primary', function () { send('accept'); }));
     buttons.appendChild(button('Decline', '', function () { send('decline'); }));
     buttons.appendChild(button('Cancel', '', function () { send('cancel'); }));
+  }
+
+  // urlsBody: the pages a server requires before it answers the call
+  // (error -32042), each with its host shown plainly and a link that opens
+  // it in a new tab only when followed. The call is made again when the
+  // server says they are complete (the question then goes by itself) or
+  // when the person says they are done.
+  function urlsBody(pane, a, buttons, send) {
+    const ol = el('ol', 'ask-urls');
+    (a.urls || []).forEach(function (u) {
+      const li = el('li');
+      li.appendChild(el('p', 'ask-message', u.message));
+      const p = el('p', 'ask-host', 'The page is on ');
+      p.appendChild(el('strong', 'host', u.host));
+      p.appendChild(document.createTextNode(':'));
+      li.appendChild(p);
+      li.appendChild(el('code', 'ask-url', u.url));
+      const open = el('p');
+      const link = el('a', 'button', 'Open ' + u.host);
+      link.href = u.url;
+      link.target = '_blank';
+      link.rel = 'noopener noreferrer';
+      link.setAttribute('aria-label', 'Open ' + u.url + ' in a new tab');
+      open.appendChild(link);
+      li.appendChild(open);
+      ol.appendChild(li);
+    });
+    pane.appendChild(ol);
+    pane.appendChild(el('p', 'muted', 'Waiting for ' + a.server + ' to say it is done; the call is then made again. Or say you are done yourself.'));
+    buttons.appendChild(button('Done \u2014 call again', 'primary', function () { send('done', undefined, 'Calling ' + a.server + ' again\u2026'); }));
+    buttons.appendChild(button('Decline', '', function () { send('decline'); }));
   }
 
   // samplingBody: what would be sent to the model, for approval.
