@@ -46,5 +46,5 @@ func TestDocCheckCountsARecordedFailure(t *testing.T) {
 	}
 	r = runCLI(t, "doc", "run", "--check", "--config", cfg, doc)
 	wantCode(t, r, ExitOK)
-	wantContains(t, "check of a document of successes", r.stdout, "every result up to date")
+	wantContains(t, "check of a document of successes", r.stdout, doc+": 1 block, every result up to date")
 }

@@ -304,7 +304,7 @@ func (a *app) docCheck(path string, cfg *config.Config) error {
 			}
 		}
 		if rep.Failed == 0 {
-			fmt.Fprintf(a.stdout, "%s: %d blocks, every result up to date\n", path, len(rep.Blocks))
+			fmt.Fprintf(a.stdout, "%s: %s, every result up to date\n", path, plural(len(rep.Blocks), "block", "blocks"))
 		}
 	}
 	if rep.Failed > 0 {
