@@ -12,6 +12,7 @@ import (
 // block and its recorded status, while a document whose every result is a
 // success passes.
 func TestDocCheckCountsARecordedFailure(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	doc := writeMarkdown(t, "# Runbook\n\n```alpha\ntool: echo\nmessage: sunny\n```\n\n```alpha\ntool: fail\n```\n")
 

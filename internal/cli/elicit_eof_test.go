@@ -12,6 +12,7 @@ import (
 // showed "MCP error 0: no answer: the input ended"), with a note saying
 // why.
 func TestElicitEndOfInputCancels(t *testing.T) {
+	t.Parallel()
 	cfg := asksConfig(t, nil)
 	p := startOnPTY(t, nil, "call", "--config", cfg, "asks", "ask")
 	p.expect("Login (login)")

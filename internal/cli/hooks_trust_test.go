@@ -11,8 +11,9 @@ import (
 // asks on a terminal, as config trust does; without a terminal and
 // without --yes it refuses, says how to trust, and records nothing.
 func TestHooksTrustAsks(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
-	t.Setenv("SWITCHBOARD_STATE_DIR", state)
+	setenv(t, "SWITCHBOARD_STATE_DIR", state)
 	cfg := writeHooksConfig(t, t.TempDir(), "hooks:\n  - {name: note, on: spec.after-plan, actions: [{type: command, command: [\"true\"]}]}\n")
 
 	r := runCLI(t, "hooks", "trust", cfg)

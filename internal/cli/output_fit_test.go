@@ -13,6 +13,7 @@ import (
 // column; cutting the others made the rows no narrower than the terminal
 // wraps them, and left "2026-11-27 …" for a time.
 func TestTableTooWideToFitKeepsItsColumns(t *testing.T) {
+	t.Parallel()
 	a := &app{termWidth: func(io.Writer) (int, bool) { return 60, true }}
 	var out bytes.Buffer
 	tb := a.newTableTo(&out, "STARTED", "ID", "SOURCE", "SERVER", "TOOL", "STATUS", "DURATION", "NOTE")

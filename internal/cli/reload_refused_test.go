@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,20 +15,32 @@ import (
 // running configuration was kept, and prints each problem on its own line
 // with its file:line:col (details.problems with --json).
 func TestReloadOfABadFileKeepsTheRunningConfiguration(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out, errb syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- Main(ctx, []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0"}, &out, &errb) }()
+	go func() { done <- mainIn(t, ctx, &out, &errb, "serve", "--config", cfg, "--listen", "127.0.0.1:0") }()
 	defer func() {
 		cancel()
 		if code := <-done; code != ExitOK {
 			t.Errorf("serve exit code: got %d, want 0\n%s", code, errb.String())
 		}
 	}()
-	sock := control.SocketPath(os.Getenv("SWITCHBOARD_STATE_DIR"))
+	sock := control.SocketPath(getenvOf(t, "SWITCHBOARD_STATE_DIR"))
+	defer func() {
+		if t.Failed() {
+			t.Logf("serve's output:\n%s%s", out.String(), errb.String())
+		}
+	}()
 	eventuallyCLI(t, 20*time.Second, "serve to answer on its control socket", func() bool {
+		select {
+		case code := <-done:
+			done <- code
+			t.Fatalf("serve exited with %d before answering:\n%s%s", code, out.String(), errb.String())
+		default:
+		}
 		c := control.Dial(sock)
 		defer c.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
