@@ -148,6 +148,12 @@ func (c *cliAnswerer) Elicit(ctx context.Context, server string, p *mcp.ElicitPa
 		c.note("no answer within %s (--answer-timeout); %s's question %q declined", c.flags.answerTimeout, server, p.Message)
 		return &mcp.ElicitResult{Action: actionDecline}, nil
 	}
+	if errors.Is(err, errNoAnswer) {
+		// Ctrl-D: dismissed without a choice, which the specification
+		// answers with cancel (an error went to the server as code 0).
+		c.note("the input ended; %s's question %q cancelled", server, p.Message)
+		return &mcp.ElicitResult{Action: actionCancel}, nil
+	}
 	return res, err
 }
 

@@ -61,13 +61,18 @@ replaced by [REDACTED]. --json prints the same keys and values in the same order
 	var force bool
 	imp := &cobra.Command{
 		Use:   "import FILE [-o OUT]",
-		Short: "Convert a Claude Desktop, Cursor, VS Code or seed 004 file to switchboard.yaml",
-		Long: `Convert a Claude Desktop / Cursor (mcpServers), VS Code (servers) or seed 004 (tools:) file
-to native YAML, keeping ${VAR} references unexpanded so that no secret is written into the
-new file. Writes stdout, or OUT (never overwriting it without --force).`,
+		Short: "Convert an MCP client's file (Claude, Cursor, VS Code, Zed, Codex, ...) to switchboard.yaml",
+		Long: `Convert an MCP client's configuration file to native YAML: Claude Desktop, Claude Code,
+Cursor, Windsurf (mcpServers), VS Code (servers), Cline, Gemini CLI, Continue, Zed
+(context_servers), Codex (TOML) or seed 004 (tools:), told apart by content as --config does.
+${VAR} references stay unexpanded so that no secret is written into the new file; the first
+line names the published JSON Schema, for editors with the YAML language server. Writes
+stdout, or OUT (never overwriting it without --force).`,
 		Example: `  switchboard config import ~/.config/Claude/claude_desktop_config.json
-  switchboard config import .vscode/mcp.json -o switchboard.yaml --force`,
-		ValidArgsFunction: onlyFirst(completeFiles("json", "yaml", "yml")),
+  switchboard config import .vscode/mcp.json -o switchboard.yaml --force
+  switchboard config import ~/.config/zed/settings.json -o switchboard.yaml
+  switchboard config import ~/.codex/config.toml`,
+		ValidArgsFunction: onlyFirst(completeFiles("json", "yaml", "yml", "toml")),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return a.configImport(args, out, force)
 		},

@@ -175,6 +175,9 @@ func (a *app) configTrust(file string, yes bool) error {
 			return err
 		}
 	}
+	if n := len(cfg.Hooks.List); n > 0 {
+		fmt.Fprintf(w, "hooks: %d, on %s\n", n, strings.Join(hookEvents(cfg.Hooks.List), ", "))
+	}
 	if len(unset) > 0 {
 		fmt.Fprintf(w, "(not set here, shown as ${NAME}: %s; set them where the servers run)\n", strings.Join(unset, ", "))
 	}
@@ -274,4 +277,16 @@ func serverTarget(s config.Server) string {
 		return strings.Join(append([]string{s.Command}, s.Args...), " ")
 	}
 	return s.URL
+}
+
+// hookEvents lists the events (or event patterns) hooks run on, each once,
+// in file order.
+func hookEvents(hs []config.Hook) []string {
+	var out []string
+	for _, h := range hs {
+		if !slices.Contains(out, h.On) {
+			out = append(out, h.On)
+		}
+	}
+	return out
 }

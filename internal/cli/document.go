@@ -66,7 +66,7 @@ finished.`,
 	rf := run.Flags()
 	rf.IntVar(&f.only, "only", 0, "run only the block at `LINE` (any line from its opening to its closing fence)")
 	rf.BoolVar(&f.dryRun, "dry-run", false, "show the calls that would be made; run nothing, write nothing")
-	rf.BoolVar(&f.check, "check", false, "run nothing; exit 1 if any block's result is missing or stale, or the block is invalid (for CI)")
+	rf.BoolVar(&f.check, "check", false, "run nothing; exit 1 if any block's result is missing, stale or a failed call, or the block is invalid (for CI)")
 	addAnswerFlags(run, &f.answers)
 	rf.IntVar(&f.concurrency, "concurrency", 0, "blocks run at once, `N` from 1 to 64 (default: notebook.concurrency, else 1); results are written in document order")
 
@@ -279,7 +279,8 @@ func blockTarget(b notebook.BlockReport) string {
 	return b.Server + "/" + b.Tool + ": "
 }
 
-// docCheck reports the blocks whose result is missing or stale.
+// docCheck reports the blocks whose result is missing, stale or a failed
+// call, and those that cannot run.
 func (a *app) docCheck(path string, cfg *config.Config) error {
 	rep, err := notebook.Inspect(path, cfg)
 	if err != nil {
@@ -298,10 +299,12 @@ func (a *app) docCheck(path string, cfg *config.Config) error {
 				fmt.Fprintf(a.stderr, "%s:%d: %sthe result is stale (the block changed since it ran); run switchboard doc run %s\n", path, b.Line, blockTarget(b), path)
 			case notebook.StatusInvalid:
 				fmt.Fprintf(a.stderr, "%s:%d: %s\n", path, b.Line, blockError(b.Error))
+			case string(toolcall.StatusError), string(toolcall.StatusTimeout), string(toolcall.StatusCancelled):
+				fmt.Fprintf(a.stderr, "%s:%d: %sthe recorded result is a failed call (status %s); fix its cause, then run switchboard doc run %s\n", path, b.Line, blockTarget(b), b.Status, path)
 			}
 		}
 		if rep.Failed == 0 {
-			fmt.Fprintf(a.stdout, "%s: %d blocks, every result up to date\n", path, len(rep.Blocks))
+			fmt.Fprintf(a.stdout, "%s: %s, every result up to date\n", path, plural(len(rep.Blocks), "block", "blocks"))
 		}
 	}
 	if rep.Failed > 0 {

@@ -62,9 +62,12 @@ func TestDocRunListCheck(t *testing.T) {
 	wantCode(t, r, ExitOK)
 	wantContains(t, "--only", r.stdout, "1 block run, 0 failed; unchanged")
 
+	// The recorded error counts (doc_check_test.go).
 	r = runCLI(t, "doc", "run", "--check", "--config", cfg, doc)
-	wantCode(t, r, ExitOK)
-	wantContains(t, "check after a run", r.stdout, "2 blocks, every result up to date")
+	wantCode(t, r, ExitFailure)
+	if strings.Contains(r.stderr, ":3:") {
+		t.Errorf("check after a run flags the block that succeeded:\n%s", r.stderr)
+	}
 
 	r = runCLI(t, "doc", "list", "--config", cfg, doc)
 	wantCode(t, r, ExitOK)

@@ -101,18 +101,23 @@ event. --dry-run prints the resolved parameters of every action that would run.`
 	}
 	fire.Flags().BoolVar(&dry, "dry-run", false, "print the resolved parameters of every action that would run, without running them")
 
+	var yes bool
 	trust := &cobra.Command{
 		Use:   "trust [FILE]",
 		Short: "Trust a configuration file so that its hooks run",
-		Long: `Record the configuration file's hash so that its hooks run, until the file changes.
-Without FILE it trusts the --config file, else the one found in the usual places.`,
+		Long: `Show what the configuration file would run once trusted — its servers and hooks — ask
+for confirmation (or take --yes), and record the file's hash so that its hooks run, until
+the file changes. Without a terminal and without --yes it refuses and records nothing.
+This is the same trust as config trust's. Without FILE it trusts the --config file, else
+the one found in the usual places.`,
 		Example: `  switchboard hooks trust
-  switchboard hooks trust ./switchboard.yaml`,
+  switchboard hooks trust ./switchboard.yaml --yes`,
 		ValidArgsFunction: onlyFirst(completeFiles("yaml", "yml", "json")),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return a.hooksTrust(args)
+			return a.hooksTrust(args, yes)
 		},
 	}
+	trust.Flags().BoolVar(&yes, "yes", false, "trust without asking (after reviewing the file yourself)")
 
 	var command string
 	install := &cobra.Command{
@@ -486,10 +491,12 @@ func (a *app) printReport(rep hooks.Report, dry bool) error {
 	return nil
 }
 
-// hooksTrust records the configuration file's hash so that its hooks run.
-func (a *app) hooksTrust(pos []string) error {
+// hooksTrust shows what the configuration file would run, asks (unless
+// yes), and records its hash so that its hooks run: config trust's
+// trust, reached from the hooks.
+func (a *app) hooksTrust(pos []string, yes bool) error {
 	if len(pos) > 1 {
-		return usagef("usage: switchboard hooks trust [FILE]")
+		return usagef("usage: switchboard hooks trust [FILE] [--yes]")
 	}
 	file := a.configPath
 	if len(pos) == 1 {
@@ -504,24 +511,7 @@ func (a *app) hooksTrust(pos []string) error {
 			return usagef("no configuration file found to trust; give its path")
 		}
 	}
-	// Checked as it would load once trusted: trusting the file is what
-	// lets it run the commands it names.
-	if _, err := config.TrustPreview(file, a.configOptions(true)); err != nil {
-		return err
-	}
-	dir, err := a.stateDirectory()
-	if err != nil {
-		return err
-	}
-	rec, err := hooks.Trust(dir, file)
-	if err != nil {
-		return err
-	}
-	if a.json {
-		return a.printJSON(rec)
-	}
-	fmt.Fprintf(a.stdout, "trusted %s (sha256 %s); its hooks run until it changes\n", rec.Path, rec.SHA256[:12])
-	return nil
+	return a.configTrust(file, yes)
 }
 
 // hooksInstallGit writes the git hook scripts into a repository.

@@ -53,7 +53,7 @@ func TestHooksCommands(t *testing.T) {
 	wantCode(t, r, ExitOK)
 	wantContains(t, "untrusted fire", r.stdout, "no hook ran for spec.after-plan")
 
-	r = runCLI(t, "hooks", "trust", "--config", cfg)
+	r = runCLI(t, "hooks", "trust", "--config", cfg, "--yes")
 	wantCode(t, r, ExitOK)
 	wantContains(t, "hooks trust", r.stdout, "trusted "+cfg)
 	r = runCLI(t, "hooks", "list", "--config", cfg, "--json")
@@ -127,7 +127,7 @@ func TestHooksListInvalid(t *testing.T) {
 	if err := os.WriteFile(cfgPath, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, runCLI(t, "hooks", "trust", cfgPath), ExitOK)
+	wantCode(t, runCLI(t, "hooks", "trust", cfgPath, "--yes"), ExitOK)
 	// Without --connect the schemas are unknown, and the list says so.
 	r := runCLI(t, "hooks", "list", "--config", cfgPath)
 	wantCode(t, r, ExitOK)
@@ -194,7 +194,7 @@ func TestHooksInstallGitEndToEnd(t *testing.T) {
 	r := runCLI(t, "hooks", "install-git", repo)
 	wantCode(t, r, ExitOK)
 	wantContains(t, "install-git", r.stdout, "post-commit", "pre-push", "your hook was kept")
-	wantCode(t, runCLI(t, "hooks", "trust", cfg), ExitOK)
+	wantCode(t, runCLI(t, "hooks", "trust", cfg, "--yes"), ExitOK)
 
 	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644)
 	git("add", "a.txt", "switchboard.yaml")
@@ -242,7 +242,7 @@ func TestHooksAroundCommandCalls(t *testing.T) {
   - {name: save, on: tool.after, actions: [{type: command, command: [%q]}]}
 `, slow)
 	f.Close()
-	wantCode(t, runCLI(t, "hooks", "trust", "--config", path), ExitOK)
+	wantCode(t, runCLI(t, "hooks", "trust", "--config", path, "--yes"), ExitOK)
 
 	r := runCLI(t, "call", "--config", path, "alpha", "add", "a=1", "b=2")
 	wantCode(t, r, ExitFailure)
@@ -306,7 +306,7 @@ func TestREADMEHookExample(t *testing.T) {
 	if err := appendFile(cfg, example); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, runCLI(t, "hooks", "trust", "--config", cfg), ExitOK)
+	wantCode(t, runCLI(t, "hooks", "trust", "--config", cfg, "--yes"), ExitOK)
 	for range 2 {
 		wantCode(t, runCLI(t, "call", "--config", cfg, "alpha", "fail"), ExitFailure)
 	}

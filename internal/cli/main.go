@@ -142,6 +142,9 @@ func jsonError(err error) *fault.Error {
 	if !errors.As(err, &ve) {
 		msg = strings.ReplaceAll(strings.TrimSpace(msg), "\n", " | ")
 	}
+	if len(problemLines(fe)) > 0 {
+		msg = fe.Message // the problems are in details.problems
+	}
 	out.Message = msg
 	return &out
 }
@@ -191,5 +194,29 @@ func oneLine(err error) string {
 	if errors.As(err, &ve) {
 		return "invalid configuration:\n" + ve.Error()
 	}
+	if fe := fault.As(err); fe != nil {
+		if lines := problemLines(fe); len(lines) > 0 {
+			// A configuration the daemon refused (reload): one line each.
+			return fe.Message + ":\n" + strings.Join(lines, "\n")
+		}
+	}
 	return strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " | ")
+}
+
+// problemLines returns the configuration problems an error from the daemon
+// lists in details.problems (a refused reload), one line each; nil when
+// there are none.
+func problemLines(fe *fault.Error) []string {
+	var lines []string
+	switch v := fe.Details["problems"].(type) {
+	case []string:
+		lines = v
+	case []any:
+		for _, p := range v {
+			if s, ok := p.(string); ok {
+				lines = append(lines, s)
+			}
+		}
+	}
+	return lines
 }

@@ -209,8 +209,11 @@ func columnWidths(rows [][]string) []int {
 }
 
 // fitColumns narrows the widest column, one rune at a time, until the
-// columns and the gaps between them fit in limit or every column is at
-// most minColumn wide.
+// columns and the gaps between them fit in limit. When not even every
+// column at minColumn would fit, the terminal wraps the rows whatever is
+// cut, so only the last column (the free text: a note, a description, a
+// path) is cut, to minColumn, and the others (times, ids, names) stay
+// whole.
 func fitColumns(widths []int, limit int) {
 	total := func() int {
 		n := 2 * max(len(widths)-1, 0)
@@ -218,6 +221,15 @@ func fitColumns(widths []int, limit int) {
 			n += w
 		}
 		return n
+	}
+	floor := 2 * max(len(widths)-1, 0)
+	for _, w := range widths {
+		floor += min(w, minColumn)
+	}
+	if floor > limit && len(widths) > 0 {
+		last := len(widths) - 1
+		widths[last] = min(widths[last], max(minColumn, limit-(total()-widths[last])))
+		return
 	}
 	for total() > limit {
 		widest := 0

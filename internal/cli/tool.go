@@ -121,6 +121,9 @@ func (a *app) describeTool(t control.ToolInfo) error {
 	case a.url != "":
 		target = "--url " + a.url
 	}
+	if t.TaskSupport == "required" {
+		target += " --task"
+	}
 	fmt.Fprintf(w, "Call it: switchboard call %s %s", target, t.Name)
 	for _, l := range lines {
 		if strings.Contains(l[1], "required") && !strings.Contains(l[0], ".") {

@@ -2,8 +2,10 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
@@ -17,7 +19,12 @@ import (
 func (d *Daemon) Reload(ctx context.Context) (_ control.ReloadReport, err error) {
 	d.reloadMu.Lock()
 	defer d.reloadMu.Unlock()
-	defer func() { d.auditReload(ctx, err) }()
+	defer func() {
+		if err != nil {
+			err = reloadRefused(err)
+		}
+		d.auditReload(ctx, err)
+	}()
 	if d.opts.Load == nil {
 		return control.ReloadReport{}, fault.New(fault.Config, "this daemon runs on the embedded default, which has no file to reload").
 			WithSuggestions("write a switchboard.yaml (switchboard config import, or docs/configuration.md) and restart serve with it")
@@ -110,6 +117,40 @@ func (d *Daemon) Reload(ctx context.Context) (_ control.ReloadReport, err error)
 		Unchanged: nonNil(changes.Unchanged),
 		Warnings:  warnings,
 	}, nil
+}
+
+// reloadRefused is the error of a reload that did not happen: it says that
+// the running configuration was kept, keeps err as its cause (and err's
+// suggestions), and lists a file's problems apart in details.problems, one
+// "file:line:col: field: message" string each, so that a client across
+// the control socket can print them a line each.
+func reloadRefused(err error) error {
+	const kept = "the running configuration was kept"
+	var ve *config.ValidationError
+	if errors.As(err, &ve) && len(ve.Problems) > 0 {
+		problems := make([]string, len(ve.Problems))
+		for i, p := range ve.Problems {
+			problems[i] = p.String()
+		}
+		n := "1 problem"
+		if len(problems) > 1 {
+			n = fmt.Sprintf("%d problems", len(problems))
+		}
+		fe := fault.Wrap(fault.Config, err, "the configuration was not reloaded (%s); %s", n, kept).
+			WithDetail("problems", problems)
+		return withSuggestionsOf(fe, err)
+	}
+	return withSuggestionsOf(fault.Wrap(fault.KindOf(err), err, "the configuration was not reloaded; %s", kept), err)
+}
+
+// withSuggestionsOf gives fe the suggestions of the first *fault.Error in
+// err's chain.
+func withSuggestionsOf(fe *fault.Error, err error) *fault.Error {
+	var inner *fault.Error
+	if errors.As(err, &inner) {
+		fe.Suggestions = append(fe.Suggestions, inner.Suggestions...)
+	}
+	return fe
 }
 
 func nonNil(s []string) []string {

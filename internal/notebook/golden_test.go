@@ -109,16 +109,19 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			if ins.Failed != countInvalid(ins) {
-				t.Errorf("Inspect after the run: got %d missing, stale or invalid, want only the %d invalid: %+v", ins.Failed, countInvalid(ins), ins.Blocks)
+				t.Errorf("Inspect after the run: got %d missing, stale, invalid or failed, want only the %d invalid or failed: %+v", ins.Failed, countInvalid(ins), ins.Blocks)
 			}
 		})
 	}
 }
 
+// countInvalid counts the blocks that cannot run and those whose recorded
+// result is a failed call.
 func countInvalid(r *notebook.Report) int {
 	n := 0
 	for _, b := range r.Blocks {
-		if b.Status == notebook.StatusInvalid {
+		switch b.Status {
+		case notebook.StatusInvalid, "error", "timeout", "cancelled":
 			n++
 		}
 	}

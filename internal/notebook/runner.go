@@ -98,7 +98,7 @@ type Report struct {
 	// Written is true when the document was rewritten.
 	Written bool `json:"written"`
 	// Failed counts the blocks that failed (a run), or that are missing,
-	// stale or invalid (Inspect).
+	// stale or invalid or record a failed call (Inspect).
 	Failed int `json:"failed"`
 	// Cancelled counts the blocks an interrupted run did not finish
 	// (status cancelled); they keep their previous result.
@@ -161,7 +161,10 @@ func report(b *Block, status string, err error) BlockReport {
 // Inspect reports each block of the document and its last status as
 // recorded in the document (for `doc list` and `doc run --check`);
 // nothing runs. Report.Failed counts the blocks whose result is missing
-// or stale and those that cannot run.
+// or stale, those that cannot run, and those whose recorded result is a
+// failure (error, timeout, cancelled: what a run counts as failed), since
+// a document that records a failure is not up to date whether or not the
+// call would fail again.
 func Inspect(path string, cfg *config.Config) (*Report, error) {
 	d, _, err := load(path, cfg)
 	if err != nil {
@@ -173,7 +176,9 @@ func Inspect(path string, cfg *config.Config) (*Report, error) {
 		if b.Err != nil {
 			status = StatusInvalid
 		}
-		if status == StatusMissing || status == StatusStale || status == StatusInvalid {
+		switch status {
+		case StatusMissing, StatusStale, StatusInvalid,
+			string(toolcall.StatusError), string(toolcall.StatusTimeout), string(toolcall.StatusCancelled):
 			rep.Failed++
 		}
 		rep.Blocks = append(rep.Blocks, report(b, status, b.Err))

@@ -57,6 +57,7 @@ type fakeAS struct {
 	revocation     bool
 	toolScopes     map[string]string // tool → scope it needs (403 insufficient_scope without it)
 	alwaysStepUp   bool              // every tool call is refused for a new scope
+	forgetsClients bool              // every authorization request meets an unknown client, even one just registered
 
 	mu            sync.Mutex
 	clients       map[string]*fakeClient
@@ -64,7 +65,8 @@ type fakeAS struct {
 	access        map[string]fakeToken
 	refreshes     map[string]fakeToken
 	registrations int
-	authorizeReqs []url.Values
+	authorizeReqs []url.Values // a browser's, not Switchboard's own check (probes)
+	probes        int
 	tokenReqs     []tokenReq
 	revoked       []string
 	stepUpN       int
@@ -235,8 +237,13 @@ func (f *fakeAS) addClient(id, secret, method string, redirects ...string) {
 func (f *fakeAS) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f.mu.Lock()
-	f.authorizeReqs = append(f.authorizeReqs, q)
+	if strings.HasPrefix(r.UserAgent(), "Switchboard (checking") {
+		f.probes++
+	} else {
+		f.authorizeReqs = append(f.authorizeReqs, q)
+	}
 	c, known := f.clients[q.Get("client_id")]
+	known = known && !f.forgetsClients
 	f.mu.Unlock()
 	redirect := q.Get("redirect_uri")
 	cimd := f.cimd && strings.HasPrefix(q.Get("client_id"), "https://")

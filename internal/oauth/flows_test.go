@@ -788,33 +788,6 @@ func TestLoginLeavesNothing(t *testing.T) {
 	}
 }
 
-// TestLoginTimeoutForgetsRegistration: an authorization server that shows
-// an error page instead of redirecting (it forgot the client) ends the
-// sign-in at the timeout, and the next sign-in registers again.
-func TestLoginTimeoutForgetsRegistration(t *testing.T) {
-	t.Parallel()
-	f := newFakeAS(t, nil)
-	m, _ := newManager(t, "allow", func(o *oauth.Options) { o.LoginTimeout = 2 * time.Second })
-	ctx := testCtx(t)
-	srv := oauth.Server{Name: "fake", URL: f.mcpURL()}
-	if _, err := m.Login(ctx, srv, oauth.LoginOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	f.mu.Lock()
-	clear(f.clients)
-	f.mu.Unlock()
-	_, err := m.Login(ctx, srv, oauth.LoginOptions{})
-	if err == nil || !strings.Contains(err.Error(), "no redirect arrived within 2s") || !strings.Contains(err.Error(), "registers again") {
-		t.Fatalf("Login against a forgotten client: got %v, want a timeout that says the next login registers again", err)
-	}
-	if _, err := m.Login(ctx, srv, oauth.LoginOptions{}); err != nil {
-		t.Fatalf("Login after the timeout: %v", err)
-	}
-	if n := f.registrationCount(); n != 2 {
-		t.Errorf("registrations: got %d, want 2", n)
-	}
-}
-
 // TestConcurrentRefresh: many requests, in two processes' worth of managers
 // on one state directory, find the token expired at once; the refresh
 // token is spent once, and all of them get the new access token.

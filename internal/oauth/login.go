@@ -101,20 +101,51 @@ func (m *Manager) login(ctx context.Context, srv Server, opts LoginOptions, ch *
 		return Status{}, fmt.Errorf("signing in to %s: %w", srv.Name, err)
 	}
 	scopes := selectScopes(srv.Settings.Scopes, ch.Scopes, d.ResourceScopes, granted, wanted, d.ASM.ScopesSupported, true)
-	cfg := &oauth2.Config{
-		ClientID:     c.ID,
-		ClientSecret: string(c.Secret),
-		Endpoint: oauth2.Endpoint{
-			AuthURL:   d.ASM.AuthorizationEndpoint,
-			TokenURL:  d.ASM.TokenEndpoint,
-			AuthStyle: authStyle(c.AuthMethod),
-		},
-		RedirectURL: redirectURI,
-		Scopes:      scopes,
+	newConfig := func(c client) *oauth2.Config {
+		return &oauth2.Config{
+			ClientID:     c.ID,
+			ClientSecret: string(c.Secret),
+			Endpoint: oauth2.Endpoint{
+				AuthURL:   d.ASM.AuthorizationEndpoint,
+				TokenURL:  d.ASM.TokenEndpoint,
+				AuthStyle: authStyle(c.AuthMethod),
+			},
+			RedirectURL: redirectURI,
+			Scopes:      scopes,
+		}
 	}
+	cfg := newConfig(c)
 	verifier := oauth2.GenerateVerifier()
 	state := rand.Text()
-	authURL := cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", d.Resource))
+	authURLOf := func(cfg *oauth2.Config) string {
+		return cfg.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", d.Resource))
+	}
+	authURL := authURLOf(cfg)
+	// An authorization server that forgot a registration made by an earlier
+	// sign-in answers the request itself (a browser shows its error page)
+	// and never redirects: ask it first and register again once, rather
+	// than wait for the login timeout; fail now if it refuses the new one.
+	if c.Stored {
+		if rerr := m.refusedAuthorization(ctx, authURL); rerr != nil {
+			_ = m.store.deleteRegistration(d.ASM.Issuer)
+			fmt.Fprintf(out, "The authorization server no longer accepts Switchboard's client registration (%v); registering again.\n", rerr)
+			m.log.Info("oauth: stored registration refused, registering again", logServer, srv.Name, logIssuer, d.ASM.Issuer)
+			if c, err = m.resolveClient(ctx, srv, d.ASM, redirectURI); err != nil {
+				l.Close()
+				return Status{}, fmt.Errorf("signing in to %s: %w", srv.Name, err)
+			}
+			cfg = newConfig(c)
+			authURL = authURLOf(cfg)
+			if rerr = m.refusedAuthorization(ctx, authURL); rerr != nil {
+				_ = m.store.deleteRegistration(d.ASM.Issuer)
+				l.Close()
+				return Status{}, fmt.Errorf("signing in to %s: %w", srv.Name, &AuthServerError{
+					Step: "asking the authorization server to sign in", URL: d.ASM.AuthorizationEndpoint, Err: rerr,
+					Hint: "it refused the client it had just registered; ask its administrator, or register a client by hand and set oauth.client_id on server " + srv.Name,
+				})
+			}
+		}
+	}
 
 	cb := newCallback(state)
 	srvHTTP := &http.Server{Handler: cb, ReadHeaderTimeout: 10 * time.Second}

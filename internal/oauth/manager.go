@@ -364,7 +364,7 @@ func (m *Manager) resolveClient(ctx context.Context, srv Server, asm *oauthex.Au
 	}
 	now := m.opts.Now()
 	if reg != nil && slices.Contains(reg.RedirectURIs, redirectURI) && (reg.SecretExpiresAt.IsZero() || now.Before(reg.SecretExpiresAt)) {
-		return client{ID: reg.ClientID, Secret: reg.ClientSecret, AuthMethod: reg.AuthMethod, Registration: RegistrationDynamic}, nil
+		return client{ID: reg.ClientID, Secret: reg.ClientSecret, AuthMethod: reg.AuthMethod, Registration: RegistrationDynamic, Stored: true}, nil
 	}
 	meta := &oauthex.ClientRegistrationMetadata{
 		RedirectURIs:            []string{redirectURI},

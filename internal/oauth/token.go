@@ -26,6 +26,9 @@ type client struct {
 	Secret       secret
 	AuthMethod   string
 	Registration string
+	// Stored is true for a dynamic registration made by an earlier
+	// sign-in, which the authorization server may have forgotten since.
+	Stored bool
 }
 
 // authStyle maps a token endpoint auth method to x/oauth2's. "none" sends
