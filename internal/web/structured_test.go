@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,13 @@ func TestBrowserStructuredOutput(t *testing.T) {
 	t.Parallel()
 	r := startDaemon(t, testConfig(everything(t, "everything"), config.Server{Name: "wx", Transport: config.TransportHTTP, URL: testserver.Weather(t),
 		ConnectTimeout: 10 * time.Second, RequestTimeout: 10 * time.Second, TerminateOnClose: true, Enabled: true, LoadTools: true}))
+	// The tool pages need their servers connected (server-everything can
+	// take seconds to start on a loaded machine; its page said "connecting").
+	for _, name := range []string{"everything", "wx"} {
+		if _, err := r.d.Pool().WaitConnected(context.Background(), name, 60*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ctx := browser(t, 1280, 900)
 
 	callRaw := func(server, tool, args string) {
