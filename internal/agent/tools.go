@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
@@ -36,7 +37,7 @@ type Selection struct {
 // function's name. The catalog's exposed names always have it; a view's
 // name for a tool (a rename, or with prefix never the tool's own name)
 // may not, and then the model gets the exposed name instead.
-var functionName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var functionName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 
 // IsZero reports whether s narrows nothing.
 func (s Selection) IsZero() bool {
@@ -130,7 +131,7 @@ func NewToolContext(cfg *config.Config, cat *catalog.Catalog, sel Selection) (*T
 				continue
 			}
 			tool.Description = view.Description(base, t.Def.Description)
-			if name := view.ToolName(base); functionName.MatchString(name) {
+			if name := view.ToolName(base); functionName().MatchString(name) {
 				tool.Name = name
 			}
 		}

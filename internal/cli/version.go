@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 )
@@ -34,7 +35,7 @@ func currentBuild() buildInfo {
 
 // pseudoCommit is the commit at the end of a pseudo-version
 // (v0.0.0-20260102150405-abcdef123456).
-var pseudoCommit = regexp.MustCompile(`-(?:0\.)?\d{14}-([0-9a-f]{12})(?:\+.*)?$`)
+var pseudoCommit = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-(?:0\.)?\d{14}-([0-9a-f]{12})(?:\+.*)?$`) })
 
 // buildFrom reports bi: the module version that `go install …@vX` or a
 // tagged build stamps, else fallback (the -ldflags variable); the VCS
@@ -56,7 +57,7 @@ func buildFrom(bi *debug.BuildInfo, fallback string) buildInfo {
 		}
 	}
 	if out.Commit == "" {
-		if m := pseudoCommit.FindStringSubmatch(bi.Main.Version); m != nil {
+		if m := pseudoCommit().FindStringSubmatch(bi.Main.Version); m != nil {
 			out.Commit = m[1]
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
@@ -182,12 +183,14 @@ func (c *Client) CreateComment(ctx context.Context, repo string, number int, bod
 
 // repoPattern is GitHub's owner/name shape: an owner of letters, digits and
 // hyphens; a name of letters, digits, '.', '_' and '-'.
-var repoPattern = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
+var repoPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$`)
+})
 
 // validRepo checks that repo is "owner/name".
 func validRepo(repo string) error {
 	name := repo[strings.IndexByte(repo, '/')+1:]
-	if !repoPattern.MatchString(repo) || name == "." || name == ".." {
+	if !repoPattern().MatchString(repo) || name == "." || name == ".." {
 		return &fault.Error{Kind: fault.Validation, Message: fmt.Sprintf("repository must be \"owner/name\", got %q", repo),
 			Fields: []fault.FieldDetail{{Field: "repo", Message: "must be owner/name, e.g. octocat/hello-world", ReceivedValue: repo, Received: true}}}
 	}

@@ -267,6 +267,7 @@ func TestPeersOverMCP(t *testing.T) {
 // TestMemoryCommandIsolated checks that server-memory's graph goes to the
 // test's temporary directory, not into node_modules.
 func TestMemoryCommandIsolated(t *testing.T) {
+	t.Parallel()
 	bin, args := MemoryCommand(t)
 	envFile, ok := strings.CutPrefix(args[0], "--env-file=")
 	if !ok {

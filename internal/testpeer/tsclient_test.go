@@ -263,6 +263,7 @@ func TestTSClientNotifications(t *testing.T) {
 
 // TestTSClientReads covers the remaining request ops and a failing step.
 func TestTSClientReads(t *testing.T) {
+	t.Parallel()
 	results := runTS(t, TSClientInput{
 		Target: tsTarget(t, "stdio", nil),
 		Steps: []TSStep{
@@ -387,6 +388,7 @@ func TestTSClientHeaders(t *testing.T) {
 // TestTSClientDeadline checks that the context's deadline ends the client
 // and the stdio server it started.
 func TestTSClientDeadline(t *testing.T) {
+	t.Parallel()
 	const deadline = 10 * time.Second // time enough to connect under load
 	ctx, cancel := context.WithTimeout(t.Context(), deadline)
 	defer cancel()

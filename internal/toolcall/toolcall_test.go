@@ -61,8 +61,8 @@ type fixture struct {
 }
 
 // newFixture runs the given servers supervised, with a catalog and an
-// engine; change adjusts the configuration first.
-func newFixture(t *testing.T, servers []config.Server, change func(*config.Config)) *fixture {
+// engine; change adjusts the configuration first, pool the pool's options.
+func newFixture(t *testing.T, servers []config.Server, change func(*config.Config), pool ...func(*upstream.PoolOptions)) *fixture {
 	t.Helper()
 	cfg := &config.Config{Servers: servers, Defaults: config.Defaults{
 		RequestTimeout: 10 * time.Second,
@@ -75,10 +75,14 @@ func newFixture(t *testing.T, servers []config.Server, change func(*config.Confi
 	}
 	f := &fixture{rec: &memRecorder{}}
 	var err error
-	f.pool, err = upstream.NewPool(upstream.PoolOptions{
+	popts := upstream.PoolOptions{
 		Config:    cfg,
 		OnConnect: func(c *upstream.Client) { f.cat.Connected(c.Server().Name) },
-	})
+	}
+	for _, o := range pool {
+		o(&popts)
+	}
+	f.pool, err = upstream.NewPool(popts)
 	if err != nil {
 		t.Fatal(err)
 	}

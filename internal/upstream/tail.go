@@ -72,23 +72,27 @@ func lastLines(s string, n int) string {
 }
 
 // errorLine matches a line of a server's stderr that says what went wrong.
-var errorLine = regexp.MustCompile(`(?i)\b(\w*error|fatal|panic|\w*exception|traceback|cannot|can't|could not|couldn't|failed|failure|not found|no such|denied|refused|invalid|missing|unable|(?-i:E[A-Z0-9]{3,}))\b`)
+var errorLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(\w*error|fatal|panic|\w*exception|traceback|cannot|can't|could not|couldn't|failed|failure|not found|no such|denied|refused|invalid|missing|unable|(?-i:E[A-Z0-9]{3,}))\b`)
+})
 
 // boilerplate matches stderr lines that never say what went wrong, however
 // they are worded: pointers to a log file, npm's closing advice, a
 // runtime's version banner, bare prefixes with nothing after them.
-var boilerplate = regexp.MustCompile(`(?i)(` +
-	`a complete log of this run can be found in|` + // npm
-	`^(npm (error|err!)\s*)?(\d{3})?\s*$|` + // "npm error", "npm ERR! 404": a prefix alone
-	`^npm (error|err!) (404\s+)?(note that you can also install|tarball, folder, http url|verbose|timing|\s*/\S+-debug-\d+\.log$)|` +
-	`^node\.js v\d|` + // node's banner after a crash
-	`for help, see:|run with --verbose|` +
-	`see the log file|debug log|log file:` +
-	`)`)
+var boilerplate = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(` +
+		`a complete log of this run can be found in|` + // npm
+		`^(npm (error|err!)\s*)?(\d{3})?\s*$|` + // "npm error", "npm ERR! 404": a prefix alone
+		`^npm (error|err!) (404\s+)?(note that you can also install|tarball, folder, http url|verbose|timing|\s*/\S+-debug-\d+\.log$)|` +
+		`^node\.js v\d|` + // node's banner after a crash
+		`for help, see:|run with --verbose|` +
+		`see the log file|debug log|log file:` +
+		`)`)
+})
 
 // npmCode is the line npm starts an error with ("npm error code E404");
 // the line after it is npm's summary of the error.
-var npmCode = regexp.MustCompile(`^npm (error|ERR!) code \S+$`)
+var npmCode = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^npm (error|ERR!) code \S+$`) })
 
 // stderrSummary is the line of a server's stderr to put in an error
 // message: the one that says what went wrong, picked by these rules, in
@@ -105,7 +109,7 @@ var npmCode = regexp.MustCompile(`^npm (error|ERR!) code \S+$`)
 func stderrSummary(s string) string {
 	var lines []string
 	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
-		if t := strings.TrimSpace(l); t == "" || boilerplate.MatchString(t) || isStackFrame(t) {
+		if t := strings.TrimSpace(l); t == "" || boilerplate().MatchString(t) || isStackFrame(t) {
 			continue
 		}
 		lines = append(lines, strings.TrimRight(l, " \t\r"))
@@ -127,13 +131,13 @@ func stderrSummary(s string) string {
 	}
 	// 2. npm's summary follows its error code.
 	for i := len(lines) - 2; i >= 0; i-- {
-		if npmCode.MatchString(strings.TrimSpace(lines[i])) {
+		if npmCode().MatchString(strings.TrimSpace(lines[i])) {
 			return strings.TrimSpace(lines[i+1])
 		}
 	}
 	// 3. The last line that names a failure.
 	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); len(l) > 3 && errorLine.MatchString(l) {
+		if l := strings.TrimSpace(lines[i]); len(l) > 3 && errorLine().MatchString(l) {
 			return l
 		}
 	}
@@ -143,7 +147,7 @@ func stderrSummary(s string) string {
 // isStackFrame reports whether l is a frame of a stack trace (JavaScript's
 // "at f (file:1:2)", Python's `File "x.py", line 3`, Go's "main.go:12 +0x1d").
 func isStackFrame(l string) bool {
-	return strings.HasPrefix(l, "at ") || strings.HasPrefix(l, "File \"") || goFrame.MatchString(l)
+	return strings.HasPrefix(l, "at ") || strings.HasPrefix(l, "File \"") || goFrame().MatchString(l)
 }
 
-var goFrame = regexp.MustCompile(`^/\S+\.go:\d+( \+0x[0-9a-f]+)?$`)
+var goFrame = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/\S+\.go:\d+( \+0x[0-9a-f]+)?$`) })

@@ -123,7 +123,10 @@ func TestFaults(t *testing.T) {
 		wantKind fault.Kind
 		wantMsg  []string
 	}{
-		{"exit at start", "exit", nil, 5 * time.Second, fault.Connection, []string{"fatal: missing API key GIZMO_TOKEN"}},
+		// The exit ends the wait, not the timeout: 20 s is longer than a
+		// loaded machine takes to start the child (5 s was not), and longer
+		// than the 10 s within which the failure must come.
+		{"exit at start", "exit", nil, 20 * time.Second, fault.Connection, []string{"fatal: missing API key GIZMO_TOKEN"}},
 		// A line that is no MCP message is skipped (stdout.go): a server
 		// that writes nothing else never completes the handshake (5 s: on
 		// a loaded machine the child may take seconds to write its line).

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
@@ -40,12 +41,12 @@ type Info struct {
 }
 
 // featurePattern matches a spec-workflow feature branch component.
-var featurePattern = regexp.MustCompile(`^[0-9]{3}-.+$`)
+var featurePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]{3}-.+$`) })
 
 // featureOf returns the feature named by branch, or "".
 func featureOf(branch string) string {
 	last := branch[strings.LastIndex(branch, "/")+1:]
-	if featurePattern.MatchString(last) {
+	if featurePattern().MatchString(last) {
 		return last
 	}
 	return ""

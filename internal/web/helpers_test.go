@@ -28,7 +28,12 @@ import (
 
 func TestMain(m *testing.M) {
 	testserver.Init()
-	os.Exit(m.Run())
+	code := m.Run()
+	if err := chrome.close(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	os.Exit(code)
 }
 
 // running is a daemon serving for the length of a test.
@@ -123,11 +128,29 @@ func chromePath(t *testing.T) string {
 	return ""
 }
 
-// browser starts a headless Chromium for the test and returns a tab. When
-// the test ends the browser is closed and every process it started must
-// be gone.
-func browser(t *testing.T, width, height int) context.Context {
+// chrome is the one headless Chromium the package's browser tests share:
+// starting one per test cost a second or more of CPU each. Every test
+// still gets a browser context of its own (its own cookies and storage).
+var chrome sharedChrome
+
+// sharedChrome starts Chromium on first use and stops it at the end of the
+// run.
+type sharedChrome struct {
+	mu      sync.Mutex
+	ctx     context.Context // the browser's first tab, kept open
+	cancel  func()
+	dataDir string
+}
+
+// get returns the browser's context, starting Chromium if it is not
+// running.
+func (c *sharedChrome) get(t *testing.T) context.Context {
 	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx != nil {
+		return c.ctx
+	}
 	dataDir, err := os.MkdirTemp("", "sbchrome")
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +158,7 @@ func browser(t *testing.T, width, height int) context.Context {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromePath(t)),
 		chromedp.UserDataDir(dataDir),
-		chromedp.WindowSize(width, height),
+		chromedp.WindowSize(1280, 1000),
 		chromedp.DisableGPU,
 		chromedp.Flag("no-sandbox", os.Getuid() == 0),
 	)
@@ -147,6 +170,53 @@ func browser(t *testing.T, width, height int) context.Context {
 		os.RemoveAll(dataDir)
 		t.Fatalf("starting Chromium: %v", err)
 	}
+	c.ctx, c.dataDir = ctx, dataDir
+	c.cancel = func() {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_ = chromedp.Cancel(cctx)
+		cancel()
+		cancelTab()
+		cancelAlloc()
+	}
+	return ctx
+}
+
+// close stops Chromium, if it was started, and reports the processes it
+// left behind (every one it started must be gone).
+func (c *sharedChrome) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == nil {
+		return nil
+	}
+	c.cancel()
+	defer os.RemoveAll(c.dataDir)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		left := browserProcesses(c.dataDir)
+		if len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range left {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			return fmt.Errorf("Chromium processes still running after the tests: %v", left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// browser returns a tab of the shared headless Chromium, in a browser
+// context of the test's own, with a viewport of width × height. When the
+// test ends the tab and its context are closed.
+func browser(t *testing.T, width, height int) context.Context {
+	t.Helper()
+	ctx, cancelTab := chromedp.NewContext(chrome.get(t), chromedp.WithNewBrowserContext())
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height)), chromedp.Navigate("about:blank")); err != nil {
+		cancelTab()
+		t.Fatalf("opening a tab in Chromium: %v", err)
+	}
 	stopWatch := watchPages(t, ctx)
 	t.Cleanup(func() {
 		stopWatch()
@@ -154,23 +224,6 @@ func browser(t *testing.T, width, height int) context.Context {
 		_ = chromedp.Cancel(cctx)
 		cancel()
 		cancelTab()
-		cancelAlloc()
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			left := browserProcesses(dataDir)
-			if len(left) == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("Chromium processes still running after the test: %v", left)
-				for _, pid := range left {
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-				}
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		os.RemoveAll(dataDir)
 	})
 	return ctx
 }

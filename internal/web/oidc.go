@@ -264,16 +264,18 @@ func (c *Console) oidcCallback(w http.ResponseWriter, r *http.Request) {
 	// still be part of the cross-site navigation from the authorization
 	// server, which the Strict session cookie does not come with.
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_ = signedInPage.Execute(w, struct{ User, Next string }{id.User, flow.next})
+	_ = signedInPage().Execute(w, struct{ User, Next string }{id.User, flow.next})
 }
 
 // signedInPage moves the browser on to the page it wanted, as a
 // navigation of this site's own.
-var signedInPage = template.Must(template.New("signedin").Parse(`<!doctype html>
+var signedInPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("signedin").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={{.Next}}">
 <title>Signed in</title><link rel="stylesheet" href="/ui/static/app.css"></head>
 <body><main><p>Signed in as {{.User}}. <a href="{{.Next}}">Continue</a></p></main></body></html>
 `))
+})
 
 // cookieValue is a cookie's value, or "" when there is none.
 func cookieValue(ck *http.Cookie, err error) string {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yuin/goldmark"
@@ -21,8 +22,8 @@ import (
 // lists and autolinks. It is goldmark's default renderer, which omits raw
 // HTML ("<!-- raw HTML omitted -->") and drops dangerous link targets
 // (javascript:, vbscript:, file:, data: other than images): it is never
-// given html.WithUnsafe.
-var markdown = goldmark.New(goldmark.WithExtensions(extension.GFM))
+// given html.WithUnsafe. Made on first use, not at start.
+var markdown = sync.OnceValue(func() goldmark.Markdown { return goldmark.New(goldmark.WithExtensions(extension.GFM)) })
 
 // RenderMarkdown renders untrusted Markdown to HTML that is safe to put in
 // a page: raw HTML in the source is omitted, text is escaped, dangerous
@@ -30,7 +31,7 @@ var markdown = goldmark.New(goldmark.WithExtensions(extension.GFM))
 // try to run.
 func RenderMarkdown(src string) template.HTML {
 	var b bytes.Buffer
-	if err := markdown.Convert([]byte(src), &b); err != nil {
+	if err := markdown().Convert([]byte(src), &b); err != nil {
 		return template.HTML(template.HTMLEscapeString(src)) //nolint:gosec // escaped
 	}
 	return template.HTML(b.String()) //nolint:gosec // goldmark without WithUnsafe escapes everything

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
@@ -134,7 +135,7 @@ func (c *Console) serverEditPage(w http.ResponseWriter, r *http.Request) {
 
 // problemField matches a validation problem's field in a server entry:
 // servers.NAME.FIELD or servers[N].FIELD (and deeper paths).
-var problemField = regexp.MustCompile(`^servers(?:\.([^.\[]+)|\[\d+\])(?:\.([a-z_]+))?`)
+var problemField = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^servers(?:\.([^.\[]+)|\[\d+\])(?:\.([a-z_]+))?`) })
 
 // formFields are the keys the form edits.
 var formFields = map[string]bool{"name": true, "description": true, "transport": true, "command": true, "args": true,
@@ -214,7 +215,7 @@ func (c *Console) markProblems(f *editForm, err error, d *editData) {
 	if errors.As(err, &ve) {
 		d.Error = newErrorView(fault.New(fault.Validation, "the configuration would not be valid, so nothing was written"))
 		for _, p := range ve.Problems {
-			m := problemField.FindStringSubmatch(p.Field)
+			m := problemField().FindStringSubmatch(p.Field)
 			msg := p.Message
 			if p.Fix != "" {
 				msg += "; " + p.Fix

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,13 @@ func TestBrowserStructuredOutput(t *testing.T) {
 	t.Parallel()
 	r := startDaemon(t, testConfig(everything(t, "everything"), config.Server{Name: "wx", Transport: config.TransportHTTP, URL: testserver.Weather(t),
 		ConnectTimeout: 10 * time.Second, RequestTimeout: 10 * time.Second, TerminateOnClose: true, Enabled: true, LoadTools: true}))
+	// The tool pages need their servers connected (server-everything can
+	// take seconds to start on a loaded machine; its page said "connecting").
+	for _, name := range []string{"everything", "wx"} {
+		if _, err := r.d.Pool().WaitConnected(context.Background(), name, 60*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ctx := browser(t, 1280, 900)
 
 	callRaw := func(server, tool, args string) {
@@ -33,7 +41,10 @@ func TestBrowserStructuredOutput(t *testing.T) {
 
 	// server-everything's tool declares an output schema and keeps to it.
 	callRaw("everything", "get-structured-content", `{"location": "Chicago"}`)
-	waitJS(t, ctx, "the structured result", `document.getElementById("result-status") && document.getElementById("result-status").textContent === "success"`)
+	// The finished call loads its result page: the status badge is parsed
+	// before the structured content below it, so the page must be complete
+	// before that is read (the badge alone was not enough under load).
+	waitJS(t, ctx, "the structured result", `document.readyState === "complete" && document.getElementById("result-status") && document.getElementById("result-status").textContent === "success"`)
 	structured := eval[string](t, ctx, `(() => { const h = [...document.querySelectorAll("#result h3")].find(h => h.textContent === "Structured content");
 		const pre = h && h.nextElementSibling && h.nextElementSibling.querySelector("pre.json[data-fold]"); return pre ? pre.innerText : ""; })()`)
 	if !strings.Contains(structured, `"conditions": "Light rain / drizzle"`) {
@@ -46,7 +57,7 @@ func TestBrowserStructuredOutput(t *testing.T) {
 
 	// A result that does not match: flagged, and shown as it came.
 	callRaw("wx", "weather", `{"mode": "wrong_type"}`)
-	waitJS(t, ctx, "the mismatching result", `document.getElementById("result-status") && document.getElementById("result-status").textContent === "output_invalid"`)
+	waitJS(t, ctx, "the mismatching result", `document.readyState === "complete" && document.getElementById("result-status") && document.getElementById("result-status").textContent === "output_invalid"`)
 	banner := eval[string](t, ctx, `document.getElementById("output-invalid") ? document.getElementById("output-invalid").innerText : ""`)
 	if !strings.Contains(banner, "does not match the tool's output schema") || !strings.Contains(banner, "temp: got string, want number") {
 		t.Errorf("the mismatch banner: got %q, want the path and the problem", banner)

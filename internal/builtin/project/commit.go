@@ -7,6 +7,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -49,7 +50,7 @@ const (
 )
 
 // scopeRE is what a commit scope may be.
-var scopeRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]*$`)
+var scopeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]*$`) })
 
 // CommitRequest is seed 003's commit_message request.
 type CommitRequest struct {
@@ -168,7 +169,7 @@ func validateCommitRequest(req *CommitRequest) error {
 		case utf8.RuneCountInString(req.SinceCommit) > maxSinceCommitChars:
 			bad("sinceCommit", fmt.Sprintf("A commit reference is at most %d characters", maxSinceCommitChars), clipInput(req.SinceCommit, 40),
 				"Pass a commit hash such as 3f2a9c1 or a ref such as HEAD~2")
-		case !refRE.MatchString(req.SinceCommit):
+		case !refRE().MatchString(req.SinceCommit):
 			bad("sinceCommit", "Not a commit hash or a safe ref name", clipInput(req.SinceCommit, 80),
 				"Pass a commit hash (4 to 40 hex digits) or a ref such as main, v1.2.0 or HEAD~2")
 		}
@@ -185,7 +186,7 @@ func validateCommitRequest(req *CommitRequest) error {
 		bad("format", "Unknown format", clipInput(req.Format, 40), "Use one of: Conventional, Detailed, Summary")
 	}
 	if req.Scope != "" {
-		if utf8.RuneCountInString(req.Scope) > maxScopeChars || !scopeRE.MatchString(req.Scope) {
+		if utf8.RuneCountInString(req.Scope) > maxScopeChars || !scopeRE().MatchString(req.Scope) {
 			bad("scope", fmt.Sprintf("A scope is 1-%d letters, digits, '.', '_', '/' or '-', starting with a letter or digit", maxScopeChars),
 				clipInput(req.Scope, 60), "Use a short area name such as api or parser")
 		}
@@ -547,7 +548,7 @@ func commitCapitalise(s string) string {
 }
 
 // conventionalTitleRE recognises a conventional commit title.
-var conventionalTitleRE = regexp.MustCompile(`(?i)^[a-z]+(\([^)]+\))?!?: \S`)
+var conventionalTitleRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^[a-z]+(\([^)]+\))?!?: \S`) })
 
 // draftWithLLM asks the LLM to write the message from the analysis, within
 // the request's budget. On success it replaces resp's message; when the
@@ -610,7 +611,7 @@ func draftWithLLM(ctx context.Context, client *llm.Client, a *analysis, req Comm
 	if req.Format == CommitSummary {
 		drafted.Body = nil
 	}
-	if req.Format == CommitConventional && !conventionalTitleRE.MatchString(drafted.Title) {
+	if req.Format == CommitConventional && !conventionalTitleRE().MatchString(drafted.Title) {
 		drafted.Title = conventionalPrefix(a) + drafted.Title
 	}
 	if footer := breakingFooter(a); footer != "" && !strings.Contains(drafted.Footer, "BREAKING CHANGE") {
@@ -621,7 +622,9 @@ func draftWithLLM(ctx context.Context, client *llm.Client, a *analysis, req Comm
 
 // footerLineRE matches git trailer lines ("BREAKING CHANGE: ...",
 // "Refs: #12", "Signed-off-by: ...").
-var footerLineRE = regexp.MustCompile(`^(BREAKING[ -]CHANGE|[A-Z][A-Za-z-]+|Refs|Closes|Fixes): `)
+var footerLineRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(BREAKING[ -]CHANGE|[A-Z][A-Za-z-]+|Refs|Closes|Fixes): `)
+})
 
 // parseDraft splits an LLM's answer into title, body and footer.
 func parseDraft(text string) (draftMessage, bool) {
@@ -655,7 +658,7 @@ func parseDraft(text string) (draftMessage, bool) {
 	tail := rest[lastBlank+1:]
 	isFooter := len(tail) > 0 && len(tail) < len(rest)+1
 	for _, l := range tail {
-		if !footerLineRE.MatchString(l) {
+		if !footerLineRE().MatchString(l) {
 			isFooter = false
 			break
 		}
@@ -799,7 +802,7 @@ func CommitInputSchema() map[string]any {
 				"type":        "string",
 				"minLength":   1,
 				"maxLength":   maxScopeChars,
-				"pattern":     scopeRE.String(),
+				"pattern":     scopeRE().String(),
 				"description": "Optional commit scope, e.g. api; inferred from the changed paths when omitted.",
 			},
 			"maxLength": map[string]any{

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -89,7 +90,7 @@ type changeSet struct {
 // schema's pattern, so it uses only syntax both RE2 and ECMA 262 accept.
 const refPattern = `^(?:[0-9a-fA-F]{4,40}|[A-Za-z0-9_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*(?:/[A-Za-z0-9_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*)*(?:~[0-9]{0,4}|\^[0-9]?)*)$`
 
-var refRE = regexp.MustCompile(refPattern)
+var refRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(refPattern) })
 
 // gitRunner runs git in a directory, never through a shell.
 type gitRunner struct {

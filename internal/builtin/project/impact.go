@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // The severities of seed 003's impactAnalysis.
@@ -94,22 +95,27 @@ func classifyPath(p string) fileKind {
 }
 
 // symbolREs find exported (public) declarations in common languages; the
-// first group is the name.
-var symbolREs = []struct {
+// first group is the name. Compiled on first use, not at start.
+var symbolREs = sync.OnceValue(func() []symbolRE {
+	return []symbolRE{
+		{[]string{".go"}, "func", regexp.MustCompile(`^func\s+(?:\([^)]*\)\s*)?([A-Z]\w*)\s*[\[(]`)},
+		{[]string{".go"}, "type", regexp.MustCompile(`^type\s+([A-Z]\w*)\b`)},
+		{[]string{".go"}, "type", regexp.MustCompile(`^\t([A-Z]\w*)\s+(?:struct|interface)\b`)},
+		{[]string{".go"}, "var", regexp.MustCompile(`^var\s+([A-Z]\w*)\b`)},
+		{[]string{".go"}, "const", regexp.MustCompile(`^const\s+([A-Z]\w*)\b`)},
+		{[]string{".py"}, "def", regexp.MustCompile(`^def\s+([A-Za-z]\w*)\s*\(`)},
+		{[]string{".py"}, "class", regexp.MustCompile(`^class\s+([A-Za-z]\w*)\b`)},
+		{[]string{".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs"}, "export", regexp.MustCompile(`^export\s+(?:default\s+)?(?:async\s+)?(?:function\*?|class|const|let|var|interface|type|enum)\s+([A-Za-z_$][\w$]*)`)},
+		{[]string{".rs"}, "pub", regexp.MustCompile(`^\s*pub\s+(?:async\s+)?(?:fn|struct|enum|trait|type|const|static|mod)\s+([A-Za-z_]\w*)`)},
+		{[]string{".java", ".kt", ".cs"}, "public", regexp.MustCompile(`^\s*public\s+(?:static\s+)?(?:final\s+)?(?:abstract\s+)?(?:class|interface|enum|record|[\w<>\[\]]+)\s+([A-Za-z_]\w*)\s*[({<]?`)},
+	}
+})
+
+// symbolRE is one of symbolREs.
+type symbolRE struct {
 	ext  []string
 	kind string
 	re   *regexp.Regexp
-}{
-	{[]string{".go"}, "func", regexp.MustCompile(`^func\s+(?:\([^)]*\)\s*)?([A-Z]\w*)\s*[\[(]`)},
-	{[]string{".go"}, "type", regexp.MustCompile(`^type\s+([A-Z]\w*)\b`)},
-	{[]string{".go"}, "type", regexp.MustCompile(`^\t([A-Z]\w*)\s+(?:struct|interface)\b`)},
-	{[]string{".go"}, "var", regexp.MustCompile(`^var\s+([A-Z]\w*)\b`)},
-	{[]string{".go"}, "const", regexp.MustCompile(`^const\s+([A-Z]\w*)\b`)},
-	{[]string{".py"}, "def", regexp.MustCompile(`^def\s+([A-Za-z]\w*)\s*\(`)},
-	{[]string{".py"}, "class", regexp.MustCompile(`^class\s+([A-Za-z]\w*)\b`)},
-	{[]string{".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs"}, "export", regexp.MustCompile(`^export\s+(?:default\s+)?(?:async\s+)?(?:function\*?|class|const|let|var|interface|type|enum)\s+([A-Za-z_$][\w$]*)`)},
-	{[]string{".rs"}, "pub", regexp.MustCompile(`^\s*pub\s+(?:async\s+)?(?:fn|struct|enum|trait|type|const|static|mod)\s+([A-Za-z_]\w*)`)},
-	{[]string{".java", ".kt", ".cs"}, "public", regexp.MustCompile(`^\s*public\s+(?:static\s+)?(?:final\s+)?(?:abstract\s+)?(?:class|interface|enum|record|[\w<>\[\]]+)\s+([A-Za-z_]\w*)\s*[({<]?`)},
 }
 
 // exportedSymbols returns the exported declarations in lines of a file
@@ -118,7 +124,7 @@ func exportedSymbols(p string, lines []string) []string {
 	ext := strings.ToLower(path.Ext(p))
 	var out []string
 	for _, line := range lines {
-		for _, s := range symbolREs {
+		for _, s := range symbolREs() {
 			if !slices.Contains(s.ext, ext) {
 				continue
 			}
@@ -275,8 +281,12 @@ func joinNames(names []string, n int) string {
 // fixWords and perfWords in added lines hint at a fix or a performance
 // change.
 var (
-	fixWordsRE  = regexp.MustCompile(`(?i)\b(fix(es|ed)?|bug|crash|panic|regression|off-by-one|nil pointer|race)\b`)
-	perfWordsRE = regexp.MustCompile(`(?i)\b(perf(ormance)?|faster|speed ?up|optimi[sz]e[sd]?|prealloc\w*|cache[sd]?|allocations?)\b`)
+	fixWordsRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(fix(es|ed)?|bug|crash|panic|regression|off-by-one|nil pointer|race)\b`)
+	})
+	perfWordsRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(perf(ormance)?|faster|speed ?up|optimi[sz]e[sd]?|prealloc\w*|cache[sd]?|allocations?)\b`)
+	})
 )
 
 // inferType chooses the conventional commit type.
@@ -330,9 +340,9 @@ func inferType(a *analysis) string {
 		return "feat"
 	case allMoves:
 		return "refactor"
-	case perfWordsRE.MatchString(addedText.String()):
+	case perfWordsRE().MatchString(addedText.String()):
 		return "perf"
-	case fixWordsRE.MatchString(addedText.String()) || added+removed <= 20:
+	case fixWordsRE().MatchString(addedText.String()) || added+removed <= 20:
 		return "fix"
 	}
 	return "refactor"
@@ -391,7 +401,7 @@ func inferScope(a *analysis) string {
 	}
 	for i := len(common) - 1; i >= 0; i-- {
 		c := strings.ToLower(common[i])
-		if !scopeNoise[c] && scopeRE.MatchString(c) {
+		if !scopeNoise[c] && scopeRE().MatchString(c) {
 			return c
 		}
 	}
@@ -399,13 +409,19 @@ func inferScope(a *analysis) string {
 }
 
 // sensitiveRE matches paths whose changes deserve a security review.
-var sensitiveRE = regexp.MustCompile(`(?i)(auth|security|crypto|secret|passw|token|credential|permission|acl|session|login|oauth|jwt|tls|cert|redact|sanitiz|\.env$|\.pem$|\.key$)`)
+var sensitiveRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(auth|security|crypto|secret|passw|token|credential|permission|acl|session|login|oauth|jwt|tls|cert|redact|sanitiz|\.env$|\.pem$|\.key$)`)
+})
 
 // migrationRE matches database migrations and schemas.
-var migrationRE = regexp.MustCompile(`(?i)(^|/)(migrations?|migrate)/|\.sql$|(^|/)schema\.`)
+var migrationRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(^|/)(migrations?|migrate)/|\.sql$|(^|/)schema\.`)
+})
 
 // configRE matches configuration files.
-var configRE = regexp.MustCompile(`(?i)(^|/)(config|conf|settings)(/|\.)|\.(ya?ml|toml|ini|env)$`)
+var configRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(^|/)(config|conf|settings)(/|\.)|\.(ya?ml|toml|ini|env)$`)
+})
 
 // impactOf estimates the severity of a change set and where to look.
 func impactOf(a *analysis) *ImpactAnalysis {
@@ -429,12 +445,12 @@ func impactOf(a *analysis) *ImpactAnalysis {
 		case f.Kind == kindBuild || f.Kind == kindCI:
 			buildCI = append(buildCI, p)
 		}
-		if f.Kind != kindDocs && f.Kind != kindTest && sensitiveRE.MatchString(p) {
+		if f.Kind != kindDocs && f.Kind != kindTest && sensitiveRE().MatchString(p) {
 			sensitive = append(sensitive, p)
 		}
-		if migrationRE.MatchString(p) {
+		if migrationRE().MatchString(p) {
 			migrations = append(migrations, p)
-		} else if f.Kind == kindCode && configRE.MatchString(p) {
+		} else if f.Kind == kindCode && configRE().MatchString(p) {
 			configs = append(configs, p)
 		}
 		if f.Binary {
