@@ -65,8 +65,9 @@ replaced by [REDACTED]. --json prints the same keys and values in the same order
 		Long: `Convert an MCP client's configuration file to native YAML: Claude Desktop, Claude Code,
 Cursor, Windsurf (mcpServers), VS Code (servers), Cline, Gemini CLI, Continue, Zed
 (context_servers), Codex (TOML) or seed 004 (tools:), told apart by content as --config does.
-${VAR} references stay unexpanded so that no secret is written into the new file; the first
-line names the published JSON Schema, for editors with the YAML language server. Writes
+${VAR} references stay unexpanded so that no secret is written into the new file; a header
+or env value that looks like a credential but is written as a literal is copied, with a note
+at the top of the output to move it to an environment variable. The first line names the published JSON Schema, for editors with the YAML language server. Writes
 stdout, or OUT (never overwriting it without --force).`,
 		Example: `  switchboard config import ~/.config/Claude/claude_desktop_config.json
   switchboard config import .vscode/mcp.json -o switchboard.yaml --force

@@ -292,7 +292,13 @@ func (im *importer) stringMap(s *rawServer, name string, f *rawField) {
 	var out []kv
 	if f != nil && f.val.kind == kindMap {
 		for _, p := range f.val.pairs {
-			out = append(out, kv{quoteYAML(p.key), quoteYAML(im.rewrite(p.value.text))})
+			v := im.rewrite(p.value.text)
+			out = append(out, kv{quoteYAML(p.key), quoteYAML(v)})
+			if p.value.text != "" && !strings.Contains(v, "${") && IsSecretKey(p.key) {
+				im.notes = append(im.notes, fmt.Sprintf("%s.%s.%s was written as a literal value and is copied as it is: "+
+					"if it is a secret, keep it out of this file: set it in an environment variable and write ${VARIABLE} here",
+					s.name, name, p.key))
+			}
 		}
 	}
 	has := func(k string) bool {
