@@ -101,6 +101,18 @@ servers: []
 		},
 	},
 	{
+		Name: "swapped letters",
+		File: "testdata/bad.yaml",
+		Src: `servers:
+  - name: b
+    transport: http
+    ulr: https://x
+`,
+		Want: []string{
+			"testdata/bad.yaml:4:5: servers.b.ulr: unknown field \"ulr\"; did you mean \"url\"?",
+		},
+	},
+	{
 		Name: "field typo",
 		File: "testdata/bad.yaml",
 		Src: `servers:

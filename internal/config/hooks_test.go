@@ -210,7 +210,7 @@ func TestHooksProblems(t *testing.T) {
 			`sb.yaml:7:31: hooks.a.actions[0].prompt: invalid template: unclosed { at offset 0 (write {{ for a literal brace); placeholders are {field} or {field|default}`,
 		}},
 		{"action types", "hooks:\n  - name: a\n    on: x.y\n    actions:\n      - {type: mpc}\n      - {server: github}\n      - {type: mcp, server: gihtub, tool: t, tiemout: 5s}\n", []string{
-			"sb.yaml:7:16: hooks.a.actions[0].type: unknown action type \"mpc\"; use one of mcp, command, http, git, github, agent, event",
+			"sb.yaml:7:16: hooks.a.actions[0].type: unknown action type \"mpc\"; did you mean \"mcp\"?",
 			"sb.yaml:8:10: hooks.a.actions[1].type: type is required; use one of mcp, command, http, git, github, agent, event",
 			"sb.yaml:9:29: hooks.a.actions[2].server: unknown server \"gihtub\"; did you mean \"github\"?",
 			"sb.yaml:9:46: hooks.a.actions[2].tiemout: unknown field \"tiemout\"; did you mean \"timeout\"?",

@@ -46,9 +46,13 @@ func Closest(name string, candidates []string, n int) []string {
 	return res
 }
 
-// Distance is the Levenshtein edit distance between a and b, by rune.
+// Distance is the edit distance between a and b, by rune: insertions,
+// deletions, substitutions and swaps of two adjacent runes ("ulr" for
+// "url", the commonest typo) each count one (Damerau–Levenshtein, in its
+// optimal string alignment form: no substring is edited twice).
 func Distance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
+	prev2 := make([]int, len(rb)+1)
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)
 	for j := range prev {
@@ -62,8 +66,11 @@ func Distance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(rb)]
 }
