@@ -18,8 +18,8 @@ func TestDistance(t *testing.T) {
 		{"kitten", "sitting", 3},
 		{"url", "urll", 1},
 		{"échec", "echec", 1},
-		{"ulr", "url", 1},    // two adjacent runes swapped: one edit
-		{"ca", "abc", 3},     // no substring is edited twice (optimal string alignment)
+		{"ulr", "url", 1}, // two adjacent runes swapped: one edit
+		{"ca", "abc", 3},  // no substring is edited twice (optimal string alignment)
 		{"clal", "call", 1},
 	}
 	for _, tt := range tests {
