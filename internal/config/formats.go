@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -268,9 +269,25 @@ func decodeRaw(root *node, dc decodeContext, ps *problems) *rawConfig {
 		decodeNative(root, rc, ps)
 		return rc
 	}
+	if base := strings.ToLower(filepath.Base(dc.file)); (base == FileName || base == "switchboard.yml") && rc.format != FormatToolsV1 {
+		// A native name with a client's shape: most often a native file
+		// whose servers are written as a mapping, as clients write them.
+		// Said with the file's problems too (see Parse), which it explains.
+		msg := fmt.Sprintf("%s is read as %s's format, not as a native switchboard.yaml: its keys are that client's",
+			filepath.Base(dc.file), clientFormats[rc.format].name)
+		ps.warns = append(ps.warns, Problem{Pos: root.pos, Message: msg,
+			Fix: "if you meant a native file, list servers as a sequence (servers: then - name: NAME per server); see docs/configuration.md",
+			Err: nativeNameNote(msg)})
+	}
 	clientFormats[rc.format].decode(root, rc, dc, ps)
 	return rc
 }
+
+// nativeNameNote is the warning that a file with switchboard.yaml's name
+// was read in a client's format.
+type nativeNameNote string
+
+func (n nativeNameNote) Error() string { return string(n) }
 
 // ignoreOthers warns about top-level keys of a foreign file that
 // Switchboard does not read.

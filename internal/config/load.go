@@ -79,7 +79,14 @@ func Load(path string, opts Options) (*Config, error) {
 func Parse(filename string, data []byte, opts Options) (*Config, error) {
 	p := parse(filename, data, opts)
 	if len(p.ps.errs) > 0 {
-		return nil, &ValidationError{Problems: sortProblems(p.ps.errs, filename)}
+		probs := p.ps.errs
+		for _, w := range p.ps.warns {
+			// Why a switchboard.yaml's keys were read as a client's.
+			if _, ok := w.Err.(nativeNameNote); ok {
+				probs = append(probs, w)
+			}
+		}
+		return nil, &ValidationError{Problems: sortProblems(probs, filename)}
 	}
 	return p.cfg, nil
 }
