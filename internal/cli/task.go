@@ -208,17 +208,26 @@ func (a *app) waitTask(ctx context.Context, tb control.Tasker, req control.TaskR
 			// input_required: the server asks its questions on tasks/result.
 			return nil
 		}
-		wait := defaultTaskPoll
-		if t.PollInterval != nil {
-			wait = max(time.Duration(*t.PollInterval)*time.Millisecond, minTaskPoll)
+		if err := pollWait(ctx, t); err != nil {
+			return err
 		}
-		timer := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return ctx.Err()
-		case <-timer.C:
-		}
+	}
+}
+
+// pollWait waits as long as the task's pollInterval asks (defaultTaskPoll
+// without one, never less than minTaskPoll), or until ctx ends.
+func pollWait(ctx context.Context, t taskInfo) error {
+	wait := defaultTaskPoll
+	if t.PollInterval != nil {
+		wait = max(time.Duration(*t.PollInterval)*time.Millisecond, minTaskPoll)
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
 	}
 }
 
@@ -250,16 +259,8 @@ func (a *app) watchTask(ctx context.Context, tb control.Tasker, req control.Task
 		if t.terminal() {
 			return nil
 		}
-		wait := defaultTaskPoll
-		if t.PollInterval != nil {
-			wait = max(time.Duration(*t.PollInterval)*time.Millisecond, minTaskPoll)
-		}
-		timer := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return ctx.Err()
-		case <-timer.C:
+		if err := pollWait(ctx, t); err != nil {
+			return err
 		}
 	}
 }
