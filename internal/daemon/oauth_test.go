@@ -386,9 +386,10 @@ func TestGatewayOAuthIssuerUnreachableAtStart(t *testing.T) {
 // TestGatewayOAuthReload: a reload that changes gateway.oauth swaps the
 // authenticator (the old one stops), a bad one keeps the running one, and
 // one that removes it opens the loopback gateway again; no authenticator
-// is left running after the daemon stops.
+// is left running after the daemon stops. Not parallel: it counts the
+// process's authenticator goroutines, which another test's daemon with
+// gateway.oauth would add to.
 func TestGatewayOAuthReload(t *testing.T) {
-	t.Parallel()
 	a, b := oauthtest.New(t), oauthtest.New(t)
 	next := oauthConfig(t, a.URL)
 	load := func() (*config.Config, error) { c := *next; return &c, nil }
