@@ -298,7 +298,7 @@ func (a *app) hooksFire(ctx context.Context, pos []string, dry bool) error {
 		return usagef("usage: switchboard hooks fire NAME [key=value ...] [--dry-run] [--json]")
 	}
 	name := pos[0]
-	if !config.EventNamePattern.MatchString(name) {
+	if !config.ValidEventName(name) {
 		return usagef("%q is not an event name: use dotted words, e.g. spec.after-plan", name)
 	}
 	fields, err := parseFields(pos[1:])

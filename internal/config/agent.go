@@ -127,7 +127,7 @@ func (r *resolver) decodeLLM(f *schema.LLM) LLM {
 		}
 	}
 	if f.APIKeyEnv != nil {
-		if name := *f.APIKeyEnv; !varName.MatchString(name) {
+		if name := *f.APIKeyEnv; !varName().MatchString(name) {
 			fix := "name the variable that holds the key (letters, digits and _), e.g. api_key_env: OPENAI_API_KEY"
 			if strings.HasPrefix(name, "sk-") || len(name) > 40 {
 				fix = "this looks like a key: never write the key in the file; put it in a variable and name the variable here"

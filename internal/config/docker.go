@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,9 +9,9 @@ import (
 
 var (
 	// containerNamePattern is Docker's rule for container names.
-	containerNamePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
+	containerNamePattern = lazyRegexp(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
 	// containerPortPattern is a container port with an optional protocol.
-	containerPortPattern = regexp.MustCompile(`^([0-9]{1,5})(/(tcp|udp|sctp))?$`)
+	containerPortPattern = lazyRegexp(`^([0-9]{1,5})(/(tcp|udp|sctp))?$`)
 )
 
 // docker resolves seed 001's managed Docker form into the equivalent
@@ -36,7 +35,7 @@ func (r *resolver) docker(s *rawServer, f *rawField, srv *Server) bool {
 		field := base + ".container_name"
 		if v, good := r.expandNode(p.value, field); !good {
 			ok = false
-		} else if !containerNamePattern.MatchString(v) {
+		} else if !containerNamePattern().MatchString(v) {
 			r.ps.add(p.value.pos, field, fmt.Sprintf("%q is not a valid container name", v), "start with a letter or digit and use only letters, digits, _, . and -", nil)
 			ok = false
 		} else {
@@ -53,7 +52,7 @@ func (r *resolver) docker(s *rawServer, f *rawField, srv *Server) bool {
 	if p := n.get("ports"); p != nil && s.typed.Docker != nil {
 		d.Ports = map[string]int{}
 		for _, pp := range p.value.pairs {
-			m := containerPortPattern.FindStringSubmatch(pp.key)
+			m := containerPortPattern().FindStringSubmatch(pp.key)
 			if m == nil || !validPort(m[1]) {
 				r.ps.add(pp.keyPos, base+".ports."+pp.key, fmt.Sprintf("%q is not a container port", pp.key), `use a port number, optionally with /tcp or /udp, e.g. "8080": 8080`, nil)
 				ok = false

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -438,7 +437,7 @@ func (s *rawServer) typo(name, key string) {
 }
 
 // namePattern is the form of a server name.
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var namePattern = lazyRegexp(`^[A-Za-z0-9_-]+$`)
 
 // nameProblem returns what is wrong with a server name, and a fix, or "".
 func nameProblem(name string) (string, string) {
@@ -447,7 +446,7 @@ func nameProblem(name string) (string, string) {
 		return "name is empty", "give the server a name, e.g. github"
 	case len(name) > MaxServerNameLen:
 		return fmt.Sprintf("name is longer than %d characters", MaxServerNameLen), "shorten it"
-	case !namePattern.MatchString(name):
+	case !namePattern().MatchString(name):
 		return fmt.Sprintf("name %q may only contain letters, digits, _ and -", name), fmt.Sprintf("rename it, e.g. %q", sanitizeName(name))
 	}
 	return "", ""
@@ -467,7 +466,7 @@ func checkName(name string, pos Pos, field string, ps *problems) bool {
 func sanitizeName(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if r < 128 && namePattern.MatchString(string(r)) {
+		if r < 128 && namePattern().MatchString(string(r)) {
 			b.WriteRune(r)
 		} else {
 			b.WriteByte('-')

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/url"
 	path_ "path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,9 +40,9 @@ const gatewayDocs = "docs/configuration.md#gateway"
 
 var (
 	// toolNamePattern is the form of a name a view renames a tool to.
-	toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+	toolNamePattern = lazyRegexp(`^[A-Za-z0-9_.-]{1,128}$`)
 	// sha256Pattern is the form of token_sha256.
-	sha256Pattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	sha256Pattern = lazyRegexp(`^[0-9a-f]{64}$`)
 )
 
 // CheckExposure reports, as a fault.Config error, a gateway that would
@@ -452,7 +451,7 @@ func (r *resolver) rename(path ...any) map[string]string {
 		if !ok {
 			continue
 		}
-		if !toolNamePattern.MatchString(v) {
+		if !toolNamePattern().MatchString(v) {
 			r.ps.add(p.value.pos, f, fmt.Sprintf("invalid tool name %q", v), "use 1 to 128 letters, digits, _, . and -", nil)
 			continue
 		}
@@ -581,7 +580,7 @@ func (r *resolver) tokens(tokens []schema.Token, views []View) ([]Token, bool) {
 // variable's name and the secret.
 func (r *resolver) tokenEnv(n *node, field string) (string, string) {
 	name := n.text
-	if !varName.MatchString(name) {
+	if !varName().MatchString(name) {
 		r.ps.add(n.pos, field, fmt.Sprintf("invalid environment variable name %q", name), "name the variable that holds the token (letters, digits and _), e.g. token_env: ALICE_TOKEN", nil)
 		return "", ""
 	}
@@ -602,9 +601,9 @@ func (r *resolver) tokenHash(n *node, field string) string {
 	v := n.text
 	const fix = "give the token's SHA-256 as 64 hex digits (printf %s TOKEN | sha256sum)"
 	switch {
-	case sha256Pattern.MatchString(v):
+	case sha256Pattern().MatchString(v):
 		return v
-	case sha256Pattern.MatchString(strings.ToLower(v)):
+	case sha256Pattern().MatchString(strings.ToLower(v)):
 		r.ps.add(n.pos, field, "must be in lower case", "write the hex digits in lower case", nil)
 	default:
 		r.ps.add(n.pos, field, fmt.Sprintf("must be 64 hex digits (a SHA-256), not %d characters", len(v)), fix, nil)

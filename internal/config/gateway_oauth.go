@@ -384,7 +384,7 @@ func unjoin(err error) []error {
 // the secret. Messages never include the secret.
 func (r *resolver) secretEnv(n *node, field string) (string, string) {
 	name := n.text
-	if !varName.MatchString(name) {
+	if !varName().MatchString(name) {
 		r.ps.add(n.pos, field, fmt.Sprintf("invalid environment variable name %q", name), "name the variable that holds the secret (letters, digits and _), e.g. SWITCHBOARD_OAUTH_SECRET", nil)
 		return "", ""
 	}

@@ -222,12 +222,16 @@ func (a HookAction) Label() string {
 
 var (
 	// hookNamePattern is the form of a hook name.
-	hookNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
-	// EventNamePattern is the form of an event name: dotted words.
-	EventNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
+	hookNamePattern = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+	// eventNamePattern is the form of an event name: dotted words.
+	eventNamePattern = lazyRegexp(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
 	// repoPattern is owner/name.
-	repoPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
+	repoPattern = lazyRegexp(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
 )
+
+// ValidEventName reports whether name is the form of an event name: dotted
+// words of letters, digits, _ and -.
+func ValidEventName(name string) bool { return eventNamePattern().MatchString(name) }
 
 // StandardHookFields are the context fields of every event (seed 000's
 // template context, plus the event's name and id).
@@ -437,7 +441,7 @@ func (r *resolver) hook(f schema.Hook, path []any, servers []string, first map[s
 	if v, good := r.textAt(at("name")...); good {
 		pos := r.at(at("name")...).pos
 		switch prev, dup := first[v]; {
-		case len(v) > MaxHookNameLen || !hookNamePattern.MatchString(v):
+		case len(v) > MaxHookNameLen || !hookNamePattern().MatchString(v):
 			r.ps.add(pos, base+".name", fmt.Sprintf("invalid hook name %q", v), fmt.Sprintf("use up to %d letters, digits, _, - and dots", MaxHookNameLen), nil)
 			ok = false
 		case dup:
@@ -486,7 +490,7 @@ func eventPatternProblem(v string) string {
 		return fmt.Sprintf("invalid event pattern %q: %v", v, err)
 	}
 	plain := strings.NewReplacer("*", "x", "?", "x", "[", "", "]", "", "^", "", "!", "").Replace(v)
-	if !EventNamePattern.MatchString(plain) {
+	if !ValidEventName(plain) {
 		return fmt.Sprintf("invalid event pattern %q", v)
 	}
 	return ""
@@ -631,7 +635,7 @@ func (r *resolver) hookAction(f schema.HookAction, path []any, base string, serv
 		a.Repo, a.Title, a.Body, a.Number = tmpl("repo"), tmpl("title"), tmpl("body"), tmpl("number")
 		if a.Repo == "" {
 			a.Repo = "{repo}"
-		} else if !strings.Contains(a.Repo, "{") && !repoPattern.MatchString(a.Repo) {
+		} else if !strings.Contains(a.Repo, "{") && !repoPattern().MatchString(a.Repo) {
 			r.ps.add(r.at(at("repo")...).pos, base+".repo", fmt.Sprintf("invalid repository %q", a.Repo), "write owner/name", nil)
 		}
 		a.Labels = f.Labels
@@ -660,7 +664,7 @@ func (r *resolver) hookAction(f schema.HookAction, path []any, base string, serv
 	case HookActionEvent:
 		var en *node
 		a.Event, en = str("event")
-		if en != nil && a.Event != "" && !EventNamePattern.MatchString(a.Event) {
+		if en != nil && a.Event != "" && !ValidEventName(a.Event) {
 			r.ps.add(en.pos, base+".event", fmt.Sprintf("invalid event name %q", a.Event), "write dotted words, e.g. review.requested", nil)
 		}
 		fields := make([]schema.ParamMapping, len(f.Fields))

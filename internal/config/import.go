@@ -305,7 +305,7 @@ func (im *importer) stringMap(s *rawServer, name string, f *rawField) {
 		return slices.ContainsFunc(out, func(e kv) bool { return e.k == quoteYAML(k) })
 	}
 	fromEnv := func(k, v string) {
-		if !has(k) && varName.MatchString(v) {
+		if !has(k) && varName().MatchString(v) {
 			out = append(out, kv{quoteYAML(k), quoteYAML("${" + v + ":-}")})
 			note := fmt.Sprintf("%s.%s is now ${%s:-}: empty rather than absent when %s is not set", s.name, k, v, v)
 			im.notes = append(im.notes, note)
@@ -324,7 +324,7 @@ func (im *importer) stringMap(s *rawServer, name string, f *rawField) {
 				fromEnv(p.key, p.value.text)
 			}
 		}
-		if b := s.field(fieldBearerEnv); b != nil && b.val.isScalar() && varName.MatchString(b.val.text) && !has("Authorization") {
+		if b := s.field(fieldBearerEnv); b != nil && b.val.isScalar() && varName().MatchString(b.val.text) && !has("Authorization") {
 			out = append(out, kv{quoteYAML("Authorization"), quoteYAML("Bearer ${" + b.val.text + "}")})
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -404,7 +403,7 @@ func oneOf(v string, values ...string) bool {
 }
 
 // safeNodeOptionPattern is one Node.js option that loads nothing.
-var safeNodeOptionPattern = regexp.MustCompile(`^--(max[-_]old[-_]space[-_]size=\d+|max[-_]semi[-_]space[-_]size=\d+|no[-_]warnings|no[-_]deprecation|trace[-_]warnings|trace[-_]deprecation|trace[-_]uncaught|enable[-_]source[-_]maps|use[-_]openssl[-_]ca|use[-_]bundled[-_]ca|dns[-_]result[-_]order=(ipv4first|ipv6first|verbatim)|unhandled[-_]rejections=(strict|warn|none|throw|warn-with-error-code))$`)
+var safeNodeOptionPattern = lazyRegexp(`^--(max[-_]old[-_]space[-_]size=\d+|max[-_]semi[-_]space[-_]size=\d+|no[-_]warnings|no[-_]deprecation|trace[-_]warnings|trace[-_]deprecation|trace[-_]uncaught|enable[-_]source[-_]maps|use[-_]openssl[-_]ca|use[-_]bundled[-_]ca|dns[-_]result[-_]order=(ipv4first|ipv6first|verbatim)|unhandled[-_]rejections=(strict|warn|none|throw|warn-with-error-code))$`)
 
 // safeNodeOptions reports whether a NODE_OPTIONS value holds only options
 // that load nothing (heap size, warnings, source maps, ...). Quotes and
@@ -414,7 +413,7 @@ func safeNodeOptions(v string) bool {
 		return false
 	}
 	for _, o := range strings.Fields(v) {
-		if !safeNodeOptionPattern.MatchString(o) {
+		if !safeNodeOptionPattern().MatchString(o) {
 			return false
 		}
 	}
@@ -424,13 +423,13 @@ func safeNodeOptions(v string) bool {
 // npmSpecPattern is a registry package spec: [@scope/]name[@version,
 // range or tag]. No / (GitHub's user/repo, paths), no : (git+, https:,
 // file:, github:, npm: aliases), no # (git commits).
-var npmSpecPattern = regexp.MustCompile(`^(@[A-Za-z0-9][A-Za-z0-9._~-]*/)?[A-Za-z0-9][A-Za-z0-9._~-]*(@[A-Za-z0-9._~^<>=|* +-]+)?$`)
+var npmSpecPattern = lazyRegexp(`^(@[A-Za-z0-9][A-Za-z0-9._~-]*/)?[A-Za-z0-9][A-Za-z0-9._~-]*(@[A-Za-z0-9._~^<>=|* +-]+)?$`)
 
 // npmRegistrySpec reports whether npm reads spec as a package from the
 // registry (npm-package-arg reads a spec ending in .tgz, .tar.gz or .tar
 // as a local tarball).
 func npmRegistrySpec(spec string) bool {
-	if !npmSpecPattern.MatchString(spec) {
+	if !npmSpecPattern().MatchString(spec) {
 		return false
 	}
 	lower := strings.ToLower(spec)
@@ -450,17 +449,17 @@ func npmSpecName(spec string) string {
 // takes it, also with version specifiers (name>=1,<2). Never a URL or a
 // path.
 var (
-	uvToolPattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?(\[[A-Za-z0-9._, -]*\])?(@[A-Za-z0-9.!+_-]+)?$`)
-	uvFromPattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?(\[[A-Za-z0-9._, -]*\])?(@[A-Za-z0-9.!+_-]+|\s*(===|==|>=|<=|~=|!=|<|>)\s*[A-Za-z0-9.!+_*-]+(\s*,\s*(===|==|>=|<=|~=|!=|<|>)\s*[A-Za-z0-9.!+_*-]+)*)?$`)
+	uvToolPattern = lazyRegexp(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?(\[[A-Za-z0-9._, -]*\])?(@[A-Za-z0-9.!+_-]+)?$`)
+	uvFromPattern = lazyRegexp(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?(\[[A-Za-z0-9._, -]*\])?(@[A-Za-z0-9.!+_-]+|\s*(===|==|>=|<=|~=|!=|<|>)\s*[A-Za-z0-9.!+_*-]+(\s*,\s*(===|==|>=|<=|~=|!=|<|>)\s*[A-Za-z0-9.!+_*-]+)*)?$`)
 )
 
 // uvToolSpec reports whether a tool (or, given by --from, a package) comes
 // from the index.
 func uvToolSpec(opt, spec string) bool {
 	if opt == "--from" {
-		return uvFromPattern.MatchString(spec)
+		return uvFromPattern().MatchString(spec)
 	}
-	return uvToolPattern.MatchString(spec)
+	return uvToolPattern().MatchString(spec)
 }
 
 // uvToolName is a tool spec without its extras and version.
@@ -471,22 +470,26 @@ func uvToolName(spec string) string {
 	return spec
 }
 
+// pyNameSeparators are the runs of separators a Python package name
+// compares equal across (PEP 503).
+var pyNameSeparators = lazyRegexp(`[-_.]+`)
+
 // normalizePyName is a Python package name as the index compares it.
 func normalizePyName(n string) string {
-	return strings.ToLower(regexp.MustCompile(`[-_.]+`).ReplaceAllString(n, "-"))
+	return strings.ToLower(pyNameSeparators().ReplaceAllString(n, "-"))
 }
 
 // pythonToolPattern is a tool name uvx reads as a Python interpreter.
-var pythonToolPattern = regexp.MustCompile(`(?i)^(python|pythonw|cpython|pypy|graalpy|pyodide)(\d[\d.]*t?)?(-\d.*)?$`)
+var pythonToolPattern = lazyRegexp(`(?i)^(python|pythonw|cpython|pypy|graalpy|pyodide)(\d[\d.]*t?)?(-\d.*)?$`)
 
-func pythonTool(spec string) bool { return pythonToolPattern.MatchString(uvToolName(spec)) }
+func pythonTool(spec string) bool { return pythonToolPattern().MatchString(uvToolName(spec)) }
 
 // pythonVersionPattern is a --python value that requests a version (and
 // perhaps an implementation), never a path or a program's name.
-var pythonVersionPattern = regexp.MustCompile(`(?i)^((cpython|pypy|graalpy|pyodide|python|cp|pp|gp)[@-]?)?((==|>=|<=|!=|~=|>|<)?\d+(\.\d+)*([a-z]+\d*)?(\s*,\s*(==|>=|<=|!=|~=|>|<)?\d+(\.\d+)*([a-z]+\d*)?)*)?$`)
+var pythonVersionPattern = lazyRegexp(`(?i)^((cpython|pypy|graalpy|pyodide|python|cp|pp|gp)[@-]?)?((==|>=|<=|!=|~=|>|<)?\d+(\.\d+)*([a-z]+\d*)?(\s*,\s*(==|>=|<=|!=|~=|>|<)?\d+(\.\d+)*([a-z]+\d*)?)*)?$`)
 
 func pythonVersionRequest(v string) bool {
-	return strings.TrimSpace(v) != "" && pythonVersionPattern.MatchString(v)
+	return strings.TrimSpace(v) != "" && pythonVersionPattern().MatchString(v)
 }
 
 // noNewPrivileges reports whether a --security-opt value only sets
@@ -575,7 +578,7 @@ type dockerMountInfo struct {
 }
 
 // volumeNamePattern is Docker's rule for a named volume.
-var volumeNamePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]+$`)
+var volumeNamePattern = lazyRegexp(`^[a-zA-Z0-9][a-zA-Z0-9_.-]+$`)
 
 // dockerMount reads a -v/--volume or --mount value as docker does. ok is
 // false when docker could not read it either.
@@ -591,7 +594,7 @@ func (p *LaunchPolicy) dockerMount(u ruleUse) (dockerMountInfo, bool) {
 		if len(parts) > 2 {
 			m.readOnly = slices.Contains(strings.Split(parts[2], ","), "ro")
 		}
-		if src == "" || volumeNamePattern.MatchString(src) {
+		if src == "" || volumeNamePattern().MatchString(src) {
 			return m, true // a named volume
 		}
 		m.bind, m.raw = true, src

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -99,7 +98,7 @@ func (r *resolver) decodeHistory(f *schema.History) History {
 }
 
 // schemePattern is the form of a URL scheme (RFC 3986).
-var schemePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
+var schemePattern = lazyRegexp(`^[A-Za-z][A-Za-z0-9+.-]*$`)
 
 // dsnExample shows the form of a postgres DSN in fixes.
 const dsnExample = "write it as postgres://user:password@host:5432/dbname"
@@ -146,5 +145,5 @@ func (r *resolver) store(v string, pos Pos, field string) string {
 // isDSN reports whether a history store is a URL rather than a file path.
 func isDSN(store string) bool {
 	scheme, _, ok := strings.Cut(store, "://")
-	return ok && schemePattern.MatchString(scheme)
+	return ok && schemePattern().MatchString(scheme)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -604,7 +603,7 @@ func scalar(v reflect.Value) string {
 
 // plainYAML matches strings that YAML reads back unchanged without quotes,
 // in block and flow context alike.
-var plainYAML = regexp.MustCompile(`^[A-Za-z_/][A-Za-z0-9_./@+-]*$`)
+var plainYAML = lazyRegexp(`^[A-Za-z_/][A-Za-z0-9_./@+-]*$`)
 
 // yamlReserved are plain words YAML would read as something else.
 var yamlReserved = map[string]bool{
@@ -615,7 +614,7 @@ var yamlReserved = map[string]bool{
 // quoteYAML renders s as a YAML scalar: plain when that is unambiguous,
 // else double-quoted with JSON escapes (a subset of YAML's).
 func quoteYAML(s string) string {
-	if plainYAML.MatchString(s) && !yamlReserved[strings.ToLower(s)] {
+	if plainYAML().MatchString(s) && !yamlReserved[strings.ToLower(s)] {
 		return s
 	}
 	var b bytes.Buffer

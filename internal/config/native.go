@@ -274,7 +274,7 @@ func fieldPath(root *node, path []string) string {
 					if msg, _ := nameProblem(name); msg != "" {
 						name = ""
 					}
-				} else if !hookNamePattern.MatchString(name) || len(name) > MaxHookNameLen || earlierHookNamed(n, idx, name) {
+				} else if !hookNamePattern().MatchString(name) || len(name) > MaxHookNameLen || earlierHookNamed(n, idx, name) {
 					name = "" // a hook is named by its name only when that is valid and its own
 				}
 			}

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -807,7 +806,7 @@ func (r *resolver) codexHeaders(s *rawServer, srv *Server) {
 	if f := s.field(fieldEnvHeaders); f != nil {
 		pairs, _ := r.ps.strMap(f.val, s.path(f.key))
 		for _, p := range pairs {
-			if !headerName.MatchString(p.key) {
+			if !headerName().MatchString(p.key) {
 				r.ps.add(p.keyPos, s.path(f.key)+"."+p.key, fmt.Sprintf("invalid header name %q", p.key), "use letters, digits and -", nil)
 				continue
 			}
@@ -927,7 +926,7 @@ func (r *resolver) root(v string, pos Pos, field string) string {
 }
 
 // headerName is the form of an HTTP header name (RFC 9110 token).
-var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+var headerName = lazyRegexp("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 // headers reads a mapping of HTTP header names to values (a server's
 // headers, telemetry.headers): names checked, values expanded and free of
@@ -936,7 +935,7 @@ func (r *resolver) headers(n *node, field string) map[string]string {
 	h := map[string]string{}
 	for _, p := range n.pairs {
 		field := field + "." + p.key
-		if !headerName.MatchString(p.key) {
+		if !headerName().MatchString(p.key) {
 			r.ps.add(p.keyPos, field, fmt.Sprintf("invalid header name %q", p.key), "use letters, digits and -", nil)
 			continue
 		}

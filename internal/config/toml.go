@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -19,10 +18,10 @@ import (
 // build the same position-carrying tree as YAML and JSON files.
 
 // tomlTable matches a TOML table header line, [a.b] or [[a]].
-var tomlTable = regexp.MustCompile(`^\[\[?[A-Za-z0-9_."' -]+\]\]?\s*(#.*)?$`)
+var tomlTable = lazyRegexp(`^\[\[?[A-Za-z0-9_."' -]+\]\]?\s*(#.*)?$`)
 
 // tomlKeyValue matches a TOML key = value line.
-var tomlKeyValue = regexp.MustCompile(`^[A-Za-z0-9_."'-]+(\s*\.\s*[A-Za-z0-9_"'-]+)*\s*=`)
+var tomlKeyValue = lazyRegexp(`^[A-Za-z0-9_."'-]+(\s*\.\s*[A-Za-z0-9_"'-]+)*\s*=`)
 
 // looksLikeTOML reports whether a file is TOML: its name ends in .toml, or
 // its first line that is not blank or a comment is a table header or a
@@ -36,7 +35,7 @@ func looksLikeTOML(file, text string) bool {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		return tomlTable.MatchString(line) || tomlKeyValue.MatchString(line)
+		return tomlTable().MatchString(line) || tomlKeyValue().MatchString(line)
 	}
 	return false
 }

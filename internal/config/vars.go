@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 )
 
 // varName is the form of an environment variable name in ${NAME}.
-var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var varName = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // refKind classifies a ${...} reference.
 type refKind int
@@ -123,7 +122,7 @@ func scanVarsWith(s string, syn varSyntax) []segment {
 func parseTemplate(raw, body string) *varRef {
 	body = strings.TrimSpace(body)
 	for _, prefix := range []string{"secrets.", "inputs."} {
-		if name, ok := strings.CutPrefix(body, prefix); ok && varName.MatchString(name) {
+		if name, ok := strings.CutPrefix(body, prefix); ok && varName().MatchString(name) {
 			return &varRef{raw: raw, kind: refSecret, name: name}
 		}
 	}
@@ -184,7 +183,7 @@ func parseRef(raw, body string) *varRef {
 		r.kind = refWorkspace
 	case !env && name == "workspaceFolderBasename":
 		r.kind = refWorkspaceBase
-	case varName.MatchString(name):
+	case varName().MatchString(name):
 		r.kind = refEnv
 	default:
 		return r

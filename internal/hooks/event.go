@@ -136,7 +136,7 @@ func (e *Engine) newEvent(ctx context.Context, name string, fields map[string]an
 
 // checkName validates an event name from outside.
 func checkName(name string) error {
-	if !config.EventNamePattern.MatchString(name) {
+	if !config.ValidEventName(name) {
 		return fault.New(fault.Validation, "invalid event name %q", name).
 			WithSuggestions("use dotted words of letters, digits, _ and -, e.g. spec.after-plan")
 	}
