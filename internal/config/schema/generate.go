@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/invopop/jsonschema"
@@ -70,6 +72,7 @@ func Generate(source string) ([]byte, error) {
 		return nil, err
 	}
 	s := reflectFile(r)
+	transportRules(s)
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -87,6 +90,40 @@ func reflectFile(r *jsonschema.Reflector) *Schema {
 	s.Title = "switchboard.yaml"
 	s.Description = "The configuration of Switchboard (docs/configuration.md)."
 	return s
+}
+
+// transportRules adds to a server's published schema which keys each
+// transport takes, from the transports tags of [Server]: for each
+// transport, an if/then that forbids the keys it does not use (command on
+// an http server, url on a stdio one), with no transport key meaning
+// stdio. Editors read the rule from here; Switchboard's own check is the
+// resolver's, which reads the same tags and words the refusal with the
+// transport to use instead (and only warns in a client's file, which the
+// client reads leniently too), so the runtime schema leaves it out.
+func transportRules(s *Schema) {
+	srv := s.Definitions["Server"]
+	tr := srv.Properties.Value("transport")
+	st := reflect.TypeOf(Server{})
+	for _, e := range tr.Enum {
+		t := e.(string)
+		banned := orderedmap.New[string, *Schema]()
+		for i := range st.NumField() {
+			f := st.Field(i)
+			tag := f.Tag.Get("transports")
+			if tag == "" || slices.Contains(strings.Split(tag, ","), t) {
+				continue
+			}
+			banned.Set(strings.Split(f.Tag.Get("json"), ",")[0], jsonschema.FalseSchema)
+		}
+		if banned.Len() == 0 {
+			continue
+		}
+		cond := &Schema{Properties: props("transport", &Schema{Const: t})}
+		if t != tr.Default {
+			cond.Required = []string{"transport"}
+		}
+		srv.AllOf = append(srv.AllOf, &Schema{If: cond, Then: &Schema{Properties: banned}})
+	}
 }
 
 // runtime is the schema the validator uses: the same types, without the
