@@ -137,12 +137,7 @@ func (r *resolver) decodeLLM(f *schema.LLM) LLM {
 			l.APIKeyEnv = name
 		}
 	}
-	set(&l.PromptPrice, f.PromptPrice)
-	set(&l.CompletionPrice, f.CompletionPrice)
-	setDur(&l.Timeout, f.Timeout)
-	set(&l.Vision, f.Vision)
-	set(&l.Stream, f.Stream)
-	set(&l.MaxRetries, f.MaxRetries)
+	readFields(&l, f)
 	return l
 }
 
@@ -154,11 +149,7 @@ func (r *resolver) decodeAgent(f *schema.Agent, servers []string) Agent {
 	if f == nil {
 		return a
 	}
-	set(&a.MaxSteps, f.MaxSteps)
-	set(&a.MaxToolCalls, f.MaxToolCalls)
-	set(&a.MaxTokens, f.MaxTokens)
-	set(&a.MaxCost, f.MaxCost)
-	setDur(&a.Timeout, f.Timeout)
+	readFields(&a, f)
 	if v, ok := r.textAt("agent", "system_prompt"); ok {
 		a.SystemPrompt = v
 	}

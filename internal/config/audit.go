@@ -80,13 +80,7 @@ func (r *resolver) decodeAudit(f *schema.Audit) Audit {
 			a.File = p
 		}
 	}
-	if f.MaxSize != nil {
-		a.MaxSize = int64(*f.MaxSize)
-	}
-	set(&a.MaxBackups, f.MaxBackups)
-	setDur(&a.MaxAge, f.MaxAge)
-	set(&a.Compress, f.Compress)
-	set(&a.Required, f.Required)
+	readFields(&a, f)
 	if a.File == "" && a.Required && r.at("audit", "file") == nil {
 		r.ps.add(r.at("audit", "required").pos, "audit.required", "requires an audit trail, but audit.file is not set", "set audit.file to a path such as audit.jsonl, or \"-\" for standard output", nil)
 	}
@@ -95,8 +89,7 @@ func (r *resolver) decodeAudit(f *schema.Audit) Audit {
 
 // auditOf is the audit: block of a resolved configuration.
 func auditOf(a Audit) *schema.Audit {
-	return &schema.Audit{
-		File: opt(esc(a.File)), MaxSize: ptr(schema.Size(a.MaxSize)), MaxBackups: ptr(a.MaxBackups),
-		MaxAge: dur(a.MaxAge), Compress: ptr(a.Compress), Required: ptr(a.Required),
-	}
+	out := &schema.Audit{}
+	writeFields(out, a)
+	return out
 }

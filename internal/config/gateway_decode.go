@@ -236,20 +236,12 @@ func (r *resolver) decodeGateway(f *schema.Gateway, servers []string) Gateway {
 			}
 		}
 	}
-	set(&g.Stateless, f.Stateless)
+	readFields(&g, f)
 	if f.FastPath != nil {
 		g.DisableFastPath = !*f.FastPath
 	}
 	g.AllowedOrigins = r.gatewayList(originProblem, "gateway", "allowed_origins")
 	g.AllowedHosts = r.gatewayList(hostProblem, "gateway", "allowed_hosts")
-	setDur(&g.ShutdownTimeout, f.ShutdownTimeout)
-	setDur(&g.SessionTimeout, f.SessionTimeout)
-	setDur(&g.HandshakeTimeout, f.HandshakeTimeout)
-	set(&g.MaxSessions, f.MaxSessions)
-	set(&g.MaxSessionsPerUser, f.MaxSessionsPerUser)
-	if f.MaxRequestBytes != nil {
-		g.MaxRequestBytes = int64(*f.MaxRequestBytes)
-	}
 	if v, ok := r.textAt("gateway", "default_user"); ok {
 		pos := r.at("gateway", "default_user").pos
 		switch {

@@ -403,12 +403,7 @@ func (r *resolver) decodeHooks(f *schema.File, servers []string) Hooks {
 	h := Hooks{Settings: DefaultHookSettings(), Pos: r.keyAt("hooks")}
 	if s := f.HookSettings; s != nil {
 		h.Settings.Pos = r.keyAt("hook_settings")
-		set(&h.Settings.MaxConcurrent, s.MaxConcurrent)
-		set(&h.Settings.QueueSize, s.QueueSize)
-		set(&h.Settings.Retries, s.Retries)
-		setDur(&h.Settings.RetryDelay, s.RetryDelay)
-		set(&h.Settings.MaxDepth, s.MaxDepth)
-		setDur(&h.Settings.Timeout, s.Timeout)
+		readFields(&h.Settings, s)
 	}
 	first := map[string]Pos{}
 	for i, hf := range f.Hooks {

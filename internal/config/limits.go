@@ -51,15 +51,13 @@ func decodeLimits(f *schema.Limits) Limits {
 	if f == nil {
 		return l
 	}
-	set(&l.MaxConcurrent, f.MaxConcurrent)
+	readFields(&l, f)
 	if q := f.QueueWait; q != nil {
 		l.QueueWait = q.Duration
 		if q.CallTimeout {
 			l.QueueWait = QueueWaitCallTimeout
 		}
 	}
-	set(&l.MaxQueue, f.MaxQueue)
-	set(&l.SessionLimit, f.SessionLimit)
 	if f.MaxOutput != nil {
 		l.MaxOutputBytes = int64(*f.MaxOutput)
 	}
@@ -92,8 +90,7 @@ func (r *resolver) decodeHistory(f *schema.History) History {
 	if v, ok := r.textAt("history", "store"); ok {
 		h.Store = r.store(v, r.at("history", "store").pos, "history.store")
 	}
-	set(&h.RecordValues, f.RecordValues)
-	set(&h.Keep, f.Keep)
+	readFields(&h, f)
 	return h
 }
 

@@ -72,28 +72,23 @@ func fileOf(c *Config) schema.File {
 
 // defaultsOf is the defaults: block of resolved defaults.
 func defaultsOf(d Defaults) *schema.Defaults {
-	backoff := make([]schema.BackoffStep, len(d.Health.Backoff))
+	out := &schema.Defaults{Health: &schema.Health{Backoff: make([]schema.BackoffStep, len(d.Health.Backoff))}}
+	writeFields(out, d)
+	writeFields(out.Health, d.Health)
 	for i, b := range d.Health.Backoff {
-		backoff[i] = schema.BackoffStep(b)
+		out.Health.Backoff[i] = schema.BackoffStep(b)
 	}
-	return &schema.Defaults{
-		RequestTimeout: dur(d.RequestTimeout), ConnectTimeout: dur(d.ConnectTimeout),
-		MaxRetries: ptr(d.MaxRetries), DiscoveryTTL: dur(d.DiscoveryTTL),
-		Health: &schema.Health{
-			PingInterval: dur(d.Health.PingInterval), PingTimeout: dur(d.Health.PingTimeout),
-			Backoff: backoff, MaxFailures: ptr(d.Health.MaxFailures),
-		},
-	}
+	return out
 }
 
 // limitsOf is the limits: block of resolved limits.
 func limitsOf(l Limits) *schema.Limits {
-	q := schema.QueueWait{CallTimeout: l.QueueWait == QueueWaitCallTimeout, Duration: l.QueueWait}
-	return &schema.Limits{
-		MaxConcurrent: ptr(l.MaxConcurrent), QueueWait: &q, MaxQueue: ptr(l.MaxQueue),
-		SessionLimit: ptr(l.SessionLimit), MaxOutput: ptr(schema.Size(l.MaxOutputBytes)),
-		Rate: rateOf(l.Rate),
+	out := &schema.Limits{
+		QueueWait: &schema.QueueWait{CallTimeout: l.QueueWait == QueueWaitCallTimeout, Duration: l.QueueWait},
+		MaxOutput: ptr(schema.Size(l.MaxOutputBytes)), Rate: rateOf(l.Rate),
 	}
+	writeFields(out, l)
+	return out
 }
 
 // rateOf is limits.rate as written; nil when no bucket applies.
@@ -112,37 +107,38 @@ func rateOf(r Rate) *schema.Rate {
 
 // serverOf is a resolved server as an entry of servers:.
 func serverOf(s Server) schema.Server {
-	out := schema.Server{
-		Name: s.Name, Description: opt(esc(s.Description)), Transport: ptr(string(s.Transport)),
-		Timeout: dur(s.ConnectTimeout), RequestTimeout: dur(s.RequestTimeout),
-		MaxRetries: ptr(s.MaxRetries), MaxConcurrent: ptr(s.MaxConcurrent), RedactResults: ptr(s.RedactResults),
-		Session: opt(string(s.Session)), MaxSessions: maxSessionsOf(s),
-		Roots: escAll(s.Roots), Enabled: ptr(s.Enabled), LoadTools: ptr(s.LoadTools),
-		LoadPrompts: ptr(s.LoadPrompts), LoadResources: ptr(s.LoadResources), Secrets: s.Secrets,
+	var out schema.Server
+	writeFields(&out, s)
+	t := s.Transport
+	if t == "" {
+		t = TransportStdio
 	}
+	out.Name, out.Transport, out.Secrets = s.Name, ptr(string(t)), s.Secrets
+	out.Timeout, out.MaxSessions = dur(s.ConnectTimeout), maxSessionsOf(s)
 	if s.NoIdentityMeta {
 		out.IdentityMeta = ptr(false)
 	}
-	if s.Transport == TransportStdio || s.Transport == "" {
+	if t == TransportStdio {
 		if d := s.Docker; d != nil {
+			out.Command, out.Args = nil, nil
 			out.Docker = &schema.Docker{Image: esc(d.Image), ContainerName: opt(esc(d.ContainerName)), Command: textsOf(d.Command), Ports: d.Ports}
 		} else {
-			out.Command, out.Args = ptr(esc(s.Command)), textsOf(s.Args)
+			out.Command = ptr(esc(s.Command))
 		}
 		out.Env = textMap(s.Env, esc)
-		out.InheritEnv, out.Cwd, out.Encoding = ptr(s.InheritEnv), opt(esc(s.Cwd)), opt(esc(s.Encoding))
 		if len(s.LaunchAllow) > 0 {
 			out.Launch = &schema.Launch{Allow: escAll(s.LaunchAllow)}
 		}
-		return out
+	} else {
+		out.URL, out.Headers = ptr(esc(s.URL)), textMap(s.Headers, escHeader)
+		out.OAuth = serverOAuthOf(s.OAuth)
 	}
-	out.URL, out.Headers = ptr(esc(s.URL)), textMap(s.Headers, escHeader)
-	out.OAuth, out.Auth = serverOAuthOf(s.OAuth), opt(s.Auth)
-	if s.Transport == TransportSSE || s.Transport == TransportHTTP {
-		out.SSEReadTimeout = dur(s.SSEReadTimeout)
-	}
-	if s.Transport == TransportHTTP {
-		out.TerminateOnClose = ptr(s.TerminateOnClose)
+	// A key of another transport is not written (the file would be refused).
+	v := reflect.ValueOf(&out).Elem()
+	for _, sf := range serverFields {
+		if !sf.transports.has(t) {
+			v.FieldByIndex(sf.index).SetZero()
+		}
 	}
 	return out
 }
@@ -150,18 +146,13 @@ func serverOf(s Server) schema.Server {
 // gatewayOf is the gateway: block. Token secrets are never written: a
 // token read from a variable is written as token_env: NAME.
 func gatewayOf(g Gateway) *schema.Gateway {
-	out := &schema.Gateway{
-		Listen: ptr(esc(g.Listen)), Stateless: ptr(g.Stateless),
-		AllowedOrigins: escAll(g.AllowedOrigins), AllowedHosts: escAll(g.AllowedHosts),
-		ShutdownTimeout: dur(g.ShutdownTimeout), SessionTimeout: dur(g.SessionTimeout),
-		MaxRequestBytes: ptr(schema.Size(g.MaxRequestBytes)), Instructions: opt(esc(g.Instructions)),
-		HandshakeTimeout: dur(g.HandshakeTimeout), MaxSessions: ptr(g.MaxSessions), MaxSessionsPerUser: ptr(g.MaxSessionsPerUser),
-	}
+	out := &schema.Gateway{Listen: ptr(esc(g.Listen))}
+	writeFields(out, g)
 	if g.DisableFastPath {
 		out.FastPath = ptr(false)
 	}
-	if g.DefaultUser != OSUser() {
-		out.DefaultUser = ptr(esc(g.DefaultUser)) // the OS user is the default wherever the file is used
+	if g.DefaultUser == OSUser() {
+		out.DefaultUser = nil // the OS user is the default wherever the file is used
 	}
 	for _, v := range g.Views {
 		out.Views = append(out.Views, schema.View{
@@ -193,10 +184,8 @@ func hooksOf(h Hooks) (*schema.HookSettings, []schema.Hook) {
 	s := h.Settings
 	s.Pos = Pos{}
 	if s != DefaultHookSettings() && s != (HookSettings{}) {
-		settings = &schema.HookSettings{
-			MaxConcurrent: ptr(s.MaxConcurrent), QueueSize: ptr(s.QueueSize), Retries: ptr(s.Retries),
-			RetryDelay: dur(s.RetryDelay), MaxDepth: ptr(s.MaxDepth), Timeout: dur(s.Timeout),
-		}
+		settings = &schema.HookSettings{}
+		writeFields(settings, s)
 	}
 	var out []schema.Hook
 	for _, hk := range h.List {
@@ -298,20 +287,16 @@ func notebookOf(n Notebook) *schema.Notebook {
 // llmOf is the llm: block. The API key is never written: only the name
 // of its variable.
 func llmOf(l LLM) *schema.LLM {
-	return &schema.LLM{
-		BaseURL: opt(esc(l.BaseURL)), Model: opt(esc(l.Model)), APIKeyEnv: opt(l.APIKeyEnv),
-		PromptPrice: ptr(l.PromptPrice), CompletionPrice: ptr(l.CompletionPrice), Timeout: dur(l.Timeout),
-		Vision: ptr(l.Vision), Stream: ptr(l.Stream), MaxRetries: ptr(l.MaxRetries),
-	}
+	out := &schema.LLM{}
+	writeFields(out, l)
+	return out
 }
 
 // agentOf is the agent: block.
 func agentOf(a Agent) *schema.Agent {
-	return &schema.Agent{
-		MaxSteps: ptr(a.MaxSteps), MaxToolCalls: ptr(a.MaxToolCalls), MaxTokens: ptr(a.MaxTokens),
-		MaxCost: ptr(a.MaxCost), Timeout: dur(a.Timeout), SystemPrompt: opt(esc(a.SystemPrompt)),
-		Servers: a.Servers, Tools: escAll(a.Tools), Elicitation: opt(a.Elicitation),
-	}
+	out := &schema.Agent{}
+	writeFields(out, a)
+	return out
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -128,8 +128,7 @@ func (r *resolver) decodeNotebook(f *schema.Notebook, servers []string) Notebook
 	if v, ok := r.textAt("notebook", "images_dir"); ok {
 		nb.ImagesDir = v
 	}
-	set(&nb.Concurrency, f.Concurrency)
-	set(&nb.MaxBlocks, f.MaxBlocks)
+	readFields(&nb, f)
 	return nb
 }
 

@@ -120,14 +120,9 @@ func decodeDefaults(f *schema.Defaults) Defaults {
 	if f == nil {
 		return d
 	}
-	setDur(&d.RequestTimeout, f.RequestTimeout)
-	setDur(&d.ConnectTimeout, f.ConnectTimeout)
-	set(&d.MaxRetries, f.MaxRetries)
-	setDur(&d.DiscoveryTTL, f.DiscoveryTTL)
+	readFields(&d, f)
 	if h := f.Health; h != nil {
-		setDur(&d.Health.PingInterval, h.PingInterval)
-		setDur(&d.Health.PingTimeout, h.PingTimeout)
-		set(&d.Health.MaxFailures, h.MaxFailures)
+		readFields(&d.Health, h)
 		if len(h.Backoff) > 0 {
 			d.Health.Backoff = make([]time.Duration, len(h.Backoff))
 			for i, b := range h.Backoff {

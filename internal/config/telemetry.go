@@ -98,10 +98,7 @@ func (r *resolver) decodeTelemetry(f *schema.Telemetry) Telemetry {
 	if f == nil {
 		return t
 	}
-	if f.Enabled != nil {
-		v := *f.Enabled
-		t.Enabled = &v
-	}
+	readFields(&t, f)
 	if v, ok := r.textAt("telemetry", "endpoint"); ok {
 		if msg := CheckTelemetryEndpoint(v); msg != "" {
 			fix := "give the OTLP receiver's http:// or https:// URL, e.g. http://localhost:4318 (http/protobuf) or http://localhost:4317 (grpc)"
@@ -128,16 +125,8 @@ func (r *resolver) decodeTelemetry(f *schema.Telemetry) Telemetry {
 			t.ServiceName = strings.TrimSpace(v)
 		}
 	}
-	if f.SampleRatio != nil {
-		v := *f.SampleRatio
-		t.SampleRatio = &v
-	}
 	if m := f.Metrics; m != nil {
-		if m.Enabled != nil {
-			v := *m.Enabled
-			t.Metrics.Enabled = &v
-		}
-		setDur(&t.Metrics.Interval, m.Interval)
+		readFields(&t.Metrics, m)
 	}
 	return t
 }
@@ -157,10 +146,8 @@ func (t Telemetry) redacted() Telemetry {
 
 // telemetryOf is the telemetry: block of a resolved configuration.
 func telemetryOf(t Telemetry) *schema.Telemetry {
-	out := &schema.Telemetry{
-		Enabled: t.Enabled, Endpoint: opt(esc(t.Endpoint)), Protocol: opt(t.Protocol),
-		ServiceName: opt(esc(t.ServiceName)), SampleRatio: t.SampleRatio,
-	}
+	out := &schema.Telemetry{}
+	writeFields(out, t)
 	if t.Metrics != (TelemetryMetrics{}) {
 		out.Metrics = &schema.TelemetryMetrics{Enabled: t.Metrics.Enabled}
 		if t.Metrics.Interval > 0 {
