@@ -571,11 +571,7 @@ func (r *resolver) tokens(tokens []schema.Token, views []View) ([]Token, bool) {
 // tokenEnv reads token_env and looks the variable up; it returns the
 // variable's name and the secret.
 func (r *resolver) tokenEnv(n *node, field string) (string, string) {
-	name := n.text
-	if !varName().MatchString(name) {
-		r.ps.add(n.pos, field, fmt.Sprintf("invalid environment variable name %q", name), "name the variable that holds the token (letters, digits and _), e.g. token_env: ALICE_TOKEN", nil)
-		return "", ""
-	}
+	name := n.text // its form is the schema's
 	v, set := r.lookup(name)
 	switch {
 	case !set:

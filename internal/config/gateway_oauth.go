@@ -383,11 +383,7 @@ func unjoin(err error) []error {
 // secret, and looks the variable up; it returns the variable's name and
 // the secret. Messages never include the secret.
 func (r *resolver) secretEnv(n *node, field string) (string, string) {
-	name := n.text
-	if !varName().MatchString(name) {
-		r.ps.add(n.pos, field, fmt.Sprintf("invalid environment variable name %q", name), "name the variable that holds the secret (letters, digits and _), e.g. SWITCHBOARD_OAUTH_SECRET", nil)
-		return "", ""
-	}
+	name := n.text // its form is the schema's
 	v, set := r.lookup(name)
 	switch {
 	case !set:

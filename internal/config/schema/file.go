@@ -235,7 +235,7 @@ type OAuthConsole struct {
 	// The console's client id at the authorization server (default: registered dynamically, where the server offers registration).
 	ClientID *string `json:"client_id,omitempty"`
 	// An environment variable holding the console client's secret (omit for a public client).
-	ClientSecretEnv *string `json:"client_secret_env,omitempty"`
+	ClientSecretEnv *string `json:"client_secret_env,omitempty" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$" jsonschema_extras:"x-name=environment variable name,x-fix=name the variable that holds the secret (letters\\, digits and _)\\, e.g. SWITCHBOARD_OAUTH_SECRET"`
 	// The scopes to ask for (default: scopes).
 	Scopes []string `json:"scopes,omitempty"`
 	// Only members of one of these groups may use the console (default: every user the gateway accepts); needs groups_claim.
@@ -249,7 +249,7 @@ type Introspection struct {
 	// The gateway's client id at the authorization server.
 	ClientID *string `json:"client_id,omitempty"`
 	// An environment variable holding the gateway's client secret.
-	ClientSecretEnv *string `json:"client_secret_env,omitempty"`
+	ClientSecretEnv *string `json:"client_secret_env,omitempty" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$" jsonschema_extras:"x-name=environment variable name,x-fix=name the variable that holds the secret (letters\\, digits and _)\\, e.g. SWITCHBOARD_OAUTH_SECRET"`
 	// How the client id and secret are sent.
 	AuthMethod *string `json:"auth_method,omitempty" jsonschema:"enum=client_secret_basic,enum=client_secret_post,default=client_secret_basic"`
 }
@@ -298,7 +298,7 @@ type Token struct {
 	// The identity calls made with the token carry.
 	User string `json:"user" jsonschema:"required" jsonschema_extras:"x-required-fix=add user: with the identity calls made with this token carry\\, e.g. user: alice"`
 	// An environment variable holding the token.
-	TokenEnv *string `json:"token_env,omitempty"`
+	TokenEnv *string `json:"token_env,omitempty" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$" jsonschema_extras:"x-name=environment variable name,x-fix=name the variable that holds the token (letters\\, digits and _)\\, e.g. token_env: ALICE_TOKEN"`
 	// The token's SHA-256 in lower-case hex (printf %s TOKEN | sha256sum).
 	TokenSHA256 *string `json:"token_sha256,omitempty"`
 	// The views the token may use: view names, "default" or "*" (default: all).
