@@ -232,6 +232,10 @@ func (r *resolver) server(s *rawServer) Server {
 	if tok {
 		r.checkFieldsForTransport(s, t)
 	}
+	// The entry's numbers, booleans and durations, by name (a key of
+	// another transport has been refused, or in a client's file is one
+	// its transport does not use).
+	readFields(&srv, s.typed)
 
 	if f := s.field("description"); f != nil && f.val.kind != kindNull {
 		srv.Description, _ = r.expandNode(f.val, s.path(f.key))
@@ -253,23 +257,12 @@ func (r *resolver) server(s *rawServer) Server {
 
 	v := s.typed
 	setDur(&srv.ConnectTimeout, v.Timeout)
-	setDur(&srv.RequestTimeout, v.RequestTimeout)
 	r.clientTimeouts(s, &srv)
-	set(&srv.MaxRetries, v.MaxRetries)
-	if f := s.field("max_concurrent"); f != nil && v.MaxConcurrent != nil {
-		if n := *v.MaxConcurrent; r.limitsOK && n > r.limits.MaxConcurrent {
-			r.ps.add(f.val.pos, s.path(f.key), fmt.Sprintf("%d can never be reached: limits.max_concurrent is %d", n, r.limits.MaxConcurrent),
-				fmt.Sprintf("lower it to %d or less (0 means only the global limit), or raise limits.max_concurrent", r.limits.MaxConcurrent), nil)
-		} else {
-			srv.MaxConcurrent = n
-		}
+	if f := s.field("max_concurrent"); f != nil && r.limitsOK && srv.MaxConcurrent > r.limits.MaxConcurrent {
+		r.ps.add(f.val.pos, s.path(f.key), fmt.Sprintf("%d can never be reached: limits.max_concurrent is %d", srv.MaxConcurrent, r.limits.MaxConcurrent),
+			fmt.Sprintf("lower it to %d or less (0 means only the global limit), or raise limits.max_concurrent", r.limits.MaxConcurrent), nil)
 	}
 	r.serverSession(s, &srv)
-	set(&srv.Enabled, v.Enabled)
-	set(&srv.LoadTools, v.LoadTools)
-	set(&srv.LoadPrompts, v.LoadPrompts)
-	set(&srv.LoadResources, v.LoadResources)
-	set(&srv.RedactResults, v.RedactResults)
 	if v.IdentityMeta != nil {
 		srv.NoIdentityMeta = !*v.IdentityMeta
 	}
@@ -506,7 +499,6 @@ func (r *resolver) stdio(s *rawServer, srv *Server) {
 	if len(env) > 0 {
 		srv.Env = env
 	}
-	set(&srv.InheritEnv, s.typed.InheritEnv)
 	if f := s.field("cwd"); f != nil && f.val.kind != kindNull {
 		if v, ok := r.expandNode(f.val, s.path(f.key)); ok {
 			srv.Cwd = r.directory(v, f.val.pos, s.path(f.key))
@@ -980,12 +972,6 @@ func (r *resolver) network(s *rawServer, srv *Server) {
 	}
 	r.codexHeaders(s, srv)
 	r.serverOAuth(s, srv)
-	if t != TransportWebSocket {
-		setDur(&srv.SSEReadTimeout, s.typed.SSEReadTimeout)
-	}
-	if t == TransportHTTP {
-		set(&srv.TerminateOnClose, s.typed.TerminateOnClose)
-	}
 }
 
 func isLoopback(host string) bool {

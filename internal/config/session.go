@@ -33,7 +33,6 @@ func (r *resolver) serverSession(s *rawServer, srv *Server) {
 		srv.Session = SessionMode(*v)
 	}
 	if f := s.field("max_sessions"); f != nil && s.typed.MaxSessions != nil {
-		srv.MaxSessions = *s.typed.MaxSessions
 		if !srv.Session.Owned() {
 			r.ps.warn(f.val.pos, s.path(f.key), "max_sessions has no effect on a shared session", "set session: per_client or per_user, or remove max_sessions")
 		}
