@@ -402,30 +402,21 @@ func oauthOf(o *OAuth) *schema.OAuth {
 	if o == nil {
 		return nil
 	}
+	// The schema has no key for a client secret itself: only its variable
+	// is written.
 	out := &schema.OAuth{
-		Resource: esc(o.Resource), Issuer: esc(o.Issuer), Audiences: escAll(o.Audiences),
-		JWKSURL: opt(esc(o.JWKSURL)), Algorithms: o.Algorithms,
-		UserClaim: ptr(esc(o.UserClaim)), GroupsClaim: opt(esc(o.GroupsClaim)),
-		Views: o.Views, GroupViews: o.GroupViews, Scopes: escAll(o.Scopes), ViewScopes: escLists(o.ViewScopes),
-		Leeway: dur(o.Leeway),
-		Cache: &schema.OAuthCache{
-			Size: ptr(o.CacheSize), TTL: dur(o.CacheTTL), NegativeTTL: dur(o.NegativeTTL),
-		},
-		Keys:                  &schema.OAuthKeys{Refresh: dur(o.KeysRefresh), MinInterval: dur(o.KeysMinInterval)},
-		ResourceName:          ptr(esc(o.ResourceName)),
-		ResourceDocumentation: opt(esc(o.ResourceDocumentation)),
+		GroupViews: o.GroupViews, ViewScopes: escLists(o.ViewScopes),
+		Cache: &schema.OAuthCache{Size: ptr(o.CacheSize), TTL: dur(o.CacheTTL), NegativeTTL: dur(o.NegativeTTL)},
+		Keys:  &schema.OAuthKeys{Refresh: dur(o.KeysRefresh), MinInterval: dur(o.KeysMinInterval)},
 	}
+	writeFields(out, *o)
 	if in := o.Introspection; in != nil {
-		out.Introspection = &schema.Introspection{
-			URL: opt(esc(in.URL)), ClientID: opt(esc(in.ClientID)),
-			ClientSecretEnv: opt(in.ClientSecretEnv), AuthMethod: ptr(in.AuthMethod),
-		}
+		out.Introspection = &schema.Introspection{}
+		writeFields(out.Introspection, *in)
 	}
 	if c := o.Console; c != nil {
-		out.Console = &schema.OAuthConsole{
-			ClientID: opt(esc(c.ClientID)), ClientSecretEnv: opt(c.ClientSecretEnv),
-			Scopes: escAll(c.Scopes), Groups: escAll(c.Groups),
-		}
+		out.Console = &schema.OAuthConsole{}
+		writeFields(out.Console, *c)
 	}
 	return out
 }

@@ -138,13 +138,11 @@ func serverOAuthOf(o *ServerOAuth) *schema.ServerOAuth {
 	if o == nil {
 		return nil
 	}
-	out := &schema.ServerOAuth{
-		ClientID: opt(esc(o.ClientID)), ClientSecretEnv: opt(o.ClientSecretEnv),
-		ClientMetadataURL: opt(esc(o.ClientMetadataURL)), Scopes: o.Scopes,
-		Grant: opt(o.Grant), Issuer: opt(esc(o.Issuer)), TokenAuthMethod: opt(o.TokenAuthMethod),
-	}
-	if o.RedirectPort != 0 {
-		out.RedirectPort = ptr(o.RedirectPort)
+	out := &schema.ServerOAuth{}
+	writeFields(out, *o) // the schema has no key for the secret itself
+	out.Scopes = o.Scopes
+	if o.RedirectPort == 0 {
+		out.RedirectPort = nil // any free port
 	}
 	return out
 }
