@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // This file applies the launch policy's table (launchpolicy.go): it reads
@@ -104,7 +105,7 @@ func (c *checker) pkgIn(index int, opt, spec, arg string) {
 // option if it starts with -, and as a package if not; the arguments after
 // the package are its own.
 func (c *checker) npx(args []string) {
-	ix := optionIndexes[launcherNpx]
+	ix := optionIndexes()[launcherNpx]
 	end, pkgAt := len(args), -1
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -176,27 +177,27 @@ var npxFlags = map[string]bool{
 
 // npxKeys maps an npx option's name without dashes to the table's
 // spelling of it.
-var npxKeys = func() map[string]string {
+var npxKeys = sync.OnceValue(func() map[string]string {
 	out := map[string]string{}
-	for name := range optionIndexes[launcherNpx].rules {
+	for name := range optionIndexes()[launcherNpx].rules {
 		out[strings.TrimLeft(name, "-")] = name
 	}
 	return out
-}()
+})
 
 // npxOptions resolves an option key (dashes stripped, no value) to the
 // table's options: the key itself, an abbreviation of exactly one refused
 // long option (npm accepts abbreviations), or a cluster of single letters.
 // ok is false for an option the table does not know.
 func npxOptions(key string) ([]string, bool) {
-	if name, ok := npxKeys[key]; ok {
+	if name, ok := npxKeys()[key]; ok {
 		return []string{name}, true
 	}
-	if _, _, ok := optionIndexes[launcherNpx].lookup("--" + key); ok && strings.HasPrefix(key, "@") {
+	if _, _, ok := optionIndexes()[launcherNpx].lookup("--" + key); ok && strings.HasPrefix(key, "@") {
 		return []string{"--" + key}, true
 	}
 	var abbrev []string
-	for k, name := range npxKeys {
+	for k, name := range npxKeys() {
 		if len(key) > 1 && len(k) > len(key) && strings.HasPrefix(k, key) {
 			abbrev = append(abbrev, name)
 		}
@@ -209,7 +210,7 @@ func npxOptions(key string) ([]string, bool) {
 	}
 	var out []string
 	for _, ch := range key {
-		name, ok := npxKeys[string(ch)]
+		name, ok := npxKeys()[string(ch)]
 		if !ok {
 			return nil, false
 		}
@@ -230,7 +231,7 @@ func npxValueAlways(name string) bool {
 
 // refusedOption reports whether any rule refuses some use of an option.
 func refusedOption(launcher, name string) bool {
-	rules, _, _ := optionIndexes[launcher].lookup(name)
+	rules, _, _ := optionIndexes()[launcher].lookup(name)
 	return slices.ContainsFunc(rules, func(r *launchRule) bool { return r.id != "" })
 }
 
@@ -248,7 +249,7 @@ func (c *checker) uvx(args []string) {
 			c.pkgIn(index, name, value, arg)
 		}
 	}
-	if i := c.pflag(optionIndexes[launcherUvx], args, 0); i < len(args) && !from {
+	if i := c.pflag(optionIndexes()[launcherUvx], args, 0); i < len(args) && !from {
 		c.pkg(i, args[i])
 	}
 }
@@ -260,7 +261,7 @@ func (c *checker) uvx(args []string) {
 // -v=/:/x, -v /:/x). Only docker run (or container run) is checked
 // further; the arguments after the image belong to the container.
 func (c *checker) docker(args []string) {
-	i := c.pflag(optionIndexes[launcherDocker+" global"], args, 0)
+	i := c.pflag(optionIndexes()[launcherDocker+" global"], args, 0)
 	switch {
 	case i >= len(args):
 		return // docker prints its help
@@ -274,7 +275,7 @@ func (c *checker) docker(args []string) {
 		c.subcommand(i, args[i])
 		return
 	}
-	if j := c.pflag(optionIndexes[launcherDocker], args, i); j < len(args) {
+	if j := c.pflag(optionIndexes()[launcherDocker], args, i); j < len(args) {
 		c.pkg(j, args[j])
 	}
 }

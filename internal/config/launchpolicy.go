@@ -3,6 +3,7 @@ package config
 import (
 	"slices"
 	"strings"
+	"sync"
 )
 
 // The launch policy: what a configuration file may make npx, uvx and docker
@@ -477,9 +478,9 @@ type optionIndex struct {
 	globs      []string // spellings with a *, in table order
 }
 
-// optionIndexes is built from launchRules: launcher and scope ("" for a
+// optionIndexes is built from launchRules, on first use: launcher and scope ("" for a
 // launcher's options, "global" for docker's) to its index.
-var optionIndexes = func() map[string]*optionIndex {
+var optionIndexes = sync.OnceValue(func() map[string]*optionIndex {
 	out := map[string]*optionIndex{}
 	for _, r := range launchRules {
 		if r.kind != ruleOption && r.kind != ruleGlobal {
@@ -506,7 +507,7 @@ var optionIndexes = func() map[string]*optionIndex {
 		}
 	}
 	return out
-}()
+})
 
 // lookup returns an option's rules and whether it takes a value; ok is
 // false for an option the table does not list.

@@ -107,7 +107,7 @@ func TestDockerHelpCaptured(t *testing.T) {
 // not), and no option docker run does not have.
 func TestLaunchPolicyMatchesDocker(t *testing.T) {
 	check := func(scope string, opts []dockerHelpOption, all bool) {
-		ix := optionIndexes[scope]
+		ix := optionIndexes()[scope]
 		seen := map[string]bool{}
 		for _, o := range opts {
 			for _, name := range []string{o.long, "-" + o.short} {
