@@ -306,11 +306,32 @@ func (g *Gateway) serverFor(ctx context.Context, spec viewSpec) (*viewServer, er
 }
 
 // instructionsLocked combines the gateway's own instructions with those of
-// every available upstream in the view.
+// every available upstream in the view. A prefix: never view whose
+// instructions are one server's alone gives them as the server wrote
+// them, to the byte, as the server itself would.
 func (g *Gateway) instructionsLocked(spec viewSpec) string {
 	var b strings.Builder
 	if s := strings.TrimSpace(g.cfg.Gateway.Instructions); s != "" {
 		b.WriteString(s)
+	}
+	if spec.view.Prefix == config.PrefixNever && b.Len() == 0 {
+		var only string
+		n := 0
+		for _, srv := range g.cfg.Servers {
+			if !spec.hasServer(srv.Name) {
+				continue
+			}
+			c, err := g.ups.Client(srv.Name)
+			if err != nil {
+				continue
+			}
+			if ir := c.InitializeResult(); ir != nil && strings.TrimSpace(ir.Instructions) != "" {
+				only, n = ir.Instructions, n+1
+			}
+		}
+		if n == 1 {
+			return only
+		}
 	}
 	for _, srv := range g.cfg.Servers {
 		if !spec.hasServer(srv.Name) {
