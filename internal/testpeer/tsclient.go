@@ -102,8 +102,9 @@ type TSClientInput struct {
 //   - get_prompt {name, arguments}, read_resource {uri}, complete {ref,
 //     argument, context}, set_level {level}, ping, subscribe {uri},
 //     unsubscribe {uri}: the result;
-//   - wait_notification {method, count, timeout_ms}: waits until count
-//     (default 1) notifications with method have arrived since the start, or
+//   - wait_notification {method, count, match, timeout_ms}: waits until
+//     count (default 1) notifications with method (with match, only those
+//     whose params as JSON contain it) have arrived since the start, or
 //     timeout_ms (default 10000) passes; "count" and the last "params";
 //   - sleep {ms};
 //   - terminate_session: ends a streamable HTTP session with DELETE.

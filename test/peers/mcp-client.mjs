@@ -207,35 +207,49 @@ const elicitationRequests = [];
 const rootsRequests = [];
 const clientErrors = [];
 
+const maxKept = 1000; // notifications' params kept per method, for wait_notification's match
+
 function noteNotification(method, params) {
     let n = notifications.get(method);
     if (!n) {
-        n = { count: 0, params: undefined, waiters: new Set() };
+        n = { count: 0, params: undefined, all: [], waiters: new Set() };
         notifications.set(method, n);
     }
     n.count++;
     n.params = params;
+    if (n.all.length < maxKept) n.all.push(params);
     for (const wake of n.waiters) wake();
 }
 
-/** Waits until at least count notifications with method have arrived since the start. */
-async function waitNotification(method, count, timeoutMs) {
+/**
+ * Waits until at least count notifications with method have arrived since the start
+ * (with match, only those whose params, as JSON, contain it); returns {count, params},
+ * params of the last one counted.
+ */
+async function waitNotification(method, count, timeoutMs, match) {
     let n = notifications.get(method);
     if (!n) {
-        n = { count: 0, params: undefined, waiters: new Set() };
+        n = { count: 0, params: undefined, all: [], waiters: new Set() };
         notifications.set(method, n);
     }
-    if (n.count >= count) return n;
+    const seen = () => {
+        if (match === undefined) return { count: n.count, params: n.params };
+        const hits = n.all.filter(p => JSON.stringify(p ?? {}).includes(match));
+        return { count: hits.length, params: hits.at(-1) };
+    };
+    if (seen().count >= count) return seen();
     return new Promise((resolve, reject) => {
         const wake = () => {
-            if (n.count < count) return;
+            const s = seen();
+            if (s.count < count) return;
             clearTimeout(timer);
             n.waiters.delete(wake);
-            resolve(n);
+            resolve(s);
         };
         const timer = setTimeout(() => {
             n.waiters.delete(wake);
-            reject(new Error(`timed out after ${timeoutMs} ms waiting for ${count} ${method} (got ${n.count})`));
+            const what = match === undefined ? method : `${method} matching ${JSON.stringify(match)}`;
+            reject(new Error(`timed out after ${timeoutMs} ms waiting for ${count} ${what} (got ${seen().count})`));
         }, timeoutMs);
         n.waiters.add(wake);
     });
@@ -357,9 +371,9 @@ const ops = {
     subscribe: (client, step) => client.subscribeResource({ uri: step.uri }, requestOptions(step)),
     unsubscribe: (client, step) => client.unsubscribeResource({ uri: step.uri }, requestOptions(step)),
 
-    // wait_notification {method, count (default 1), timeout_ms (default 10000)}.
+    // wait_notification {method, count (default 1), match, timeout_ms (default 10000)}.
     wait_notification: async (client, step) => {
-        const n = await waitNotification(step.method, step.count ?? 1, step.timeout_ms ?? 10000);
+        const n = await waitNotification(step.method, step.count ?? 1, step.timeout_ms ?? 10000, step.match);
         return { method: step.method, count: n.count, params: n.params };
     },
     sleep: async (client, step) => {
