@@ -75,6 +75,13 @@ func everythingSteps() []tsStep {
 		{name: "tools/call elicitation", step: call("trigger-elicitation-request", nil),
 			differs: "elicitation/create row: the server gets the schema's defaults filled in, and the client is sent mode \"form\""},
 		{name: "tools/call roots", step: call("get-roots-list", nil)},
+		// The client's roots change: the server asks again (on its
+		// standalone stream) and says so in a log message.
+		{name: "notifications/roots/list_changed", step: testpeer.TSStep{"op": "set_roots",
+			"roots": []map[string]any{{"uri": "file:///tmp/project", "name": "project"}, {"uri": "file:///tmp/other", "name": "other"}}}},
+		{name: "roots/list again", step: testpeer.TSStep{"op": "wait_notification", "method": "notifications/message",
+			"match": "2 root(s)"}, resultOnly: true},
+		{name: "tools/call roots after the change", step: call("get-roots-list", nil)},
 		{name: "tools/call session resource", step: call("gzip-file-as-resource",
 			map[string]any{"name": "c.gz", "data": "data:text/plain;base64," + blob})},
 		{name: "tools/call arguments the schema refuses", step: call("get-sum", map[string]any{"a": "two", "b": 3}),
@@ -369,8 +376,8 @@ func normalizeSummary(l testpeer.TSResult, view bool) (summary, changed, apart a
 			lists = append(lists, method)
 			continue
 		}
-		if p, ok := n["params"].(map[string]any); ok && method == "notifications/message" && strings.HasPrefix(fmt.Sprint(p["data"]), "Roots updated") {
-			// sent before the client sets a level (through the view:
+		if p, ok := n["params"].(map[string]any); ok && method == "notifications/message" && strings.HasPrefix(fmt.Sprint(p["data"]), "Roots updated: 1 root(s)") {
+			// sent at initialize, before the client sets a level (through the view:
 			// not at all): compared apart
 			logs = append(logs, fmt.Sprint(p["data"]))
 			continue

@@ -106,6 +106,8 @@ type TSClientInput struct {
 //     count (default 1) notifications with method (with match, only those
 //     whose params as JSON contain it) have arrived since the start, or
 //     timeout_ms (default 10000) passes; "count" and the last "params";
+//   - set_roots {roots}: the client answers roots/list with roots from
+//     then on, and sends notifications/roots/list_changed;
 //   - sleep {ms};
 //   - terminate_session: ends a streamable HTTP session with DELETE.
 //

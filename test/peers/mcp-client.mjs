@@ -206,6 +206,7 @@ const samplingRequests = [];
 const elicitationRequests = [];
 const rootsRequests = [];
 const clientErrors = [];
+let currentRoots = []; // what the client answers roots/list with (input.roots, then set_roots)
 
 const maxKept = 1000; // notifications' params kept per method, for wait_notification's match
 
@@ -380,6 +381,12 @@ const ops = {
         await delay(step.ms ?? 0);
         return {};
     },
+    // set_roots {roots}: the client's roots change; it says so (notifications/roots/list_changed).
+    set_roots: async (client, step) => {
+        currentRoots = step.roots ?? [];
+        await client.sendRootsListChanged();
+        return {};
+    },
     // terminate_session: ends a streamable HTTP session with DELETE.
     terminate_session: async (client, step, transport) => {
         if (typeof transport.terminateSession !== 'function') {
@@ -421,9 +428,10 @@ async function main() {
         });
     }
     if (input.roots) {
+        currentRoots = input.roots;
         client.setRequestHandler(ListRootsRequestSchema, request => {
             rootsRequests.push(request.params ?? {});
-            return { roots: input.roots };
+            return { roots: currentRoots };
         });
     }
 
