@@ -306,12 +306,13 @@ func (g *Gateway) serverFor(ctx context.Context, spec viewSpec) (*viewServer, er
 }
 
 // instructionsLocked combines the gateway's own instructions with those of
-// every available upstream in the view.
+// every available upstream in the view. A prefix: never view whose
+// instructions are one server's alone gives them as the server wrote
+// them, to the byte, as the server itself would.
 func (g *Gateway) instructionsLocked(spec viewSpec) string {
-	var b strings.Builder
-	if s := strings.TrimSpace(g.cfg.Gateway.Instructions); s != "" {
-		b.WriteString(s)
-	}
+	own := strings.TrimSpace(g.cfg.Gateway.Instructions)
+	type part struct{ server, text string }
+	var parts []part
 	for _, srv := range g.cfg.Servers {
 		if !spec.hasServer(srv.Name) {
 			continue
@@ -320,18 +321,25 @@ func (g *Gateway) instructionsLocked(spec viewSpec) string {
 		if err != nil {
 			continue
 		}
-		ir := c.InitializeResult()
-		if ir == nil || strings.TrimSpace(ir.Instructions) == "" {
-			continue
+		if ir := c.InitializeResult(); ir != nil && strings.TrimSpace(ir.Instructions) != "" {
+			parts = append(parts, part{srv.Name, ir.Instructions})
 		}
+	}
+	never := spec.view.Prefix == config.PrefixNever
+	if never && own == "" && len(parts) == 1 {
+		return parts[0].text
+	}
+	var b strings.Builder
+	b.WriteString(own)
+	for _, p := range parts {
 		if b.Len() > 0 {
 			b.WriteString("\n\n")
 		}
-		if spec.view.Prefix == config.PrefixNever {
-			b.WriteString(strings.TrimSpace(ir.Instructions))
+		if never {
+			b.WriteString(strings.TrimSpace(p.text))
 			continue
 		}
-		fmt.Fprintf(&b, "## %s\n%s", srv.Name, strings.TrimSpace(ir.Instructions))
+		fmt.Fprintf(&b, "## %s\n%s", p.server, strings.TrimSpace(p.text))
 	}
 	return b.String()
 }

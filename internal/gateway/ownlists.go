@@ -415,6 +415,13 @@ func (vs *viewServer) list(ctx context.Context, method, kind string, req mcp.Req
 	return res, nil
 }
 
+// protocolCacheDefault is the cache hint of a page the gateway builds
+// itself: the go-sdk's types always send ttlMs and cacheScope, and an
+// empty cacheScope is no value the protocol allows. The protocol's
+// defaults (0, "public") are what the SDK's own answers carry where the
+// server gave none (the upstream client does not keep the server's).
+var protocolCacheDefault = mcp.Cacheable{CacheScope: "public"}
+
 // ownPage answers a list request (method, with cursor) of a prefix: never
 // view of one server, o, from its client's own upstream session: the page
 // the cursor names, with the server's cursor of the next, as the server
@@ -480,7 +487,7 @@ func (vs *viewServer) ownPage(ctx context.Context, method, cursor string, o owne
 	spec := vs.spec()
 	switch method {
 	case "tools/list":
-		out := &mcp.ListToolsResult{Tools: []*mcp.Tool{}, NextCursor: pg.next}
+		out := &mcp.ListToolsResult{Cacheable: protocolCacheDefault, Tools: []*mcp.Tool{}, NextCursor: pg.next}
 		for _, t := range tools {
 			if te, ok := vs.ownViewTool(spec, t); ok {
 				out.Tools = append(out.Tools, te.def)
@@ -488,7 +495,7 @@ func (vs *viewServer) ownPage(ctx context.Context, method, cursor string, o owne
 		}
 		return out, nil
 	case "prompts/list":
-		out := &mcp.ListPromptsResult{Prompts: []*mcp.Prompt{}, NextCursor: pg.next}
+		out := &mcp.ListPromptsResult{Cacheable: protocolCacheDefault, Prompts: []*mcp.Prompt{}, NextCursor: pg.next}
 		for _, p := range prompts {
 			if p == nil {
 				continue
@@ -499,7 +506,7 @@ func (vs *viewServer) ownPage(ctx context.Context, method, cursor string, o owne
 		}
 		return out, nil
 	case "resources/list":
-		out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}, NextCursor: pg.next}
+		out := &mcp.ListResourcesResult{Cacheable: protocolCacheDefault, Resources: []*mcp.Resource{}, NextCursor: pg.next}
 		for _, r := range resources {
 			if r == nil {
 				continue
@@ -510,7 +517,7 @@ func (vs *viewServer) ownPage(ctx context.Context, method, cursor string, o owne
 		}
 		return out, nil
 	default:
-		out := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}, NextCursor: pg.next}
+		out := &mcp.ListResourceTemplatesResult{Cacheable: protocolCacheDefault, ResourceTemplates: []*mcp.ResourceTemplate{}, NextCursor: pg.next}
 		for _, t := range templates {
 			if t != nil {
 				out.ResourceTemplates = append(out.ResourceTemplates, t)

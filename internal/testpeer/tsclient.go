@@ -65,7 +65,16 @@ type TSClientInput struct {
 	Sampling    *TSSampling    `json:"sampling,omitempty"`
 	Elicitation *TSElicitation `json:"elicitation,omitempty"`
 	Roots       []TSRoot       `json:"roots,omitempty"`
-	Steps       []TSStep       `json:"steps"`
+	// Wire ("http" only) records every message the server sends with the
+	// HTTP stream it came on: each step's line gets "wire", one
+	// {"method", "id", "messages"} per request the step POSTed (that
+	// POST's response stream, in order, the response included), and the
+	// summary gets "standalone", the messages of the GET streams. A step
+	// waits for its POST streams to end, at most wire_wait_ms (default
+	// 10000; set it low on a step whose stream stays open, a cancelled
+	// call's).
+	Wire  bool     `json:"wire,omitempty"`
+	Steps []TSStep `json:"steps"`
 }
 
 // TSStep is one step: "op" and that op's fields, as in
@@ -78,6 +87,8 @@ type TSClientInput struct {
 //     tools/list until every name is listed (tools a server adds after
 //     initialize) or timeout_ms (default 30000) passes;
 //   - list_prompts, list_resources, list_resource_templates: all pages;
+//     every list op with pages: true also gives "pages", each page's
+//     {count, nextCursor};
 //   - call {name, arguments, progress: bool, timeout_ms}: the CallToolResult,
 //     plus "progress": the notifications' params, when progress is true;
 //   - call_task {name, arguments, ttl}: the call made as a task, with the
@@ -91,9 +102,12 @@ type TSClientInput struct {
 //   - get_prompt {name, arguments}, read_resource {uri}, complete {ref,
 //     argument, context}, set_level {level}, ping, subscribe {uri},
 //     unsubscribe {uri}: the result;
-//   - wait_notification {method, count, timeout_ms}: waits until count
-//     (default 1) notifications with method have arrived since the start, or
+//   - wait_notification {method, count, match, timeout_ms}: waits until
+//     count (default 1) notifications with method (with match, only those
+//     whose params as JSON contain it) have arrived since the start, or
 //     timeout_ms (default 10000) passes; "count" and the last "params";
+//   - set_roots {roots}: the client answers roots/list with roots from
+//     then on, and sends notifications/roots/list_changed;
 //   - sleep {ms};
 //   - terminate_session: ends a streamable HTTP session with DELETE.
 //
@@ -108,7 +122,7 @@ type TSStep map[string]any
 // "instructions", "protocolVersion"}, then one per step, and the last is
 // {"op": "summary", "notifications": {method: count}, "sampling_requests":
 // [params], "elicitation_requests": [params], "roots_requests": count,
-// "errors": [the client's own errors]}.
+// "errors": [the client's own errors]} (and "standalone" with Wire).
 type TSResult map[string]any
 
 // TSError is the error of a result line: the JSON-RPC code (0 when the SDK

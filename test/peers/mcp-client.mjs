@@ -12,7 +12,14 @@
 //    "sampling": {"text": "..."},                          (optional)
 //    "elicitation": {"action": "accept", "content": {...}}, (optional)
 //    "roots": [{"uri": "file:///tmp", "name": "tmp"}],      (optional)
+//    "wire": true,                                         (optional, "http" only)
 //    "steps": [{"op": "...", ...}, ...]}
+//
+// With "wire", every JSON-RPC message the server sends is also recorded with the HTTP
+// stream it came on: each step's line gets "wire", one {method, id, messages} per
+// request the step POSTed (the messages of that POST's response stream, in order, the
+// response included), and the summary gets "standalone", the messages of the GET
+// streams.
 //
 // Output: one JSON line per result on stdout: first {"op":"connect",...}, then one
 // line per step, in order, then {"op":"summary",...}. Every line has "op" and "ok",
@@ -86,10 +93,97 @@ async function readInput() {
     return input;
 }
 
-function makeTransport(target) {
+// Wire records (input.wire): the messages of each HTTP stream, by the stream they came on.
+const wire = {
+    standalone: [], // the GET streams' messages
+    gets: 0, // the GET streams opened
+    step: null, // the current step's [{method, id, messages}], or null between steps
+    reading: null, // the current step's promises, settled when a POST stream is read to its end
+};
+const wireWaitMs = 10000; // longest wait, at a step's end, for its POST streams to end
+
+/** Reads the JSON-RPC messages of an HTTP response body into out, as they arrive. */
+async function readMessages(body, contentType, out) {
+    if (/^application\/json/i.test(contentType ?? '')) {
+        const data = JSON.parse(await new Response(body).text());
+        out.push(...(Array.isArray(data) ? data : [data]));
+        return;
+    }
+    // text/event-stream: events end with a blank line; their data lines join with \n.
+    const decoder = new TextDecoder();
+    let buffered = '';
+    const take = () => {
+        for (let end; (end = buffered.search(/\r?\n\r?\n/)) >= 0; ) {
+            const event = buffered.slice(0, end);
+            buffered = buffered.slice(end).replace(/^\r?\n\r?\n/, '');
+            const data = event
+                .split(/\r?\n/)
+                .filter(line => line.startsWith('data:'))
+                .map(line => line.slice(5).replace(/^ /, ''))
+                .join('\n');
+            if (data.trim() !== '') out.push(JSON.parse(data)); // a priming event has no data
+        }
+    };
+    for await (const chunk of body) {
+        buffered += decoder.decode(chunk, { stream: true });
+        take();
+    }
+}
+
+/** Wraps fetch so that the body of every stream the client reads is also recorded. */
+function wireFetch(base) {
+    return async (url, init) => {
+        const method = String(init?.method ?? 'GET').toUpperCase();
+        // A POST belongs to the step that sent it, whenever its stream answers:
+        // the step waits until its POSTs' streams are read to their end.
+        const stepWire = wire.step;
+        let done = () => {};
+        if (method === 'POST') wire.reading?.push(new Promise(resolve => (done = resolve)));
+        let res;
+        try {
+            res = await base(url, init);
+        } catch (err) {
+            done();
+            throw err;
+        }
+        let out;
+        if (!res.ok || !res.body || res.status === 202) {
+            done();
+            return res;
+        }
+        if (method === 'GET') {
+            wire.gets++;
+            out = wire.standalone;
+        } else {
+            let msg;
+            try {
+                msg = JSON.parse(init.body);
+            } catch {
+                msg = undefined;
+            }
+            if (method !== 'POST' || !msg || Array.isArray(msg) || msg.id === undefined || typeof msg.method !== 'string') {
+                done();
+                return res;
+            }
+            const entry = { method: msg.method, id: msg.id, messages: [] };
+            stepWire?.push(entry);
+            out = entry.messages;
+        }
+        const [mine, theirs] = res.body.tee();
+        readMessages(mine, res.headers.get('content-type'), out)
+            .catch(err => out.push({ wire_error: String(err?.message ?? err) }))
+            .finally(done);
+        return new Response(theirs, { status: res.status, statusText: res.statusText, headers: res.headers });
+    };
+}
+
+function makeTransport(target, recordWire) {
     const requestInit = target.headers ? { headers: target.headers } : undefined;
     switch (target.transport) {
         case 'http':
+            if (recordWire) {
+                return new StreamableHTTPClientTransport(new URL(target.url), { requestInit, fetch: wireFetch(fetch) });
+            }
             return new StreamableHTTPClientTransport(new URL(target.url), { requestInit });
         case 'sse':
             return new SSEClientTransport(new URL(target.url), { requestInit });
@@ -112,36 +206,51 @@ const samplingRequests = [];
 const elicitationRequests = [];
 const rootsRequests = [];
 const clientErrors = [];
+let currentRoots = []; // what the client answers roots/list with (input.roots, then set_roots)
+
+const maxKept = 1000; // notifications' params kept per method, for wait_notification's match
 
 function noteNotification(method, params) {
     let n = notifications.get(method);
     if (!n) {
-        n = { count: 0, params: undefined, waiters: new Set() };
+        n = { count: 0, params: undefined, all: [], waiters: new Set() };
         notifications.set(method, n);
     }
     n.count++;
     n.params = params;
+    if (n.all.length < maxKept) n.all.push(params);
     for (const wake of n.waiters) wake();
 }
 
-/** Waits until at least count notifications with method have arrived since the start. */
-async function waitNotification(method, count, timeoutMs) {
+/**
+ * Waits until at least count notifications with method have arrived since the start
+ * (with match, only those whose params, as JSON, contain it); returns {count, params},
+ * params of the last one counted.
+ */
+async function waitNotification(method, count, timeoutMs, match) {
     let n = notifications.get(method);
     if (!n) {
-        n = { count: 0, params: undefined, waiters: new Set() };
+        n = { count: 0, params: undefined, all: [], waiters: new Set() };
         notifications.set(method, n);
     }
-    if (n.count >= count) return n;
+    const seen = () => {
+        if (match === undefined) return { count: n.count, params: n.params };
+        const hits = n.all.filter(p => JSON.stringify(p ?? {}).includes(match));
+        return { count: hits.length, params: hits.at(-1) };
+    };
+    if (seen().count >= count) return seen();
     return new Promise((resolve, reject) => {
         const wake = () => {
-            if (n.count < count) return;
+            const s = seen();
+            if (s.count < count) return;
             clearTimeout(timer);
             n.waiters.delete(wake);
-            resolve(n);
+            resolve(s);
         };
         const timer = setTimeout(() => {
             n.waiters.delete(wake);
-            reject(new Error(`timed out after ${timeoutMs} ms waiting for ${count} ${method} (got ${n.count})`));
+            const what = match === undefined ? method : `${method} matching ${JSON.stringify(match)}`;
+            reject(new Error(`timed out after ${timeoutMs} ms waiting for ${count} ${what} (got ${seen().count})`));
         }, timeoutMs);
         n.waiters.add(wake);
     });
@@ -151,16 +260,21 @@ function requestOptions(step) {
     return step.timeout_ms ? { timeout: step.timeout_ms } : {};
 }
 
-/** Calls list (a paginated client method) until nextCursor runs out and joins the pages. */
+/**
+ * Calls list (a paginated client method) until nextCursor runs out and joins the pages;
+ * with step.pages, also "pages": each page's [{count, nextCursor}].
+ */
 async function listAll(list, key, step) {
     const items = [];
+    const pages = [];
     let cursor;
     do {
         const page = await list(cursor ? { cursor } : undefined, requestOptions(step));
         items.push(...(page[key] ?? []));
         cursor = page.nextCursor;
+        pages.push({ count: (page[key] ?? []).length, nextCursor: cursor ?? null });
     } while (cursor);
-    return { [key]: items };
+    return step.pages ? { [key]: items, pages } : { [key]: items };
 }
 
 function lister(method, key) {
@@ -174,7 +288,7 @@ const ops = {
         const want = step.want ?? [];
         const deadline = Date.now() + (step.timeout_ms ?? 30000);
         for (;;) {
-            const res = await listAll((p, o) => client.listTools(p, o), 'tools', {});
+            const res = await listAll((p, o) => client.listTools(p, o), 'tools', { pages: step.pages });
             const missing = want.filter(name => !res.tools.some(tool => tool.name === name));
             if (missing.length === 0) return res;
             if (Date.now() >= deadline) {
@@ -258,13 +372,19 @@ const ops = {
     subscribe: (client, step) => client.subscribeResource({ uri: step.uri }, requestOptions(step)),
     unsubscribe: (client, step) => client.unsubscribeResource({ uri: step.uri }, requestOptions(step)),
 
-    // wait_notification {method, count (default 1), timeout_ms (default 10000)}.
+    // wait_notification {method, count (default 1), match, timeout_ms (default 10000)}.
     wait_notification: async (client, step) => {
-        const n = await waitNotification(step.method, step.count ?? 1, step.timeout_ms ?? 10000);
+        const n = await waitNotification(step.method, step.count ?? 1, step.timeout_ms ?? 10000, step.match);
         return { method: step.method, count: n.count, params: n.params };
     },
     sleep: async (client, step) => {
         await delay(step.ms ?? 0);
+        return {};
+    },
+    // set_roots {roots}: the client's roots change; it says so (notifications/roots/list_changed).
+    set_roots: async (client, step) => {
+        currentRoots = step.roots ?? [];
+        await client.sendRootsListChanged();
         return {};
     },
     // terminate_session: ends a streamable HTTP session with DELETE.
@@ -308,13 +428,15 @@ async function main() {
         });
     }
     if (input.roots) {
+        currentRoots = input.roots;
         client.setRequestHandler(ListRootsRequestSchema, request => {
             rootsRequests.push(request.params ?? {});
-            return { roots: input.roots };
+            return { roots: currentRoots };
         });
     }
 
-    const transport = makeTransport(input.target);
+    if (input.wire && input.target.transport !== 'http') die(2, '"wire" needs the "http" transport');
+    const transport = makeTransport(input.target, input.wire);
     // The Client chains to a handler set before connect, so this sees every
     // message from the server, the ones the Client handles itself included.
     transport.onmessage = message => {
@@ -338,11 +460,23 @@ async function main() {
 
     for (const step of input.steps ?? []) {
         let line;
+        if (input.wire) {
+            wire.step = [];
+            wire.reading = [];
+        }
         try {
             const res = await ops[step.op](client, step, transport);
             line = { op: step.op, ok: true, ...res };
         } catch (err) {
             line = { op: step.op, ok: false, error: errorOf(err) };
+        }
+        if (input.wire) {
+            // The SDK has the response before the stream ends: wait for the end.
+            // A cancelled call's stream may stay open: such a step sets wire_wait_ms.
+            const all = Promise.all(wire.reading);
+            await Promise.race([all, delay(step.wire_wait_ms ?? wireWaitMs)]);
+            line.wire = wire.step;
+            wire.step = wire.reading = null;
         }
         await emit(line);
     }
@@ -355,6 +489,7 @@ async function main() {
         elicitation_requests: elicitationRequests,
         roots_requests: rootsRequests.length,
         errors: clientErrors,
+        ...(input.wire ? { standalone: wire.standalone, standalone_streams: wire.gets } : {}),
     });
     await Promise.race([client.close().catch(() => {}), delay(closeMs)]);
     process.exit(0);
