@@ -129,7 +129,12 @@ func runBothUsing(t *testing.T, d *testDaemon, wantDaemon bool, args ...string) 
 
 func TestDaemonAndInProcessPrintTheSame(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok", "beta": "ok", "dead": "exit"})
+	// alpha and beta are served in this process: every in-process run
+	// below connects its servers again, and the point is what the two
+	// paths print, not the servers' processes. dead is a stdio server
+	// that exits at start, so that the two print a dead child's stderr
+	// the same.
+	cfg := writeConfigWith(t, map[string]string{"dead": "exit"}, httpServersYAML(t, "alpha", "beta"))
 	d := startDaemon(t, cfg)
 	tests := []struct {
 		name     string

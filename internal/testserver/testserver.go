@@ -271,7 +271,7 @@ func dieOnFlag(flag string) {
 var freezeAtPing int
 
 func serve() {
-	s := mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1"}, nil)
+	s := okServer()
 	if freezeAtPing > 0 {
 		var pings atomic.Int32
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -283,6 +283,19 @@ func serve() {
 			}
 		})
 	}
+	// Announce a tool shortly after start, as server-everything does after
+	// initialize. (Go peers negotiate protocol 2026-07-28, which has no
+	// initialized notification to hang this on.)
+	time.AfterFunc(lateToolDelay, func() { addLate(s) })
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "testserver:", err)
+		os.Exit(1)
+	}
+}
+
+// okServer is the "ok" mode's server but its late tool (see addLate).
+func okServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes the message back.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
 			return text(a.Message), nil, nil
@@ -399,17 +412,14 @@ func serve() {
 		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "read me"}}}, nil
 		})
-	// Announce a tool shortly after start, as server-everything does after
-	// initialize. (Go peers negotiate protocol 2026-07-28, which has no
-	// initialized notification to hang this on.)
-	time.AfterFunc(lateToolDelay, func() {
-		mcp.AddTool(s, &mcp.Tool{Name: "late", Description: "Appears after start."},
-			func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-				return text("late tool ran"), nil, nil
-			})
-	})
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		fmt.Fprintln(os.Stderr, "testserver:", err)
-		os.Exit(1)
-	}
+	return s
+}
+
+// addLate adds the "ok" server's tool "late", which its clients are told
+// of with tools/list_changed.
+func addLate(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "late", Description: "Appears after start."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return text("late tool ran"), nil, nil
+		})
 }
