@@ -18,6 +18,7 @@ import (
 // terminal, shows the URL as switchboard call does, waits for the
 // server's completion notice, and calls again; the model gets the answer.
 func TestAgentURLElicitationOnATerminal(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var result string
 	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
@@ -57,10 +58,7 @@ func TestAgentURLElicitationOnATerminal(t *testing.T) {
 	p.expect("Press Enter when you have finished there, or type d to decline: ")
 	visit(t, p.out.String())
 	p.expect("ue says it is done; calling it again")
-	out, err := p.wait()
-	if err != nil {
-		t.Fatalf("agent: %v\n%s", err, out)
-	}
+	out := p.succeeds("agent")
 	wantContains(t, "the answer", out, "all connected")
 	mu.Lock()
 	defer mu.Unlock()

@@ -20,10 +20,7 @@ func TestElicitEndOfInputCancels(t *testing.T) {
 	if _, err := io.WriteString(p.tty, "\x04"); err != nil { // Ctrl-D on an empty line
 		t.Fatal(err)
 	}
-	out, err := p.wait()
-	if err != nil {
-		t.Fatalf("call: %v\n%s", err, out)
-	}
+	out := p.succeeds("call")
 	wantContains(t, "Ctrl-D at a question", out, "note: the input ended; asks's question", "cancelled", `{"action":"cancel"}`)
 	if strings.Contains(out, "error 0") {
 		t.Errorf("Ctrl-D at a question reached the server as an error:\n%s", out)

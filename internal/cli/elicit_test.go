@@ -1,114 +1,19 @@
 package cli
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/creack/pty"
-
 	"github.com/switchboard-mcp/switchboard/internal/llm"
 	"github.com/switchboard-mcp/switchboard/internal/llm/llmtest"
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
-
-// ptyRun is a switchboard command running on a pseudo-terminal (the test
-// binary acting as switchboard), driven like a person would: wait for a
-// prompt, type an answer.
-type ptyRun struct {
-	t    *testing.T
-	tty  *os.File
-	out  syncBuffer
-	seen int // how much of out expect has consumed
-	done chan error
-	read sync.WaitGroup
-}
-
-// startOnPTY runs switchboard with args on a new pseudo-terminal.
-func startOnPTY(t *testing.T, env []string, args ...string) *ptyRun {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	cmd := exec.CommandContext(ctx, exe, args...)
-	cmd.Env = append(environOf(t), append(env, envRunMain+"=1")...)
-	cmd.Dir = t.TempDir()
-	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
-	if err != nil {
-		cancel()
-		t.Fatalf("starting on a pseudo-terminal: %v", err)
-	}
-	p := &ptyRun{t: t, tty: tty, done: make(chan error, 1)}
-	p.read.Go(func() { _, _ = io.Copy(&p.out, tty) })
-	go func() { p.done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cancel()
-		<-p.done
-		tty.Close()
-		p.read.Wait()
-	})
-	return p
-}
-
-// expect waits until the output after what was already expected contains
-// s.
-func (p *ptyRun) expect(s string) {
-	p.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		out := p.out.String()
-		if i := strings.Index(out[p.seen:], s); i >= 0 {
-			p.seen += i + len(s)
-			return
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("no %q on the terminal; it shows:\n%s", s, out)
-		}
-		select {
-		case err := <-p.done:
-			p.done <- err
-			if !strings.Contains(p.out.String()[p.seen:], s) {
-				p.read.Wait()
-				if !strings.Contains(p.out.String()[p.seen:], s) {
-					p.t.Fatalf("the command ended (%v) without %q; the terminal shows:\n%s", err, s, p.out.String())
-				}
-			}
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// send types a line.
-func (p *ptyRun) send(line string) {
-	p.t.Helper()
-	if _, err := io.WriteString(p.tty, line+"\r"); err != nil {
-		p.t.Fatalf("typing %q: %v", line, err)
-	}
-}
-
-// wait waits for the command to end and returns its output.
-func (p *ptyRun) wait() (string, error) {
-	p.t.Helper()
-	select {
-	case err := <-p.done:
-		p.done <- err
-		p.read.Wait()
-		return p.out.String(), err
-	case <-time.After(90 * time.Second):
-		p.t.Fatalf("the command did not end; the terminal shows:\n%s", p.out.String())
-		return "", nil
-	}
-}
 
 // asksConfig writes a configuration with the "asks" test server and, when
 // srv is set, an llm: block pointing at it.
@@ -148,40 +53,26 @@ func TestElicitFormOnATerminal(t *testing.T) {
 	p.expect("asks asks: Sign up for the trip")
 	p.expect("Login (login) — required, string, pattern ^[a-z]+$")
 	p.expect("Lower-case letters only")
-	p.expect("> ")
-	p.send("Ada")
-	p.expect("try again")
-	p.send("ada")
+	p.answer("> ", "Ada")
+	p.answer("try again", "ada")
 	p.expect("Seats (seats) — required, integer, min 1, max 5")
-	p.expect("[2] > ")
-	p.send("9")
-	p.expect("try again")
-	p.send("4")
+	p.answer("[2] > ", "9")
+	p.answer("try again", "4")
 	p.expect("Notify me (notify)")
-	p.expect("[Y/n] > ")
-	p.send("n")
+	p.answer("[Y/n] > ", "n")
 	p.expect("ratio")
-	p.expect("> ")
-	p.send("") // optional, left out
+	p.answer("> ", "") // optional, left out
 	p.expect("start — string, date")
-	p.expect("> ")
-	p.send("next week")
-	p.expect("try again")
-	p.send("2026-12-01")
+	p.answer("> ", "next week")
+	p.answer("try again", "2026-12-01")
 	p.expect("tags")
 	p.expect(`["a"]`)
-	p.expect(" > ")
-	p.send("2, c")
+	p.answer(" > ", "2, c")
 	p.expect("Team (team)")
 	p.expect("2) Blue team (blue)")
-	p.expect("[blue] > ")
-	p.send("Red team")
-	p.expect("Send this answer to asks? [A]ccept / [d]ecline / [c]ancel: ")
-	p.send("a")
-	out, err := p.wait()
-	if err != nil {
-		t.Fatalf("call asks ask: %v\n%s", err, out)
-	}
+	p.answer("[blue] > ", "Red team")
+	p.answer("Send this answer to asks? [A]ccept / [d]ecline / [c]ancel: ", "a")
+	out := p.succeeds("call asks ask")
 	wantContains(t, "the result", out, `"action":"accept"`, `"login":"ada"`, `"team":"red"`, `"seats":4`, `"notify":false`, `"start":"2026-12-01"`, `"tags":["b","c"]`)
 	if strings.Contains(out, `"ratio"`) {
 		t.Errorf("the optional ratio left empty was sent:\n%s", out)
@@ -195,25 +86,16 @@ func TestElicitDeclineAndCancelOnATerminal(t *testing.T) {
 	cfg := asksConfig(t, nil)
 	p := startOnPTY(t, nil, "call", "--config", cfg, "asks", "ask")
 	p.expect("Login (login)")
-	p.expect("> ")
-	p.send(":decline")
-	out, err := p.wait()
-	if err != nil {
-		t.Fatalf("call: %v\n%s", err, out)
-	}
+	p.answer("> ", ":decline")
+	out := p.succeeds("call")
 	wantContains(t, "declined", out, `{"action":"decline"}`)
 
 	p = startOnPTY(t, nil, "call", "--config", cfg, "asks", "ask")
 	for _, ans := range []string{"bob", "", "", "", "", "", ""} {
-		p.expect("> ")
-		p.send(ans)
+		p.answer("> ", ans)
 	}
-	p.expect("[A]ccept / [d]ecline / [c]ancel: ")
-	p.send("c")
-	out, err = p.wait()
-	if err != nil {
-		t.Fatalf("call: %v\n%s", err, out)
-	}
+	p.answer("[A]ccept / [d]ecline / [c]ancel: ", "c")
+	out = p.succeeds("call")
 	wantContains(t, "cancelled", out, `{"action":"cancel"}`)
 }
 
@@ -227,35 +109,23 @@ func TestElicitEverythingOnATerminal(t *testing.T) {
 	stdio := bin + " " + strings.Join(append(args, "stdio"), " ")
 	p := startOnPTY(t, nil, "call", "--stdio", stdio, "trigger-elicitation-request")
 	p.expect("Your full, legal name")
-	p.expect("> ")
-	p.send("Ada Lovelace")
+	p.answer("> ", "Ada Lovelace")
 	p.expect("Your date of birth")
-	p.expect("> ")
-	p.send("yesterday")
-	p.expect("try again")
-	p.send("1815-12-10")
+	p.answer("> ", "yesterday")
+	p.answer("try again", "1815-12-10")
 	p.expect("Agree to the terms and conditions")
-	p.expect("[y/n] > ")
-	p.send("y")
+	p.answer("[y/n] > ", "y")
 	p.expect("Your email address")
-	p.expect("> ")
-	p.send("not-an-email")
-	p.expect("try again")
-	p.send("ada@example.com")
-	p.expect("[It was a dark and stormy night.] > ")
-	p.send("")
+	p.answer("> ", "not-an-email")
+	p.answer("try again", "ada@example.com")
+	p.answer("[It was a dark and stormy night.] > ", "")
 	// homepage, integer, legacy pet, number, titled fish, titled hero,
 	// instruments, friend
 	for _, ans := range []string{"", "7", "2", "", "", "Wonder Woman", "", "Joey"} {
-		p.expect("> ")
-		p.send(ans)
+		p.answer("> ", ans)
 	}
-	p.expect("[A]ccept")
-	p.send("")
-	out, err := p.wait()
-	if err != nil {
-		t.Fatalf("call: %v\n%s", err, out)
-	}
+	p.answer("[A]ccept", "")
+	out := p.succeeds("call")
 	wantContains(t, "the result", out, "User provided the requested information", "- Name: Ada Lovelace", "- Email: ada@example.com",
 		"- Favorite Integer: 7", "- Birthdate: 1815-12-10", `"Joey"`, `"hero-3"`, `"pet-2"`)
 }
@@ -307,12 +177,8 @@ func TestElicitURLOnATerminal(t *testing.T) {
 		t.Fatal("the browser was started before the person said so")
 	}
 	p.send("y")
-	p.expect("Press Enter when you are done there")
-	p.send("")
-	out, err := p.wait()
-	if err != nil {
-		t.Fatalf("call: %v\n%s", err, out)
-	}
+	p.answer("Press Enter when you are done there", "")
+	out := p.succeeds("call")
 	wantContains(t, "url", out, `{"action":"accept"}`)
 	eventuallyCLI(t, 30*time.Second, "the browser to be started", func() bool {
 		_, err := os.Stat(opened)
@@ -344,15 +210,10 @@ func TestSamplingOnATerminal(t *testing.T) {
 	p.expect("max tokens: 64")
 	p.expect("hints claude-haiku")
 	p.expect("user: Write a haiku about switchboards.")
-	p.expect("Send this to test-model? [y/N] ")
-	p.send("y")
+	p.answer("Send this to test-model? [y/N] ", "y")
 	p.expect("Cables hum softly")
-	p.expect("Return this answer to asks? [Y/n] ")
-	p.send("")
-	out, err := p.wait()
-	if err != nil {
-		t.Fatalf("call: %v\n%s", err, out)
-	}
+	p.answer("Return this answer to asks? [Y/n] ", "")
+	out := p.succeeds("call")
 	wantContains(t, "result", out, `"text":"Cables hum softly"`, `"model":"test-model"`)
 	mu.Lock()
 	if len(got) != 1 || got[0].MaxTokens != 64 || len(got[0].Messages) != 2 || got[0].Messages[0].Content != "You write haiku." {
@@ -362,8 +223,7 @@ func TestSamplingOnATerminal(t *testing.T) {
 
 	// Declined on the terminal: the endpoint is not asked.
 	p = startOnPTY(t, nil, "call", "--config", cfg, "asks", "sample")
-	p.expect("Send this to test-model? [y/N] ")
-	p.send("n")
+	p.answer("Send this to test-model? [y/N] ", "n")
 	out, _ = p.wait()
 	wantContains(t, "declined", out, "declined asks's request for a completion: the person declined it")
 	mu.Lock()
@@ -410,15 +270,10 @@ func TestElicitThroughTheDaemon(t *testing.T) {
 	p := startOnPTY(t, nil, "call", "--config", cfg, "asks", "ask")
 	p.expect("asks asks: Sign up for the trip")
 	for _, ans := range []string{"ada", "", "", "", "", "", ""} {
-		p.expect("> ")
-		p.send(ans)
+		p.answer("> ", ans)
 	}
-	p.expect("[A]ccept / [d]ecline / [c]ancel: ")
-	p.send("a")
-	out, err := p.wait()
-	if err != nil {
-		t.Fatalf("call: %v\n%s", err, out)
-	}
+	p.answer("[A]ccept / [d]ecline / [c]ancel: ", "a")
+	out := p.succeeds("call")
 	wantContains(t, "the result", out, `"action":"accept"`, `"login":"ada"`, `"seats":2`, `"team":"blue"`)
 	if d.requests.Load() == before {
 		t.Fatal("the daemon did not run the call")

@@ -27,12 +27,8 @@ func TestHooksTrustAsks(t *testing.T) {
 	// On a terminal: the question, then yes records the trust.
 	p := startOnPTY(t, []string{"SWITCHBOARD_STATE_DIR=" + state}, "hooks", "trust", cfg)
 	p.expect("hooks: 1, on spec.after-plan")
-	p.expect("[y/N]")
-	p.send("y")
-	out, err := p.wait()
-	if err != nil {
-		t.Fatalf("hooks trust answered yes: %v\n%s", err, out)
-	}
+	p.answer("[y/N]", "y")
+	out := p.succeeds("hooks trust answered yes")
 	if st, _ := config.CheckTrust(state, cfg); st != config.Trusted {
 		t.Fatalf("hooks trust answered yes: the file is %s, want trusted\n%s", st, out)
 	}

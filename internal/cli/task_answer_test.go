@@ -16,6 +16,7 @@ import (
 // prints each status the task goes through, one JSON object a line, and
 // ends with the task.
 func TestTaskResultAnswersOnATerminal(t *testing.T) {
+	t.Parallel()
 	url := testpeer.StartTaskExample(t)
 	cfg := writeConfigWith(t, map[string]string{}, "  - name: tasks\n    transport: http\n    url: "+url+"\n")
 	startDaemon(t, cfg)
@@ -33,20 +34,12 @@ func TestTaskResultAnswersOnATerminal(t *testing.T) {
 	p := startOnPTY(t, nil, "task", "result", "--config", cfg, "tasks", started.Task.TaskID, "--wait")
 	p.expect("Are you sure you want to delete 'b.txt'?")
 	p.expect("confirm — required, boolean")
-	p.expect("[y/n] > ")
-	p.send("y")
-	p.expect("Send this answer to tasks? [A]ccept / [d]ecline / [c]ancel: ")
-	p.send("a")
-	out, err := p.wait()
-	if err != nil {
-		t.Fatalf("task result: %v\n%s", err, out)
-	}
+	p.answer("[y/n] > ", "y")
+	p.answer("Send this answer to tasks? [A]ccept / [d]ecline / [c]ancel: ", "a")
+	out := p.succeeds("task result")
 	wantContains(t, "the task's result", out, "Deleted 'b.txt'")
 	w.expect(`"status":"completed"`)
-	watched, err := w.wait()
-	if err != nil {
-		t.Fatalf("task get --watch: %v\n%s", err, watched)
-	}
+	watched := w.succeeds("task get --watch")
 	if n, i, c := strings.Count(watched, `"taskId":`), strings.Index(watched, `"input_required"`), strings.Index(watched, `"completed"`); n < 2 || i < 0 || c < i {
 		t.Errorf("task get --watch --json printed %d lines, want one a status change, input_required before completed:\n%s", n, watched)
 	}

@@ -71,8 +71,7 @@ func TestTrustAtAPromptIsAudited(t *testing.T) {
 
 	p := startOnPTY(t, env, "--config", file, "config", "show")
 	p.expect("Trust it to run the commands it names?")
-	p.expect("[y/N]")
-	p.send("n")
+	p.answer("[y/N]", "n")
 	out, err := p.wait()
 	if err == nil {
 		t.Fatalf("declined, the command succeeded:\n%s", out)
@@ -87,8 +86,7 @@ func TestTrustAtAPromptIsAudited(t *testing.T) {
 	}
 
 	p = startOnPTY(t, env, "--config", file, "config", "show")
-	p.expect("[y/N]")
-	p.send("y")
+	p.answer("[y/N]", "y")
 	p.expect("notes")
 	if out, err := p.wait(); err != nil {
 		t.Fatalf("trusted, the command failed (%v):\n%s", err, out)
@@ -113,8 +111,7 @@ func TestConfigTrustRefusedIsAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := startOnPTY(t, env, "config", "trust", file)
-	p.expect("[y/N]")
-	p.send("n")
+	p.answer("[y/N]", "n")
 	if out, err := p.wait(); err == nil {
 		t.Fatalf("declined, config trust succeeded:\n%s", out)
 	}

@@ -81,10 +81,7 @@ func TestAnswerTimeoutOnATerminal(t *testing.T) {
 	cfg := asksConfig(t, nil)
 	p := startOnPTY(t, nil, "call", "--config", cfg, "--answer-timeout", "1s", "asks", "ask")
 	p.expect("Login (login)")
-	out, err := p.wait()
-	if err != nil {
-		t.Fatalf("call: %v\n%s", err, out)
-	}
+	out := p.succeeds("call")
 	wantContains(t, "the output", out, `no answer within 1s (--answer-timeout); asks's question "Sign up for the trip" declined`, `{"action":"decline"}`)
 }
 

@@ -78,10 +78,7 @@ func urlElicitOnPTY(t *testing.T, cfg string) {
 	}
 	visit(t, p.out.String())
 	p.expect("ue says it is done; calling it again")
-	out, err := p.wait()
-	if err != nil {
-		t.Fatalf("call: %v\n%s", err, out)
-	}
+	out := p.succeeds("call")
 	wantContains(t, "the result", out, "connected after 2 calls")
 }
 
