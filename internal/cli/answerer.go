@@ -116,7 +116,7 @@ func (a *app) answerer(cfg *config.Config, f answerFlags) (*cliAnswerer, error) 
 	if err := f.check(); err != nil {
 		return nil, err
 	}
-	ca := &cliAnswerer{flags: f, out: a.stderr, cfg: cfg, openURL: oauth.OpenBrowser, getenv: a.getenv}
+	ca := &cliAnswerer{flags: f, out: a.stderr, cfg: cfg, openURL: oauth.BrowserOpener(a.lookupEnv), getenv: a.getenv}
 	if f.elicit == elicitAsk || f.sampling == samplingAsk {
 		ca.q = a.terminalAsker()
 	}

@@ -110,7 +110,7 @@ func (a *app) oauthManager() (*oauth.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := oauth.Options{StateDir: dir, Logger: a.logger()}
+	opts := oauth.Options{StateDir: dir, Logger: a.logger(), OpenBrowser: oauth.BrowserOpener(a.lookupEnv)}
 	if a.url != "" {
 		u := a.url
 		opts.LoginCommand = func(string, string) string { return "switchboard auth login --url " + shellQuote(u) }

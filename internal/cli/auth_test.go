@@ -57,11 +57,12 @@ var reSignInNoticed = regexp.MustCompile(`(?m)^.*msg="the stored sign-in changed
 // status` says who and what; `auth logout` signs out and the daemon is
 // needs_auth again.
 func TestAuthEndToEnd(t *testing.T) {
+	t.Parallel()
 	ex := testpeer.StartOAuthExample(t, true)
 	// alpha, a stdio server, must be served throughout, whatever demo's state.
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	state := getenvOf(t, "SWITCHBOARD_STATE_DIR")
-	t.Setenv("BROWSER", browserScript(t))
+	setenv(t, "BROWSER", browserScript(t))
 	data, err := os.ReadFile(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -291,6 +292,7 @@ func TestAuthAdHocOnATerminal(t *testing.T) {
 // TestAuthLoginBadInput: each mistake or failure of a sign-in says what
 // failed and what to run, and shows no secret.
 func TestAuthLoginBadInput(t *testing.T) {
+	t.Parallel()
 	ex := testpeer.StartOAuthExample(t, false)
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	data, err := os.ReadFile(cfg)
@@ -324,7 +326,7 @@ func TestAuthLoginBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			t.Setenv("BROWSER", testpeer.BrowserScript(t, c.browser))
+			setenv(t, "BROWSER", testpeer.BrowserScript(t, c.browser))
 			r := runCLI(t, append(c.args, "--config", cfg)...)
 			if r.code != c.code {
 				t.Fatalf("exit code: got %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, c.code, r.stdout, r.stderr)

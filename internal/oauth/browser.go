@@ -20,8 +20,26 @@ import (
 // The command is not tied to ctx: a browser started directly from $BROWSER
 // must outlive the sign-in. done receives its exit once it ends.
 func OpenBrowser(ctx context.Context, url string) (done <-chan error, err error) {
+	return openBrowser(ctx, url, os.Getenv("BROWSER"))
+}
+
+// BrowserOpener returns OpenBrowser reading $BROWSER through lookupEnv,
+// for a command that runs in an environment of its own (nil means the
+// process's: OpenBrowser itself).
+func BrowserOpener(lookupEnv func(string) (string, bool)) func(ctx context.Context, url string) (done <-chan error, err error) {
+	if lookupEnv == nil {
+		return OpenBrowser
+	}
+	return func(ctx context.Context, url string) (<-chan error, error) {
+		b, _ := lookupEnv("BROWSER")
+		return openBrowser(ctx, url, b)
+	}
+}
+
+// openBrowser is OpenBrowser with browser for $BROWSER.
+func openBrowser(ctx context.Context, url, browser string) (done <-chan error, err error) {
 	var cmds [][]string
-	if b := os.Getenv("BROWSER"); b != "" {
+	if b := browser; b != "" {
 		for _, entry := range strings.Split(b, string(os.PathListSeparator)) {
 			fields := strings.Fields(entry)
 			if len(fields) == 0 {
