@@ -51,10 +51,12 @@ func writeConfigWith(t *testing.T, servers map[string]string, extra string, allo
 
 func TestListingJSONErrorForUnavailableServer(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfigWith(t, map[string]string{"alpha": "ok"},
-		"  - name: nx\n    command: /nonexistent/bin\n", "/nonexistent/bin")
+	// alpha, which answers, is served in this process: the point is nx.
+	cfg := writeConfigWith(t, map[string]string{},
+		httpServersYAML(t, "alpha")+"  - name: nx\n    command: /nonexistent/bin\n", "/nonexistent/bin")
 	for _, cmd := range []string{"tools", "prompts", "resources"} {
 		t.Run(cmd, func(t *testing.T) {
+			t.Parallel()
 			r := runCLI(t, cmd, "--config", cfg, "--json")
 			wantCode(t, r, ExitFailure)
 			e := jsonErr(t, cmd, r)

@@ -162,7 +162,9 @@ func TestServersToolsAndCall(t *testing.T) {
 
 func TestCallErrors(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok", "dead": "exit"})
+	// alpha is served in this process (each case would start it again);
+	// dead is a stdio child that exits, whose stderr the error shows.
+	cfg := writeConfigWith(t, map[string]string{"dead": "exit"}, httpServersYAML(t, "alpha"))
 	tests := []struct {
 		name       string
 		args       []string
@@ -233,7 +235,7 @@ func TestInterruptCancelsUpstream(t *testing.T) {
 
 func TestPromptsResourcesRead(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	r := runCLI(t, "prompts", "--config", cfg)
 	wantCode(t, r, ExitOK)
 	wantContains(t, "prompts", r.stdout, "greet", "name*")
