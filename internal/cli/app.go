@@ -105,7 +105,7 @@ func (a *app) loadConfig() (*config.Config, error) {
 	}
 	path := a.configPath
 	if path == "" {
-		p, err := config.Find()
+		p, err := config.Find(a.lookupEnv)
 		if err != nil {
 			return nil, err
 		}

@@ -101,7 +101,7 @@ func (a *app) trustStatus(file string) error {
 	if err != nil {
 		return err
 	}
-	st, err := config.FileTrustStatus(dir, file)
+	st, err := config.FileTrustStatus(dir, file, a.lookupEnv)
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func (a *app) configTrust(file string, yes bool) error {
 	if err != nil {
 		return err
 	}
-	st, err := config.FileTrustStatus(dir, file)
+	st, err := config.FileTrustStatus(dir, file, a.lookupEnv)
 	if err != nil {
 		return err
 	}

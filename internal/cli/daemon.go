@@ -56,7 +56,7 @@ func (a *app) configSource() (string, error) {
 	if a.configPath != "" {
 		return a.configPath, nil
 	}
-	return config.Find()
+	return config.Find(a.lookupEnv)
 }
 
 // fileDaemon returns a client for the daemon that serves the configuration

@@ -504,7 +504,7 @@ func (a *app) hooksTrust(pos []string, yes bool) error {
 	}
 	if file == "" {
 		var err error
-		if file, err = config.Find(); err != nil {
+		if file, err = config.Find(a.lookupEnv); err != nil {
 			return err
 		}
 		if file == "" {

@@ -47,6 +47,13 @@ type Options struct {
 	// Inputs resolves VS Code ${input:id} variables; nil reads them from
 	// the environment only (see InputEnvName).
 	Inputs *InputResolver
+	// UserEnv reads the variables that say where the user's own folders
+	// are ($HOME, $XDG_CONFIG_HOME, $APPDATA, $CLAUDE_CONFIG_DIR,
+	// $CODEX_HOME): the user's configuration folder and client files
+	// (trusted at first use), ~ and ${userHome}. It is the environment of
+	// the command that loads the file; unlike LookupEnv it never stands in
+	// for an unset variable. Nil means the process's.
+	UserEnv func(string) (string, bool)
 	// WorkDir is the working directory: ${workspaceFolder} of a user-level
 	// client file, and the project whose servers a Claude Code
 	// ~/.claude.json adds. "" means the process's.
@@ -179,13 +186,13 @@ func parseOnce(filename string, data []byte, opts Options, inputs map[string]inp
 		rc = &rawConfig{format: FormatNative}
 	}
 	lookup := lookupOrEnv(opts.LookupEnv)
-	ws := workspaceFolderFor(filename, workDir)
-	x := &expander{lookup: lookup, workspace: ws, dir: filepath.Dir(filename), syntax: rc.syntax}
+	ws := workspaceFolderFor(filename, workDir, opts.UserEnv)
+	x := &expander{lookup: lookup, workspace: ws, home: userHome(opts.UserEnv), dir: filepath.Dir(filename), syntax: rc.syntax}
 	if rc.inputs != nil {
 		x.input = inputExpander(rc.inputs, filename, opts.Inputs, lookup, ps, inputs)
 	}
 	if rc.format == FormatContinue {
-		x.secret = continueSecrets(lookup, ws)
+		x.secret = continueSecrets(lookup, ws, x.home)
 	}
 	ft := fileTrustOf(filename, data, rc.format, opts)
 	// Relative paths start at the file's folder; in a client's file kept
@@ -254,10 +261,11 @@ func sortProblems(ps []Problem, file string) []Problem {
 
 // Find returns the configuration file to use: ./switchboard.yaml if it
 // exists, else switchboard/switchboard.yaml in the user's configuration
-// folder (os.UserConfigDir) if it exists, else "" and no error.
-func Find() (string, error) {
+// folder (os.UserConfigDir, as lookupEnv finds it: nil reads the
+// process's environment) if it exists, else "" and no error.
+func Find(lookupEnv func(string) (string, bool)) (string, error) {
 	candidates := []string{FileName}
-	if dir, err := os.UserConfigDir(); err == nil {
+	if dir := userConfigDir(lookupEnv); dir != "" {
 		candidates = append(candidates, filepath.Join(dir, "switchboard", FileName))
 	}
 	for _, c := range candidates {

@@ -900,7 +900,7 @@ func (r *resolver) root(v string, pos Pos, field string) string {
 		return ""
 	}
 	if strings.HasPrefix(p, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
+		if home := r.x.userHome(); home != "" {
 			p = filepath.Join(home, p[2:])
 		}
 	}

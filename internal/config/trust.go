@@ -234,7 +234,7 @@ func fileTrustOf(filename string, data []byte, format Format, opts Options) file
 		// A native file's commands are governed by its allowlist, but what
 		// it allows beyond the launch rules counts only where its hooks
 		// would run.
-		if opts.assumeTrusted || inUserConfigDir(ft.abs) {
+		if opts.assumeTrusted || inUserConfigDir(ft.abs, opts.UserEnv) {
 			ft.widen = true
 			return ft
 		}
@@ -242,7 +242,7 @@ func fileTrustOf(filename string, data []byte, format Format, opts Options) file
 		ft.widen = ft.state == Trusted
 		return ft
 	}
-	ft.client, _ = UserClientFile(filename)
+	ft.client, _ = userClientFile(filename, opts.UserEnv)
 	ft.state, ft.rec, ft.err = trustOf(opts.StateDir, filename, data)
 	if opts.assumeTrusted {
 		ft.state, ft.err = Trusted, nil
@@ -253,10 +253,10 @@ func fileTrustOf(filename string, data []byte, format Format, opts Options) file
 
 // inUserConfigDir reports whether the file at abs is in the user's
 // configuration folder (switchboard/ under os.UserConfigDir), which only
-// the user writes.
-func inUserConfigDir(abs string) bool {
-	dir, err := os.UserConfigDir()
-	if err != nil {
+// the user writes; lookup reads the user's environment.
+func inUserConfigDir(abs string, lookup func(string) (string, bool)) bool {
+	dir := userConfigDir(lookup)
+	if dir == "" {
 		return false
 	}
 	return strings.HasPrefix(abs, filepath.Join(dir, "switchboard")+string(filepath.Separator))
@@ -291,8 +291,9 @@ type TrustStatus struct {
 }
 
 // FileTrustStatus reports the trust of the file at path, as it is on
-// disk now, in the records of stateDir.
-func FileTrustStatus(stateDir, path string) (TrustStatus, error) {
+// disk now, in the records of stateDir; lookupEnv reads the user's
+// environment, to know the user's own client files (nil: the process's).
+func FileTrustStatus(stateDir, path string, lookupEnv func(string) (string, bool)) (TrustStatus, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return TrustStatus{}, fmt.Errorf("checking the trust of %s: %w", path, err)
@@ -302,7 +303,7 @@ func FileTrustStatus(stateDir, path string) (TrustStatus, error) {
 		return TrustStatus{}, fault.Wrap(fault.NotFound, err, "cannot read %s", abs)
 	}
 	st := TrustStatus{Path: abs}
-	st.Client, _ = UserClientFile(abs)
+	st.Client, _ = userClientFile(abs, lookupEnv)
 	ps := &problems{}
 	if root := parseTree(abs, data, ps); len(ps.errs) == 0 {
 		st.Native = detectFormat(root, abs) == FormatNative

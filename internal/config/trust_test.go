@@ -318,28 +318,28 @@ func TestFileTrustStatus(t *testing.T) {
 	home, _ := userHome(t)
 	state := t.TempDir()
 	repo := repoFile(t, ".mcp.json", cursorFile)
-	st, err := config.FileTrustStatus(state, repo)
+	st, err := config.FileTrustStatus(state, repo, nil)
 	if err != nil || st.State != config.Untrusted || st.Record != nil || st.Client != "" || st.Native || st.Path != repo {
 		t.Errorf("untrusted repository file: got %+v, %v", st, err)
 	}
 	if _, err := config.Trust(state, repo); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := config.FileTrustStatus(state, repo); err != nil || st.State != config.Trusted || st.Record == nil || st.Record.TrustedAt.IsZero() {
+	if st, err := config.FileTrustStatus(state, repo, nil); err != nil || st.State != config.Trusted || st.Record == nil || st.Record.TrustedAt.IsZero() {
 		t.Errorf("trusted repository file: got %+v, %v", st, err)
 	}
 	native := repoFile(t, "switchboard.yaml", "servers: []\n")
-	if st, err := config.FileTrustStatus(state, native); err != nil || !st.Native {
+	if st, err := config.FileTrustStatus(state, native, nil); err != nil || !st.Native {
 		t.Errorf("native file: got %+v, %v", st, err)
 	}
 	own := filepath.Join(home, ".claude.json")
 	if err := os.WriteFile(own, []byte(`{"mcpServers": {}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := config.FileTrustStatus(state, own); err != nil || st.Client != "Claude Code" {
+	if st, err := config.FileTrustStatus(state, own, nil); err != nil || st.Client != "Claude Code" {
 		t.Errorf("user file: got %+v, %v", st, err)
 	}
-	if _, err := config.FileTrustStatus(state, filepath.Join(home, "missing.json")); err == nil {
+	if _, err := config.FileTrustStatus(state, filepath.Join(home, "missing.json"), nil); err == nil {
 		t.Error("missing file: no error")
 	}
 }

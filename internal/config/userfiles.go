@@ -21,9 +21,19 @@ type ClientFile struct {
 // the user writes these (unlike a repository's .vscode/mcp.json, .mcp.json
 // or .cursor/mcp.json), so Switchboard may trust one at first use with one
 // confirmation (Options.ConfirmTrust).
-func UserClientFiles() []ClientFile {
-	home, _ := os.UserHomeDir()
-	cfg, _ := os.UserConfigDir()
+func UserClientFiles() []ClientFile { return userClientFiles(nil) }
+
+// userClientFiles is UserClientFiles for the user whose environment
+// lookup reads (nil: the process's).
+func userClientFiles(lookup func(string) (string, bool)) []ClientFile {
+	home, cfg := userHome(lookup), userConfigDir(lookup)
+	getenv := func(name string) string {
+		if lookup == nil {
+			return os.Getenv(name)
+		}
+		v, _ := lookup(name)
+		return v
+	}
 	var out []ClientFile
 	add := func(client, path string, dir bool) {
 		if path != "" && filepath.IsAbs(path) {
@@ -40,7 +50,7 @@ func UserClientFiles() []ClientFile {
 	add("Claude Desktop", in(cfg, "Claude", "claude_desktop_config.json"), false)
 	add("Claude Code", in(home, ".claude.json"), false)
 	add("Claude Code", in(home, ".claude"), true)
-	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
 		add("Claude Code", d, true)
 	}
 	add("Cursor", in(home, ".cursor", "mcp.json"), false)
@@ -59,13 +69,13 @@ func UserClientFiles() []ClientFile {
 		add("Zed", in(cfg, "Zed"), true)
 	} else {
 		add("Zed", in(home, ".config", "zed"), true)
-		if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+		if x := getenv("XDG_CONFIG_HOME"); x != "" {
 			add("Zed", in(x, "zed"), true)
 		}
 	}
 	add("Continue", in(home, ".continue"), true)
 	add("Gemini CLI", in(home, ".gemini", "settings.json"), false)
-	if d := os.Getenv("CODEX_HOME"); d != "" {
+	if d := getenv("CODEX_HOME"); d != "" {
 		add("Codex", d, true)
 	}
 	add("Codex", in(home, ".codex"), true)
@@ -74,7 +84,11 @@ func UserClientFiles() []ClientFile {
 
 // UserClientFile reports whether path is one of the user's own MCP client
 // configuration files (see UserClientFiles), and whose.
-func UserClientFile(path string) (client string, ok bool) {
+func UserClientFile(path string) (client string, ok bool) { return userClientFile(path, nil) }
+
+// userClientFile is UserClientFile for the user whose environment lookup
+// reads (nil: the process's).
+func userClientFile(path string, lookup func(string) (string, bool)) (client string, ok bool) {
 	if path == "" {
 		return "", false
 	}
@@ -86,7 +100,7 @@ func UserClientFile(path string) (client string, ok bool) {
 	if real, err := filepath.EvalSymlinks(abs); err == nil && real != forms[0] {
 		forms = append(forms, real)
 	}
-	for _, cf := range UserClientFiles() {
+	for _, cf := range userClientFiles(lookup) {
 		entries := []string{cf.Path}
 		if real, err := filepath.EvalSymlinks(cf.Path); err == nil && real != cf.Path {
 			entries = append(entries, real)
@@ -108,8 +122,8 @@ func UserClientFile(path string) (client string, ok bool) {
 // workspace is the folder it has open); for a file in a project's client
 // folder (.vscode, .cursor, .continue, .gemini, .zed, .codex, .windsurf,
 // .claude), the folder holding it; else the file's own folder.
-func workspaceFolderFor(filename, workDir string) string {
-	if _, ok := UserClientFile(filename); ok && workDir != "" {
+func workspaceFolderFor(filename, workDir string, lookup func(string) (string, bool)) string {
+	if _, ok := userClientFile(filename, lookup); ok && workDir != "" {
 		return workDir
 	}
 	return workspaceFolder(filename)
@@ -120,8 +134,9 @@ var projectClientDirs = []string{".vscode", ".cursor", ".continue", ".gemini", "
 
 // continueSecrets looks up a Continue ${{ secrets.NAME }}: in the
 // environment, then in the .env files Continue reads for local secrets
-// (~/.continue/.env, the workspace's .continue/.env and .env).
-func continueSecrets(lookup func(string) (string, bool), workspace string) func(string) (string, bool) {
+// (~/.continue/.env, the workspace's .continue/.env and .env), home being
+// the user's home directory.
+func continueSecrets(lookup func(string) (string, bool), workspace, home string) func(string) (string, bool) {
 	var vals map[string]string
 	return func(name string) (string, bool) {
 		if v, ok := lookup(name); ok {
@@ -129,7 +144,6 @@ func continueSecrets(lookup func(string) (string, bool), workspace string) func(
 		}
 		if vals == nil {
 			vals = map[string]string{}
-			home, _ := os.UserHomeDir()
 			paths := []string{filepath.Join(workspace, ".env"), filepath.Join(workspace, ".continue", ".env")}
 			if home != "" {
 				paths = append([]string{filepath.Join(home, ".continue", ".env")}, paths...)
