@@ -139,8 +139,9 @@ func TestAuditFollow(t *testing.T) {
 // TestConfigTrustIsAudited: `config trust` of a file writes a config.trust
 // event, with the file and its hash, to the trail of the configuration.
 func TestConfigTrustIsAudited(t *testing.T) {
+	t.Parallel()
 	cfgPath, trail := auditFixture(t)
-	t.Setenv("HOME", t.TempDir())
+	setenv(t, "HOME", t.TempDir())
 	b, _ := os.ReadFile(cfgPath)
 	if err := os.WriteFile(cfgPath, append(b, []byte("hooks:\n  - name: h\n    on: deploy.done\n    actions:\n      - {type: command, command: [\"true\"]}\n")...), 0o600); err != nil {
 		t.Fatal(err)

@@ -53,9 +53,10 @@ func cursorFile(t *testing.T, dir string) string {
 // it; after `config trust --yes` it loads and its server runs; an edit
 // needs trust again.
 func TestConfigTrustCursorFile(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	setenv(t, "SWITCHBOARD_STATE_DIR", state)
-	t.Setenv("HOME", t.TempDir())
+	setenv(t, "HOME", t.TempDir())
 	file := cursorFile(t, t.TempDir())
 
 	r := runCLI(t, "call", "--config", file, "notes", "echo", "message=hi")
@@ -118,9 +119,10 @@ func TestConfigTrustNative(t *testing.T) {
 // trusted at first use, but only on a terminal; without one the refusal
 // says both ways to trust it.
 func TestUserClientFileWithoutTerminal(t *testing.T) {
+	t.Parallel()
 	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	home := t.TempDir()
-	t.Setenv("HOME", home)
+	setenv(t, "HOME", home)
 	file := cursorFile(t, home) // ~/.cursor/mcp.json: the user's own
 	r := runCLI(t, "servers", "--config", file)
 	wantCode(t, r, ExitFailure)
@@ -131,12 +133,13 @@ func TestUserClientFileWithoutTerminal(t *testing.T) {
 // question names the file and the commands; yes records the trust and the
 // file loads.
 func TestUserClientFileConfirmed(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	home := t.TempDir()
-	t.Setenv("HOME", home)
+	setenv(t, "HOME", home)
 	file := cursorFile(t, home)
 	var out bytes.Buffer
-	a := &app{stderr: &out, stateDir: state, ask: &asker{in: bufio.NewReader(strings.NewReader("y\n")), out: &out}}
+	a := &app{stderr: &out, stateDir: state, env: envOf(t), ask: &asker{in: bufio.NewReader(strings.NewReader("y\n")), out: &out}}
 	cfg, err := config.Load(file, a.configOptions(true))
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +153,7 @@ func TestUserClientFileConfirmed(t *testing.T) {
 	}
 
 	// configOptions(false), as the daemon's reload: nobody is asked.
-	a2 := &app{stderr: &out, stateDir: t.TempDir(), ask: &asker{in: bufio.NewReader(strings.NewReader("y\n")), out: &out}}
+	a2 := &app{stderr: &out, stateDir: t.TempDir(), env: envOf(t), ask: &asker{in: bufio.NewReader(strings.NewReader("y\n")), out: &out}}
 	if _, err := config.Load(file, a2.configOptions(false)); err == nil {
 		t.Fatal("an untrusted file loaded without asking")
 	}
