@@ -431,6 +431,8 @@ func TestServe(t *testing.T) {
 		`"args":["serve","--stdio","--config","`+cfg+`"`, "switchboard client connect CLIENT")
 }
 
+// Not parallel: config.Find looks for ./switchboard.yaml in the process's
+// working directory (t.Chdir), which a command cannot be given yet.
 func TestServeWithoutConfig(t *testing.T) {
 	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())

@@ -11,7 +11,9 @@ import (
 )
 
 // clientHome isolates HOME and the config folders (no real client file is
-// read or written) and the state directory; it returns HOME.
+// read or written) and the state directory; it returns HOME. The tests
+// that call it are not parallel: internal/clients reads the process's
+// $HOME, $APPDATA and working directory (t.Setenv, t.Chdir).
 func clientHome(t *testing.T) string {
 	t.Helper()
 	home := t.TempDir()

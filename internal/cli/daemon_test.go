@@ -428,6 +428,9 @@ func TestReloadNeedsNotTheDaemonsSecrets(t *testing.T) {
 // daemon running on the state directory whatever it serves, and says
 // which configuration that is when it is not the one it would have found
 // (here the embedded default); --config still chooses.
+//
+// Not parallel: config.Find looks for ./switchboard.yaml in the process's
+// working directory (t.Chdir), which a command cannot be given yet.
 func TestNoConfigUsesTheDaemon(t *testing.T) {
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())

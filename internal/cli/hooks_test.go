@@ -146,7 +146,8 @@ func must[T any](v T, err error) T {
 
 // TestHooksInstallGitEndToEnd installs the git hooks in a temporary
 // repository with a freshly built switchboard on PATH, and checks that a
-// real `git commit` fires git.post-commit.
+// real `git commit` fires git.post-commit. Not parallel: git and the hooks
+// it runs read the process's environment ($PATH, the state directory).
 func TestHooksInstallGitEndToEnd(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatal("git is not on PATH: install git to run this test")
@@ -262,7 +263,8 @@ func TestHooksAroundCommandCalls(t *testing.T) {
 }
 
 // TestInstallGitWarnsWithoutSwitchboard: install-git says so when the
-// hooks it writes will not find switchboard.
+// hooks it writes will not find switchboard. Not parallel: install-git
+// looks switchboard up on the process's $PATH (t.Setenv).
 func TestInstallGitWarnsWithoutSwitchboard(t *testing.T) {
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
