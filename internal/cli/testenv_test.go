@@ -14,8 +14,8 @@ import (
 // test and of its subtests (runCLI, startDaemon), the process's
 // environment is untouched, and so the test can call t.Parallel(). What
 // the command reads outside its environment (the working directory,
-// os.UserConfigDir for config.Find and the trust records, $BROWSER in
-// oauth, $PATH for hooks) still needs t.Setenv or t.Chdir, in a test
+// the user's folders in internal/clients and the hooks' trust records,
+// $PATH for hooks and git) still needs t.Setenv or t.Chdir, in a test
 // that stays sequential.
 var testEnvs sync.Map // test name → *envLayer
 
