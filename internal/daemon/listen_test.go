@@ -326,3 +326,40 @@ func TestPerClientListenIsTheServers(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedListenIsTheServers: with the shared upstream session, a
+// client on 2026-07-28 is sent the list changes of the view (which the
+// SDK sends, after the catalog changed) and the resource updates of the
+// subscribed resource on the listens that opted in to them, as the server
+// sends them directly.
+func TestSharedListenIsTheServers(t *testing.T) {
+	t.Parallel()
+	s := listenServer(nil)
+	cfg := testConfig(httpUpstream("lis", serveHTTP(t, s, nil)))
+	cfg.Gateway.Views = []config.View{{Name: config.DefaultViewName, Servers: []string{"lis"}, Prefix: config.PrefixNever}}
+	r := start(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	r.d.waitFirstAttempts(ctx)
+
+	pairs := []*listenPair{
+		connectListenPair(t, r, s, "a client listening for tool changes", "", listening),
+		connectListenPair(t, r, s, "a client listening for nothing but its resource", "", func() *mcp.ClientOptions { return nil }),
+	}
+	waitSame(t, "after connecting", pairs, func(*listenPair, []string) bool { return true })
+	addTool(s)
+	waitSame(t, "after the server added a tool", pairs, func(p *listenPair, seen []string) bool {
+		return p == pairs[1] || count(seen, "notifications/tools/list_changed") > 0
+	})
+	if err := s.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "lis://r"}); err != nil {
+		t.Fatal(err)
+	}
+	waitSame(t, "after the server updated lis://r", pairs, func(p *listenPair, seen []string) bool {
+		return count(seen, "notifications/resources/updated") > 0
+	})
+	if testing.Verbose() {
+		for _, p := range pairs {
+			t.Logf("%s read: %q", p.name, p.through.get())
+		}
+	}
+}
