@@ -136,8 +136,9 @@ func (g *Gateway) listenSending(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		id, ok := ack.Meta[mcp.MetaKeySubscriptionID]
-		if !ok {
-			return res, err
+		n := ack.Notifications
+		if !ok || !n.ToolsListChanged && !n.PromptsListChanged && !n.ResourcesListChanged && len(n.ResourceSubscriptions) == 0 {
+			return res, err // a listen for nothing ends at once
 		}
 		g.listens.opened(ctx, ss, id, ack.Notifications)
 		return res, err
