@@ -26,8 +26,8 @@ import (
 // updates a resource, and the notifications each client reads off the
 // wire — method, params and _meta — are compared.
 
-// listenServer is a go-sdk server with a tool, a prompt and a resource
-// clients may subscribe to; initialized, if not nil, is called once a
+// listenServer is a go-sdk server with a tool and a resource clients may
+// subscribe to, and no prompts (so no prompts capability); initialized, if not nil, is called once a
 // client session has initialized with it.
 func listenServer(initialized func(*mcp.Server)) *mcp.Server {
 	var s *mcp.Server
@@ -44,9 +44,6 @@ func listenServer(initialized func(*mcp.Server)) *mcp.Server {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "a"}}}, nil
 		})
-	s.AddPrompt(&mcp.Prompt{Name: "p"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		return &mcp.GetPromptResult{}, nil
-	})
 	s.AddResource(&mcp.Resource{URI: "lis://r", Name: "r"},
 		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "lis://r", Text: "r"}}}, nil
@@ -251,10 +248,13 @@ func count(seen []string, method string) int {
 	return n
 }
 
-// listening are the options of a client that listens for tool list
-// changes.
+// listening are the options of a client that listens for tool and
+// prompt list changes: the SDK opts in to those the server declares.
 func listening() *mcp.ClientOptions {
-	return &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {}}
+	return &mcp.ClientOptions{
+		ToolListChangedHandler:   func(context.Context, *mcp.ToolListChangedRequest) {},
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {},
+	}
 }
 
 // TestPerClientListenIsTheServers: through a prefix: never view with
@@ -361,5 +361,72 @@ func TestSharedListenIsTheServers(t *testing.T) {
 		for _, p := range pairs {
 			t.Logf("%s read: %q", p.name, p.through.get())
 		}
+	}
+}
+
+// askEverything makes c's subscriptions/listen ask for every list change
+// and lis://r, whatever the server declared.
+func askEverything(c *mcp.Client) {
+	c.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if lp, ok := req.GetParams().(*mcp.SubscriptionsListenParams); ok && method == "subscriptions/listen" {
+				p := *lp
+				p.Notifications = &mcp.NotificationSubscriptions{ToolsListChanged: true, PromptsListChanged: true,
+					ResourcesListChanged: true, ResourceSubscriptions: []string{"lis://r"}}
+				cs, _ := req.GetSession().(*mcp.ClientSession)
+				req = &mcp.ClientRequest[mcp.Params]{Session: cs, Params: &p}
+			}
+			return next(ctx, method, req)
+		}
+	})
+}
+
+// TestNeverViewListenIsAgreedAsTheServer: a listen to a prefix: never view
+// asking for more than its server declares (list changes of prompts,
+// which it has none of) is agreed to what the server would agree to.
+func TestNeverViewListenIsAgreedAsTheServer(t *testing.T) {
+	t.Parallel()
+	s := listenServer(nil)
+	cfg := testConfig(httpUpstream("lis", serveHTTP(t, s, nil)))
+	cfg.Gateway.Views = []config.View{{Name: config.DefaultViewName, Servers: []string{"lis"}, Prefix: config.PrefixNever}}
+	r := start(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	r.d.waitFirstAttempts(ctx)
+
+	ack := func(tr mcp.Transport) string {
+		t.Helper()
+		var w wire
+		c := mcp.NewClient(&mcp.Implementation{Name: "listen-client", Version: "1"}, listening())
+		askEverything(c)
+		cs, err := c.Connect(ctx, wireTransport{tr, &w}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		waitFor(t, "the listen's acknowledgement", func() bool { return len(w.get()) > 0 })
+		return w.get()[0]
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	direct := ack(ct)
+
+	ct, st = mcp.NewInMemoryTransports()
+	stdioCtx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = r.d.gw.ServeStdio(stdioCtx, st)
+	}()
+	defer func() {
+		stop()
+		<-done
+	}()
+	if through := ack(ct); through != direct {
+		t.Errorf("the listen was acknowledged\n  directly:            %s\n  through the gateway: %s", direct, through)
 	}
 }

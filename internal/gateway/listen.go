@@ -165,3 +165,31 @@ func (g *Gateway) notifyListen(ss *mcp.ServerSession, method, uri string, params
 	defer cancel()
 	return true, notifyOne(ctx, ss, method, params)
 }
+
+// narrowListen returns req, a subscriptions/listen to a prefix: never view
+// of server, asking for no more than the server's capabilities allow, as
+// the SDK agrees to a listen on its own capabilities: the view declares
+// every list change and subscriptions, its server perhaps not.
+func (vs *viewServer) narrowListen(server string, req mcp.Request) mcp.Request {
+	r, ok := req.(*mcp.SubscriptionsListenRequest)
+	if !ok || r.Params == nil || r.Params.Notifications == nil {
+		return req
+	}
+	c, err := vs.g.ups.Client(server)
+	if err != nil || c.InitializeResult() == nil || c.InitializeResult().Capabilities == nil {
+		return req
+	}
+	caps := c.InitializeResult().Capabilities
+	n := *r.Params.Notifications
+	n.ToolsListChanged = n.ToolsListChanged && caps.Tools != nil && caps.Tools.ListChanged
+	n.PromptsListChanged = n.PromptsListChanged && caps.Prompts != nil && caps.Prompts.ListChanged
+	n.ResourcesListChanged = n.ResourcesListChanged && caps.Resources != nil && caps.Resources.ListChanged
+	if caps.Resources == nil || !caps.Resources.Subscribe {
+		n.ResourceSubscriptions = nil
+	}
+	p := *r.Params
+	p.Notifications = &n
+	out := *r
+	out.Params = &p
+	return &out
+}
