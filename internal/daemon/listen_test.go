@@ -381,9 +381,11 @@ func askEverything(c *mcp.Client) {
 	})
 }
 
-// TestNeverViewListenIsAgreedAsTheServer: a listen to a prefix: never view
-// asking for more than its server declares (list changes of prompts,
-// which it has none of) is agreed to what the server would agree to.
+// TestNeverViewListenIsAgreedAsTheServer: a prefix: never view answers a
+// client on 2026-07-28's server/discover as its server does (serverInfo,
+// capabilities, instructions), and a listen asking for more than its
+// server declares (list changes of prompts, which it has none of) is
+// agreed to what the server would agree to.
 func TestNeverViewListenIsAgreedAsTheServer(t *testing.T) {
 	t.Parallel()
 	s := listenServer(nil)
@@ -394,7 +396,13 @@ func TestNeverViewListenIsAgreedAsTheServer(t *testing.T) {
 	defer cancel()
 	r.d.waitFirstAttempts(ctx)
 
-	ack := func(tr mcp.Transport) string {
+	type introduced struct {
+		ServerInfo   *mcp.Implementation
+		Capabilities *mcp.ServerCapabilities
+		Instructions string
+		Ack          string
+	}
+	ack := func(tr mcp.Transport) introduced {
 		t.Helper()
 		var w wire
 		c := mcp.NewClient(&mcp.Implementation{Name: "listen-client", Version: "1"}, listening())
@@ -405,7 +413,8 @@ func TestNeverViewListenIsAgreedAsTheServer(t *testing.T) {
 		}
 		defer cs.Close()
 		waitFor(t, "the listen's acknowledgement", func() bool { return len(w.get()) > 0 })
-		return w.get()[0]
+		ir := cs.InitializeResult()
+		return introduced{ir.ServerInfo, ir.Capabilities, ir.Instructions, w.get()[0]}
 	}
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := s.Connect(ctx, st, nil)
@@ -426,7 +435,7 @@ func TestNeverViewListenIsAgreedAsTheServer(t *testing.T) {
 		stop()
 		<-done
 	}()
-	if through := ack(ct); through != direct {
-		t.Errorf("the listen was acknowledged\n  directly:            %s\n  through the gateway: %s", direct, through)
+	if diff := cmp.Diff(direct, ack(ct)); diff != "" {
+		t.Errorf("what the client was told directly (-) and through the gateway (+):\n%s", diff)
 	}
 }
