@@ -96,6 +96,7 @@ type Gateway struct {
 	levels   sessionLevels // log levels client sessions set
 	owners   owners        // client sessions with upstream sessions of their own (owners.go)
 	ownLists ownLists      // lists of owned upstream sessions, for their clients (ownlists.go)
+	listens  listens       // client sessions' subscriptions/listen streams (listen.go)
 	// elicits are the client sessions waiting for an upstream's URL
 	// elicitations to complete (urlelicit.go).
 	elicits pendingElicitations

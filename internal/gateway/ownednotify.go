@@ -67,7 +67,9 @@ const notifyWait = 10 * time.Second
 // its list changes (or all three, one by one, when it died), whose lists
 // that client's session then fetches anew, or a resources/updated of a
 // resource its client subscribed to on it (params, with the URI as the
-// client's view shows it). It does not block.
+// client's view shows it). A client session of protocol 2026-07-28 is
+// sent it on its subscriptions/listen stream, if it opted in to it
+// (listen.go). It does not block.
 func (g *Gateway) SessionNotify(server string, key upstream.SessionKey, method string, params mcp.Params) {
 	var update *mcp.ResourceUpdatedNotificationParams
 	if method == "notifications/resources/updated" {
@@ -88,21 +90,24 @@ func (g *Gateway) SessionNotify(server string, key upstream.SessionKey, method s
 		ctx, cancel := context.WithTimeout(context.Background(), notifyWait)
 		defer cancel()
 		for _, ow := range owners {
-			if ip := ow.ss.InitializeParams(); ip != nil && ip.ProtocolVersion >= protocolPerRequest {
-				// A client of protocol 2026-07-28 gets these only on a
-				// subscriptions/listen stream, which the SDK keeps to
-				// itself: it is not told (see docs/gateway.md).
-				continue
-			}
 			var p mcp.Params
+			uri := ""
 			if update != nil {
 				u := *update
 				u.URI = ow.vs.ownResourceURI(server, update.URI)
-				p = &u
+				uri, p = u.URI, &u
 			} else {
 				p = listChangedParams[method]()
 			}
-			if err := notifyOne(ctx, ow.ss, method, p); err != nil {
+			var err error
+			if ip := ow.ss.InitializeParams(); ip != nil && ip.ProtocolVersion >= protocolPerRequest {
+				// A client of protocol 2026-07-28 is told only on the
+				// subscriptions/listen that opted in to it (listen.go).
+				_, err = g.notifyListen(ow.ss, method, uri, p)
+			} else {
+				err = notifyOne(ctx, ow.ss, method, p)
+			}
+			if err != nil {
 				g.logger.Debug("forwarding an owned session's notification failed", logKeyServer, server, logKeyMethod, method, logKeyErr, err)
 			}
 		}

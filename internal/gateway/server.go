@@ -5,6 +5,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"reflect"
 	"slices"
 	"sync"
@@ -94,7 +95,7 @@ func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
 		KeepAlive: 0,
 	})
 	vs.srv.AddReceivingMiddleware(g.sessionMiddleware, vs.setLevelMiddleware, vs.ownListsMiddleware, vs.unlistedMiddleware, vs.asServerMiddleware)
-	vs.srv.AddSendingMiddleware(fastSending, notifyAsSending)
+	vs.srv.AddSendingMiddleware(fastSending, notifyAsSending, g.listenSending)
 	vs.srv.AddReceivingMiddleware(g.eng.Tracing().ServerMiddleware) // outermost: its span covers the rest
 	return vs
 }
@@ -379,16 +380,23 @@ type connectWaiter interface {
 
 // asServerMiddleware makes a prefix: never view, which shows one server
 // under that server's own names, introduce itself as that server does:
-// its answer to initialize carries the server's serverInfo (name, title,
-// version, icons, website), its instructions (after gateway.instructions,
-// if any) and the capabilities it declared — only the protocol version
-// is the one the gateway negotiated with the client. Until the server is
-// connected (waited for, briefly) the gateway's own are given.
+// its answer to initialize (and to server/discover, protocol 2026-07-28)
+// carries the server's serverInfo (name, title, version, icons, website),
+// its instructions (after gateway.instructions, if any) and the
+// capabilities it declared — only the protocol version is the one the
+// gateway negotiated with the client. Until the server is connected
+// (waited for, briefly) the gateway's own are given. A subscriptions/listen
+// is agreed to what the server's capabilities allow (listen.go).
 func (vs *viewServer) asServerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "subscriptions/listen" {
+			if server := vs.soleServer(); server != "" {
+				req = vs.narrowListen(server, req)
+			}
+			return next(ctx, method, req)
+		}
 		res, err := next(ctx, method, req)
-		ir, ok := res.(*mcp.InitializeResult)
-		if err != nil || !ok || method != "initialize" {
+		if err != nil || (method != "initialize" && method != "server/discover") {
 			return res, err
 		}
 		server := vs.soleServer()
@@ -405,18 +413,40 @@ func (vs *viewServer) asServerMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 			return res, err
 		}
 		up := c.InitializeResult()
-		out := *ir
-		if up.ServerInfo != nil {
-			info := *up.ServerInfo
-			out.ServerInfo = &info
-		}
-		if up.Capabilities != nil {
-			out.Capabilities = up.Capabilities
-		}
 		vs.g.mu.Lock()
-		out.Instructions = vs.g.instructionsLocked(vs.spec())
+		instructions := vs.g.instructionsLocked(vs.spec())
 		vs.g.mu.Unlock()
-		return &out, nil
+		switch r := res.(type) {
+		case *mcp.InitializeResult:
+			out := *r
+			if up.ServerInfo != nil {
+				info := *up.ServerInfo
+				out.ServerInfo = &info
+			}
+			if up.Capabilities != nil {
+				out.Capabilities = up.Capabilities
+			}
+			out.Instructions = instructions
+			return &out, nil
+		case *mcp.DiscoverResult:
+			out := *r
+			if up.ServerInfo != nil {
+				// The SDK adds its own serverInfo only where none is.
+				info := *up.ServerInfo
+				meta := maps.Clone(r.Meta)
+				if meta == nil {
+					meta = mcp.Meta{}
+				}
+				meta[mcp.MetaKeyServerInfo] = &info
+				out.Meta = meta
+			}
+			if up.Capabilities != nil {
+				out.Capabilities = up.Capabilities
+			}
+			out.Instructions = instructions
+			return &out, nil
+		}
+		return res, err
 	}
 }
 
