@@ -124,6 +124,10 @@ func (c *Console) tasksPage(w http.ResponseWriter, r *http.Request) {
 		if err := json.Unmarshal(ans.Result, &list); err == nil {
 			d.Tasks = list.Tasks
 		}
+		// The page follows what it lists (taskfollow.go).
+		for _, t := range d.Tasks {
+			c.followers.note(server, t.TaskID, sessionOf(r).id)
+		}
 	}
 	c.render(w, r, http.StatusOK, "tasks", d)
 }
