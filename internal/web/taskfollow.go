@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
@@ -33,17 +34,26 @@ const maxFollowedTasks = 4096
 const maxTaskFollowers = 16
 
 // taskFollowers remembers which sessions were shown which task, by server
-// and task id.
+// and task id, and each task's last status the server announced: a page's
+// event stream opens a moment after the page was rendered, and gets on
+// opening what was announced since (missed).
 type taskFollowers struct {
 	mu    sync.Mutex
-	m     map[string][]string // key -> session ids
-	order []string            // keys, oldest first
+	m     map[string]*followedTask
+	order []string // keys, oldest first
+}
+
+// followedTask is one task's followers and last announced status.
+type followedTask struct {
+	shown  map[string]time.Time // session -> when it was last shown the task
+	last   []byte               // the last "task" event, nil before any
+	lastAt time.Time
 }
 
 func taskKey(server, id string) string { return server + "\x00" + id }
 
-// note records that session was shown server's task id.
-func (f *taskFollowers) note(server, id, session string) {
+// note records that session was shown server's task id at now.
+func (f *taskFollowers) note(server, id, session string, now time.Time) {
 	if id == "" || session == "" {
 		return
 	}
@@ -51,33 +61,61 @@ func (f *taskFollowers) note(server, id, session string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.m == nil {
-		f.m = map[string][]string{}
+		f.m = map[string]*followedTask{}
 	}
-	ss, known := f.m[key]
-	for _, s := range ss {
-		if s == session {
-			return
+	ft := f.m[key]
+	if ft == nil {
+		ft = &followedTask{shown: map[string]time.Time{}}
+		f.m[key] = ft
+		f.order = append(f.order, key)
+		for len(f.order) > maxFollowedTasks {
+			delete(f.m, f.order[0])
+			f.order = f.order[1:]
 		}
 	}
-	if len(ss) >= maxTaskFollowers {
-		ss = ss[1:]
+	if _, ok := ft.shown[session]; !ok && len(ft.shown) >= maxTaskFollowers {
+		// The session shown it longest ago makes room.
+		var oldest string
+		for s, at := range ft.shown {
+			if oldest == "" || at.Before(ft.shown[oldest]) {
+				oldest = s
+			}
+		}
+		delete(ft.shown, oldest)
 	}
-	f.m[key] = append(ss, session)
-	if known {
-		return
-	}
-	f.order = append(f.order, key)
-	for len(f.order) > maxFollowedTasks {
-		delete(f.m, f.order[0])
-		f.order = f.order[1:]
-	}
+	ft.shown[session] = now
 }
 
-// sessions returns the sessions that were shown server's task id.
-func (f *taskFollowers) sessions(server, id string) []string {
+// announced keeps server's task id's new status (data, a "task" event)
+// and returns the sessions that were shown the task.
+func (f *taskFollowers) announced(server, id string, data []byte, now time.Time) []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]string(nil), f.m[taskKey(server, id)]...)
+	ft := f.m[taskKey(server, id)]
+	if ft == nil {
+		return nil
+	}
+	ft.last, ft.lastAt = data, now
+	out := make([]string, 0, len(ft.shown))
+	for s := range ft.shown {
+		out = append(out, s)
+	}
+	return out
+}
+
+// missed returns the last status of every task session was shown that
+// the server announced since it was shown it.
+func (f *taskFollowers) missed(session string) [][]byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out [][]byte
+	for _, key := range f.order {
+		ft := f.m[key]
+		if at, ok := ft.shown[session]; ok && ft.last != nil && !ft.lastAt.Before(at) {
+			out = append(out, ft.last)
+		}
+	}
+	return out
 }
 
 // TaskStatus passes a server's notifications/tasks/status (its params:
@@ -90,7 +128,7 @@ func (c *Console) TaskStatus(server string, params json.RawMessage) {
 		return
 	}
 	data := mustJSON(taskStatusEvent{Server: server, taskRow: t})
-	for _, s := range c.followers.sessions(server, t.TaskID) {
+	for _, s := range c.followers.announced(server, t.TaskID, data, c.now()) {
 		c.hub.publish(event{name: "task", data: data, session: s})
 	}
 }
@@ -127,6 +165,6 @@ func (c *Console) apiTaskStatus(w http.ResponseWriter, r *http.Request) {
 		writeFault(w, http.StatusBadGateway, err)
 		return
 	}
-	c.followers.note(server, id, se.id)
+	c.followers.note(server, id, se.id, c.now())
 	writeJSON(w, http.StatusOK, taskStatusEvent{Server: server, taskRow: t})
 }

@@ -126,7 +126,7 @@ func (c *Console) tasksPage(w http.ResponseWriter, r *http.Request) {
 		}
 		// The page follows what it lists (taskfollow.go).
 		for _, t := range d.Tasks {
-			c.followers.note(server, t.TaskID, sessionOf(r).id)
+			c.followers.note(server, t.TaskID, sessionOf(r).id, c.now())
 		}
 	}
 	c.render(w, r, http.StatusOK, "tasks", d)

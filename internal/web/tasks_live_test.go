@@ -73,9 +73,9 @@ func TestBrowserTasksLive(t *testing.T) {
 				do(t, ctx, "ticking Run as a task", chromedp.Click(chromedp.ID("as-task")))
 			}
 			do(t, ctx, "calling it as a task",
-				chromedp.SetValue(chromedp.CSS(`.field[data-path="duration"] input`), "6000"),
+				chromedp.SetValue(chromedp.CSS(`.field[data-path="duration"] input`), "8000"),
 				chromedp.Click(chromedp.ID("call-button")))
-			waitJS(t, ctx, "the task started", `document.querySelector("#task-started a")`)
+			waitJS(t, ctx, "the task started", resultPage("task")+` && document.querySelector("#task-started a")`)
 			id := eval[string](t, ctx, `document.querySelector("#task-started code").textContent`)
 
 			do(t, ctx, "following the task", chromedp.Click(chromedp.CSS(`#task-started a`)))
