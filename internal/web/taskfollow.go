@@ -143,9 +143,8 @@ func (c *Console) apiTaskStatus(w http.ResponseWriter, r *http.Request) {
 		writeFault(w, http.StatusBadRequest, fault.New(fault.Validation, "name the server and the task: ?server=NAME&task=ID"))
 		return
 	}
-	tb, ok := c.opts.Backend.(control.Tasker)
+	tb, ok := c.apiTasker(w)
 	if !ok {
-		writeFault(w, http.StatusNotImplemented, fault.New(fault.Internal, "this console's backend cannot reach tasks"))
 		return
 	}
 	se := sessionOf(r)

@@ -148,6 +148,16 @@ func taskCallResult(ans *control.TaskAnswer, id string) (*control.CallResult, er
 	return &control.CallResult{Status: status, Result: &res}, nil
 }
 
+// apiTasker returns the backend's way to tasks, or answers 501 when it
+// has none.
+func (c *Console) apiTasker(w http.ResponseWriter) (control.Tasker, bool) {
+	tb, ok := c.opts.Backend.(control.Tasker)
+	if !ok {
+		writeFault(w, http.StatusNotImplemented, fault.New(fault.Internal, "this console's backend cannot reach tasks"))
+	}
+	return tb, ok
+}
+
 // taskResultRequest is the body of POST /ui/api/tasks/result.
 type taskResultRequest struct {
 	Server string `json:"server"`
@@ -165,9 +175,8 @@ func (c *Console) apiTaskResult(w http.ResponseWriter, r *http.Request) {
 		writeFault(w, http.StatusBadRequest, fault.New(fault.Validation, "want a JSON object with server and task (the task's id)"))
 		return
 	}
-	tb, ok := c.opts.Backend.(control.Tasker)
+	tb, ok := c.apiTasker(w)
 	if !ok {
-		writeFault(w, http.StatusNotImplemented, fault.New(fault.Internal, "this console's backend cannot reach tasks"))
 		return
 	}
 	se := sessionOf(r)

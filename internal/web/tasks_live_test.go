@@ -16,6 +16,13 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/web"
 )
 
+// httpPeer is the upstream name on streamable HTTP at url, with room for
+// a loaded machine.
+func httpPeer(name, url string) config.Server {
+	return config.Server{Name: name, Transport: config.TransportHTTP, URL: url,
+		ConnectTimeout: 30 * time.Second, RequestTimeout: 30 * time.Second, Enabled: true, LoadTools: true, TerminateOnClose: true}
+}
+
 // TestBrowserTasksLive starts the TypeScript SDK's simpleStreamableHttp
 // example's delay tool as a task from its form and opens the Tasks page
 // while the task is working: with no click, the page shows it completed,
@@ -25,9 +32,7 @@ import (
 // example serve both.
 func TestBrowserTasksLive(t *testing.T) {
 	t.Parallel()
-	srv := config.Server{Name: "ex", Transport: config.TransportHTTP, URL: testpeer.StartStreamableExample(t),
-		ConnectTimeout: 30 * time.Second, RequestTimeout: 30 * time.Second, Enabled: true, LoadTools: true, TerminateOnClose: true}
-	r := startDaemon(t, testConfig(srv))
+	r := startDaemon(t, testConfig(httpPeer("ex", testpeer.StartStreamableExample(t))))
 
 	t.Run("refusals", func(t *testing.T) {
 		t.Parallel()

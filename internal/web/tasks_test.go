@@ -9,7 +9,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 	"github.com/switchboard-mcp/switchboard/internal/web"
@@ -26,9 +25,7 @@ import (
 // task's creation and its outcome.
 func TestBrowserTasks(t *testing.T) {
 	t.Parallel()
-	srv := config.Server{Name: "tasks", Transport: config.TransportHTTP, URL: testpeer.StartTaskExample(t),
-		ConnectTimeout: 30 * time.Second, RequestTimeout: 30 * time.Second, Enabled: true, LoadTools: true, TerminateOnClose: true}
-	r := startDaemon(t, testConfig(srv))
+	r := startDaemon(t, testConfig(httpPeer("tasks", testpeer.StartTaskExample(t))))
 	ctx := browser(t, 1280, 900)
 
 	do(t, ctx, "opening confirm_delete", chromedp.Navigate(r.url+web.Prefix+"tool?server=tasks&name=confirm_delete"))
