@@ -165,8 +165,11 @@ func New(opts Options) (_ *Daemon, err error) {
 				ResourcesChanged: func() { d.cat.Invalidate(server, catalog.KindResources) },
 				ResourceUpdated:  func(uri string) { d.gw.Events(server).ResourceUpdated(uri) },
 				//lint:ignore SA1019 forwarded to gateway clients.
-				Log:        func(ctx context.Context, p *mcp.LoggingMessageParams) { d.gw.Events(server).Log(ctx, p) },
-				TaskStatus: func(p json.RawMessage) { d.gw.Events(server).TaskStatus(p) },
+				Log: func(ctx context.Context, p *mcp.LoggingMessageParams) { d.gw.Events(server).Log(ctx, p) },
+				TaskStatus: func(p json.RawMessage) {
+					d.gw.Events(server).TaskStatus(p)
+					d.consoleTaskStatus(server, p)
+				},
 				ElicitationComplete: func(ctx context.Context, p *mcp.ElicitationCompleteParams) {
 					d.gw.Events(server).ElicitationComplete(ctx, p)
 				},

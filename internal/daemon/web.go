@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -101,6 +102,14 @@ func (d *Daemon) consoleServerChanged(s upstream.Snapshot) {
 func (d *Daemon) consoleCatalogChanged(server string, kind catalog.Kind) {
 	if c := d.console.Load(); c != nil {
 		c.CatalogChanged(server, kind)
+	}
+}
+
+// consoleTaskStatus passes a server's notifications/tasks/status to the
+// console's open Tasks pages.
+func (d *Daemon) consoleTaskStatus(server string, params json.RawMessage) {
+	if c := d.console.Load(); c != nil {
+		c.TaskStatus(server, params)
 	}
 }
 

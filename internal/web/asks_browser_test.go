@@ -55,7 +55,7 @@ func TestBrowserAsks(t *testing.T) {
 	}
 	result := func(t *testing.T) string {
 		t.Helper()
-		waitJS(t, ctx, "the result", `document.getElementById("result-status")`)
+		waitJS(t, ctx, "the result", resultPage(""))
 		if n := eval[int](t, ctx, `document.querySelectorAll("#asks .ask").length`); n != 0 {
 			t.Errorf("%d question panes left after the call ended", n)
 		}
@@ -197,7 +197,7 @@ func TestBrowserAsks(t *testing.T) {
 		call(t, "asks", "confirm", "", "form")
 		start := time.Now()
 		do(t, ctx, "cancelling the call", chromedp.Click(chromedp.ID("cancel-button")))
-		waitJS(t, ctx, "the cancelled result", `document.getElementById("result-status") && document.getElementById("result-status").textContent === "cancelled"`)
+		waitJS(t, ctx, "the cancelled result", resultPage("cancelled"))
 		if n := eval[int](t, ctx, `document.querySelectorAll("#asks .ask").length`); n != 0 {
 			t.Errorf("%d question panes left after the call was cancelled", n)
 		}

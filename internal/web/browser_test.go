@@ -187,7 +187,7 @@ func TestBrowser(t *testing.T) {
 		shot(t, ctx, "get-sum-invalid")
 		do(t, ctx, "filling b and calling", chromedp.SendKeys(chromedp.CSS(`.field[data-path="b"] input`), "3"),
 			chromedp.Click(chromedp.ID("call-button")))
-		waitJS(t, ctx, "the sum", `document.getElementById("result-status") && document.getElementById("result-status").textContent === "success"`)
+		waitJS(t, ctx, "the sum", resultPage("success"))
 		text := eval[string](t, ctx, `document.getElementById("result").innerText`)
 		if !strings.Contains(text, "5") {
 			t.Errorf("result: got %q, want the sum 5", text)
@@ -229,7 +229,7 @@ func TestBrowser(t *testing.T) {
 			chromedp.SendKeys(chromedp.CSS(`.field[data-path="query"] textarea`), "where is the config loaded?"),
 			chromedp.SendKeys(chromedp.CSS(`.field[data-path="context"] textarea`), `{"team": "core"}`),
 			chromedp.Click(chromedp.ID("call-button")))
-		waitJS(t, ctx, "the echo", `document.getElementById("result-status") && document.getElementById("result-status").textContent === "success"`)
+		waitJS(t, ctx, "the echo", resultPage("success"))
 		var got map[string]any
 		text := eval[string](t, ctx, `document.querySelector("#result pre").innerText`)
 		if err := json.Unmarshal([]byte(strings.TrimSpace(text)), &got); err != nil || got["query"] != "where is the config loaded?" || fmt.Sprint(got["context"]) != "map[team:core]" {
@@ -323,7 +323,7 @@ func TestBrowser(t *testing.T) {
 			document.getElementById("progress-text").textContent.includes("of 30")`)
 		shot(t, ctx, "long-running-progress")
 		do(t, ctx, "cancelling", chromedp.Click(chromedp.ID("cancel-button")))
-		waitJS(t, ctx, "the cancelled result", `document.getElementById("result-status") && document.getElementById("result-status").textContent === "cancelled"`)
+		waitJS(t, ctx, "the cancelled result", resultPage("cancelled"))
 		shot(t, ctx, "long-running-cancelled")
 	})
 
@@ -377,7 +377,7 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("parameter help: got %q, want the markup as text", help)
 		}
 		do(t, ctx, "calling evil", chromedp.Click(chromedp.ID("call-button")))
-		waitJS(t, ctx, "the result", `document.getElementById("result-status") && document.getElementById("result-status").textContent === "success"`)
+		waitJS(t, ctx, "the result", resultPage("success"))
 		if got := eval[string](t, ctx, `document.querySelector("#result .markdown h1") ? document.querySelector("#result .markdown h1").textContent : ""`); got != "Report" {
 			t.Errorf("Markdown heading: got %q, want Report", got)
 		}

@@ -90,8 +90,9 @@ func (h *hub) close() {
 }
 
 // events serves the page's event stream: "server" (a server's state),
-// "catalog" (a server's list counts), "stop" (the stop switch) and "call"
-// (progress and completion of this session's calls).
+// "catalog" (a server's list counts), "stop" (the stop switch), "call"
+// (progress and completion of this session's calls) and "task" (the
+// status of a task this session was shown).
 func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -102,6 +103,11 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 	// The first event says the stream is open: the page then fetches the
 	// current state, so nothing published before it is missed.
 	fmt.Fprintf(w, "retry: 2000\nevent: hello\ndata: {}\n\n")
+	// A task's status announced between the page's rendering and now
+	// (taskfollow.go).
+	for _, data := range c.followers.missed(sub.session) {
+		fmt.Fprintf(w, "event: task\ndata: %s\n\n", data)
+	}
 	if err := rc.Flush(); err != nil {
 		return
 	}

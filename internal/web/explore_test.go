@@ -200,7 +200,7 @@ func TestBrowserExplore(t *testing.T) {
 			t.Errorf("copied CLI command: got %q", got)
 		}
 		do(t, ctx, "calling bump", chromedp.Click(chromedp.ID("call-button")))
-		waitJS(t, ctx, "the result", `document.getElementById("result-status") && document.getElementById("result-status").textContent === "success"`)
+		waitJS(t, ctx, "the result and its copy button", resultPage("success")+` && document.querySelector("#result button.copy")`)
 		eval[chromedp.Void](t, ctx, `window.__copied = []; navigator.clipboard.writeText = t => { window.__copied.push(t); return Promise.resolve(); }`)
 		// Clicked in the page in one step: the result pane may be drawn
 		// again by the call's last event, which detaches a node chromedp

@@ -44,7 +44,7 @@ func TestBrowserStructuredOutput(t *testing.T) {
 	// The finished call loads its result page: the status badge is parsed
 	// before the structured content below it, so the page must be complete
 	// before that is read (the badge alone was not enough under load).
-	waitJS(t, ctx, "the structured result", `document.readyState === "complete" && document.getElementById("result-status") && document.getElementById("result-status").textContent === "success"`)
+	waitJS(t, ctx, "the structured result", resultPage("success"))
 	structured := eval[string](t, ctx, `(() => { const h = [...document.querySelectorAll("#result h3")].find(h => h.textContent === "Structured content");
 		const pre = h && h.nextElementSibling && h.nextElementSibling.querySelector("pre.json[data-fold]"); return pre ? pre.innerText : ""; })()`)
 	if !strings.Contains(structured, `"conditions": "Light rain / drizzle"`) {
@@ -57,7 +57,7 @@ func TestBrowserStructuredOutput(t *testing.T) {
 
 	// A result that does not match: flagged, and shown as it came.
 	callRaw("wx", "weather", `{"mode": "wrong_type"}`)
-	waitJS(t, ctx, "the mismatching result", `document.readyState === "complete" && document.getElementById("result-status") && document.getElementById("result-status").textContent === "output_invalid"`)
+	waitJS(t, ctx, "the mismatching result", resultPage("output_invalid"))
 	banner := eval[string](t, ctx, `document.getElementById("output-invalid") ? document.getElementById("output-invalid").innerText : ""`)
 	if !strings.Contains(banner, "does not match the tool's output schema") || !strings.Contains(banner, "temp: got string, want number") {
 		t.Errorf("the mismatch banner: got %q, want the path and the problem", banner)

@@ -124,6 +124,10 @@ func (c *Console) tasksPage(w http.ResponseWriter, r *http.Request) {
 		if err := json.Unmarshal(ans.Result, &list); err == nil {
 			d.Tasks = list.Tasks
 		}
+		// The page follows what it lists (taskfollow.go).
+		for _, t := range d.Tasks {
+			c.followers.note(server, t.TaskID, sessionOf(r).id, c.now())
+		}
 	}
 	c.render(w, r, http.StatusOK, "tasks", d)
 }
@@ -144,6 +148,16 @@ func taskCallResult(ans *control.TaskAnswer, id string) (*control.CallResult, er
 	return &control.CallResult{Status: status, Result: &res}, nil
 }
 
+// apiTasker returns the backend's way to tasks, or answers 501 when it
+// has none.
+func (c *Console) apiTasker(w http.ResponseWriter) (control.Tasker, bool) {
+	tb, ok := c.opts.Backend.(control.Tasker)
+	if !ok {
+		writeFault(w, http.StatusNotImplemented, fault.New(fault.Internal, "this console's backend cannot reach tasks"))
+	}
+	return tb, ok
+}
+
 // taskResultRequest is the body of POST /ui/api/tasks/result.
 type taskResultRequest struct {
 	Server string `json:"server"`
@@ -161,9 +175,8 @@ func (c *Console) apiTaskResult(w http.ResponseWriter, r *http.Request) {
 		writeFault(w, http.StatusBadRequest, fault.New(fault.Validation, "want a JSON object with server and task (the task's id)"))
 		return
 	}
-	tb, ok := c.opts.Backend.(control.Tasker)
+	tb, ok := c.apiTasker(w)
 	if !ok {
-		writeFault(w, http.StatusNotImplemented, fault.New(fault.Internal, "this console's backend cannot reach tasks"))
 		return
 	}
 	se := sessionOf(r)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 	"github.com/switchboard-mcp/switchboard/internal/web"
@@ -26,9 +25,7 @@ import (
 // task's creation and its outcome.
 func TestBrowserTasks(t *testing.T) {
 	t.Parallel()
-	srv := config.Server{Name: "tasks", Transport: config.TransportHTTP, URL: testpeer.StartTaskExample(t),
-		ConnectTimeout: 30 * time.Second, RequestTimeout: 30 * time.Second, Enabled: true, LoadTools: true, TerminateOnClose: true}
-	r := startDaemon(t, testConfig(srv))
+	r := startDaemon(t, testConfig(httpPeer("tasks", testpeer.StartTaskExample(t))))
 	ctx := browser(t, 1280, 900)
 
 	do(t, ctx, "opening confirm_delete", chromedp.Navigate(r.url+web.Prefix+"tool?server=tasks&name=confirm_delete"))
@@ -38,7 +35,7 @@ func TestBrowserTasks(t *testing.T) {
 	}
 	do(t, ctx, "calling as a task", chromedp.SendKeys(chromedp.CSS(`.field[data-path="filename"] input`), "a.txt"),
 		chromedp.Click(chromedp.ID("call-button")))
-	waitJS(t, ctx, "the task started", `document.getElementById("task-started")`)
+	waitJS(t, ctx, "the task started", resultPage("task")+` && document.querySelector("#task-started code")`)
 	id := eval[string](t, ctx, `document.querySelector("#task-started code").textContent`)
 	if status := eval[string](t, ctx, `document.getElementById("result-status").textContent`); status != "task" || id == "" {
 		t.Fatalf("the call's status %q, task %q; want a task", status, id)
@@ -54,7 +51,7 @@ func TestBrowserTasks(t *testing.T) {
 	shot(t, ctx, "task-question")
 	do(t, ctx, "answering it", chromedp.Click(chromedp.CSS(`.ask[data-kind="form"] input[type="checkbox"]`)),
 		chromedp.Click(chromedp.CSS(`.ask[data-kind="form"] .buttons button.primary`)))
-	waitJS(t, ctx, "the result", `document.getElementById("result-status")`)
+	waitJS(t, ctx, "the result", resultPage(""))
 	text := eval[string](t, ctx, `document.getElementById("result").innerText`)
 	if status := eval[string](t, ctx, `document.getElementById("result-status").textContent`); status != "success" || !strings.Contains(text, "Deleted 'a.txt'") {
 		t.Errorf("the task's result: %s %q, want the deletion the answer confirmed", status, text)

@@ -155,7 +155,9 @@ type Console struct {
 	calls    *calls
 	mcp      mcpSessions
 	states   stateHistory
-	oidc     oidcState // sign-ins at the authorization server (oidc.go)
+	// followers: which sessions were shown which task (taskfollow.go).
+	followers taskFollowers
+	oidc      oidcState // sign-ins at the authorization server (oidc.go)
 
 	// ctx is the parent of every call the console runs; Run cancels it
 	// when it returns.
@@ -333,6 +335,7 @@ func (c *Console) Handler() http.Handler {
 	mux.Handle("POST "+Prefix+"api/servers/{name}/{action}", api(c.apiServerAction))
 	mux.Handle("POST "+Prefix+"api/calls", api(c.apiStartCall))
 	mux.Handle("POST "+Prefix+"api/tasks/result", api(c.apiTaskResult))
+	mux.Handle("GET "+Prefix+"api/tasks/status", api(c.apiTaskStatus))
 	mux.Handle("GET "+Prefix+"api/calls/{id}", api(c.apiCall))
 	mux.Handle("POST "+Prefix+"api/calls/{id}/cancel", api(c.apiCancelCall))
 	mux.Handle("POST "+Prefix+"api/calls/{id}/asks/{ask}", api(c.apiAnswer))

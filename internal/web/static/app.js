@@ -45,7 +45,7 @@
   function connect() {
     if (document.body.dataset.page === 'login' || typeof EventSource === 'undefined') return;
     const es = new EventSource('/ui/events');
-    ['hello', 'server', 'catalog', 'stop', 'call', 'resource', 'protocol'].forEach(function (name) {
+    ['hello', 'server', 'catalog', 'stop', 'call', 'resource', 'protocol', 'task'].forEach(function (name) {
       es.addEventListener(name, function (ev) {
         let d;
         try { d = JSON.parse(ev.data); } catch (e) { return; }

@@ -176,22 +176,28 @@
     buttons.appendChild(button('Cancel', '', function () { send('cancel'); }));
   }
 
-  // urlBody: the URL and its host, shown plainly, and a link that opens
-  // it in a new tab only when the person follows it.
-  function urlBody(pane, a, buttons, send) {
+  // showURL appends a page to open to parent: its host shown plainly, the
+  // whole URL, and a link that opens it in a new tab only when the person
+  // follows it.
+  function showURL(parent, host, url) {
     const p = el('p', 'ask-host', 'The page is on ');
-    p.appendChild(el('strong', 'host', a.host));
+    p.appendChild(el('strong', 'host', host));
     p.appendChild(document.createTextNode(':'));
-    pane.appendChild(p);
-    pane.appendChild(el('code', 'ask-url', a.url));
+    parent.appendChild(p);
+    parent.appendChild(el('code', 'ask-url', url));
     const open = el('p');
-    const link = el('a', 'button', 'Open ' + a.host);
-    link.href = a.url;
+    const link = el('a', 'button', 'Open ' + host);
+    link.href = url;
     link.target = '_blank';
     link.rel = 'noopener noreferrer';
-    link.setAttribute('aria-label', 'Open ' + a.url + ' in a new tab');
+    link.setAttribute('aria-label', 'Open ' + url + ' in a new tab');
     open.appendChild(link);
-    pane.appendChild(open);
+    parent.appendChild(open);
+  }
+
+  // urlBody: a URL-mode elicitation's page, and its answers.
+  function urlBody(pane, a, buttons, send) {
+    showURL(pane, a.host, a.url);
     buttons.appendChild(button('Accept (I\u2019ve opened it)', 'primary', function () { send('accept'); }));
     buttons.appendChild(button('Decline', '', function () { send('decline'); }));
     buttons.appendChild(button('Cancel', '', function () { send('cancel'); }));
@@ -207,19 +213,7 @@
     (a.urls || []).forEach(function (u) {
       const li = el('li');
       li.appendChild(el('p', 'ask-message', u.message));
-      const p = el('p', 'ask-host', 'The page is on ');
-      p.appendChild(el('strong', 'host', u.host));
-      p.appendChild(document.createTextNode(':'));
-      li.appendChild(p);
-      li.appendChild(el('code', 'ask-url', u.url));
-      const open = el('p');
-      const link = el('a', 'button', 'Open ' + u.host);
-      link.href = u.url;
-      link.target = '_blank';
-      link.rel = 'noopener noreferrer';
-      link.setAttribute('aria-label', 'Open ' + u.url + ' in a new tab');
-      open.appendChild(link);
-      li.appendChild(open);
+      showURL(li, u.host, u.url);
       ol.appendChild(li);
     });
     pane.appendChild(ol);

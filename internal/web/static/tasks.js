@@ -41,3 +41,123 @@
     });
   });
 })();
+
+// Following the listed tasks: while one has not ended, its status is
+// asked again (GET /ui/api/tasks/status) as often as the server's
+// pollInterval says (never more than once a second; every 2 s when the
+// server suggests nothing), and a "task" event (the server's own
+// notifications/tasks/status, passed on by the daemon) shows a change at
+// once. Following stops when every task has ended, and pauses while the
+// page is hidden.
+(function () {
+  const root = document.getElementById('tryit');
+  if (!root || !window.sb) return;
+  const sb = window.sb;
+  const server = root.dataset.server;
+  const minPoll = 1000, defaultPoll = 2000, maxBackoff = 30000;
+  const due = new Map();      // task id -> when to ask next (ms)
+  const inflight = new Set(); // task ids being asked
+  const backoff = new Map();  // task id -> wait after a failed ask
+  let timer = null;
+
+  const ended = function (s) { return s === 'completed' || s === 'failed' || s === 'cancelled'; };
+  const elementsOf = function (id) {
+    return document.querySelectorAll('[data-task="' + CSS.escape(id) + '"]');
+  };
+  const pending = function () {
+    return Array.from(document.querySelectorAll('#tasks tr[data-task]')).filter(function (tr) {
+      return !ended(tr.dataset.status);
+    });
+  };
+  const intervalOf = function (tr) {
+    const p = Number(tr.dataset.poll);
+    return Math.max(p > 0 ? p : defaultPoll, minPoll);
+  };
+
+  // show puts a task's state in its row (and the state paragraph); a
+  // task that has ended stays ended, whatever a late answer says.
+  function show(t) {
+    let changed = '';
+    elementsOf(t.taskId).forEach(function (el) {
+      if (ended(el.dataset.status)) return;
+      if (el.dataset.status !== t.status) changed = t.status;
+      el.dataset.status = t.status;
+      if (t.pollInterval > 0) el.dataset.poll = String(t.pollInterval);
+      const badge = el.querySelector('[data-field="status"]');
+      if (badge) {
+        badge.textContent = t.status;
+        badge.className = 'badge status-' + t.status;
+      }
+      const msg = el.querySelector('[data-field="statusMessage"]');
+      if (msg) msg.textContent = t.statusMessage || '';
+      const up = el.querySelector('[data-field="lastUpdatedAt"]');
+      if (up && t.lastUpdatedAt) up.textContent = t.lastUpdatedAt;
+    });
+    if (changed) sb.announce('Task ' + t.taskId + ' is ' + changed + (t.statusMessage ? ': ' + t.statusMessage : '') + '.');
+  }
+
+  async function ask(tr) {
+    const id = tr.dataset.task;
+    inflight.add(id);
+    const r = await sb.api('GET', '/ui/api/tasks/status?server=' + encodeURIComponent(server) + '&task=' + encodeURIComponent(id));
+    inflight.delete(id);
+    if (r.ok && r.data) {
+      backoff.delete(id);
+      show(r.data);
+      due.set(id, Date.now() + intervalOf(tr));
+    } else {
+      // Say why, and ask again later, less often (the daemon may be
+      // restarting).
+      const msg = tr.querySelector('[data-field="statusMessage"]');
+      if (msg) msg.textContent = sb.faultText(r.data);
+      const wait = Math.min((backoff.get(id) || intervalOf(tr)) * 2, maxBackoff);
+      backoff.set(id, wait);
+      due.set(id, Date.now() + wait);
+    }
+    schedule();
+  }
+
+  // tick asks about every task that is due, then sleeps until the next.
+  function tick(all) {
+    timer = null;
+    if (document.hidden) return;
+    const now = Date.now();
+    pending().forEach(function (tr) {
+      const id = tr.dataset.task;
+      if (inflight.has(id)) return;
+      if (all || !due.has(id) || due.get(id) <= now) ask(tr);
+    });
+    schedule();
+  }
+
+  function schedule() {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    if (document.hidden) return;
+    let next = Infinity;
+    pending().forEach(function (tr) {
+      if (!inflight.has(tr.dataset.task)) next = Math.min(next, due.get(tr.dataset.task) || Date.now());
+    });
+    if (next === Infinity) return; // every task has ended, or is being asked
+    timer = setTimeout(function () { tick(false); }, Math.max(next - Date.now(), 0));
+  }
+
+  sb.onEvent('task', function (d) {
+    if (!d || d.server !== server || !d.taskId) return;
+    show(d);
+    schedule();
+  });
+  // The stream (re)opened: catch up with what changed meanwhile.
+  sb.onEvent('hello', function () { tick(true); });
+  document.addEventListener('visibilitychange', function () {
+    if (document.hidden) {
+      if (timer) clearTimeout(timer);
+      timer = null;
+    } else {
+      tick(true);
+    }
+  });
+  // The first ask waits one interval: the page was just rendered.
+  pending().forEach(function (tr) { due.set(tr.dataset.task, Date.now() + intervalOf(tr)); });
+  schedule();
+})();
