@@ -69,6 +69,15 @@ func (a *app) adhocFlags(cmd *cobra.Command) {
 // adhoc reports whether --stdio or --url replaces the configuration.
 func (a *app) adhoc() bool { return a.stdio != "" || a.url != "" }
 
+// adhocTarget is the --stdio or --url flag that named the ad hoc server,
+// quoted for a shell, for a command a person is told to run next.
+func (a *app) adhocTarget() string {
+	if a.stdio != "" {
+		return "--stdio " + shellQuote(a.stdio)
+	}
+	return "--url " + shellQuote(a.url)
+}
+
 // logger returns the stderr logger: at --log-level when given, else at
 // the command's default level (serve and builtin log warnings), else a
 // logger that discards, so that no log line mixes into a command's output.

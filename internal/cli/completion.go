@@ -24,9 +24,9 @@ values: server names, tool names (from the running daemon when there is one, els
 connecting the server), view names, hook names, event names and file paths.
 
 Load it in the current shell, or install it where your shell looks for completions.`,
-		Example: `  # bash (needs the bash-completion package), this shell only:
+		Example: `  # bash, this shell only (with or without the bash-completion package):
   source <(switchboard completion bash)
-  # bash, every new shell:
+  # bash, every new shell (with the bash-completion package; else source it in ~/.bashrc):
   switchboard completion bash > /etc/bash_completion.d/switchboard
   # zsh:
   switchboard completion zsh > "${fpath[1]}/_switchboard"
@@ -42,7 +42,7 @@ Load it in the current shell, or install it where your shell looks for completio
 			root := cmd.Root()
 			switch args[0] {
 			case "bash":
-				return root.GenBashCompletionV2(a.stdout, true)
+				return writeBashCompletion(a.stdout, root)
 			case "zsh":
 				return root.GenZshCompletion(a.stdout)
 			case "fish":

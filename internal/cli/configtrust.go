@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -33,7 +34,7 @@ changes nothing. Without FILE, the configuration the command would use (--config
   switchboard config trust ~/.config/Claude/claude_desktop_config.json --yes
   switchboard config trust --status .vscode/mcp.json --json`,
 		ValidArgsFunction: onlyFirst(completeFiles("json", "yaml", "yml", "toml")),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if status && yes {
 				return usagef("give --status or --yes, not both")
 			}
@@ -44,7 +45,7 @@ changes nothing. Without FILE, the configuration the command would use (--config
 			if status {
 				return a.trustStatus(file)
 			}
-			return a.configTrust(file, yes)
+			return a.configTrust(cmd.Context(), file, yes)
 		},
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, "trust without asking (after reviewing the file yourself)")
@@ -127,7 +128,7 @@ func (a *app) trustStatus(file string) error {
 
 // configTrust shows what file would run once trusted, asks, and records
 // the trust.
-func (a *app) configTrust(file string, yes bool) error {
+func (a *app) configTrust(ctx context.Context, file string, yes bool) error {
 	dir, err := a.stateDirectory()
 	if err != nil {
 		return err
@@ -216,15 +217,41 @@ func (a *app) configTrust(file string, yes bool) error {
 	}
 	if a.json {
 		st.State, st.Record = config.Trusted, &rec
-		return a.printJSON(trustJSONOf(st))
-	}
-	fmt.Fprintf(a.stdout, "trusted %s\n  sha256 %s\n", rec.Path, rec.SHA256)
-	if st.Native {
-		fmt.Fprintln(a.stdout, "its hooks run until it changes")
+		if err := a.printJSON(trustJSONOf(st)); err != nil {
+			return err
+		}
 	} else {
-		fmt.Fprintln(a.stdout, "it may run the commands it names, and its hooks run, until it changes")
+		fmt.Fprintf(a.stdout, "trusted %s\n  sha256 %s\n", rec.Path, rec.SHA256)
+		if st.Native {
+			fmt.Fprintln(a.stdout, "its hooks run until it changes")
+		} else {
+			fmt.Fprintln(a.stdout, "it may run the commands it names, and its hooks run, until it changes")
+		}
 	}
+	a.reloadAfterTrust(ctx, rec.Path)
 	return nil
+}
+
+// reloadAfterTrust makes a daemon that serves the file just trusted
+// reload it, so that its hooks (and, for a client's file, its commands)
+// run there at once: the daemon weighs trust when it loads the file, and
+// until then went on treating it as untrusted while hooks list said ok.
+// What happened is said on stderr; a failed reload says how to retry.
+func (a *app) reloadAfterTrust(ctx context.Context, file string) {
+	c, _ := a.daemonFor(ctx, file, false)
+	if c == nil {
+		return
+	}
+	defer c.Close()
+	st, err := c.Status(ctx)
+	if err != nil {
+		st.PID = 0
+	}
+	if _, err := c.Reload(ctx); err != nil {
+		fmt.Fprintf(a.stderr, "switchboard: the running daemon (pid %d) did not reload %s: %v; run switchboard reload once it is fixed\n", st.PID, file, err)
+		return
+	}
+	fmt.Fprintf(a.stderr, "the running daemon (pid %d) reloaded %s: it uses the trust now\n", st.PID, file)
 }
 
 // trustPreview loads file as it would load once trusted. Variables the

@@ -113,8 +113,8 @@ the one found in the usual places.`,
 		Example: `  switchboard hooks trust
   switchboard hooks trust ./switchboard.yaml --yes`,
 		ValidArgsFunction: onlyFirst(completeFiles("yaml", "yml", "json")),
-		RunE: func(_ *cobra.Command, args []string) error {
-			return a.hooksTrust(args, yes)
+		RunE: func(c *cobra.Command, args []string) error {
+			return a.hooksTrust(c.Context(), args, yes)
 		},
 	}
 	trust.Flags().BoolVar(&yes, "yes", false, "trust without asking (after reviewing the file yourself)")
@@ -494,7 +494,7 @@ func (a *app) printReport(rep hooks.Report, dry bool) error {
 // hooksTrust shows what the configuration file would run, asks (unless
 // yes), and records its hash so that its hooks run: config trust's
 // trust, reached from the hooks.
-func (a *app) hooksTrust(pos []string, yes bool) error {
+func (a *app) hooksTrust(ctx context.Context, pos []string, yes bool) error {
 	if len(pos) > 1 {
 		return usagef("usage: switchboard hooks trust [FILE] [--yes]")
 	}
@@ -511,7 +511,7 @@ func (a *app) hooksTrust(pos []string, yes bool) error {
 			return usagef("no configuration file found to trust; give its path")
 		}
 	}
-	return a.configTrust(file, yes)
+	return a.configTrust(ctx, file, yes)
 }
 
 // hooksInstallGit writes the git hook scripts into a repository.

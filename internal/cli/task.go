@@ -81,6 +81,9 @@ daemon (switchboard serve) so that tasks outlive one command.`,
 				return a.task(cmd.Context(), method, args, f)
 			},
 		}
+		// A task started by an ad hoc call (call --url/--stdio … --task)
+		// is followed on the same ad hoc server.
+		a.adhocFlags(c)
 		return c
 	}
 	get := sub(control.TaskGet, "get SERVER ID", "Show a task's status",
@@ -102,9 +105,13 @@ daemon (switchboard serve) so that tasks outlive one command.`,
 
 // task runs one task method.
 func (a *app) task(ctx context.Context, method string, args []string, f taskFlags) error {
-	usage := "task " + method + " SERVER ID"
+	target := "SERVER"
+	if a.adhoc() {
+		target = a.adhocTarget()
+	}
+	usage := "task " + method + " " + target + " ID"
 	if method == control.TaskList {
-		usage = "task list SERVER"
+		usage = "task list " + target
 	}
 	cfg, server, rest, err := a.serverCommand(args, usage)
 	if err != nil {
@@ -113,9 +120,9 @@ func (a *app) task(ctx context.Context, method string, args []string, f taskFlag
 	var id string
 	switch {
 	case method == control.TaskList && len(rest) != 0:
-		return usagef("usage: switchboard task list SERVER")
+		return usagef("usage: switchboard %s", usage)
 	case method != control.TaskList && len(rest) != 1:
-		return usagef("usage: switchboard %s (the id that 'switchboard call SERVER TOOL --task' printed)", usage)
+		return usagef("usage: switchboard %s (the id that 'switchboard call %s TOOL --task' printed)", usage, target)
 	case method != control.TaskList:
 		id = rest[0]
 	}
@@ -371,7 +378,11 @@ func (a *app) printStartedTask(res *control.CallResult, server string) error {
 		return fault.Wrap(fault.Protocol, err, "decoding the task %s started", server)
 	}
 	a.printTask(a.stdout, t)
-	fmt.Fprintf(a.stderr, "follow it with: switchboard task get %s %s (or task result %s %s --wait)\n", server, t.TaskID, server, t.TaskID)
+	target := server
+	if a.adhoc() {
+		target = a.adhocTarget()
+	}
+	fmt.Fprintf(a.stderr, "follow it with: switchboard task get %s %s (or task result %s %s --wait)\n", target, t.TaskID, target, t.TaskID)
 	return nil
 }
 

@@ -62,8 +62,8 @@ var _ Backend = (*local)(nil)
 // uses it when no daemon runs, and the daemon serves it on its socket.
 func NewLocal(c Components) Backend { return &local{c: c} }
 
-// listSettle is how long Tool waits for a server that announces tools
-// through list_changed to list a tool before reporting it as not found.
+// listSettle is how long after a server connected Tool waits for
+// it to list a tool before reporting it as not found (see Tool).
 const listSettle = 2 * time.Second
 
 func missing(what string) error {
@@ -262,11 +262,16 @@ func ToolInfoOf(t catalog.Tool) ToolInfo {
 	}
 }
 
-// Tool implements Backend. If the tool is not listed and the server
-// announces list changes (tools.listChanged), it waits up to listSettle for
-// the tool to appear, refetching on every change notification and every
-// 250 ms (a notification sent before the client's stream opened is lost, so
-// waiting for notifications alone is not enough).
+// Tool implements Backend. A tool that is not in the catalog is looked for
+// in a fresh copy of the server's list, and reported as not found at once
+// when that list can be taken as complete: the server does not announce
+// list changes (tools.listChanged), or it connected listSettle ago or more,
+// so that a change it announced has reached the catalog. A server that
+// connected just now may still be adding tools (servers add them right
+// after initialize, and over streamable HTTP a list_changed sent before
+// the client's event stream opened is lost): then Tool waits until
+// listSettle after the connection for the tool to appear, refetching on
+// every change notification and every 250 ms.
 func (l *local) Tool(ctx context.Context, server, name string) (ToolInfo, error) {
 	if l.c.Pool == nil || l.c.Catalog == nil {
 		return ToolInfo{}, missing("servers")
@@ -276,29 +281,22 @@ func (l *local) Tool(ctx context.Context, server, name string) (ToolInfo, error)
 	if err == nil {
 		return l.withTaskSupport(ToolInfoOf(t)), nil
 	}
-	c, cerr := l.c.Pool.Client(server)
-	if cerr != nil || c.Capabilities().Tools == nil || !c.Capabilities().Tools.ListChanged {
-		if rerr := cat.RefreshKind(ctx, server, catalog.KindTools); rerr != nil {
-			return ToolInfo{}, rerr
-		}
-		t, err := cat.Tool(server, name)
-		if err != nil {
-			return ToolInfo{}, err
-		}
+	changed := cat.Changed()
+	if rerr := cat.RefreshKind(ctx, server, catalog.KindTools); rerr != nil {
+		return ToolInfo{}, rerr
+	}
+	if t, err = cat.Tool(server, name); err == nil {
 		return l.withTaskSupport(ToolInfoOf(t)), nil
 	}
-	deadline := time.NewTimer(listSettle)
+	settled := l.toolsSettledAt(server)
+	if !time.Now().Before(settled) {
+		return ToolInfo{}, err
+	}
+	deadline := time.NewTimer(time.Until(settled))
 	defer deadline.Stop()
 	poll := time.NewTicker(250 * time.Millisecond)
 	defer poll.Stop()
 	for {
-		changed := cat.Changed()
-		if rerr := cat.RefreshKind(ctx, server, catalog.KindTools); rerr != nil {
-			return ToolInfo{}, rerr
-		}
-		if t, err = cat.Tool(server, name); err == nil {
-			return l.withTaskSupport(ToolInfoOf(t)), nil
-		}
 		select {
 		case <-changed:
 		case <-poll.C:
@@ -307,7 +305,30 @@ func (l *local) Tool(ctx context.Context, server, name string) (ToolInfo, error)
 		case <-ctx.Done():
 			return ToolInfo{}, fault.Wrap(fault.Cancelled, ctx.Err(), "waiting for the tool list of %s", server)
 		}
+		changed = cat.Changed()
+		if rerr := cat.RefreshKind(ctx, server, catalog.KindTools); rerr != nil {
+			return ToolInfo{}, rerr
+		}
+		if t, err = cat.Tool(server, name); err == nil {
+			return l.withTaskSupport(ToolInfoOf(t)), nil
+		}
 	}
+}
+
+// toolsSettledAt is when the tool list of a server can be taken as
+// complete (see Tool): listSettle after a server that announces list
+// changes connected; for any other server, or one not connected, the zero
+// time (now).
+func (l *local) toolsSettledAt(server string) time.Time {
+	c, err := l.c.Pool.Client(server)
+	if err != nil || c.Capabilities().Tools == nil || !c.Capabilities().Tools.ListChanged {
+		return time.Time{}
+	}
+	sup, ok := l.c.Pool.Supervisor(server)
+	if !ok {
+		return time.Time{}
+	}
+	return sup.Snapshot().LastConnectedAt.Add(listSettle)
 }
 
 // Call implements Backend.

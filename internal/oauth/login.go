@@ -147,6 +147,20 @@ func (m *Manager) login(ctx context.Context, srv Server, opts LoginOptions, ch *
 		}
 	}
 
+	// A client the configuration names (oauth.client_id, or a client ID
+	// metadata document) that the authorization server does not know is
+	// refused the same way: say so now, naming it, rather than wait out
+	// the login timeout for a redirect that never comes.
+	if c.Registration == RegistrationConfigured || c.Registration == RegistrationMetadataDocument {
+		if rerr := m.refusedAuthorization(ctx, authURL); rerr != nil {
+			l.Close()
+			return Status{}, fmt.Errorf("signing in to %s: %w", srv.Name, &AuthServerError{
+				Step: fmt.Sprintf("asking the authorization server to sign in client %q", c.ID), URL: d.ASM.AuthorizationEndpoint, Err: rerr,
+				Hint: configuredClientHint(srv, c, redirectURI, d.ASM.RegistrationEndpoint != ""),
+			})
+		}
+	}
+
 	cb := newCallback(state)
 	srvHTTP := &http.Server{Handler: cb, ReadHeaderTimeout: 10 * time.Second}
 	var wg sync.WaitGroup
@@ -440,4 +454,24 @@ func orNone(s []string) string {
 		return "(none)"
 	}
 	return strings.Join(s, " ")
+}
+
+// configuredClientHint says what to do when the authorization server
+// refuses the client the configuration of srv names: the key that named
+// it, the redirect URI the client must allow, and, when the server
+// registers clients itself, that dropping the key lets Switchboard do so.
+func configuredClientHint(srv Server, c client, redirectURI string, dynamic bool) string {
+	key := "oauth.client_id"
+	if c.Registration == RegistrationMetadataDocument {
+		key = "oauth.client_metadata_url"
+	}
+	redirect := "the redirect URI " + redirectURI
+	if srv.Settings.RedirectPort == 0 {
+		redirect = "loopback redirect URIs http://127.0.0.1:PORT" + callbackPath + " on any port (or set oauth.redirect_port and register that one)"
+	}
+	hint := fmt.Sprintf("check %s of server %s against the client registered with the authorization server, and that the client allows %s", key, srv.Name, redirect)
+	if dynamic {
+		hint += fmt.Sprintf("; or remove %s to let Switchboard register itself", key)
+	}
+	return hint
 }
