@@ -230,9 +230,10 @@ func TestGuards(t *testing.T) {
 		{"crash with on_failure continue", fmt.Sprintf("on_failure: continue\n    actions: [{type: command, command: [%q]}]", crash), "hello", ""},
 		{"condition does not match", fmt.Sprintf("if: {tool: add}\n    actions: [{type: command, command: [%q]}]", deny), "hello", ""},
 	}
+	alpha := echoServer(t, "alpha")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := parseConfig(t, []config.Server{okServer(t, "alpha")}, "hooks:\n  - name: guard\n    on: tool.before\n    "+tt.hook+"\n")
+			cfg := parseConfig(t, []config.Server{alpha}, "hooks:\n  - name: guard\n    on: tool.before\n    "+tt.hook+"\n")
 			f := newFixture(t, cfg, []string{"alpha"}, nil)
 			res, err := f.calls.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "hello"}})
 			if tt.wantDeny != "" {
