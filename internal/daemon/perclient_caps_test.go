@@ -3,25 +3,28 @@ package daemon
 //lint:file-ignore SA1019 sampling, elicitation and roots are deprecated only from protocol 2026-07-28; clients use them today.
 
 import (
-	"os"
-	"os/exec"
+	"context"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
-// directStdio connects a go-sdk client (opts) straight to srv, a stdio
-// test server: what the client sees without the gateway.
-func directStdio(t *testing.T, srv config.Server, opts *mcp.ClientOptions) *mcp.ClientSession {
+// directStateful connects a go-sdk client (opts) straight to the test
+// server's "stateful" mode, served in process: what the client declares
+// to the server without the gateway. The gateway's side keeps its stdio
+// children; this side's point is the client's initialize, not a process.
+func directStateful(t *testing.T, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
-	cmd := exec.Command(srv.Command, srv.Args...)
-	cmd.Env = os.Environ()
-	for k, v := range srv.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := testserver.Stateful(t).Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatalf("serving the stateful server in process: %v", err)
 	}
-	return connectStdio(t, &mcp.CommandTransport{Command: cmd}, opts)
+	t.Cleanup(func() { ss.Close() })
+	return connectStdio(t, ct, opts)
 }
 
 // TestPerClientSessionDeclaresItsClientsCapabilities: a per_client
@@ -59,7 +62,7 @@ func TestPerClientSessionDeclaresItsClientsCapabilities(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			direct := textOf(call(t, directStdio(t, srv, c.opts()), "caps", map[string]any{}))
+			direct := textOf(call(t, directStateful(t, c.opts()), "caps", map[string]any{}))
 			o := c.opts()
 			gw := r.connectListening(t, "/mcp", o)
 			through := textOf(call(t, gw.cs, "st__caps", map[string]any{}))

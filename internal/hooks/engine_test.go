@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -228,9 +230,10 @@ func TestGuards(t *testing.T) {
 		{"crash with on_failure continue", fmt.Sprintf("on_failure: continue\n    actions: [{type: command, command: [%q]}]", crash), "hello", ""},
 		{"condition does not match", fmt.Sprintf("if: {tool: add}\n    actions: [{type: command, command: [%q]}]", deny), "hello", ""},
 	}
+	alpha := echoServer(t, "alpha")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := parseConfig(t, []config.Server{okServer(t, "alpha")}, "hooks:\n  - name: guard\n    on: tool.before\n    "+tt.hook+"\n")
+			cfg := parseConfig(t, []config.Server{alpha}, "hooks:\n  - name: guard\n    on: tool.before\n    "+tt.hook+"\n")
 			f := newFixture(t, cfg, []string{"alpha"}, nil)
 			res, err := f.calls.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "hello"}})
 			if tt.wantDeny != "" {
@@ -259,19 +262,34 @@ func TestGuards(t *testing.T) {
 	}
 }
 
-// TestMergeDeterministic runs guards that finish in varying order 100
-// times: the merged decision must never change.
+// TestMergeDeterministic runs guards that finish in every order: the
+// merged decision must never change. Each guard waits until the guard
+// named in its ".after" file has exited and been reaped, so each run's
+// finishing order is the one chosen, however loaded the machine: one run
+// per order (the 3! orders of the rewriting guards, each with one of the
+// two orders of the denying pair) covers what 100 runs in a random order
+// covered by chance.
 func TestMergeDeterministic(t *testing.T) {
 	dir := t.TempDir()
-	// Each guard sleeps 0-9 ms by its pid, so they finish in any order.
+	file := func(name, ext string) string { return filepath.Join(dir, name+ext) }
 	mk := func(name, out string) string {
-		return script(t, dir, name, fmt.Sprintf("sleep 0.00$(($$ %% 10))\necho '%s'\n", out))
+		// kill -0 succeeds until the process is reaped, which the engine
+		// does just before it keeps the guard's outcome.
+		return script(t, dir, name+".sh", fmt.Sprintf(`echo $$ > %[1]q
+pred=$(cat %[2]q)
+if [ -n "$pred" ]; then
+  while [ ! -s "%[3]s/$pred.pid" ]; do sleep 0.005; done
+  p=$(cat "%[3]s/$pred.pid")
+  while kill -0 "$p" 2>/dev/null; do sleep 0.005; done
+fi
+echo '%[4]s'
+`, file(name, ".pid"), file(name, ".after"), dir, out))
 	}
-	r3 := mk("r3.sh", `{"arguments":{"message":"from-3","third":true}}`)
-	r1 := mk("r1.sh", `{"arguments":{"message":"from-1","first":true}}`)
-	r2 := mk("r2.sh", `{"arguments":{"message":"from-2","drop":null}}`)
-	d5 := mk("d5.sh", `{"decision":"deny","reason":"five"}`)
-	d4 := mk("d4.sh", `{"decision":"deny","reason":"four"}`)
+	r3 := mk("r3", `{"arguments":{"message":"from-3","third":true}}`)
+	r1 := mk("r1", `{"arguments":{"message":"from-1","first":true}}`)
+	r2 := mk("r2", `{"arguments":{"message":"from-2","drop":null}}`)
+	d5 := mk("d5", `{"decision":"deny","reason":"five"}`)
+	d4 := mk("d4", `{"decision":"deny","reason":"four"}`)
 	cfg := parseConfig(t, nil, fmt.Sprintf(`hooks:
   - {name: r3, on: tool.before, priority: 3, actions: [{type: command, command: [%q]}]}
   - {name: r1, on: tool.before, priority: 1, actions: [{type: command, command: [%q]}]}
@@ -281,17 +299,39 @@ func TestMergeDeterministic(t *testing.T) {
 `, r3, r1, r2, d5, d4))
 	f := newFixture(t, cfg, nil, nil)
 	want := map[string]any{"message": "from-3", "first": true, "third": true, "mode": "rewrite"}
-	for i := range 100 {
+	// setOrder makes the guards finish in the order given.
+	setOrder := func(finishing ...string) {
+		for i, name := range finishing {
+			pred := ""
+			if i > 0 {
+				pred = finishing[i-1]
+			}
+			if err := os.Remove(file(name, ".pid")); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(file(name, ".after"), []byte(pred), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	orders := [][]string{{"r1", "r2", "r3"}, {"r1", "r3", "r2"}, {"r2", "r1", "r3"}, {"r2", "r3", "r1"}, {"r3", "r1", "r2"}, {"r3", "r2", "r1"}}
+	for i, order := range orders {
+		setOrder(order...)
 		args, err := f.eng.Before(context.Background(), &toolcall.Request{Server: "s", Tool: "t", Arguments: map[string]any{"mode": "rewrite", "drop": 1}})
 		if err != nil {
-			t.Fatalf("run %d: %v", i, err)
+			t.Fatalf("finishing %v: %v", order, err)
 		}
 		if fmt.Sprint(args) != fmt.Sprint(want) {
-			t.Fatalf("run %d: got %v, want %v", i, args, want)
+			t.Fatalf("finishing %v: got %v, want %v", order, args, want)
 		}
+		denials := []string{"d4", "d5"}
+		if i%2 == 1 {
+			denials = []string{"d5", "d4"}
+		}
+		setOrder(append(denials, order...)...)
 		_, err = f.eng.Before(context.Background(), &toolcall.Request{Server: "s", Tool: "t", Arguments: map[string]any{"mode": "deny"}})
 		if fe := fault.As(err); fe == nil || fe.Message != "denied by hook d4: four" {
-			t.Fatalf("run %d: got %v, want the priority-4 denial", i, err)
+			t.Fatalf("finishing %v then %v: got %v, want the priority-4 denial", denials, order, err)
 		}
 	}
 }

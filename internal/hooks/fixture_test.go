@@ -34,6 +34,10 @@ func fakeDescribe(context.Context, string) (vcs.Info, error) { return fakeGit, n
 // serverYAML renders a server entry for a test configuration.
 func serverYAML(s config.Server) string {
 	var b strings.Builder
+	if s.URL != "" {
+		fmt.Fprintf(&b, "  - name: %s\n    transport: %s\n    url: %q\n", s.Name, s.Transport, s.URL)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "  - name: %s\n    command: %q\n", s.Name, s.Command)
 	if len(s.Args) > 0 {
 		b.WriteString("    args: [")
@@ -63,7 +67,9 @@ func parseConfig(t testing.TB, servers []config.Server, rest string) *config.Con
 	b.WriteString("defaults:\n  connect_timeout: 20s\n  request_timeout: 20s\n")
 	var cmds []string
 	for _, s := range servers {
-		cmds = append(cmds, fmt.Sprintf("%q", s.Command))
+		if s.Command != "" {
+			cmds = append(cmds, fmt.Sprintf("%q", s.Command))
+		}
 	}
 	if len(cmds) > 0 {
 		fmt.Fprintf(&b, "security:\n  allowed_commands: [%s]\n", strings.Join(cmds, ", "))

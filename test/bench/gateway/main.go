@@ -84,19 +84,28 @@ const profileCallers = 16
 
 // run is the command: it returns the exit code (0 ok, 1 failure, 2 usage).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	code, _, _ := runCommand(ctx, args, stdout, stderr)
+	return code
+}
+
+// runCommand is run that also returns the benchmark it ran (nil if the
+// flags were wrong) and its report (nil if the run failed), so that the
+// tests can check the printed report, the JSON form of the same report
+// and the children the run started from one run.
+func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) (int, *benchmark, *report) {
 	opts, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
-		return 0
+		return 0, nil, nil
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "bench-gateway: %v\n", err)
-		return 2
+		return 2, nil, nil
 	}
 	b := newBenchmark(opts, stderr)
 	rep, err := b.run(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench-gateway: %v\n", err)
-		return 1
+		return 1, b, nil
 	}
 	if opts.JSON {
 		err = writeJSON(stdout, rep)
@@ -105,9 +114,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "bench-gateway: writing the report: %v\n", err)
-		return 1
+		return 1, b, rep
 	}
-	return 0
+	return 0, b, rep
 }
 
 // parseFlags reads the command line.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +21,60 @@ func TestMain(m *testing.M) {
 	if role, ok := os.LookupEnv(envRole); ok {
 		os.Exit(runChild(role))
 	}
-	os.Exit(m.Run())
+	// The children are this race-built binary, which otherwise sleeps a
+	// second at exit (GORACE's atexit_sleep_ms) before the run can go on.
+	if _, ok := os.LookupEnv("GORACE"); !ok {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
+	code := m.Run()
+	if sharedDir != "" {
+		os.RemoveAll(sharedDir)
+	}
+	os.Exit(code)
+}
+
+// sharedRun is one run of the whole command, with every path, the
+// profile and the trace, that the tests below read. A run keeps both
+// cores busy for as long as its cells last and starts six race-built
+// children, so the tests share one small run rather than each running
+// the benchmark.
+type sharedRun struct {
+	code           int
+	stdout, stderr string
+	b              *benchmark
+	rep            *report
+	profile, trace string
+}
+
+// sharedDir holds the shared run's profile and trace; TestMain removes it.
+var sharedDir string
+
+var theRun = sync.OnceValue(func() sharedRun {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var r sharedRun
+	dir, err := os.MkdirTemp("", "bench-gateway-test-")
+	if err != nil {
+		r.code, r.stderr = -1, err.Error()
+		return r
+	}
+	sharedDir = dir
+	r.profile, r.trace = filepath.Join(dir, "gw.pprof"), filepath.Join(dir, "gw.trace")
+	var stdout, stderr bytes.Buffer
+	args := []string{"-duration", "100ms", "-callers", "1,2", "-profile", r.profile, "-trace", r.trace, "-gomaxprocs", "1", "-progress", "-lean"}
+	r.code, r.b, r.rep = runCommand(ctx, args, &stdout, &stderr)
+	r.stdout, r.stderr = stdout.String(), stderr.String()
+	return r
+})
+
+// shared returns the shared run, failing t if it did not succeed.
+func shared(t *testing.T) sharedRun {
+	t.Helper()
+	r := theRun()
+	if r.code != 0 || r.rep == nil {
+		t.Fatalf("run: got exit code %d, want 0; stderr:\n%s", r.code, r.stderr)
+	}
+	return r
 }
 
 // tableRow is one row of the comparison table.
@@ -55,16 +109,9 @@ func parseTable(t *testing.T, out string) map[string]tableRow {
 }
 
 func TestCommandPrintsEveryCell(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	dir := t.TempDir()
-	profile, trace := filepath.Join(dir, "gw.pprof"), filepath.Join(dir, "gw.trace")
-	var stdout, stderr bytes.Buffer
-	args := []string{"-duration", "200ms", "-callers", "1,2", "-profile", profile, "-trace", trace, "-gomaxprocs", "1", "-progress", "-lean"}
-	if code := run(ctx, args, &stdout, &stderr); code != 0 {
-		t.Fatalf("run: got exit code %d, want 0; stderr:\n%s", code, stderr.String())
-	}
-	out := stdout.String()
+	t.Parallel()
+	r := shared(t)
+	out := r.stdout
 	rows := parseTable(t, out)
 	for _, n := range []string{"1", "2"} {
 		for _, path := range []string{pathDirect, pathGateway, pathProxy, pathRelay, pathLean} {
@@ -97,33 +144,27 @@ func TestCommandPrintsEveryCell(t *testing.T) {
 	if !strings.Contains(out, "met: not measured") {
 		t.Errorf("the throughput aim at 16 callers: got no %q in:\n%s", "met: not measured", out)
 	}
-	if fi, err := os.Stat(profile); err != nil || fi.Size() == 0 {
+	if fi, err := os.Stat(r.profile); err != nil || fi.Size() == 0 {
 		t.Errorf("the gateway's CPU profile: got %v (err %v), want a non-empty file", fi, err)
 	}
-	if fi, err := os.Stat(trace); err != nil || fi.Size() == 0 {
+	if fi, err := os.Stat(r.trace); err != nil || fi.Size() == 0 {
 		t.Errorf("the gateway's execution trace: got %v (err %v), want a non-empty file", fi, err)
 	}
 }
 
 func TestJSONReportAndNoLeftovers(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var stderr bytes.Buffer
-	b := newBenchmark(options{Duration: 100 * time.Millisecond, Callers: []int{1}, JSON: true, Relay: true}, &stderr)
-	rep, err := b.run(ctx)
-	if err != nil {
-		t.Fatalf("run: %v; stderr:\n%s", err, stderr.String())
-	}
+	t.Parallel()
+	r := shared(t)
 	var buf bytes.Buffer
-	if err := writeJSON(&buf, rep); err != nil {
+	if err := writeJSON(&buf, r.rep); err != nil {
 		t.Fatal(err)
 	}
 	var got report
 	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
 		t.Fatalf("the JSON report does not decode: %v\n%s", err, buf.String())
 	}
-	if len(got.Cells) != 3 {
-		t.Fatalf("got %d cells, want 3 (1 caller direct, through the gateway and through the relay)", len(got.Cells))
+	if len(got.Cells) != 10 {
+		t.Fatalf("got %d cells, want 10 (1 and 2 callers direct, through the gateway, the bare proxy, the relay and the lean forwarder)", len(got.Cells))
 	}
 	for _, c := range got.Cells {
 		if c.Calls == 0 || c.CallsPerSec <= 0 || c.P50Micros <= 0 || c.P99Micros < c.P50Micros {
@@ -134,12 +175,17 @@ func TestJSONReportAndNoLeftovers(t *testing.T) {
 	if m := got.Memory; m.OneUpstreamIdle <= 0 || m.IdleUpstreams <= 0 || m.IdleSessions <= 0 {
 		t.Errorf("memory: got %+v, want every figure above 0", m)
 	}
+	if got.ProfileCallers != 2 || got.ProfileFile != r.profile || got.TraceFile != r.trace {
+		t.Errorf("profile: got %d callers, file %q, trace %q; want 2 (the largest cell), %q and %q",
+			got.ProfileCallers, got.ProfileFile, got.TraceFile, r.profile, r.trace)
+	}
 
-	// Four children: the upstream, the benchmark's gateway, the relay
-	// and the memory measurement's gateway; all gone once run returns.
-	pids := b.childPIDs()
-	if len(pids) != 4 {
-		t.Errorf("got %d children, want 4", len(pids))
+	// Six children: the upstream, the benchmark's gateway, the bare
+	// proxy, the relay, the lean forwarder and the memory measurement's
+	// gateway; all gone once run returns.
+	pids := r.b.childPIDs()
+	if len(pids) != 6 {
+		t.Errorf("got %d children, want 6", len(pids))
 	}
 	for _, pid := range pids {
 		if !isExited(pid) {
