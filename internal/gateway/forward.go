@@ -118,7 +118,7 @@ func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, arg
 // (answeredByServer). A view of several servers is none of them: a name
 // none of them lists stays the gateway's not_found.
 func (vs *viewServer) isTheServer(server string, ss *mcp.ServerSession) bool {
-	return ss != nil && vs.g.perClient(server) && vs.soleServer() == server
+	return ss != nil && vs.soleServer() == server && vs.g.perClient(server) // a prefixed view stops at soleServer
 }
 
 // answeredByServer is a call's failure that its server answered with a
