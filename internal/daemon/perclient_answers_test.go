@@ -122,6 +122,7 @@ func TestPrefixNeverPerClientAnswersAsTheServer(t *testing.T) {
 			t.Parallel()
 			tw := startAnswersTwin(t, fast)
 			direct, through := newRawSession(t, tw.url, nil), newRawSession(t, tw.r.url+"/mcp/tw", nil)
+			through.waitListed("greet") // the server is connected, as a client would find it
 
 			// The calls the server refuses itself: an unknown tool is a
 			// JSON-RPC error; arguments that fail the schema (or are not
@@ -155,6 +156,7 @@ func TestPrefixNeverPerClientAnswersAsTheServer(t *testing.T) {
 			// names — answer with the gateway's structured errors.
 			for _, v := range []struct{ view, prefix string }{{"/mcp/tws", ""}, {"/mcp", "tw__"}} {
 				cs := newRawSession(t, tw.r.url+v.view, nil)
+				cs.waitListed(v.prefix + "greet")
 				got := rawAnswer(t, cs, callBody(v.prefix+"nope", `{}`))
 				var unknown struct {
 					Error struct {
