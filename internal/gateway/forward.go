@@ -69,7 +69,9 @@ func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, arg
 	creq.OnProgress = notify
 	creq.RequestID = cc.requestID
 	creq.Def = e.own
-	creq.Unvalidated = vs.isTheServer(e.server, cc.ss)
+	if creq.Unvalidated = vs.isTheServer(e.server, cc.ss); creq.Unvalidated && len(args) == 0 {
+		creq.RawArguments = nil // none, as the client sent them: not {}
+	}
 	cc.vs, cc.server = vs, e.server
 	ctx = vs.g.withOwner(ctx, vs, cc.ss, user)
 	ctx = context.WithValue(ctx, callerKey{}, cc)
