@@ -117,8 +117,9 @@ func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, arg
 // it makes itself (toolcall.Request.Unvalidated: an unknown tool,
 // arguments that fail the schema), and a JSON-RPC error the server
 // answers it with reaches the client as the server sent it
-// (answeredByServer). A view of several servers is none of them: a name
-// none of them lists stays the gateway's not_found.
+// (answeredByServer). A view of several servers (which the configuration
+// refuses with prefix: never) is none of them: a name none of them lists
+// stays the gateway's not_found.
 func (vs *viewServer) isTheServer(server string, ss *mcp.ServerSession) bool {
 	return ss != nil && vs.soleServer() == server && vs.g.perClient(server) // a prefixed view stops at soleServer
 }

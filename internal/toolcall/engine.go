@@ -430,15 +430,18 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 	if _, err := c.intercept(ctx); err != nil {
 		return nil, err
 	}
-	if req.Unvalidated {
+	switch {
+	case req.Unvalidated:
 		// The server checks the arguments itself.
-	} else if tool.SchemaError != "" {
+	case tool.SchemaError != "":
 		if _, warned := e.schemaWarned.LoadOrStore(req.Server+"\x00"+req.Tool, true); !warned {
 			e.logger.Warn("tool input schema does not compile; calls go through unvalidated",
 				logKeyServer, req.Server, logKeyTool, req.Tool, "schema_error", tool.SchemaError)
 		}
-	} else if err := tool.ValidateArgs(c.args); err != nil {
-		return nil, err
+	default:
+		if err := tool.ValidateArgs(c.args); err != nil {
+			return nil, err
+		}
 	}
 
 	timeout := srv.RequestTimeout
