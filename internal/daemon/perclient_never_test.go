@@ -94,12 +94,22 @@ type twin struct {
 // startTwin starts the daemon and the server of this file's tests.
 func startTwin(t *testing.T) *twin {
 	t.Helper()
-	url := serveHTTP(t, twinServer(), nil)
+	return startTwinOf(t, twinServer(), nil)
+}
+
+// startTwinOf starts a daemon serving s as the view "tw" of startTwin;
+// change, when set, adjusts the daemon's configuration first.
+func startTwinOf(t *testing.T, s *mcp.Server, change func(cfg *config.Config, url string)) *twin {
+	t.Helper()
+	url := serveHTTP(t, s, nil)
 	srv := httpUpstream("tw", url)
 	srv.Session = config.SessionPerClient
 	srv.NoIdentityMeta = true
 	cfg := testConfig(srv)
 	cfg.Gateway.Views = []config.View{{Name: "tw", Servers: []string{"tw"}, Prefix: config.PrefixNever}}
+	if change != nil {
+		change(cfg, url)
+	}
 	return &twin{r: start(t, cfg), url: url}
 }
 
@@ -272,35 +282,42 @@ func TestPrefixNeverPerClientIsTheServer(t *testing.T) {
 	// A client that declared sampling with tools and context is asked
 	// with the server's tools, toolChoice and includeContext, and its
 	// tool_use answer reaches the server as it gave it.
-	t.Run("sampling with tools", func(t *testing.T) {
-		opts := func() *mcp.ClientOptions {
-			return &mcp.ClientOptions{
-				Capabilities: &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{
-					Tools: &mcp.SamplingToolsCapabilities{}, Context: &mcp.SamplingContextCapabilities{}}},
-				CreateMessageWithToolsHandler: func(_ context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
-					p := req.Params
-					var tools []string
-					for _, tl := range p.Tools {
-						tools = append(tools, tl.Name)
-					}
-					choice := ""
-					if p.ToolChoice != nil {
-						choice = p.ToolChoice.Mode
-					}
-					return &mcp.CreateMessageWithToolsResult{Model: "m", Role: "assistant", StopReason: "toolUse", Content: []mcp.Content{
-						&mcp.TextContent{Text: "asked with " + p.IncludeContext},
-						&mcp.ToolUseContent{ID: "u1", Name: "forecast", Input: map[string]any{"tools": tools, "choice": choice}},
-					}}, nil
-				},
-			}
+	t.Run("sampling with tools", func(t *testing.T) { samplingWithTools(t, tw) })
+}
+
+// samplingWithTools checks, through tw's view and directly, that a
+// client that declared sampling with tools and context is asked with the
+// server's tools, toolChoice and includeContext, and that its tool_use
+// answer reaches the server as it gave it.
+func samplingWithTools(t *testing.T, tw *twin) {
+	t.Helper()
+	opts := func() *mcp.ClientOptions {
+		return &mcp.ClientOptions{
+			Capabilities: &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{
+				Tools: &mcp.SamplingToolsCapabilities{}, Context: &mcp.SamplingContextCapabilities{}}},
+			CreateMessageWithToolsHandler: func(_ context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+				p := req.Params
+				var tools []string
+				for _, tl := range p.Tools {
+					tools = append(tools, tl.Name)
+				}
+				choice := ""
+				if p.ToolChoice != nil {
+					choice = p.ToolChoice.Mode
+				}
+				return &mcp.CreateMessageWithToolsResult{Model: "m", Role: "assistant", StopReason: "toolUse", Content: []mcp.Content{
+					&mcp.TextContent{Text: "asked with " + p.IncludeContext},
+					&mcp.ToolUseContent{ID: "u1", Name: "forecast", Input: map[string]any{"tools": tools, "choice": choice}},
+				}}, nil
+			},
 		}
-		direct, through := tw.pairOffering(t, "2025-11-25", opts)
-		want, got := textOf(call(t, direct, "sample", map[string]any{})), textOf(call(t, through, "sample", map[string]any{}))
-		if !strings.Contains(want, `"type":"tool_use"`) {
-			t.Fatalf("directly the server saw %s, want the client's tool_use (the case this test is about)", want)
-		}
-		if got != want {
-			t.Errorf("the server saw\n%s\nthrough the view, and directly\n%s", got, want)
-		}
-	})
+	}
+	direct, through := tw.pairOffering(t, "2025-11-25", opts)
+	want, got := textOf(call(t, direct, "sample", map[string]any{})), textOf(call(t, through, "sample", map[string]any{}))
+	if !strings.Contains(want, `"type":"tool_use"`) {
+		t.Fatalf("directly the server saw %s, want the client's tool_use (the case this test is about)", want)
+	}
+	if got != want {
+		t.Errorf("the server saw\n%s\nthrough the view, and directly\n%s", got, want)
+	}
 }

@@ -176,15 +176,15 @@ func (h *httpHandler) tryFast(w http.ResponseWriter, r *http.Request, m *message
 	}
 	ctx, span := vs.g.eng.Tracing().StartServer(ctx, telemetry.Request{Method: m.method, Target: p.Name, Meta: p.Meta, Header: r.Header, Session: sid, RequestID: string(m.ID)})
 	cres, cerr := vs.call(ctx, cc, e, p.Arguments, p.Meta, user, session, notify)
-	if rpc := urlElicitationAnswer(cerr); rpc != nil {
+	if rpc := rpcAnswer(cerr); rpc != nil {
 		// As the upstream answered: a JSON-RPC error, not a result.
 		span.EndTool(nil, rpc)
 		if ctx.Err() != nil {
 			return true
 		}
-		body, err := json.Marshal(rpc)
+		body, err := marshalNoEscape(rpc) // as the SDK writes it: "<" stays "<"
 		if err != nil {
-			body, _ = json.Marshal(&jsonrpc.Error{Code: rpc.Code, Message: rpc.Message})
+			body, _ = marshalNoEscape(&jsonrpc.Error{Code: rpc.Code, Message: rpc.Message})
 		}
 		var b bytes.Buffer
 		b.WriteString(eventPrefix)

@@ -26,7 +26,7 @@ import (
 func (vs *viewServer) callTool(e toolEntry) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res, err := vs.handleCall(ctx, req, e)
-		if rpc := urlElicitationAnswer(err); rpc != nil {
+		if rpc := rpcAnswer(err); rpc != nil {
 			return nil, rpc // as the upstream answered
 		}
 		if err != nil {
@@ -69,6 +69,9 @@ func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, arg
 	creq.OnProgress = notify
 	creq.RequestID = cc.requestID
 	creq.Def = e.own
+	if creq.Unvalidated = vs.isTheServer(e.server, cc.ss); creq.Unvalidated && len(args) == 0 {
+		creq.RawArguments = nil // none, as the client sent them: not {}
+	}
 	cc.vs, cc.server = vs, e.server
 	ctx = vs.g.withOwner(ctx, vs, cc.ss, user)
 	ctx = context.WithValue(ctx, callerKey{}, cc)
@@ -86,6 +89,9 @@ func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, arg
 	res, err := vs.g.eng.Call(ctx, creq)
 	if err != nil {
 		vs.g.noteURLElicitation(e.server, cc.ss, err)
+		if rpc := serverRPCError(err); rpc != nil && creq.Unvalidated {
+			return nil, &answeredByServer{rpc: rpc, err: err}
+		}
 	}
 	if err != nil || res == nil {
 		return res, err
@@ -100,6 +106,68 @@ func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, arg
 		}
 	}
 	return res, err
+}
+
+// isTheServer reports whether a call of client session ss to server
+// through this view is to be answered as the server itself would answer
+// it: the view shows server alone, under its own names (prefix: never,
+// soleServer), and the call goes on the client's own upstream session
+// (session: per_client; a request without a client session — stateless
+// — goes on the shared one). Such a call leaves to the server the checks
+// it makes itself (toolcall.Request.Unvalidated: an unknown tool,
+// arguments that fail the schema), and a JSON-RPC error the server
+// answers it with reaches the client as the server sent it
+// (answeredByServer). A view of several servers (which the configuration
+// refuses with prefix: never) is none of them: a name none of them lists
+// stays the gateway's not_found.
+func (vs *viewServer) isTheServer(server string, ss *mcp.ServerSession) bool {
+	return ss != nil && vs.soleServer() == server && vs.g.perClient(server) // a prefixed view stops at soleServer
+}
+
+// answeredByServer is a call's failure that its server answered with a
+// JSON-RPC error, on a view that is the server (isTheServer): the client
+// gets rpc, as the server sent it; err is the engine's error, the cause.
+type answeredByServer struct {
+	rpc *jsonrpc.Error
+	err error
+}
+
+func (e *answeredByServer) Error() string { return e.err.Error() }
+
+// Unwrap returns the engine's error.
+func (e *answeredByServer) Unwrap() error { return e.err }
+
+// serverRPCError returns the JSON-RPC error a call's server answered it
+// with, as the server sent it (code, message, data), or nil when the
+// call failed otherwise: Switchboard refused it, the connection failed.
+func serverRPCError(err error) *jsonrpc.Error {
+	switch fault.KindOf(err) {
+	case fault.Protocol, fault.Validation: // how the upstream side classifies a server's JSON-RPC error
+	default:
+		return nil
+	}
+	var rpc *jsonrpc.Error
+	if !errors.As(err, &rpc) {
+		return nil
+	}
+	out := *rpc
+	return &out
+}
+
+// rpcAnswer returns the JSON-RPC error a client's call is answered with
+// as its server answered it — a -32042 (URL elicitation required) on
+// every view, any other on a view that is the server (answeredByServer)
+// — or nil: the call's failure is then an isError result (errorResult).
+func rpcAnswer(err error) *jsonrpc.Error {
+	if rpc := urlElicitationAnswer(err); rpc != nil {
+		return rpc
+	}
+	var ab *answeredByServer
+	if errors.As(err, &ab) {
+		out := *ab.rpc
+		return &out
+	}
+	return nil
 }
 
 // owned returns ctx for a request of client session ss (with extra and

@@ -76,6 +76,9 @@ func (vs *viewServer) unlistedMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 			return nil, protocolError(err)
 		}
 		res, err := vs.handleCall(ctx, creq, toolEntry{server: server, name: tool})
+		if rpc := rpcAnswer(err); rpc != nil {
+			return nil, rpc // as the server answered (an unknown tool, on a view that is the server)
+		}
 		switch {
 		case fault.KindOf(err) == fault.NotFound:
 			return nil, protocolError(err)

@@ -412,10 +412,14 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 		if _, cerr := e.ups.Client(req.Server); cerr != nil {
 			return nil, cerr // unavailable: say so rather than "no such tool"
 		}
-		return nil, err
+		if !req.Unvalidated || fault.KindOf(err) != fault.NotFound {
+			return nil, err
+		}
+		// The server says whether it has such a tool.
+		tool = catalog.Tool{Server: req.Server, Def: &mcp.Tool{Name: req.Tool}}
 	}
 	c.tool = tool
-	if err := c.prepareArgs(); err != nil {
+	if err := c.prepareArgs(); err != nil && !req.Unvalidated {
 		return nil, err
 	}
 	if c.req.Task != nil {
@@ -426,13 +430,18 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 	if _, err := c.intercept(ctx); err != nil {
 		return nil, err
 	}
-	if tool.SchemaError != "" {
+	switch {
+	case req.Unvalidated:
+		// The server checks the arguments itself.
+	case tool.SchemaError != "":
 		if _, warned := e.schemaWarned.LoadOrStore(req.Server+"\x00"+req.Tool, true); !warned {
 			e.logger.Warn("tool input schema does not compile; calls go through unvalidated",
 				logKeyServer, req.Server, logKeyTool, req.Tool, "schema_error", tool.SchemaError)
 		}
-	} else if err := tool.ValidateArgs(c.args); err != nil {
-		return nil, err
+	default:
+		if err := tool.ValidateArgs(c.args); err != nil {
+			return nil, err
+		}
 	}
 
 	timeout := srv.RequestTimeout

@@ -97,6 +97,17 @@ type Request struct {
 	// from the catalog's): arguments and output are checked against it
 	// rather than the catalog's definition.
 	Def *catalog.Tool
+	// Unvalidated leaves to the server the checks it makes of a call
+	// itself, so that the caller gets the server's own answer: a tool
+	// the engine does not know is sent all the same (when its server is
+	// known and connected), and the arguments are not checked against the
+	// tool's input schema, nor for being a JSON object. Switchboard's own
+	// refusals stay: the stop switch, the session limit, rate limits,
+	// concurrency limits, timeouts and budgets, the interceptor (guard
+	// hooks), an unknown or unavailable server. The call is recorded as
+	// any: with the server's error or result. A gateway view meant to be
+	// indistinguishable from its server sets it.
+	Unvalidated bool
 }
 
 // Budget bounds one call (seed 003). A call that runs out of budget is
