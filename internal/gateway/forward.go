@@ -318,6 +318,49 @@ func upstreamError(server string, err error) error {
 	return &codedError{code: jsonrpc.CodeInternalError, msg: msg, err: err}
 }
 
+// soleError is upstreamError for a request on a view that shows one server
+// under its own names (soleServer): there the client sees the server as if
+// directly, so a JSON-RPC error the server answered with reaches it as
+// given — code, message (a TypeScript server's "MCP error N: " prefix
+// included) and data.
+func (vs *viewServer) soleError(server string, err error) error {
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) && server != "" && vs.soleServer() == server {
+		out := *werr
+		return &out
+	}
+	return upstreamError(server, err)
+}
+
+// readSole forwards resources/read of a URI the view does not list to the
+// view's one server (soleServer), which answers it as it would directly:
+// a resource it has but did not list, or its own error. handled is false
+// on every other view, where the SDK's "Resource not found" stands.
+func (vs *viewServer) readSole(ctx context.Context, req *mcp.ReadResourceRequest) (res *mcp.ReadResourceResult, handled bool, err error) {
+	server := vs.soleServer()
+	if server == "" || req.Params.URI == "" {
+		return nil, false, nil
+	}
+	if _, listed := vs.routeURI(req.Params.URI); listed {
+		return nil, false, nil
+	}
+	if _, own := vs.ownResource(req.Session, req.Params.URI); own {
+		return nil, false, nil
+	}
+	ctx = vs.owned(ctx, req.Extra, req.Params.Meta, req.Session)
+	c, err := vs.g.upstreamFor(ctx, server)
+	if err != nil {
+		return nil, true, upstreamError(server, err)
+	}
+	res, err = c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), req.Params.URI)
+	vs.g.forwarded("resources/read", err)
+	if err != nil {
+		return nil, true, vs.soleError(server, err)
+	}
+	res.Meta = hopless(res.Meta)
+	return res, true, nil
+}
+
 // codedError is an error the gateway answers a client's request with: a
 // JSON-RPC error with code (the SDK takes it from the *jsonrpc.Error in
 // the chain) and msg, keeping its cause.
@@ -363,7 +406,7 @@ func (vs *viewServer) readResource(e resourceEntry, exposed string) mcp.Resource
 		res, err := c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), e.uri)
 		vs.g.forwarded("resources/read", err)
 		if err != nil {
-			return nil, upstreamError(e.server, err)
+			return nil, vs.soleError(e.server, err)
 		}
 		res.Meta = hopless(res.Meta)
 		if exposed != e.uri {
@@ -388,7 +431,7 @@ func (vs *viewServer) readTemplate(e resourceEntry) mcp.ResourceHandler {
 		res, err := c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), req.Params.URI)
 		vs.g.forwarded("resources/read", err)
 		if err != nil {
-			return nil, upstreamError(e.server, err)
+			return nil, vs.soleError(e.server, err)
 		}
 		res.Meta = hopless(res.Meta)
 		return res, nil
@@ -417,10 +460,13 @@ func (vs *viewServer) routeURI(uri string) (resourceEntry, bool) {
 }
 
 // complete routes completion/complete to the server that owns the prompt
-// or resource template. A reference the view does not have gets what a
-// server answers for a name it has no completions for: an empty
-// completion (the go-sdk's conformance server and server-everything do
-// so), not an error.
+// or resource template. A reference the view does not have goes, on a
+// view of one server under its own names (soleServer), to that server,
+// which answers as it would directly (a TypeScript SDK server: -32602,
+// "Prompt x not found"); on other views, whose servers cannot all be
+// asked, it gets what a server answers for a name it has no completions
+// for: an empty completion (the go-sdk's conformance server does so), not
+// an error.
 func (vs *viewServer) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	empty := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
 	ref := req.Params.Ref
@@ -435,16 +481,24 @@ func (vs *viewServer) complete(ctx context.Context, req *mcp.CompleteRequest) (*
 		vs.mu.Lock()
 		e, ok := vs.prompts[ref.Name]
 		vs.mu.Unlock()
-		if !ok {
+		switch {
+		case ok:
+			server, out.Name = e.server, e.name
+		case vs.soleServer() != "":
+			server = vs.soleServer()
+		default:
 			return empty, nil
 		}
-		server, out.Name = e.server, e.name
 	case "ref/resource":
 		e, ok := vs.routeURI(ref.URI)
-		if !ok {
+		switch {
+		case ok:
+			server, out.URI = e.server, e.uri
+		case vs.soleServer() != "":
+			server = vs.soleServer()
+		default:
 			return empty, nil
 		}
-		server, out.URI = e.server, e.uri
 	default:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 			Message: fmt.Sprintf("Invalid params: unknown completion reference type %q: use ref/prompt or ref/resource", ref.Type)}
@@ -463,7 +517,7 @@ func (vs *viewServer) complete(ctx context.Context, req *mcp.CompleteRequest) (*
 	res, err := c.Complete(vs.withLevel(ctx, req.Params.Meta, req.Session), &params)
 	vs.g.forwarded("completion/complete", err)
 	if err != nil {
-		return nil, upstreamError(server, err)
+		return nil, vs.soleError(server, err)
 	}
 	res.Meta = hopless(res.Meta)
 	return res, nil

@@ -53,6 +53,12 @@ func (vs *viewServer) unlistedMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 				if err := vs.unavailableResource(rreq.Params.URI); err != nil {
 					return nil, err
 				}
+				if res, handled, err := vs.readSole(ctx, rreq); handled {
+					if err != nil {
+						return nil, err
+					}
+					return res, nil
+				}
 			}
 			return next(ctx, method, req)
 		}
