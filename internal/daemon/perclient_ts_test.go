@@ -42,6 +42,9 @@ type tsStep struct {
 	// notifications a timer repeats, whose count and last one are timing
 	// and chance; what they carry is compared in the summary).
 	okOnly bool
+	// chance compares the step only where it succeeded on both sides or
+	// failed on both (whether the server has something yet is timing).
+	chance bool
 }
 
 // everythingSteps is what the client does, in order, on each side.
@@ -105,9 +108,11 @@ func everythingSteps() []tsStep {
 		{name: "resources/read static", step: testpeer.TSStep{"op": "read_resource", "uri": "demo://resource/static/document/features.md"}},
 		{name: "resources/read text template", step: testpeer.TSStep{"op": "read_resource", "uri": "demo://resource/dynamic/text/1"}},
 		{name: "resources/read blob template", step: testpeer.TSStep{"op": "read_resource", "uri": "demo://resource/dynamic/blob/2"}},
-		// server-everything does not find the resource its tool just
-		// made (directly too): an error from the server.
-		{name: "resources/read session resource", step: testpeer.TSStep{"op": "read_resource", "uri": "demo://resource/session/c.gz"}},
+		// Whether server-everything already has the resource its tool
+		// just made is chance (directly too: found or -32602 "Resource
+		// … not found"): the two sides are compared where chance gave
+		// them the same outcome.
+		{name: "resources/read session resource", step: testpeer.TSStep{"op": "read_resource", "uri": "demo://resource/session/c.gz"}, chance: true},
 		{name: "resources/read unknown", step: testpeer.TSStep{"op": "read_resource", "uri": "demo://resource/no-such"}},
 
 		// Logs outside a call, on the standalone stream: the first
@@ -206,6 +211,10 @@ func TestPrefixNeverPerClientTSClientIsTheServer(t *testing.T) {
 			d, g := direct[i+1], through[i+1]
 			if !d.OK() && s.differs == "" {
 				t.Logf("directly the step failed: %v", d.Err())
+			}
+			if s.chance && d.OK() != g.OK() {
+				t.Logf("by chance, directly %v and through the view %v: not compared", d.Err(), g.Err())
+				return
 			}
 			if s.okOnly {
 				if !d.OK() || !g.OK() {

@@ -358,6 +358,10 @@ func (vs *viewServer) readSole(ctx context.Context, req *mcp.ReadResourceRequest
 		return nil, true, vs.soleError(server, err)
 	}
 	res.Meta = hopless(res.Meta)
+	if res.CacheScope == "" {
+		// As the SDK's own answers to a read (see protocolCacheDefault).
+		res.CacheScope = protocolCacheDefault.CacheScope
+	}
 	return res, true, nil
 }
 
