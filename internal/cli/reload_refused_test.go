@@ -1,13 +1,9 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/switchboard-mcp/switchboard/internal/control"
 )
 
 // TestReloadOfABadFileKeepsTheRunningConfiguration runs serve in-process,
@@ -17,37 +13,7 @@ import (
 func TestReloadOfABadFileKeepsTheRunningConfiguration(t *testing.T) {
 	t.Parallel()
 	cfg := writeConfig(t, map[string]string{})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out, errb syncBuffer
-	done := make(chan int, 1)
-	go func() { done <- mainIn(t, ctx, &out, &errb, "serve", "--config", cfg, "--listen", "127.0.0.1:0") }()
-	defer func() {
-		cancel()
-		if code := <-done; code != ExitOK {
-			t.Errorf("serve exit code: got %d, want 0\n%s", code, errb.String())
-		}
-	}()
-	sock := control.SocketPath(getenvOf(t, "SWITCHBOARD_STATE_DIR"))
-	defer func() {
-		if t.Failed() {
-			t.Logf("serve's output:\n%s%s", out.String(), errb.String())
-		}
-	}()
-	eventuallyCLI(t, 20*time.Second, "serve to answer on its control socket", func() bool {
-		select {
-		case code := <-done:
-			done <- code
-			t.Fatalf("serve exited with %d before answering:\n%s%s", code, out.String(), errb.String())
-		default:
-		}
-		c := control.Dial(sock)
-		defer c.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_, err := c.Status(ctx)
-		return err == nil
-	})
+	serveInProcess(t, cfg)
 
 	if err := appendFile(cfg, "  - name: beta\n    comand: x\nnonsense: true\n"); err != nil {
 		t.Fatal(err)

@@ -1,14 +1,11 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/switchboard-mcp/switchboard/internal/control"
 )
 
 // TestTrustReachesTheRunningDaemon trusts a configuration file while a
@@ -22,26 +19,7 @@ func TestTrustReachesTheRunningDaemon(t *testing.T) {
 	cfg := writeConfigWith(t, map[string]string{"alpha": "ok"},
 		fmt.Sprintf("hooks:\n  - {name: failures, on: tool.failed, actions: [{type: command, command: [tee, %q]}]}\n", out))
 	// serve in-process: the test daemon of startDaemon fakes its reloads.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var sout, serr syncBuffer
-	done := make(chan int, 1)
-	go func() { done <- mainIn(t, ctx, &sout, &serr, "serve", "--config", cfg, "--listen", "127.0.0.1:0") }()
-	defer func() {
-		cancel()
-		if code := <-done; code != ExitOK {
-			t.Errorf("serve exit code: got %d, want 0\n%s", code, serr.String())
-		}
-	}()
-	sock := control.SocketPath(getenvOf(t, "SWITCHBOARD_STATE_DIR"))
-	eventuallyCLI(t, 20*time.Second, "serve to answer on its control socket", func() bool {
-		c := control.Dial(sock)
-		defer c.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_, err := c.Status(ctx)
-		return err == nil
-	})
+	serveInProcess(t, cfg)
 
 	r := runCLI(t, "hooks", "trust", "--config", cfg, "--yes")
 	wantCode(t, r, ExitOK)
