@@ -19,7 +19,7 @@ func TestBashCompletionWithoutBashCompletionPackage(t *testing.T) {
 	t.Parallel()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
-		t.Skip("no bash on PATH: install bash to run this test")
+		t.Fatalf("no bash on PATH (%v): install it (apt-get install bash) to run this test", err)
 	}
 	exe, err := os.Executable()
 	if err != nil {
