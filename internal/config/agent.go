@@ -137,7 +137,7 @@ func (r *resolver) decodeLLM(f *schema.LLM) LLM {
 			l.APIKeyEnv = name
 		}
 	}
-	readFields(&l, f)
+	r.readBlock(&l, f, []any{"llm"}, "base_url", "model", "api_key_env")
 	return l
 }
 
@@ -149,15 +149,9 @@ func (r *resolver) decodeAgent(f *schema.Agent, servers []string) Agent {
 	if f == nil {
 		return a
 	}
-	readFields(&a, f)
-	if v, ok := r.textAt("agent", "system_prompt"); ok {
-		a.SystemPrompt = v
-	}
+	r.readBlock(&a, f, []any{"agent"}, "servers", "tools")
 	a.Servers = r.serverList(servers, "agent", "servers")
 	a.Tools = r.globs("agent", "tools")
-	if v, ok := r.textAt("agent", "elicitation"); ok {
-		a.Elicitation = v
-	}
 	return a
 }
 

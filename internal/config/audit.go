@@ -80,7 +80,7 @@ func (r *resolver) decodeAudit(f *schema.Audit) Audit {
 			a.File = p
 		}
 	}
-	readFields(&a, f)
+	r.readBlock(&a, f, []any{"audit"}, "file")
 	if a.File == "" && a.Required && r.at("audit", "file") == nil {
 		r.ps.add(r.at("audit", "required").pos, "audit.required", "requires an audit trail, but audit.file is not set", "set audit.file to a path such as audit.jsonl, or \"-\" for standard output", nil)
 	}

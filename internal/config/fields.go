@@ -2,6 +2,8 @@ package config
 
 import (
 	"reflect"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/config/schema"
@@ -111,6 +113,50 @@ func readFields(dst, src any) {
 		case df.Type() == durationType && isFileDuration(v.Type()),
 			df.Type() != durationType && !isFileDuration(v.Type()) && k == df.Kind() && (k == reflect.Bool || k == reflect.Int || k == reflect.Int64 || k == reflect.Float64):
 			df.Set(v.Convert(df.Type()))
+		}
+	}
+}
+
+var (
+	stringPtrType = reflect.TypeFor[*string]()
+	stringsType   = reflect.TypeFor[[]string]()
+)
+
+// readBlock reads the block at path of a native file into dst (a pointer
+// to a resolved struct) from f (a pointer to its struct of package
+// schema): the numbers, booleans, durations and sizes (readFields), then
+// each string and list of strings whose resolved field has the same name,
+// its variables expanded (a value that does not expand is left out, its
+// problem recorded). The keys named in byHand are left to the caller,
+// which reads them with the checks only it can make (a URL, a path, a
+// name that refers to other entries). A string key added to a block is
+// thus read with no code of its own, as writeFields writes it back.
+func (r *resolver) readBlock(dst, f any, path []any, byHand ...string) {
+	readFields(dst, f)
+	d, s := reflect.ValueOf(dst).Elem(), reflect.ValueOf(f).Elem()
+	for i := range s.NumField() {
+		sf := s.Type().Field(i)
+		key, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		df := d.FieldByName(sf.Name)
+		if !df.IsValid() || slices.Contains(byHand, key) {
+			continue
+		}
+		at := append(path[:len(path):len(path)], key)
+		switch {
+		case sf.Type == stringPtrType && df.Kind() == reflect.String:
+			if v, ok := r.textAt(at...); ok {
+				df.SetString(v)
+			}
+		case sf.Type == stringsType && df.Type() == stringsType:
+			var out []string
+			for _, it := range r.itemsAt(at...) {
+				if v, ok := r.expandNode(it.n, it.field); ok {
+					out = append(out, v)
+				}
+			}
+			if out != nil {
+				df.Set(reflect.ValueOf(out))
+			}
 		}
 	}
 }

@@ -236,7 +236,7 @@ func (r *resolver) decodeGateway(f *schema.Gateway, servers []string) Gateway {
 			}
 		}
 	}
-	readFields(&g, f)
+	r.readBlock(&g, f, []any{"gateway"}, "listen", "allowed_origins", "allowed_hosts", "default_user")
 	if f.FastPath != nil {
 		g.DisableFastPath = !*f.FastPath
 	}
@@ -252,9 +252,6 @@ func (r *resolver) decodeGateway(f *schema.Gateway, servers []string) Gateway {
 		default:
 			g.DefaultUser = v
 		}
-	}
-	if v, ok := r.textAt("gateway", "instructions"); ok {
-		g.Instructions = v
 	}
 	g.Views = r.views(f.Views, servers)
 	tokens, tokensOK := r.tokens(f.Tokens, g.Views)

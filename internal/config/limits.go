@@ -90,7 +90,7 @@ func (r *resolver) decodeHistory(f *schema.History) History {
 	if v, ok := r.textAt("history", "store"); ok {
 		h.Store = r.store(v, r.at("history", "store").pos, "history.store")
 	}
-	readFields(&h, f)
+	r.readBlock(&h, f, []any{"history"}, "store")
 	return h
 }
 

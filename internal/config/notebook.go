@@ -125,10 +125,7 @@ func (r *resolver) decodeNotebook(f *schema.Notebook, servers []string) Notebook
 		return nb
 	}
 	nb.Bindings = decodeBindings(r.ps, r.tree, r.violated, f.Bindings, []any{"notebook", "bindings"}, servers)
-	if v, ok := r.textAt("notebook", "images_dir"); ok {
-		nb.ImagesDir = v
-	}
-	readFields(&nb, f)
+	r.readBlock(&nb, f, []any{"notebook"})
 	return nb
 }
 

@@ -98,7 +98,7 @@ func (r *resolver) decodeTelemetry(f *schema.Telemetry) Telemetry {
 	if f == nil {
 		return t
 	}
-	readFields(&t, f)
+	r.readBlock(&t, f, []any{"telemetry"}, "endpoint", "service_name")
 	if v, ok := r.textAt("telemetry", "endpoint"); ok {
 		if msg := CheckTelemetryEndpoint(v); msg != "" {
 			fix := "give the OTLP receiver's http:// or https:// URL, e.g. http://localhost:4318 (http/protobuf) or http://localhost:4317 (grpc)"
@@ -109,9 +109,6 @@ func (r *resolver) decodeTelemetry(f *schema.Telemetry) Telemetry {
 		} else {
 			t.Endpoint = v
 		}
-	}
-	if f.Protocol != nil {
-		t.Protocol = *f.Protocol // the schema's enum checked it
 	}
 	if n := r.at("telemetry", "headers"); n != nil {
 		if h := r.headers(n, "telemetry.headers"); len(h) > 0 {
