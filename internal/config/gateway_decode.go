@@ -144,56 +144,18 @@ func (t Token) MarshalJSON() ([]byte, error) {
 	}{plain: plain(t)})
 }
 
-// redacted returns a deep copy of the gateway settings without token
-// secrets (token_env names and hashes are kept).
-func (g Gateway) redacted() Gateway {
-	out := g
-	out.AllowedOrigins = slices.Clone(g.AllowedOrigins)
-	out.AllowedHosts = slices.Clone(g.AllowedHosts)
-	out.Views = make([]View, len(g.Views))
-	for i, v := range g.Views {
-		out.Views[i] = v.clone()
+// redact removes the token and client secrets of gateway settings (of a
+// deep copy); token_env names and hashes are kept.
+func (g *Gateway) redact() {
+	for i := range g.Tokens {
+		g.Tokens[i].Secret = ""
 	}
-	if g.Views == nil {
-		out.Views = nil
+	if g.OAuth != nil && g.OAuth.Introspection != nil {
+		g.OAuth.Introspection.ClientSecret = ""
 	}
-	out.Tokens = make([]Token, len(g.Tokens))
-	for i, t := range g.Tokens {
-		t.Secret = ""
-		t.Views = slices.Clone(t.Views)
-		out.Tokens[i] = t
+	if g.OAuth != nil && g.OAuth.Console != nil {
+		g.OAuth.Console.ClientSecret = ""
 	}
-	if g.Tokens == nil {
-		out.Tokens = nil
-	}
-	out.OAuth = g.OAuth.clone()
-	if out.OAuth != nil && out.OAuth.Introspection != nil {
-		out.OAuth.Introspection.ClientSecret = ""
-	}
-	if out.OAuth != nil && out.OAuth.Console != nil {
-		out.OAuth.Console.ClientSecret = ""
-	}
-	return out
-}
-
-func (v View) clone() View {
-	out := v
-	out.Servers = slices.Clone(v.Servers)
-	out.Include = slices.Clone(v.Include)
-	out.Exclude = slices.Clone(v.Exclude)
-	if v.Rename != nil {
-		out.Rename = make(map[string]string, len(v.Rename))
-		for k, x := range v.Rename {
-			out.Rename[k] = x
-		}
-	}
-	if v.Descriptions != nil {
-		out.Descriptions = make(map[string]string, len(v.Descriptions))
-		for k, x := range v.Descriptions {
-			out.Descriptions[k] = x
-		}
-	}
-	return out
 }
 
 // isDefault reports whether g holds only the defaults (wherever it was

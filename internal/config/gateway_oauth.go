@@ -109,20 +109,11 @@ func (in OAuthIntrospection) String() string {
 // Options returns the tokenauth options the block describes (without a
 // logger, an HTTP client or a clock, which the daemon adds).
 func (o *OAuth) Options() tokenauth.Options {
-	opts := tokenauth.Options{
-		Resource: o.Resource, Issuer: o.Issuer, Audiences: slices.Clone(o.Audiences),
-		JWKSURL: o.JWKSURL, Algorithms: slices.Clone(o.Algorithms),
-		UserClaim: o.UserClaim, GroupsClaim: o.GroupsClaim,
-		Views: slices.Clone(o.Views), GroupViews: cloneLists(o.GroupViews),
-		Scopes: slices.Clone(o.Scopes), ViewScopes: cloneLists(o.ViewScopes),
-		ResourceName: o.ResourceName, ResourceDocumentation: o.ResourceDocumentation,
-		Leeway: o.Leeway, CacheSize: o.CacheSize, CacheTTL: o.CacheTTL, NegativeTTL: o.NegativeTTL,
-		KeysRefresh: o.KeysRefresh, KeysMinInterval: o.KeysMinInterval,
-	}
+	var opts tokenauth.Options
+	copyByName(&opts, *o) // the fields of the same name and type
 	if in := o.Introspection; in != nil {
-		opts.Introspection = &tokenauth.Introspection{
-			URL: in.URL, ClientID: in.ClientID, ClientSecret: in.ClientSecret, AuthMethod: in.AuthMethod,
-		}
+		opts.Introspection = &tokenauth.Introspection{}
+		copyByName(opts.Introspection, *in)
 	}
 	return opts
 }
@@ -137,42 +128,6 @@ func (o *OAuth) Same(p *OAuth) bool {
 	a, b := *o, *p
 	a.Pos, b.Pos = Pos{}, Pos{}
 	return reflect.DeepEqual(a, b)
-}
-
-// clone returns a deep copy.
-func (o *OAuth) clone() *OAuth {
-	if o == nil {
-		return nil
-	}
-	out := *o
-	out.Audiences = slices.Clone(o.Audiences)
-	out.Algorithms = slices.Clone(o.Algorithms)
-	out.Views = slices.Clone(o.Views)
-	out.Scopes = slices.Clone(o.Scopes)
-	out.GroupViews = cloneLists(o.GroupViews)
-	out.ViewScopes = cloneLists(o.ViewScopes)
-	if o.Introspection != nil {
-		in := *o.Introspection
-		out.Introspection = &in
-	}
-	if o.Console != nil {
-		c := *o.Console
-		c.Scopes = slices.Clone(o.Console.Scopes)
-		c.Groups = slices.Clone(o.Console.Groups)
-		out.Console = &c
-	}
-	return &out
-}
-
-func cloneLists(m map[string][]string) map[string][]string {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string][]string, len(m))
-	for k, v := range m {
-		out[k] = slices.Clone(v)
-	}
-	return out
 }
 
 // AuthRequired reports whether every caller of the gateway's HTTP

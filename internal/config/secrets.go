@@ -1,7 +1,6 @@
 package config
 
 import (
-	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -125,98 +124,66 @@ func (c *Config) Redacted() *Config {
 	if c == nil {
 		return nil
 	}
-	out := *c
-	out.AllowedCommands = slices.Clone(c.AllowedCommands)
-	out.Defaults.Health.Backoff = slices.Clone(c.Defaults.Health.Backoff)
-	out.Warnings = slices.Clone(c.Warnings)
+	out := deepCopy(*c)
 	out.History.Store = redactDSN(c.History.Store)
-	out.Gateway = c.Gateway.redacted()
-	out.Servers = make([]Server, len(c.Servers))
-	for i, s := range c.Servers {
-		out.Servers[i] = redactServer(s)
+	out.Gateway.redact()
+	for i := range out.Servers {
+		out.Servers[i].redact()
 	}
-	if c.Servers == nil {
-		out.Servers = nil
+	for i := range out.Hooks.List {
+		for j := range out.Hooks.List[i].Actions {
+			out.Hooks.List[i].Actions[j].redact()
+		}
 	}
-	out.Hooks = c.Hooks.redacted()
-	out.Telemetry = c.Telemetry.redacted()
+	for k := range out.Telemetry.Headers {
+		out.Telemetry.Headers[k] = Redaction // an exporter's headers are its credentials
+	}
 	return &out
 }
 
-// redacted returns a deep copy of the hooks with the secrets of their
-// actions hidden: the values of secret-looking headers of http actions,
-// passwords and secret-looking query parameters in their URLs, and
-// secret-looking options in command arguments, as for servers.
-func (h Hooks) redacted() Hooks {
-	out := h
-	if h.List == nil {
-		return out
-	}
-	out.List = make([]Hook, len(h.List))
-	none := &Server{}
-	for i, hook := range h.List {
-		r := hook
-		r.Actions = make([]HookAction, len(hook.Actions))
-		for j, a := range hook.Actions {
-			ra := a
-			ra.URL = redactURL(a.URL)
-			ra.BaseURL = redactURL(a.BaseURL)
-			ra.Command = redactArgs(none, a.Command)
-			if a.Headers != nil {
-				ra.Headers = make(map[string]string, len(a.Headers))
-				for k, v := range a.Headers {
-					if IsSecretKey(k) {
-						v = Redaction
-					}
-					ra.Headers[k] = redactURL(v)
-				}
-			}
-			r.Actions[j] = ra
+// redact hides the secrets of a hook action (of a deep copy): the values
+// of secret-looking headers of an http action, passwords and
+// secret-looking query parameters in its URLs, and secret-looking options
+// in command arguments, as for servers.
+func (a *HookAction) redact() {
+	a.URL, a.BaseURL = redactURL(a.URL), redactURL(a.BaseURL)
+	a.Command = redactArgs(&Server{}, a.Command)
+	for k, v := range a.Headers {
+		if IsSecretKey(k) {
+			v = Redaction
 		}
-		out.List[i] = r
+		a.Headers[k] = redactURL(v)
 	}
-	return out
 }
 
+// redactServer returns a deep copy of s with its secrets hidden.
 func redactServer(s Server) Server {
-	r := s
-	r.Secrets = slices.Clone(s.Secrets)
-	r.LaunchAllow = slices.Clone(s.LaunchAllow)
-	if s.OAuth != nil {
-		o := *s.OAuth
-		o.Scopes = slices.Clone(o.Scopes)
-		if o.ClientSecret != "" {
-			o.ClientSecret = Redaction
-		}
-		r.OAuth = &o
-	}
-	if s.Env != nil {
-		r.Env = make(map[string]string, len(s.Env))
-		for k, v := range s.Env {
-			if isSecretOf(&s, k) {
-				v = Redaction
-			}
-			r.Env[k] = redactURL(v)
-		}
-	}
-	if s.Headers != nil {
-		r.Headers = make(map[string]string, len(s.Headers))
-		for k, v := range s.Headers {
-			if isSecretOf(&s, k) {
-				v = Redaction
-			}
-			r.Headers[k] = v
-		}
-	}
-	r.URL = redactURL(s.URL)
-	r.Args = redactArgs(&s, s.Args)
-	if s.Docker != nil {
-		d := *s.Docker
-		d.Command = redactArgs(&s, s.Docker.Command)
-		d.Ports = maps.Clone(s.Docker.Ports)
-		r.Docker = &d
-	}
+	r := deepCopy(s)
+	r.redact()
 	return r
+}
+
+// redact hides the secrets of a server (of a deep copy).
+func (s *Server) redact() {
+	if s.OAuth != nil && s.OAuth.ClientSecret != "" {
+		s.OAuth.ClientSecret = Redaction
+	}
+	for k, v := range s.Env {
+		if isSecretOf(s, k) {
+			v = Redaction
+		}
+		s.Env[k] = redactURL(v)
+	}
+	for k := range s.Headers {
+		if isSecretOf(s, k) {
+			s.Headers[k] = Redaction
+		}
+	}
+	s.URL = redactURL(s.URL)
+	s.Args = redactArgs(s, s.Args)
+	if s.Docker != nil {
+		s.Docker.Command = redactArgs(s, s.Docker.Command)
+	}
 }
 
 // redactArgs hides the values of secret-looking options and assignments:

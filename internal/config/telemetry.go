@@ -128,19 +128,6 @@ func (r *resolver) decodeTelemetry(f *schema.Telemetry) Telemetry {
 	return t
 }
 
-// redacted hides the header values (an exporter's headers are its
-// credentials).
-func (t Telemetry) redacted() Telemetry {
-	out := t
-	if t.Headers != nil {
-		out.Headers = make(map[string]string, len(t.Headers))
-		for k := range t.Headers {
-			out.Headers[k] = Redaction
-		}
-	}
-	return out
-}
-
 // telemetryOf is the telemetry: block of a resolved configuration.
 func telemetryOf(t Telemetry) *schema.Telemetry {
 	out := &schema.Telemetry{}
