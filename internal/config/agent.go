@@ -179,11 +179,5 @@ func (l LLM) isDefault() bool {
 // isDefault reports whether a holds only the defaults (or is the zero
 // value, as in a configuration built by Default).
 func (a Agent) isDefault() bool {
-	d := DefaultAgent()
-	if a.MaxSteps == 0 {
-		d = Agent{}
-	}
-	return a.MaxSteps == d.MaxSteps && a.MaxToolCalls == d.MaxToolCalls && a.MaxTokens == d.MaxTokens &&
-		a.MaxCost == d.MaxCost && a.Timeout == d.Timeout && a.SystemPrompt == d.SystemPrompt &&
-		len(a.Servers) == 0 && len(a.Tools) == 0 && (a.Elicitation == d.Elicitation || a.Elicitation == AgentElicitDecline && d.Elicitation == "")
+	return sameBlock(a, DefaultAgent()) || sameBlock(a, Agent{}) || sameBlock(a, Agent{Elicitation: AgentElicitDecline})
 }

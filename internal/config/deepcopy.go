@@ -75,3 +75,24 @@ func copyByName(dst any, src any) {
 		}
 	}
 }
+
+// sameBlock reports whether two resolved blocks hold the same values,
+// whatever fields their type has: their Pos aside, and an empty list or
+// mapping the same as none. A field added to the block is compared too
+// (config show leaves a block out when it holds only its defaults; a
+// reload keeps what is the same).
+func sameBlock[T any](a, b T) bool {
+	x, y := reflect.ValueOf(&a).Elem(), reflect.ValueOf(&b).Elem()
+	for _, v := range []reflect.Value{x, y} {
+		for i := range v.NumField() {
+			f := v.Field(i)
+			switch {
+			case v.Type().Field(i).Name == "Pos":
+				f.SetZero()
+			case (f.Kind() == reflect.Slice || f.Kind() == reflect.Map) && f.Len() == 0:
+				f.SetZero()
+			}
+		}
+	}
+	return reflect.DeepEqual(a, b)
+}

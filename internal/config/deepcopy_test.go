@@ -75,3 +75,29 @@ func TestRedactedSharesNothing(t *testing.T) {
 		t.Errorf("redacted env API_TOKEN = %q, want the redaction (then scribbled)", got)
 	}
 }
+
+// TestSameBlockSeesEveryField changes each field of a block, one at a
+// time, by reflection: the block is then no longer its default (config
+// show writes it) nor equal to the one before (a reload rebuilds what it
+// configures), whatever field was added; its Pos alone changes nothing.
+func TestSameBlockSeesEveryField(t *testing.T) {
+	t.Parallel()
+	check := func(name string, base any, same func(a, b any) bool) {
+		v := reflect.ValueOf(base)
+		for i := range v.NumField() {
+			changed := reflect.New(v.Type()).Elem()
+			changed.Set(v)
+			f := changed.Field(i)
+			fill(f.Addr())
+			want := v.Type().Field(i).Name == "Pos"
+			if got := same(changed.Interface(), base); got != want {
+				t.Errorf("%s with %s changed: same = %v, want %v", name, v.Type().Field(i).Name, got, want)
+			}
+		}
+	}
+	check("gateway", DefaultGateway(), func(a, _ any) bool { return a.(Gateway).isDefault() })
+	check("agent", DefaultAgent(), func(a, _ any) bool { return a.(Agent).isDefault() })
+	check("telemetry", Telemetry{}, func(a, b any) bool { return a.(Telemetry).Equal(b.(Telemetry)) })
+	check("telemetry (default)", Telemetry{}, func(a, _ any) bool { return a.(Telemetry).isDefault() })
+	check("audit", defaultAudit(), func(a, b any) bool { return a.(Audit).Equal(b.(Audit)) })
+}

@@ -161,12 +161,7 @@ func (g *Gateway) redact() {
 // isDefault reports whether g holds only the defaults (wherever it was
 // written), so that `config show` can leave the block out.
 func (g Gateway) isDefault() bool {
-	d := DefaultGateway()
-	return g.Listen == d.Listen && g.Stateless == d.Stateless && g.DisableFastPath == d.DisableFastPath &&
-		len(g.AllowedOrigins) == 0 && len(g.AllowedHosts) == 0 &&
-		g.ShutdownTimeout == d.ShutdownTimeout && g.SessionTimeout == d.SessionTimeout && g.MaxRequestBytes == d.MaxRequestBytes &&
-		g.HandshakeTimeout == d.HandshakeTimeout && g.MaxSessions == d.MaxSessions && g.MaxSessionsPerUser == d.MaxSessionsPerUser &&
-		g.DefaultUser == d.DefaultUser && g.Instructions == d.Instructions && len(g.Views) == 0 && len(g.Tokens) == 0 && g.OAuth == nil
+	return sameBlock(g, DefaultGateway())
 }
 
 // decodeGateway reads the gateway: block. servers are the valid server

@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"maps"
 	"net/url"
 	"strings"
 	"time"
@@ -58,17 +57,12 @@ type TelemetryMetrics struct {
 // Equal reports whether t and o configure the same telemetry (Pos
 // aside): a reload keeps the running exporter when they do.
 func (t Telemetry) Equal(o Telemetry) bool {
-	eqPtr := func(a, b *bool) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
-	eqF := func(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
-	return eqPtr(t.Enabled, o.Enabled) && t.Endpoint == o.Endpoint && t.Protocol == o.Protocol &&
-		maps.Equal(t.Headers, o.Headers) && t.ServiceName == o.ServiceName && eqF(t.SampleRatio, o.SampleRatio) &&
-		eqPtr(t.Metrics.Enabled, o.Metrics.Enabled) && t.Metrics.Interval == o.Metrics.Interval
+	return sameBlock(t, o)
 }
 
 // isDefault reports whether t says nothing (the block is absent or empty).
 func (t Telemetry) isDefault() bool {
-	return t.Enabled == nil && t.Endpoint == "" && t.Protocol == "" && len(t.Headers) == 0 &&
-		t.ServiceName == "" && t.SampleRatio == nil && t.Metrics == (TelemetryMetrics{})
+	return sameBlock(t, Telemetry{})
 }
 
 // TelemetryProtocols are the values telemetry.protocol and
