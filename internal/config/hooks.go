@@ -586,7 +586,9 @@ func (r *resolver) hookAction(f schema.HookAction, path []any, base string, serv
 		}
 		return ""
 	}
-	setDur(&a.Timeout, f.Timeout)
+	// tool, git, github, labels, token_env, tools and timeout by name; the
+	// rest are templates, or name servers, URLs and events.
+	r.readBlock(&a, &f, path, "server", "command", "url", "name", "message", "repo", "title", "body", "number", "base_url", "prompt", "servers", "event")
 	switch a.Type {
 	case HookActionMCP:
 		var sn *node
@@ -598,7 +600,6 @@ func (r *resolver) hookAction(f schema.HookAction, path []any, base string, serv
 			}
 			r.ps.add(sn.pos, base+".server", fmt.Sprintf("unknown server %q", a.Server), fix, nil)
 		}
-		a.Tool, _ = str("tool")
 		a.Params = r.mappings(f.Params, at("params"), base+".params", "param", chk, true)
 	case HookActionCommand:
 		for _, it := range r.itemsAt(at("command")...) {
@@ -623,17 +624,14 @@ func (r *resolver) hookAction(f schema.HookAction, path []any, base string, serv
 			}
 		}
 	case HookActionGit:
-		a.Git, _ = str("git")
 		a.Name, a.Message = tmpl("name"), tmpl("message")
 	case HookActionGitHub:
-		a.GitHub, _ = str("github")
 		a.Repo, a.Title, a.Body, a.Number = tmpl("repo"), tmpl("title"), tmpl("body"), tmpl("number")
 		if a.Repo == "" {
 			a.Repo = "{repo}"
 		} else if !strings.Contains(a.Repo, "{") && !repoPattern().MatchString(a.Repo) {
 			r.ps.add(r.at(at("repo")...).pos, base+".repo", fmt.Sprintf("invalid repository %q", a.Repo), "write owner/name", nil)
 		}
-		a.Labels = f.Labels
 		var bn *node
 		a.BaseURL, bn = str("base_url")
 		if bn != nil && a.BaseURL != "" {
@@ -644,8 +642,9 @@ func (r *resolver) hookAction(f schema.HookAction, path []any, base string, serv
 		if a.BaseURL == "" {
 			a.BaseURL = "https://api.github.com"
 		}
-		a.TokenEnv = "GITHUB_TOKEN"
-		set(&a.TokenEnv, f.TokenEnv)
+		if a.TokenEnv == "" {
+			a.TokenEnv = "GITHUB_TOKEN"
+		}
 	case HookActionAgent:
 		a.Prompt = tmpl("prompt")
 		for _, it := range r.itemsAt(at("servers")...) {
@@ -655,7 +654,6 @@ func (r *resolver) hookAction(f schema.HookAction, path []any, base string, serv
 			}
 			a.Servers = append(a.Servers, it.n.text)
 		}
-		a.Tools = f.Tools
 	case HookActionEvent:
 		var en *node
 		a.Event, en = str("event")
