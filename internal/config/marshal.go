@@ -221,31 +221,17 @@ func hooksOf(h Hooks) (*schema.HookSettings, []schema.Hook) {
 	return settings, out
 }
 
-// actionOf is one hook action, with the keys of its type.
+// actionOf is one hook action: its plain keys by name (a resolved action
+// has only those of its type), its mappings by hand.
 func actionOf(a HookAction) schema.HookAction {
-	out := schema.HookAction{Type: a.Type}
-	if a.Timeout != 0 {
-		out.Timeout = dur(a.Timeout)
+	var out schema.HookAction
+	writeFields(&out, a)
+	if a.Timeout == 0 {
+		out.Timeout = nil // hook_settings.timeout
 	}
-	switch a.Type {
-	case HookActionMCP:
-		out.Server, out.Tool, out.Params = opt(esc(a.Server)), opt(esc(a.Tool)), mappingsOf(a.Params)
-	case HookActionCommand:
-		out.Command = escAll(a.Command)
-	case HookActionHTTP:
-		out.URL, out.Headers = opt(esc(a.URL)), escMap(a.Headers)
-	case HookActionGit:
-		out.Git, out.Name, out.Message = opt(a.Git), opt(esc(a.Name)), opt(esc(a.Message))
-	case HookActionGitHub:
-		out.GitHub, out.Repo, out.Title, out.Body = opt(a.GitHub), opt(esc(a.Repo)), opt(esc(a.Title)), opt(esc(a.Body))
-		out.Labels, out.Number, out.BaseURL, out.TokenEnv = escAll(a.Labels), opt(esc(a.Number)), opt(esc(a.BaseURL)), opt(a.TokenEnv)
-	case HookActionAgent:
-		out.Prompt, out.Servers, out.Tools = opt(esc(a.Prompt)), a.Servers, escAll(a.Tools)
-	case HookActionEvent:
-		out.Event = opt(esc(a.Event))
-		for _, m := range mappingsOf(a.Fields) {
-			out.Fields = append(out.Fields, schema.EventField{Field: m.Param, Mapping: m.Mapping})
-		}
+	out.Headers, out.Params = escMap(a.Headers), mappingsOf(a.Params)
+	for _, m := range mappingsOf(a.Fields) {
+		out.Fields = append(out.Fields, schema.EventField{Field: m.Param, Mapping: m.Mapping})
 	}
 	return out
 }
