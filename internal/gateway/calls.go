@@ -272,14 +272,15 @@ func (g *Gateway) Events(server string) upstream.Events {
 // SSE, WebSocket), the newest call to that server whose client asked for
 // log messages (from an owned session, of its owner) — goes on that
 // call's stream, at once, so that it arrives before the call's result.
-// One that belongs to no call goes, from an owned session, to its
+// One that belongs to no call — also one the server sent on its
+// standalone stream while calls run — goes, from an owned session, to its
 // owner's client sessions, else to every client of a view that shows the
 // server (the SDK drops it for clients below the level they set, or that
 // set none).
 func (g *Gateway) log(ctx context.Context, server string, p *mcp.LoggingMessageParams) {
 	c, linked := ctx.Value(callerKey{}).(*clientCall)
 	key, owned := upstream.SessionKeyFrom(ctx)
-	if !linked {
+	if !linked && !upstream.SentOutsideRequests(ctx) {
 		c = g.calls.newest(server, func(c *clientCall) bool { return c.level != "" && (!owned || g.owners.owns(key, c.ss)) })
 	}
 	if c != nil {
