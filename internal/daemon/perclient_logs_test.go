@@ -18,6 +18,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 // This file checks that the log messages of a prefix: never view with
@@ -196,11 +198,19 @@ func (s *streamSpy) standaloneOpen() bool {
 // arrives there, on both call paths.
 func TestPrefixNeverPerClientLogsOnTheServersStream(t *testing.T) {
 	t.Parallel()
+	for _, fast := range []bool{true, false} {
+		t.Run(fmt.Sprintf("fast_path %v", fast), func(t *testing.T) {
+			t.Parallel()
+			logsOnTheServersStream(t, fast)
+		})
+	}
+}
+
+func logsOnTheServersStream(t *testing.T, fast bool) {
 	var waits logWaits
-	tw := startTwinOf(t, logServer(&waits), nil)
+	tw := startTwinOf(t, logServer(&waits), func(cfg *config.Config, _ string) { cfg.Gateway.DisableFastPath = !fast })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-
 	connect := func(name, url string) (*mcp.ClientSession, *streamSpy) {
 		spy := &streamSpy{}
 		c := mcp.NewClient(&mcp.Implementation{Name: "log-client", Version: "1"}, &mcp.ClientOptions{
