@@ -343,12 +343,14 @@ func (g *Gateway) log(ctx context.Context, server string, p *mcp.LoggingMessageP
 
 // sendLog sends ss a log message with ctx (on the stream ctx says). With
 // asSent — the message of a per_client session, whose server logs at the
-// level that client set on it, or at its own default before the client
-// sets one — it goes as the server sent it, as it would reach the client
-// directly; otherwise through ServerSession.Log, which drops what is
-// below the level the client set, and everything before it sets one.
+// level that client set on it (logging/setLevel), or at its own default
+// before the client sets one — it goes as the server sent it, as it
+// would reach the client directly; otherwise, and to a client of
+// protocol 2026-07-28 (whose level travels with each request, and which
+// sets none on its session), through ServerSession.Log, which drops what
+// is below the client's level, and everything before it sets one.
 func sendLog(ctx context.Context, ss *mcp.ServerSession, msg *mcp.LoggingMessageParams, asSent bool) error {
-	if !asSent {
+	if ip := ss.InitializeParams(); !asSent || ip == nil || ip.ProtocolVersion >= protocolPerRequest {
 		return ss.Log(ctx, msg)
 	}
 	if cs, _ := ctx.Value(fastStreamKey{}).(*callStream); cs != nil {
