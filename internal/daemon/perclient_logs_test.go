@@ -63,12 +63,30 @@ func (w *logWaits) read(data string) {
 	}
 }
 
+// unleveledKey is the context key of a log message logServer sends
+// whatever level its client set (none included), as a TypeScript
+// server does: the go-sdk's ServerSession.Log sends none before a
+// client sets a level.
+type unleveledKey struct{}
+
 // logServer is a go-sdk server whose tool "outside" logs its argument on
 // the server's standalone stream (a log message with no request's
 // context) and returns once its client has read it, so the message comes
-// while the call runs; "inside" logs on the call's own stream.
+// while the call runs; "inside" logs on the call's own stream, and
+// "unleveled" too, but whatever level its client set (it sends the
+// message in place of a progress notification, which the SDK does not
+// filter).
 func logServer(waits *logWaits) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "logs", Version: "1"}, nil)
+	s.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if p, ok := ctx.Value(unleveledKey{}).(*mcp.LoggingMessageParams); ok && method == "notifications/progress" {
+				ss, _ := req.GetSession().(*mcp.ServerSession)
+				return next(ctx, "notifications/message", &mcp.ServerRequest[mcp.Params]{Session: ss, Params: p})
+			}
+			return next(ctx, method, req)
+		}
+	})
 	type args struct {
 		Key string `json:"key"`
 	}
@@ -88,6 +106,13 @@ func logServer(waits *logWaits) *mcp.Server {
 		case <-read:
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "logged"}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "unleveled"}, func(ctx context.Context, req *mcp.CallToolRequest, a args) (*mcp.CallToolResult, any, error) {
+		msg := &mcp.LoggingMessageParams{Level: "info", Data: "unleveled " + a.Key}
+		if err := req.Session.NotifyProgress(context.WithValue(ctx, unleveledKey{}, msg), &mcp.ProgressNotificationParams{}); err != nil {
+			return nil, nil, err
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "logged"}}}, nil, nil
 	})
@@ -195,7 +220,9 @@ func (s *streamSpy) standaloneOpen() bool {
 // server sends on its standalone stream while the client's call runs
 // reaches the client on its standalone stream through the view, as
 // directly (it went on the call's stream); one sent on the call's stream
-// arrives there, on both call paths.
+// arrives there, on both call paths; and one the server sends before
+// the client set a level reaches it too, as directly (the SDK dropped
+// it).
 func TestPrefixNeverPerClientLogsOnTheServersStream(t *testing.T) {
 	t.Parallel()
 	for _, fast := range []bool{true, false} {
@@ -227,19 +254,24 @@ func logsOnTheServersStream(t *testing.T, fast bool) {
 		// opens the client's own upstream session).
 		waitFor(t, name+" listing the tools", func() bool {
 			res, err := cs.ListTools(ctx, nil)
-			return err == nil && len(res.Tools) == 2
+			return err == nil && len(res.Tools) == 3
 		})
-		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
-			t.Fatalf("%s: logging/setLevel: %v", name, err)
-		}
 		waitFor(t, name+"'s standalone stream", spy.standaloneOpen)
 		return cs, spy
 	}
 	direct, dspy := connect("directly", tw.url)
 	through, tspy := connect("through the view", tw.r.url+"/mcp/tw")
+	clients := []*mcp.ClientSession{direct, through}
 
-	for _, tool := range []string{"outside", "inside"} {
-		for i, cs := range []*mcp.ClientSession{direct, through} {
+	for _, tool := range []string{"unleveled", "outside", "inside"} {
+		if tool == "outside" {
+			for _, cs := range clients {
+				if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+					t.Fatalf("logging/setLevel: %v", err)
+				}
+			}
+		}
+		for i, cs := range clients {
 			key := fmt.Sprintf("%s-%d", tool, i)
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"key": key}})
 			if err != nil || res.IsError {
