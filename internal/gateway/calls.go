@@ -272,15 +272,20 @@ func (g *Gateway) Events(server string) upstream.Events {
 // SSE, WebSocket), the newest call to that server whose client asked for
 // log messages (from an owned session, of its owner) — goes on that
 // call's stream, at once, so that it arrives before the call's result.
-// One that belongs to no call goes, from an owned session, to its
+// One that belongs to no call — also one the server sent on its
+// standalone stream while calls run — goes, from an owned session, to its
 // owner's client sessions, else to every client of a view that shows the
-// server (the SDK drops it for clients below the level they set, or that
-// set none).
+// server. A per_client session's messages go as the server sent them
+// (sendLog); others the SDK drops for clients below the level they set,
+// or that set none.
 func (g *Gateway) log(ctx context.Context, server string, p *mcp.LoggingMessageParams) {
 	c, linked := ctx.Value(callerKey{}).(*clientCall)
 	key, owned := upstream.SessionKeyFrom(ctx)
-	if !linked {
-		c = g.calls.newest(server, func(c *clientCall) bool { return c.level != "" && (!owned || g.owners.owns(key, c.ss)) })
+	asSent := owned && key.Mode == config.SessionPerClient
+	if !linked && !upstream.SentOutsideRequests(ctx) {
+		c = g.calls.newest(server, func(c *clientCall) bool {
+			return (c.level != "" || asSent) && (!owned || g.owners.owns(key, c.ss))
+		})
 	}
 	if c != nil {
 		msg := c.vs.logMessage(server, p)
@@ -290,7 +295,7 @@ func (g *Gateway) log(ctx context.Context, server string, p *mcp.LoggingMessageP
 		}
 		cctx, stop := onCall(c, ctx)
 		defer stop()
-		_ = c.ss.Log(cctx, &msg)
+		_ = sendLog(cctx, c.ss, &msg, asSent)
 		return
 	}
 	type delivery struct {
@@ -331,9 +336,32 @@ func (g *Gateway) log(ctx context.Context, server string, p *mcp.LoggingMessageP
 			<-prev
 		}
 		for _, d := range out {
-			_ = d.ss.Log(context.Background(), &d.msg)
+			_ = sendLog(context.Background(), d.ss, &d.msg, asSent)
 		}
 	}()
+}
+
+// sendLog sends ss a log message with ctx (on the stream ctx says). With
+// asSent — the message of a per_client session, whose server logs at the
+// level that client set on it (logging/setLevel), or at its own default
+// before the client sets one — it goes as the server sent it, as it
+// would reach the client directly; otherwise, and to a client of
+// protocol 2026-07-28 (whose level travels with each request, and which
+// sets none on its session), through ServerSession.Log, which drops what
+// is below the client's level, and everything before it sets one.
+func sendLog(ctx context.Context, ss *mcp.ServerSession, msg *mcp.LoggingMessageParams, asSent bool) error {
+	if ip := ss.InitializeParams(); !asSent || ip == nil || ip.ProtocolVersion >= protocolPerRequest {
+		return ss.Log(ctx, msg)
+	}
+	if cs, _ := ctx.Value(fastStreamKey{}).(*callStream); cs != nil {
+		// A call the gateway answers itself: on its stream, as
+		// fastSending would put the SDK's.
+		if !cs.notify("notifications/message", msg) {
+			return fmt.Errorf("sending %q: the call's stream is closed", "notifications/message")
+		}
+		return nil
+	}
+	return notifyOne(ctx, ss, "notifications/message", msg)
 }
 
 // logMessage is an upstream's log message as the view's clients see it:

@@ -94,7 +94,7 @@ func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
 		},
 		KeepAlive: 0,
 	})
-	vs.srv.AddReceivingMiddleware(g.sessionMiddleware, vs.setLevelMiddleware, vs.ownListsMiddleware, vs.unlistedMiddleware, vs.asServerMiddleware)
+	vs.srv.AddReceivingMiddleware(vs.serverInfoMiddleware, g.sessionMiddleware, vs.setLevelMiddleware, vs.ownListsMiddleware, vs.unlistedMiddleware, vs.asServerMiddleware)
 	vs.srv.AddSendingMiddleware(fastSending, notifyAsSending, g.listenSending)
 	vs.srv.AddReceivingMiddleware(g.eng.Tracing().ServerMiddleware) // outermost: its span covers the rest
 	return vs

@@ -41,8 +41,9 @@ type Events struct {
 	// Log receives a log message. Its context is the call's when the
 	// server sent the message on a call's own event stream (streamable
 	// HTTP), so that it can go to that call's caller; otherwise it links
-	// to no call. A message sent before a call's result is delivered
-	// before the call returns.
+	// to no call, and SentOutsideRequests says whether the server sent it
+	// on its standalone stream, outside any request. A message sent
+	// before a call's result is delivered before the call returns.
 	//lint:ignore SA1019 servers still send log messages; the gateway forwards them (deprecated only from protocol 2026-07-28).
 	Log func(context.Context, *mcp.LoggingMessageParams)
 	// TaskStatus receives the params of a notifications/tasks/status
@@ -138,6 +139,9 @@ type Client struct {
 	// completed are the URL elicitations the server said are complete
 	// (urlelicit.go).
 	completed completions
+	// standalone are the log messages read off a streamable-HTTP
+	// server's standalone stream, not yet handled (standalone.go).
+	standalone standaloneLogs
 }
 
 // Attribute keys used in logs.
@@ -240,6 +244,9 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		//lint:ignore SA1019 see Events.Log.
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			if ev.Log != nil {
+				if c.standalone.take(req.Params) {
+					ctx = context.WithValue(ctx, standaloneKey{}, true)
+				}
 				ev.Log(ctx, req.Params)
 			}
 			c.order.delivered(logOrderKey)
@@ -504,6 +511,10 @@ func (c *Client) sessionTransport(t mcp.Transport) mcp.Transport {
 			if st, ok := lt.inner.(*mcp.StreamableClientTransport); ok {
 				read := c.order.read
 				ht.progressRead.Store(&read)
+				if c.logs {
+					standalone := c.standalone.note
+					ht.standaloneLog.Store(&standalone)
+				}
 				ht.tasks.Store(&c.tasks)
 				c.pool = lt.http
 				return st

@@ -366,6 +366,12 @@ type headerTransport struct {
 	// tasks, once set, reads what the SDK drops from the answers to
 	// initialize and tools/list (tasks.go).
 	tasks atomic.Pointer[taskState]
+	// standaloneLog, once set, is given the params of every log message
+	// read off the standalone event stream (standalone.go).
+	standaloneLog atomic.Pointer[func(params json.RawMessage)]
+	// standaloneEvent is the last event id read off the standalone
+	// stream: a GET resuming from it resumes that stream, not a request's.
+	standaloneEvent atomic.Pointer[string]
 }
 
 // maxRequestNote bounds how much of a request body is read to note its
@@ -422,6 +428,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if ts := t.tasks.Load(); ts != nil {
 				ps.status = ts.statusChanged // the SDK drops it (tasks.go)
 			}
+			if f := t.standaloneLog.Load(); f != nil && t.standalone(req) {
+				ps.standalone, ps.eventID = *f, &t.standaloneEvent
+			}
 			resp.Body = ps
 		}
 	case strings.HasPrefix(ct, "application/json"):
@@ -436,6 +445,22 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		ts.sniffHTTP(posted, resp)
 	}
 	return resp, nil
+}
+
+// standalone reports whether req, a request of the SDK's, opens the
+// standalone event stream of a streamable-HTTP session: a GET that
+// resumes no request's stream (the SDK resumes those with a GET too, from
+// their last event id).
+func (t *headerTransport) standalone(req *http.Request) bool {
+	if !t.streamable || req.Method != http.MethodGet {
+		return false
+	}
+	last := req.Header.Get("Last-Event-ID")
+	if last == "" {
+		return true
+	}
+	id := t.standaloneEvent.Load()
+	return id != nil && *id == last
 }
 
 // fastRequestKey marks the context of the fast path's requests, whose
@@ -458,8 +483,12 @@ type progressScan struct {
 	// status, when set, is given the params of each
 	// notifications/tasks/status.
 	status func(params json.RawMessage)
-	line   []byte // the current line's start, up to maxScanLine
-	skip   bool   // the current line is too long to be a notification
+	// standalone, when set, is given the params of each log message: the
+	// stream is the standalone one, whose event ids go to eventID.
+	standalone func(params json.RawMessage)
+	eventID    *atomic.Pointer[string]
+	line       []byte // the current line's start, up to maxScanLine
+	skip       bool   // the current line is too long to be a notification
 }
 
 func (s *progressScan) Read(p []byte) (int, error) {
@@ -495,6 +524,11 @@ func (s *progressScan) keep(b []byte) {
 // note reports line's progress token if it is the data of a progress
 // notification, and logOrderKey if it is a log message's.
 func (s *progressScan) note(line []byte) {
+	if id, ok := bytes.CutPrefix(line, []byte("id:")); ok && s.eventID != nil {
+		v := string(bytes.TrimPrefix(bytes.TrimSuffix(id, []byte("\r")), []byte(" ")))
+		s.eventID.Store(&v)
+		return
+	}
 	data, ok := bytes.CutPrefix(line, []byte("data:"))
 	if !ok {
 		return
@@ -515,9 +549,13 @@ func (s *progressScan) note(line []byte) {
 		var msg struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
 		}
 		if json.Unmarshal(bytes.TrimSpace(bytes.TrimSuffix(data, []byte("\r"))), &msg) == nil &&
 			msg.Method == "notifications/message" && msg.ID == nil {
+			if s.standalone != nil {
+				s.standalone(msg.Params)
+			}
 			s.read(logOrderKey)
 		}
 		return
