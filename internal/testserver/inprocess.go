@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/testserver/modes"
 )
 
 // OKHTTP serves the "ok" mode's server over streamable HTTP on 127.0.0.1,
@@ -19,8 +21,8 @@ import (
 // ([Server]) for those, and for whatever is about the process.
 func OKHTTP(t testing.TB) string {
 	t.Helper()
-	s := okServer()
-	late := time.AfterFunc(lateToolDelay, func() { addLate(s) })
+	s := modes.OK()
+	late := time.AfterFunc(modes.LateToolDelay, func() { modes.AddLate(s) })
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(func() {
 		late.Stop()

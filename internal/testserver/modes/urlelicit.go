@@ -1,4 +1,4 @@
-package testserver
+package modes
 
 //lint:file-ignore SA1019 elicitation is deprecated only from protocol 2026-07-28; servers use it today.
 

@@ -1,4 +1,4 @@
-package testserver
+package modes
 
 //lint:file-ignore SA1019 roots and logging are deprecated only from protocol 2026-07-28; clients use them today.
 
@@ -10,7 +10,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -24,27 +23,16 @@ const statefulProtocol = "2025-11-25"
 // serveStateful runs the "stateful" mode: a server whose answers depend
 // on its session, as a browser automation server's or a REPL's do.
 func serveStateful() {
-	s, wait := newStateful()
+	s, wait := NewStateful()
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Printf("stateful: %v", err)
 	}
 	wait()
 }
 
-// Stateful returns the "stateful" mode's server for one in-process session,
-// for a test that needs what the server sees from its client but not a
-// process (a race-built child costs about 0.35 s CPU to start). The
-// goroutines it starts are waited for when the test ends; close the
-// session first.
-func Stateful(t testing.TB) *mcp.Server {
-	s, wait := newStateful()
-	t.Cleanup(wait)
-	return s
-}
-
-// newStateful builds the "stateful" mode's server (its state is one
+// NewStateful builds the "stateful" mode's server (its state is one
 // session's) and a function that waits for the goroutines it started.
-func newStateful() (*mcp.Server, func()) {
+func NewStateful() (*mcp.Server, func()) {
 	var (
 		mu     sync.Mutex
 		count  int

@@ -1,4 +1,4 @@
-package testserver
+package modes
 
 //lint:file-ignore SA1019 elicitation and sampling are deprecated only from protocol 2026-07-28; servers use them today.
 

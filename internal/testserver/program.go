@@ -1,0 +1,182 @@
+package testserver
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+// programPackage is the main package of the program that runs the modes.
+const programPackage = "./internal/testserver/cmd/testserver"
+
+// moduleFile identifies this repository's go.mod while walking up to it.
+const moduleLine = "module github.com/switchboard-mcp/switchboard"
+
+// setup is what Command needs from the process as it was when the test
+// binary started: tests may change HOME, PATH or the working directory
+// (t.Setenv, t.Chdir) before their first server.
+type setup struct {
+	cacheDir string   // where the program is kept, or "" if there is none
+	goCmd    string   // the go command, or "" if there is none
+	root     string   // the module's directory, or "" if not found
+	env      []string // the environment to build in
+}
+
+var (
+	setupOnce sync.Once
+	started   setup
+)
+
+// capture records the setup, once; Init calls it first thing.
+func capture() {
+	setupOnce.Do(func() {
+		if dir, err := os.UserCacheDir(); err == nil {
+			started.cacheDir = dir
+		}
+		started.goCmd = findGo()
+		if wd, err := os.Getwd(); err == nil {
+			started.root = moduleRoot(wd)
+		}
+		started.env = os.Environ()
+	})
+}
+
+// findGo returns the go command of the toolchain that built this binary,
+// else the one on PATH, else "".
+func findGo() string {
+	if root := runtime.GOROOT(); root != "" {
+		exe := filepath.Join(root, "bin", "go")
+		if _, err := os.Stat(exe); err == nil {
+			return exe
+		}
+	}
+	if exe, err := exec.LookPath("go"); err == nil {
+		return exe
+	}
+	return ""
+}
+
+// moduleRoot returns the directory at or above dir whose go.mod declares
+// this module, or "".
+func moduleRoot(dir string) string {
+	for {
+		if mod, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.HasPrefix(mod, []byte(moduleLine+"\n")) {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// programOnce builds (or finds up to date) the program once per test
+// process.
+var programOnce = sync.OnceValues(buildProgram)
+
+// Command returns the program that serves the modes, for a server's
+// command: a small program (testserver/cmd/testserver) built with the
+// test binary's race and tags settings, which starts for about half the
+// CPU of a race-built test binary (docs/decisions.md, "The test suite's
+// child processes"). The first test process to ask builds it into the
+// user's cache directory, under a name keyed by the module's directory
+// and the flags, holding a file lock so that packages tested in parallel
+// build it once; later ones find it up to date (go build checks). Where
+// there is no go command or no module source (a test binary run on its
+// own, away from the repository) it returns the test binary, which
+// serves the same modes through [Init]. A build that fails fails the test.
+func Command(t testing.TB) string {
+	t.Helper()
+	path, err := programOnce()
+	if err != nil {
+		t.Fatalf("testserver: %v", err)
+	}
+	return path
+}
+
+// buildProgram returns the program's path, building it if it is out of
+// date, or the test binary's where it cannot be built.
+func buildProgram() (string, error) {
+	capture()
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("finding the test binary: %w", err)
+	}
+	if started.goCmd == "" || started.root == "" || started.cacheDir == "" {
+		return self, nil
+	}
+	flags := buildFlags()
+	key := sha256.Sum256(fmt.Appendf(nil, "%s\x00%q\x00%s/%s", started.root, flags, runtime.GOOS, runtime.GOARCH))
+	dir := filepath.Join(started.cacheDir, "switchboard-testserver", hex.EncodeToString(key[:8]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("making a directory for the test server program: %w", err)
+	}
+	unlock, err := lockFile(filepath.Join(dir, "lock"))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	out := filepath.Join(dir, "testserver")
+	args := append(append([]string{"build"}, flags...), "-o", out, programPackage)
+	cmd := exec.Command(started.goCmd, args...)
+	cmd.Dir = started.root
+	cmd.Env = started.env
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the test server program (go %q in %s): %w\n%s", args, started.root, err, msg)
+	}
+	return out, nil
+}
+
+// buildFlags returns the go build flags that match how this test binary
+// was built: -race, so that the program links the race-built packages
+// the test build already put in the build cache (a non-race program
+// would compile its whole dependency tree again), and -tags.
+func buildFlags() []string {
+	var flags []string
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return nil
+	}
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "-race":
+			if s.Value == "true" {
+				flags = append(flags, "-race")
+			}
+		case "-tags":
+			flags = append(flags, "-tags="+s.Value)
+		}
+	}
+	return flags
+}
+
+// lockFile takes an exclusive lock on path (created if need be), waiting
+// for another process's, and returns its release.
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening the test server program's lock: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil
+}

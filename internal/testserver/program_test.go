@@ -1,0 +1,75 @@
+package testserver_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+)
+
+// TestCommandServesTheModes checks that Command is the small program, not
+// this test binary (which does not call Init, so could not serve), and
+// that it serves a mode over stdio.
+func TestCommandServesTheModes(t *testing.T) {
+	t.Parallel()
+	exe := testserver.Command(t)
+	if self, err := os.Executable(); err != nil || exe == self {
+		t.Fatalf("Command: got the test binary %q (%v), want the program built from cmd/testserver", exe, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), testserver.EnvMode+"=ok", "GORACE="+testserver.RaceEnv)
+	session, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connecting to %s in mode ok: %v", exe, err)
+	}
+	defer session.Close()
+	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hi"}})
+	if err != nil {
+		t.Fatalf("calling echo: %v", err)
+	}
+	if len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "hi" {
+		t.Errorf("echo: got %+v, want the text hi", res.Content)
+	}
+}
+
+// TestCommandRefusesABadMode checks that the program names what is wrong
+// when it is started without a mode or with one it does not know.
+func TestCommandRefusesABadMode(t *testing.T) {
+	t.Parallel()
+	exe := testserver.Command(t)
+	for _, tc := range []struct{ mode, want string }{
+		{"", "set SWITCHBOARD_TEST_SERVER to a mode"},
+		{"no-such-mode", `unknown test server mode "no-such-mode"`},
+	} {
+		cmd := exec.Command(exe)
+		cmd.Env = append(os.Environ(), testserver.EnvMode+"="+tc.mode, "GORACE="+testserver.RaceEnv)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("mode %q: got %v and %q, want a failure saying %q", tc.mode, err, out, tc.want)
+		}
+	}
+}
+
+// TestProgramLinksOnlyTheServers checks that the program does not link
+// the configuration package: its JSON Schema compiler's initialisation
+// alone made a third of a race-built child's start.
+func TestProgramLinksOnlyTheServers(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-deps", "github.com/switchboard-mcp/switchboard/internal/testserver/cmd/testserver").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if pkg == "github.com/switchboard-mcp/switchboard/internal/config" || strings.HasPrefix(pkg, "github.com/santhosh-tekuri/jsonschema") {
+			t.Errorf("cmd/testserver links %s: keep the servers in package modes free of it", pkg)
+		}
+	}
+}
