@@ -16,6 +16,11 @@ import (
 	"testing"
 )
 
+// EnvProgram names a testserver program built beforehand with the test
+// binaries' flags (make test builds one and sets it), so that no test
+// process runs go build; Command trusts it to be up to date.
+const EnvProgram = "SWITCHBOARD_TESTSERVER_PROGRAM"
+
 // programPackage is the main package of the program that runs the modes.
 const programPackage = "./internal/testserver/cmd/testserver"
 
@@ -30,6 +35,7 @@ type setup struct {
 	goCmd    string   // the go command, or "" if there is none
 	root     string   // the module's directory, or "" if not found
 	env      []string // the environment to build in
+	program  string   // EnvProgram's value
 }
 
 var (
@@ -48,6 +54,7 @@ func capture() {
 			started.root = moduleRoot(wd)
 		}
 		started.env = os.Environ()
+		started.program = os.Getenv(EnvProgram)
 	})
 }
 
@@ -89,13 +96,14 @@ var programOnce = sync.OnceValues(buildProgram)
 // command: a small program (testserver/cmd/testserver) built with the
 // test binary's race and tags settings, which starts for about half the
 // CPU of a race-built test binary (docs/decisions.md, "The test suite's
-// child processes"). The first test process to ask builds it into the
-// user's cache directory, under a name keyed by the module's directory
-// and the flags, holding a file lock so that packages tested in parallel
-// build it once; later ones find it up to date (go build checks). Where
-// there is no go command or no module source (a test binary run on its
-// own, away from the repository) it returns the test binary, which
-// serves the same modes through [Init]. A build that fails fails the test.
+// child processes"). If [EnvProgram] names one, that is it. Otherwise the
+// first test process to ask builds it into the user's cache directory,
+// under a name keyed by the module's directory and the flags, holding a
+// file lock so that packages tested in parallel build it once; later ones
+// find it up to date (go build checks). Where there is no go command or
+// no module source (a test binary run on its own, away from the
+// repository) it returns the test binary, which serves the same modes
+// through [Init]. A build that fails fails the test.
 func Command(t testing.TB) string {
 	t.Helper()
 	path, err := programOnce()
@@ -109,6 +117,12 @@ func Command(t testing.TB) string {
 // date, or the test binary's where it cannot be built.
 func buildProgram() (string, error) {
 	capture()
+	if started.program != "" {
+		if _, err := os.Stat(started.program); err != nil {
+			return "", fmt.Errorf("%s names a test server program that cannot be run (build it with go build -race -o PATH %s, or unset %s): %w", EnvProgram, programPackage, EnvProgram, err)
+		}
+		return started.program, nil
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return "", fmt.Errorf("finding the test binary: %w", err)

@@ -73,3 +73,23 @@ func TestProgramLinksOnlyTheServers(t *testing.T) {
 		}
 	}
 }
+
+// TestProgramFromTheEnvironment checks that Command takes the program
+// SWITCHBOARD_TESTSERVER_PROGRAM names: one that is not there fails the
+// test saying how to fix it. It re-runs this test binary, as the variable
+// is read once per process.
+func TestProgramFromTheEnvironment(t *testing.T) {
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := t.TempDir() + "/no-testserver"
+	cmd := exec.Command(self, "-test.run=^TestCommandServesTheModes$")
+	cmd.Env = append(os.Environ(), testserver.EnvProgram+"="+missing, "GORACE="+testserver.RaceEnv)
+	out, err := cmd.CombinedOutput()
+	want := testserver.EnvProgram + " names a test server program that cannot be run"
+	if err == nil || !strings.Contains(string(out), want) || !strings.Contains(string(out), missing) {
+		t.Errorf("with %s=%s: got %v and\n%s\nwant a failure saying %q and naming the path", testserver.EnvProgram, missing, err, out, want)
+	}
+}
