@@ -28,10 +28,7 @@ func agentConfig(t *testing.T, srv *llmtest.Server, agentBlock string) string {
 		setenv(t, k, "")
 	}
 	setenv(t, "CLI_AGENT_KEY", agentKey)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testserver.Command(t)
 	var b strings.Builder
 	fmt.Fprintf(&b, "defaults:\n  connect_timeout: 10s\n  request_timeout: 10s\n")
 	fmt.Fprintf(&b, "security:\n  allowed_commands: [%q]\n", exe)

@@ -35,10 +35,7 @@ func TestAgentURLElicitationOnATerminal(t *testing.T) {
 		return llmtest.Response{Text: "all connected"}
 	})
 	cfg := agentConfig(t, srv, "")
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testserver.Command(t)
 	// Only the urlelicit server, named ue.
 	b, err := os.ReadFile(cfg)
 	if err != nil {

@@ -62,15 +62,12 @@ func runCLIInput(t *testing.T, ctx context.Context, stdin io.Reader, args ...str
 	return result{out.String(), errb.String(), code}
 }
 
-// writeConfig writes a switchboard.yaml whose servers run the test binary
+// writeConfig writes a switchboard.yaml whose servers run the test server
 // in the given modes, and isolates the state directory.
 func writeConfig(t *testing.T, servers map[string]string) string {
 	t.Helper()
 	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testserver.Command(t)
 	var b strings.Builder
 	fmt.Fprintf(&b, "defaults:\n  connect_timeout: 10s\n  request_timeout: 10s\n")
 	fmt.Fprintf(&b, "security:\n  allowed_commands: [%q]\n", exe)
@@ -286,10 +283,7 @@ func TestEnableDisablePersist(t *testing.T) {
 func TestAdHocStdio(t *testing.T) {
 	t.Parallel()
 	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testserver.Command(t)
 	// Ad hoc commands take no SERVER argument and are not held to the allowlist.
 	r := runCLI(t, "call", "--stdio", fmt.Sprintf("env %s=ok %q", testserver.EnvMode, exe), "echo", "message=adhoc")
 	wantCode(t, r, ExitOK)

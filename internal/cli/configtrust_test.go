@@ -18,14 +18,11 @@ import (
 
 // cursorFile writes a project's .cursor/mcp.json shaped like Cursor's own
 // (see internal/config/testdata/clients/cursor), whose server "notes" runs
-// the test binary by its absolute path: beyond the allowlist, so the file
+// the test server program by its absolute path: beyond the allowlist, so the file
 // needs trust.
 func cursorFile(t *testing.T, dir string) string {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testserver.Command(t)
 	body := map[string]any{"mcpServers": map[string]any{
 		"notes": map[string]any{
 			"command": exe,

@@ -23,10 +23,7 @@ func asksConfig(t *testing.T, srv *llmtest.Server, extra ...string) string {
 	for _, k := range []string{llm.EnvBaseURL, llm.EnvModel, llm.EnvAPIKey, llm.EnvOpenAIAPIKey, llm.EnvOpenAIBaseURL} {
 		setenv(t, k, "")
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testserver.Command(t)
 	var b strings.Builder
 	fmt.Fprintf(&b, "defaults:\n  connect_timeout: 10s\n  request_timeout: 60s\n")
 	fmt.Fprintf(&b, "security:\n  allowed_commands: [%q]\n", exe)

@@ -25,10 +25,7 @@ import (
 // server — and returns its path.
 func gatewayConfig(t *testing.T, listen string) string {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testserver.Command(t)
 	node, args := testpeer.EverythingCommand(t)
 	quoted := make([]string, len(args))
 	for i, a := range args {
@@ -459,7 +456,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // and sends it SIGHUP: the new server's tools reach a connected client.
 func TestServeReloadsOnSIGHUP(t *testing.T) {
 	t.Parallel()
-	exe, _ := os.Executable()
+	exe := testserver.Command(t)
 	listen := "127.0.0.1:0" // serveProcess reads the port serve took
 	cfgPath := filepath.Join(t.TempDir(), "switchboard.yaml")
 	write := func(servers ...string) {

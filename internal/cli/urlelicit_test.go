@@ -19,10 +19,7 @@ import (
 func urlElicitConfig(t *testing.T) string {
 	t.Helper()
 	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testserver.Command(t)
 	cfg := "defaults:\n  connect_timeout: 10s\n  request_timeout: 60s\n" +
 		"security:\n  allowed_commands: [\"" + exe + "\"]\n" +
 		"servers:\n  - name: ue\n    command: \"" + exe + "\"\n    env: " + testserver.EnvYAML("urlelicit") + "\n"

@@ -274,10 +274,7 @@ func waitGoroutines(t *testing.T, before int) {
 // writeConfig writes a native config file of test servers.
 func writeConfig(t *testing.T, path string, servers map[string]string, extra string) {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testserver.Command(t)
 	var b strings.Builder
 	fmt.Fprintf(&b, "security:\n  allowed_commands: [%q]\n", exe)
 	b.WriteString("defaults:\n  health:\n    ping_interval: 1h\n    backoff: [20ms, 50ms, 100ms]\n")

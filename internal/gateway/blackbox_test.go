@@ -53,10 +53,7 @@ type rig struct {
 // (YAML). It waits until every server is connected and listed.
 func newRig(t testing.TB, servers map[string]string, extra string) *rig {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testserver.Command(t)
 	var b strings.Builder
 	fmt.Fprintf(&b, "security:\n  allowed_commands: [%q]\n", exe)
 	b.WriteString("defaults:\n  health:\n    ping_interval: 1h\n")

@@ -226,10 +226,7 @@ func containsAny(list []string, s string) bool {
 // the child gets (its env's PATH), not only on Switchboard's.
 func TestCommandFoundOnTheChildsPath(t *testing.T) {
 	t.Parallel()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testserver.Command(t)
 	dir := t.TempDir()
 	if err := os.Symlink(exe, filepath.Join(dir, "gizmo-server")); err != nil {
 		t.Fatal(err)

@@ -67,10 +67,7 @@ func TestStderrSummary(t *testing.T) {
 // TestDescribeExit: how a child ended, from real processes.
 func TestDescribeExit(t *testing.T) {
 	t.Parallel()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testserver.Command(t)
 	run := func(mode string, kill bool) *os.ProcessState {
 		cmd := exec.Command(exe)
 		cmd.Env = append(os.Environ(), testserver.EnvMode+"="+mode)

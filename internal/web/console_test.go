@@ -20,7 +20,7 @@ import (
 )
 
 // consoleYAML is a configuration file with comments that the console
-// edits; %s are the test binary (the alpha server and the allowlist) and
+// edits; %s are the test server program (the alpha server and the allowlist) and
 // alpha's mode variables.
 const consoleYAML = `# Switchboard for the console test.
 # Every comment here must survive the console's edits.
@@ -64,10 +64,7 @@ func startDaemonFile(t *testing.T, path string) *running {
 // an accessibility audit of every page, in Chromium.
 func TestBrowserConsole(t *testing.T) {
 	t.Parallel() // the browser tests wait more than they compute
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := testserver.Command(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "switchboard.yaml")
 	if err := os.WriteFile(path, fmt.Appendf(nil, consoleYAML, exe, testserver.EnvMode, testserver.RaceEnv), 0o600); err != nil {
