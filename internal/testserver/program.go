@@ -89,8 +89,16 @@ func moduleRoot(dir string) string {
 }
 
 // programOnce builds (or finds up to date) the program once per test
-// process.
-var programOnce = sync.OnceValues(buildProgram)
+// process, and names it in [EnvProgram] for the processes a test starts
+// (a daemon's crash child, the CLI run as a process), which would
+// otherwise each build it again.
+var programOnce = sync.OnceValues(func() (string, error) {
+	path, err := buildProgram()
+	if err == nil {
+		os.Setenv(EnvProgram, path)
+	}
+	return path, err
+})
 
 // Command returns the program that serves the modes, for a server's
 // command: a small program (testserver/cmd/testserver) built with the
@@ -100,10 +108,11 @@ var programOnce = sync.OnceValues(buildProgram)
 // first test process to ask builds it into the user's cache directory,
 // under a name keyed by the module's directory and the flags, holding a
 // file lock so that packages tested in parallel build it once; later ones
-// find it up to date (go build checks). Where there is no go command or
-// no module source (a test binary run on its own, away from the
-// repository) it returns the test binary, which serves the same modes
-// through [Init]. A build that fails fails the test.
+// find it up to date (go build checks, and the program is replaced only
+// when it changed). Where there is no go command or no module source (a
+// test binary run on its own, away from the repository) it returns the
+// test binary, which serves the same modes through [Init]. A build that
+// fails fails the test.
 func Command(t testing.TB) string {
 	t.Helper()
 	path, err := programOnce()
@@ -141,15 +150,39 @@ func buildProgram() (string, error) {
 		return "", err
 	}
 	defer unlock()
+	// go build -o replaces its output every time (it copies the linked
+	// program out of the build cache: remove, then write), and other test
+	// processes may be starting the program meanwhile. So it builds
+	// beside it, and the program is replaced, by a rename, only when it
+	// changed.
 	out := filepath.Join(dir, "testserver")
-	args := append(append([]string{"build"}, flags...), "-o", out, programPackage)
+	tmp := fmt.Sprintf("%s.%d.tmp", out, os.Getpid())
+	defer os.Remove(tmp)
+	args := append(append([]string{"build"}, flags...), "-o", tmp, programPackage)
 	cmd := exec.Command(started.goCmd, args...)
 	cmd.Dir = started.root
 	cmd.Env = started.env
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the test server program (go %q in %s): %w\n%s", args, started.root, err, msg)
 	}
+	if sameFile(tmp, out) {
+		return out, nil
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		return "", fmt.Errorf("installing the test server program: %w", err)
+	}
 	return out, nil
+}
+
+// sameFile reports whether the files a and b both exist with the same
+// bytes (a build of unchanged sources links the same program).
+func sameFile(a, b string) bool {
+	x, err := os.ReadFile(a)
+	if err != nil {
+		return false
+	}
+	y, err := os.ReadFile(b)
+	return err == nil && bytes.Equal(x, y)
 }
 
 // buildFlags returns the go build flags that match how this test binary

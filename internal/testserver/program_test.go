@@ -93,3 +93,39 @@ func TestProgramFromTheEnvironment(t *testing.T) {
 		t.Errorf("with %s=%s: got %v and\n%s\nwant a failure saying %q and naming the path", testserver.EnvProgram, missing, err, out, want)
 	}
 }
+
+// TestProgramIsNotReplacedWhenUnchanged checks that another test process's
+// build leaves the program's file alone when the sources did not change:
+// go build -o replaces its output (remove, then write), and a package
+// tested in parallel may be starting the program at that moment.
+func TestProgramIsNotReplacedWhenUnchanged(t *testing.T) {
+	t.Parallel()
+	exe := testserver.Command(t)
+	before, err := os.Stat(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// This test binary again, which builds in a process of its own (not
+	// told of the program, as Command tells the processes tests start).
+	cmd := exec.Command(self, "-test.run=^TestCommandRefusesABadMode$")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, testserver.EnvProgram+"=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "GORACE="+testserver.RaceEnv)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("a second test process: %v\n%s", err, out)
+	}
+	after, err := os.Stat(exe)
+	if err != nil {
+		t.Fatalf("the program after a second build: %v", err)
+	}
+	if !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("a second build replaced %s (modified %v, then %v): want it left as it was", exe, before.ModTime(), after.ModTime())
+	}
+}
