@@ -58,15 +58,9 @@ func capture() {
 	})
 }
 
-// findGo returns the go command of the toolchain that built this binary,
-// else the one on PATH, else "".
+// findGo returns the go command on PATH (go test puts its toolchain's
+// first), or "".
 func findGo() string {
-	if root := runtime.GOROOT(); root != "" {
-		exe := filepath.Join(root, "bin", "go")
-		if _, err := os.Stat(exe); err == nil {
-			return exe
-		}
-	}
 	if exe, err := exec.LookPath("go"); err == nil {
 		return exe
 	}
