@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -46,7 +45,7 @@ func TestCrashKeepsAnsweredCallsSQLite(t *testing.T) {
 
 func TestCrashKeepsAnsweredCallsPostgres(t *testing.T) {
 	t.Parallel()
-	dsn := testpg.Database(t, testpg.Start(t))
+	dsn := testpg.Database(t, testpg.Shared(t))
 	testCrashKeepsAnsweredCalls(t, "postgres", dsn)
 }
 
@@ -69,7 +68,7 @@ func testCrashKeepsAnsweredCalls(t *testing.T, engine, db string) {
 		wg       sync.WaitGroup
 		mu       sync.Mutex
 		answered []string
-		count    = make(chan struct{}, 1<<16)
+		flowing  = make(chan struct{}, callers) // one per caller, at its first answer
 	)
 	for w := range callers {
 		cs := sessions[w%len(sessions)]
@@ -87,51 +86,47 @@ func testCrashKeepsAnsweredCalls(t *testing.T, engine, db string) {
 				mu.Lock()
 				answered = append(answered, msg)
 				mu.Unlock()
-				select {
-				case count <- struct{}{}:
-				default:
+				if n == 0 {
+					flowing <- struct{}{}
 				}
 			}
 		})
 	}
-	// Kill it once calls are flowing, at a random moment among them.
-	for range 300 {
-		<-count
+	// Kill it once calls are flowing: when every caller has had an
+	// answer, each is in its next call or about to make it, on every
+	// session, and answered calls are being committed behind them.
+	timeout := time.After(time.Minute)
+	for range callers {
+		select {
+		case <-flowing:
+		case <-timeout:
+			d.kill(t)
+			wg.Wait()
+			t.Fatalf("not every one of %d callers had an answer within a minute", callers)
+		}
 	}
-	time.Sleep(rand.N(200 * time.Millisecond)) // not synchronisation: any moment will do
 	d.kill(t)
 	wg.Wait()
 	cancel()
 	t.Logf("killed the daemon after %d answered calls", len(answered))
 
+	// What the store held when the daemon died: the answered calls it
+	// lacks were in the journal only.
+	st := openCrashStore(t, engine, db)
+	missing, _ := missingCalls(t, st, answered)
+	t.Logf("%d of the %d answered calls were not yet in the store when the daemon died", len(missing), len(answered))
+
 	// Restarted on the same store, it holds every answered call.
 	restarted := startCrashDaemon(t, engine, db, srv)
 	defer restarted.stop(t)
-	st := openCrashStore(t, engine, db)
-	var missing []string
 	// The restarted daemon replays the journal first: with -race on a
 	// loaded machine that can take seconds.
 	deadline := time.Now().Add(time.Minute)
 	for {
-		recs, err := st.Calls(context.Background(), store.CallFilter{Tool: "echo", Limit: 1 << 20})
-		if err != nil {
-			t.Fatal(err)
-		}
-		have := make(map[string]bool, len(recs))
-		for _, r := range recs {
-			var args struct{ Message string }
-			if err := json.Unmarshal(r.Args, &args); err == nil {
-				have[args.Message] = true
-			}
-		}
-		missing = missing[:0]
-		for _, msg := range answered {
-			if !have[msg] {
-				missing = append(missing, msg)
-			}
-		}
+		var recs int
+		missing, recs = missingCalls(t, st, answered)
 		if len(missing) == 0 {
-			t.Logf("the history holds %d echo calls, %d of them answered", len(recs), len(answered))
+			t.Logf("the history holds %d echo calls, %d of them answered", recs, len(answered))
 			return
 		}
 		if time.Now().After(deadline) {
@@ -140,6 +135,30 @@ func testCrashKeepsAnsweredCalls(t *testing.T, engine, db string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// missingCalls returns the messages of answered that no echo call in st
+// carries, and how many echo calls st holds.
+func missingCalls(t *testing.T, st store.Store, answered []string) ([]string, int) {
+	t.Helper()
+	recs, err := st.Calls(context.Background(), store.CallFilter{Tool: "echo", Limit: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := make(map[string]bool, len(recs))
+	for _, r := range recs {
+		var args struct{ Message string }
+		if err := json.Unmarshal(r.Args, &args); err == nil {
+			have[args.Message] = true
+		}
+	}
+	var missing []string
+	for _, msg := range answered {
+		if !have[msg] {
+			missing = append(missing, msg)
+		}
+	}
+	return missing, len(recs)
 }
 
 // crashDaemon is a daemon child process.

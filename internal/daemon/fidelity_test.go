@@ -348,10 +348,20 @@ func TestGatewayCallStreamCarriesWhatTheServerSends(t *testing.T) {
 	for _, up := range []string{"stdio", "http"} {
 		t.Run(up, func(t *testing.T) {
 			seen := map[bool]map[string][]map[string]any{}
+			// One daemon serves both paths: it starts with the fast
+			// path, and a reload turns it off (the gateway and the
+			// upstream's lean path read fast_path at each call), so
+			// the stdio server is started once.
+			cfg := testConfig(upstreams[up](t))
+			sdkCfg := *cfg
+			sdkCfg.Gateway.DisableFastPath = true
+			r := start(t, cfg, func(o *Options) { o.Load = func() (*config.Config, error) { c := sdkCfg; return &c, nil } })
 			for _, fast := range []bool{true, false} {
-				cfg := testConfig(upstreams[up](t))
-				cfg.Gateway.DisableFastPath = !fast
-				r := start(t, cfg)
+				if !fast {
+					if _, err := r.d.Reload(context.Background()); err != nil {
+						t.Fatal(err)
+					}
+				}
 				s := newCapableSession(t, r.url+"/mcp", clientCaps)
 				s.waitListed("conf__test_tool_with_logging")
 				if resp := s.post(`{"jsonrpc":"2.0","id":"lvl","method":"logging/setLevel","params":{"level":"info"}}`, nil); resp.StatusCode != http.StatusOK {

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/telemetry"
+	"github.com/switchboard-mcp/switchboard/internal/testpg"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
@@ -25,7 +26,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envCrashChild) != "" {
 		os.Exit(runCrashChild())
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	testpg.StopShared() // the crash and scale-out tests' PostgreSQL
+	os.Exit(code)
 }
 
 // testConfig returns a configuration of the given servers with quick

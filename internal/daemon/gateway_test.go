@@ -21,6 +21,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
@@ -451,33 +452,51 @@ func sseData(t *testing.T, body string) []map[string]any {
 // stream) and that everything else still reaches the SDK.
 func TestGatewayFastPathWire(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(okServer(t, "alpha"))
+	// One daemon is both gateways: it starts with fast_path: false, whose
+	// answers are the SDK's, to compare with; a reload turns the fast
+	// path on, and a last one shortens session_timeout for the last step
+	// (the session must live through every step before it, however
+	// loaded the machine). The upstream is in the test's process: the
+	// point is the gateway's wire, and a child of the test binary could
+	// take longer than its connect timeout to start at a load of 40.
+	cfg := testConfig(httpUpstream("alpha", testserver.OKHTTP(t)))
 	cfg.Gateway.Tokens = []config.Token{{Name: "a", User: "alice", Secret: "alice-token"}, {Name: "b", User: "bob", Secret: "bob-token"}}
-	cfg.Gateway.SessionTimeout = 300 * time.Millisecond
-	r := start(t, cfg)
+	cfg.Gateway.DisableFastPath = true
+	fastCfg := *cfg
+	fastCfg.Gateway.DisableFastPath = false
+	idleCfg := fastCfg
+	idleCfg.Gateway.SessionTimeout = 300 * time.Millisecond
+	var next atomic.Pointer[config.Config]
+	r := start(t, cfg, func(o *Options) { o.Load = func() (*config.Config, error) { return next.Load(), nil } })
+	reload := func(c config.Config) {
+		t.Helper()
+		next.Store(&c)
+		if _, err := r.d.Reload(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	alice := http.Header{"Authorization": {"Bearer alice-token"}}
 	cs := r.connect(t, "/mcp", alice, nil)
-	waitTools(t, cs, "alpha", has("alpha__whoami", "alpha__echo"))
+	waitTools(t, cs, "alpha", has("alpha__whoami", "alpha__echo", "alpha__progress"))
 	cs.Close()
 
-	// A gateway with fast_path: false, whose answers are the SDK's, to
-	// compare with. (Set up first: the session below idles out after
-	// 300 ms.)
-	sdkCfg := testConfig(okServer(t, "alpha"))
-	sdkCfg.Gateway.Tokens = cfg.Gateway.Tokens
-	sdkCfg.Gateway.DisableFastPath = true
-	sdk := start(t, sdkCfg)
-	sdkCS := sdk.connect(t, "/mcp", alice, nil)
-	waitTools(t, sdkCS, "alpha", has("alpha__progress", "alpha__echo"))
-	sdkCS.Close()
-	ss := newRawSession(t, sdk.url+"/mcp", alice)
+	// The SDK's answers: a call, and a call with progress.
+	ss := newRawSession(t, r.url+"/mcp", alice)
+	resp := ss.post(`{"jsonrpc":"2.0","id":"x-7","method":"tools/call","params":{"name":"alpha__echo","arguments":{"message":"fast"}}}`, nil)
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Errorf("fast_path: false: got %s, want the SDK's event stream", ct)
+	}
+	slow := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(readAll(t, resp)), "event: message\ndata: "))
+	progressCall := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"alpha__progress","arguments":{"steps":2},"_meta":{"progressToken":"p"}}}`
+	sdkEvents := sseData(t, readAll(t, ss.post(progressCall, nil)))
 
+	reload(fastCfg)
 	s := newRawSession(t, r.url+"/mcp", alice)
 	// The session is registered when the SDK has handled
 	// notifications/initialized (asynchronously); until then calls take
 	// the SDK's path, which is correct too.
 	var fast string
-	for deadline := time.Now().Add(5 * time.Second); ; {
+	for deadline := time.Now().Add(20 * time.Second); ; {
 		resp := s.post(`{"jsonrpc":"2.0","id":"x-7","method":"tools/call","params":{"name":"alpha__echo","arguments":{"message":"fast"}}}`, nil)
 		fast = readAll(t, resp)
 		if resp.Header.Get("Content-Type") == "application/json" {
@@ -488,13 +507,8 @@ func TestGatewayFastPathWire(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	// The same call on the SDK's path (a gateway with fast_path: false)
-	// gives the same JSON-RPC response, and so does a call with progress.
-	resp := ss.post(`{"jsonrpc":"2.0","id":"x-7","method":"tools/call","params":{"name":"alpha__echo","arguments":{"message":"fast"}}}`, nil)
-	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
-		t.Errorf("fast_path: false: got %s, want the SDK's event stream", ct)
-	}
-	slow := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(readAll(t, resp)), "event: message\ndata: "))
+	// The same call on the SDK's path gives the same JSON-RPC response,
+	// and so does a call with progress.
 	var a, b map[string]any
 	if err := json.Unmarshal([]byte(fast), &a); err != nil {
 		t.Fatalf("fast answer %q: %v", fast, err)
@@ -513,13 +527,12 @@ func TestGatewayFastPathWire(t *testing.T) {
 	// With a progress token the answer is an event stream: the progress
 	// notifications under the client's token, then the response, as the
 	// SDK sends them.
-	progressCall := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"alpha__progress","arguments":{"steps":2},"_meta":{"progressToken":"p"}}}`
 	resp = s.post(progressCall, nil)
 	body = readAll(t, resp)
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" || strings.Count(body, "notifications/progress") != 2 || !strings.Contains(body, "2 steps") {
 		t.Errorf("tools/call with progress: got %s %s", ct, body)
 	}
-	fastEvents, sdkEvents := sseData(t, body), sseData(t, readAll(t, ss.post(progressCall, nil)))
+	fastEvents := sseData(t, body)
 	if diff := cmp.Diff(sdkEvents, fastEvents); diff != "" {
 		t.Errorf("tools/call with progress: the fast path's events differ from the SDK's (-sdk +fast):\n%s", diff)
 	}
@@ -556,8 +569,10 @@ func TestGatewayFastPathWire(t *testing.T) {
 	})
 
 	// A session nobody uses is closed after session_timeout, even though
-	// the SDK never saw its fast-path requests.
-	deadline := time.Now().Add(10 * time.Second)
+	// the SDK never saw its fast-path requests. (The janitor takes the
+	// reloaded timeout at its next round, within handshake_timeout/2.)
+	reload(idleCfg)
+	deadline := time.Now().Add(20 * time.Second)
 	for {
 		resp := s.post(`{"jsonrpc":"2.0","id":13,"method":"ping"}`, nil)
 		readAll(t, resp)
@@ -813,7 +828,9 @@ func TestGatewayStatelessCallEndsWhenTheClientGoesAway(t *testing.T) {
 // is served.
 func TestGatewayRequestSizeLimit(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(okServer(t, "alpha"))
+	// The limit applies before any server is asked: the daemons have
+	// none (a child each cost more CPU than the requests).
+	cfg := testConfig()
 	cfg.Gateway.MaxRequestBytes = 64 << 10
 	r := start(t, cfg)
 	body := initializeBody(strings.Repeat("x", 100<<10))
@@ -832,7 +849,7 @@ func TestGatewayRequestSizeLimit(t *testing.T) {
 	}
 	// A chunked body longer than what the lean path reads first and over
 	// the limit gets the same structured error, not the SDK's plain text.
-	cfg2 := testConfig(okServer(t, "alpha"))
+	cfg2 := testConfig()
 	cfg2.Gateway.MaxRequestBytes = 2 << 20
 	r3 := start(t, cfg2)
 	huge := io.MultiReader(strings.NewReader(initializeBody(strings.Repeat("z", 3<<20))))
@@ -845,7 +862,7 @@ func TestGatewayRequestSizeLimit(t *testing.T) {
 
 	// Under the default limit, a body without a length that is longer
 	// than what the lean path reads first reaches the SDK whole.
-	r2 := start(t, testConfig(okServer(t, "alpha")))
+	r2 := start(t, testConfig())
 	big := io.MultiReader(strings.NewReader(initializeBody(strings.Repeat("y", 2<<20))))
 	if code, b := postBody(t, r2.url+"/mcp", big, nil); code != http.StatusOK {
 		t.Errorf("a 2 MiB chunked initialize: got %d %s, want 200", code, b)

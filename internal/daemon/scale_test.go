@@ -369,7 +369,7 @@ func waitState(t *testing.T, st store.Store, server, what string, ok func(upstre
 // server disabled on one replica is disabled for a replica that starts
 // later but not for one already running.
 func TestScaleOutStatelessReplicas(t *testing.T) {
-	admin := testpg.Start(t)
+	admin := testpg.Shared(t)
 	dsn := testpg.Database(t, admin)
 	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
 		t.Fatalf("%s must be a postgres:// URL for this test (history.store takes only that form); got a key=value DSN", testpg.EnvDSN)

@@ -13,9 +13,8 @@
 // their data in a schema ([Schema]) or a database ([Database]) of their
 // own, dropped when the test ends.
 //
-// internal/store's tests use the shared server; internal/daemon's
-// scale-out test starts its own, so that the daemon's TestMain need not
-// know about PostgreSQL.
+// internal/store's and internal/daemon's tests use the shared server (an
+// initdb and a server start cost seconds of CPU each).
 package testpg
 
 import (
