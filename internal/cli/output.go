@@ -47,6 +47,19 @@ func (a *app) printJSONTo(w io.Writer, v any) error {
 	return err
 }
 
+// printStreamed writes one of a stream of values to stdout (audit
+// --follow, task get --watch), each as soon as it comes: one JSON object a
+// line, or with --output yaml one YAML document each, after "---".
+func (a *app) printStreamed(v any) error {
+	if a.output != outputYAML {
+		return writeJSON(a.stdout, v, false)
+	}
+	if _, err := io.WriteString(a.stdout, "---\n"); err != nil {
+		return err
+	}
+	return a.printJSON(v)
+}
+
 // jsonToYAML converts JSON to YAML, keeping the order of object keys.
 // Strings holding control characters (a schema's "^[^\u0000]*$") are
 // written double-quoted with escapes: YAML does not allow them raw.
