@@ -97,7 +97,7 @@ func (a *app) audit(ctx context.Context, file string, f audit.Filter, follow boo
 			return err
 		})
 	}
-	t := a.newTable("TIME", "EVENT", "OUTCOME", "USER", "VIA", "FROM", "TARGET", "REASON")
+	t := a.newTable("TIME", "EVENT", "OUTCOME", "USER", "VIA", "FROM", "TARGET", "REASON").keepWhole(0, 1)
 	n := 0
 	if err := audit.Read(file, f, func(e audit.Event) error { t.row(auditCells(e)...); n++; return nil }); err != nil {
 		return err

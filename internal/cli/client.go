@@ -368,7 +368,7 @@ func (a *app) clientList(name string) error {
 	if a.json {
 		return a.printJSON(rows)
 	}
-	t := a.newTable("CLIENT", "SCOPE", "INSTALLED", "CONNECTED", "TO", "FILE")
+	t := a.newTable("CLIENT", "SCOPE", "INSTALLED", "CONNECTED", "TO", "FILE").keepWhole(0)
 	for _, r := range rows {
 		inst, conn, to := yesNo(r.Installed), yesNo(r.Connected), dash(r.To)
 		if r.Error != "" {

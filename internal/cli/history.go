@@ -148,7 +148,7 @@ func (a *app) history(ctx context.Context, f store.CallFilter) error {
 		fmt.Fprintln(a.stdout, "No calls recorded (that match).")
 		return nil
 	}
-	t := a.newTable("STARTED", "ID", "SOURCE", "SERVER", "TOOL", "STATUS", "DURATION", "NOTE")
+	t := a.newTable("STARTED", "ID", "SOURCE", "SERVER", "TOOL", "STATUS", "DURATION", "NOTE").keepWhole(0, 1, 3, 4)
 	for _, c := range calls {
 		note := c.ErrorMessage
 		if c.ErrorKind != "" && !c.Partial {
@@ -247,7 +247,7 @@ func (a *app) historyShow(ctx context.Context, id string) error {
 	if a.json {
 		return a.printJSON(newHistoryRecord(c))
 	}
-	t := a.newTable()
+	t := a.newTable().keepWhole(0)
 	row := func(k, v string) { t.row(k, v) }
 	row("id", c.ID)
 	row("source", c.Source)
