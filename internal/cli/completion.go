@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"time"
@@ -158,6 +159,48 @@ func (a *app) completeServerThenTool(cmd *cobra.Command, args []string, toComple
 		return a.toolCompletions(cmd.Context(), args[0]), cobra.ShellCompDirectiveNoFileComp
 	}
 	return nil, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeServerThenURI completes read's SERVER, then the URIs of that
+// server's resources (with --stdio or --url, the URIs at once), named by
+// their titles.
+func (a *app) completeServerThenURI(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	switch {
+	case a.adhoc() && len(args) == 0:
+		return a.uriCompletions(cmd.Context(), ""), cobra.ShellCompDirectiveNoFileComp
+	case !a.adhoc() && len(args) == 0:
+		return a.serverCompletions(), cobra.ShellCompDirectiveNoFileComp
+	case !a.adhoc() && len(args) == 1:
+		return a.uriCompletions(cmd.Context(), args[0]), cobra.ShellCompDirectiveNoFileComp
+	}
+	return nil, cobra.ShellCompDirectiveNoFileComp
+}
+
+// uriCompletions are the URIs of server's resources (the ad hoc server's
+// when ""), from the daemon or by connecting the server, as
+// toolCompletions. Templates are left out: they are not URIs to read.
+func (a *app) uriCompletions(ctx context.Context, server string) []cobra.Completion {
+	cfg := a.completionConfig()
+	if cfg == nil {
+		return nil
+	}
+	if server == "" && a.adhoc() {
+		server = cfg.Servers[0].Name
+	}
+	if _, ok := cfg.Server(server); !ok {
+		return nil
+	}
+	var out []cobra.Completion
+	a.withCompletionBackend(ctx, cfg, server, func(ctx context.Context, b control.Backend) {
+		list, err := b.Resources(ctx, server)
+		if err != nil {
+			return
+		}
+		for _, r := range list.Resources {
+			out = append(out, withDesc(r.URI, cmp.Or(r.Title, r.Name, r.Description)))
+		}
+	})
+	return out
 }
 
 // completeToolFlag completes the --tool flag of a filter: the tools of the

@@ -18,7 +18,7 @@ whose paths are printed (--out-dir). With --stdio or --url, give only URI.`,
 		Example: `  switchboard read everything demo://resource/static/document/features.md
   switchboard read everything demo://resource/dynamic/blob/1 --out-dir ./blobs
   switchboard read everything demo://resource/dynamic/text/1 --json`,
-		ValidArgsFunction: onlyFirst(a.completeServer),
+		ValidArgsFunction: a.completeServerThenURI,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.read(cmd.Context(), args, outDir)
 		},
