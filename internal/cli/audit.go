@@ -61,7 +61,7 @@ until interrupted (with --json, one JSON object a line; with --output yaml, one 
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&file, "file", "", "the audit `file` (default: audit.file of the configuration)")
-	fl.Var(&since, "since", "only events within this `duration` (90m, 2h) or since this date (2026-01-02, or an RFC 3339 time)")
+	fl.Var(&since, "since", "only events within this `duration` (90m, 2h, 7d) or since this date (2026-01-02, or an RFC 3339 time)")
 	fl.StringArrayVar(&f.Events, "event", nil, "only this `event` (repeat for more; auth.* for a family): "+strings.Join(audit.Events, ", "))
 	fl.StringArrayVar(&f.Users, "user", nil, "only events of this `user` (repeat for more)")
 	fl.StringArrayVar(&outcomes, "outcome", nil, "only this `outcome`: allowed, denied, ok, failed (repeat for more)")
