@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/user"
 	"strings"
@@ -40,8 +38,8 @@ func newAuditCmd(a *app) *cobra.Command {
 refused tokens, denied views, calls a guard hook denied, reloads, trusted files, servers enabled
 or disabled, and the stop switch, each with who, from where and how it ended. The rotated
 backups (compressed or not) are read too, oldest first. A table by default; --json prints the
-events as they are stored, one JSON object a line. --follow keeps printing new events, across
-rotations, until interrupted.`,
+events as they are stored, in one array. --follow keeps printing new events, across rotations,
+until interrupted (with --json, one JSON object a line; with --output yaml, one YAML document each).`,
 		Example: `  switchboard audit
   switchboard audit --since 1h --outcome denied
   switchboard audit --event auth.token_refused --event gateway.view_denied
@@ -63,7 +61,7 @@ rotations, until interrupted.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&file, "file", "", "the audit `file` (default: audit.file of the configuration)")
-	fl.Var(&since, "since", "only events within this `duration` (90m, 2h) or since this date (2026-01-02, or an RFC 3339 time)")
+	fl.Var(&since, "since", "only events within this `duration` (90m, 2h, 7d) or since this date (2026-01-02, or an RFC 3339 time)")
 	fl.StringArrayVar(&f.Events, "event", nil, "only this `event` (repeat for more; auth.* for a family): "+strings.Join(audit.Events, ", "))
 	fl.StringArrayVar(&f.Users, "user", nil, "only events of this `user` (repeat for more)")
 	fl.StringArrayVar(&outcomes, "outcome", nil, "only this `outcome`: allowed, denied, ok, failed (repeat for more)")
@@ -83,11 +81,14 @@ func (a *app) audit(ctx context.Context, file string, f audit.Filter, follow boo
 		}
 	}
 	if a.json {
-		print := func(e audit.Event) error { return writeEventJSON(a.stdout, e) }
 		if follow {
-			return audit.Follow(ctx, file, f, auditPoll, print)
+			return audit.Follow(ctx, file, f, auditPoll, func(e audit.Event) error { return a.printStreamed(e) })
 		}
-		return audit.Read(file, f, print)
+		events := []audit.Event{}
+		if err := audit.Read(file, f, func(e audit.Event) error { events = append(events, e); return nil }); err != nil {
+			return err
+		}
+		return a.printJSON(events)
 	}
 	if follow {
 		fmt.Fprintln(a.stdout, auditLine("TIME", "EVENT", "OUTCOME", "USER", "VIA", "FROM", "TARGET", "REASON"))
@@ -96,7 +97,7 @@ func (a *app) audit(ctx context.Context, file string, f audit.Filter, follow boo
 			return err
 		})
 	}
-	t := a.newTable("TIME", "EVENT", "OUTCOME", "USER", "VIA", "FROM", "TARGET", "REASON")
+	t := a.newTable("TIME", "EVENT", "OUTCOME", "USER", "VIA", "FROM", "TARGET", "REASON").keepWhole(0, 1)
 	n := 0
 	if err := audit.Read(file, f, func(e audit.Event) error { t.row(auditCells(e)...); n++; return nil }); err != nil {
 		return err
@@ -295,14 +296,4 @@ func auditCells(e audit.Event) []string {
 // columns ahead.
 func auditLine(c ...string) string {
 	return strings.TrimRight(fmt.Sprintf("%-23s  %-20s  %-7s  %-10s  %-8s  %-22s  %-24s  %s", c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]), " ")
-}
-
-// writeEventJSON prints one event as one JSON line, as stored.
-func writeEventJSON(w io.Writer, e audit.Event) error {
-	b, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
 }

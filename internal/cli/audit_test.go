@@ -54,15 +54,12 @@ func TestAuditCommand(t *testing.T) {
 	events := func(r result) []string {
 		t.Helper()
 		wantCode(t, r, 0)
+		var events []audit.Event
+		if err := json.Unmarshal([]byte(r.stdout), &events); err != nil {
+			t.Fatalf("--json: %q: %v", r.stdout, err)
+		}
 		var out []string
-		for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
-			if l == "" {
-				continue
-			}
-			var e audit.Event
-			if err := json.Unmarshal([]byte(l), &e); err != nil {
-				t.Fatalf("--json line %q: %v", l, err)
-			}
+		for _, e := range events {
 			out = append(out, e.Event)
 		}
 		return out

@@ -236,7 +236,7 @@ func (a *app) authStatus() error {
 	} else if len(rows) == 0 {
 		fmt.Fprintln(a.stdout, "No sign-ins are stored, and no configured server has an oauth: block. A server that needs sign-in shows needs_auth in `switchboard servers`; then run `switchboard auth login NAME`.")
 	} else {
-		t := a.newTable("SERVER", "USER", "STATE", "AS", "SCOPES", "EXPIRES", "REFRESH", "NOTE")
+		t := a.newTable("SERVER", "USER", "STATE", "AS", "SCOPES", "EXPIRES", "REFRESH", "NOTE").keepWhole(0)
 		for _, st := range rows {
 			expires := "-"
 			if !st.ExpiresAt.IsZero() {

@@ -54,7 +54,7 @@ tool's outputSchema, after a warning naming each mismatch (the result is shown a
 sent it). Ctrl-C cancels
 the call upstream and exits 130. With --stdio or --url, give only TOOL.`,
 		Example: `  switchboard call tasks create_task title="Buy milk" priority=High
-  switchboard call everything add a=2 b=3
+  switchboard call everything get-sum a=2 b=3
   switchboard call github search_issues --args @query.json --json
   echo '{"message": "hi"}' | switchboard call everything echo --args -
   switchboard call --stdio "npx -y @modelcontextprotocol/server-everything" echo message=hi`,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/clients"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/suggest"
 )
 
 // gatewayURLFlag is --url given without a value: the gateway's own URL.
@@ -25,6 +27,23 @@ type clientFlags struct {
 	url    string
 	stdio  bool
 	dryRun bool
+}
+
+// clientArg checks the CLIENT argument of client connect and disconnect:
+// one, and a client Switchboard knows (a usage error, exit 2, otherwise,
+// with the closest name as a suggestion).
+func clientArg(args []string, verb string) error {
+	ids := clients.IDs()
+	if len(args) != 1 {
+		return usagef("usage: switchboard client %s CLIENT (one of %s)", verb, strings.Join(ids, ", "))
+	}
+	if slices.Contains(ids, args[0]) {
+		return nil
+	}
+	if s := suggest.Closest(args[0], ids, 1); len(s) > 0 {
+		return usagef("unknown client %q; did you mean %q? (want one of %s)", args[0], s[0], strings.Join(ids, ", "))
+	}
+	return usagef("unknown client %q; want one of %s", args[0], strings.Join(ids, ", "))
 }
 
 // newClientCmd is `switchboard client`, with connect, disconnect and list.
@@ -70,8 +89,8 @@ change as a diff and writes nothing.`,
   switchboard client connect windsurf --dry-run`,
 		ValidArgsFunction: onlyFirst(fixedCompletion(clients.IDs()...)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usagef("usage: switchboard client connect CLIENT (one of %s)", strings.Join(clients.IDs(), ", "))
+			if err := clientArg(args, "connect"); err != nil {
+				return err
 			}
 			return a.clientConnect(cmd.Context(), args[0], f)
 		},
@@ -92,8 +111,8 @@ nothing else; a backup of the file is kept as connect keeps one.`,
   switchboard client disconnect vscode --scope project --dry-run`,
 		ValidArgsFunction: onlyFirst(fixedCompletion(clients.IDs()...)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usagef("usage: switchboard client disconnect CLIENT (one of %s)", strings.Join(clients.IDs(), ", "))
+			if err := clientArg(args, "disconnect"); err != nil {
+				return err
 			}
 			return a.clientDisconnect(args[0], f)
 		},
@@ -368,7 +387,7 @@ func (a *app) clientList(name string) error {
 	if a.json {
 		return a.printJSON(rows)
 	}
-	t := a.newTable("CLIENT", "SCOPE", "INSTALLED", "CONNECTED", "TO", "FILE")
+	t := a.newTable("CLIENT", "SCOPE", "INSTALLED", "CONNECTED", "TO", "FILE").keepWhole(0)
 	for _, r := range rows {
 		inst, conn, to := yesNo(r.Installed), yesNo(r.Connected), dash(r.To)
 		if r.Error != "" {

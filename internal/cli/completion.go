@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"time"
@@ -149,15 +150,55 @@ func (a *app) completeServerList(_ *cobra.Command, _ []string, toComplete string
 // completeServerThenTool completes `SERVER TOOL`: a server first, then
 // one of its tools. With --stdio/--url the first argument is the tool.
 func (a *app) completeServerThenTool(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return a.completeServerThen(cmd, args, a.toolCompletions)
+}
+
+// completeServerThenURI completes read's SERVER, then the URIs of that
+// server's resources (with --stdio or --url, the URIs at once), named by
+// their titles.
+func (a *app) completeServerThenURI(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return a.completeServerThen(cmd, args, a.uriCompletions)
+}
+
+// completeServerThen completes a server name, then what of the server
+// names lists (the ad hoc server's at once with --stdio or --url).
+func (a *app) completeServerThen(cmd *cobra.Command, args []string, names func(ctx context.Context, server string) []cobra.Completion) ([]cobra.Completion, cobra.ShellCompDirective) {
 	switch {
 	case a.adhoc() && len(args) == 0:
-		return a.toolCompletions(cmd.Context(), ""), cobra.ShellCompDirectiveNoFileComp
+		return names(cmd.Context(), ""), cobra.ShellCompDirectiveNoFileComp
 	case !a.adhoc() && len(args) == 0:
 		return a.serverCompletions(), cobra.ShellCompDirectiveNoFileComp
 	case !a.adhoc() && len(args) == 1:
-		return a.toolCompletions(cmd.Context(), args[0]), cobra.ShellCompDirectiveNoFileComp
+		return names(cmd.Context(), args[0]), cobra.ShellCompDirectiveNoFileComp
 	}
 	return nil, cobra.ShellCompDirectiveNoFileComp
+}
+
+// uriCompletions are the URIs of server's resources (the ad hoc server's
+// when ""), from the daemon or by connecting the server, as
+// toolCompletions. Templates are left out: they are not URIs to read.
+func (a *app) uriCompletions(ctx context.Context, server string) []cobra.Completion {
+	cfg := a.completionConfig()
+	if cfg == nil {
+		return nil
+	}
+	if server == "" && a.adhoc() {
+		server = cfg.Servers[0].Name
+	}
+	if _, ok := cfg.Server(server); !ok {
+		return nil
+	}
+	var out []cobra.Completion
+	a.withCompletionBackend(ctx, cfg, server, func(ctx context.Context, b control.Backend) {
+		list, err := b.Resources(ctx, server)
+		if err != nil {
+			return
+		}
+		for _, r := range list.Resources {
+			out = append(out, withDesc(r.URI, cmp.Or(r.Title, r.Name, r.Description)))
+		}
+	})
+	return out
 }
 
 // completeToolFlag completes the --tool flag of a filter: the tools of the

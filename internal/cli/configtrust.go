@@ -167,7 +167,7 @@ func (a *app) configTrust(ctx context.Context, file string, yes bool) error {
 		fmt.Fprintln(w, "servers: none")
 	} else {
 		fmt.Fprintln(w, "servers:")
-		t := a.newTableTo(w, "  NAME", "TRANSPORT", "RUNS")
+		t := a.newTableTo(w, "  NAME", "TRANSPORT", "RUNS").keepWhole(0)
 		// Redacted: an argument or URL may carry a secret.
 		for _, s := range cfg.Redacted().Servers {
 			t.row("  "+s.Name, string(s.Transport), serverTarget(s))

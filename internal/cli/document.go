@@ -108,7 +108,7 @@ func (a *app) docList(path string) error {
 		fmt.Fprintf(a.stdout, "%s has no tool-call blocks\n", path)
 		return nil
 	}
-	t := a.newTable("LINE", "ID", "SERVER", "TOOL", "STATUS", "WHY")
+	t := a.newTable("LINE", "ID", "SERVER", "TOOL", "STATUS", "WHY").keepWhole(0, 1, 2, 3)
 	for _, b := range rep.Blocks {
 		id, server, tool := dash(b.ID), dash(b.Server), dash(b.Tool)
 		if b.ID != "" {

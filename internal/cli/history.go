@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,7 +50,7 @@ history.record_values is true (then redacted).`,
 	fl.StringVar(&f.Status, "status", "", "only calls with this `status`: success, error, timeout, cancelled, output_invalid")
 	fl.StringVar(&f.Source, "source", "", "only calls from this `source`: "+strings.Join(historySources, ", "))
 	fl.StringVar(&f.Identity, "identity", "", "only calls by this `user`")
-	fl.Var(&since, "since", "only calls started within this `duration` (90m, 2h) or since this date (2026-01-02, or an RFC 3339 time)")
+	fl.Var(&since, "since", "only calls started within this `duration` (90m, 2h, 7d) or since this date (2026-01-02, or an RFC 3339 time)")
 	fl.IntVar(&f.Limit, "limit", 50, "at most `n` calls, newest first")
 	fl.StringVar(&f.BeforeID, "before", "", "page: calls older than the call with this `ID`")
 	_ = cmd.RegisterFlagCompletionFunc("server", a.completeServer)
@@ -83,15 +84,21 @@ type sinceValue struct {
 func (v *sinceValue) String() string { return v.text }
 func (v *sinceValue) Type() string   { return "since" }
 func (v *sinceValue) want() string {
-	return "a duration like 90m or 2h, or a date like 2026-01-02"
+	return "a duration like 90m, 2h or 7d, or a date like 2026-01-02"
 }
 
-// Set parses a positive duration (from now), a date (its local
-// midnight) or an RFC 3339 time.
+// flagReason is why a flag's value was refused, said before the form the
+// flag wants (see flagError).
+type flagReason string
+
+func (r flagReason) Error() string { return string(r) }
+
+// Set parses a positive duration back from now (Go's units, and d for
+// days: 7d, 1d12h), a date (its local midnight) or an RFC 3339 time.
 func (v *sinceValue) Set(s string) error {
-	if d, err := time.ParseDuration(s); err == nil {
+	if d, err := parseDays(s); err == nil {
 		if d <= 0 {
-			return fmt.Errorf("the duration must be positive")
+			return flagReason("the duration must be more than 0: it counts back from now")
 		}
 		v.text, v.at = s, time.Now().Add(-d)
 		return nil
@@ -105,6 +112,28 @@ func (v *sinceValue) Set(s string) error {
 		return nil
 	}
 	return fmt.Errorf("not a duration or a date")
+}
+
+// parseDays is time.ParseDuration that also takes whole days first: 7d,
+// 1d12h.
+func parseDays(s string) (time.Duration, error) {
+	days, rest, ok := strings.Cut(s, "d")
+	if !ok {
+		return time.ParseDuration(s)
+	}
+	n, err := strconv.Atoi(days)
+	if err != nil || days == "" || days[0] == '+' || n > 100000 {
+		return 0, fmt.Errorf("not a number of days: %q", days)
+	}
+	d := time.Duration(n) * 24 * time.Hour
+	if rest == "" {
+		return d, nil
+	}
+	more, err := time.ParseDuration(rest)
+	if err != nil || strings.HasPrefix(rest, "-") || strings.HasPrefix(rest, "+") {
+		return 0, fmt.Errorf("not a duration: %q", rest)
+	}
+	return d + more, nil
 }
 
 // history lists recorded calls.
@@ -148,7 +177,7 @@ func (a *app) history(ctx context.Context, f store.CallFilter) error {
 		fmt.Fprintln(a.stdout, "No calls recorded (that match).")
 		return nil
 	}
-	t := a.newTable("STARTED", "ID", "SOURCE", "SERVER", "TOOL", "STATUS", "DURATION", "NOTE")
+	t := a.newTable("STARTED", "ID", "SOURCE", "SERVER", "TOOL", "STATUS", "DURATION", "NOTE").keepWhole(0, 1, 3, 4)
 	for _, c := range calls {
 		note := c.ErrorMessage
 		if c.ErrorKind != "" && !c.Partial {
@@ -247,7 +276,7 @@ func (a *app) historyShow(ctx context.Context, id string) error {
 	if a.json {
 		return a.printJSON(newHistoryRecord(c))
 	}
-	t := a.newTable()
+	t := a.newTable().keepWhole(0)
 	row := func(k, v string) { t.row(k, v) }
 	row("id", c.ID)
 	row("source", c.Source)

@@ -178,7 +178,7 @@ func (a *app) hooksList(ctx context.Context, connect bool) error {
 	} else if len(list) == 0 {
 		fmt.Fprintln(a.stdout, "no hooks configured")
 	} else {
-		t := a.newTable("NAME", "ON", "PRIORITY", "STATE", "ACTIONS", "SOURCE")
+		t := a.newTable("NAME", "ON", "PRIORITY", "STATE", "ACTIONS", "SOURCE").keepWhole(0)
 		for _, h := range list {
 			t.row(h.Name, h.On, fmt.Sprint(h.Priority), hookState(h), strings.Join(h.Actions, ", "), h.Source)
 		}
@@ -238,10 +238,10 @@ func (a *app) hooksLog(ctx context.Context, f store.HookRunFilter) error {
 		fmt.Fprintln(a.stdout, "no hook runs recorded")
 		return nil
 	}
-	t := a.newTable("TIME", "EVENT", "HOOK", "ACTION", "STATUS", "DURATION", "ERROR")
+	t := a.newTable("TIME", "EVENT", "HOOK", "ACTION", "STATUS", "DURATION", "ERROR").keepWhole(0, 1, 2)
 	for _, r := range runs {
 		t.row(r.StartedAt.Local().Format("2006-01-02 15:04:05"), r.Event, r.Hook,
-			orDash(r.Action), r.Status, r.Duration.Round(time.Millisecond).String(), oneLineText(r.Error, 80))
+			orDash(r.Action), r.Status, r.Duration.Round(time.Millisecond).String(), oneLineText(r.Error))
 	}
 	return t.flush()
 }
@@ -253,13 +253,10 @@ func orDash(s string) string {
 	return s
 }
 
-// oneLineText folds s to one line of at most n bytes.
-func oneLineText(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		s = strings.ToValidUTF8(s[:n], "") + "…"
-	}
-	return s
+// oneLineText folds s to one line. It is not cut: on a terminal the
+// table cuts its last column to fit; piped, nothing is cut.
+func oneLineText(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // parseFields reads key=value arguments. A value that is a JSON object or
@@ -467,7 +464,7 @@ func (a *app) printReport(rep hooks.Report, dry bool) error {
 		return nil
 	}
 	if dry {
-		t := a.newTable("HOOK", "ACTION", "STATUS", "PARAMETERS")
+		t := a.newTable("HOOK", "ACTION", "STATUS", "PARAMETERS").keepWhole(0)
 		for _, r := range rep.Runs {
 			p, _ := json.Marshal(r.Params)
 			detail := string(p)
@@ -478,9 +475,9 @@ func (a *app) printReport(rep hooks.Report, dry bool) error {
 		}
 		return t.flush()
 	}
-	t := a.newTable("HOOK", "ACTION", "STATUS", "DURATION", "ERROR")
+	t := a.newTable("HOOK", "ACTION", "STATUS", "DURATION", "ERROR").keepWhole(0)
 	for _, r := range rep.Runs {
-		t.row(r.Hook, orDash(r.Action), string(r.Status), r.Duration.Round(time.Millisecond).String(), oneLineText(r.Error, 100))
+		t.row(r.Hook, orDash(r.Action), string(r.Status), r.Duration.Round(time.Millisecond).String(), oneLineText(r.Error))
 	}
 	if err := t.flush(); err != nil {
 		return err

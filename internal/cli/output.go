@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -45,6 +46,19 @@ func (a *app) printJSONTo(w io.Writer, v any) error {
 	}
 	_, err = w.Write(y)
 	return err
+}
+
+// printStreamed writes one of a stream of values to stdout (audit
+// --follow, task get --watch), each as soon as it comes: one JSON object a
+// line, or with --output yaml one YAML document each, after "---".
+func (a *app) printStreamed(v any) error {
+	if a.output != outputYAML {
+		return writeJSON(a.stdout, v, false)
+	}
+	if _, err := io.WriteString(a.stdout, "---\n"); err != nil {
+		return err
+	}
+	return a.printJSON(v)
 }
 
 // jsonToYAML converts JSON to YAML, keeping the order of object keys.
@@ -137,6 +151,15 @@ type table struct {
 	w     io.Writer
 	width func(io.Writer) (int, bool)
 	rows  [][]string
+	whole []int // the columns never cut (see keepWhole)
+}
+
+// keepWhole marks columns that are never cut to fit: the names and ids a
+// person passes to another command (a tool, a resource's URI, a call's
+// id). When the others cannot make the table fit, the terminal wraps it.
+func (t *table) keepWhole(cols ...int) *table {
+	t.whole = append(t.whole, cols...)
+	return t
 }
 
 // newTable starts a table with a header row.
@@ -174,7 +197,7 @@ const minColumn = 12
 func (t *table) flush() error {
 	widths := columnWidths(t.rows)
 	if limit, ok := t.width(t.w); ok {
-		fitColumns(widths, limit)
+		fitColumns(widths, limit, t.whole)
 	}
 	var b strings.Builder
 	for _, r := range t.rows {
@@ -208,13 +231,13 @@ func columnWidths(rows [][]string) []int {
 	return widths
 }
 
-// fitColumns narrows the widest column, one rune at a time, until the
-// columns and the gaps between them fit in limit. When not even every
-// column at minColumn would fit, the terminal wraps the rows whatever is
-// cut, so only the last column (the free text: a note, a description, a
-// path) is cut, to minColumn, and the others (times, ids, names) stay
-// whole.
-func fitColumns(widths []int, limit int) {
+// fitColumns narrows the widest column not in whole, one rune at a
+// time, until the columns and the gaps between them fit in limit. When
+// not even every such column at minColumn would fit, the terminal wraps
+// the rows whatever is cut, so only the last column (the free text: a
+// note, a description, a path) is cut, to minColumn, and the others
+// (times, ids, names) stay whole.
+func fitColumns(widths []int, limit int, whole []int) {
 	total := func() int {
 		n := 2 * max(len(widths)-1, 0)
 		for _, w := range widths {
@@ -223,22 +246,27 @@ func fitColumns(widths []int, limit int) {
 		return n
 	}
 	floor := 2 * max(len(widths)-1, 0)
-	for _, w := range widths {
-		floor += min(w, minColumn)
+	for i, w := range widths {
+		if slices.Contains(whole, i) {
+			floor += w
+		} else {
+			floor += min(w, minColumn)
+		}
 	}
 	if floor > limit && len(widths) > 0 {
-		last := len(widths) - 1
-		widths[last] = min(widths[last], max(minColumn, limit-(total()-widths[last])))
+		if last := len(widths) - 1; !slices.Contains(whole, last) {
+			widths[last] = min(widths[last], max(minColumn, limit-(total()-widths[last])))
+		}
 		return
 	}
 	for total() > limit {
-		widest := 0
+		widest := -1
 		for i, w := range widths {
-			if w > widths[widest] {
+			if !slices.Contains(whole, i) && (widest < 0 || w > widths[widest]) {
 				widest = i
 			}
 		}
-		if widths[widest] <= minColumn {
+		if widest < 0 || widths[widest] <= minColumn {
 			return
 		}
 		widths[widest]--

@@ -20,8 +20,8 @@ func newPromptCmd(a *app) *cobra.Command {
 		Long: `Render one prompt: each message as [role] followed by its content. A missing
 required argument, or one the prompt does not declare (with the closest declared name as a
 suggestion), is reported before the request is sent. With --stdio or --url, give only NAME.`,
-		Example: `  switchboard prompt everything simple_prompt
-  switchboard prompt everything complex_prompt temperature=0.7 style=terse --json`,
+		Example: `  switchboard prompt everything simple-prompt
+  switchboard prompt everything args-prompt city=Paris state=Texas --json`,
 		ValidArgsFunction: a.completePrompt,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.prompt(cmd.Context(), args)

@@ -45,7 +45,7 @@ func (a *app) prompts(ctx context.Context, args []string) error {
 			return err
 		}
 	} else {
-		t := a.newTable("SERVER", "PROMPT", "ARGUMENTS", "DESCRIPTION")
+		t := a.newTable("SERVER", "PROMPT", "ARGUMENTS", "DESCRIPTION").keepWhole(0, 1)
 		for _, p := range list.Prompts {
 			var argNames []string
 			for _, arg := range p.Arguments {

@@ -15,10 +15,10 @@ func newReadCmd(a *app) *cobra.Command {
 		Short: "Read a resource",
 		Long: `Read a resource: text contents go to stdout, binary contents are saved to new files
 whose paths are printed (--out-dir). With --stdio or --url, give only URI.`,
-		Example: `  switchboard read everything test://static/resource/1
-  switchboard read everything test://static/resource/2 --out-dir ./blobs
-  switchboard read everything test://static/resource/1 --json`,
-		ValidArgsFunction: onlyFirst(a.completeServer),
+		Example: `  switchboard read everything demo://resource/static/document/features.md
+  switchboard read everything demo://resource/dynamic/blob/1 --out-dir ./blobs
+  switchboard read everything demo://resource/dynamic/text/1 --json`,
+		ValidArgsFunction: a.completeServerThenURI,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.read(cmd.Context(), args, outDir)
 		},

@@ -68,7 +68,7 @@ func (a *app) resources(ctx context.Context, args []string) error {
 			return err
 		}
 	} else {
-		t := a.newTable("SERVER", "URI", "NAME", "MIME TYPE")
+		t := a.newTable("SERVER", "URI", "NAME", "MIME TYPE").keepWhole(0, 1)
 		for _, r := range list.Resources {
 			t.row(r.Server, r.URI, r.Name, r.MIMEType)
 		}

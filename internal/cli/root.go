@@ -221,6 +221,9 @@ func (a *app) flagError(cmd *cobra.Command, err error) error {
 		return usagef("%s; run 'switchboard help %s' for its flags", msg, commandName(cmd))
 	case errors.As(err, &invalid):
 		f := invalid.GetFlag()
+		if reason, ok := errors.AsType[flagReason](err); ok {
+			return usagef("invalid --%s %q: %s; want %s", f.Name, invalid.GetValue(), reason, flagWant(f))
+		}
 		return usagef("invalid --%s %q: want %s", f.Name, invalid.GetValue(), flagWant(f))
 	case errors.As(err, &required):
 		f := required.GetFlag()

@@ -94,7 +94,7 @@ func (a *app) servers(ctx context.Context) error {
 			return err
 		}
 	} else {
-		t := a.newTable("NAME", "TRANSPORT", "STATE", "TOOLS", "LATENCY", "FAILURES", "NOTE")
+		t := a.newTable("NAME", "TRANSPORT", "STATE", "TOOLS", "LATENCY", "FAILURES", "NOTE").keepWhole(0)
 		for _, r := range rows {
 			lat := "-"
 			if r.LatencyMS != "" {

@@ -172,10 +172,11 @@ func (a *app) task(ctx context.Context, method string, args []string, f taskFlag
 			return fault.Wrap(fault.Protocol, err, "decoding the task list of %s", server)
 		}
 		if a.json {
+			// A bare array, as every command that lists things prints.
 			if list.Tasks == nil {
 				list.Tasks = []taskInfo{}
 			}
-			return a.printJSON(list)
+			return a.printJSON(list.Tasks)
 		}
 		return a.printTasks(list.Tasks, server)
 	default:
@@ -256,7 +257,7 @@ func (a *app) watchTask(ctx context.Context, tb control.Tasker, req control.Task
 		if now := statusLine(t); now != last {
 			last = now
 			if a.json {
-				if err := writeJSON(a.stdout, json.RawMessage(ans.Result), false); err != nil {
+				if err := a.printStreamed(json.RawMessage(ans.Result)); err != nil {
 					return err
 				}
 			} else {

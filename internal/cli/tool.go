@@ -107,7 +107,7 @@ func (a *app) describeTool(t control.ToolInfo) error {
 		return nil
 	}
 	fmt.Fprintln(w, "Parameters:")
-	params := a.newTableTo(w)
+	params := a.newTableTo(w).keepWhole(0)
 	for _, l := range lines {
 		params.row("  "+l[0], l[1], l[2])
 	}

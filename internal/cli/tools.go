@@ -53,7 +53,7 @@ func (a *app) tools(ctx context.Context, args []string) error {
 			return err
 		}
 	} else {
-		t := a.newTable("SERVER", "TOOL", "DESCRIPTION")
+		t := a.newTable("SERVER", "TOOL", "DESCRIPTION").keepWhole(0, 1)
 		for _, tool := range list.Tools {
 			desc := firstLine(tool.Description, 70)
 			if tool.SchemaError != "" {
