@@ -274,6 +274,9 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 	if opts.Requests.ListRoots != nil {
 		client.AddReceivingMiddleware(opts.Requests.rootsMiddleware())
 	}
+	if opts.Requests.ElicitAsGiven && copts.ElicitationHandler != nil {
+		client.AddReceivingMiddleware(opts.Requests.elicitAsGivenMiddleware())
+	}
 	if len(srv.Roots) > 0 {
 		// Servers of protocol 2026-07-28 ask for roots in a call's result
 		// (multi round-trip), which the SDK answers from the client's own

@@ -26,6 +26,7 @@ func (r ClientRequests) declaring(caps *mcp.ClientCapabilities, configuredRoots 
 		r.Elicit, r.ElicitURL = nil, false
 	} else {
 		r.ElicitURL = caps.Elicitation.URL != nil
+		r.ElicitAsGiven = true // the client's own answers, as it gave them
 	}
 	if !configuredRoots {
 		if caps.RootsV2 == nil {
