@@ -5,6 +5,8 @@ package daemon
 import (
 	"context"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -31,8 +33,9 @@ import (
 //     off), on the SDK's stream of the call.
 //
 // The TypeScript SDK's client (which fills in no defaults unless it
-// declares so) shows both the request and what the server got (its
-// result echoes the raw answer); the go-sdk's client, which fills in
+// declares so) shows both the request — the form's fields in the
+// server's order too — and what the server got (its result echoes the
+// raw answer); the go-sdk's client, which fills in
 // defaults itself, shows the request's mode. The lean path with a
 // streamable-HTTP server is in TestPrefixNeverPerClientTSClientIsTheServer.
 func TestPrefixNeverPerClientElicitationAsGiven(t *testing.T) {
@@ -104,9 +107,13 @@ func TestPrefixNeverPerClientElicitationAsGiven(t *testing.T) {
 			if !l[2].OK() {
 				t.Fatalf("%s: calling trigger-elicitation-request: %v", sides[i].name, l[2].Err())
 			}
-			return normalizeValue(l[3]["elicitation_requests"]), normalizeLine(l[2], !l[2].OK() || l[2]["wire"] == nil, i > 0)
+			asked = map[string]any{"params": normalizeValue(l[3]["elicitation_requests"]), "field order": l[3]["elicitation_field_orders"]}
+			return asked, normalizeLine(l[2], !l[2].OK() || l[2]["wire"] == nil, i > 0)
 		}
 		wantAsked, wantCall := seen(0)
+		if order, _ := lines[0][3]["elicitation_field_orders"].([]any); len(order) != 1 || slices.IsSortedFunc(order[0].([]any), func(a, b any) int { return strings.Compare(a.(string), b.(string)) }) {
+			t.Fatalf("directly the client got the form's fields in the order %v; want server-everything's own, not sorted by name (the test could not tell them apart)", order)
+		}
 		for i := 1; i < len(sides); i++ {
 			asked, call := seen(i)
 			if diff := cmp.Diff(wantAsked, asked); diff != "" {

@@ -274,8 +274,10 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 	if opts.Requests.ListRoots != nil {
 		client.AddReceivingMiddleware(opts.Requests.rootsMiddleware())
 	}
+	var kept *keptSchemas
 	if opts.Requests.ElicitAsGiven && copts.ElicitationHandler != nil {
-		client.AddReceivingMiddleware(opts.Requests.elicitAsGivenMiddleware())
+		kept = &keptSchemas{}
+		client.AddReceivingMiddleware(opts.Requests.elicitAsGivenMiddleware(kept))
 	}
 	if len(srv.Roots) > 0 {
 		// Servers of protocol 2026-07-28 ask for roots in a call's result
@@ -295,7 +297,11 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 	if opts.ProtocolVersion != "" {
 		sopts = &mcp.ClientSessionOptions{ProtocolVersion: opts.ProtocolVersion}
 	}
-	session, err := client.Connect(dctx, c.captureConn(c.sessionTransport(t)), sopts)
+	st := c.sessionTransport(t)
+	if kept != nil {
+		st = keepingSchemas(st, kept) // elicitasgiven.go
+	}
+	session, err := client.Connect(dctx, c.captureConn(st), sopts)
 	if err != nil {
 		// The SDK has closed the connection (and so waited for a child);
 		// the stderr tail is complete.
