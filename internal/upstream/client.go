@@ -298,7 +298,11 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		sopts = &mcp.ClientSessionOptions{ProtocolVersion: opts.ProtocolVersion}
 	}
 	st := c.sessionTransport(t)
-	if kept != nil {
+	if _, streamable := st.(*mcp.StreamableClientTransport); kept != nil && !streamable {
+		// Not the SDK's streamable-HTTP connection, which it tells of
+		// the session's state through a method a wrapper would hide; its
+		// calls' requests come through fastcall.go, which keeps the
+		// schema itself.
 		st = keepingSchemas(st, kept) // elicitasgiven.go
 	}
 	session, err := client.Connect(dctx, c.captureConn(st), sopts)

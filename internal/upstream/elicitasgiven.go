@@ -27,7 +27,10 @@ import (
 //     json.RawMessage (the fields in the server's order), found by a key
 //     it puts in the request's _meta (taken out again before anyone sees
 //     it). The upstream side's own call path (fastcall.go) has the raw
-//     params at hand.
+//     params at hand. A streamable-HTTP session's connection is the
+//     SDK's own, unwrapped (the SDK reaches it through a method a wrapper
+//     would hide): what such a server asks outside a call has its
+//     schema's fields in name order.
 
 // metaKeySchema is the _meta key under which a session's connection
 // names the requested schema it kept (keptSchemas).
