@@ -29,8 +29,9 @@ import (
 //     it). The upstream side's own call path (fastcall.go) has the raw
 //     params at hand. A streamable-HTTP session's connection is the
 //     SDK's own, unwrapped (the SDK reaches it through a method a wrapper
-//     would hide): what such a server asks outside a call has its
-//     schema's fields in name order.
+//     would hide): what such a server asks through the SDK's client (outside
+//     a call, or with the lean calls off) has its schema's fields in name
+//     order.
 
 // metaKeySchema is the _meta key under which a session's connection
 // names the requested schema it kept (keptSchemas).
