@@ -47,6 +47,9 @@ type clientCall struct {
 	// stream is the event stream of a call the gateway answers itself;
 	// nil when the SDK answers it.
 	stream *callStream
+	// post is the response of a call the SDK answers over streamable
+	// HTTP, on which the gateway's own requests go (elicitasgiven.go).
+	post *postStream
 	// ctx is the call's context: what the SDK sends with a context
 	// derived from it goes on the call's stream.
 	ctx context.Context
@@ -226,6 +229,11 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return nil, noClientFor(ctx, server, "elicitation")
 			}
 			defer stop()
+			if elicitsAsGiven(ctx) {
+				// The client's own session: as the server sent it.
+				c, _ := cctx.Value(callerKey{}).(*clientCall)
+				return g.elicitAsGiven(cctx, c, ss, p)
+			}
 			if err := elicitModeDeclared(ss, p); err != nil {
 				return nil, err
 			}

@@ -49,14 +49,16 @@ func (vs *viewServer) handleCall(ctx context.Context, req *mcp.CallToolRequest, 
 		}
 	}
 	var requestID json.RawMessage
+	var post *postStream
 	if req.Extra != nil && req.Extra.Header != nil {
 		key := req.Extra.Header.Get(requestKeyHeader)
 		var leave func()
 		ctx, leave = vs.g.reqCalls.join(ctx, key)
 		defer leave()
 		requestID = vs.g.reqCalls.id(key)
+		post = vs.g.postFor(key)
 	}
-	cc := &clientCall{vs: vs, ss: req.Session, level: vs.g.callerLevel(vs.g.config().Gateway, req.Params.Meta, req.Session), requestID: requestID}
+	cc := &clientCall{vs: vs, ss: req.Session, level: vs.g.callerLevel(vs.g.config().Gateway, req.Params.Meta, req.Session), requestID: requestID, post: post}
 	return vs.call(ctx, cc, e, req.Params.Arguments, req.Params.Meta, user, session, notify)
 }
 

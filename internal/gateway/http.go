@@ -166,6 +166,13 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			var end func()
 			r, end = h.g.reqCalls.begin(r, h.g.requester(r, sid, tok.User, m.replyID()), m.replyID())
 			defer end()
+			if sid != "" {
+				// The call's stream, for the requests of the gateway's
+				// own that go on it (elicitasgiven.go).
+				var closePost func()
+				w, closePost = h.g.openPost(r.Header.Get(requestKeyHeader), w)
+				defer closePost()
+			}
 			w = &quietWriter{ResponseWriter: w, rc: &h.g.reqCalls, key: r.Header.Get(requestKeyHeader)}
 			ew.ResponseWriter = w
 		}

@@ -32,6 +32,7 @@ import (
 type sessionStreams struct {
 	conns      sync.Map // *mcp.ServerSession -> *taskConn
 	standalone sync.Map // Mcp-Session-Id -> *standaloneStream
+	posts      sync.Map // request key -> *postStream (elicitasgiven.go)
 }
 
 // notifySession sends the notification method with params to the client

@@ -124,6 +124,9 @@ func (c *taskConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		req, ok := msg.(*jsonrpc.Request)
 		if !ok {
+			if resp, ok := msg.(*jsonrpc.Response); ok && c.t.g.deliverConn(c.t.key, resp) {
+				continue // the answer to a request of the gateway's own
+			}
 			return msg, nil
 		}
 		switch {

@@ -121,7 +121,9 @@ type TSStep map[string]any
 // The first line is {"op": "connect", "serverInfo", "capabilities",
 // "instructions", "protocolVersion"}, then one per step, and the last is
 // {"op": "summary", "notifications": {method: count}, "sampling_requests":
-// [params], "elicitation_requests": [params], "roots_requests": count,
+// [params], "elicitation_requests": [params], "elicitation_field_orders":
+// [each elicitation's requestedSchema property names, in the order they
+// came], "roots_requests": count,
 // "errors": [the client's own errors]} (and "standalone" with Wire).
 type TSResult map[string]any
 

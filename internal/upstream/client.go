@@ -274,6 +274,11 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 	if opts.Requests.ListRoots != nil {
 		client.AddReceivingMiddleware(opts.Requests.rootsMiddleware())
 	}
+	var kept *keptSchemas
+	if opts.Requests.ElicitAsGiven && copts.ElicitationHandler != nil {
+		kept = &keptSchemas{}
+		client.AddReceivingMiddleware(opts.Requests.elicitAsGivenMiddleware(kept))
+	}
 	if len(srv.Roots) > 0 {
 		// Servers of protocol 2026-07-28 ask for roots in a call's result
 		// (multi round-trip), which the SDK answers from the client's own
@@ -292,7 +297,15 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 	if opts.ProtocolVersion != "" {
 		sopts = &mcp.ClientSessionOptions{ProtocolVersion: opts.ProtocolVersion}
 	}
-	session, err := client.Connect(dctx, c.captureConn(c.sessionTransport(t)), sopts)
+	st := c.sessionTransport(t)
+	if _, streamable := st.(*mcp.StreamableClientTransport); kept != nil && !streamable {
+		// Not the SDK's streamable-HTTP connection, which it tells of
+		// the session's state through a method a wrapper would hide; its
+		// calls' requests come through fastcall.go, which keeps the
+		// schema itself.
+		st = keepingSchemas(st, kept) // elicitasgiven.go
+	}
+	session, err := client.Connect(dctx, c.captureConn(st), sopts)
 	if err != nil {
 		// The SDK has closed the connection (and so waited for a child);
 		// the stderr tail is complete.

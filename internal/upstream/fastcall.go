@@ -389,6 +389,15 @@ func (f *fastCaller) answer(ctx context.Context, msg *wireMessage) {
 		case json.Unmarshal(msg.Params, &p) != nil:
 			rerr = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params"}
 		default:
+			if f.requests.ElicitAsGiven {
+				// The schema as the server wrote it: its fields in order.
+				var raw struct {
+					RequestedSchema json.RawMessage `json:"requestedSchema"`
+				}
+				if json.Unmarshal(msg.Params, &raw) == nil && len(raw.RequestedSchema) > 0 {
+					p.RequestedSchema = raw.RequestedSchema
+				}
+			}
 			if res, err := f.requests.Elicit(ctx, &p); err != nil {
 				fail(err)
 			} else {

@@ -12,7 +12,9 @@ import "github.com/modelcontextprotocol/go-sdk/mcp"
 // each) offers this client what it would offer it directly. A server
 // with configured roots keeps them (the operator's choice wins). Sampling
 // is declared with the tools and context sub-capabilities the client
-// declared, and its requests forwarded in full (CreateMessageWithTools).
+// declared, and its requests forwarded in full (CreateMessageWithTools);
+// elicitation answers reach the server as the client gave them
+// (ElicitAsGiven).
 // caps nil (not known) leaves r as it is.
 func (r ClientRequests) declaring(caps *mcp.ClientCapabilities, configuredRoots bool) ClientRequests {
 	if caps == nil {
@@ -26,6 +28,7 @@ func (r ClientRequests) declaring(caps *mcp.ClientCapabilities, configuredRoots 
 		r.Elicit, r.ElicitURL = nil, false
 	} else {
 		r.ElicitURL = caps.Elicitation.URL != nil
+		r.ElicitAsGiven = true // the client's own answers, as it gave them
 	}
 	if !configuredRoots {
 		if caps.RootsV2 == nil {

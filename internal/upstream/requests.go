@@ -29,6 +29,12 @@ type ClientRequests struct {
 	// ElicitURL declares that Elicit answers URL mode too (it shows the
 	// person a URL to open), besides form mode.
 	ElicitURL bool
+	// ElicitAsGiven has the server get Elicit's answer as it is: no check
+	// of an accepted form's content against the requested schema and none
+	// of the schema's defaults filled in, which the SDK's client does. An
+	// owned per_client session's (ownedcaps.go), whose answers are its
+	// client's own (elicitasgiven.go).
+	ElicitAsGiven bool
 	//lint:ignore SA1019 roots remain part of the protocol versions clients speak today.
 	ListRoots func(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error)
 	// RootsListChanged declares that the client tells the server when its

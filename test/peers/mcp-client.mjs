@@ -487,6 +487,9 @@ async function main() {
         notifications: Object.fromEntries([...notifications].filter(([, n]) => n.count > 0).map(([m, n]) => [m, n.count])),
         sampling_requests: samplingRequests,
         elicitation_requests: elicitationRequests,
+        // Each form's fields in the order the client got them: a reader that
+        // decodes a JSON object into a map loses it.
+        elicitation_field_orders: elicitationRequests.map(p => Object.keys(p?.requestedSchema?.properties ?? {})),
         roots_requests: rootsRequests.length,
         errors: clientErrors,
         ...(input.wire ? { standalone: wire.standalone, standalone_streams: wire.gets } : {}),
