@@ -59,6 +59,7 @@ func (o *owners) of(ss *mcp.ServerSession, vs *viewServer, user string) string {
 	if ow == nil {
 		ow = &owner{key: rand.Text(), ss: ss, vs: vs}
 		o.bySS[ss], o.byKey[ow.key] = ow, ow
+		vs.causes.start(ss)
 	}
 	ow.user = user
 	return ow.key
@@ -85,6 +86,7 @@ func (o *owners) end(ss *mcp.ServerSession) (string, bool) {
 	}
 	delete(o.bySS, ss)
 	delete(o.byKey, ow.key)
+	ow.vs.causes.end(ss)
 	return ow.key, true
 }
 
