@@ -195,20 +195,22 @@ func TestTasksGoOnTheClientsOwnSession(t *testing.T) {
 			}
 
 			// The server announces each task's end on the standalone
-			// stream of the session it is on: the client's own.
+			// stream of the session it is on, the client's own; the
+			// gateway passes on the first's on the client's standalone
+			// stream (the second's went on its tasks/result stream).
 			deadline := time.After(30 * time.Second)
-			for seen := map[string]bool{}; !seen[ids[0]] || !seen[ids[1]]; {
+			for seen := map[string]bool{}; !seen[ids[0]]; {
 				select {
 				case m, ok := <-events:
 					if !ok {
-						t.Fatalf("the standalone stream ended before both tasks' status (saw %v)", seen)
+						t.Fatalf("the standalone stream ended before the task's status (saw %v)", seen)
 					}
 					if p, _ := m["params"].(map[string]any); m["method"] == "notifications/tasks/status" && p["status"] == "completed" {
 						id, _ := p["taskId"].(string)
 						seen[id] = true
 					}
 				case <-deadline:
-					t.Fatalf("no notifications/tasks/status of both tasks on the client's standalone stream within 30s (saw %v)", seen)
+					t.Fatalf("no notifications/tasks/status of the task's end on the client's standalone stream within 30s (saw %v)", seen)
 				}
 			}
 			// Cancelling the ended task is the server's business: it

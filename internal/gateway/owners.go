@@ -162,6 +162,7 @@ func (g *Gateway) upstreamFor(ctx context.Context, server string) (*upstream.Cli
 // sessionEnded closes the upstream sessions of a client session that
 // ended (closed by the client, idled out, closed at shutdown or reload).
 func (g *Gateway) sessionEnded(ss *mcp.ServerSession) {
+	g.streamlessAtInit.Delete(ss)
 	key, ok := g.owners.end(ss)
 	if !ok {
 		return

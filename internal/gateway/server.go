@@ -97,6 +97,7 @@ func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
 				g.sessionWatch(view, req.Session) // stdio
 				return
 			}
+			g.noteInitStream(cs, req.Session)
 			g.markInitialized(cs, vs)
 		},
 		KeepAlive: 0,
