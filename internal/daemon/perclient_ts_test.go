@@ -228,7 +228,11 @@ func TestPrefixNeverPerClientTSClientIsTheServer(t *testing.T) {
 		gsum, gchanged, gearly := normalizeSummary(through[len(through)-1], true)
 		compare(t, "", dsum, gsum)
 		compare(t, "", dearly, gearly)
-		compare(t, "notifications/*/list_changed row: batched, and sent also when the server's came before the client's stream was open", dchanged, gchanged)
+		// What the server says as the session starts (server-everything's
+		// tools for the client's capabilities) comes before this client
+		// opens its standalone stream: directly it never has it, nor
+		// through the view (owninit.go).
+		compare(t, "", dchanged, gchanged)
 	})
 }
 

@@ -116,6 +116,10 @@ type Gateway struct {
 	// streams are the client sessions' own streams, for notifySession
 	// (notify.go).
 	streams sessionStreams
+	// streamlessAtInit holds the streamable-HTTP client sessions that had
+	// no standalone stream open when they sent notifications/initialized
+	// (owninit.go).
+	streamlessAtInit sync.Map // *mcp.ServerSession -> struct{}
 
 	sessions sync.WaitGroup // session watchers
 

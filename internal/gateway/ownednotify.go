@@ -90,6 +90,9 @@ func (g *Gateway) SessionNotify(server string, key upstream.SessionKey, method s
 		ctx, cancel := context.WithTimeout(context.Background(), notifyWait)
 		defer cancel()
 		for _, ow := range owners {
+			if update == nil && g.beforeFirstList(server, key, ow.ss) {
+				continue // as directly: see owninit.go
+			}
 			var p mcp.Params
 			uri := ""
 			if update != nil {

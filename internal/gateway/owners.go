@@ -59,6 +59,7 @@ func (o *owners) of(ss *mcp.ServerSession, vs *viewServer, user string) string {
 	if ow == nil {
 		ow = &owner{key: rand.Text(), ss: ss, vs: vs}
 		o.bySS[ss], o.byKey[ow.key] = ow, ow
+		vs.causes.start(ss)
 	}
 	ow.user = user
 	return ow.key
@@ -85,6 +86,7 @@ func (o *owners) end(ss *mcp.ServerSession) (string, bool) {
 	}
 	delete(o.bySS, ss)
 	delete(o.byKey, ow.key)
+	ow.vs.causes.end(ss)
 	return ow.key, true
 }
 
@@ -160,6 +162,7 @@ func (g *Gateway) upstreamFor(ctx context.Context, server string) (*upstream.Cli
 // sessionEnded closes the upstream sessions of a client session that
 // ended (closed by the client, idled out, closed at shutdown or reload).
 func (g *Gateway) sessionEnded(ss *mcp.ServerSession) {
+	g.streamlessAtInit.Delete(ss)
 	key, ok := g.owners.end(ss)
 	if !ok {
 		return

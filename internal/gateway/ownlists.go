@@ -64,6 +64,7 @@ type ownList struct {
 	mu        sync.Mutex
 	gen       map[string]uint64 // bumped by each list_changed
 	fetched   map[string]bool
+	stable    map[string]bool   // kinds once fetched with no list_changed meanwhile (owninit.go)
 	pages     map[string][]page // by list method: the server's pages
 	tools     []catalog.Tool
 	prompts   []*mcp.Prompt
@@ -82,7 +83,7 @@ func (l *ownLists) entry(server string, key upstream.SessionKey, c *upstream.Cli
 	k := ownListKey{server, key}
 	e := l.m[k]
 	if e == nil || e.c != c {
-		e = &ownList{c: c, gen: map[string]uint64{}, fetched: map[string]bool{}}
+		e = &ownList{c: c, gen: map[string]uint64{}, fetched: map[string]bool{}, stable: map[string]bool{}}
 		l.m[k] = e
 	}
 	return e
@@ -176,9 +177,33 @@ func (e *ownList) load(ctx context.Context, server, kind string) error {
 	}
 	if e.gen[kind] == gen {
 		e.fetched[kind] = true // else changed meanwhile: fetched again next time
+		e.stable[kind] = true
 	}
 	return nil
 }
+
+// loadStable is load, fetching again (a few times at most) while the
+// session says the list changed during the fetch, until the list has
+// once been fetched whole after every change it announced: its owner may
+// not be told of those (owninit.go), so what it is given first must
+// already have them.
+func (e *ownList) loadStable(ctx context.Context, server, kind string) error {
+	for range maxStableFetches {
+		if err := e.load(ctx, server, kind); err != nil {
+			return err
+		}
+		e.mu.Lock()
+		stable := e.stable[kind]
+		e.mu.Unlock()
+		if stable {
+			return nil
+		}
+	}
+	return nil
+}
+
+// maxStableFetches bounds loadStable's fetches.
+const maxStableFetches = 3
 
 // page is one page of a list as the server gave it: the cursor that
 // asked for it ("" the first), the server's cursor of the next ("" after
@@ -310,7 +335,7 @@ func (vs *viewServer) openOwnLists(ctx context.Context, req mcp.Request, kind st
 			continue
 		}
 		e := vs.g.ownLists.entry(s.Name, key, c)
-		if err := e.load(ctx, s.Name, kind); err != nil {
+		if err := e.loadStable(ctx, s.Name, kind); err != nil {
 			vs.g.logger.Debug("listing from the catalog: the client's own upstream session did not list", logKeyServer, s.Name, logKeyErr, err)
 			continue
 		}

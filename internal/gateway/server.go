@@ -33,6 +33,13 @@ type viewServer struct {
 	prompts   map[string]promptEntry
 	resources map[string]resourceEntry // by exposed URI
 	templates map[string]resourceEntry // by URI template
+
+	// causes records why the registries changed, for ownedListSending;
+	// lastView and lastAvailable are the view and the available servers
+	// of the latest sync (nil before the first).
+	causes        listCauses
+	lastView      *config.View
+	lastAvailable map[string]bool
 }
 
 type toolEntry struct {
@@ -90,12 +97,13 @@ func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
 				g.sessionWatch(view, req.Session) // stdio
 				return
 			}
+			g.noteInitStream(cs, req.Session)
 			g.markInitialized(cs, vs)
 		},
 		KeepAlive: 0,
 	})
 	vs.srv.AddReceivingMiddleware(vs.serverInfoMiddleware, g.sessionMiddleware, vs.setLevelMiddleware, vs.ownListsMiddleware, vs.unlistedMiddleware, vs.asServerMiddleware)
-	vs.srv.AddSendingMiddleware(fastSending, notifyAsSending, g.listenSending)
+	vs.srv.AddSendingMiddleware(fastSending, notifyAsSending, vs.ownedListSending, g.listenSending)
 	vs.srv.AddReceivingMiddleware(g.eng.Tracing().ServerMiddleware) // outermost: its span covers the rest
 	return vs
 }
@@ -143,6 +151,19 @@ func (vs *viewServer) sync(context.Context) {
 			available[s.Name] = true
 		}
 	}
+	// A change of the view, or of which servers are available, changes
+	// what every session lists; any other is a change of the entries of
+	// the servers named (listCauses).
+	all := vs.lastView == nil || !reflect.DeepEqual(*vs.lastView, spec.view) || !maps.Equal(vs.lastAvailable, available)
+	view := spec.view
+	vs.lastView, vs.lastAvailable = &view, available
+	changed := map[string]bool{}
+	recordChange := func(method string) {
+		if len(changed) > 0 {
+			vs.causes.record(method, changed, all)
+			changed = map[string]bool{}
+		}
+	}
 
 	// Tools.
 	want := map[string]toolEntry{}
@@ -173,6 +194,7 @@ func (vs *viewServer) sync(context.Context) {
 		if w, ok := want[name]; !ok || w.def != e.def {
 			if !ok {
 				drop = append(drop, name)
+				changed[e.server] = true
 			}
 		}
 	}
@@ -187,9 +209,14 @@ func (vs *viewServer) sync(context.Context) {
 			want[name] = prev
 			continue
 		}
+		if prev, ok := vs.tools[name]; ok {
+			changed[prev.server] = true
+		}
+		changed[e.server] = true
 		vs.addTool(e)
 	}
 	vs.tools = want
+	recordChange("notifications/tools/list_changed")
 
 	// Prompts.
 	wantP := map[string]promptEntry{}
@@ -204,9 +231,10 @@ func (vs *viewServer) sync(context.Context) {
 		wantP[name] = promptEntry{server: p.Server, name: p.Def.Name, src: p.Def}
 	}
 	var dropP []string
-	for name := range vs.prompts {
+	for name, e := range vs.prompts {
 		if _, ok := wantP[name]; !ok {
 			dropP = append(dropP, name)
+			changed[e.server] = true
 		}
 	}
 	if len(dropP) > 0 {
@@ -217,11 +245,16 @@ func (vs *viewServer) sync(context.Context) {
 			wantP[name] = prev
 			continue
 		}
+		if prev, ok := vs.prompts[name]; ok {
+			changed[prev.server] = true
+		}
+		changed[e.server] = true
 		def := *e.src
 		def.Name = name
 		vs.srv.AddPrompt(&def, vs.getPrompt(e))
 	}
 	vs.prompts = wantP
+	recordChange("notifications/prompts/list_changed")
 
 	// Resources: URIs pass through unchanged, except that a URI listed by
 	// two servers of the view is exposed under switchboard://server/… for
@@ -241,9 +274,10 @@ func (vs *viewServer) sync(context.Context) {
 		wantR[uri] = resourceEntry{server: r.Server, uri: r.Def.URI, src: r.Def}
 	}
 	var dropR []string
-	for uri := range vs.resources {
+	for uri, e := range vs.resources {
 		if _, ok := wantR[uri]; !ok {
 			dropR = append(dropR, uri)
+			changed[e.server] = true
 		}
 	}
 	if len(dropR) > 0 {
@@ -254,6 +288,10 @@ func (vs *viewServer) sync(context.Context) {
 			wantR[uri] = prev
 			continue
 		}
+		if prev, ok := vs.resources[uri]; ok {
+			changed[prev.server] = true
+		}
+		changed[e.server] = true
 		def := *e.src.(*mcp.Resource)
 		def.URI = uri
 		if !safeAdd(func() { vs.srv.AddResource(&def, vs.readResource(e, uri)) }) {
@@ -274,9 +312,10 @@ func (vs *viewServer) sync(context.Context) {
 		wantT[t.Def.URITemplate] = resourceEntry{server: t.Server, uri: t.Def.URITemplate, src: t.Def}
 	}
 	var dropT []string
-	for u := range vs.templates {
+	for u, e := range vs.templates {
 		if _, ok := wantT[u]; !ok {
 			dropT = append(dropT, u)
+			changed[e.server] = true
 		}
 	}
 	if len(dropT) > 0 {
@@ -287,6 +326,10 @@ func (vs *viewServer) sync(context.Context) {
 			wantT[u] = prev
 			continue
 		}
+		if prev, ok := vs.templates[u]; ok {
+			changed[prev.server] = true
+		}
+		changed[e.server] = true
 		def := *e.src.(*mcp.ResourceTemplate)
 		if !safeAdd(func() { vs.srv.AddResourceTemplate(&def, vs.readTemplate(e)) }) {
 			g.logger.Warn("skipping a resource template that does not parse", logKeyServer, e.server)
@@ -294,6 +337,8 @@ func (vs *viewServer) sync(context.Context) {
 		}
 	}
 	vs.templates = wantT
+	// Resources and their templates share one list_changed.
+	recordChange("notifications/resources/list_changed")
 }
 
 // addTool registers e; a definition the SDK refuses is logged and left

@@ -60,6 +60,13 @@ type taskEntry struct {
 	req      toolcall.Request // the call that created it, for the record of its outcome
 	created  time.Time
 
+	// up is whom the task's upstream requests are made for: on a
+	// per_client or per_user server they go to the upstream session the
+	// task was created on, its owner's own (withOwner); hasUp is false
+	// where that is the shared session (stateless requests).
+	up    upstream.Owner
+	hasUp bool
+
 	mu       sync.Mutex
 	recorded bool                // its outcome is in the history
 	result   *mcp.CallToolResult // the outcome as fetched, once it is
@@ -408,9 +415,16 @@ func upstreamParams(e *taskEntry, p map[string]json.RawMessage) map[string]json.
 	return out
 }
 
-// client returns the upstream that owns e.
-func (tr *taskRequest) client(server string) (*upstream.Client, error) {
-	return tr.g.ups.Client(server)
+// client returns the connection e's requests go on: the upstream session
+// its task was created on — on a per_client or per_user server its
+// owner's own (a new one, should that have ended: the server then says
+// the task is not found, as it would to the client directly) — else the
+// shared one.
+func (tr *taskRequest) client(ctx context.Context, e *taskEntry) (*upstream.Client, error) {
+	if e.hasUp {
+		ctx = upstream.WithOwner(ctx, e.up)
+	}
+	return tr.g.upstreamFor(ctx, e.server)
 }
 
 // relabel rewrites a task object of the server's (its taskId) as the
@@ -466,6 +480,11 @@ func (tr *taskRequest) call(ctx context.Context) {
 		}
 		te = toolEntry{server: server, name: tool}
 	}
+	// On a per_client or per_user server the task is created on the
+	// client's (or user's) own upstream session, as an ordinary call is,
+	// and its other requests follow it there (taskRequest.client).
+	ctx = vs.g.withOwner(ctx, vs, tr.ss, user)
+	up, hasUp := upstream.OwnerFrom(ctx)
 	creq := vs.request(te.server, te.name, p.Arguments, p.Meta, user, session)
 	creq.Task = p.Task
 	creq.RequestID = tr.m.ID
@@ -491,7 +510,7 @@ func (tr *taskRequest) call(ctx context.Context) {
 		tr.fail(cs, fault.New(fault.Protocol, "%s answered the call of %s as a task without a taskId", te.server, te.name))
 		return
 	}
-	e := &taskEntry{owner: tr.owner, server: te.server, upstream: task.TaskID, req: creq, created: time.Now(), ss: tr.ss, vs: vs}
+	e := &taskEntry{owner: tr.owner, server: te.server, upstream: task.TaskID, req: creq, created: time.Now(), ss: tr.ss, vs: vs, up: up, hasUp: hasUp}
 	e.req.Task = nil
 	tr.g.tasks.add(e)
 	tr.answer(cs, map[string]json.RawMessage{"task": relabel(e, res.Task)})
@@ -533,7 +552,7 @@ func (tr *taskRequest) get(ctx context.Context) {
 // as the client knows it; a task that ended without a result to fetch
 // (failed, cancelled) has its outcome recorded.
 func (tr *taskRequest) fetch(ctx context.Context, e *taskEntry, method string, params any) (json.RawMessage, error) {
-	c, err := tr.client(e.server)
+	c, err := tr.client(ctx, e)
 	if err != nil {
 		return nil, upstreamError(e.server, err)
 	}
@@ -586,6 +605,10 @@ func (tr *taskRequest) cancel(ctx context.Context) {
 // tasks of every client of the gateway. Tasks the server no longer has
 // are forgotten. It is one page.
 func (tr *taskRequest) list(ctx context.Context) {
+	if server := tr.vs.soleServer(); tr.vs.isTheServer(server, tr.ss) {
+		tr.listOwn(ctx, server)
+		return
+	}
 	tasks := []json.RawMessage{}
 	for _, e := range tr.g.tasks.list(tr.owner) {
 		task, err := tr.fetch(ctx, e, "tasks/get", map[string]any{"taskId": e.upstream})
@@ -605,6 +628,92 @@ func (tr *taskRequest) list(ctx context.Context) {
 	tr.answer(nil, map[string]any{"tasks": tasks})
 }
 
+// listOwn answers tasks/list on a view that is its server (isTheServer:
+// prefix: never, one per_client server) from the client's own upstream
+// session, as the server answers it: its order, its pages and cursors,
+// its error if it has no tasks/list. Only the tasks this client created
+// through the gateway are kept, in case the server shows a session
+// tasks that are not its own (the specification asks servers to bind
+// tasks to their session, but the TypeScript SDK's examples show any
+// task to anyone); on that session they are all of them.
+func (tr *taskRequest) listOwn(ctx context.Context, server string) {
+	var p map[string]json.RawMessage
+	if len(tr.m.Params) > 0 && json.Unmarshal(tr.m.Params, &p) != nil {
+		tr.fail(nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: tasks/list takes an object"})
+		return
+	}
+	var meta mcp.Meta
+	if raw, ok := p["_meta"]; ok {
+		_ = json.Unmarshal(raw, &meta)
+		if fm := forwardMeta(meta); fm != nil {
+			p["_meta"], _ = json.Marshal(fm)
+		} else {
+			delete(p, "_meta")
+		}
+	}
+	if p == nil {
+		p = map[string]json.RawMessage{}
+	}
+	user, _ := tr.identity(meta)
+	ctx = tr.g.withOwner(ctx, tr.vs, tr.ss, user)
+	c, err := tr.g.upstreamFor(ctx, server)
+	if err != nil {
+		tr.fail(nil, upstreamError(server, err))
+		return
+	}
+	raw, err := c.Request(ctx, "tasks/list", p)
+	if ctx.Err() != nil {
+		return
+	}
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) {
+		out := *werr // as the server gave it, as with any of its errors on such a view
+		tr.send(nil, errorEvent(tr.m.ID, &out))
+		return
+	}
+	if err != nil {
+		tr.fail(nil, upstreamError(server, err))
+		return
+	}
+	var res map[string]json.RawMessage
+	var listed []json.RawMessage
+	if json.Unmarshal(raw, &res) != nil || json.Unmarshal(res["tasks"], &listed) != nil {
+		tr.fail(nil, fault.New(fault.Protocol, "%s answered tasks/list without a list of tasks", server))
+		return
+	}
+	tasks := make([]json.RawMessage, 0, len(listed))
+	for _, task := range listed {
+		var t struct {
+			TaskID        string `json:"taskId"`
+			Status        string `json:"status"`
+			StatusMessage string `json:"statusMessage"`
+		}
+		if json.Unmarshal(task, &t) != nil {
+			continue
+		}
+		e := tr.g.tasks.byUpstream(server, t.TaskID)
+		if e == nil || e.owner != tr.owner {
+			continue
+		}
+		if t.Status == "failed" || t.Status == "cancelled" {
+			tr.g.recordTask(context.WithoutCancel(ctx), e, nil, toolcall.TaskError(e.server, e.req.Tool, t.Status, t.StatusMessage))
+		}
+		tasks = append(tasks, relabel(e, task))
+	}
+	res["tasks"], _ = json.Marshal(tasks)
+	if m, ok := res["_meta"]; ok {
+		var rm mcp.Meta
+		if json.Unmarshal(m, &rm) == nil {
+			if h := hopless(rm); h != nil {
+				res["_meta"], _ = json.Marshal(h)
+			} else {
+				delete(res, "_meta")
+			}
+		}
+	}
+	tr.answer(nil, res)
+}
+
 // result forwards tasks/result: it waits for the task to end, while what
 // the server asks its client goes to this client on this request's
 // stream, then records the outcome.
@@ -614,7 +723,7 @@ func (tr *taskRequest) result(ctx context.Context) {
 		tr.fail(nil, err)
 		return
 	}
-	c, err := tr.client(e.server)
+	c, err := tr.client(ctx, e)
 	if err != nil {
 		tr.fail(nil, upstreamError(e.server, err))
 		return

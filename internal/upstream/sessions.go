@@ -219,6 +219,9 @@ func (o *ownedSessions) dialOptions(key SessionKey) DialOptions {
 		PromptsChanged:   func() { o.notify(key, methodPromptsChanged) },
 		ResourcesChanged: func() { o.notify(key, methodResourcesChanged) },
 		ResourceUpdated:  func(uri string) { o.notifyUpdated(key, uri) },
+		// A task's status names its task, which the gateway knows the
+		// owner of: it goes as the shared session's does.
+		TaskStatus: ev.TaskStatus,
 	}
 	if f := ev.Log; f != nil {
 		d.Events.Log = func(ctx context.Context, p *mcp.LoggingMessageParams) { f(tag(ctx), p) }
