@@ -52,6 +52,9 @@ type app struct {
 	stdin io.Reader
 	// env reads the command's environment (see lookupEnv).
 	env func(name string) (string, bool)
+	// dir is the command's working directory, "" for the process's (see
+	// workDir).
+	dir string
 	// noPrompt says nobody is to be asked anything: a shell completion,
 	// serve --stdio (stdin is the MCP stream), the daemon's reloads.
 	noPrompt bool
@@ -114,7 +117,7 @@ func (a *app) loadConfig() (*config.Config, error) {
 	}
 	path := a.configPath
 	if path == "" {
-		p, err := config.Find(a.lookupEnv)
+		p, err := a.findConfig()
 		if err != nil {
 			return nil, err
 		}

@@ -144,7 +144,7 @@ func (a *app) terminalAsker() *asker {
 // the user's own client files and the prompt for inputs.
 func (a *app) configOptions(prompt bool) config.Options {
 	prompt = prompt && !a.noPrompt
-	opts := config.Options{LookupEnv: a.lookupEnv, UserEnv: a.lookupEnv}
+	opts := config.Options{LookupEnv: a.lookupEnv, UserEnv: a.lookupEnv, WorkDir: a.dir}
 	dir, err := a.stateDirectory()
 	if err == nil {
 		opts.StateDir = dir

@@ -134,7 +134,7 @@ func (a *app) auditFile() (string, error) {
 func (a *app) auditConfig() (path string, ac config.Audit, err error) {
 	path = a.configPath
 	if path == "" {
-		p, err := config.Find(a.lookupEnv)
+		p, err := a.findConfig()
 		if err != nil {
 			return "", ac, err
 		}
@@ -211,7 +211,7 @@ func (a *app) trustTrail(file string) config.Audit {
 			return ac
 		}
 	}
-	p, err := config.Find(a.lookupEnv)
+	p, err := a.findConfig()
 	if err != nil || p == "" || control.AbsSource(p) == file {
 		return config.Audit{}
 	}

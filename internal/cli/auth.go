@@ -157,6 +157,12 @@ func (a *app) authLogin(ctx context.Context, name, user string, noBrowser bool) 
 		return aerr
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			// Interrupted (Ctrl-C, SIGTERM): the sign-in stopped before
+			// any token was stored, so what was stored before still is.
+			return fault.Wrap(fault.Cancelled, err, "the sign-in to %s was interrupted: nothing was saved, and any earlier sign-in is unchanged", name).
+				WithSuggestions("run it again to sign in: " + m.LoginCommand(name, user))
+		}
 		return signInFault(err, name, m.LoginCommand(name, user))
 	}
 	if a.json {
@@ -236,7 +242,7 @@ func (a *app) authStatus() error {
 	} else if len(rows) == 0 {
 		fmt.Fprintln(a.stdout, "No sign-ins are stored, and no configured server has an oauth: block. A server that needs sign-in shows needs_auth in `switchboard servers`; then run `switchboard auth login NAME`.")
 	} else {
-		t := a.newTable("SERVER", "USER", "STATE", "AS", "SCOPES", "EXPIRES", "REFRESH", "NOTE").keepWhole(0)
+		t := a.newTable("SERVER", "USER", "STATE", "SIGNED IN AS", "SCOPES", "EXPIRES", "REFRESH", "NOTE").keepWhole(0)
 		for _, st := range rows {
 			expires := "-"
 			if !st.ExpiresAt.IsZero() {
@@ -253,7 +259,7 @@ func (a *app) authStatus() error {
 				}
 				note += "run: " + st.Command
 			}
-			t.row(st.Server, orDash(st.User), st.State, orDash(st.Subject), orDash(strings.Join(st.Scopes, " ")), expires, refresh, note)
+			t.row(st.Server, orDash(st.User), st.State, signedInAs(st), orDash(strings.Join(st.Scopes, " ")), expires, refresh, note)
 		}
 		if err := t.flush(); err != nil {
 			return err
@@ -268,6 +274,19 @@ func (a *app) authStatus() error {
 		}
 	}
 	return nil
+}
+
+// signedInAs is whom a stored sign-in is for, as auth status shows it:
+// "-" without a sign-in, and a note where the authorization server did
+// not say whom (it gave no ID token, or one without a name).
+func signedInAs(st oauth.Status) string {
+	switch {
+	case st.Subject != "":
+		return st.Subject
+	case st.SignedInAt.IsZero():
+		return "-"
+	}
+	return "(not said by the authorization server)"
 }
 
 func (a *app) authLogout(ctx context.Context, name, user string) error {

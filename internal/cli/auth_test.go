@@ -183,6 +183,13 @@ func TestAuthEndToEnd(t *testing.T) {
 	if s := statuses[0]; s.Server != "demo" || s.State != oauth.StateSignedIn || strings.Join(s.Scopes, " ") != "mcp:tools" || s.ExpiresAt.IsZero() || s.Refreshable {
 		t.Errorf("auth status: got %+v, want demo signed in with mcp:tools, an expiry, not refreshable (the demo gives no refresh token)", s)
 	}
+	// Whom the sign-in is for, or that the authorization server did not
+	// say (the demo gives no ID token): never a bare "-" for a sign-in.
+	as := statuses[0].Subject
+	if as == "" {
+		as = "(not said by the authorization server)"
+	}
+	wantContains(t, "auth status", outputs["auth status"], "SIGNED IN AS", as)
 
 	// Logout: the example offers no revocation, and the command says so;
 	// the daemon shows needs_auth again.

@@ -53,12 +53,12 @@ func runCLICtx(t *testing.T, ctx context.Context, args ...string) result {
 	return runCLIInput(t, ctx, os.Stdin, args...)
 }
 
-// runCLIInput runs the command line with stdin in t's environment (see
-// setenv).
+// runCLIInput runs the command line with stdin in t's environment and
+// working directory (see setenv, chdir).
 func runCLIInput(t *testing.T, ctx context.Context, stdin io.Reader, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(ctx, invocation{args: args, stdin: stdin, stdout: &out, stderr: &errb, env: envOf(t)})
+	code := run(ctx, invocation{args: args, stdin: stdin, stdout: &out, stderr: &errb, env: envOf(t), dir: dirOf(t)})
 	return result{out.String(), errb.String(), code}
 }
 
@@ -425,13 +425,15 @@ func TestServe(t *testing.T) {
 		`"args":["serve","--stdio","--config","`+cfg+`"`, "switchboard client connect CLIENT")
 }
 
-// Not parallel: config.Find looks for ./switchboard.yaml in the process's
-// working directory (t.Chdir), which a command cannot be given yet.
+// TestServeWithoutConfig: with no switchboard.yaml in the working
+// directory nor in the user's configuration folder, commands and serve
+// use the embedded default.
 func TestServeWithoutConfig(t *testing.T) {
+	t.Parallel()
 	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	t.Setenv("HOME", t.TempDir())
-	t.Chdir(t.TempDir())
+	setenv(t, "XDG_CONFIG_HOME", t.TempDir())
+	setenv(t, "HOME", t.TempDir())
+	chdir(t, t.TempDir())
 	// The embedded default: the built-in task server, out of the box.
 	r := runCLI(t, "servers")
 	wantCode(t, r, ExitOK)

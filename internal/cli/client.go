@@ -142,8 +142,9 @@ URL or the command it launches.`,
 	return cmd
 }
 
-// clientTarget resolves CLIENT and --scope to a file.
-func clientTarget(id, scope string) (clients.Target, error) {
+// clientTarget resolves CLIENT and --scope to a file: the user's, in the
+// command's environment, or the project's, in its working directory.
+func (a *app) clientTarget(id, scope string) (clients.Target, error) {
 	c, err := clients.Lookup(id)
 	if err != nil {
 		return clients.Target{}, err
@@ -152,11 +153,11 @@ func clientTarget(id, scope string) (clients.Target, error) {
 	if scope != "" && s != clients.ScopeUser && s != clients.ScopeProject {
 		return clients.Target{}, invalidChoice("--scope", scope, []string{"user", "project"})
 	}
-	wd, err := os.Getwd()
+	wd, err := a.workDir()
 	if err != nil {
-		return clients.Target{}, fmt.Errorf("finding the working directory: %w", err)
+		return clients.Target{}, err
 	}
-	return c.Target(s, wd)
+	return c.Target(s, wd, a.lookupEnv)
 }
 
 // connectJSON is what `client connect|disconnect --json` prints.
@@ -180,7 +181,7 @@ func (a *app) clientConnect(ctx context.Context, id string, f clientFlags) error
 	if f.url != "" && f.stdio {
 		return usagef("give --url or --stdio, not both")
 	}
-	t, err := clientTarget(id, f.scope)
+	t, err := a.clientTarget(id, f.scope)
 	if err != nil {
 		return err
 	}
@@ -214,7 +215,7 @@ func (a *app) clientConnect(ctx context.Context, id string, f clientFlags) error
 	} else {
 		e.Command, e.Args, notes = a.stdioCommand(gw)
 	}
-	installed := t.Client.Installed()
+	installed := t.Client.Installed(a.lookupEnv)
 	wasTrusted := a.trustedNow(t.Path)
 	ch, err := clients.Connect(t, e, clients.Options{DryRun: f.dryRun})
 	if err != nil {
@@ -298,7 +299,7 @@ func scopeArg(t clients.Target, f clientFlags) string {
 
 // clientDisconnect removes the gateway's entry from a client's file.
 func (a *app) clientDisconnect(id string, f clientFlags) error {
-	t, err := clientTarget(id, f.scope)
+	t, err := a.clientTarget(id, f.scope)
 	if err != nil {
 		return err
 	}
@@ -356,20 +357,20 @@ type clientListJSON struct {
 
 // clientList shows which clients are installed and connected, and to what.
 func (a *app) clientList(name string) error {
-	wd, err := os.Getwd()
+	wd, err := a.workDir()
 	if err != nil {
-		return fmt.Errorf("finding the working directory: %w", err)
+		return err
 	}
 	rows := []clientListJSON{}
 	for _, c := range clients.All() {
-		installed := c.Installed()
+		installed := c.Installed(a.lookupEnv)
 		for _, s := range c.Scopes {
-			t, err := c.Target(s, wd)
+			t, err := c.Target(s, wd, a.lookupEnv)
 			if err != nil {
 				continue
 			}
 			st, err := clients.Read(t, name)
-			if s == clients.ScopeProject && (!st.Exists || t.Path == userPath(c)) {
+			if s == clients.ScopeProject && (!st.Exists || t.Path == a.userPath(c)) {
 				continue // only the project files there are, and not the user's file again
 			}
 			r := clientListJSON{Client: c.ID, Name: c.Name, Installed: installed, Scope: string(s), Path: t.Path,
@@ -407,8 +408,8 @@ func (a *app) clientList(name string) error {
 }
 
 // userPath is the client's user file, or "".
-func userPath(c *clients.Client) string {
-	t, err := c.Target(clients.ScopeUser, "")
+func (a *app) userPath(c *clients.Client) string {
+	t, err := c.Target(clients.ScopeUser, "", a.lookupEnv)
 	if err != nil {
 		return ""
 	}
@@ -443,7 +444,7 @@ func (a *app) gatewayInfo(ctx context.Context) (gateway, error) {
 	var gw gateway
 	cfg := config.Default()
 	if src != "" {
-		gw.source = absPath(src)
+		gw.source = absPath(a.inWorkDir(src))
 		loaded, _, err := a.previewConfig(src)
 		if err != nil {
 			return gateway{}, err
@@ -496,7 +497,7 @@ func (a *app) stdioCommand(gw gateway) (string, []string, []string) {
 	}
 	if a.stateDir != "" || a.getenv("SWITCHBOARD_STATE_DIR") != "" {
 		if dir, err := a.stateDirectory(); err == nil {
-			args = append(args, "--state-dir", absPath(dir))
+			args = append(args, "--state-dir", absPath(a.inWorkDir(dir)))
 		}
 	}
 	return exe, args, notes

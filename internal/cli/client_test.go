@@ -11,19 +11,19 @@ import (
 )
 
 // clientHome isolates HOME and the config folders (no real client file is
-// read or written) and the state directory; it returns HOME. The tests
-// that call it are not parallel: internal/clients reads the process's
-// $HOME, $APPDATA and working directory (t.Setenv, t.Chdir).
+// read or written), the state directory and the working directory in t's
+// own environment (setenv, chdir); it returns HOME.
 func clientHome(t *testing.T) string {
 	t.Helper()
 	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("APPDATA", filepath.Join(home, "AppData", "Roaming"))
-	t.Setenv("CODEX_HOME", "")
-	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	setenv(t, "HOME", home)
+	setenv(t, "XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	setenv(t, "APPDATA", filepath.Join(home, "AppData", "Roaming"))
+	setenv(t, "CODEX_HOME", "")
+	setenv(t, "CLAUDE_CONFIG_DIR", "")
+	setenv(t, "XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
 	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
-	t.Chdir(t.TempDir())
+	chdir(t, t.TempDir())
 	return home
 }
 
@@ -33,6 +33,7 @@ func clientHome(t *testing.T) string {
 // second connect changes nothing and says so; list shows both; disconnect
 // takes the entry out again.
 func TestClientConnectCursorAndClaudeDesktop(t *testing.T) {
+	t.Parallel()
 	home := clientHome(t)
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	setenv(t, "SWITCHBOARD_STATE_DIR", "") // the default state directory: no --state-dir in the entry
@@ -86,7 +87,7 @@ func TestClientConnectCursorAndClaudeDesktop(t *testing.T) {
 	}
 	// Switchboard reads the file it wrote back as its own command, and
 	// trusts it at first use (it is the user's Claude Desktop file).
-	if client, ok := config.UserClientFile(desktop); !ok || client != "Claude Desktop" {
+	if client, ok := config.UserClientFile(desktop, envOf(t)); !ok || client != "Claude Desktop" {
 		t.Errorf("UserClientFile: %q %v", client, ok)
 	}
 
@@ -126,8 +127,9 @@ func TestClientConnectCursorAndClaudeDesktop(t *testing.T) {
 // tokens make stdio the default and refuse a bare --url; mistakes are
 // usage errors.
 func TestClientConnectChoices(t *testing.T) {
+	t.Parallel()
 	clientHome(t)
-	wd, _ := os.Getwd()
+	wd := dirOf(t)
 
 	r := runCLI(t, "client", "connect", "vscode", "--scope", "project")
 	wantCode(t, r, ExitOK)
@@ -140,12 +142,12 @@ func TestClientConnectChoices(t *testing.T) {
 	r = runCLI(t, "client", "connect", "zed", "--stdio", "--name", "gw")
 	wantCode(t, r, ExitOK)
 	wantContains(t, "zed", r.stderr, "Zed does not seem to be installed")
-	data, _ = os.ReadFile(filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "zed", "settings.json"))
+	data, _ = os.ReadFile(filepath.Join(getenvOf(t, "XDG_CONFIG_HOME"), "zed", "settings.json"))
 	wantContains(t, "zed settings", string(data), `"context_servers"`, `"gw": {`, `"command": "`, `"serve",`, `"--stdio"`)
 
 	r = runCLI(t, "client", "connect", "codex", "--url=https://gw.example.com/mcp")
 	wantCode(t, r, ExitOK)
-	data, _ = os.ReadFile(filepath.Join(os.Getenv("HOME"), ".codex", "config.toml"))
+	data, _ = os.ReadFile(filepath.Join(getenvOf(t, "HOME"), ".codex", "config.toml"))
 	if string(data) != "[mcp_servers.switchboard]\nurl = \"https://gw.example.com/mcp\"\n" {
 		t.Errorf("codex: %q", data)
 	}
@@ -184,6 +186,7 @@ func TestClientConnectChoices(t *testing.T) {
 // entry), and reading the file afterwards skips that entry instead of
 // connecting Switchboard to itself.
 func TestClientConnectKeepsTrust(t *testing.T) {
+	t.Parallel()
 	home := clientHome(t)
 	state := getenvOf(t, "SWITCHBOARD_STATE_DIR")
 	file := cursorFile(t, home)
@@ -223,6 +226,7 @@ func TestClientConnectKeepsTrust(t *testing.T) {
 // entry for the configuration the running daemon serves, as every
 // command without --config follows the daemon.
 func TestClientConnectFollowsTheDaemon(t *testing.T) {
+	t.Parallel()
 	clientHome(t)
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	startDaemon(t, cfg)

@@ -98,7 +98,7 @@ func (a *app) configValidate(pos []string) error {
 		return usagef("usage: switchboard config validate [FILE]")
 	}
 	if len(pos) == 1 {
-		a.configPath = pos[0]
+		a.configPath = a.inWorkDir(pos[0])
 	}
 	cfg, err := a.loadConfig()
 	if err != nil {

@@ -56,7 +56,13 @@ func (a *app) configSource() (string, error) {
 	if a.configPath != "" {
 		return a.configPath, nil
 	}
-	return config.Find(a.lookupEnv)
+	return a.findConfig()
+}
+
+// findConfig is the configuration file found without --config (see
+// config.Find), in the command's working directory and environment.
+func (a *app) findConfig() (string, error) {
+	return config.Find(a.dir, a.lookupEnv)
 }
 
 // fileDaemon returns a client for the daemon that serves the configuration

@@ -34,7 +34,7 @@ func startDaemon(t *testing.T, cfgPath string) *testDaemon {
 // startDaemonIn is startDaemon in the environment env.
 func startDaemonIn(t *testing.T, cfgPath string, env func(string) (string, bool)) *testDaemon {
 	t.Helper()
-	a := &app{stdout: io.Discard, stderr: io.Discard, cmd: "serve", configPath: cfgPath, logLevel: "error", env: env}
+	a := &app{stdout: io.Discard, stderr: io.Discard, cmd: "serve", configPath: cfgPath, logLevel: "error", env: env, dir: dirOf(t)}
 	cfg, err := a.loadConfig()
 	if err != nil {
 		t.Fatal(err)
@@ -428,14 +428,12 @@ func TestReloadNeedsNotTheDaemonsSecrets(t *testing.T) {
 // daemon running on the state directory whatever it serves, and says
 // which configuration that is when it is not the one it would have found
 // (here the embedded default); --config still chooses.
-//
-// Not parallel: config.Find looks for ./switchboard.yaml in the process's
-// working directory (t.Chdir), which a command cannot be given yet.
 func TestNoConfigUsesTheDaemon(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	t.Setenv("HOME", t.TempDir())
-	t.Chdir(t.TempDir())
+	setenv(t, "XDG_CONFIG_HOME", t.TempDir())
+	setenv(t, "HOME", t.TempDir())
+	chdir(t, t.TempDir())
 	d := startDaemon(t, cfg)
 
 	before := d.requests.Load()

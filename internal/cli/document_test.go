@@ -51,7 +51,7 @@ func TestDocRunListCheck(t *testing.T) {
 	r = runCLI(t, "doc", "run", "--config", cfg, doc)
 	wantCode(t, r, ExitFailure) // the fail tool fails; the run goes on
 	wantContains(t, "run", r.stdout, "2 blocks run, 1 failed; written")
-	wantContains(t, "run", r.stderr, doc+":10: beta/fail: the gizmo is broken")
+	wantContains(t, "run", r.stderr, doc+":13: beta/fail: the gizmo is broken") // its line once the first result is written above it
 	text, err := os.ReadFile(doc)
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func TestDocRunUsesTheDaemon(t *testing.T) {
 	r := runCLI(t, "doc", "run", "--config", cfg, doc)
 	wantCode(t, r, ExitFailure) // the fail tool fails; the run goes on
 	wantContains(t, "run", r.stdout, "2 blocks run, 1 failed; written")
-	wantContains(t, "run", r.stderr, "running the calls in the daemon (pid ", doc+":10: beta/fail: the gizmo is broken")
+	wantContains(t, "run", r.stderr, "running the calls in the daemon (pid ", doc+":13: beta/fail: the gizmo is broken") // as written, after the first result
 	if n := d.requests.Load() - before; n < 2 {
 		t.Errorf("the daemon got %d requests, want the 2 calls", n)
 	}

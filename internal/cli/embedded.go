@@ -111,7 +111,7 @@ func (a *app) startEmbedded(ctx context.Context) (*embedded, error) {
 		RequestTimeout: cfg.Defaults.RequestTimeout,
 		MaxRetries:     cfg.Defaults.MaxRetries,
 	}}
-	if root := gitTopLevel(); root != "" {
+	if root := a.gitTopLevel(); root != "" {
 		if err := e.startProject(a, root); err != nil {
 			// The task server still works; say why the project one is
 			// missing: a warning in the daemon's log, a note on a command's
@@ -172,10 +172,10 @@ func (e *embedded) startProject(a *app, root string) error {
 	return nil
 }
 
-// gitTopLevel returns the top level of the git work tree the working
-// directory is in, or "" when it is in none.
-func gitTopLevel() string {
-	dir, err := os.Getwd()
+// gitTopLevel returns the top level of the git work tree the command's
+// working directory is in, or "" when it is in none.
+func (a *app) gitTopLevel() string {
+	dir, err := a.workDir()
 	if err != nil {
 		return ""
 	}

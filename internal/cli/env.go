@@ -2,8 +2,10 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 )
 
@@ -17,6 +19,8 @@ type invocation struct {
 	stdout, stderr io.Writer
 	// env reads the environment: os.LookupEnv for the process's.
 	env func(name string) (string, bool)
+	// dir is the working directory, absolute: "" for the process's.
+	dir string
 }
 
 // lookupEnv reads a variable of the environment the command runs in, the
@@ -48,4 +52,28 @@ func (a *app) homeDir() (string, error) {
 		return h, nil
 	}
 	return "", errors.New("$" + name + " is not defined")
+}
+
+// workDir is the working directory the command runs in, absolute: the
+// invocation's, else the process's (os.Getwd).
+func (a *app) workDir() (string, error) {
+	if a.dir != "" {
+		return a.dir, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("finding the working directory: %w", err)
+	}
+	return wd, nil
+}
+
+// inWorkDir is the path p as the command means it: a relative p is
+// relative to the invocation's working directory. With the process's (no
+// directory given) p is returned as it is, relative paths and all, and the
+// system resolves it against the same directory.
+func (a *app) inWorkDir(p string) string {
+	if a.dir == "" || p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(a.dir, p)
 }

@@ -10,9 +10,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -497,11 +497,11 @@ func (a *app) hooksTrust(ctx context.Context, pos []string, yes bool) error {
 	}
 	file := a.configPath
 	if len(pos) == 1 {
-		file = pos[0]
+		file = a.inWorkDir(pos[0])
 	}
 	if file == "" {
 		var err error
-		if file, err = config.Find(a.lookupEnv); err != nil {
+		if file, err = a.findConfig(); err != nil {
 			return err
 		}
 		if file == "" {
@@ -516,12 +516,18 @@ func (a *app) hooksInstallGit(pos []string, command string) error {
 	if len(pos) > 1 {
 		return usagef("usage: switchboard hooks install-git [DIR] [--command PATH]")
 	}
-	dir := "."
+	dir, err := a.workDir()
+	if err != nil {
+		return err
+	}
 	if len(pos) == 1 {
-		dir = pos[0]
+		dir = a.inWorkDir(pos[0])
 	}
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
+	}
+	if strings.ContainsRune(command, '/') {
+		command = a.inWorkDir(command) // a path, relative to the working directory
 	}
 	rep, err := vcs.InstallHooks(dir, vcs.InstallOptions{Command: command})
 	if err != nil {
@@ -550,7 +556,7 @@ func (a *app) warnHookCommand(command string) {
 	if name == "" {
 		name = "switchboard"
 	}
-	if _, err := exec.LookPath(name); err == nil {
+	if a.onPath(name) {
 		return
 	}
 	fmt.Fprintf(a.stderr, "switchboard hooks: note: %s is not on PATH, so the git hooks will only warn until it is\n", name)
@@ -559,6 +565,29 @@ func (a *app) warnHookCommand(command string) {
 	} else {
 		fmt.Fprintln(a.stderr, "  hint: install switchboard on PATH (go install ./cmd/switchboard), or run again with --command PATH")
 	}
+}
+
+// onPath reports whether the shell of a git hook run in the command's
+// environment finds the executable name: on the command's $PATH, or,
+// when name has a slash, the file itself (relative to the working
+// directory).
+func (a *app) onPath(name string) bool {
+	executable := func(p string) bool {
+		fi, err := os.Stat(p)
+		return err == nil && fi.Mode().IsRegular() && (runtime.GOOS == "windows" || fi.Mode()&0o111 != 0)
+	}
+	if strings.ContainsRune(name, '/') || strings.ContainsRune(name, filepath.Separator) {
+		return executable(a.inWorkDir(name))
+	}
+	for _, dir := range filepath.SplitList(a.getenv("PATH")) {
+		if !filepath.IsAbs(dir) {
+			continue // as exec.LookPath, no relative entry (".")
+		}
+		if executable(filepath.Join(dir, name)) || runtime.GOOS == "windows" && executable(filepath.Join(dir, name+".exe")) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasMCPAction reports whether a hook of cfg calls a tool.

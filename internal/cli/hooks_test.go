@@ -146,9 +146,10 @@ func must[T any](v T, err error) T {
 
 // TestHooksInstallGitEndToEnd installs the git hooks in a temporary
 // repository with a freshly built switchboard on PATH, and checks that a
-// real `git commit` fires git.post-commit. Not parallel: git and the hooks
-// it runs read the process's environment ($PATH, the state directory).
+// real `git commit` fires git.post-commit. git, and the hooks it runs, get
+// the test's environment (environOf), not the process's.
 func TestHooksInstallGitEndToEnd(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatal("git is not on PATH: install git to run this test")
 	}
@@ -161,19 +162,19 @@ func TestHooksInstallGitEndToEnd(t *testing.T) {
 	}
 	bin := t.TempDir()
 	writeScript(t, bin, "switchboard", fmt.Sprintf("%s=1 exec %q \"$@\"\n", envRunMain, exe))
-	state := t.TempDir()
 	// The git hooks' switchboard is a process of its own, with the
-	// process's environment.
-	t.Setenv("SWITCHBOARD_STATE_DIR", state)
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
-	t.Setenv("GIT_CONFIG_SYSTEM", "/dev/null")
+	// environment git gives it: the test's.
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	setenv(t, "GIT_CONFIG_GLOBAL", os.DevNull)
+	setenv(t, "GIT_CONFIG_SYSTEM", os.DevNull)
 
 	repo := t.TempDir()
 	git := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command("git", args...)
 		cmd.Dir = repo
+		cmd.Env = environOf(t)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
@@ -263,9 +264,9 @@ func TestHooksAroundCommandCalls(t *testing.T) {
 }
 
 // TestInstallGitWarnsWithoutSwitchboard: install-git says so when the
-// hooks it writes will not find switchboard. Not parallel: install-git
-// looks switchboard up on the process's $PATH (t.Setenv).
+// hooks it writes will not find switchboard on the command's $PATH.
 func TestInstallGitWarnsWithoutSwitchboard(t *testing.T) {
+	t.Parallel()
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
 		t.Fatal("git is needed: apt-get install git")
@@ -274,7 +275,7 @@ func TestInstallGitWarnsWithoutSwitchboard(t *testing.T) {
 	if out, err := exec.Command(gitPath, "init", "-q", repo).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v: %s", err, out)
 	}
-	t.Setenv("PATH", filepath.Dir(gitPath))
+	setenv(t, "PATH", filepath.Dir(gitPath))
 	r := runCLI(t, "hooks", "install-git", repo)
 	wantCode(t, r, ExitOK)
 	wantContains(t, "install-git stderr", r.stderr, "switchboard is not on PATH", "--command")
@@ -282,6 +283,15 @@ func TestInstallGitWarnsWithoutSwitchboard(t *testing.T) {
 	wantCode(t, r, ExitOK)
 	if strings.Contains(r.stderr, "not on PATH") {
 		t.Errorf("with --command naming an executable: got the warning %q", r.stderr)
+	}
+	// On the command's $PATH (not the process's): no warning.
+	bin := t.TempDir()
+	writeScript(t, bin, "switchboard", "exit 0\n")
+	setenv(t, "PATH", bin+string(os.PathListSeparator)+filepath.Dir(gitPath))
+	r = runCLI(t, "hooks", "install-git", repo)
+	wantCode(t, r, ExitOK)
+	if strings.Contains(r.stderr, "not on PATH") {
+		t.Errorf("with switchboard on the command's PATH: got the warning %q", r.stderr)
 	}
 }
 

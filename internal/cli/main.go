@@ -47,7 +47,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // run runs the command line in inv and returns the exit code.
 func run(ctx context.Context, inv invocation) int {
-	a := &app{stdout: inv.stdout, stderr: inv.stderr, stdin: inv.stdin, env: inv.env}
+	a := &app{stdout: inv.stdout, stderr: inv.stderr, stdin: inv.stdin, env: inv.env, dir: inv.dir}
 	root := newRoot(a)
 	// Never nil: cobra would read os.Args instead.
 	root.SetArgs(append([]string{}, normalizeArgs(root, inv.args)...))

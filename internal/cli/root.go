@@ -121,6 +121,8 @@ func (a *app) before(cmd *cobra.Command, _ []string) error {
 	if a.logLevel != "" && !contains(logLevels, a.logLevel) {
 		return invalidChoice("--log-level", a.logLevel, logLevels)
 	}
+	// Relative paths are relative to the command's working directory.
+	a.configPath, a.stateDir = a.inWorkDir(a.configPath), a.inWorkDir(a.stateDir)
 	return nil
 }
 

@@ -10,14 +10,43 @@ import (
 )
 
 // The environment of a test's CLI runs. A test sets a variable with
-// setenv(t, …) rather than t.Setenv: the value reaches every run of the
-// test and of its subtests (runCLI, startDaemon), the process's
-// environment is untouched, and so the test can call t.Parallel(). What
-// the command reads outside its environment (the working directory,
-// the user's folders in internal/clients and the hooks' trust records,
-// $PATH for hooks and git) still needs t.Setenv or t.Chdir, in a test
-// that stays sequential.
+// setenv(t, …) rather than t.Setenv, and its working directory with
+// chdir(t, …) rather than t.Chdir: the value reaches every run of the
+// test and of its subtests (runCLI, mainIn, startDaemon), the process's
+// environment and directory are untouched, and so the test can call
+// t.Parallel(). What the command's children read (a git hook's
+// switchboard, run by git) comes from environOf, which the test gives
+// the processes it starts.
 var testEnvs sync.Map // test name → *envLayer
+
+// testDirs are the working directories tests set with chdir.
+var testDirs sync.Map // test name → string
+
+// chdir makes dir the working directory of t's CLI runs and of its
+// subtests', until t ends.
+func chdir(t testing.TB, dir string) {
+	t.Helper()
+	key := t.Name()
+	if _, loaded := testDirs.Swap(key, dir); !loaded {
+		t.Cleanup(func() { testDirs.Delete(key) })
+	}
+}
+
+// dirOf is the working directory of t's CLI runs: what t, or else the
+// nearest test it runs under, set with chdir; "" (the process's) when
+// none did.
+func dirOf(t testing.TB) string {
+	for n := t.Name(); ; {
+		if v, ok := testDirs.Load(n); ok {
+			return v.(string)
+		}
+		i := strings.LastIndexByte(n, '/')
+		if i < 0 {
+			return ""
+		}
+		n = n[:i]
+	}
+}
 
 // envLayer is what one test set.
 type envLayer struct {
@@ -104,10 +133,11 @@ func withVars(env func(string) (string, bool), vars map[string]string) func(stri
 	}
 }
 
-// mainIn runs the command line as Main does, in t's environment (see
-// setenv); it may run on another goroutine than t's.
+// mainIn runs the command line as Main does, in t's environment and
+// working directory (see setenv, chdir); it may run on another goroutine
+// than t's.
 func mainIn(t testing.TB, ctx context.Context, stdout, stderr io.Writer, args ...string) int {
-	return run(ctx, invocation{args: args, stdin: os.Stdin, stdout: stdout, stderr: stderr, env: envOf(t)})
+	return run(ctx, invocation{args: args, stdin: os.Stdin, stdout: stdout, stderr: stderr, env: envOf(t), dir: dirOf(t)})
 }
 
 // getenvOf is the value of name in t's environment (see envOf).

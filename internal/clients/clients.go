@@ -301,9 +301,11 @@ func Lookup(id string) (*Client, error) {
 // HasScope reports whether the client has files of scope s.
 func (c *Client) HasScope(s Scope) bool { return slices.Contains(c.Scopes, s) }
 
-// Target returns the client's file of scope s: the user's own, or the one
-// in projectDir.
-func (c *Client) Target(s Scope, projectDir string) (Target, error) {
+// Target returns the client's file of scope s: the user's own, where the
+// user's environment lookupEnv says it is ($HOME, $XDG_CONFIG_HOME,
+// $APPDATA, ... of the command that asks; nil reads the process's), or
+// the one in projectDir.
+func (c *Client) Target(s Scope, projectDir string, lookupEnv func(string) (string, bool)) (Target, error) {
 	switch {
 	case s == "":
 		s = c.Scopes[0]
@@ -312,7 +314,7 @@ func (c *Client) Target(s Scope, projectDir string) (Target, error) {
 	}
 	var path string
 	if s == ScopeUser {
-		path = c.userFile(config.UserClientFiles())
+		path = c.userFile(config.UserClientFiles(lookupEnv))
 		if path == "" {
 			return Target{}, fault.New(fault.Config, "cannot tell where %s keeps its configuration on %s (no home or config folder)", c.Name, runtime.GOOS).
 				WithSuggestions("set HOME")
@@ -335,10 +337,11 @@ func scopeList(s []Scope) string {
 	return strings.Join(parts, " and ")
 }
 
-// Installed reports whether the client seems installed for this user: the
-// folder of its user file exists (for Claude Code, its file or ~/.claude).
-func (c *Client) Installed() bool {
-	t, err := c.Target(ScopeUser, "")
+// Installed reports whether the client seems installed for the user whose
+// environment lookupEnv reads (nil: the process's): the folder of its user
+// file exists (for Claude Code, its file or ~/.claude).
+func (c *Client) Installed(lookupEnv func(string) (string, bool)) bool {
+	t, err := c.Target(ScopeUser, "", lookupEnv)
 	if err != nil {
 		return false
 	}
@@ -346,8 +349,8 @@ func (c *Client) Installed() bool {
 		if _, err := os.Stat(t.Path); err == nil {
 			return true
 		}
-		home, _ := os.UserHomeDir()
-		fi, err := os.Stat(filepath.Join(home, ".claude"))
+		// ~/.claude, beside ~/.claude.json.
+		fi, err := os.Stat(filepath.Join(filepath.Dir(t.Path), ".claude"))
 		return err == nil && fi.IsDir()
 	}
 	fi, err := os.Stat(filepath.Dir(t.Path))

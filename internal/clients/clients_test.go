@@ -15,18 +15,23 @@ import (
 // testdata are the real-shaped client files of internal/config's tests.
 const testdata = "../config/testdata/clients"
 
-// isolate points HOME and the config folders at a new temporary folder, so
-// that no real user file is read or touched, and returns it.
-func isolate(t *testing.T) string {
+// isolate is a user of its own: an environment whose HOME and config
+// folders are in a new temporary folder, so that no real user file is read
+// or touched, and nothing else (the process's environment is not
+// changed: the tests run in parallel).
+func isolate(t *testing.T) func(string) (string, bool) {
 	t.Helper()
 	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("USERPROFILE", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("APPDATA", filepath.Join(home, "AppData", "Roaming"))
-	t.Setenv("CODEX_HOME", "")
-	t.Setenv("CLAUDE_CONFIG_DIR", "")
-	return home
+	vars := map[string]string{
+		"HOME":            home,
+		"USERPROFILE":     home,
+		"XDG_CONFIG_HOME": filepath.Join(home, ".config"),
+		"APPDATA":         filepath.Join(home, "AppData", "Roaming"),
+	}
+	return func(name string) (string, bool) {
+		v, ok := vars[name]
+		return v, ok
+	}
 }
 
 // userFiles are each client's real-shaped user file.
@@ -71,21 +76,23 @@ func commentLines(src []byte) []string {
 // kept; a second connect changes nothing; disconnect gives back the file
 // byte for byte.
 func TestConnectEachClient(t *testing.T) {
+	t.Parallel()
 	for _, c := range clients.All() {
 		t.Run(c.ID, func(t *testing.T) {
-			isolate(t)
+			t.Parallel()
+			env := isolate(t)
 			src, err := os.ReadFile(filepath.Join(testdata, userFiles[c.ID]))
 			if err != nil {
 				t.Fatal(err)
 			}
-			tg, err := c.Target(clients.ScopeUser, "")
+			tg, err := c.Target(clients.ScopeUser, "", env)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if client, ok := config.UserClientFile(tg.Path); !ok || client != c.Name {
+			if client, ok := config.UserClientFile(tg.Path, env); !ok || client != c.Name {
 				t.Errorf("%s: config.UserClientFile says %q, %v; want %q (trusted at first use)", tg.Path, client, ok, c.Name)
 			}
-			if c.Installed() {
+			if c.Installed(env) {
 				t.Error("installed before its folder exists")
 			}
 			if err := os.MkdirAll(filepath.Dir(tg.Path), 0o755); err != nil {
@@ -94,7 +101,7 @@ func TestConnectEachClient(t *testing.T) {
 			if err := os.WriteFile(tg.Path, src, 0o640); err != nil {
 				t.Fatal(err)
 			}
-			if !c.Installed() {
+			if !c.Installed(env) {
 				t.Error("not installed with its folder")
 			}
 			e := entryFor(c)
@@ -186,11 +193,12 @@ func TestConnectEachClient(t *testing.T) {
 // holding only the entry, mode 0600, and no backup; project scope writes
 // in the project's folder.
 func TestConnectNewFile(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	env := isolate(t)
 	project := t.TempDir()
 	for _, c := range clients.All() {
 		for _, scope := range c.Scopes {
-			tg, err := c.Target(scope, project)
+			tg, err := c.Target(scope, project, env)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -215,7 +223,7 @@ func TestConnectNewFile(t *testing.T) {
 			// as the client does; the one for its own gateway (switchboard
 			// serve --stdio) it knows, and skips rather than connect to
 			// itself.
-			cfg, err := config.TrustPreview(tg.Path, config.Options{WorkDir: project})
+			cfg, err := config.TrustPreview(tg.Path, config.Options{WorkDir: project, UserEnv: env})
 			if err != nil {
 				t.Fatalf("%s %s: the new file does not load: %v\n%s", c.ID, scope, err, ch.After)
 			}
@@ -234,12 +242,13 @@ func TestConnectNewFile(t *testing.T) {
 // fields is replaced (and said so); a file that is a symbolic link is
 // written through, and stays a link.
 func TestConnectReplacesAndKeepsSymlink(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	env := isolate(t)
 	c, err := clients.Lookup("cursor")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, _ := c.Target(clients.ScopeUser, "")
+	tg, _ := c.Target(clients.ScopeUser, "", env)
 	real := filepath.Join(t.TempDir(), "dotfiles-mcp.json")
 	if err := os.WriteFile(real, []byte(`{"mcpServers": {"switchboard": {"url": "http://127.0.0.1:9999/mcp"}, "b": {"command": "npx"}}}`), 0o644); err != nil {
 		t.Fatal(err)
@@ -270,20 +279,21 @@ func TestConnectReplacesAndKeepsSymlink(t *testing.T) {
 // Desktop have no project file; names are checked; unknown clients are
 // suggested.
 func TestClientRules(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	env := isolate(t)
 	cd, _ := clients.Lookup("Claude Desktop")
 	if cd == nil || cd.ID != "claude-desktop" {
 		t.Fatalf("lookup by name: %v", cd)
 	}
-	tg, _ := cd.Target(clients.ScopeUser, "")
+	tg, _ := cd.Target(clients.ScopeUser, "", env)
 	if _, err := clients.Connect(tg, clients.Entry{Name: "switchboard", Shape: clients.ShapeURL, URL: gatewayURL}, clients.Options{}); err == nil || !strings.Contains(err.Error(), "only launches its servers as commands") {
 		t.Errorf("Claude Desktop with a URL: %v", err)
 	}
 	ws, _ := clients.Lookup("windsurf")
-	if _, err := ws.Target(clients.ScopeProject, t.TempDir()); err == nil || !strings.Contains(err.Error(), "has no project-scope file") {
+	if _, err := ws.Target(clients.ScopeProject, t.TempDir(), env); err == nil || !strings.Contains(err.Error(), "has no project-scope file") {
 		t.Errorf("Windsurf project scope: %v", err)
 	}
-	tg, _ = ws.Target(clients.ScopeUser, "")
+	tg, _ = ws.Target(clients.ScopeUser, "", env)
 	if _, err := clients.Connect(tg, clients.Entry{Name: "my gateway", Shape: clients.ShapeURL, URL: gatewayURL}, clients.Options{}); err == nil || !strings.Contains(err.Error(), "invalid entry name") {
 		t.Errorf("bad name: %v", err)
 	}
@@ -295,9 +305,10 @@ func TestClientRules(t *testing.T) {
 // TestConnectRefusesBrokenFile: a file that is not valid JSON is not
 // touched, and the message names it.
 func TestConnectRefusesBrokenFile(t *testing.T) {
-	isolate(t)
+	t.Parallel()
+	env := isolate(t)
 	c, _ := clients.Lookup("gemini")
-	tg, _ := c.Target(clients.ScopeUser, "")
+	tg, _ := c.Target(clients.ScopeUser, "", env)
 	if err := os.MkdirAll(filepath.Dir(tg.Path), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -317,16 +317,16 @@ func TestFind(t *testing.T) {
 	t.Chdir(dir)
 	t.Setenv("XDG_CONFIG_HOME", dir+"/xdg")
 	t.Setenv("HOME", dir+"/home")
-	got, err := config.Find(nil)
+	got, err := config.Find("", nil)
 	if err != nil || got != "" {
 		t.Fatalf("Find() = %q, %v; want \"\", nil", got, err)
 	}
 	user := config.WriteFile(t, dir, "xdg/switchboard/switchboard.yaml", "servers: []\n")
-	if got, err := config.Find(nil); err != nil || got != user {
+	if got, err := config.Find("", nil); err != nil || got != user {
 		t.Errorf("Find() = %q, %v; want %q, nil", got, err, user)
 	}
 	config.WriteFile(t, dir, "switchboard.yaml", "servers: []\n")
-	if got, err := config.Find(nil); err != nil || got != "switchboard.yaml" {
+	if got, err := config.Find("", nil); err != nil || got != "switchboard.yaml" {
 		t.Errorf("Find() = %q, %v; want %q, nil", got, err, "switchboard.yaml")
 	}
 }

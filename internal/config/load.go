@@ -259,12 +259,14 @@ func sortProblems(ps []Problem, file string) []Problem {
 	return out
 }
 
-// Find returns the configuration file to use: ./switchboard.yaml if it
-// exists, else switchboard/switchboard.yaml in the user's configuration
-// folder (os.UserConfigDir, as lookupEnv finds it: nil reads the
-// process's environment) if it exists, else "" and no error.
-func Find(lookupEnv func(string) (string, bool)) (string, error) {
-	candidates := []string{FileName}
+// Find returns the configuration file to use: switchboard.yaml in the
+// working directory dir ("" is the process's, and the file is then
+// returned as the relative ./switchboard.yaml) if it exists, else
+// switchboard/switchboard.yaml in the user's configuration folder
+// (os.UserConfigDir, as lookupEnv finds it: nil reads the process's
+// environment) if it exists, else "" and no error.
+func Find(dir string, lookupEnv func(string) (string, bool)) (string, error) {
+	candidates := []string{filepath.Join(dir, FileName)}
 	if dir := userConfigDir(lookupEnv); dir != "" {
 		candidates = append(candidates, filepath.Join(dir, "switchboard", FileName))
 	}

@@ -242,7 +242,7 @@ func fileTrustOf(filename string, data []byte, format Format, opts Options) file
 		ft.widen = ft.state == Trusted
 		return ft
 	}
-	ft.client, _ = userClientFile(filename, opts.UserEnv)
+	ft.client, _ = UserClientFile(filename, opts.UserEnv)
 	ft.state, ft.rec, ft.err = trustOf(opts.StateDir, filename, data)
 	if opts.assumeTrusted {
 		ft.state, ft.err = Trusted, nil
@@ -303,7 +303,7 @@ func FileTrustStatus(stateDir, path string, lookupEnv func(string) (string, bool
 		return TrustStatus{}, fault.Wrap(fault.NotFound, err, "cannot read %s", abs)
 	}
 	st := TrustStatus{Path: abs}
-	st.Client, _ = userClientFile(abs, lookupEnv)
+	st.Client, _ = UserClientFile(abs, lookupEnv)
 	ps := &problems{}
 	if root := parseTree(abs, data, ps); len(ps.errs) == 0 {
 		st.Native = detectFormat(root, abs) == FormatNative

@@ -205,7 +205,7 @@ func TestUserClientFiles(t *testing.T) {
 		{filepath.Join(home, ".cursor", "mcp.json.bak", "x"), ""},
 	}
 	for _, tt := range tests {
-		got, ok := config.UserClientFile(tt.path)
+		got, ok := config.UserClientFile(tt.path, nil)
 		if got != tt.client || ok != (tt.client != "") {
 			t.Errorf("UserClientFile(%s): got %q, %v; want %q", tt.path, got, ok, tt.client)
 		}

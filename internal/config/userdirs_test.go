@@ -23,11 +23,11 @@ func TestFindReadsTheGivenEnvironment(t *testing.T) {
 	dir := t.TempDir()
 	user := config.WriteFile(t, dir, "xdg/switchboard/switchboard.yaml", "servers: []\n")
 	env := envOf(map[string]string{"XDG_CONFIG_HOME": filepath.Join(dir, "xdg"), "HOME": filepath.Join(dir, "home")})
-	if got, err := config.Find(env); err != nil || got != user {
+	if got, err := config.Find(dir, env); err != nil || got != user {
 		t.Errorf("Find(env) = %q, %v; want %q, nil", got, err, user)
 	}
 	env = envOf(map[string]string{"HOME": filepath.Join(dir, "home")})
-	if got, err := config.Find(env); err != nil || got != "" {
+	if got, err := config.Find(dir, env); err != nil || got != "" {
 		t.Errorf("Find(env without the file) = %q, %v; want \"\", nil", got, err)
 	}
 }

@@ -20,12 +20,11 @@ type ClientFile struct {
 // user's own configuration on this platform, for the current user. Only
 // the user writes these (unlike a repository's .vscode/mcp.json, .mcp.json
 // or .cursor/mcp.json), so Switchboard may trust one at first use with one
-// confirmation (Options.ConfirmTrust).
-func UserClientFiles() []ClientFile { return userClientFiles(nil) }
-
-// userClientFiles is UserClientFiles for the user whose environment
-// lookup reads (nil: the process's).
-func userClientFiles(lookup func(string) (string, bool)) []ClientFile {
+// confirmation (Options.ConfirmTrust). lookup reads the user's
+// environment ($HOME, $XDG_CONFIG_HOME, $APPDATA, $CLAUDE_CONFIG_DIR,
+// $CODEX_HOME): a command's own, as Options.UserEnv; nil reads the
+// process's.
+func UserClientFiles(lookup func(string) (string, bool)) []ClientFile {
 	home, cfg := userHome(lookup), userConfigDir(lookup)
 	getenv := func(name string) string {
 		if lookup == nil {
@@ -83,12 +82,9 @@ func userClientFiles(lookup func(string) (string, bool)) []ClientFile {
 }
 
 // UserClientFile reports whether path is one of the user's own MCP client
-// configuration files (see UserClientFiles), and whose.
-func UserClientFile(path string) (client string, ok bool) { return userClientFile(path, nil) }
-
-// userClientFile is UserClientFile for the user whose environment lookup
-// reads (nil: the process's).
-func userClientFile(path string, lookup func(string) (string, bool)) (client string, ok bool) {
+// configuration files (see UserClientFiles; lookup is the user's
+// environment, nil the process's), and whose.
+func UserClientFile(path string, lookup func(string) (string, bool)) (client string, ok bool) {
 	if path == "" {
 		return "", false
 	}
@@ -100,7 +96,7 @@ func userClientFile(path string, lookup func(string) (string, bool)) (client str
 	if real, err := filepath.EvalSymlinks(abs); err == nil && real != forms[0] {
 		forms = append(forms, real)
 	}
-	for _, cf := range userClientFiles(lookup) {
+	for _, cf := range UserClientFiles(lookup) {
 		entries := []string{cf.Path}
 		if real, err := filepath.EvalSymlinks(cf.Path); err == nil && real != cf.Path {
 			entries = append(entries, real)
@@ -123,7 +119,7 @@ func userClientFile(path string, lookup func(string) (string, bool)) (client str
 // folder (.vscode, .cursor, .continue, .gemini, .zed, .codex, .windsurf,
 // .claude), the folder holding it; else the file's own folder.
 func workspaceFolderFor(filename, workDir string, lookup func(string) (string, bool)) string {
-	if _, ok := userClientFile(filename, lookup); ok && workDir != "" {
+	if _, ok := UserClientFile(filename, lookup); ok && workDir != "" {
 		return workDir
 	}
 	return workspaceFolder(filename)

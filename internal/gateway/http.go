@@ -105,6 +105,14 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	tok, hasTok := r.Context().Value(tokenKey{}).(config.Token)
 	ew := &sdkErrors{ResponseWriter: w}
 	defer ew.finish()
+	if r.Method == http.MethodPost && sdkRefusesPost(r) {
+		// A body that is not JSON, or a client that does not take both
+		// answers' media types: the SDK refuses the post before reading
+		// it (415, 400), and so does the gateway, with its words, rather
+		// than read it or answer it on the lean path.
+		h.endpoint(kind, view.Name, gw).ServeHTTP(ew, r)
+		return
+	}
 	if r.Method == http.MethodPost {
 		m, err := readMessage(r)
 		if err != nil {

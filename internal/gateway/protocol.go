@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -255,6 +256,19 @@ func precheck(w http.ResponseWriter, r *http.Request, m *message, stateful bool,
 		return true
 	}
 	return false
+}
+
+// sdkRefusesPost reports whether the SDK's streamable-HTTP handler
+// refuses the post r before reading its body: a Content-Type other than
+// application/json (415), or an Accept that does not take both
+// application/json and text/event-stream (400; wildcards count, see
+// accepts).
+func sdkRefusesPost(r *http.Request) bool {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return true
+	}
+	jsonOK, streamOK := accepts(r.Header.Values("Accept"))
+	return !jsonOK || !streamOK
 }
 
 // precheckMessage answers m itself when it is no JSON-RPC message the SDK

@@ -39,20 +39,23 @@ func TestGolden(t *testing.T) {
 		}},
 		{doc: "containers.md"},
 		{doc: "bindings.md", check: func(t *testing.T, _ string, rep *notebook.Report) {
+			// Lines of the document as written, results and all (the
+			// range binding counts lines without them: 71-76 holds the
+			// block at line 72 of the document as its author wrote it).
 			want := []struct {
 				line        int
 				server, why string
 			}{
 				{14, "alpha", "default"},
-				{21, "beta", `binding heading "## Beta section" (`},
-				{28, "beta", `binding heading "## Beta section" (`},
-				{33, "alpha", "binding block ^pinned ("},
-				{38, "beta", "explicit"},
-				{43, "alpha", "explicit"},
-				{51, "alpha", `binding heading "### Override" (switchboard.yaml:5)`},
-				{58, "beta", `binding heading "Config section" (switchboard.yaml:3)`},
-				{65, "alpha", "default"},
-				{72, "beta", "binding lines 71-76 (switchboard.yaml:7)"},
+				{24, "beta", `binding heading "## Beta section" (`},
+				{34, "beta", `binding heading "## Beta section" (`},
+				{42, "alpha", "binding block ^pinned ("},
+				{50, "beta", "explicit"},
+				{58, "alpha", "explicit"},
+				{69, "alpha", `binding heading "### Override" (switchboard.yaml:5)`},
+				{79, "beta", `binding heading "Config section" (switchboard.yaml:3)`},
+				{89, "alpha", "default"},
+				{99, "beta", "binding lines 71-76 (switchboard.yaml:7)"},
 			}
 			if len(rep.Blocks) != len(want) {
 				t.Fatalf("got %d blocks, want %d", len(rep.Blocks), len(want))

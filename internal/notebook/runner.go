@@ -298,7 +298,13 @@ func Run(ctx context.Context, path string, opts Options) (*Report, error) {
 	var out bytes.Buffer
 	out.Grow(len(d.Source) + len(d.Source)/2)
 	prev := 0
+	// shift is how many lines the results written so far add before the
+	// next block (removed ones take lines away): once the document is
+	// written, a block's report names its lines there.
+	shift := make([]int, 0, len(blocks))
+	added := 0
 	for i, b := range blocks {
+		shift = append(shift, added)
 		if !ran[i] {
 			rep.Cancelled++
 			rep.Blocks = append(rep.Blocks, report(b, string(toolcall.StatusCancelled), ctx.Err()))
@@ -334,7 +340,9 @@ func Run(ctx context.Context, path string, opts Options) (*Report, error) {
 		if start == len(d.Source) && start > 0 && d.Source[start-1] != '\n' {
 			out.WriteByte('\n')
 		}
+		n := out.Len()
 		out.WriteString(region)
+		added += bytes.Count(out.Bytes()[n:], []byte{'\n'}) - bytes.Count(d.Source[start:end], []byte{'\n'})
 		prev = end
 	}
 	out.Write(d.Source[prev:])
@@ -345,6 +353,26 @@ func Run(ctx context.Context, path string, opts Options) (*Report, error) {
 		return rep, err
 	}
 	rep.Written = true
+	// Where a line of the document as it was is now: results are written
+	// after their blocks, so a line moves by what was written above it.
+	moved := func(line int) int {
+		for j, b := range blocks {
+			if b.Line >= line {
+				return line + shift[j]
+			}
+		}
+		return line + added
+	}
+	for i, b := range blocks {
+		r := &rep.Blocks[i]
+		r.Line += shift[i]
+		r.EndLine += shift[i]
+		if b.dupOf > 0 && r.Error != nil && r.Error.Message == fmt.Sprintf("duplicate block id ^%s: the block at line %d has it too", b.ID, b.dupOf) {
+			c := *r.Error
+			c.Message = fmt.Sprintf("duplicate block id ^%s: the block at line %d has it too", b.ID, moved(b.dupOf))
+			r.Error = &c
+		}
+	}
 	return rep, nil
 }
 
