@@ -15,9 +15,12 @@ import (
 
 // TestGatewayCallSurvivesAClosedStream: the TypeScript SDK's SSE polling
 // example closes the call's event stream mid-call (retry: 2 s). Through
-// the gateway the call still completes, with the log messages the server
-// sent while the stream was closed, on the lean path and on the SDK's
-// (fast_path: false), and no sooner than the server's retry interval.
+// the gateway the call still completes, on the lean path and on the SDK's
+// (fast_path: false), and no sooner than the server's retry interval. The
+// example sends its progress logs with no related request
+// (sendLoggingMessage(params, sessionId)), so the server puts them on its
+// standalone stream: the client gets those sent while the call's stream
+// was closed on its own standalone stream, as it would directly.
 func TestGatewayCallSurvivesAClosedStream(t *testing.T) {
 	t.Parallel()
 	url := testpeer.StartSSEPolling(t)
@@ -42,14 +45,18 @@ func closedStreamCall(t *testing.T, url string, fast bool) {
 	if resp := s.post(`{"jsonrpc":"2.0","id":"lvl","method":"logging/setLevel","params":{"level":"info"}}`, nil); resp.StatusCode != http.StatusOK {
 		t.Fatalf("logging/setLevel: HTTP %d", resp.StatusCode)
 	}
+	standalone := s.openStandalone()
 	begin := time.Now()
 	msgs := s.exchange(`{"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{"name":"poll__long-task","arguments":{}}}`, answerAll)
 	took := time.Since(begin)
 	b, _ := json.Marshal(msgs)
 	text := string(b)
-	for _, want := range []string{"Long task completed successfully!", "Progress: 75% - Almost done (sent while client disconnected)...", "Progress: 100% - Complete!"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("fast_path %v: the client did not get %q: %s", fast, want, text)
+	if !strings.Contains(text, "Long task completed successfully!") {
+		t.Errorf("fast_path %v: the call's stream has no result: %s", fast, text)
+	}
+	for _, want := range []string{"Progress: 75% - Almost done (sent while client disconnected)...", "Progress: 100% - Complete!"} {
+		if got := standalone.waitFor(want, 15*time.Second); !got {
+			t.Errorf("fast_path %v: the client's standalone stream did not get %q (the server sent it on its own); call stream: %s; standalone: %s", fast, want, text, standalone.String())
 		}
 	}
 	if res, _ := msgs[len(msgs)-1]["result"].(map[string]any); res == nil || res["isError"] == true {
