@@ -25,14 +25,43 @@ const (
 // top-level keys are all keys of switchboard.yaml is one. An example
 // marked InvalidExample must break a rule of the schema instead.
 func TestDocsExamplesMatchSchema(t *testing.T) {
+	checked, invalid := 0, 0
+	eachDocsExample(t, func(f, before, src string, root *node) {
+		checked++
+		vs, err := schema.Validate(instance(root, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if before == InvalidExample || before == plannedExample {
+			invalid++
+			if len(vs) == 0 {
+				t.Errorf("%s: an example marked %s breaks no rule of the schema (remove the mark):\n%s", f, before, src)
+			}
+			return
+		}
+		for _, v := range vs {
+			t.Errorf("%s: example breaks the schema: %s: %s; %s\n%s", filepath.Base(f), strings.Join(v.Path, "."), v.Message, v.Fix, src)
+		}
+	})
+	t.Logf("checked %d examples (%d marked as not passing)", checked, invalid)
+	if checked < 15 {
+		t.Errorf("found %d switchboard.yaml examples in the docs, want at least 15", checked)
+	}
+}
+
+// eachDocsExample calls fn with every switchboard.yaml example in
+// docs/*.md and README.md: a ```yaml block whose top-level keys are all
+// keys of switchboard.yaml, with the line before its fence (a mark such as
+// InvalidExample), its source and its parsed tree. Other blocks (a
+// client's file, front matter, a workflow) are skipped.
+func eachDocsExample(t *testing.T, fn func(file, before, src string, root *node)) {
+	t.Helper()
 	files, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	files = append(files, "../../README.md")
 	fence := regexp.MustCompile("(?s)(?:([^\n]*)\n)?```ya?ml\n(.*?)```")
-	checked, invalid := 0, 0
-	for _, f := range files {
+	for _, f := range append(files, "../../README.md") {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -42,28 +71,10 @@ func TestDocsExamplesMatchSchema(t *testing.T) {
 			ps := &problems{}
 			root := parseTree(f, []byte(src), ps)
 			if len(ps.errs) > 0 || root == nil || root.kind != kindMap || !nativeExample(root) {
-				continue // not a switchboard.yaml (a client's file, front matter, a workflow)
-			}
-			checked++
-			vs, err := schema.Validate(instance(root, nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if before == InvalidExample || before == plannedExample {
-				invalid++
-				if len(vs) == 0 {
-					t.Errorf("%s: an example marked %s breaks no rule of the schema (remove the mark):\n%s", f, before, src)
-				}
 				continue
 			}
-			for _, v := range vs {
-				t.Errorf("%s: example breaks the schema: %s: %s; %s\n%s", filepath.Base(f), strings.Join(v.Path, "."), v.Message, v.Fix, src)
-			}
+			fn(f, before, src, root)
 		}
-	}
-	t.Logf("checked %d examples (%d marked as not passing)", checked, invalid)
-	if checked < 15 {
-		t.Errorf("found %d switchboard.yaml examples in the docs, want at least 15", checked)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -80,31 +79,16 @@ func TestPublishedSchemaTransports(t *testing.T) {
 	}
 
 	t.Run("docs examples", func(t *testing.T) {
-		files, err := filepath.Glob("../../docs/*.md")
-		if err != nil {
-			t.Fatal(err)
-		}
-		fence := regexp.MustCompile("(?s)(?:([^\n]*)\n)?```ya?ml\n(.*?)```")
 		checked := 0
-		for _, f := range append(files, "../../README.md") {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
+		eachDocsExample(t, func(f, before, src string, root *node) {
+			if before == InvalidExample || before == plannedExample {
+				return
 			}
-			for _, m := range fence.FindAllStringSubmatch(string(data), -1) {
-				before, src := strings.TrimSpace(m[1]), m[2]
-				ps := &problems{}
-				root := parseTree(f, []byte(src), ps)
-				if len(ps.errs) > 0 || root == nil || root.kind != kindMap || !nativeExample(root) ||
-					before == InvalidExample || before == plannedExample {
-					continue
-				}
-				checked++
-				if err := sch.Validate(instance(root, nil)); err != nil {
-					t.Errorf("%s: the published schema refuses an example: %v\n%s", filepath.Base(f), err, src)
-				}
+			checked++
+			if err := sch.Validate(instance(root, nil)); err != nil {
+				t.Errorf("%s: the published schema refuses an example: %v\n%s", filepath.Base(f), err, src)
 			}
-		}
+		})
 		if checked < 15 {
 			t.Errorf("checked %d examples, want at least 15", checked)
 		}

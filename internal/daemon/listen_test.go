@@ -270,14 +270,9 @@ func TestPerClientListenIsTheServers(t *testing.T) {
 	srv := httpUpstream("lis", upstreams.serve(t))
 	srv.Session = config.SessionPerClient
 	srv.NoIdentityMeta = true
-	cfg := testConfig(srv)
-	cfg.Gateway.Views = []config.View{{Name: config.DefaultViewName, Servers: []string{"lis"}, Prefix: config.PrefixNever}}
-	r := start(t, cfg)
 	// As serve --stdio does before its client's first message: the
 	// server connected (the gateway's shared session) and listed.
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	r.d.waitFirstAttempts(ctx)
+	r, ctx := startNeverView(t, srv)
 
 	var pairs []*listenPair
 	for _, c := range []struct {
@@ -335,12 +330,7 @@ func TestPerClientListenIsTheServers(t *testing.T) {
 func TestSharedListenIsTheServers(t *testing.T) {
 	t.Parallel()
 	s := listenServer(nil)
-	cfg := testConfig(httpUpstream("lis", serveHTTP(t, s, nil)))
-	cfg.Gateway.Views = []config.View{{Name: config.DefaultViewName, Servers: []string{"lis"}, Prefix: config.PrefixNever}}
-	r := start(t, cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	r.d.waitFirstAttempts(ctx)
+	r, ctx := startNeverView(t, httpUpstream("lis", serveHTTP(t, s, nil)))
 
 	pairs := []*listenPair{
 		connectListenPair(t, r, s, "a client listening for tool changes", "", listening),
@@ -389,12 +379,7 @@ func askEverything(c *mcp.Client) {
 func TestNeverViewListenIsAgreedAsTheServer(t *testing.T) {
 	t.Parallel()
 	s := listenServer(nil)
-	cfg := testConfig(httpUpstream("lis", serveHTTP(t, s, nil)))
-	cfg.Gateway.Views = []config.View{{Name: config.DefaultViewName, Servers: []string{"lis"}, Prefix: config.PrefixNever}}
-	r := start(t, cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	r.d.waitFirstAttempts(ctx)
+	r, ctx := startNeverView(t, httpUpstream("lis", serveHTTP(t, s, nil)))
 
 	type introduced struct {
 		ServerInfo   *mcp.Implementation
@@ -438,4 +423,18 @@ func TestNeverViewListenIsAgreedAsTheServer(t *testing.T) {
 	if diff := cmp.Diff(direct, ack(ct)); diff != "" {
 		t.Errorf("what the client was told directly (-) and through the gateway (+):\n%s", diff)
 	}
+}
+
+// startNeverView starts a daemon whose default view is srv (named "lis")
+// with prefix: never, and waits for its first connection attempt; the
+// context it returns ends with the test, 20 s at most.
+func startNeverView(t *testing.T, srv config.Server) (*running, context.Context) {
+	t.Helper()
+	cfg := testConfig(srv)
+	cfg.Gateway.Views = []config.View{{Name: config.DefaultViewName, Servers: []string{"lis"}, Prefix: config.PrefixNever}}
+	r := start(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	r.d.waitFirstAttempts(ctx)
+	return r, ctx
 }
