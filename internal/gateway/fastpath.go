@@ -6,11 +6,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -401,8 +401,8 @@ type fastReply struct {
 }
 
 // request sends a request on the call's stream and waits for the client's
-// answer (see deliverFast), as the SDK's session does: when ctx ends
-// first, the client is told with notifications/cancelled.
+// answer (see deliverFast), as the SDK's session does: askRaw, with the
+// answer decoded and a client's error wrapped as the SDK wraps it.
 func (s *callStream) request(ctx context.Context, method string, params mcp.Params) (mcp.Result, error) {
 	var res mcp.Result
 	switch method {
@@ -419,36 +419,18 @@ func (s *callStream) request(ctx context.Context, method string, params mcp.Para
 	if s.sid == "" {
 		return nil, fmt.Errorf("sending %q: stateless servers cannot make requests", method)
 	}
-	id := `"switchboard-` + strconv.FormatUint(fastRequestIDs.Add(1), 10) + `"`
-	msg, err := marshalNoEscape(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  string          `json:"method"`
-		Params  any             `json:"params"`
-	}{"2.0", json.RawMessage(id), method, params})
-	if err != nil {
-		return nil, fmt.Errorf("sending %q: %w", method, err)
+	raw, err := s.g.askRaw(ctx, rawSink{write: s.write, prefix: s.sid}, method, params)
+	var rpc *jsonrpc.Error
+	switch {
+	case errors.As(err, &rpc):
+		return nil, fmt.Errorf("calling %q: %w", method, rpc)
+	case err != nil:
+		return nil, err
 	}
-	key := s.sid + "\x00" + idKey(json.RawMessage(id))
-	reply := make(chan fastReply, 1)
-	s.g.fastPending.Store(key, reply)
-	defer s.g.fastPending.Delete(key)
-	if !s.write(msg) {
-		return nil, fmt.Errorf("sending %q: the call's stream is closed", method)
+	if err := json.Unmarshal(raw, res); err != nil {
+		return nil, fmt.Errorf("calling %q: decoding the answer: %w", method, err)
 	}
-	select {
-	case rep := <-reply:
-		if rep.err != nil {
-			return nil, fmt.Errorf("calling %q: %w", method, rep.err)
-		}
-		if err := json.Unmarshal(rep.result, res); err != nil {
-			return nil, fmt.Errorf("calling %q: decoding the answer: %w", method, err)
-		}
-		return res, nil
-	case <-ctx.Done():
-		s.notify("notifications/cancelled", &mcp.CancelledParams{RequestID: json.RawMessage(id), Reason: ctx.Err().Error()})
-		return nil, ctx.Err()
-	}
+	return res, nil
 }
 
 // deliverFast hands a client's answer, m, to the request on a call's
