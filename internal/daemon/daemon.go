@@ -166,8 +166,8 @@ func New(opts Options) (_ *Daemon, err error) {
 				ResourceUpdated:  func(uri string) { d.gw.Events(server).ResourceUpdated(uri) },
 				//lint:ignore SA1019 forwarded to gateway clients.
 				Log: func(ctx context.Context, p *mcp.LoggingMessageParams) { d.gw.Events(server).Log(ctx, p) },
-				TaskStatus: func(p json.RawMessage) {
-					d.gw.Events(server).TaskStatus(p)
+				TaskStatus: func(ctx context.Context, p json.RawMessage) {
+					d.gw.Events(server).TaskStatus(ctx, p)
 					d.consoleTaskStatus(server, p)
 				},
 				ElicitationComplete: func(ctx context.Context, p *mcp.ElicitationCompleteParams) {

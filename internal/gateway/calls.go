@@ -268,7 +268,7 @@ func (g *Gateway) Events(server string) upstream.Events {
 	return upstream.Events{
 		ResourceUpdated: func(uri string) { g.resourceUpdated(server, uri) },
 		Log:             func(ctx context.Context, p *mcp.LoggingMessageParams) { g.log(ctx, server, p) },
-		TaskStatus:      func(p json.RawMessage) { g.taskStatus(server, p) },
+		TaskStatus:      func(ctx context.Context, p json.RawMessage) { g.taskStatus(ctx, server, p) },
 		ElicitationComplete: func(ctx context.Context, p *mcp.ElicitationCompleteParams) {
 			g.elicitationComplete(ctx, server, p)
 		},

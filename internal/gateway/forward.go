@@ -70,10 +70,7 @@ func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, arg
 	creq := vs.request(e.server, e.name, args, reqMeta, user, session)
 	creq.OnProgress = notify
 	creq.RequestID = cc.requestID
-	creq.Def = e.own
-	if creq.Unvalidated = vs.isTheServer(e.server, cc.ss); creq.Unvalidated && len(args) == 0 {
-		creq.RawArguments = nil // none, as the client sent them: not {}
-	}
+	vs.checkAs(&creq, e, cc.ss, args)
 	cc.vs, cc.server = vs, e.server
 	ctx = vs.g.withOwner(ctx, vs, cc.ss, user)
 	ctx = context.WithValue(ctx, callerKey{}, cc)
@@ -108,6 +105,19 @@ func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, arg
 		}
 	}
 	return res, err
+}
+
+// checkAs says what creq, client session ss's call of e with args, is
+// checked against: the definition the client was listed (its own
+// upstream session's, for a tool only that session lists), and nothing
+// on a view that is the server (isTheServer), which leaves the checks
+// to the server and sends the arguments as the client sent them (none,
+// not {}, when it sent none).
+func (vs *viewServer) checkAs(creq *toolcall.Request, e toolEntry, ss *mcp.ServerSession, args json.RawMessage) {
+	creq.Def = e.own
+	if creq.Unvalidated = vs.isTheServer(e.server, ss); creq.Unvalidated && len(args) == 0 {
+		creq.RawArguments = nil
+	}
 }
 
 // isTheServer reports whether a call of client session ss to server

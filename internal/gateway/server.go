@@ -26,6 +26,7 @@ type viewServer struct {
 	g            *Gateway
 	specPtr      atomic.Pointer[viewSpec] // replaced when a reload changes the view
 	srv          *mcp.Server
+	info         *mcp.Implementation // srv's own serverInfo
 	instructions string
 
 	mu        sync.Mutex // serialises sync
@@ -74,7 +75,8 @@ func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
 	}
 	vs.specPtr.Store(&spec)
 	view := spec.view.Name
-	vs.srv = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard gateway (" + view + ")", Version: g.version}, &mcp.ServerOptions{
+	vs.info = &mcp.Implementation{Name: "switchboard", Title: "Switchboard gateway (" + view + ")", Version: g.version}
+	vs.srv = mcp.NewServer(vs.info, &mcp.ServerOptions{
 		Instructions: vs.instructions,
 		Logger:       sdkLogger(g.logger.With(logKeyView, view)),
 		Capabilities: &mcp.ServerCapabilities{

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"reflect"
 
@@ -26,16 +27,77 @@ func (vs *viewServer) serverInfoMiddleware(next mcp.MethodHandler) mcp.MethodHan
 		if err != nil || res == nil || !perRequestProtocol(req) {
 			return res, err
 		}
-		server := vs.soleServer()
-		if server == "" {
+		info := vs.soleServerInfo()
+		if info == nil {
 			return res, err
 		}
-		c, cerr := vs.g.ups.Client(server)
-		if cerr != nil || c == nil || c.InitializeResult() == nil || c.InitializeResult().ServerInfo == nil {
-			return res, err
-		}
-		return withServerInfo(res, c.InitializeResult().ServerInfo), nil
+		return withServerInfo(res, info), nil
 	}
+}
+
+// soleServerInfo is the serverInfo of a prefix: never view's one server,
+// as it gave it when it connected; nil on other views, or while the
+// server is not connected.
+func (vs *viewServer) soleServerInfo() *mcp.Implementation {
+	server := vs.soleServer()
+	if server == "" {
+		return nil
+	}
+	c, err := vs.g.ups.Client(server)
+	if err != nil || c == nil || c.InitializeResult() == nil {
+		return nil
+	}
+	return c.InitializeResult().ServerInfo
+}
+
+// withTaskServerInfo returns result, the result of a task request the
+// gateway answers itself beside the SDK (tasks.go) whose params are
+// params, with the view's serverInfo in its _meta when the request is of
+// protocol 2026-07-28 and the result names none, as every other result
+// of such a request gets it: a prefix: never view's one server's
+// (serverInfoMiddleware), else — and until that server is connected —
+// the gateway's own, as the SDK stamps it.
+func (vs *viewServer) withTaskServerInfo(params, result json.RawMessage) json.RawMessage {
+	var p struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return result
+	}
+	if v, ok := p.Meta[mcp.MetaKeyProtocolVersion].(string); !ok || v < protocolPerRequest {
+		return result
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(result, &obj) != nil || obj == nil {
+		return result
+	}
+	var meta map[string]json.RawMessage
+	if raw, ok := obj["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
+		return result
+	}
+	if _, ok := meta[mcp.MetaKeyServerInfo]; ok {
+		return result
+	}
+	info := vs.soleServerInfo()
+	if info == nil {
+		info = vs.info
+	}
+	b, err := marshalNoEscape(info)
+	if err != nil {
+		return result
+	}
+	if meta == nil {
+		meta = map[string]json.RawMessage{}
+	}
+	meta[mcp.MetaKeyServerInfo] = b
+	if obj["_meta"], err = marshalNoEscape(meta); err != nil {
+		return result
+	}
+	out, err := marshalNoEscape(obj)
+	if err != nil {
+		return result
+	}
+	return out
 }
 
 // perRequestProtocol reports whether req is a request of protocol

@@ -66,6 +66,10 @@ type taskEntry struct {
 	// where that is the shared session (stateless requests).
 	up    upstream.Owner
 	hasUp bool
+	// upKey names that upstream session ("" for the shared one): a
+	// server numbers tasks per session, so two owned sessions may give
+	// the same id to tasks of different clients.
+	upKey string
 
 	mu       sync.Mutex
 	recorded bool                // its outcome is in the history
@@ -83,8 +87,38 @@ const maxTasksPerOwner = 1000
 type taskRegistry struct {
 	mu      sync.Mutex
 	owners  map[taskOwner][]*taskEntry // oldest first
-	byServe map[string]*taskEntry      // server + "\x00" + upstream id
+	byServe map[string]*taskEntry      // upstreamTaskKey
 }
+
+// upstreamTaskKey is how the server knows a task: its id on the
+// upstream session (upKey) of server it lives on.
+func upstreamTaskKey(server, upKey, id string) string {
+	return server + "\x00" + upKey + "\x00" + id
+}
+
+// key is e's upstreamTaskKey.
+func (e *taskEntry) key() string { return upstreamTaskKey(e.server, e.upKey, e.upstream) }
+
+// upstreamSession names the upstream session of server that a request
+// made with ctx goes on (upstreamFor): its owner's own, or "" for the
+// shared one.
+func (g *Gateway) upstreamSession(ctx context.Context, server string) string {
+	o, ok := upstream.OwnerFrom(ctx)
+	if !ok {
+		return ""
+	}
+	for _, s := range g.config().Servers {
+		if s.Name == server {
+			if k, owned := o.KeyFor(s.Session); owned {
+				return sessionKeyString(k)
+			}
+		}
+	}
+	return ""
+}
+
+// sessionKeyString is an owned upstream session's key as upKey holds it.
+func sessionKeyString(k upstream.SessionKey) string { return string(k.Mode) + ":" + k.ID }
 
 // add records e under its owner, giving it the upstream's id unless the
 // owner has a task of another server by that id.
@@ -102,11 +136,11 @@ func (r *taskRegistry) add(e *taskEntry) {
 	}
 	list := append(r.owners[e.owner], e)
 	if len(list) > maxTasksPerOwner {
-		delete(r.byServe, list[0].server+"\x00"+list[0].upstream)
+		delete(r.byServe, list[0].key())
 		list = list[1:]
 	}
 	r.owners[e.owner] = list
-	r.byServe[e.server+"\x00"+e.upstream] = e
+	r.byServe[e.key()] = e
 }
 
 // get returns the owner's task id, or nil.
@@ -147,7 +181,7 @@ func (r *taskRegistry) forget(e *taskEntry) {
 	if len(r.owners[e.owner]) == 0 {
 		delete(r.owners, e.owner)
 	}
-	delete(r.byServe, e.server+"\x00"+e.upstream)
+	delete(r.byServe, e.key())
 }
 
 // dropSession forgets the tasks of a session that ended.
@@ -162,17 +196,18 @@ func (r *taskRegistry) dropSession(sid string) {
 			continue
 		}
 		for _, e := range list {
-			delete(r.byServe, e.server+"\x00"+e.upstream)
+			delete(r.byServe, e.key())
 		}
 		delete(r.owners, o)
 	}
 }
 
-// byUpstream returns the task server knows by id, or nil.
-func (r *taskRegistry) byUpstream(server, id string) *taskEntry {
+// byUpstream returns the task server knows by id on its upstream session
+// upKey, or nil.
+func (r *taskRegistry) byUpstream(server, upKey, id string) *taskEntry {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.byServe[server+"\x00"+id]
+	return r.byServe[upstreamTaskKey(server, upKey, id)]
 }
 
 // taskMethods are the methods of tasks the gateway answers itself.
@@ -326,6 +361,7 @@ func (tr *taskRequest) answer(cs *callStream, result any) {
 		tr.fail(cs, err)
 		return
 	}
+	out = tr.vs.withTaskServerInfo(tr.m.Params, out)
 	var b bytes.Buffer
 	b.WriteString(eventPrefix)
 	b.WriteString(`{"jsonrpc":"2.0","id":`)
@@ -464,6 +500,9 @@ func (tr *taskRequest) call(ctx context.Context) {
 	vs.mu.Lock()
 	te, ok := vs.tools[p.Name]
 	vs.mu.Unlock()
+	if oe, own := vs.ownTool(tr.ss, p.Name); own {
+		te, ok = oe, true // as the client's own upstream session listed it
+	}
 	user, session := tr.identity(p.Meta)
 	ctx, cs := tr.stream(ctx)
 	if cs != nil {
@@ -471,7 +510,8 @@ func (tr *taskRequest) call(ctx context.Context) {
 	}
 	cc := &clientCall{ss: tr.ss, stream: cs, level: tr.g.callerLevel(tr.gw, p.Meta, tr.ss), requestID: tr.m.ID}
 	if !ok {
-		// As for any call of a name the view does not list (unlisted.go).
+		// As for any call of a name the view does not list (unlisted.go):
+		// on a view that is the server, the server says whether it has it.
 		server, tool, err := vs.resolveUnlisted(p.Name)
 		if err != nil {
 			_ = vs.g.eng.Refuse(ctx, vs.request(server, tool, p.Arguments, p.Meta, user, session), err)
@@ -486,12 +526,18 @@ func (tr *taskRequest) call(ctx context.Context) {
 	ctx = vs.g.withOwner(ctx, vs, tr.ss, user)
 	up, hasUp := upstream.OwnerFrom(ctx)
 	creq := vs.request(te.server, te.name, p.Arguments, p.Meta, user, session)
+	vs.checkAs(&creq, te, tr.ss, p.Arguments)
 	creq.Task = p.Task
 	creq.RequestID = tr.m.ID
 	ctx, span := vs.g.eng.Tracing().StartServer(ctx, telemetry.Request{Method: tr.m.method, Target: p.Name, Meta: p.Meta, Header: tr.header, Session: tr.sid, RequestID: string(tr.m.ID)})
 	res, err := vs.runTask(ctx, cc, te, creq, user, session)
 	span.EndTool(nil, err)
 	if ctx.Err() != nil {
+		return
+	}
+	if rpc := serverRPCError(err); rpc != nil && creq.Unvalidated {
+		// As the server answered it, as a plain call's (answeredByServer).
+		tr.send(cs, errorEvent(tr.m.ID, rpc))
 		return
 	}
 	if err != nil {
@@ -510,7 +556,8 @@ func (tr *taskRequest) call(ctx context.Context) {
 		tr.fail(cs, fault.New(fault.Protocol, "%s answered the call of %s as a task without a taskId", te.server, te.name))
 		return
 	}
-	e := &taskEntry{owner: tr.owner, server: te.server, upstream: task.TaskID, req: creq, created: time.Now(), ss: tr.ss, vs: vs, up: up, hasUp: hasUp}
+	e := &taskEntry{owner: tr.owner, server: te.server, upstream: task.TaskID, req: creq, created: time.Now(), ss: tr.ss, vs: vs,
+		up: up, hasUp: hasUp, upKey: tr.g.upstreamSession(ctx, te.server)}
 	e.req.Task = nil
 	tr.g.tasks.add(e)
 	tr.answer(cs, map[string]json.RawMessage{"task": relabel(e, res.Task)})
@@ -600,12 +647,16 @@ func (tr *taskRequest) cancel(ctx context.Context) {
 	tr.answer(nil, task)
 }
 
-// list answers tasks/list with the caller's own tasks, each as the
-// server gives it now (tasks/get): the server's own list would show the
-// tasks of every client of the gateway. Tasks the server no longer has
-// are forgotten. It is one page.
+// list answers tasks/list. On a prefix: never view of one server whose
+// clients have upstream sessions of their own (listsOwn) it is the
+// server's answer on the caller's session (listOwn). Elsewhere it is the
+// caller's own tasks, newest first, each as the server gives it now
+// (tasks/get), in one page: a shared session's own list would show the
+// tasks of every client of the gateway, and a view of several servers
+// has no one server's pages to give. Tasks the server no longer has are
+// forgotten.
 func (tr *taskRequest) list(ctx context.Context) {
-	if server := tr.vs.soleServer(); tr.vs.isTheServer(server, tr.ss) {
+	if server := tr.vs.soleServer(); tr.listsOwn(server) {
 		tr.listOwn(ctx, server)
 		return
 	}
@@ -628,14 +679,31 @@ func (tr *taskRequest) list(ctx context.Context) {
 	tr.answer(nil, map[string]any{"tasks": tasks})
 }
 
-// listOwn answers tasks/list on a view that is its server (isTheServer:
-// prefix: never, one per_client server) from the client's own upstream
-// session, as the server answers it: its order, its pages and cursors,
-// its error if it has no tasks/list. Only the tasks this client created
-// through the gateway are kept, in case the server shows a session
-// tasks that are not its own (the specification asks servers to bind
-// tasks to their session, but the TypeScript SDK's examples show any
-// task to anyone); on that session they are all of them.
+// listsOwn reports whether tasks/list is answered from server's own
+// list on the caller's upstream session: server is a prefix: never
+// view's one server (soleServer) whose session mode is per_client or
+// per_user, and the caller has a session of its own (not stateless).
+func (tr *taskRequest) listsOwn(server string) bool {
+	if server == "" || tr.ss == nil || tr.gw.Stateless {
+		return false
+	}
+	for _, s := range tr.g.config().Servers {
+		if s.Name == server {
+			return s.Session.Owned()
+		}
+	}
+	return false
+}
+
+// listOwn answers tasks/list on a view that is its server's (listsOwn)
+// from the caller's own upstream session (per_user: its user's), as the
+// server answers it: its order, its pages and cursors, its error if it
+// has no tasks/list. Only the tasks this client session created through
+// the gateway are kept — those it may tasks/get —, in case the server
+// shows a session tasks that are not its own (the specification asks
+// servers to bind tasks to their session, but the TypeScript SDK's
+// examples show any task to anyone) and, per_user, for the user's other
+// clients' tasks; on a per_client session they are all of them.
 func (tr *taskRequest) listOwn(ctx context.Context, server string) {
 	var p map[string]json.RawMessage
 	if len(tr.m.Params) > 0 && json.Unmarshal(tr.m.Params, &p) != nil {
@@ -656,6 +724,7 @@ func (tr *taskRequest) listOwn(ctx context.Context, server string) {
 	}
 	user, _ := tr.identity(meta)
 	ctx = tr.g.withOwner(ctx, tr.vs, tr.ss, user)
+	upKey := tr.g.upstreamSession(ctx, server)
 	c, err := tr.g.upstreamFor(ctx, server)
 	if err != nil {
 		tr.fail(nil, upstreamError(server, err))
@@ -691,7 +760,7 @@ func (tr *taskRequest) listOwn(ctx context.Context, server string) {
 		if json.Unmarshal(task, &t) != nil {
 			continue
 		}
-		e := tr.g.tasks.byUpstream(server, t.TaskID)
+		e := tr.g.tasks.byUpstream(server, upKey, t.TaskID)
 		if e == nil || e.owner != tr.owner {
 			continue
 		}
@@ -785,15 +854,20 @@ func (tr *taskRequest) result(ctx context.Context) {
 // stream (notify.go) — a connection's one stream, a streamable-HTTP
 // session's standalone stream if the client has one open. A stateless
 // client has neither outside its tasks/result: it learns the status by
-// polling, as the specification has it.
-func (g *Gateway) taskStatus(server string, params json.RawMessage) {
+// polling, as the specification has it. ctx names the owned upstream
+// session that sent it, if any (upstream.SessionKeyFrom).
+func (g *Gateway) taskStatus(ctx context.Context, server string, params json.RawMessage) {
 	var p struct {
 		TaskID string `json:"taskId"`
 	}
 	if json.Unmarshal(params, &p) != nil || p.TaskID == "" {
 		return
 	}
-	e := g.tasks.byUpstream(server, p.TaskID)
+	upKey := ""
+	if k, ok := upstream.SessionKeyFrom(ctx); ok {
+		upKey = sessionKeyString(k)
+	}
+	e := g.tasks.byUpstream(server, upKey, p.TaskID)
 	if e == nil {
 		return
 	}

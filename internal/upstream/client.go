@@ -47,8 +47,10 @@ type Events struct {
 	//lint:ignore SA1019 servers still send log messages; the gateway forwards them (deprecated only from protocol 2026-07-28).
 	Log func(context.Context, *mcp.LoggingMessageParams)
 	// TaskStatus receives the params of a notifications/tasks/status
-	// (tasks.go), as the server sent them.
-	TaskStatus func(params json.RawMessage)
+	// (tasks.go), as the server sent them. Its context carries the owned
+	// session it came from (SessionKeyFrom), if any: a task id is only
+	// unique within its session.
+	TaskStatus func(ctx context.Context, params json.RawMessage)
 	// ElicitationComplete receives a notifications/elicitation/complete:
 	// the server says a URL-mode elicitation is done. Its context carries
 	// the owned session it came from (SessionKeyFrom), if any.

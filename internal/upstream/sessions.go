@@ -219,9 +219,10 @@ func (o *ownedSessions) dialOptions(key SessionKey) DialOptions {
 		PromptsChanged:   func() { o.notify(key, methodPromptsChanged) },
 		ResourcesChanged: func() { o.notify(key, methodResourcesChanged) },
 		ResourceUpdated:  func(uri string) { o.notifyUpdated(key, uri) },
-		// A task's status names its task, which the gateway knows the
-		// owner of: it goes as the shared session's does.
-		TaskStatus: ev.TaskStatus,
+	}
+	if f := ev.TaskStatus; f != nil {
+		// Tagged too: two sessions may number their tasks alike.
+		d.Events.TaskStatus = func(ctx context.Context, p json.RawMessage) { f(tag(ctx), p) }
 	}
 	if f := ev.Log; f != nil {
 		d.Events.Log = func(ctx context.Context, p *mcp.LoggingMessageParams) { f(tag(ctx), p) }
@@ -335,16 +336,27 @@ func (s *Supervisor) SessionClient(ctx context.Context) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	mode := s.opts.Server.Session
 	o, _ := OwnerFrom(ctx)
-	if !mode.Owned() || o.Session == "" {
+	key, ok := o.KeyFor(s.opts.Server.Session)
+	if !ok {
 		return shared, nil
+	}
+	return s.owned.get(ctx, key, o.Session)
+}
+
+// KeyFor names the upstream session o's requests use on a server whose
+// session mode is mode: its own (per_client: its gateway session's;
+// per_user: its user's), or — false — the shared one, for a shared
+// server or an owner without a gateway session.
+func (o Owner) KeyFor(mode config.SessionMode) (SessionKey, bool) {
+	if !mode.Owned() || o.Session == "" {
+		return SessionKey{}, false
 	}
 	id := o.Session
 	if mode == config.SessionPerUser {
 		id = o.User
 	}
-	return s.owned.get(ctx, SessionKey{Mode: mode, ID: id}, o.Session)
+	return SessionKey{Mode: mode, ID: id}, true
 }
 
 // SessionClient is Supervisor.SessionClient for the named server.

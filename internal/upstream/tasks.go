@@ -47,7 +47,7 @@ type taskState struct {
 	conn     atomic.Pointer[rawConn] // the connection, on transports that are wrapped
 	next     atomic.Uint64
 	pending  sync.Map // raw request id -> chan *jsonrpc.Response
-	onStatus func(json.RawMessage)
+	onStatus func(context.Context, json.RawMessage)
 }
 
 // rawIDPrefix starts the ids of the requests the client sends itself on
@@ -138,7 +138,7 @@ func (s *taskState) observe(method string, result json.RawMessage) {
 // streamable HTTP, the SDK's event streams (progressScan, launch.go).
 func (s *taskState) statusChanged(params json.RawMessage) {
 	if s.onStatus != nil {
-		s.onStatus(params)
+		s.onStatus(context.Background(), params)
 	}
 }
 
