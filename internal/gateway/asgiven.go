@@ -110,10 +110,12 @@ func (vs *viewServer) asGivenMiddleware(next mcp.MethodHandler) mcp.MethodHandle
 		if !ok || !sameTarget(method, req, sent) {
 			return res, nil
 		}
-		ss, _ := req.GetSession().(*mcp.ServerSession)
-		c, cerr := vs.g.upstreamFor(vs.owned(ctx, req.GetExtra(), requestMeta(req), ss), srv.Name)
-		if cerr != nil || !asGivenVersion(req, c) {
-			return res, nil
+		if perRequestProtocol(req) {
+			ss, _ := req.GetSession().(*mcp.ServerSession)
+			c, cerr := vs.g.upstreamFor(vs.owned(ctx, req.GetExtra(), requestMeta(req), ss), srv.Name)
+			if cerr != nil || !asGivenVersion(req, c) {
+				return res, nil
+			}
 		}
 		return &asGivenResult{raw: raw}, nil
 	}
