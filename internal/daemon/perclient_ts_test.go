@@ -280,28 +280,16 @@ func normalizeLine(l testpeer.TSResult, resultOnly, view bool) any {
 }
 
 // sdkShape takes back what the go-sdk's types do to a message that
-// means the same (docs/gateway.md's fidelity table says so): on the
-// view's side, the cache hints they always send (ttlMs 0, cacheScope
-// "public", the protocol's defaults) where the server sent none; on the
-// server's side, a false they leave out (a prompt argument's required, a
-// completion's hasMore); on both, empty params.
+// means the same (docs/gateway.md's fidelity table says so): empty
+// params, which the SDK writes on the view's notifications where the
+// server wrote none. Results are the server's bytes (perclient_bytes_test.go):
+// no cache hints added, no false left out.
 func sdkShape(v any, view bool) any {
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
 			out[k] = sdkShape(e, view)
-		}
-		if view && out["ttlMs"] == float64(0) && out["cacheScope"] == "public" {
-			delete(out, "ttlMs")
-			delete(out, "cacheScope")
-		}
-		if !view {
-			for _, k := range []string{"required", "hasMore"} {
-				if out[k] == false {
-					delete(out, k)
-				}
-			}
 		}
 		if p, ok := out["params"].(map[string]any); ok && len(p) == 0 {
 			delete(out, "params")

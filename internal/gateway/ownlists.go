@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -58,6 +59,9 @@ const (
 // use and again after the session's list_changed of it.
 type ownList struct {
 	c *upstream.Client
+	// keepRaw keeps each page's result as the server wrote it, for a
+	// per_client session's client (asgiven.go).
+	keepRaw bool
 
 	fetch sync.Mutex // serialises fetching
 
@@ -83,7 +87,8 @@ func (l *ownLists) entry(server string, key upstream.SessionKey, c *upstream.Cli
 	k := ownListKey{server, key}
 	e := l.m[k]
 	if e == nil || e.c != c {
-		e = &ownList{c: c, gen: map[string]uint64{}, fetched: map[string]bool{}, stable: map[string]bool{}}
+		e = &ownList{c: c, keepRaw: key.Mode == config.SessionPerClient,
+			gen: map[string]uint64{}, fetched: map[string]bool{}, stable: map[string]bool{}}
 		l.m[k] = e
 	}
 	return e
@@ -144,16 +149,16 @@ func (e *ownList) load(ctx context.Context, server, kind string) error {
 	switch kind {
 	case listTools:
 		var defs []*mcp.Tool
-		if defs, pages["tools/list"], err = fetchPages(ctx, e.c.ListToolsPage); err == nil {
+		if defs, pages["tools/list"], err = fetchPages(ctx, "tools/list", e.keepRaw, e.c.ListToolsPage); err == nil {
 			for _, d := range defs {
 				tools = append(tools, catalog.CompileTool(server, d))
 			}
 		}
 	case listPrompts:
-		prompts, pages["prompts/list"], err = fetchPages(ctx, e.c.ListPromptsPage)
+		prompts, pages["prompts/list"], err = fetchPages(ctx, "prompts/list", e.keepRaw, e.c.ListPromptsPage)
 	case listResources:
-		if resources, pages["resources/list"], err = fetchPages(ctx, e.c.ListResourcesPage); err == nil {
-			templates, pages["resources/templates/list"], err = fetchPages(ctx, e.c.ListResourceTemplatesPage)
+		if resources, pages["resources/list"], err = fetchPages(ctx, "resources/list", e.keepRaw, e.c.ListResourcesPage); err == nil {
+			templates, pages["resources/templates/list"], err = fetchPages(ctx, "resources/templates/list", e.keepRaw, e.c.ListResourceTemplatesPage)
 		}
 	}
 	if err != nil {
@@ -207,15 +212,18 @@ const maxStableFetches = 3
 
 // page is one page of a list as the server gave it: the cursor that
 // asked for it ("" the first), the server's cursor of the next ("" after
-// the last), and where its entries lie in the whole list.
+// the last), where its entries lie in the whole list, and (when kept)
+// its result as the server wrote it.
 type page struct {
 	cursor, next string
 	lo, hi       int
+	raw          json.RawMessage
 }
 
-// fetchPages lists every page get gives, following the server's cursors,
-// and returns the entries (nil ones left out) and the pages.
-func fetchPages[T comparable](ctx context.Context, get func(context.Context, string) ([]T, string, error)) ([]T, []page, error) {
+// fetchPages lists every page get gives (a list method's), following the
+// server's cursors, and returns the entries (nil ones left out) and the
+// pages, each with its result as the server wrote it if keepRaw.
+func fetchPages[T comparable](ctx context.Context, method string, keepRaw bool, get func(context.Context, string) ([]T, string, error)) ([]T, []page, error) {
 	var (
 		all   []T
 		pages []page
@@ -224,7 +232,11 @@ func fetchPages[T comparable](ctx context.Context, get func(context.Context, str
 	seen := map[string]bool{}
 	cursor := ""
 	for {
-		items, next, err := get(ctx, cursor)
+		pctx, capt := ctx, (*upstream.ResultCapture)(nil)
+		if keepRaw {
+			pctx, capt = upstream.CaptureResult(ctx, method)
+		}
+		items, next, err := get(pctx, cursor)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -234,7 +246,7 @@ func fetchPages[T comparable](ctx context.Context, get func(context.Context, str
 				all = append(all, it)
 			}
 		}
-		pages = append(pages, page{cursor: cursor, next: next, lo: lo, hi: len(all)})
+		pages = append(pages, page{cursor: cursor, next: next, lo: lo, hi: len(all), raw: rawPage(capt)})
 		if next == "" {
 			return all, pages, nil
 		}
@@ -390,7 +402,7 @@ func (vs *viewServer) list(ctx context.Context, method, kind string, req mcp.Req
 	own := vs.openOwnLists(ctx, req, kind)
 	for _, o := range own {
 		if o.server == sole {
-			return vs.ownPage(ctx, method, cursor, o)
+			return vs.ownPage(ctx, req, method, cursor, o)
 		}
 	}
 	if cursor != "" {
@@ -453,8 +465,9 @@ var protocolCacheDefault = mcp.Cacheable{CacheScope: "public"}
 // gave them to the session, named and filtered as the view names and
 // filters entries. A cursor of a list since replaced (the server said it
 // changed) is passed to the server, which answers it as it would the
-// client directly.
-func (vs *viewServer) ownPage(ctx context.Context, method, cursor string, o ownedServer) (mcp.Result, error) {
+// client directly. A page the view shows whole and unchanged reaches a
+// per_client session's client as the server wrote it (asgiven.go).
+func (vs *viewServer) ownPage(ctx context.Context, req mcp.Request, method, cursor string, o ownedServer) (mcp.Result, error) {
 	e := o.list
 	e.mu.Lock()
 	var (
@@ -488,6 +501,10 @@ func (vs *viewServer) ownPage(ctx context.Context, method, cursor string, o owne
 	e.mu.Unlock()
 	var err error
 	if !found {
+		var capt *upstream.ResultCapture
+		if e.keepRaw {
+			ctx, capt = upstream.CaptureResult(ctx, method)
+		}
 		switch method {
 		case "tools/list":
 			var defs []*mcp.Tool
@@ -508,48 +525,61 @@ func (vs *viewServer) ownPage(ctx context.Context, method, cursor string, o owne
 		if err != nil {
 			return nil, upstreamError(o.server, err)
 		}
+		pg.raw = rawPage(capt)
 	}
 	spec := vs.spec()
+	var (
+		out       mcp.Result
+		unchanged = true // every entry shown as the server listed it
+	)
 	switch method {
 	case "tools/list":
-		out := &mcp.ListToolsResult{Cacheable: protocolCacheDefault, Tools: []*mcp.Tool{}, NextCursor: pg.next}
+		r := &mcp.ListToolsResult{Cacheable: protocolCacheDefault, Tools: []*mcp.Tool{}, NextCursor: pg.next}
 		for _, t := range tools {
-			if te, ok := vs.ownViewTool(spec, t); ok {
-				out.Tools = append(out.Tools, te.def)
+			te, ok := vs.ownViewTool(spec, t)
+			if ok {
+				r.Tools = append(r.Tools, te.def)
 			}
+			unchanged = unchanged && ok && te.def.Name == t.Def.Name && te.def.Description == t.Def.Description
 		}
-		return out, nil
+		out = r
 	case "prompts/list":
-		out := &mcp.ListPromptsResult{Cacheable: protocolCacheDefault, Prompts: []*mcp.Prompt{}, NextCursor: pg.next}
+		r := &mcp.ListPromptsResult{Cacheable: protocolCacheDefault, Prompts: []*mcp.Prompt{}, NextCursor: pg.next}
 		for _, p := range prompts {
 			if p == nil {
 				continue
 			}
 			def := *p
 			def.Name = vs.ownPromptName(spec, o.server, p.Name)
-			out.Prompts = append(out.Prompts, &def)
+			unchanged = unchanged && def.Name == p.Name
+			r.Prompts = append(r.Prompts, &def)
 		}
-		return out, nil
+		out = r
 	case "resources/list":
-		out := &mcp.ListResourcesResult{Cacheable: protocolCacheDefault, Resources: []*mcp.Resource{}, NextCursor: pg.next}
-		for _, r := range resources {
-			if r == nil {
+		r := &mcp.ListResourcesResult{Cacheable: protocolCacheDefault, Resources: []*mcp.Resource{}, NextCursor: pg.next}
+		for _, res := range resources {
+			if res == nil {
 				continue
 			}
-			def := *r
-			def.URI = vs.ownResourceURI(o.server, r.URI)
-			out.Resources = append(out.Resources, &def)
+			def := *res
+			def.URI = vs.ownResourceURI(o.server, res.URI)
+			unchanged = unchanged && def.URI == res.URI
+			r.Resources = append(r.Resources, &def)
 		}
-		return out, nil
+		out = r
 	default:
-		out := &mcp.ListResourceTemplatesResult{Cacheable: protocolCacheDefault, ResourceTemplates: []*mcp.ResourceTemplate{}, NextCursor: pg.next}
+		r := &mcp.ListResourceTemplatesResult{Cacheable: protocolCacheDefault, ResourceTemplates: []*mcp.ResourceTemplate{}, NextCursor: pg.next}
 		for _, t := range templates {
 			if t != nil {
-				out.ResourceTemplates = append(out.ResourceTemplates, t)
+				r.ResourceTemplates = append(r.ResourceTemplates, t)
 			}
 		}
-		return out, nil
+		out = r
 	}
+	if given, ok := vs.pageAsGiven(req, o, pg, unchanged); ok {
+		return given, nil
+	}
+	return out, nil
 }
 
 // ownViewTool is tool t of an owned session as the view shows it, and

@@ -124,8 +124,13 @@ func mergeObjects(a, b map[string]any) map[string]any {
 	return a
 }
 
-// apply adds the annotations to result, the result of the answer.
+// apply adds the annotations to result, the result of the answer. A
+// result that has them already (a tools/list a view that is its server
+// answers as the server wrote it: asgiven.go) is returned unchanged.
 func (t *taskAnnotations) apply(result json.RawMessage) (json.RawMessage, bool) {
+	if t.caps == nil && t.annotated(result) {
+		return result, true
+	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(result, &obj) != nil {
 		return nil, false
@@ -154,6 +159,26 @@ func (t *taskAnnotations) apply(result json.RawMessage) (json.RawMessage, bool) 
 	}
 	out, err := marshalNoEscape(obj)
 	return out, err == nil
+}
+
+// annotated reports whether every tool of result, a tools/list result,
+// already has the execution t gives it.
+func (t *taskAnnotations) annotated(result json.RawMessage) bool {
+	var r struct {
+		Tools []struct {
+			Name      string          `json:"name"`
+			Execution json.RawMessage `json:"execution"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(result, &r) != nil {
+		return false
+	}
+	for _, tool := range r.Tools {
+		if x, ok := t.exec[tool.Name]; ok && !sameJSON(json.RawMessage(bytes.TrimSpace(tool.Execution)), x) {
+			return false
+		}
+	}
+	return true
 }
 
 // annotatingWriter holds the SDK's answer to an initialize or tools/list

@@ -444,6 +444,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if ts := t.tasks.Load(); ts != nil && posted != nil && resp.StatusCode == http.StatusOK && req.Context().Value(fastRequestKey{}) == nil {
 		ts.sniffHTTP(posted, resp)
 	}
+	if posted != nil {
+		captureHTTP(req.Context(), posted, resp) // rawresults.go
+	}
 	return resp, nil
 }
 

@@ -48,6 +48,9 @@ type taskState struct {
 	next     atomic.Uint64
 	pending  sync.Map // raw request id -> chan *jsonrpc.Response
 	onStatus func(context.Context, json.RawMessage)
+	// captures are the SDK's requests whose results a caller keeps
+	// (rawresults.go).
+	captures resultCaptures
 }
 
 // rawIDPrefix starts the ids of the requests the client sends itself on
@@ -279,6 +282,7 @@ func (c *rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			if m.Error == nil && c.s.noted.Load() > 0 {
 				c.s.answered(idKey(m.ID), m.Result)
 			}
+			c.s.captures.read(m) // rawresults.go
 		case *jsonrpc.Request:
 			if !m.IsCall() && m.Method == "notifications/tasks/status" {
 				c.s.statusChanged(m.Params)
@@ -293,6 +297,7 @@ func (c *rawConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if r, ok := msg.(*jsonrpc.Request); ok && r.IsCall() && (r.Method == "initialize" || r.Method == "tools/list") {
 		c.s.note(idKey(r.ID), r.Method)
 	}
+	c.s.captures.writing(ctx, msg) // rawresults.go
 	return c.Connection.Write(ctx, msg)
 }
 
@@ -343,20 +348,22 @@ func (s *taskState) sniffHTTP(body []byte, resp *http.Response) {
 	}
 	id := string(bytes.TrimSpace(m.ID))
 	s.note(id, m.Method)
-	resp.Body = &answerSniff{ReadCloser: resp.Body, s: s, id: id,
-		stream: strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")}
+	resp.Body = &answerSniff{ReadCloser: resp.Body, id: id,
+		stream:   strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"),
+		answered: func(result json.RawMessage) { s.answered(id, result) }}
 }
 
 // answerSniff keeps a copy of an answer's body, up to maxSniff, and
-// reads it once the body has been read to its end.
+// reads it once the body has been read to its end: the result of the
+// answer with the JSON id goes to answered (an error answer to none).
 type answerSniff struct {
 	io.ReadCloser
-	s      *taskState
-	id     string
-	stream bool
-	buf    []byte
-	over   bool
-	done   bool
+	id       string
+	stream   bool
+	answered func(result json.RawMessage)
+	buf      []byte
+	over     bool
+	done     bool
 }
 
 func (a *answerSniff) Read(p []byte) (int, error) {
@@ -368,7 +375,9 @@ func (a *answerSniff) Read(p []byte) (int, error) {
 			a.buf = append(a.buf, p[:n]...)
 		}
 	}
-	if err != nil || (a.stream && bytes.Contains(p[:n], []byte("\n\n"))) {
+	// An event ends at a blank line, which may begin in the read before
+	// this one: look from the byte before what was read.
+	if err != nil || (a.stream && n > 0 && bytes.Contains(a.buf[max(0, len(a.buf)-n-1):], []byte("\n\n"))) {
 		a.scan()
 	}
 	return n, err
@@ -391,7 +400,7 @@ func (a *answerSniff) scan() {
 		}
 		a.done = true
 		if m.Error == nil {
-			a.s.answered(a.id, m.Result)
+			a.answered(m.Result)
 		}
 		return true
 	}
