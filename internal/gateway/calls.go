@@ -232,7 +232,8 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 			if elicitsAsGiven(ctx) {
 				// The client's own session: as the server sent it.
 				c, _ := cctx.Value(callerKey{}).(*clientCall)
-				return g.elicitAsGiven(cctx, c, ss, p)
+				sent, _ := upstream.SentRequestFrom(ctx)
+				return g.elicitAsGiven(cctx, c, ss, p, sent)
 			}
 			if err := elicitModeDeclared(ss, p); err != nil {
 				return nil, err
