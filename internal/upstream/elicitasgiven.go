@@ -112,6 +112,9 @@ func (r ClientRequests) elicitAsGivenMiddleware(kept *keptMessages) mcp.Middlewa
 			var raw json.RawMessage
 			if m, ok := kept.takeMeta(&p.Meta); ok {
 				raw = m.params
+				if m.standalone {
+					ctx = context.WithValue(ctx, standaloneKey{}, true)
+				}
 			}
 			res, answer, err := r.elicitAsGiven(ctx, &p, raw)
 			if err != nil || answer == nil {

@@ -51,10 +51,12 @@ const metaKeyKept = "io.switchboard/kept"
 type standaloneKey struct{}
 
 // SentOutsideRequests reports whether the log message [Events.Log] was
-// given with ctx came on the server's standalone event stream (streamable
-// HTTP): outside any request, where a client of the server would read it
-// on its own standalone stream. False where the transport does not say
-// (stdio, SSE, WebSocket) and for a message sent on a request's stream.
+// given with ctx, or the elicitation ClientRequests.Elicit was given with
+// ctx (a session that passes elicitation on as given), came on the
+// server's standalone event stream (streamable HTTP): outside any
+// request, where a client of the server would read it on its own
+// standalone stream. False where the transport does not say (stdio, SSE,
+// WebSocket) and for a message sent on a request's stream.
 func SentOutsideRequests(ctx context.Context) bool {
 	v, _ := ctx.Value(standaloneKey{}).(bool)
 	return v
