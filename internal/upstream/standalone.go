@@ -296,8 +296,10 @@ func (b *markingBody) feed(chunk []byte) {
 			return
 		}
 		b.buf = append(b.buf, chunk[:i]...)
-		if out := b.marker.line(b.buf[b.line:]); out != nil {
-			b.buf = append(b.buf[:b.line], out...)
+		if len(b.buf)-b.line <= maxScanLine {
+			if out := b.marker.line(b.buf[b.line:]); out != nil {
+				b.buf = append(b.buf[:b.line], out...)
+			}
 		}
 		b.buf = append(b.buf, '\n')
 		b.line = len(b.buf)
