@@ -251,10 +251,41 @@ const (
 	rawAnswerJSON = `{"action":"accept","content":{"zeta":9007199254740993,"alpha":1.10,"mid":"x"},"_meta":{"z":1.10,"a":9007199254740993}}`
 )
 
+// twoOf lets two calls on: wait returns once two have called it.
+type twoOf struct {
+	mu sync.Mutex
+	n  int
+	ch chan struct{}
+}
+
+func (b *twoOf) reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.n, b.ch = 0, make(chan struct{})
+}
+
+func (b *twoOf) wait(ctx context.Context) error {
+	b.mu.Lock()
+	ch := b.ch
+	if b.n++; b.n == 2 {
+		close(ch)
+	}
+	b.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // rawElicitServer is a go-sdk server whose tool "ask" elicits rawSchema
 // during the call, and "later" from a goroutine of its own after the
-// call returned, outside any request; each outcome goes to done.
-func rawElicitServer(done chan<- error) *mcp.Server {
+// call returned, outside any request; each outcome goes to done. Its
+// tool "pair" elicits once two calls of it are in, and returns once both
+// were answered (in, answered): both calls run while each elicitation
+// travels.
+func rawElicitServer(done chan<- error, in, answered *twoOf) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "raw", Version: "1"}, nil)
 	params := func(what string) *mcp.ElicitParams {
 		return &mcp.ElicitParams{
@@ -269,6 +300,21 @@ func rawElicitServer(done chan<- error) *mcp.Server {
 			return nil, nil, err
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action}}}, nil, nil
+	})
+	type pairArgs struct {
+		Key string `json:"key"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "pair"}, func(ctx context.Context, req *mcp.CallToolRequest, a pairArgs) (*mcp.CallToolResult, any, error) {
+		if err := in.wait(ctx); err != nil {
+			return nil, nil, err
+		}
+		if _, err := req.Session.Elicit(ctx, params("pair "+a.Key)); err != nil {
+			return nil, nil, err
+		}
+		if err := answered.wait(ctx); err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "answered"}}}, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "later"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		ss := req.Session
@@ -306,7 +352,8 @@ func rawElicitServer(done chan<- error) *mcp.Server {
 func TestPrefixNeverPerClientAsSentOverHTTP(t *testing.T) {
 	t.Parallel()
 	done := make(chan error, 1)
-	seen := &answersSeen{next: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return rawElicitServer(done) }, nil)}
+	var in, answered twoOf
+	seen := &answersSeen{next: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return rawElicitServer(done, &in, &answered) }, nil)}
 	hs := httptest.NewServer(seen)
 	t.Cleanup(hs.Close) // after the daemons, whose sessions hold its streams
 	var round pairRound
@@ -404,6 +451,52 @@ func TestPrefixNeverPerClientAsSentOverHTTP(t *testing.T) {
 			if diff := cmp.Diff(got[0], got[i]); diff != "" {
 				t.Errorf("%s: the client was asked, or the server answered, otherwise than directly (-direct +view):\n%s", sides[i].name, diff)
 			}
+		}
+	})
+
+	t.Run("elicitations of two calls, fast_path off", func(t *testing.T) {
+		var got [][]string
+		for _, url := range []string{hs.URL, off.url + "/mcp/raw"} {
+			in.reset()
+			answered.reset()
+			spy := &wireSpy{}
+			cs := connectSpied(t, ctx, answeringRaw(rawAnswerJSON, spy, nil), url, spy, "pair")
+			calls := []string{"A", "B"}
+			errs := make([]error, len(calls))
+			var wg sync.WaitGroup
+			for i, key := range calls {
+				wg.Go(func() {
+					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "pair", Arguments: map[string]any{"key": key}})
+					if err == nil && res.IsError {
+						err = fmt.Errorf("%s", textOf(res))
+					}
+					errs[i] = err
+				})
+			}
+			wg.Wait()
+			for _, err := range errs {
+				if err != nil {
+					t.Fatalf("%s: pair: %v", url, err)
+				}
+			}
+			var asked []string
+			for _, r := range spy.requests("elicitation/create") {
+				var p struct {
+					Message string `json:"message"`
+				}
+				stream, params, _ := strings.Cut(r, " {")
+				_ = json.Unmarshal([]byte("{"+params), &p)
+				asked = append(asked, stream+": "+p.Message)
+			}
+			slices.Sort(asked)
+			got = append(got, asked)
+		}
+		want := []string{"POST tools/call A: pair A", "POST tools/call B: pair B"}
+		if !slices.Equal(got[0], want) {
+			t.Fatalf("directly the elicitations came %q; want each on its call's stream, %q", got[0], want)
+		}
+		if diff := cmp.Diff(got[0], got[1]); diff != "" {
+			t.Errorf("the streams the two calls' elicitations came on, directly (-) and through the view (+):\n%s", diff)
 		}
 	})
 

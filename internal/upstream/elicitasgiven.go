@@ -112,8 +112,14 @@ func (r ClientRequests) elicitAsGivenMiddleware(kept *keptMessages) mcp.Middlewa
 			var raw json.RawMessage
 			if m, ok := kept.takeMeta(&p.Meta); ok {
 				raw = m.params
-				if m.standalone {
+				switch {
+				case m.standalone:
 					ctx = context.WithValue(ctx, standaloneKey{}, true)
+				case m.stream != nil:
+					// Sent on a request's stream: with that request's
+					// values (a call's links it to its caller, as on the
+					// lean path), ended as the SDK ends the handler.
+					ctx = streamValues{Context: ctx, stream: m.stream}
 				}
 			}
 			res, answer, err := r.elicitAsGiven(ctx, &p, raw)
@@ -167,4 +173,19 @@ func (c *keepingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	cp := *req
 	cp.Params = params
 	return &cp, nil
+}
+
+// streamValues is a handler's context with the values of the request on
+// whose stream its message came first: its cancellation and deadline
+// are the handler's.
+type streamValues struct {
+	context.Context
+	stream context.Context
+}
+
+func (c streamValues) Value(key any) any {
+	if v := c.stream.Value(key); v != nil {
+		return v
+	}
+	return c.Context.Value(key)
 }
