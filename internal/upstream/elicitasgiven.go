@@ -175,17 +175,18 @@ func (c *keepingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	return &cp, nil
 }
 
-// streamValues is a handler's context with the values of the request on
-// whose stream its message came first: its cancellation and deadline
-// are the handler's.
+// streamValues is a handler's context with, besides its own values,
+// those of the request on whose stream its message came: its
+// cancellation, deadline and own values (the context package's among
+// them) are the handler's.
 type streamValues struct {
 	context.Context
 	stream context.Context
 }
 
 func (c streamValues) Value(key any) any {
-	if v := c.stream.Value(key); v != nil {
+	if v := c.Context.Value(key); v != nil {
 		return v
 	}
-	return c.Context.Value(key)
+	return c.stream.Value(key)
 }
