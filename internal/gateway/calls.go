@@ -186,6 +186,14 @@ func (g *Gateway) ownerSession(ctx context.Context, can func(*mcp.ClientCapabili
 // owner's calls — the owner's session itself; nil when no client that
 // can answer it is to be asked. Call stop when done.
 func (g *Gateway) route(ctx context.Context, server string, can func(*mcp.ClientCapabilities) bool) (*mcp.ServerSession, context.Context, func()) {
+	if upstream.SentOutsideRequests(ctx) {
+		// Sent on the server's standalone stream: outside any call, also
+		// while its owner's calls run, as the client would get it.
+		if ss := g.ownerSession(ctx, can); ss != nil {
+			return ss, ctx, func() {}
+		}
+		return nil, nil, nil
+	}
 	if c := g.caller(ctx, server, can); c != nil {
 		cctx, stop := onCall(c, ctx)
 		return c.ss, cctx, stop
@@ -232,7 +240,8 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 			if elicitsAsGiven(ctx) {
 				// The client's own session: as the server sent it.
 				c, _ := cctx.Value(callerKey{}).(*clientCall)
-				return g.elicitAsGiven(cctx, c, ss, p)
+				sent, _ := upstream.SentRequestFrom(ctx)
+				return g.elicitAsGiven(cctx, c, ss, p, sent)
 			}
 			if err := elicitModeDeclared(ss, p); err != nil {
 				return nil, err

@@ -104,15 +104,20 @@ func (g *Gateway) sinkFor(c *clientCall, ss *mcp.ServerSession) (rawSink, bool) 
 }
 
 // elicitAsGiven asks ss's client the server's elicitation p on the
-// stream of call c (nil: outside a call), as the server sent it, and
-// returns the client's answer as it gave it; a JSON-RPC error the client
+// stream of call c (nil: outside a call), as the server sent it — its
+// params byte for byte where the upstream side kept them (sent) — and
+// returns the client's answer as it gave it, which the server gets as
+// the client wrote it (sent.AnswerAsGiven); a JSON-RPC error the client
 // answers with is returned as it is, for the server to get.
-func (g *Gateway) elicitAsGiven(ctx context.Context, c *clientCall, ss *mcp.ServerSession, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+func (g *Gateway) elicitAsGiven(ctx context.Context, c *clientCall, ss *mcp.ServerSession, p *mcp.ElicitParams, sent *upstream.SentRequest) (*mcp.ElicitResult, error) {
 	sink, ok := g.sinkFor(c, ss)
 	if !ok {
 		return ss.Elicit(ctx, p) // no stream of the gateway's: the SDK's says why
 	}
-	params := elicitWire{Meta: p.Meta, Mode: p.Mode, Message: p.Message, RequestedSchema: p.RequestedSchema, URL: p.URL, ElicitationID: p.ElicitationID}
+	var params any = elicitWire{Meta: p.Meta, Mode: p.Mode, Message: p.Message, RequestedSchema: p.RequestedSchema, URL: p.URL, ElicitationID: p.ElicitationID}
+	if sent != nil {
+		params = sent.Params
+	}
 	raw, err := g.askRaw(ctx, sink, "elicitation/create", params)
 	if err != nil {
 		return nil, err
@@ -120,6 +125,9 @@ func (g *Gateway) elicitAsGiven(ctx context.Context, c *clientCall, ss *mcp.Serv
 	var res mcp.ElicitResult
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, fmt.Errorf("elicitation/create: decoding the client's answer: %w", err)
+	}
+	if sent != nil {
+		sent.AnswerAsGiven(raw)
 	}
 	return &res, nil
 }

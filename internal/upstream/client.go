@@ -141,9 +141,13 @@ type Client struct {
 	// completed are the URL elicitations the server said are complete
 	// (urlelicit.go).
 	completed completions
-	// standalone are the log messages read off a streamable-HTTP
-	// server's standalone stream, not yet handled (standalone.go).
-	standalone standaloneLogs
+	// kept is what the session's transport kept of the messages its
+	// server sent before the SDK decoded them, for its handlers
+	// (standalone.go, elicitasgiven.go).
+	kept keptMessages
+	// elicitAsGiven is set when the session passes elicitation on as
+	// given (ClientRequests.ElicitAsGiven).
+	elicitAsGiven bool
 }
 
 // Attribute keys used in logs.
@@ -246,10 +250,7 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		//lint:ignore SA1019 see Events.Log.
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			if ev.Log != nil {
-				if c.standalone.take(req.Params) {
-					ctx = context.WithValue(ctx, standaloneKey{}, true)
-				}
-				ev.Log(ctx, req.Params)
+				ev.Log(c.logContext(ctx, req.Params), req.Params)
 			}
 			c.order.delivered(logOrderKey)
 		},
@@ -276,10 +277,9 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 	if opts.Requests.ListRoots != nil {
 		client.AddReceivingMiddleware(opts.Requests.rootsMiddleware())
 	}
-	var kept *keptSchemas
 	if opts.Requests.ElicitAsGiven && copts.ElicitationHandler != nil {
-		kept = &keptSchemas{}
-		client.AddReceivingMiddleware(opts.Requests.elicitAsGivenMiddleware(kept))
+		c.elicitAsGiven = true
+		client.AddReceivingMiddleware(opts.Requests.elicitAsGivenMiddleware(&c.kept))
 	}
 	if len(srv.Roots) > 0 {
 		// Servers of protocol 2026-07-28 ask for roots in a call's result
@@ -300,12 +300,13 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		sopts = &mcp.ClientSessionOptions{ProtocolVersion: opts.ProtocolVersion}
 	}
 	st := c.sessionTransport(t)
-	if _, streamable := st.(*mcp.StreamableClientTransport); kept != nil && !streamable {
+	if _, streamable := st.(*mcp.StreamableClientTransport); c.elicitAsGiven && !streamable {
 		// Not the SDK's streamable-HTTP connection, which it tells of
-		// the session's state through a method a wrapper would hide; its
-		// calls' requests come through fastcall.go, which keeps the
-		// schema itself.
-		st = keepingSchemas(st, kept) // elicitasgiven.go
+		// the session's state through a method a wrapper would hide:
+		// its HTTP layer keeps the params instead (sessionTransport),
+		// and its lean calls' requests come through fastcall.go, which
+		// has them at hand.
+		st = keepingParams(st, &c.kept) // elicitasgiven.go
 	}
 	session, err := client.Connect(dctx, c.captureConn(st), sopts)
 	if err != nil {
@@ -485,6 +486,7 @@ func (c *Client) Close() error {
 	err := c.session.Close()
 	<-c.watched
 	c.closePool()
+	c.kept.clear()
 	if err != nil && (errors.Is(err, io.EOF) || isExitErr(err)) {
 		err = nil
 	}
@@ -526,9 +528,8 @@ func (c *Client) sessionTransport(t mcp.Transport) mcp.Transport {
 			if st, ok := lt.inner.(*mcp.StreamableClientTransport); ok {
 				read := c.order.read
 				ht.progressRead.Store(&read)
-				if c.logs {
-					standalone := c.standalone.note
-					ht.standaloneLog.Store(&standalone)
+				if c.logs || c.elicitAsGiven {
+					ht.marking.Store(&marking{kept: &c.kept, logs: c.logs, elicit: c.elicitAsGiven})
 				}
 				ht.tasks.Store(&c.tasks)
 				c.pool = lt.http

@@ -1,81 +1,105 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"strconv"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// An owned per_client session's elicitation answers are its client's
-// (ClientRequests.ElicitAsGiven): the server gets the action, content and
-// _meta as that client gave them, as it would directly, and the client is
-// asked what the server asked. The SDK's client would not leave them
-// alone: Client.elicit checks an accepted form's content against the
-// requested schema and fills in the schema's defaults for the fields the
-// answer left out, and its types decode a requested schema into a map,
-// which loses the order of the form's fields. So:
+// An owned per_client session's elicitation is its client's
+// (ClientRequests.ElicitAsGiven): the client is asked what the server
+// asked, as the server wrote it, and the server gets the client's answer
+// as the client gave it, as it would directly. The SDK's client would
+// not leave them alone: Client.elicit checks an accepted form's content
+// against the requested schema and fills in the schema's defaults for
+// the fields the answer left out, and its types decode the request's
+// params (a requested schema into a map, which loses the order of the
+// form's fields; numbers through float64, which loses 9007199254740993
+// and writes 1.10 as 1.1) and encode the answer again. So:
 //
 //   - a receiving middleware answers elicitation/create from
 //     ClientRequests.Elicit in place of the SDK's method handler; the
 //     checks are the client's to make, and the server's;
-//   - the session's connection keeps each such request's requestedSchema
-//     as the server wrote it, and the middleware hands it on as a
-//     json.RawMessage (the fields in the server's order), found by a key
-//     it puts in the request's _meta (taken out again before anyone sees
-//     it). The upstream side's own call path (fastcall.go) has the raw
-//     params at hand. A streamable-HTTP session's connection is the
-//     SDK's own, unwrapped (the SDK reaches it through a method a wrapper
-//     would hide): what such a server asks through the SDK's client (outside
-//     a call, or with the lean calls off) has its schema's fields in name
-//     order.
+//   - what was kept of the request before the SDK decoded it — its
+//     params as the server wrote them, by the key its _meta names (see
+//     standalone.go; taken out again before anyone sees it) — goes to
+//     Elicit as a SentRequest in its context: a streamable-HTTP
+//     session's HTTP layer keeps it for the streams the SDK reads, and
+//     the connection of other transports for everything it reads
+//     (keepingParams); the upstream side's own call path (fastcall.go)
+//     has the params at hand;
+//   - the answer Elicit gives as the client gave it
+//     (SentRequest.AnswerAsGiven) is what the server gets, not the
+//     SDK's encoding of the decoded result.
 
-// metaKeySchema is the _meta key under which a session's connection
-// names the requested schema it kept (keptSchemas).
-const metaKeySchema = "io.switchboard/kept-schema"
+// SentRequest is a request a server sent its client, as the server wrote
+// it: what a ClientRequests handler of a session that passes elicitation
+// on as given (ElicitAsGiven) finds in its context, with a place for the
+// client's answer as the client gave it.
+type SentRequest struct {
+	// Params are the request's params, byte for byte as the server sent
+	// them.
+	Params json.RawMessage
 
-// maxKeptSchemas bounds the schemas a connection keeps for requests the
-// SDK never handed on (it refused their params).
-const maxKeptSchemas = 64
-
-// keptSchemas are a session's elicitation/create requestedSchemas, as the
-// server wrote them, by the key their request's _meta carries.
-type keptSchemas struct {
-	mu   sync.Mutex
-	next uint64
-	m    map[string]json.RawMessage
+	answer json.RawMessage
 }
 
-// keep records schema and returns its key.
-func (k *keptSchemas) keep(schema json.RawMessage) string {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.m == nil || len(k.m) >= maxKeptSchemas {
-		k.m = map[string]json.RawMessage{}
+// AnswerAsGiven has the server get result — the JSON of the answer the
+// handler returns, as its client gave it — in place of the handler's
+// result encoded again. Call it before the handler returns.
+func (r *SentRequest) AnswerAsGiven(result json.RawMessage) { r.answer = result }
+
+// sentRequestKey is the context key of a *SentRequest.
+type sentRequestKey struct{}
+
+// SentRequestFrom returns the request a ClientRequests handler was given
+// with ctx as the server sent it; false where it is not known (a session
+// that does not pass elicitation on as given, or a request the transport
+// could not keep).
+func SentRequestFrom(ctx context.Context) (*SentRequest, bool) {
+	r, ok := ctx.Value(sentRequestKey{}).(*SentRequest)
+	return r, ok
+}
+
+// elicitAsGiven answers the elicitation p (sent as raw, when known) with
+// r.Elicit's answer: as the client gave it, where Elicit says so
+// (AnswerAsGiven), as asGiven's result.
+func (r ClientRequests) elicitAsGiven(ctx context.Context, p *mcp.ElicitParams, raw json.RawMessage) (*mcp.ElicitResult, json.RawMessage, error) {
+	if len(raw) == 0 {
+		res, err := r.Elicit(ctx, p)
+		return res, nil, err
 	}
-	k.next++
-	key := strconv.FormatUint(k.next, 10)
-	k.m[key] = schema
-	return key
+	var wire struct {
+		RequestedSchema json.RawMessage `json:"requestedSchema"`
+	}
+	if json.Unmarshal(raw, &wire) == nil && len(wire.RequestedSchema) > 0 {
+		p.RequestedSchema = wire.RequestedSchema // the form's fields in order
+	}
+	sent := &SentRequest{Params: raw}
+	res, err := r.Elicit(context.WithValue(ctx, sentRequestKey{}, sent), p)
+	if err != nil || res == nil {
+		return res, nil, err
+	}
+	return res, sent.answer, nil
 }
 
-// take returns the schema kept under key, and forgets it.
-func (k *keptSchemas) take(key string) (json.RawMessage, bool) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	s, ok := k.m[key]
-	delete(k.m, key)
-	return s, ok
+// resultAsGiven is a result whose JSON is the client's own answer.
+type resultAsGiven struct {
+	*mcp.ElicitResult
+	raw json.RawMessage
 }
+
+// MarshalJSON returns the answer as the client gave it.
+func (r *resultAsGiven) MarshalJSON() ([]byte, error) { return r.raw, nil }
 
 // elicitAsGivenMiddleware answers a server's elicitation/create with
-// r.Elicit's answer as it is, with the requested schema as kept (see the
-// file comment). Params the SDK could not decode never get here (it
-// answers them itself).
-func (r ClientRequests) elicitAsGivenMiddleware(kept *keptSchemas) mcp.Middleware {
+// r.Elicit's answer as it is, with the request as kept (see the file
+// comment). Params the SDK could not decode never get here (it answers
+// them itself).
+func (r ClientRequests) elicitAsGivenMiddleware(kept *keptMessages) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "elicitation/create" || r.Elicit == nil {
@@ -85,75 +109,84 @@ func (r ClientRequests) elicitAsGivenMiddleware(kept *keptSchemas) mcp.Middlewar
 			if got, _ := req.GetParams().(*mcp.ElicitParams); got != nil {
 				p = *got
 			}
-			if key, ok := p.Meta[metaKeySchema].(string); ok {
-				meta := make(mcp.Meta, len(p.Meta))
-				for k, v := range p.Meta {
-					if k != metaKeySchema {
-						meta[k] = v
-					}
-				}
-				if p.Meta = meta; len(meta) == 0 {
-					p.Meta = nil
-				}
-				if s, ok := kept.take(key); ok {
-					p.RequestedSchema = s
+			var raw json.RawMessage
+			if m, ok := kept.takeMeta(&p.Meta); ok {
+				raw = m.params
+				switch {
+				case m.standalone:
+					ctx = context.WithValue(ctx, standaloneKey{}, true)
+				case m.stream != nil:
+					// Sent on a request's stream: with that request's
+					// values (a call's links it to its caller, as on the
+					// lean path), ended as the SDK ends the handler.
+					ctx = streamValues{Context: ctx, stream: m.stream}
 				}
 			}
-			return r.Elicit(ctx, &p)
+			res, answer, err := r.elicitAsGiven(ctx, &p, raw)
+			if err != nil || answer == nil {
+				return res, err
+			}
+			return &resultAsGiven{ElicitResult: res, raw: answer}, nil
 		}
 	}
 }
 
-// keepingSchemas wraps t so that its connection keeps the requested
-// schema of each elicitation/create it reads in kept.
-func keepingSchemas(t mcp.Transport, kept *keptSchemas) mcp.Transport {
-	return &schemaTransport{Transport: t, kept: kept}
+// keepingParams wraps t so that its connection keeps the params of each
+// elicitation/create it reads in kept.
+func keepingParams(t mcp.Transport, kept *keptMessages) mcp.Transport {
+	return &keepingTransport{Transport: t, kept: kept}
 }
 
-type schemaTransport struct {
+type keepingTransport struct {
 	mcp.Transport
-	kept *keptSchemas
+	kept *keptMessages
 }
 
-func (t *schemaTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+func (t *keepingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	conn, err := t.Transport.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &schemaConn{Connection: conn, kept: t.kept}, nil
+	return &keepingConn{Connection: conn, kept: t.kept}, nil
 }
 
-// schemaConn is a session's connection that keeps requested schemas.
-type schemaConn struct {
+// keepingConn is a session's connection that keeps elicitations' params.
+type keepingConn struct {
 	mcp.Connection
-	kept *keptSchemas
+	kept *keptMessages
 }
 
-// Read returns the next message, an elicitation/create with its schema
+// Read returns the next message, an elicitation/create with its params
 // kept and named in its _meta; anything it cannot parse as it is.
-func (c *schemaConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+func (c *keepingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	req, ok := msg.(*jsonrpc.Request)
-	if err != nil || !ok || req.Method != "elicitation/create" || !req.IsCall() {
+	if err != nil || !ok || req.Method != "elicitation/create" || !req.IsCall() || len(req.Params) == 0 {
 		return msg, err
 	}
-	var params map[string]json.RawMessage
-	if json.Unmarshal(req.Params, &params) != nil || len(params["requestedSchema"]) == 0 {
-		return msg, nil
-	}
-	meta := map[string]json.RawMessage{}
-	if m, ok := params["_meta"]; ok && json.Unmarshal(m, &meta) != nil {
+	key := c.kept.keep(keptMessage{params: bytes.Clone(bytes.TrimSpace(req.Params))})
+	params, ok := markParams(req.Params, key)
+	if !ok {
+		c.kept.take(key)
 		return msg, nil // the SDK says what is wrong
 	}
-	key := c.kept.keep(params["requestedSchema"])
-	meta[metaKeySchema], _ = json.Marshal(key)
-	params["_meta"], _ = json.Marshal(meta)
-	out, err := json.Marshal(params)
-	if err != nil {
-		c.kept.take(key)
-		return msg, nil
-	}
 	cp := *req
-	cp.Params = out
+	cp.Params = params
 	return &cp, nil
+}
+
+// streamValues is a handler's context with, besides its own values,
+// those of the request on whose stream its message came: its
+// cancellation, deadline and own values (the context package's among
+// them) are the handler's.
+type streamValues struct {
+	context.Context
+	stream context.Context
+}
+
+func (c streamValues) Value(key any) any {
+	if v := c.Context.Value(key); v != nil {
+		return v
+	}
+	return c.stream.Value(key)
 }

@@ -389,17 +389,14 @@ func (f *fastCaller) answer(ctx context.Context, msg *wireMessage) {
 		case json.Unmarshal(msg.Params, &p) != nil:
 			rerr = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params"}
 		default:
+			var raw json.RawMessage
 			if f.requests.ElicitAsGiven {
-				// The schema as the server wrote it: its fields in order.
-				var raw struct {
-					RequestedSchema json.RawMessage `json:"requestedSchema"`
-				}
-				if json.Unmarshal(msg.Params, &raw) == nil && len(raw.RequestedSchema) > 0 {
-					p.RequestedSchema = raw.RequestedSchema
-				}
+				raw = msg.Params // as the server wrote it (elicitasgiven.go)
 			}
-			if res, err := f.requests.Elicit(ctx, &p); err != nil {
+			if res, answer, err := f.requests.elicitAsGiven(ctx, &p, raw); err != nil {
 				fail(err)
+			} else if answer != nil {
+				result = answer // as the client gave it
 			} else {
 				result = res
 			}

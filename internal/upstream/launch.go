@@ -366,9 +366,9 @@ type headerTransport struct {
 	// tasks, once set, reads what the SDK drops from the answers to
 	// initialize and tools/list (tasks.go).
 	tasks atomic.Pointer[taskState]
-	// standaloneLog, once set, is given the params of every log message
-	// read off the standalone event stream (standalone.go).
-	standaloneLog atomic.Pointer[func(params json.RawMessage)]
+	// marking, once set, keeps what the SDK's session's handlers are to
+	// know of the messages it reads (standalone.go).
+	marking atomic.Pointer[marking]
 	// standaloneEvent is the last event id read off the standalone
 	// stream: a GET resuming from it resumes that stream, not a request's.
 	standaloneEvent atomic.Pointer[string]
@@ -428,10 +428,20 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if ts := t.tasks.Load(); ts != nil {
 				ps.status = ts.statusChanged // the SDK drops it (tasks.go)
 			}
-			if f := t.standaloneLog.Load(); f != nil && t.standalone(req) {
-				ps.standalone, ps.eventID = *f, &t.standaloneEvent
+			standalone := t.standalone(req)
+			if standalone {
+				ps.eventID = &t.standaloneEvent
 			}
 			resp.Body = ps
+			if mk := t.marking.Load(); mk != nil {
+				origin := keptMessage{standalone: standalone}
+				if !standalone {
+					// The SDK sends a request, and resumes its stream,
+					// with its caller's context.
+					origin.stream = req.Context()
+				}
+				resp.Body = newMarkingBody(resp.Body, &streamMarker{kept: mk.kept, origin: origin, logs: mk.logs, elicit: mk.elicit})
+			}
 		}
 	case strings.HasPrefix(ct, "application/json"):
 		limit := t.limits.maxFrame
@@ -486,12 +496,11 @@ type progressScan struct {
 	// status, when set, is given the params of each
 	// notifications/tasks/status.
 	status func(params json.RawMessage)
-	// standalone, when set, is given the params of each log message: the
-	// stream is the standalone one, whose event ids go to eventID.
-	standalone func(params json.RawMessage)
-	eventID    *atomic.Pointer[string]
-	line       []byte // the current line's start, up to maxScanLine
-	skip       bool   // the current line is too long to be a notification
+	// eventID, when set, is given the stream's event ids: it is the
+	// standalone one.
+	eventID *atomic.Pointer[string]
+	line    []byte // the current line's start, up to maxScanLine
+	skip    bool   // the current line is too long to be a notification
 }
 
 func (s *progressScan) Read(p []byte) (int, error) {
@@ -556,9 +565,6 @@ func (s *progressScan) note(line []byte) {
 		}
 		if json.Unmarshal(bytes.TrimSpace(bytes.TrimSuffix(data, []byte("\r"))), &msg) == nil &&
 			msg.Method == "notifications/message" && msg.ID == nil {
-			if s.standalone != nil {
-				s.standalone(msg.Params)
-			}
 			s.read(logOrderKey)
 		}
 		return

@@ -3,97 +3,339 @@ package upstream
 //lint:file-ignore SA1019 servers still send log messages; the gateway forwards them (deprecated only from protocol 2026-07-28).
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// A streamable-HTTP server sends a log message either on the event stream
-// of a request (it belongs to that request) or on its standalone stream,
-// the client's GET (it belongs to no request). The SDK's client reads
-// every stream into one queue and hands the handler no word of where a
-// message came from (go-sdk v1.8.0: streamableClientConn.processStream
-// sends each decoded message to the connection's incoming channel, and a
-// notification handler's context is the connection's). The lean call path
-// reads its calls' streams itself and tags what it reads with the call's
-// context; what reaches the SDK's handler comes from the standalone stream
-// or from a request the SDK made. To tell the two apart, the HTTP layer
-// (headerTransport's progressScan) notes each log message it sees on the
-// standalone stream as the SDK reads it — before the SDK has decoded it —
-// and the handler looks its message up there.
+// A streamable-HTTP server sends a message to its client either on the
+// event stream of a request (it belongs to that request) or on its
+// standalone stream, the client's GET (it belongs to no request). The
+// SDK's client reads every stream into one queue and hands its handlers
+// no word of where a message came from (go-sdk v1.8.0:
+// streamableClientConn.processStream sends each decoded message to the
+// connection's incoming channel, and a handler's context is the
+// connection's), nor the message as the server wrote it (it decodes the
+// params into its types: a map's keys in name order, numbers through
+// float64). The lean call path reads its calls' streams itself and has
+// both at hand; for the streams the SDK reads, the HTTP layer
+// (headerTransport) keeps them before the SDK decodes the message:
+//
+//   - each log message, and each elicitation/create of a session that
+//     passes elicitation on as given (ElicitAsGiven), read off an event
+//     stream the SDK reads is kept in the session's keptMessages — the
+//     stream it came on (the request whose stream it is, whose context
+//     the SDK sent it with, or the standalone stream) and, for an
+//     elicitation, its params as the server wrote them;
+//   - the line is rewritten to name what was kept, under metaKeyKept in
+//     the message's _meta, which the handler takes out again before
+//     anyone sees it (the SDK hands the handler the message's _meta).
+//
+// So a message is told by what it is, not by its content: two equal log
+// messages, one on each of two streams, each go with their own stream.
+// Over stdio, SSE and WebSocket the session's connection keeps an
+// elicitation's params the same way (elicitasgiven.go); those
+// transports have one stream.
+
+// metaKeyKept is the _meta key under which the HTTP layer, or a
+// session's connection, names what it kept of a message (keptMessages).
+const metaKeyKept = "io.switchboard/kept"
 
 // standaloneKey marks the context of a log message the server sent on its
 // standalone stream.
 type standaloneKey struct{}
 
 // SentOutsideRequests reports whether the log message [Events.Log] was
-// given with ctx came on the server's standalone event stream (streamable
-// HTTP): outside any request, where a client of the server would read it
-// on its own standalone stream. False where the transport does not say
-// (stdio, SSE, WebSocket) and for a message sent on a request's stream.
+// given with ctx, or the elicitation ClientRequests.Elicit was given with
+// ctx (a session that passes elicitation on as given), came on the
+// server's standalone event stream (streamable HTTP): outside any
+// request, where a client of the server would read it on its own
+// standalone stream. False where the transport does not say (stdio, SSE,
+// WebSocket) and for a message sent on a request's stream.
 func SentOutsideRequests(ctx context.Context) bool {
 	v, _ := ctx.Value(standaloneKey{}).(bool)
 	return v
 }
 
-// maxStandaloneLogs bounds the log messages noted on the standalone
-// stream that the handler has not yet taken: a message the SDK did not
-// hand its handler (it could not decode it) is never taken, and is
-// forgotten once that many are waiting.
-const maxStandaloneLogs = 256
-
-// standaloneLogs are the log messages read off the standalone stream that
-// the SDK has not yet handed its handler, by content.
-type standaloneLogs struct {
-	mu      sync.Mutex
-	pending map[string]int // logFingerprint -> how many
-	n       int
+// keptMessage is what was kept of a message before the SDK decoded it.
+type keptMessage struct {
+	// params are the message's params as the server wrote them (kept for
+	// an elicitation/create only).
+	params json.RawMessage
+	// stream is the context of the request on whose event stream the
+	// message came (the SDK sends a request with its caller's context);
+	// nil when none is known.
+	stream context.Context
+	// standalone is set for a message read off the standalone stream.
+	standalone bool
 }
 
-// note records the params of a log message read off the standalone
-// stream.
-func (l *standaloneLogs) note(params json.RawMessage) {
-	var p mcp.LoggingMessageParams
-	if json.Unmarshal(params, &p) != nil {
-		return // the SDK cannot decode it either
-	}
-	fp := logFingerprint(&p)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.pending == nil || l.n >= maxStandaloneLogs {
-		l.pending, l.n = map[string]int{}, 0
-	}
-	l.pending[fp]++
-	l.n++
+// maxKeptMessages bounds what a session keeps of messages its handlers
+// have not yet taken: a message the SDK did not hand a handler (it could
+// not decode it, or has no handler for it) is never taken, and the
+// oldest is forgotten once that many are waiting.
+const maxKeptMessages = 256
+
+// keptMessages are what a session kept of the messages its server sent,
+// by the key (a number) their _meta names, until a handler takes them.
+type keptMessages struct {
+	mu     sync.Mutex
+	next   uint64
+	oldest uint64 // no key below it is kept
+	m      map[uint64]keptMessage
 }
 
-// take reports whether p was read off the standalone stream, and forgets
-// it. Two equal messages, one on a request's stream and one on the
-// standalone stream, may be told apart the wrong way round: they are the
-// same message.
-func (l *standaloneLogs) take(p *mcp.LoggingMessageParams) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.n == 0 || p == nil {
-		return false
+// keep records m and returns its key.
+func (k *keptMessages) keep(m keptMessage) string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil {
+		k.m = map[uint64]keptMessage{}
 	}
-	fp := logFingerprint(p)
-	if l.pending[fp] == 0 {
-		return false
+	for len(k.m) >= maxKeptMessages {
+		delete(k.m, k.oldest)
+		k.oldest++
 	}
-	l.pending[fp]--
-	if l.pending[fp] == 0 {
-		delete(l.pending, fp)
+	k.next++
+	if len(k.m) == 0 {
+		k.oldest = k.next
 	}
-	l.n--
-	return true
+	k.m[k.next] = m
+	return strconv.FormatUint(k.next, 10)
 }
 
-// logFingerprint is p in a canonical form: the same for the SDK's
-// decoding of a message and this package's.
-func logFingerprint(p *mcp.LoggingMessageParams) string {
-	b, _ := json.Marshal(p)
-	return string(b)
+// take returns what was kept under key, and forgets it.
+func (k *keptMessages) take(key string) (keptMessage, bool) {
+	n, err := strconv.ParseUint(key, 10, 64)
+	if err != nil {
+		return keptMessage{}, false
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	m, ok := k.m[n]
+	delete(k.m, n)
+	for len(k.m) > 0 && k.oldest < k.next {
+		if _, ok := k.m[k.oldest]; ok {
+			break
+		}
+		k.oldest++
+	}
+	return m, ok
+}
+
+// clear forgets everything kept: the session has ended.
+func (k *keptMessages) clear() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.m = nil
+}
+
+// takeMeta returns what was kept of the message whose _meta is *meta,
+// and takes metaKeyKept out of *meta (leaving nil where nothing else is
+// left, as the message had no _meta).
+func (k *keptMessages) takeMeta(meta *mcp.Meta) (keptMessage, bool) {
+	key, ok := (*meta)[metaKeyKept].(string)
+	if !ok {
+		return keptMessage{}, false
+	}
+	rest := make(mcp.Meta, len(*meta))
+	for k, v := range *meta {
+		if k != metaKeyKept {
+			rest[k] = v
+		}
+	}
+	if *meta = rest; len(rest) == 0 {
+		*meta = nil
+	}
+	return k.take(key)
+}
+
+// markParams returns params with key under metaKeyKept in its _meta;
+// false when params is not a JSON object (or its _meta is not), which the
+// SDK refuses itself.
+func markParams(params json.RawMessage, key string) (json.RawMessage, bool) {
+	var p map[string]json.RawMessage
+	if json.Unmarshal(params, &p) != nil || p == nil {
+		return nil, false
+	}
+	meta := map[string]json.RawMessage{}
+	if m, ok := p["_meta"]; ok && (json.Unmarshal(m, &meta) != nil || meta == nil) {
+		return nil, false
+	}
+	meta[metaKeyKept], _ = json.Marshal(key)
+	p["_meta"], _ = json.Marshal(meta)
+	out, err := json.Marshal(p)
+	return out, err == nil
+}
+
+// streamMarker rewrites the messages of one event stream the SDK reads
+// that are to be kept (see the file comment): log messages (when logs is
+// set) and elicitation/create requests (when elicit is set), kept with
+// the stream's origin.
+type streamMarker struct {
+	kept   *keptMessages
+	origin keptMessage // the stream: its request's context, or standalone
+	logs   bool
+	elicit bool
+}
+
+// line returns the data line line (without its newline) rewritten to
+// name what was kept of its message, or nil to leave it as it is.
+func (s *streamMarker) line(line []byte) []byte {
+	data, ok := bytes.CutPrefix(line, []byte("data:"))
+	if !ok {
+		return nil
+	}
+	isLog := s.logs && bytes.Contains(data, []byte(`"notifications/message"`))
+	isElicit := s.elicit && bytes.Contains(data, []byte(`"elicitation/create"`))
+	if !isLog && !isElicit {
+		return nil
+	}
+	body, cr := bytes.CutSuffix(data, []byte("\r"))
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(body, &msg) != nil {
+		return nil // the SDK says what is wrong
+	}
+	var method string
+	if json.Unmarshal(msg["method"], &method) != nil || len(msg["params"]) == 0 {
+		return nil
+	}
+	_, call := msg["id"]
+	m := s.origin
+	switch {
+	case isLog && method == "notifications/message" && !call:
+	case isElicit && method == "elicitation/create" && call:
+		m.params = bytes.Clone(bytes.TrimSpace(msg["params"]))
+	default:
+		return nil
+	}
+	key := s.kept.keep(m)
+	params, ok := markParams(msg["params"], key)
+	if !ok {
+		s.kept.take(key)
+		return nil
+	}
+	msg["params"] = params
+	out, err := json.Marshal(msg)
+	if err != nil {
+		s.kept.take(key)
+		return nil
+	}
+	b := make([]byte, 0, len("data: ")+len(out)+1)
+	b = append(b, "data: "...)
+	b = append(b, out...)
+	if cr {
+		b = append(b, '\r')
+	}
+	return b
+}
+
+// markingBody is an event stream the SDK reads, with the lines of the
+// messages to keep rewritten by marker as they pass. A line longer than
+// maxScanLine (no log message or elicitation is that long) passes as it
+// is read.
+type markingBody struct {
+	io.ReadCloser
+	marker *streamMarker
+	buf    []byte // what was read and not yet passed on
+	line   int    // the length of buf's leading bytes that are ready to pass on
+	long   bool   // the current line is too long to look at: pass it on
+	err    error  // the stream's error, once buf is passed on
+	chunk  []byte
+}
+
+func newMarkingBody(rc io.ReadCloser, m *streamMarker) *markingBody {
+	return &markingBody{ReadCloser: rc, marker: m, chunk: make([]byte, 32<<10)}
+}
+
+func (b *markingBody) Read(p []byte) (int, error) {
+	for b.line == 0 {
+		if b.err != nil {
+			if len(b.buf) > 0 { // an unfinished last line
+				b.line = len(b.buf)
+				break
+			}
+			return 0, b.err
+		}
+		n, err := b.ReadCloser.Read(b.chunk)
+		b.feed(b.chunk[:n])
+		b.err = err
+	}
+	n := copy(p, b.buf[:b.line])
+	b.buf = b.buf[:copy(b.buf, b.buf[n:])]
+	b.line -= n
+	return n, nil
+}
+
+// feed takes in chunk, rewriting each line it completes; what is ready
+// to pass on ends at b.line.
+func (b *markingBody) feed(chunk []byte) {
+	for len(chunk) > 0 {
+		i := bytes.IndexByte(chunk, '\n')
+		if b.long {
+			if i < 0 {
+				b.buf = append(b.buf, chunk...)
+				b.line = len(b.buf)
+				return
+			}
+			b.buf = append(b.buf, chunk[:i+1]...)
+			b.line, b.long = len(b.buf), false
+			chunk = chunk[i+1:]
+			continue
+		}
+		if i < 0 {
+			b.buf = append(b.buf, chunk...)
+			if len(b.buf)-b.line > maxScanLine {
+				b.line, b.long = len(b.buf), true
+			}
+			return
+		}
+		b.buf = append(b.buf, chunk[:i]...)
+		if len(b.buf)-b.line <= maxScanLine {
+			if out := b.marker.line(b.buf[b.line:]); out != nil {
+				b.buf = append(b.buf[:b.line], out...)
+			}
+		}
+		b.buf = append(b.buf, '\n')
+		b.line = len(b.buf)
+		chunk = chunk[i+1:]
+	}
+}
+
+// marking says what a streamable-HTTP session's HTTP layer keeps of the
+// messages the SDK reads (headerTransport.marking).
+type marking struct {
+	kept *keptMessages
+	// logs keeps log messages: a log sink is set.
+	logs bool
+	// elicit keeps elicitation/create requests: the session passes them
+	// on as given (ElicitAsGiven).
+	elicit bool
+}
+
+// logContext returns the context a log message the SDK handed its
+// handler with ctx goes to Events.Log with: where the transport kept the
+// stream it came on, the context of the request whose stream it is (a
+// call's links it to its caller, as on the lean path), or ctx marked as
+// sent outside requests (the standalone stream); ctx where nothing is
+// known. It takes the transport's mark out of p's _meta.
+func (c *Client) logContext(ctx context.Context, p *mcp.LoggingMessageParams) context.Context {
+	if p == nil {
+		return ctx
+	}
+	m, ok := c.kept.takeMeta(&p.Meta)
+	switch {
+	case !ok:
+		return ctx
+	case m.standalone:
+		return context.WithValue(ctx, standaloneKey{}, true)
+	case m.stream != nil:
+		return m.stream
+	}
+	return ctx
 }
