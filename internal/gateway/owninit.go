@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"hash/fnv"
+	"maps"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,12 +30,14 @@ import (
 // open by then, whatever the client: a notification the client would not
 // have had directly. So a client that would not have heard it directly is
 // not told of a list change of its own upstream session until it was
-// given a list of that kind from the session, and then only of one that
-// changed what it was given: the change may have been said before that
-// list was fetched and read after it, for the server's notification and
-// its answer to the list come on two streams that the upstream client
-// reads apart. Once told of a change of a kind, a client is told of every
-// later one, as directly.
+// given a first list from the session, and then only of one that changed
+// what the session listed of that kind as it was given its first list, or
+// later the list of that kind it was given: the change may have been said
+// before that list was fetched and read after it, for the server's
+// notification and its answer to the list come on two streams that the
+// upstream client reads apart. Once told of a change of a kind, a client
+// is told of every later one, as directly; so is it of a change of a kind
+// the gateway had not fetched from the session by then.
 //
 // A client would not have heard it directly unless it opened the session
 // (a per_user session is opened by the first of its user's clients to
@@ -78,7 +81,7 @@ func (g *Gateway) noteInitStream(cs *clientSession, ss *mcp.ServerSession) {
 type startupState struct {
 	opener *mcp.ServerSession                       // the client session that first listed from it
 	sum    map[string]uint64                        // by kind: a digest of the list last fetched
-	given  map[*mcp.ServerSession]map[string]uint64 // by client session and kind: the digest of the list it was last given
+	given  map[*mcp.ServerSession]map[string]uint64 // by client session and kind: the digest of the list it was last given (or that the session had at its first)
 	told   map[*mcp.ServerSession]map[string]bool   // by client session and kind: told of a change of it
 }
 
@@ -100,7 +103,9 @@ func (e *ownList) gave(ss *mcp.ServerSession, kind string) {
 		e.st.given = map[*mcp.ServerSession]map[string]uint64{}
 	}
 	if e.st.given[ss] == nil {
-		e.st.given[ss] = map[string]uint64{}
+		// Its first list from the session: what the session lists of
+		// the kinds fetched so far is what it starts from.
+		e.st.given[ss] = maps.Clone(e.st.sum)
 	}
 	e.st.given[ss][kind] = e.st.sum[kind]
 }
@@ -161,12 +166,13 @@ func (g *Gateway) holdBack(ctx context.Context, server string, key upstream.Sess
 	kind := listKindOf(method)
 	e.mu.Lock()
 	given, ok := e.st.given[ss][kind]
+	listed := len(e.st.given[ss]) > 0
 	told := e.st.told[ss][kind]
 	e.mu.Unlock()
 	switch {
-	case !ok:
-		return true // its first list of the kind is fetched after this
-	case told:
+	case !listed:
+		return true // its first list is fetched after this
+	case !ok, told:
 		return false
 	}
 	select {
