@@ -26,6 +26,9 @@ func (s *rawSession) openStandalone() *standaloneStream {
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Mcp-Session-Id", s.id)
 	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	for k, v := range s.header {
+		req.Header[k] = v
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		cancel()

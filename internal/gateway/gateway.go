@@ -120,6 +120,10 @@ type Gateway struct {
 	// no standalone stream open when they sent notifications/initialized
 	// (owninit.go).
 	streamlessAtInit sync.Map // *mcp.ServerSession -> struct{}
+	// initPosted holds, by Mcp-Session-Id, whether a session's
+	// standalone stream was open as its notifications/initialized was
+	// posted, until the SDK handles it (owninit.go).
+	initPosted sync.Map // string -> bool
 
 	sessions sync.WaitGroup // session watchers
 

@@ -130,6 +130,9 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		ew.id = m.replyID()
+		if m.method == "notifications/initialized" && sid != "" && !gw.Stateless {
+			h.g.initializedPosted(sid) // before the SDK answers it (owninit.go)
+		}
 		switch {
 		case m.isResponse() && sid != "" && h.g.deliverFast(sid, m):
 			// The answer to a request sent on a lean-path call's stream.

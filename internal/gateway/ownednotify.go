@@ -90,7 +90,7 @@ func (g *Gateway) SessionNotify(server string, key upstream.SessionKey, method s
 		ctx, cancel := context.WithTimeout(context.Background(), notifyWait)
 		defer cancel()
 		for _, ow := range owners {
-			if update == nil && g.beforeFirstList(server, key, ow.ss) {
+			if update == nil && g.holdBack(ctx, server, key, ow.ss, method) {
 				continue // as directly: see owninit.go
 			}
 			var p mcp.Params

@@ -163,6 +163,10 @@ func (g *Gateway) upstreamFor(ctx context.Context, server string) (*upstream.Cli
 // ended (closed by the client, idled out, closed at shutdown or reload).
 func (g *Gateway) sessionEnded(ss *mcp.ServerSession) {
 	g.streamlessAtInit.Delete(ss)
+	if id := ss.ID(); id != "" {
+		g.initPosted.Delete(id)
+	}
+	g.ownLists.forget(ss)
 	key, ok := g.owners.end(ss)
 	if !ok {
 		return

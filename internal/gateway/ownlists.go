@@ -74,6 +74,7 @@ type ownList struct {
 	prompts   []*mcp.Prompt
 	resources []*mcp.Resource
 	templates []*mcp.ResourceTemplate
+	st        startupState // what its client sessions were given (owninit.go)
 }
 
 // entry returns the cache of server's owned session key, which is c: a
@@ -109,11 +110,21 @@ func (l *ownLists) invalidate(server string, key upstream.SessionKey, method str
 	if e == nil {
 		return
 	}
-	kind := strings.TrimSuffix(strings.TrimPrefix(method, "notifications/"), "/list_changed")
+	kind := listKindOf(method)
 	e.mu.Lock()
 	e.gen[kind]++
 	delete(e.fetched, kind)
 	e.mu.Unlock()
+}
+
+// forget drops what the lists of every owned session know of client
+// session ss, which ended.
+func (l *ownLists) forget(ss *mcp.ServerSession) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range l.m {
+		e.forget(ss)
+	}
 }
 
 // drop forgets the lists of the owned sessions of owner id (a client
@@ -144,21 +155,25 @@ func (e *ownList) load(ctx context.Context, server, kind string) error {
 		resources []*mcp.Resource
 		templates []*mcp.ResourceTemplate
 		pages     = map[string][]page{}
+		sum       uint64
 		err       error
 	)
 	switch kind {
 	case listTools:
 		var defs []*mcp.Tool
 		if defs, pages["tools/list"], err = fetchPages(ctx, "tools/list", e.keepRaw, e.c.ListToolsPage); err == nil {
+			sum = listDigest(defs)
 			for _, d := range defs {
 				tools = append(tools, catalog.CompileTool(server, d))
 			}
 		}
 	case listPrompts:
 		prompts, pages["prompts/list"], err = fetchPages(ctx, "prompts/list", e.keepRaw, e.c.ListPromptsPage)
+		sum = listDigest(prompts)
 	case listResources:
 		if resources, pages["resources/list"], err = fetchPages(ctx, "resources/list", e.keepRaw, e.c.ListResourcesPage); err == nil {
 			templates, pages["resources/templates/list"], err = fetchPages(ctx, "resources/templates/list", e.keepRaw, e.c.ListResourceTemplatesPage)
+			sum = listDigest(resources, templates)
 		}
 	}
 	if err != nil {
@@ -180,6 +195,10 @@ func (e *ownList) load(ctx context.Context, server, kind string) error {
 	for m, p := range pages {
 		e.pages[m] = p
 	}
+	if e.st.sum == nil {
+		e.st.sum = map[string]uint64{}
+	}
+	e.st.sum[kind] = sum
 	if e.gen[kind] == gen {
 		e.fetched[kind] = true // else changed meanwhile: fetched again next time
 		e.stable[kind] = true
@@ -347,10 +366,12 @@ func (vs *viewServer) openOwnLists(ctx context.Context, req mcp.Request, kind st
 			continue
 		}
 		e := vs.g.ownLists.entry(s.Name, key, c)
+		e.listedBy(ss)
 		if err := e.loadStable(ctx, s.Name, kind); err != nil {
 			vs.g.logger.Debug("listing from the catalog: the client's own upstream session did not list", logKeyServer, s.Name, logKeyErr, err)
 			continue
 		}
+		e.gave(ss, kind)
 		out = append(out, ownedServer{server: s.Name, key: key, list: e})
 	}
 	return out
