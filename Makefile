@@ -46,9 +46,11 @@ test: peers postgres chromium
 
 # What CI can check of a release without Docker or GoReleaser: .goreleaser.yaml against
 # GoReleaser's schema, the Dockerfiles against the image rules (go test ./test/release), and
-# every target compiled with the release's flags and checked to be static (crossbuild).
+# every target compiled with the release's flags and checked to be static (crossbuild), and the binary
+# that `go install …@vX` (from a file:// module proxy) or a build in a git clone makes reporting its
+# version and commit (SWITCHBOARD_INSTALL_CHECK: minutes of CPU, so not in make test).
 release-check:
-	$(GO) test -count=1 ./test/release
+	SWITCHBOARD_INSTALL_CHECK=1 $(GO) test -count=1 -timeout 30m ./test/release
 	$(GO) run ./test/release/crossbuild -config .goreleaser.yaml
 
 # Regenerates test/release/goreleaser.schema.json from GoReleaser's configuration types

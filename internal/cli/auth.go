@@ -253,7 +253,9 @@ func (a *app) authStatus() error {
 				refresh = "yes"
 			}
 			note := st.Problem
-			if st.Command != "" && st.State != oauth.StateSignedIn {
+			// A sign-in that still works needs nothing done, unless its
+			// server is gone: then the command forgets it.
+			if st.Command != "" && (st.State != oauth.StateSignedIn || !seen[st.Server]) {
 				if note != "" {
 					note += "; "
 				}

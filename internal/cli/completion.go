@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
@@ -300,4 +301,22 @@ func (a *app) completeEvents(*cobra.Command, []string, string) ([]cobra.Completi
 		}
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// plainUsages takes pflag's backquotes out of every flag's usage, for a
+// shell's completion request: in --help they name the flag's value
+// ("write logs at this `level`" prints --log-level level), but bash, zsh,
+// fish and PowerShell show the usage as the flag's description, where
+// they would show as they are.
+func plainUsages(root *cobra.Command) {
+	strip := func(f *pflag.Flag) { f.Usage = strings.ReplaceAll(f.Usage, "`", "") }
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(strip)
+		c.PersistentFlags().VisitAll(strip)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
 }

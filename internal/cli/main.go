@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
@@ -50,6 +52,9 @@ func run(ctx context.Context, inv invocation) int {
 	a := &app{stdout: inv.stdout, stderr: inv.stderr, stdin: inv.stdin, env: inv.env, dir: inv.dir}
 	root := newRoot(a)
 	// Never nil: cobra would read os.Args instead.
+	if len(inv.args) > 0 && strings.HasPrefix(inv.args[0], cobra.ShellCompRequestCmd) {
+		plainUsages(root)
+	}
 	root.SetArgs(append([]string{}, normalizeArgs(root, inv.args)...))
 	root.SetOut(inv.stdout)
 	root.SetErr(inv.stderr)

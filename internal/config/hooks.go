@@ -435,10 +435,9 @@ func (r *resolver) hook(f schema.Hook, path []any, servers []string, first map[s
 	ok := true
 	if v, good := r.textAt(at("name")...); good {
 		pos := r.at(at("name")...).pos
+		// Its form is the schema's (schema.Hook): a name it refuses was
+		// reported and taken out.
 		switch prev, dup := first[v]; {
-		case len(v) > MaxHookNameLen || !hookNamePattern().MatchString(v):
-			r.ps.add(pos, base+".name", fmt.Sprintf("invalid hook name %q", v), fmt.Sprintf("use up to %d letters, digits, _, - and dots", MaxHookNameLen), nil)
-			ok = false
 		case dup:
 			r.ps.add(pos, base+".name", fmt.Sprintf("duplicate hook name %q (first defined at %s)", v, prev), "give each hook a unique name", nil)
 			ok = false

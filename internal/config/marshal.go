@@ -38,7 +38,7 @@ func fileOf(c *Config) schema.File {
 		Defaults: defaultsOf(c.Defaults),
 		Limits:   limitsOf(c.Limits),
 		History: &schema.History{
-			Store: ptr(esc(c.History.Store)), RecordValues: ptr(c.History.RecordValues), Keep: ptr(c.History.Keep),
+			Store: historyStoreOf(c.History.Store), RecordValues: ptr(c.History.RecordValues), Keep: ptr(c.History.Keep),
 		},
 		Servers: make([]schema.Server, 0, len(c.Servers)),
 	}
@@ -286,6 +286,15 @@ func agentOf(a Agent) *schema.Agent {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// historyStoreOf is history.store as written: left out when unset (the
+// default, switchboard.db in the state directory), never store: "".
+func historyStoreOf(store string) *string {
+	if store == "" {
+		return nil
+	}
+	return ptr(esc(store))
+}
 
 // maxSessionsOf is a server's max_sessions as written: only for a server
 // whose sessions are per client or per user, and only when set.

@@ -218,6 +218,13 @@ func addViolation(root *node, v schema.Violation, ps *problems) {
 			v.Fix = "write a number such as 0.15"
 		}
 	}
+	if n, _, _ := locate(root, v.Path); n != nil && n.kind == kindString && len(v.Path) == 3 && v.Path[0] == "servers" && v.Path[2] == "name" {
+		// The schema's pattern refused the name; nameProblem words it for
+		// this name, with a valid one to rename it to.
+		if msg, fix := nameProblem(n.text); msg != "" {
+			v.Message, v.Fix = msg, fix
+		}
+	}
 	var err error
 	switch {
 	case v.Unknown != "":

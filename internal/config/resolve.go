@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -346,6 +347,17 @@ func (r *resolver) transport(s *rawServer) (Transport, bool) {
 	}
 	if s.transportHint != "" {
 		return s.transportHint, true
+	}
+	if !s.spec.infer && s.field("docker") == nil && s.field("command") == nil {
+		if f := s.field("url"); f != nil && f.val.isScalar() {
+			// A url without a transport: say that, rather than that
+			// the stdio transport (the default) lacks a command.
+			u, _ := r.x.expand(f.val.text, "")
+			key := cmp.Or(s.spec.transportKey, "transport")
+			r.ps.add(f.keyPos, s.path(key), fmt.Sprintf("url is set but %s is not, and a server without %s is started as a command (stdio)", key, key),
+				fmt.Sprintf("add %s: %s (the transports that take a url are http, sse and websocket)", key, urlTransport(u)), nil)
+			return TransportStdio, false
+		}
 	}
 	if s.field("docker") != nil || !s.spec.infer {
 		return TransportStdio, true

@@ -141,10 +141,15 @@ func New(opts Options) (_ *Daemon, err error) {
 	if d.upstreamAuth, err = newUpstreamAuth(opts.StateDir, logger, d.refreshSecrets); err != nil {
 		return nil, err
 	}
+	poolLogger := logger
+	if opts.Out != nil {
+		// The state lines say each failure and its cause: see shownHandler.
+		poolLogger = slog.New(shownHandler{logger.Handler()})
+	}
 	d.pool, err = upstream.NewPool(upstream.PoolOptions{
 		Config:   cfg,
 		Store:    opts.Store,
-		Logger:   logger,
+		Logger:   poolLogger,
 		OnChange: d.serverChanged,
 		OAuth:    d.upstreamAuth,
 		OnConnect: func(c *upstream.Client) {
@@ -473,20 +478,9 @@ func (d *Daemon) drain(deadline context.Context) {
 // serverChanged prints a server's state changes and brings the views in
 // step with its availability.
 func (d *Daemon) serverChanged(s upstream.Snapshot) {
-	line := string(s.State)
-	switch {
-	case !s.Enabled && s.AutoDisabled:
-		line = "auto-disabled"
-	case !s.Enabled:
-		line = "disabled"
+	if line, ok := stateLine(s); ok {
+		d.out.printOnce(s.Server, line)
 	}
-	if s.LastError != "" && s.State != upstream.StateConnected {
-		line += ": " + firstLine(s.LastError, 120)
-	}
-	if s.Retrying {
-		line += fmt.Sprintf(" (retry %d at %s)", s.Attempt, s.NextRetryAt.Format("15:04:05"))
-	}
-	d.out.printOnce(s.Server, line)
 	if s.State == upstream.StateConnected {
 		d.refreshSecrets() // a sign-in stored by another process
 	}
@@ -495,6 +489,33 @@ func (d *Daemon) serverChanged(s upstream.Snapshot) {
 	if d.gw != nil {
 		d.gw.Notify()
 	}
+}
+
+// stateLine is the line serve prints for a server's snapshot, and whether
+// to print one: one line per failed attempt, which says its cause and when
+// the next attempt is (or that the server was auto-disabled). A failure
+// is printed once its retry is set (the snapshot just before, without
+// one, is skipped), and the retry's own "connecting" is not printed:
+// the line before said when it would come.
+func stateLine(s upstream.Snapshot) (string, bool) {
+	line := string(s.State)
+	switch {
+	case !s.Enabled && s.AutoDisabled:
+		line = "auto-disabled"
+	case !s.Enabled:
+		line = "disabled"
+	case s.State == upstream.StateError && !s.Retrying:
+		return "", false // its retry (or auto-disable) follows
+	case s.State == upstream.StateConnecting && s.LastError != "":
+		return "", false // a retry, announced by the failure's line
+	}
+	if s.LastError != "" && s.State != upstream.StateConnected {
+		line += ": " + firstLine(s.LastError, 120)
+	}
+	if s.Retrying {
+		line += fmt.Sprintf(" (retry %d at %s)", s.Attempt, s.NextRetryAt.Format("15:04:05"))
+	}
+	return line, true
 }
 
 // catalogChanged prints a server's tool count when it changes.

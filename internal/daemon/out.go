@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log"
@@ -58,4 +59,35 @@ func firstLine(s string, n int) string {
 // slogErrorLog routes net/http's own error log to the structured logger.
 func slogErrorLog(l *slog.Logger) *log.Logger {
 	return slog.NewLogLogger(l.Handler(), slog.LevelWarn)
+}
+
+// shownOnStdout are the upstream pool's log messages whose news serve
+// already prints, with its cause, as the server's state line.
+var shownOnStdout = map[string]bool{"upstream failure": true, "auto-disabled": true}
+
+// shownHandler lowers the upstream pool's records that serve already
+// prints as a state line (shownOnStdout) to Info, so that a failed
+// attempt is one line at the default log level (warn), not two; at
+// --log-level info or debug the log has them too.
+type shownHandler struct{ slog.Handler }
+
+// Handle passes r on, at Info if its news is on the state line.
+func (h shownHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level > slog.LevelInfo && shownOnStdout[r.Message] {
+		if !h.Handler.Enabled(ctx, slog.LevelInfo) {
+			return nil
+		}
+		r.Level = slog.LevelInfo
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+// WithAttrs keeps the lowering for the handler with attrs.
+func (h shownHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return shownHandler{h.Handler.WithAttrs(attrs)}
+}
+
+// WithGroup keeps the lowering for the handler in the group.
+func (h shownHandler) WithGroup(name string) slog.Handler {
+	return shownHandler{h.Handler.WithGroup(name)}
 }

@@ -30,6 +30,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -102,6 +103,8 @@ type Gateway struct {
 	elicits pendingElicitations
 	subs    subscriptions
 	sess    sessionRegistry // client sessions of the HTTP endpoints (sessions.go)
+	// refusals counts the sessions refused over a limit, for the log.
+	refusals refusalLog
 	// fastCalls holds the cancel function of each fast-path call in
 	// flight, by session id and JSON-RPC id.
 	fastCalls sync.Map
@@ -236,6 +239,7 @@ func (g *Gateway) shutdown() {
 		vs.closeSessions()
 	}
 	g.sessions.Wait()
+	g.refusals.flush(g.logger, time.Now(), true)
 }
 
 // syncAll brings every view server in step; retired ones without

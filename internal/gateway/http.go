@@ -161,7 +161,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// The SDK opens a session for this request (initialize).
 			cs, lerr := h.g.openSession(gw, sessionUser(r, gw), view.Name, nil)
 			if lerr != nil {
-				h.g.refuseSession(w, m.replyID(), view.Name, lerr)
+				h.g.refuseSession(w, r, m.replyID(), view.Name, lerr)
 				return
 			}
 			r = r.WithContext(context.WithValue(r.Context(), sessionKey{}, cs))
@@ -528,7 +528,7 @@ func (h *httpHandler) serveSSE(w http.ResponseWriter, r *http.Request, view stri
 	defer cancel()
 	cs, lerr := h.g.openSession(gw, sessionUser(r, gw), view, cancel)
 	if lerr != nil {
-		h.g.refuseSession(w, nil, view, lerr)
+		h.g.refuseSession(w, r, nil, view, lerr)
 		return
 	}
 	defer h.g.sessionClosed(cs)

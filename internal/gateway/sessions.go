@@ -123,9 +123,10 @@ func (g *Gateway) openSession(gw config.Gateway, user, view string, cancel conte
 	return cs, nil
 }
 
-// refuseSession answers a request whose session a limit refused.
-func (g *Gateway) refuseSession(w http.ResponseWriter, id []byte, view string, err *sessionLimitError) {
-	g.logger.Warn("refused a client session over a limit", "limit", err.key, logKeyView, view)
+// refuseSession answers a request whose session a limit refused, and logs
+// it (refusals.go: the first at once, then a count per interval).
+func (g *Gateway) refuseSession(w http.ResponseWriter, r *http.Request, id []byte, view string, err *sessionLimitError) {
+	g.refusals.refused(g.logger, time.Now(), err.key, clientAddr(r), view)
 	writeRPCError(w, err.status, id, codeSessionLimit, err.Error())
 }
 
@@ -322,6 +323,7 @@ func (g *Gateway) janitor(ctx context.Context) {
 			return
 		case now := <-t.C:
 			g.reap(now, gw.HandshakeTimeout, gw.SessionTimeout)
+			g.refusals.flush(g.logger, now, false)
 		}
 	}
 }

@@ -63,12 +63,25 @@ func (g *gate) reconfigure(maxConcurrent int, perServer map[string]int, queueWai
 }
 
 // errStopped is the cause of calls cancelled by Stop; errShutdown, by
-// Shutdown.
+// Shutdown. A call that comes after either is refused with its own words
+// (refusal): it was never started, which a person retrying must know.
 var (
-	errStopped  = fault.New(fault.Cancelled, "calls are stopped (switchboard stop); run 'switchboard resume' to allow calls again")
+	errStopped  = fault.New(fault.Cancelled, "the call was cancelled: calls are stopped (switchboard stop); run 'switchboard resume' to allow calls again")
 	errShutdown = fault.New(fault.Cancelled, "switchboard is shutting down: the call was cancelled when the shutdown timeout ran out").
 			WithSuggestions("call again once switchboard is back; gateway.shutdown_timeout sets how long calls in flight may finish")
+	errRefusedStopped  = fault.New(fault.Cancelled, "the call was not started: calls are stopped (switchboard stop); run 'switchboard resume' to allow calls again")
+	errRefusedShutdown = fault.New(fault.Cancelled, "switchboard is shutting down: the call was not started").
+				WithSuggestions("call again once switchboard is back")
 )
+
+// refusal is the error of a call that comes while calls are stopped with
+// cause (errStopped, errShutdown).
+func refusal(cause error) error {
+	if cause == errShutdown {
+		return errRefusedShutdown
+	}
+	return errRefusedStopped
+}
 
 // admit counts the call against the session limit and checks the stop
 // switch.
@@ -77,7 +90,7 @@ func (g *gate) admit() error {
 	stopped, limit := g.stopped, g.sessionLimit
 	g.mu.Unlock()
 	if stopped != nil {
-		return stopped
+		return refusal(stopped)
 	}
 	if limit >= 0 {
 		if n := g.started.Add(1); n > limit {
@@ -383,7 +396,7 @@ func (g *gate) track(id string, cancel context.CancelCauseFunc) (untrack func(),
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.stopped != nil {
-		return nil, g.stopped
+		return nil, refusal(g.stopped)
 	}
 	g.active[id] = cancel
 	return func() {

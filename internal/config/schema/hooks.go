@@ -9,7 +9,7 @@ import (
 // Hook runs actions when an event happens.
 type Hook struct {
 	// A unique name: letters, digits, _, - and dots.
-	Name string `json:"name" jsonschema:"required" jsonschema_extras:"x-required-fix=add name: with a short name\\, e.g. name: notify-on-commit"`
+	Name string `json:"name" jsonschema:"required,pattern=^[A-Za-z0-9][A-Za-z0-9_.-]{0\\,99}$" jsonschema_extras:"x-name=hook name,x-fix=use up to 100 letters\\, digits\\, _\\, - and dots,x-required-fix=add name: with a short name\\, e.g. name: notify-on-commit"`
 	// An event name or a glob over event names (tool.*, git.post-*).
 	On string `json:"on" jsonschema:"required" jsonschema_extras:"x-required-fix=name the event\\, e.g. on: tool.after\\, or a glob such as git.*"`
 	// Conditions on context fields, all of which must hold: a value (equals) or {equals|glob|regex: value}.

@@ -5,7 +5,7 @@ package schema
 // first the one to suggest when it is used with another (no tag: all).
 type Server struct {
 	// A unique name: letters, digits, _ and -, at most 64 characters.
-	Name string `json:"name" jsonschema:"required" jsonschema_extras:"x-required-fix=add name: with a unique name\\, e.g. name: github"`
+	Name string `json:"name" jsonschema:"required,pattern=^[A-Za-z0-9_-]{1\\,64}$" jsonschema_extras:"x-name=server name,x-fix=use 1 to 64 letters\\, digits\\, _ and -\\, e.g. github,x-required-fix=add name: with a unique name\\, e.g. name: github"`
 	// What the server is for, shown in lists.
 	Description *string `json:"description,omitempty"`
 	// How Switchboard talks to the server.
