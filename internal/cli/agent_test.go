@@ -19,7 +19,7 @@ import (
 const agentKey = "sk-cli-agent-SECRET-42"
 
 // agentConfig writes a configuration with servers alpha and beta (the ok
-// test server), an llm: block pointing at srv and the given agent: block,
+// test server, over HTTP in this process), an llm: block pointing at srv and the given agent: block,
 // and clears the LLM environment variables.
 func agentConfig(t *testing.T, srv *llmtest.Server, agentBlock string) string {
 	t.Helper()
@@ -34,10 +34,12 @@ func agentConfig(t *testing.T, srv *llmtest.Server, agentBlock string) string {
 	fmt.Fprintf(&b, "security:\n  allowed_commands: [%q]\n", exe)
 	fmt.Fprintf(&b, "llm:\n  base_url: %s\n  model: test-model\n  api_key_env: CLI_AGENT_KEY\n  stream: true\n  max_retries: 0\n", srv.URL())
 	b.WriteString(agentBlock)
+	// alpha and beta are served in this process: the agent tests are about
+	// the agent's loop, and each agent run connects its servers again
+	// (two race-built stdio children per run cost the tests ~0.3 s CPU a
+	// run). The security block stays for tests that swap in a stdio server.
 	b.WriteString("servers:\n")
-	for _, name := range []string{"alpha", "beta"} {
-		fmt.Fprintf(&b, "  - name: %s\n    command: %q\n    env: %s\n", name, exe, testserver.EnvYAML("ok"))
-	}
+	b.WriteString(httpServersYAML(t, "alpha", "beta"))
 	path := filepath.Join(t.TempDir(), "switchboard.yaml")
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)

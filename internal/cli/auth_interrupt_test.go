@@ -14,12 +14,12 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 )
 
-// TestAuthLoginInterrupted: a sign-in stopped while it waits for the
+// authLoginInterrupted: a sign-in stopped while it waits for the
 // browser (Ctrl-C, SIGTERM: the command's context ends) says that it was
-// interrupted and that nothing was saved, exits 130, and stores nothing.
-func TestAuthLoginInterrupted(t *testing.T) {
+// interrupted and that nothing was saved, exits 130, and stores nothing
+// (run by TestAuthWithTheOAuthExample).
+func authLoginInterrupted(t *testing.T, ex *testpeer.OAuthExample) {
 	t.Parallel()
-	ex := testpeer.StartOAuthExample(t, false)
 	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	setenv(t, envNoDaemon, "1")
 	cfg := filepath.Join(t.TempDir(), "switchboard.yaml")

@@ -259,16 +259,15 @@ func gatewaySession(t *testing.T, ctx context.Context, addr string) *mcp.ClientS
 	return cs
 }
 
-// TestAuthAdHocOnATerminal: `switchboard tools --url URL` on a terminal
+// authAdHocOnATerminal: `switchboard tools --url URL` on a terminal
 // signs in by itself when the server asks (through $BROWSER), then lists
 // the tools. The terminal is a real pseudo-terminal, made by script(1).
-func TestAuthAdHocOnATerminal(t *testing.T) {
+func authAdHocOnATerminal(t *testing.T, ex *testpeer.OAuthExample) {
 	t.Parallel()
 	script, err := exec.LookPath("script")
 	if err != nil {
 		t.Fatalf("script(1) is not installed (%v): install it (Debian: apt-get install bsdutils; elsewhere util-linux) to run this test on a pseudo-terminal", err)
 	}
-	ex := testpeer.StartOAuthExample(t, false)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -296,11 +295,24 @@ func TestAuthAdHocOnATerminal(t *testing.T) {
 	wantContains(t, "tools --url (no terminal)", r.stdout+r.stderr, "needs sign-in", "switchboard auth login --url "+ex.URL)
 }
 
-// TestAuthLoginBadInput: each mistake or failure of a sign-in says what
-// failed and what to run, and shows no secret.
-func TestAuthLoginBadInput(t *testing.T) {
+// TestAuthWithTheOAuthExample runs the sign-ins that need no strict
+// authorization server against one TypeScript OAuth example (non-strict),
+// in parallel: each registers a client of its own (dynamic registration)
+// with its own state directory, and none changes what the server does
+// for another, so one node process serves them all (one each cost ~1 s
+// CPU more per test).
+func TestAuthWithTheOAuthExample(t *testing.T) {
 	t.Parallel()
 	ex := testpeer.StartOAuthExample(t, false)
+	t.Run("bad input", func(t *testing.T) { authLoginBadInput(t, ex) })
+	t.Run("interrupted", func(t *testing.T) { authLoginInterrupted(t, ex) })
+	t.Run("ad hoc on a terminal", func(t *testing.T) { authAdHocOnATerminal(t, ex) })
+}
+
+// authLoginBadInput: each mistake or failure of a sign-in says what
+// failed and what to run, and shows no secret.
+func authLoginBadInput(t *testing.T, ex *testpeer.OAuthExample) {
+	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
 	data, err := os.ReadFile(cfg)
 	if err != nil {

@@ -232,10 +232,27 @@ func checkTS(t *testing.T, res []testpeer.TSResult) {
 	}
 }
 
+// TestTypeScriptClientThroughGatewayHTTP runs TypeScript clients, one
+// after another, through one `switchboard serve` over HTTP: tools of both
+// upstreams, progress, a cancel and sampling; then elicitation; then the
+// rest of what passes through (typeScriptClientGatewayPassthrough). Each
+// client is a session of its own, and what each checks is what its own
+// session got; the gateway and its upstreams are shared because none of
+// the checks is about a fresh process (three serve processes, each with
+// its own server-everything, cost ~6 s more CPU). The passthrough runs
+// last: it turns on server-everything's simulated logging.
 func TestTypeScriptClientThroughGatewayHTTP(t *testing.T) {
 	t.Parallel()
 	listen := "127.0.0.1:0" // serveProcess reads the port serve took
 	base := serveProcess(t, gatewayConfig(t, listen))
+	t.Run("tools", func(t *testing.T) { typeScriptClientThroughGatewayHTTP(t, base) })
+	t.Run("elicitation", func(t *testing.T) { elicitationThroughGateway(t, base) })
+	t.Run("passthrough", func(t *testing.T) { typeScriptClientGatewayPassthrough(t, base) })
+}
+
+// typeScriptClientThroughGatewayHTTP runs tsSteps through the gateway at
+// base.
+func typeScriptClientThroughGatewayHTTP(t *testing.T, base string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := testpeer.RunTSClient(t, ctx, testpeer.TSClientInput{
@@ -272,10 +289,9 @@ func TestTypeScriptClientThroughGatewayStdio(t *testing.T) {
 	checkTS(t, res)
 }
 
-func TestElicitationThroughGateway(t *testing.T) {
-	t.Parallel()
-	listen := "127.0.0.1:0" // serveProcess reads the port serve took
-	base := serveProcess(t, gatewayConfig(t, listen))
+// elicitationThroughGateway answers server-everything's elicitation
+// request from a TypeScript client through the gateway at base.
+func elicitationThroughGateway(t *testing.T, base string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := testpeer.RunTSClient(t, ctx, testpeer.TSClientInput{
@@ -297,16 +313,13 @@ func TestElicitationThroughGateway(t *testing.T) {
 	}
 }
 
-// TestTypeScriptClientGatewayPassthrough checks the rest of what passes
-// through the gateway to server-everything: instructions, prompts,
-// resource templates, reads, completion, the logging level and log
-// messages, resource subscriptions (also to a templated URI) and their
-// updates.
-func TestTypeScriptClientGatewayPassthrough(t *testing.T) {
-	t.Parallel()
+// typeScriptClientGatewayPassthrough checks the rest of what passes
+// through the gateway at base to server-everything: instructions,
+// prompts, resource templates, reads, completion, the logging level and
+// log messages, resource subscriptions (also to a templated URI) and
+// their updates.
+func typeScriptClientGatewayPassthrough(t *testing.T, base string) {
 	const doc = "demo://resource/static/document/architecture.md"
-	listen := "127.0.0.1:0" // serveProcess reads the port serve took
-	base := serveProcess(t, gatewayConfig(t, listen))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := testpeer.RunTSClient(t, ctx, testpeer.TSClientInput{

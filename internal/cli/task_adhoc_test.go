@@ -3,20 +3,17 @@ package cli
 import (
 	"encoding/json"
 	"testing"
-
-	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 )
 
-// TestTaskFollowsAnAdHocCall starts the TypeScript SDK's
+// taskFollowsAnAdHocCall starts the TypeScript SDK's
 // simpleTaskInteractive example's confirm_delete as a task with call --url
 // and follows it with task get, result and a usage error, all given the
 // same --url: before task took the ad hoc flags, each said "unknown flag
 // --url". The hint call prints names the --url, not the ad hoc server's
 // internal name.
-func TestTaskFollowsAnAdHocCall(t *testing.T) {
+func taskFollowsAnAdHocCall(t *testing.T, url string) {
 	t.Parallel()
 	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
-	url := testpeer.StartTaskExample(t)
 
 	r := runCLI(t, "call", "--url", url, "confirm_delete", "filename=a.txt", "--task")
 	wantCode(t, r, ExitOK)

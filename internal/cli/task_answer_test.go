@@ -4,20 +4,17 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 )
 
-// TestTaskResultAnswersOnATerminal: the TypeScript SDK's
+// taskResultAnswersOnATerminal: the TypeScript SDK's
 // simpleTaskInteractive example asks its question while `switchboard task
 // result` waits for the task (through the daemon); on a terminal it is
 // asked there, as during a call, and the accepted answer reaches the
 // server, whose task completes with it. Meanwhile task get --watch --json
 // prints each status the task goes through, one JSON object a line, and
 // ends with the task.
-func TestTaskResultAnswersOnATerminal(t *testing.T) {
+func taskResultAnswersOnATerminal(t *testing.T, url string) {
 	t.Parallel()
-	url := testpeer.StartTaskExample(t)
 	cfg := writeConfigWith(t, map[string]string{}, "  - name: tasks\n    transport: http\n    url: "+url+"\n")
 	startDaemon(t, cfg)
 	r := runCLI(t, "call", "--config", cfg, "tasks", "confirm_delete", "filename=b.txt", "--task", "--json")

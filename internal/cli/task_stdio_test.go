@@ -13,21 +13,21 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 )
 
-// TestTypeScriptTaskClientThroughServeStdio runs a task of the
+// typeScriptTaskClientThroughServeStdio runs a task of the
 // TypeScript SDK's simpleTaskInteractive example through `switchboard
 // serve --stdio` (the test binary as switchboard, a child of the
 // TypeScript client) with the TypeScript SDK's task client: it checks the
 // gateway's tasks capability before it sends a task, polls it, answers
 // the example's elicitation, which reaches it on serve --stdio's one
 // stream, fetches the result and lists the task.
-func TestTypeScriptTaskClientThroughServeStdio(t *testing.T) {
+func typeScriptTaskClientThroughServeStdio(t *testing.T, url string) {
 	t.Parallel()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(t.TempDir(), "switchboard.yaml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("servers:\n  - name: tasks\n    transport: http\n    url: %s\n", testpeer.StartTaskExample(t))), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("servers:\n  - name: tasks\n    transport: http\n    url: %s\n", url)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

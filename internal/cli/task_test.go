@@ -9,16 +9,31 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 )
 
-// TestCallAsTaskAndFollowIt starts the TypeScript SDK's
+// TestWithTheTaskExample runs the tests of tasks against one TypeScript
+// simpleTaskInteractive example, in parallel. Each starts its own tasks
+// (the example's ids are random) with its own state directory and
+// follows only those, and the example keeps no other state a test could
+// see, so one node process serves them all (one each cost ~1 s CPU more
+// per test).
+func TestWithTheTaskExample(t *testing.T) {
+	t.Parallel()
+	url := testpeer.StartTaskExample(t)
+	t.Run("call as task and follow it", func(t *testing.T) { callAsTaskAndFollowIt(t, url) })
+	t.Run("task follows an ad hoc call", func(t *testing.T) { taskFollowsAnAdHocCall(t, url) })
+	t.Run("task result answers on a terminal", func(t *testing.T) { taskResultAnswersOnATerminal(t, url) })
+	t.Run("tool says how to call a task-only tool", func(t *testing.T) { toolSaysHowToCallATaskOnlyTool(t, url) })
+	t.Run("TypeScript task client through serve --stdio", func(t *testing.T) { typeScriptTaskClientThroughServeStdio(t, url) })
+}
+
+// callAsTaskAndFollowIt starts the TypeScript SDK's
 // simpleTaskInteractive example's confirm_delete as a task through a
 // daemon and follows it with switchboard task: the example asks its
 // question while task result waits, and with no terminal to ask on it is
 // declined with a note, as switchboard call does; the task completes
 // ("Deletion cancelled"), which get, result --wait and list report as the
 // server does; the history has the call's creation and its outcome.
-func TestCallAsTaskAndFollowIt(t *testing.T) {
+func callAsTaskAndFollowIt(t *testing.T, url string) {
 	t.Parallel()
-	url := testpeer.StartTaskExample(t)
 	cfg := writeConfigWith(t, map[string]string{}, "  - name: tasks\n    transport: http\n    url: "+url+"\n")
 	startDaemon(t, cfg)
 

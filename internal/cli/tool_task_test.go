@@ -2,16 +2,13 @@ package cli
 
 import (
 	"testing"
-
-	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 )
 
-// TestToolSaysHowToCallATaskOnlyTool: the "Call it:" line of a tool that
+// toolSaysHowToCallATaskOnlyTool: the "Call it:" line of a tool that
 // runs only as a task (the TypeScript SDK's simpleTaskInteractive
 // confirm_delete) has --task, so that it works as printed.
-func TestToolSaysHowToCallATaskOnlyTool(t *testing.T) {
+func toolSaysHowToCallATaskOnlyTool(t *testing.T, url string) {
 	t.Parallel()
-	url := testpeer.StartTaskExample(t)
 	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	r := runCLI(t, "tool", "--url", url, "confirm_delete")
 	wantCode(t, r, ExitOK)

@@ -2,9 +2,7 @@ package oauth_test
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
@@ -19,26 +17,18 @@ func TestMain(m *testing.M) {
 // the scripted browser in mode (see testpeer.BrowserScript).
 func browserScript(t testing.TB, mode string) string { return testpeer.BrowserScript(t, mode) }
 
-// scriptedBrowser returns an Options.OpenBrowser that runs the browser
-// script in mode as a real process, as OpenBrowser runs $BROWSER, for tests
-// that run in parallel (and so cannot set $BROWSER).
+// scriptedBrowser returns an Options.OpenBrowser that plays the scripted
+// browser in mode (testpeer.Browse) in this process, for tests that run
+// in parallel (and so cannot set $BROWSER). Their point is the sign-in,
+// not the browser's process: TestTSExampleEndToEnd and
+// TestBrowserOpenerReadsItsEnvironment run the real $BROWSER script, as
+// OpenBrowser runs it. One process per sign-in cost the package ~60
+// starts of this race-built binary.
 func scriptedBrowser(t testing.TB, mode string) func(context.Context, string) (<-chan error, error) {
-	script := browserScript(t, mode)
+	t.Helper()
 	return func(_ context.Context, u string) (<-chan error, error) {
-		cmd := exec.Command(script, u)
-		out := &syncBuffer{}
-		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Start(); err != nil {
-			return nil, err
-		}
 		done := make(chan error, 1)
-		go func() {
-			err := cmd.Wait()
-			if err != nil {
-				err = fmt.Errorf("%w: %s", err, out.String())
-			}
-			done <- err
-		}()
+		go func() { done <- testpeer.Browse(mode, u) }()
 		return done, nil
 	}
 }

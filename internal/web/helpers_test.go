@@ -3,6 +3,7 @@ package web_test
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -322,8 +323,17 @@ func processesWith(arg string) []int {
 }
 
 // shot saves a full-page screenshot in the test's artifact directory.
+//
+// Only when the screenshot is kept: with -artifacts, or
+// SWITCHBOARD_DOCS_SHOTS. Without either the artifact directory is
+// removed when the test ends, and the ~50 full-page screenshots (rendered,
+// PNG-encoded, then base64-decoded by the race-built test) cost the
+// package several seconds of CPU for files nobody sees.
 func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
+	if !keepShots() {
+		return
+	}
 	// A page that is still laying out has no size yet: try again briefly.
 	var buf []byte
 	var err error
@@ -349,6 +359,17 @@ func shot(t *testing.T, ctx context.Context, name string) {
 		return
 	}
 	t.Logf("screenshot: %s", path)
+}
+
+// keepShots reports whether screenshots are kept after the run: the
+// test binary's -artifacts flag is set, or SWITCHBOARD_DOCS_SHOTS names a
+// directory.
+func keepShots() bool {
+	if os.Getenv("SWITCHBOARD_DOCS_SHOTS") != "" {
+		return true
+	}
+	f := flag.Lookup("test.artifacts")
+	return f != nil && f.Value.String() == "true"
 }
 
 // do runs browser steps, failing the test (with a screenshot and the

@@ -160,69 +160,76 @@ func TestCommitMessageWorkingTree(t *testing.T) {
 		},
 	}
 	for _, sc := range scenarios {
-		for _, format := range []string{project.CommitConventional, project.CommitDetailed, project.CommitSummary} {
-			for _, maxLength := range []int{0, 60} {
-				t.Run(sc.name+"/"+format+"/"+map[bool]string{true: "default", false: "60"}[maxLength == 0], func(t *testing.T) {
-					r := seedCommitRepo(t)
-					sc.change(r)
-					resp, err := r.commitFor(project.CommitRequest{Format: format, MaxLength: maxLength})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if len(resp.ChangedFiles) != len(sc.want) {
-						t.Fatalf("got changed files %+v, want %+v", resp.ChangedFiles, sc.want)
-					}
-					for i, w := range sc.want {
-						g := resp.ChangedFiles[i]
-						if g.Path != w.Path || g.ChangeType != w.ChangeType || !strings.Contains(g.Summary, w.Summary) {
-							t.Errorf("got changed file %+v, want %+v (summary containing)", g, w)
+		// One repository per scenario, for its six formats and lengths:
+		// CommitMessageFor only reads the repository (git with
+		// GIT_OPTIONAL_LOCKS=0), so each subtest sees the same working
+		// tree a fresh one would; seeding one per subtest ran git ~250
+		// times more.
+		t.Run(sc.name, func(t *testing.T) {
+			r := seedCommitRepo(t)
+			sc.change(r)
+			for _, format := range []string{project.CommitConventional, project.CommitDetailed, project.CommitSummary} {
+				for _, maxLength := range []int{0, 60} {
+					t.Run(format+"/"+map[bool]string{true: "default", false: "60"}[maxLength == 0], func(t *testing.T) {
+						resp, err := r.commitFor(project.CommitRequest{Format: format, MaxLength: maxLength})
+						if err != nil {
+							t.Fatal(err)
 						}
-					}
-					limit := maxLength
-					if limit == 0 {
-						limit = project.DefaultCommitLength
-					}
-					checkFits(t, resp.CommitMessage, limit)
-					m := resp.CommitMessage
-					switch format {
-					case project.CommitConventional:
-						if !regexp.MustCompile(`^(feat|fix|refactor|chore)\(shop\)!?: `).MatchString(m.Title) {
-							t.Errorf("got title %q, want a conventional title with scope shop", m.Title)
+						if len(resp.ChangedFiles) != len(sc.want) {
+							t.Fatalf("got changed files %+v, want %+v", resp.ChangedFiles, sc.want)
 						}
-					case project.CommitDetailed:
-						if strings.Contains(m.Title, ": ") || m.Title[0] < 'A' || m.Title[0] > 'Z' {
-							t.Errorf("got title %q, want a capitalised title without a type prefix", m.Title)
+						for i, w := range sc.want {
+							g := resp.ChangedFiles[i]
+							if g.Path != w.Path || g.ChangeType != w.ChangeType || !strings.Contains(g.Summary, w.Summary) {
+								t.Errorf("got changed file %+v, want %+v (summary containing)", g, w)
+							}
 						}
-						if maxLength == 0 && !strings.Contains(m.Body, sc.want[0].ChangeType+":") {
-							t.Errorf("got body %q, want a %s section", m.Body, sc.want[0].ChangeType)
+						limit := maxLength
+						if limit == 0 {
+							limit = project.DefaultCommitLength
 						}
-					case project.CommitSummary:
-						if m.Body != "" {
-							t.Errorf("got body %q, want none in Summary", m.Body)
+						checkFits(t, resp.CommitMessage, limit)
+						m := resp.CommitMessage
+						switch format {
+						case project.CommitConventional:
+							if !regexp.MustCompile(`^(feat|fix|refactor|chore)\(shop\)!?: `).MatchString(m.Title) {
+								t.Errorf("got title %q, want a conventional title with scope shop", m.Title)
+							}
+						case project.CommitDetailed:
+							if strings.Contains(m.Title, ": ") || m.Title[0] < 'A' || m.Title[0] > 'Z' {
+								t.Errorf("got title %q, want a capitalised title without a type prefix", m.Title)
+							}
+							if maxLength == 0 && !strings.Contains(m.Body, sc.want[0].ChangeType+":") {
+								t.Errorf("got body %q, want a %s section", m.Body, sc.want[0].ChangeType)
+							}
+						case project.CommitSummary:
+							if m.Body != "" {
+								t.Errorf("got body %q, want none in Summary", m.Body)
+							}
 						}
-					}
-					if maxLength == 0 && !strings.Contains(m.Title, sc.wantSub) {
-						t.Errorf("got title %q, want it to mention %q", m.Title, sc.wantSub)
-					}
-					if maxLength == 0 && format == project.CommitConventional && !strings.Contains(m.Body, sc.want[0].Path) {
-						t.Errorf("got body %q, want it to list %s", m.Body, sc.want[0].Path)
-					}
-					wantFooter := "BREAKING CHANGE: removes exported func Legacy"
-					if maxLength != 0 {
-						wantFooter = "BREAKING CHANGE: removes" // cut to fit
-					}
-					if sc.name == "deleted" && !strings.HasPrefix(m.Footer, wantFooter) {
-						t.Errorf("got footer %q, want a BREAKING CHANGE for the removed func", m.Footer)
-					}
-					if resp.Metadata.IsPartialResult || len(resp.Metadata.ModelsUsed) != 0 || resp.Metadata.TotalCost != 0 {
-						t.Errorf("got metadata %+v, want a complete result with no model", resp.Metadata)
-					}
-					if resp.ImpactAnalysis != nil {
-						t.Errorf("got impact %+v, want none unless asked", resp.ImpactAnalysis)
-					}
-				})
+						if maxLength == 0 && !strings.Contains(m.Title, sc.wantSub) {
+							t.Errorf("got title %q, want it to mention %q", m.Title, sc.wantSub)
+						}
+						if maxLength == 0 && format == project.CommitConventional && !strings.Contains(m.Body, sc.want[0].Path) {
+							t.Errorf("got body %q, want it to list %s", m.Body, sc.want[0].Path)
+						}
+						wantFooter := "BREAKING CHANGE: removes exported func Legacy"
+						if maxLength != 0 {
+							wantFooter = "BREAKING CHANGE: removes" // cut to fit
+						}
+						if sc.name == "deleted" && !strings.HasPrefix(m.Footer, wantFooter) {
+							t.Errorf("got footer %q, want a BREAKING CHANGE for the removed func", m.Footer)
+						}
+						if resp.Metadata.IsPartialResult || len(resp.Metadata.ModelsUsed) != 0 || resp.Metadata.TotalCost != 0 {
+							t.Errorf("got metadata %+v, want a complete result with no model", resp.Metadata)
+						}
+						if resp.ImpactAnalysis != nil {
+							t.Errorf("got impact %+v, want none unless asked", resp.ImpactAnalysis)
+						}
+					})
+				}
 			}
-		}
+		})
 	}
 }
 
