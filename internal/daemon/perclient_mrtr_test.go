@@ -294,7 +294,7 @@ func TestPerClientMultiRoundTripIsTheServers(t *testing.T) {
 	if want.version != "2026-07-28" {
 		t.Fatalf("the client negotiated %s directly, want 2026-07-28 (the case this test is about)", want.version)
 	}
-	wantHTTP := runMRTR(t, &mcp.StreamableClientTransport{Endpoint: serveHTTP(t, mrtrServer(&directHTTP), nil)}, &directHTTP, true)
+	wantHTTP := runMRTR(t, &mcp.StreamableClientTransport{Endpoint: serveHTTP(t, mrtrServer(&directHTTP), nil)}, &directHTTP, false)
 	if testing.Verbose() {
 		t.Logf("directly, 2026-07-28: the client read %q; the server was asked %q", want.read, want.server)
 		t.Logf("directly, streamable HTTP (%s): the client read %q; the server was asked %q", wantHTTP.version, wantHTTP.read, wantHTTP.server)
@@ -358,7 +358,7 @@ func TestPerClientMultiRoundTripIsTheServers(t *testing.T) {
 				// stream (docs/gateway.md), which may not be open yet.
 				return
 			}
-			gotHTTP := runMRTR(t, &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp/mrtrs"}, &httpSeen, true)
+			gotHTTP := runMRTR(t, &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp/mrtrs"}, &httpSeen, false)
 			if gotHTTP.version != wantHTTP.version {
 				t.Errorf("streamable HTTP: the client negotiated %s, directly %s", gotHTTP.version, wantHTTP.version)
 			}

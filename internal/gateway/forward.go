@@ -386,7 +386,9 @@ func (vs *viewServer) readSole(ctx context.Context, req *mcp.ReadResourceRequest
 		return nil, true, upstreamError(server, err)
 	}
 	ctx = vs.inputResponses(ctx, server, req.Session, req.Params.InputResponses, req.Params.RequestState)
+	ctx, done := vs.asking(ctx, server, req.Session, req.Params.Meta)
 	res, err = c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), req.Params.URI)
+	done()
 	vs.g.forwarded("resources/read", err)
 	if err != nil {
 		return nil, true, vs.soleError(server, err)
@@ -423,7 +425,10 @@ func (vs *viewServer) getPrompt(e promptEntry) mcp.PromptHandler {
 		if err == nil {
 			var res *mcp.GetPromptResult
 			ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
+			var done func()
+			ctx, done = vs.asking(ctx, e.server, req.Session, req.Params.Meta)
 			res, err = c.GetPrompt(vs.withLevel(ctx, req.Params.Meta, req.Session), e.name, req.Params.Arguments)
+			done()
 			vs.g.forwarded("prompts/get", err)
 			if err == nil {
 				res.Meta = hopless(res.Meta)
@@ -443,7 +448,9 @@ func (vs *viewServer) readResource(e resourceEntry, exposed string) mcp.Resource
 			return nil, upstreamError(e.server, err)
 		}
 		ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
+		ctx, done := vs.asking(ctx, e.server, req.Session, req.Params.Meta)
 		res, err := c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), e.uri)
+		done()
 		vs.g.forwarded("resources/read", err)
 		if err != nil {
 			return nil, vs.soleError(e.server, err)
@@ -469,7 +476,9 @@ func (vs *viewServer) readTemplate(e resourceEntry) mcp.ResourceHandler {
 			return nil, upstreamError(e.server, err)
 		}
 		ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
+		ctx, done := vs.asking(ctx, e.server, req.Session, req.Params.Meta)
 		res, err := c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), req.Params.URI)
+		done()
 		vs.g.forwarded("resources/read", err)
 		if err != nil {
 			return nil, vs.soleError(e.server, err)
