@@ -30,11 +30,10 @@ import (
 // client talks to a go-sdk server directly and through the gateway, over
 // serve --stdio (where a client keeps a 2026-07-28 session with the
 // gateway) and over streamable HTTP (where it negotiates 2025-11-25, and
-// the server's SDK asks it with requests instead: there only tools/call,
-// whose requests reach the client as directly; during a prompts/get the
-// gateway's elicitation to the client fails, which this file does not
-// cover, nor fast_path off, where nothing links a request to the call),
-// with fast_path on and off; what each side sees is compared.
+// the server's SDK asks it with requests instead, which reach the client
+// on the request's stream; with fast_path off nothing links a roots
+// request to its call, so that case is left out), with fast_path on and
+// off; what each side sees is compared.
 // The TypeScript SDK's client (1.32) does not speak 2026-07-28.
 
 // mrtrSeen is what an mrtrServer's handlers were asked, in order: the
@@ -235,10 +234,28 @@ type mrtrRun struct {
 	server  []string
 }
 
+// compare reports how got, a run through the gateway over transport,
+// differs from r, the same client's run directly.
+func (r mrtrRun) compare(t *testing.T, transport string, got mrtrRun) {
+	t.Helper()
+	if got.version != r.version {
+		t.Errorf("%s: the client negotiated %s, directly %s", transport, got.version, r.version)
+	}
+	for _, d := range []struct{ what, diff string }{
+		{"what the client got", cmp.Diff(r.got, got.got)},
+		{"what the client read", cmp.Diff(r.read, got.read)},
+		{"what the server was asked", cmp.Diff(r.server, got.server)},
+	} {
+		if d.diff != "" {
+			t.Errorf("%s: %s directly (-) and through the view (+):\n%s", transport, d.what, d.diff)
+		}
+	}
+}
+
 // runMRTR connects mrtrClient over t (recording what it reads), calls
-// tool ask and, unless callOnly, gets prompt ask and reads mrtr://ask,
-// and returns what it saw and what seen recorded of the server meanwhile.
-func runMRTR(t *testing.T, tr mcp.Transport, seen *mrtrSeen, callOnly bool) mrtrRun {
+// tool ask, gets prompt ask and reads mrtr://ask, and returns what it saw
+// and what seen recorded of the server meanwhile.
+func runMRTR(t *testing.T, tr mcp.Transport, seen *mrtrSeen) mrtrRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -260,10 +277,6 @@ func runMRTR(t *testing.T, tr mcp.Transport, seen *mrtrSeen, callOnly bool) mrtr
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{}})
 	text("tools/call", res, err)
-	if callOnly {
-		run.read, run.server = w.get(), seen.get()
-		return run
-	}
 	pr, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "ask"})
 	text("prompts/get", pr, err)
 	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mrtr://ask"})
@@ -276,9 +289,9 @@ func runMRTR(t *testing.T, tr mcp.Transport, seen *mrtrSeen, callOnly bool) mrtr
 // with session: per_client, a server's input requests in a result reach
 // the client as the server sent them, and the client's own answers (its
 // roots, not the gateway's) reach the server as the client sent them —
-// on serve --stdio (2026-07-28), fast_path on and off, and, for
-// tools/call with fast_path on, streamable HTTP (2025-11-25, where the
-// server's SDK asks with requests).
+// on serve --stdio (2026-07-28), fast_path on and off, and with fast_path
+// on over streamable HTTP (2025-11-25, where the server's SDK asks with
+// requests).
 func TestPerClientMultiRoundTripIsTheServers(t *testing.T) {
 	t.Parallel()
 	// Directly: over an in-memory pipe (2026-07-28), and over streamable
@@ -290,11 +303,11 @@ func TestPerClientMultiRoundTripIsTheServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	want := runMRTR(t, ct, &direct, false)
+	want := runMRTR(t, ct, &direct)
 	if want.version != "2026-07-28" {
 		t.Fatalf("the client negotiated %s directly, want 2026-07-28 (the case this test is about)", want.version)
 	}
-	wantHTTP := runMRTR(t, &mcp.StreamableClientTransport{Endpoint: serveHTTP(t, mrtrServer(&directHTTP), nil)}, &directHTTP, false)
+	wantHTTP := runMRTR(t, &mcp.StreamableClientTransport{Endpoint: serveHTTP(t, mrtrServer(&directHTTP), nil)}, &directHTTP)
 	if testing.Verbose() {
 		t.Logf("directly, 2026-07-28: the client read %q; the server was asked %q", want.read, want.server)
 		t.Logf("directly, streamable HTTP (%s): the client read %q; the server was asked %q", wantHTTP.version, wantHTTP.read, wantHTTP.server)
@@ -337,19 +350,8 @@ func TestPerClientMultiRoundTripIsTheServers(t *testing.T) {
 				stop()
 				<-done
 			}()
-			got := runMRTR(t, ct, &stdioSeen, false)
-			if got.version != want.version {
-				t.Errorf("serve --stdio: the client negotiated %s, directly %s", got.version, want.version)
-			}
-			for _, d := range []struct{ what, diff string }{
-				{"what the client got", cmp.Diff(want.got, got.got)},
-				{"what the client read", cmp.Diff(want.read, got.read)},
-				{"what the server was asked", cmp.Diff(want.server, got.server)},
-			} {
-				if d.diff != "" {
-					t.Errorf("serve --stdio: %s directly (-) and through the view (+):\n%s", d.what, d.diff)
-				}
-			}
+			got := runMRTR(t, ct, &stdioSeen)
+			want.compare(t, "serve --stdio", got)
 
 			if !fast {
 				// With fast_path off the go-sdk's client reads the call's
@@ -358,19 +360,8 @@ func TestPerClientMultiRoundTripIsTheServers(t *testing.T) {
 				// stream (docs/gateway.md), which may not be open yet.
 				return
 			}
-			gotHTTP := runMRTR(t, &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp/mrtrs"}, &httpSeen, false)
-			if gotHTTP.version != wantHTTP.version {
-				t.Errorf("streamable HTTP: the client negotiated %s, directly %s", gotHTTP.version, wantHTTP.version)
-			}
-			for _, d := range []struct{ what, diff string }{
-				{"what the client got", cmp.Diff(wantHTTP.got, gotHTTP.got)},
-				{"what the client read", cmp.Diff(wantHTTP.read, gotHTTP.read)},
-				{"what the server was asked", cmp.Diff(wantHTTP.server, gotHTTP.server)},
-			} {
-				if d.diff != "" {
-					t.Errorf("streamable HTTP: %s directly (-) and through the view (+):\n%s", d.what, d.diff)
-				}
-			}
+			gotHTTP := runMRTR(t, &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp/mrtrs"}, &httpSeen)
+			wantHTTP.compare(t, "streamable HTTP", gotHTTP)
 		})
 	}
 }
