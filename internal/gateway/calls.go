@@ -53,10 +53,29 @@ type clientCall struct {
 	// ctx is the call's context: what the SDK sends with a context
 	// derived from it goes on the call's stream.
 	ctx context.Context
+	// asking is set for a prompts/get or resources/read (asking), not a
+	// tools/call.
+	asking bool
 	// requestID is the id of the client's tools/call as it sent it (nil
 	// where the gateway does not see it: legacy SSE and stdio, which the
 	// SDK reads), for the audit trail.
 	requestID json.RawMessage
+}
+
+// asking returns ctx for a prompts/get or resources/read (a request a
+// server may ask its client during, as during a call) of client session
+// ss to server through vs, with meta its _meta. On a view that is the
+// server (isTheServer) the request counts as a call of the client's
+// while it runs: what the server asks its client meanwhile, which nothing
+// else links to the request, goes to this client on this request's
+// stream, as it would directly. Call done when the request has its
+// answer.
+func (vs *viewServer) asking(ctx context.Context, server string, ss *mcp.ServerSession, meta mcp.Meta) (_ context.Context, done func()) {
+	if !vs.isTheServer(server, ss) {
+		return ctx, func() {}
+	}
+	cc := &clientCall{vs: vs, server: server, ss: ss, level: vs.g.callerLevel(vs.g.config().Gateway, meta, ss), ctx: ctx, asking: true}
+	return ctx, vs.g.calls.add(cc)
 }
 
 // capabilities returns what the calling client declared (nil if
@@ -163,6 +182,22 @@ func (g *Gateway) caller(ctx context.Context, server string, can func(*mcp.Clien
 	return g.calls.newest(server, capable)
 }
 
+// askingOwner reports whether a request that server sent with ctx, from
+// an owned upstream session and linked to no call, comes while one of its
+// owner's prompts/get or resources/read (asking) whose client satisfies
+// can waits for its answer, the newest of the owner's calls.
+func (g *Gateway) askingOwner(ctx context.Context, server string, can func(*mcp.ClientCapabilities) bool) bool {
+	k, ok := upstream.SessionKeyFrom(ctx)
+	if !ok {
+		return false
+	}
+	c := g.calls.newest(server, func(c *clientCall) bool {
+		caps := c.capabilities()
+		return caps != nil && can(caps) && g.owners.owns(k, c.ss)
+	})
+	return c != nil && c.asking
+}
+
 // ownerSession returns the client session an owned upstream session's
 // request outside any call goes to: its owner's (per_client), or the
 // user's newest one that satisfies can (per_user); nil for the shared
@@ -255,7 +290,10 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 			// nothing links the request to a call (its handshake's
 			// roots/list comes while the first call runs, and that call's
 			// stream may close before the answer).
-			if _, linked := ctx.Value(callerKey{}).(*clientCall); !linked {
+			// A prompts/get or resources/read of the owner's that is waiting
+			// for its answer is asked on its own stream, as directly
+			// (asking): the server asks during it.
+			if _, linked := ctx.Value(callerKey{}).(*clientCall); !linked && !g.askingOwner(ctx, server, can) {
 				if ss := g.ownerSession(ctx, can); ss != nil {
 					return ss.ListRoots(ctx, p)
 				}

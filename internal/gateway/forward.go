@@ -59,6 +59,7 @@ func (vs *viewServer) handleCall(ctx context.Context, req *mcp.CallToolRequest, 
 		post = vs.g.postFor(key)
 	}
 	cc := &clientCall{vs: vs, ss: req.Session, level: vs.g.callerLevel(vs.g.config().Gateway, req.Params.Meta, req.Session), requestID: requestID, post: post}
+	ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
 	return vs.call(ctx, cc, e, req.Params.Arguments, req.Params.Meta, user, session, notify)
 }
 
@@ -97,11 +98,15 @@ func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, arg
 	}
 	if r := res.CallToolResult; r != nil {
 		r.Meta = hopless(r.Meta)
-		if r.InputRequests == nil && r.RequestState == "" {
+		if r.InputRequests == nil && r.RequestState == "" && !r.NeedsInput() {
 			// A complete result, without the resultType of the upstream's
 			// hop (2026-07-28): the SDK gives a client of that version its
 			// own, and one of an older version has none.
 			res.CallToolResult = &mcp.CallToolResult{Meta: r.Meta, Content: r.Content, StructuredContent: r.StructuredContent, IsError: r.IsError}
+		} else if len(r.Content) == 0 {
+			// A result that asks for input has no content: sent as the
+			// server's SDK sends none (null), not as an empty list.
+			r.Content = nil
 		}
 	}
 	return res, err
@@ -134,6 +139,22 @@ func (vs *viewServer) checkAs(creq *toolcall.Request, e toolEntry, ss *mcp.Serve
 // stays the gateway's not_found.
 func (vs *viewServer) isTheServer(server string, ss *mcp.ServerSession) bool {
 	return ss != nil && vs.soleServer() == server && vs.g.perClient(server) // a prefixed view stops at soleServer
+}
+
+// inputResponses returns ctx for a request of client session ss to
+// server that carries responses and state, the client's answers to the
+// input requests of the server's previous result and its request state
+// (protocol 2026-07-28), on a view that is the server (isTheServer):
+// there the server's input requests reach the client as the server sent
+// them (its own upstream session does not answer them:
+// upstream.Owner.PassInputRequests), and its answers go back as it gave
+// them. Elsewhere the gateway's upstream session answers the server
+// itself, and ctx is returned unchanged.
+func (vs *viewServer) inputResponses(ctx context.Context, server string, ss *mcp.ServerSession, responses mcp.InputResponseMap, state string) context.Context {
+	if (responses == nil && state == "") || !vs.isTheServer(server, ss) {
+		return ctx
+	}
+	return upstream.WithInputResponses(ctx, responses, state)
 }
 
 // answeredByServer is a call's failure that its server answered with a
@@ -364,7 +385,10 @@ func (vs *viewServer) readSole(ctx context.Context, req *mcp.ReadResourceRequest
 	if err != nil {
 		return nil, true, upstreamError(server, err)
 	}
+	ctx = vs.inputResponses(ctx, server, req.Session, req.Params.InputResponses, req.Params.RequestState)
+	ctx, done := vs.asking(ctx, server, req.Session, req.Params.Meta)
 	res, err = c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), req.Params.URI)
+	done()
 	vs.g.forwarded("resources/read", err)
 	if err != nil {
 		return nil, true, vs.soleError(server, err)
@@ -400,7 +424,11 @@ func (vs *viewServer) getPrompt(e promptEntry) mcp.PromptHandler {
 		c, err := vs.g.upstreamFor(ctx, e.server)
 		if err == nil {
 			var res *mcp.GetPromptResult
+			ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
+			var done func()
+			ctx, done = vs.asking(ctx, e.server, req.Session, req.Params.Meta)
 			res, err = c.GetPrompt(vs.withLevel(ctx, req.Params.Meta, req.Session), e.name, req.Params.Arguments)
+			done()
 			vs.g.forwarded("prompts/get", err)
 			if err == nil {
 				res.Meta = hopless(res.Meta)
@@ -419,7 +447,10 @@ func (vs *viewServer) readResource(e resourceEntry, exposed string) mcp.Resource
 		if err != nil {
 			return nil, upstreamError(e.server, err)
 		}
+		ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
+		ctx, done := vs.asking(ctx, e.server, req.Session, req.Params.Meta)
 		res, err := c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), e.uri)
+		done()
 		vs.g.forwarded("resources/read", err)
 		if err != nil {
 			return nil, vs.soleError(e.server, err)
@@ -444,7 +475,10 @@ func (vs *viewServer) readTemplate(e resourceEntry) mcp.ResourceHandler {
 		if err != nil {
 			return nil, upstreamError(e.server, err)
 		}
+		ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
+		ctx, done := vs.asking(ctx, e.server, req.Session, req.Params.Meta)
 		res, err := c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), req.Params.URI)
+		done()
 		vs.g.forwarded("resources/read", err)
 		if err != nil {
 			return nil, vs.soleError(e.server, err)

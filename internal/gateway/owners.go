@@ -145,6 +145,10 @@ func (g *Gateway) withOwner(ctx context.Context, vs *viewServer, ss *mcp.ServerS
 		if slices.Contains(mcp.SupportedProtocolVersions(), ip.ProtocolVersion) {
 			o.ProtocolVersion = ip.ProtocolVersion
 		}
+		// A view meant to be its server leaves a 2026-07-28 server's input
+		// requests to a client of that version, which answers them itself
+		// (forward.go, inputRequestsPassed).
+		o.PassInputRequests = ip.ProtocolVersion >= protocolPerRequest && vs.soleServer() != ""
 	}
 	return upstream.WithOwner(ctx, o)
 }

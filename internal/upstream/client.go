@@ -95,6 +95,13 @@ type DialOptions struct {
 	// session offers the one its client offered, so that the server
 	// negotiates what it would with the client directly.
 	ProtocolVersion string
+	// PassInputRequests, when set, leaves a server's multi round-trip
+	// input requests (protocol 2026-07-28: roots, elicitation and
+	// sampling asked in a result) to the caller: such a result comes back
+	// as the server sent it, instead of being answered with Requests and
+	// the request sent again. A per_client session of a view meant to be
+	// its server sets it (inputrequests.go).
+	PassInputRequests bool
 }
 
 // Client is one live connection to an upstream server.
@@ -254,6 +261,9 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 			}
 			c.order.delivered(logOrderKey)
 		},
+	}
+	if opts.PassInputRequests {
+		copts.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 	}
 	// The SDK declares sampling and elicitation whenever a handler is set,
 	// so set them only when there is somewhere to forward to.
@@ -604,6 +614,7 @@ func (c *Client) callTool(ctx context.Context, params *mcp.CallToolParams, onPro
 		// And the log messages (they may belong to this call).
 		defer c.order.drain(logOrderKey)
 	}
+	params = c.withInputResponses(ctx, params)
 	// The transport notes here whether the server refused the request
 	// unprocessed (a 404 for the session).
 	ctx = context.WithValue(ctx, deliveryKey{}, &deliveryNote{})
@@ -803,7 +814,9 @@ func (c *Client) ListResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemp
 
 // GetPrompt renders a prompt.
 func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
-	res, err := c.session.GetPrompt(ctx, &mcp.GetPromptParams{Meta: c.levelMeta(ctx, nil), Name: name, Arguments: args})
+	params := &mcp.GetPromptParams{Meta: c.levelMeta(ctx, nil), Name: name, Arguments: args}
+	params.InputResponses, params.RequestState, _ = c.inputResponses(ctx)
+	res, err := c.session.GetPrompt(ctx, params)
 	if err != nil {
 		return nil, c.classify(ctx, err, fmt.Sprintf("getting prompt %s/%s", c.server.Name, name))
 	}
@@ -863,7 +876,9 @@ const protocolPerRequestMeta = "2026-07-28"
 
 // ReadResource reads a resource.
 func (c *Client) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
-	res, err := c.session.ReadResource(ctx, &mcp.ReadResourceParams{Meta: c.levelMeta(ctx, nil), URI: uri})
+	params := &mcp.ReadResourceParams{Meta: c.levelMeta(ctx, nil), URI: uri}
+	params.InputResponses, params.RequestState, _ = c.inputResponses(ctx)
+	res, err := c.session.ReadResource(ctx, params)
 	if err != nil {
 		out := c.classify(ctx, err, fmt.Sprintf("reading %s from %s", uri, c.server.Name))
 		// Resource not found is -32602 since SEP-2164 (-32002 before):

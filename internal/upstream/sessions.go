@@ -47,6 +47,11 @@ type Owner struct {
 	// offers the same to its server, which so negotiates the version it
 	// would negotiate with that client directly.
 	ProtocolVersion string
+	// PassInputRequests says that the gateway passes a server's multi
+	// round-trip input requests (protocol 2026-07-28) on to the client,
+	// which answers them itself, as directly: a per_client session opened
+	// for it returns them as the server sent them (DialOptions).
+	PassInputRequests bool
 }
 
 type ownerKey struct{}
@@ -165,6 +170,7 @@ func (o *ownedSessions) open(ctx context.Context, e *ownedSession) {
 	if ow, ok := OwnerFrom(ctx); ok && e.key.Mode == config.SessionPerClient {
 		d.Requests = d.Requests.declaring(ow.Capabilities, len(o.s.opts.Server.Roots) > 0)
 		d.ProtocolVersion = ow.ProtocolVersion
+		d.PassInputRequests = ow.PassInputRequests
 	}
 	c, err := Dial(dctx, o.s.opts.Server, d)
 	if err == nil && o.s.opts.OnSessionOpen != nil {
