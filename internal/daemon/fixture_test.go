@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/telemetry"
+	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 	"github.com/switchboard-mcp/switchboard/internal/testpg"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
@@ -27,7 +28,8 @@ func TestMain(m *testing.M) {
 		os.Exit(runCrashChild())
 	}
 	code := m.Run()
-	testpg.StopShared() // the crash and scale-out tests' PostgreSQL
+	testpg.StopShared()   // the crash and scale-out tests' PostgreSQL
+	testpeer.StopShared() // the node peers tests share
 	os.Exit(code)
 }
 
