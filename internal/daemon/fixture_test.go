@@ -52,6 +52,17 @@ func okServer(t *testing.T, name string, env ...string) config.Server {
 	return s
 }
 
+// okHTTPServer is the "ok" test server served in the test's own process
+// over streamable HTTP (testserver.OKHTTP), for tests whose point is the
+// gateway, not the server's process: a race-built child costs 0.15–0.3 s
+// of CPU to start. Its crash tools would end the test's process; tests of
+// crashes, restarts, stderr or exits use okServer.
+func okHTTPServer(t *testing.T, name string) config.Server {
+	s := httpUpstream(name, testserver.OKHTTP(t))
+	s.MaxRetries = 2
+	return s
+}
+
 // running is a daemon serving for the length of a test.
 type running struct {
 	d        *Daemon
