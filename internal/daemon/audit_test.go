@@ -326,7 +326,7 @@ func TestAuditOAuthRefusals(t *testing.T) {
 // console carries the logged-in user.
 func TestAuditConsoleLogin(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(okServer(t, "alpha"))
+	cfg := testConfig(okHTTPServer(t, "alpha"))
 	cfg.Gateway.Tokens = []config.Token{{Name: "ci", User: "alice", Secret: auditAdminToken}}
 	trail := filepath.Join(t.TempDir(), "audit.jsonl")
 	cfg.Audit = config.Audit{File: trail}

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/telemetry"
+	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 	"github.com/switchboard-mcp/switchboard/internal/testpg"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
@@ -27,7 +28,8 @@ func TestMain(m *testing.M) {
 		os.Exit(runCrashChild())
 	}
 	code := m.Run()
-	testpg.StopShared() // the crash and scale-out tests' PostgreSQL
+	testpg.StopShared()   // the crash and scale-out tests' PostgreSQL
+	testpeer.StopShared() // the node peers tests share
 	os.Exit(code)
 }
 
@@ -46,6 +48,17 @@ func testConfig(servers ...config.Server) *config.Config {
 // okServer is a well-behaved test server.
 func okServer(t *testing.T, name string, env ...string) config.Server {
 	s := testserver.Server(t, name, "ok", env...)
+	s.MaxRetries = 2
+	return s
+}
+
+// okHTTPServer is the "ok" test server served in the test's own process
+// over streamable HTTP (testserver.OKHTTP), for tests whose point is the
+// gateway, not the server's process: a race-built child costs 0.15–0.3 s
+// of CPU to start. Its crash tools would end the test's process; tests of
+// crashes, restarts, stderr or exits use okServer.
+func okHTTPServer(t *testing.T, name string) config.Server {
+	s := httpUpstream(name, testserver.OKHTTP(t))
 	s.MaxRetries = 2
 	return s
 }

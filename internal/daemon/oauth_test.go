@@ -35,9 +35,10 @@ const oauthResource = "https://mcp.example.com"
 // oauthConfig is a gateway of alpha and beta, with the views eng (alpha)
 // and ops (beta), that accepts the issuer's tokens: every signed-in user
 // may use the default view, the group engineers also eng, admins all;
-// every token needs mcp:tools, and eng also eng:write.
+// every token needs mcp:tools, and eng also eng:write. alpha and beta are
+// in-process servers: the tests of it are about the gateway's sign-in.
 func oauthConfig(t *testing.T, issuer string) *config.Config {
-	cfg := testConfig(okServer(t, "alpha"), okServer(t, "beta"))
+	cfg := testConfig(okHTTPServer(t, "alpha"), okHTTPServer(t, "beta"))
 	cfg.Gateway.Views = []config.View{
 		{Name: "eng", Servers: []string{"alpha"}, Prefix: config.PrefixAlways},
 		{Name: "ops", Servers: []string{"beta"}, Prefix: config.PrefixAlways},

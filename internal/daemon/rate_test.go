@@ -19,7 +19,7 @@ import (
 // twoUsers is a configuration whose gateway knows alice and bob by their
 // tokens.
 func twoUsers(t *testing.T) *config.Config {
-	cfg := testConfig(okServer(t, "alpha"))
+	cfg := testConfig(okHTTPServer(t, "alpha"))
 	cfg.Gateway.Tokens = []config.Token{
 		{Name: "alice", User: "alice", Secret: "alice-secret"},
 		{Name: "bob", User: "bob", Secret: "bob-secret"},

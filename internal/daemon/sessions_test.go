@@ -188,7 +188,7 @@ func TestGatewayHalfOpenSessionsReaped(t *testing.T) {
 // (SSE streams too), and closing a session (DELETE) frees its slot.
 func TestGatewaySessionLimits(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(okServer(t, "alpha"))
+	cfg := testConfig(okHTTPServer(t, "alpha"))
 	cfg.Gateway.Tokens = []config.Token{{Name: "a", User: "alice", Secret: "alice-token"}, {Name: "b", User: "bob", Secret: "bob-token"}}
 	cfg.Gateway.MaxSessionsPerUser = 3
 	cfg.Gateway.MaxSessions = 5
@@ -276,7 +276,7 @@ func TestGatewaySessionLimits(t *testing.T) {
 // as a streamable-HTTP one is.
 func TestGatewaySSEIdleOut(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(okServer(t, "alpha"))
+	cfg := testConfig(okHTTPServer(t, "alpha"))
 	cfg.Gateway.SessionTimeout = 500 * time.Millisecond
 	r := start(t, cfg)
 	c := mcp.NewClient(&mcp.Implementation{Name: "sse", Version: "1"}, nil)

@@ -14,6 +14,16 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 )
 
+// sharedTaskExample returns the endpoint of the TypeScript SDK's task
+// example that the package's tests share (testpeer.Shared): each test's
+// daemon opens its own session on it, and the gateway keeps each client's
+// tasks to that client whatever the example's shared task store holds, so
+// what the tests check is the gateway's, not the example's process.
+func sharedTaskExample(t *testing.T) string {
+	t.Helper()
+	return testpeer.Shared(t, "task example", testpeer.StartTaskExample)
+}
+
 // answerTo returns the answer to id among msgs: its result and error.
 func answerTo(t *testing.T, msgs []map[string]any, id string) (result, rpcErr map[string]any) {
 	t.Helper()
@@ -39,7 +49,7 @@ func answerTo(t *testing.T, msgs []map[string]any, id string) (result, rpcErr ma
 // call's outcome; another client's session cannot see the task at all.
 func TestGatewayForwardsTasks(t *testing.T) {
 	t.Parallel()
-	r := start(t, testConfig(httpUpstream("tasks", testpeer.StartTaskExample(t))))
+	r := start(t, testConfig(httpUpstream("tasks", sharedTaskExample(t))))
 	a := newCapableSession(t, r.url+"/mcp", clientCaps)
 	b := newCapableSession(t, r.url+"/mcp", clientCaps)
 	a.waitListed("tasks__confirm_delete")
@@ -125,7 +135,7 @@ func TestGatewayForwardsTasks(t *testing.T) {
 // elicitation, which reaches it on its tasks/result stream.
 func TestGatewayTasksFromTheTypeScriptClient(t *testing.T) {
 	t.Parallel()
-	r := start(t, testConfig(httpUpstream("tasks", testpeer.StartTaskExample(t))))
+	r := start(t, testConfig(httpUpstream("tasks", sharedTaskExample(t))))
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	lines, err := testpeer.RunTSClient(t, ctx, testpeer.TSClientInput{
@@ -162,7 +172,7 @@ func TestGatewayTasksFromTheTypeScriptClient(t *testing.T) {
 // token user's: another user's token cannot see it, the creator's can.
 func TestGatewayTasksStateless(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(httpUpstream("tasks", testpeer.StartTaskExample(t)))
+	cfg := testConfig(httpUpstream("tasks", sharedTaskExample(t)))
 	cfg.Gateway.Stateless = true
 	cfg.Gateway.Tokens = []config.Token{{Name: "a", User: "alice", Secret: "alice-secret-0123456789"}, {Name: "b", User: "bob", Secret: "bob-secret-0123456789"}}
 	r := start(t, cfg)

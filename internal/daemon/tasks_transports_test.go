@@ -281,7 +281,7 @@ func mustJSON(v any) string {
 // transport (the go-sdk's client has no task methods to send).
 func TestGatewayTasksOverStdio(t *testing.T) {
 	t.Parallel()
-	clientT := startStdio(t, testConfig(httpUpstream("tasks", testpeer.StartTaskExample(t))))
+	clientT := startStdio(t, testConfig(httpUpstream("tasks", sharedTaskExample(t))))
 	c := dialStdio(t, clientT)
 	// Before initialize, as the SDK answers any request.
 	if res, rerr := c.call("early", "tasks/list", `{}`, answerAll); res != nil || rerr == nil || rerr["code"] != float64(-32600) {
@@ -295,7 +295,7 @@ func TestGatewayTasksOverStdio(t *testing.T) {
 // answered on its stream).
 func TestGatewayTasksOverSSE(t *testing.T) {
 	t.Parallel()
-	r := start(t, testConfig(httpUpstream("tasks", testpeer.StartTaskExample(t))))
+	r := start(t, testConfig(httpUpstream("tasks", sharedTaskExample(t))))
 	// The server's capabilities are known once it has connected.
 	newCapableSession(t, r.url+"/mcp", clientCaps).waitListed("tasks__confirm_delete")
 	runExampleTask(t, dialSSE(t, r.url), "2024-11-05")
@@ -306,7 +306,7 @@ func TestGatewayTasksOverSSE(t *testing.T) {
 // which checks the gateway's tasks capability before it sends a task.
 func TestGatewayTasksOverSSEFromTheTypeScriptClient(t *testing.T) {
 	t.Parallel()
-	r := start(t, testConfig(httpUpstream("tasks", testpeer.StartTaskExample(t))))
+	r := start(t, testConfig(httpUpstream("tasks", sharedTaskExample(t))))
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	lines, err := testpeer.RunTSClient(t, ctx, testpeer.TSClientInput{

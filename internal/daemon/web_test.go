@@ -82,7 +82,7 @@ func (b *browserish) cookie() *http.Cookie {
 
 func TestConsoleMountAndHeaders(t *testing.T) {
 	t.Parallel()
-	r := start(t, testConfig(okServer(t, "alpha")))
+	r := start(t, testConfig(okHTTPServer(t, "alpha")))
 	b := newBrowserish(t, r.url)
 	resp, body := b.do("GET", "/", "", "")
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "<h1>Servers</h1>") {
@@ -137,7 +137,7 @@ func TestConsoleMountAndHeaders(t *testing.T) {
 
 func TestConsoleRefusesChangesWithoutCSRF(t *testing.T) {
 	t.Parallel()
-	r := start(t, testConfig(okServer(t, "alpha")))
+	r := start(t, testConfig(okHTTPServer(t, "alpha")))
 	b := newBrowserish(t, r.url)
 	token := b.csrf("/")
 	if _, err := r.d.Pool().WaitConnected(context.Background(), "alpha", 20*time.Second); err != nil {
@@ -193,7 +193,7 @@ func TestConsoleRefusesChangesWithoutCSRF(t *testing.T) {
 
 func TestConsoleHostAndOrigin(t *testing.T) {
 	t.Parallel()
-	r := start(t, testConfig(okServer(t, "alpha")))
+	r := start(t, testConfig(okHTTPServer(t, "alpha")))
 	b := newBrowserish(t, r.url)
 	cases := []struct {
 		name   string
@@ -218,7 +218,7 @@ func TestConsoleHostAndOrigin(t *testing.T) {
 func TestConsoleLogin(t *testing.T) {
 	t.Parallel()
 	const secret = "s3cret-token-for-the-console"
-	cfg := testConfig(okServer(t, "alpha"))
+	cfg := testConfig(okHTTPServer(t, "alpha"))
 	cfg.Gateway.Tokens = []config.Token{{Name: "ci", User: "alice", Secret: secret}}
 	next := *cfg
 	next.Gateway.Tokens = []config.Token{{Name: "ci", User: "alice", Secret: "rotated"}}

@@ -18,6 +18,11 @@
 // restarts it on its port). The package is for Unix test code: it
 // runs children in their own process group and kills the group on cleanup.
 //
+// [Shared] hands one peer to every test of a binary that asks for it
+// (started on first use, stopped by [StopShared] from TestMain), for tests
+// whose point is not a fresh process: a node peer costs about a second of
+// CPU to start.
+//
 // [StartOAuthExample] runs the TypeScript SDK's example server with OAuth
 // (dist/esm/examples/server/simpleStreamableHttp.js --oauth, optionally
 // --oauth-strict): an MCP server behind bearer auth and a demo

@@ -176,7 +176,7 @@ func TestPeersOverMCP(t *testing.T) {
 		{
 			name: "everything/sse",
 			transport: func(t *testing.T) mcp.Transport {
-				return &mcp.SSEClientTransport{Endpoint: StartEverything(t, "sse")}
+				return &mcp.SSEClientTransport{Endpoint: sharedEverything(t, "sse")}
 			},
 			want: append(slices.Clone(everythingTools), everythingLateTools...),
 			call: "echo", args: map[string]any{"message": "hi"}, wantText: "hi",
@@ -184,7 +184,7 @@ func TestPeersOverMCP(t *testing.T) {
 		{
 			name: "everything/streamableHttp",
 			transport: func(t *testing.T) mcp.Transport {
-				return &mcp.StreamableClientTransport{Endpoint: StartEverything(t, "streamableHttp")}
+				return &mcp.StreamableClientTransport{Endpoint: sharedEverything(t, "streamableHttp")}
 			},
 			want: append(slices.Clone(everythingTools), everythingLateTools...),
 			call: "echo", args: map[string]any{"message": "hi"}, wantText: "hi",

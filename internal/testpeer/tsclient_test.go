@@ -29,15 +29,16 @@ const (
 	abortMessage = "MCP error -32001: AbortError: This operation was aborted"
 )
 
-// tsTarget returns a target reaching a fresh server-everything over transport
-// ("http", "sse" or "stdio"); env goes to a stdio server.
+// tsTarget returns a target reaching server-everything over transport
+// ("http", "sse" or "stdio"): over HTTP the package's shared one, each client
+// on its own session; over stdio a fresh one, which env goes to.
 func tsTarget(t *testing.T, transport string, env map[string]string) TSTarget {
 	t.Helper()
 	switch transport {
 	case "http":
-		return TSTarget{Transport: "http", URL: StartEverything(t, "streamableHttp")}
+		return TSTarget{Transport: "http", URL: sharedEverything(t, "streamableHttp")}
 	case "sse":
-		return TSTarget{Transport: "sse", URL: StartEverything(t, "sse")}
+		return TSTarget{Transport: "sse", URL: sharedEverything(t, "sse")}
 	case "stdio":
 		bin, args := EverythingCommand(t)
 		return TSTarget{Transport: "stdio", Command: bin, Args: args, Env: env}

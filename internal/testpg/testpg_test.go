@@ -109,6 +109,16 @@ func TestStart(t *testing.T) {
 		if got := query(t, dsn, "SELECT 'up'"); got != "up" {
 			t.Errorf("got %q, want up", got)
 		}
+		if os.Getenv(testpg.EnvDSN) != "" {
+			return
+		}
+		// Its cluster is a copy of the one initdb made once and kept
+		// (initdb costs seconds of CPU), as the shared server's is:
+		// initdb gives each cluster it makes its own system identifier.
+		const id = "SELECT system_identifier::text FROM pg_control_system()"
+		if own, sh := query(t, dsn, id), query(t, testpg.Shared(t), id); own != sh {
+			t.Errorf("system identifiers: got %s for a server of the test's own and %s for the shared one, want both copied from the kept cluster", own, sh)
+		}
 	})
 	if os.Getenv(testpg.EnvDSN) != "" {
 		return
