@@ -59,7 +59,8 @@ func TestMarkingBody(t *testing.T) {
 		}
 		// The log message: its _meta names what was kept of it.
 		var lm struct {
-			Method string                    `json:"method"`
+			Method string `json:"method"`
+			//lint:ignore SA1019 servers still send log messages (deprecated only from protocol 2026-07-28).
 			Params *mcp.LoggingMessageParams `json:"params"`
 		}
 		if err := json.Unmarshal([]byte(strings.TrimSuffix(strings.TrimPrefix(lines[0], "data: "), "\r")), &lm); err != nil || lm.Params == nil {
