@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -212,9 +211,8 @@ func (c *taskConn) request(msg []byte) bool {
 // call's stream go through it one whole event at a time (the SDK writes
 // each event in one Write), until the SDK's handler returns.
 type postStream struct {
-	http.ResponseWriter
+	lockedWriter
 
-	mu     sync.Mutex
 	header bool // the status line is written
 	done   bool // the SDK's handler returned: nothing more
 }
@@ -223,7 +221,7 @@ type postStream struct {
 // key (requestKeyHeader), so that the call's handler finds it (postFor);
 // call the returned function when the SDK's handler returns.
 func (g *Gateway) openPost(key string, w http.ResponseWriter) (http.ResponseWriter, func()) {
-	s := &postStream{ResponseWriter: w}
+	s := &postStream{lockedWriter: lockedWriter{ResponseWriter: w}}
 	g.streams.posts.Store(key, s)
 	return s, func() {
 		g.streams.posts.CompareAndDelete(key, s)
@@ -260,18 +258,6 @@ func (s *postStream) Write(p []byte) (int, error) {
 	s.header = true
 	return s.ResponseWriter.Write(p)
 }
-
-// Flush passes on flushes (event streams need them).
-func (s *postStream) Flush() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if f, ok := s.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the real writer.
-func (s *postStream) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // event writes msg as one event of the call's stream, if the SDK answers
 // it with one (it set the header before it handed the call over) and has

@@ -62,21 +62,46 @@ func (g *Gateway) notifySession(ss *mcp.ServerSession, method string, params any
 // standalone stream (GET) while the SDK serves it: the SDK's events and
 // the gateway's go through it one whole event at a time.
 type standaloneStream struct {
-	http.ResponseWriter
+	lockedWriter
 	g   *Gateway
 	sid string
 
-	mu    sync.Mutex
 	begun bool // the SDK answered with an event stream
 	done  bool // the SDK's handler returned: nothing more
 }
+
+// lockedWriter is a response that the SDK's handler and the gateway both
+// write (a call's stream, a session's standalone stream): each write and
+// flush holds mu, which the wrapping stream's own state shares.
+type lockedWriter struct {
+	http.ResponseWriter
+	mu sync.Mutex
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush passes on flushes (event streams need them).
+func (w *lockedWriter) Flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (w *lockedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // openStandalone wraps w, the response to GET of session sid, so that
 // notifySession can write on it once the SDK answers with an event
 // stream (not when it refuses the request: another user's, say) until
 // the returned function is called (when the SDK's handler returns).
 func (g *Gateway) openStandalone(sid string, w http.ResponseWriter) (http.ResponseWriter, func()) {
-	s := &standaloneStream{ResponseWriter: w, g: g, sid: sid}
+	s := &standaloneStream{lockedWriter: lockedWriter{ResponseWriter: w}, g: g, sid: sid}
 	return s, func() {
 		g.streams.standalone.CompareAndDelete(sid, s)
 		s.mu.Lock()
@@ -94,24 +119,6 @@ func (s *standaloneStream) WriteHeader(code int) {
 	}
 	s.ResponseWriter.WriteHeader(code)
 }
-
-func (s *standaloneStream) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.ResponseWriter.Write(p)
-}
-
-// Flush passes on flushes (the event stream needs them).
-func (s *standaloneStream) Flush() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if f, ok := s.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the real writer.
-func (s *standaloneStream) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // event writes msg as one event, if the stream is open.
 func (s *standaloneStream) event(msg json.RawMessage) bool {
