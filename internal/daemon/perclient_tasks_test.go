@@ -196,8 +196,9 @@ func TestTasksGoOnTheClientsOwnSession(t *testing.T) {
 
 			// The server announces each task's end on the standalone
 			// stream of the session it is on, the client's own; the
-			// gateway passes on the first's on the client's standalone
-			// stream (the second's went on its tasks/result stream).
+			// gateway passes each on on the client's standalone stream,
+			// as directly (the second's too, while its tasks/result
+			// waited: perclient_callstream_test.go).
 			deadline := time.After(30 * time.Second)
 			for seen := map[string]bool{}; !seen[ids[0]]; {
 				select {

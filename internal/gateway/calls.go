@@ -22,8 +22,13 @@ import (
 // itself would send it there.
 //
 // A streamable-HTTP upstream sends them on the event stream of the call
-// that caused them; the upstream side reads that stream itself and hands
-// them over with the call's context, which links them to the call. The
+// that caused them; the upstream side hands them over with the call's
+// context, which links them to the call — its lean path reads that
+// stream itself, and where the SDK's client reads it, its HTTP layer
+// notes which request's stream each came on (upstream's standalone.go);
+// what came on the server's standalone stream is marked so
+// (upstream.SentOutsideRequests), and from a client's own upstream
+// session goes to that client's standalone stream, as directly. The
 // SDK sends whatever is sent with a context derived from a request's
 // handler on that request's stream, so the gateway sends them with the
 // calling request's context (values) bounded by the upstream request's
@@ -221,9 +226,12 @@ func (g *Gateway) ownerSession(ctx context.Context, can func(*mcp.ClientCapabili
 // owner's calls — the owner's session itself; nil when no client that
 // can answer it is to be asked. Call stop when done.
 func (g *Gateway) route(ctx context.Context, server string, can func(*mcp.ClientCapabilities) bool) (*mcp.ServerSession, context.Context, func()) {
-	if upstream.SentOutsideRequests(ctx) {
-		// Sent on the server's standalone stream: outside any call, also
-		// while its owner's calls run, as the client would get it.
+	if _, owned := upstream.SessionKeyFrom(ctx); owned && upstream.SentOutsideRequests(ctx) {
+		// Sent on an owned session's standalone stream: outside any
+		// call, also while its owner's calls run, as the client would
+		// get it. (The shared session's belongs to no one client: what
+		// it brings goes to the newest call that can answer it, as
+		// where the transport does not tell.)
 		if ss := g.ownerSession(ctx, can); ss != nil {
 			return ss, ctx, func() {}
 		}

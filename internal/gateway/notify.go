@@ -39,11 +39,7 @@ type sessionStreams struct {
 // of ss alone, on its session's own stream, and reports whether it went
 // out.
 func (g *Gateway) notifySession(ss *mcp.ServerSession, method string, params any) bool {
-	msg, err := marshalNoEscape(struct {
-		JSONRPC string `json:"jsonrpc"`
-		Method  string `json:"method"`
-		Params  any    `json:"params,omitempty"`
-	}{"2.0", method, params})
+	msg, err := notification(method, params)
 	if err != nil {
 		return false
 	}
@@ -56,6 +52,37 @@ func (g *Gateway) notifySession(ss *mcp.ServerSession, method string, params any
 		}
 	}
 	return false
+}
+
+// notifyCall sends the notification method with params to c's client on
+// c's own stream — a call's or a task request's, as the server's SDK
+// would send what it sends on the request's stream — and reports whether
+// it went out (not once the request has its answer).
+func (g *Gateway) notifyCall(c *clientCall, method string, params any) bool {
+	msg, err := notification(method, params)
+	if err != nil {
+		return false
+	}
+	switch {
+	case c.stream != nil: // a request the gateway answers itself
+		return c.stream.write(msg)
+	case c.post != nil: // a call the SDK answers over streamable HTTP
+		return c.post.event(msg)
+	case c.ss != nil: // a session over one connection: its one stream
+		if conn, ok := g.streams.conns.Load(c.ss); ok {
+			return conn.(*taskConn).notify(msg)
+		}
+	}
+	return false
+}
+
+// notification is the JSON-RPC notification method with params.
+func notification(method string, params any) ([]byte, error) {
+	return marshalNoEscape(struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  any    `json:"params,omitempty"`
+	}{"2.0", method, params})
 }
 
 // standaloneStream is the response writer of a streamable-HTTP session's

@@ -849,13 +849,20 @@ func (tr *taskRequest) result(ctx context.Context) {
 }
 
 // taskStatus forwards an upstream's notifications/tasks/status to the
-// client session that owns the task: on its tasks/result stream if one
-// is open (where it would come directly), else on the session's own
-// stream (notify.go) — a connection's one stream, a streamable-HTTP
-// session's standalone stream if the client has one open. A stateless
-// client has neither outside its tasks/result: it learns the status by
-// polling, as the specification has it. ctx names the owned upstream
-// session that sent it, if any (upstream.SessionKeyFrom).
+// client session that owns the task, on the stream the server sent it
+// on, as the client would get it directly: sent on the stream of a
+// request of that client's (a call, a tasks/result: streamable HTTP
+// tells), on that request's stream; sent on the standalone stream of the
+// client's own upstream session (per_client, per_user), on the session's
+// own stream (notify.go) — a connection's one stream, a streamable-HTTP
+// session's standalone stream if the client has one open. Where the
+// transport does not tell (stdio, SSE, WebSocket, whose one stream is
+// the session's), and from the shared session's standalone stream, which
+// is no one client's, on the task's open tasks/result stream, else the
+// session's. A stateless client has no stream outside its requests: it
+// learns the status by polling, as the specification has it. ctx names
+// the owned upstream session that sent it, if any
+// (upstream.SessionKeyFrom).
 func (g *Gateway) taskStatus(ctx context.Context, server string, params json.RawMessage) {
 	var p struct {
 		TaskID string `json:"taskId"`
@@ -871,16 +878,38 @@ func (g *Gateway) taskStatus(ctx context.Context, server string, params json.Raw
 	if e == nil {
 		return
 	}
-	e.mu.Lock()
-	cs := e.stream
-	e.mu.Unlock()
 	params = relabel(e, params)
-	if cs != nil && cs.notify(taskStatusMethod, params) {
+	c, onRequest := ctx.Value(callerKey{}).(*clientCall)
+	_, owned := upstream.SessionKeyFrom(ctx)
+	switch {
+	case onRequest && e.ownedBy(c) && g.notifyCall(c, taskStatusMethod, params):
 		return
+	case onRequest, owned && upstream.SentOutsideRequests(ctx):
+		// Its request's stream is closed, or it is another client's:
+		// the session's own stream. Or it came outside any request of
+		// the client's own upstream session.
+	default:
+		e.mu.Lock()
+		cs := e.stream
+		e.mu.Unlock()
+		if cs != nil && cs.notify(taskStatusMethod, params) {
+			return
+		}
 	}
 	if e.ss != nil && !g.notifySession(e.ss, taskStatusMethod, params) {
 		g.logger.Debug("a task's status had no stream to go on", logKeyServer, server)
 	}
+}
+
+// ownedBy reports whether c is a request of the client session that
+// owns e (stateless: e's own tasks/result).
+func (e *taskEntry) ownedBy(c *clientCall) bool {
+	if c.ss != nil {
+		return c.ss == e.ss
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return c.stream != nil && c.stream == e.stream
 }
 
 // taskStatusMethod is the notification of a task's new status.

@@ -49,7 +49,9 @@ type Events struct {
 	// TaskStatus receives the params of a notifications/tasks/status
 	// (tasks.go), as the server sent them. Its context carries the owned
 	// session it came from (SessionKeyFrom), if any: a task id is only
-	// unique within its session.
+	// unique within its session. As with Log, it is the request's whose
+	// stream the server sent it on (streamable HTTP), or says it came on
+	// the standalone stream (SentOutsideRequests).
 	TaskStatus func(ctx context.Context, params json.RawMessage)
 	// ElicitationComplete receives a notifications/elicitation/complete:
 	// the server says a URL-mode elicitation is done. Its context carries
@@ -155,6 +157,10 @@ type Client struct {
 	// elicitAsGiven is set when the session passes elicitation on as
 	// given (ClientRequests.ElicitAsGiven).
 	elicitAsGiven bool
+	// asks is set when the session answers requests of its server
+	// (sampling, elicitation, roots): the HTTP layer keeps the stream
+	// each came on (standalone.go).
+	asks bool
 }
 
 // Attribute keys used in logs.
@@ -257,7 +263,7 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		//lint:ignore SA1019 see Events.Log.
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			if ev.Log != nil {
-				ev.Log(c.logContext(ctx, req.Params), req.Params)
+				ev.Log(ctx, req.Params) // with its stream (keptMessages.middleware)
 			}
 			c.order.delivered(logOrderKey)
 		},
@@ -289,8 +295,13 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 	}
 	if opts.Requests.ElicitAsGiven && copts.ElicitationHandler != nil {
 		c.elicitAsGiven = true
-		client.AddReceivingMiddleware(opts.Requests.elicitAsGivenMiddleware(&c.kept))
+		client.AddReceivingMiddleware(opts.Requests.elicitAsGivenMiddleware())
 	}
+	// Added last, so run first: what the transport kept of a message
+	// reaches every handler of it (standalone.go).
+	client.AddReceivingMiddleware(c.kept.middleware())
+	c.asks = copts.CreateMessageHandler != nil || copts.CreateMessageWithToolsHandler != nil ||
+		copts.ElicitationHandler != nil || opts.Requests.ListRoots != nil
 	if len(srv.Roots) > 0 {
 		// Servers of protocol 2026-07-28 ask for roots in a call's result
 		// (multi round-trip), which the SDK answers from the client's own
@@ -538,8 +549,8 @@ func (c *Client) sessionTransport(t mcp.Transport) mcp.Transport {
 			if st, ok := lt.inner.(*mcp.StreamableClientTransport); ok {
 				read := c.order.read
 				ht.progressRead.Store(&read)
-				if c.logs || c.elicitAsGiven {
-					ht.marking.Store(&marking{kept: &c.kept, logs: c.logs, elicit: c.elicitAsGiven})
+				if c.logs || c.asks {
+					ht.marking.Store(&marking{kept: &c.kept, logs: c.logs, requests: c.asks, elicit: c.elicitAsGiven})
 				}
 				ht.tasks.Store(&c.tasks)
 				c.pool = lt.http

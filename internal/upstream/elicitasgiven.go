@@ -97,9 +97,10 @@ func (r *resultAsGiven) MarshalJSON() ([]byte, error) { return r.raw, nil }
 
 // elicitAsGivenMiddleware answers a server's elicitation/create with
 // r.Elicit's answer as it is, with the request as kept (see the file
-// comment). Params the SDK could not decode never get here (it answers
-// them itself).
-func (r ClientRequests) elicitAsGivenMiddleware(kept *keptMessages) mcp.Middleware {
+// comment; keptMessages.middleware, which runs before it, took the mark
+// out and put what was kept in the context). Params the SDK could not
+// decode never get here (it answers them itself).
+func (r ClientRequests) elicitAsGivenMiddleware() mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "elicitation/create" || r.Elicit == nil {
@@ -109,20 +110,7 @@ func (r ClientRequests) elicitAsGivenMiddleware(kept *keptMessages) mcp.Middlewa
 			if got, _ := req.GetParams().(*mcp.ElicitParams); got != nil {
 				p = *got
 			}
-			var raw json.RawMessage
-			if m, ok := kept.takeMeta(&p.Meta); ok {
-				raw = m.params
-				switch {
-				case m.standalone:
-					ctx = context.WithValue(ctx, standaloneKey{}, true)
-				case m.stream != nil:
-					// Sent on a request's stream: with that request's
-					// values (a call's links it to its caller, as on the
-					// lean path), ended as the SDK ends the handler.
-					ctx = streamValues{Context: ctx, stream: m.stream}
-				}
-			}
-			res, answer, err := r.elicitAsGiven(ctx, &p, raw)
+			res, answer, err := r.elicitAsGiven(ctx, &p, keptParams(ctx))
 			if err != nil || answer == nil {
 				return res, err
 			}
@@ -173,20 +161,4 @@ func (c *keepingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	cp := *req
 	cp.Params = params
 	return &cp, nil
-}
-
-// streamValues is a handler's context with, besides its own values,
-// those of the request on whose stream its message came: its
-// cancellation, deadline and own values (the context package's among
-// them) are the handler's.
-type streamValues struct {
-	context.Context
-	stream context.Context
-}
-
-func (c streamValues) Value(key any) any {
-	if v := c.Context.Value(key); v != nil {
-		return v
-	}
-	return c.stream.Value(key)
 }

@@ -329,7 +329,7 @@ func (f *fastCaller) notify(ctx context.Context, msg *wireMessage) {
 			ev.Log(ctx, &p)
 		}
 	case "notifications/tasks/status":
-		f.c.tasks.statusChanged(msg.Params)
+		f.c.tasks.statusChanged(ctx, msg.Params) // on this request's stream
 	case "notifications/progress":
 		// Read here, in order, before the response: delivered at once.
 		var p mcp.ProgressNotificationParams

@@ -425,22 +425,23 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		if f := t.progressRead.Load(); f != nil && req.Context().Value(fastRequestKey{}) == nil {
 			ps := &progressScan{ReadCloser: resp.Body, read: *f}
-			if ts := t.tasks.Load(); ts != nil {
-				ps.status = ts.statusChanged // the SDK drops it (tasks.go)
-			}
 			standalone := t.standalone(req)
+			origin := keptMessage{standalone: standalone}
+			if !standalone {
+				// The SDK sends a request, and resumes its stream, with
+				// its caller's context.
+				origin.stream = req.Context()
+			}
+			if ts := t.tasks.Load(); ts != nil {
+				// The SDK drops it (tasks.go): passed on with its stream.
+				ps.status = func(params json.RawMessage) { ts.statusChanged(streamContext(origin), params) }
+			}
 			if standalone {
 				ps.eventID = &t.standaloneEvent
 			}
 			resp.Body = ps
 			if mk := t.marking.Load(); mk != nil {
-				origin := keptMessage{standalone: standalone}
-				if !standalone {
-					// The SDK sends a request, and resumes its stream,
-					// with its caller's context.
-					origin.stream = req.Context()
-				}
-				resp.Body = newMarkingBody(resp.Body, &streamMarker{kept: mk.kept, origin: origin, logs: mk.logs, elicit: mk.elicit})
+				resp.Body = newMarkingBody(resp.Body, &streamMarker{kept: mk.kept, origin: origin, logs: mk.logs, requests: mk.requests, elicit: mk.elicit})
 			}
 		}
 	case strings.HasPrefix(ct, "application/json"):

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -26,21 +27,28 @@ import (
 // both at hand; for the streams the SDK reads, the HTTP layer
 // (headerTransport) keeps them before the SDK decodes the message:
 //
-//   - each log message, and each elicitation/create of a session that
-//     passes elicitation on as given (ElicitAsGiven), read off an event
-//     stream the SDK reads is kept in the session's keptMessages — the
-//     stream it came on (the request whose stream it is, whose context
-//     the SDK sent it with, or the standalone stream) and, for an
-//     elicitation, its params as the server wrote them;
+//   - each log message and each request the server sends its client
+//     (sampling/createMessage, elicitation/create, roots/list) read off
+//     an event stream the SDK reads is kept in the session's
+//     keptMessages — the stream it came on (the request whose stream it
+//     is, whose context the SDK sent it with, or the standalone stream)
+//     and, for an elicitation of a session that passes elicitation on as
+//     given (ElicitAsGiven), its params as the server wrote them;
 //   - the line is rewritten to name what was kept, under metaKeyKept in
-//     the message's _meta, which the handler takes out again before
-//     anyone sees it (the SDK hands the handler the message's _meta).
+//     the message's _meta (params are added to a request that has none),
+//     which one receiving middleware of the session
+//     (keptMessages.middleware) takes out again before any handler sees
+//     the message (the SDK hands it the message's _meta), handing the
+//     handler what was kept in its context: a message that came on a request's stream is handled with
+//     that request's context values (a call's links it to its caller, as
+//     on the lean path), one from the standalone stream marked as sent
+//     outside requests (SentOutsideRequests).
 //
 // So a message is told by what it is, not by its content: two equal log
-// messages, one on each of two streams, each go with their own stream.
-// Over stdio, SSE and WebSocket the session's connection keeps an
-// elicitation's params the same way (elicitasgiven.go); those
-// transports have one stream.
+// messages, or two calls' roots requests, one on each of two streams,
+// each go with their own stream. Over stdio, SSE and WebSocket the
+// session's connection keeps an elicitation's params the same way
+// (elicitasgiven.go); those transports have one stream.
 
 // metaKeyKept is the _meta key under which the HTTP layer, or a
 // session's connection, names what it kept of a message (keptMessages).
@@ -51,12 +59,13 @@ const metaKeyKept = "io.switchboard/kept"
 type standaloneKey struct{}
 
 // SentOutsideRequests reports whether the log message [Events.Log] was
-// given with ctx, or the elicitation ClientRequests.Elicit was given with
-// ctx (a session that passes elicitation on as given), came on the
-// server's standalone event stream (streamable HTTP): outside any
-// request, where a client of the server would read it on its own
-// standalone stream. False where the transport does not say (stdio, SSE,
-// WebSocket) and for a message sent on a request's stream.
+// given with ctx, the request a ClientRequests handler was given with
+// ctx (sampling, elicitation, roots), or the task status
+// [Events.TaskStatus] was given with ctx, came on the server's standalone
+// event stream (streamable HTTP): outside any request, where a client of
+// the server would read it on its own standalone stream. False where the
+// transport does not say (stdio, SSE, WebSocket) and for a message sent
+// on a request's stream.
 func SentOutsideRequests(ctx context.Context) bool {
 	v, _ := ctx.Value(standaloneKey{}).(bool)
 	return v
@@ -73,6 +82,107 @@ type keptMessage struct {
 	stream context.Context
 	// standalone is set for a message read off the standalone stream.
 	standalone bool
+}
+
+// context returns ctx, the context a handler was given the message
+// with, with what was kept of it: the values of the request on whose
+// stream it came, or the mark of the standalone stream; and its params
+// as written (keptParams).
+func (m keptMessage) context(ctx context.Context) context.Context {
+	switch {
+	case m.standalone:
+		ctx = context.WithValue(ctx, standaloneKey{}, true)
+	case m.stream != nil:
+		// With that request's values (a call's links it to its
+		// caller), ended as the SDK ends the handler.
+		ctx = streamValues{Context: ctx, stream: m.stream}
+	}
+	if m.params != nil {
+		ctx = context.WithValue(ctx, keptParamsKey{}, m.params)
+	}
+	return ctx
+}
+
+// keptParamsKey is the context key of a message's params as the server
+// wrote them (keptMessage.params).
+type keptParamsKey struct{}
+
+// keptParams returns the params a handler's message was kept with, as
+// the server wrote them (nil where they were not kept).
+func keptParams(ctx context.Context) json.RawMessage {
+	p, _ := ctx.Value(keptParamsKey{}).(json.RawMessage)
+	return p
+}
+
+// streamValues is a handler's context with, besides its own values,
+// those of the request on whose stream its message came: its
+// cancellation, deadline and own values (the context package's among
+// them) are the handler's.
+type streamValues struct {
+	context.Context
+	stream context.Context
+}
+
+func (c streamValues) Value(key any) any {
+	if v := c.Context.Value(key); v != nil {
+		return v
+	}
+	return c.stream.Value(key)
+}
+
+// streamContext is the context what a server sent on the stream that
+// origin names is passed on with, where no SDK handler's context is
+// there to carry it (a notification the SDK drops: tasks.go).
+func streamContext(origin keptMessage) context.Context {
+	origin.params = nil
+	return origin.context(context.Background())
+}
+
+// middleware hands each message the session's transport kept
+// something of to the SDK's handler of it with what was kept, in its
+// context (keptMessage.context), taking the transport's mark out of its
+// params first: the one place it is taken out. It is the session's
+// outermost receiving middleware, so every other sees the message as the
+// server sent it.
+func (k *keptMessages) middleware() mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if meta := markedMeta(req.GetParams()); meta != nil {
+				if m, ok := k.takeMeta(meta); ok {
+					ctx = m.context(ctx)
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// markedMeta returns the _meta of params, if they are of a message the
+// transport marks (streamMarker, keepingConn).
+func markedMeta(params mcp.Params) *mcp.Meta {
+	switch p := params.(type) {
+	case *mcp.LoggingMessageParams:
+		if p != nil {
+			return &p.Meta
+		}
+	case *mcp.ElicitParams:
+		if p != nil {
+			return &p.Meta
+		}
+	case *mcp.CreateMessageParams:
+		if p != nil {
+			return &p.Meta
+		}
+	case *mcp.CreateMessageWithToolsParams:
+		if p != nil {
+			return &p.Meta
+		}
+	case *mcp.ListRootsParams:
+		if p != nil {
+			return &p.Meta
+		}
+	}
+	return nil
 }
 
 // maxKeptMessages bounds what a session keeps of messages its handlers
@@ -155,12 +265,12 @@ func (k *keptMessages) takeMeta(meta *mcp.Meta) (keptMessage, bool) {
 	return k.take(key)
 }
 
-// markParams returns params with key under metaKeyKept in its _meta;
-// false when params is not a JSON object (or its _meta is not), which the
-// SDK refuses itself.
+// markParams returns params with key under metaKeyKept in its _meta
+// (params of their own for a message that has none); false when params is
+// not a JSON object (or its _meta is not), which the SDK refuses itself.
 func markParams(params json.RawMessage, key string) (json.RawMessage, bool) {
-	var p map[string]json.RawMessage
-	if json.Unmarshal(params, &p) != nil || p == nil {
+	p := map[string]json.RawMessage{}
+	if len(params) > 0 && (json.Unmarshal(params, &p) != nil || p == nil) {
 		return nil, false
 	}
 	meta := map[string]json.RawMessage{}
@@ -175,14 +285,20 @@ func markParams(params json.RawMessage, key string) (json.RawMessage, bool) {
 
 // streamMarker rewrites the messages of one event stream the SDK reads
 // that are to be kept (see the file comment): log messages (when logs is
-// set) and elicitation/create requests (when elicit is set), kept with
-// the stream's origin.
+// set) and the requests a server sends its client (when requests is
+// set), kept with the stream's origin; an elicitation/create's params
+// too, as written, when elicit is set.
 type streamMarker struct {
-	kept   *keptMessages
-	origin keptMessage // the stream: its request's context, or standalone
-	logs   bool
-	elicit bool
+	kept     *keptMessages
+	origin   keptMessage // the stream: its request's context, or standalone
+	logs     bool
+	requests bool
+	elicit   bool
 }
+
+// markedRequests are the requests a server sends its client whose
+// stream the HTTP layer keeps (streamMarker.requests).
+var markedRequests = []string{"elicitation/create", "sampling/createMessage", "roots/list"}
 
 // line returns the data line line (without its newline) rewritten to
 // name what was kept of its message, or nil to leave it as it is.
@@ -192,8 +308,16 @@ func (s *streamMarker) line(line []byte) []byte {
 		return nil
 	}
 	isLog := s.logs && bytes.Contains(data, []byte(`"notifications/message"`))
-	isElicit := s.elicit && bytes.Contains(data, []byte(`"elicitation/create"`))
-	if !isLog && !isElicit {
+	isRequest := false
+	if s.requests {
+		for _, m := range markedRequests {
+			if bytes.Contains(data, []byte(`"`+m+`"`)) {
+				isRequest = true
+				break
+			}
+		}
+	}
+	if !isLog && !isRequest {
 		return nil
 	}
 	body, cr := bytes.CutSuffix(data, []byte("\r"))
@@ -202,15 +326,17 @@ func (s *streamMarker) line(line []byte) []byte {
 		return nil // the SDK says what is wrong
 	}
 	var method string
-	if json.Unmarshal(msg["method"], &method) != nil || len(msg["params"]) == 0 {
+	if json.Unmarshal(msg["method"], &method) != nil {
 		return nil
 	}
 	_, call := msg["id"]
 	m := s.origin
 	switch {
-	case isLog && method == "notifications/message" && !call:
-	case isElicit && method == "elicitation/create" && call:
-		m.params = bytes.Clone(bytes.TrimSpace(msg["params"]))
+	case isLog && method == "notifications/message" && !call && len(msg["params"]) > 0:
+	case isRequest && call && slices.Contains(markedRequests, method):
+		if s.elicit && method == "elicitation/create" && len(msg["params"]) > 0 {
+			m.params = bytes.Clone(bytes.TrimSpace(msg["params"]))
+		}
 	default:
 		return nil
 	}
@@ -313,29 +439,10 @@ type marking struct {
 	kept *keptMessages
 	// logs keeps log messages: a log sink is set.
 	logs bool
-	// elicit keeps elicitation/create requests: the session passes them
-	// on as given (ElicitAsGiven).
+	// requests keeps the stream of the requests a server sends its
+	// client: the session answers some (ClientRequests).
+	requests bool
+	// elicit keeps elicitation/create's params as written: the session
+	// passes them on as given (ElicitAsGiven).
 	elicit bool
-}
-
-// logContext returns the context a log message the SDK handed its
-// handler with ctx goes to Events.Log with: where the transport kept the
-// stream it came on, the context of the request whose stream it is (a
-// call's links it to its caller, as on the lean path), or ctx marked as
-// sent outside requests (the standalone stream); ctx where nothing is
-// known. It takes the transport's mark out of p's _meta.
-func (c *Client) logContext(ctx context.Context, p *mcp.LoggingMessageParams) context.Context {
-	if p == nil {
-		return ctx
-	}
-	m, ok := c.kept.takeMeta(&p.Meta)
-	switch {
-	case !ok:
-		return ctx
-	case m.standalone:
-		return context.WithValue(ctx, standaloneKey{}, true)
-	case m.stream != nil:
-		return m.stream
-	}
-	return ctx
 }

@@ -1,9 +1,12 @@
+//lint:file-ignore SA1019 servers still send log messages, roots and sampling requests (deprecated only from protocol 2026-07-28).
+
 package upstream
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -47,7 +50,7 @@ func TestMarkingBody(t *testing.T) {
 	callCtx := context.WithValue(context.Background(), standaloneKey{}, "the call")
 	for _, oneByte := range []bool{false, true} {
 		var kept keptMessages
-		m := &streamMarker{kept: &kept, origin: keptMessage{stream: callCtx}, logs: true, elicit: true}
+		m := &streamMarker{kept: &kept, origin: keptMessage{stream: callCtx}, logs: true, requests: true, elicit: true}
 		got := readMarked(t, stream, oneByte, m)
 		rest, ok := strings.CutPrefix(got, pass)
 		if !ok {
@@ -59,8 +62,7 @@ func TestMarkingBody(t *testing.T) {
 		}
 		// The log message: its _meta names what was kept of it.
 		var lm struct {
-			Method string `json:"method"`
-			//lint:ignore SA1019 servers still send log messages (deprecated only from protocol 2026-07-28).
+			Method string                    `json:"method"`
 			Params *mcp.LoggingMessageParams `json:"params"`
 		}
 		if err := json.Unmarshal([]byte(strings.TrimSuffix(strings.TrimPrefix(lines[0], "data: "), "\r")), &lm); err != nil || lm.Params == nil {
@@ -97,6 +99,64 @@ func TestMarkingBody(t *testing.T) {
 	var kept keptMessages
 	if got := readMarked(t, stream, true, &streamMarker{kept: &kept}); got != stream {
 		t.Errorf("with nothing to keep, got\n%.300q\nwant\n%.300q", got, stream)
+	}
+}
+
+// TestMarkedRequests: a request a server sends its client on a stream
+// the SDK reads — roots/list without params, sampling/createMessage with
+// _meta of its own — is marked with that stream, and the session's
+// receiving middleware hands its handler the stream's request values
+// with the request as the server sent it (the mark taken out, no _meta
+// where it had none); a message from the standalone stream is marked as
+// sent outside requests.
+func TestMarkedRequests(t *testing.T) {
+	t.Parallel()
+	roots := `{"jsonrpc":"2.0","id":"r1","method":"roots/list"}`
+	sampling := `{"jsonrpc":"2.0","id":2,"method":"sampling/createMessage","params":{"_meta":{"x":1},"messages":[],"maxTokens":5}}`
+	type callKey struct{}
+	callCtx := context.WithValue(context.Background(), callKey{}, "the call")
+	var kept keptMessages
+	handle := kept.middleware()(func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		meta := markedMeta(req.GetParams())
+		return nil, fmt.Errorf("%s %v %v %v", method, ctx.Value(callKey{}), SentOutsideRequests(ctx), *meta)
+	})
+	for _, tc := range []struct {
+		line   string
+		origin keptMessage
+		params mcp.Params
+		want   string
+	}{
+		{roots, keptMessage{stream: callCtx}, &mcp.ListRootsParams{}, "roots/list the call false map[]"},
+		{sampling, keptMessage{stream: callCtx}, &mcp.CreateMessageParams{}, "sampling/createMessage the call false map[x:1]"},
+		{roots, keptMessage{standalone: true}, &mcp.ListRootsParams{}, "roots/list <nil> true map[]"},
+	} {
+		m := &streamMarker{kept: &kept, origin: tc.origin, requests: true}
+		out := readMarked(t, "data: "+tc.line+"\n\n", false, m)
+		var msg struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if err := json.Unmarshal([]byte(strings.TrimSpace(strings.TrimPrefix(out, "data: "))), &msg); err != nil {
+			t.Fatalf("%s: the marked line %q: %v", tc.line, out, err)
+		}
+		if err := json.Unmarshal(msg.Params, tc.params); err != nil {
+			t.Fatalf("%s: the marked params %s: %v", tc.line, msg.Params, err)
+		}
+		req := &mcp.ClientRequest[mcp.Params]{Params: tc.params}
+		_, err := handle(context.Background(), msg.Method, req)
+		if got := fmt.Sprint(err); got != tc.want {
+			t.Errorf("%s from %+v: the handler saw %q; want %q", tc.line, tc.origin, got, tc.want)
+		}
+	}
+	if len(kept.m) != 0 {
+		t.Errorf("%d kept messages left, want none", len(kept.m))
+	}
+	// Not a request of those, or not a request: as it came.
+	for _, line := range []string{`{"jsonrpc":"2.0","method":"roots/list"}`, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`} {
+		stream := "data: " + line + "\n\n"
+		if got := readMarked(t, stream, false, &streamMarker{kept: &kept, requests: true}); got != stream {
+			t.Errorf("%s: got %q; want it as it came", line, got)
+		}
 	}
 }
 
@@ -141,7 +201,7 @@ func FuzzMarkingBody(f *testing.F) {
 		if err != nil || !bytes.Equal(out, stream) {
 			t.Fatalf("with nothing to keep: %.300q, %v; want the stream as it came", out, err)
 		}
-		out, err = io.ReadAll(newMarkingBody(io.NopCloser(iotest.HalfReader(bytes.NewReader(stream))), &streamMarker{kept: &kept, logs: true, elicit: true}))
+		out, err = io.ReadAll(newMarkingBody(io.NopCloser(iotest.HalfReader(bytes.NewReader(stream))), &streamMarker{kept: &kept, logs: true, requests: true, elicit: true}))
 		if err != nil || bytes.Count(out, []byte("\n")) != bytes.Count(stream, []byte("\n")) {
 			t.Fatalf("keeping everything: %.300q, %v; want as many lines as %.300q", out, err, stream)
 		}

@@ -139,9 +139,12 @@ func (s *taskState) observe(method string, result json.RawMessage) {
 // statusChanged passes on a notifications/tasks/status: read off the
 // connection (rawConn), the fast path's streams (fastcall.go) or, on
 // streamable HTTP, the SDK's event streams (progressScan, launch.go).
-func (s *taskState) statusChanged(params json.RawMessage) {
+// ctx says which stream it came on, where the transport tells: a
+// request's (with its values) or the standalone stream
+// (SentOutsideRequests).
+func (s *taskState) statusChanged(ctx context.Context, params json.RawMessage) {
 	if s.onStatus != nil {
-		s.onStatus(context.Background(), params)
+		s.onStatus(ctx, params)
 	}
 }
 
@@ -285,7 +288,7 @@ func (c *rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.s.captures.read(m) // rawresults.go
 		case *jsonrpc.Request:
 			if !m.IsCall() && m.Method == "notifications/tasks/status" {
-				c.s.statusChanged(m.Params)
+				c.s.statusChanged(context.Background(), m.Params) // one stream
 				continue
 			}
 		}
