@@ -277,3 +277,37 @@ func TestTaskStatusOnTheStreamItCameOn(t *testing.T) {
 		}
 	}
 }
+
+// TestShutdownWhileAClientOwesAnAnswer: a client that has its standalone
+// stream open but never answers what it is asked there (server-everything
+// asks its client's roots right after initialize, on its standalone
+// stream: through a per_client view, on the client's) does not hold the
+// daemon's shutdown: the request it owes ends with the gateway.
+func TestShutdownWhileAClientOwesAnAnswer(t *testing.T) {
+	t.Parallel()
+	ev := httpUpstream("ev", testpeer.StartEverything(t, "streamableHttp"))
+	ev.Session, ev.NoIdentityMeta = config.SessionPerClient, true
+	cfg := testConfig(ev)
+	cfg.Gateway.Views = []config.View{{Name: "ev", Servers: []string{"ev"}, Prefix: config.PrefixNever}}
+	r := start(t, cfg)
+	s := newCapableSession(t, r.url+"/mcp/ev", clientCaps)
+	events := standalone(t, s)
+	s.waitListed("echo") // opens the client's own upstream session
+	deadline := time.After(20 * time.Second)
+	for asked := false; !asked; {
+		select {
+		case m, ok := <-events:
+			if !ok {
+				t.Fatal("the standalone stream ended before the server asked for roots")
+			}
+			asked = m["method"] == "roots/list"
+		case <-deadline:
+			t.Fatal("the server's roots request did not reach the client's standalone stream within 20s")
+		}
+	}
+	began := time.Now()
+	r.stop(t) // fails the test if the daemon is not down within 30s
+	if took := time.Since(began); took > 10*time.Second {
+		t.Errorf("the daemon took %v to shut down with a request its client had not answered", took)
+	}
+}

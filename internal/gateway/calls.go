@@ -233,7 +233,8 @@ func (g *Gateway) route(ctx context.Context, server string, can func(*mcp.Client
 		// it brings goes to the newest call that can answer it, as
 		// where the transport does not tell.)
 		if ss := g.ownerSession(ctx, can); ss != nil {
-			return ss, ctx, func() {}
+			octx, stop := g.outsideCalls(ctx)
+			return ss, octx, stop
 		}
 		return nil, nil, nil
 	}
@@ -243,10 +244,29 @@ func (g *Gateway) route(ctx context.Context, server string, can func(*mcp.Client
 	}
 	if _, linked := ctx.Value(callerKey{}).(*clientCall); !linked {
 		if ss := g.ownerSession(ctx, can); ss != nil {
-			return ss, ctx, func() {}
+			octx, stop := g.outsideCalls(ctx)
+			return ss, octx, stop
 		}
 	}
 	return nil, nil, nil
+}
+
+// outsideCalls returns ctx, which an upstream's request outside any call
+// is sent to a client session with, ended also when the gateway shuts
+// down: else a client that never answers (its standalone stream open)
+// would hold the shutdown for good — its session's close waits for the
+// request, whose handler the upstream session's close waits for. Call
+// stop when done.
+func (g *Gateway) outsideCalls(ctx context.Context) (out context.Context, stop func()) {
+	if g.stopping == nil {
+		return ctx, func() {}
+	}
+	out, cancel := context.WithCancel(ctx)
+	unhook := context.AfterFunc(g.stopping, cancel)
+	return out, func() {
+		unhook()
+		cancel()
+	}
 }
 
 // Requests returns what answers an upstream's sampling, elicitation and
@@ -303,7 +323,9 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 			// (asking): the server asks during it.
 			if _, linked := ctx.Value(callerKey{}).(*clientCall); !linked && !g.askingOwner(ctx, server, can) {
 				if ss := g.ownerSession(ctx, can); ss != nil {
-					return ss.ListRoots(ctx, p)
+					octx, stop := g.outsideCalls(ctx)
+					defer stop()
+					return ss.ListRoots(octx, p)
 				}
 			}
 			ss, cctx, stop := g.route(ctx, server, can)

@@ -92,6 +92,12 @@ type Gateway struct {
 	closed  bool
 
 	wake chan struct{} // a sync is wanted
+	// stopping ends when the gateway shuts down: a request of an
+	// upstream's that waits on a client outside any call ends with it
+	// (outsideCalls), for a client session cannot close while a request
+	// it was sent waits for its answer.
+	stopping context.Context
+	stop     context.CancelFunc
 
 	calls    callRegistry  // client calls in progress, per upstream (calls.go)
 	levels   sessionLevels // log levels client sessions set
@@ -164,6 +170,7 @@ func New(opts Options) (*Gateway, error) {
 		wake:    make(chan struct{}, 1),
 		audit:   opts.Audit,
 	}
+	g.stopping, g.stop = context.WithCancel(context.Background())
 	g.subs.count = map[subKey]int{}
 	return g, nil
 }
@@ -235,6 +242,7 @@ func (g *Gateway) shutdown() {
 	g.closed = true
 	all := append(slices.Collect(mapValues(g.servers)), g.retired...)
 	g.mu.Unlock()
+	g.stop() // before the sessions close, which waits for what they were asked
 	for _, vs := range all {
 		vs.closeSessions()
 	}
