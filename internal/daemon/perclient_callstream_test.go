@@ -31,9 +31,10 @@ import (
 // standalone stream goes to the client's, as directly.
 
 // askServer is a go-sdk server whose tool "ask" (argument key) waits
-// until two calls are in (in), then asks its client for its roots and for
-// a sampling completion whose text names the key, both on the call's
-// stream, and returns what it got: "KEY: roots … sampled …".
+// until two calls are in (in), then asks its client for its roots, for a
+// sampling completion whose text names the key and for a form whose
+// message names it, all on the call's stream, and returns what it got:
+// "KEY: roots … sampled … elicited …".
 func askServer(in *twoOf) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "asks", Version: "1"}, nil)
 	type args struct {
@@ -52,6 +53,11 @@ func askServer(in *twoOf) *mcp.Server {
 		if err != nil {
 			return nil, nil, fmt.Errorf("sampling/createMessage: %w", err)
 		}
+		elicited, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "form " + a.Key,
+			RequestedSchema: json.RawMessage(`{"type":"object","properties":{"who":{"type":"string"}}}`)})
+		if err != nil {
+			return nil, nil, fmt.Errorf("elicitation/create: %w", err)
+		}
 		var uris []string
 		for _, r := range roots.Roots {
 			uris = append(uris, r.URI)
@@ -60,7 +66,7 @@ func askServer(in *twoOf) *mcp.Server {
 		if tc, ok := sampled.Content.(*mcp.TextContent); ok {
 			text = tc.Text
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s: roots %v sampled %q", a.Key, uris, text)}}}, nil, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s: roots %v sampled %q elicited %v", a.Key, uris, text, elicited.Content["who"])}}}, nil, nil
 	})
 	return s
 }
@@ -74,8 +80,10 @@ type streamOutcome struct {
 }
 
 // answeringAs answers on a call's stream as that call's client: roots
-// file:///KEY and a completion "answer KEY", so that the server's result
-// says whose answers reached it; each request it answers is noted in out.
+// file:///KEY, a completion "answer KEY" and a form's who KEY, so that the
+// server's result says whose answers reached it; each request it answers
+// is noted in out, with the text of a sampling request or the message of
+// an elicitation.
 func answeringAs(key string, out *streamOutcome) func(string, map[string]any) any {
 	return func(method string, params map[string]any) any {
 		asked := method
@@ -84,12 +92,17 @@ func answeringAs(key string, out *streamOutcome) func(string, map[string]any) an
 			c, _ := m["content"].(map[string]any)
 			asked += fmt.Sprintf(" %v", c["text"])
 		}
+		if msg, ok := params["message"].(string); ok {
+			asked += " " + msg
+		}
 		out.Asked = append(out.Asked, asked)
 		switch method {
 		case "roots/list":
 			return map[string]any{"roots": []any{map[string]any{"uri": "file:///" + key, "name": key}}}
 		case "sampling/createMessage":
 			return map[string]any{"role": "assistant", "model": "m", "content": map[string]any{"type": "text", "text": "answer " + key}}
+		case "elicitation/create":
+			return map[string]any{"action": "accept", "content": map[string]any{"who": key}}
 		}
 		return answerAll(method, params)
 	}
@@ -130,11 +143,11 @@ func twoCalls(t *testing.T, url, tool string, args func(key string) string) map[
 	return out
 }
 
-// TestServerRequestsOnTheirCallsStream: a server's roots and sampling
-// requests during a call reach the client that made the call on that
-// call's own stream — not the standalone stream, which this client has
-// not opened, nor the stream of the client's newest call — when the
-// client has two calls in flight that each ask, as directly: from a
+// TestServerRequestsOnTheirCallsStream: a server's roots, sampling and
+// elicitation requests during a call reach the client that made the call
+// on that call's own stream — not the standalone stream, which this
+// client has not opened, nor the stream of the client's newest call —
+// when the client has two calls in flight that each ask, as directly: from a
 // go-sdk server (which asks once both calls are in) and from
 // server-everything (sampling), through a prefix: never view of a
 // per_client server and of a per_user one, with fast_path on and off.
@@ -168,8 +181,8 @@ func TestServerRequestsOnTheirCallsStream(t *testing.T) {
 		in.reset()
 		direct := twoCalls(t, askURL, "ask", key)
 		want := map[string]streamOutcome{
-			"A": {Asked: []string{"roots/list", "sampling/createMessage sample A"}, Result: `A: roots [file:///A] sampled "answer A"`},
-			"B": {Asked: []string{"roots/list", "sampling/createMessage sample B"}, Result: `B: roots [file:///B] sampled "answer B"`},
+			"A": {Asked: []string{"elicitation/create form A", "roots/list", "sampling/createMessage sample A"}, Result: `A: roots [file:///A] sampled "answer A" elicited A`},
+			"B": {Asked: []string{"elicitation/create form B", "roots/list", "sampling/createMessage sample B"}, Result: `B: roots [file:///B] sampled "answer B" elicited B`},
 		}
 		if diff := cmp.Diff(want, direct); diff != "" {
 			t.Fatalf("directly, each call's requests did not come on its own stream (-want +got):\n%s", diff)
