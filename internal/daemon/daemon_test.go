@@ -153,12 +153,8 @@ func TestSSEAndStdioEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
-	st, err := store.OpenSQLite(ctx, filepath.Join(dir, "db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	t.Cleanup(func() { os.RemoveAll(dir) }) // after the store closes: cleanups run last first
+	st := openStore(t, filepath.Join(dir, "db"))
 	d, err := New(Options{Config: testConfig(okServer(t, "alpha")), Store: st, StateDir: dir, NoControl: true})
 	if err != nil {
 		t.Fatal(err)

@@ -30,11 +30,7 @@ import (
 // option that dials the task server.
 func embeddedDefault(t *testing.T) (*config.Config, func(*Options)) {
 	t.Helper()
-	st, err := store.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "tasks.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t, filepath.Join(t.TempDir(), "tasks.db"))
 	var raw [32]byte
 	_, _ = rand.Read(raw[:])
 	token := hex.EncodeToString(raw[:])
