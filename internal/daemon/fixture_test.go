@@ -78,6 +78,15 @@ func sharedEverything(t *testing.T) string {
 	})
 }
 
+// sharedStreamableExample is the TypeScript SDK's simpleStreamableHttp
+// example, one for the test binary (testpeer.Shared): its task store
+// binds each task to the session that created it, and the tests that use
+// it each look at their own sessions' tasks only.
+func sharedStreamableExample(t *testing.T) string {
+	t.Helper()
+	return testpeer.Shared(t, "the streamable HTTP example", testpeer.StartStreamableExample)
+}
+
 // running is a daemon serving for the length of a test.
 type running struct {
 	d        *Daemon
