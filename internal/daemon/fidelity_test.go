@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
 // This file checks that a view is indistinguishable from its server
@@ -110,9 +111,11 @@ func TestGatewayStripsTheClientsProtocolMeta(t *testing.T) {
 }
 
 // conformanceUpstream is the go-sdk's conformance everything-server over
-// stdio.
+// stdio. It is built with -race when the tests are, so it is given the
+// race detector's setting for test children (no second's sleep at exit).
 func conformanceUpstream(t *testing.T, name string) config.Server {
 	return config.Server{Name: name, Transport: config.TransportStdio, Command: testpeer.ConformanceCommand(t), Enabled: true,
+		Env:       map[string]string{"GORACE": testserver.RaceEnv},
 		LoadTools: true, LoadPrompts: true, LoadResources: true, RequestTimeout: 10 * time.Second, ConnectTimeout: 20 * time.Second}
 }
 
