@@ -156,7 +156,7 @@ func TestDefaultUserAndClaims(t *testing.T) {
 
 	for _, fast := range []bool{true, false} {
 		t.Run(map[bool]string{true: "no tokens, fast path", false: "no tokens, SDK path"}[fast], func(t *testing.T) {
-			cfg := testConfig(okServer(t, "alpha"))
+			cfg := testConfig(okHTTPServer(t, "alpha"))
 			cfg.Gateway.DefaultUser = "ada"
 			cfg.Gateway.DisableFastPath = !fast
 			r := start(t, cfg)
@@ -172,7 +172,7 @@ func TestDefaultUserAndClaims(t *testing.T) {
 	}
 
 	t.Run("tokens", func(t *testing.T) {
-		cfg := testConfig(okServer(t, "alpha"))
+		cfg := testConfig(okHTTPServer(t, "alpha"))
 		cfg.Gateway.DefaultUser = "ada"
 		cfg.Gateway.Tokens = []config.Token{{Name: "ci", User: "ci-bot", Secret: "ci-secret"}}
 		r := start(t, cfg)
