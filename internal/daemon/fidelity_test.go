@@ -111,8 +111,9 @@ func TestGatewayStripsTheClientsProtocolMeta(t *testing.T) {
 }
 
 // conformanceUpstream is the go-sdk's conformance everything-server over
-// stdio. It is built with -race when the tests are, so it is given the
-// race detector's setting for test children (no second's sleep at exit).
+// stdio. Race-built as the tests are, it would sleep the race detector's
+// second at exit: the daemon passes a server only the environment its
+// configuration names, so the setting for test children is named here.
 func conformanceUpstream(t *testing.T, name string) config.Server {
 	return config.Server{Name: name, Transport: config.TransportStdio, Command: testpeer.ConformanceCommand(t), Enabled: true,
 		Env:       map[string]string{"GORACE": testserver.RaceEnv},

@@ -9,9 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -26,10 +24,9 @@ import (
 const conformancePackage = "github.com/modelcontextprotocol/go-sdk/conformance/everything-server"
 
 // ConformanceCommand returns the go-sdk's conformance everything-server,
-// built for this repository's go-sdk with the test binary's -race and
-// -tags (buildFlags); run without arguments, it serves over stdio. A
-// process builds it once: into the user's cache directory, under a name
-// keyed by the repository's directory and those flags, holding a file lock so
+// built for this repository's go-sdk; run without arguments, it serves
+// over stdio. A process builds it once: into the user's cache directory,
+// under a name keyed by the repository's directory, holding a file lock so
 // that test binaries run side by side build it once between them. go build
 // leaves the program alone when it is up to date (about 0.5 s of CPU to
 // check, where linking it costs 2.5 s). Where there is no cache directory
@@ -65,7 +62,7 @@ func conformanceDir(root string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	key := sha256.Sum256([]byte(root + "\x00" + runtime.GOOS + "/" + runtime.GOARCH + "\x00" + strings.Join(buildFlags(), " ")))
+	key := sha256.Sum256([]byte(root + "\x00" + runtime.GOOS + "/" + runtime.GOARCH))
 	dir := filepath.Join(cache, "switchboard-testpeer", hex.EncodeToString(key[:8]))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("making a directory for the conformance server: %w", err)
@@ -92,39 +89,12 @@ func buildConformance(t testing.TB, root, dir string) string {
 		t.Fatalf("testpeer: locking %s: %v", lock.Name(), err)
 	}
 	bin := filepath.Join(dir, "conformance-everything-server")
-	cmd := exec.Command("go", append(append([]string{"build"}, buildFlags()...), "-o", bin, conformancePackage)...)
+	cmd := exec.Command("go", "build", "-o", bin, conformancePackage)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("testpeer: building %s: %v\n%s(the go-sdk module must be in the module cache: go mod download)", conformancePackage, err, out)
 	}
 	return bin
-}
-
-// buildFlags returns the go build flags that match how this test binary
-// was built, -race and -tags, so that the conformance server links the
-// packages the test build already put in the build cache: every package it
-// needs but its main one is in the test binaries that use it. A plain build
-// compiled its dependencies again (about 150 packages of the standard
-// library and the go-sdk: 31 s of CPU on a cold build cache, as in CI),
-// for a program a test starts a few times. internal/testserver builds its
-// program the same way.
-func buildFlags() []string {
-	var flags []string
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return nil
-	}
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "-race":
-			if s.Value == "true" {
-				flags = append(flags, "-race")
-			}
-		case "-tags":
-			flags = append(flags, "-tags="+s.Value)
-		}
-	}
-	return flags
 }
 
 // StartConformance runs the conformance everything-server over streamable
@@ -138,11 +108,7 @@ func StartConformance(t testing.TB, stateless bool) string {
 		if err != nil {
 			t.Fatalf("testpeer: finding a free port for the conformance server: %v", err)
 		}
-		var env []string
-		if _, ok := os.LookupEnv("GORACE"); !ok {
-			env = []string{"GORACE=atexit_sleep_ms=0"} // a race-built program sleeps a second at exit otherwise
-		}
-		p, err := spawnCmd(t, exec.Command(bin, "-http", "127.0.0.1:"+strconv.Itoa(port), "-stateless="+strconv.FormatBool(stateless)), env)
+		p, err := spawnCmd(t, exec.Command(bin, "-http", "127.0.0.1:"+strconv.Itoa(port), "-stateless="+strconv.FormatBool(stateless)), nil)
 		if err != nil {
 			t.Fatalf("testpeer: starting the conformance server: %v", err)
 		}
