@@ -235,7 +235,7 @@ func TestAuditRequiredFailsClosed(t *testing.T) {
 	for _, required := range []bool{true, false} {
 		t.Run(fmt.Sprint("required=", required), func(t *testing.T) {
 			t.Parallel()
-			cfg := testConfig(okServer(t, "alpha"))
+			cfg := testConfig(okHTTPServer(t, "alpha"))
 			cfg.Audit = config.Audit{File: "/dev/full", Required: required}
 			cfg.Gateway.Tokens = []config.Token{{Name: "t", User: "ana", Secret: auditReaderToken}}
 			r := start(t, cfg)

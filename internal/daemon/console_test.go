@@ -23,11 +23,7 @@ import (
 // with other daemons of the test, as replicas share one database).
 func startOnStore(t *testing.T, cfg *config.Config, db string) *running {
 	t.Helper()
-	st, err := store.OpenSQLite(context.Background(), db, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() }) // after the daemon stops: cleanups run last first
+	st := openStore(t, db) // closed after the daemon stops: cleanups run last first
 	c := *cfg
 	r := start(t, &c, func(o *Options) { o.Store, o.NoControl = st, true })
 	r.store = st

@@ -37,7 +37,7 @@ func TestHealthReadyMetrics(t *testing.T) {
 	t.Parallel()
 	hung := testserver.Server(t, "hung", "hang")
 	hung.ConnectTimeout = 500 * time.Millisecond
-	r := start(t, testConfig(okServer(t, "alpha"), hung))
+	r := start(t, testConfig(okHTTPServer(t, "alpha"), hung))
 	if code, body := get(t, r.url+"/healthz"); code != 200 || !strings.Contains(body, "ok") {
 		t.Errorf("/healthz: got %d %q", code, body)
 	}
@@ -134,7 +134,7 @@ func TestFailureIsolation(t *testing.T) {
 
 func TestSSEAndStdioEndpoints(t *testing.T) {
 	t.Parallel()
-	r := start(t, testConfig(okServer(t, "alpha")))
+	r := start(t, testConfig(okHTTPServer(t, "alpha")))
 	c := mcp.NewClient(&mcp.Implementation{Name: "sse-client", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -153,13 +153,9 @@ func TestSSEAndStdioEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
-	st, err := store.OpenSQLite(ctx, filepath.Join(dir, "db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	d, err := New(Options{Config: testConfig(okServer(t, "alpha")), Store: st, StateDir: dir, NoControl: true})
+	t.Cleanup(func() { os.RemoveAll(dir) }) // after the store closes: cleanups run last first
+	st := openStore(t, filepath.Join(dir, "db"))
+	d, err := New(Options{Config: testConfig(okHTTPServer(t, "alpha")), Store: st, StateDir: dir, NoControl: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +412,7 @@ func TestReloadChangesAView(t *testing.T) {
 // call.
 func TestHistoryReadShowsTheCallJustMade(t *testing.T) {
 	t.Parallel()
-	r := start(t, testConfig(okServer(t, "alpha")))
+	r := start(t, testConfig(okHTTPServer(t, "alpha")))
 	cs := r.connect(t, "/mcp", nil, nil)
 	waitTools(t, cs, "alpha's tools", has("alpha__echo"))
 	c := control.Dial(control.SocketPath(r.stateDir))

@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
 // This file checks that a view is indistinguishable from its server
@@ -110,9 +111,12 @@ func TestGatewayStripsTheClientsProtocolMeta(t *testing.T) {
 }
 
 // conformanceUpstream is the go-sdk's conformance everything-server over
-// stdio.
+// stdio. Race-built as the tests are, it would sleep the race detector's
+// second at exit: the daemon passes a server only the environment its
+// configuration names, so the setting for test children is named here.
 func conformanceUpstream(t *testing.T, name string) config.Server {
 	return config.Server{Name: name, Transport: config.TransportStdio, Command: testpeer.ConformanceCommand(t), Enabled: true,
+		Env:       map[string]string{"GORACE": testserver.RaceEnv},
 		LoadTools: true, LoadPrompts: true, LoadResources: true, RequestTimeout: 10 * time.Second, ConnectTimeout: 20 * time.Second}
 }
 

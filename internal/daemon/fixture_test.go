@@ -3,6 +3,9 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -63,6 +66,27 @@ func okHTTPServer(t *testing.T, name string) config.Server {
 	return s
 }
 
+// sharedEverything is server-everything over streamable HTTP, one for the
+// test binary (testpeer.Shared): it serves each session with a server of
+// its own, so tests that compare what their own sessions see share it
+// (a start costs about half a second of CPU). A test about the process
+// (its restart, its output) starts its own.
+func sharedEverything(t *testing.T) string {
+	t.Helper()
+	return testpeer.Shared(t, "server-everything streamableHttp", func(tb testing.TB) string {
+		return testpeer.StartEverything(tb, "streamableHttp")
+	})
+}
+
+// sharedStreamableExample is the TypeScript SDK's simpleStreamableHttp
+// example, one for the test binary (testpeer.Shared): its task store
+// binds each task to the session that created it, and the tests that use
+// it each look at their own sessions' tasks only.
+func sharedStreamableExample(t *testing.T) string {
+	t.Helper()
+	return testpeer.Shared(t, "the streamable HTTP example", testpeer.StartStreamableExample)
+}
+
 // running is a daemon serving for the length of a test.
 type running struct {
 	d        *Daemon
@@ -85,11 +109,7 @@ func newDaemon(t testing.TB, cfg *config.Config, opts ...func(*Options)) (*Daemo
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	st, err := store.OpenSQLite(context.Background(), filepath.Join(dir, "switchboard.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t, filepath.Join(dir, "switchboard.db"))
 	// Its own Tracing: the spans of daemons of tests running side by side
 	// stay apart.
 	o := Options{Config: cfg, Store: st, StateDir: dir, Version: "test", Tracing: telemetry.NewTracing()}
@@ -101,6 +121,63 @@ func newDaemon(t testing.TB, cfg *config.Config, opts ...func(*Options)) (*Daemo
 		t.Fatal(err)
 	}
 	return d, dir, st
+}
+
+// migrated is an empty history database with every migration applied,
+// made once per test binary: a test's store starts as a copy of it, for
+// applying the migrations to a new file costs about 20 ms of CPU under
+// -race (the SQL parser), at every daemon start. internal/store's tests
+// are the ones about the migrations.
+var migrated = sync.OnceValues(func() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "sbd-migrated")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "switchboard.db")
+	st, err := store.OpenSQLite(context.Background(), path, store.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Close(); err != nil {
+		return nil, err
+	}
+	// Closing the last connection checkpoints the write-ahead log into
+	// the file and removes it; a log left behind would hold the schema.
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
+		return nil, fmt.Errorf("the migrated database left a %d-byte write-ahead log", fi.Size())
+	}
+	return os.ReadFile(path)
+})
+
+// openStore opens the SQLite history database at path until the test
+// ends, first writing the migrated empty database there if no file is
+// there yet (daemons of a test that share a database, as replicas do,
+// open the same file).
+func openStore(t testing.TB, path string) *store.SQLite {
+	t.Helper()
+	b, err := migrated()
+	if err != nil {
+		t.Fatalf("making the migrated history database: %v", err)
+	}
+	switch f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); {
+	case err == nil:
+		_, err = f.Write(b)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	case !errors.Is(err, fs.ErrExist):
+		t.Fatal(err)
+	}
+	st, err := store.OpenSQLite(context.Background(), path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }
 
 // start runs a daemon for cfg until the test ends; opts adjusts the

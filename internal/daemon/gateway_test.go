@@ -27,7 +27,7 @@ import (
 
 func TestGatewayAggregatesAndForwards(t *testing.T) {
 	t.Parallel()
-	r := start(t, testConfig(okServer(t, "alpha"), okServer(t, "beta")))
+	r := start(t, testConfig(okHTTPServer(t, "alpha"), okHTTPServer(t, "beta")))
 	cs := r.connect(t, "/mcp", nil, nil)
 	ctx := context.Background()
 	waitTools(t, cs, "both servers' tools", has("alpha__echo", "beta__echo", "alpha__late", "beta__late"))
@@ -155,7 +155,7 @@ func snapshot(t *testing.T, r *running, server string) upstream.Snapshot {
 
 func TestGatewayIdentityReachesUpstream(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(okServer(t, "alpha"))
+	cfg := testConfig(okHTTPServer(t, "alpha"))
 	cfg.Gateway.Tokens = []config.Token{{Name: "alice-laptop", User: "alice", Secret: "s3cret-alice"}}
 	r := start(t, cfg)
 	cs := r.connect(t, "/mcp", http.Header{"Authorization": {"Bearer s3cret-alice"}}, nil)
@@ -212,7 +212,7 @@ func postBody(t *testing.T, url string, body io.Reader, h http.Header) (int, str
 
 func TestGatewayAuthMatrix(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(okServer(t, "alpha"), okServer(t, "beta"))
+	cfg := testConfig(okHTTPServer(t, "alpha"), okHTTPServer(t, "beta"))
 	cfg.Gateway.Views = []config.View{
 		{Name: "a", Servers: []string{"alpha"}, Prefix: config.PrefixAlways},
 		{Name: "b", Servers: []string{"beta"}, Prefix: config.PrefixAlways},
@@ -286,7 +286,7 @@ func TestGatewayAuthMatrix(t *testing.T) {
 
 func TestGatewayViewPrefixNeverLooksLikeTheServer(t *testing.T) {
 	t.Parallel()
-	srv := okServer(t, "alpha")
+	srv := okHTTPServer(t, "alpha")
 	cfg := testConfig(srv)
 	cfg.Gateway.Views = []config.View{{Name: "solo", Servers: []string{"alpha"}, Prefix: config.PrefixNever}}
 	r := start(t, cfg)
@@ -590,7 +590,7 @@ func TestGatewayFastPathWire(t *testing.T) {
 // session with another user's token is refused.
 func TestGatewaySSESessionsBelongToTheirUser(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(okServer(t, "alpha"))
+	cfg := testConfig(okHTTPServer(t, "alpha"))
 	cfg.Gateway.Tokens = []config.Token{{Name: "a", User: "alice", Secret: "alice-token"}, {Name: "b", User: "bob", Secret: "bob-token"}}
 	r := start(t, cfg)
 	// Open alice's SSE stream by hand, to learn her session id.

@@ -30,11 +30,7 @@ import (
 // option that dials the task server.
 func embeddedDefault(t *testing.T) (*config.Config, func(*Options)) {
 	t.Helper()
-	st, err := store.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "tasks.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t, filepath.Join(t.TempDir(), "tasks.db"))
 	var raw [32]byte
 	_, _ = rand.Read(raw[:])
 	token := hex.EncodeToString(raw[:])
@@ -160,7 +156,7 @@ func TestDefaultUserAndClaims(t *testing.T) {
 
 	for _, fast := range []bool{true, false} {
 		t.Run(map[bool]string{true: "no tokens, fast path", false: "no tokens, SDK path"}[fast], func(t *testing.T) {
-			cfg := testConfig(okServer(t, "alpha"))
+			cfg := testConfig(okHTTPServer(t, "alpha"))
 			cfg.Gateway.DefaultUser = "ada"
 			cfg.Gateway.DisableFastPath = !fast
 			r := start(t, cfg)
@@ -176,7 +172,7 @@ func TestDefaultUserAndClaims(t *testing.T) {
 	}
 
 	t.Run("tokens", func(t *testing.T) {
-		cfg := testConfig(okServer(t, "alpha"))
+		cfg := testConfig(okHTTPServer(t, "alpha"))
 		cfg.Gateway.DefaultUser = "ada"
 		cfg.Gateway.Tokens = []config.Token{{Name: "ci", User: "ci-bot", Secret: "ci-secret"}}
 		r := start(t, cfg)

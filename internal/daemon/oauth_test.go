@@ -478,7 +478,7 @@ func TestGatewayOAuthTypeScriptClient(t *testing.T) {
 	ln := reserve(t)
 	addr := ln.Addr().String()
 	ln.Close()
-	cfg := testConfig(okServer(t, "alpha"))
+	cfg := testConfig(okHTTPServer(t, "alpha"))
 	cfg.Gateway.Listen = addr
 	cfg.Gateway.OAuth = &config.OAuth{
 		Resource: "http://" + addr, Issuer: demo.Issuer,

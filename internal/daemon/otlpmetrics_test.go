@@ -17,7 +17,7 @@ import (
 func TestMetricsOverOTLP(t *testing.T) {
 	t.Parallel()
 	rcv := telemetrytest.NewMetricsHTTP(t)
-	cfg := testConfig(okServer(t, "go"))
+	cfg := testConfig(okHTTPServer(t, "go"))
 	on := true
 	cfg.Telemetry = config.Telemetry{Endpoint: rcv.URL, ServiceName: "sb-metrics",
 		Metrics: config.TelemetryMetrics{Enabled: &on, Interval: 100 * time.Millisecond}}

@@ -191,7 +191,7 @@ func TestPrefixNeverPerClientResultsAreTheServers(t *testing.T) {
 			}
 		}, everything},
 		{"everything over streamable HTTP", func(t *testing.T) (config.Server, func(*testing.T) rawPeer) {
-			url := testpeer.StartEverything(t, "streamableHttp")
+			url := sharedEverything(t)
 			srv := httpUpstream("ev", url)
 			srv.Session = config.SessionPerClient
 			return srv, func(t *testing.T) rawPeer { return newHTTPPeer(t, url) }

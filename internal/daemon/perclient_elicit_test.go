@@ -40,7 +40,7 @@ import (
 // streamable-HTTP server is in TestPrefixNeverPerClientTSClientIsTheServer.
 func TestPrefixNeverPerClientElicitationAsGiven(t *testing.T) {
 	t.Parallel()
-	url := testpeer.StartEverything(t, "streamableHttp")
+	url := sharedEverything(t)
 	evs := everythingPerClient(t)
 	evs.Name, evs.NoIdentityMeta = "evs", true
 	lean := testConfig(evs)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
-	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 )
 
 // delayTask is a tools/call of the TypeScript SDK's simpleStreamableHttp
@@ -125,7 +124,7 @@ func standalone(t *testing.T, s *rawSession) <-chan map[string]any {
 // standalone stream from its own session.
 func TestTasksGoOnTheClientsOwnSession(t *testing.T) {
 	t.Parallel()
-	url := testpeer.StartStreamableExample(t)
+	url := sharedStreamableExample(t)
 	pc := httpUpstream("pc", url)
 	pc.Session, pc.NoIdentityMeta = config.SessionPerClient, true
 	pu := httpUpstream("pu", url)

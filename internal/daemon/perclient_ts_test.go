@@ -139,7 +139,7 @@ func everythingSteps() []tsStep {
 // compares what it sees, step by step.
 func TestPrefixNeverPerClientTSClientIsTheServer(t *testing.T) {
 	t.Parallel()
-	url := testpeer.StartEverything(t, "streamableHttp")
+	url := sharedEverything(t)
 	srv := httpUpstream("ev", url)
 	srv.Session = config.SessionPerClient
 	srv.NoIdentityMeta = true

@@ -343,7 +343,7 @@ func isCompleted(id string) func(map[string]any) bool {
 // serve --stdio's connection, and on a legacy SSE session's stream.
 func TestGatewayTaskStatusWithoutTasksResult(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(httpUpstream("ex", testpeer.StartStreamableExample(t)))
+	cfg := testConfig(httpUpstream("ex", sharedStreamableExample(t)))
 	const call = `{"name":"ex__delay","arguments":{"duration":300},"task":{"ttl":60000}}`
 	taskOf := func(t *testing.T, res, rerr map[string]any) string {
 		t.Helper()

@@ -31,7 +31,6 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/telemetry"
 	"github.com/switchboard-mcp/switchboard/internal/telemetry/telemetrytest"
-	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
@@ -149,7 +148,7 @@ func noArgumentValues(t *testing.T, spans []telemetrytest.Span) {
 func TestTraceThroughGateway(t *testing.T) {
 	t.Parallel()
 	rcv := telemetrytest.NewHTTP(t)
-	tsURL, seen := recordingProxy(t, testpeer.StartEverything(t, "streamableHttp"))
+	tsURL, seen := recordingProxy(t, sharedEverything(t))
 	cfg := testConfig(okServer(t, "go"), config.Server{Name: "ts", Transport: config.TransportHTTP, URL: tsURL, Enabled: true, LoadTools: true})
 	on := true
 	cfg.Telemetry = config.Telemetry{Enabled: &on, Endpoint: rcv.URL, ServiceName: "sb-test"}

@@ -26,7 +26,7 @@ func TestConsoleSignIn(t *testing.T) {
 	ex := testpeer.StartOAuthExample(t, true)
 	demo := config.Server{Name: "demo", Transport: config.TransportHTTP, URL: ex.URL, Enabled: true, TerminateOnClose: true,
 		ConnectTimeout: 30 * time.Second, LoadTools: true}
-	r := start(t, testConfig(okServer(t, "alpha"), demo))
+	r := start(t, testConfig(okHTTPServer(t, "alpha"), demo))
 	waitServerState(t, r, "demo", upstream.StateNeedsAuth)
 
 	b := newBrowserish(t, r.url)

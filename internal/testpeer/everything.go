@@ -189,16 +189,18 @@ func spawnCmd(t testing.TB, cmd *exec.Cmd, env []string) (*peer, error) {
 // deadline passes. Checking that the listener is the child's own matters: the
 // server's "listening" line is printed on a failed listen too, and in sse
 // mode the child then exits 0, so a connection alone could reach whichever
-// process took the port.
+// process took the port. The check reads /proc's socket tables, which list
+// every socket of the machine's network namespace (hundreds while tests run
+// side by side): it is made only once the port accepts a connection, not at
+// every poll (a refused connection on loopback costs next to nothing).
 func (p *peer) waitListening(port int, deadline time.Time) error {
 	ticker := time.NewTicker(pollInterval)
 	defer ticker.Stop()
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	for {
-		owned, known := listensOn(p.cmd.Process.Pid, port)
-		if owned || !known {
-			if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-				c.Close()
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			if owned, known := listensOn(p.cmd.Process.Pid, port); owned || !known {
 				select {
 				case <-p.done:
 				default:

@@ -12,6 +12,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -76,8 +77,15 @@ type formField struct {
 	Required                bool
 }
 
-// parseTemplates parses each page with the layout.
-func parseTemplates() (map[string]*template.Template, error) {
+// parseTemplates returns each page parsed with the layout. The pages are
+// embedded and their functions fixed, so a process parses them once and
+// its consoles share them (a parsed html/template executes concurrently):
+// parsing costs milliseconds of CPU, which the tests paid at every daemon
+// start.
+var parseTemplates = sync.OnceValues(parsePages)
+
+// parsePages parses each page with the layout.
+func parsePages() (map[string]*template.Template, error) {
 	names, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, err
