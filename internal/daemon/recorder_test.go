@@ -120,6 +120,27 @@ func (s *wireRecorder) requests(method string) []string {
 	return out
 }
 
+// notifications returns what was read of the notifications of method:
+// the stream each came on and its params as they came ("-" where it had
+// none).
+func (s *wireRecorder) notifications(method string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, w := range s.seen {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(w.Data, &m) != nil || m["id"] != nil || string(m["method"]) != `"`+method+`"` {
+			continue
+		}
+		params := "-"
+		if p, ok := m["params"]; ok {
+			params = string(p)
+		}
+		out = append(out, w.streamKey()+" "+params)
+	}
+	return out
+}
+
 // logRead is a log message a client read, and its data.
 type logRead struct {
 	wireSeen

@@ -440,7 +440,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 					// with its caller's context.
 					origin.stream = req.Context()
 				}
-				resp.Body = newMarkingBody(resp.Body, &streamMarker{kept: mk.kept, origin: origin, logs: mk.logs, elicit: mk.elicit})
+				resp.Body = newMarkingBody(resp.Body, &streamMarker{kept: mk.kept, origin: origin, logs: mk.logs, elicit: mk.elicit, lists: mk.lists})
 			}
 		}
 	case strings.HasPrefix(ct, "application/json"):

@@ -26,12 +26,14 @@ import (
 // both at hand; for the streams the SDK reads, the HTTP layer
 // (headerTransport) keeps them before the SDK decodes the message:
 //
-//   - each log message, and each elicitation/create of a session that
-//     passes elicitation on as given (ElicitAsGiven), read off an event
-//     stream the SDK reads is kept in the session's keptMessages — the
-//     stream it came on (the request whose stream it is, whose context
-//     the SDK sent it with, or the standalone stream) and, for an
-//     elicitation, its params as the server wrote them;
+//   - each log message, each elicitation/create of a session that
+//     passes elicitation on as given (ElicitAsGiven), and each list
+//     change of a session that passes them on as sent
+//     (Events.ListChanged, listchanges.go), read off an event stream the
+//     SDK reads is kept in the session's keptMessages — the stream it
+//     came on (the request whose stream it is, whose context the SDK
+//     sent it with, or the standalone stream) and, for an elicitation or
+//     a list change, its params as the server wrote them;
 //   - the line is rewritten to name what was kept, under metaKeyKept in
 //     the message's _meta, which the handler takes out again before
 //     anyone sees it (the SDK hands the handler the message's _meta).
@@ -73,6 +75,9 @@ type keptMessage struct {
 	stream context.Context
 	// standalone is set for a message read off the standalone stream.
 	standalone bool
+	// asSent is set for a list change: params are its params as the
+	// server wrote them, nil for none (listchanges.go).
+	asSent bool
 }
 
 // maxKeptMessages bounds what a session keeps of messages its handlers
@@ -155,12 +160,13 @@ func (k *keptMessages) takeMeta(meta *mcp.Meta) (keptMessage, bool) {
 	return k.take(key)
 }
 
-// markParams returns params with key under metaKeyKept in its _meta;
-// false when params is not a JSON object (or its _meta is not), which the
-// SDK refuses itself.
+// markParams returns params with key under metaKeyKept in its _meta (a
+// message without params gets params with only that); false when params
+// is not a JSON object (or its _meta is not), which the SDK refuses
+// itself.
 func markParams(params json.RawMessage, key string) (json.RawMessage, bool) {
-	var p map[string]json.RawMessage
-	if json.Unmarshal(params, &p) != nil || p == nil {
+	p := map[string]json.RawMessage{}
+	if len(bytes.TrimSpace(params)) > 0 && (json.Unmarshal(params, &p) != nil || p == nil) {
 		return nil, false
 	}
 	meta := map[string]json.RawMessage{}
@@ -175,13 +181,14 @@ func markParams(params json.RawMessage, key string) (json.RawMessage, bool) {
 
 // streamMarker rewrites the messages of one event stream the SDK reads
 // that are to be kept (see the file comment): log messages (when logs is
-// set) and elicitation/create requests (when elicit is set), kept with
-// the stream's origin.
+// set), elicitation/create requests (when elicit is set) and list changes
+// (when lists is set), kept with the stream's origin.
 type streamMarker struct {
 	kept   *keptMessages
 	origin keptMessage // the stream: its request's context, or standalone
 	logs   bool
 	elicit bool
+	lists  bool
 }
 
 // line returns the data line line (without its newline) rewritten to
@@ -193,7 +200,8 @@ func (s *streamMarker) line(line []byte) []byte {
 	}
 	isLog := s.logs && bytes.Contains(data, []byte(`"notifications/message"`))
 	isElicit := s.elicit && bytes.Contains(data, []byte(`"elicitation/create"`))
-	if !isLog && !isElicit {
+	isList := s.lists && bytes.Contains(data, []byte(`/list_changed"`))
+	if !isLog && !isElicit && !isList {
 		return nil
 	}
 	body, cr := bytes.CutSuffix(data, []byte("\r"))
@@ -202,12 +210,16 @@ func (s *streamMarker) line(line []byte) []byte {
 		return nil // the SDK says what is wrong
 	}
 	var method string
-	if json.Unmarshal(msg["method"], &method) != nil || len(msg["params"]) == 0 {
+	if json.Unmarshal(msg["method"], &method) != nil {
 		return nil
 	}
 	_, call := msg["id"]
 	m := s.origin
 	switch {
+	case isList && isListChange(method) && !call:
+		m.params, m.asSent = sentParams(msg["params"]), true
+	case len(msg["params"]) == 0:
+		return nil
 	case isLog && method == "notifications/message" && !call:
 	case isElicit && method == "elicitation/create" && call:
 		m.params = bytes.Clone(bytes.TrimSpace(msg["params"]))
@@ -316,6 +328,9 @@ type marking struct {
 	// elicit keeps elicitation/create requests: the session passes them
 	// on as given (ElicitAsGiven).
 	elicit bool
+	// lists keeps list changes: the session passes them on as sent
+	// (Events.ListChanged).
+	lists bool
 }
 
 // logContext returns the context a log message the SDK handed its
