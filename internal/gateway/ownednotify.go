@@ -92,6 +92,9 @@ func (g *Gateway) SessionNotify(server string, key upstream.SessionKey, method s
 		ctx, cancel := context.WithTimeout(context.Background(), notifyWait)
 		defer cancel()
 		for _, ow := range owners {
+			if !ow.vs.spec().hasServer(server) {
+				continue // a per_user session's user's session of a view without the server
+			}
 			if update == nil && g.holdBack(ctx, server, key, ow.ss, method) {
 				continue // as directly: see owninit.go
 			}
