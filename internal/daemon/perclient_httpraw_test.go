@@ -19,7 +19,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 )
 
@@ -243,21 +242,8 @@ func TestPrefixNeverPerClientAsSentOverHTTP(t *testing.T) {
 	var round pairRound
 	logsURL := serveHTTP(t, pairLogServer(&round), nil)
 	evURL := testpeer.StartEverything(t, "streamableHttp")
-	daemon := func(fast bool) *running {
-		raw, ev, logs := httpUpstream("raw", hs.URL), httpUpstream("evh", evURL), httpUpstream("logs", logsURL)
-		for _, s := range []*config.Server{&raw, &ev, &logs} {
-			s.Session, s.NoIdentityMeta, s.RequestTimeout = config.SessionPerClient, true, 30*time.Second
-		}
-		cfg := testConfig(raw, ev, logs)
-		cfg.Gateway.DisableFastPath = !fast
-		cfg.Gateway.Views = []config.View{
-			{Name: "raw", Servers: []string{"raw"}, Prefix: config.PrefixNever},
-			{Name: "ev", Servers: []string{"evh"}, Prefix: config.PrefixNever},
-			{Name: "logs", Servers: []string{"logs"}, Prefix: config.PrefixNever},
-		}
-		return start(t, cfg)
-	}
-	on, off := daemon(true), daemon(false)
+	servers := []neverServer{{"raw", "raw", hs.URL}, {"evh", "ev", evURL}, {"logs", "logs", logsURL}}
+	on, off := startNeverViews(t, true, servers...), startNeverViews(t, false, servers...)
 	sides := []wireSide{{"directly", ""}, {"fast_path on", on.url}, {"fast_path off", off.url}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -43,21 +43,8 @@ func TestPrefixNeverPerClientListChangeAsSent(t *testing.T) {
 	}, nil))
 	t.Cleanup(goSDK.Close) // after the daemons, whose sessions hold its streams
 	announcing := serveHTTP(t, announcingServer(), nil)
-	daemon := func(fast bool) *running {
-		ev, gs, an := httpUpstream("evh", evURL), httpUpstream("grows", goSDK.URL), httpUpstream("announce", announcing)
-		for _, s := range []*config.Server{&ev, &gs, &an} {
-			s.Session, s.NoIdentityMeta = config.SessionPerClient, true
-		}
-		cfg := testConfig(ev, gs, an)
-		cfg.Gateway.DisableFastPath = !fast
-		cfg.Gateway.Views = []config.View{
-			{Name: "ev", Servers: []string{"evh"}, Prefix: config.PrefixNever},
-			{Name: "grows", Servers: []string{"grows"}, Prefix: config.PrefixNever},
-			{Name: "announce", Servers: []string{"announce"}, Prefix: config.PrefixNever},
-		}
-		return start(t, cfg)
-	}
-	on, off := daemon(true), daemon(false)
+	servers := []neverServer{{"evh", "ev", evURL}, {"grows", "grows", goSDK.URL}, {"announce", "announce", announcing}}
+	on, off := startNeverViews(t, true, servers...), startNeverViews(t, false, servers...)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	// The servers are up before the clients come: a server that comes
@@ -219,3 +206,26 @@ func announcingServer() *mcp.Server {
 
 // announceKey marks the context of announcingServer's list change.
 type announceKey struct{}
+
+// neverServer is a streamable-HTTP server at url, named server, shown by
+// a prefix: never view named view.
+type neverServer struct{ server, view, url string }
+
+// startNeverViews starts a daemon (fast_path as fast) with each of
+// servers as session: per_client without identity _meta, each shown by a
+// prefix: never view of its own.
+func startNeverViews(t *testing.T, fast bool, servers ...neverServer) *running {
+	t.Helper()
+	var srvs []config.Server
+	var views []config.View
+	for _, s := range servers {
+		srv := httpUpstream(s.server, s.url)
+		srv.Session, srv.NoIdentityMeta, srv.RequestTimeout = config.SessionPerClient, true, 30*time.Second
+		srvs = append(srvs, srv)
+		views = append(views, config.View{Name: s.view, Servers: []string{s.server}, Prefix: config.PrefixNever})
+	}
+	cfg := testConfig(srvs...)
+	cfg.Gateway.DisableFastPath = !fast
+	cfg.Gateway.Views = views
+	return start(t, cfg)
+}

@@ -236,25 +236,13 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 			c.order.delivered(key)
 		},
 		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
-			var meta *mcp.Meta
-			if req.Params != nil {
-				meta = &req.Params.Meta
-			}
-			c.listChanged(ev, methodToolsChanged, meta)
+			c.listChanged(ev, methodToolsChanged, req.Params)
 		},
 		PromptListChangedHandler: func(_ context.Context, req *mcp.PromptListChangedRequest) {
-			var meta *mcp.Meta
-			if req.Params != nil {
-				meta = &req.Params.Meta
-			}
-			c.listChanged(ev, methodPromptsChanged, meta)
+			c.listChanged(ev, methodPromptsChanged, req.Params)
 		},
 		ResourceListChangedHandler: func(_ context.Context, req *mcp.ResourceListChangedRequest) {
-			var meta *mcp.Meta
-			if req.Params != nil {
-				meta = &req.Params.Meta
-			}
-			c.listChanged(ev, methodResourcesChanged, meta)
+			c.listChanged(ev, methodResourcesChanged, req.Params)
 		},
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			if ev.ResourceUpdated != nil {

@@ -3,6 +3,7 @@ package upstream
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -64,10 +65,10 @@ func sentParams(params json.RawMessage) json.RawMessage {
 	return bytes.Clone(params)
 }
 
-// listChanged hands ev the list change method, whose params' _meta is
-// *meta (nil when the SDK gave none), taking out what the transport kept
-// of it.
-func (c *Client) listChanged(ev Events, method string, meta *mcp.Meta) {
+// listChanged hands ev the list change method with params p as the SDK
+// decoded them (a nil pointer when it gave none), taking out of their
+// _meta what the transport kept of them.
+func (c *Client) listChanged(ev Events, method string, p mcp.Params) {
 	if ev.ListChanged == nil {
 		switch method {
 		case methodToolsChanged:
@@ -86,10 +87,12 @@ func (c *Client) listChanged(ev Events, method string, meta *mcp.Meta) {
 		return
 	}
 	lc := ListChange{Method: method}
-	if meta != nil {
-		if m, ok := c.kept.takeMeta(meta); ok && m.asSent {
+	if p != nil && !reflect.ValueOf(p).IsNil() {
+		meta := mcp.Meta(p.GetMeta())
+		if m, ok := c.kept.takeMeta(&meta); ok && m.asSent {
 			lc.Params, lc.Known = m.params, true
 		}
+		p.SetMeta(meta)
 	}
 	ev.ListChanged(lc)
 }
