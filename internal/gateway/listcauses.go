@@ -97,28 +97,34 @@ func (l *listCauses) made() {
 func (l *listCauses) start(ss *mcp.ServerSession) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.startLocked(ss)
+}
+
+// startLocked is start, with l.mu held; it returns ss's record.
+func (l *listCauses) startLocked(ss *mcp.ServerSession) *sessionSeen {
 	if l.seen == nil {
 		l.seen = map[*mcp.ServerSession]*sessionSeen{}
 	}
-	if _, ok := l.seen[ss]; ok {
-		return
+	if m, ok := l.seen[ss]; ok {
+		return m
 	}
 	m := &sessionSeen{told: map[string]uint64{}, listed: map[string]bool{}}
 	for method := range listChangedParams {
 		m.told[method] = l.synced
 	}
 	l.seen[ss] = m
+	return m
 }
 
 // gave notes that ss is being given a list of method's kind: from now
 // on, a change of what it lists concerns it. Noted before the list is
-// made, so that a change the list may miss is told.
+// made, so that a change the list may miss is told; a session whose
+// notifications/initialized the SDK has not handed the gateway yet (it
+// does so after answering it) starts here.
 func (l *listCauses) gave(ss *mcp.ServerSession, method string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if m := l.seen[ss]; m != nil {
-		m.listed[method] = true
-	}
+	l.startLocked(ss).listed[method] = true
 }
 
 // end forgets ss.
