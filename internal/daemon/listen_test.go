@@ -122,31 +122,11 @@ func watched(method string) bool {
 		method == "notifications/subscriptions/acknowledged"
 }
 
-// wireTransport records what its client reads (wire).
-type wireTransport struct {
-	mcp.Transport
-	w *wire
-}
-
-func (t wireTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.Transport.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return wireConn{c, t.w}, nil
-}
-
-type wireConn struct {
-	mcp.Connection
-	w *wire
-}
-
-func (c wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	m, err := c.Connection.Read(ctx)
+// read records m, a message the client read, if it is watched.
+func (w *wire) read(m jsonrpc.Message) {
 	if r, ok := m.(*jsonrpc.Request); ok && !r.IsCall() && watched(r.Method) {
-		c.w.add(r.Method, r.Params)
+		w.add(r.Method, r.Params)
 	}
-	return m, err
 }
 
 // listenPair is one kind of client, connected to a server directly and
@@ -174,7 +154,7 @@ func connectListenPair(t *testing.T, r *running, server *mcp.Server, name, versi
 	p := &listenPair{name: name, direct: &wire{}, through: &wire{}, server: server}
 	connect := func(tr mcp.Transport, w *wire) *mcp.ClientSession {
 		c := mcp.NewClient(&mcp.Implementation{Name: "listen-client", Version: "1"}, opts())
-		cs, err := c.Connect(ctx, wireTransport{tr, w}, sopts)
+		cs, err := c.Connect(ctx, recordingTransport{Transport: tr, read: w.read}, sopts)
 		if err != nil {
 			t.Fatalf("%s: connecting: %v", name, err)
 		}
@@ -392,7 +372,7 @@ func TestNeverViewListenIsAgreedAsTheServer(t *testing.T) {
 		var w wire
 		c := mcp.NewClient(&mcp.Implementation{Name: "listen-client", Version: "1"}, listening())
 		askEverything(c)
-		cs, err := c.Connect(ctx, wireTransport{tr, &w}, nil)
+		cs, err := c.Connect(ctx, recordingTransport{Transport: tr, read: w.read}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,6 @@
 package daemon
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -20,7 +19,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 )
 
@@ -34,121 +32,6 @@ import (
 // came on, with fast_path off, where the SDK's client reads the calls'
 // streams.
 
-// wireSpy is an HTTP client transport that records each message its
-// client reads: the stream it came on ("GET", the standalone stream, or
-// "POST method key", a request's own, key its arguments' "key") and the
-// message's data as it came.
-type wireSpy struct {
-	mu   sync.Mutex
-	seen []wireSeen
-	get  bool // a standalone stream is open
-}
-
-type wireSeen struct {
-	Stream string
-	Data   []byte
-}
-
-func (s *wireSpy) RoundTrip(r *http.Request) (*http.Response, error) {
-	stream := r.Method
-	if r.Method == http.MethodPost && r.Body != nil {
-		b, err := io.ReadAll(r.Body)
-		r.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-		var m struct {
-			Method string `json:"method"`
-			Params struct {
-				Arguments struct {
-					Key string `json:"key"`
-				} `json:"arguments"`
-			} `json:"params"`
-		}
-		_ = json.Unmarshal(b, &m)
-		stream = strings.TrimSpace(fmt.Sprintf("POST %s %s", m.Method, m.Params.Arguments.Key))
-		r = r.Clone(r.Context())
-		r.Body = io.NopCloser(bytes.NewReader(b))
-	}
-	resp, err := http.DefaultTransport.RoundTrip(r)
-	if err != nil {
-		return resp, err
-	}
-	if r.Method == http.MethodGet && resp.StatusCode == http.StatusOK {
-		s.mu.Lock()
-		s.get = true
-		s.mu.Unlock()
-	}
-	pr, pw := io.Pipe()
-	body := resp.Body
-	resp.Body = pr
-	// The client reads what the scanner has read and recorded first.
-	go func() {
-		sc := bufio.NewScanner(body)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			line := sc.Bytes()
-			if data, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-				s.mu.Lock()
-				s.seen = append(s.seen, wireSeen{stream, bytes.TrimSpace(slices.Clone(data))})
-				s.mu.Unlock()
-			}
-			if _, err := pw.Write(append(slices.Clone(line), '\n')); err != nil {
-				break
-			}
-		}
-		body.Close()
-		pw.CloseWithError(sc.Err())
-	}()
-	return resp, nil
-}
-
-// requests returns what was read of the requests of method: the stream
-// each came on and its params as they came (ids differ: the gateway's
-// requests carry its own).
-func (s *wireSpy) requests(method string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for _, w := range s.seen {
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-		}
-		if json.Unmarshal(w.Data, &m) == nil && m.Method == method && m.ID != nil {
-			out = append(out, w.Stream+" "+string(m.Params))
-		}
-	}
-	return out
-}
-
-// logs returns the streams the log messages whose data is data came on.
-func (s *wireSpy) logs(data string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for _, w := range s.seen {
-		var m struct {
-			Method string `json:"method"`
-			Params struct {
-				Data any `json:"data"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(w.Data, &m) == nil && m.Method == "notifications/message" && m.Params.Data == data {
-			out = append(out, w.Stream)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-func (s *wireSpy) standaloneOpen() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.get
-}
-
 // writtenAnswer is an elicitation answer the test's client gives as written.
 type writtenAnswer struct {
 	*mcp.ElicitResult
@@ -161,7 +44,7 @@ func (r *writtenAnswer) MarshalJSON() ([]byte, error) { return r.raw, nil }
 // every elicitation/create with answer, written as it is (the SDK's
 // types would encode a map in name order and numbers through float64),
 // and tells logRead of each log message it reads.
-func answeringRaw(answer string, spy *wireSpy, logRead func(data string)) *mcp.Client {
+func answeringRaw(answer string, spy *wireRecorder, logRead func(data string)) *mcp.Client {
 	c := mcp.NewClient(&mcp.Implementation{Name: "raw-client", Version: "1"}, &mcp.ClientOptions{
 		// Declares elicitation; the middleware answers before it.
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -187,7 +70,7 @@ func answeringRaw(answer string, spy *wireSpy, logRead func(data string)) *mcp.C
 // connectSpied connects c to url through spy and lists its tools (through
 // a view, that opens the client's own upstream session) once its
 // standalone stream is open.
-func connectSpied(t *testing.T, ctx context.Context, c *mcp.Client, url string, spy *wireSpy, tools ...string) *mcp.ClientSession {
+func connectSpied(t *testing.T, ctx context.Context, c *mcp.Client, url string, spy *wireRecorder, tools ...string) *mcp.ClientSession {
 	t.Helper()
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1, HTTPClient: &http.Client{Transport: spy}}, nil)
 	if err != nil {
@@ -359,22 +242,9 @@ func TestPrefixNeverPerClientAsSentOverHTTP(t *testing.T) {
 	var round pairRound
 	logsURL := serveHTTP(t, pairLogServer(&round), nil)
 	evURL := testpeer.StartEverything(t, "streamableHttp")
-	daemon := func(fast bool) *running {
-		raw, ev, logs := httpUpstream("raw", hs.URL), httpUpstream("evh", evURL), httpUpstream("logs", logsURL)
-		for _, s := range []*config.Server{&raw, &ev, &logs} {
-			s.Session, s.NoIdentityMeta, s.RequestTimeout = config.SessionPerClient, true, 30*time.Second
-		}
-		cfg := testConfig(raw, ev, logs)
-		cfg.Gateway.DisableFastPath = !fast
-		cfg.Gateway.Views = []config.View{
-			{Name: "raw", Servers: []string{"raw"}, Prefix: config.PrefixNever},
-			{Name: "ev", Servers: []string{"evh"}, Prefix: config.PrefixNever},
-			{Name: "logs", Servers: []string{"logs"}, Prefix: config.PrefixNever},
-		}
-		return start(t, cfg)
-	}
-	on, off := daemon(true), daemon(false)
-	sides := []struct{ name, base string }{{"directly", ""}, {"fast_path on", on.url}, {"fast_path off", off.url}}
+	servers := []neverServer{{"raw", "raw", hs.URL}, {"evh", "ev", evURL}, {"logs", "logs", logsURL}}
+	on, off := startNeverViews(t, true, servers...), startNeverViews(t, false, servers...)
+	sides := []wireSide{{"directly", ""}, {"fast_path on", on.url}, {"fast_path off", off.url}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
@@ -389,7 +259,7 @@ func TestPrefixNeverPerClientAsSentOverHTTP(t *testing.T) {
 			if side.base != "" {
 				url = side.base + "/mcp/raw"
 			}
-			spy := &wireSpy{}
+			spy := &wireRecorder{}
 			cs := connectSpied(t, ctx, answeringRaw(rawAnswerJSON, spy, nil), url, spy, "ask", "later")
 			if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{}}); err != nil || res.IsError {
 				t.Fatalf("%s: ask: %v %v", side.name, err, res)
@@ -417,11 +287,7 @@ func TestPrefixNeverPerClientAsSentOverHTTP(t *testing.T) {
 		if want := []string{rawAnswerJSON, rawAnswerJSON}; !slices.Equal(got[0].Answered, want) {
 			t.Fatalf("directly the server got %q; want %q", got[0].Answered, want)
 		}
-		for i := 1; i < len(sides); i++ {
-			if diff := cmp.Diff(got[0], got[i]); diff != "" {
-				t.Errorf("%s: the client was asked, or the server answered, otherwise than directly (-direct +view):\n%s", sides[i].name, diff)
-			}
-		}
+		sameAsDirect(t, sides, got)
 	})
 
 	t.Run("server-everything", func(t *testing.T) {
@@ -436,7 +302,7 @@ func TestPrefixNeverPerClientAsSentOverHTTP(t *testing.T) {
 			if side.base != "" {
 				url = side.base + "/mcp/ev"
 			}
-			spy := &wireSpy{}
+			spy := &wireRecorder{}
 			cs := connectSpied(t, ctx, answeringRaw(answer, spy, nil), url, spy, "trigger-elicitation-request")
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "trigger-elicitation-request", Arguments: map[string]any{}})
 			if err != nil || res.IsError {
@@ -447,11 +313,7 @@ func TestPrefixNeverPerClientAsSentOverHTTP(t *testing.T) {
 		if len(got[0].Asked) != 1 || !strings.Contains(got[0].Asked[0], `"properties":{"name":`) || !strings.Contains(got[0].Result, `"name": "Ada",`+"\n"+`    "check": true`) {
 			t.Fatalf("directly the client was asked %q and the server echoed %q; want the form's fields in server-everything's order (name first) and the answer's in the client's (name before check)", got[0].Asked, got[0].Result)
 		}
-		for i := 1; i < len(sides); i++ {
-			if diff := cmp.Diff(got[0], got[i]); diff != "" {
-				t.Errorf("%s: the client was asked, or the server answered, otherwise than directly (-direct +view):\n%s", sides[i].name, diff)
-			}
-		}
+		sameAsDirect(t, sides, got)
 	})
 
 	t.Run("elicitations of two calls, fast_path off", func(t *testing.T) {
@@ -459,26 +321,9 @@ func TestPrefixNeverPerClientAsSentOverHTTP(t *testing.T) {
 		for _, url := range []string{hs.URL, off.url + "/mcp/raw"} {
 			in.reset()
 			answered.reset()
-			spy := &wireSpy{}
+			spy := &wireRecorder{}
 			cs := connectSpied(t, ctx, answeringRaw(rawAnswerJSON, spy, nil), url, spy, "pair")
-			calls := []string{"A", "B"}
-			errs := make([]error, len(calls))
-			var wg sync.WaitGroup
-			for i, key := range calls {
-				wg.Go(func() {
-					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "pair", Arguments: map[string]any{"key": key}})
-					if err == nil && res.IsError {
-						err = fmt.Errorf("%s", textOf(res))
-					}
-					errs[i] = err
-				})
-			}
-			wg.Wait()
-			for _, err := range errs {
-				if err != nil {
-					t.Fatalf("%s: pair: %v", url, err)
-				}
-			}
+			callPair(t, ctx, cs, url)
 			var asked []string
 			for _, r := range spy.requests("elicitation/create") {
 				var p struct {
@@ -504,28 +349,12 @@ func TestPrefixNeverPerClientAsSentOverHTTP(t *testing.T) {
 		var got [][]string
 		for _, url := range []string{logsURL, off.url + "/mcp/logs"} {
 			round.reset()
-			spy := &wireSpy{}
+			spy := &wireRecorder{}
 			cs := connectSpied(t, ctx, answeringRaw("", spy, round.clientRead), url, spy, "pair")
 			if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 				t.Fatalf("logging/setLevel: %v", err)
 			}
-			var wg sync.WaitGroup
-			errs := make([]error, 2)
-			for i, key := range []string{"A", "B"} {
-				wg.Go(func() {
-					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "pair", Arguments: map[string]any{"key": key}})
-					if err == nil && res.IsError {
-						err = fmt.Errorf("%s", textOf(res))
-					}
-					errs[i] = err
-				})
-			}
-			wg.Wait()
-			for _, err := range errs {
-				if err != nil {
-					t.Fatalf("%s: pair: %v", url, err)
-				}
-			}
+			callPair(t, ctx, cs, url)
 			got = append(got, spy.logs("same"))
 		}
 		want := []string{"POST tools/call A", "POST tools/call B"}
@@ -536,6 +365,44 @@ func TestPrefixNeverPerClientAsSentOverHTTP(t *testing.T) {
 			t.Errorf("the streams the two calls' log messages came on, directly (-) and through the view (+):\n%s", diff)
 		}
 	})
+}
+
+// wireSide is a way of reaching a server: directly (base "") or through a
+// daemon at base.
+type wireSide struct{ name, base string }
+
+// sameAsDirect reports how what each side got differs from what the
+// first, directly, got.
+func sameAsDirect[T any](t *testing.T, sides []wireSide, got []T) {
+	t.Helper()
+	for i := 1; i < len(sides); i++ {
+		if diff := cmp.Diff(got[0], got[i]); diff != "" {
+			t.Errorf("%s: the client was asked, or the server answered, otherwise than directly (-direct +view):\n%s", sides[i].name, diff)
+		}
+	}
+}
+
+// callPair calls the tool "pair" of cs (at url) with the keys A and B at
+// once, and fails the test unless both succeed.
+func callPair(t *testing.T, ctx context.Context, cs *mcp.ClientSession, url string) {
+	t.Helper()
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, key := range []string{"A", "B"} {
+		wg.Go(func() {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "pair", Arguments: map[string]any{"key": key}})
+			if err == nil && res.IsError {
+				err = fmt.Errorf("%s", textOf(res))
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatalf("%s: pair: %v", url, err)
+		}
+	}
 }
 
 // pairRound is a round of pairLogServer's two calls: each logs once

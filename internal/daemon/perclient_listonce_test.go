@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -127,18 +128,22 @@ func waitSignal(t *testing.T, ch <-chan struct{}, what string) {
 // upstream session only, not a second time when the catalog (the shared
 // session's lists) reloads; a reload that changes the view's filters,
 // which no upstream session announces, reaches it once, from the gateway.
+// A client that has connected but not listed yet (e) is not told of the
+// catalog's change, as directly: it will list from its own session.
 //
-// Each step ends on a barrier: a client d of the view that made no
-// request (so the gateway's SDK server tells it of every change of the
-// view, after the client under test, which connected first, on the same
-// pass) has had the SDK's notification; then a prompt added to the client's
-// own upstream session alone reaches it on the same stream, after
-// anything sent to it before.
+// Each step ends on a barrier: a client d of the view that lists the
+// server from the catalog (its own upstream session cannot open: the
+// server's max_sessions is 1, a's) is told of every change of the
+// catalog, after the clients under test, which connected first, on the
+// same pass of the SDK's; once d has had the SDK's notification, a
+// prompt added to a's own upstream session alone reaches a on the same
+// stream, after anything sent to it before.
 func TestPerClientListChangeOnce(t *testing.T) {
 	t.Parallel()
 	up := newPerSessionServers(t)
 	srv := httpUpstream("up", up.url)
 	srv.Session = config.SessionPerClient
+	srv.MaxSessions = 1 // a's: d lists from the catalog
 	cfg := testConfig(srv)
 	cfg.Gateway.Views = []config.View{{Name: "v", Servers: []string{"up"}, Prefix: config.PrefixNever}}
 	var cur atomic.Pointer[config.Config]
@@ -147,7 +152,10 @@ func TestPerClientListChangeOnce(t *testing.T) {
 
 	a := connectCounted(t, r, "/mcp/v")
 	waitTools(t, a.cs, "the server's tools", has("echo")) // opens a's own upstream session
-	d := connectCounted(t, r, "/mcp/v")                   // lists nothing: told whatever the view's registries do
+	e := newRawSession(t, r.url+"/mcp/v", nil)            // connected, listed nothing
+	est := e.openStandalone()
+	d := connectCounted(t, r, "/mcp/v")
+	waitTools(t, d.cs, "the server's tools, from the catalog", has("echo")) // cannot open its own session
 	shared, own := up.server(t, 0), up.server(t, 1)
 	barrier := func(name string) {
 		t.Helper()
@@ -183,6 +191,21 @@ func TestPerClientListChangeOnce(t *testing.T) {
 	}
 	if names := toolNames(t, a.cs); !has("echo", "extra")(names) {
 		t.Errorf("a lists %v after the change, want echo and extra", names)
+	}
+	if names := toolNames(t, d.cs); !has("echo", "extra")(names) {
+		t.Errorf("d lists %v after the change, want echo and extra", names)
+	}
+	// e, which has not listed tools, heard nothing of it: directly, its
+	// own session's list did not change for it. Once it has listed the
+	// prompts (from the catalog, as d), a change of the catalog's prompts
+	// reaches it on the same stream, after anything sent to it before.
+	readAll(t, e.post(`{"jsonrpc":"2.0","id":2,"method":"prompts/list"}`, nil))
+	shared.AddPrompt(&mcp.Prompt{Name: "shared-only"}, emptyPrompt)
+	if !est.waitFor("notifications/prompts/list_changed", 20*time.Second) {
+		t.Fatalf("e was not told of the catalog's prompts change within 20s:\n%s", est)
+	}
+	if strings.Contains(est.String(), "notifications/tools/list_changed") {
+		t.Errorf("e, which connected but listed no tools, was told of the catalog's tools change; directly it would not:\n%s", est)
 	}
 
 	// A reload that changes the view's filters: no upstream session says

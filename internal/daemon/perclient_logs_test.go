@@ -3,14 +3,9 @@
 package daemon
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -125,97 +120,6 @@ func logServer(waits *logWaits) *mcp.Server {
 	return s
 }
 
-// streamSpy is an HTTP client transport that records, for each log
-// message its client reads, the stream it came on: "GET" (the
-// standalone stream) or "POST method" (the request's own).
-type streamSpy struct {
-	mu   sync.Mutex
-	logs []string // "stream data"
-	get  bool     // a standalone stream is open
-}
-
-func (s *streamSpy) RoundTrip(r *http.Request) (*http.Response, error) {
-	stream := r.Method
-	if r.Method == http.MethodPost && r.Body != nil {
-		b, err := io.ReadAll(r.Body)
-		r.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-		var m struct {
-			Method string `json:"method"`
-		}
-		_ = json.Unmarshal(b, &m)
-		stream += " " + m.Method
-		r = r.Clone(r.Context())
-		r.Body = io.NopCloser(bytes.NewReader(b))
-	}
-	resp, err := http.DefaultTransport.RoundTrip(r)
-	if err != nil {
-		return resp, err
-	}
-	if r.Method == http.MethodGet && resp.StatusCode == http.StatusOK {
-		s.mu.Lock()
-		s.get = true
-		s.mu.Unlock()
-	}
-	pr, pw := io.Pipe()
-	body := resp.Body
-	resp.Body = pr
-	// The client reads what the scanner has read and recorded first.
-	go func() {
-		sc := bufio.NewScanner(body)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			line := sc.Bytes()
-			if data, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-				s.note(stream, data)
-			}
-			if _, err := pw.Write(append(slices.Clone(line), '\n')); err != nil {
-				break
-			}
-		}
-		body.Close()
-		pw.CloseWithError(sc.Err())
-	}()
-	return resp, nil
-}
-
-// note records a log message of stream.
-func (s *streamSpy) note(stream string, data []byte) {
-	var m struct {
-		Method string `json:"method"`
-		Params struct {
-			Data any `json:"data"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(data, &m) != nil || m.Method != "notifications/message" {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.logs = append(s.logs, fmt.Sprintf("%s %v", stream, m.Params.Data))
-}
-
-// read returns what was recorded of the messages whose data has prefix.
-func (s *streamSpy) read(prefix string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for _, l := range s.logs {
-		if _, data, _ := strings.Cut(strings.TrimPrefix(l, "POST "), " "); strings.HasPrefix(data, prefix) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-func (s *streamSpy) standaloneOpen() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.get
-}
-
 // TestPrefixNeverPerClientLogsOnTheServersStream: a log message the
 // server sends on its standalone stream while the client's call runs
 // reaches the client on its standalone stream through the view, as
@@ -238,8 +142,8 @@ func logsOnTheServersStream(t *testing.T, fast bool) {
 	tw := startTwinOf(t, logServer(&waits), func(cfg *config.Config, _ string) { cfg.Gateway.DisableFastPath = !fast })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	connect := func(name, url string) (*mcp.ClientSession, *streamSpy) {
-		spy := &streamSpy{}
+	connect := func(name, url string) (*mcp.ClientSession, *wireRecorder) {
+		spy := &wireRecorder{}
 		c := mcp.NewClient(&mcp.Implementation{Name: "log-client", Version: "1"}, &mcp.ClientOptions{
 			LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 				waits.read(fmt.Sprint(req.Params.Data))
@@ -278,8 +182,8 @@ func logsOnTheServersStream(t *testing.T, fast bool) {
 				t.Fatalf("calling %s (%d): %v %v", tool, i, err, res)
 			}
 		}
-		d := dspy.read(tool + " ")
-		th := tspy.read(tool + " ")
+		d := dspy.logsWith(tool + " ")
+		th := tspy.logsWith(tool + " ")
 		for i := range th {
 			th[i] = strings.Replace(th[i], tool+"-1", tool+"-0", 1)
 		}

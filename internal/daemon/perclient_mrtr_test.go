@@ -169,60 +169,41 @@ func (w *exchangeWire) get() []string {
 	return out
 }
 
-// exchangeTransport records what its client reads (exchangeWire).
-type exchangeTransport struct {
-	mcp.Transport
-	w *exchangeWire
-}
-
-func (t exchangeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.Transport.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return exchangeConn{c, t.w}, nil
-}
-
-type exchangeConn struct {
-	mcp.Connection
-	w *exchangeWire
-}
-
-func (c exchangeConn) Write(ctx context.Context, m jsonrpc.Message) error {
+// wrote notes the client's tools/call, prompts/get and resources/read,
+// whose results read records.
+func (w *exchangeWire) wrote(m jsonrpc.Message) {
 	if r, ok := m.(*jsonrpc.Request); ok && r.IsCall() {
 		switch r.Method {
 		case "tools/call", "prompts/get", "resources/read":
-			c.w.mu.Lock()
-			if c.w.pending == nil {
-				c.w.pending = map[string]string{}
+			w.mu.Lock()
+			if w.pending == nil {
+				w.pending = map[string]string{}
 			}
-			c.w.pending[fmt.Sprint(r.ID.Raw())] = r.Method
-			c.w.mu.Unlock()
+			w.pending[fmt.Sprint(r.ID.Raw())] = r.Method
+			w.mu.Unlock()
 		}
 	}
-	return c.Connection.Write(ctx, m)
 }
 
-func (c exchangeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	m, err := c.Connection.Read(ctx)
+// read records m, a message the client read.
+func (w *exchangeWire) read(m jsonrpc.Message) {
 	switch r := m.(type) {
 	case *jsonrpc.Request:
 		if r.IsCall() && r.Method != "ping" {
-			c.w.add("request " + r.Method + " " + canonicalJSON(r.Params))
+			w.add("request " + r.Method + " " + canonicalJSON(r.Params))
 		}
 	case *jsonrpc.Response:
-		c.w.mu.Lock()
-		method, ok := c.w.pending[fmt.Sprint(r.ID.Raw())]
-		c.w.mu.Unlock()
+		w.mu.Lock()
+		method, ok := w.pending[fmt.Sprint(r.ID.Raw())]
+		w.mu.Unlock()
 		if ok {
 			if r.Error != nil {
-				c.w.add("error of " + method + " " + r.Error.Error())
+				w.add("error of " + method + " " + r.Error.Error())
 			} else {
-				c.w.add("result of " + method + " " + canonicalJSON(r.Result))
+				w.add("result of " + method + " " + canonicalJSON(r.Result))
 			}
 		}
 	}
-	return m, err
 }
 
 // mrtrRun is one run of a client: what it got back from each request,
@@ -260,7 +241,7 @@ func runMRTR(t *testing.T, tr mcp.Transport, seen *mrtrSeen) mrtrRun {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var w exchangeWire
-	cs, err := mrtrClient().Connect(ctx, exchangeTransport{tr, &w}, nil)
+	cs, err := mrtrClient().Connect(ctx, recordingTransport{tr, w.wrote, w.read}, nil)
 	if err != nil {
 		t.Fatalf("connecting: %v", err)
 	}

@@ -261,5 +261,16 @@ func TestTasksOnViewsThatAreTheirServer(t *testing.T) {
 				t.Errorf("%s's serverInfo = %s, want the server's %s, as on every result of 2026-07-28", m, info, wantInfo)
 			}
 		}
+		// A tasks/result result is a tool's result: on 2026-07-28 it says
+		// it is complete, as every complete CallToolResult of that
+		// version does (the SDK's, a server's); a client of an older
+		// version gets none.
+		res, rerr = c.call("r", "tasks/result", `{"taskId":"`+id+`",`+meta+`}`, answerAll)
+		if rerr != nil || res["resultType"] != "complete" {
+			t.Errorf("tasks/result on 2026-07-28: %v (error %v); want resultType \"complete\"", res, rerr)
+		}
+		if res, rerr := c.call("r-old", "tasks/result", `{"taskId":"`+id+`"}`, answerAll); rerr != nil || res["resultType"] != nil {
+			t.Errorf("tasks/result without 2026-07-28's _meta: %v (error %v); want no resultType", res, rerr)
+		}
 	})
 }

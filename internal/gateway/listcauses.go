@@ -24,6 +24,18 @@ import (
 // came or went, or the entries of a server the session lists from the
 // catalog. Each notification the SDK sends a session covers what changed
 // since its previous one of that kind.
+//
+// A session is known from its notifications/initialized on. Until it
+// has been given a list of a kind, a change of the entries of a server
+// with sessions of its own (per_client, per_user) is nothing to it: it
+// will list that server from its own upstream session, which is not the
+// one that changed — directly, it would not have heard of it either.
+//
+// The SDK sends its list_changed 10 ms after the registries change
+// (Server.changeAndNotify), on a goroutine of its own; sync changes them
+// and records why under the view server's mutex, and concerns reads the
+// causes under it too, so a notification never reads the causes between
+// a change and its record: every change it follows is recorded.
 
 // listCause is one change of a view's registries of one kind.
 type listCause struct {
@@ -44,8 +56,16 @@ const maxListCauses = 64
 type listCauses struct {
 	mu     sync.Mutex
 	seq    uint64
-	causes map[string][]listCause                   // by method, oldest first
-	seen   map[*mcp.ServerSession]map[string]uint64 // the latest cause each session was told of, by method
+	synced uint64                              // the latest cause whose change sync has made
+	causes map[string][]listCause              // by method, oldest first
+	seen   map[*mcp.ServerSession]*sessionSeen // per known session
+}
+
+// sessionSeen is what a session was told and given, by list_changed
+// method.
+type sessionSeen struct {
+	told   map[string]uint64 // the latest cause it was told of
+	listed map[string]bool   // it has been given a list of that kind
 }
 
 // record notes that the registries of method's kind changed: the entries
@@ -64,22 +84,47 @@ func (l *listCauses) record(method string, servers map[string]bool, all bool) {
 	l.causes[method] = list
 }
 
-// start marks ss as told of every change so far: a session's first
-// request (the owner's key is made then) comes before it lists anything.
+// made notes that sync has made every change recorded so far.
+func (l *listCauses) made() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.synced = l.seq
+}
+
+// start marks ss as told of every change made so far: a session starts
+// (its notifications/initialized, or its first request) before it lists
+// anything.
 func (l *listCauses) start(ss *mcp.ServerSession) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.startLocked(ss)
+}
+
+// startLocked is start, with l.mu held; it returns ss's record.
+func (l *listCauses) startLocked(ss *mcp.ServerSession) *sessionSeen {
 	if l.seen == nil {
-		l.seen = map[*mcp.ServerSession]map[string]uint64{}
+		l.seen = map[*mcp.ServerSession]*sessionSeen{}
 	}
-	if _, ok := l.seen[ss]; ok {
-		return
+	if m, ok := l.seen[ss]; ok {
+		return m
 	}
-	m := map[string]uint64{}
+	m := &sessionSeen{told: map[string]uint64{}, listed: map[string]bool{}}
 	for method := range listChangedParams {
-		m[method] = l.seq
+		m.told[method] = l.synced
 	}
 	l.seen[ss] = m
+	return m
+}
+
+// gave notes that ss is being given a list of method's kind: from now
+// on, a change of what it lists concerns it. Noted before the list is
+// made, so that a change the list may miss is told; a session whose
+// notifications/initialized the SDK has not handed the gateway yet (it
+// does so after answering it) starts here.
+func (l *listCauses) gave(ss *mcp.ServerSession, method string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.startLocked(ss).listed[method] = true
 }
 
 // end forgets ss.
@@ -92,14 +137,14 @@ func (l *listCauses) end(ss *mcp.ServerSession) {
 // since returns the changes of method's kind ss has not been told of, and
 // marks them told; ok is false when they are unknown (ss has no record,
 // or some were forgotten), and then ss is to be told.
-func (l *listCauses) since(ss *mcp.ServerSession, method string) (changes []listCause, ok bool) {
+func (l *listCauses) since(ss *mcp.ServerSession, method string) (changes []listCause, listed, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	m, known := l.seen[ss]
 	if !known {
-		return nil, false
+		return nil, false, false
 	}
-	last := m[method]
+	last := m.told[method]
 	list := l.causes[method]
 	if len(list) > 0 && list[0].seq > last+1 {
 		ok = false // some were forgotten
@@ -111,8 +156,8 @@ func (l *listCauses) since(ss *mcp.ServerSession, method string) (changes []list
 			changes = append(changes, c)
 		}
 	}
-	m[method] = l.seq
-	return changes, ok
+	m.told[method] = l.seq
+	return changes, m.listed[method], ok
 }
 
 // ownedListSending is the view server's sending middleware that passes
@@ -138,24 +183,32 @@ func (vs *viewServer) ownedListSending(next mcp.MethodHandler) mcp.MethodHandler
 // concerns reports whether the changes of method's kind that ss has not
 // been told of change what ss lists.
 func (vs *viewServer) concerns(ss *mcp.ServerSession, method string) bool {
-	changes, ok := vs.causes.since(ss, method)
-	if !ok || len(changes) == 0 {
-		// Unknown, or the change is not recorded yet (a sync that runs
-		// while the SDK sends): tell it, as the SDK would.
-		return true
+	// A sync records its changes under vs.mu: once it is free, every
+	// change this notification follows is recorded.
+	vs.mu.Lock()
+	changes, listed, ok := vs.causes.since(ss, method)
+	vs.mu.Unlock()
+	if !ok {
+		return true // unknown: tell it, as the SDK would
 	}
 	servers := map[string]config.Server{}
 	for _, s := range vs.g.config().Servers {
 		servers[s.Name] = s
 	}
+	// No changes: an earlier notification, sent after they were made,
+	// covered them.
 	for _, c := range changes {
 		if c.all {
 			return true
 		}
 		for name := range c.servers {
-			if !vs.g.listsOwn(servers[name], ss) {
-				return true
+			srv := servers[name]
+			if srv.Session.Owned() && (!listed || vs.g.listsOwn(srv, ss)) {
+				// It lists that server from its own upstream session,
+				// or will at its first list.
+				continue
 			}
+			return true
 		}
 	}
 	return false

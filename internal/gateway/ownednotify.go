@@ -65,7 +65,9 @@ const notifyWait = 10 * time.Second
 // client sessions it belongs to, and to no other: the one client session
 // (per_client), or its user's that used it (per_user). method is one of
 // its list changes (or all three, one by one, when it died), whose lists
-// that client's session then fetches anew, or a resources/updated of a
+// that client's session then fetches anew — with the params the server
+// wrote (none, or its own) when params are upstream.SentParams, else
+// with the SDK's —, or a resources/updated of a
 // resource its client subscribed to on it (params, with the URI as the
 // client's view shows it). A client session of protocol 2026-07-28 is
 // sent it on its subscriptions/listen stream, if it opted in to it
@@ -90,6 +92,9 @@ func (g *Gateway) SessionNotify(server string, key upstream.SessionKey, method s
 		ctx, cancel := context.WithTimeout(context.Background(), notifyWait)
 		defer cancel()
 		for _, ow := range owners {
+			if !ow.vs.spec().hasServer(server) {
+				continue // a per_user session's user's session of a view without the server
+			}
 			if update == nil && g.holdBack(ctx, server, key, ow.ss, method) {
 				continue // as directly: see owninit.go
 			}
@@ -108,6 +113,12 @@ func (g *Gateway) SessionNotify(server string, key upstream.SessionKey, method s
 				// subscriptions/listen that opted in to it (listen.go).
 				_, err = g.notifyListen(ow.ss, method, uri, p)
 			} else {
+				if sent, ok := params.(*upstream.SentParams); ok && update == nil {
+					// As the server wrote them: none, or its own.
+					if p = sent; sent.Raw == nil {
+						p = nil
+					}
+				}
 				err = notifyOne(ctx, ow.ss, method, p)
 			}
 			if err != nil {

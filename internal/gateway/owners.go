@@ -167,6 +167,7 @@ func (g *Gateway) upstreamFor(ctx context.Context, server string) (*upstream.Cli
 // ended (closed by the client, idled out, closed at shutdown or reload).
 func (g *Gateway) sessionEnded(ss *mcp.ServerSession) {
 	g.streamlessAtInit.Delete(ss)
+	g.forgetListCauses(ss)
 	if id := ss.ID(); id != "" {
 		g.initPosted.Delete(id)
 	}
@@ -178,6 +179,17 @@ func (g *Gateway) sessionEnded(ss *mcp.ServerSession) {
 	g.ownLists.drop(key)
 	if s, ok := g.ups.(sessionUpstreams); ok {
 		s.EndSession(key)
+	}
+}
+
+// forgetListCauses forgets what every view server recorded of ss's list
+// changes (listcauses.go): it ended.
+func (g *Gateway) forgetListCauses(ss *mcp.ServerSession) {
+	g.mu.Lock()
+	servers := append(slices.Collect(mapValues(g.servers)), g.retired...)
+	g.mu.Unlock()
+	for _, vs := range servers {
+		vs.causes.end(ss)
 	}
 }
 

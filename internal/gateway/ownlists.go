@@ -416,6 +416,9 @@ func (vs *viewServer) ownListsMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 // session's own replaced by that session's, in the server's order for a
 // prefix: never view of one server, else by name.
 func (vs *viewServer) list(ctx context.Context, method, kind string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	if ss, _ := req.GetSession().(*mcp.ServerSession); ss != nil && !vs.g.config().Gateway.Stateless {
+		vs.causes.gave(ss, "notifications/"+kind+"/list_changed") // listcauses.go
+	}
 	sole, cursor := vs.soleServer(), listCursor(req.GetParams())
 	if cursor != "" && sole == "" {
 		return next(ctx, method, req) // a page the SDK gave: it goes on

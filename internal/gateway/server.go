@@ -91,6 +91,7 @@ func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
 		RootsListChangedHandler: vs.rootsChanged,
 		UnsubscribeHandler:      vs.unsubscribe,
 		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
+			vs.causes.start(req.Session) // forgotten in sessionEnded
 			cs := sessionOf(ctx)
 			if id := req.Session.ID(); cs == nil && id != "" {
 				cs = g.sess.get(id)
@@ -341,6 +342,7 @@ func (vs *viewServer) sync(context.Context) {
 	vs.templates = wantT
 	// Resources and their templates share one list_changed.
 	recordChange("notifications/resources/list_changed")
+	vs.causes.made()
 }
 
 // addTool registers e; a definition the SDK refuses is logged and left

@@ -58,13 +58,7 @@ func (vs *viewServer) soleServerInfo() *mcp.Implementation {
 // (serverInfoMiddleware), else — and until that server is connected —
 // the gateway's own, as the SDK stamps it.
 func (vs *viewServer) withTaskServerInfo(params, result json.RawMessage) json.RawMessage {
-	var p struct {
-		Meta map[string]any `json:"_meta"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return result
-	}
-	if v, ok := p.Meta[mcp.MetaKeyProtocolVersion].(string); !ok || v < protocolPerRequest {
+	if !perRequestParams(params) {
 		return result
 	}
 	var obj map[string]json.RawMessage
@@ -140,4 +134,17 @@ func withServerInfo(res mcp.Result, info *mcp.Implementation) mcp.Result {
 	meta[mcp.MetaKeyServerInfo] = &ic
 	out.SetMeta(meta)
 	return out
+}
+
+// perRequestParams reports whether a request whose params are params is
+// of protocol 2026-07-28 or later: its _meta names the version.
+func perRequestParams(params json.RawMessage) bool {
+	var p struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return false
+	}
+	v, ok := p.Meta[mcp.MetaKeyProtocolVersion].(string)
+	return ok && v >= protocolPerRequest
 }

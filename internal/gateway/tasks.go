@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -845,7 +846,29 @@ func (tr *taskRequest) result(ctx context.Context) {
 	if cp.Content == nil {
 		cp.Content = []mcp.Content{}
 	}
-	tr.answer(cs, &mcp.CallToolResult{Meta: cp.Meta, Content: cp.Content, StructuredContent: cp.StructuredContent, IsError: cp.IsError})
+	answer, err := marshalNoEscape(&mcp.CallToolResult{Meta: cp.Meta, Content: cp.Content, StructuredContent: cp.StructuredContent, IsError: cp.IsError})
+	if err != nil {
+		tr.fail(cs, err)
+		return
+	}
+	tr.answer(cs, json.RawMessage(withResultType(tr.m.Params, answer)))
+}
+
+// withResultType returns answer, the JSON object of a tasks/result
+// result (a tool's result, which the gateway builds from the server's),
+// with resultType "complete" when the request (its params) is of protocol
+// 2026-07-28, where every complete CallToolResult says so (the SDK's and
+// a server's of that version); a request of an older version gets none.
+func withResultType(params, answer json.RawMessage) json.RawMessage {
+	if !perRequestParams(params) || len(answer) < 2 || answer[len(answer)-1] != '}' {
+		return answer
+	}
+	out := slices.Clone(answer[:len(answer)-1])
+	if len(out) > 1 {
+		out = append(out, ',')
+	}
+	out = append(out, `"resultType":"complete"`...)
+	return append(out, '}')
 }
 
 // taskStatus forwards an upstream's notifications/tasks/status to the

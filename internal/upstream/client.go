@@ -57,6 +57,11 @@ type Events struct {
 	// the server says a URL-mode elicitation is done. Its context carries
 	// the owned session it came from (SessionKeyFrom), if any.
 	ElicitationComplete func(context.Context, *mcp.ElicitationCompleteParams)
+	// ListChanged, when set, receives each list change (the tools',
+	// prompts' or resources' list_changed) in place of ToolsChanged,
+	// PromptsChanged and ResourcesChanged, with its params as the server
+	// wrote them where the transport kept them (listchanges.go).
+	ListChanged func(ListChange)
 }
 
 // DialOptions configures [Dial].
@@ -161,6 +166,9 @@ type Client struct {
 	// (sampling, elicitation, roots): the HTTP layer keeps the stream
 	// each came on (standalone.go).
 	asks bool
+	// listsAsSent is set when the session's list changes go to
+	// Events.ListChanged, with their params as sent (listchanges.go).
+	listsAsSent bool
 }
 
 // Attribute keys used in logs.
@@ -196,6 +204,8 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		wire:    &wireWatch{},
 		lean:    opts.LeanCalls,
 		logs:    opts.Events.Log != nil,
+
+		listsAsSent: opts.Events.ListChanged != nil,
 	}
 	c.tasks.onStatus = opts.Events.TaskStatus
 	t := opts.Transport
@@ -231,20 +241,14 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 			}
 			c.order.delivered(key)
 		},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			if ev.ToolsChanged != nil {
-				ev.ToolsChanged()
-			}
+		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
+			c.listChanged(ev, methodToolsChanged, req.Params)
 		},
-		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
-			if ev.PromptsChanged != nil {
-				ev.PromptsChanged()
-			}
+		PromptListChangedHandler: func(_ context.Context, req *mcp.PromptListChangedRequest) {
+			c.listChanged(ev, methodPromptsChanged, req.Params)
 		},
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			if ev.ResourcesChanged != nil {
-				ev.ResourcesChanged()
-			}
+		ResourceListChangedHandler: func(_ context.Context, req *mcp.ResourceListChangedRequest) {
+			c.listChanged(ev, methodResourcesChanged, req.Params)
 		},
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			if ev.ResourceUpdated != nil {
@@ -321,13 +325,13 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		sopts = &mcp.ClientSessionOptions{ProtocolVersion: opts.ProtocolVersion}
 	}
 	st := c.sessionTransport(t)
-	if _, streamable := st.(*mcp.StreamableClientTransport); c.elicitAsGiven && !streamable {
+	if _, streamable := st.(*mcp.StreamableClientTransport); (c.elicitAsGiven || c.listsAsSent) && !streamable {
 		// Not the SDK's streamable-HTTP connection, which it tells of
 		// the session's state through a method a wrapper would hide:
 		// its HTTP layer keeps the params instead (sessionTransport),
 		// and its lean calls' requests come through fastcall.go, which
 		// has them at hand.
-		st = keepingParams(st, &c.kept) // elicitasgiven.go
+		st = keepingParams(st, &c.kept, c.elicitAsGiven, c.listsAsSent) // elicitasgiven.go
 	}
 	session, err := client.Connect(dctx, c.captureConn(st), sopts)
 	if err != nil {
@@ -549,8 +553,8 @@ func (c *Client) sessionTransport(t mcp.Transport) mcp.Transport {
 			if st, ok := lt.inner.(*mcp.StreamableClientTransport); ok {
 				read := c.order.read
 				ht.progressRead.Store(&read)
-				if c.logs || c.asks {
-					ht.marking.Store(&marking{kept: &c.kept, logs: c.logs, requests: c.asks, elicit: c.elicitAsGiven})
+				if c.logs || c.asks || c.elicitAsGiven || c.listsAsSent {
+					ht.marking.Store(&marking{kept: &c.kept, logs: c.logs, requests: c.asks, elicit: c.elicitAsGiven, lists: c.listsAsSent})
 				}
 				ht.tasks.Store(&c.tasks)
 				c.pool = lt.http

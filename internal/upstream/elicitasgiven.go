@@ -119,15 +119,17 @@ func (r ClientRequests) elicitAsGivenMiddleware() mcp.Middleware {
 	}
 }
 
-// keepingParams wraps t so that its connection keeps the params of each
-// elicitation/create it reads in kept.
-func keepingParams(t mcp.Transport, kept *keptMessages) mcp.Transport {
-	return &keepingTransport{Transport: t, kept: kept}
+// keepingParams wraps t so that its connection keeps, in kept, the params
+// of each elicitation/create it reads (elicit) and of each list change
+// (lists, listchanges.go).
+func keepingParams(t mcp.Transport, kept *keptMessages, elicit, lists bool) mcp.Transport {
+	return &keepingTransport{Transport: t, kept: kept, elicit: elicit, lists: lists}
 }
 
 type keepingTransport struct {
 	mcp.Transport
-	kept *keptMessages
+	kept          *keptMessages
+	elicit, lists bool
 }
 
 func (t *keepingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -135,27 +137,38 @@ func (t *keepingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &keepingConn{Connection: conn, kept: t.kept}, nil
+	return &keepingConn{Connection: conn, t: t}, nil
 }
 
-// keepingConn is a session's connection that keeps elicitations' params.
+// keepingConn is a session's connection that keeps elicitations' and
+// list changes' params.
 type keepingConn struct {
 	mcp.Connection
-	kept *keptMessages
+	t *keepingTransport
 }
 
-// Read returns the next message, an elicitation/create with its params
-// kept and named in its _meta; anything it cannot parse as it is.
+// Read returns the next message, an elicitation/create or a list change
+// with its params kept and named in its _meta; anything it cannot parse
+// as it is.
 func (c *keepingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	req, ok := msg.(*jsonrpc.Request)
-	if err != nil || !ok || req.Method != "elicitation/create" || !req.IsCall() || len(req.Params) == 0 {
+	if err != nil || !ok {
 		return msg, err
 	}
-	key := c.kept.keep(keptMessage{params: bytes.Clone(bytes.TrimSpace(req.Params))})
+	var m keptMessage
+	switch {
+	case c.t.elicit && req.Method == "elicitation/create" && req.IsCall() && len(req.Params) > 0:
+		m.params = bytes.Clone(bytes.TrimSpace(req.Params))
+	case c.t.lists && isListChange(req.Method) && !req.IsCall():
+		m.params, m.asSent = sentParams(req.Params), true
+	default:
+		return msg, nil
+	}
+	key := c.t.kept.keep(m)
 	params, ok := markParams(req.Params, key)
 	if !ok {
-		c.kept.take(key)
+		c.t.kept.take(key)
 		return msg, nil // the SDK says what is wrong
 	}
 	cp := *req

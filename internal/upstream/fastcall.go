@@ -305,6 +305,10 @@ func (f *fastCaller) stream(ctx context.Context, r io.Reader, id string, cur *ev
 // context is ctx.
 func (f *fastCaller) notify(ctx context.Context, msg *wireMessage) {
 	ev := f.events
+	if ev.ListChanged != nil && isListChange(msg.Method) {
+		ev.ListChanged(ListChange{Method: msg.Method, Params: sentParams(msg.Params), Known: true})
+		return
+	}
 	switch msg.Method {
 	case "notifications/tools/list_changed":
 		if ev.ToolsChanged != nil {

@@ -441,7 +441,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			resp.Body = ps
 			if mk := t.marking.Load(); mk != nil {
-				resp.Body = newMarkingBody(resp.Body, &streamMarker{kept: mk.kept, origin: origin, logs: mk.logs, requests: mk.requests, elicit: mk.elicit})
+				resp.Body = newMarkingBody(resp.Body, &streamMarker{kept: mk.kept, origin: origin, logs: mk.logs, requests: mk.requests, elicit: mk.elicit, lists: mk.lists})
 			}
 		}
 	case strings.HasPrefix(ct, "application/json"):

@@ -33,6 +33,21 @@ func (o *ownedSessions) notify(key SessionKey, methods ...string) {
 	}
 }
 
+// notifyList hands the owner of key's session its server's list change
+// lc: with its params as the server wrote them (SentParams) where they
+// were kept, else nil params, as notify does.
+func (o *ownedSessions) notifyList(key SessionKey, lc ListChange) {
+	f := o.s.opts.OnSessionNotify
+	if f == nil {
+		return
+	}
+	var params mcp.Params
+	if lc.Known {
+		params = &SentParams{Raw: lc.Params}
+	}
+	f(o.s.Name(), key, lc.Method, params)
+}
+
 // watch returns when owned session c ends: closed (by its owner's end,
 // closeAll, or its server), or found dead by a ping. Owned sessions are
 // pinged as the shared one is (defaults.health: ping_interval,

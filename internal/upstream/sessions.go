@@ -221,10 +221,8 @@ func (o *ownedSessions) dialOptions(key SessionKey) DialOptions {
 	tag := func(ctx context.Context) context.Context { return context.WithValue(ctx, sessionKeyKey{}, key) }
 	ev := d.Events
 	d.Events = Events{
-		ToolsChanged:     func() { o.notify(key, methodToolsChanged) },
-		PromptsChanged:   func() { o.notify(key, methodPromptsChanged) },
-		ResourcesChanged: func() { o.notify(key, methodResourcesChanged) },
-		ResourceUpdated:  func(uri string) { o.notifyUpdated(key, uri) },
+		ListChanged:     func(lc ListChange) { o.notifyList(key, lc) },
+		ResourceUpdated: func(uri string) { o.notifyUpdated(key, uri) },
 	}
 	if f := ev.TaskStatus; f != nil {
 		// Tagged too: two sessions may number their tasks alike.

@@ -27,13 +27,15 @@ import (
 // both at hand; for the streams the SDK reads, the HTTP layer
 // (headerTransport) keeps them before the SDK decodes the message:
 //
-//   - each log message and each request the server sends its client
-//     (sampling/createMessage, elicitation/create, roots/list) read off
-//     an event stream the SDK reads is kept in the session's
-//     keptMessages — the stream it came on (the request whose stream it
-//     is, whose context the SDK sent it with, or the standalone stream)
-//     and, for an elicitation of a session that passes elicitation on as
-//     given (ElicitAsGiven), its params as the server wrote them;
+//   - each log message, each request the server sends its client
+//     (sampling/createMessage, elicitation/create, roots/list) and each
+//     list change of a session that passes them on as sent
+//     (Events.ListChanged, listchanges.go), read off an event stream the
+//     SDK reads is kept in the session's keptMessages — the stream it
+//     came on (the request whose stream it is, whose context the SDK
+//     sent it with, or the standalone stream) and, for an elicitation of
+//     a session that passes elicitation on as given (ElicitAsGiven) or a
+//     list change, its params as the server wrote them;
 //   - the line is rewritten to name what was kept, under metaKeyKept in
 //     the message's _meta (params are added to a request that has none),
 //     which one receiving middleware of the session
@@ -82,6 +84,9 @@ type keptMessage struct {
 	stream context.Context
 	// standalone is set for a message read off the standalone stream.
 	standalone bool
+	// asSent is set for a list change: params are its params as the
+	// server wrote them, nil for none (listchanges.go).
+	asSent bool
 }
 
 // context returns ctx, the context a handler was given the message
@@ -270,7 +275,7 @@ func (k *keptMessages) takeMeta(meta *mcp.Meta) (keptMessage, bool) {
 // not a JSON object (or its _meta is not), which the SDK refuses itself.
 func markParams(params json.RawMessage, key string) (json.RawMessage, bool) {
 	p := map[string]json.RawMessage{}
-	if len(params) > 0 && (json.Unmarshal(params, &p) != nil || p == nil) {
+	if len(bytes.TrimSpace(params)) > 0 && (json.Unmarshal(params, &p) != nil || p == nil) {
 		return nil, false
 	}
 	meta := map[string]json.RawMessage{}
@@ -285,15 +290,17 @@ func markParams(params json.RawMessage, key string) (json.RawMessage, bool) {
 
 // streamMarker rewrites the messages of one event stream the SDK reads
 // that are to be kept (see the file comment): log messages (when logs is
-// set) and the requests a server sends its client (when requests is
-// set), kept with the stream's origin; an elicitation/create's params
-// too, as written, when elicit is set.
+// set), the requests a server sends its client (when requests is set)
+// and list changes (when lists is set), kept with the stream's origin; an
+// elicitation/create's params too, as written, when elicit is set, and a
+// list change's.
 type streamMarker struct {
 	kept     *keptMessages
 	origin   keptMessage // the stream: its request's context, or standalone
 	logs     bool
 	requests bool
 	elicit   bool
+	lists    bool
 }
 
 // markedRequests are the requests a server sends its client whose
@@ -317,7 +324,8 @@ func (s *streamMarker) line(line []byte) []byte {
 			}
 		}
 	}
-	if !isLog && !isRequest {
+	isList := s.lists && bytes.Contains(data, []byte(`/list_changed"`))
+	if !isLog && !isRequest && !isList {
 		return nil
 	}
 	body, cr := bytes.CutSuffix(data, []byte("\r"))
@@ -332,6 +340,8 @@ func (s *streamMarker) line(line []byte) []byte {
 	_, call := msg["id"]
 	m := s.origin
 	switch {
+	case isList && isListChange(method) && !call:
+		m.params, m.asSent = sentParams(msg["params"]), true
 	case isLog && method == "notifications/message" && !call && len(msg["params"]) > 0:
 	case isRequest && call && slices.Contains(markedRequests, method):
 		if s.elicit && method == "elicitation/create" && len(msg["params"]) > 0 {
@@ -445,4 +455,7 @@ type marking struct {
 	// elicit keeps elicitation/create's params as written: the session
 	// passes them on as given (ElicitAsGiven).
 	elicit bool
+	// lists keeps list changes: the session passes them on as sent
+	// (Events.ListChanged).
+	lists bool
 }
