@@ -230,6 +230,30 @@ func TestInterruptCancelsUpstream(t *testing.T) {
 	}
 }
 
+// TestInterruptWhileOpeningTheStore is a Ctrl-C that lands before the call:
+// while the history store (or the built-in task store) is opened and its
+// schema migrated. It is an interruption, not a store problem: exit 130,
+// "interrupted", and no hint to check history.store.
+func TestInterruptWhileOpeningTheStore(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // Ctrl-C before the store is open
+	for _, args := range [][]string{
+		{"call", "--config", cfg, "alpha", "echo", "message=x"},
+		{"call", "--config", cfg, "alpha", "echo", "message=x", "--json"},
+	} {
+		r := runCLICtx(t, ctx, args...)
+		wantCode(t, r, ExitInterrupted)
+		wantContains(t, "stderr", r.stderr, "switchboard call: interrupted while opening the history store")
+		for _, bad := range []string{"context canceled", "hint:", "history.store", "migrat"} {
+			if strings.Contains(r.stderr, bad) {
+				t.Errorf("%v: stderr says %q, want only that it was interrupted:\n%s", args, bad, r.stderr)
+			}
+		}
+	}
+}
+
 func TestPromptsResourcesRead(t *testing.T) {
 	t.Parallel()
 	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
