@@ -170,7 +170,7 @@ func TestCallErrors(t *testing.T) {
 	}{
 		{"tool error", []string{"call", "alpha", "fail"}, ExitFailure, []string{"the gizmo is broken"}},
 		{"unknown tool", []string{"call", "alpha", "ecoh"}, ExitFailure, []string{`server alpha has no tool named "ecoh"; did you mean "echo"?`}},
-		{"unknown server", []string{"call", "alpah", "echo"}, ExitFailure, []string{`no server named "alpah" is configured`, "hint: alpha"}},
+		{"unknown server", []string{"call", "alpah", "echo"}, ExitFailure, []string{`no server named "alpah" is configured; did you mean "alpha"?` + "\n"}},
 		{"wrong type", []string{"call", "alpha", "add", "a=two", "b=1"}, ExitFailure, []string{`a: want a number, got "two"`}},
 		{"unknown parameter", []string{"call", "alpha", "echo", "mesage=x"}, ExitFailure, []string{`the tool has no parameter "mesage"; did you mean "message"?`}},
 		{"missing required", []string{"call", "alpha", "add", "a=1"}, ExitFailure, []string{"arguments for alpha/add are invalid; b: required, but missing"}},
