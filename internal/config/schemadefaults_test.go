@@ -83,9 +83,11 @@ func schemaDefaults(t *testing.T) []schemaDefault {
 // transport).
 var defaultContexts = map[string][]string{
 	"": {`{}`},
+	// A server's keys that fall back to defaults: have no default of their
+	// own; the defaults block here, with values of its own, tells.
 	"servers[]": {
-		`{"servers": [{"name": "s", "command": "npx", "args": ["-y", "pkg"]}]}`,
-		`{"servers": [{"name": "s", "transport": "http", "url": "https://mcp.example.com/mcp"}]}`,
+		`{"defaults": ` + ownDefaults + `, "servers": [{"name": "s", "command": "npx", "args": ["-y", "pkg"]}]}`,
+		`{"defaults": ` + ownDefaults + `, "servers": [{"name": "s", "transport": "http", "url": "https://mcp.example.com/mcp"}]}`,
 	},
 	"servers[].oauth": {
 		`{"servers": [{"name": "s", "transport": "http", "url": "https://mcp.example.com/mcp", "oauth": {}}]}`,
@@ -117,6 +119,11 @@ var defaultContexts = map[string][]string{
 		`{"servers": [{"name": "s", "command": "npx", "args": ["-y", "pkg"]}], "notebook": {"bindings": [{"heading": "## H", "server": "s"}]}}`,
 	},
 }
+
+// ownDefaults is a defaults block whose every value differs from its
+// default.
+const ownDefaults = `{"request_timeout": "41s", "connect_timeout": "42s", "max_retries": 4, "discovery_ttl": "43m",
+	"health": {"ping_interval": "44s", "ping_timeout": "9s", "max_failures": 5}}`
 
 // contextFor returns the files to try for a key at path: those of its
 // nearest block in defaultContexts (a nested object the key reaches, such
