@@ -336,8 +336,6 @@ func (r *resolver) views(views []schema.View, servers []string) []View {
 			}
 		}
 		v.Servers = r.serverList(servers, at("servers")...)
-		v.Include = r.globs(at("include")...)
-		v.Exclude = r.globs(at("exclude")...)
 		if f.Prefix != nil && Prefix(*f.Prefix) == PrefixNever {
 			if len(f.Servers) != 1 {
 				r.ps.add(r.at(at("prefix")...).pos, r.name(at("prefix")...), "prefix: never needs exactly one entry in servers", "list the one server the view shows (servers: [name]), or use prefix: always", nil)
@@ -345,6 +343,15 @@ func (r *resolver) views(views []schema.View, servers []string) []View {
 				v.Prefix = PrefixNever
 			}
 		}
+		var exposed []string // the servers whose server__tool names the globs match
+		if v.Prefix == PrefixAlways {
+			exposed = servers
+			if len(v.Servers) > 0 {
+				exposed = v.Servers
+			}
+		}
+		v.Include = r.viewGlobs(exposed, at("include")...)
+		v.Exclude = r.viewGlobs(exposed, at("exclude")...)
 		v.Rename = r.rename(at("rename")...)
 		v.Descriptions = r.descriptions(at("descriptions")...)
 		out = append(out, v)
@@ -354,6 +361,12 @@ func (r *resolver) views(views []schema.View, servers []string) []View {
 
 // globs reads the list of path.Match patterns at path.
 func (r *resolver) globs(path ...any) []string {
+	return r.checkedGlobs(nil, path...)
+}
+
+// checkedGlobs is globs with a further check of each pattern, when check
+// is not nil: the problem it returns, if any, and how to fix it.
+func (r *resolver) checkedGlobs(check func(string) (msg, fix string), path ...any) []string {
 	var out []string
 	for _, it := range r.itemsAt(path...) {
 		v, ok := r.expandNode(it.n, it.field)
@@ -368,9 +381,53 @@ func (r *resolver) globs(path ...any) []string {
 			r.ps.add(it.n.pos, it.field, fmt.Sprintf("invalid pattern %q", v), `use * for any run of characters, ? for one and [a-z] for a class, e.g. "github__*"`, err)
 			continue
 		}
+		if check != nil {
+			if msg, fix := check(v); msg != "" {
+				r.ps.add(it.n.pos, it.field, msg, fix, nil)
+				continue
+			}
+		}
 		out = append(out, v)
 	}
 	return out
+}
+
+// viewGlobs reads a view's include or exclude globs. Under prefix: always
+// (servers is not empty) each must be able to match a name server__tool of
+// one of servers: "read_*" there matches nothing, and an exclude that
+// matches nothing leaves in the tools it was written to keep out.
+func (r *resolver) viewGlobs(servers []string, path ...any) []string {
+	if len(servers) == 0 {
+		return r.globs(path...)
+	}
+	return r.checkedGlobs(func(g string) (string, string) {
+		if matchesExposed(g, servers) {
+			return "", ""
+		}
+		want := "*__" + g
+		if len(servers) == 1 {
+			want = servers[0] + "__" + g
+		}
+		return fmt.Sprintf("%q matches no tool of this view: with prefix: always its tools are named server__tool", g),
+			fmt.Sprintf("write %q, or use prefix: never in a view of one server", want)
+	}, path...)
+}
+
+// matchesExposed reports whether glob can match a name server__tool of one
+// of servers: whether its literal start (up to the first * ? [ or \) and
+// the name's server__ agree.
+func matchesExposed(glob string, servers []string) bool {
+	lit := glob
+	if i := strings.IndexAny(glob, `*?[\`); i >= 0 {
+		lit = glob[:i]
+	}
+	for _, s := range servers {
+		p := s + "__"
+		if strings.HasPrefix(p, lit) || strings.HasPrefix(lit, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // pairsAt returns the present entries of the mapping at path.

@@ -413,6 +413,20 @@ func TestGatewayProblems(t *testing.T) {
 			},
 		},
 		{
+			// Under prefix: always a view's tools are server__tool: a glob on
+			// the server's own names matches nothing (an exclude then keeps
+			// nothing out). prefix: never, "*", a server's prefix or a glob
+			// that may reach one are fine.
+			name: "view globs that match no tool",
+			src: "gateway:\n  views:\n    - name: a\n      servers: [notes]\n      include: [\"read_*\", \"notes__*\", \"*search*\", \"no?es__x\", \"n*\"]\n" +
+				"    - name: b\n      exclude: [\"delete_*\", \"github__delete_*\"]\n" +
+				"    - name: c\n      servers: [github]\n      prefix: never\n      include: [\"read_*\"]\n",
+			want: []string{
+				`sb.yaml:10:17: gateway.views[0].include[0]: "read_*" matches no tool of this view: with prefix: always its tools are named server__tool; write "notes__read_*", or use prefix: never in a view of one server`,
+				`sb.yaml:12:17: gateway.views[1].exclude[0]: "delete_*" matches no tool of this view: with prefix: always its tools are named server__tool; write "*__delete_*", or use prefix: never in a view of one server`,
+			},
+		},
+		{
 			name: "view prefix",
 			src:  "gateway:\n  views:\n    - name: a\n      prefix: alway\n    - name: b\n      servers: [github, notes]\n      prefix: never\n    - name: c\n      prefix: never\n",
 			want: []string{
