@@ -119,7 +119,13 @@ func (t Token) digest() ([]byte, bool) {
 
 // Allows reports whether the token may use the named view.
 func (t Token) Allows(view string) bool {
-	return len(t.Views) == 0 || slices.Contains(t.Views, "*") || slices.Contains(t.Views, view)
+	return t.AllowsEveryView() || slices.Contains(t.Views, view)
+}
+
+// AllowsEveryView reports whether the token may use every view: it names
+// none, or "*".
+func (t Token) AllowsEveryView() bool {
+	return len(t.Views) == 0 || slices.Contains(t.Views, "*")
 }
 
 // String describes the token without its secret, so that printing one
