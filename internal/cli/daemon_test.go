@@ -49,7 +49,7 @@ func startDaemonIn(t *testing.T, cfgPath string, env func(string) (string, bool)
 	comps := a.components(s)
 	comps.Reload = func(context.Context) (control.ReloadReport, error) {
 		d.reloads.Add(1)
-		return control.ReloadReport{Source: cfg.Source, Added: []string{"gamma"}, Unchanged: []string{"alpha"}, Warnings: []string{"gamma is slow to start"}}, nil
+		return control.ReloadReport{Source: cfg.Source, Added: []string{"gamma"}, Unchanged: []string{"alpha"}, Blocks: []string{"gateway", "limits"}, Warnings: []string{"gamma is slow to start"}}, nil
 	}
 	path, err := a.socketPath()
 	if err != nil {
@@ -362,14 +362,14 @@ func TestReload(t *testing.T) {
 	d := startDaemon(t, cfg)
 	r = runCLI(t, "reload", "--config", cfg)
 	wantCode(t, r, ExitOK)
-	want := "reloaded " + cfg + ": 1 added, 0 removed, 0 changed, 1 unchanged\n  added: gamma\n"
+	want := "reloaded " + cfg + ": 1 added, 0 removed, 0 changed, 1 unchanged\n  added: gamma\n  also changed: gateway, limits\n"
 	if r.stdout != want {
 		t.Errorf("reload: got %q, want %q", r.stdout, want)
 	}
 	wantContains(t, "reload stderr", r.stderr, "warning: gamma is slow to start")
 	r = runCLI(t, "reload", "--config", cfg, "--json")
 	wantCode(t, r, ExitOK)
-	wantContains(t, "reload --json", r.stdout, `"added": [`, `"gamma"`)
+	wantContains(t, "reload --json", r.stdout, `"added": [`, `"gamma"`, `"blocks": [`, `"limits"`)
 	if n := d.reloads.Load(); n != 2 {
 		t.Errorf("reloads: got %d, want 2", n)
 	}
