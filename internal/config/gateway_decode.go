@@ -358,8 +358,8 @@ func (r *resolver) views(views []schema.View, servers []string) []View {
 		}
 		v.Include = r.viewGlobs(exposed, at("include")...)
 		v.Exclude = r.viewGlobs(exposed, at("exclude")...)
-		v.Rename = r.rename(at("rename")...)
-		v.Descriptions = r.descriptions(at("descriptions")...)
+		v.Rename = r.rename(exposed, at("rename")...)
+		v.Descriptions = r.descriptions(exposed, at("descriptions")...)
 		out = append(out, v)
 	}
 	return out
@@ -419,6 +419,22 @@ func (r *resolver) viewGlobs(servers []string, path ...any) []string {
 	}, path...)
 }
 
+// exposedName checks that the key of a view's rename or descriptions entry
+// can be a tool's name in the view: under prefix: always (exposed, the
+// view's servers, is not empty) a server__tool name. Another is reported.
+func (r *resolver) exposedName(exposed []string, p pair, field string) bool {
+	if len(exposed) == 0 || matchesExposed(p.key, exposed) {
+		return true
+	}
+	want := "SERVER__" + p.key
+	if len(exposed) == 1 {
+		want = exposed[0] + "__" + p.key
+	}
+	r.ps.add(p.keyPos, field, fmt.Sprintf("%q is no tool of this view: with prefix: always its tools are named server__tool", p.key),
+		fmt.Sprintf("write %s, or use prefix: never in a view of one server", want), nil)
+	return false
+}
+
 // matchesExposed reports whether glob can match a name server__tool of one
 // of servers: whether its literal start (up to the first * ? [ or \) and
 // the name's server__ agree.
@@ -446,7 +462,7 @@ func (r *resolver) pairsAt(path ...any) []pair {
 }
 
 // rename reads a view's rename: mapping of exposed tool name to new name.
-func (r *resolver) rename(path ...any) map[string]string {
+func (r *resolver) rename(exposed []string, path ...any) map[string]string {
 	out := map[string]string{}
 	targets := map[string]string{}
 	field := r.name(path...)
@@ -454,6 +470,9 @@ func (r *resolver) rename(path ...any) map[string]string {
 		f := join(field, p.key)
 		if p.key == "" {
 			r.ps.add(p.keyPos, field, "a tool name is empty", "write the tool's exposed name, e.g. github__create_issue: new_issue", nil)
+			continue
+		}
+		if !r.exposedName(exposed, p, f) {
 			continue
 		}
 		v, ok := r.expandNode(p.value, f)
@@ -478,12 +497,15 @@ func (r *resolver) rename(path ...any) map[string]string {
 }
 
 // descriptions reads a view's descriptions: mapping.
-func (r *resolver) descriptions(path ...any) map[string]string {
+func (r *resolver) descriptions(exposed []string, path ...any) map[string]string {
 	out := map[string]string{}
 	field := r.name(path...)
 	for _, p := range r.pairsAt(path...) {
 		if p.key == "" {
 			r.ps.add(p.keyPos, field, "a tool name is empty", "write the tool's exposed name, e.g. github__create_issue: Open an issue", nil)
+			continue
+		}
+		if !r.exposedName(exposed, p, join(field, p.key)) {
 			continue
 		}
 		if v, ok := r.expandNode(p.value, join(field, p.key)); ok {
