@@ -24,7 +24,9 @@ package schema
 //	                               (minDuration, maxDuration, exclusiveMinDuration,
 //	                               minSize, maxSize) and message annotations
 //	                               (x-fix: how to fix any problem with the key;
-//	                               x-message: what a wrong value must be)
+//	                               x-message: what a wrong value must be;
+//	                               x-aliases: other names a person may write
+//	                               for the key, suggested when they do)
 
 // File is a switchboard.yaml file. Every key is optional; keys starting
 // with x- are ignored (a place for YAML anchors).
