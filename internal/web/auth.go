@@ -373,12 +373,13 @@ func narrowToken(t config.Token) *fault.Error {
 		WithSuggestions(`use a token of gateway.tokens with views: ["*"] (or no views), or connect an MCP client to the token's views at /mcp/VIEW`)
 }
 
-// tokenLabel names a token in a message: its name, else its user's.
+// tokenLabel names a token in a message: its name (tokens[N] when the
+// file gives none) and its user.
 func tokenLabel(t config.Token) string {
-	if t.Name != "" {
-		return fmt.Sprintf("%q", t.Name)
+	if t.Name == "" {
+		return fmt.Sprintf("of user %q", t.User)
 	}
-	return fmt.Sprintf("of user %q", t.User)
+	return fmt.Sprintf("%q of user %q", t.Name, t.User)
 }
 
 type sessionKey struct{}

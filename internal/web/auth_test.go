@@ -202,7 +202,7 @@ func TestConsoleRefusesNarrowTokens(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		return res.StatusCode, string(b)
 	}
-	if code, body := bearer("narrow-secret"); code != http.StatusForbidden || !strings.Contains(body, `token \"alice\" may use only the views mem`) {
+	if code, body := bearer("narrow-secret"); code != http.StatusForbidden || !strings.Contains(body, `token \"alice\" of user \"alice\" may use only the views mem`) {
 		t.Errorf("a narrow bearer token stopping all calls: got %d %s, want 403 saying the token may use only the views mem", code, body)
 	}
 	if code, body := bearer("wide-secret"); code != http.StatusOK {
