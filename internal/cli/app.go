@@ -157,9 +157,10 @@ func (a *app) loadConfig() (*config.Config, error) {
 // --config uses: the one the running daemon serves, when a daemon runs on
 // this state directory (so that the command answers from it, as it says
 // on stderr when that is not the file it would have found), else found.
-// serve itself never follows a daemon.
+// serve itself never follows a daemon, nor does config validate, which
+// checks the file found (the one an edit, serve or reload is about).
 func (a *app) daemonConfigInstead(found string) string {
-	if a.cmd == "serve" {
+	if a.cmd == "serve" || a.cmd == "config validate" {
 		return found
 	}
 	c, st := a.daemonFor(context.Background(), "", true)

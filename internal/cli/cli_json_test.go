@@ -49,6 +49,26 @@ func writeConfigWith(t *testing.T, servers map[string]string, extra string, allo
 	return path
 }
 
+// TestServersNoteIsWhole: piped, the servers table prints a server's note
+// whole (a long path, the command to run), as --json has it; only a
+// terminal narrower than the table cuts it.
+func TestServersNoteIsWhole(t *testing.T) {
+	t.Parallel()
+	bin := "/nonexistent/a/rather/long/path/to/an/mcp/server/that/was/never/installed/here/mcp-server"
+	cfg := writeConfigWith(t, map[string]string{}, "  - name: nx\n    command: "+bin+"\n", bin)
+	r := runCLI(t, "servers", "--config", cfg, "--json")
+	wantCode(t, r, ExitFailure)
+	var rows []struct {
+		LastError string `json:"last_error"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 1 || len(rows[0].LastError) <= 80 {
+		t.Fatalf("servers --json: got %s (%v), want one row whose last_error is longer than 80 characters", r.stdout, err)
+	}
+	r = runCLI(t, "servers", "--config", cfg)
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "servers", r.stdout, rows[0].LastError)
+}
+
 func TestListingJSONErrorForUnavailableServer(t *testing.T) {
 	t.Parallel()
 	// alpha, which answers, is served in this process: the point is nx.

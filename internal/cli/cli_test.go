@@ -170,7 +170,7 @@ func TestCallErrors(t *testing.T) {
 	}{
 		{"tool error", []string{"call", "alpha", "fail"}, ExitFailure, []string{"the gizmo is broken"}},
 		{"unknown tool", []string{"call", "alpha", "ecoh"}, ExitFailure, []string{`server alpha has no tool named "ecoh"; did you mean "echo"?`}},
-		{"unknown server", []string{"call", "alpah", "echo"}, ExitFailure, []string{`no server named "alpah" is configured`, "hint: alpha"}},
+		{"unknown server", []string{"call", "alpah", "echo"}, ExitFailure, []string{`no server named "alpah" is configured; did you mean "alpha"?` + "\n"}},
 		{"wrong type", []string{"call", "alpha", "add", "a=two", "b=1"}, ExitFailure, []string{`a: want a number, got "two"`}},
 		{"unknown parameter", []string{"call", "alpha", "echo", "mesage=x"}, ExitFailure, []string{`the tool has no parameter "mesage"; did you mean "message"?`}},
 		{"missing required", []string{"call", "alpha", "add", "a=1"}, ExitFailure, []string{"arguments for alpha/add are invalid; b: required, but missing"}},
@@ -227,6 +227,30 @@ func TestInterruptCancelsUpstream(t *testing.T) {
 	wantCode(t, r, ExitInterrupted)
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("interrupt took %s to take effect", d)
+	}
+}
+
+// TestInterruptWhileOpeningTheStore is a Ctrl-C that lands before the call:
+// while the history store (or the built-in task store) is opened and its
+// schema migrated. It is an interruption, not a store problem: exit 130,
+// "interrupted", and no hint to check history.store.
+func TestInterruptWhileOpeningTheStore(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // Ctrl-C before the store is open
+	for _, args := range [][]string{
+		{"call", "--config", cfg, "alpha", "echo", "message=x"},
+		{"call", "--config", cfg, "alpha", "echo", "message=x", "--json"},
+	} {
+		r := runCLICtx(t, ctx, args...)
+		wantCode(t, r, ExitInterrupted)
+		wantContains(t, "stderr", r.stderr, "switchboard call: interrupted while opening the history store")
+		for _, bad := range []string{"context canceled", "hint:", "history.store", "migrat"} {
+			if strings.Contains(r.stderr, bad) {
+				t.Errorf("%v: stderr says %q, want only that it was interrupted:\n%s", args, bad, r.stderr)
+			}
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -48,7 +49,7 @@ func startDaemonIn(t *testing.T, cfgPath string, env func(string) (string, bool)
 	comps := a.components(s)
 	comps.Reload = func(context.Context) (control.ReloadReport, error) {
 		d.reloads.Add(1)
-		return control.ReloadReport{Source: cfg.Source, Added: []string{"gamma"}, Unchanged: []string{"alpha"}, Warnings: []string{"gamma is slow to start"}}, nil
+		return control.ReloadReport{Source: cfg.Source, Added: []string{"gamma"}, Unchanged: []string{"alpha"}, Blocks: []string{"gateway", "limits"}, Warnings: []string{"gamma is slow to start"}}, nil
 	}
 	path, err := a.socketPath()
 	if err != nil {
@@ -361,14 +362,14 @@ func TestReload(t *testing.T) {
 	d := startDaemon(t, cfg)
 	r = runCLI(t, "reload", "--config", cfg)
 	wantCode(t, r, ExitOK)
-	want := "reloaded " + cfg + ": 1 added, 0 removed, 0 changed, 1 unchanged\n  added: gamma\n"
+	want := "reloaded " + cfg + ": 1 added, 0 removed, 0 changed, 1 unchanged\n  added: gamma\n  also changed: gateway, limits\n"
 	if r.stdout != want {
 		t.Errorf("reload: got %q, want %q", r.stdout, want)
 	}
 	wantContains(t, "reload stderr", r.stderr, "warning: gamma is slow to start")
 	r = runCLI(t, "reload", "--config", cfg, "--json")
 	wantCode(t, r, ExitOK)
-	wantContains(t, "reload --json", r.stdout, `"added": [`, `"gamma"`)
+	wantContains(t, "reload --json", r.stdout, `"added": [`, `"gamma"`, `"blocks": [`, `"limits"`)
 	if n := d.reloads.Load(); n != 2 {
 		t.Errorf("reloads: got %d, want 2", n)
 	}
@@ -422,6 +423,31 @@ func TestReloadNeedsNotTheDaemonsSecrets(t *testing.T) {
 	r = runCLI(t, "tools", "--config", cfg)
 	wantCode(t, r, ExitOK)
 	wantContains(t, "tools", r.stdout, "echo")
+}
+
+// TestConfigValidateChecksTheFoundFile: config validate without a FILE
+// checks the switchboard.yaml it finds, not the configuration a running
+// daemon serves (which would say "ok" about a file the person did not
+// write, while theirs is broken).
+func TestConfigValidateChecksTheFoundFile(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	setenv(t, "XDG_CONFIG_HOME", t.TempDir())
+	setenv(t, "HOME", t.TempDir())
+	dir := t.TempDir()
+	chdir(t, dir)
+	found := filepath.Join(dir, "switchboard.yaml")
+	if err := os.WriteFile(found, []byte("servers:\n  - name: web\n    transport: htp\n    url: http://127.0.0.1:1/mcp\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startDaemon(t, cfg)
+
+	r := runCLI(t, "config", "validate")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "config validate", r.stderr, found+":3:16: servers.web.transport:")
+	if strings.Contains(r.stderr, "note: using the running daemon") {
+		t.Errorf("config validate followed the daemon:\n%s", r.stderr)
+	}
 }
 
 // TestNoConfigUsesTheDaemon: without --config, a command answers from the

@@ -99,6 +99,18 @@ func (a *app) exit(ctx context.Context, err error) int {
 		return ExitFailure
 	}
 	interrupted := ctx.Err() != nil && fault.KindOf(err) == fault.Cancelled
+	if ctx.Err() != nil && !interrupted && errors.Is(err, context.Canceled) {
+		// Ctrl-C while something that classifies its own failures (the
+		// store's opening and schema migration, say) waited on ctx: an
+		// interruption, not that step's failure, and none of its hints.
+		msg := "interrupted"
+		var fe *fault.Error
+		if errors.As(err, &fe) && fe.Message != "" {
+			msg += " while " + fe.Message
+		}
+		fmt.Fprintf(a.stderr, "%s: %s\n", a.prefix(), msg)
+		return ExitInterrupted
+	}
 	if a.json && !interrupted {
 		a.printError(jsonError(err))
 	} else {

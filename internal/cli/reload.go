@@ -93,7 +93,7 @@ func (a *app) printReload(rep control.ReloadReport) {
 	for _, l := range []struct {
 		what  string
 		names []string
-	}{{"added", rep.Added}, {"removed", rep.Removed}, {"changed", rep.Changed}} {
+	}{{"added", rep.Added}, {"removed", rep.Removed}, {"changed", rep.Changed}, {"also changed", rep.Blocks}} {
 		if len(l.names) > 0 {
 			fmt.Fprintf(a.stdout, "  %s: %s\n", l.what, strings.Join(l.names, ", "))
 		}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -94,13 +95,15 @@ func (a *app) servers(ctx context.Context) error {
 			return err
 		}
 	} else {
+		// The note is whole (the command to run may end it); a terminal
+		// narrower than the table cuts it there.
 		t := a.newTable("NAME", "TRANSPORT", "STATE", "TOOLS", "LATENCY", "FAILURES", "NOTE").keepWhole(0)
 		for _, r := range rows {
 			lat := "-"
 			if r.LatencyMS != "" {
 				lat = r.LatencyMS + "ms"
 			}
-			t.row(r.Server, r.Transport, stateLabel(r.Snapshot), fmt.Sprint(r.Tools), lat, fmt.Sprint(r.ConsecutiveFailures), firstLine(note(r.Snapshot), 80))
+			t.row(r.Server, r.Transport, stateLabel(r.Snapshot), fmt.Sprint(r.Tools), lat, fmt.Sprint(r.ConsecutiveFailures), firstLine(note(r.Snapshot), math.MaxInt))
 		}
 		if err := t.flush(); err != nil {
 			return err

@@ -101,6 +101,24 @@ servers: []
 		},
 	},
 	{
+		// A key of defaults: written in a server, where it has another
+		// name (the schema's x-aliases), even misspelt.
+		Name: "a name of the key in another block",
+		File: "testdata/bad.yaml",
+		Src: `servers:
+  - name: a
+    command: npx
+    connect_timeout: 5s
+  - name: b
+    command: npx
+    conect_timeout: 5s
+`,
+		Want: []string{
+			"testdata/bad.yaml:4:5: servers.a.connect_timeout: unknown field \"connect_timeout\"; did you mean \"timeout\"?",
+			"testdata/bad.yaml:7:5: servers.b.conect_timeout: unknown field \"conect_timeout\"; did you mean \"timeout\"?",
+		},
+	},
+	{
 		Name: "swapped letters",
 		File: "testdata/bad.yaml",
 		Src: `servers:

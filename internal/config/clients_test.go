@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/config/schema"
 )
 
 // clientEnv is the environment the client files below refer to.
@@ -355,6 +357,30 @@ func TestUnsupportedFormats(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), "invalid YAML") {
 				t.Errorf("got %v, which blames YAML", err)
+			}
+		})
+	}
+}
+
+// TestEveryNativeKeyIsNative: a switchboard.yaml that holds any one of the
+// native top-level keys alone (telemetry: or audit: in a file of their
+// own, say) is read as switchboard.yaml, not refused as a file in no
+// format Switchboard reads.
+func TestEveryNativeKeyIsNative(t *testing.T) {
+	ft := reflect.TypeOf(schema.File{})
+	for i := range ft.NumField() {
+		key, _, _ := strings.Cut(ft.Field(i).Tag.Get("json"), ",")
+		value := "{}"
+		if ft.Field(i).Type.Kind() == reflect.Slice {
+			value = "[]"
+		}
+		t.Run(key, func(t *testing.T) {
+			cfg, err := config.Parse("switchboard.yaml", []byte(key+": "+value+"\n"), config.Options{})
+			if err != nil {
+				t.Fatalf("a file of %s: %s alone: got %v, want it read as switchboard.yaml", key, value, err)
+			}
+			if cfg.Format != config.FormatNative {
+				t.Errorf("a file of %s: %s alone: got format %q, want %q", key, value, cfg.Format, config.FormatNative)
 			}
 		})
 	}

@@ -298,8 +298,20 @@ func ignoreOthers(root *node, ps *problems, used ...string) {
 	}
 }
 
-// nativeOnlyKeys are the top-level keys that only the native format has.
-var nativeOnlyKeys = []string{"defaults", "limits", "history", "security", "gateway", "hooks", "hook_settings", "notebook", "llm", "agent"}
+// nativeOnlyKeys are the top-level keys that only the native format has:
+// every key of [schema.File] but servers (which VS Code's files have too),
+// read from its json tags so that a new block needs no second list.
+var nativeOnlyKeys = func() []string {
+	var keys []string
+	t := reflect.TypeOf(schema.File{})
+	for i := range t.NumField() {
+		key, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if key != "" && key != "-" && key != "servers" {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}()
 
 // nativeKeys are the top-level keys of the native format.
 var nativeKeys = append(slices.Clone(nativeOnlyKeys), "servers")

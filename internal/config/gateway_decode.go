@@ -119,7 +119,13 @@ func (t Token) digest() ([]byte, bool) {
 
 // Allows reports whether the token may use the named view.
 func (t Token) Allows(view string) bool {
-	return len(t.Views) == 0 || slices.Contains(t.Views, "*") || slices.Contains(t.Views, view)
+	return t.AllowsEveryView() || slices.Contains(t.Views, view)
+}
+
+// AllowsEveryView reports whether the token may use every view: it names
+// none, or "*".
+func (t Token) AllowsEveryView() bool {
+	return len(t.Views) == 0 || slices.Contains(t.Views, "*")
 }
 
 // String describes the token without its secret, so that printing one
@@ -336,8 +342,6 @@ func (r *resolver) views(views []schema.View, servers []string) []View {
 			}
 		}
 		v.Servers = r.serverList(servers, at("servers")...)
-		v.Include = r.globs(at("include")...)
-		v.Exclude = r.globs(at("exclude")...)
 		if f.Prefix != nil && Prefix(*f.Prefix) == PrefixNever {
 			if len(f.Servers) != 1 {
 				r.ps.add(r.at(at("prefix")...).pos, r.name(at("prefix")...), "prefix: never needs exactly one entry in servers", "list the one server the view shows (servers: [name]), or use prefix: always", nil)
@@ -345,8 +349,17 @@ func (r *resolver) views(views []schema.View, servers []string) []View {
 				v.Prefix = PrefixNever
 			}
 		}
-		v.Rename = r.rename(at("rename")...)
-		v.Descriptions = r.descriptions(at("descriptions")...)
+		var exposed []string // the servers whose server__tool names the globs match
+		if v.Prefix == PrefixAlways {
+			exposed = servers
+			if len(v.Servers) > 0 {
+				exposed = v.Servers
+			}
+		}
+		v.Include = r.viewGlobs(exposed, at("include")...)
+		v.Exclude = r.viewGlobs(exposed, at("exclude")...)
+		v.Rename = r.rename(exposed, at("rename")...)
+		v.Descriptions = r.descriptions(exposed, at("descriptions")...)
 		out = append(out, v)
 	}
 	return out
@@ -354,6 +367,12 @@ func (r *resolver) views(views []schema.View, servers []string) []View {
 
 // globs reads the list of path.Match patterns at path.
 func (r *resolver) globs(path ...any) []string {
+	return r.checkedGlobs(nil, path...)
+}
+
+// checkedGlobs is globs with a further check of each pattern, when check
+// is not nil: the problem it returns, if any, and how to fix it.
+func (r *resolver) checkedGlobs(check func(string) (msg, fix string), path ...any) []string {
 	var out []string
 	for _, it := range r.itemsAt(path...) {
 		v, ok := r.expandNode(it.n, it.field)
@@ -368,9 +387,69 @@ func (r *resolver) globs(path ...any) []string {
 			r.ps.add(it.n.pos, it.field, fmt.Sprintf("invalid pattern %q", v), `use * for any run of characters, ? for one and [a-z] for a class, e.g. "github__*"`, err)
 			continue
 		}
+		if check != nil {
+			if msg, fix := check(v); msg != "" {
+				r.ps.add(it.n.pos, it.field, msg, fix, nil)
+				continue
+			}
+		}
 		out = append(out, v)
 	}
 	return out
+}
+
+// viewGlobs reads a view's include or exclude globs. Under prefix: always
+// (servers is not empty) each must be able to match a name server__tool of
+// one of servers: "read_*" there matches nothing, and an exclude that
+// matches nothing leaves in the tools it was written to keep out.
+func (r *resolver) viewGlobs(servers []string, path ...any) []string {
+	if len(servers) == 0 {
+		return r.globs(path...)
+	}
+	return r.checkedGlobs(func(g string) (string, string) {
+		if matchesExposed(g, servers) {
+			return "", ""
+		}
+		want := "*__" + g
+		if len(servers) == 1 {
+			want = servers[0] + "__" + g
+		}
+		return fmt.Sprintf("%q matches no tool of this view: with prefix: always its tools are named server__tool", g),
+			fmt.Sprintf("write %q, or use prefix: never in a view of one server", want)
+	}, path...)
+}
+
+// exposedName checks that the key of a view's rename or descriptions entry
+// can be a tool's name in the view: under prefix: always (exposed, the
+// view's servers, is not empty) a server__tool name. Another is reported.
+func (r *resolver) exposedName(exposed []string, p pair, field string) bool {
+	if len(exposed) == 0 || matchesExposed(p.key, exposed) {
+		return true
+	}
+	want := "SERVER__" + p.key
+	if len(exposed) == 1 {
+		want = exposed[0] + "__" + p.key
+	}
+	r.ps.add(p.keyPos, field, fmt.Sprintf("%q is no tool of this view: with prefix: always its tools are named server__tool", p.key),
+		fmt.Sprintf("write %s, or use prefix: never in a view of one server", want), nil)
+	return false
+}
+
+// matchesExposed reports whether glob can match a name server__tool of one
+// of servers: whether its literal start (up to the first * ? [ or \) and
+// the name's server__ agree.
+func matchesExposed(glob string, servers []string) bool {
+	lit := glob
+	if i := strings.IndexAny(glob, `*?[\`); i >= 0 {
+		lit = glob[:i]
+	}
+	for _, s := range servers {
+		p := s + "__"
+		if strings.HasPrefix(p, lit) || strings.HasPrefix(lit, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // pairsAt returns the present entries of the mapping at path.
@@ -383,7 +462,7 @@ func (r *resolver) pairsAt(path ...any) []pair {
 }
 
 // rename reads a view's rename: mapping of exposed tool name to new name.
-func (r *resolver) rename(path ...any) map[string]string {
+func (r *resolver) rename(exposed []string, path ...any) map[string]string {
 	out := map[string]string{}
 	targets := map[string]string{}
 	field := r.name(path...)
@@ -391,6 +470,9 @@ func (r *resolver) rename(path ...any) map[string]string {
 		f := join(field, p.key)
 		if p.key == "" {
 			r.ps.add(p.keyPos, field, "a tool name is empty", "write the tool's exposed name, e.g. github__create_issue: new_issue", nil)
+			continue
+		}
+		if !r.exposedName(exposed, p, f) {
 			continue
 		}
 		v, ok := r.expandNode(p.value, f)
@@ -415,12 +497,15 @@ func (r *resolver) rename(path ...any) map[string]string {
 }
 
 // descriptions reads a view's descriptions: mapping.
-func (r *resolver) descriptions(path ...any) map[string]string {
+func (r *resolver) descriptions(exposed []string, path ...any) map[string]string {
 	out := map[string]string{}
 	field := r.name(path...)
 	for _, p := range r.pairsAt(path...) {
 		if p.key == "" {
 			r.ps.add(p.keyPos, field, "a tool name is empty", "write the tool's exposed name, e.g. github__create_issue: Open an issue", nil)
+			continue
+		}
+		if !r.exposedName(exposed, p, join(field, p.key)) {
 			continue
 		}
 		if v, ok := r.expandNode(p.value, join(field, p.key)); ok {

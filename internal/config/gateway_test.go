@@ -413,6 +413,30 @@ func TestGatewayProblems(t *testing.T) {
 			},
 		},
 		{
+			// Under prefix: always a view's tools are server__tool: a glob on
+			// the server's own names matches nothing (an exclude then keeps
+			// nothing out). prefix: never, "*", a server's prefix or a glob
+			// that may reach one are fine.
+			name: "view globs that match no tool",
+			src: "gateway:\n  views:\n    - name: a\n      servers: [notes]\n      include: [\"read_*\", \"notes__*\", \"*search*\", \"no?es__x\", \"n*\"]\n" +
+				"    - name: b\n      exclude: [\"delete_*\", \"github__delete_*\"]\n" +
+				"    - name: c\n      servers: [github]\n      prefix: never\n      include: [\"read_*\"]\n",
+			want: []string{
+				`sb.yaml:10:17: gateway.views[0].include[0]: "read_*" matches no tool of this view: with prefix: always its tools are named server__tool; write "notes__read_*", or use prefix: never in a view of one server`,
+				`sb.yaml:12:17: gateway.views[1].exclude[0]: "delete_*" matches no tool of this view: with prefix: always its tools are named server__tool; write "*__delete_*", or use prefix: never in a view of one server`,
+			},
+		},
+		{
+			// The same for the names rename and descriptions key on.
+			name: "view renames of no tool",
+			src:  "gateway:\n  views:\n    - name: a\n      servers: [notes]\n      rename: {create_note: new_note, notes__find: search}\n      descriptions: {find: Find notes}\n    - name: b\n      rename: {x: y}\n",
+			want: []string{
+				`sb.yaml:10:16: gateway.views[0].rename.create_note: "create_note" is no tool of this view: with prefix: always its tools are named server__tool; write notes__create_note, or use prefix: never in a view of one server`,
+				`sb.yaml:11:22: gateway.views[0].descriptions.find: "find" is no tool of this view: with prefix: always its tools are named server__tool; write notes__find, or use prefix: never in a view of one server`,
+				`sb.yaml:13:16: gateway.views[1].rename.x: "x" is no tool of this view: with prefix: always its tools are named server__tool; write SERVER__x, or use prefix: never in a view of one server`,
+			},
+		},
+		{
 			name: "view prefix",
 			src:  "gateway:\n  views:\n    - name: a\n      prefix: alway\n    - name: b\n      servers: [github, notes]\n      prefix: never\n    - name: c\n      prefix: never\n",
 			want: []string{
@@ -423,11 +447,11 @@ func TestGatewayProblems(t *testing.T) {
 		},
 		{
 			name: "view rename and descriptions",
-			src:  "gateway:\n  views:\n    - name: a\n      rename: {x: \"bad name\", y: z, w: z, v: ~}\n      descriptions: [x]\n      renames: {}\n",
+			src:  "gateway:\n  views:\n    - name: a\n      rename: {github__x: \"bad name\", notes__y: z, notes__w: z, notes__v: ~}\n      descriptions: [x]\n      renames: {}\n",
 			want: []string{
-				`sb.yaml:9:19: gateway.views[0].rename.x: invalid tool name "bad name"; use 1 to 128 letters, digits, _, . and -`,
-				`sb.yaml:9:40: gateway.views[0].rename.w: y and w are both renamed to "z"; give each tool a different name`,
-				`sb.yaml:9:46: gateway.views[0].rename.v: must be a string, not empty; write v: "" for an empty value`,
+				`sb.yaml:9:27: gateway.views[0].rename.github__x: invalid tool name "bad name"; use 1 to 128 letters, digits, _, . and -`,
+				`sb.yaml:9:62: gateway.views[0].rename.notes__w: notes__y and notes__w are both renamed to "z"; give each tool a different name`,
+				`sb.yaml:9:75: gateway.views[0].rename.notes__v: must be a string, not empty; write notes__v: "" for an empty value`,
 				"sb.yaml:10:21: gateway.views[0].descriptions: must be a mapping of names to strings, not a list",
 				`sb.yaml:11:7: gateway.views[0].renames: unknown field "renames"; did you mean "rename"?`,
 			},

@@ -236,7 +236,10 @@ type ReloadReport struct {
 	Removed   []string `json:"removed"`
 	Changed   []string `json:"changed"`
 	Unchanged []string `json:"unchanged"`
-	Warnings  []string `json:"warnings,omitempty"`
+	// Blocks are the other top-level blocks the reload changed (gateway,
+	// limits, hooks, ...), as config.ChangedBlocks names them.
+	Blocks   []string `json:"blocks"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // SocketPath is where the daemon listens in the state directory.

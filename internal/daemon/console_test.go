@@ -210,7 +210,14 @@ func TestConsoleAPIOAuthBearer(t *testing.T) {
 	cfg.Audit = config.Audit{File: trail}
 	r := start(t, cfg)
 	b := newBrowserish(t, r.url)
-	good := is.Token(t, is.Claims("alice", oauthResource, map[string]any{"scope": "mcp:tools"}))
+	good := is.Token(t, is.Claims("alice", oauthResource, map[string]any{"scope": "mcp:tools", "groups": []string{"admins"}}))
+	// A user whose groups grant only some views may not: the console
+	// reaches every server's tools and the configuration.
+	narrow := is.Token(t, is.Claims("bob", oauthResource, map[string]any{"scope": "mcp:tools", "groups": []string{"engineers"}}))
+	if resp, body := b.do("POST", web.Prefix+"api/stop", "", "", "Authorization", "Bearer "+narrow); resp.StatusCode != http.StatusForbidden ||
+		!strings.Contains(body, `user \"bob\" may use only the views default, eng`) || r.d.Engine().Stopped() {
+		t.Fatalf("POST stop with the access token of a user of some views: got %d %s, want 403 saying which views and nothing stopped", resp.StatusCode, body)
+	}
 	resp, body := b.do("GET", web.Prefix+"api/servers", "", "", "Authorization", "Bearer "+good)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"servers"`) {
 		t.Fatalf("GET servers with an OAuth access token: got %d %s, want 200", resp.StatusCode, body)
@@ -228,17 +235,22 @@ func TestConsoleAPIOAuthBearer(t *testing.T) {
 	if b.cookie() != nil {
 		t.Error("a bearer request was given a session cookie")
 	}
-	events := auditEvents(t, trail, "the stop and the refusal", hasEvents(audit.Stopped, audit.TokenRefused))
+	events := auditEvents(t, trail, "the stop and the two refusals", func(es []audit.Event) bool {
+		return len(find(es, audit.Stopped)) > 0 && len(find(es, audit.TokenRefused)) == 2
+	})
 	st := find(events, audit.Stopped)[0]
 	if st.Actor.User != "alice" || st.Actor.Via != "console" || st.Actor.Token != "oauth" || !strings.HasPrefix(st.Actor.Remote, "127.0.0.1:") {
 		t.Errorf("stop: actor %+v, want alice through the console with an OAuth token", st.Actor)
 	}
-	tr := find(events, audit.TokenRefused)[0]
-	if tr.Actor.Via != "console" || !strings.Contains(tr.Reason, "issued for") {
+	refused := find(events, audit.TokenRefused)
+	if tr := refused[0]; tr.Actor.Via != "console" || tr.Actor.User != "bob" || !strings.Contains(tr.Reason, "may use only the views default, eng") {
+		t.Errorf("refusal of the user of some views: got %+v, want the console's refusal naming bob and his views", tr)
+	}
+	if tr := refused[1]; tr.Actor.Via != "console" || !strings.Contains(tr.Reason, "issued for") {
 		t.Errorf("refusal: got %+v, want the console's refusal naming the audience", tr)
 	}
 	raw, _ := os.ReadFile(trail)
-	for _, tok := range []string{good, wrongAud} {
+	for _, tok := range []string{good, narrow, wrongAud} {
 		if strings.Contains(string(raw), strings.Split(tok, ".")[2]) {
 			t.Error("the trail holds a token")
 		}

@@ -391,8 +391,13 @@ func TestReloadChangesAView(t *testing.T) {
 		t.Fatalf("the watching client got %d tools/list_changed before the reload, want at most the one of the view's creation; the test could not tell the reload's from them", got)
 	}
 	write("alpha__add", "adds")
-	if _, err := r.d.Reload(context.Background()); err != nil {
+	rep, err := r.d.Reload(context.Background())
+	if err != nil {
 		t.Fatal(err)
+	}
+	// No server changed; the report says what did.
+	if !slices.Equal(rep.Blocks, []string{"gateway"}) || len(rep.Changed) != 0 {
+		t.Errorf("reload report: got blocks %q and changed servers %q, want the gateway block and no server", rep.Blocks, rep.Changed)
 	}
 	waitTools(t, cs, "the changed view", func(names []string) bool { return slices.Equal(names, []string{"alpha__add"}) })
 	res, err := cs.ListTools(context.Background(), nil)

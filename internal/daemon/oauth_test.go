@@ -293,8 +293,9 @@ func TestGatewayOAuthSSE(t *testing.T) {
 	if resp, _ := getWith(t, r.url+"/ui/api/stats", nil); resp.StatusCode != 401 {
 		t.Errorf("the console's API without a login: %d, want 401", resp.StatusCode)
 	}
-	if resp, _ := getWith(t, r.url+"/ui/api/stats", bearer(alice)); resp.StatusCode != 200 {
-		t.Errorf("the console's API with an OAuth token: %d, want 200", resp.StatusCode)
+	admin := is.Token(t, is.Claims("ada", oauthResource+"/sse", map[string]any{"scope": "mcp:tools", "groups": []string{"admins"}}))
+	if resp, _ := getWith(t, r.url+"/ui/api/stats", bearer(admin)); resp.StatusCode != 200 {
+		t.Errorf("the console's API with the OAuth token of a user of every view: %d, want 200", resp.StatusCode)
 	}
 	if resp, _ := getWith(t, r.url+"/sse", nil); resp.StatusCode != 401 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "oauth-protected-resource/sse") {
 		t.Errorf("/sse without a token: %d %q, want 401 naming the /sse metadata", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))

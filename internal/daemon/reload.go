@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
@@ -107,14 +108,20 @@ func (d *Daemon) Reload(ctx context.Context) (_ control.ReloadReport, err error)
 	for _, w := range warnings {
 		d.logger.Warn("reload", "warning", w)
 	}
-	d.out.printf("configuration reloaded from %s: %d added, %d removed, %d changed, %d unchanged\n",
-		cfg.Source, len(changes.Added), len(changes.Removed), len(changes.Changed), len(changes.Unchanged))
+	blocks := config.ChangedBlocks(old, cfg)
+	also := ""
+	if len(blocks) > 0 {
+		also = "; also changed: " + strings.Join(blocks, ", ")
+	}
+	d.out.printf("configuration reloaded from %s: %d added, %d removed, %d changed, %d unchanged%s\n",
+		cfg.Source, len(changes.Added), len(changes.Removed), len(changes.Changed), len(changes.Unchanged), also)
 	return control.ReloadReport{
 		Source:    cfg.Source,
 		Added:     nonNil(changes.Added),
 		Removed:   nonNil(changes.Removed),
 		Changed:   nonNil(changes.Changed),
 		Unchanged: nonNil(changes.Unchanged),
+		Blocks:    nonNil(blocks),
 		Warnings:  warnings,
 	}, nil
 }

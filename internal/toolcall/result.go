@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -261,7 +262,7 @@ func (c *call) finish(ctx context.Context, res *Result, err error) {
 	var kind, msg string
 	if err != nil {
 		fe := fault.As(err)
-		kind, msg = string(fe.Kind), c.set.redactor.String(fe.Message)
+		kind, msg = string(fe.Kind), c.set.redactor.String(fe.Message+invalidFields(fe))
 		switch fe.Kind {
 		case fault.Timeout:
 			status = StatusTimeout
@@ -351,4 +352,21 @@ func toolErrorText(res *mcp.CallToolResult) string {
 		s = cutUTF8(s, 500) + "…"
 	}
 	return s
+}
+
+// invalidFields names the fields of a validation error, as " (a, b)":
+// what the history keeps of why the arguments were refused. The names are
+// the arguments' keys, which the history keeps anyway; the problems'
+// words may quote a value, so they are left out.
+func invalidFields(fe *fault.Error) string {
+	if fe.Kind != fault.Validation || len(fe.Fields) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(fe.Fields))
+	for _, f := range fe.Fields {
+		if !slices.Contains(names, f.Field) {
+			names = append(names, f.Field)
+		}
+	}
+	return " (" + strings.Join(names, ", ") + ")"
 }

@@ -279,11 +279,13 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 	// so set them only when there is somewhere to forward to.
 	if f := opts.Requests.CreateMessageWithTools; f != nil && caps.Sampling != nil && opts.Requests.samplingInFull() {
 		copts.CreateMessageWithToolsHandler = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
-			return f(ctx, req.Params)
+			res, err := f(ctx, req.Params)
+			return res, samplingError(err)
 		}
 	} else if f := opts.Requests.CreateMessage; f != nil && caps.Sampling != nil {
 		copts.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			return f(ctx, req.Params)
+			res, err := f(ctx, req.Params)
+			return res, samplingError(err)
 		}
 	}
 	if f := opts.Requests.Elicit; f != nil && caps.Elicitation != nil {

@@ -370,7 +370,7 @@ func (f *fastCaller) answer(ctx context.Context, msg *wireMessage) {
 			if json.Unmarshal(msg.Params, &full) != nil {
 				rerr = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params"}
 			} else if res, err := f.requests.CreateMessageWithTools(ctx, &full); err != nil {
-				fail(err)
+				fail(samplingError(err))
 			} else {
 				result = res
 			}
@@ -380,7 +380,7 @@ func (f *fastCaller) answer(ctx context.Context, msg *wireMessage) {
 			rerr = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params"}
 		default:
 			if res, err := f.requests.CreateMessage(ctx, &p); err != nil {
-				fail(err)
+				fail(samplingError(err))
 			} else {
 				result = res
 			}

@@ -160,6 +160,7 @@ func UnknownServer(cfg *config.Config, name string) error {
 	}
 	fe := fault.New(fault.NotFound, "no server named %q is configured", name).WithDetail("server", name)
 	if close := suggest.Closest(name, names, 3); len(close) > 0 {
+		fe.Message += fmt.Sprintf("; did you mean %q?", close[0])
 		fe.WithSuggestions(close...)
 	} else if len(names) > 0 {
 		fe.WithSuggestions("configured servers: " + joinComma(names))

@@ -4,11 +4,15 @@ package upstream
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"path"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
 
 // ClientRequests answers the requests a server sends its client while it
@@ -171,3 +175,39 @@ func rootsOf(uris []string) []*mcp.Root {
 	}
 	return roots
 }
+
+// CodeUserRejected is the JSON-RPC error code the specification gives a
+// sampling request the user rejected ("User rejected sampling request").
+const CodeUserRejected = -1
+
+// samplingError is the error a server gets for a sampling request that
+// was not answered with a completion, the same on both call paths: a
+// refusal (an authorization error: a person declined it, --sampling
+// decline, no terminal to approve it on, no model) with code -1 and
+// Switchboard's words; a JSON-RPC error (a gateway client's own answer) as
+// it is; any other failure (the model's) as an internal error, -32603.
+// The error keeps err for the callers that read it (with multi round-trip
+// the SDK fails the call with it instead of sending it).
+func samplingError(err error) error {
+	var we *jsonrpc.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &we):
+		return err
+	case fault.KindOf(err) == fault.Authorization:
+		return &wireCoded{err: err, wire: &jsonrpc.Error{Code: CodeUserRejected, Message: err.Error()}}
+	}
+	return &wireCoded{err: err, wire: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}}
+}
+
+// wireCoded is an error with the JSON-RPC error a peer gets for it: the
+// SDK and the lean call path find wire (its code and message) with
+// errors.As; everyone else finds err.
+type wireCoded struct {
+	err  error
+	wire *jsonrpc.Error
+}
+
+func (w *wireCoded) Error() string   { return w.err.Error() }
+func (w *wireCoded) Unwrap() []error { return []error{w.err, w.wire} }

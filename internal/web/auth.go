@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -357,10 +358,28 @@ func loggedIn(se session, cfg *config.Config) bool {
 	}
 	for _, t := range tokens {
 		if t.Name == se.token && t.User == se.user && fingerprint(t) == se.fingerprint {
-			return true
+			return t.AllowsEveryView()
 		}
 	}
 	return false
+}
+
+// narrowToken is the refusal of a gateway token that may use only some
+// views: the console calls any tool of every server, stops all calls and
+// edits the configuration, so it takes a token that may use every view.
+func narrowToken(t config.Token) *fault.Error {
+	return fault.New(fault.Authorization, "token %s may use only the views %s; the console reaches every server's tools and the configuration, so it takes a token that may use every view",
+		tokenLabel(t), strings.Join(t.Views, ", ")).
+		WithSuggestions(`use a token of gateway.tokens with views: ["*"] (or no views), or connect an MCP client to the token's views at /mcp/VIEW`)
+}
+
+// tokenLabel names a token in a message: its name (tokens[N] when the
+// file gives none) and its user.
+func tokenLabel(t config.Token) string {
+	if t.Name == "" {
+		return fmt.Sprintf("of user %q", t.User)
+	}
+	return fmt.Sprintf("%q of user %q", t.Name, t.User)
 }
 
 type sessionKey struct{}
@@ -404,13 +423,25 @@ func setCookie(w http.ResponseWriter, r *http.Request, id string) {
 func (c *Console) authed(h http.HandlerFunc, api bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if api && r.Header.Get("Authorization") != "" {
-			se, ok := c.bearer(r)
+			se, ok, narrow := c.bearer(r)
+			if narrow != nil {
+				c.opts.Audit.Record(audit.Event{Event: audit.TokenRefused, Outcome: audit.Denied, Actor: audit.Actor{Via: audit.ViaConsole, Remote: r.RemoteAddr}, Reason: narrow.Message})
+				writeFault(w, http.StatusForbidden, narrow)
+				return
+			}
 			if !ok && c.opts.OAuth != nil {
 				if id, refusal := c.opts.OAuth(r); refusal != nil {
 					c.opts.Audit.Record(audit.Event{Event: audit.TokenRefused, Outcome: audit.Denied, Actor: audit.Actor{Via: audit.ViaConsole, Token: oauthToken, Remote: r.RemoteAddr}, Reason: refusal.Error()})
 					refusal.Write(w)
 					return
 				} else if id != nil {
+					if views, all := id.Views(); !all {
+						narrow := fault.New(fault.Authorization, "the access token's user %q may use only the views %s; the console reaches every server's tools and the configuration, so it takes a user who may use every view", id.User, strings.Join(views, ", ")).
+							WithSuggestions(`grant the user every view ("*" in gateway.oauth.views or group_views), or connect an MCP client to the user's views at /mcp/VIEW`)
+						c.opts.Audit.Record(audit.Event{Event: audit.TokenRefused, Outcome: audit.Denied, Actor: audit.Actor{User: id.User, Via: audit.ViaConsole, Token: oauthToken, Remote: r.RemoteAddr}, Reason: narrow.Message})
+						writeFault(w, http.StatusForbidden, narrow)
+						return
+					}
 					se, ok = session{id: "bearer:" + oauthToken + ":" + id.User, authed: true, bearer: true, token: oauthToken, user: id.User}, true
 				}
 			}
@@ -456,20 +487,25 @@ const oauthToken = "oauth"
 // gateway's tokens, with the gateway's own constant-time check. A script
 // that sends one needs no cookie and no CSRF token (a browser never adds
 // the header by itself). Without configured tokens no bearer is accepted.
-func (c *Console) bearer(r *http.Request) (session, bool) {
+// A token that matches but may use only some views is refused: narrow is
+// that refusal.
+func (c *Console) bearer(r *http.Request) (se session, ok bool, narrow *fault.Error) {
 	scheme, presented, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	presented = strings.TrimSpace(presented)
 	if !ok || !strings.EqualFold(scheme, "Bearer") || presented == "" {
-		return session{}, false
+		return session{}, false, nil
 	}
 	for _, t := range c.opts.Config().Gateway.Tokens {
 		if t.Matches(presented) {
+			if !t.AllowsEveryView() {
+				return session{}, false, narrowToken(t)
+			}
 			// A per-request id: calls it starts belong to this token.
 			return session{id: "bearer:" + t.Name, authed: true, bearer: true,
-				token: t.Name, fingerprint: fingerprint(t), user: t.User}, true
+				token: t.Name, fingerprint: fingerprint(t), user: t.User}, true, nil
 		}
 	}
-	return session{}, false
+	return session{}, false, nil
 }
 
 // csrfOK reports whether a request carries its session's CSRF token, in
@@ -560,6 +596,14 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	presented := strings.TrimSpace(r.PostFormValue("token"))
 	for _, t := range cfg.Gateway.Tokens {
 		if presented != "" && t.Matches(presented) {
+			if !t.AllowsEveryView() {
+				narrow := narrowToken(t)
+				c.logger.Warn("console login refused: the token may use only some views", "token", t.Name, "user", t.User)
+				c.opts.Audit.Record(audit.Event{Event: audit.ConsoleLogin, Outcome: audit.Denied, Actor: audit.Actor{User: t.User, Via: audit.ViaConsole, Token: t.Name, Remote: r.RemoteAddr}, Reason: narrow.Message})
+				c.render(w, r, http.StatusForbidden, "login", c.loginPageData(next, "That token may use only the views "+strings.Join(t.Views, ", ")+
+					"; the console reaches every server's tools and the configuration, so it takes a token that may use every view (views: [\"*\"] or none)."))
+				return
+			}
 			c.sessions.delete(r.Context(), se.id)
 			ns := c.sessions.create(r.Context(), &t, true)
 			setCookie(w, r, ns.id)

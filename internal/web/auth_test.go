@@ -3,10 +3,19 @@ package web
 import (
 	"context"
 	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 )
@@ -52,6 +61,8 @@ func TestLoggedIn(t *testing.T) {
 		{"secret changed", authed, cfg(config.Token{Name: "ci", User: "alice", Secret: "rotated"}), false},
 		{"user changed", authed, cfg(config.Token{Name: "ci", User: "mallory", Secret: "one"}), false},
 		{"same token as a hash", authed, cfg(config.Token{Name: "ci", User: "alice", SHA256: fingerprint(tok)}), true},
+		{"token narrowed to a view", authed, cfg(config.Token{Name: "ci", User: "alice", Secret: "one", Views: []string{"mem"}}), false},
+		{"token of every view", authed, cfg(config.Token{Name: "ci", User: "alice", Secret: "one", Views: []string{"*"}}), true},
 	}
 	for _, c := range cases {
 		if got := loggedIn(c.se, c.cfg); got != c.want {
@@ -159,5 +170,78 @@ func TestSessionsInTheStore(t *testing.T) {
 	now = now.Add(touchEvery)
 	if _, ok := two.get(ctx, se.id); ok {
 		t.Error("a session logged out on one console still works on the other after touchEvery")
+	}
+}
+
+// TestConsoleRefusesNarrowTokens: the console reaches every server's tools,
+// stops all calls and edits the configuration, so a gateway token that may
+// use only some views neither logs in nor calls its API; a token that may
+// use every view does both.
+func TestConsoleRefusesNarrowTokens(t *testing.T) {
+	cfg := config.Default()
+	cfg.Gateway.Tokens = []config.Token{
+		{Name: "alice", User: "alice", Secret: "narrow-secret", Views: []string{"mem"}},
+		{Name: "ops", User: "ops", Secret: "wide-secret", Views: []string{"*"}},
+	}
+	c, err := New(Options{Backend: &fakeBackend{}, Catalog: catalog.New(catalog.Options{}), Config: func() *config.Config { return cfg }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(c.Handler())
+	t.Cleanup(ts.Close)
+	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+	bearer := func(secret string) (int, string) {
+		req, _ := http.NewRequest("POST", ts.URL+Prefix+"api/stop", nil)
+		req.Header.Set("Authorization", "Bearer "+secret)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if code, body := bearer("narrow-secret"); code != http.StatusForbidden || !strings.Contains(body, `token \"alice\" of user \"alice\" may use only the views mem`) {
+		t.Errorf("a narrow bearer token stopping all calls: got %d %s, want 403 saying the token may use only the views mem", code, body)
+	}
+	if code, body := bearer("wide-secret"); code != http.StatusOK {
+		t.Errorf("a bearer token of every view stopping all calls: got %d %s, want 200", code, body)
+	}
+
+	login := func(secret string) (*http.Client, int, string) {
+		jar, _ := cookiejar.New(nil)
+		cl := &http.Client{Jar: jar, CheckRedirect: noRedirect}
+		res, err := cl.Get(ts.URL + Prefix + "login")
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(page)
+		if m == nil {
+			t.Fatalf("no CSRF token on the login page:\n%s", page)
+		}
+		res, err = cl.PostForm(ts.URL+Prefix+"login", url.Values{"csrf": {string(m[1])}, "next": {"/"}, "token": {secret}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		return cl, res.StatusCode, html.UnescapeString(string(body))
+	}
+	cl, code, body := login("narrow-secret")
+	if code != http.StatusForbidden || !strings.Contains(body, "That token may use only the views mem") {
+		t.Errorf("logging in with a narrow token: got %d, want 403 saying why:\n%s", code, body)
+	}
+	if res, err := cl.Get(ts.URL + Prefix + "history"); err != nil || res.StatusCode != http.StatusSeeOther {
+		t.Errorf("a page after the refused login: got %v %v, want a redirect to the login", res.StatusCode, err)
+	}
+	cl, code, _ = login("wide-secret")
+	if code != http.StatusSeeOther {
+		t.Errorf("logging in with a token of every view: got %d, want 303", code)
+	}
+	if res, err := cl.Get(ts.URL + Prefix + "history"); err != nil || res.StatusCode != http.StatusOK {
+		t.Errorf("a page after the login: got %v %v, want 200", res.StatusCode, err)
 	}
 }

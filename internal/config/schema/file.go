@@ -24,7 +24,9 @@ package schema
 //	                               (minDuration, maxDuration, exclusiveMinDuration,
 //	                               minSize, maxSize) and message annotations
 //	                               (x-fix: how to fix any problem with the key;
-//	                               x-message: what a wrong value must be)
+//	                               x-message: what a wrong value must be;
+//	                               x-aliases: other names a person may write
+//	                               for the key, suggested when they do)
 
 // File is a switchboard.yaml file. Every key is optional; keys starting
 // with x- are ignored (a place for YAML anchors).
@@ -382,10 +384,12 @@ type LLM struct {
 
 // Telemetry sends OpenTelemetry traces of every call over OTLP
 // (docs/observability.md). Keys left out fall back to the standard OTEL_*
-// environment variables, then to the defaults.
+// environment variables, then to the defaults; a key whose default comes
+// from the environment has no schema default (an editor that writes a
+// default in would turn the environment's choice off).
 type Telemetry struct {
 	// Send traces; off by default, on when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set and this key is absent.
-	Enabled *bool `json:"enabled,omitempty" jsonschema:"default=false"`
+	Enabled *bool `json:"enabled,omitempty"`
 	// The OTLP receiver's URL (http:// or https://); for http/protobuf, /v1/traces is added when the URL has no path. Default OTEL_EXPORTER_OTLP_ENDPOINT, else http://localhost:4318 (grpc: http://localhost:4317).
 	Endpoint *string `json:"endpoint,omitempty" jsonschema_extras:"x-fix=give an http:// or https:// URL\\, e.g. http://localhost:4318"`
 	// How spans are sent: http/protobuf or grpc. Default OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf.
@@ -404,9 +408,9 @@ type Telemetry struct {
 // (docs/observability.md). Off unless enabled or the environment asks.
 type TelemetryMetrics struct {
 	// Send metrics over OTLP; off by default, on when OTEL_METRICS_EXPORTER=otlp or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is set and this key is absent.
-	Enabled *bool `json:"enabled,omitempty" jsonschema:"default=false"`
+	Enabled *bool `json:"enabled,omitempty"`
 	// How often the metrics are sent. Default OTEL_METRIC_EXPORT_INTERVAL (milliseconds), else 60s.
-	Interval *Duration `json:"interval,omitempty" jsonschema_extras:"default=60s,minDuration=100ms,maxDuration=24h"`
+	Interval *Duration `json:"interval,omitempty" jsonschema_extras:"minDuration=100ms,maxDuration=24h"`
 }
 
 // Audit writes the audit trail: one JSON line per security-relevant event

@@ -39,8 +39,8 @@ type Server struct {
 	// sse, http, websocket: whose sign-in a call uses: one shared sign-in,
 	// or each gateway user's own (switchboard auth login NAME --user USER).
 	Auth *string `json:"auth,omitempty" jsonschema:"enum=shared,enum=per_user,default=shared" transports:"http,sse,websocket"`
-	// How long connecting and initializing may take.
-	Timeout *Duration `json:"timeout,omitempty" jsonschema_extras:"default=30s,exclusiveMinDuration=0s"`
+	// How long connecting and initializing may take (default: defaults.connect_timeout).
+	Timeout *Duration `json:"timeout,omitempty" jsonschema_extras:"exclusiveMinDuration=0s,x-aliases=connect_timeout"`
 	// sse, http: how long to wait for an event (0: no limit).
 	SSEReadTimeout *Duration `json:"sse_read_timeout,omitempty" jsonschema_extras:"default=0s,minDuration=0s" transports:"sse,http"`
 	// http: end the session with DELETE when closing.

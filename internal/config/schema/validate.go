@@ -243,7 +243,11 @@ func (v *validator) leaf(doc any, e *sjs.ValidationError, add func(Violation)) {
 	case *kind.AdditionalProperties:
 		known := keys(sch)
 		for _, p := range k.Properties {
-			add(unknownKey(path, p, known))
+			vi := unknownKey(path, p, known)
+			if to := aliasOf(sch, p); vi.Suggestion == "" && to != "" {
+				vi.Fix, vi.Suggestion = fmt.Sprintf("did you mean %q?", to), to
+			}
+			add(vi)
 		}
 	case *kind.PropertyNames:
 		var known []string
@@ -619,6 +623,24 @@ func keys(s *Schema) []string {
 		out = append(out, p.Key)
 	}
 	return out
+}
+
+// aliasOf returns the key of s whose x-aliases annotation (names a person
+// may write for it, space-separated) lists key, or a close misspelling of
+// it: defaults.connect_timeout is a server's timeout, say.
+func aliasOf(s *Schema, key string) string {
+	if s == nil || s.Properties == nil {
+		return ""
+	}
+	to := map[string]string{}
+	var aliases []string
+	for p := s.Properties.Oldest(); p != nil; p = p.Next() {
+		for _, a := range strings.Fields(extra(p.Value, "x-aliases")) {
+			to[a] = p.Key
+			aliases = append(aliases, a)
+		}
+	}
+	return to[Suggest(key, aliases)]
 }
 
 // extra returns a string annotation of a schema, or "".
