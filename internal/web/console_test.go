@@ -260,14 +260,24 @@ func colorScheme(scheme string) chromedp.Action[chromedp.Void] {
 }
 
 // TestBrowserConsoleCreatesTheFile: with the embedded default (no file),
-// adding a server says where the file would be created and creates it
+// adding a server says where the file would be created — switchboard.yaml
+// in the daemon's working directory, not the process's — and creates it
 // only once confirmed.
 func TestBrowserConsoleCreatesTheFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	t.Chdir(dir) // the file goes to ./switchboard.yaml
 	cfg := testConfig()
 	lib := libraryServer(t) // before the daemon: it closes after the daemon stops
-	r := startDaemonWith(t, daemon.Options{Config: cfg})
+	// The daemon's environment is not the process's: the new server's URL
+	// is a variable only the daemon has, so the edit is checked, and the
+	// new file loaded, with the daemon's configuration options.
+	env := func(k string) (string, bool) {
+		if k == "LIBRARY_URL" {
+			return lib.URL, true
+		}
+		return os.LookupEnv(k)
+	}
+	r := startDaemonWith(t, daemon.Options{Config: cfg, ConfigOptions: config.Options{WorkDir: dir, LookupEnv: env}})
 	ctx := browser(t, 1280, 900)
 	path := filepath.Join(dir, config.FileName)
 	do(t, ctx, "opening the form", chromedp.Navigate(r.url+web.Prefix+"servers/edit"))
@@ -275,7 +285,7 @@ func TestBrowserConsoleCreatesTheFile(t *testing.T) {
 	do(t, ctx, "saving without confirming",
 		chromedp.SendKeys(chromedp.ID("f-name"), "library"),
 		chromedp.SetValue(chromedp.ID("f-transport"), "http"),
-		chromedp.SendKeys(chromedp.ID("f-url"), lib.URL),
+		chromedp.SendKeys(chromedp.ID("f-url"), "${LIBRARY_URL}"),
 		chromedp.Click(chromedp.ID("save-button")))
 	waitJS(t, ctx, "the request to confirm", `document.querySelector("#f-create-error") && document.querySelector("#f-create-error").textContent.includes("confirm")`)
 	if _, err := os.Stat(path); err == nil {
@@ -284,7 +294,7 @@ func TestBrowserConsoleCreatesTheFile(t *testing.T) {
 	shot(t, ctx, "server-add-no-file")
 	do(t, ctx, "confirming", chromedp.Click(chromedp.ID("f-create")), chromedp.Click(chromedp.ID("save-button")))
 	waitJS(t, ctx, "the new server's page", `document.getElementById("saved-banner") && document.getElementById("server-name").textContent === "library"`)
-	if _, err := config.Load(path, config.Options{}); err != nil {
+	if _, err := config.Load(path, config.Options{LookupEnv: env}); err != nil {
 		t.Errorf("the created file does not load: %v", err)
 	}
 	if _, err := r.d.Pool().WaitConnected(context.Background(), "library", 20*time.Second); err != nil {
