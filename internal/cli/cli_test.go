@@ -100,11 +100,14 @@ func wantContains(t *testing.T, what, got string, wants ...string) {
 
 func TestServersToolsAndCall(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok", "beta": "ok"})
+	// alpha is served in this process (every command below would start it
+	// again); beta is a stdio child, listed as one and started fresh for
+	// the tool it announces after initialize.
+	cfg := writeConfigWith(t, map[string]string{"beta": "ok"}, httpServersYAML(t, "alpha"))
 
 	r := runCLI(t, "servers", "--config", cfg)
 	wantCode(t, r, ExitOK)
-	wantContains(t, "servers", r.stdout, "NAME", "alpha", "beta", "stdio", "connected")
+	wantContains(t, "servers", r.stdout, "NAME", "alpha", "beta", "http", "stdio", "connected")
 
 	r = runCLI(t, "servers", "--config", cfg, "--json")
 	wantCode(t, r, ExitOK)
@@ -151,8 +154,9 @@ func TestServersToolsAndCall(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || len(res.Content) != 1 {
 		t.Errorf("call --json: got %q (%v), want a CallToolResult", r.stdout, err)
 	}
-	// A tool that appears after initialize (tools/list_changed) can be called.
-	r = runCLI(t, "call", "--config", cfg, "alpha", "late")
+	// A tool that appears after initialize (tools/list_changed) can be
+	// called: beta's process starts with this command.
+	r = runCLI(t, "call", "--config", cfg, "beta", "late")
 	wantCode(t, r, ExitOK)
 	wantContains(t, "call late", r.stdout, "late tool ran")
 }
@@ -200,7 +204,7 @@ func TestCallErrors(t *testing.T) {
 
 func TestCallImageSavedToFile(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	dir := t.TempDir()
 	r := runCLI(t, "call", "--config", cfg, "alpha", "image", "--out-dir", dir)
 	wantCode(t, r, ExitOK)
@@ -258,7 +262,7 @@ func TestPromptsResourcesRead(t *testing.T) {
 
 func TestEnableDisablePersist(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	r := runCLI(t, "servers", "disable", "alpha", "--config", cfg)
 	wantCode(t, r, ExitOK)
 
@@ -461,7 +465,7 @@ func TestServeWithoutConfig(t *testing.T) {
 
 func TestHistory(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	secret := "ghp_" + strings.Repeat("Z", 36)
 	wantCode(t, runCLI(t, "call", "--config", cfg, "alpha", "echo", "message="+secret), ExitOK)
 	wantCode(t, runCLI(t, "call", "--config", cfg, "alpha", "fail"), ExitFailure)
@@ -523,7 +527,7 @@ func TestStopAndResume(t *testing.T) {
 
 func TestCallBudgetAndTruncation(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	r := runCLI(t, "call", "--config", cfg, "alpha", "stream", "steps=100", "step_ms=50", "--max-duration", "500ms")
 	wantCode(t, r, ExitOK)
 	wantContains(t, "stdout", r.stdout, "Partial result")
