@@ -34,7 +34,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envRunMain) == "1" {
 		os.Exit(Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	testpeer.StopShared() // the peers tests share (everythingURL)
+	os.Exit(code)
 }
 
 // result is what one CLI run produced.
