@@ -26,7 +26,7 @@ func TestBrowserAsks(t *testing.T) {
 	model := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
 		return llmtest.Response{Text: "Wires hum through the night\nevery call finds its answer\nthe board stays awake"}
 	})
-	cfg := testConfig(everything(t, "everything"), testserver.Server(t, "asks", "asks"))
+	cfg := testConfig(sharedEverything(t, "everything"), testserver.Server(t, "asks", "asks"))
 	cfg.LLM = config.DefaultLLM()
 	cfg.LLM.BaseURL, cfg.LLM.Model, cfg.LLM.Stream = model.URL(), "haiku-1", false
 	r := startDaemon(t, cfg)

@@ -94,7 +94,7 @@ func processesWithEnv(kv string) []int {
 }
 
 // TestBrowser drives the console in Chromium against a real daemon with
-// server-everything (twice), a server that fails at start, and a hostile
+// server-everything (twice: the shared one and a stdio child), a server that fails at start, and a hostile
 // server behind it. The subtests share the daemon and the browser and run
 // in order.
 func TestBrowser(t *testing.T) {
@@ -108,7 +108,9 @@ func TestBrowser(t *testing.T) {
 	k, v, _ := strings.Cut(victimMark, "=")
 	victim.Env = map[string]string{k: v}
 	flaky := testserver.Server(t, "flaky", "flaky", testserver.EnvFlag+"="+flag)
-	r := startDaemon(t, testConfig(everything(t, "everything"), victim, flaky, hostileServer(t)))
+	// everything is the shared one over HTTP; victim, whose process the test
+	// kills, is a stdio child of the daemon's own.
+	r := startDaemon(t, testConfig(sharedEverything(t, "everything"), victim, flaky, hostileServer(t)))
 	ctx := browser(t, 1280, 900)
 
 	t.Run("servers update live when a server is killed", func(t *testing.T) {

@@ -34,6 +34,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		code = 1
 	}
+	testpeer.StopShared() // sharedEverything's
 	os.Exit(code)
 }
 
@@ -108,6 +109,24 @@ func everything(t *testing.T, name string) config.Server {
 	bin, args := testpeer.EverythingCommand(t)
 	return config.Server{
 		Name: name, Transport: config.TransportStdio, Command: bin, Args: args,
+		ConnectTimeout: 30 * time.Second, RequestTimeout: 60 * time.Second, TerminateOnClose: true,
+		Enabled: true, LoadTools: true, LoadPrompts: true, LoadResources: true, MaxRetries: 1,
+	}
+}
+
+// sharedEverything is server-everything over streamable HTTP as a server
+// named name: one node process the package's tests share (each daemon on
+// sessions of its own), for tests whose point is what the server offers in
+// the console, not its process (a stdio one is a node process per daemon,
+// about a second of CPU each). The missing peer fails the test as
+// everything does.
+func sharedEverything(t *testing.T, name string) config.Server {
+	t.Helper()
+	url := testpeer.Shared(t, "server-everything (streamable HTTP)", func(tb testing.TB) string {
+		return testpeer.StartEverything(tb, "streamableHttp")
+	})
+	return config.Server{
+		Name: name, Transport: config.TransportHTTP, URL: url,
 		ConnectTimeout: 30 * time.Second, RequestTimeout: 60 * time.Second, TerminateOnClose: true,
 		Enabled: true, LoadTools: true, LoadPrompts: true, LoadResources: true, MaxRetries: 1,
 	}

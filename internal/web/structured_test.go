@@ -20,7 +20,7 @@ import (
 // history keeps the status and the mismatch.
 func TestBrowserStructuredOutput(t *testing.T) {
 	t.Parallel()
-	r := startDaemon(t, testConfig(everything(t, "everything"), config.Server{Name: "wx", Transport: config.TransportHTTP, URL: testserver.Weather(t),
+	r := startDaemon(t, testConfig(sharedEverything(t, "everything"), config.Server{Name: "wx", Transport: config.TransportHTTP, URL: testserver.Weather(t),
 		ConnectTimeout: 10 * time.Second, RequestTimeout: 10 * time.Second, TerminateOnClose: true, Enabled: true, LoadTools: true}))
 	// The tool pages need their servers connected (server-everything can
 	// take seconds to start on a loaded machine; its page said "connecting").
