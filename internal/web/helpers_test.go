@@ -407,6 +407,31 @@ func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action
 	}
 }
 
+// click clicks the element sel finds, as chromedp.Click does, looking it
+// up again when the driver's node went stale between the lookup and the
+// click ("Could not find node with given id": a navigation, or the
+// driver fetching the document again after one, renumbers the nodes, and
+// on a loaded machine that can land between the two). The mouse events
+// are sent only once the node's position is known, so a retry never
+// clicks twice.
+func click[S chromedp.Selectable](sel S) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		for i := 0; ; i++ {
+			v, err := chromedp.Click(sel)(ctx, tg)
+			if err == nil || i == 4 || !staleNode(err) {
+				return v, err
+			}
+		}
+	}
+}
+
+// staleNode reports whether err is the browser refusing a node id it no
+// longer knows.
+func staleNode(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Could not find node with given id") || strings.Contains(msg, "No node with given id found")
+}
+
 // waitJS polls a JavaScript condition until it is true or 30 s pass. It
 // keeps polling across navigations (a finished call loads its result).
 func waitJS(t *testing.T, ctx context.Context, what, expr string) {
