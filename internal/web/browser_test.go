@@ -23,6 +23,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/internal/web"
 )
@@ -330,19 +331,15 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("history shows the calls", func(t *testing.T) {
-		deadline := time.Now().Add(30 * time.Second)
-		cond := `(function(){ const rows = Array.from(document.querySelectorAll('#history tbody tr')).map(tr => tr.innerText);
+		// The recorder writes in the background: once the store has both
+		// calls, the page must list them.
+		waitRecorded(t, r, store.CallFilter{Source: "web", Tool: "get-sum"}, 1, "success")
+		waitRecorded(t, r, store.CallFilter{Source: "web", Tool: "trigger-long-running-operation"}, 1, "cancelled")
+		do(t, ctx, "opening the history", chromedp.Navigate(r.url+web.Prefix+"history?source=web"))
+		if !eval[bool](t, ctx, `(function(){ const rows = Array.from(document.querySelectorAll('#history tbody tr')).map(tr => tr.innerText);
 			return rows.some(r => r.includes("get-sum") && r.includes("success") && r.includes("web")) &&
-				rows.some(r => r.includes("trigger-long-running-operation") && r.includes("cancelled")) })()`
-		for {
-			do(t, ctx, "opening the history", chromedp.Navigate(r.url+web.Prefix+"history?source=web"))
-			if eval[bool](t, ctx, cond) {
-				break
-			}
-			if time.Now().After(deadline) {
-				fail(t, ctx, "the history never listed both calls", fmt.Errorf("timed out"))
-			}
-			time.Sleep(100 * time.Millisecond)
+				rows.some(r => r.includes("trigger-long-running-operation") && r.includes("cancelled")) })()`) {
+			fail(t, ctx, "the history does not list both calls the store holds", fmt.Errorf("missing rows"))
 		}
 		shot(t, ctx, "history")
 		do(t, ctx, "filtering by tool", chromedp.Navigate(r.url+web.Prefix+"history?tool=get-sum"))

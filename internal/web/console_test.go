@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/daemon"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/internal/web"
 )
@@ -83,14 +84,9 @@ func TestBrowserConsole(t *testing.T) {
 	cl.json("POST", web.Prefix+"api/calls", `{"server":"alpha","tool":"fail","arguments":{}}`, 202, nil)
 
 	t.Run("overview charts, updated live", func(t *testing.T) {
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			do(t, ctx, "opening the overview", chromedp.Navigate(r.url+web.Prefix+"overview"))
-			if eval[string](t, ctx, `document.getElementById("total-calls").textContent`) == "3" || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(200 * time.Millisecond) // the recorder writes the history in batches
-		}
+		waitRecorded(t, r, store.CallFilter{Server: "alpha"}, 3) // the recorder writes the history in batches
+		do(t, ctx, "opening the overview", chromedp.Navigate(r.url+web.Prefix+"overview"))
+		waitJS(t, ctx, "the three calls", `document.getElementById("total-calls").textContent === "3"`)
 		waitJS(t, ctx, "the three charts", `document.querySelectorAll("#stats svg.chart-svg").length === 3`)
 		if n := eval[int](t, ctx, `document.querySelectorAll('[data-chart="calls"] rect.bar').length`); n == 0 {
 			t.Error("the calls chart has no bar")

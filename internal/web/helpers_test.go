@@ -452,6 +452,36 @@ func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 	fail(t, ctx, what, last)
 }
 
+// waitRecorded waits until the daemon's history holds n calls matching f
+// with each status of statuses ("" for any): the recorder writes in the
+// background, and the store is the only place to see it, a query much
+// cheaper than loading a page again and again.
+func waitRecorded(t *testing.T, r *running, f store.CallFilter, n int, statuses ...string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		recs, err := r.store.Calls(context.Background(), f)
+		if err != nil {
+			t.Fatalf("reading the history: %v", err)
+		}
+		got := map[string]int{}
+		for _, rec := range recs {
+			got[rec.Status]++
+		}
+		ok := len(recs) >= n
+		for _, s := range statuses {
+			ok = ok && got[s] > 0
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30s the history holds %d calls matching %+v by status %v, want %d with %v", len(recs), f, got, n, statuses)
+		}
+		time.Sleep(20 * time.Millisecond) // the recorder's batches: nothing to wait on
+	}
+}
+
 // eval evaluates a JavaScript expression.
 func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	t.Helper()
