@@ -432,19 +432,42 @@ func staleNode(err error) bool {
 	return strings.Contains(msg, "Could not find node with given id") || strings.Contains(msg, "No node with given id found")
 }
 
-// waitJS polls a JavaScript condition until it is true or 30 s pass. It
-// keeps polling across navigations (a finished call loads its result).
+// waitJS waits until a JavaScript condition is true or 30 s pass. The
+// page itself checks the condition every 50 ms and answers once it holds
+// (or the time is up): one round trip to the browser per wait, not one
+// per check, each of which cost the race-built test and Chromium some CPU
+// (several hundred per run, more the more loaded the machine). It keeps
+// waiting across navigations (a finished call loads its result): the
+// page's answer is then lost with its document, and the new page is asked.
 func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	var last error
-	for time.Now().Before(deadline) {
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!(`+expr+`)`))
-		if err == nil && ok {
-			return
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			break
 		}
-		last = err
-		time.Sleep(50 * time.Millisecond)
+		// "" once the condition holds; else why not: "false", or the
+		// exception the last check threw.
+		why, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`new Promise(function (resolve) {
+  var end = Date.now() + %d, why = "false";
+  (function check() {
+    try { if (%s) { resolve(""); return; } why = "false"; } catch (e) { why = String(e); }
+    if (Date.now() >= end) resolve(why); else setTimeout(check, 50);
+  })();
+})`, left.Milliseconds(), "!!("+expr+")"), chromedp.EvalAwaitPromise))
+		switch {
+		case err == nil && why == "":
+			return
+		case err == nil:
+			last = fmt.Errorf("still %s after 30s: %s", why, expr)
+		default:
+			// The document went away mid-wait (a navigation), or the new
+			// one is not ready to be asked yet.
+			last = err
+			time.Sleep(50 * time.Millisecond)
+		}
 	}
 	if last == nil {
 		last = fmt.Errorf("still false after 30s: %s", expr)
