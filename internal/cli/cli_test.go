@@ -64,17 +64,38 @@ func runCLIInput(t *testing.T, ctx context.Context, stdin io.Reader, args ...str
 	return result{out.String(), errb.String(), code}
 }
 
+// deadServer is the command of a stdio server that dies at start as the
+// test server's "exit" mode does — the same words on stderr, exit code 3 —
+// from a shell: a failing child for a few milliseconds of CPU, where the
+// race-built test server takes ~150 ms to start only to exit.
+const deadServer = "/bin/sh"
+
+// deadServerArgs are deadServer's arguments.
+var deadServerArgs = []string{"-c", "echo 'fatal: missing API key GIZMO_TOKEN' >&2; exit 3"}
+
 // writeConfig writes a switchboard.yaml whose servers run the test server
-// in the given modes, and isolates the state directory.
+// in the given modes ("exit": deadServer), and isolates the state
+// directory.
 func writeConfig(t *testing.T, servers map[string]string) string {
 	t.Helper()
 	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	exe := testserver.Command(t)
+	allowed := fmt.Sprintf("%q", exe)
+	for _, mode := range servers {
+		if mode == "exit" {
+			allowed += fmt.Sprintf(", %q", deadServer)
+			break
+		}
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "defaults:\n  connect_timeout: 10s\n  request_timeout: 10s\n")
-	fmt.Fprintf(&b, "security:\n  allowed_commands: [%q]\n", exe)
+	fmt.Fprintf(&b, "security:\n  allowed_commands: [%s]\n", allowed)
 	b.WriteString("servers:\n")
 	for _, name := range sortedKeys(servers) {
+		if servers[name] == "exit" {
+			fmt.Fprintf(&b, "  - name: %s\n    command: %q\n    args: [%q, %q]\n", name, deadServer, deadServerArgs[0], deadServerArgs[1])
+			continue
+		}
 		fmt.Fprintf(&b, "  - name: %s\n    command: %q\n    env: %s\n", name, exe, testserver.EnvYAML(servers[name]))
 	}
 	path := filepath.Join(t.TempDir(), "switchboard.yaml")
