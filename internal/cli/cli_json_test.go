@@ -110,7 +110,7 @@ func TestUsageErrorJSON(t *testing.T) {
 
 func TestJSONErrorKeepsCause(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	// The server's own words.
 	r := runCLI(t, "read", "alpha", "test://nope", "--config", cfg, "--json")
 	wantCode(t, r, ExitFailure)
@@ -152,7 +152,7 @@ func TestJSONErrorMessage(t *testing.T) {
 
 func TestCallTypingErrorFieldsJSON(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	r := runCLI(t, "call", "alpha", "add", "a=x", "b=2", "--config", cfg, "--json")
 	wantCode(t, r, ExitFailure)
 	e := jsonErr(t, "call add a=x", r)
@@ -248,7 +248,7 @@ func TestConfigShowResolvedKeys(t *testing.T) {
 
 func TestHistoryJSONAndFilters(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	wantCode(t, runCLI(t, "call", "--config", cfg, "alpha", "echo", "message=one"), ExitOK)
 	wantCode(t, runCLI(t, "call", "--config", cfg, "alpha", "echo", "message=two"), ExitOK)
 
@@ -295,7 +295,7 @@ func TestHistoryJSONAndFilters(t *testing.T) {
 
 func TestServerActionJSON(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	r := runCLI(t, "servers", "refresh", "alpha", "--config", cfg, "--json")
 	wantCode(t, r, ExitOK)
 	var got map[string]any
@@ -342,7 +342,7 @@ func TestParamLinesArrayItems(t *testing.T) {
 
 func TestPromptUnknownArgument(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	r := runCLI(t, "prompt", "alpha", "greet", "name=Ann", "nmae=Bob", "--config", cfg)
 	wantCode(t, r, ExitFailure)
 	wantContains(t, "prompt stderr", r.stderr, `nmae: prompt greet has no argument "nmae"; did you mean "name"?`, "its arguments are: name")
@@ -387,7 +387,7 @@ func TestCallToUnavailableServerIsRecorded(t *testing.T) {
 // both see the same user's history and tasks (issue 15 item 1).
 func TestCallIdentityFollowsDefaultUser(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfigWith(t, map[string]string{"alpha": "ok"}, "gateway:\n  default_user: ada\n")
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha")+"gateway:\n  default_user: ada\n")
 	wantCode(t, runCLI(t, "call", "--config", cfg, "alpha", "echo", "message=hi"), ExitOK)
 	r := runCLI(t, "history", "--config", cfg, "--json")
 	wantCode(t, r, ExitOK)

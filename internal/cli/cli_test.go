@@ -34,7 +34,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envRunMain) == "1" {
 		os.Exit(Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	testpeer.StopShared() // the peers tests share (everythingURL)
+	os.Exit(code)
 }
 
 // result is what one CLI run produced.
@@ -62,17 +64,38 @@ func runCLIInput(t *testing.T, ctx context.Context, stdin io.Reader, args ...str
 	return result{out.String(), errb.String(), code}
 }
 
+// deadServer is the command of a stdio server that dies at start as the
+// test server's "exit" mode does — the same words on stderr, exit code 3 —
+// from a shell: a failing child for a few milliseconds of CPU, where the
+// race-built test server takes ~150 ms to start only to exit.
+const deadServer = "/bin/sh"
+
+// deadServerArgs are deadServer's arguments.
+var deadServerArgs = []string{"-c", "echo 'fatal: missing API key GIZMO_TOKEN' >&2; exit 3"}
+
 // writeConfig writes a switchboard.yaml whose servers run the test server
-// in the given modes, and isolates the state directory.
+// in the given modes ("exit": deadServer), and isolates the state
+// directory.
 func writeConfig(t *testing.T, servers map[string]string) string {
 	t.Helper()
 	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	exe := testserver.Command(t)
+	allowed := fmt.Sprintf("%q", exe)
+	for _, mode := range servers {
+		if mode == "exit" {
+			allowed += fmt.Sprintf(", %q", deadServer)
+			break
+		}
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "defaults:\n  connect_timeout: 10s\n  request_timeout: 10s\n")
-	fmt.Fprintf(&b, "security:\n  allowed_commands: [%q]\n", exe)
+	fmt.Fprintf(&b, "security:\n  allowed_commands: [%s]\n", allowed)
 	b.WriteString("servers:\n")
 	for _, name := range sortedKeys(servers) {
+		if servers[name] == "exit" {
+			fmt.Fprintf(&b, "  - name: %s\n    command: %q\n    args: [%q, %q]\n", name, deadServer, deadServerArgs[0], deadServerArgs[1])
+			continue
+		}
 		fmt.Fprintf(&b, "  - name: %s\n    command: %q\n    env: %s\n", name, exe, testserver.EnvYAML(servers[name]))
 	}
 	path := filepath.Join(t.TempDir(), "switchboard.yaml")
@@ -100,11 +123,14 @@ func wantContains(t *testing.T, what, got string, wants ...string) {
 
 func TestServersToolsAndCall(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok", "beta": "ok"})
+	// alpha is served in this process (every command below would start it
+	// again); beta is a stdio child, listed as one and started fresh for
+	// the tool it announces after initialize.
+	cfg := writeConfigWith(t, map[string]string{"beta": "ok"}, httpServersYAML(t, "alpha"))
 
 	r := runCLI(t, "servers", "--config", cfg)
 	wantCode(t, r, ExitOK)
-	wantContains(t, "servers", r.stdout, "NAME", "alpha", "beta", "stdio", "connected")
+	wantContains(t, "servers", r.stdout, "NAME", "alpha", "beta", "http", "stdio", "connected")
 
 	r = runCLI(t, "servers", "--config", cfg, "--json")
 	wantCode(t, r, ExitOK)
@@ -151,8 +177,9 @@ func TestServersToolsAndCall(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || len(res.Content) != 1 {
 		t.Errorf("call --json: got %q (%v), want a CallToolResult", r.stdout, err)
 	}
-	// A tool that appears after initialize (tools/list_changed) can be called.
-	r = runCLI(t, "call", "--config", cfg, "alpha", "late")
+	// A tool that appears after initialize (tools/list_changed) can be
+	// called: beta's process starts with this command.
+	r = runCLI(t, "call", "--config", cfg, "beta", "late")
 	wantCode(t, r, ExitOK)
 	wantContains(t, "call late", r.stdout, "late tool ran")
 }
@@ -200,7 +227,7 @@ func TestCallErrors(t *testing.T) {
 
 func TestCallImageSavedToFile(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	dir := t.TempDir()
 	r := runCLI(t, "call", "--config", cfg, "alpha", "image", "--out-dir", dir)
 	wantCode(t, r, ExitOK)
@@ -282,7 +309,7 @@ func TestPromptsResourcesRead(t *testing.T) {
 
 func TestEnableDisablePersist(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	r := runCLI(t, "servers", "disable", "alpha", "--config", cfg)
 	wantCode(t, r, ExitOK)
 
@@ -485,7 +512,7 @@ func TestServeWithoutConfig(t *testing.T) {
 
 func TestHistory(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	secret := "ghp_" + strings.Repeat("Z", 36)
 	wantCode(t, runCLI(t, "call", "--config", cfg, "alpha", "echo", "message="+secret), ExitOK)
 	wantCode(t, runCLI(t, "call", "--config", cfg, "alpha", "fail"), ExitFailure)
@@ -547,7 +574,7 @@ func TestStopAndResume(t *testing.T) {
 
 func TestCallBudgetAndTruncation(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	r := runCLI(t, "call", "--config", cfg, "alpha", "stream", "steps=100", "step_ms=50", "--max-duration", "500ms")
 	wantCode(t, r, ExitOK)
 	wantContains(t, "stdout", r.stdout, "Partial result")

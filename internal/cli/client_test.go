@@ -228,7 +228,7 @@ func TestClientConnectKeepsTrust(t *testing.T) {
 func TestClientConnectFollowsTheDaemon(t *testing.T) {
 	t.Parallel()
 	clientHome(t)
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	startDaemon(t, cfg)
 	r := runCLI(t, "client", "connect", "claude-desktop", "--json")
 	wantCode(t, r, ExitOK)

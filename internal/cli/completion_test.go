@@ -40,7 +40,7 @@ func wantCandidates(t *testing.T, what string, got []string, wants ...string) {
 // values and file names.
 func TestCompletion(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok", "beta": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha", "beta"))
 	if err := appendFile(cfg, `gateway:
   views:
     - {name: team, servers: [alpha]}
@@ -108,7 +108,7 @@ hooks:
 // running daemon when there is one.
 func TestCompletionAsksTheDaemon(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	d := startDaemon(t, cfg)
 	before := d.requests.Load()
 	got, _ := complete(t, "call", "--config", cfg, "alpha", "")

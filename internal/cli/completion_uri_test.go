@@ -15,7 +15,9 @@ func TestCompleteReadURIs(t *testing.T) {
 	t.Parallel()
 	bin, args := testpeer.EverythingCommand(t)
 	const want = "demo://resource/static/document/features.md"
-	cfg := writeConfigWith(t, map[string]string{}, "  - name: everything\n    command: "+bin+"\n    args: ["+strings.Join(args, ", ")+"]\n", bin)
+	// The configured server is the shared one over HTTP; --stdio starts
+	// its own, as the flag is the point.
+	cfg := writeConfigWith(t, map[string]string{}, "  - name: everything\n    transport: http\n    url: "+everythingURL(t)+"\n")
 
 	got, directive := complete(t, "read", "--config", cfg, "everything", "")
 	if !slices.Contains(got, want) || directive != ":4" {

@@ -242,7 +242,7 @@ func TestDaemonAndInProcessPrintTheSame(t *testing.T) {
 
 func TestDaemonStopAndResume(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	d := startDaemon(t, cfg)
 	for _, tt := range []struct {
 		args []string
@@ -308,7 +308,7 @@ func TestDaemonStopAndResume(t *testing.T) {
 
 func TestDaemonInterruptCancelsTheCall(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	d := startDaemon(t, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan result, 1)
@@ -337,8 +337,8 @@ func TestDaemonInterruptCancelsTheCall(t *testing.T) {
 
 func TestDaemonForAnotherConfigIsNotUsed(t *testing.T) {
 	t.Parallel()
-	other := writeConfig(t, map[string]string{"beta": "ok"})
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"}) // the same state directory as the daemon's
+	other := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "beta"))
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha")) // the same state directory as the daemon's
 	d := startDaemon(t, other)
 	r := runCLI(t, "tools", "--config", cfg)
 	wantCode(t, r, ExitOK)
@@ -353,7 +353,7 @@ func TestDaemonForAnotherConfigIsNotUsed(t *testing.T) {
 
 func TestReload(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	r := runCLI(t, "reload", "--config", cfg)
 	wantCode(t, r, ExitFailure)
 	wantContains(t, "reload without a daemon", r.stdout, "configuration OK: "+cfg+", 1 server(s)")
@@ -374,7 +374,7 @@ func TestReload(t *testing.T) {
 		t.Errorf("reloads: got %d, want 2", n)
 	}
 
-	bad := writeConfig(t, map[string]string{"alpha": "ok"})
+	bad := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	if err := appendFile(bad, "nonsense: true\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +403,7 @@ func appendFile(path, text string) error {
 func TestReloadNeedsNotTheDaemonsSecrets(t *testing.T) {
 	t.Parallel()
 	const tokenVar = "SWITCHBOARD_TEST_RELOAD_TOKEN"
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	if err := appendFile(cfg, "gateway:\n  tokens:\n    - name: alice\n      user: alice\n      token_env: "+tokenVar+"\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -456,7 +456,7 @@ func TestConfigValidateChecksTheFoundFile(t *testing.T) {
 // (here the embedded default); --config still chooses.
 func TestNoConfigUsesTheDaemon(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	setenv(t, "XDG_CONFIG_HOME", t.TempDir())
 	setenv(t, "HOME", t.TempDir())
 	chdir(t, t.TempDir())

@@ -13,7 +13,7 @@ import (
 func TestCommandsNeedNotTheDaemonsTokens(t *testing.T) {
 	t.Parallel()
 	const aliceVar, bobVar = "SWITCHBOARD_TEST_ALICE_TOKEN", "SWITCHBOARD_TEST_BOB_TOKEN"
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	if err := appendFile(cfg, "gateway:\n  tokens:\n"+
 		"    - name: alice\n      user: alice\n      token_env: "+aliceVar+"\n"+
 		"    - name: bob\n      user: bob\n      token_env: "+bobVar+"\n"); err != nil {

@@ -13,7 +13,7 @@ import (
 // success passes.
 func TestDocCheckCountsARecordedFailure(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	doc := writeMarkdown(t, "# Runbook\n\n```alpha\ntool: echo\nmessage: sunny\n```\n\n```alpha\ntool: fail\n```\n")
 
 	r := runCLI(t, "doc", "run", "--config", cfg, doc)

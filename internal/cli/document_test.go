@@ -37,7 +37,7 @@ func writeMarkdown(t *testing.T, text string) string {
 
 func TestDocRunListCheck(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok", "beta": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha", "beta"))
 	doc := writeMarkdown(t, docText)
 
 	r := runCLI(t, "doc", "run", "--check", "--config", cfg, doc)
@@ -121,7 +121,7 @@ func TestDocUsage(t *testing.T) {
 
 func TestDocUnknownServerAndDuplicateIDs(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	doc := writeMarkdown(t, "```alpah\ntool: echo\nmessage: hi\n```\n\n```python\ntool: str = 'x'\n```\n\n"+
 		"```alpha ^dup\ntool: echo\nmessage: one\n```\n\n```alpha ^dup\ntool: echo\nmessage: two\n```\n")
 	const typo = `:1: unknown server "alpah"; did you mean "alpha"?`
@@ -168,7 +168,7 @@ func TestDocSummary(t *testing.T) {
 // document gets the same results as in-process.
 func TestDocRunUsesTheDaemon(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok", "beta": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha", "beta"))
 	d := startDaemon(t, cfg)
 	doc := writeMarkdown(t, docText)
 	before := d.requests.Load()

@@ -11,7 +11,6 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/llm"
 	"github.com/switchboard-mcp/switchboard/internal/llm/llmtest"
-	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
@@ -101,10 +100,8 @@ func TestElicitDeclineAndCancelOnATerminal(t *testing.T) {
 // a terminal (today's failure: "client does not support elicitation").
 func TestElicitEverythingOnATerminal(t *testing.T) {
 	t.Parallel()
-	bin, args := testpeer.EverythingCommand(t)
 	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
-	stdio := bin + " " + strings.Join(append(args, "stdio"), " ")
-	p := startOnPTY(t, nil, "call", "--stdio", stdio, "trigger-elicitation-request")
+	p := startOnPTY(t, nil, "call", "--url", everythingURL(t), "trigger-elicitation-request")
 	p.expect("Your full, legal name")
 	p.answer("> ", "Ada Lovelace")
 	p.expect("Your date of birth")
@@ -147,9 +144,7 @@ func TestElicitWithoutATerminal(t *testing.T) {
 	wantCode(t, r, ExitUsage)
 	wantContains(t, "bad --elicit", r.stderr, `--elicit "maybe" is not a choice; give ask, decline or accept-defaults`)
 
-	bin, args := testpeer.EverythingCommand(t)
-	stdio := bin + " " + strings.Join(append(args, "stdio"), " ")
-	r = runCLI(t, "call", "--stdio", stdio, "trigger-url-elicitation", "url=https://example.com/x")
+	r = runCLI(t, "call", "--url", everythingURL(t), "trigger-url-elicitation", "url=https://example.com/x")
 	wantCode(t, r, ExitOK)
 	wantContains(t, "url piped", r.stderr, "asked you to open https://example.com/x", "declined: no terminal")
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"io"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
-	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 )
 
 // TestHelpExamplesOfServerEverything: every --help example that uses
@@ -27,11 +25,10 @@ func TestHelpExamplesOfServerEverything(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	bin, args := testpeer.EverythingCommand(t)
 	client := mcp.NewClient(&mcp.Implementation{Name: "examples-test", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin, args...)}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: everythingURL(t)}, nil)
 	if err != nil {
-		t.Fatalf("starting server-everything: %v", err)
+		t.Fatalf("connecting to server-everything: %v", err)
 	}
 	defer cs.Close()
 	tools := map[string]*mcp.Tool{}

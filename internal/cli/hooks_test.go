@@ -121,7 +121,7 @@ func TestHooksCommands(t *testing.T) {
 func TestHooksListInvalid(t *testing.T) {
 	t.Parallel()
 	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
-	cfgPath := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfgPath := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	data := must(os.ReadFile(cfgPath))
 	data = append(data, "hooks:\n  - {name: bad, on: x.y, actions: [{type: mcp, server: alpha, tool: echo, params: [{param: mesage, value: hi}]}]}\n"...)
 	if err := os.WriteFile(cfgPath, data, 0o600); err != nil {
@@ -231,7 +231,7 @@ func TestHooksInstallGitEndToEnd(t *testing.T) {
 func TestHooksAroundCommandCalls(t *testing.T) {
 	t.Parallel()
 	setenv(t, envNoDaemon, "1")
-	path := writeConfig(t, map[string]string{"alpha": "ok"})
+	path := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	dir := t.TempDir()
 	out := filepath.Join(dir, "after.json")
 	slow := writeScript(t, dir, "slow.sh", fmt.Sprintf("sleep 0.3; cat > %q\n", out))
@@ -314,7 +314,7 @@ func TestREADMEHookExample(t *testing.T) {
 	if !strings.Contains(example, "on: tool.failed") || !strings.Contains(example, "failures.jsonl") {
 		t.Fatalf("the README's hook example changed:\n%s", example)
 	}
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	if err := appendFile(cfg, example); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
@@ -21,4 +22,16 @@ func httpServersYAML(t *testing.T, names ...string) string {
 		fmt.Fprintf(&b, "  - name: %s\n    transport: http\n    url: %s\n", name, testserver.OKHTTP(t))
 	}
 	return b.String()
+}
+
+// everythingURL is server-everything over streamable HTTP, one process
+// the package's tests share (testpeer.Shared, stopped in TestMain), each
+// on sessions of its own. It is for tests whose point is what the server
+// offers, not its process: a stdio server-everything is a node process
+// that every command starts again, about a second of CPU each.
+func everythingURL(t *testing.T) string {
+	t.Helper()
+	return testpeer.Shared(t, "server-everything (streamable HTTP)", func(tb testing.TB) string {
+		return testpeer.StartEverything(tb, "streamableHttp")
+	})
 }

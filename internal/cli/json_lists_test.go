@@ -87,7 +87,7 @@ func TestListsPrintBareArrays(t *testing.T) {
 
 	t.Run("task_list", func(t *testing.T) {
 		t.Parallel()
-		cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+		cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 		r := runCLI(t, "task", "list", "--config", cfg, "alpha", "--json")
 		wantCode(t, r, ExitOK)
 		if strings.TrimSpace(r.stdout) != "[]" {

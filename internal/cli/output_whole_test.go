@@ -10,8 +10,6 @@ import (
 	"testing"
 
 	"github.com/creack/pty"
-
-	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 )
 
 // TestNarrowTableKeepsNamesWhole: on a 60-column terminal the resources,
@@ -81,8 +79,7 @@ func TestNarrowTableKeepsNamesWhole(t *testing.T) {
 // copied into read or prompt.
 func TestNarrowTerminalListsKeepNamesWhole(t *testing.T) {
 	t.Parallel()
-	bin, args := testpeer.EverythingCommand(t)
-	everything := strings.Join(append([]string{bin}, args...), " ")
+	everything := everythingURL(t)
 	state := t.TempDir()
 	for _, tc := range []struct {
 		command string
@@ -102,7 +99,7 @@ func TestNarrowTerminalListsKeepNamesWhole(t *testing.T) {
 		var read sync.WaitGroup
 		read.Go(func() { _, _ = io.Copy(&out, ptmx) })
 		var errb bytes.Buffer
-		code := run(context.Background(), invocation{args: []string{tc.command, "--stdio", everything, "--state-dir", state},
+		code := run(context.Background(), invocation{args: []string{tc.command, "--url", everything, "--state-dir", state},
 			stdin: os.Stdin, stdout: tty, stderr: &errb, env: envOf(t)})
 		tty.Close() // the reader gets EOF (EIO) once the output is read
 		read.Wait()

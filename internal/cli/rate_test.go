@@ -11,7 +11,7 @@ import (
 // without.
 func TestCallRateLimitedJSON(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	data, err := os.ReadFile(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -238,7 +238,9 @@ func TestListsAreNeverNull(t *testing.T) {
 // with --log-level.
 func TestLogsOnlyWhenAsked(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok", "dead": "exit"})
+	// The log records are dead's, a stdio child that exits; alpha, which
+	// answers, is served in this process.
+	cfg := writeConfigWith(t, map[string]string{"dead": "exit"}, httpServersYAML(t, "alpha"))
 	setenv(t, envNoDaemon, "1")
 	r := runCLI(t, "tools", "--config", cfg)
 	wantCode(t, r, ExitFailure)

@@ -110,13 +110,19 @@ func (a *app) serve(ctx context.Context, listen string, stdio bool) error {
 		// input's value gets it from the records and the secret store.
 		load = func() (*config.Config, error) { return a.loadServeConfig(override) }
 	}
+	// The console's edits are checked, and a file it creates is loaded,
+	// as this command loads files: in its environment and working
+	// directory, with the state directory's trust records and secrets.
+	cfgOpts := a.configOptions(false)
+	cfgOpts.Listen = listen
 	d, err := daemon.New(daemon.Options{
-		Config:   cfg,
-		Load:     load,
-		Store:    st,
-		StateDir: stateDir,
-		Logger:   a.logger(),
-		Out:      out,
+		Config:        cfg,
+		Load:          load,
+		ConfigOptions: cfgOpts,
+		Store:         st,
+		StateDir:      stateDir,
+		Logger:        a.logger(),
+		Out:           out,
 		DialOptions: func(server string, o *upstream.DialOptions) {
 			o.NewTransport = a.emb.transport(server)
 		},

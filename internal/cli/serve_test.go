@@ -109,7 +109,7 @@ func TestPrintEndpointsNamesOAuth(t *testing.T) {
 // without tokens serves on the flag's loopback address.
 func TestServeListenOverridesTheFile(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	if err := appendFile(cfg, "gateway:\n  listen: 0.0.0.0:18110\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestServeListenOverridesTheFile(t *testing.T) {
 // says a daemon is running, and who, before printing or starting anything.
 func TestSecondServeRefusedFirst(t *testing.T) {
 	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out, errb syncBuffer

@@ -55,8 +55,8 @@ func TestCallStructuredOutput(t *testing.T) {
 	}
 
 	// server-everything's tool with an output schema keeps to it.
-	bin, args := testpeer.EverythingCommand(t)
-	r = runCLI(t, "call", "--stdio", strings.Join(append([]string{bin}, args...), " "), "--state-dir", state,
+	everything := everythingURL(t)
+	r = runCLI(t, "call", "--url", everything, "--state-dir", state,
 		"get-structured-content", "location=Chicago", "--json")
 	wantCode(t, r, ExitOK)
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || res.StructuredContent["conditions"] != "Light rain / drizzle" {
@@ -66,7 +66,7 @@ func TestCallStructuredOutput(t *testing.T) {
 		t.Errorf("server-everything's matching result warned: %s", r.stderr)
 	}
 	// Its text content is the structured content serialized: printed once.
-	r = runCLI(t, "call", "--stdio", strings.Join(append([]string{bin}, args...), " "), "--state-dir", state,
+	r = runCLI(t, "call", "--url", everything, "--state-dir", state,
 		"get-structured-content", "location=Chicago")
 	wantCode(t, r, ExitOK)
 	if strings.Count(r.stdout, "Light rain / drizzle") != 1 || strings.Contains(r.stdout, "structuredContent:") {

@@ -58,6 +58,14 @@ type Options struct {
 	// Load re-reads the configuration for Reload; nil makes Reload fail
 	// with a clear error (the embedded default has no file to re-read).
 	Load func() (*config.Config, error)
+	// ConfigOptions are the options the configuration was loaded with
+	// (the environment, the state directory's trust records and secrets,
+	// the working directory). The console's edits are checked with them
+	// before they are written, a file the console creates on the embedded
+	// default is loaded with them, and their WorkDir is where it is
+	// created (switchboard.yaml there, the first place serve looks); ""
+	// means the process's working directory.
+	ConfigOptions config.Options
 	// Store is the history and state store; the daemon does not close it.
 	Store store.Store
 	// StateDir holds the control socket and the stop flag.

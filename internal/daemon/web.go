@@ -189,18 +189,28 @@ type fileEditor struct {
 var _ web.ConfigEditor = (*fileEditor)(nil)
 
 // Path implements web.ConfigEditor: the file the configuration came from,
-// or, on the embedded default, switchboard.yaml in the working directory
-// (the first place `serve` looks).
+// or, on the embedded default, switchboard.yaml in the daemon's working
+// directory (ConfigOptions.WorkDir, the first place `serve` looks), never
+// the process's unless that is the daemon's.
 func (e *fileEditor) Path() (string, bool) {
 	if src := e.d.config().Source; src != "" {
-		return src, true
+		return e.abs(src), true
 	}
-	p, err := filepath.Abs(config.FileName)
-	if err != nil {
-		p = config.FileName
-	}
-	_, err = os.Stat(p)
+	p := e.abs(config.FileName)
+	_, err := os.Stat(p)
 	return p, err == nil
+}
+
+// abs makes a relative path absolute against the daemon's working
+// directory.
+func (e *fileEditor) abs(p string) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(e.d.opts.ConfigOptions.WorkDir, p)
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return filepath.Clean(p)
 }
 
 // Server implements web.ConfigEditor.
@@ -251,7 +261,7 @@ func (e *fileEditor) edit(ctx context.Context, change func([]byte) ([]byte, erro
 	}
 	// The same checks as `switchboard config validate`, before anything
 	// is written.
-	if _, err := config.Parse(path, data, config.Options{}); err != nil {
+	if _, err := config.Parse(path, data, e.d.opts.ConfigOptions); err != nil {
 		return control.ReloadReport{}, err
 	}
 	// A file the person trusted (its hooks run) stays trusted through the
@@ -270,7 +280,8 @@ func (e *fileEditor) edit(ctx context.Context, change func([]byte) ([]byte, erro
 		// daemon reloads the new file.
 		e.d.reloadMu.Lock()
 		if e.d.opts.Load == nil {
-			e.d.opts.Load = func() (*config.Config, error) { return config.Load(path, config.Options{}) }
+			opts := e.d.opts.ConfigOptions
+			e.d.opts.Load = func() (*config.Config, error) { return config.Load(path, opts) }
 		}
 		e.d.reloadMu.Unlock()
 	}

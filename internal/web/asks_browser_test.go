@@ -26,7 +26,7 @@ func TestBrowserAsks(t *testing.T) {
 	model := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response {
 		return llmtest.Response{Text: "Wires hum through the night\nevery call finds its answer\nthe board stays awake"}
 	})
-	cfg := testConfig(everything(t, "everything"), testserver.Server(t, "asks", "asks"))
+	cfg := testConfig(sharedEverything(t, "everything"), testserver.Server(t, "asks", "asks"))
 	cfg.LLM = config.DefaultLLM()
 	cfg.LLM.BaseURL, cfg.LLM.Model, cfg.LLM.Stream = model.URL(), "haiku-1", false
 	r := startDaemon(t, cfg)
@@ -47,7 +47,7 @@ func TestBrowserAsks(t *testing.T) {
 		if fill != "" {
 			eval[chromedp.Void](t, ctx, fill+"; 1")
 		}
-		do(t, ctx, "calling "+tool, chromedp.Click(chromedp.ID("call-button")))
+		do(t, ctx, "calling "+tool, click(chromedp.ID("call-button")))
 		waitJS(t, ctx, "the question", `document.querySelector('#asks .ask[data-kind="`+kind+`"]')`)
 		if !eval[bool](t, ctx, `document.querySelector("#asks .ask").contains(document.activeElement)`) {
 			t.Errorf("the focus is on %s, not in the question's pane", eval[string](t, ctx, `document.activeElement.outerHTML.slice(0, 80)`))
@@ -91,7 +91,7 @@ func TestBrowserAsks(t *testing.T) {
 		}
 		audit(t, ctx, "the elicitation pane")
 		// Checked in the page before it is sent: name is required.
-		do(t, ctx, "accepting without a name", chromedp.Click(chromedp.CSS(`#asks .ask button.primary`)))
+		do(t, ctx, "accepting without a name", click(chromedp.CSS(`#asks .ask button.primary`)))
 		waitJS(t, ctx, "the missing-name error", `document.querySelector('#asks .field[data-path="name"] .field-error').textContent.includes("required")`)
 		do(t, ctx, "filling the form",
 			chromedp.SendKeys(chromedp.CSS(`#asks .field[data-path="name"] input`), "Ada Lovelace"),
@@ -102,7 +102,7 @@ func TestBrowserAsks(t *testing.T) {
 			t.Error("name's error is still shown after it was filled in")
 		}
 		shot(t, ctx, "elicitation")
-		do(t, ctx, "accepting", chromedp.Click(chromedp.CSS(`#asks .ask button.primary`)))
+		do(t, ctx, "accepting", click(chromedp.CSS(`#asks .ask button.primary`)))
 		text := result(t)
 		for _, want := range []string{"User provided the requested information", "Name: Ada Lovelace", "Email: ada@example.com", "Favorite Integer: 7", "Agreed to terms: true"} {
 			if !strings.Contains(text, want) {
@@ -162,7 +162,7 @@ func TestBrowserAsks(t *testing.T) {
 		}
 		audit(t, ctx, "the sampling pane")
 		shot(t, ctx, "sampling")
-		do(t, ctx, "approving", chromedp.Click(chromedp.CSS(`#asks .ask button.primary`)))
+		do(t, ctx, "approving", click(chromedp.CSS(`#asks .ask button.primary`)))
 		waitJS(t, ctx, "the model's answer", `document.querySelector('#asks .ask[data-kind="sampled"]')`)
 		if got := eval[string](t, ctx, `document.querySelector('#asks .ask[data-kind="sampled"] .ask-text').textContent`); !strings.HasPrefix(got, "Wires hum through the night") {
 			t.Errorf("the model's answer shown: %q", got)
@@ -171,7 +171,7 @@ func TestBrowserAsks(t *testing.T) {
 			t.Error("the focus did not move to the model's answer")
 		}
 		shot(t, ctx, "sampling-answer")
-		do(t, ctx, "returning it", chromedp.Click(chromedp.CSS(`#asks .ask[data-kind="sampled"] button.primary`)))
+		do(t, ctx, "returning it", click(chromedp.CSS(`#asks .ask[data-kind="sampled"] button.primary`)))
 		text := result(t)
 		if !strings.Contains(text, "Wires hum through the night") || !strings.Contains(text, "haiku-1") {
 			t.Errorf("the tool's result does not hold the model's answer:\n%s", text)
@@ -196,7 +196,7 @@ func TestBrowserAsks(t *testing.T) {
 	t.Run("a call cancelled while its question waits", func(t *testing.T) {
 		call(t, "asks", "confirm", "", "form")
 		start := time.Now()
-		do(t, ctx, "cancelling the call", chromedp.Click(chromedp.ID("cancel-button")))
+		do(t, ctx, "cancelling the call", click(chromedp.ID("cancel-button")))
 		waitJS(t, ctx, "the cancelled result", resultPage("cancelled"))
 		if n := eval[int](t, ctx, `document.querySelectorAll("#asks .ask").length`); n != 0 {
 			t.Errorf("%d question panes left after the call was cancelled", n)

@@ -23,6 +23,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/internal/web"
 )
@@ -94,7 +95,7 @@ func processesWithEnv(kv string) []int {
 }
 
 // TestBrowser drives the console in Chromium against a real daemon with
-// server-everything (twice), a server that fails at start, and a hostile
+// server-everything (twice: the shared one and a stdio child), a server that fails at start, and a hostile
 // server behind it. The subtests share the daemon and the browser and run
 // in order.
 func TestBrowser(t *testing.T) {
@@ -108,7 +109,9 @@ func TestBrowser(t *testing.T) {
 	k, v, _ := strings.Cut(victimMark, "=")
 	victim.Env = map[string]string{k: v}
 	flaky := testserver.Server(t, "flaky", "flaky", testserver.EnvFlag+"="+flag)
-	r := startDaemon(t, testConfig(everything(t, "everything"), victim, flaky, hostileServer(t)))
+	// everything is the shared one over HTTP; victim, whose process the test
+	// kills, is a stdio child of the daemon's own.
+	r := startDaemon(t, testConfig(sharedEverything(t, "everything"), victim, flaky, hostileServer(t)))
 	ctx := browser(t, 1280, 900)
 
 	t.Run("servers update live when a server is killed", func(t *testing.T) {
@@ -164,7 +167,7 @@ func TestBrowser(t *testing.T) {
 		if err := os.Remove(flag); err != nil {
 			t.Fatal(err)
 		}
-		do(t, ctx, "clicking Re-enable", chromedp.Click(chromedp.CSS(`tr[data-server="flaky"] button[data-action="enable"]`)))
+		do(t, ctx, "clicking Re-enable", click(chromedp.CSS(`tr[data-server="flaky"] button[data-action="enable"]`)))
 		waitJS(t, ctx, "flaky connected, banner and hint gone",
 			rowLabel("flaky")+` === "connected" && document.getElementById("autodisabled").hidden && document.querySelector('tr[data-server="flaky"] [data-field="hint"]').hidden`)
 		shot(t, ctx, "re-enabled")
@@ -181,12 +184,12 @@ func TestBrowser(t *testing.T) {
 		}
 		// Client-side validation: b missing.
 		do(t, ctx, "filling a", chromedp.SendKeys(chromedp.CSS(`.field[data-path="a"] input`), "2"),
-			chromedp.Click(chromedp.ID("call-button")))
+			click(chromedp.ID("call-button")))
 		waitJS(t, ctx, "the missing-field error at b",
 			`!document.getElementById("form-errors").hidden && document.querySelector('.field[data-path="b"] .field-error').textContent.includes("required")`)
 		shot(t, ctx, "get-sum-invalid")
 		do(t, ctx, "filling b and calling", chromedp.SendKeys(chromedp.CSS(`.field[data-path="b"] input`), "3"),
-			chromedp.Click(chromedp.ID("call-button")))
+			click(chromedp.ID("call-button")))
 		waitJS(t, ctx, "the sum", resultPage("success"))
 		text := eval[string](t, ctx, `document.getElementById("result").innerText`)
 		if !strings.Contains(text, "5") {
@@ -202,7 +205,7 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("raw JSON mode", func(t *testing.T) {
-		do(t, ctx, "switching to JSON", chromedp.Click(chromedp.ID("raw-toggle")))
+		do(t, ctx, "switching to JSON", click(chromedp.ID("raw-toggle")))
 		raw := eval[string](t, ctx, `document.getElementById("raw-json").value`)
 		var args map[string]any
 		if err := json.Unmarshal([]byte(raw), &args); err != nil || args["a"] != 2.0 || args["b"] != 3.0 {
@@ -210,12 +213,12 @@ func TestBrowser(t *testing.T) {
 		}
 		do(t, ctx, "calling with a wrong type",
 			chromedp.SetValue(chromedp.ID("raw-json"), `{"a": "two", "b": 3}`),
-			chromedp.Click(chromedp.ID("call-button")))
+			click(chromedp.ID("call-button")))
 		waitJS(t, ctx, "the type error", `!document.getElementById("form-errors").hidden && document.getElementById("form-errors").textContent.includes("a: got string, want number")`)
 		shot(t, ctx, "raw-json-invalid")
 		do(t, ctx, "calling with good JSON",
 			chromedp.SetValue(chromedp.ID("raw-json"), `{"a": 40, "b": 2}`),
-			chromedp.Click(chromedp.ID("call-button")))
+			click(chromedp.ID("call-button")))
 		waitJS(t, ctx, "the sum 42", `document.getElementById("result-status") && document.getElementById("result").innerText.includes("42")`)
 	})
 
@@ -228,7 +231,7 @@ func TestBrowser(t *testing.T) {
 		do(t, ctx, "typing a plain question and a JSON object",
 			chromedp.SendKeys(chromedp.CSS(`.field[data-path="query"] textarea`), "where is the config loaded?"),
 			chromedp.SendKeys(chromedp.CSS(`.field[data-path="context"] textarea`), `{"team": "core"}`),
-			chromedp.Click(chromedp.ID("call-button")))
+			click(chromedp.ID("call-button")))
 		waitJS(t, ctx, "the echo", resultPage("success"))
 		var got map[string]any
 		text := eval[string](t, ctx, `document.querySelector("#result pre").innerText`)
@@ -237,7 +240,7 @@ func TestBrowser(t *testing.T) {
 		}
 		do(t, ctx, "a context that is not JSON",
 			chromedp.SetValue(chromedp.CSS(`.field[data-path="context"] textarea`), "team core"),
-			chromedp.Click(chromedp.ID("call-button")))
+			click(chromedp.ID("call-button")))
 		waitJS(t, ctx, "the JSON error at context", `document.querySelector('.field[data-path="context"] .field-error').textContent.includes("not valid JSON")`)
 		shot(t, ctx, "free-form")
 	})
@@ -245,7 +248,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("images render inline", func(t *testing.T) {
 		do(t, ctx, "opening get-tiny-image", chromedp.Navigate(r.url+web.Prefix+"tool?server=everything&name=get-tiny-image"))
 		waitJS(t, ctx, "the form", `document.getElementById("call-button")`)
-		do(t, ctx, "calling", chromedp.Click(chromedp.ID("call-button")))
+		do(t, ctx, "calling", click(chromedp.ID("call-button")))
 		waitJS(t, ctx, "the image, loaded under the CSP",
 			`document.querySelector('#result img[src^="data:image/png;base64,"]') && document.querySelector('#result img').complete && document.querySelector('#result img').naturalWidth > 0`)
 		shot(t, ctx, "image")
@@ -254,7 +257,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("stop switch and resume", func(t *testing.T) {
 		do(t, ctx, "opening get-sum", chromedp.Navigate(r.url+web.Prefix+"tool?server=everything&name=get-sum"))
 		waitJS(t, ctx, "the stop button", `!document.getElementById("stop-button").hidden && document.getElementById("stopped-banner").hidden`)
-		do(t, ctx, "stopping", chromedp.Click(chromedp.ID("stop-button")))
+		do(t, ctx, "stopping", click(chromedp.ID("stop-button")))
 		waitJS(t, ctx, "the stopped banner", `!document.getElementById("stopped-banner").hidden && document.getElementById("stop-button").hidden`)
 		if !r.d.Engine().Stopped() {
 			t.Error("the engine is not stopped")
@@ -262,12 +265,12 @@ func TestBrowser(t *testing.T) {
 		do(t, ctx, "calling while stopped",
 			chromedp.SendKeys(chromedp.CSS(`.field[data-path="a"] input`), "1"),
 			chromedp.SendKeys(chromedp.CSS(`.field[data-path="b"] input`), "1"),
-			chromedp.Click(chromedp.ID("call-button")))
+			click(chromedp.ID("call-button")))
 		waitJS(t, ctx, "the refusal", `(document.getElementById("result") && document.getElementById("result").innerText.toLowerCase().includes("stop")) ||
 			(!document.getElementById("form-errors").hidden && document.getElementById("form-errors").textContent.toLowerCase().includes("stop"))`)
 		waitJS(t, ctx, "the banner after a reload", `!document.getElementById("stopped-banner").hidden`)
 		shot(t, ctx, "stopped")
-		do(t, ctx, "resuming", chromedp.Click(chromedp.ID("resume-button")))
+		do(t, ctx, "resuming", click(chromedp.ID("resume-button")))
 		waitJS(t, ctx, "the banner gone", `document.getElementById("stopped-banner").hidden && !document.getElementById("stop-button").hidden`)
 		if r.d.Engine().Stopped() {
 			t.Error("the engine is still stopped after Resume")
@@ -300,14 +303,14 @@ func TestBrowser(t *testing.T) {
 		href := eval[string](t, ctx, `document.querySelector('#resources a[href*="uri=demo"]').href`)
 		do(t, ctx, "opening a static resource", chromedp.Navigate(href))
 		waitJS(t, ctx, "its contents and the subscribe button", `document.getElementById("result") && document.getElementById("subscribe-button")`)
-		do(t, ctx, "subscribing", chromedp.Click(chromedp.ID("subscribe-button")))
+		do(t, ctx, "subscribing", click(chromedp.ID("subscribe-button")))
 		waitJS(t, ctx, "subscribed", `!document.getElementById("unsubscribe-button").hidden`)
 		// server-everything sends updates for subscribed resources once
 		// this tool turns them on (one at once, then every 5 s).
 		eval[chromedp.Void](t, ctx, `window.sb.api("POST", "/ui/api/calls", {server: "everything", tool: "toggle-subscriber-updates", arguments: {}}); 1`)
 		waitJS(t, ctx, "an update on the page", `document.querySelectorAll("#updates li").length >= 1`)
 		shot(t, ctx, "everything-subscription")
-		do(t, ctx, "unsubscribing", chromedp.Click(chromedp.ID("unsubscribe-button")))
+		do(t, ctx, "unsubscribing", click(chromedp.ID("unsubscribe-button")))
 		waitJS(t, ctx, "unsubscribed", `!document.getElementById("subscribe-button").hidden`)
 	})
 
@@ -318,29 +321,25 @@ func TestBrowser(t *testing.T) {
 		do(t, ctx, "starting a 30 s operation",
 			chromedp.SetValue(chromedp.CSS(`.field[data-path="duration"] input`), "30"),
 			chromedp.SetValue(chromedp.CSS(`.field[data-path="steps"] input`), "30"),
-			chromedp.Click(chromedp.ID("call-button")))
+			click(chromedp.ID("call-button")))
 		waitJS(t, ctx, "progress", `!document.getElementById("progress-panel").hidden && document.getElementById("call-progress").value >= 1 &&
 			document.getElementById("progress-text").textContent.includes("of 30")`)
 		shot(t, ctx, "long-running-progress")
-		do(t, ctx, "cancelling", chromedp.Click(chromedp.ID("cancel-button")))
+		do(t, ctx, "cancelling", click(chromedp.ID("cancel-button")))
 		waitJS(t, ctx, "the cancelled result", resultPage("cancelled"))
 		shot(t, ctx, "long-running-cancelled")
 	})
 
 	t.Run("history shows the calls", func(t *testing.T) {
-		deadline := time.Now().Add(30 * time.Second)
-		cond := `(function(){ const rows = Array.from(document.querySelectorAll('#history tbody tr')).map(tr => tr.innerText);
+		// The recorder writes in the background: once the store has both
+		// calls, the page must list them.
+		waitRecorded(t, r, store.CallFilter{Source: "web", Tool: "get-sum"}, 1, "success")
+		waitRecorded(t, r, store.CallFilter{Source: "web", Tool: "trigger-long-running-operation"}, 1, "cancelled")
+		do(t, ctx, "opening the history", chromedp.Navigate(r.url+web.Prefix+"history?source=web"))
+		if !eval[bool](t, ctx, `(function(){ const rows = Array.from(document.querySelectorAll('#history tbody tr')).map(tr => tr.innerText);
 			return rows.some(r => r.includes("get-sum") && r.includes("success") && r.includes("web")) &&
-				rows.some(r => r.includes("trigger-long-running-operation") && r.includes("cancelled")) })()`
-		for {
-			do(t, ctx, "opening the history", chromedp.Navigate(r.url+web.Prefix+"history?source=web"))
-			if eval[bool](t, ctx, cond) {
-				break
-			}
-			if time.Now().After(deadline) {
-				fail(t, ctx, "the history never listed both calls", fmt.Errorf("timed out"))
-			}
-			time.Sleep(100 * time.Millisecond)
+				rows.some(r => r.includes("trigger-long-running-operation") && r.includes("cancelled")) })()`) {
+			fail(t, ctx, "the history does not list both calls the store holds", fmt.Errorf("missing rows"))
 		}
 		shot(t, ctx, "history")
 		do(t, ctx, "filtering by tool", chromedp.Navigate(r.url+web.Prefix+"history?tool=get-sum"))
@@ -353,7 +352,7 @@ func TestBrowser(t *testing.T) {
 				t.Errorf("filtered by get-sum, a row shows %q", tool)
 			}
 		}
-		do(t, ctx, "opening a call", chromedp.Click(chromedp.CSS(`#history tbody tr a`)))
+		do(t, ctx, "opening a call", click(chromedp.CSS(`#history tbody tr a`)))
 		waitJS(t, ctx, "the call's details", `document.querySelector("dl.details") && document.querySelector("dl.details").innerText.includes("get-sum")`)
 		shot(t, ctx, "history-detail")
 	})
@@ -376,7 +375,7 @@ func TestBrowser(t *testing.T) {
 		if !strings.Contains(help, "<img src=x onerror=") {
 			t.Errorf("parameter help: got %q, want the markup as text", help)
 		}
-		do(t, ctx, "calling evil", chromedp.Click(chromedp.ID("call-button")))
+		do(t, ctx, "calling evil", click(chromedp.ID("call-button")))
 		waitJS(t, ctx, "the result", resultPage("success"))
 		if got := eval[string](t, ctx, `document.querySelector("#result .markdown h1") ? document.querySelector("#result .markdown h1").textContent : ""`); got != "Report" {
 			t.Errorf("Markdown heading: got %q, want Report", got)
@@ -404,7 +403,7 @@ func TestBrowser(t *testing.T) {
 		do(t, ctx, "a dry run of an event no hook matches",
 			chromedp.SendKeys(chromedp.ID("fire-event"), "spec.plan.after"),
 			chromedp.SendKeys(chromedp.ID("fire-fields"), "feature=001-x"),
-			chromedp.Click(chromedp.CSS(`form.stack button[type="submit"]`)))
+			click(chromedp.CSS(`form.stack button[type="submit"]`)))
 		waitJS(t, ctx, "the report", `document.querySelector("main").innerText.includes("Dry run of spec.plan.after") && document.querySelector("main").innerText.includes("No hook matched")`)
 		shot(t, ctx, "hooks")
 	})
@@ -534,7 +533,7 @@ func TestBrowserLogin(t *testing.T) {
 	}
 	waitJS(t, ctx, "the history, logged in", `location.pathname === "/ui/history" && document.querySelector("header").innerText.includes("Log out alice")`)
 	shot(t, ctx, "logged-in")
-	do(t, ctx, "logging out", chromedp.Click(chromedp.CSS(`form[action="/ui/logout"] button`)))
+	do(t, ctx, "logging out", click(chromedp.CSS(`form[action="/ui/logout"] button`)))
 	waitJS(t, ctx, "the login form again", `location.pathname === "/ui/login" && document.getElementById("token")`)
 	do(t, ctx, "the servers page after logging out", chromedp.Navigate(r.url+"/"))
 	waitJS(t, ctx, "a redirect to the login", `location.pathname === "/ui/login"`)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/daemon"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/internal/web"
 )
@@ -83,14 +84,9 @@ func TestBrowserConsole(t *testing.T) {
 	cl.json("POST", web.Prefix+"api/calls", `{"server":"alpha","tool":"fail","arguments":{}}`, 202, nil)
 
 	t.Run("overview charts, updated live", func(t *testing.T) {
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			do(t, ctx, "opening the overview", chromedp.Navigate(r.url+web.Prefix+"overview"))
-			if eval[string](t, ctx, `document.getElementById("total-calls").textContent`) == "3" || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(200 * time.Millisecond) // the recorder writes the history in batches
-		}
+		waitRecorded(t, r, store.CallFilter{Server: "alpha"}, 3) // the recorder writes the history in batches
+		do(t, ctx, "opening the overview", chromedp.Navigate(r.url+web.Prefix+"overview"))
+		waitJS(t, ctx, "the three calls", `document.getElementById("total-calls").textContent === "3"`)
 		waitJS(t, ctx, "the three charts", `document.querySelectorAll("#stats svg.chart-svg").length === 3`)
 		if n := eval[int](t, ctx, `document.querySelectorAll('[data-chart="calls"] rect.bar').length`); n == 0 {
 			t.Error("the calls chart has no bar")
@@ -119,7 +115,7 @@ func TestBrowserConsole(t *testing.T) {
 
 	t.Run("a server's page", func(t *testing.T) {
 		do(t, ctx, "opening the servers page", chromedp.Navigate(r.url+"/"))
-		do(t, ctx, "opening alpha", chromedp.Click(chromedp.CSS(`#servers tr[data-server="alpha"] th a`)))
+		do(t, ctx, "opening alpha", click(chromedp.CSS(`#servers tr[data-server="alpha"] th a`)))
 		// The click navigates, and nothing waits for that page to load: a
 		// page still being parsed has its heading but not what follows.
 		waitJS(t, ctx, "alpha's page", `document.readyState === "complete" &&
@@ -138,22 +134,22 @@ func TestBrowserConsole(t *testing.T) {
 		}
 		audit(t, ctx, "server")
 		shot(t, ctx, "server")
-		do(t, ctx, "disabling alpha", chromedp.Click(chromedp.CSS(`#server-actions button[data-action="disable"]`)))
+		do(t, ctx, "disabling alpha", click(chromedp.CSS(`#server-actions button[data-action="disable"]`)))
 		waitJS(t, ctx, "disabled, live", `document.querySelector('#server-state [data-field="label"]').textContent === "disabled" &&
 			document.getElementById("state-history").innerText.includes("disabled")`)
-		do(t, ctx, "enabling alpha", chromedp.Click(chromedp.CSS(`#server-actions button[data-action="enable"]`)))
+		do(t, ctx, "enabling alpha", click(chromedp.CSS(`#server-actions button[data-action="enable"]`)))
 		waitJS(t, ctx, "connected again", `document.querySelector('#server-state [data-field="label"]').textContent === "connected"`)
 	})
 
 	t.Run("add, edit and remove a server in the file", func(t *testing.T) {
 		do(t, ctx, "opening the servers page", chromedp.Navigate(r.url+"/"))
-		do(t, ctx, "add a server", chromedp.Click(chromedp.ID("add-server")))
+		do(t, ctx, "add a server", click(chromedp.ID("add-server")))
 		waitJS(t, ctx, "the form", `document.readyState === "complete" && document.getElementById("server-form") && document.getElementById("config-path").textContent === `+jsString(path))
 		audit(t, ctx, "add a server")
 		do(t, ctx, "an http server without a URL",
 			chromedp.SendKeys(chromedp.ID("f-name"), "gamma"),
 			chromedp.SetValue(chromedp.ID("f-transport"), "http"),
-			chromedp.Click(chromedp.ID("save-button")))
+			click(chromedp.ID("save-button")))
 		waitJS(t, ctx, "the refusal at the URL field", `document.querySelector('[data-field-name="url"] .field-error') &&
 			document.querySelector('[data-field-name="url"]').classList.contains("invalid")`)
 		if v := eval[string](t, ctx, `document.getElementById("f-name").value`); v != "gamma" {
@@ -163,7 +159,7 @@ func TestBrowserConsole(t *testing.T) {
 			t.Error("a refused server was written to the file")
 		}
 		shot(t, ctx, "server-add-refused")
-		do(t, ctx, "adding the URL", chromedp.SendKeys(chromedp.ID("f-url"), lib.URL), chromedp.Click(chromedp.ID("save-button")))
+		do(t, ctx, "adding the URL", chromedp.SendKeys(chromedp.ID("f-url"), lib.URL), click(chromedp.ID("save-button")))
 		waitJS(t, ctx, "gamma's page", `document.getElementById("saved-banner") && document.getElementById("server-name").textContent === "gamma"`)
 		waitJS(t, ctx, "gamma connected", `document.querySelector('#server-state [data-field="label"]').textContent === "connected"`)
 		data, _ := os.ReadFile(path)
@@ -178,7 +174,7 @@ func TestBrowserConsole(t *testing.T) {
 		if strings.Contains(env, "hunter2") || !strings.Contains(env, "SECRET_KEY=********") {
 			t.Errorf("the edit form's env: %q; want SECRET_KEY hidden", env)
 		}
-		do(t, ctx, "a description", chromedp.SendKeys(chromedp.ID("f-description"), "The test binary"), chromedp.Click(chromedp.ID("save-button")))
+		do(t, ctx, "a description", chromedp.SendKeys(chromedp.ID("f-description"), "The test binary"), click(chromedp.ID("save-button")))
 		waitJS(t, ctx, "alpha saved", `document.getElementById("saved-banner") && document.getElementById("server-name").textContent === "alpha"`)
 		data, _ = os.ReadFile(path)
 		if !strings.Contains(string(data), "description: The test binary") || !strings.Contains(string(data), "SECRET_KEY: hunter2-literal-secret # must never reach a page") {
@@ -187,7 +183,7 @@ func TestBrowserConsole(t *testing.T) {
 		do(t, ctx, "editing gamma", chromedp.Navigate(r.url+web.Prefix+"servers/edit?name=gamma"))
 		waitJS(t, ctx, "the remove form", `document.getElementById("remove-form")`)
 		shot(t, ctx, "server-edit")
-		do(t, ctx, "removing gamma", chromedp.Click(chromedp.ID("f-confirm")), chromedp.Click(chromedp.ID("remove-button")))
+		do(t, ctx, "removing gamma", click(chromedp.ID("f-confirm")), click(chromedp.ID("remove-button")))
 		waitJS(t, ctx, "the servers page without gamma", `document.getElementById("removed-banner") && !document.querySelector('#servers tr[data-server="gamma"]')`)
 		data, _ = os.ReadFile(path)
 		if strings.Contains(string(data), "gamma") || !strings.Contains(string(data), "# The test binary") {
@@ -260,14 +256,24 @@ func colorScheme(scheme string) chromedp.Action[chromedp.Void] {
 }
 
 // TestBrowserConsoleCreatesTheFile: with the embedded default (no file),
-// adding a server says where the file would be created and creates it
+// adding a server says where the file would be created — switchboard.yaml
+// in the daemon's working directory, not the process's — and creates it
 // only once confirmed.
 func TestBrowserConsoleCreatesTheFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	t.Chdir(dir) // the file goes to ./switchboard.yaml
 	cfg := testConfig()
 	lib := libraryServer(t) // before the daemon: it closes after the daemon stops
-	r := startDaemonWith(t, daemon.Options{Config: cfg})
+	// The daemon's environment is not the process's: the new server's URL
+	// is a variable only the daemon has, so the edit is checked, and the
+	// new file loaded, with the daemon's configuration options.
+	env := func(k string) (string, bool) {
+		if k == "LIBRARY_URL" {
+			return lib.URL, true
+		}
+		return os.LookupEnv(k)
+	}
+	r := startDaemonWith(t, daemon.Options{Config: cfg, ConfigOptions: config.Options{WorkDir: dir, LookupEnv: env}})
 	ctx := browser(t, 1280, 900)
 	path := filepath.Join(dir, config.FileName)
 	do(t, ctx, "opening the form", chromedp.Navigate(r.url+web.Prefix+"servers/edit"))
@@ -275,16 +281,16 @@ func TestBrowserConsoleCreatesTheFile(t *testing.T) {
 	do(t, ctx, "saving without confirming",
 		chromedp.SendKeys(chromedp.ID("f-name"), "library"),
 		chromedp.SetValue(chromedp.ID("f-transport"), "http"),
-		chromedp.SendKeys(chromedp.ID("f-url"), lib.URL),
-		chromedp.Click(chromedp.ID("save-button")))
+		chromedp.SendKeys(chromedp.ID("f-url"), "${LIBRARY_URL}"),
+		click(chromedp.ID("save-button")))
 	waitJS(t, ctx, "the request to confirm", `document.querySelector("#f-create-error") && document.querySelector("#f-create-error").textContent.includes("confirm")`)
 	if _, err := os.Stat(path); err == nil {
 		t.Fatal("the file was created without confirmation")
 	}
 	shot(t, ctx, "server-add-no-file")
-	do(t, ctx, "confirming", chromedp.Click(chromedp.ID("f-create")), chromedp.Click(chromedp.ID("save-button")))
+	do(t, ctx, "confirming", click(chromedp.ID("f-create")), click(chromedp.ID("save-button")))
 	waitJS(t, ctx, "the new server's page", `document.getElementById("saved-banner") && document.getElementById("server-name").textContent === "library"`)
-	if _, err := config.Load(path, config.Options{}); err != nil {
+	if _, err := config.Load(path, config.Options{LookupEnv: env}); err != nil {
 		t.Errorf("the created file does not load: %v", err)
 	}
 	if _, err := r.d.Pool().WaitConnected(context.Background(), "library", 20*time.Second); err != nil {

@@ -93,7 +93,7 @@ func TestBrowserExplore(t *testing.T) {
 
 	t.Run("prompt form and messages", func(t *testing.T) {
 		do(t, ctx, "opening the prompts", chromedp.Navigate(r.url+web.Prefix+"tools?kind=prompts&server=library"))
-		do(t, ctx, "opening recommend", chromedp.Click(chromedp.CSS(`#prompts a[href*="name=recommend"]`)))
+		do(t, ctx, "opening recommend", click(chromedp.CSS(`#prompts a[href*="name=recommend"]`)))
 		waitJS(t, ctx, "the form", `document.querySelector('#prompt-form input[name="arg.genre"]')`)
 		if n := eval[int](t, ctx, `document.querySelectorAll('#prompt-form .field .req').length`); n != 1 {
 			t.Errorf("required markers: got %d, want 1 (genre)", n)
@@ -101,14 +101,14 @@ func TestBrowserExplore(t *testing.T) {
 		if req := eval[string](t, ctx, `document.querySelector('input[name="arg.genre"]').getAttribute("aria-required")`); req != "true" {
 			t.Errorf("genre aria-required: got %q, want true", req)
 		}
-		do(t, ctx, "getting it without the required argument", chromedp.Click(chromedp.ID("get-button")))
+		do(t, ctx, "getting it without the required argument", click(chromedp.ID("get-button")))
 		waitJS(t, ctx, "the error at genre", `document.querySelector('.field[data-arg="genre"] .field-error') &&
 			document.querySelector('.field[data-arg="genre"] .field-error').textContent.includes("genre")`)
 		shot(t, ctx, "prompt-missing")
 		do(t, ctx, "filling both and getting it",
 			chromedp.SendKeys(chromedp.CSS(`input[name="arg.genre"]`), "mystery"),
 			chromedp.SendKeys(chromedp.CSS(`input[name="arg.era"]`), "1920s"),
-			chromedp.Click(chromedp.ID("get-button")))
+			click(chromedp.ID("get-button")))
 		waitJS(t, ctx, "the messages", `document.querySelectorAll('#result .message').length === 2`)
 		if got := eval[string](t, ctx, `document.querySelector('#result .message.role-user').innerText`); !strings.Contains(got, "Recommend a mystery book from the 1920s") {
 			t.Errorf("user message: got %q", got)
@@ -124,7 +124,7 @@ func TestBrowserExplore(t *testing.T) {
 
 	t.Run("resources: Markdown, image, download, template", func(t *testing.T) {
 		do(t, ctx, "opening the resources", chromedp.Navigate(r.url+web.Prefix+"tools?kind=resources&server=library"))
-		do(t, ctx, "opening notes", chromedp.Click(chromedp.CSS(`#resources a[href*="notes.md"]`)))
+		do(t, ctx, "opening notes", click(chromedp.CSS(`#resources a[href*="notes.md"]`)))
 		waitJS(t, ctx, "the rendered Markdown", `document.querySelector('#result .markdown h1') && document.querySelector('#result .markdown strong')`)
 		if n := eval[int](t, ctx, `document.querySelectorAll('main script, #result a[href^="javascript"]').length`); n != 0 {
 			t.Errorf("the resource page has %d injected elements, want 0", n)
@@ -153,7 +153,7 @@ func TestBrowserExplore(t *testing.T) {
 		tpl := eval[string](t, ctx, `document.querySelector('#resources a[href*="template="]').href`)
 		do(t, ctx, "opening the book template", chromedp.Navigate(tpl))
 		waitJS(t, ctx, "the template form", `document.readyState === "complete" && document.querySelector('#template-form input[name="var.id"]')`)
-		do(t, ctx, "reading book 42", chromedp.SendKeys(chromedp.CSS(`input[name="var.id"]`), "42"), chromedp.Click(chromedp.ID("read-button")))
+		do(t, ctx, "reading book 42", chromedp.SendKeys(chromedp.CSS(`input[name="var.id"]`), "42"), click(chromedp.ID("read-button")))
 		waitJS(t, ctx, "book 42", `document.getElementById("result") && document.getElementById("result").innerText.includes("Book number 42")`)
 		shot(t, ctx, "resource-template")
 	})
@@ -161,7 +161,7 @@ func TestBrowserExplore(t *testing.T) {
 	t.Run("subscribe and see updates live; the protocol log", func(t *testing.T) {
 		do(t, ctx, "opening counter", chromedp.Navigate(r.url+web.Prefix+"resource?server=library&uri="+jsURL("library://counter")))
 		waitJS(t, ctx, "the subscribe button", `document.getElementById("subscribe-button")`)
-		do(t, ctx, "subscribing", chromedp.Click(chromedp.ID("subscribe-button")))
+		do(t, ctx, "subscribing", click(chromedp.ID("subscribe-button")))
 		waitJS(t, ctx, "subscribed", `!document.getElementById("unsubscribe-button").hidden`)
 		// Bump the counter from outside the page: a call through the API.
 		for i := 1; i <= 2; i++ {
@@ -182,10 +182,10 @@ func TestBrowserExplore(t *testing.T) {
 			}
 		}
 		before := eval[int](t, ctx, `document.querySelectorAll("#protocol-log > li").length`)
-		do(t, ctx, "pinging", chromedp.Click(chromedp.ID("ping-button")))
+		do(t, ctx, "pinging", click(chromedp.ID("ping-button")))
 		waitJS(t, ctx, "the ping and its answer, live", fmt.Sprintf(`document.querySelectorAll("#protocol-log > li").length >= %d &&
 			Array.from(document.querySelectorAll("#protocol-log > li .method")).some(m => m.textContent === "ping")`, before+2))
-		do(t, ctx, "unfolding the last message", chromedp.Click(chromedp.CSS(`#protocol-log > li:last-child summary`)))
+		do(t, ctx, "unfolding the last message", click(chromedp.CSS(`#protocol-log > li:last-child summary`)))
 		shot(t, ctx, "protocol-log")
 	})
 
@@ -194,12 +194,12 @@ func TestBrowserExplore(t *testing.T) {
 		waitJS(t, ctx, "the copy buttons", `document.getElementById("copy-cli") && document.getElementById("copy-curl")`)
 		// Catch what is copied.
 		eval[chromedp.Void](t, ctx, `window.__copied = []; navigator.clipboard.writeText = t => { window.__copied.push(t); return Promise.resolve(); }`)
-		do(t, ctx, "copying the CLI command", chromedp.Click(chromedp.ID("copy-cli")))
+		do(t, ctx, "copying the CLI command", click(chromedp.ID("copy-cli")))
 		waitJS(t, ctx, "the copy", `window.__copied.length === 1`)
 		if got := eval[string](t, ctx, `window.__copied[0]`); got != "switchboard call library bump" {
 			t.Errorf("copied CLI command: got %q", got)
 		}
-		do(t, ctx, "calling bump", chromedp.Click(chromedp.ID("call-button")))
+		do(t, ctx, "calling bump", click(chromedp.ID("call-button")))
 		waitJS(t, ctx, "the result and its copy button", resultPage("success")+` && document.querySelector("#result button.copy")`)
 		eval[chromedp.Void](t, ctx, `window.__copied = []; navigator.clipboard.writeText = t => { window.__copied.push(t); return Promise.resolve(); }`)
 		// Clicked in the page in one step: the result pane may be drawn
@@ -210,12 +210,12 @@ func TestBrowserExplore(t *testing.T) {
 		if got, want := eval[string](t, ctx, `window.__copied[0]`), eval[string](t, ctx, `document.querySelector("#result pre").textContent`); got != want || got == "" {
 			t.Errorf("copied result: got %q, want the result's text %q", got, want)
 		}
-		do(t, ctx, "copying the CLI command of the call", chromedp.Click(chromedp.ID("copy-cli")))
+		do(t, ctx, "copying the CLI command of the call", click(chromedp.ID("copy-cli")))
 		waitJS(t, ctx, "the copy", `window.__copied.length === 2`)
 		if got := eval[string](t, ctx, `window.__copied[1]`); got != "switchboard call library bump" {
 			t.Errorf("copied CLI command after the call: got %q", got)
 		}
-		do(t, ctx, "copying the curl command", chromedp.Click(chromedp.ID("copy-curl")))
+		do(t, ctx, "copying the curl command", click(chromedp.ID("copy-curl")))
 		waitJS(t, ctx, "the copy", `window.__copied.length === 3`)
 		if got := eval[string](t, ctx, `window.__copied[2]`); !strings.Contains(got, `"method":"tools/call"`) || !strings.Contains(got, "library__bump") {
 			t.Errorf("copied curl command: got %q", got)

@@ -34,6 +34,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		code = 1
 	}
+	testpeer.StopShared() // sharedEverything's
 	os.Exit(code)
 }
 
@@ -108,6 +109,24 @@ func everything(t *testing.T, name string) config.Server {
 	bin, args := testpeer.EverythingCommand(t)
 	return config.Server{
 		Name: name, Transport: config.TransportStdio, Command: bin, Args: args,
+		ConnectTimeout: 30 * time.Second, RequestTimeout: 60 * time.Second, TerminateOnClose: true,
+		Enabled: true, LoadTools: true, LoadPrompts: true, LoadResources: true, MaxRetries: 1,
+	}
+}
+
+// sharedEverything is server-everything over streamable HTTP as a server
+// named name: one node process the package's tests share (each daemon on
+// sessions of its own), for tests whose point is what the server offers in
+// the console, not its process (a stdio one is a node process per daemon,
+// about a second of CPU each). The missing peer fails the test as
+// everything does.
+func sharedEverything(t *testing.T, name string) config.Server {
+	t.Helper()
+	url := testpeer.Shared(t, "server-everything (streamable HTTP)", func(tb testing.TB) string {
+		return testpeer.StartEverything(tb, "streamableHttp")
+	})
+	return config.Server{
+		Name: name, Transport: config.TransportHTTP, URL: url,
 		ConnectTimeout: 30 * time.Second, RequestTimeout: 60 * time.Second, TerminateOnClose: true,
 		Enabled: true, LoadTools: true, LoadPrompts: true, LoadResources: true, MaxRetries: 1,
 	}
@@ -388,24 +407,102 @@ func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action
 	}
 }
 
-// waitJS polls a JavaScript condition until it is true or 30 s pass. It
-// keeps polling across navigations (a finished call loads its result).
+// click clicks the element sel finds, as chromedp.Click does, looking it
+// up again when the driver's node went stale between the lookup and the
+// click ("Could not find node with given id": a navigation, or the
+// driver fetching the document again after one, renumbers the nodes, and
+// on a loaded machine that can land between the two). The mouse events
+// are sent only once the node's position is known, so a retry never
+// clicks twice.
+func click[S chromedp.Selectable](sel S) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		for i := 0; ; i++ {
+			v, err := chromedp.Click(sel)(ctx, tg)
+			if err == nil || i == 4 || !staleNode(err) {
+				return v, err
+			}
+		}
+	}
+}
+
+// staleNode reports whether err is the browser refusing a node id it no
+// longer knows.
+func staleNode(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Could not find node with given id") || strings.Contains(msg, "No node with given id found")
+}
+
+// waitJS waits until a JavaScript condition is true or 30 s pass. The
+// page itself checks the condition every 50 ms and answers once it holds
+// (or the time is up): one round trip to the browser per wait, not one
+// per check, each of which cost the race-built test and Chromium some CPU
+// (several hundred per run, more the more loaded the machine). It keeps
+// waiting across navigations (a finished call loads its result): the
+// page's answer is then lost with its document, and the new page is asked.
 func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	var last error
-	for time.Now().Before(deadline) {
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!(`+expr+`)`))
-		if err == nil && ok {
-			return
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			break
 		}
-		last = err
-		time.Sleep(50 * time.Millisecond)
+		// "" once the condition holds; else why not: "false", or the
+		// exception the last check threw.
+		why, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`new Promise(function (resolve) {
+  var end = Date.now() + %d, why = "false";
+  (function check() {
+    try { if (%s) { resolve(""); return; } why = "false"; } catch (e) { why = String(e); }
+    if (Date.now() >= end) resolve(why); else setTimeout(check, 50);
+  })();
+})`, left.Milliseconds(), "!!("+expr+")"), chromedp.EvalAwaitPromise))
+		switch {
+		case err == nil && why == "":
+			return
+		case err == nil:
+			last = fmt.Errorf("still %s after 30s: %s", why, expr)
+		default:
+			// The document went away mid-wait (a navigation), or the new
+			// one is not ready to be asked yet.
+			last = err
+			time.Sleep(50 * time.Millisecond)
+		}
 	}
 	if last == nil {
 		last = fmt.Errorf("still false after 30s: %s", expr)
 	}
 	fail(t, ctx, what, last)
+}
+
+// waitRecorded waits until the daemon's history holds n calls matching f
+// with each status of statuses ("" for any): the recorder writes in the
+// background, and the store is the only place to see it, a query much
+// cheaper than loading a page again and again.
+func waitRecorded(t *testing.T, r *running, f store.CallFilter, n int, statuses ...string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		recs, err := r.store.Calls(context.Background(), f)
+		if err != nil {
+			t.Fatalf("reading the history: %v", err)
+		}
+		got := map[string]int{}
+		for _, rec := range recs {
+			got[rec.Status]++
+		}
+		ok := len(recs) >= n
+		for _, s := range statuses {
+			ok = ok && got[s] > 0
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30s the history holds %d calls matching %+v by status %v, want %d with %v", len(recs), f, got, n, statuses)
+		}
+		time.Sleep(20 * time.Millisecond) // the recorder's batches: nothing to wait on
+	}
 }
 
 // eval evaluates a JavaScript expression.

@@ -74,7 +74,7 @@ func TestBrowserOAuthLogin(t *testing.T) {
 		`location.pathname === "/ui/login" && document.getElementById("oauth-signin") && !document.getElementById("token")`)
 	shot(t, ctx, "oauth-login")
 	audit(t, ctx, "login with the identity provider")
-	do(t, ctx, "signing in", chromedp.Click(chromedp.ID("oauth-signin")))
+	do(t, ctx, "signing in", click(chromedp.ID("oauth-signin")))
 	waitJS(t, ctx, "the history, logged in as alice",
 		`location.pathname === "/ui/history" && document.querySelector("header").innerText.includes("Log out alice")`)
 	if cookie := eval[string](t, ctx, `document.cookie`); cookie != "" {
@@ -82,16 +82,16 @@ func TestBrowserOAuthLogin(t *testing.T) {
 	}
 	do(t, ctx, "the servers page", chromedp.Navigate(r.url+"/"))
 	waitJS(t, ctx, "the servers page, still logged in", `location.pathname === "/" && `+rowLabel("alpha")+` !== ""`)
-	do(t, ctx, "logging out", chromedp.Click(chromedp.CSS(`form[action="/ui/logout"] button`)))
+	do(t, ctx, "logging out", click(chromedp.CSS(`form[action="/ui/logout"] button`)))
 	waitJS(t, ctx, "the login page again", `location.pathname === "/ui/login" && document.getElementById("oauth-signin")`)
 
 	is.SetLogin(oauthtest.Login{User: "alice", Deny: true})
-	do(t, ctx, "signing in, declined", chromedp.Click(chromedp.ID("oauth-signin")))
+	do(t, ctx, "signing in, declined", click(chromedp.ID("oauth-signin")))
 	waitJS(t, ctx, "the refusal", `document.querySelector(".login .fault") && document.querySelector(".login .fault").textContent.includes("did not sign you in: access_denied")`)
 
 	is.SetLogin(oauthtest.Login{User: "bob", Claims: map[string]any{"groups": []string{"staff"}}})
 	do(t, ctx, "the login page", chromedp.Navigate(r.url+web.Prefix+"login"))
-	do(t, ctx, "signing in as bob", chromedp.Click(chromedp.ID("oauth-signin")))
+	do(t, ctx, "signing in as bob", click(chromedp.ID("oauth-signin")))
 	waitJS(t, ctx, "bob refused", `document.querySelector(".login .fault") && document.querySelector(".login .fault").textContent.includes('user "bob" may not use the console: only members of admins may')`)
 	do(t, ctx, "the history as bob", chromedp.Navigate(r.url+web.Prefix+"history"))
 	waitJS(t, ctx, "still the login page", `location.pathname === "/ui/login"`)

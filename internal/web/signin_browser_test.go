@@ -31,7 +31,7 @@ func TestBrowserServerSignIn(t *testing.T) {
 	label := eval[string](t, ctx, rowLabel("demo"))
 	shot(t, ctx, "server-needs-sign-in")
 	eval[chromedp.Void](t, ctx, `window.__page = "same"`)
-	do(t, ctx, "clicking Sign in", chromedp.Click(chromedp.CSS(`#servers tr[data-server="demo"] button[data-action="signin"]`)))
+	do(t, ctx, "clicking Sign in", click(chromedp.CSS(`#servers tr[data-server="demo"] button[data-action="signin"]`)))
 	// A popup blocker would leave a link to the sign-in page instead.
 	waitJS(t, ctx, "demo connected on the same page, its button hidden", rowLabel("demo")+` === "connected" && `+button+`.hidden && window.__page === "same"`)
 	t.Logf("demo went from %q to connected", label)

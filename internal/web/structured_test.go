@@ -20,7 +20,7 @@ import (
 // history keeps the status and the mismatch.
 func TestBrowserStructuredOutput(t *testing.T) {
 	t.Parallel()
-	r := startDaemon(t, testConfig(everything(t, "everything"), config.Server{Name: "wx", Transport: config.TransportHTTP, URL: testserver.Weather(t),
+	r := startDaemon(t, testConfig(sharedEverything(t, "everything"), config.Server{Name: "wx", Transport: config.TransportHTTP, URL: testserver.Weather(t),
 		ConnectTimeout: 10 * time.Second, RequestTimeout: 10 * time.Second, TerminateOnClose: true, Enabled: true, LoadTools: true}))
 	// The tool pages need their servers connected (server-everything can
 	// take seconds to start on a loaded machine; its page said "connecting").
@@ -35,8 +35,8 @@ func TestBrowserStructuredOutput(t *testing.T) {
 		t.Helper()
 		do(t, ctx, "opening "+tool, chromedp.Navigate(r.url+web.Prefix+"tool?server="+server+"&name="+tool))
 		waitJS(t, ctx, "the form of "+tool, `document.getElementById("raw-toggle") !== null && document.getElementById("call-button") !== null`)
-		do(t, ctx, "calling "+tool+" with "+args, chromedp.Click(chromedp.ID("raw-toggle")),
-			chromedp.SetValue(chromedp.ID("raw-json"), args), chromedp.Click(chromedp.ID("call-button")))
+		do(t, ctx, "calling "+tool+" with "+args, click(chromedp.ID("raw-toggle")),
+			chromedp.SetValue(chromedp.ID("raw-json"), args), click(chromedp.ID("call-button")))
 	}
 
 	// server-everything's tool declares an output schema and keeps to it.
@@ -68,6 +68,6 @@ func TestBrowserStructuredOutput(t *testing.T) {
 	shot(t, ctx, "output-invalid")
 
 	// The history keeps the status and the mismatch.
-	do(t, ctx, "opening the call in the history", chromedp.Click(chromedp.CSS(`#result a[href^="/ui/history/"]`)))
+	do(t, ctx, "opening the call in the history", click(chromedp.CSS(`#result a[href^="/ui/history/"]`)))
 	waitJS(t, ctx, "the history entry", `document.body.innerText.includes("output_invalid") && document.body.innerText.includes("temp: got string, want number")`)
 }

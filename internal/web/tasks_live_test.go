@@ -75,15 +75,15 @@ func TestBrowserTasksLive(t *testing.T) {
 			do(t, ctx, "opening delay", chromedp.Navigate(r.url+web.Prefix+"tool?server=ex&name=delay"))
 			waitJS(t, ctx, "the form", `document.querySelector('.field[data-path="duration"] input') && document.getElementById("as-task")`)
 			if !eval[bool](t, ctx, `document.getElementById("as-task").checked`) {
-				do(t, ctx, "ticking Run as a task", chromedp.Click(chromedp.ID("as-task")))
+				do(t, ctx, "ticking Run as a task", click(chromedp.ID("as-task")))
 			}
 			do(t, ctx, "calling it as a task",
 				chromedp.SetValue(chromedp.CSS(`.field[data-path="duration"] input`), "8000"),
-				chromedp.Click(chromedp.ID("call-button")))
+				click(chromedp.ID("call-button")))
 			waitJS(t, ctx, "the task started", resultPage("task")+` && document.querySelector("#task-started a")`)
 			id := eval[string](t, ctx, `document.querySelector("#task-started code").textContent`)
 
-			do(t, ctx, "following the task", chromedp.Click(chromedp.CSS(`#task-started a`)))
+			do(t, ctx, "following the task", click(chromedp.CSS(`#task-started a`)))
 			row := `document.querySelector('#tasks tr[data-task=` + jsString(id) + `] [data-field="status"]')`
 			waitJS(t, ctx, "the task listed", row)
 			if s := eval[string](t, ctx, row+`.textContent`); s != "working" {

@@ -34,7 +34,7 @@ func TestBrowserTasks(t *testing.T) {
 		t.Error(`"Run as a task" is not ticked and fixed for a tool that runs only as a task`)
 	}
 	do(t, ctx, "calling as a task", chromedp.SendKeys(chromedp.CSS(`.field[data-path="filename"] input`), "a.txt"),
-		chromedp.Click(chromedp.ID("call-button")))
+		click(chromedp.ID("call-button")))
 	waitJS(t, ctx, "the task started", resultPage("task")+` && document.querySelector("#task-started code")`)
 	id := eval[string](t, ctx, `document.querySelector("#task-started code").textContent`)
 	if status := eval[string](t, ctx, `document.getElementById("result-status").textContent`); status != "task" || id == "" {
@@ -42,15 +42,15 @@ func TestBrowserTasks(t *testing.T) {
 	}
 	shot(t, ctx, "task-started")
 
-	do(t, ctx, "following the task", chromedp.Click(chromedp.CSS(`#task-started a`)))
+	do(t, ctx, "following the task", click(chromedp.CSS(`#task-started a`)))
 	waitJS(t, ctx, "the task listed", `document.querySelector('#tasks tr[data-task=`+jsString(id)+`]')`)
-	do(t, ctx, "refreshing it", chromedp.Click(chromedp.CSS(`tr[data-task=`+jsString(id)+`] button[data-op="get"]`)))
+	do(t, ctx, "refreshing it", click(chromedp.CSS(`tr[data-task=`+jsString(id)+`] button[data-op="get"]`)))
 	waitJS(t, ctx, "its state", `document.getElementById("task-state") && document.getElementById("task-state").textContent.includes(`+jsString(id)+`)`)
-	do(t, ctx, "fetching its result", chromedp.Click(chromedp.CSS(`tr[data-task=`+jsString(id)+`] button[data-op="result"]`)))
+	do(t, ctx, "fetching its result", click(chromedp.CSS(`tr[data-task=`+jsString(id)+`] button[data-op="result"]`)))
 	waitJS(t, ctx, "the example's question in the page", `document.querySelector('.ask[data-kind="form"] input[type="checkbox"]')`)
 	shot(t, ctx, "task-question")
-	do(t, ctx, "answering it", chromedp.Click(chromedp.CSS(`.ask[data-kind="form"] input[type="checkbox"]`)),
-		chromedp.Click(chromedp.CSS(`.ask[data-kind="form"] .buttons button.primary`)))
+	do(t, ctx, "answering it", click(chromedp.CSS(`.ask[data-kind="form"] input[type="checkbox"]`)),
+		click(chromedp.CSS(`.ask[data-kind="form"] .buttons button.primary`)))
 	waitJS(t, ctx, "the result", resultPage(""))
 	text := eval[string](t, ctx, `document.getElementById("result").innerText`)
 	if status := eval[string](t, ctx, `document.getElementById("result-status").textContent`); status != "success" || !strings.Contains(text, "Deleted 'a.txt'") {
