@@ -700,6 +700,29 @@ func newDiffUpstream() *diffUpstream {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
+	add("asks-in-result", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		b, _ := json.Marshal(req.Params.InputResponses)
+		return text(fmt.Sprintf("answers %s, state %q", b, req.Params.RequestState)), nil
+	})
+	// Not conforming: on a protocol before 2026-07-28 the server asks in
+	// the result of asks-in-result's first call (inputRequests), as only
+	// a 2026-07-28 server may.
+	u.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+			if !ok || method != "tools/call" || p.Name != "asks-in-result" || p.InputResponses != nil {
+				return next(ctx, method, req)
+			}
+			u.mu.Lock()
+			u.seen = append(u.seen, "asks-in-result: asked in its result")
+			u.mu.Unlock()
+			return &mcp.CallToolResult{RequestState: "round-1", InputRequests: mcp.InputRequestMap{
+				"roots": &mcp.ListRootsParams{},
+				"name": &mcp.ElicitParams{Message: "name?", RequestedSchema: map[string]any{"type": "object",
+					"properties": map[string]any{"username": map[string]any{"type": "string"}}}},
+			}}, nil
+		}
+	})
 	return u
 }
 
@@ -740,6 +763,7 @@ func TestGatewayLeanPathsDiffer(t *testing.T) {
 		{"unknown tool", `"u-1"`, `{"name":"diff__nope","arguments":{}}`, false},
 		{"bad arguments", `"a-1"`, `{"name":"diff__plain","arguments":[1]}`, false},
 		{"cancelled", `"h-1"`, `{"name":"diff__hang","arguments":{}}`, true},
+		{"input requests in a result before 2026-07-28", `"i-1"`, `{"name":"diff__asks-in-result","arguments":{}}`, false},
 	}
 	type observed struct{ client, upstream string }
 	got := map[bool]map[string]observed{}
@@ -792,6 +816,13 @@ func TestGatewayLeanPathsDiffer(t *testing.T) {
 	}
 	if e := got[true]["server asks mid-call"].client; !strings.Contains(e, `file:///work`) || !strings.Contains(e, `pong`) || !strings.Contains(e, `ada`) {
 		t.Errorf("server asks mid-call: the answers did not reach the server: %.2000s", e)
+	}
+	// The go-sdk's client answers input requests whatever the protocol
+	// (roots from the configured roots: none), and asks again.
+	if e := got[true]["input requests in a result before 2026-07-28"]; !strings.Contains(e.client, `elicitation/create`) ||
+		!strings.Contains(e.client, `answers {\"name\":{\"action\":\"accept\",\"content\":{\"username\":\"ada\"}},\"roots\":{\"roots\":[]}}, state \"round-1\"`) ||
+		strings.Contains(e.client, `inputRequests`) {
+		t.Errorf("input requests in a result: the client saw %.2000s; want the elicitation asked and the answers sent again", e.client)
 	}
 }
 

@@ -637,9 +637,14 @@ func (c *Client) callTool(ctx context.Context, params *mcp.CallToolParams, onPro
 	ctx = context.WithValue(ctx, deliveryKey{}, &deliveryNote{})
 	if c.fast != nil && (c.lean == nil || c.lean()) {
 		res, err := c.fast.call(ctx, params)
+		var asked *errAskedInResult
 		switch {
 		case err == nil:
 			return res, nil
+		case errors.As(err, &asked):
+			// The SDK's session goes on from the result the server gave
+			// (replay.go).
+			ctx = context.WithValue(ctx, replayKey{}, &replayedResult{result: asked.result})
 		case !errors.Is(err, errFastUnavailable):
 			return nil, c.classify(ctx, err, fmt.Sprintf("calling %s/%s", c.server.Name, params.Name))
 		}

@@ -42,6 +42,10 @@ type fastCaller struct {
 	events   Events
 	maxBody  int64
 	next     atomic.Uint64
+	// passInput is set when a result's input requests go back to the
+	// caller as the server sent them (DialOptions.PassInputRequests);
+	// otherwise the SDK's loop answers them (replay.go).
+	passInput bool
 }
 
 // cancelNoticeTimeout bounds sending notifications/cancelled for a call
@@ -69,7 +73,7 @@ func newFastCaller(c *Client, t mcp.Transport, opts DialOptions) *fastCaller {
 		maxBody = DefaultMaxFrameBytes
 	}
 	return &fastCaller{c: c, hc: lt.http, url: c.server.URL, session: id, version: ir.ProtocolVersion,
-		requests: opts.Requests, events: opts.Events, maxBody: maxBody}
+		requests: opts.Requests, events: opts.Events, maxBody: maxBody, passInput: opts.PassInputRequests}
 }
 
 // wireMessage is any JSON-RPC message, decoded shallowly.
@@ -82,7 +86,8 @@ type wireMessage struct {
 }
 
 // call runs one tools/call. errFastUnavailable means nothing was sent or
-// processed and the SDK's path should be taken.
+// processed and the SDK's path should be taken; *errAskedInResult, that
+// the server asked for input in its result, which the SDK's loop answers.
 func (f *fastCaller) call(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	p, err := json.Marshal(params)
 	if err != nil {
@@ -96,7 +101,14 @@ func (f *fastCaller) call(ctx context.Context, params *mcp.CallToolParams) (*mcp
 		// Worded as the SDK's session words a server's error answer.
 		return nil, fmt.Errorf("calling %q: %w", "tools/call", msg.Error)
 	}
-	return decodeResult(msg.Result)
+	res, err := decodeResult(msg.Result)
+	if err == nil && res.InputRequests != nil && !f.passInput {
+		// Input requests in the result, which the SDK's client answers
+		// (and asks again) whatever the protocol version: its loop
+		// takes it from here (replay.go).
+		return nil, &errAskedInResult{result: msg.Result}
+	}
+	return res, err
 }
 
 // exchange posts one request, id and method with the JSON params p, on
