@@ -56,6 +56,10 @@ type clientCall struct {
 	// asking is set for a prompts/get or resources/read (asking), not a
 	// tools/call.
 	asking bool
+	// round is set for a call of a client asked in results (protocol
+	// 2026-07-28): what the upstream asks its client goes in the round's
+	// input-required results (inputrounds.go).
+	round *inputRound
 	// requestID is the id of the client's tools/call as it sent it (nil
 	// where the gateway does not see it: legacy SSE and stdio, which the
 	// SDK reads), for the audit trail.
@@ -253,6 +257,9 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return nil, noClientFor(ctx, server, "sampling")
 			}
 			defer stop()
+			if r := inRound(cctx); r != nil {
+				return askSampling(cctx, r, p)
+			}
 			return ss.CreateMessage(cctx, p)
 		},
 		// An owned per_client session's sampling, in full: the tools,
@@ -264,6 +271,9 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return nil, noClientFor(ctx, server, "sampling")
 			}
 			defer stop()
+			if r := inRound(cctx); r != nil {
+				return askInRound[*mcp.CreateMessageWithToolsResult](cctx, r, p)
+			}
 			return ss.CreateMessageWithTools(cctx, p)
 		},
 		Elicit: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
@@ -272,6 +282,12 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return nil, noClientFor(ctx, server, "elicitation")
 			}
 			defer stop()
+			if r := inRound(cctx); r != nil {
+				if err := elicitModeDeclared(ss, p); err != nil {
+					return nil, err
+				}
+				return askInRound[*mcp.ElicitResult](cctx, r, p)
+			}
 			if elicitsAsGiven(ctx) {
 				// The client's own session: as the server sent it.
 				c, _ := cctx.Value(callerKey{}).(*clientCall)
@@ -303,6 +319,12 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
 			}
 			defer stop()
+			if r := inRound(cctx); r != nil {
+				if p == nil {
+					p = &mcp.ListRootsParams{}
+				}
+				return askInRound[*mcp.ListRootsResult](cctx, r, p)
+			}
 			return ss.ListRoots(cctx, p)
 		},
 	}

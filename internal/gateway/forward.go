@@ -26,6 +26,12 @@ import (
 func (vs *viewServer) callTool(e toolEntry) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res, err := vs.handleCall(ctx, req, e)
+		var refused *roundRefused
+		if errors.As(err, &refused) {
+			user, session := vs.identity(req.Extra, req.Params.Meta, req.Session)
+			_ = vs.g.eng.Refuse(ctx, vs.request(e.server, e.name, req.Params.Arguments, req.Params.Meta, user, session), refused.err)
+			return nil, refused.rpc()
+		}
 		if rpc := rpcAnswer(err); rpc != nil {
 			return nil, rpc // as the upstream answered
 		}
@@ -59,6 +65,14 @@ func (vs *viewServer) handleCall(ctx context.Context, req *mcp.CallToolRequest, 
 		post = vs.g.postFor(key)
 	}
 	cc := &clientCall{vs: vs, ss: req.Session, level: vs.g.callerLevel(vs.g.config().Gateway, req.Params.Meta, req.Session), requestID: requestID, post: post}
+	if asksInResults(req.Session) {
+		// A client of protocol 2026-07-28 takes no requests: what the
+		// upstream asks it goes in results (inputrounds.go).
+		return vs.callInRounds(ctx, cc, e, req.Params, user, func(ctx context.Context) (*toolcall.Result, error) {
+			ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
+			return vs.call(ctx, cc, e, req.Params.Arguments, req.Params.Meta, user, session, notify)
+		})
+	}
 	ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
 	return vs.call(ctx, cc, e, req.Params.Arguments, req.Params.Meta, user, session, notify)
 }
@@ -71,6 +85,9 @@ func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, arg
 	creq := vs.request(e.server, e.name, args, reqMeta, user, session)
 	creq.OnProgress = notify
 	creq.RequestID = cc.requestID
+	if cc.round != nil {
+		creq.InputRounds = cc.round.roundCount
+	}
 	vs.checkAs(&creq, e, cc.ss, args)
 	cc.vs, cc.server = vs, e.server
 	ctx = vs.g.withOwner(ctx, vs, cc.ss, user)
