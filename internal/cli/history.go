@@ -47,7 +47,7 @@ history.record_values is true (then redacted).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.Server, "server", "", "only calls to this `server`")
 	fl.StringVar(&f.Tool, "tool", "", "only calls of this `tool`")
-	fl.StringVar(&f.Status, "status", "", "only calls with this `status`: success, error, timeout, cancelled, output_invalid")
+	fl.StringVar(&f.Status, "status", "", "only calls with this `status`: success, error, timeout, cancelled, output_invalid, task, input_required")
 	fl.StringVar(&f.Source, "source", "", "only calls from this `source`: "+strings.Join(historySources, ", "))
 	fl.StringVar(&f.Identity, "identity", "", "only calls by this `user`")
 	fl.Var(&since, "since", "only calls started within this `duration` (90m, 2h, 7d) or since this date (2026-01-02, or an RFC 3339 time)")
@@ -55,7 +55,7 @@ history.record_values is true (then redacted).`,
 	fl.StringVar(&f.BeforeID, "before", "", "page: calls older than the call with this `ID`")
 	_ = cmd.RegisterFlagCompletionFunc("server", a.completeServer)
 	_ = cmd.RegisterFlagCompletionFunc("tool", a.completeToolFlag(&f.Server))
-	_ = cmd.RegisterFlagCompletionFunc("status", fixedCompletion("success", "error", "timeout", "cancelled", "output_invalid"))
+	_ = cmd.RegisterFlagCompletionFunc("status", fixedCompletion("success", "error", "timeout", "cancelled", "output_invalid", "task", "input_required"))
 	_ = cmd.RegisterFlagCompletionFunc("source", fixedCompletion(historySources...))
 	cmd.AddCommand(&cobra.Command{
 		Use:   "show ID",
@@ -139,9 +139,9 @@ func parseDays(s string) (time.Duration, error) {
 // history lists recorded calls.
 func (a *app) history(ctx context.Context, f store.CallFilter) error {
 	switch f.Status {
-	case "", "success", "error", "timeout", "cancelled", "output_invalid":
+	case "", "success", "error", "timeout", "cancelled", "output_invalid", "task", "input_required":
 	default:
-		return usagef("--status %q is not a status; want success, error, timeout, cancelled or output_invalid", f.Status)
+		return usagef("--status %q is not a status; want success, error, timeout, cancelled, output_invalid, task or input_required", f.Status)
 	}
 	if f.Source != "" && !contains(historySources, f.Source) {
 		return usagef("--source %q is not a source; want %s", f.Source, strings.Join(historySources, ", "))
