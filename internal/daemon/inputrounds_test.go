@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -141,8 +142,37 @@ func roundsCalls(t *testing.T, cs *mcp.ClientSession, asked *askedCount) {
 			}
 		}
 	}
-	if asked.get("elicitation") < 3 || asked.get("sampling") < 3 {
-		t.Errorf("the client was asked for %d elicitations and %d samplings, want 3 of each", asked.get("elicitation"), asked.get("sampling"))
+
+	// prompts/get and resources/read, which a server may ask during too.
+	resources, err := cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatalf("listing resources: %v", err)
+	}
+	if !slices.ContainsFunc(resources.Resources, func(r *mcp.Resource) bool { return r.URI == "mrtr://ask" }) {
+		t.Fatalf("resources: %+v, want mrtr's mrtr://ask", resources.Resources)
+	}
+	for _, server := range []string{"mrtr", "mrtrs"} {
+		want := []string{`"name":"Ada"`, "switchboard hums"}
+		pr, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: server + "__ask"})
+		if err != nil || len(pr.Messages) != 1 {
+			t.Errorf("getting prompt %s__ask: %v %+v", server, err, pr)
+		} else if text, _ := pr.Messages[0].Content.(*mcp.TextContent); text == nil || !strings.Contains(text.Text, want[0]) || !strings.Contains(text.Text, want[1]) {
+			t.Errorf("prompt %s__ask: got %+v, want the client's answers %q", server, pr.Messages[0].Content, want)
+		}
+		if server == "mrtrs" {
+			// The go-sdk's server (v1.8.0) fails a resources/read whose
+			// handler asks for input to a client before 2026-07-28 ("read
+			// handler returned nil information") before it can ask with
+			// requests: directly too.
+			continue
+		}
+		rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mrtr://ask"})
+		if err != nil || len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, want[0]) || !strings.Contains(rr.Contents[0].Text, want[1]) {
+			t.Errorf("reading mrtr://ask: %v %+v, want the client's answers %q", err, rr, want)
+		}
+	}
+	if asked.get("elicitation") < 6 || asked.get("sampling") < 6 {
+		t.Errorf("the client was asked for %d elicitations and %d samplings, want 6 of each", asked.get("elicitation"), asked.get("sampling"))
 	}
 }
 
@@ -195,7 +225,7 @@ func TestInputRoundsAskTheClient(t *testing.T) {
 				}
 			}
 			if rounds < 4 {
-				t.Errorf("the client read %d input-required results, want one per call at least (4): %q", rounds, w.get())
+				t.Errorf("the client read %d input-required results of tools/call, want one per call at least (4): %q", rounds, w.get())
 			}
 			for _, tool := range []string{"trigger-elicitation-request", "trigger-sampling-request", "ask"} {
 				recs := r.waitRecords(t, store.CallFilter{Tool: tool}, func(rs []store.CallRecord) bool { return len(rs) > 0 })
@@ -317,7 +347,7 @@ func TestInputRoundsRefusals(t *testing.T) {
 		{"forged state", "asking__elicit", "switchboard-input-FORGED", accept, "is not one this gateway gave this client session"},
 		{"a state not of the gateway's", "asking__elicit", "opaque", accept, `requestState "opaque" is not one this gateway gave`},
 		{"answers without a state", "asking__elicit", "", accept, "inputResponses without a requestState is not one this gateway gave"},
-		{"another tool", "asking__other", first.RequestState, accept, `was given for a call of tool "asking__elicit", not "asking__other"`},
+		{"another tool", "asking__other", first.RequestState, accept, `was given for tools/call "asking__elicit", not tools/call "asking__other"`},
 		{"a question left out", "asking__elicit", first.RequestState, mcp.InputResponseMap{}, fmt.Sprintf("inputResponses lacks %q", key)},
 		{"the wrong kind", "asking__elicit", first.RequestState, mcp.InputResponseMap{key: &mcp.ListRootsResult{Roots: []*mcp.Root{}}},
 			fmt.Sprintf("inputResponses[%q] is a roots list; the input request %q asked for an elicitation result", key, key)},
@@ -339,16 +369,20 @@ func TestInputRoundsRefusals(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "is not one this gateway gave this client session, or it was already used") {
 		t.Errorf("the state once more: %v, want it refused", err)
 	}
-	recs := r.waitRecords(t, store.CallFilter{Tool: "elicit"}, func(rs []store.CallRecord) bool { return len(rs) >= 2 })
-	refused := 0
-	for _, rec := range recs {
-		if rec.Status == "error" && rec.ErrorKind == "validation" {
-			refused++
+	// Every refused resume of elicit is recorded (six, the state used
+	// once more among them), and the call.
+	r.waitRecords(t, store.CallFilter{Tool: "elicit"}, func(rs []store.CallRecord) bool {
+		refused, ok := 0, 0
+		for _, rec := range rs {
+			switch {
+			case rec.Status == "error" && rec.ErrorKind == "validation":
+				refused++
+			case rec.Status == "success" && rec.InputRounds == 1:
+				ok++
+			}
 		}
-	}
-	if refused < 4 {
-		t.Errorf("history: %d refused resumes of elicit recorded, want them all (at least 4): %+v", refused, recs)
-	}
+		return refused == 6 && ok == 1
+	})
 
 	// A client that never comes back.
 	first = firstRound(t, cs, "asking__elicit")

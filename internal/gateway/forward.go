@@ -439,21 +439,61 @@ func (vs *viewServer) getPrompt(e promptEntry) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		ctx = vs.owned(ctx, req.Extra, req.Params.Meta, req.Session)
 		c, err := vs.g.upstreamFor(ctx, e.server)
-		if err == nil {
-			var res *mcp.GetPromptResult
-			ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
-			var done func()
-			ctx, done = vs.asking(ctx, e.server, req.Session, req.Params.Meta)
-			res, err = c.GetPrompt(vs.withLevel(ctx, req.Params.Meta, req.Session), e.name, req.Params.Arguments)
-			done()
-			vs.g.forwarded("prompts/get", err)
-			if err == nil {
-				res.Meta = hopless(res.Meta)
-				return res, nil
-			}
+		if err != nil {
+			return nil, upstreamError(e.server, err)
 		}
-		return nil, upstreamError(e.server, err)
+		get := func(ctx context.Context) (*mcp.GetPromptResult, error) {
+			ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
+			res, err := c.GetPrompt(vs.withLevel(ctx, req.Params.Meta, req.Session), e.name, req.Params.Arguments)
+			vs.g.forwarded("prompts/get", err)
+			if err != nil {
+				return nil, upstreamError(e.server, err)
+			}
+			res.Meta = hopless(res.Meta)
+			return res, nil
+		}
+		if asksInResults(req.Session) {
+			// What the server asks a client of 2026-07-28 meanwhile goes
+			// in results (inputrounds.go).
+			user, _ := vs.identity(req.Extra, req.Params.Meta, req.Session)
+			res, err := askingInRounds(ctx, vs, e.server, req.Session, req.Params.Meta, user, fmt.Sprintf("prompts/get %q", req.Params.Name),
+				req.Params.InputResponses, req.Params.RequestState, get, func(reqs mcp.InputRequestMap, state string) *mcp.GetPromptResult {
+					return &mcp.GetPromptResult{InputRequests: reqs, RequestState: state}
+				})
+			return res, roundError(err)
+		}
+		ctx, done := vs.asking(ctx, e.server, req.Session, req.Params.Meta)
+		defer done()
+		return get(ctx)
 	}
+}
+
+// roundError is the error a client's prompts/get or resources/read is
+// answered with: for a request state or answers the gateway refused, a
+// -32602 error saying what is wrong.
+func roundError(err error) error {
+	var refused *roundRefused
+	if errors.As(err, &refused) {
+		return refused.rpc()
+	}
+	return err
+}
+
+// readInRounds reads uri of server for the client of req as read does,
+// in rounds when the client is asked in results (asksInResults; see
+// getPrompt).
+func (vs *viewServer) readInRounds(ctx context.Context, req *mcp.ReadResourceRequest, server string, read func(context.Context) (*mcp.ReadResourceResult, error)) (*mcp.ReadResourceResult, error) {
+	if !asksInResults(req.Session) {
+		ctx, done := vs.asking(ctx, server, req.Session, req.Params.Meta)
+		defer done()
+		return read(ctx)
+	}
+	user, _ := vs.identity(req.Extra, req.Params.Meta, req.Session)
+	res, err := askingInRounds(ctx, vs, server, req.Session, req.Params.Meta, user, fmt.Sprintf("resources/read %q", req.Params.URI),
+		req.Params.InputResponses, req.Params.RequestState, read, func(reqs mcp.InputRequestMap, state string) *mcp.ReadResourceResult {
+			return &mcp.ReadResourceResult{InputRequests: reqs, RequestState: state}
+		})
+	return res, roundError(err)
 }
 
 // readResource returns the handler of one resource of the view.
@@ -464,23 +504,23 @@ func (vs *viewServer) readResource(e resourceEntry, exposed string) mcp.Resource
 		if err != nil {
 			return nil, upstreamError(e.server, err)
 		}
-		ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
-		ctx, done := vs.asking(ctx, e.server, req.Session, req.Params.Meta)
-		res, err := c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), e.uri)
-		done()
-		vs.g.forwarded("resources/read", err)
-		if err != nil {
-			return nil, vs.soleError(e.server, err)
-		}
-		res.Meta = hopless(res.Meta)
-		if exposed != e.uri {
-			for _, rc := range res.Contents {
-				if rc != nil && rc.URI == e.uri {
-					rc.URI = exposed
+		return vs.readInRounds(ctx, req, e.server, func(ctx context.Context) (*mcp.ReadResourceResult, error) {
+			ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
+			res, err := c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), e.uri)
+			vs.g.forwarded("resources/read", err)
+			if err != nil {
+				return nil, vs.soleError(e.server, err)
+			}
+			res.Meta = hopless(res.Meta)
+			if exposed != e.uri {
+				for _, rc := range res.Contents {
+					if rc != nil && rc.URI == e.uri {
+						rc.URI = exposed
+					}
 				}
 			}
-		}
-		return res, nil
+			return res, nil
+		})
 	}
 }
 
@@ -492,16 +532,16 @@ func (vs *viewServer) readTemplate(e resourceEntry) mcp.ResourceHandler {
 		if err != nil {
 			return nil, upstreamError(e.server, err)
 		}
-		ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
-		ctx, done := vs.asking(ctx, e.server, req.Session, req.Params.Meta)
-		res, err := c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), req.Params.URI)
-		done()
-		vs.g.forwarded("resources/read", err)
-		if err != nil {
-			return nil, vs.soleError(e.server, err)
-		}
-		res.Meta = hopless(res.Meta)
-		return res, nil
+		return vs.readInRounds(ctx, req, e.server, func(ctx context.Context) (*mcp.ReadResourceResult, error) {
+			ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
+			res, err := c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), req.Params.URI)
+			vs.g.forwarded("resources/read", err)
+			if err != nil {
+				return nil, vs.soleError(e.server, err)
+			}
+			res.Meta = hopless(res.Meta)
+			return res, nil
+		})
 	}
 }
 

@@ -83,7 +83,7 @@ type inputRound struct {
 	rounds *inputRounds
 	owner  roundOwner
 	vs     *viewServer
-	tool   string // the tool's name as the client called it
+	what   string // the request, as the client sent it: its method and the name (or URI) it asks for
 	cancel context.CancelFunc
 	// wake is signalled when a question comes or the call ends.
 	wake chan struct{}
@@ -98,7 +98,7 @@ type inputRound struct {
 	expired  error                // set when the client did not come back in time
 	timer    *time.Timer
 	done     bool
-	res      *toolcall.Result
+	res      any // the request's result, as run returned it
 	err      error
 	n        int // input requests given so far, for their keys
 	count    int // rounds: input-required results given
@@ -129,12 +129,13 @@ func asksInResults(ss *mcp.ServerSession) bool {
 	return ip != nil && ip.ProtocolVersion >= protocolPerRequest
 }
 
-// start begins a round for a call of owner's through vs of tool: it
-// returns the round and the call's context, which carries ctx's values
-// but not its end, until the call ends or the round is ended.
-func (rs *inputRounds) start(ctx context.Context, owner roundOwner, vs *viewServer, tool string, timeout time.Duration) (*inputRound, context.Context, error) {
+// start begins a round for what (`tools/call "x"`, say), a request of
+// owner's through vs: it returns the round and the request's context,
+// which carries ctx's values but not its end, until the request has its
+// result upstream or the round is ended.
+func (rs *inputRounds) start(ctx context.Context, owner roundOwner, vs *viewServer, what string, timeout time.Duration) (*inputRound, context.Context, error) {
 	callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	r := &inputRound{rounds: rs, owner: owner, vs: vs, tool: tool, cancel: cancel, wake: make(chan struct{}, 1), timeout: timeout}
+	r := &inputRound{rounds: rs, owner: owner, vs: vs, what: what, cancel: cancel, wake: make(chan struct{}, 1), timeout: timeout}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.closed {
@@ -175,8 +176,9 @@ func (rs *inputRounds) forget(r *inputRound) {
 }
 
 // resume returns the round that gave state to a client, if owner may
-// resume it for tool; else an error saying why not, for the client.
-func (rs *inputRounds) resume(state string, owner roundOwner, tool string) (*inputRound, error) {
+// resume it with what, its request sent again; else an error saying why
+// not, for the client.
+func (rs *inputRounds) resume(state string, owner roundOwner, what string) (*inputRound, error) {
 	rs.mu.Lock()
 	r := rs.byState[state]
 	rs.mu.Unlock()
@@ -187,10 +189,10 @@ func (rs *inputRounds) resume(state string, owner roundOwner, tool string) (*inp
 			WithDetail("field", "requestState").
 			WithSuggestions("call the tool again without inputResponses and requestState")
 	}
-	if r.tool != tool {
-		return nil, fault.New(fault.Validation, "requestState %q was given for a call of tool %q, not %q", clip(state), r.tool, tool).
+	if r.what != what {
+		return nil, fault.New(fault.Validation, "requestState %q was given for %s, not %s", clip(state), r.what, what).
 			WithDetail("field", "requestState").
-			WithSuggestions(fmt.Sprintf("send the request again as it was (tool %q) with the inputResponses, or call %q without requestState", r.tool, tool))
+			WithSuggestions(fmt.Sprintf("send the request again as it was (%s) with the inputResponses, or send %s without requestState", r.what, what))
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -281,8 +283,8 @@ func (r *inputRound) signal() {
 	}
 }
 
-// finished records the call's outcome.
-func (r *inputRound) finished(res *toolcall.Result, err error) {
+// finished records the outcome of r's request upstream.
+func (r *inputRound) finished(res any, err error) {
 	r.mu.Lock()
 	r.done, r.res, r.err = true, res, err
 	qs := r.takeQuestionsLocked()
@@ -418,7 +420,7 @@ func responseKindOf(res mcp.InputResponse) string {
 // asks — the request is answered with an input-required result of the
 // gateway's. If ctx ends first (the client cancelled its request, or went
 // away), the call is ended.
-func (r *inputRound) next(ctx context.Context) (*toolcall.Result, error) {
+func (r *inputRound) next(ctx context.Context) roundOutcome {
 	defer func() {
 		r.mu.Lock()
 		r.attached = false
@@ -430,7 +432,7 @@ func (r *inputRound) next(ctx context.Context) (*toolcall.Result, error) {
 			res, err := r.res, r.err
 			r.mu.Unlock()
 			r.rounds.forget(r)
-			return res, err
+			return roundOutcome{res: res, err: err}
 		}
 		if len(r.pending) > 0 {
 			if err := r.roomLocked(); err != nil {
@@ -442,18 +444,28 @@ func (r *inputRound) next(ctx context.Context) (*toolcall.Result, error) {
 				}
 				continue
 			}
-			res := r.inputRequiredLocked()
+			reqs, state := r.inputRequiredLocked()
 			r.mu.Unlock()
-			return res, nil
+			return roundOutcome{requests: reqs, state: state}
 		}
 		r.mu.Unlock()
 		select {
 		case <-r.wake:
 		case <-ctx.Done():
 			r.end(fmt.Errorf("the client's request ended before it was answered: %w", context.Cause(ctx)))
-			return nil, ctx.Err()
+			return roundOutcome{err: ctx.Err()}
 		}
 	}
+}
+
+// roundOutcome is what a client's request waiting on a round is answered
+// with: the input requests to ask it, under state, or else the result of
+// the request upstream (res, err).
+type roundOutcome struct {
+	requests mcp.InputRequestMap
+	state    string
+	res      any
+	err      error
 }
 
 // roomLocked says why r may not wait for its client, when its owner has
@@ -468,9 +480,9 @@ func (r *inputRound) roomLocked() error {
 }
 
 // inputRequiredLocked gives the client r's pending questions: it returns
-// the input-required result that asks them, under a new request state,
-// and starts the time the client has to come back; r.mu is held.
-func (r *inputRound) inputRequiredLocked() *toolcall.Result {
+// them as input requests, under a new request state, and starts the time
+// the client has to come back; r.mu is held.
+func (r *inputRound) inputRequiredLocked() (mcp.InputRequestMap, string) {
 	reqs := make(mcp.InputRequestMap, len(r.pending))
 	r.asked = make(map[string]*question, len(r.pending))
 	for _, q := range r.pending {
@@ -487,7 +499,7 @@ func (r *inputRound) inputRequiredLocked() *toolcall.Result {
 	r.rounds.mu.Unlock()
 	state, timeout := r.state, r.timeout
 	r.timer = time.AfterFunc(timeout, func() { r.expire(state) })
-	return &toolcall.Result{Status: toolcall.StatusInputRequired, CallToolResult: &mcp.CallToolResult{InputRequests: reqs, RequestState: state}}
+	return reqs, state
 }
 
 // inputKeyPrefix names an input request's key by its kind.
@@ -536,49 +548,92 @@ func inRound(ctx context.Context) *inputRound {
 }
 
 // callInRounds runs cc, a call of e by a client that is asked in results
-// (asksInResults), or resumes the call whose round gave the client
-// state: see the top of this file. run makes the call (on the context it
-// is given).
+// (asksInResults), or resumes the call whose round gave the client its
+// request state: see the top of this file. run makes the call (on the
+// context it is given).
 func (vs *viewServer) callInRounds(ctx context.Context, cc *clientCall, e toolEntry, p *mcp.CallToolParamsRaw, user string, run func(context.Context) (*toolcall.Result, error)) (*toolcall.Result, error) {
+	return inRounds(ctx, vs, cc, e.server, user, fmt.Sprintf("tools/call %q", p.Name), p.InputResponses, p.RequestState, run,
+		func(reqs mcp.InputRequestMap, state string) *toolcall.Result {
+			return &toolcall.Result{Status: toolcall.StatusInputRequired, CallToolResult: &mcp.CallToolResult{InputRequests: reqs, RequestState: state}}
+		})
+}
+
+// askingInRounds runs a prompts/get or resources/read (what says which,
+// and of what) of client session ss (asksInResults) with user, to
+// server, or resumes the one whose round gave the client state: get makes
+// the request upstream, and inputRequired makes the result that asks the
+// client reqs under a state. While the request waits upstream it counts as
+// a call of the client's (a clientCall marked asking), so that what the
+// server asks its client meanwhile comes to its round.
+func askingInRounds[T any](ctx context.Context, vs *viewServer, server string, ss *mcp.ServerSession, meta mcp.Meta, user, what string,
+	responses mcp.InputResponseMap, state string, get func(context.Context) (T, error), inputRequired func(reqs mcp.InputRequestMap, state string) T) (T, error) {
+	cc := &clientCall{vs: vs, server: server, ss: ss, level: vs.g.callerLevel(vs.g.config().Gateway, meta, ss), asking: true}
+	return inRounds(ctx, vs, cc, server, user, what, responses, state, func(ctx context.Context) (T, error) {
+		ctx = context.WithValue(ctx, callerKey{}, cc)
+		cc.ctx = ctx
+		done := vs.g.calls.add(cc)
+		defer done()
+		return get(ctx)
+	}, inputRequired)
+}
+
+// inRounds runs a request of cc's client (what: its method and name) to
+// server for user in rounds, or resumes the request whose round gave the
+// client state with the client's responses (see the top of this file).
+// run makes the request upstream, on a context of the gateway's; its
+// result answers the client's request, or inputRequired's, which asks the
+// client what the server asked meanwhile.
+func inRounds[T any](ctx context.Context, vs *viewServer, cc *clientCall, server, user, what string, responses mcp.InputResponseMap, state string,
+	run func(context.Context) (T, error), inputRequired func(mcp.InputRequestMap, string) T) (T, error) {
+	var zero T
 	owner := roundOwner{ss: cc.ss, user: user}
 	if vs.g.config().Gateway.Stateless {
 		owner.ss = nil
 	}
 	rs := &vs.g.rounds
-	if strings.HasPrefix(p.RequestState, inputStatePrefix) {
-		r, err := rs.resume(p.RequestState, owner, p.Name)
+	var r *inputRound
+	switch {
+	case strings.HasPrefix(state, inputStatePrefix):
+		var err error
+		r, err = rs.resume(state, owner, what)
 		if err == nil {
-			err = r.answer(p.InputResponses)
+			err = r.answer(responses)
 		}
 		if err != nil {
-			return nil, &roundRefused{err: err}
+			return zero, &roundRefused{err: err}
 		}
-		return r.next(ctx)
-	}
-	if (p.RequestState != "" || p.InputResponses != nil) && !vs.isTheServer(e.server, cc.ss) {
+	case (state != "" || responses != nil) && !vs.isTheServer(server, cc.ss):
 		// Not a state of the gateway's, and no server's either: the
 		// gateway's upstream sessions answer their servers themselves.
-		what := "inputResponses without a requestState"
-		if p.RequestState != "" {
-			what = fmt.Sprintf("requestState %q", clip(p.RequestState))
+		given := "inputResponses without a requestState"
+		if state != "" {
+			given = fmt.Sprintf("requestState %q", clip(state))
 		}
-		return nil, &roundRefused{err: fault.New(fault.Validation, "%s is not one this gateway gave", what).
+		return zero, &roundRefused{err: fault.New(fault.Validation, "%s is not one this gateway gave", given).
 			WithDetail("field", "requestState").
-			WithSuggestions("call the tool again without inputResponses and requestState")}
+			WithSuggestions("send the request again without inputResponses and requestState")}
+	default:
+		var callCtx context.Context
+		var err error
+		r, callCtx, err = rs.start(ctx, owner, vs, what, vs.g.config().Gateway.InputTimeout)
+		if err != nil {
+			return zero, err
+		}
+		r.attached = true // no one else knows r yet
+		cc.round = r
+		vs.g.sessions.Add(1)
+		go func() {
+			defer vs.g.sessions.Done()
+			res, err := run(callCtx)
+			r.finished(res, err)
+		}()
 	}
-	r, callCtx, err := rs.start(ctx, owner, vs, p.Name, vs.g.config().Gateway.InputTimeout)
-	if err != nil {
-		return nil, err
+	o := r.next(ctx)
+	if o.requests != nil {
+		return inputRequired(o.requests, o.state), nil
 	}
-	r.attached = true // no one else knows r yet
-	cc.round = r
-	vs.g.sessions.Add(1)
-	go func() {
-		defer vs.g.sessions.Done()
-		res, err := run(callCtx)
-		r.finished(res, err)
-	}()
-	return r.next(ctx)
+	res, _ := o.res.(T)
+	return res, o.err
 }
 
 // roundRefused is a resumed call the gateway refused: a request state it

@@ -7,14 +7,12 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
 
 // askRound starts a round of owner's whose upstream asks one question,
-// and returns it, the result its client's request got (next) and where
-// the question's answer goes.
-func askRound(t *testing.T, rs *inputRounds, owner roundOwner) (*inputRound, chan error, func() (*toolcall.Result, error)) {
+// and returns it, where the question's answer goes, and the wait of its
+// client's request (next).
+func askRound(t *testing.T, rs *inputRounds, owner roundOwner) (*inputRound, chan error, func() roundOutcome) {
 	t.Helper()
 	r, callCtx, err := rs.start(context.Background(), owner, nil, "tool", time.Minute)
 	if err != nil {
@@ -26,7 +24,7 @@ func askRound(t *testing.T, rs *inputRounds, owner roundOwner) (*inputRound, cha
 		_, err := r.ask(callCtx, &mcp.ElicitParams{Message: "?"})
 		asked <- err
 	}()
-	return r, asked, func() (*toolcall.Result, error) { return r.next(context.Background()) }
+	return r, asked, func() roundOutcome { return r.next(context.Background()) }
 }
 
 // TestInputRoundsBoundPerOwner: a client session has at most
@@ -40,16 +38,15 @@ func TestInputRoundsBoundPerOwner(t *testing.T) {
 	alice, bob := roundOwner{user: "alice"}, roundOwner{user: "bob"}
 	for i := range maxRoundsPerOwner {
 		_, _, next := askRound(t, &rs, alice)
-		res, err := next()
-		if err != nil || res.Status != toolcall.StatusInputRequired || len(res.InputRequests) != 1 {
-			t.Fatalf("round %d: got %+v, %v; want an input-required result", i, res, err)
+		if o := next(); o.err != nil || len(o.requests) != 1 || !strings.HasPrefix(o.state, inputStatePrefix) {
+			t.Fatalf("round %d: got %+v; want the question asked", i, o)
 		}
 	}
 	r, asked, next := askRound(t, &rs, alice)
 	nextDone := make(chan struct{})
 	go func() {
 		defer close(nextDone)
-		_, _ = next() // until the call ends
+		next() // until the call ends
 	}()
 	select {
 	case err := <-asked:
@@ -64,7 +61,7 @@ func TestInputRoundsBoundPerOwner(t *testing.T) {
 	<-nextDone
 
 	_, _, next = askRound(t, &rs, bob)
-	if res, err := next(); err != nil || res.Status != toolcall.StatusInputRequired {
-		t.Errorf("another client's round: got %+v, %v; want an input-required result", res, err)
+	if o := next(); o.err != nil || len(o.requests) != 1 {
+		t.Errorf("another client's round: got %+v; want the question asked", o)
 	}
 }
