@@ -29,12 +29,13 @@ import (
 // upstream session answers through the same handlers), while the call
 // runs.
 //
-// So for such a client's tools/call the gateway runs the call in rounds:
-// the call runs on a context of its own (the gateway owns it, not the
-// client's request), and the client's request waits for whichever comes
-// first — the call's result, which answers the request, or the
-// upstream's first question(s), which the gateway answers the request
-// with as an input-required result of its own. The upstream's request
+// So for such a client's tools/call (and prompts/get and resources/read)
+// the gateway runs the call in rounds: the call (the engine's; for the
+// others the upstream request) runs on a context of its own (the gateway
+// owns it, not the client's request), and the client's request waits for
+// whichever comes first — the call's result, which answers the request,
+// or the upstream's first question(s), which the gateway answers the
+// request with as an input-required result of its own. The upstream's request
 // stays pending meanwhile. When the client sends its request again with
 // inputResponses and the requestState the gateway gave, the answers go
 // to the pending upstream requests and the client's request waits again,
@@ -44,7 +45,8 @@ import (
 // The request state is a random value of the gateway's (no client state
 // is trusted): it names the round in this gateway's memory, holds
 // nothing, changes every round, and is good only for the client session
-// (stateless: the user) that was given it, for the same tool. A client
+// (stateless: the user) that was given it, for the same request (method
+// and name or URI). A client
 // that does not come back within gateway.input_timeout leaves the round
 // expired: its pending upstream requests get an error saying so (and so
 // does any the server asks after), the call ends as the server decides,
