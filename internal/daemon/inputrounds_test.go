@@ -307,7 +307,8 @@ func firstRound(t *testing.T, cs *mcp.ClientSession, tool string) *mcp.CallToolR
 }
 
 // TestInputRoundsRefusals: a request state the gateway did not give, one
-// given for another tool, one already used, and answers that leave a
+// given for another tool or to another client session, one already used,
+// and answers that leave a
 // question out or answer it with the wrong kind are refused with -32602
 // saying what is wrong (and recorded); the round stays, and the right
 // answer completes the call. A client that never comes back leaves the
@@ -358,6 +359,18 @@ func TestInputRoundsRefusals(t *testing.T) {
 			t.Errorf("%s: got %v, want a -32602 error saying %q", c.name, err, c.want)
 		}
 	}
+	// Another client session (a second serve --stdio client of the same
+	// gateway) may not resume this one's call.
+	other, err := roundsClient(&askedCount{}, &mcp.MultiRoundTripOptions{Disabled: true}).Connect(ctx, serveStdio(t, r), nil)
+	if err != nil {
+		t.Fatalf("connecting another client: %v", err)
+	}
+	_, err = other.CallTool(ctx, &mcp.CallToolParams{Name: "asking__elicit", Arguments: map[string]any{}, InputResponses: accept, RequestState: first.RequestState})
+	if err == nil || !strings.Contains(err.Error(), "is not one this gateway gave this client session") {
+		t.Errorf("another session resuming the call: %v, want it refused", err)
+	}
+	other.Close()
+
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "asking__elicit", Arguments: map[string]any{}, InputResponses: accept, RequestState: first.RequestState})
 	if err != nil || res.IsError || textOf(res) != "hello Ada" {
 		t.Fatalf("the right answer: %v %+v, want hello Ada", err, res)
@@ -369,8 +382,8 @@ func TestInputRoundsRefusals(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "is not one this gateway gave this client session, or it was already used") {
 		t.Errorf("the state once more: %v, want it refused", err)
 	}
-	// Every refused resume of elicit is recorded (six, the state used
-	// once more among them), and the call.
+	// Every refused resume of elicit is recorded (seven, another
+	// session's and the state used once more among them), and the call.
 	r.waitRecords(t, store.CallFilter{Tool: "elicit"}, func(rs []store.CallRecord) bool {
 		refused, ok := 0, 0
 		for _, rec := range rs {
@@ -381,7 +394,7 @@ func TestInputRoundsRefusals(t *testing.T) {
 				ok++
 			}
 		}
-		return refused == 6 && ok == 1
+		return refused == 7 && ok == 1
 	})
 
 	// A client that never comes back.
