@@ -284,6 +284,17 @@ func askingServer(got chan<- string) *mcp.Server {
 			got <- fmt.Sprintf("%s %v", res.Action, res.Content)
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("hello %v", res.Content["name"])}}}, nil
 		})
+	s.AddTool(&mcp.Tool{Name: "progress", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Go on?", RequestedSchema: map[string]any{"type": "object"}})
+			if err != nil {
+				return nil, err
+			}
+			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: 1, Message: "after " + res.Action}); err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+		})
 	s.AddTool(&mcp.Tool{Name: "other", InputSchema: map[string]any{"type": "object"}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "other"}}}, nil
@@ -428,5 +439,56 @@ func TestInputRoundsRefusals(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the server's elicitation was still pending 20s after its client's session ended")
+	}
+}
+
+// TestInputRoundsProgress: progress the server reports after a round
+// reaches the client under the token of its request that waits then (the
+// one sent again with the answers), not the first, which has its answer.
+func TestInputRoundsProgress(t *testing.T) {
+	t.Parallel()
+	srv := httpUpstream("asking", serveHTTP(t, askingServer(make(chan string, 4)), nil))
+	r := start(t, testConfig(srv))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	progress := make(chan string, 4)
+	c := mcp.NewClient(&mcp.Implementation{Name: "progress-client", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			progress <- fmt.Sprintf("%v: %s", req.Params.ProgressToken, req.Params.Message)
+		},
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+	})
+	cs, err := c.Connect(ctx, serveStdio(t, r), nil)
+	if err != nil {
+		t.Fatalf("connecting: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	waitTools(t, cs, "asking__progress", has("asking__progress"))
+	p := &mcp.CallToolParams{Name: "asking__progress", Arguments: map[string]any{}}
+	p.SetProgressToken("first")
+	first, err := cs.CallTool(ctx, p)
+	if err != nil || !first.NeedsInput() || len(first.InputRequests) != 1 {
+		t.Fatalf("calling asking__progress: %v %+v, want an input-required result", err, first)
+	}
+	var responses = mcp.InputResponseMap{}
+	for k := range first.InputRequests {
+		responses[k] = &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}
+	}
+	again := &mcp.CallToolParams{Name: "asking__progress", Arguments: map[string]any{}, InputResponses: responses, RequestState: first.RequestState}
+	again.SetProgressToken("again")
+	res, err := cs.CallTool(ctx, again)
+	if err != nil || textOf(res) != "done" {
+		t.Fatalf("sending asking__progress again: %v %+v, want done", err, res)
+	}
+	select {
+	case got := <-progress:
+		if got != "again: after accept" {
+			t.Errorf("progress: got %q, want the server's, under the token of the request sent again", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the server's progress never reached the client")
 	}
 }

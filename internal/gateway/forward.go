@@ -68,9 +68,14 @@ func (vs *viewServer) handleCall(ctx context.Context, req *mcp.CallToolRequest, 
 	if asksInResults(req.Session) {
 		// A client of protocol 2026-07-28 takes no requests: what the
 		// upstream asks it goes in results (inputrounds.go).
-		return vs.callInRounds(ctx, cc, e, req.Params, user, func(ctx context.Context) (*toolcall.Result, error) {
+		return vs.callInRounds(ctx, cc, e, req.Params, user, notify, func(ctx context.Context) (*toolcall.Result, error) {
 			ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
-			return vs.call(ctx, cc, e, req.Params.Arguments, req.Params.Meta, user, session, notify)
+			var progress func(toolcall.Progress)
+			if notify != nil {
+				// To the request that waits on the call at the time.
+				progress = cc.round.progress
+			}
+			return vs.call(ctx, cc, e, req.Params.Arguments, req.Params.Meta, user, session, progress)
 		})
 	}
 	ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)

@@ -84,7 +84,6 @@ type inputRounds struct {
 type inputRound struct {
 	rounds *inputRounds
 	owner  roundOwner
-	vs     *viewServer
 	what   string // the request, as the client sent it: its method and the name (or URI) it asks for
 	cancel context.CancelFunc
 	// wake is signalled when a question comes or the call ends.
@@ -97,13 +96,17 @@ type inputRound struct {
 	asked    map[string]*question // given to the client in the latest round, by input request key
 	state    string               // the request state of the latest round; "" while none waits
 	attached bool                 // a request of the client waits on the round
-	expired  error                // set when the client did not come back in time
-	timer    *time.Timer
-	done     bool
-	res      any // the request's result, as run returned it
-	err      error
-	n        int // input requests given so far, for their keys
-	count    int // rounds: input-required results given
+	// notify sends the call's progress to the client under the progress
+	// token of the request attached now (nil when none is, or it sent
+	// none): progress belongs to a request that has not had its answer.
+	notify  func(toolcall.Progress)
+	expired error // set when the client did not come back in time
+	timer   *time.Timer
+	done    bool
+	res     any // the request's result, as run returned it
+	err     error
+	n       int // input requests given so far, for their keys
+	count   int // rounds: input-required results given
 }
 
 // question is one request of the upstream's, waiting for the client's
@@ -132,12 +135,12 @@ func asksInResults(ss *mcp.ServerSession) bool {
 }
 
 // start begins a round for what (`tools/call "x"`, say), a request of
-// owner's through vs: it returns the round and the request's context,
+// owner's: it returns the round and the request's context,
 // which carries ctx's values but not its end, until the request has its
 // result upstream or the round is ended.
-func (rs *inputRounds) start(ctx context.Context, owner roundOwner, vs *viewServer, what string, timeout time.Duration) (*inputRound, context.Context, error) {
+func (rs *inputRounds) start(ctx context.Context, owner roundOwner, what string, timeout time.Duration) (*inputRound, context.Context, error) {
 	callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	r := &inputRound{rounds: rs, owner: owner, vs: vs, what: what, cancel: cancel, wake: make(chan struct{}, 1), timeout: timeout}
+	r := &inputRound{rounds: rs, owner: owner, what: what, cancel: cancel, wake: make(chan struct{}, 1), timeout: timeout}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.closed {
@@ -303,6 +306,25 @@ func (r *inputRound) finished(res any, err error) {
 	r.signal()
 }
 
+// progress sends p, the call's progress, to the client's request waiting
+// on r now, if it asked for progress; else it is dropped.
+func (r *inputRound) progress(p toolcall.Progress) {
+	r.mu.Lock()
+	notify := r.notify
+	r.mu.Unlock()
+	if notify != nil {
+		notify(p)
+	}
+}
+
+// setNotify says where the progress of r's call goes while the request
+// attached now waits (see progress).
+func (r *inputRound) setNotify(notify func(toolcall.Progress)) {
+	r.mu.Lock()
+	r.notify = notify
+	r.mu.Unlock()
+}
+
 // roundCount reports how many input-required results r gave its client.
 func (r *inputRound) roundCount() int {
 	r.mu.Lock()
@@ -425,7 +447,7 @@ func responseKindOf(res mcp.InputResponse) string {
 func (r *inputRound) next(ctx context.Context) roundOutcome {
 	defer func() {
 		r.mu.Lock()
-		r.attached = false
+		r.attached, r.notify = false, nil
 		r.mu.Unlock()
 	}()
 	for {
@@ -552,9 +574,11 @@ func inRound(ctx context.Context) *inputRound {
 // callInRounds runs cc, a call of e by a client that is asked in results
 // (asksInResults), or resumes the call whose round gave the client its
 // request state: see the top of this file. run makes the call (on the
-// context it is given).
-func (vs *viewServer) callInRounds(ctx context.Context, cc *clientCall, e toolEntry, p *mcp.CallToolParamsRaw, user string, run func(context.Context) (*toolcall.Result, error)) (*toolcall.Result, error) {
-	return inRounds(ctx, vs, cc, e.server, user, fmt.Sprintf("tools/call %q", p.Name), p.InputResponses, p.RequestState, run,
+// context it is given). notify, when set, sends progress under this
+// request's token: the call's progress goes to the request that waits on
+// it at the time.
+func (vs *viewServer) callInRounds(ctx context.Context, cc *clientCall, e toolEntry, p *mcp.CallToolParamsRaw, user string, notify func(toolcall.Progress), run func(context.Context) (*toolcall.Result, error)) (*toolcall.Result, error) {
+	return inRounds(ctx, vs, cc, e.server, user, fmt.Sprintf("tools/call %q", p.Name), p.InputResponses, p.RequestState, notify, run,
 		func(reqs mcp.InputRequestMap, state string) *toolcall.Result {
 			return &toolcall.Result{Status: toolcall.StatusInputRequired, CallToolResult: &mcp.CallToolResult{InputRequests: reqs, RequestState: state}}
 		})
@@ -570,7 +594,7 @@ func (vs *viewServer) callInRounds(ctx context.Context, cc *clientCall, e toolEn
 func askingInRounds[T any](ctx context.Context, vs *viewServer, server string, ss *mcp.ServerSession, meta mcp.Meta, user, what string,
 	responses mcp.InputResponseMap, state string, get func(context.Context) (T, error), inputRequired func(reqs mcp.InputRequestMap, state string) T) (T, error) {
 	cc := &clientCall{vs: vs, server: server, ss: ss, level: vs.g.callerLevel(vs.g.config().Gateway, meta, ss), asking: true}
-	return inRounds(ctx, vs, cc, server, user, what, responses, state, func(ctx context.Context) (T, error) {
+	return inRounds(ctx, vs, cc, server, user, what, responses, state, nil, func(ctx context.Context) (T, error) {
 		ctx = context.WithValue(ctx, callerKey{}, cc)
 		cc.ctx = ctx
 		done := vs.g.calls.add(cc)
@@ -584,9 +608,11 @@ func askingInRounds[T any](ctx context.Context, vs *viewServer, server string, s
 // client state with the client's responses (see the top of this file).
 // run makes the request upstream, on a context of the gateway's; its
 // result answers the client's request, or inputRequired's, which asks the
-// client what the server asked meanwhile.
+// client what the server asked meanwhile. notify, when set, sends the
+// progress of the request upstream to this request of the client's while
+// it waits (inputRound.progress).
 func inRounds[T any](ctx context.Context, vs *viewServer, cc *clientCall, server, user, what string, responses mcp.InputResponseMap, state string,
-	run func(context.Context) (T, error), inputRequired func(mcp.InputRequestMap, string) T) (T, error) {
+	notify func(toolcall.Progress), run func(context.Context) (T, error), inputRequired func(mcp.InputRequestMap, string) T) (T, error) {
 	var zero T
 	owner := roundOwner{ss: cc.ss, user: user}
 	if vs.g.config().Gateway.Stateless {
@@ -604,6 +630,7 @@ func inRounds[T any](ctx context.Context, vs *viewServer, cc *clientCall, server
 		if err != nil {
 			return zero, &roundRefused{err: err}
 		}
+		r.setNotify(notify)
 	case (state != "" || responses != nil) && !vs.isTheServer(server, cc.ss):
 		// Not a state of the gateway's, and no server's either: the
 		// gateway's upstream sessions answer their servers themselves.
@@ -617,11 +644,11 @@ func inRounds[T any](ctx context.Context, vs *viewServer, cc *clientCall, server
 	default:
 		var callCtx context.Context
 		var err error
-		r, callCtx, err = rs.start(ctx, owner, vs, what, vs.g.config().Gateway.InputTimeout)
+		r, callCtx, err = rs.start(ctx, owner, what, vs.g.config().Gateway.InputTimeout)
 		if err != nil {
 			return zero, err
 		}
-		r.attached = true // no one else knows r yet
+		r.attached, r.notify = true, notify // no one else knows r yet
 		cc.round = r
 		vs.g.sessions.Add(1)
 		go func() {

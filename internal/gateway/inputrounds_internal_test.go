@@ -14,7 +14,7 @@ import (
 // client's request (next).
 func askRound(t *testing.T, rs *inputRounds, owner roundOwner) (*inputRound, chan error, func() roundOutcome) {
 	t.Helper()
-	r, callCtx, err := rs.start(context.Background(), owner, nil, "tool", time.Minute)
+	r, callCtx, err := rs.start(context.Background(), owner, `tools/call "tool"`, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
