@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -490,5 +491,45 @@ func TestInputRoundsProgress(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Error("the server's progress never reached the client")
+	}
+}
+
+// TestInputRoundsStatelessOwner: on a stateless gateway, where a request
+// has no lasting session, only the user (the token's) who was given a
+// request state may resume the call with it.
+func TestInputRoundsStatelessOwner(t *testing.T) {
+	t.Parallel()
+	got := make(chan string, 4)
+	srv := httpUpstream("asking", serveHTTP(t, askingServer(got), nil))
+	cfg := testConfig(srv)
+	cfg.Gateway.Stateless = true
+	cfg.Gateway.Tokens = []config.Token{{Name: "a", User: "alice", Secret: "alice-secret"}, {Name: "b", User: "bob", Secret: "bob-secret"}}
+	r := start(t, cfg)
+	client := func(secret string) *mcp.ClientSession {
+		return r.connectClient(t, roundsClient(&askedCount{}, &mcp.MultiRoundTripOptions{Disabled: true}), "/mcp",
+			http.Header{"Authorization": {"Bearer " + secret}})
+	}
+	alice, bob := client("alice-secret"), client("bob-secret")
+	if v := alice.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("the client negotiated %s, want 2026-07-28", v)
+	}
+	waitTools(t, alice, "asking__elicit", has("asking__elicit"))
+	first := firstRound(t, alice, "asking__elicit")
+	responses := mcp.InputResponseMap{}
+	for k := range first.InputRequests {
+		responses[k] = &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	again := &mcp.CallToolParams{Name: "asking__elicit", Arguments: map[string]any{}, InputResponses: responses, RequestState: first.RequestState}
+	if _, err := bob.CallTool(ctx, again); err == nil || !strings.Contains(err.Error(), "is not one this gateway gave this client session") {
+		t.Errorf("bob resuming alice's call: %v, want it refused", err)
+	}
+	res, err := alice.CallTool(ctx, again)
+	if err != nil || textOf(res) != "hello Ada" {
+		t.Fatalf("alice resuming her call: %v %+v, want hello Ada", err, res)
+	}
+	if s := <-got; s != "accept map[name:Ada]" {
+		t.Errorf("the server's elicitation came to %q, want alice's answer", s)
 	}
 }
