@@ -536,50 +536,65 @@ func TestInputRoundsStatelessOwner(t *testing.T) {
 
 // TestInputRoundsLogs: a log message the server sends after a round (a
 // stateless go-sdk server on 2026-07-28, which asks in its result and logs
-// when asked again) reaches a serve --stdio client on its session, at the
-// level its first request asked for.
+// when asked again) reaches the client, at the level its request asked
+// for: over serve --stdio and over stateless streamable HTTP, where it
+// goes on the request that waits on the call then.
 func TestInputRoundsLogs(t *testing.T) {
 	t.Parallel()
-	s := mcp.NewServer(&mcp.Implementation{Name: "logging", Version: "1"}, nil)
-	s.AddTool(&mcp.Tool{Name: "ask", InputSchema: map[string]any{"type": "object"}},
-		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			if req.Params.InputResponses == nil {
-				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"go": &mcp.ElicitParams{Message: "Go on?", RequestedSchema: map[string]any{"type": "object"}}}, RequestState: "s1"}, nil
+	for _, transport := range []string{"stdio", "streamable HTTP"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			s := mcp.NewServer(&mcp.Implementation{Name: "logging", Version: "1"}, nil)
+			s.AddTool(&mcp.Tool{Name: "ask", InputSchema: map[string]any{"type": "object"}},
+				func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					if req.Params.InputResponses == nil {
+						return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"go": &mcp.ElicitParams{Message: "Go on?", RequestedSchema: map[string]any{"type": "object"}}}, RequestState: "s1"}, nil
+					}
+					if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "after the round"}); err != nil {
+						return nil, err
+					}
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+				})
+			cfg := testConfig(httpUpstream("logging", serveHTTP(t, s, &mcp.StreamableHTTPOptions{Stateless: true})))
+			var r *running
+			var tr mcp.Transport
+			if transport == "stdio" {
+				r = start(t, cfg)
+				tr = serveStdio(t, r)
+			} else {
+				cfg.Gateway.Stateless = true
+				r = start(t, cfg)
+				tr = &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", MaxRetries: -1}
 			}
-			if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "after the round"}); err != nil {
-				return nil, err
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			logs := make(chan string, 4)
+			c := mcp.NewClient(&mcp.Implementation{Name: "logs-client", Version: "1"}, &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+				},
+				LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+					logs <- fmt.Sprint(req.Params.Data)
+				},
+			})
+			cs, err := c.Connect(ctx, tr, nil)
+			if err != nil {
+				t.Fatalf("connecting: %v", err)
 			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+			t.Cleanup(func() { cs.Close() })
+			waitTools(t, cs, "logging__ask", has("logging__ask"))
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "logging__ask", Arguments: map[string]any{}, Meta: mcp.Meta{mcp.MetaKeyLogLevel: "info"}})
+			if err != nil || textOf(res) != "done" {
+				t.Fatalf("calling logging__ask: %v %+v, want done", err, res)
+			}
+			select {
+			case got := <-logs:
+				if got != "after the round" {
+					t.Errorf("log message: got %q, want the server's", got)
+				}
+			case <-time.After(10 * time.Second):
+				t.Error("the server's log message never reached the client")
+			}
 		})
-	srv := httpUpstream("logging", serveHTTP(t, s, &mcp.StreamableHTTPOptions{Stateless: true}))
-	r := start(t, testConfig(srv))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	logs := make(chan string, 4)
-	c := mcp.NewClient(&mcp.Implementation{Name: "logs-client", Version: "1"}, &mcp.ClientOptions{
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
-		},
-		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-			logs <- fmt.Sprint(req.Params.Data)
-		},
-	})
-	cs, err := c.Connect(ctx, serveStdio(t, r), nil)
-	if err != nil {
-		t.Fatalf("connecting: %v", err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	waitTools(t, cs, "logging__ask", has("logging__ask"))
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "logging__ask", Arguments: map[string]any{}, Meta: mcp.Meta{mcp.MetaKeyLogLevel: "info"}})
-	if err != nil || textOf(res) != "done" {
-		t.Fatalf("calling logging__ask: %v %+v, want done", err, res)
-	}
-	select {
-	case got := <-logs:
-		if got != "after the round" {
-			t.Errorf("log message: got %q, want the server's", got)
-		}
-	case <-time.After(10 * time.Second):
-		t.Error("the server's log message never reached the client")
 	}
 }

@@ -82,6 +82,15 @@ func (vs *viewServer) asking(ctx context.Context, server string, ss *mcp.ServerS
 	return ctx, vs.g.calls.add(cc)
 }
 
+// roundWaiter returns the client's request that waits on c's round now,
+// for a call run in rounds (inputrounds.go) while one does.
+func (c *clientCall) roundWaiter() (*roundWaiter, bool) {
+	if c.round == nil {
+		return nil, false
+	}
+	return c.round.logTo()
+}
+
 // capabilities returns what the calling client declared (nil if
 // nothing).
 func (c *clientCall) capabilities() *mcp.ClientCapabilities {
@@ -366,6 +375,12 @@ func (g *Gateway) log(ctx context.Context, server string, p *mcp.LoggingMessageP
 	}
 	if c != nil {
 		msg := c.vs.logMessage(server, p)
+		if w, ok := c.roundWaiter(); ok {
+			// A call run in rounds: on the client's request that waits on
+			// it now.
+			_ = sendLog(w.ctx, w.ss, &msg, asSent)
+			return
+		}
 		if c.ss == nil {
 			c.stream.log(&msg, c.level)
 			return

@@ -99,7 +99,10 @@ type inputRound struct {
 	// notify sends the call's progress to the client under the progress
 	// token of the request attached now (nil when none is, or it sent
 	// none): progress belongs to a request that has not had its answer.
-	notify  func(toolcall.Progress)
+	notify func(toolcall.Progress)
+	// waiter is the request attached now (nil when none is): its
+	// session and context, on which what the server logs goes.
+	waiter  *roundWaiter
 	expired error // set when the client did not come back in time
 	timer   *time.Timer
 	done    bool
@@ -317,12 +320,28 @@ func (r *inputRound) progress(p toolcall.Progress) {
 	}
 }
 
-// setNotify says where the progress of r's call goes while the request
-// attached now waits (see progress).
-func (r *inputRound) setNotify(notify func(toolcall.Progress)) {
+// roundWaiter is a client's request waiting on a round: its session and
+// its handler's context.
+type roundWaiter struct {
+	ss  *mcp.ServerSession
+	ctx context.Context
+}
+
+// setWaiter says where the progress (notify) and the log messages of r's
+// call go while the request attached now waits.
+func (r *inputRound) setWaiter(w *roundWaiter, notify func(toolcall.Progress)) {
 	r.mu.Lock()
-	r.notify = notify
+	r.waiter, r.notify = w, notify
 	r.mu.Unlock()
+}
+
+// logTo returns where a log message of r's call goes now: the request of
+// the client's that waits on r, if one does (over stateless HTTP the
+// session of the call's first request ended with it).
+func (r *inputRound) logTo() (*roundWaiter, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.waiter, r.waiter != nil
 }
 
 // roundCount reports how many input-required results r gave its client.
@@ -447,7 +466,7 @@ func responseKindOf(res mcp.InputResponse) string {
 func (r *inputRound) next(ctx context.Context) roundOutcome {
 	defer func() {
 		r.mu.Lock()
-		r.attached, r.notify = false, nil
+		r.attached, r.notify, r.waiter = false, nil, nil
 		r.mu.Unlock()
 	}()
 	for {
@@ -630,7 +649,7 @@ func inRounds[T any](ctx context.Context, vs *viewServer, cc *clientCall, server
 		if err != nil {
 			return zero, &roundRefused{err: err}
 		}
-		r.setNotify(notify)
+		r.setWaiter(&roundWaiter{cc.ss, ctx}, notify)
 	case (state != "" || responses != nil) && !vs.isTheServer(server, cc.ss):
 		// Not a state of the gateway's, and no server's either: the
 		// gateway's upstream sessions answer their servers themselves.
@@ -648,7 +667,7 @@ func inRounds[T any](ctx context.Context, vs *viewServer, cc *clientCall, server
 		if err != nil {
 			return zero, err
 		}
-		r.attached, r.notify = true, notify // no one else knows r yet
+		r.attached, r.notify, r.waiter = true, notify, &roundWaiter{cc.ss, ctx} // no one else knows r yet
 		cc.round = r
 		vs.g.sessions.Add(1)
 		go func() {
