@@ -138,9 +138,9 @@ func asksInResults(ss *mcp.ServerSession) bool {
 }
 
 // start begins a round for what (`tools/call "x"`, say), a request of
-// owner's: it returns the round and the request's context,
-// which carries ctx's values but not its end, until the request has its
-// result upstream or the round is ended.
+// owner's: it returns the round and the request's context, which carries
+// ctx's values but not its end, until the request has its result
+// upstream or the round is ended.
 func (rs *inputRounds) start(ctx context.Context, owner roundOwner, what string, timeout time.Duration) (*inputRound, context.Context, error) {
 	callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r := &inputRound{rounds: rs, owner: owner, what: what, cancel: cancel, wake: make(chan struct{}, 1), timeout: timeout}
@@ -158,8 +158,8 @@ func (rs *inputRounds) start(ctx context.Context, owner roundOwner, what string,
 	return r, context.WithValue(callCtx, roundKey{}, r), nil
 }
 
-// waiting returns how many rounds of owner wait for its answers; rs.mu is
-// held.
+// waitingLocked returns how many rounds of owner wait for its answers;
+// rs.mu is held.
 func (rs *inputRounds) waitingLocked(owner roundOwner) int {
 	n := 0
 	for _, r := range rs.byState {
@@ -195,7 +195,7 @@ func (rs *inputRounds) resume(state string, owner roundOwner, what string) (*inp
 		// existence is not the business of this client.
 		return nil, fault.New(fault.Validation, "requestState %q is not one this gateway gave this client session, or it was already used or has expired (gateway.input_timeout)", clip(state)).
 			WithDetail("field", "requestState").
-			WithSuggestions("call the tool again without inputResponses and requestState")
+			WithSuggestions("send the request again without inputResponses and requestState")
 	}
 	if r.what != what {
 		return nil, fault.New(fault.Validation, "requestState %q was given for %s, not %s", clip(state), r.what, what).
