@@ -296,6 +296,15 @@ func askingServer(got chan<- string) *mcp.Server {
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 		})
+	s.AddPrompt(&mcp.Prompt{Name: "elicit"}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Who are you?", RequestedSchema: map[string]any{
+			"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}},
+		}})
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: fmt.Sprintf("hello %v", res.Content["name"])}}}}, nil
+	})
 	s.AddTool(&mcp.Tool{Name: "other", InputSchema: map[string]any{"type": "object"}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "other"}}}, nil
@@ -496,7 +505,7 @@ func TestInputRoundsProgress(t *testing.T) {
 
 // TestInputRoundsStatelessOwner: on a stateless gateway, where a request
 // has no lasting session, only the user (the token's) who was given a
-// request state may resume the call with it.
+// request state may resume the call (or the prompts/get) with it.
 func TestInputRoundsStatelessOwner(t *testing.T) {
 	t.Parallel()
 	got := make(chan string, 4)
@@ -531,6 +540,38 @@ func TestInputRoundsStatelessOwner(t *testing.T) {
 	}
 	if s := <-got; s != "accept map[name:Ada]" {
 		t.Errorf("the server's elicitation came to %q, want alice's answer", s)
+	}
+
+	// A prompts/get likewise; a forged state is refused there too.
+	pr, err := alice.GetPrompt(ctx, &mcp.GetPromptParams{Name: "asking__elicit"})
+	if err != nil || !pr.NeedsInput() || len(pr.InputRequests) != 1 || !strings.HasPrefix(pr.RequestState, "switchboard-input-") {
+		t.Fatalf("getting prompt asking__elicit: %v %+v, want an input-required result of the gateway's", err, pr)
+	}
+	promptResponses := mcp.InputResponseMap{}
+	for k := range pr.InputRequests {
+		promptResponses[k] = &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Bo"}}
+	}
+	for _, c := range []struct {
+		who   *mcp.ClientSession
+		state string
+		want  string
+	}{
+		{bob, pr.RequestState, "is not one this gateway gave this client session"},
+		{alice, "switchboard-input-FORGED", "is not one this gateway gave this client session"},
+		{alice, first.RequestState, "is not one this gateway gave this client session"}, // used
+	} {
+		_, err := c.who.GetPrompt(ctx, &mcp.GetPromptParams{Name: "asking__elicit", InputResponses: promptResponses, RequestState: c.state})
+		var rpc *jsonrpc.Error
+		if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams || !strings.Contains(rpc.Message, c.want) {
+			t.Errorf("prompts/get with state %q: got %v, want a -32602 error saying %q", c.state, err, c.want)
+		}
+	}
+	pr, err = alice.GetPrompt(ctx, &mcp.GetPromptParams{Name: "asking__elicit", InputResponses: promptResponses, RequestState: pr.RequestState})
+	if err != nil || len(pr.Messages) != 1 {
+		t.Fatalf("alice resuming her prompt: %v %+v", err, pr)
+	}
+	if text, _ := pr.Messages[0].Content.(*mcp.TextContent); text == nil || text.Text != "hello Bo" {
+		t.Errorf("alice's prompt: got %+v, want hello Bo", pr.Messages[0].Content)
 	}
 }
 
