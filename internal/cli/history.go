@@ -47,7 +47,7 @@ history.record_values is true (then redacted).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.Server, "server", "", "only calls to this `server`")
 	fl.StringVar(&f.Tool, "tool", "", "only calls of this `tool`")
-	fl.StringVar(&f.Status, "status", "", "only calls with this `status`: success, error, timeout, cancelled, output_invalid")
+	fl.StringVar(&f.Status, "status", "", "only calls with this `status`: success, error, timeout, cancelled, output_invalid, task, input_required")
 	fl.StringVar(&f.Source, "source", "", "only calls from this `source`: "+strings.Join(historySources, ", "))
 	fl.StringVar(&f.Identity, "identity", "", "only calls by this `user`")
 	fl.Var(&since, "since", "only calls started within this `duration` (90m, 2h, 7d) or since this date (2026-01-02, or an RFC 3339 time)")
@@ -55,7 +55,7 @@ history.record_values is true (then redacted).`,
 	fl.StringVar(&f.BeforeID, "before", "", "page: calls older than the call with this `ID`")
 	_ = cmd.RegisterFlagCompletionFunc("server", a.completeServer)
 	_ = cmd.RegisterFlagCompletionFunc("tool", a.completeToolFlag(&f.Server))
-	_ = cmd.RegisterFlagCompletionFunc("status", fixedCompletion("success", "error", "timeout", "cancelled", "output_invalid"))
+	_ = cmd.RegisterFlagCompletionFunc("status", fixedCompletion("success", "error", "timeout", "cancelled", "output_invalid", "task", "input_required"))
 	_ = cmd.RegisterFlagCompletionFunc("source", fixedCompletion(historySources...))
 	cmd.AddCommand(&cobra.Command{
 		Use:   "show ID",
@@ -139,9 +139,9 @@ func parseDays(s string) (time.Duration, error) {
 // history lists recorded calls.
 func (a *app) history(ctx context.Context, f store.CallFilter) error {
 	switch f.Status {
-	case "", "success", "error", "timeout", "cancelled", "output_invalid":
+	case "", "success", "error", "timeout", "cancelled", "output_invalid", "task", "input_required":
 	default:
-		return usagef("--status %q is not a status; want success, error, timeout, cancelled or output_invalid", f.Status)
+		return usagef("--status %q is not a status; want success, error, timeout, cancelled, output_invalid, task or input_required", f.Status)
 	}
 	if f.Source != "" && !contains(historySources, f.Source) {
 		return usagef("--source %q is not a source; want %s", f.Source, strings.Join(historySources, ", "))
@@ -193,6 +193,10 @@ func (a *app) history(ctx context.Context, f store.CallFilter) error {
 			note = strings.TrimSpace("after URL elicitation; " + note)
 			note = strings.TrimSuffix(note, ";")
 		}
+		if c.InputRounds > 0 {
+			note = strings.TrimSpace(fmt.Sprintf("after %d input round(s); ", c.InputRounds) + note)
+			note = strings.TrimSuffix(note, ";")
+		}
 		t.row(c.StartedAt.Local().Format("2006-01-02 15:04:05"), shortID(c.ID), c.Source, c.Server, c.Tool, c.Status,
 			c.Duration.Round(time.Millisecond).String(), firstLine(note, 80))
 	}
@@ -231,8 +235,11 @@ type historyRecord struct {
 	Partial      bool      `json:"partial"`
 	// URLElicitations counts the URL elicitations the server required
 	// (-32042) and the person completed before the call was made again.
-	URLElicitations int             `json:"url_elicitations,omitempty"`
-	Arguments       json.RawMessage `json:"arguments,omitempty"`
+	URLElicitations int `json:"url_elicitations,omitempty"`
+	// InputRounds counts the input-required results the gateway gave
+	// its client (protocol 2026-07-28) during the call.
+	InputRounds int             `json:"input_rounds,omitempty"`
+	Arguments   json.RawMessage `json:"arguments,omitempty"`
 }
 
 func newHistoryRecord(c store.CallRecord) historyRecord {
@@ -242,7 +249,7 @@ func newHistoryRecord(c store.CallRecord) historyRecord {
 		StartedAt: c.StartedAt, FinishedAt: c.FinishedAt,
 		DurationMS: float64(c.Duration.Microseconds()) / 1000,
 		Retries:    c.Retries, ResultBytes: c.ResultBytes, Truncated: c.Truncated, Partial: c.Partial,
-		URLElicitations: c.URLElicitations, Arguments: c.Args,
+		URLElicitations: c.URLElicitations, InputRounds: c.InputRounds, Arguments: c.Args,
 	}
 }
 
@@ -293,6 +300,9 @@ func (a *app) historyShow(ctx context.Context, id string) error {
 	row("retries", fmt.Sprint(c.Retries))
 	if c.URLElicitations > 0 {
 		row("url elicitations", fmt.Sprintf("%d completed, then the call was made again", c.URLElicitations))
+	}
+	if c.InputRounds > 0 {
+		row("input rounds", fmt.Sprintf("%d: the client was asked in input-required results, then the call went on", c.InputRounds))
 	}
 	row("result bytes", fmt.Sprint(c.ResultBytes))
 	row("truncated", fmt.Sprint(c.Truncated))

@@ -28,6 +28,10 @@ const (
 	DefaultHandshakeTimeout   = 10 * time.Second
 	DefaultMaxSessions        = 10000
 	DefaultMaxSessionsPerUser = 1000
+	// DefaultInputTimeout is how long a client of protocol 2026-07-28
+	// may take to answer what a server asked it in an input-required
+	// result (gateway.input_timeout).
+	DefaultInputTimeout = 5 * time.Minute
 	// DefaultViewName is the view served at /mcp when no view of that name
 	// is configured: every server, prefixed names.
 	DefaultViewName = "default"
@@ -74,6 +78,12 @@ type Gateway struct {
 	// its handshake (initialize, then notifications/initialized) this
 	// long after it opened (default 10s; 0 leaves it to SessionTimeout).
 	HandshakeTimeout time.Duration
+	// InputTimeout is how long a client of protocol 2026-07-28 may take
+	// to send its request again with the answers to an input-required
+	// result the gateway gave it (an upstream's elicitation, sampling or
+	// roots request during its call); past it the upstream's request gets
+	// an error (default 5m).
+	InputTimeout time.Duration
 	// MaxSessions bounds the client sessions open at once, all users
 	// together (default 10000; 0 no limit).
 	MaxSessions int
@@ -201,6 +211,7 @@ func DefaultGateway() Gateway {
 		MaxRequestBytes: DefaultMaxRequestBytes,
 
 		HandshakeTimeout:   DefaultHandshakeTimeout,
+		InputTimeout:       DefaultInputTimeout,
 		MaxSessions:        DefaultMaxSessions,
 		MaxSessionsPerUser: DefaultMaxSessionsPerUser,
 		DefaultUser:        OSUser(),

@@ -103,6 +103,7 @@ func TestGatewayFull(t *testing.T) {
 		SessionTimeout:  0,
 
 		HandshakeTimeout:   2 * time.Second,
+		InputTimeout:       config.DefaultInputTimeout,
 		MaxSessions:        50,
 		MaxSessionsPerUser: 0,
 		DefaultUser:        "platform-bot",
@@ -158,9 +159,12 @@ func TestGatewayDefaults(t *testing.T) {
 			t.Errorf("%q: got a gateway block in\n%s\nwant none for the defaults", src, out)
 		}
 	}
-	cfg, err := config.Parse("sb.yaml", []byte(gatewayServers+"gateway:\n  session_timeout: 5m\n  listen: localhost:0\n"), gatewayOpts)
+	cfg, err := config.Parse("sb.yaml", []byte(gatewayServers+"gateway:\n  session_timeout: 5m\n  listen: localhost:0\n  input_timeout: 90s\n"), gatewayOpts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got, want := cfg.Gateway.InputTimeout, 90*time.Second; got != want {
+		t.Errorf("got input_timeout %v, want %v", got, want)
 	}
 	if got, want := cfg.Gateway.SessionTimeout, 5*time.Minute; got != want {
 		t.Errorf("got session_timeout %v, want %v", got, want)
@@ -347,7 +351,7 @@ func TestGatewayProblems(t *testing.T) {
 		},
 		{
 			name: "scalars",
-			src:  "gateway:\n  stateless: yes please\n  shutdown_timeout: 11m\n  session_timeout: -1s\n  instructions: [a]\n  max_request_bytes: 1KiB\n  max_sessions: -1\n  handshake_timeout: 11m\n",
+			src:  "gateway:\n  stateless: yes please\n  shutdown_timeout: 11m\n  session_timeout: -1s\n  instructions: [a]\n  max_request_bytes: 1KiB\n  max_sessions: -1\n  handshake_timeout: 11m\n  input_timeout: 0s\n",
 			want: []string{
 				"sb.yaml:7:14: gateway.stateless: must be true or false, not a string",
 				"sb.yaml:8:21: gateway.shutdown_timeout: 11m is out of range; use a value from 0s (cancel at once) to 10m (the default is 10s)",
@@ -356,6 +360,7 @@ func TestGatewayProblems(t *testing.T) {
 				"sb.yaml:11:22: gateway.max_request_bytes: 1KiB is out of range; use a size from 64KiB to 256MiB (the default is 4MiB)",
 				"sb.yaml:12:17: gateway.max_sessions: must not be negative, not -1; use 0 (no limit) or a number of sessions such as 10000",
 				"sb.yaml:13:22: gateway.handshake_timeout: 11m is out of range; use a value from 0s (no separate deadline) to 10m (the default is 10s)",
+				"sb.yaml:14:18: gateway.input_timeout: 0s is out of range; use a value from 1s to 1h (the default is 5m)",
 			},
 		},
 		{

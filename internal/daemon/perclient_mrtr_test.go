@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
 // This file checks that a server on protocol 2026-07-28 that asks its
@@ -333,6 +334,12 @@ func TestPerClientMultiRoundTripIsTheServers(t *testing.T) {
 			}()
 			got := runMRTR(t, ct, &stdioSeen)
 			want.compare(t, "serve --stdio", got)
+			// The history records the server's input-required result as
+			// such, and the call the client made again as a call of its own.
+			recs := r.waitRecords(t, store.CallFilter{Server: "mrtr", Tool: "ask"}, func(rs []store.CallRecord) bool { return len(rs) == 2 })
+			if got := []string{recs[1].Status, recs[0].Status}; !slices.Equal(got, []string{"input_required", "success"}) {
+				t.Errorf("history of mrtr/ask: statuses %q (oldest first), want input_required, then success", got)
+			}
 
 			if !fast {
 				// With fast_path off the go-sdk's client reads the call's

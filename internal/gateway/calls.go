@@ -61,6 +61,10 @@ type clientCall struct {
 	// asking is set for a prompts/get or resources/read (asking), not a
 	// tools/call.
 	asking bool
+	// round is set for a call of a client asked in results (protocol
+	// 2026-07-28): what the upstream asks its client goes in the round's
+	// input-required results (inputrounds.go).
+	round *inputRound
 	// requestID is the id of the client's tools/call as it sent it (nil
 	// where the gateway does not see it: legacy SSE and stdio, which the
 	// SDK reads), for the audit trail.
@@ -81,6 +85,15 @@ func (vs *viewServer) asking(ctx context.Context, server string, ss *mcp.ServerS
 	}
 	cc := &clientCall{vs: vs, server: server, ss: ss, level: vs.g.callerLevel(vs.g.config().Gateway, meta, ss), ctx: ctx, asking: true}
 	return ctx, vs.g.calls.add(cc)
+}
+
+// roundWaiter returns the client's request that waits on c's round now,
+// for a call run in rounds (inputrounds.go) while one does.
+func (c *clientCall) roundWaiter() (*roundWaiter, bool) {
+	if c.round == nil {
+		return nil, false
+	}
+	return c.round.logTo()
 }
 
 // capabilities returns what the calling client declared (nil if
@@ -281,6 +294,9 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return nil, noClientFor(ctx, server, "sampling")
 			}
 			defer stop()
+			if r := inRound(cctx); r != nil {
+				return askSampling(cctx, r, p)
+			}
 			return ss.CreateMessage(cctx, p)
 		},
 		// An owned per_client session's sampling, in full: the tools,
@@ -292,6 +308,9 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return nil, noClientFor(ctx, server, "sampling")
 			}
 			defer stop()
+			if r := inRound(cctx); r != nil {
+				return askInRound[*mcp.CreateMessageWithToolsResult](cctx, r, p)
+			}
 			return ss.CreateMessageWithTools(cctx, p)
 		},
 		Elicit: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
@@ -300,6 +319,12 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return nil, noClientFor(ctx, server, "elicitation")
 			}
 			defer stop()
+			if r := inRound(cctx); r != nil {
+				if err := elicitModeDeclared(ss, p); err != nil {
+					return nil, err
+				}
+				return askInRound[*mcp.ElicitResult](cctx, r, p)
+			}
 			if elicitsAsGiven(ctx) {
 				// The client's own session: as the server sent it.
 				c, _ := cctx.Value(callerKey{}).(*clientCall)
@@ -333,6 +358,12 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
 			}
 			defer stop()
+			if r := inRound(cctx); r != nil {
+				if p == nil {
+					p = &mcp.ListRootsParams{}
+				}
+				return askInRound[*mcp.ListRootsResult](cctx, r, p)
+			}
 			return ss.ListRoots(cctx, p)
 		},
 	}
@@ -374,6 +405,12 @@ func (g *Gateway) log(ctx context.Context, server string, p *mcp.LoggingMessageP
 	}
 	if c != nil {
 		msg := c.vs.logMessage(server, p)
+		if w, ok := c.roundWaiter(); ok {
+			// A call run in rounds: on the client's request that waits on
+			// it now.
+			_ = sendLog(w.ctx, w.ss, &msg, asSent)
+			return
+		}
 		if c.ss == nil {
 			c.stream.log(&msg, c.level)
 			return

@@ -26,6 +26,12 @@ import (
 func (vs *viewServer) callTool(e toolEntry) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res, err := vs.handleCall(ctx, req, e)
+		var refused *roundRefused
+		if errors.As(err, &refused) {
+			user, session := vs.identity(req.Extra, req.Params.Meta, req.Session)
+			_ = vs.g.eng.Refuse(ctx, vs.request(e.server, e.name, req.Params.Arguments, req.Params.Meta, user, session), refused.err)
+			return nil, refused.rpc()
+		}
 		if rpc := rpcAnswer(err); rpc != nil {
 			return nil, rpc // as the upstream answered
 		}
@@ -59,6 +65,19 @@ func (vs *viewServer) handleCall(ctx context.Context, req *mcp.CallToolRequest, 
 		post = vs.g.postFor(key)
 	}
 	cc := &clientCall{vs: vs, ss: req.Session, level: vs.g.callerLevel(vs.g.config().Gateway, req.Params.Meta, req.Session), requestID: requestID, post: post}
+	if asksInResults(req.Session) {
+		// A client of protocol 2026-07-28 takes no requests: what the
+		// upstream asks it goes in results (inputrounds.go).
+		return vs.callInRounds(ctx, cc, e, req.Params, user, notify, func(ctx context.Context) (*toolcall.Result, error) {
+			ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
+			var progress func(toolcall.Progress)
+			if notify != nil {
+				// To the request that waits on the call at the time.
+				progress = cc.round.progress
+			}
+			return vs.call(ctx, cc, e, req.Params.Arguments, req.Params.Meta, user, session, progress)
+		})
+	}
 	ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
 	return vs.call(ctx, cc, e, req.Params.Arguments, req.Params.Meta, user, session, notify)
 }
@@ -71,6 +90,9 @@ func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, arg
 	creq := vs.request(e.server, e.name, args, reqMeta, user, session)
 	creq.OnProgress = notify
 	creq.RequestID = cc.requestID
+	if cc.round != nil {
+		creq.InputRounds = cc.round.roundCount
+	}
 	vs.checkAs(&creq, e, cc.ss, args)
 	cc.vs, cc.server = vs, e.server
 	ctx = vs.g.withOwner(ctx, vs, cc.ss, user)
@@ -422,21 +444,61 @@ func (vs *viewServer) getPrompt(e promptEntry) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		ctx = vs.owned(ctx, req.Extra, req.Params.Meta, req.Session)
 		c, err := vs.g.upstreamFor(ctx, e.server)
-		if err == nil {
-			var res *mcp.GetPromptResult
-			ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
-			var done func()
-			ctx, done = vs.asking(ctx, e.server, req.Session, req.Params.Meta)
-			res, err = c.GetPrompt(vs.withLevel(ctx, req.Params.Meta, req.Session), e.name, req.Params.Arguments)
-			done()
-			vs.g.forwarded("prompts/get", err)
-			if err == nil {
-				res.Meta = hopless(res.Meta)
-				return res, nil
-			}
+		if err != nil {
+			return nil, upstreamError(e.server, err)
 		}
-		return nil, upstreamError(e.server, err)
+		get := func(ctx context.Context) (*mcp.GetPromptResult, error) {
+			ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
+			res, err := c.GetPrompt(vs.withLevel(ctx, req.Params.Meta, req.Session), e.name, req.Params.Arguments)
+			vs.g.forwarded("prompts/get", err)
+			if err != nil {
+				return nil, upstreamError(e.server, err)
+			}
+			res.Meta = hopless(res.Meta)
+			return res, nil
+		}
+		if asksInResults(req.Session) {
+			// What the server asks a client of 2026-07-28 meanwhile goes
+			// in results (inputrounds.go).
+			user, _ := vs.identity(req.Extra, req.Params.Meta, req.Session)
+			res, err := askingInRounds(ctx, vs, e.server, req.Session, req.Params.Meta, user, fmt.Sprintf("prompts/get %q", req.Params.Name),
+				req.Params.InputResponses, req.Params.RequestState, get, func(reqs mcp.InputRequestMap, state string) *mcp.GetPromptResult {
+					return &mcp.GetPromptResult{InputRequests: reqs, RequestState: state}
+				})
+			return res, roundError(err)
+		}
+		ctx, done := vs.asking(ctx, e.server, req.Session, req.Params.Meta)
+		defer done()
+		return get(ctx)
 	}
+}
+
+// roundError is the error a client's prompts/get or resources/read is
+// answered with: for a request state or answers the gateway refused, a
+// -32602 error saying what is wrong.
+func roundError(err error) error {
+	var refused *roundRefused
+	if errors.As(err, &refused) {
+		return refused.rpc()
+	}
+	return err
+}
+
+// readInRounds reads uri of server for the client of req as read does,
+// in rounds when the client is asked in results (asksInResults; see
+// getPrompt).
+func (vs *viewServer) readInRounds(ctx context.Context, req *mcp.ReadResourceRequest, server string, read func(context.Context) (*mcp.ReadResourceResult, error)) (*mcp.ReadResourceResult, error) {
+	if !asksInResults(req.Session) {
+		ctx, done := vs.asking(ctx, server, req.Session, req.Params.Meta)
+		defer done()
+		return read(ctx)
+	}
+	user, _ := vs.identity(req.Extra, req.Params.Meta, req.Session)
+	res, err := askingInRounds(ctx, vs, server, req.Session, req.Params.Meta, user, fmt.Sprintf("resources/read %q", req.Params.URI),
+		req.Params.InputResponses, req.Params.RequestState, read, func(reqs mcp.InputRequestMap, state string) *mcp.ReadResourceResult {
+			return &mcp.ReadResourceResult{InputRequests: reqs, RequestState: state}
+		})
+	return res, roundError(err)
 }
 
 // readResource returns the handler of one resource of the view.
@@ -447,23 +509,23 @@ func (vs *viewServer) readResource(e resourceEntry, exposed string) mcp.Resource
 		if err != nil {
 			return nil, upstreamError(e.server, err)
 		}
-		ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
-		ctx, done := vs.asking(ctx, e.server, req.Session, req.Params.Meta)
-		res, err := c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), e.uri)
-		done()
-		vs.g.forwarded("resources/read", err)
-		if err != nil {
-			return nil, vs.soleError(e.server, err)
-		}
-		res.Meta = hopless(res.Meta)
-		if exposed != e.uri {
-			for _, rc := range res.Contents {
-				if rc != nil && rc.URI == e.uri {
-					rc.URI = exposed
+		return vs.readInRounds(ctx, req, e.server, func(ctx context.Context) (*mcp.ReadResourceResult, error) {
+			ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
+			res, err := c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), e.uri)
+			vs.g.forwarded("resources/read", err)
+			if err != nil {
+				return nil, vs.soleError(e.server, err)
+			}
+			res.Meta = hopless(res.Meta)
+			if exposed != e.uri {
+				for _, rc := range res.Contents {
+					if rc != nil && rc.URI == e.uri {
+						rc.URI = exposed
+					}
 				}
 			}
-		}
-		return res, nil
+			return res, nil
+		})
 	}
 }
 
@@ -475,16 +537,16 @@ func (vs *viewServer) readTemplate(e resourceEntry) mcp.ResourceHandler {
 		if err != nil {
 			return nil, upstreamError(e.server, err)
 		}
-		ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
-		ctx, done := vs.asking(ctx, e.server, req.Session, req.Params.Meta)
-		res, err := c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), req.Params.URI)
-		done()
-		vs.g.forwarded("resources/read", err)
-		if err != nil {
-			return nil, vs.soleError(e.server, err)
-		}
-		res.Meta = hopless(res.Meta)
-		return res, nil
+		return vs.readInRounds(ctx, req, e.server, func(ctx context.Context) (*mcp.ReadResourceResult, error) {
+			ctx = vs.inputResponses(ctx, e.server, req.Session, req.Params.InputResponses, req.Params.RequestState)
+			res, err := c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), req.Params.URI)
+			vs.g.forwarded("resources/read", err)
+			if err != nil {
+				return nil, vs.soleError(e.server, err)
+			}
+			res.Meta = hopless(res.Meta)
+			return res, nil
+		})
 	}
 }
 

@@ -120,6 +120,9 @@ type Gateway struct {
 	// reqCalls ends calls of stateless requests whose client went away
 	// (requests.go).
 	reqCalls requestCalls
+	// rounds are the calls of clients asked in results (protocol
+	// 2026-07-28) while they run (inputrounds.go).
+	rounds inputRounds
 	// tasks are the tasks clients created, by owner (tasks.go).
 	tasks taskRegistry
 	// streams are the client sessions' own streams, for notifySession
@@ -246,6 +249,7 @@ func (g *Gateway) shutdown() {
 	for _, vs := range all {
 		vs.closeSessions()
 	}
+	g.rounds.closeAll()
 	g.sessions.Wait()
 	g.refusals.flush(g.logger, time.Now(), true)
 }
@@ -386,6 +390,9 @@ func (g *Gateway) ServeStdio(ctx context.Context, t mcp.Transport) error {
 	stop := context.AfterFunc(ctx, func() { ss.Close() })
 	defer stop()
 	err = ss.Wait()
+	// A client of protocol 2026-07-28 sends no notifications/initialized,
+	// which starts sessionWatch: what its session holds ends here.
+	g.sessionEnded(ss)
 	if ctx.Err() != nil || errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil
 	}

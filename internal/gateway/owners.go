@@ -166,6 +166,7 @@ func (g *Gateway) upstreamFor(ctx context.Context, server string) (*upstream.Cli
 // sessionEnded closes the upstream sessions of a client session that
 // ended (closed by the client, idled out, closed at shutdown or reload).
 func (g *Gateway) sessionEnded(ss *mcp.ServerSession) {
+	g.rounds.sessionEnded(ss)
 	g.streamlessAtInit.Delete(ss)
 	g.forgetListCauses(ss)
 	if id := ss.ID(); id != "" {

@@ -203,6 +203,16 @@ var migrations = []migration{
 			`ALTER TABLE calls ADD COLUMN url_elicitations integer NOT NULL DEFAULT 0`,
 		},
 	},
+	{
+		version: 6,
+		name:    "calls that asked their client in input-required results",
+		sqlite: []string{
+			`ALTER TABLE calls ADD COLUMN input_rounds INTEGER NOT NULL DEFAULT 0`,
+		},
+		postgres: []string{
+			`ALTER TABLE calls ADD COLUMN input_rounds integer NOT NULL DEFAULT 0`,
+		},
+	},
 }
 
 // latestVersion is the schema version this build writes.

@@ -62,6 +62,12 @@ type CallRecord struct {
 	// (error -32042) and the person completed before the call was made
 	// again: a call that succeeded only after them says so. 0 for most.
 	URLElicitations int `json:",omitempty"`
+	// InputRounds counts the input-required results a gateway client of
+	// protocol 2026-07-28 was given during the call, each asking it what
+	// the server asked (elicitation, sampling, roots), before the call's
+	// own result: a call that took the client's answers says so. 0 for
+	// most.
+	InputRounds int `json:",omitempty"`
 }
 
 // DefaultLimit is the number of calls [Store.Calls] returns when
@@ -255,9 +261,9 @@ type dialect struct {
 // callColumns are the columns of calls, in the order scanCall and
 // callArgs use.
 const callColumns = "id, source, identity, server, tool, args, status, error_kind, error_message, " +
-	"started_at, finished_at, duration_ns, retries, result_bytes, truncated, partial, url_elicitations"
+	"started_at, finished_at, duration_ns, retries, result_bytes, truncated, partial, url_elicitations, input_rounds"
 
-const numCallColumns = 17
+const numCallColumns = 18
 
 // upsertCallSQL is the statement that stores one call.
 func (d dialect) upsertCallSQL() string { return d.upsertSQL("calls", callColumns, numCallColumns) }
@@ -293,7 +299,7 @@ func (d dialect) callArgs(r *CallRecord) []any {
 	return []any{
 		r.ID, r.Source, r.Identity, r.Server, r.Tool, args, r.Status, r.ErrorKind, r.ErrorMessage,
 		d.timeArg(r.StartedAt), d.timeArg(r.FinishedAt), int64(r.Duration), int64(r.Retries),
-		r.ResultBytes, r.Truncated, r.Partial, int64(r.URLElicitations),
+		r.ResultBytes, r.Truncated, r.Partial, int64(r.URLElicitations), int64(r.InputRounds),
 	}
 }
 
@@ -385,10 +391,11 @@ func scanCall(sc rowScanner) (CallRecord, error) {
 		args               nullString
 		started, finished  nullTime
 		dur, retries, urls int64
+		rounds             int64
 		truncated, partial bool
 	)
 	err := sc.Scan(&r.ID, &r.Source, &r.Identity, &r.Server, &r.Tool, &args, &r.Status, &r.ErrorKind,
-		&r.ErrorMessage, &started, &finished, &dur, &retries, &r.ResultBytes, &truncated, &partial, &urls)
+		&r.ErrorMessage, &started, &finished, &dur, &retries, &r.ResultBytes, &truncated, &partial, &urls, &rounds)
 	if err != nil {
 		return CallRecord{}, err
 	}
@@ -397,7 +404,7 @@ func scanCall(sc rowScanner) (CallRecord, error) {
 	}
 	r.StartedAt, r.FinishedAt = started.t, finished.t
 	r.Duration, r.Retries = time.Duration(dur), int(retries)
-	r.Truncated, r.Partial, r.URLElicitations = truncated, partial, int(urls)
+	r.Truncated, r.Partial, r.URLElicitations, r.InputRounds = truncated, partial, int(urls), int(rounds)
 	return r, nil
 }
 

@@ -34,7 +34,7 @@ func testStore(t *testing.T, open func(t *testing.T) store.Store) {
 			StartedAt:  time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.FixedZone("X", 3600)),
 			FinishedAt: time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC),
 			Duration:   876543210 * time.Nanosecond, Retries: 2, ResultBytes: 1 << 40,
-			Truncated: true, Partial: true, URLElicitations: 3,
+			Truncated: true, Partial: true, URLElicitations: 3, InputRounds: 2,
 		}
 		if err := s.RecordCalls(ctx, []store.CallRecord{want}); err != nil {
 			t.Fatal(err)

@@ -121,6 +121,9 @@ const (
 	// logKeyURLElicitations counts the URL elicitations completed before
 	// the call was made again.
 	logKeyURLElicitations = "url_elicitations"
+	// logKeyInputRounds counts the input-required results a gateway
+	// client was given during the call.
+	logKeyInputRounds = "input_rounds"
 )
 
 // settings is the configuration a call runs under. SetConfig replaces it

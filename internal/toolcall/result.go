@@ -67,6 +67,8 @@ func (c *call) result(res *mcp.CallToolResult, _ time.Duration) *Result {
 	switch {
 	case r.Task != nil:
 		r.Status, c.status = StatusTask, StatusTask
+	case res.InputRequests != nil || res.NeedsInput():
+		r.Status, c.status = StatusInputRequired, StatusInputRequired
 	case res.IsError:
 		r.Status, c.status = StatusError, StatusError
 	case r.OutputError != nil:
@@ -288,6 +290,9 @@ func (c *call) finish(ctx context.Context, res *Result, err error) {
 		StartedAt: c.start, FinishedAt: end, Duration: end.Sub(c.start), Retries: c.retries,
 		URLElicitations: c.urlElicitations,
 	}
+	if c.req.InputRounds != nil {
+		rec.InputRounds = c.req.InputRounds()
+	}
 	rec.Args = c.recordedArgs()
 	if res != nil {
 		rec.ResultBytes, rec.Truncated, rec.Partial = res.Bytes, res.Truncated, res.Partial
@@ -302,6 +307,9 @@ func (c *call) finish(ctx context.Context, res *Result, err error) {
 	}
 	if c.urlElicitations > 0 {
 		attrs = append(attrs, logKeyURLElicitations, c.urlElicitations)
+	}
+	if rec.InputRounds > 0 {
+		attrs = append(attrs, logKeyInputRounds, rec.InputRounds)
 	}
 	if kind != "" {
 		attrs = append(attrs, logKeyKind, kind)

@@ -57,6 +57,12 @@ const (
 	// StatusTask is a call made as a task that the server accepted: its
 	// outcome is recorded apart, once its result is fetched (TaskResult).
 	StatusTask Status = "task"
+	// StatusInputRequired: the server answered with an input-required
+	// result (protocol 2026-07-28: resultType "input_required", its
+	// inputRequests and requestState) instead of the tool's result; the
+	// caller sends the call again with its answers, which is a call of
+	// its own.
+	StatusInputRequired Status = "input_required"
 )
 
 // Request is one tool call.
@@ -108,6 +114,11 @@ type Request struct {
 	// any: with the server's error or result. A gateway view meant to be
 	// indistinguishable from its server sets it.
 	Unvalidated bool
+	// InputRounds, when set, reports as the call ends how many times its
+	// caller asked its own client for input in a result (multi round-trip)
+	// while the call ran: a gateway client of protocol 2026-07-28, asked
+	// for what the server asked. It is recorded with the call.
+	InputRounds func() int
 }
 
 // Budget bounds one call (seed 003). A call that runs out of budget is

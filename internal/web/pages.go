@@ -499,7 +499,7 @@ func (c *Console) historyPage(w http.ResponseWriter, r *http.Request) {
 		Within:  q.Get("within"),
 		Since:   q.Get("since"),
 		Sources: []string{"cli", "gateway", "hook", "document", "agent", string(Source)},
-		Status:  []string{"success", "error", "timeout", "cancelled", "output_invalid", "task"},
+		Status:  []string{"success", "error", "timeout", "cancelled", "output_invalid", "task", "input_required"},
 	}
 	if dur, ok := withinChoices[d.Within]; ok {
 		d.Filter.Since = c.now().Add(-dur)

@@ -1,0 +1,641 @@
+//lint:file-ignore SA1019 the test asks for roots, elicitation and sampling, deprecated only from protocol 2026-07-28; clients and servers use them today.
+
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/testpeer"
+)
+
+// This file checks that a client of protocol 2026-07-28, which takes no
+// requests from its server, is asked what an upstream asks during its
+// call — elicitation, sampling, roots — on every view and session kind:
+// the gateway answers the client's tools/call with an input-required
+// result of its own, keeps the upstream's request pending, and when the
+// client sends its call again with its answers and the request state,
+// answers the upstream and continues the call (inputrounds.go in the
+// gateway).
+
+// roundsServers are the upstreams of the tests: server-everything over
+// stdio (TypeScript SDK, 2025-11-25: it asks with requests) and two
+// go-sdk servers asking for roots, an elicitation and sampling in their
+// tool's result (mrtrServer): mrtr stateless, which negotiates 2026-07-28
+// with the gateway (whose upstream session answers the input requests
+// through the gateway's handlers), mrtrs with sessions (2025-11-25: its
+// SDK asks with requests). All are shared, on a prefixed view.
+func roundsServers(t *testing.T) (ev, mrtr, mrtrs config.Server) {
+	ev = config.Server{Name: "ev", Transport: config.TransportStdio, Enabled: true, LoadTools: true,
+		ConnectTimeout: 30 * time.Second, RequestTimeout: 30 * time.Second}
+	ev.Command, ev.Args = testpeer.EverythingCommand(t)
+	mrtr = httpUpstream("mrtr", serveHTTP(t, mrtrServer(&mrtrSeen{}), &mcp.StreamableHTTPOptions{Stateless: true}))
+	mrtrs = httpUpstream("mrtrs", serveHTTP(t, mrtrServer(&mrtrSeen{}), nil))
+	return ev, mrtr, mrtrs
+}
+
+// roundsClient is a go-sdk client (protocol 2026-07-28 where the other
+// side speaks it) that answers elicitation, sampling and roots itself,
+// and counts what it was asked.
+func roundsClient(asked *askedCount, mrtr *mcp.MultiRoundTripOptions) *mcp.Client {
+	c := mcp.NewClient(&mcp.Implementation{Name: "rounds-client", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.add("elicitation")
+			content := map[string]any{"name": "Ada"}
+			if b, _ := json.Marshal(req.Params.RequestedSchema); strings.Contains(string(b), `"check"`) {
+				content = map[string]any{"name": "Ada", "check": true} // server-everything's form
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: content}, nil
+		},
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			asked.add("sampling")
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "the-client's-model",
+				Content: &mcp.TextContent{Text: "switchboard hums"}}, nil
+		},
+		MultiRoundTrip: mrtr,
+	})
+	c.AddRoots(&mcp.Root{URI: "file:///the/client/own", Name: "own"})
+	return c
+}
+
+type askedCount struct {
+	mu sync.Mutex
+	m  map[string]int
+}
+
+func (a *askedCount) add(what string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.m == nil {
+		a.m = map[string]int{}
+	}
+	a.m[what]++
+}
+
+func (a *askedCount) get(what string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.m[what]
+}
+
+// serveStdio serves the default view of r's gateway over an in-memory
+// pipe, as serve --stdio does, until the test ends, and returns the
+// client's end.
+func serveStdio(t *testing.T, r *running) mcp.Transport {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = r.d.gw.ServeStdio(ctx, st)
+	}()
+	t.Cleanup(func() {
+		stop()
+		<-done
+	})
+	return ct
+}
+
+// roundsCalls makes the calls of the tests with cs and checks their
+// answers: each must carry what the client answered.
+func roundsCalls(t *testing.T, cs *mcp.ClientSession, asked *askedCount) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	waitTools(t, cs, "server-everything's triggers", has("ev__trigger-elicitation-request", "ev__trigger-sampling-request", "mrtr__ask", "mrtrs__ask"))
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want []string
+	}{
+		{"ev__trigger-elicitation-request", map[string]any{}, []string{"User provided the requested information", "Ada"}},
+		{"ev__trigger-sampling-request", map[string]any{"prompt": "say hi", "maxTokens": 20}, []string{"switchboard hums", "the-client's-model"}},
+		// Asked in a result of the upstream's, answered by the gateway's
+		// upstream session through the gateway: roots from its own
+		// (empty) root set, the rest from the client.
+		{"mrtr__ask", map[string]any{}, []string{`state "tool-round-1"`, `"name":"Ada"`, "switchboard hums", `"roots":[]`}},
+		// Asked with requests by the server's SDK: roots too reach the
+		// client.
+		{"mrtrs__ask", map[string]any{}, []string{`"name":"Ada"`, "switchboard hums", "file:///the/client/own"}},
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+		if err != nil {
+			t.Errorf("calling %s: %v", c.tool, err)
+			continue
+		}
+		for _, w := range c.want {
+			if res.IsError || !strings.Contains(textOf(res), w) {
+				t.Errorf("%s: got %q, want a result with %q", c.tool, textOf(res), w)
+			}
+		}
+	}
+
+	// prompts/get and resources/read, which a server may ask during too.
+	resources, err := cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatalf("listing resources: %v", err)
+	}
+	if !slices.ContainsFunc(resources.Resources, func(r *mcp.Resource) bool { return r.URI == "mrtr://ask" }) {
+		t.Fatalf("resources: %+v, want mrtr's mrtr://ask", resources.Resources)
+	}
+	for _, server := range []string{"mrtr", "mrtrs"} {
+		want := []string{`"name":"Ada"`, "switchboard hums"}
+		pr, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: server + "__ask"})
+		if err != nil || len(pr.Messages) != 1 {
+			t.Errorf("getting prompt %s__ask: %v %+v", server, err, pr)
+		} else if text, _ := pr.Messages[0].Content.(*mcp.TextContent); text == nil || !strings.Contains(text.Text, want[0]) || !strings.Contains(text.Text, want[1]) {
+			t.Errorf("prompt %s__ask: got %+v, want the client's answers %q", server, pr.Messages[0].Content, want)
+		}
+		if server == "mrtrs" {
+			// The go-sdk's server (v1.8.0) fails a resources/read whose
+			// handler asks for input to a client before 2026-07-28 ("read
+			// handler returned nil information") before it can ask with
+			// requests: directly too.
+			continue
+		}
+		rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mrtr://ask"})
+		if err != nil || len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, want[0]) || !strings.Contains(rr.Contents[0].Text, want[1]) {
+			t.Errorf("reading mrtr://ask: %v %+v, want the client's answers %q", err, rr, want)
+		}
+	}
+	if asked.get("elicitation") < 6 || asked.get("sampling") < 6 {
+		t.Errorf("the client was asked for %d elicitations and %d samplings, want 6 of each", asked.get("elicitation"), asked.get("sampling"))
+	}
+}
+
+// TestInputRoundsAskTheClient: a go-sdk client of protocol 2026-07-28,
+// over serve --stdio and over streamable HTTP (a stateless gateway, which
+// answers that version there), is asked what shared upstreams on a
+// prefixed view ask during its calls — server-everything's elicitation
+// and sampling, a go-sdk server's roots, elicitation and sampling — in
+// input-required results of the gateway's; its answers reach the
+// upstreams, and the history counts the rounds of each call.
+func TestInputRoundsAskTheClient(t *testing.T) {
+	t.Parallel()
+	for _, transport := range []string{"stdio", "streamable HTTP"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			ev, mrtr, mrtrs := roundsServers(t)
+			cfg := testConfig(ev, mrtr, mrtrs)
+			var tr mcp.Transport
+			var w exchangeWire
+			var r *running
+			if transport == "stdio" {
+				r = start(t, cfg)
+				tr = serveStdio(t, r)
+			} else {
+				cfg.Gateway.Stateless = true
+				r = start(t, cfg)
+				tr = &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", MaxRetries: -1}
+			}
+			var asked askedCount
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cs, err := roundsClient(&asked, nil).Connect(ctx, exchangeTransport{tr, &w}, nil)
+			if err != nil {
+				t.Fatalf("connecting: %v", err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+				t.Fatalf("the client negotiated %s, want 2026-07-28 (the case this test is about)", v)
+			}
+			roundsCalls(t, cs, &asked)
+
+			// The client read input-required results of the gateway's.
+			rounds := 0
+			for _, s := range w.get() {
+				if strings.Contains(s, `"resultType":"input_required"`) {
+					rounds++
+					if !strings.Contains(s, `"requestState":"switchboard-input-`) {
+						t.Errorf("an input-required result without the gateway's request state: %s", s)
+					}
+				}
+			}
+			if rounds < 4 {
+				t.Errorf("the client read %d input-required results of tools/call, want one per call at least (4): %q", rounds, w.get())
+			}
+			for _, tool := range []string{"trigger-elicitation-request", "trigger-sampling-request", "ask"} {
+				recs := r.waitRecords(t, store.CallFilter{Tool: tool}, func(rs []store.CallRecord) bool { return len(rs) > 0 })
+				for _, rec := range recs {
+					if rec.Status != "success" || rec.InputRounds < 1 {
+						t.Errorf("history of %s/%s: status %q, %d input rounds; want success after 1 or more", rec.Server, rec.Tool, rec.Status, rec.InputRounds)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestInputRoundsPerClientView: on a prefix: never view of one
+// per_client server that asks with requests (server-everything, which
+// speaks 2025-11-25), a client of 2026-07-28 is asked in the gateway's
+// input-required results too.
+func TestInputRoundsPerClientView(t *testing.T) {
+	t.Parallel()
+	srv := everythingPerClient(t)
+	cfg := testConfig(srv)
+	cfg.Gateway.Views = []config.View{{Name: config.DefaultViewName, Servers: []string{"ev"}, Prefix: config.PrefixNever}}
+	r := start(t, cfg)
+	var asked askedCount
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := roundsClient(&asked, nil).Connect(ctx, serveStdio(t, r), nil)
+	if err != nil {
+		t.Fatalf("connecting: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	waitTools(t, cs, "server-everything's triggers", has("trigger-elicitation-request"))
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "trigger-elicitation-request", Arguments: map[string]any{}})
+	if err != nil || res.IsError || !strings.Contains(textOf(res), "Ada") {
+		t.Fatalf("trigger-elicitation-request: %v %+v, want the client's answer", err, res)
+	}
+	if asked.get("elicitation") != 1 {
+		t.Errorf("the client was asked %d times, want once", asked.get("elicitation"))
+	}
+}
+
+// askingServer is a go-sdk server (protocol 2025-11-25 with sessions:
+// it asks with requests) whose tool "elicit" asks its client for a name
+// and tells got what the request came to: the answer, or the error.
+func askingServer(got chan<- string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "asking", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "elicit", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Who are you?", RequestedSchema: map[string]any{
+				"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}, "required": []any{"name"},
+			}})
+			if err != nil {
+				got <- "error: " + err.Error()
+				return nil, err
+			}
+			got <- fmt.Sprintf("%s %v", res.Action, res.Content)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("hello %v", res.Content["name"])}}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "progress", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Go on?", RequestedSchema: map[string]any{"type": "object"}})
+			if err != nil {
+				return nil, err
+			}
+			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: 1, Message: "after " + res.Action}); err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+		})
+	s.AddPrompt(&mcp.Prompt{Name: "elicit"}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Who are you?", RequestedSchema: map[string]any{
+			"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}},
+		}})
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: fmt.Sprintf("hello %v", res.Content["name"])}}}}, nil
+	})
+	s.AddTool(&mcp.Tool{Name: "other", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "other"}}}, nil
+		})
+	return s
+}
+
+// firstRound calls tool through cs (a client that answers nothing itself)
+// and returns the gateway's input-required result.
+func firstRound(t *testing.T, cs *mcp.ClientSession, tool string) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatalf("calling %s: %v", tool, err)
+	}
+	if !res.NeedsInput() || len(res.InputRequests) != 1 || !strings.HasPrefix(res.RequestState, "switchboard-input-") {
+		b, _ := json.Marshal(res)
+		t.Fatalf("calling %s: got %s, want an input-required result of the gateway's with one input request", tool, b)
+	}
+	return res
+}
+
+// TestInputRoundsRefusals: a request state the gateway did not give, one
+// given for another tool or to another client session, one already used,
+// and answers that leave a
+// question out or answer it with the wrong kind are refused with -32602
+// saying what is wrong (and recorded); the round stays, and the right
+// answer completes the call. A client that never comes back leaves the
+// upstream's request with an error after gateway.input_timeout, and its
+// state refused; one whose session ends leaves it with an error at once.
+func TestInputRoundsRefusals(t *testing.T) {
+	t.Parallel()
+	got := make(chan string, 4)
+	srv := httpUpstream("asking", serveHTTP(t, askingServer(got), nil))
+	cfg := testConfig(srv)
+	cfg.Gateway.InputTimeout = 2 * time.Second
+	r := start(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var asked askedCount
+	cs, err := roundsClient(&asked, &mcp.MultiRoundTripOptions{Disabled: true}).Connect(ctx, serveStdio(t, r), nil)
+	if err != nil {
+		t.Fatalf("connecting: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	waitTools(t, cs, "asking__elicit", has("asking__elicit", "asking__other"))
+
+	first := firstRound(t, cs, "asking__elicit")
+	var key string
+	for k, req := range first.InputRequests {
+		key = k
+		if p, ok := req.(*mcp.ElicitParams); !ok || p.Message != "Who are you?" {
+			t.Fatalf("input request %q: %#v, want the server's elicitation", k, req)
+		}
+	}
+	accept := mcp.InputResponseMap{key: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}}
+	for _, c := range []struct {
+		name, tool, state string
+		responses         mcp.InputResponseMap
+		want              string
+	}{
+		{"forged state", "asking__elicit", "switchboard-input-FORGED", accept, "is not one this gateway gave this client session"},
+		{"a state not of the gateway's", "asking__elicit", "opaque", accept, `requestState "opaque" is not one this gateway gave`},
+		{"answers without a state", "asking__elicit", "", accept, "inputResponses without a requestState is not one this gateway gave"},
+		{"another tool", "asking__other", first.RequestState, accept, `was given for tools/call "asking__elicit", not tools/call "asking__other"`},
+		{"a question left out", "asking__elicit", first.RequestState, mcp.InputResponseMap{}, fmt.Sprintf("inputResponses lacks %q", key)},
+		{"the wrong kind", "asking__elicit", first.RequestState, mcp.InputResponseMap{key: &mcp.ListRootsResult{Roots: []*mcp.Root{}}},
+			fmt.Sprintf("inputResponses[%q] is a roots list; the input request %q asked for an elicitation result", key, key)},
+	} {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{}, InputResponses: c.responses, RequestState: c.state})
+		var rpc *jsonrpc.Error
+		if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams || !strings.Contains(rpc.Message, c.want) {
+			t.Errorf("%s: got %v, want a -32602 error saying %q", c.name, err, c.want)
+		}
+	}
+	// Another client session (a second serve --stdio client of the same
+	// gateway) may not resume this one's call.
+	other, err := roundsClient(&askedCount{}, &mcp.MultiRoundTripOptions{Disabled: true}).Connect(ctx, serveStdio(t, r), nil)
+	if err != nil {
+		t.Fatalf("connecting another client: %v", err)
+	}
+	_, err = other.CallTool(ctx, &mcp.CallToolParams{Name: "asking__elicit", Arguments: map[string]any{}, InputResponses: accept, RequestState: first.RequestState})
+	if err == nil || !strings.Contains(err.Error(), "is not one this gateway gave this client session") {
+		t.Errorf("another session resuming the call: %v, want it refused", err)
+	}
+	other.Close()
+
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "asking__elicit", Arguments: map[string]any{}, InputResponses: accept, RequestState: first.RequestState})
+	if err != nil || res.IsError || textOf(res) != "hello Ada" {
+		t.Fatalf("the right answer: %v %+v, want hello Ada", err, res)
+	}
+	if s := <-got; s != "accept map[name:Ada]" {
+		t.Errorf("the server's elicitation came to %q, want the client's answer", s)
+	}
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "asking__elicit", Arguments: map[string]any{}, InputResponses: accept, RequestState: first.RequestState})
+	if err == nil || !strings.Contains(err.Error(), "is not one this gateway gave this client session, or it was already used") {
+		t.Errorf("the state once more: %v, want it refused", err)
+	}
+	// Every refused resume of elicit is recorded (seven, another
+	// session's and the state used once more among them), and the call.
+	r.waitRecords(t, store.CallFilter{Tool: "elicit"}, func(rs []store.CallRecord) bool {
+		refused, ok := 0, 0
+		for _, rec := range rs {
+			switch {
+			case rec.Status == "error" && rec.ErrorKind == "validation":
+				refused++
+			case rec.Status == "success" && rec.InputRounds == 1:
+				ok++
+			}
+		}
+		return refused == 7 && ok == 1
+	})
+
+	// A client that never comes back.
+	first = firstRound(t, cs, "asking__elicit")
+	select {
+	case s := <-got:
+		if !strings.Contains(s, "did not answer within 2s (gateway.input_timeout)") {
+			t.Errorf("the server's elicitation came to %q, want an error naming the time-out", s)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the server's elicitation was still pending 20s after the client was asked")
+	}
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "asking__elicit", Arguments: map[string]any{}, InputResponses: accept, RequestState: first.RequestState})
+	if err == nil || !strings.Contains(err.Error(), "has expired (gateway.input_timeout)") {
+		t.Errorf("an expired state: %v, want it refused", err)
+	}
+	if n := asked.get("elicitation"); n != 0 {
+		t.Errorf("the client's own handler was asked %d times; with multi round-trip off it answers nothing itself", n)
+	}
+
+	// A client session that ends while the server waits for its answer:
+	// the call is cancelled (as when a client goes away mid-call), and the
+	// server's request gets the gateway's error or the cancellation,
+	// whichever reaches it first.
+	firstRound(t, cs, "asking__elicit")
+	cs.Close()
+	select {
+	case s := <-got:
+		if !strings.Contains(s, "the client session ended") && !strings.Contains(s, "context canceled") {
+			t.Errorf("the server's elicitation came to %q, want an error saying the client session ended, or the call's cancellation", s)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the server's elicitation was still pending 20s after its client's session ended")
+	}
+}
+
+// TestInputRoundsProgress: progress the server reports after a round
+// reaches the client under the token of its request that waits then (the
+// one sent again with the answers), not the first, which has its answer.
+func TestInputRoundsProgress(t *testing.T) {
+	t.Parallel()
+	srv := httpUpstream("asking", serveHTTP(t, askingServer(make(chan string, 4)), nil))
+	r := start(t, testConfig(srv))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	progress := make(chan string, 4)
+	c := mcp.NewClient(&mcp.Implementation{Name: "progress-client", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			progress <- fmt.Sprintf("%v: %s", req.Params.ProgressToken, req.Params.Message)
+		},
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+	})
+	cs, err := c.Connect(ctx, serveStdio(t, r), nil)
+	if err != nil {
+		t.Fatalf("connecting: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	waitTools(t, cs, "asking__progress", has("asking__progress"))
+	p := &mcp.CallToolParams{Name: "asking__progress", Arguments: map[string]any{}}
+	p.SetProgressToken("first")
+	first, err := cs.CallTool(ctx, p)
+	if err != nil || !first.NeedsInput() || len(first.InputRequests) != 1 {
+		t.Fatalf("calling asking__progress: %v %+v, want an input-required result", err, first)
+	}
+	var responses = mcp.InputResponseMap{}
+	for k := range first.InputRequests {
+		responses[k] = &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}
+	}
+	again := &mcp.CallToolParams{Name: "asking__progress", Arguments: map[string]any{}, InputResponses: responses, RequestState: first.RequestState}
+	again.SetProgressToken("again")
+	res, err := cs.CallTool(ctx, again)
+	if err != nil || textOf(res) != "done" {
+		t.Fatalf("sending asking__progress again: %v %+v, want done", err, res)
+	}
+	select {
+	case got := <-progress:
+		if got != "again: after accept" {
+			t.Errorf("progress: got %q, want the server's, under the token of the request sent again", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the server's progress never reached the client")
+	}
+}
+
+// TestInputRoundsStatelessOwner: on a stateless gateway, where a request
+// has no lasting session, only the user (the token's) who was given a
+// request state may resume the call (or the prompts/get) with it.
+func TestInputRoundsStatelessOwner(t *testing.T) {
+	t.Parallel()
+	got := make(chan string, 4)
+	srv := httpUpstream("asking", serveHTTP(t, askingServer(got), nil))
+	cfg := testConfig(srv)
+	cfg.Gateway.Stateless = true
+	cfg.Gateway.Tokens = []config.Token{{Name: "a", User: "alice", Secret: "alice-secret"}, {Name: "b", User: "bob", Secret: "bob-secret"}}
+	r := start(t, cfg)
+	client := func(secret string) *mcp.ClientSession {
+		return r.connectClient(t, roundsClient(&askedCount{}, &mcp.MultiRoundTripOptions{Disabled: true}), "/mcp",
+			http.Header{"Authorization": {"Bearer " + secret}})
+	}
+	alice, bob := client("alice-secret"), client("bob-secret")
+	if v := alice.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("the client negotiated %s, want 2026-07-28", v)
+	}
+	waitTools(t, alice, "asking__elicit", has("asking__elicit"))
+	first := firstRound(t, alice, "asking__elicit")
+	responses := mcp.InputResponseMap{}
+	for k := range first.InputRequests {
+		responses[k] = &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	again := &mcp.CallToolParams{Name: "asking__elicit", Arguments: map[string]any{}, InputResponses: responses, RequestState: first.RequestState}
+	if _, err := bob.CallTool(ctx, again); err == nil || !strings.Contains(err.Error(), "is not one this gateway gave this client session") {
+		t.Errorf("bob resuming alice's call: %v, want it refused", err)
+	}
+	res, err := alice.CallTool(ctx, again)
+	if err != nil || textOf(res) != "hello Ada" {
+		t.Fatalf("alice resuming her call: %v %+v, want hello Ada", err, res)
+	}
+	if s := <-got; s != "accept map[name:Ada]" {
+		t.Errorf("the server's elicitation came to %q, want alice's answer", s)
+	}
+
+	// A prompts/get likewise; a forged state is refused there too.
+	pr, err := alice.GetPrompt(ctx, &mcp.GetPromptParams{Name: "asking__elicit"})
+	if err != nil || !pr.NeedsInput() || len(pr.InputRequests) != 1 || !strings.HasPrefix(pr.RequestState, "switchboard-input-") {
+		t.Fatalf("getting prompt asking__elicit: %v %+v, want an input-required result of the gateway's", err, pr)
+	}
+	promptResponses := mcp.InputResponseMap{}
+	for k := range pr.InputRequests {
+		promptResponses[k] = &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Bo"}}
+	}
+	for _, c := range []struct {
+		who   *mcp.ClientSession
+		state string
+		want  string
+	}{
+		{bob, pr.RequestState, "is not one this gateway gave this client session"},
+		{alice, "switchboard-input-FORGED", "is not one this gateway gave this client session"},
+		{alice, first.RequestState, "is not one this gateway gave this client session"}, // used
+	} {
+		_, err := c.who.GetPrompt(ctx, &mcp.GetPromptParams{Name: "asking__elicit", InputResponses: promptResponses, RequestState: c.state})
+		var rpc *jsonrpc.Error
+		if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams || !strings.Contains(rpc.Message, c.want) {
+			t.Errorf("prompts/get with state %q: got %v, want a -32602 error saying %q", c.state, err, c.want)
+		}
+	}
+	pr, err = alice.GetPrompt(ctx, &mcp.GetPromptParams{Name: "asking__elicit", InputResponses: promptResponses, RequestState: pr.RequestState})
+	if err != nil || len(pr.Messages) != 1 {
+		t.Fatalf("alice resuming her prompt: %v %+v", err, pr)
+	}
+	if text, _ := pr.Messages[0].Content.(*mcp.TextContent); text == nil || text.Text != "hello Bo" {
+		t.Errorf("alice's prompt: got %+v, want hello Bo", pr.Messages[0].Content)
+	}
+}
+
+// TestInputRoundsLogs: a log message the server sends after a round (a
+// stateless go-sdk server on 2026-07-28, which asks in its result and logs
+// when asked again) reaches the client, at the level its request asked
+// for: over serve --stdio and over stateless streamable HTTP, where it
+// goes on the request that waits on the call then.
+func TestInputRoundsLogs(t *testing.T) {
+	t.Parallel()
+	for _, transport := range []string{"stdio", "streamable HTTP"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			s := mcp.NewServer(&mcp.Implementation{Name: "logging", Version: "1"}, nil)
+			s.AddTool(&mcp.Tool{Name: "ask", InputSchema: map[string]any{"type": "object"}},
+				func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					if req.Params.InputResponses == nil {
+						return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"go": &mcp.ElicitParams{Message: "Go on?", RequestedSchema: map[string]any{"type": "object"}}}, RequestState: "s1"}, nil
+					}
+					if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "after the round"}); err != nil {
+						return nil, err
+					}
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+				})
+			cfg := testConfig(httpUpstream("logging", serveHTTP(t, s, &mcp.StreamableHTTPOptions{Stateless: true})))
+			var r *running
+			var tr mcp.Transport
+			if transport == "stdio" {
+				r = start(t, cfg)
+				tr = serveStdio(t, r)
+			} else {
+				cfg.Gateway.Stateless = true
+				r = start(t, cfg)
+				tr = &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", MaxRetries: -1}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			logs := make(chan string, 4)
+			c := mcp.NewClient(&mcp.Implementation{Name: "logs-client", Version: "1"}, &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+				},
+				LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+					logs <- fmt.Sprint(req.Params.Data)
+				},
+			})
+			cs, err := c.Connect(ctx, tr, nil)
+			if err != nil {
+				t.Fatalf("connecting: %v", err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			waitTools(t, cs, "logging__ask", has("logging__ask"))
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "logging__ask", Arguments: map[string]any{}, Meta: mcp.Meta{mcp.MetaKeyLogLevel: "info"}})
+			if err != nil || textOf(res) != "done" {
+				t.Fatalf("calling logging__ask: %v %+v, want done", err, res)
+			}
+			select {
+			case got := <-logs:
+				if got != "after the round" {
+					t.Errorf("log message: got %q, want the server's", got)
+				}
+			case <-time.After(10 * time.Second):
+				t.Error("the server's log message never reached the client")
+			}
+		})
+	}
+}
