@@ -205,7 +205,7 @@ func TestInputRoundsAskTheClient(t *testing.T) {
 			var asked askedCount
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			cs, err := roundsClient(&asked, nil).Connect(ctx, exchangeTransport{tr, &w}, nil)
+			cs, err := roundsClient(&asked, nil).Connect(ctx, recordingTransport{Transport: tr, wrote: w.wrote, read: w.read}, nil)
 			if err != nil {
 				t.Fatalf("connecting: %v", err)
 			}
