@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -167,10 +165,9 @@ func (t *processTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 		limit = DefaultMaxFrameBytes
 	}
 	out := &eofReader{r: stdout}
-	in := &pipeWriter{w: stdin}
 	iot := &mcp.IOTransport{
 		Reader:        &readCloser{Reader: newFrameCap(out, limit, t.frameHead, calls, t.logger).skippingNoise(t.noise), Closer: stdout},
-		Writer:        &trackingWriter{w: in, calls: calls},
+		Writer:        &trackingWriter{w: stdin, calls: calls},
 		MaxLineLength: limit + 1<<20, // replacements are small; whatever passes the cap fits
 	}
 	conn, err := iot.Connect(ctx)
@@ -180,7 +177,7 @@ func (t *processTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 		_ = t.cmd.Wait()
 		return nil, err
 	}
-	t.conn = &groupConn{Connection: conn, cmd: t.cmd, stdin: stdin, out: out, in: in, exited: make(chan struct{})}
+	t.conn = &groupConn{Connection: conn, cmd: t.cmd, stdin: stdin, out: out, exited: make(chan struct{})}
 	return t.conn, nil
 }
 
@@ -199,25 +196,6 @@ func (e *eofReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// pipeWriter notes that a write to the child's stdin failed with a broken
-// pipe: the child closed its stdin (most often by exiting). A child that
-// exits before the initialize request is written fails the write this
-// way, possibly before its stdout's EOF has been read.
-type pipeWriter struct {
-	w      io.WriteCloser
-	broken atomic.Bool
-}
-
-func (p *pipeWriter) Write(b []byte) (int, error) {
-	n, err := p.w.Write(b)
-	if errors.Is(err, syscall.EPIPE) {
-		p.broken.Store(true)
-	}
-	return n, err
-}
-
-func (p *pipeWriter) Close() error { return p.w.Close() }
-
 type readCloser struct {
 	io.Reader
 	io.Closer
@@ -230,20 +208,18 @@ type groupConn struct {
 	cmd    *exec.Cmd
 	stdin  io.Closer
 	out    *eofReader
-	in     *pipeWriter
 	once   sync.Once
 	err    error
 	state  *os.ProcessState // valid once exited is closed
 	exited chan struct{}
-	// endedFirst records that the child had closed its stdout, or its
-	// stdin (a write failed with a broken pipe), before Close asked it to
-	// exit: it ended (or gave up on MCP) by itself.
+	// endedFirst records that the child had closed its stdout before
+	// Close asked it to exit: it ended (or gave up on MCP) by itself.
 	endedFirst bool
 }
 
 func (c *groupConn) Close() error {
 	c.once.Do(func() {
-		c.endedFirst = c.out.eof.Load() || c.in.broken.Load()
+		c.endedFirst = c.out.eof.Load()
 		proc := c.cmd.Process
 		waited := make(chan error, 1)
 		var wg sync.WaitGroup
