@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -199,22 +200,42 @@ func connectListenPair(t *testing.T, r *running, server *mcp.Server, name, versi
 
 // waitSame waits until each pair's clients have read the same
 // notifications and want holds of what the direct one read, and fails
-// with the difference if they do not within 20s.
+// with the difference if they do not within 20s. The acknowledgements of
+// a client's listens are compared as a set (acksSorted).
 func waitSame(t *testing.T, what string, pairs []*listenPair, want func(p *listenPair, seen []string) bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for _, p := range pairs {
 		for {
-			d, th := p.direct.get(), p.through.get()
+			d, th := acksSorted(p.direct.get()), acksSorted(p.through.get())
 			if want(p, d) && cmp.Equal(d, th) {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: %s: what the client read directly (-) and through the gateway (+):\n%s", what, p.name, cmp.Diff(d, th))
+				t.Fatalf("%s: %s: what the client read directly (-) and through the gateway (+), acknowledgements sorted:\n%s", what, p.name, cmp.Diff(d, th))
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
+}
+
+// acksSorted returns seen with its listens' acknowledgements first, in
+// order of their text, then the rest in the order read. A client's two
+// listens (the SDK's as it connects, and its subscription's) are
+// acknowledged in either order, directly as through the gateway, for a
+// server handles them concurrently; what follows them the tests set off
+// once they are in.
+func acksSorted(seen []string) []string {
+	var acks, rest []string
+	for _, m := range seen {
+		if strings.HasPrefix(m, "notifications/subscriptions/acknowledged ") {
+			acks = append(acks, m)
+		} else {
+			rest = append(rest, m)
+		}
+	}
+	slices.Sort(acks)
+	return append(acks, rest...)
 }
 
 // count returns how many of seen are of method.
@@ -316,7 +337,13 @@ func TestSharedListenIsTheServers(t *testing.T) {
 		connectListenPair(t, r, s, "a client listening for tool changes", "", listening),
 		connectListenPair(t, r, s, "a client listening for nothing but its resource", "", func() *mcp.ClientOptions { return nil }),
 	}
-	waitSame(t, "after connecting", pairs, func(*listenPair, []string) bool { return true })
+	waitSame(t, "after connecting", pairs, func(p *listenPair, seen []string) bool {
+		listens := 1 // its subscription's
+		if p == pairs[0] {
+			listens = 2 // and the SDK's, for tool changes
+		}
+		return count(seen, "notifications/subscriptions/acknowledged") == listens
+	})
 	addTool(s)
 	waitSame(t, "after the server added a tool", pairs, func(p *listenPair, seen []string) bool {
 		return p == pairs[1] || count(seen, "notifications/tools/list_changed") > 0

@@ -141,23 +141,38 @@ func TestTasksOnViewsThatAreTheirServer(t *testing.T) {
 		if res, rerr := askOn(t, a, "tasks/get", `{"taskId":"`+idA+`"}`); rerr != nil || res["taskId"] != idA {
 			t.Fatalf("a's tasks/get: result %v, error %v", res, rerr)
 		}
+		// Other notifications may come first on either stream (a list
+		// change of the view, as its catalog settles): they are passed
+		// over.
 		isStatus := func(m map[string]any) bool { return m["method"] == "notifications/tasks/status" }
-		select {
-		case m, ok := <-aEvents:
-			if !ok || !isStatus(m) {
-				t.Fatalf("a's standalone stream: %v (open %v), want its task's status", m, ok)
+		timeout := time.After(30 * time.Second)
+		for got := false; !got; {
+			select {
+			case m, ok := <-aEvents:
+				if !ok {
+					t.Fatal("a's standalone stream ended before its task's status")
+				}
+				got = isStatus(m)
+			case m, ok := <-bEvents:
+				if !ok {
+					bEvents = nil // ended: nothing more to pass over
+				} else if isStatus(m) {
+					t.Fatalf("b's standalone stream got %v, a's task's status", m)
+				}
+			case <-timeout:
+				t.Fatal("no status of a's task on a's standalone stream within 30s")
 			}
-		case m := <-bEvents:
-			t.Fatalf("b's standalone stream got %v, a's task's status", m)
-		case <-time.After(30 * time.Second):
-			t.Fatal("no status of a's task on a's standalone stream within 30s")
 		}
-		select {
-		case m := <-bEvents:
-			if isStatus(m) {
-				t.Errorf("b's standalone stream got %v, a's task's status", m)
+		for drained := false; !drained; {
+			select {
+			case m, ok := <-bEvents:
+				if isStatus(m) {
+					t.Errorf("b's standalone stream got %v, a's task's status", m)
+				}
+				drained = !ok
+			default:
+				drained = true
 			}
-		default:
 		}
 		for _, c := range []struct {
 			s    *rawSession
@@ -273,4 +288,44 @@ func TestTasksOnViewsThatAreTheirServer(t *testing.T) {
 			t.Errorf("tasks/result without 2026-07-28's _meta: %v (error %v); want no resultType", res, rerr)
 		}
 	})
+}
+
+// TestTaskCallBeforeInitializedIsATask: the SDK takes a client's requests
+// once initialize is answered, and handles notifications/initialized only
+// after answering its POST, so a client's next request may come first.
+// A tools/call made as a task then is still a task (and tools/list still
+// says which tools may be called as one), not a plain call with its task
+// dropped. This client sends no notifications/initialized, so its
+// requests always come first.
+func TestTaskCallBeforeInitializedIsATask(t *testing.T) {
+	t.Parallel()
+	var srv numberedTasks
+	cfg := testConfig(httpUpstream("nt", srv.serve(t)))
+	cfg.Gateway.Views = []config.View{{Name: config.DefaultViewName, Servers: []string{"nt"}, Prefix: config.PrefixNever}}
+	r := start(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	r.d.waitFirstAttempts(ctx)
+
+	s := &rawSession{t: t, url: r.url + "/mcp"}
+	resp := s.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":`+clientCaps+`,"clientInfo":{"name":"raw","version":"1"}}}`, nil)
+	readAll(t, resp)
+	if s.id = resp.Header.Get("Mcp-Session-Id"); s.id == "" {
+		t.Fatalf("initialize: no session id (status %d)", resp.StatusCode)
+	}
+	res, rerr := askOn(t, s, "tools/list", `{}`)
+	tools, _ := res["tools"].([]any)
+	var execution any
+	for _, tool := range tools {
+		if m, _ := tool.(map[string]any); m["name"] == "work" {
+			execution = m["execution"]
+		}
+	}
+	if want := map[string]any{"taskSupport": "optional"}; !cmp.Equal(execution, any(want)) {
+		t.Errorf("tools/list: work's execution is %v (result %v, error %v), want %v as the server lists it", execution, res, rerr, want)
+	}
+	id := createTask(t, s, `{"name":"work","arguments":{"text":"x"},"task":{"ttl":60000}}`)
+	if res, rerr := askOn(t, s, "tasks/get", `{"taskId":"`+id+`"}`); rerr != nil || res["taskId"] != id {
+		t.Errorf("tasks/get of the task the call created: result %v, error %v", res, rerr)
+	}
 }

@@ -86,6 +86,18 @@ func TestUpstreamFailuresSayWhyEverywhere(t *testing.T) {
 			t.Fatalf("the servers did not both fail within 20s: %+v", infos)
 		}
 	}
+	// The state lines and the log say each failure in their own time,
+	// perhaps after the control API has it: wait until they mention
+	// every one (what they say is checked below).
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		said := true
+		for _, w := range want {
+			said = said && strings.Contains(out.String(), w.msg) && strings.Contains(logs.String(), w.msg)
+		}
+		if said {
+			break
+		}
+	}
 	_, page := get(t, r.url+"/")
 	page = html.UnescapeString(page)
 	for _, si := range infos {

@@ -47,7 +47,7 @@ type clientSession struct {
 
 	ss atomic.Pointer[mcp.ServerSession] // the SDK's session, from its first message on
 
-	vs          atomic.Pointer[viewServer] // set once initialized (the fast path's)
+	vs          atomic.Pointer[viewServer] // set once its first message (initialize) is handled
 	initialized atomic.Bool
 	lastSeen    atomic.Int64 // unix nanoseconds, when the last request ended
 	active      atomic.Int32 // requests (and streamable-HTTP streams) open on it
@@ -131,15 +131,26 @@ func (g *Gateway) refuseSession(w http.ResponseWriter, r *http.Request, id []byt
 }
 
 // sessionMiddleware attaches a session of the HTTP endpoints to the
-// SDK's session when its first message is handled.
-func (g *Gateway) sessionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if cs := sessionOf(ctx); cs != nil && cs.ss.Load() == nil {
-			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-				g.attach(cs, ss)
+// SDK's session, and to vs (the view server whose SDK server handles it),
+// when its first message is handled.
+func (g *Gateway) sessionMiddleware(vs *viewServer) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if cs := sessionOf(ctx); cs != nil && cs.ss.Load() == nil {
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+					// Before attach makes the session known by its id:
+					// the SDK takes requests once initialize is answered,
+					// before it has handled notifications/initialized
+					// (which it does after answering its POST), and the
+					// gateway's own handling of them (a tools/call made
+					// as a task, tools/list's task annotations) needs the
+					// view server from then on.
+					cs.vs.CompareAndSwap(nil, vs)
+					g.attach(cs, ss)
+				}
 			}
+			return next(ctx, method, req)
 		}
-		return next(ctx, method, req)
 	}
 }
 

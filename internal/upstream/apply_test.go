@@ -105,7 +105,11 @@ func waitConnected(t *testing.T, p *Pool, names ...string) map[string]*Client {
 
 func TestApply(t *testing.T) {
 	before := runtime.NumGoroutine()
+	// Pings a busy machine answers in time: one ping unanswered within
+	// fastHealth's 200ms ends a's connection, and the reconnect would be
+	// taken for Apply's doing.
 	health := fastHealth()
+	health.PingTimeout = 10 * time.Second
 	cfg := &config.Config{Defaults: config.Defaults{Health: health}, Servers: []config.Server{
 		markedServer(t, "a", "1"), markedServer(t, "b", "1"), markedServer(t, "c", "1"),
 	}}

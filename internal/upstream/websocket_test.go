@@ -154,17 +154,28 @@ func TestWebSocketSession(t *testing.T) {
 			}
 		},
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), wsTestTimeout)
-	defer cancel()
+	// Each subtest has wsTestTimeout of its own: on a busy machine the
+	// race-built large and concurrent echoes alone can take seconds, and
+	// one deadline for them all left the last ones what the first had
+	// not used.
+	var ctx context.Context
+	run := func(name string, f func(t *testing.T)) {
+		t.Run(name, func(t *testing.T) {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(context.Background(), wsTestTimeout)
+			defer cancel()
+			f(t)
+		})
+	}
 
-	t.Run("initialize", func(t *testing.T) {
+	run("initialize", func(t *testing.T) {
 		got := cs.InitializeResult().ServerInfo.Name
 		if got != "ws-test" {
 			t.Errorf("server name: got %q, want %q", got, "ws-test")
 		}
 	})
 
-	t.Run("list tools", func(t *testing.T) {
+	run("list tools", func(t *testing.T) {
 		res, err := cs.ListTools(ctx, nil)
 		if err != nil {
 			t.Fatalf("ListTools: %v", err)
@@ -178,7 +189,7 @@ func TestWebSocketSession(t *testing.T) {
 		}
 	})
 
-	t.Run("call tool", func(t *testing.T) {
+	run("call tool", func(t *testing.T) {
 		got, err := wsCallEcho(ctx, cs, wsEchoArgs{Text: "héllo"})
 		if err != nil {
 			t.Fatal(err)
@@ -188,7 +199,7 @@ func TestWebSocketSession(t *testing.T) {
 		}
 	})
 
-	t.Run("progress notification", func(t *testing.T) {
+	run("progress notification", func(t *testing.T) {
 		params := &mcp.CallToolParams{Name: "progress", Arguments: map[string]any{}}
 		params.SetProgressToken("tok-1")
 		if _, err := cs.CallTool(ctx, params); err != nil {
@@ -200,7 +211,7 @@ func TestWebSocketSession(t *testing.T) {
 		}
 	})
 
-	t.Run("tools list_changed", func(t *testing.T) {
+	run("tools list_changed", func(t *testing.T) {
 		server.AddTool(&mcp.Tool{Name: "late", InputSchema: map[string]any{"type": "object"}},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return &mcp.CallToolResult{}, nil
@@ -208,7 +219,7 @@ func TestWebSocketSession(t *testing.T) {
 		wsReceive(t, "tools/list_changed notification", listChanged)
 	})
 
-	t.Run("large messages", func(t *testing.T) {
+	run("large messages", func(t *testing.T) {
 		// Both directions well past coder/websocket's default 32 KiB limit.
 		in := strings.Repeat("abcdefgh", 16<<10) // 128 KiB
 		got, err := wsCallEcho(ctx, cs, wsEchoArgs{Text: in, Repeat: 8})
@@ -220,7 +231,7 @@ func TestWebSocketSession(t *testing.T) {
 		}
 	})
 
-	t.Run("concurrent calls", func(t *testing.T) {
+	run("concurrent calls", func(t *testing.T) {
 		const n = 50
 		errs := make(chan error, n)
 		var wg sync.WaitGroup

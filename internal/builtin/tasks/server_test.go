@@ -438,24 +438,42 @@ func TestTimeout(t *testing.T) {
 	fb := newFakeBackend(t)
 	fb.fail = func(int, *http.Request) (int, string) { return -1, "" }
 	s := testSettings(fb.srv.URL)
-	s.BackendTimeout = 50 * time.Millisecond
+	// Long enough for a request to reach the backend on a busy machine
+	// before the client gives up on it (at 50ms it sometimes did not).
+	s.BackendTimeout = 500 * time.Millisecond
 	s.BackendMaxRetries = 1
 	cs := connect(t, s, tasks.Options{})
 	got := wantErr(t, call(t, cs, "alice", tasks.ToolListTasks, nil), "timeout_error")
-	if got["message"] != "The task service did not respond within 50ms" {
+	if got["message"] != "The task service did not respond within 500ms" {
 		t.Errorf("got message %q", got["message"])
 	}
-	if n := len(fb.requests()); n != 2 {
+	if n := backendRequests(t, fb, 2); n != 2 {
 		t.Errorf("got %d backend requests, want 2 (GET retried once)", n)
 	}
 	// A timed-out POST is not retried, and the AI is told it may have
 	// been created anyway.
 	got = wantErr(t, call(t, cs, "alice", tasks.ToolCreateTask, map[string]any{"title": "x"}), "timeout_error")
-	if n := len(fb.requests()); n != 3 {
+	if n := backendRequests(t, fb, 3); n != 3 {
 		t.Errorf("got %d backend requests, want 3 (POST not retried)", n)
 	}
 	if !strings.Contains(mustJSON(got["suggestions"]), "list_tasks before creating it again") {
 		t.Errorf("got suggestions %v", got["suggestions"])
+	}
+}
+
+// backendRequests returns how many requests fb has received once it has
+// received at least want, or after 10s: the backend's handler records a
+// request the client gave up on in its own time, perhaps after the call
+// returned.
+func backendRequests(t *testing.T, fb *fakeBackend, want int) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n := len(fb.requests())
+		if n >= want || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(5 * time.Millisecond) // the handler signals nothing to wait on
 	}
 }
 
