@@ -3,7 +3,6 @@ package testpeer
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,9 +10,10 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rogpeppe/go-internal/lockedfile"
 )
 
 // conformancePackage is the go-sdk's conformance everything-server: a
@@ -74,20 +74,11 @@ func conformanceDir(root string) (string, error) {
 // lock, and returns the program.
 func buildConformance(t testing.TB, root, dir string) string {
 	t.Helper()
-	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	unlock, err := lockedfile.MutexAt(filepath.Join(dir, "lock")).Lock()
 	if err != nil {
-		t.Fatalf("testpeer: opening the conformance server's lock: %v", err)
+		t.Fatalf("testpeer: locking the conformance server's directory: %v", err)
 	}
-	defer lock.Close() // releases the lock
-	for {
-		err = syscall.Flock(int(lock.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		t.Fatalf("testpeer: locking %s: %v", lock.Name(), err)
-	}
+	defer unlock()
 	bin := filepath.Join(dir, "conformance-everything-server")
 	cmd := exec.Command("go", "build", "-o", bin, conformancePackage)
 	cmd.Dir = root

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,8 +11,9 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
-	"syscall"
 	"testing"
+
+	"github.com/rogpeppe/go-internal/lockedfile"
 )
 
 // EnvProgram names a testserver program built beforehand with the test
@@ -139,9 +139,9 @@ func buildProgram() (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("making a directory for the test server program: %w", err)
 	}
-	unlock, err := lockFile(filepath.Join(dir, "lock"))
+	unlock, err := lockedfile.MutexAt(filepath.Join(dir, "lock")).Lock()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("locking the test server program's directory: %w", err)
 	}
 	defer unlock()
 	// go build -o replaces its output every time (it copies the linked
@@ -200,24 +200,4 @@ func buildFlags() []string {
 		}
 	}
 	return flags
-}
-
-// lockFile takes an exclusive lock on path (created if need be), waiting
-// for another process's, and returns its release.
-func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("opening the test server program's lock: %w", err)
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("locking %s: %w", path, err)
-	}
-	return func() { f.Close() }, nil
 }
