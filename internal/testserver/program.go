@@ -133,6 +133,21 @@ func buildProgram() (string, error) {
 	if started.goCmd == "" || started.root == "" || started.cacheDir == "" {
 		return self, nil
 	}
+	return buildInCache()
+}
+
+// buildInCache builds the program into the user's cache directory, under
+// a name keyed by the module's directory and the flags, if it is out of
+// date, and returns its path.
+//
+// go build -o leaves its output in place when it is up to date (it reads
+// the build ID the output carries) and links it again otherwise, removing
+// the old file and writing a new one, while other test processes may be
+// starting the program. So go build writes a file of its own, kept from
+// run to run, which spares the link (most of a build's CPU) whenever
+// nothing changed, and the program is replaced, by a copy and a rename,
+// only when that file's bytes differ from it.
+func buildInCache() (string, error) {
 	flags := buildFlags()
 	key := sha256.Sum256(fmt.Appendf(nil, "%s\x00%q\x00%s/%s", started.root, flags, runtime.GOOS, runtime.GOARCH))
 	dir := filepath.Join(started.cacheDir, "switchboard-testserver", hex.EncodeToString(key[:8]))
@@ -144,39 +159,40 @@ func buildProgram() (string, error) {
 		return "", fmt.Errorf("locking the test server program's directory: %w", err)
 	}
 	defer unlock()
-	// go build -o replaces its output every time (it copies the linked
-	// program out of the build cache: remove, then write), and other test
-	// processes may be starting the program meanwhile. So it builds
-	// beside it, and the program is replaced, by a rename, only when it
-	// changed.
 	out := filepath.Join(dir, "testserver")
-	tmp := fmt.Sprintf("%s.%d.tmp", out, os.Getpid())
-	defer os.Remove(tmp)
-	args := append(append([]string{"build"}, flags...), "-o", tmp, programPackage)
+	built := stagedProgram(out)
+	args := append(append([]string{"build"}, flags...), "-o", built, programPackage)
 	cmd := exec.Command(started.goCmd, args...)
 	cmd.Dir = started.root
 	cmd.Env = started.env
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the test server program (go %q in %s): %w\n%s", args, started.root, err, msg)
 	}
-	if sameFile(tmp, out) {
-		return out, nil
-	}
-	if err := os.Rename(tmp, out); err != nil {
+	if err := install(built, out); err != nil {
 		return "", fmt.Errorf("installing the test server program: %w", err)
 	}
 	return out, nil
 }
 
-// sameFile reports whether the files a and b both exist with the same
-// bytes (a build of unchanged sources links the same program).
-func sameFile(a, b string) bool {
-	x, err := os.ReadFile(a)
+// stagedProgram is where go build writes the program installed at out.
+func stagedProgram(out string) string { return out + ".build" }
+
+// install makes dst a copy of src, by a rename, unless it already has
+// src's bytes (a build of unchanged sources links the same program).
+func install(src, dst string) error {
+	want, err := os.ReadFile(src)
 	if err != nil {
-		return false
+		return err
 	}
-	y, err := os.ReadFile(b)
-	return err == nil && bytes.Equal(x, y)
+	if have, err := os.ReadFile(dst); err == nil && bytes.Equal(have, want) {
+		return nil
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", dst, os.Getpid())
+	defer os.Remove(tmp)
+	if err := os.WriteFile(tmp, want, 0o755); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dst)
 }
 
 // buildFlags returns the go build flags that match how this test binary
