@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
+
+	"github.com/switchboard-mcp/switchboard/internal/testbuild"
 )
 
 // conformancePackage is the go-sdk's conformance everything-server: a
@@ -25,12 +27,17 @@ const conformancePackage = "github.com/modelcontextprotocol/go-sdk/conformance/e
 
 // ConformanceCommand returns the go-sdk's conformance everything-server,
 // built for this repository's go-sdk; run without arguments, it serves
-// over stdio. A process builds it once: into the user's cache directory,
-// under a name keyed by the repository's directory, holding a file lock so
-// that test binaries run side by side build it once between them. go build
-// leaves the program alone when it is up to date (about 0.5 s of CPU to
-// check, where linking it costs 2.5 s). Where there is no cache directory
-// it is built into the test's temporary directory.
+// over stdio. It is built with the test binary's -race and -tags
+// ([testbuild.Flags]), so that it links the packages the test build
+// compiled: a plain build compiled net/http, crypto and the go-sdk again,
+// without -race, on a cold build cache (33 s of CPU). A race-built server
+// sleeps a second at exit unless its environment has GORACE=[RaceEnv].
+// A process builds it once: into the user's cache directory, under a name
+// keyed by the repository's directory and the flags, holding a file lock
+// so that test binaries run side by side build it once between them. go
+// build leaves the program alone when it is up to date (about 0.5 s of
+// CPU to check, where linking it costs 2.5 s). Where there is no cache
+// directory it is built into the test's temporary directory.
 func ConformanceCommand(t testing.TB) string {
 	t.Helper()
 	root := repoRoot(t)
@@ -62,7 +69,7 @@ func conformanceDir(root string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	key := sha256.Sum256([]byte(root + "\x00" + runtime.GOOS + "/" + runtime.GOARCH))
+	key := sha256.Sum256(fmt.Appendf(nil, "%s\x00%q\x00%s/%s", root, testbuild.Flags(), runtime.GOOS, runtime.GOARCH))
 	dir := filepath.Join(cache, "switchboard-testpeer", hex.EncodeToString(key[:8]))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("making a directory for the conformance server: %w", err)
@@ -80,13 +87,18 @@ func buildConformance(t testing.TB, root, dir string) string {
 	}
 	defer unlock()
 	bin := filepath.Join(dir, "conformance-everything-server")
-	cmd := exec.Command("go", "build", "-o", bin, conformancePackage)
+	args := append(append([]string{"build"}, testbuild.Flags()...), "-o", bin, conformancePackage)
+	cmd := exec.Command("go", args...)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("testpeer: building %s: %v\n%s(the go-sdk module must be in the module cache: go mod download)", conformancePackage, err, out)
 	}
 	return bin
 }
+
+// RaceEnv is the race detector's setting for a race-built conformance
+// server: no second's sleep at exit.
+const RaceEnv = "atexit_sleep_ms=0"
 
 // StartConformance runs the conformance everything-server over streamable
 // HTTP for the rest of the test, stateful (sessions) unless stateless is
@@ -99,7 +111,7 @@ func StartConformance(t testing.TB, stateless bool) string {
 		if err != nil {
 			t.Fatalf("testpeer: finding a free port for the conformance server: %v", err)
 		}
-		p, err := spawnCmd(t, exec.Command(bin, "-http", "127.0.0.1:"+strconv.Itoa(port), "-stateless="+strconv.FormatBool(stateless)), nil)
+		p, err := spawnCmd(t, exec.Command(bin, "-http", "127.0.0.1:"+strconv.Itoa(port), "-stateless="+strconv.FormatBool(stateless)), []string{"GORACE=" + RaceEnv})
 		if err != nil {
 			t.Fatalf("testpeer: starting the conformance server: %v", err)
 		}

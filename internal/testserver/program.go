@@ -9,11 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
+
+	"github.com/switchboard-mcp/switchboard/internal/testbuild"
 )
 
 // EnvProgram names a testserver program built beforehand with the test
@@ -148,7 +149,7 @@ func buildProgram() (string, error) {
 // nothing changed, and the program is replaced, by a copy and a rename,
 // only when that file's bytes differ from it.
 func buildInCache() (string, error) {
-	flags := buildFlags()
+	flags := testbuild.Flags()
 	key := sha256.Sum256(fmt.Appendf(nil, "%s\x00%q\x00%s/%s", started.root, flags, runtime.GOOS, runtime.GOARCH))
 	dir := filepath.Join(started.cacheDir, "switchboard-testserver", hex.EncodeToString(key[:8]))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -193,27 +194,4 @@ func install(src, dst string) error {
 		return err
 	}
 	return os.Rename(tmp, dst)
-}
-
-// buildFlags returns the go build flags that match how this test binary
-// was built: -race, so that the program links the race-built packages
-// the test build already put in the build cache (a non-race program
-// would compile its whole dependency tree again), and -tags.
-func buildFlags() []string {
-	var flags []string
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return nil
-	}
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "-race":
-			if s.Value == "true" {
-				flags = append(flags, "-race")
-			}
-		case "-tags":
-			flags = append(flags, "-tags="+s.Value)
-		}
-	}
-	return flags
 }
