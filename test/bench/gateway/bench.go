@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"runtime"
 	"slices"
 	"strconv"
@@ -241,7 +240,7 @@ func (b *benchmark) run(ctx context.Context) (*report, error) {
 
 	if b.opts.Profile != "" {
 		rep.ProfileFile = b.opts.Profile
-		rep.ProfileTop = pprofTop(ctx, b.opts.Profile)
+		rep.ProfileTop = profileTop(b.opts.Profile, 10)
 	}
 	rep.TraceFile = b.opts.Trace
 	rep.Aims = aims(rep)
@@ -546,14 +545,4 @@ func settledRSS(ctx context.Context, pid int) (int64, error) {
 		}
 		prev = cur
 	}
-}
-
-// pprofTop returns the top 10 entries of the CPU profile at path, as `go
-// tool pprof -top` prints them, or why it could not.
-func pprofTop(ctx context.Context, path string) string {
-	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-nodecount=10", path).CombinedOutput()
-	if err != nil {
-		return fmt.Sprintf("go tool pprof -top %s failed: %v\n%s", path, err, out)
-	}
-	return string(out)
 }

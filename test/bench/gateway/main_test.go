@@ -139,7 +139,7 @@ func TestCommandPrintsEveryCell(t *testing.T) {
 	for _, want := range []string{
 		"20ms per cell after a 10ms warm-up", "10 idle upstreams:", "+ 10 idle client sessions:",
 		"gateway CPU per forwarded call", "throughput through the gateway", "latency added at p50",
-		"top 10:", "Path relay is a TCP relay",
+		"top 10:", "Total samples =", "flat%", "Path relay is a TCP relay",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the report lacks %q:\n%s", want, out)

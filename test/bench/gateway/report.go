@@ -29,7 +29,7 @@ type report struct {
 	Aims       []aim  `json:"aims"`
 	// ProfileFile is the gateway's CPU profile of the through-gateway
 	// cell with ProfileCallers callers, if one was asked for; ProfileTop
-	// is its top 10 as `go tool pprof -top` prints them.
+	// is its top 10 functions as `go tool pprof -top` lists them.
 	ProfileFile    string `json:"profile_file,omitempty"`
 	ProfileCallers int    `json:"profile_callers,omitempty"`
 	ProfileTop     string `json:"profile_top,omitempty"`
