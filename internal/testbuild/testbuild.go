@@ -11,6 +11,10 @@ package testbuild
 
 import "runtime/debug"
 
+// RaceEnv is the GORACE setting for a race-built program a test starts:
+// without it, the program sleeps a second at exit (atexit_sleep_ms).
+const RaceEnv = "atexit_sleep_ms=0"
+
 // Flags returns the go build flags that match how this test binary was
 // built: -race and -tags, as they were given.
 func Flags() []string {

@@ -31,7 +31,8 @@ const conformancePackage = "github.com/modelcontextprotocol/go-sdk/conformance/e
 // ([testbuild.Flags]), so that it links the packages the test build
 // compiled: a plain build compiled net/http, crypto and the go-sdk again,
 // without -race, on a cold build cache (33 s of CPU). A race-built server
-// sleeps a second at exit unless its environment has GORACE=[RaceEnv].
+// sleeps a second at exit unless its environment has
+// GORACE=[testbuild.RaceEnv].
 // A process builds it once: into the user's cache directory, under a name
 // keyed by the repository's directory and the flags, holding a file lock
 // so that test binaries run side by side build it once between them. go
@@ -96,10 +97,6 @@ func buildConformance(t testing.TB, root, dir string) string {
 	return bin
 }
 
-// RaceEnv is the race detector's setting for a race-built conformance
-// server: no second's sleep at exit.
-const RaceEnv = "atexit_sleep_ms=0"
-
 // StartConformance runs the conformance everything-server over streamable
 // HTTP for the rest of the test, stateful (sessions) unless stateless is
 // set, and returns its endpoint URL once it accepts connections.
@@ -111,7 +108,7 @@ func StartConformance(t testing.TB, stateless bool) string {
 		if err != nil {
 			t.Fatalf("testpeer: finding a free port for the conformance server: %v", err)
 		}
-		p, err := spawnCmd(t, exec.Command(bin, "-http", "127.0.0.1:"+strconv.Itoa(port), "-stateless="+strconv.FormatBool(stateless)), []string{"GORACE=" + RaceEnv})
+		p, err := spawnCmd(t, exec.Command(bin, "-http", "127.0.0.1:"+strconv.Itoa(port), "-stateless="+strconv.FormatBool(stateless)), []string{"GORACE=" + testbuild.RaceEnv})
 		if err != nil {
 			t.Fatalf("testpeer: starting the conformance server: %v", err)
 		}

@@ -64,7 +64,7 @@ func TestConformanceCommandBuiltOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	cmd := exec.Command(second)
-	cmd.Env = append(os.Environ(), "GORACE="+RaceEnv)
+	cmd.Env = append(os.Environ(), "GORACE="+testbuild.RaceEnv)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "testpeer", Version: "v0"}, nil).
 		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
