@@ -1,7 +1,7 @@
-// Package testbuild says how the running test binary was built, so that
-// the test helpers that build programs for tests to run (the test server
+// Package testbuild builds the programs test helpers run (the test server
 // program of package testserver, the go-sdk's conformance server of
-// package testpeer) build them the same way: with -race when the test
+// package testpeer) the way the running test binary was built, once for
+// the test binaries run side by side: with -race when the test
 // binary has it, they link the race-compiled packages the test build put
 // in the build cache already, where a plain build compiles the standard
 // library's net/http and crypto and the go-sdk a second time on a cold
@@ -9,7 +9,16 @@
 // processes").
 package testbuild
 
-import "runtime/debug"
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+
+	"github.com/rogpeppe/go-internal/lockedfile"
+)
 
 // RaceEnv is the GORACE setting for a race-built program a test starts:
 // without it, the program sleeps a second at exit (atexit_sleep_ms).
@@ -34,4 +43,59 @@ func Flags() []string {
 		}
 	}
 	return flags
+}
+
+// Program builds the main package pkg with [Flags] into dir as name, if
+// it is out of date, and returns its path. go runs as goCmd in root, with
+// env (nil: this process's environment). It holds dir's file lock, so
+// that test binaries run side by side build it once between them.
+//
+// go build -o leaves its output in place when it is up to date (it reads
+// the build ID the output carries) and links it again otherwise, removing
+// the old file and writing a new one, while other test processes may be
+// starting the program. So go build writes a file of its own
+// ([StagedPath]), kept from run to run, which spares the link (most of a
+// build's CPU) whenever nothing changed, and the program is replaced, by
+// a copy and a rename, only when that file's bytes differ from it.
+func Program(dir, name, goCmd, root, pkg string, env []string) (string, error) {
+	unlock, err := lockedfile.MutexAt(filepath.Join(dir, "lock")).Lock()
+	if err != nil {
+		return "", fmt.Errorf("locking %s to build %s: %w", dir, pkg, err)
+	}
+	defer unlock()
+	out := filepath.Join(dir, name)
+	built := StagedPath(out)
+	args := append(append([]string{"build"}, Flags()...), "-o", built, pkg)
+	cmd := exec.Command(goCmd, args...)
+	cmd.Dir = root
+	cmd.Env = env
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building %s (go %q in %s): %w\n%s", pkg, args, root, err, msg)
+	}
+	if err := install(built, out); err != nil {
+		return "", fmt.Errorf("installing %s: %w", out, err)
+	}
+	return out, nil
+}
+
+// StagedPath is where [Program] has go build write the program it
+// installs at path.
+func StagedPath(path string) string { return path + ".build" }
+
+// install makes dst a copy of src, by a rename, unless it already has
+// src's bytes (a build of unchanged sources links the same program).
+func install(src, dst string) error {
+	want, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if have, err := os.ReadFile(dst); err == nil && bytes.Equal(have, want) {
+		return nil
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", dst, os.Getpid())
+	defer os.Remove(tmp)
+	if err := os.WriteFile(tmp, want, 0o755); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dst)
 }

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rogpeppe/go-internal/lockedfile"
-
 	"github.com/switchboard-mcp/switchboard/internal/testbuild"
 )
 
@@ -35,10 +33,11 @@ const conformancePackage = "github.com/modelcontextprotocol/go-sdk/conformance/e
 // GORACE=[testbuild.RaceEnv].
 // A process builds it once: into the user's cache directory, under a name
 // keyed by the repository's directory and the flags, holding a file lock
-// so that test binaries run side by side build it once between them. go
-// build leaves the program alone when it is up to date (about 0.5 s of
-// CPU to check, where linking it costs 2.5 s). Where there is no cache
-// directory it is built into the test's temporary directory.
+// so that test binaries run side by side build it once between them
+// ([testbuild.Program]): an up-to-date program is not linked again (about
+// 0.5 s of CPU to check, where linking it costs 2.5 s) and is replaced
+// only when it changed. Where there is no cache directory it is built
+// into the test's temporary directory.
 func ConformanceCommand(t testing.TB) string {
 	t.Helper()
 	root := repoRoot(t)
@@ -79,20 +78,12 @@ func conformanceDir(root string) (string, error) {
 }
 
 // buildConformance builds the conformance server into dir, under dir's
-// lock, and returns the program.
+// lock, and returns the program ([testbuild.Program]).
 func buildConformance(t testing.TB, root, dir string) string {
 	t.Helper()
-	unlock, err := lockedfile.MutexAt(filepath.Join(dir, "lock")).Lock()
+	bin, err := testbuild.Program(dir, "conformance-everything-server", "go", root, conformancePackage, nil)
 	if err != nil {
-		t.Fatalf("testpeer: locking the conformance server's directory: %v", err)
-	}
-	defer unlock()
-	bin := filepath.Join(dir, "conformance-everything-server")
-	args := append(append([]string{"build"}, testbuild.Flags()...), "-o", bin, conformancePackage)
-	cmd := exec.Command("go", args...)
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("testpeer: building %s: %v\n%s(the go-sdk module must be in the module cache: go mod download)", conformancePackage, err, out)
+		t.Fatalf("testpeer: %v\n(the go-sdk module must be in the module cache: go mod download)", err)
 	}
 	return bin
 }

@@ -12,8 +12,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rogpeppe/go-internal/lockedfile"
-
 	"github.com/switchboard-mcp/switchboard/internal/testbuild"
 )
 
@@ -137,61 +135,14 @@ func buildProgram() (string, error) {
 	return buildInCache()
 }
 
-// buildInCache builds the program into the user's cache directory, under
-// a name keyed by the module's directory and the flags, if it is out of
-// date, and returns its path.
-//
-// go build -o leaves its output in place when it is up to date (it reads
-// the build ID the output carries) and links it again otherwise, removing
-// the old file and writing a new one, while other test processes may be
-// starting the program. So go build writes a file of its own, kept from
-// run to run, which spares the link (most of a build's CPU) whenever
-// nothing changed, and the program is replaced, by a copy and a rename,
-// only when that file's bytes differ from it.
+// buildInCache builds the program, if it is out of date, into the user's
+// cache directory, under a name keyed by the module's directory and the
+// flags, and returns its path ([testbuild.Program]).
 func buildInCache() (string, error) {
-	flags := testbuild.Flags()
-	key := sha256.Sum256(fmt.Appendf(nil, "%s\x00%q\x00%s/%s", started.root, flags, runtime.GOOS, runtime.GOARCH))
+	key := sha256.Sum256(fmt.Appendf(nil, "%s\x00%q\x00%s/%s", started.root, testbuild.Flags(), runtime.GOOS, runtime.GOARCH))
 	dir := filepath.Join(started.cacheDir, "switchboard-testserver", hex.EncodeToString(key[:8]))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("making a directory for the test server program: %w", err)
 	}
-	unlock, err := lockedfile.MutexAt(filepath.Join(dir, "lock")).Lock()
-	if err != nil {
-		return "", fmt.Errorf("locking the test server program's directory: %w", err)
-	}
-	defer unlock()
-	out := filepath.Join(dir, "testserver")
-	built := stagedProgram(out)
-	args := append(append([]string{"build"}, flags...), "-o", built, programPackage)
-	cmd := exec.Command(started.goCmd, args...)
-	cmd.Dir = started.root
-	cmd.Env = started.env
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the test server program (go %q in %s): %w\n%s", args, started.root, err, msg)
-	}
-	if err := install(built, out); err != nil {
-		return "", fmt.Errorf("installing the test server program: %w", err)
-	}
-	return out, nil
-}
-
-// stagedProgram is where go build writes the program installed at out.
-func stagedProgram(out string) string { return out + ".build" }
-
-// install makes dst a copy of src, by a rename, unless it already has
-// src's bytes (a build of unchanged sources links the same program).
-func install(src, dst string) error {
-	want, err := os.ReadFile(src)
-	if err != nil {
-		return err
-	}
-	if have, err := os.ReadFile(dst); err == nil && bytes.Equal(have, want) {
-		return nil
-	}
-	tmp := fmt.Sprintf("%s.%d.tmp", dst, os.Getpid())
-	defer os.Remove(tmp)
-	if err := os.WriteFile(tmp, want, 0o755); err != nil {
-		return err
-	}
-	return os.Rename(tmp, dst)
+	return testbuild.Program(dir, "testserver", started.goCmd, started.root, programPackage, started.env)
 }

@@ -3,6 +3,8 @@ package testserver
 import (
 	"os"
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/testbuild"
 )
 
 // TestUpToDateProgramIsNotLinkedAgain checks that building the program
@@ -22,7 +24,7 @@ func TestUpToDateProgramIsNotLinkedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := []struct{ what, path string }{
-		{"go build's output", stagedProgram(out)},
+		{"go build's output", testbuild.StagedPath(out)},
 		{"the installed program", out},
 	}
 	// Held open, a replaced file keeps its inode, which a new file
