@@ -1,12 +1,11 @@
-// Package testbuild builds the programs test helpers run (the test server
-// program of package testserver, the go-sdk's conformance server of
-// package testpeer) the way the running test binary was built, once for
-// the test binaries run side by side: with -race when the test
-// binary has it, they link the race-compiled packages the test build put
-// in the build cache already, where a plain build compiles the standard
-// library's net/http and crypto and the go-sdk a second time on a cold
-// cache (about 30 s of CPU; docs/decisions.md, "The test suite's child
-// processes").
+// Package testbuild builds the programs that test helpers run (package
+// testserver's test server program, package testpeer's go-sdk conformance
+// server) once for the test binaries run side by side, and the way the
+// running test binary was built: with -race when it has it, so that they
+// link the race-compiled packages its build put in the build cache, where
+// a plain build compiles the standard library's net/http and crypto and
+// the go-sdk a second time on a cold cache (about 30 s of CPU;
+// docs/decisions.md, "The test suite's child processes").
 package testbuild
 
 import (
