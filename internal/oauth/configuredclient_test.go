@@ -18,7 +18,7 @@ import (
 // out the whole login timeout for a redirect that never comes.
 func TestLoginRefusedConfiguredClientFailsAtOnce(t *testing.T) {
 	t.Parallel()
-	ex := testpeer.StartOAuthExample(t, false)
+	ex := testpeer.SharedOAuthExample(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	opened := make(chan string, 1)

@@ -8,9 +8,14 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 )
 
+// TestMain plays the scripted browser when this binary is run as one, and
+// stops the peers the tests share (testpeer.SharedOAuthExample) after
+// them.
 func TestMain(m *testing.M) {
 	testpeer.RunBrowserIfAsked()
-	os.Exit(m.Run())
+	code := m.Run()
+	testpeer.StopShared()
+	os.Exit(code)
 }
 
 // browserScript writes the $BROWSER script that runs this test binary as

@@ -138,7 +138,7 @@ func TestTSExampleEndToEnd(t *testing.T) {
 // terminal) runs the sign-in itself on the first 401.
 func TestTSExampleInteractive(t *testing.T) {
 	t.Parallel()
-	ex := testpeer.StartOAuthExample(t, false)
+	ex := testpeer.SharedOAuthExample(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	m, err := oauth.New(oauth.Options{StateDir: t.TempDir(), OpenBrowser: scriptedBrowser(t, "allow")})

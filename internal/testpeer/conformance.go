@@ -3,7 +3,6 @@ package testpeer
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,9 +10,10 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/testbuild"
 )
 
 // conformancePackage is the go-sdk's conformance everything-server: a
@@ -25,12 +25,19 @@ const conformancePackage = "github.com/modelcontextprotocol/go-sdk/conformance/e
 
 // ConformanceCommand returns the go-sdk's conformance everything-server,
 // built for this repository's go-sdk; run without arguments, it serves
-// over stdio. A process builds it once: into the user's cache directory,
-// under a name keyed by the repository's directory, holding a file lock so
-// that test binaries run side by side build it once between them. go build
-// leaves the program alone when it is up to date (about 0.5 s of CPU to
-// check, where linking it costs 2.5 s). Where there is no cache directory
-// it is built into the test's temporary directory.
+// over stdio. It is built with the test binary's -race and -tags
+// ([testbuild.Flags]), so that it links the packages the test build
+// compiled: a plain build compiled net/http, crypto and the go-sdk again,
+// without -race, on a cold build cache (33 s of CPU). A race-built server
+// sleeps a second at exit unless its environment has
+// GORACE=[testbuild.RaceEnv].
+// A process builds it once: into the user's cache directory, under a name
+// keyed by the repository's directory and the flags, holding a file lock
+// so that test binaries run side by side build it once between them
+// ([testbuild.Program]): an up-to-date program is not linked again (about
+// 0.5 s of CPU to check, where linking it costs 2.5 s) and is replaced
+// only when it changed. Where there is no cache directory it is built
+// into the test's temporary directory.
 func ConformanceCommand(t testing.TB) string {
 	t.Helper()
 	root := repoRoot(t)
@@ -62,7 +69,7 @@ func conformanceDir(root string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	key := sha256.Sum256([]byte(root + "\x00" + runtime.GOOS + "/" + runtime.GOARCH))
+	key := sha256.Sum256(fmt.Appendf(nil, "%s\x00%q\x00%s/%s", root, testbuild.Flags(), runtime.GOOS, runtime.GOARCH))
 	dir := filepath.Join(cache, "switchboard-testpeer", hex.EncodeToString(key[:8]))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("making a directory for the conformance server: %w", err)
@@ -71,28 +78,12 @@ func conformanceDir(root string) (string, error) {
 }
 
 // buildConformance builds the conformance server into dir, under dir's
-// lock, and returns the program.
+// lock, and returns the program ([testbuild.Program]).
 func buildConformance(t testing.TB, root, dir string) string {
 	t.Helper()
-	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	bin, err := testbuild.Program(dir, "conformance-everything-server", "go", root, conformancePackage, nil)
 	if err != nil {
-		t.Fatalf("testpeer: opening the conformance server's lock: %v", err)
-	}
-	defer lock.Close() // releases the lock
-	for {
-		err = syscall.Flock(int(lock.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		t.Fatalf("testpeer: locking %s: %v", lock.Name(), err)
-	}
-	bin := filepath.Join(dir, "conformance-everything-server")
-	cmd := exec.Command("go", "build", "-o", bin, conformancePackage)
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("testpeer: building %s: %v\n%s(the go-sdk module must be in the module cache: go mod download)", conformancePackage, err, out)
+		t.Fatalf("testpeer: %v\n(the go-sdk module must be in the module cache: go mod download)", err)
 	}
 	return bin
 }
@@ -108,7 +99,7 @@ func StartConformance(t testing.TB, stateless bool) string {
 		if err != nil {
 			t.Fatalf("testpeer: finding a free port for the conformance server: %v", err)
 		}
-		p, err := spawnCmd(t, exec.Command(bin, "-http", "127.0.0.1:"+strconv.Itoa(port), "-stateless="+strconv.FormatBool(stateless)), nil)
+		p, err := spawnCmd(t, exec.Command(bin, "-http", "127.0.0.1:"+strconv.Itoa(port), "-stateless="+strconv.FormatBool(stateless)), []string{"GORACE=" + testbuild.RaceEnv})
 		if err != nil {
 			t.Fatalf("testpeer: starting the conformance server: %v", err)
 		}

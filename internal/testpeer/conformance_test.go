@@ -2,20 +2,25 @@ package testpeer
 
 import (
 	"context"
+	"debug/buildinfo"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/testbuild"
 )
 
 // TestConformanceCommandBuiltOnce checks that a process builds the
 // conformance server once (a link costs about 2.5 s of CPU, and the daemon's
 // tests ask for it five times): the program outlives the test that asked
-// first, a later test gets the same file, not rebuilt, and it serves MCP over
-// stdio.
+// first, a later test gets the same file, not rebuilt, it is built as this
+// test binary was (-race: a plain build compiles its dependencies again), and
+// it serves MCP over stdio.
 func TestConformanceCommandBuiltOnce(t *testing.T) {
 	t.Parallel()
 	var first string
@@ -43,10 +48,25 @@ func TestConformanceCommandBuiltOnce(t *testing.T) {
 	if !os.SameFile(fi, built) {
 		t.Errorf("the program was written again, want it built once")
 	}
+	info, err := buildinfo.ReadFile(second)
+	if err != nil {
+		t.Fatalf("reading the program's build information: %v", err)
+	}
+	var flags []string
+	for _, s := range info.Settings {
+		if (s.Key == "-race" && s.Value == "true") || s.Key == "-tags" {
+			flags = append(flags, strings.TrimSuffix(s.Key+"="+s.Value, "=true"))
+		}
+	}
+	if want := testbuild.Flags(); !slices.Equal(flags, want) {
+		t.Errorf("the program was built with %q, want this test binary's %q", flags, want)
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
+	cmd := exec.Command(second)
+	cmd.Env = append(os.Environ(), "GORACE="+testbuild.RaceEnv)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "testpeer", Version: "v0"}, nil).
-		Connect(ctx, &mcp.CommandTransport{Command: exec.Command(second)}, nil)
+		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatalf("connecting to the conformance server over stdio: %v", err)
 	}

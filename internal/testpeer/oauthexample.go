@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -88,3 +89,27 @@ func StartOAuthExample(t testing.TB, strict bool) *OAuthExample {
 	t.Fatalf("testpeer: the OAuth example did not start:\n%s", strings.Join(failures, "\n"))
 	return nil
 }
+
+// SharedOAuthExample is [StartOAuthExample]'s example shared by the test
+// binary's tests (see [Shared]; the binary's TestMain calls [StopShared]):
+// for tests that sign in to it and call it, each with a state directory,
+// and so a client registration and tokens, of its own. A test that reads
+// the example's output as its own, or whose point is its process, starts
+// its own.
+func SharedOAuthExample(t testing.TB, strict bool) *OAuthExample {
+	t.Helper()
+	name := "OAuth example"
+	if strict {
+		name += " (strict)"
+	}
+	url := Shared(t, name, func(tb testing.TB) string {
+		ex := StartOAuthExample(tb, strict)
+		sharedOAuth.Store(ex.URL, ex)
+		return ex.URL
+	})
+	ex, _ := sharedOAuth.Load(url)
+	return ex.(*OAuthExample)
+}
+
+// sharedOAuth holds the shared OAuth examples by URL.
+var sharedOAuth sync.Map

@@ -21,7 +21,6 @@ package testpg
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -39,6 +38,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/rogpeppe/go-internal/lockedfile"
 )
 
 // EnvDSN names the environment variable that points the tests at a server
@@ -192,20 +192,11 @@ func templateData(bin string, attr *syscall.SysProcAttr) (string, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return "", err
 	}
-	lock, err := os.OpenFile(filepath.Join(parent, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	unlock, err := lockedfile.MutexAt(filepath.Join(parent, "lock")).Lock()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("locking the kept PostgreSQL cluster's directory: %w", err)
 	}
-	defer lock.Close() // releases the lock
-	for {
-		err = syscall.Flock(int(lock.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		return "", err
-	}
+	defer unlock()
 	// Keyed by the server's directory (its version) and the user it runs
 	// as, which owns the files.
 	template := filepath.Join(parent, fmt.Sprintf("%s-uid%d", strings.ReplaceAll(strings.Trim(bin, "/"), "/", "_"), os.Geteuid()))

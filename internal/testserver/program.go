@@ -4,16 +4,15 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"sync"
-	"syscall"
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/testbuild"
 )
 
 // EnvProgram names a testserver program built beforehand with the test
@@ -133,91 +132,17 @@ func buildProgram() (string, error) {
 	if started.goCmd == "" || started.root == "" || started.cacheDir == "" {
 		return self, nil
 	}
-	flags := buildFlags()
-	key := sha256.Sum256(fmt.Appendf(nil, "%s\x00%q\x00%s/%s", started.root, flags, runtime.GOOS, runtime.GOARCH))
+	return buildInCache()
+}
+
+// buildInCache builds the program, if it is out of date, into the user's
+// cache directory, under a name keyed by the module's directory and the
+// flags, and returns its path ([testbuild.Program]).
+func buildInCache() (string, error) {
+	key := sha256.Sum256(fmt.Appendf(nil, "%s\x00%q\x00%s/%s", started.root, testbuild.Flags(), runtime.GOOS, runtime.GOARCH))
 	dir := filepath.Join(started.cacheDir, "switchboard-testserver", hex.EncodeToString(key[:8]))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("making a directory for the test server program: %w", err)
 	}
-	unlock, err := lockFile(filepath.Join(dir, "lock"))
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	// go build -o replaces its output every time (it copies the linked
-	// program out of the build cache: remove, then write), and other test
-	// processes may be starting the program meanwhile. So it builds
-	// beside it, and the program is replaced, by a rename, only when it
-	// changed.
-	out := filepath.Join(dir, "testserver")
-	tmp := fmt.Sprintf("%s.%d.tmp", out, os.Getpid())
-	defer os.Remove(tmp)
-	args := append(append([]string{"build"}, flags...), "-o", tmp, programPackage)
-	cmd := exec.Command(started.goCmd, args...)
-	cmd.Dir = started.root
-	cmd.Env = started.env
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the test server program (go %q in %s): %w\n%s", args, started.root, err, msg)
-	}
-	if sameFile(tmp, out) {
-		return out, nil
-	}
-	if err := os.Rename(tmp, out); err != nil {
-		return "", fmt.Errorf("installing the test server program: %w", err)
-	}
-	return out, nil
-}
-
-// sameFile reports whether the files a and b both exist with the same
-// bytes (a build of unchanged sources links the same program).
-func sameFile(a, b string) bool {
-	x, err := os.ReadFile(a)
-	if err != nil {
-		return false
-	}
-	y, err := os.ReadFile(b)
-	return err == nil && bytes.Equal(x, y)
-}
-
-// buildFlags returns the go build flags that match how this test binary
-// was built: -race, so that the program links the race-built packages
-// the test build already put in the build cache (a non-race program
-// would compile its whole dependency tree again), and -tags.
-func buildFlags() []string {
-	var flags []string
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return nil
-	}
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "-race":
-			if s.Value == "true" {
-				flags = append(flags, "-race")
-			}
-		case "-tags":
-			flags = append(flags, "-tags="+s.Value)
-		}
-	}
-	return flags
-}
-
-// lockFile takes an exclusive lock on path (created if need be), waiting
-// for another process's, and returns its release.
-func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("opening the test server program's lock: %w", err)
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("locking %s: %w", path, err)
-	}
-	return func() { f.Close() }, nil
+	return testbuild.Program(dir, "testserver", started.goCmd, started.root, programPackage, started.env)
 }

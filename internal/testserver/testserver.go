@@ -25,6 +25,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/testbuild"
 	"github.com/switchboard-mcp/switchboard/internal/testserver/modes"
 )
 
@@ -54,7 +55,7 @@ var PNG = modes.PNG
 // made most of the suite's time. The product filters a stdio child's
 // environment, so tests pass it in the server's env, as [Server] and
 // [EnvYAML] do; [Init] sets it for children that inherit the environment.
-const RaceEnv = "atexit_sleep_ms=0"
+const RaceEnv = testbuild.RaceEnv
 
 // EnvYAML returns a YAML flow mapping for a server's env key that makes the
 // test binary run as the given mode, e.g. `{SWITCHBOARD_TEST_SERVER: ok, GORACE: "atexit_sleep_ms=0"}`,

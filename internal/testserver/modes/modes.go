@@ -44,6 +44,9 @@
 //     elicitation required) until the URL it names, a 127.0.0.1 HTTP
 //     handler of the server's, is fetched, which sends
 //     notifications/elicitation/complete (urlelicit.go).
+//   - "huge": one tool, big {bytes}, whose text of that many "x" it writes
+//     as it goes, without the SDK (huge.go): a message far past a client's
+//     limit for a fraction of the CPU.
 package modes
 
 import (
@@ -137,6 +140,9 @@ func Run(mode string) {
 		return
 	case "urlelicit":
 		serveURLElicit()
+		return
+	case "huge":
+		serveHuge()
 		return
 	case "ok":
 	default:

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"runtime"
 	"slices"
 	"strconv"
@@ -24,8 +23,6 @@ const (
 	// gatewayTool is the upstream's echo as the gateway exposes it: server
 	// up0's tool echo.
 	gatewayTool = "up0__echo"
-	// idleSessions is how many client sessions the memory measurement opens.
-	idleSessions = 100
 	// connectTimeout bounds connecting a client session and listing tools.
 	connectTimeout = 30 * time.Second
 	// settleTimeout bounds waiting for a process's memory to stop moving.
@@ -104,7 +101,7 @@ func (b *benchmark) run(ctx context.Context) (*report, error) {
 	}
 	rep := &report{
 		GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(),
-		Duration: b.opts.Duration.String(), Callers: b.opts.Callers, Progress: b.opts.Progress, NoFastPath: b.opts.NoFastPath,
+		Duration: b.opts.Duration.String(), Warmup: b.warmup().String(), Callers: b.opts.Callers, Progress: b.opts.Progress, NoFastPath: b.opts.NoFastPath,
 	}
 	rep.LoadAvg[0] = loadAvg()
 
@@ -236,14 +233,14 @@ func (b *benchmark) run(ctx context.Context) (*report, error) {
 		ln.stop()
 	}
 
-	b.progress("memory: a gateway with %d idle upstreams, then %d idle client sessions", upstreamEndpoints, idleSessions)
+	b.progress("memory: a gateway with %d idle upstreams, then %d idle client sessions", upstreamEndpoints, b.opts.Sessions)
 	if err := b.memory(ctx, up, &rep.Memory); err != nil {
 		return nil, err
 	}
 
 	if b.opts.Profile != "" {
 		rep.ProfileFile = b.opts.Profile
-		rep.ProfileTop = pprofTop(ctx, b.opts.Profile)
+		rep.ProfileTop = profileTop(b.opts.Profile, 10)
 	}
 	rep.TraceFile = b.opts.Trace
 	rep.Aims = aims(rep)
@@ -339,9 +336,13 @@ const (
 	pathLean = "lean"
 )
 
-// warmup returns how long a cell warms up before it measures.
-func warmup(d time.Duration) time.Duration {
-	return min(max(d/5, 100*time.Millisecond), time.Second)
+// warmup returns how long a cell warms up before it measures: -warmup,
+// or a fifth of -duration from 100 ms to 1 s.
+func (b *benchmark) warmup() time.Duration {
+	if b.opts.Warmup > 0 {
+		return b.opts.Warmup
+	}
+	return min(max(b.opts.Duration/5, 100*time.Millisecond), time.Second)
 }
 
 // cell measures n callers sharing cs calling tool for the configured
@@ -351,7 +352,7 @@ func warmup(d time.Duration) time.Duration {
 // there; with trace set, an execution trace.
 func (b *benchmark) cell(ctx context.Context, cs *mcp.ClientSession, tool, path string, n int, up, gw *child, profile, trace string) (cell, error) {
 	c := cell{Callers: n, Path: path}
-	if _, err := load(ctx, cs, tool, n, warmup(b.opts.Duration), b.opts.Progress); err != nil {
+	if _, err := load(ctx, cs, tool, n, b.warmup(), b.opts.Progress); err != nil {
 		return c, fmt.Errorf("warming up %s %s: %w", callersText(n), path, err)
 	}
 	if profile != "" {
@@ -419,9 +420,9 @@ type loadResult struct {
 	latencies     []time.Duration // sorted, successful calls only
 }
 
-// load runs n goroutines calling tool on cs back to back for d, and
-// returns what they measured. A call that fails counts as an error; the
-// run itself fails only if ctx is done.
+// load runs n goroutines calling tool on cs back to back for d, each at
+// least once, and returns what they measured. A call that fails counts
+// as an error; the run itself fails only if ctx is done.
 func load(ctx context.Context, cs *mcp.ClientSession, tool string, n int, d time.Duration, progress bool) (loadResult, error) {
 	type worker struct {
 		lat      []time.Duration
@@ -438,7 +439,7 @@ func load(ctx context.Context, cs *mcp.ClientSession, tool string, n int, d time
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				t0 := time.Now()
-				if !t0.Before(end) {
+				if !t0.Before(end) && len(w.lat)+w.errors > 0 {
 					return
 				}
 				if err := callEcho(ctx, cs, tool, progress); err != nil {
@@ -483,11 +484,11 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 // memory measures a fresh gateway's resident memory with every upstream
-// endpoint as an idle server, then with idleSessions client sessions
-// open on it (each initialized and having listed the tools once).
+// endpoint as an idle server, then with -sessions client sessions open
+// on it (each initialized and having listed the tools once).
 func (b *benchmark) memory(ctx context.Context, up *child, m *memory) error {
 	m.Upstreams = upstreamEndpoints
-	m.Sessions = idleSessions
+	m.Sessions = b.opts.Sessions
 	m.UpstreamsNote = fmt.Sprintf("one upstream process serving %d streamable-HTTP endpoints, /mcp/0 … /mcp/%d", upstreamEndpoints, upstreamEndpoints-1)
 	gw, err := b.start("gateway with "+strconv.Itoa(upstreamEndpoints)+" upstreams", roleGateway,
 		envUpstream+"="+up.Addr, envServers+"="+strconv.Itoa(upstreamEndpoints))
@@ -505,7 +506,7 @@ func (b *benchmark) memory(ctx context.Context, up *child, m *memory) error {
 			cs.Close()
 		}
 	}()
-	for i := range idleSessions {
+	for i := range b.opts.Sessions {
 		cs, err := connect(ctx, hc, gw.Addr+"/mcp", gatewayTool, false)
 		if err != nil {
 			return fmt.Errorf("opening idle session %d: %w", i+1, err)
@@ -544,14 +545,4 @@ func settledRSS(ctx context.Context, pid int) (int64, error) {
 		}
 		prev = cur
 	}
-}
-
-// pprofTop returns the top 10 entries of the CPU profile at path, as `go
-// tool pprof -top` prints them, or why it could not.
-func pprofTop(ctx context.Context, path string) string {
-	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-nodecount=10", path).CombinedOutput()
-	if err != nil {
-		return fmt.Sprintf("go tool pprof -top %s failed: %v\n%s", path, err, out)
-	}
-	return string(out)
 }

@@ -14,7 +14,7 @@
 // a role in the environment. A child exits when its stdin closes, so none
 // outlives the run.
 //
-//	go run ./test/bench/gateway [-duration 5s] [-callers 1,16,64] [-json] [-profile gw.pprof] [-trace gw.trace] [-proxy=false] [-relay=false] [-lean] [-gomaxprocs N] [-progress] [-fast-path=false]
+//	go run ./test/bench/gateway [-duration 5s] [-warmup D] [-callers 1,16,64] [-sessions 100] [-json] [-profile gw.pprof] [-trace gw.trace] [-proxy=false] [-relay=false] [-lean] [-gomaxprocs N] [-progress] [-fast-path=false]
 //
 // It needs Linux (/proc). See docs/benchmarks.md for figures.
 package main
@@ -47,8 +47,14 @@ func main() {
 type options struct {
 	// Duration is how long each cell measures, after its warm-up.
 	Duration time.Duration
+	// Warmup is how long each cell warms up; 0 means a fifth of
+	// Duration, from 100 ms to 1 s.
+	Warmup time.Duration
 	// Callers lists the numbers of concurrent callers, one cell pair each.
 	Callers []int
+	// Sessions is how many idle client sessions the memory measurement
+	// opens.
+	Sessions int
 	// JSON prints the report as JSON instead of a table.
 	JSON bool
 	// Profile, if set, is where the gateway writes a CPU profile of the
@@ -124,6 +130,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("bench-gateway", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dur := fs.Duration("duration", 5*time.Second, "how long each cell measures (after a warm-up)")
+	warm := fs.Duration("warmup", 0, "how long each cell warms up before it measures (0: a fifth of -duration, from 100ms to 1s)")
+	sessions := fs.Int("sessions", 100, "how many idle client sessions the memory measurement opens")
 	callers := fs.String("callers", "1,16,64", "comma-separated numbers of concurrent callers")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	profile := fs.String("profile", "", "write a CPU profile of the gateway during the through-gateway 16-caller cell to this file")
@@ -143,7 +151,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if *dur <= 0 {
 		return options{}, fmt.Errorf("-duration must be positive, got %s", *dur)
 	}
-	o := options{Duration: *dur, JSON: *asJSON, Profile: *profile, Trace: *trace, Proxy: *proxy, Relay: *relay, Lean: *lean, GOMAXPROCS: *procs, Progress: *progress, NoFastPath: !*fastPath}
+	if *warm < 0 {
+		return options{}, fmt.Errorf("-warmup must be 0 (a fifth of -duration) or positive, got %s", *warm)
+	}
+	if *sessions < 1 || *sessions > maxSessions {
+		return options{}, fmt.Errorf("-sessions must be a number from 1 to %d, got %d", maxSessions, *sessions)
+	}
+	o := options{Duration: *dur, Warmup: *warm, Sessions: *sessions, JSON: *asJSON, Profile: *profile, Trace: *trace, Proxy: *proxy, Relay: *relay, Lean: *lean, GOMAXPROCS: *procs, Progress: *progress, NoFastPath: !*fastPath}
 	if *procs < 0 {
 		return options{}, fmt.Errorf("-gomaxprocs must be 0 (the default) or more, got %d", *procs)
 	}
@@ -156,6 +170,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	return o, nil
 }
+
+// maxSessions bounds -sessions: each is a client session on the gateway
+// and one on its side, both held until the memory measurement ends.
+const maxSessions = 10000
 
 // maxCallers bounds -callers: the gateway's concurrency limit is raised
 // to it so that no call is refused for being over the limit.

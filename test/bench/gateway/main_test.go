@@ -37,7 +37,9 @@ func TestMain(m *testing.M) {
 // profile and the trace, that the tests below read. A run keeps both
 // cores busy for as long as its cells last and starts six race-built
 // children, so the tests share one small run rather than each running
-// the benchmark.
+// the benchmark: cells of 20 ms after 10 ms of warm-up, and 10 idle
+// sessions (each costs about 15 ms of CPU between the client and the
+// gateway, under the race detector), are enough for every figure.
 type sharedRun struct {
 	code           int
 	stdout, stderr string
@@ -61,11 +63,14 @@ var theRun = sync.OnceValue(func() sharedRun {
 	sharedDir = dir
 	r.profile, r.trace = filepath.Join(dir, "gw.pprof"), filepath.Join(dir, "gw.trace")
 	var stdout, stderr bytes.Buffer
-	args := []string{"-duration", "100ms", "-callers", "1,2", "-profile", r.profile, "-trace", r.trace, "-gomaxprocs", "1", "-progress", "-lean"}
+	args := []string{"-duration", "20ms", "-warmup", "10ms", "-sessions", strconv.Itoa(testSessions), "-callers", "1,2", "-profile", r.profile, "-trace", r.trace, "-gomaxprocs", "1", "-progress", "-lean"}
 	r.code, r.b, r.rep = runCommand(ctx, args, &stdout, &stderr)
 	r.stdout, r.stderr = stdout.String(), stderr.String()
 	return r
 })
+
+// testSessions is how many idle sessions the shared run opens.
+const testSessions = 10
 
 // shared returns the shared run, failing t if it did not succeed.
 func shared(t *testing.T) sharedRun {
@@ -132,9 +137,9 @@ func TestCommandPrintsEveryCell(t *testing.T) {
 		t.Errorf("got %d table rows, want %d:\n%s", got, want, out)
 	}
 	for _, want := range []string{
-		"10 idle upstreams:", "+ 100 idle client sessions:",
+		"20ms per cell after a 10ms warm-up", "10 idle upstreams:", "+ 10 idle client sessions:",
 		"gateway CPU per forwarded call", "throughput through the gateway", "latency added at p50",
-		"top 10:", "Path relay is a TCP relay",
+		"top 10:", "Total samples =", "flat%", "Path relay is a TCP relay",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the report lacks %q:\n%s", want, out)
@@ -172,8 +177,11 @@ func TestJSONReportAndNoLeftovers(t *testing.T) {
 				c.Callers, c.Path, c.Calls, c.CallsPerSec, c.P50Micros, c.P99Micros)
 		}
 	}
-	if m := got.Memory; m.OneUpstreamIdle <= 0 || m.IdleUpstreams <= 0 || m.IdleSessions <= 0 {
-		t.Errorf("memory: got %+v, want every figure above 0", m)
+	if m := got.Memory; m.OneUpstreamIdle <= 0 || m.IdleUpstreams <= 0 || m.IdleSessions <= 0 || m.Sessions != testSessions {
+		t.Errorf("memory: got %+v, want every figure above 0 and %d sessions", m, testSessions)
+	}
+	if got.Duration != "20ms" || got.Warmup != "10ms" {
+		t.Errorf("got %s cells after %s warm-ups, want 20ms after 10ms", got.Duration, got.Warmup)
 	}
 	if got.ProfileCallers != 2 || got.ProfileFile != r.profile || got.TraceFile != r.trace {
 		t.Errorf("profile: got %d callers, file %q, trace %q; want 2 (the largest cell), %q and %q",
@@ -210,6 +218,10 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-gomaxprocs", "1", "-proxy=false", "-relay=false"}, []int{1, 16, 64}, false},
 		{[]string{"-progress", "-fast-path=false"}, []int{1, 16, 64}, false},
 		{[]string{"-lean", "-callers", "16"}, []int{16}, false},
+		{[]string{"-warmup", "10ms", "-sessions", "5"}, []int{1, 16, 64}, false},
+		{[]string{"-warmup", "-1s"}, nil, true},
+		{[]string{"-sessions", "0"}, nil, true},
+		{[]string{"-sessions", "10001"}, nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

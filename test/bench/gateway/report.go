@@ -15,6 +15,7 @@ type report struct {
 	Platform  string `json:"platform"`
 	CPUs      int    `json:"cpus"`
 	Duration  string `json:"duration_per_cell"`
+	Warmup    string `json:"warmup_per_cell"`
 	// LoadAvg is /proc/loadavg's 1-minute figure before and after the
 	// run: other work on the machine skews every figure.
 	LoadAvg [2]string `json:"load_avg_before_after"`
@@ -28,7 +29,7 @@ type report struct {
 	Aims       []aim  `json:"aims"`
 	// ProfileFile is the gateway's CPU profile of the through-gateway
 	// cell with ProfileCallers callers, if one was asked for; ProfileTop
-	// is its top 10 as `go tool pprof -top` prints them.
+	// is its top 10 functions as `go tool pprof -top` lists them.
 	ProfileFile    string `json:"profile_file,omitempty"`
 	ProfileCallers int    `json:"profile_callers,omitempty"`
 	ProfileTop     string `json:"profile_top,omitempty"`
@@ -187,7 +188,7 @@ func writeTable(w io.Writer, r *report) error {
 	if r.NoFastPath {
 		fmt.Fprintf(&b, "the gateway with fast_path: false (every request through the MCP SDK's server),\n")
 	}
-	fmt.Fprintf(&b, "%s per cell, %d CPUs, %s %s, load average %s before, %s after.\n", r.Duration, r.CPUs, r.GoVersion, r.Platform, r.LoadAvg[0], r.LoadAvg[1])
+	fmt.Fprintf(&b, "%s per cell after a %s warm-up, %d CPUs, %s %s, load average %s before, %s after.\n", r.Duration, r.Warmup, r.CPUs, r.GoVersion, r.Platform, r.LoadAvg[0], r.LoadAvg[1])
 	fmt.Fprintf(&b, "CPU per call is the process's user+system time (/proc/<pid>/stat) over the cell divided by its calls.\n")
 	if slices.ContainsFunc(r.Cells, func(c cell) bool { return c.Path == pathProxy }) {
 		fmt.Fprintf(&b, "Path proxy is a bare reverse proxy (net/http/httputil, no MCP) in the gateway's place: the floor for\n")
