@@ -149,6 +149,12 @@ func TestPerClientListChangeOnce(t *testing.T) {
 	var cur atomic.Pointer[config.Config]
 	cur.Store(cfg)
 	r := start(t, cfg, func(o *Options) { o.Load = func() (*config.Config, error) { return cur.Load(), nil } })
+	// The server is connected and in the catalog before any client
+	// connects: a server that becomes available changes what every
+	// session of the view lists, and e, which connects before the
+	// daemon's own session with the server would otherwise be up, was
+	// rightly told of it (listcauses.go) — not of the change under test.
+	waitReady(t, r)
 
 	a := connectCounted(t, r, "/mcp/v")
 	waitTools(t, a.cs, "the server's tools", has("echo")) // opens a's own upstream session

@@ -56,9 +56,13 @@ const maxListCauses = 64
 type listCauses struct {
 	mu     sync.Mutex
 	seq    uint64
-	synced uint64                              // the latest cause whose change sync has made
-	causes map[string][]listCause              // by method, oldest first
-	seen   map[*mcp.ServerSession]*sessionSeen // per known session
+	synced uint64                 // the latest cause whose change sync has made
+	causes map[string][]listCause // by method, oldest first
+	// dropped is, by method, the latest cause no longer kept (0: none):
+	// the causes of all methods share one sequence, so a gap in one
+	// method's is no sign that any was dropped.
+	dropped map[string]uint64
+	seen    map[*mcp.ServerSession]*sessionSeen // per known session
 }
 
 // sessionSeen is what a session was told and given, by list_changed
@@ -79,6 +83,10 @@ func (l *listCauses) record(method string, servers map[string]bool, all bool) {
 	l.seq++
 	list := append(l.causes[method], listCause{seq: l.seq, servers: servers, all: all})
 	if len(list) > maxListCauses {
+		if l.dropped == nil {
+			l.dropped = map[string]uint64{}
+		}
+		l.dropped[method] = list[len(list)-maxListCauses-1].seq
 		list = list[len(list)-maxListCauses:]
 	}
 	l.causes[method] = list
@@ -145,13 +153,8 @@ func (l *listCauses) since(ss *mcp.ServerSession, method string) (changes []list
 		return nil, false, false
 	}
 	last := m.told[method]
-	list := l.causes[method]
-	if len(list) > 0 && list[0].seq > last+1 {
-		ok = false // some were forgotten
-	} else {
-		ok = true
-	}
-	for _, c := range list {
+	ok = l.dropped[method] <= last // else some it was not told of were dropped
+	for _, c := range l.causes[method] {
 		if c.seq > last {
 			changes = append(changes, c)
 		}
