@@ -26,6 +26,10 @@ import (
 func TestBrowserTasks(t *testing.T) {
 	t.Parallel()
 	r := startDaemon(t, testConfig(httpPeer("tasks", testpeer.StartTaskExample(t))))
+	// The tool's page shows the form of a connected server's tool.
+	if _, err := r.d.Pool().WaitConnected(context.Background(), "tasks", 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
 	ctx := browser(t, 1280, 900)
 
 	do(t, ctx, "opening confirm_delete", chromedp.Navigate(r.url+web.Prefix+"tool?server=tasks&name=confirm_delete"))
