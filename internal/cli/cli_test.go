@@ -542,21 +542,30 @@ func TestHistory(t *testing.T) {
 	wantCode(t, r, ExitUsage)
 }
 
-func TestStopAndResume(t *testing.T) {
-	t.Parallel()
-	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
-	// A call in flight in another "process" (here: another Main) is
-	// cancelled by stop.
-	// The call marks its start in a file: stop comes once it is in flight
-	// upstream, so that the failure below is the cancellation of a running
-	// call, not the refusal of one that had not started (same words).
+// slowCallInFlight runs `switchboard call alpha slow` (a minute long) in
+// the background and returns once the call runs upstream (it marks its
+// start in a file); its result comes on the channel.
+func slowCallInFlight(t *testing.T, cfg string) <-chan result {
+	t.Helper()
 	mark := filepath.Join(t.TempDir(), "started")
-	done := make(chan result)
+	done := make(chan result, 1)
 	go func() { done <- runCLI(t, "call", "--config", cfg, "alpha", "slow", "seconds=60", "mark="+mark) }()
 	eventuallyCLI(t, 30*time.Second, "the slow call to start upstream", func() bool {
 		_, err := os.Stat(mark)
 		return err == nil
 	})
+	return done
+}
+
+func TestStopAndResume(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	// A call in flight in another "process" (here: another Main) is
+	// cancelled by stop.
+	// stop comes once the call is in flight upstream, so that the failure
+	// below is the cancellation of a running call, not the refusal of one
+	// that had not started (same words).
+	done := slowCallInFlight(t, cfg)
 	wantCode(t, runCLI(t, "stop", "--config", cfg), ExitOK)
 	select {
 	case r := <-done:

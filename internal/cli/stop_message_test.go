@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,13 +12,7 @@ import (
 func TestStopCancelledAndRefusedSayWhich(t *testing.T) {
 	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
-	mark := filepath.Join(t.TempDir(), "started")
-	done := make(chan result)
-	go func() { done <- runCLI(t, "call", "--config", cfg, "alpha", "slow", "seconds=60", "mark="+mark) }()
-	eventuallyCLI(t, 30*time.Second, "the slow call to start upstream", func() bool {
-		_, err := os.Stat(mark)
-		return err == nil
-	})
+	done := slowCallInFlight(t, cfg)
 	wantCode(t, runCLI(t, "stop", "--config", cfg), ExitOK)
 	var cancelled result
 	select {
