@@ -166,8 +166,8 @@ func New(opts Options) (_ *Daemon, err error) {
 			d.gw.Notify()
 		},
 		OnSessionOpen: func(k upstream.SessionKey, c *upstream.Client) { d.gw.SessionOpened(k, c) },
-		OnSessionNotify: func(server string, k upstream.SessionKey, method string, params mcp.Params) {
-			d.gw.SessionNotify(server, k, method, params)
+		OnSessionNotify: func(ctx context.Context, server string, k upstream.SessionKey, method string, params mcp.Params) {
+			d.gw.SessionNotify(ctx, server, k, method, params)
 		},
 		// The pool may ask for these before the gateway exists: they
 		// reach it through d when they run.
@@ -176,7 +176,7 @@ func New(opts Options) (_ *Daemon, err error) {
 				ToolsChanged:     func() { d.cat.Invalidate(server, catalog.KindTools) },
 				PromptsChanged:   func() { d.cat.Invalidate(server, catalog.KindPrompts) },
 				ResourcesChanged: func() { d.cat.Invalidate(server, catalog.KindResources) },
-				ResourceUpdated:  func(uri string) { d.gw.Events(server).ResourceUpdated(uri) },
+				ResourceUpdated:  func(ctx context.Context, uri string) { d.gw.Events(server).ResourceUpdated(ctx, uri) },
 				//lint:ignore SA1019 forwarded to gateway clients.
 				Log: func(ctx context.Context, p *mcp.LoggingMessageParams) { d.gw.Events(server).Log(ctx, p) },
 				TaskStatus: func(ctx context.Context, p json.RawMessage) {

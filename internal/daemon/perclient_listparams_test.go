@@ -47,15 +47,7 @@ func TestPrefixNeverPerClientListChangeAsSent(t *testing.T) {
 	on, off := startNeverViews(t, true, servers...), startNeverViews(t, false, servers...)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	// The servers are up before the clients come: a server that comes
-	// while a client is connected is a change of every list, which the
-	// gateway tells.
-	for _, r := range []*running{on, off} {
-		r.d.waitFirstAttempts(ctx)
-		eventually(t, "the catalog has both servers' tools", func() bool {
-			return len(r.d.cat.ServerTools("evh")) > 0 && len(r.d.cat.ServerTools("grows")) > 0 && len(r.d.cat.ServerTools("announce")) > 0
-		})
-	}
+	waitServersUp(ctx, t, servers, on, off)
 	t.Run("server-everything over stdio", func(t *testing.T) {
 		// Directly, over its stdin and stdout.
 		ev := everythingPerClient(t)
@@ -211,16 +203,46 @@ type announceKey struct{}
 // a prefix: never view named view.
 type neverServer struct{ server, view, url string }
 
+// waitServersUp waits until each of rs has its servers' tools in its
+// catalog, so that the servers are up before the clients come: a server
+// that comes while a client is connected is a change of every list,
+// which the gateway tells.
+func waitServersUp(ctx context.Context, t *testing.T, servers []neverServer, rs ...*running) {
+	t.Helper()
+	for _, r := range rs {
+		r.d.waitFirstAttempts(ctx)
+		eventually(t, "the catalog has every server's tools", func() bool {
+			for _, s := range servers {
+				if len(r.d.cat.ServerTools(s.server)) == 0 {
+					return false
+				}
+			}
+			return true
+		})
+	}
+}
+
 // startNeverViews starts a daemon (fast_path as fast) with each of
 // servers as session: per_client without identity _meta, each shown by a
 // prefix: never view of its own.
 func startNeverViews(t *testing.T, fast bool, servers ...neverServer) *running {
 	t.Helper()
+	return startNeverViewsAs(t, fast, nil, servers...)
+}
+
+// startNeverViewsAs is startNeverViews with the session: of each server
+// that modes names as it says (per_client for the others).
+func startNeverViewsAs(t *testing.T, fast bool, modes map[string]config.SessionMode, servers ...neverServer) *running {
+	t.Helper()
 	var srvs []config.Server
 	var views []config.View
 	for _, s := range servers {
 		srv := httpUpstream(s.server, s.url)
-		srv.Session, srv.NoIdentityMeta, srv.RequestTimeout = config.SessionPerClient, true, 30*time.Second
+		mode := modes[s.server]
+		if mode == "" {
+			mode = config.SessionPerClient
+		}
+		srv.Session, srv.NoIdentityMeta, srv.RequestTimeout = mode, true, 30*time.Second
 		srvs = append(srvs, srv)
 		views = append(views, config.View{Name: s.view, Servers: []string{s.server}, Prefix: config.PrefixNever})
 	}

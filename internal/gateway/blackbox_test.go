@@ -83,7 +83,7 @@ func newRig(t testing.TB, servers map[string]string, extra string) *rig {
 		Events: func(server string) upstream.Events {
 			return upstream.Events{
 				ToolsChanged:    func() { r.cat.Invalidate(server, catalog.KindTools) },
-				ResourceUpdated: func(uri string) { r.gw.Events(server).ResourceUpdated(uri) },
+				ResourceUpdated: func(ctx context.Context, uri string) { r.gw.Events(server).ResourceUpdated(ctx, uri) },
 				//lint:ignore SA1019 forwarded to gateway clients.
 				Log: func(ctx context.Context, p *mcp.LoggingMessageParams) { r.gw.Events(server).Log(ctx, p) },
 			}

@@ -77,15 +77,23 @@ type clientCall struct {
 // server (isTheServer) the request counts as a call of the client's
 // while it runs: what the server asks its client meanwhile, which nothing
 // else links to the request, goes to this client on this request's
-// stream, as it would directly. Call done when the request has its
-// answer.
+// stream, as it would directly. On every view, what the server tells on
+// the request's event stream (a list change, a resource update, an
+// elicitation's completion) goes to the client on it (linkedCall). Call
+// done when the request has its answer.
 func (vs *viewServer) asking(ctx context.Context, server string, ss *mcp.ServerSession, meta mcp.Meta) (_ context.Context, done func()) {
+	cc := &clientCall{vs: vs, server: server, ss: ss, level: vs.g.callerLevel(vs.g.config().Gateway, meta, ss), ctx: ctx, asking: true}
+	ctx = context.WithValue(ctx, askingKey{}, cc)
 	if !vs.isTheServer(server, ss) {
 		return ctx, func() {}
 	}
-	cc := &clientCall{vs: vs, server: server, ss: ss, level: vs.g.callerLevel(vs.g.config().Gateway, meta, ss), ctx: ctx, asking: true}
 	return ctx, vs.g.calls.add(cc)
 }
+
+// askingKey is the context key of the *clientCall of a prompts/get or
+// resources/read (asking): what its server sends on its event stream
+// that goes to the client on that request's stream (linkedCall).
+type askingKey struct{}
 
 // roundWaiter returns the client's request that waits on c's round now,
 // for a call run in rounds (inputrounds.go) while one does.
@@ -374,7 +382,7 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 // combines them with the catalog's own.
 func (g *Gateway) Events(server string) upstream.Events {
 	return upstream.Events{
-		ResourceUpdated: func(uri string) { g.resourceUpdated(server, uri) },
+		ResourceUpdated: func(_ context.Context, uri string) { g.resourceUpdated(server, uri) },
 		Log:             func(ctx context.Context, p *mcp.LoggingMessageParams) { g.log(ctx, server, p) },
 		TaskStatus:      func(ctx context.Context, p json.RawMessage) { g.taskStatus(ctx, server, p) },
 		ElicitationComplete: func(ctx context.Context, p *mcp.ElicitationCompleteParams) {

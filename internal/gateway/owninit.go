@@ -188,6 +188,23 @@ func (g *Gateway) holdBack(ctx context.Context, server string, key upstream.Sess
 			}
 		}
 	}
+	e.markTold(ss, kind)
+	return false
+}
+
+// toldOnCall notes that client session ss was told of a change of the
+// kind of list of server's owned session key (a list_changed method) on
+// the stream of one of its requests, where the server sent it: it would
+// have heard it directly, and so hears the next ones of that kind as
+// holdBack has it.
+func (g *Gateway) toldOnCall(server string, key upstream.SessionKey, ss *mcp.ServerSession, method string) {
+	if e := g.ownLists.peek(server, key); e != nil {
+		e.markTold(ss, listKindOf(method))
+	}
+}
+
+// markTold notes that ss has been told of a change of the kind of list.
+func (e *ownList) markTold(ss *mcp.ServerSession, kind string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.st.told == nil {
@@ -197,5 +214,4 @@ func (g *Gateway) holdBack(ctx context.Context, server string, key upstream.Sess
 		e.st.told[ss] = map[string]bool{}
 	}
 	e.st.told[ss][kind] = true
-	return false
 }

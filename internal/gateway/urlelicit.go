@@ -5,6 +5,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -93,8 +94,12 @@ func (g *Gateway) noteURLElicitation(server string, ss *mcp.ServerSession, err e
 
 // elicitationComplete forwards an upstream's notifications/elicitation/complete
 // to the client session whose call needed it, else (an owned upstream
-// session) to its owner's sessions. It runs on the upstream's reader, so
-// it hands off.
+// session) to its owner's sessions. One the server sent on the event
+// stream of a request of one of them (streamable HTTP) goes to that
+// client on that stream, at once, as directly (sendOnCall); so does one
+// the shared session sent on a request's stream that no refused call
+// waits for: it belongs to that request's client. Others run on the
+// upstream's reader, so they are handed off.
 func (g *Gateway) elicitationComplete(ctx context.Context, server string, p *mcp.ElicitationCompleteParams) {
 	var to []*mcp.ServerSession
 	if ss := g.elicits.take(server, p.ElicitationID); ss != nil {
@@ -104,11 +109,21 @@ func (g *Gateway) elicitationComplete(ctx context.Context, server string, p *mcp
 			to = append(to, ow.ss)
 		}
 	}
+	params := *p
+	if c := linkedCall(ctx); c != nil && c.ss != nil && c.server == server && !upstream.SentOutsideRequests(ctx) &&
+		(len(to) == 0 || slices.Contains(to, c.ss)) && !asksInResults(c.ss) {
+		if err := sendOnCall(ctx, c, "notifications/elicitation/complete", &params); err != nil {
+			g.logger.Debug("forwarding elicitation/complete on its request's stream failed", logKeyServer, server, logKeyErr, err)
+		}
+		to = slices.DeleteFunc(to, func(ss *mcp.ServerSession) bool { return ss == c.ss })
+		if len(to) == 0 {
+			return
+		}
+	}
 	if len(to) == 0 {
 		g.logger.Debug("an elicitation/complete with no client session to go to", logKeyServer, server)
 		return
 	}
-	params := *p
 	g.sessions.Add(1)
 	go func() {
 		defer g.sessions.Done()

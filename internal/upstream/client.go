@@ -37,7 +37,11 @@ type Events struct {
 	ToolsChanged     func()
 	PromptsChanged   func()
 	ResourcesChanged func()
-	ResourceUpdated  func(uri string)
+	// ResourceUpdated receives a notifications/resources/updated of uri.
+	// As with Log, its context is the request's whose event stream the
+	// server sent it on (streamable HTTP), or says it came on the
+	// standalone stream (SentOutsideRequests).
+	ResourceUpdated func(ctx context.Context, uri string)
 	// Log receives a log message. Its context is the call's when the
 	// server sent the message on a call's own event stream (streamable
 	// HTTP), so that it can go to that call's caller; otherwise it links
@@ -55,13 +59,16 @@ type Events struct {
 	TaskStatus func(ctx context.Context, params json.RawMessage)
 	// ElicitationComplete receives a notifications/elicitation/complete:
 	// the server says a URL-mode elicitation is done. Its context carries
-	// the owned session it came from (SessionKeyFrom), if any.
+	// the owned session it came from (SessionKeyFrom), if any, and, as
+	// with Log, the stream it came on.
 	ElicitationComplete func(context.Context, *mcp.ElicitationCompleteParams)
 	// ListChanged, when set, receives each list change (the tools',
 	// prompts' or resources' list_changed) in place of ToolsChanged,
 	// PromptsChanged and ResourcesChanged, with its params as the server
-	// wrote them where the transport kept them (listchanges.go).
-	ListChanged func(ListChange)
+	// wrote them where the transport kept them (listchanges.go). As with
+	// Log, its context is the request's whose event stream the server
+	// sent it on, or says it came on the standalone stream.
+	ListChanged func(context.Context, ListChange)
 }
 
 // DialOptions configures [Dial].
@@ -169,6 +176,10 @@ type Client struct {
 	// listsAsSent is set when the session's list changes go to
 	// Events.ListChanged, with their params as sent (listchanges.go).
 	listsAsSent bool
+	// notices is set when the session passes resource updates or
+	// elicitation completions on: the HTTP layer keeps the stream each
+	// came on (standalone.go).
+	notices bool
 }
 
 // Attribute keys used in logs.
@@ -206,6 +217,7 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		logs:    opts.Events.Log != nil,
 
 		listsAsSent: opts.Events.ListChanged != nil,
+		notices:     opts.Events.ResourceUpdated != nil || opts.Events.ElicitationComplete != nil,
 	}
 	c.tasks.onStatus = opts.Events.TaskStatus
 	t := opts.Transport
@@ -241,21 +253,23 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 			}
 			c.order.delivered(key)
 		},
-		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
-			c.listChanged(ev, methodToolsChanged, req.Params)
+		ToolListChangedHandler: func(ctx context.Context, req *mcp.ToolListChangedRequest) {
+			c.listChanged(ctx, ev, methodToolsChanged, req.Params)
 		},
-		PromptListChangedHandler: func(_ context.Context, req *mcp.PromptListChangedRequest) {
-			c.listChanged(ev, methodPromptsChanged, req.Params)
+		PromptListChangedHandler: func(ctx context.Context, req *mcp.PromptListChangedRequest) {
+			c.listChanged(ctx, ev, methodPromptsChanged, req.Params)
 		},
-		ResourceListChangedHandler: func(_ context.Context, req *mcp.ResourceListChangedRequest) {
-			c.listChanged(ev, methodResourcesChanged, req.Params)
+		ResourceListChangedHandler: func(ctx context.Context, req *mcp.ResourceListChangedRequest) {
+			c.listChanged(ctx, ev, methodResourcesChanged, req.Params)
 		},
-		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			if ev.ResourceUpdated != nil {
-				ev.ResourceUpdated(req.Params.URI)
+		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			defer c.order.delivered(noticeOrderKey)
+			if ev.ResourceUpdated != nil && req.Params != nil {
+				ev.ResourceUpdated(ctx, req.Params.URI) // with its stream (keptMessages.middleware)
 			}
 		},
 		ElicitationCompleteHandler: func(ctx context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			defer c.order.delivered(noticeOrderKey)
 			if req.Params == nil {
 				return
 			}
@@ -555,8 +569,8 @@ func (c *Client) sessionTransport(t mcp.Transport) mcp.Transport {
 			if st, ok := lt.inner.(*mcp.StreamableClientTransport); ok {
 				read := c.order.read
 				ht.progressRead.Store(&read)
-				if c.logs || c.asks || c.elicitAsGiven || c.listsAsSent {
-					ht.marking.Store(&marking{kept: &c.kept, logs: c.logs, requests: c.asks, elicit: c.elicitAsGiven, lists: c.listsAsSent})
+				if c.logs || c.asks || c.elicitAsGiven || c.listsAsSent || c.notices {
+					ht.marking.Store(&marking{kept: &c.kept, logs: c.logs, requests: c.asks, elicit: c.elicitAsGiven, lists: c.listsAsSent, notices: c.notices})
 				}
 				ht.tasks.Store(&c.tasks)
 				c.pool = lt.http
@@ -631,6 +645,9 @@ func (c *Client) callTool(ctx context.Context, params *mcp.CallToolParams, onPro
 		// And the log messages (they may belong to this call).
 		defer c.order.drain(logOrderKey)
 	}
+	// And the list changes, resource updates and elicitation
+	// completions (they may have come on this call's stream).
+	defer c.order.drain(noticeOrderKey)
 	params = c.withInputResponses(ctx, params)
 	// The transport notes here whether the server refused the request
 	// unprocessed (a 404 for the session).
@@ -838,6 +855,8 @@ func (c *Client) ListResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemp
 func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
 	params := &mcp.GetPromptParams{Meta: c.levelMeta(ctx, nil), Name: name, Arguments: args}
 	params.InputResponses, params.RequestState, _ = c.inputResponses(ctx)
+	// What the server sent on the request's stream first (see callTool).
+	defer c.order.drain(noticeOrderKey)
 	res, err := c.session.GetPrompt(ctx, params)
 	if err != nil {
 		return nil, c.classify(ctx, err, fmt.Sprintf("getting prompt %s/%s", c.server.Name, name))
@@ -900,6 +919,8 @@ const protocolPerRequestMeta = "2026-07-28"
 func (c *Client) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
 	params := &mcp.ReadResourceParams{Meta: c.levelMeta(ctx, nil), URI: uri}
 	params.InputResponses, params.RequestState, _ = c.inputResponses(ctx)
+	// What the server sent on the request's stream first (see callTool).
+	defer c.order.drain(noticeOrderKey)
 	res, err := c.session.ReadResource(ctx, params)
 	if err != nil {
 		out := c.classify(ctx, err, fmt.Sprintf("reading %s from %s", uri, c.server.Name))

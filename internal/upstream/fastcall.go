@@ -318,7 +318,7 @@ func (f *fastCaller) stream(ctx context.Context, r io.Reader, id string, cur *ev
 func (f *fastCaller) notify(ctx context.Context, msg *wireMessage) {
 	ev := f.events
 	if ev.ListChanged != nil && isListChange(msg.Method) {
-		ev.ListChanged(ListChange{Method: msg.Method, Params: sentParams(msg.Params), Known: true})
+		ev.ListChanged(ctx, ListChange{Method: msg.Method, Params: sentParams(msg.Params), Known: true})
 		return
 	}
 	switch msg.Method {
@@ -337,7 +337,16 @@ func (f *fastCaller) notify(ctx context.Context, msg *wireMessage) {
 	case "notifications/resources/updated":
 		var p mcp.ResourceUpdatedNotificationParams
 		if ev.ResourceUpdated != nil && json.Unmarshal(msg.Params, &p) == nil {
-			ev.ResourceUpdated(p.URI)
+			ev.ResourceUpdated(ctx, p.URI)
+		}
+	case methodElicitationComplete:
+		// As the SDK's handler of it (client.go) takes it.
+		var p mcp.ElicitationCompleteParams
+		if json.Unmarshal(msg.Params, &p) == nil {
+			f.c.completed.complete(p.ElicitationID)
+			if ev.ElicitationComplete != nil {
+				ev.ElicitationComplete(ctx, &p)
+			}
 		}
 	case "notifications/message":
 		var p mcp.LoggingMessageParams

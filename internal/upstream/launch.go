@@ -472,7 +472,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			resp.Body = ps
 			if mk := t.marking.Load(); mk != nil {
-				resp.Body = newMarkingBody(resp.Body, &streamMarker{kept: mk.kept, origin: origin, logs: mk.logs, requests: mk.requests, elicit: mk.elicit, lists: mk.lists})
+				resp.Body = newMarkingBody(resp.Body, &streamMarker{kept: mk.kept, origin: origin, logs: mk.logs, requests: mk.requests, elicit: mk.elicit, lists: mk.lists, notices: mk.notices})
 			}
 		}
 	case strings.HasPrefix(ct, "application/json"):
@@ -566,7 +566,9 @@ func (s *progressScan) keep(b []byte) {
 }
 
 // note reports line's progress token if it is the data of a progress
-// notification, and logOrderKey if it is a log message's.
+// notification, logOrderKey if it is a log message's, and
+// noticeOrderKey if it is a list change's, a resource update's or an
+// elicitation completion's.
 func (s *progressScan) note(line []byte) {
 	if id, ok := bytes.CutPrefix(line, []byte("id:")); ok && s.eventID != nil {
 		v := string(bytes.TrimPrefix(bytes.TrimSuffix(id, []byte("\r")), []byte(" ")))
@@ -598,6 +600,17 @@ func (s *progressScan) note(line []byte) {
 		if json.Unmarshal(bytes.TrimSpace(bytes.TrimSuffix(data, []byte("\r"))), &msg) == nil &&
 			msg.Method == "notifications/message" && msg.ID == nil {
 			s.read(logOrderKey)
+		}
+		return
+	}
+	if bytes.Contains(data, []byte(`/list_changed"`)) || bytes.Contains(data, []byte(`"notifications/resources/updated"`)) ||
+		bytes.Contains(data, []byte(`"notifications/elicitation/complete"`)) {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(bytes.TrimSpace(bytes.TrimSuffix(data, []byte("\r"))), &msg) == nil && isNotice(msg.Method) && msg.ID == nil {
+			s.read(noticeOrderKey)
 		}
 		return
 	}

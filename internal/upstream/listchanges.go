@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"reflect"
 
@@ -56,6 +57,18 @@ func isListChange(method string) bool {
 	return false
 }
 
+// isNotice reports whether method is a notification the HTTP layer
+// keeps the stream of besides log messages (standalone.go) and orders
+// before the answer of the request it came with (noticeOrderKey): a list
+// change, a resource update or an elicitation completion.
+func isNotice(method string) bool {
+	return isListChange(method) || method == methodResourceUpdated || method == methodElicitationComplete
+}
+
+// methodElicitationComplete is a server's word that a URL-mode
+// elicitation is done.
+const methodElicitationComplete = "notifications/elicitation/complete"
+
 // sentParams returns params as kept: trimmed, nil when there are none.
 func sentParams(params json.RawMessage) json.RawMessage {
 	params = bytes.TrimSpace(params)
@@ -67,8 +80,10 @@ func sentParams(params json.RawMessage) json.RawMessage {
 
 // listChanged hands ev the list change method with params p as the SDK
 // decoded them (a nil pointer when it gave none), taking out of their
-// _meta what the transport kept of them.
-func (c *Client) listChanged(ev Events, method string, p mcp.Params) {
+// _meta what the transport kept of them: their params as written and
+// the stream they came on, with which ctx, the handler's, is passed on.
+func (c *Client) listChanged(ctx context.Context, ev Events, method string, p mcp.Params) {
+	defer c.order.delivered(noticeOrderKey)
 	if ev.ListChanged == nil {
 		switch method {
 		case methodToolsChanged:
@@ -89,10 +104,14 @@ func (c *Client) listChanged(ev Events, method string, p mcp.Params) {
 	lc := ListChange{Method: method}
 	if p != nil && !reflect.ValueOf(p).IsNil() {
 		meta := mcp.Meta(p.GetMeta())
-		if m, ok := c.kept.takeMeta(&meta); ok && m.asSent {
-			lc.Params, lc.Known = m.params, true
+		if m, ok := c.kept.takeMeta(&meta); ok {
+			if m.asSent {
+				lc.Params, lc.Known = m.params, true
+			}
+			m.params = nil
+			ctx = m.context(ctx)
 		}
 		p.SetMeta(meta)
 	}
-	ev.ListChanged(lc)
+	ev.ListChanged(ctx, lc)
 }

@@ -29,14 +29,15 @@ func (o *ownedSessions) notify(key SessionKey, methods ...string) {
 		return
 	}
 	for _, m := range methods {
-		f(o.s.Name(), key, m, nil)
+		f(context.Background(), o.s.Name(), key, m, nil)
 	}
 }
 
 // notifyList hands the owner of key's session its server's list change
-// lc: with its params as the server wrote them (SentParams) where they
-// were kept, else nil params, as notify does.
-func (o *ownedSessions) notifyList(key SessionKey, lc ListChange) {
+// lc, sent with ctx (the stream it came on): with its params as the
+// server wrote them (SentParams) where they were kept, else nil params,
+// as notify does.
+func (o *ownedSessions) notifyList(ctx context.Context, key SessionKey, lc ListChange) {
 	f := o.s.opts.OnSessionNotify
 	if f == nil {
 		return
@@ -45,7 +46,7 @@ func (o *ownedSessions) notifyList(key SessionKey, lc ListChange) {
 	if lc.Known {
 		params = &SentParams{Raw: lc.Params}
 	}
-	f(o.s.Name(), key, lc.Method, params)
+	f(ctx, o.s.Name(), key, lc.Method, params)
 }
 
 // watch returns when owned session c ends: closed (by its owner's end,
@@ -84,9 +85,9 @@ func (o *ownedSessions) watch(c *Client) {
 }
 
 // notifyUpdated hands the owner of key's session its server's
-// resources/updated of uri.
-func (o *ownedSessions) notifyUpdated(key SessionKey, uri string) {
+// resources/updated of uri, sent with ctx (the stream it came on).
+func (o *ownedSessions) notifyUpdated(ctx context.Context, key SessionKey, uri string) {
 	if f := o.s.opts.OnSessionNotify; f != nil {
-		f(o.s.Name(), key, methodResourceUpdated, &mcp.ResourceUpdatedNotificationParams{URI: uri})
+		f(ctx, o.s.Name(), key, methodResourceUpdated, &mcp.ResourceUpdatedNotificationParams{URI: uri})
 	}
 }

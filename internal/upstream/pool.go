@@ -44,8 +44,11 @@ type PoolOptions struct {
 	// three of them when the session died (its server exited or stopped
 	// answering pings) and the next request opens a new one, and its
 	// notifications/resources/updated (*mcp.ResourceUpdatedNotificationParams)
-	// for what its owner subscribed to on it. It must not block.
-	OnSessionNotify func(server string, key SessionKey, method string, params mcp.Params)
+	// for what its owner subscribed to on it. Its context is the
+	// request's whose event stream the server sent the notification on
+	// (streamable HTTP; see Events.Log), or says it came on the
+	// standalone stream (SentOutsideRequests). It must not block.
+	OnSessionNotify func(ctx context.Context, server string, key SessionKey, method string, params mcp.Params)
 	// Events returns the notification sinks for a server; nil for none.
 	Events func(server string) Events
 	// DialOptions adjusts the dial options of a server (tests, in-process

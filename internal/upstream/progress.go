@@ -24,6 +24,12 @@ import (
 // token, so a returning call waits for every log message read so far.
 const logOrderKey = "\x00log"
 
+// noticeOrderKey is the key list changes, resource updates and
+// elicitation completions are counted under, as log messages are: one
+// the server sent on a request's stream goes to that request's client
+// before its answer.
+const noticeOrderKey = "\x00notice"
+
 type progressOrder struct {
 	mu      sync.Mutex
 	pending map[string]int // token -> read but not yet delivered

@@ -221,8 +221,8 @@ func (o *ownedSessions) dialOptions(key SessionKey) DialOptions {
 	tag := func(ctx context.Context) context.Context { return context.WithValue(ctx, sessionKeyKey{}, key) }
 	ev := d.Events
 	d.Events = Events{
-		ListChanged:     func(lc ListChange) { o.notifyList(key, lc) },
-		ResourceUpdated: func(uri string) { o.notifyUpdated(key, uri) },
+		ListChanged:     func(ctx context.Context, lc ListChange) { o.notifyList(ctx, key, lc) },
+		ResourceUpdated: func(ctx context.Context, uri string) { o.notifyUpdated(ctx, key, uri) },
 	}
 	if f := ev.TaskStatus; f != nil {
 		// Tagged too: two sessions may number their tasks alike.

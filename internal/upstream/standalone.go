@@ -28,9 +28,10 @@ import (
 // (headerTransport) keeps them before the SDK decodes the message:
 //
 //   - each log message, each request the server sends its client
-//     (sampling/createMessage, elicitation/create, roots/list) and each
+//     (sampling/createMessage, elicitation/create, roots/list), each
 //     list change of a session that passes them on as sent
-//     (Events.ListChanged, listchanges.go), read off an event stream the
+//     (Events.ListChanged, listchanges.go) and each resource update and
+//     elicitation completion, read off an event stream the
 //     SDK reads is kept in the session's keptMessages — the stream it
 //     came on (the request whose stream it is, whose context the SDK
 //     sent it with, or the standalone stream) and, for an elicitation of
@@ -62,8 +63,10 @@ type standaloneKey struct{}
 
 // SentOutsideRequests reports whether the log message [Events.Log] was
 // given with ctx, the request a ClientRequests handler was given with
-// ctx (sampling, elicitation, roots), or the task status
-// [Events.TaskStatus] was given with ctx, came on the server's standalone
+// ctx (sampling, elicitation, roots), the task status
+// [Events.TaskStatus], list change [Events.ListChanged], resource update
+// [Events.ResourceUpdated] or elicitation completion
+// [Events.ElicitationComplete] was given with ctx, came on the server's standalone
 // event stream (streamable HTTP): outside any request, where a client of
 // the server would read it on its own standalone stream. False where the
 // transport does not say (stdio, SSE, WebSocket) and for a message sent
@@ -186,6 +189,14 @@ func markedMeta(params mcp.Params) *mcp.Meta {
 		if p != nil {
 			return &p.Meta
 		}
+	case *mcp.ResourceUpdatedNotificationParams:
+		if p != nil {
+			return &p.Meta
+		}
+	case *mcp.ElicitationCompleteParams:
+		if p != nil {
+			return &p.Meta
+		}
 	}
 	return nil
 }
@@ -290,8 +301,9 @@ func markParams(params json.RawMessage, key string) (json.RawMessage, bool) {
 
 // streamMarker rewrites the messages of one event stream the SDK reads
 // that are to be kept (see the file comment): log messages (when logs is
-// set), the requests a server sends its client (when requests is set)
-// and list changes (when lists is set), kept with the stream's origin; an
+// set), the requests a server sends its client (when requests is set),
+// list changes (when lists is set) and resource updates and elicitation
+// completions (when notices is set), kept with the stream's origin; an
 // elicitation/create's params too, as written, when elicit is set, and a
 // list change's.
 type streamMarker struct {
@@ -301,6 +313,7 @@ type streamMarker struct {
 	requests bool
 	elicit   bool
 	lists    bool
+	notices  bool
 }
 
 // markedRequests are the requests a server sends its client whose
@@ -325,7 +338,8 @@ func (s *streamMarker) line(line []byte) []byte {
 		}
 	}
 	isList := s.lists && bytes.Contains(data, []byte(`/list_changed"`))
-	if !isLog && !isRequest && !isList {
+	isNoticed := s.notices && (bytes.Contains(data, []byte(`"`+methodResourceUpdated+`"`)) || bytes.Contains(data, []byte(`"`+methodElicitationComplete+`"`)))
+	if !isLog && !isRequest && !isList && !isNoticed {
 		return nil
 	}
 	body, cr := bytes.CutSuffix(data, []byte("\r"))
@@ -343,6 +357,7 @@ func (s *streamMarker) line(line []byte) []byte {
 	case isList && isListChange(method) && !call:
 		m.params, m.asSent = sentParams(msg["params"]), true
 	case isLog && method == "notifications/message" && !call && len(msg["params"]) > 0:
+	case isNoticed && (method == methodResourceUpdated || method == methodElicitationComplete) && !call && len(msg["params"]) > 0:
 	case isRequest && call && slices.Contains(markedRequests, method):
 		if s.elicit && method == "elicitation/create" && len(msg["params"]) > 0 {
 			m.params = bytes.Clone(bytes.TrimSpace(msg["params"]))
@@ -458,4 +473,8 @@ type marking struct {
 	// lists keeps list changes: the session passes them on as sent
 	// (Events.ListChanged).
 	lists bool
+	// notices keeps the stream of resource updates and elicitation
+	// completions: the session passes them on (Events.ResourceUpdated,
+	// Events.ElicitationComplete).
+	notices bool
 }

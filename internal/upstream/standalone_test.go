@@ -54,7 +54,7 @@ func TestStreamableOutsideACall(t *testing.T) {
 	got := make(chan string, 16)
 	events := Events{
 		ToolsChanged:    func() { got <- "tools changed" },
-		ResourceUpdated: func(uri string) { got <- "updated " + uri },
+		ResourceUpdated: func(_ context.Context, uri string) { got <- "updated " + uri },
 		Log:             func(_ context.Context, p *mcp.LoggingMessageParams) { got <- "log " + p.Logger },
 	}
 	requests := ClientRequests{ListRoots: func(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {

@@ -34,7 +34,7 @@ type SupervisorOptions struct {
 	OnSessionOpen func(SessionKey, *Client)
 	// OnSessionNotify receives what an owned session tells its owner
 	// alone (see PoolOptions).
-	OnSessionNotify func(server string, key SessionKey, method string, params mcp.Params)
+	OnSessionNotify func(ctx context.Context, server string, key SessionKey, method string, params mcp.Params)
 	// Once makes one connection attempt and no reconnects, and records no
 	// failures in the store: the mode of one-shot CLI commands.
 	Once bool
