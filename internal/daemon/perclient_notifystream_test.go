@@ -243,3 +243,24 @@ func TestNotificationsOnTheirRequestsStream(t *testing.T) {
 		}
 	}
 }
+
+// TestStatelessCompletionOnItsCallsStream: in stateless mode a client has
+// no session and no standalone stream; an elicitation's completion the
+// server sends on the stream of the client's call reaches it there, as
+// directly, on the lean path as through the SDK.
+func TestStatelessCompletionOnItsCallsStream(t *testing.T) {
+	t.Parallel()
+	url := serveHTTP(t, notifyingServer(), nil)
+	for _, fast := range []bool{true, false} {
+		cfg := testConfig(httpUpstream("notes", url))
+		cfg.Gateway.Stateless, cfg.Gateway.DisableFastPath = true, !fast
+		cfg.Gateway.Views = []config.View{{Name: "notes", Servers: []string{"notes"}, Prefix: config.PrefixNever}}
+		r := start(t, cfg)
+		s := &rawSession{t: t, url: r.url + "/mcp/notes"}
+		s.waitListed("notify")
+		notes, answer := onRequestStream(t, s, "A")
+		if want := []string{"notifications/elicitation/complete map[elicitationId:A]"}; !cmp.Equal(notes, want) || answer != "notified A" {
+			t.Errorf("fast_path %v: the call's stream carried %q and the answer %q; want %q and %q", fast, notes, answer, want, "notified A")
+		}
+	}
+}

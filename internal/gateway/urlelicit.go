@@ -110,7 +110,9 @@ func (g *Gateway) elicitationComplete(ctx context.Context, server string, p *mcp
 		}
 	}
 	params := *p
-	if c := linkedCall(ctx); c != nil && c.ss != nil && c.server == server && !upstream.SentOutsideRequests(ctx) &&
+	// (A stateless call the gateway answers itself has no session: its
+	// stream is its own.)
+	if c := linkedCall(ctx); c != nil && (c.ss != nil || c.stream != nil) && c.server == server && !upstream.SentOutsideRequests(ctx) &&
 		(len(to) == 0 || slices.Contains(to, c.ss)) && !asksInResults(c.ss) {
 		if err := sendOnCall(ctx, c, "notifications/elicitation/complete", &params); err != nil {
 			g.logger.Debug("forwarding elicitation/complete on its request's stream failed", logKeyServer, server, logKeyErr, err)
