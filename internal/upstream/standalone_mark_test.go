@@ -207,3 +207,50 @@ func FuzzMarkingBody(f *testing.F) {
 		}
 	})
 }
+
+// TestMarkingBodyNotices: a resource update and an elicitation's
+// completion on a stream the SDK reads are kept with that stream when
+// the session passes them on (notices), their _meta as sent besides;
+// otherwise, and a request of the same method, they pass as they are.
+func TestMarkingBodyNotices(t *testing.T) {
+	t.Parallel()
+	updated := `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"note://a","_meta":{"x":1}}}`
+	complete := `{"jsonrpc":"2.0","method":"notifications/elicitation/complete","params":{"elicitationId":"e1"}}`
+	asCall := `{"jsonrpc":"2.0","id":2,"method":"notifications/elicitation/complete","params":{"elicitationId":"e2"}}`
+	stream := "data: " + updated + "\n\n" + "data: " + complete + "\n\n" + "data: " + asCall + "\n\n"
+	callCtx := context.WithValue(context.Background(), standaloneKey{}, "the call")
+	for _, notices := range []bool{false, true} {
+		var kept keptMessages
+		got := readMarked(t, stream, false, &streamMarker{kept: &kept, origin: keptMessage{stream: callCtx}, logs: true, notices: notices})
+		if !notices {
+			if got != stream {
+				t.Errorf("without notices: the stream changed: %q", got)
+			}
+			continue
+		}
+		lines := strings.Split(got, "\n\n")
+		if len(lines) != 4 || lines[2] != "data: "+asCall {
+			t.Fatalf("the stream is %q; want the request of a notification's method as it came", got)
+		}
+		var up struct {
+			Params *mcp.ResourceUpdatedNotificationParams `json:"params"`
+		}
+		var done struct {
+			Params *mcp.ElicitationCompleteParams `json:"params"`
+		}
+		if json.Unmarshal([]byte(strings.TrimPrefix(lines[0], "data: ")), &up) != nil || up.Params == nil ||
+			json.Unmarshal([]byte(strings.TrimPrefix(lines[1], "data: ")), &done) != nil || done.Params == nil {
+			t.Fatalf("the marked lines %q and %q do not decode", lines[0], lines[1])
+		}
+		for _, c := range []struct {
+			name string
+			meta *mcp.Meta
+			want mcp.Meta
+		}{{"the resource update", &up.Params.Meta, mcp.Meta{"x": float64(1)}}, {"the completion", &done.Params.Meta, nil}} {
+			km, ok := kept.takeMeta(c.meta)
+			if !ok || km.stream != callCtx || km.standalone || fmt.Sprint(*c.meta) != fmt.Sprint(c.want) {
+				t.Errorf("%s: kept %v with stream %v, _meta %v; want the call's stream, and _meta %v", c.name, ok, km.stream, *c.meta, c.want)
+			}
+		}
+	}
+}
