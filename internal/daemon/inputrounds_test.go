@@ -240,10 +240,11 @@ func TestInputRoundsAskTheClient(t *testing.T) {
 	}
 }
 
-// TestInputRoundsPerClientView: on a prefix: never view of one
-// per_client server that asks with requests (server-everything, which
-// speaks 2025-11-25), a client of 2026-07-28 is asked in the gateway's
-// input-required results too.
+// TestInputRoundsPerClientView: a prefix: never view of one per_client
+// server that speaks 2025-11-25 (server-everything) negotiates that
+// version with a client that asks 2026-07-28, as the server would, and
+// the client is then asked with the server's own requests, as directly —
+// not in input-required results of the gateway's.
 func TestInputRoundsPerClientView(t *testing.T) {
 	t.Parallel()
 	srv := everythingPerClient(t)
@@ -251,13 +252,17 @@ func TestInputRoundsPerClientView(t *testing.T) {
 	cfg.Gateway.Views = []config.View{{Name: config.DefaultViewName, Servers: []string{"ev"}, Prefix: config.PrefixNever}}
 	r := start(t, cfg)
 	var asked askedCount
+	var w exchangeWire
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := roundsClient(&asked, nil).Connect(ctx, serveStdio(t, r), nil)
+	cs, err := roundsClient(&asked, nil).Connect(ctx, recordingTransport{Transport: serveStdio(t, r), wrote: w.wrote, read: w.read}, nil)
 	if err != nil {
 		t.Fatalf("connecting: %v", err)
 	}
 	t.Cleanup(func() { cs.Close() })
+	if v := cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+		t.Errorf("the client negotiated %s, want the server's 2025-11-25", v)
+	}
 	waitTools(t, cs, "server-everything's triggers", has("trigger-elicitation-request"))
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "trigger-elicitation-request", Arguments: map[string]any{}})
 	if err != nil || res.IsError || !strings.Contains(textOf(res), "Ada") {
@@ -265,6 +270,18 @@ func TestInputRoundsPerClientView(t *testing.T) {
 	}
 	if asked.get("elicitation") != 1 {
 		t.Errorf("the client was asked %d times, want once", asked.get("elicitation"))
+	}
+	requests := 0
+	for _, s := range w.get() {
+		if strings.Contains(s, `"resultType":"input_required"`) {
+			t.Errorf("the client read an input-required result: %s", s)
+		}
+		if strings.HasPrefix(s, "request elicitation/create") {
+			requests++
+		}
+	}
+	if requests != 1 {
+		t.Errorf("the client read %d elicitation/create requests, want the server's one: %q", requests, w.get())
 	}
 }
 
