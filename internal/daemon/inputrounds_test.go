@@ -656,3 +656,95 @@ func TestInputRoundsLogs(t *testing.T) {
 		})
 	}
 }
+
+// hiddenServer is a go-sdk server with a resource it does not list,
+// hidden://ask, whose read asks its client for a name in its result
+// (protocol 2026-07-28, with the request state "hidden-round-1") and,
+// asked again, answers with the name and the state it was given.
+func hiddenServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "hidden", Version: "1"}, nil)
+	s.AddResource(&mcp.Resource{URI: "hidden://ask", Name: "ask"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		if req.Params.InputResponses == nil {
+			return &mcp.ReadResourceResult{RequestState: "hidden-round-1", InputRequests: mcp.InputRequestMap{"form": &mcp.ElicitParams{
+				Message: "Who are you?", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}},
+			}}}, nil
+		}
+		var name any
+		if res, ok := req.Params.InputResponses["form"].(*mcp.ElicitResult); ok {
+			name = res.Content["name"]
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "hidden://ask",
+			Text: fmt.Sprintf("hello %v (state %q)", name, req.Params.RequestState)}}}, nil
+	})
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListResourcesResult); ok && method == "resources/list" {
+				out := *lr
+				out.Resources = slices.DeleteFunc(slices.Clone(lr.Resources), func(r *mcp.Resource) bool { return r.URI == "hidden://ask" })
+				return &out, err
+			}
+			return res, err
+		}
+	})
+	return s
+}
+
+// TestInputRoundsUnlistedResource: a read of a URI a prefix: never view
+// does not list goes to its server (readSole), and what the server asks
+// during it reaches a client of 2026-07-28 as for a listed resource: in
+// the gateway's input-required results with a shared or per_user session
+// (whose upstream session answers the server), in the server's own,
+// passed through, with per_client.
+func TestInputRoundsUnlistedResource(t *testing.T) {
+	t.Parallel()
+	url := serveHTTP(t, hiddenServer(), &mcp.StreamableHTTPOptions{Stateless: true})
+	for _, c := range []struct {
+		session config.SessionMode
+		state   string // the request state the client is given
+	}{
+		{config.SessionShared, "switchboard-input-"},
+		{config.SessionPerUser, "switchboard-input-"},
+		{config.SessionPerClient, "hidden-round-1"},
+	} {
+		t.Run(string(c.session), func(t *testing.T) {
+			t.Parallel()
+			srv := httpUpstream("hidden", url)
+			srv.Session = c.session
+			cfg := testConfig(srv)
+			cfg.Gateway.Views = []config.View{{Name: config.DefaultViewName, Servers: []string{"hidden"}, Prefix: config.PrefixNever}}
+			r := start(t, cfg)
+			var asked askedCount
+			var w exchangeWire
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cs, err := roundsClient(&asked, nil).Connect(ctx, recordingTransport{Transport: serveStdio(t, r), wrote: w.wrote, read: w.read}, nil)
+			if err != nil {
+				t.Fatalf("connecting: %v", err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+				t.Fatalf("the client negotiated %s, want 2026-07-28 (the case this test is about)", v)
+			}
+			rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "hidden://ask"})
+			if want := `hello Ada (state "hidden-round-1")`; err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != want {
+				t.Fatalf("reading hidden://ask: %v %+v, want %q", err, rr, want)
+			}
+			if n := asked.get("elicitation"); n != 1 {
+				t.Errorf("the client was asked %d times, want once", n)
+			}
+			rounds := 0
+			for _, s := range w.get() {
+				if strings.HasPrefix(s, "result of resources/read") && strings.Contains(s, `"resultType":"input_required"`) {
+					rounds++
+					if !strings.Contains(s, `"requestState":"`+c.state) {
+						t.Errorf("an input-required result without the request state %q…: %s", c.state, s)
+					}
+				}
+			}
+			if rounds != 1 {
+				t.Errorf("the client read %d input-required results, want 1: %q", rounds, w.get())
+			}
+		})
+	}
+}
