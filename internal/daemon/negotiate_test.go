@@ -147,3 +147,21 @@ func asksInMemory(t *testing.T, ctx context.Context, protocol string) mcp.Transp
 	t.Cleanup(func() { ss.Close() })
 	return ct
 }
+
+// TestNeverViewStatelessKeepsTheNewVersion: a stateless gateway, which
+// cannot send its clients requests, leaves a client of a prefix: never
+// view on 2026-07-28 whatever its server speaks, and asks it what the
+// server asks in input-required results of its own.
+func TestNeverViewStatelessKeepsTheNewVersion(t *testing.T) {
+	t.Parallel()
+	cfg := neverView(testserver.Server(t, "asks", "asks", testserver.EnvProtocol+"=2025-11-25"))
+	cfg.Gateway.Stateless = true
+	r := start(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r.d.waitFirstAttempts(ctx)
+	got := negotiate(t, ctx, &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", MaxRetries: -1})
+	if got.Version != "2026-07-28" || got.Asked != "result" || !strings.Contains(got.Answer, `"login":"ada"`) {
+		t.Errorf("through a stateless gateway: %+v, want 2026-07-28, asked in a result, and the client's answer", got)
+	}
+}
