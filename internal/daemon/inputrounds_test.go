@@ -110,6 +110,89 @@ func serveStdio(t *testing.T, r *running) mcp.Transport {
 	return ct
 }
 
+// startRounds starts cfg's daemon and returns it with a client's
+// transport to its default view: serve --stdio's ("stdio"), or streamable
+// HTTP to the gateway made stateless (where a client speaks 2026-07-28).
+func startRounds(t *testing.T, cfg *config.Config, transport string) (*running, mcp.Transport) {
+	t.Helper()
+	if transport == "stdio" {
+		r := start(t, cfg)
+		return r, serveStdio(t, r)
+	}
+	cfg.Gateway.Stateless = true
+	r := start(t, cfg)
+	return r, &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", MaxRetries: -1}
+}
+
+// connectRounds connects c over tr until the test ends, recording what
+// it writes and reads in w (unless w is nil), and checks that it
+// negotiated version (any, when version is "").
+func connectRounds(t *testing.T, ctx context.Context, c *mcp.Client, tr mcp.Transport, w *exchangeWire, version string) *mcp.ClientSession {
+	t.Helper()
+	if w != nil {
+		tr = recordingTransport{Transport: tr, wrote: w.wrote, read: w.read}
+	}
+	cs, err := c.Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatalf("connecting: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if v := cs.InitializeResult().ProtocolVersion; version != "" && v != version {
+		t.Fatalf("the client negotiated %s, want %s (the case this test is about)", v, version)
+	}
+	return cs
+}
+
+// inputRequired returns the input-required results among seen (what an
+// exchangeWire recorded).
+func inputRequired(seen []string) []string {
+	var out []string
+	for _, s := range seen {
+		if strings.Contains(s, `"resultType":"input_required"`) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// within returns what ch gives within d, or ends the test saying never.
+func within(t *testing.T, ch <-chan string, d time.Duration, never string) string {
+	t.Helper()
+	select {
+	case s := <-ch:
+		return s
+	case <-time.After(d):
+		t.Fatal(never)
+		return ""
+	}
+}
+
+// acceptAll answers each of reqs with an accepted elicitation of content.
+func acceptAll(reqs mcp.InputRequestMap, content map[string]any) mcp.InputResponseMap {
+	out := mcp.InputResponseMap{}
+	for k := range reqs {
+		out[k] = &mcp.ElicitResult{Action: "accept", Content: content}
+	}
+	return out
+}
+
+// invalidParams reports whether err is a -32602 error saying want.
+func invalidParams(err error, want string) bool {
+	var rpc *jsonrpc.Error
+	return errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeInvalidParams && strings.Contains(rpc.Message, want)
+}
+
+// refused reports whether err is an error saying want.
+func refused(err error, want string) bool { return err != nil && strings.Contains(err.Error(), want) }
+
+// neverView is the configuration of a daemon whose default view shows
+// srv alone, under its own names (prefix: never).
+func neverView(srv config.Server) *config.Config {
+	cfg := testConfig(srv)
+	cfg.Gateway.Views = []config.View{{Name: config.DefaultViewName, Servers: []string{srv.Name}, Prefix: config.PrefixNever}}
+	return cfg
+}
+
 // roundsCalls makes the calls of the tests with cs and checks their
 // answers: each must carry what the client answered.
 func roundsCalls(t *testing.T, cs *mcp.ClientSession, asked *askedCount) {
@@ -190,43 +273,23 @@ func TestInputRoundsAskTheClient(t *testing.T) {
 		t.Run(transport, func(t *testing.T) {
 			t.Parallel()
 			ev, mrtr, mrtrs := roundsServers(t)
-			cfg := testConfig(ev, mrtr, mrtrs)
-			var tr mcp.Transport
+			r, tr := startRounds(t, testConfig(ev, mrtr, mrtrs), transport)
 			var w exchangeWire
-			var r *running
-			if transport == "stdio" {
-				r = start(t, cfg)
-				tr = serveStdio(t, r)
-			} else {
-				cfg.Gateway.Stateless = true
-				r = start(t, cfg)
-				tr = &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", MaxRetries: -1}
-			}
 			var asked askedCount
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			cs, err := roundsClient(&asked, nil).Connect(ctx, recordingTransport{Transport: tr, wrote: w.wrote, read: w.read}, nil)
-			if err != nil {
-				t.Fatalf("connecting: %v", err)
-			}
-			t.Cleanup(func() { cs.Close() })
-			if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
-				t.Fatalf("the client negotiated %s, want 2026-07-28 (the case this test is about)", v)
-			}
+			cs := connectRounds(t, ctx, roundsClient(&asked, nil), tr, &w, "2026-07-28")
 			roundsCalls(t, cs, &asked)
 
 			// The client read input-required results of the gateway's.
-			rounds := 0
-			for _, s := range w.get() {
-				if strings.Contains(s, `"resultType":"input_required"`) {
-					rounds++
-					if !strings.Contains(s, `"requestState":"switchboard-input-`) {
-						t.Errorf("an input-required result without the gateway's request state: %s", s)
-					}
+			rounds := inputRequired(w.get())
+			for _, s := range rounds {
+				if !strings.Contains(s, `"requestState":"switchboard-input-`) {
+					t.Errorf("an input-required result without the gateway's request state: %s", s)
 				}
 			}
-			if rounds < 4 {
-				t.Errorf("the client read %d input-required results of tools/call, want one per call at least (4): %q", rounds, w.get())
+			if len(rounds) < 4 {
+				t.Errorf("the client read %d input-required results of tools/call, want one per call at least (4): %q", len(rounds), w.get())
 			}
 			for _, tool := range []string{"trigger-elicitation-request", "trigger-sampling-request", "ask"} {
 				recs := r.waitRecords(t, store.CallFilter{Tool: tool}, func(rs []store.CallRecord) bool { return len(rs) > 0 })
@@ -240,24 +303,19 @@ func TestInputRoundsAskTheClient(t *testing.T) {
 	}
 }
 
-// TestInputRoundsPerClientView: on a prefix: never view of one
-// per_client server that asks with requests (server-everything, which
-// speaks 2025-11-25), a client of 2026-07-28 is asked in the gateway's
-// input-required results too.
+// TestInputRoundsPerClientView: a prefix: never view of one per_client
+// server that speaks 2025-11-25 (server-everything) negotiates that
+// version with a client that asks 2026-07-28, as the server would, and
+// the client is then asked with the server's own requests, as directly —
+// not in input-required results of the gateway's.
 func TestInputRoundsPerClientView(t *testing.T) {
 	t.Parallel()
-	srv := everythingPerClient(t)
-	cfg := testConfig(srv)
-	cfg.Gateway.Views = []config.View{{Name: config.DefaultViewName, Servers: []string{"ev"}, Prefix: config.PrefixNever}}
-	r := start(t, cfg)
+	r := start(t, neverView(everythingPerClient(t)))
 	var asked askedCount
+	var w exchangeWire
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := roundsClient(&asked, nil).Connect(ctx, serveStdio(t, r), nil)
-	if err != nil {
-		t.Fatalf("connecting: %v", err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := connectRounds(t, ctx, roundsClient(&asked, nil), serveStdio(t, r), &w, "2025-11-25")
 	waitTools(t, cs, "server-everything's triggers", has("trigger-elicitation-request"))
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "trigger-elicitation-request", Arguments: map[string]any{}})
 	if err != nil || res.IsError || !strings.Contains(textOf(res), "Ada") {
@@ -265,6 +323,18 @@ func TestInputRoundsPerClientView(t *testing.T) {
 	}
 	if asked.get("elicitation") != 1 {
 		t.Errorf("the client was asked %d times, want once", asked.get("elicitation"))
+	}
+	for _, s := range inputRequired(w.get()) {
+		t.Errorf("the client read an input-required result: %s", s)
+	}
+	requests := 0
+	for _, s := range w.get() {
+		if strings.HasPrefix(s, "request elicitation/create") {
+			requests++
+		}
+	}
+	if requests != 1 {
+		t.Errorf("the client read %d elicitation/create requests, want the server's one: %q", requests, w.get())
 	}
 }
 
@@ -312,6 +382,14 @@ func askingServer(got chan<- string) *mcp.Server {
 	return s
 }
 
+// askingHTTP serves askingServer over streamable HTTP until the test
+// ends, and returns it as the server "asking" with the channel it tells
+// what its requests came to.
+func askingHTTP(t *testing.T) (config.Server, chan string) {
+	got := make(chan string, 4)
+	return httpUpstream("asking", serveHTTP(t, askingServer(got), nil)), got
+}
+
 // firstRound calls tool through cs (a client that answers nothing itself)
 // and returns the gateway's input-required result.
 func firstRound(t *testing.T, cs *mcp.ClientSession, tool string) *mcp.CallToolResult {
@@ -337,19 +415,14 @@ func firstRound(t *testing.T, cs *mcp.ClientSession, tool string) *mcp.CallToolR
 // state refused; one whose session ends leaves it with an error at once.
 func TestInputRoundsRefusals(t *testing.T) {
 	t.Parallel()
-	got := make(chan string, 4)
-	srv := httpUpstream("asking", serveHTTP(t, askingServer(got), nil))
+	srv, got := askingHTTP(t)
 	cfg := testConfig(srv)
 	cfg.Gateway.InputTimeout = 2 * time.Second
 	r := start(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var asked askedCount
-	cs, err := roundsClient(&asked, &mcp.MultiRoundTripOptions{Disabled: true}).Connect(ctx, serveStdio(t, r), nil)
-	if err != nil {
-		t.Fatalf("connecting: %v", err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := connectRounds(t, ctx, roundsClient(&asked, &mcp.MultiRoundTripOptions{Disabled: true}), serveStdio(t, r), nil, "")
 	waitTools(t, cs, "asking__elicit", has("asking__elicit", "asking__other"))
 
 	first := firstRound(t, cs, "asking__elicit")
@@ -375,19 +448,15 @@ func TestInputRoundsRefusals(t *testing.T) {
 			fmt.Sprintf("inputResponses[%q] is a roots list; the input request %q asked for an elicitation result", key, key)},
 	} {
 		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{}, InputResponses: c.responses, RequestState: c.state})
-		var rpc *jsonrpc.Error
-		if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams || !strings.Contains(rpc.Message, c.want) {
+		if !invalidParams(err, c.want) {
 			t.Errorf("%s: got %v, want a -32602 error saying %q", c.name, err, c.want)
 		}
 	}
 	// Another client session (a second serve --stdio client of the same
 	// gateway) may not resume this one's call.
-	other, err := roundsClient(&askedCount{}, &mcp.MultiRoundTripOptions{Disabled: true}).Connect(ctx, serveStdio(t, r), nil)
-	if err != nil {
-		t.Fatalf("connecting another client: %v", err)
-	}
-	_, err = other.CallTool(ctx, &mcp.CallToolParams{Name: "asking__elicit", Arguments: map[string]any{}, InputResponses: accept, RequestState: first.RequestState})
-	if err == nil || !strings.Contains(err.Error(), "is not one this gateway gave this client session") {
+	other := connectRounds(t, ctx, roundsClient(&askedCount{}, &mcp.MultiRoundTripOptions{Disabled: true}), serveStdio(t, r), nil, "")
+	_, err := other.CallTool(ctx, &mcp.CallToolParams{Name: "asking__elicit", Arguments: map[string]any{}, InputResponses: accept, RequestState: first.RequestState})
+	if !refused(err, "is not one this gateway gave this client session") {
 		t.Errorf("another session resuming the call: %v, want it refused", err)
 	}
 	other.Close()
@@ -400,7 +469,7 @@ func TestInputRoundsRefusals(t *testing.T) {
 		t.Errorf("the server's elicitation came to %q, want the client's answer", s)
 	}
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "asking__elicit", Arguments: map[string]any{}, InputResponses: accept, RequestState: first.RequestState})
-	if err == nil || !strings.Contains(err.Error(), "is not one this gateway gave this client session, or it was already used") {
+	if !refused(err, "is not one this gateway gave this client session, or it was already used") {
 		t.Errorf("the state once more: %v, want it refused", err)
 	}
 	// Every refused resume of elicit is recorded (seven, another
@@ -420,16 +489,11 @@ func TestInputRoundsRefusals(t *testing.T) {
 
 	// A client that never comes back.
 	first = firstRound(t, cs, "asking__elicit")
-	select {
-	case s := <-got:
-		if !strings.Contains(s, "did not answer within 2s (gateway.input_timeout)") {
-			t.Errorf("the server's elicitation came to %q, want an error naming the time-out", s)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the server's elicitation was still pending 20s after the client was asked")
+	if s := within(t, got, 20*time.Second, "the server's elicitation was still pending 20s after the client was asked"); !strings.Contains(s, "did not answer within 2s (gateway.input_timeout)") {
+		t.Errorf("the server's elicitation came to %q, want an error naming the time-out", s)
 	}
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "asking__elicit", Arguments: map[string]any{}, InputResponses: accept, RequestState: first.RequestState})
-	if err == nil || !strings.Contains(err.Error(), "has expired (gateway.input_timeout)") {
+	if !refused(err, "has expired (gateway.input_timeout)") {
 		t.Errorf("an expired state: %v, want it refused", err)
 	}
 	if n := asked.get("elicitation"); n != 0 {
@@ -442,13 +506,8 @@ func TestInputRoundsRefusals(t *testing.T) {
 	// whichever reaches it first.
 	firstRound(t, cs, "asking__elicit")
 	cs.Close()
-	select {
-	case s := <-got:
-		if !strings.Contains(s, "the client session ended") && !strings.Contains(s, "context canceled") {
-			t.Errorf("the server's elicitation came to %q, want an error saying the client session ended, or the call's cancellation", s)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the server's elicitation was still pending 20s after its client's session ended")
+	if s := within(t, got, 20*time.Second, "the server's elicitation was still pending 20s after its client's session ended"); !strings.Contains(s, "the client session ended") && !strings.Contains(s, "context canceled") {
+		t.Errorf("the server's elicitation came to %q, want an error saying the client session ended, or the call's cancellation", s)
 	}
 }
 
@@ -457,7 +516,7 @@ func TestInputRoundsRefusals(t *testing.T) {
 // one sent again with the answers), not the first, which has its answer.
 func TestInputRoundsProgress(t *testing.T) {
 	t.Parallel()
-	srv := httpUpstream("asking", serveHTTP(t, askingServer(make(chan string, 4)), nil))
+	srv, _ := askingHTTP(t)
 	r := start(t, testConfig(srv))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -471,11 +530,7 @@ func TestInputRoundsProgress(t *testing.T) {
 		},
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 	})
-	cs, err := c.Connect(ctx, serveStdio(t, r), nil)
-	if err != nil {
-		t.Fatalf("connecting: %v", err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := connectRounds(t, ctx, c, serveStdio(t, r), nil, "")
 	waitTools(t, cs, "asking__progress", has("asking__progress"))
 	p := &mcp.CallToolParams{Name: "asking__progress", Arguments: map[string]any{}}
 	p.SetProgressToken("first")
@@ -483,23 +538,14 @@ func TestInputRoundsProgress(t *testing.T) {
 	if err != nil || !first.NeedsInput() || len(first.InputRequests) != 1 {
 		t.Fatalf("calling asking__progress: %v %+v, want an input-required result", err, first)
 	}
-	var responses = mcp.InputResponseMap{}
-	for k := range first.InputRequests {
-		responses[k] = &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}
-	}
-	again := &mcp.CallToolParams{Name: "asking__progress", Arguments: map[string]any{}, InputResponses: responses, RequestState: first.RequestState}
+	again := &mcp.CallToolParams{Name: "asking__progress", Arguments: map[string]any{}, InputResponses: acceptAll(first.InputRequests, map[string]any{}), RequestState: first.RequestState}
 	again.SetProgressToken("again")
 	res, err := cs.CallTool(ctx, again)
 	if err != nil || textOf(res) != "done" {
 		t.Fatalf("sending asking__progress again: %v %+v, want done", err, res)
 	}
-	select {
-	case got := <-progress:
-		if got != "again: after accept" {
-			t.Errorf("progress: got %q, want the server's, under the token of the request sent again", got)
-		}
-	case <-time.After(10 * time.Second):
-		t.Error("the server's progress never reached the client")
+	if got := within(t, progress, 10*time.Second, "the server's progress never reached the client"); got != "again: after accept" {
+		t.Errorf("progress: got %q, want the server's, under the token of the request sent again", got)
 	}
 }
 
@@ -508,8 +554,7 @@ func TestInputRoundsProgress(t *testing.T) {
 // request state may resume the call (or the prompts/get) with it.
 func TestInputRoundsStatelessOwner(t *testing.T) {
 	t.Parallel()
-	got := make(chan string, 4)
-	srv := httpUpstream("asking", serveHTTP(t, askingServer(got), nil))
+	srv, got := askingHTTP(t)
 	cfg := testConfig(srv)
 	cfg.Gateway.Stateless = true
 	cfg.Gateway.Tokens = []config.Token{{Name: "a", User: "alice", Secret: "alice-secret"}, {Name: "b", User: "bob", Secret: "bob-secret"}}
@@ -524,14 +569,11 @@ func TestInputRoundsStatelessOwner(t *testing.T) {
 	}
 	waitTools(t, alice, "asking__elicit", has("asking__elicit"))
 	first := firstRound(t, alice, "asking__elicit")
-	responses := mcp.InputResponseMap{}
-	for k := range first.InputRequests {
-		responses[k] = &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}
-	}
+	responses := acceptAll(first.InputRequests, map[string]any{"name": "Ada"})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	again := &mcp.CallToolParams{Name: "asking__elicit", Arguments: map[string]any{}, InputResponses: responses, RequestState: first.RequestState}
-	if _, err := bob.CallTool(ctx, again); err == nil || !strings.Contains(err.Error(), "is not one this gateway gave this client session") {
+	if _, err := bob.CallTool(ctx, again); !refused(err, "is not one this gateway gave this client session") {
 		t.Errorf("bob resuming alice's call: %v, want it refused", err)
 	}
 	res, err := alice.CallTool(ctx, again)
@@ -547,10 +589,7 @@ func TestInputRoundsStatelessOwner(t *testing.T) {
 	if err != nil || !pr.NeedsInput() || len(pr.InputRequests) != 1 || !strings.HasPrefix(pr.RequestState, "switchboard-input-") {
 		t.Fatalf("getting prompt asking__elicit: %v %+v, want an input-required result of the gateway's", err, pr)
 	}
-	promptResponses := mcp.InputResponseMap{}
-	for k := range pr.InputRequests {
-		promptResponses[k] = &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Bo"}}
-	}
+	promptResponses := acceptAll(pr.InputRequests, map[string]any{"name": "Bo"})
 	for _, c := range []struct {
 		who   *mcp.ClientSession
 		state string
@@ -561,8 +600,7 @@ func TestInputRoundsStatelessOwner(t *testing.T) {
 		{alice, first.RequestState, "is not one this gateway gave this client session"}, // used
 	} {
 		_, err := c.who.GetPrompt(ctx, &mcp.GetPromptParams{Name: "asking__elicit", InputResponses: promptResponses, RequestState: c.state})
-		var rpc *jsonrpc.Error
-		if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams || !strings.Contains(rpc.Message, c.want) {
+		if !invalidParams(err, c.want) {
 			t.Errorf("prompts/get with state %q: got %v, want a -32602 error saying %q", c.state, err, c.want)
 		}
 	}
@@ -596,17 +634,7 @@ func TestInputRoundsLogs(t *testing.T) {
 					}
 					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 				})
-			cfg := testConfig(httpUpstream("logging", serveHTTP(t, s, &mcp.StreamableHTTPOptions{Stateless: true})))
-			var r *running
-			var tr mcp.Transport
-			if transport == "stdio" {
-				r = start(t, cfg)
-				tr = serveStdio(t, r)
-			} else {
-				cfg.Gateway.Stateless = true
-				r = start(t, cfg)
-				tr = &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", MaxRetries: -1}
-			}
+			_, tr := startRounds(t, testConfig(httpUpstream("logging", serveHTTP(t, s, &mcp.StreamableHTTPOptions{Stateless: true}))), transport)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			logs := make(chan string, 4)
@@ -618,23 +646,94 @@ func TestInputRoundsLogs(t *testing.T) {
 					logs <- fmt.Sprint(req.Params.Data)
 				},
 			})
-			cs, err := c.Connect(ctx, tr, nil)
-			if err != nil {
-				t.Fatalf("connecting: %v", err)
-			}
-			t.Cleanup(func() { cs.Close() })
+			cs := connectRounds(t, ctx, c, tr, nil, "")
 			waitTools(t, cs, "logging__ask", has("logging__ask"))
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "logging__ask", Arguments: map[string]any{}, Meta: mcp.Meta{mcp.MetaKeyLogLevel: "info"}})
 			if err != nil || textOf(res) != "done" {
 				t.Fatalf("calling logging__ask: %v %+v, want done", err, res)
 			}
-			select {
-			case got := <-logs:
-				if got != "after the round" {
-					t.Errorf("log message: got %q, want the server's", got)
+			if got := within(t, logs, 10*time.Second, "the server's log message never reached the client"); got != "after the round" {
+				t.Errorf("log message: got %q, want the server's", got)
+			}
+		})
+	}
+}
+
+// hiddenServer is a go-sdk server with a resource it does not list,
+// hidden://ask, whose read asks its client for a name in its result
+// (protocol 2026-07-28, with the request state "hidden-round-1") and,
+// asked again, answers with the name and the state it was given.
+func hiddenServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "hidden", Version: "1"}, nil)
+	s.AddResource(&mcp.Resource{URI: "hidden://ask", Name: "ask"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		if req.Params.InputResponses == nil {
+			return &mcp.ReadResourceResult{RequestState: "hidden-round-1", InputRequests: mcp.InputRequestMap{"form": &mcp.ElicitParams{
+				Message: "Who are you?", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}},
+			}}}, nil
+		}
+		var name any
+		if res, ok := req.Params.InputResponses["form"].(*mcp.ElicitResult); ok {
+			name = res.Content["name"]
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "hidden://ask",
+			Text: fmt.Sprintf("hello %v (state %q)", name, req.Params.RequestState)}}}, nil
+	})
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListResourcesResult); ok && method == "resources/list" {
+				out := *lr
+				out.Resources = slices.DeleteFunc(slices.Clone(lr.Resources), func(r *mcp.Resource) bool { return r.URI == "hidden://ask" })
+				return &out, err
+			}
+			return res, err
+		}
+	})
+	return s
+}
+
+// TestInputRoundsUnlistedResource: a read of a URI a prefix: never view
+// does not list goes to its server (readSole), and what the server asks
+// during it reaches a client of 2026-07-28 as for a listed resource: in
+// the gateway's input-required results with a shared or per_user session
+// (whose upstream session answers the server), in the server's own,
+// passed through, with per_client.
+func TestInputRoundsUnlistedResource(t *testing.T) {
+	t.Parallel()
+	url := serveHTTP(t, hiddenServer(), &mcp.StreamableHTTPOptions{Stateless: true})
+	for _, c := range []struct {
+		session config.SessionMode
+		state   string // the request state the client is given
+	}{
+		{config.SessionShared, "switchboard-input-"},
+		{config.SessionPerUser, "switchboard-input-"},
+		{config.SessionPerClient, "hidden-round-1"},
+	} {
+		t.Run(string(c.session), func(t *testing.T) {
+			t.Parallel()
+			srv := httpUpstream("hidden", url)
+			srv.Session = c.session
+			r := start(t, neverView(srv))
+			var asked askedCount
+			var w exchangeWire
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cs := connectRounds(t, ctx, roundsClient(&asked, nil), serveStdio(t, r), &w, "2026-07-28")
+			rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "hidden://ask"})
+			if want := `hello Ada (state "hidden-round-1")`; err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != want {
+				t.Fatalf("reading hidden://ask: %v %+v, want %q", err, rr, want)
+			}
+			if n := asked.get("elicitation"); n != 1 {
+				t.Errorf("the client was asked %d times, want once", n)
+			}
+			rounds := inputRequired(w.get())
+			for _, s := range rounds {
+				if !strings.HasPrefix(s, "result of resources/read") || !strings.Contains(s, `"requestState":"`+c.state) {
+					t.Errorf("an input-required result not of resources/read, or without the request state %q…: %s", c.state, s)
 				}
-			case <-time.After(10 * time.Second):
-				t.Error("the server's log message never reached the client")
+			}
+			if len(rounds) != 1 {
+				t.Errorf("the client read %d input-required results, want 1: %q", len(rounds), w.get())
 			}
 		})
 	}

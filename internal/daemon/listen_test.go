@@ -16,6 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // This file checks that a client of protocol 2026-07-28 is sent list
@@ -81,6 +83,42 @@ func (ss *sessionServers) serve(t *testing.T) string {
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
 	return hs.URL
+}
+
+// next returns a new listenServer for an upstream session, kept as the
+// next of those (inMemoryUpstream's servers, which are dialled, not
+// initialized over HTTP).
+func (ss *sessionServers) next() *mcp.Server {
+	s := listenServer(nil)
+	ss.mu.Lock()
+	ss.all = append(ss.all, s)
+	ss.mu.Unlock()
+	return s
+}
+
+// inMemoryUpstream is a stdio server "lis" each of whose sessions (the
+// shared one, each client's own) is newServer's server connected in
+// memory instead of a process: it speaks every protocol version,
+// 2026-07-28 included, with sessions. (A stateful streamable-HTTP server
+// speaks 2025-11-25 at most, and a prefix: never view negotiates what its
+// server would: its clients would not be on 2026-07-28.) Start the daemon
+// with the option it returns.
+func inMemoryUpstream(t *testing.T, newServer func() *mcp.Server) (config.Server, func(*Options)) {
+	srv := testserver.Server(t, "lis", "ok")
+	return srv, func(o *Options) {
+		o.DialOptions = func(server string, do *upstream.DialOptions) {
+			if server != "lis" {
+				return
+			}
+			do.NewTransport = func(ctx context.Context) (mcp.Transport, error) {
+				ct, st := mcp.NewInMemoryTransports()
+				if _, err := newServer().Connect(context.WithoutCancel(ctx), st, nil); err != nil {
+					return nil, err
+				}
+				return ct, nil
+			}
+		}
+	}
 }
 
 func (ss *sessionServers) count() int {
@@ -268,12 +306,12 @@ func listening() *mcp.ClientOptions {
 func TestPerClientListenIsTheServers(t *testing.T) {
 	t.Parallel()
 	var upstreams sessionServers
-	srv := httpUpstream("lis", upstreams.serve(t))
+	srv, dial := inMemoryUpstream(t, upstreams.next)
 	srv.Session = config.SessionPerClient
 	srv.NoIdentityMeta = true
 	// As serve --stdio does before its client's first message: the
 	// server connected (the gateway's shared session) and listed.
-	r, ctx := startNeverView(t, srv)
+	r, ctx := startNeverView(t, srv, dial)
 
 	var pairs []*listenPair
 	for _, c := range []struct {
@@ -331,7 +369,8 @@ func TestPerClientListenIsTheServers(t *testing.T) {
 func TestSharedListenIsTheServers(t *testing.T) {
 	t.Parallel()
 	s := listenServer(nil)
-	r, ctx := startNeverView(t, httpUpstream("lis", serveHTTP(t, s, nil)))
+	srv, dial := inMemoryUpstream(t, func() *mcp.Server { return s })
+	r, ctx := startNeverView(t, srv, dial)
 
 	pairs := []*listenPair{
 		connectListenPair(t, r, s, "a client listening for tool changes", "", listening),
@@ -386,7 +425,8 @@ func askEverything(c *mcp.Client) {
 func TestNeverViewListenIsAgreedAsTheServer(t *testing.T) {
 	t.Parallel()
 	s := listenServer(nil)
-	r, ctx := startNeverView(t, httpUpstream("lis", serveHTTP(t, s, nil)))
+	srv, dial := inMemoryUpstream(t, func() *mcp.Server { return s })
+	r, ctx := startNeverView(t, srv, dial)
 
 	type introduced struct {
 		ServerInfo   *mcp.Implementation
@@ -435,11 +475,11 @@ func TestNeverViewListenIsAgreedAsTheServer(t *testing.T) {
 // startNeverView starts a daemon whose default view is srv (named "lis")
 // with prefix: never, and waits for its first connection attempt; the
 // context it returns ends with the test, 20 s at most.
-func startNeverView(t *testing.T, srv config.Server) (*running, context.Context) {
+func startNeverView(t *testing.T, srv config.Server, opts ...func(*Options)) (*running, context.Context) {
 	t.Helper()
 	cfg := testConfig(srv)
 	cfg.Gateway.Views = []config.View{{Name: config.DefaultViewName, Servers: []string{"lis"}, Prefix: config.PrefixNever}}
-	r := start(t, cfg)
+	r := start(t, cfg, opts...)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	r.d.waitFirstAttempts(ctx)

@@ -76,12 +76,12 @@ func (c metaConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func TestPrefixNeverResultsNameTheServer(t *testing.T) {
 	t.Parallel()
 	var upstreams sessionServers
-	srv := httpUpstream("lis", upstreams.serve(t))
+	srv, dial := inMemoryUpstream(t, upstreams.next)
 	srv.Session = config.SessionPerClient
 	srv.NoIdentityMeta = true
 	cfg := testConfig(srv)
 	cfg.Gateway.Views = []config.View{{Name: config.DefaultViewName, Servers: []string{"lis"}, Prefix: config.PrefixNever}}
-	r := start(t, cfg)
+	r := start(t, cfg, dial)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	r.d.waitFirstAttempts(ctx) // as serve --stdio does before its client's first message

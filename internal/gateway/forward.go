@@ -389,8 +389,10 @@ func (vs *viewServer) soleError(server string, err error) error {
 
 // readSole forwards resources/read of a URI the view does not list to the
 // view's one server (soleServer), which answers it as it would directly:
-// a resource it has but did not list, or its own error. handled is false
-// on every other view, where the SDK's "Resource not found" stands.
+// a resource it has but did not list, or its own error. What the server
+// asks meanwhile reaches a client of 2026-07-28 in rounds, as for a
+// listed resource (readInRounds). handled is false on every other view,
+// where the SDK's "Resource not found" stands.
 func (vs *viewServer) readSole(ctx context.Context, req *mcp.ReadResourceRequest) (res *mcp.ReadResourceResult, handled bool, err error) {
 	server := vs.soleServer()
 	if server == "" || req.Params.URI == "" {
@@ -407,20 +409,20 @@ func (vs *viewServer) readSole(ctx context.Context, req *mcp.ReadResourceRequest
 	if err != nil {
 		return nil, true, upstreamError(server, err)
 	}
-	ctx = vs.inputResponses(ctx, server, req.Session, req.Params.InputResponses, req.Params.RequestState)
-	ctx, done := vs.asking(ctx, server, req.Session, req.Params.Meta)
-	res, err = c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), req.Params.URI)
-	done()
-	vs.g.forwarded("resources/read", err)
+	res, err = vs.readInRounds(ctx, req, server, func(ctx context.Context) (*mcp.ReadResourceResult, error) {
+		ctx = vs.inputResponses(ctx, server, req.Session, req.Params.InputResponses, req.Params.RequestState)
+		res, err := c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), req.Params.URI)
+		vs.g.forwarded("resources/read", err)
+		if err != nil {
+			return nil, vs.soleError(server, err)
+		}
+		res.Meta = hopless(res.Meta)
+		return res, nil
+	})
 	if err != nil {
-		return nil, true, vs.soleError(server, err)
+		return nil, true, err
 	}
-	res.Meta = hopless(res.Meta)
-	if res.CacheScope == "" {
-		// As the SDK's own answers to a read (see protocolCacheDefault).
-		res.CacheScope = protocolCacheDefault.CacheScope
-	}
-	return res, true, nil
+	return asHandledRead(req.Session, res), true, nil
 }
 
 // codedError is an error the gateway answers a client's request with: a

@@ -5,6 +5,7 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -135,6 +136,47 @@ func asksInResults(ss *mcp.ServerSession) bool {
 	}
 	ip := ss.InitializeParams()
 	return ip != nil && ip.ProtocolVersion >= protocolPerRequest
+}
+
+// asHandledRead returns res, the result of a resources/read the gateway
+// answers beside the SDK's resource handlers (readSole), as the SDK's
+// handler gives one to client session ss: with the protocol's cache
+// default (protocolCacheDefault) where it has none, and, for a client of
+// protocol 2026-07-28, with its resultType — "input_required" when it
+// asks for input (the gateway's round, or the server's own result passed
+// on), "complete" otherwise. The type keeps resultType unexported: it is
+// set as a client reading the JSON sets it.
+func asHandledRead(ss *mcp.ServerSession, res *mcp.ReadResourceResult) *mcp.ReadResourceResult {
+	if res == nil {
+		return nil
+	}
+	if res.CacheScope == "" {
+		res.CacheScope = protocolCacheDefault.CacheScope
+	}
+	if !asksInResults(ss) {
+		return res
+	}
+	rt := "complete"
+	if res.InputRequests != nil {
+		rt = "input_required"
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return res
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(b, &obj) != nil {
+		return res
+	}
+	obj["resultType"], _ = json.Marshal(rt)
+	if b, err = json.Marshal(obj); err != nil {
+		return res
+	}
+	var out mcp.ReadResourceResult
+	if json.Unmarshal(b, &out) != nil {
+		return res
+	}
+	return &out
 }
 
 // start begins a round for what (`tools/call "x"`, say), a request of

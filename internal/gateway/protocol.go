@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -414,3 +415,59 @@ func (w *sdkErrors) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // errBodyRead is a failure to read a posted body.
 var errBodyRead = errors.New("reading the request body")
+
+// A prefix: never view of one server negotiates the protocol version its
+// server would: a client that asks a newer version than the server
+// negotiated with the gateway's upstream client (which asks the newest it
+// knows, so what the server negotiated is the newest it speaks) is
+// answered the server's. Directly, a server before 2026-07-28 answers a
+// client's server/discover of that version with -32022 (or does not know
+// the method), the client falls back to initialize, and the server then
+// asks it with requests (elicitation, sampling, roots) rather than in
+// results; a server on 2025-06-18 answers an initialize of 2025-11-25
+// with 2025-06-18. asServerVersion makes the SDK's session negotiate so:
+// it refuses the discover as such a server does, and lowers the version
+// an initialize asks for before the SDK reads it, so that the session
+// the SDK keeps speaks the version it answered.
+
+// asServerVersion returns req, a client's initialize or server/discover
+// (method) on a prefix: never view whose server negotiated version
+// upstream, as the view's SDK session is to handle it: an initialize
+// asking a newer version than upstream's asks upstream's instead; a
+// server/discover of a newer version than upstream's, when upstream's is
+// older than 2026-07-28, is refused with -32022 naming the versions the
+// view speaks (upstream's and older), as the server refuses it. A
+// stateless gateway keeps 2026-07-28 (stateless says so): it cannot send
+// its clients requests, and asks them in results instead (inputrounds.go).
+// upstream "" (the server is not connected) leaves req as it is.
+func asServerVersion(method string, req mcp.Request, upstream string, stateless bool) (mcp.Request, error) {
+	if upstream == "" || !slices.Contains(mcp.SupportedProtocolVersions(), upstream) {
+		return req, nil
+	}
+	switch r := req.(type) {
+	case *mcp.ServerRequest[*mcp.InitializeParams]:
+		if method != "initialize" || r.Params == nil || r.Params.ProtocolVersion <= upstream {
+			return req, nil
+		}
+		p := *r.Params
+		p.ProtocolVersion = upstream
+		out := *r
+		out.Params = &p
+		return &out, nil
+	case *mcp.ServerRequest[*mcp.DiscoverParams]:
+		if method != "server/discover" || stateless || upstream >= protocolPerRequest || r.Params == nil {
+			return req, nil
+		}
+		asked, _ := r.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
+		if asked <= upstream {
+			return req, nil
+		}
+		supported := slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v > upstream })
+		data, err := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: supported, Requested: asked})
+		if err != nil {
+			return nil, err
+		}
+		return nil, &jsonrpc.Error{Code: mcp.CodeUnsupportedProtocolVersion, Message: "unsupported protocol version", Data: data}
+	}
+	return req, nil
+}

@@ -432,9 +432,10 @@ type connectWaiter interface {
 // its answer to initialize (and to server/discover, protocol 2026-07-28)
 // carries the server's serverInfo (name, title, version, icons, website),
 // its instructions (after gateway.instructions, if any) and the
-// capabilities it declared — only the protocol version is the one the
-// gateway negotiated with the client. Until the server is connected
-// (waited for, briefly) the gateway's own are given. A subscriptions/listen
+// capabilities it declared, and it negotiates the protocol version the
+// server would (asServerVersion). Until the server is connected (waited
+// for, briefly) the gateway's own are given, and the version is the one
+// the gateway negotiates. A subscriptions/listen
 // is agreed to what the server's capabilities allow (listen.go).
 func (vs *viewServer) asServerMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -444,13 +445,12 @@ func (vs *viewServer) asServerMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 			}
 			return next(ctx, method, req)
 		}
-		res, err := next(ctx, method, req)
-		if err != nil || (method != "initialize" && method != "server/discover") {
-			return res, err
+		if method != "initialize" && method != "server/discover" {
+			return next(ctx, method, req)
 		}
 		server := vs.soleServer()
 		if server == "" {
-			return res, err
+			return next(ctx, method, req)
 		}
 		var c *upstream.Client
 		if w, ok := vs.g.ups.(connectWaiter); ok {
@@ -459,9 +459,17 @@ func (vs *viewServer) asServerMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 			c, _ = vs.g.ups.Client(server)
 		}
 		if c == nil || c.InitializeResult() == nil {
-			return res, err
+			return next(ctx, method, req)
 		}
 		up := c.InitializeResult()
+		req, err := asServerVersion(method, req, up.ProtocolVersion, vs.g.config().Gateway.Stateless)
+		if err != nil {
+			return nil, err
+		}
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
 		vs.g.mu.Lock()
 		instructions := vs.g.instructionsLocked(vs.spec())
 		vs.g.mu.Unlock()

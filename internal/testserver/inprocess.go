@@ -30,3 +30,9 @@ func OKHTTP(t testing.TB) string {
 	})
 	return hs.URL
 }
+
+// Asks returns the "asks" mode's server (its tools ask their client during
+// a call), for one in-process connection: protocol, when not "", is the
+// one protocol version it speaks, as EnvProtocol makes the mode's process
+// speak it.
+func Asks(protocol string) *mcp.Server { return modes.NewAsks(protocol) }

@@ -34,6 +34,8 @@ const (
 	EnvMode  = modes.EnvMode
 	EnvDelay = modes.EnvDelay
 	EnvFlag  = modes.EnvFlag
+	// EnvProtocol pins the "asks" mode to one protocol version.
+	EnvProtocol = modes.EnvProtocol
 )
 
 // Values the modes' servers answer with, for tests to compare against.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"log"
+	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -26,13 +27,28 @@ const AskSchema = `{
   "required": ["login", "seats"]
 }`
 
-// serveAsks serves, on stdio, tools that ask their client during a call
-// (multi round-trip):
-// "ask" elicits AskSchema and returns the answer as JSON; "confirm" asks
-// a form whose fields all have defaults; "open" asks in
-// URL mode; "sample" asks for a completion and returns its text.
+// serveAsks serves NewAsks's server on stdio, speaking only the protocol
+// version EnvProtocol names when it names one.
 func serveAsks() {
-	s := mcp.NewServer(&mcp.Implementation{Name: "asks", Version: "1"}, nil)
+	s := NewAsks(os.Getenv(EnvProtocol))
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// NewAsks returns the "asks" mode's server, whose tools ask their client
+// during a call (multi round-trip): "ask" elicits AskSchema and returns
+// the answer as JSON; "confirm" asks a form whose fields all have
+// defaults; "open" asks in URL mode; "sample" asks for a completion and
+// returns its text. A protocol version ("2025-11-25", say) makes it speak
+// that version alone, as a server of an older SDK speaks its newest; ""
+// leaves it every version its SDK has.
+func NewAsks(protocol string) *mcp.Server {
+	var opts *mcp.ServerOptions
+	if protocol != "" {
+		opts = &mcp.ServerOptions{SupportedProtocolVersions: []string{protocol}}
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "asks", Version: "1"}, opts)
 	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Asks the user a form and returns the answer."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			var schema map[string]any
@@ -62,9 +78,7 @@ func serveAsks() {
 				Messages:         []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "Write a haiku about switchboards."}}},
 			})
 		})
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		log.Fatal(err)
-	}
+	return s
 }
 
 // ask asks the client for one input the way the protocol the client

@@ -70,6 +70,9 @@ const (
 	EnvMode  = "SWITCHBOARD_TEST_SERVER"
 	EnvDelay = "SWITCHBOARD_TEST_DELAY"
 	EnvFlag  = "SWITCHBOARD_TEST_FLAG"
+	// EnvProtocol, for the "asks" mode, names the one protocol version
+	// it speaks (NewAsks).
+	EnvProtocol = "SWITCHBOARD_TEST_PROTOCOL"
 )
 
 // NPMNotFound is what npm 10 (npx) writes to stderr for a package the
