@@ -408,7 +408,7 @@ func (vs *viewServer) readSole(ctx context.Context, req *mcp.ReadResourceRequest
 		return nil, true, upstreamError(server, err)
 	}
 	ctx = vs.inputResponses(ctx, server, req.Session, req.Params.InputResponses, req.Params.RequestState)
-	ctx, done := vs.asking(ctx, server, req.Session, req.Params.Meta)
+	ctx, done := vs.asking(ctx, server, req.Session, req.Extra, req.Params.Meta)
 	res, err = c.ReadResource(vs.withLevel(ctx, req.Params.Meta, req.Session), req.Params.URI)
 	done()
 	vs.g.forwarded("resources/read", err)
@@ -467,7 +467,7 @@ func (vs *viewServer) getPrompt(e promptEntry) mcp.PromptHandler {
 				})
 			return res, roundError(err)
 		}
-		ctx, done := vs.asking(ctx, e.server, req.Session, req.Params.Meta)
+		ctx, done := vs.asking(ctx, e.server, req.Session, req.Extra, req.Params.Meta)
 		defer done()
 		return get(ctx)
 	}
@@ -489,7 +489,7 @@ func roundError(err error) error {
 // getPrompt).
 func (vs *viewServer) readInRounds(ctx context.Context, req *mcp.ReadResourceRequest, server string, read func(context.Context) (*mcp.ReadResourceResult, error)) (*mcp.ReadResourceResult, error) {
 	if !asksInResults(req.Session) {
-		ctx, done := vs.asking(ctx, server, req.Session, req.Params.Meta)
+		ctx, done := vs.asking(ctx, server, req.Session, req.Extra, req.Params.Meta)
 		defer done()
 		return read(ctx)
 	}
@@ -626,7 +626,9 @@ func (vs *viewServer) complete(ctx context.Context, req *mcp.CompleteRequest) (*
 	params := *req.Params
 	params.Ref = &out
 	params.Meta = forwardMeta(req.Params.Meta)
+	ctx, done := vs.asking(ctx, server, req.Session, req.Extra, req.Params.Meta)
 	res, err := c.Complete(vs.withLevel(ctx, req.Params.Meta, req.Session), &params)
+	done()
 	vs.g.forwarded("completion/complete", err)
 	if err != nil {
 		return nil, vs.soleError(server, err)

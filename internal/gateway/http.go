@@ -171,9 +171,11 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				}
 			}()
 		}
-		if gw.Stateless || m.method == "tools/call" {
+		if gw.Stateless || m.method == "tools/call" || askingMethods[m.method] {
 			// The SDK does not end a call its client cancels (its handler's
 			// context goes on): the gateway does, by the request's tag.
+			// (A prompts/get, resources/read or completion/complete is
+			// tagged for its stream alone: see asking.)
 			var end func()
 			r, end = h.g.reqCalls.begin(r, h.g.requester(r, sid, tok.User, m.replyID()), m.replyID())
 			defer end()
