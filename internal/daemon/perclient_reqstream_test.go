@@ -1,98 +1,36 @@
-//lint:file-ignore SA1019 the test asks for roots, sampling and elicitation and logs, deprecated only from protocol 2026-07-28; clients and servers use them today.
+//lint:file-ignore SA1019 the test's client declares roots and sets a log level, deprecated only from protocol 2026-07-28; clients and servers use them today.
 
 package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
-// This file checks that what a streamable-HTTP server sends its client
-// while it answers a prompts/get, a resources/read or a
-// completion/complete — its roots, sampling and elicitation requests, a
-// log message, progress under the client's token — reaches a client of
-// any view on that request's own stream, before its answer, as directly:
-// prefixed or not, a view of one server or of several, for shared,
-// per_client and per_user sessions, with fast_path on and off, from a
-// client that has opened no standalone stream (what went there would be
-// lost: the server's request would fail, the log message not arrive).
-
-// askingRequests is a go-sdk server whose prompt "ask" (argument key),
-// resource ask://res and completion of the prompt's argument each, while
-// they work, log "log WHAT", report progress "progress WHAT" when the
-// request has a token, and ask their client for its roots, a sampling
-// completion naming WHAT and a form naming WHAT; their answer says what
-// they got ("WHAT: roots … sampled … elicited …"). WHAT names the request
-// and its key.
-func askingRequests() *mcp.Server {
-	ask := func(ctx context.Context, ss *mcp.ServerSession, token any, what string) (string, error) {
-		if err := ss.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "asks", Data: "log " + what}); err != nil {
-			return "", fmt.Errorf("log: %w", err)
-		}
-		if token != nil {
-			if err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: 1, Total: 2, Message: "progress " + what}); err != nil {
-				return "", fmt.Errorf("progress: %w", err)
-			}
-		}
-		roots, err := ss.ListRoots(ctx, nil)
-		if err != nil {
-			return "", fmt.Errorf("roots/list: %w", err)
-		}
-		sampled, err := ss.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 5,
-			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "sample " + what}}}})
-		if err != nil {
-			return "", fmt.Errorf("sampling/createMessage: %w", err)
-		}
-		elicited, err := ss.Elicit(ctx, &mcp.ElicitParams{Message: "form " + what,
-			RequestedSchema: json.RawMessage(`{"type":"object","properties":{"who":{"type":"string"}}}`)})
-		if err != nil {
-			return "", fmt.Errorf("elicitation/create: %w", err)
-		}
-		var uris []string
-		for _, r := range roots.Roots {
-			uris = append(uris, r.URI)
-		}
-		text := ""
-		if tc, ok := sampled.Content.(*mcp.TextContent); ok {
-			text = tc.Text
-		}
-		return fmt.Sprintf("%s: roots %v sampled %q elicited %v", what, uris, text, elicited.Content["who"]), nil
-	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "asks", Version: "1"}, &mcp.ServerOptions{
-		CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-			got, err := ask(ctx, req.Session, req.Params.Meta["progressToken"], "completion "+req.Params.Argument.Value)
-			if err != nil {
-				return nil, err
-			}
-			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{got}}}, nil
-		},
-	})
-	s.AddPrompt(&mcp.Prompt{Name: "ask", Arguments: []*mcp.PromptArgument{{Name: "key"}}}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		got, err := ask(ctx, req.Session, req.Params.GetProgressToken(), "prompt "+req.Params.Arguments["key"])
-		if err != nil {
-			return nil, err
-		}
-		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: got}}}}, nil
-	})
-	s.AddResource(&mcp.Resource{URI: "ask://res", Name: "res"}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		got, err := ask(ctx, req.Session, req.Params.GetProgressToken(), "resource")
-		if err != nil {
-			return nil, err
-		}
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "ask://res", Text: got}}}, nil
-	})
-	return s
-}
+// This file checks that what a server sends its client while it answers
+// a prompts/get, a resources/read or a completion/complete — its roots,
+// sampling and elicitation requests, a log message, progress under the
+// client's token — reaches a client of any view on that request's own
+// stream, before its answer, as directly: prefixed or not, a view of one
+// server or of several, for shared, per_client and per_user sessions,
+// with fast_path on and off, from a streamable-HTTP server (which sends
+// them on the request's stream) and a stdio one (where nothing links them
+// to the request), to a streamable-HTTP client that has opened no
+// standalone stream (what went there would be lost: the server's request
+// would fail, the log message not arrive), and to go-sdk clients over
+// serve --stdio and the legacy SSE transport, which have one stream.
 
 // requestStream is what a client saw on one request's own stream: the
 // server's requests (as answeringAs notes them), log messages and
@@ -193,12 +131,12 @@ func askAll(t *testing.T, url string) map[string]requestStream {
 // completion/complete (roots, sampling and elicitation requests, a log
 // message, progress) reaches the client on that request's own stream on
 // every view — a prefix: never view of a per_client, a per_user or a
-// shared server, a prefixed view, a view of several servers — with
-// fast_path on and off, as it does directly; the client has no
-// standalone stream open.
+// shared server, a prefixed view, a view of several servers; of a
+// streamable-HTTP server and of a stdio one — with fast_path on and off,
+// as it does directly; the client has no standalone stream open.
 func TestServerRequestsOnTheirRequestsStream(t *testing.T) {
 	t.Parallel()
-	askURL := serveHTTP(t, askingRequests(), nil)
+	askURL := serveHTTP(t, testserver.RequestAsks(), nil)
 	other := mcp.NewServer(&mcp.Implementation{Name: "other", Version: "1"}, nil)
 	other.AddTool(&mcp.Tool{Name: "hi", InputSchema: map[string]any{"type": "object"}}, emptyTool)
 	otherURL := serveHTTP(t, other, nil)
@@ -208,6 +146,8 @@ func TestServerRequestsOnTheirRequestsStream(t *testing.T) {
 		{Name: "never-shared", Servers: []string{"asks-s"}, Prefix: config.PrefixNever},
 		{Name: "prefixed-client", Servers: []string{"asks-c"}},
 		{Name: "several", Servers: []string{"asks-u", "other"}},
+		{Name: "stdio-client", Servers: []string{"stdio-c"}, Prefix: config.PrefixNever},
+		{Name: "stdio-shared", Servers: []string{"stdio-s"}},
 	}
 	daemon := func(fast bool) *running {
 		var servers []config.Server
@@ -216,6 +156,14 @@ func TestServerRequestsOnTheirRequestsStream(t *testing.T) {
 			mode config.SessionMode
 		}{{"asks-c", config.SessionPerClient}, {"asks-u", config.SessionPerUser}, {"asks-s", config.SessionShared}} {
 			s := httpUpstream(up.name, askURL)
+			s.Session, s.NoIdentityMeta, s.RequestTimeout = up.mode, true, 30*time.Second
+			servers = append(servers, s)
+		}
+		for _, up := range []struct {
+			name string
+			mode config.SessionMode
+		}{{"stdio-c", config.SessionPerClient}, {"stdio-s", config.SessionShared}} {
+			s := testserver.Server(t, up.name, "requestasks")
 			s.Session, s.NoIdentityMeta, s.RequestTimeout = up.mode, true, 30*time.Second
 			servers = append(servers, s)
 		}
@@ -243,5 +191,171 @@ func TestServerRequestsOnTheirRequestsStream(t *testing.T) {
 				t.Errorf("fast_path %v, view %s: what came on each request's stream, directly (-) and through the view (+):\n%s", fast, v.Name, diff)
 			}
 		}
+	}
+}
+
+// oneStreamSeen is what a go-sdk client's handlers got while it made
+// askingRequests' three requests: the server's requests, log messages
+// and progress (sorted), and each request's answer.
+type oneStreamSeen struct {
+	mu       sync.Mutex
+	Asked    []string
+	Logs     []string
+	Progress []string
+	Results  map[string]string
+}
+
+func (s *oneStreamSeen) add(to *[]string, what string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	*to = append(*to, what)
+}
+
+// askWithClient connects a go-sdk client through tr on protocol
+// 2025-11-25 (which the gateway asks with requests, not in results),
+// declaring roots, sampling and elicitation, sets its log level and
+// makes the prompts/get, resources/read and completion/complete of
+// askRequests' entries as the view names them, each with a progress
+// token; it returns what the client's handlers got, once the three log
+// messages and progress notifications are in.
+func askWithClient(t *testing.T, name string, tr mcp.Transport) *oneStreamSeen {
+	t.Helper()
+	seen := &oneStreamSeen{Results: map[string]string{}}
+	c := mcp.NewClient(&mcp.Implementation{Name: "one-stream", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			text := fmt.Sprint(req.Params.Messages[0].Content.(*mcp.TextContent).Text)
+			seen.add(&seen.Asked, "sampling/createMessage "+text)
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "answer " + text}}, nil
+		},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			seen.add(&seen.Asked, "elicitation/create "+req.Params.Message)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"who": req.Params.Message}}, nil
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			seen.add(&seen.Logs, fmt.Sprint(req.Params.Data))
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			p := req.Params
+			seen.add(&seen.Progress, fmt.Sprintf("%v %v/%v %v", p.ProgressToken, p.Progress, p.Total, p.Message))
+		},
+	})
+	c.AddRoots(&mcp.Root{URI: "file:///client", Name: "client"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connecting: %v", err)
+	}
+	defer cs.Close()
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatalf("logging/setLevel: %v", err)
+	}
+	var prompt, uri string
+	eventually(t, "the prompt and the resource are listed", func() bool {
+		for p, err := range cs.Prompts(ctx, nil) {
+			if err == nil && strings.HasSuffix(p.Name, "ask") {
+				prompt = p.Name
+			}
+		}
+		for r, err := range cs.Resources(ctx, nil) {
+			if err == nil && strings.HasSuffix(r.URI, "res") {
+				uri = r.URI
+			}
+		}
+		return prompt != "" && uri != ""
+	})
+	pp := &mcp.GetPromptParams{Name: prompt, Arguments: map[string]string{"key": "P"}}
+	pp.SetProgressToken("tok-P")
+	if res, err := cs.GetPrompt(ctx, pp); err != nil {
+		seen.Results["prompts/get"] = "error " + err.Error()
+	} else {
+		seen.Results["prompts/get"] = res.Messages[0].Content.(*mcp.TextContent).Text
+	}
+	rp := &mcp.ReadResourceParams{URI: uri}
+	rp.SetProgressToken(7)
+	if res, err := cs.ReadResource(ctx, rp); err != nil {
+		seen.Results["resources/read"] = "error " + err.Error()
+	} else {
+		seen.Results["resources/read"] = res.Contents[0].Text
+	}
+	cp := &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: prompt}, Argument: mcp.CompleteParamsArgument{Name: "key", Value: "C"},
+		Meta: mcp.Meta{"progressToken": "tok-C"}}
+	if res, err := cs.Complete(ctx, cp); err != nil {
+		seen.Results["completion/complete"] = "error " + err.Error()
+	} else {
+		seen.Results["completion/complete"] = fmt.Sprint(res.Completion.Values)
+	}
+	waitFor(t, name+": the log messages and progress", func() bool {
+		seen.mu.Lock()
+		defer seen.mu.Unlock()
+		return len(seen.Logs) >= 3 && len(seen.Progress) >= 3
+	})
+	seen.mu.Lock()
+	defer seen.mu.Unlock()
+	for _, l := range [][]string{seen.Asked, seen.Logs, seen.Progress} {
+		slices.Sort(l)
+	}
+	return seen
+}
+
+// TestServerRequestsReachOneStreamClients: over serve --stdio and the
+// legacy SSE transport, whose client has one stream, what a server sends
+// its client while it answers a prompts/get, a resources/read or a
+// completion/complete (roots, sampling and elicitation requests, a log
+// message, progress under the client's token) reaches that client as
+// directly — also from a shared session, which asked no client before,
+// and from a client's own (per_client, per_user) upstream session, which
+// an SSE client's logging/setLevel now reaches: its server sent no log
+// messages before.
+func TestServerRequestsReachOneStreamClients(t *testing.T) {
+	t.Parallel()
+	askURL := serveHTTP(t, testserver.RequestAsks(), nil)
+	servers := func() []config.Server {
+		var out []config.Server
+		for _, s := range []config.Server{httpUpstream("asks-s", askURL), httpUpstream("asks-u", askURL), testserver.Server(t, "stdio-c", "requestasks")} {
+			s.NoIdentityMeta, s.RequestTimeout = true, 30*time.Second
+			switch s.Name {
+			case "asks-u":
+				s.Session = config.SessionPerUser
+			case "stdio-c":
+				s.Session = config.SessionPerClient
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	direct := askWithClient(t, "directly", &mcp.StreamableClientTransport{Endpoint: askURL, MaxRetries: -1})
+	want := map[string]string{
+		"prompts/get":         `prompt P: roots [file:///client] sampled "answer sample prompt P" elicited form prompt P`,
+		"resources/read":      `resource: roots [file:///client] sampled "answer sample resource" elicited form resource`,
+		"completion/complete": `[completion C: roots [file:///client] sampled "answer sample completion C" elicited form completion C]`,
+	}
+	if diff := cmp.Diff(want, direct.Results); diff != "" || len(direct.Asked) != 6 {
+		t.Fatalf("directly: asked %q, answers (-want +got):\n%s", direct.Asked, diff)
+	}
+	compare := func(name string, got *oneStreamSeen) {
+		t.Helper()
+		if diff := cmp.Diff(direct, got, cmpopts.IgnoreFields(oneStreamSeen{}, "mu")); diff != "" {
+			t.Errorf("%s: what the client got, directly (-) and through the gateway (+):\n%s", name, diff)
+		}
+	}
+
+	views := []config.View{
+		{Name: "never-shared", Servers: []string{"asks-s"}, Prefix: config.PrefixNever},
+		{Name: "several", Servers: []string{"asks-u", "stdio-c"}},
+		{Name: "stdio-client", Servers: []string{"stdio-c"}, Prefix: config.PrefixNever},
+		{Name: "never-user", Servers: []string{"asks-u"}, Prefix: config.PrefixNever},
+	}
+	cfg := testConfig(servers()...)
+	cfg.Gateway.Views = views
+	r := start(t, cfg)
+	for _, v := range views {
+		compare("SSE, view "+v.Name, askWithClient(t, "SSE, view "+v.Name, &mcp.SSEClientTransport{Endpoint: r.url + "/sse/" + v.Name}))
+	}
+	for _, v := range []config.View{views[0], views[2]} {
+		cfg := testConfig(servers()...)
+		v.Name = "default"
+		cfg.Gateway.Views = []config.View{v}
+		compare("serve --stdio, a view of "+v.Servers[0], askWithClient(t, "serve --stdio, a view of "+v.Servers[0], startStdio(t, cfg)))
 	}
 }

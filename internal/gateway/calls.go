@@ -570,9 +570,10 @@ func (g *Gateway) resourceUpdated(server, uri string) {
 }
 
 // sessionLevels holds the log level each client session set with
-// logging/setLevel, for the upstreams that take it per request. Only
-// sessions the gateway sees end are kept: streamable-HTTP sessions (by
-// id) and the one session of serve --stdio.
+// logging/setLevel, for the upstreams that take it per request (and
+// for the client sessions' own upstream sessions). Only sessions the
+// gateway sees end are kept: streamable-HTTP sessions (by id), the one
+// session of serve --stdio and legacy SSE sessions.
 type sessionLevels struct{ m sync.Map } // *mcp.ServerSession -> mcp.LoggingLevel
 
 func (l *sessionLevels) set(ss *mcp.ServerSession, level mcp.LoggingLevel) { l.m.Store(ss, level) }

@@ -708,7 +708,9 @@ func (vs *viewServer) setLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 		if p == nil {
 			return res, err
 		}
-		if ss, _ := req.GetSession().(*mcp.ServerSession); ss != nil && (ss.ID() != "" || vs.spec().local) && !vs.g.config().Gateway.Stateless {
+		// Kept for the sessions the gateway sees end: streamable HTTP's
+		// (by id), serve --stdio's and legacy SSE's (sessionOf).
+		if ss, _ := req.GetSession().(*mcp.ServerSession); ss != nil && (ss.ID() != "" || vs.spec().local || sessionOf(ctx) != nil) && !vs.g.config().Gateway.Stateless {
 			vs.g.levels.set(ss, p.Level) // for upstreams that take it per request
 			vs.setOwnedLevels(ctx, ss)   // and for the session's own
 		}
