@@ -59,25 +59,38 @@ func askOnStream(t *testing.T, s *rawSession, body, key string) requestStream {
 			out.Progress = append(out.Progress, fmt.Sprintf("%v %v/%v %v", params["progressToken"], params["progress"], params["total"], params["message"]))
 		}
 	}
-	res, rpcErr := answerTo(t, msgs, `"q"`)
-	switch {
-	case rpcErr != nil:
+	if res, rpcErr := answerTo(t, msgs, `"q"`); rpcErr != nil {
 		out.Result = fmt.Sprintf("error %v", rpcErr)
-	case res["messages"] != nil:
-		for _, pm := range res["messages"].([]any) {
-			c, _ := pm.(map[string]any)["content"].(map[string]any)
-			out.Result += fmt.Sprint(c["text"])
-		}
-	case res["contents"] != nil:
-		for _, rc := range res["contents"].([]any) {
-			out.Result += fmt.Sprint(rc.(map[string]any)["text"])
-		}
-	case res["completion"] != nil:
-		out.Result = fmt.Sprint(res["completion"].(map[string]any)["values"])
+	} else {
+		out.Result = answerText(res)
 	}
 	out.Asked = got.Asked
 	for _, l := range [][]string{out.Asked, out.Logs, out.Progress} {
 		slices.Sort(l)
+	}
+	return out
+}
+
+// answerText is the text of a result: a tool result's content, a
+// prompt's messages, a resource's contents, a completion's values.
+func answerText(res map[string]any) string {
+	out := ""
+	switch {
+	case res["content"] != nil:
+		for _, c := range res["content"].([]any) {
+			out += fmt.Sprint(c.(map[string]any)["text"])
+		}
+	case res["messages"] != nil:
+		for _, pm := range res["messages"].([]any) {
+			c, _ := pm.(map[string]any)["content"].(map[string]any)
+			out += fmt.Sprint(c["text"])
+		}
+	case res["contents"] != nil:
+		for _, rc := range res["contents"].([]any) {
+			out += fmt.Sprint(rc.(map[string]any)["text"])
+		}
+	case res["completion"] != nil:
+		out = fmt.Sprint(res["completion"].(map[string]any)["values"])
 	}
 	return out
 }
@@ -183,12 +196,35 @@ func TestServerRequestsOnTheirRequestsStream(t *testing.T) {
 			t.Fatalf("directly, %s's stream carried %+v; want the server's three requests, its log message, its progress and the answer %s", m, d, res)
 		}
 	}
+	// Two prompts/get of one client in flight that each ask: each is
+	// asked on its own stream (the server's requests are linked to
+	// theirs; the newest would otherwise be asked both).
+	pair := func(url string) map[string]streamOutcome {
+		s := newCapableSession(t, url, clientCaps)
+		name := firstOf(t, s, "prompts/list", "prompts", "name", "pair")
+		return twoRequests(t, s, func(key string) string {
+			return `{"jsonrpc":"2.0","id":"` + key + `","method":"prompts/get","params":{"name":"` + name + `","arguments":{"key":"` + key + `"}}}`
+		})
+	}
+	directPair := pair(askURL)
+	wantPair := map[string]streamOutcome{
+		"A": {Asked: []string{"elicitation/create form pair A", "roots/list", "sampling/createMessage sample pair A"}, Result: `pair A: roots [file:///A] sampled "answer A" elicited A`},
+		"B": {Asked: []string{"elicitation/create form pair B", "roots/list", "sampling/createMessage sample pair B"}, Result: `pair B: roots [file:///B] sampled "answer B" elicited B`},
+	}
+	if diff := cmp.Diff(wantPair, directPair); diff != "" {
+		t.Fatalf("directly, each prompts/get's requests did not come on its own stream (-want +got):\n%s", diff)
+	}
 	for _, fast := range []bool{true, false} {
 		r := daemon(fast)
 		for _, v := range views {
 			got := askAll(t, r.url+"/mcp/"+v.Name)
 			if diff := cmp.Diff(direct, got); diff != "" {
 				t.Errorf("fast_path %v, view %s: what came on each request's stream, directly (-) and through the view (+):\n%s", fast, v.Name, diff)
+			}
+		}
+		for _, v := range []string{"never-shared", "prefixed-client", "several"} {
+			if diff := cmp.Diff(directPair, pair(r.url+"/mcp/"+v)); diff != "" {
+				t.Errorf("fast_path %v, view %s: two prompts/get in flight, what came on each one's stream, directly (-) and through the view (+):\n%s", fast, v, diff)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -24,7 +25,8 @@ func serveRequestAsks() {
 // request has a token, and ask their client for its roots, a sampling
 // completion naming WHAT and a form naming WHAT; their answer says what
 // they got ("WHAT: roots … sampled … elicited …"). WHAT names the request
-// and its key.
+// and its key. Its prompt "pair" does the same once a second request of
+// it is in (so that two are in flight while they ask).
 func NewRequestAsks() *mcp.Server {
 	ask := func(ctx context.Context, ss *mcp.ServerSession, token any, what string) (string, error) {
 		if err := ss.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "asks", Data: "log " + what}); err != nil {
@@ -75,6 +77,17 @@ func NewRequestAsks() *mcp.Server {
 		}
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: got}}}}, nil
 	})
+	var pairs pairing
+	s.AddPrompt(&mcp.Prompt{Name: "pair", Arguments: []*mcp.PromptArgument{{Name: "key"}}}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		if err := pairs.wait(ctx); err != nil {
+			return nil, err
+		}
+		got, err := ask(ctx, req.Session, req.Params.GetProgressToken(), "pair "+req.Params.Arguments["key"])
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: got}}}}, nil
+	})
 	s.AddResource(&mcp.Resource{URI: "ask://res", Name: "res"}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		got, err := ask(ctx, req.Session, req.Params.GetProgressToken(), "resource")
 		if err != nil {
@@ -84,4 +97,35 @@ func NewRequestAsks() *mcp.Server {
 	})
 	speaksAtMost(s, statefulProtocol)
 	return s
+}
+
+// pairing lets requests on in twos: wait returns once a second request
+// waits with the first.
+type pairing struct {
+	mu      sync.Mutex
+	waiting chan struct{}
+}
+
+func (p *pairing) wait(ctx context.Context) error {
+	p.mu.Lock()
+	if ch := p.waiting; ch != nil {
+		p.waiting = nil
+		p.mu.Unlock()
+		close(ch)
+		return nil
+	}
+	ch := make(chan struct{})
+	p.waiting = ch
+	p.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		p.mu.Lock()
+		if p.waiting == ch {
+			p.waiting = nil
+		}
+		p.mu.Unlock()
+		return ctx.Err()
+	}
 }
