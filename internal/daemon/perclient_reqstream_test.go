@@ -122,8 +122,8 @@ func firstOf(t *testing.T, s *rawSession, method, list, field, suffix string) st
 // askAll opens a session of url whose client declares roots, sampling
 // and elicitation, sets its log level and opens no standalone stream,
 // and sends it a prompts/get, a resources/read and a completion/complete
-// of askingRequests' entries as the view names them, each with a
-// progress token: what came on each request's stream, by method.
+// of the requestasks server's entries as the view names them, each with
+// a progress token: what came on each request's stream, by method.
 func askAll(t *testing.T, url string) map[string]requestStream {
 	t.Helper()
 	s := newCapableSession(t, url, clientCaps)
@@ -231,8 +231,8 @@ func TestServerRequestsOnTheirRequestsStream(t *testing.T) {
 }
 
 // oneStreamSeen is what a go-sdk client's handlers got while it made
-// askingRequests' three requests: the server's requests, log messages
-// and progress (sorted), and each request's answer.
+// the requestasks server's three requests: the server's requests, log
+// messages and progress (sorted), and each request's answer.
 type oneStreamSeen struct {
 	mu       sync.Mutex
 	Asked    []string
@@ -250,10 +250,11 @@ func (s *oneStreamSeen) add(to *[]string, what string) {
 // askWithClient connects a go-sdk client through tr on protocol
 // 2025-11-25 (which the gateway asks with requests, not in results),
 // declaring roots, sampling and elicitation, sets its log level and
-// makes the prompts/get, resources/read and completion/complete of
-// askRequests' entries as the view names them, each with a progress
-// token; it returns what the client's handlers got, once the three log
-// messages and progress notifications are in.
+// makes the prompts/get, resources/read and completion/complete of the
+// requestasks server's entries as the view names them, each with a
+// progress token; it returns what the client's handlers got (name says
+// which client it is), once the three log messages and progress
+// notifications are in.
 func askWithClient(t *testing.T, name string, tr mcp.Transport) *oneStreamSeen {
 	t.Helper()
 	seen := &oneStreamSeen{Results: map[string]string{}}
