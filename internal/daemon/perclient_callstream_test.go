@@ -116,22 +116,28 @@ func twoCalls(t *testing.T, url, tool string, args func(key string) string) map[
 	t.Helper()
 	s := newCapableSession(t, url, clientCaps)
 	s.waitListed(tool)
+	return twoRequests(t, s, func(key string) string {
+		return `{"jsonrpc":"2.0","id":"` + key + `","method":"tools/call","params":{"name":"` + tool + `","arguments":` + args(key) + `}}`
+	})
+}
+
+// twoRequests posts the requests body(key), whose id is key, for keys A
+// and B at once on s, and returns what each request's client saw on its
+// own stream (answering as answeringAs): the server's requests and the
+// answer's text (answerText).
+func twoRequests(t *testing.T, s *rawSession, body func(key string) string) map[string]streamOutcome {
+	t.Helper()
 	keys := []string{"A", "B"}
 	got := make([]streamOutcome, len(keys))
 	var wg sync.WaitGroup
 	for i, key := range keys {
 		wg.Go(func() {
-			body := `{"jsonrpc":"2.0","id":"` + key + `","method":"tools/call","params":{"name":"` + tool + `","arguments":` + args(key) + `}}`
-			res, rerr := answerTo(t, s.exchangeID(body, `"`+key+`"`, answeringAs(key, &got[i])), `"`+key+`"`)
+			res, rerr := answerTo(t, s.exchangeID(body(key), `"`+key+`"`, answeringAs(key, &got[i])), `"`+key+`"`)
 			if rerr != nil {
 				got[i].Result = fmt.Sprintf("error %v", rerr)
 				return
 			}
-			content, _ := res["content"].([]any)
-			for _, c := range content {
-				m, _ := c.(map[string]any)
-				got[i].Result += fmt.Sprint(m["text"])
-			}
+			got[i].Result = answerText(res)
 		})
 	}
 	wg.Wait()

@@ -163,8 +163,9 @@ func (b *twoOf) wait(ctx context.Context) error {
 }
 
 // rawElicitServer is a go-sdk server whose tool "ask" elicits rawSchema
-// during the call, and "later" from a goroutine of its own after the
-// call returned, outside any request; each outcome goes to done. Its
+// during the call, its prompt "ask" during a prompts/get, and "later"
+// from a goroutine of its own after the call returned, outside any
+// request; each outcome of "later" goes to done. Its
 // tool "pair" elicits once two calls of it are in, and returns once both
 // were answered (in, answered): both calls run while each elicitation
 // travels.
@@ -183,6 +184,13 @@ func rawElicitServer(done chan<- error, in, answered *twoOf) *mcp.Server {
 			return nil, nil, err
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action}}}, nil, nil
+	})
+	s.AddPrompt(&mcp.Prompt{Name: "ask"}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		res, err := req.Session.Elicit(ctx, params("during a prompt"))
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: res.Action}}}}, nil
 	})
 	type pairArgs struct {
 		Key string `json:"key"`
@@ -226,7 +234,8 @@ func rawElicitServer(done chan<- error, in, answered *twoOf) *mcp.Server {
 // per_client view with its params byte for byte as directly, and the
 // server gets the client's answer byte for byte as directly — during a
 // call (fast_path on: the upstream side's own call path; off: the SDK's
-// client reads the call's stream) and outside any call (on the
+// client reads the call's stream), during a prompts/get (on its stream)
+// and outside any call (on the
 // standalone streams) — from a go-sdk server whose form's fields are not
 // in name order and whose numbers no float64 holds as written, and from
 // server-everything (its form's fields in its own order). And with
@@ -264,6 +273,9 @@ func TestPrefixNeverPerClientAsSentOverHTTP(t *testing.T) {
 			if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{}}); err != nil || res.IsError {
 				t.Fatalf("%s: ask: %v %v", side.name, err, res)
 			}
+			if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "ask"}); err != nil {
+				t.Fatalf("%s: prompt ask: %v", side.name, err)
+			}
 			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "later", Arguments: map[string]any{}}); err != nil {
 				t.Fatalf("%s: later: %v", side.name, err)
 			}
@@ -279,12 +291,12 @@ func TestPrefixNeverPerClientAsSentOverHTTP(t *testing.T) {
 		}
 		// The test can tell: directly, the fields and numbers are as
 		// the server wrote them, and so is the answer.
-		if want := []string{"POST tools/call", "GET"}; len(got[0].Asked) != 2 ||
-			!strings.HasPrefix(got[0].Asked[0], want[0]+" ") || !strings.HasPrefix(got[0].Asked[1], want[1]+" ") ||
+		if want := []string{"POST tools/call", "POST prompts/get", "GET"}; len(got[0].Asked) != 3 ||
+			!strings.HasPrefix(got[0].Asked[0], want[0]+" ") || !strings.HasPrefix(got[0].Asked[1], want[1]+" ") || !strings.HasPrefix(got[0].Asked[2], want[2]+" ") ||
 			!strings.Contains(got[0].Asked[0], rawSchema) || !strings.Contains(got[0].Asked[0], "9007199254740993") {
-			t.Fatalf("directly the client was asked %q; want the schema as written (%s), on the call's stream and on the standalone stream", got[0].Asked, rawSchema)
+			t.Fatalf("directly the client was asked %q; want the schema as written (%s), on the call's stream, the prompts/get's stream and the standalone stream", got[0].Asked, rawSchema)
 		}
-		if want := []string{rawAnswerJSON, rawAnswerJSON}; !slices.Equal(got[0].Answered, want) {
+		if want := []string{rawAnswerJSON, rawAnswerJSON, rawAnswerJSON}; !slices.Equal(got[0].Answered, want) {
 			t.Fatalf("directly the server got %q; want %q", got[0].Answered, want)
 		}
 		sameAsDirect(t, sides, got)

@@ -71,29 +71,50 @@ type clientCall struct {
 	requestID json.RawMessage
 }
 
-// asking returns ctx for a prompts/get or resources/read (a request a
-// server may ask its client during, as during a call) of client session
-// ss to server through vs, with meta its _meta. On a view that is the
-// server (isTheServer) the request counts as a call of the client's
-// while it runs: what the server asks its client meanwhile, which nothing
-// else links to the request, goes to this client on this request's
-// stream, as it would directly. On every view, what the server tells on
-// the request's event stream (a list change, a resource update, an
-// elicitation's completion) goes to the client on it (linkedCall). Call
-// done when the request has its answer.
-func (vs *viewServer) asking(ctx context.Context, server string, ss *mcp.ServerSession, meta mcp.Meta) (_ context.Context, done func()) {
-	cc := &clientCall{vs: vs, server: server, ss: ss, level: vs.g.callerLevel(vs.g.config().Gateway, meta, ss), ctx: ctx, asking: true}
-	ctx = context.WithValue(ctx, askingKey{}, cc)
-	if !vs.isTheServer(server, ss) {
-		return ctx, func() {}
-	}
-	return ctx, vs.g.calls.add(cc)
+// askingMethods are the requests of a client, besides tools/call, during
+// which a server may ask its client (asking).
+var askingMethods = map[string]bool{
+	"prompts/get":         true,
+	"resources/read":      true,
+	"completion/complete": true,
 }
 
-// askingKey is the context key of the *clientCall of a prompts/get or
-// resources/read (asking): what its server sends on its event stream
-// that goes to the client on that request's stream (linkedCall).
-type askingKey struct{}
+// asking returns ctx for a prompts/get, resources/read or
+// completion/complete (a request a server may ask its client during, as
+// during a call) of client session ss to server through vs, with extra
+// and meta its own. While it waits for its answer, on every view and
+// session kind, the request counts as a call of the client's: what the
+// server asks its client meanwhile (roots, sampling, elicitation) and
+// its log messages go to this client on this request's stream, as they
+// would directly — linked to it where the transport says on which
+// request's stream they came (streamable HTTP), else as the newest call
+// to the server. The server's progress for it reaches the client under
+// the client's own progress token, on the same stream. Call done when the
+// request has its answer.
+func (vs *viewServer) asking(ctx context.Context, server string, ss *mcp.ServerSession, extra *mcp.RequestExtra, meta mcp.Meta) (_ context.Context, done func()) {
+	if ss == nil {
+		return ctx, func() {}
+	}
+	cc := &clientCall{vs: vs, server: server, ss: ss, level: vs.g.callerLevel(vs.g.config().Gateway, meta, ss), asking: true}
+	if extra != nil && extra.Header != nil {
+		// The request's own stream, for the gateway's requests on it
+		// (elicitasgiven.go).
+		cc.post = vs.g.postFor(extra.Header.Get(requestKeyHeader))
+	}
+	if tok, ok := meta["progressToken"]; ok && tok != nil {
+		reqCtx := ctx
+		ctx = upstream.WithProgress(ctx, func(p *mcp.ProgressNotificationParams) {
+			_ = ss.NotifyProgress(reqCtx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: p.Progress, Total: p.Total, Message: p.Message})
+		})
+		if vs.g.perClient(server) {
+			// Its own session: the server sees the client's token.
+			ctx = upstream.WithProgressToken(ctx, tok)
+		}
+	}
+	ctx = context.WithValue(ctx, callerKey{}, cc)
+	cc.ctx = ctx
+	return ctx, vs.g.calls.add(cc)
+}
 
 // roundWaiter returns the client's request that waits on c's round now,
 // for a call run in rounds (inputrounds.go) while one does.
@@ -549,9 +570,10 @@ func (g *Gateway) resourceUpdated(server, uri string) {
 }
 
 // sessionLevels holds the log level each client session set with
-// logging/setLevel, for the upstreams that take it per request. Only
-// sessions the gateway sees end are kept: streamable-HTTP sessions (by
-// id) and the one session of serve --stdio.
+// logging/setLevel, for the upstreams that take it per request (and
+// for the client sessions' own upstream sessions). Only sessions the
+// gateway sees end are kept: streamable-HTTP sessions (by id), the one
+// session of serve --stdio and legacy SSE sessions.
 type sessionLevels struct{ m sync.Map } // *mcp.ServerSession -> mcp.LoggingLevel
 
 func (l *sessionLevels) set(ss *mcp.ServerSession, level mcp.LoggingLevel) { l.m.Store(ss, level) }

@@ -469,7 +469,7 @@ func (vs *viewServer) getPrompt(e promptEntry) mcp.PromptHandler {
 				})
 			return res, roundError(err)
 		}
-		ctx, done := vs.asking(ctx, e.server, req.Session, req.Params.Meta)
+		ctx, done := vs.asking(ctx, e.server, req.Session, req.Extra, req.Params.Meta)
 		defer done()
 		return get(ctx)
 	}
@@ -491,7 +491,7 @@ func roundError(err error) error {
 // getPrompt).
 func (vs *viewServer) readInRounds(ctx context.Context, req *mcp.ReadResourceRequest, server string, read func(context.Context) (*mcp.ReadResourceResult, error)) (*mcp.ReadResourceResult, error) {
 	if !asksInResults(req.Session) {
-		ctx, done := vs.asking(ctx, server, req.Session, req.Params.Meta)
+		ctx, done := vs.asking(ctx, server, req.Session, req.Extra, req.Params.Meta)
 		defer done()
 		return read(ctx)
 	}
@@ -628,7 +628,9 @@ func (vs *viewServer) complete(ctx context.Context, req *mcp.CompleteRequest) (*
 	params := *req.Params
 	params.Ref = &out
 	params.Meta = forwardMeta(req.Params.Meta)
+	ctx, done := vs.asking(ctx, server, req.Session, req.Extra, req.Params.Meta)
 	res, err := c.Complete(vs.withLevel(ctx, req.Params.Meta, req.Session), &params)
+	done()
 	vs.g.forwarded("completion/complete", err)
 	if err != nil {
 		return nil, vs.soleError(server, err)
@@ -708,7 +710,9 @@ func (vs *viewServer) setLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandl
 		if p == nil {
 			return res, err
 		}
-		if ss, _ := req.GetSession().(*mcp.ServerSession); ss != nil && (ss.ID() != "" || vs.spec().local) && !vs.g.config().Gateway.Stateless {
+		// Kept for the sessions the gateway sees end: streamable HTTP's
+		// (by id), serve --stdio's and legacy SSE's (sessionOf).
+		if ss, _ := req.GetSession().(*mcp.ServerSession); ss != nil && (ss.ID() != "" || vs.spec().local || sessionOf(ctx) != nil) && !vs.g.config().Gateway.Stateless {
 			vs.g.levels.set(ss, p.Level) // for upstreams that take it per request
 			vs.setOwnedLevels(ctx, ss)   // and for the session's own
 		}

@@ -171,9 +171,11 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				}
 			}()
 		}
-		if gw.Stateless || m.method == "tools/call" {
+		if gw.Stateless || m.method == "tools/call" || askingMethods[m.method] {
 			// The SDK does not end a call its client cancels (its handler's
 			// context goes on): the gateway does, by the request's tag.
+			// (A prompts/get, resources/read or completion/complete of a
+			// session is tagged for its stream alone: see asking.)
 			var end func()
 			r, end = h.g.reqCalls.begin(r, h.g.requester(r, sid, tok.User, m.replyID()), m.replyID())
 			defer end()
@@ -184,7 +186,9 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				w, closePost = h.g.openPost(r.Header.Get(requestKeyHeader), w)
 				defer closePost()
 			}
-			w = &quietWriter{ResponseWriter: w, rc: &h.g.reqCalls, key: r.Header.Get(requestKeyHeader)}
+			if gw.Stateless || m.method == "tools/call" {
+				w = &quietWriter{ResponseWriter: w, rc: &h.g.reqCalls, key: r.Header.Get(requestKeyHeader)}
+			}
 			ew.ResponseWriter = w
 		}
 	}

@@ -175,10 +175,7 @@ func (g *Gateway) SessionNotify(ctx context.Context, server string, key upstream
 // a server sent on that request's event stream — whose stream it came
 // on; nil for none.
 func linkedCall(ctx context.Context) *clientCall {
-	if c, ok := ctx.Value(callerKey{}).(*clientCall); ok {
-		return c
-	}
-	c, _ := ctx.Value(askingKey{}).(*clientCall)
+	c, _ := ctx.Value(callerKey{}).(*clientCall)
 	return c
 }
 

@@ -124,3 +124,7 @@ func Stateful(t testing.TB) *mcp.Server {
 	t.Cleanup(wait)
 	return s
 }
+
+// RequestAsks returns the "requestasks" mode's server, for a test that
+// serves it itself (over streamable HTTP, say).
+func RequestAsks() *mcp.Server { return modes.NewRequestAsks() }

@@ -853,7 +853,9 @@ func (c *Client) ListResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemp
 
 // GetPrompt renders a prompt.
 func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
-	params := &mcp.GetPromptParams{Meta: c.levelMeta(ctx, nil), Name: name, Arguments: args}
+	meta, done := c.requestProgress(ctx, c.levelMeta(ctx, nil))
+	defer done()
+	params := &mcp.GetPromptParams{Meta: meta, Name: name, Arguments: args}
 	params.InputResponses, params.RequestState, _ = c.inputResponses(ctx)
 	// What the server sent on the request's stream first (see callTool).
 	defer c.order.drain(noticeOrderKey)
@@ -867,7 +869,9 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 // Complete asks the server for completions.
 func (c *Client) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
 	p := *params
-	p.Meta = c.levelMeta(ctx, params.Meta)
+	var done func()
+	p.Meta, done = c.requestProgress(ctx, c.levelMeta(ctx, params.Meta))
+	defer done()
 	res, err := c.session.Complete(ctx, &p)
 	if err != nil {
 		return nil, c.classify(ctx, err, "completing with "+c.server.Name)
@@ -917,7 +921,9 @@ const protocolPerRequestMeta = "2026-07-28"
 
 // ReadResource reads a resource.
 func (c *Client) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
-	params := &mcp.ReadResourceParams{Meta: c.levelMeta(ctx, nil), URI: uri}
+	meta, done := c.requestProgress(ctx, c.levelMeta(ctx, nil))
+	defer done()
+	params := &mcp.ReadResourceParams{Meta: meta, URI: uri}
 	params.InputResponses, params.RequestState, _ = c.inputResponses(ctx)
 	// What the server sent on the request's stream first (see callTool).
 	defer c.order.drain(noticeOrderKey)

@@ -129,3 +129,44 @@ func (c *progressConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	return msg, err
 }
+
+// progressSinkKey is the context key of WithProgress's onProgress.
+type progressSinkKey struct{}
+
+// WithProgress returns a context whose prompts/get, resources/read or
+// completion/complete asks the server for progress: the request carries
+// a progress token (the caller's, WithProgressToken, on a client's own
+// session; else one of the connection's own), and the server's progress
+// notifications for it are passed to onProgress before the request
+// returns, as are the log messages the server sent ahead of its answer
+// to the Events.Log sink — so that a gateway forwards both on the
+// client's request's own stream, before its answer. (CallTool takes its
+// onProgress as an argument.)
+func WithProgress(ctx context.Context, onProgress func(*mcp.ProgressNotificationParams)) context.Context {
+	return context.WithValue(ctx, progressSinkKey{}, onProgress)
+}
+
+// requestProgress returns meta, the _meta of a request made with ctx,
+// with the progress token WithProgress asks for (a copy; meta itself is
+// not changed), and the function to call once the request has its
+// answer: it delivers the progress notifications and log messages read
+// before the answer first, and forgets the token.
+func (c *Client) requestProgress(ctx context.Context, meta mcp.Meta) (mcp.Meta, func()) {
+	onProgress, _ := ctx.Value(progressSinkKey{}).(func(*mcp.ProgressNotificationParams))
+	drainLogs := func() {
+		if c.logs {
+			c.order.drain(logOrderKey)
+		}
+	}
+	if onProgress == nil {
+		return meta, drainLogs
+	}
+	token, key := c.claimProgress(ctx, onProgress)
+	out := cloneMeta(meta)
+	out["progressToken"] = token
+	return out, func() {
+		c.order.drain(key)
+		c.progress.Delete(key)
+		drainLogs()
+	}
+}

@@ -40,6 +40,10 @@
 //     tool grown, so that its client is told tools/list_changed) and
 //     touch (tells the session, if it subscribed, that its resource
 //     state://count was updated); it speaks protocol 2025-11-25 at most.
+//   - "requestasks": a prompt, a resource and a completion that each,
+//     while they work, log, report progress and ask their client for
+//     roots, sampling and a form, and answer with what they got
+//     (requestasks.go); it speaks protocol 2025-11-25 at most.
 //   - "urlelicit": a tool connect that answers error -32042 (URL
 //     elicitation required) until the URL it names, a 127.0.0.1 HTTP
 //     handler of the server's, is fetched, which sends
@@ -140,6 +144,9 @@ func Run(mode string) {
 		return
 	case "stateful":
 		serveStateful()
+		return
+	case "requestasks":
+		serveRequestAsks()
 		return
 	case "urlelicit":
 		serveURLElicit()

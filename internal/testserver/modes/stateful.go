@@ -80,19 +80,7 @@ func NewStateful() (*mcp.Server, func()) {
 	})
 	// It speaks 2025-11-25 at most, as most servers do today: on
 	// 2026-07-28 a server cannot ask its client outside a call's result.
-	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			switch p, _ := req.GetParams().(*mcp.InitializeParams); {
-			case method == "server/discover":
-				// A server before 2026-07-28 does not know it; its client
-				// falls back to initialize.
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: server/discover"}
-			case method == "initialize" && p != nil && p.ProtocolVersion > statefulProtocol:
-				p.ProtocolVersion = statefulProtocol
-			}
-			return next(ctx, method, req)
-		}
-	})
+	speaksAtMost(s, statefulProtocol)
 	mcp.AddTool(s, &mcp.Tool{Name: "count", Description: "Counts its calls in this session."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			mu.Lock()
@@ -173,4 +161,22 @@ func NewStateful() (*mcp.Server, func()) {
 			return text("grew"), nil, nil
 		})
 	return s, wg.Wait
+}
+
+// speaksAtMost has s negotiate protocol version at most: it answers a
+// client that offers a newer one with version, and does not know
+// server/discover (2026-07-28), from which its client falls back to
+// initialize.
+func speaksAtMost(s *mcp.Server, version string) {
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch p, _ := req.GetParams().(*mcp.InitializeParams); {
+			case method == "server/discover":
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: server/discover"}
+			case method == "initialize" && p != nil && p.ProtocolVersion > version:
+				p.ProtocolVersion = version
+			}
+			return next(ctx, method, req)
+		}
+	})
 }
