@@ -330,3 +330,101 @@ func TestShutdownWhileAClientOwesAnAnswer(t *testing.T) {
 		t.Errorf("the daemon took %v to shut down with a request its client had not answered", took)
 	}
 }
+
+// otherAsker is a go-sdk server whose tool "poke" asks every other
+// session the server has — through a gateway, its shared session — for
+// its roots and a sampling completion, outside any request (as
+// server-everything asks for roots at a session's initialize), while the
+// call waits, and returns what each session gave: "roots [URI…] sampled
+// TEXT", "refused" for an error.
+func otherAsker() *mcp.Server {
+	var mu sync.Mutex
+	var sessions []*mcp.ServerSession
+	s := mcp.NewServer(&mcp.Implementation{Name: "pokes", Version: "1"}, &mcp.ServerOptions{
+		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			sessions = append(sessions, req.Session)
+		},
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "poke"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		mu.Lock()
+		others := slices.DeleteFunc(slices.Clone(sessions), func(ss *mcp.ServerSession) bool { return ss == req.Session })
+		mu.Unlock()
+		// Not with the call's context, whose values would tie the
+		// request to the call: this session's, not the other's.
+		octx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		defer context.AfterFunc(ctx, cancel)()
+		var out []string
+		for _, o := range others {
+			roots, sampled := "refused", "refused"
+			if r, err := o.ListRoots(octx, nil); err == nil {
+				var uris []string
+				for _, root := range r.Roots {
+					uris = append(uris, root.URI)
+				}
+				roots = fmt.Sprint(uris)
+			}
+			if m, err := o.CreateMessage(octx, &mcp.CreateMessageParams{MaxTokens: 5,
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "sample outside"}}}}); err == nil {
+				if tc, ok := m.Content.(*mcp.TextContent); ok {
+					sampled = fmt.Sprintf("%q", tc.Text)
+				}
+			}
+			out = append(out, "roots "+roots+" sampled "+sampled)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(out, "; ")}}}, nil, nil
+	})
+	return s
+}
+
+// TestSharedSessionRequestsStayOffOwnedCalls: what a server asks its
+// client outside any request on the gateway's shared session (its roots
+// at initialize, say) does not reach a client whose call runs on that
+// client's own upstream session (per_client, per_user) — that session's
+// server never saw the client there; directly, what a server asks
+// another of its sessions never comes on this client's streams. The
+// shared session belongs to no one client, so with no call made on it
+// the gateway answers itself, as outside any call: an empty root list,
+// and no sampling. Over streamable HTTP (the request came on the shared
+// session's standalone stream), with fast_path on and off.
+// (server-everything asks the shared session for its roots 350 ms after
+// its initialize; a per_client client's call running then got it, and
+// TestServerRequestsOnTheirCallsStream failed now and then.)
+func TestSharedSessionRequestsStayOffOwnedCalls(t *testing.T) {
+	t.Parallel()
+	for _, fast := range []bool{true, false} {
+		var servers []config.Server
+		var views []config.View
+		for _, mode := range []config.SessionMode{config.SessionPerClient, config.SessionPerUser} {
+			name := "pokes-" + string(mode)
+			s := httpUpstream(name, serveHTTP(t, otherAsker(), nil))
+			s.Session, s.NoIdentityMeta, s.RequestTimeout = mode, true, 30*time.Second
+			servers = append(servers, s)
+			views = append(views, config.View{Name: name, Servers: []string{name}, Prefix: config.PrefixNever})
+		}
+		cfg := testConfig(servers...)
+		cfg.Gateway.DisableFastPath = !fast
+		cfg.Gateway.Views = views
+		r := start(t, cfg)
+		for _, view := range views {
+			s := newCapableSession(t, r.url+"/mcp/"+view.Name, clientCaps)
+			s.waitListed("poke")
+			var got streamOutcome
+			res, rerr := answerTo(t, s.exchangeID(`{"jsonrpc":"2.0","id":"A","method":"tools/call","params":{"name":"poke","arguments":{}}}`, `"A"`, answeringAs("A", &got)), `"A"`)
+			if rerr != nil {
+				t.Fatalf("fast_path %v, view %s: tools/call poke: error %v", fast, view.Name, rerr)
+			}
+			content, _ := res["content"].([]any)
+			for _, c := range content {
+				m, _ := c.(map[string]any)
+				got.Result += fmt.Sprint(m["text"])
+			}
+			want := streamOutcome{Result: "roots [] sampled refused"}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("fast_path %v, view %s: what the calling client saw on its call's stream, and what the shared session was given (-want +got):\n%s", fast, view.Name, diff)
+			}
+		}
+	}
+}

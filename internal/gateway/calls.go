@@ -211,7 +211,10 @@ func noClientFor(ctx context.Context, server, capability string) error {
 // when the request came on that call's stream — and no other, which
 // would show a client a request of someone else's call — else the newest
 // call to server whose client can; from an owned upstream session, only
-// its owner's calls.
+// its owner's calls; from the shared session, only calls made on it (not
+// a call on a client's own session, which that session's server never
+// saw: server-everything's roots request at the shared session's
+// initialize went to a per_client client's call that ran then).
 func (g *Gateway) caller(ctx context.Context, server string, can func(*mcp.ClientCapabilities) bool) *clientCall {
 	capable := func(c *clientCall) bool {
 		caps := c.capabilities()
@@ -226,7 +229,12 @@ func (g *Gateway) caller(ctx context.Context, server string, can func(*mcp.Clien
 	if k, ok := upstream.SessionKeyFrom(ctx); ok {
 		return g.calls.newest(server, func(c *clientCall) bool { return capable(c) && g.owners.owns(k, c.ss) })
 	}
-	return g.calls.newest(server, capable)
+	srv, _ := g.config().Server(server) // not under the registry's lock
+	return g.calls.newest(server, func(c *clientCall) bool {
+		o, _ := upstream.OwnerFrom(c.ctx)
+		_, owned := o.KeyFor(srv.Session) // as upstreamFor chose its session
+		return capable(c) && !owned
+	})
 }
 
 // askingOwner reports whether a request that server sent with ctx, from
@@ -272,8 +280,8 @@ func (g *Gateway) route(ctx context.Context, server string, can func(*mcp.Client
 		// Sent on an owned session's standalone stream: outside any
 		// call, also while its owner's calls run, as the client would
 		// get it. (The shared session's belongs to no one client: what
-		// it brings goes to the newest call that can answer it, as
-		// where the transport does not tell.)
+		// it brings goes to the newest call made on it that can answer
+		// it, as where the transport does not tell: caller.)
 		if ss := g.ownerSession(ctx, can); ss != nil {
 			octx, stop := g.outsideCalls(ctx)
 			return ss, octx, stop
