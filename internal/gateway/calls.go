@@ -33,7 +33,8 @@ import (
 // handler on that request's stream, so the gateway sends them with the
 // calling request's context (values) bounded by the upstream request's
 // (cancellation). On stdio, SSE and WebSocket nothing links them to a
-// call: the newest call to that server whose client can answer is taken.
+// call: the newest call to that server whose client can answer, made on
+// the upstream session that sent them, is taken.
 // A call the gateway answers itself (fastpath.go) carries its own event
 // stream in its context, where a sending middleware puts what the SDK
 // would have written.
@@ -226,15 +227,27 @@ func (g *Gateway) caller(ctx context.Context, server string, can func(*mcp.Clien
 		}
 		return nil
 	}
+	onIt := g.madeOnSessionOf(ctx, server)
+	return g.calls.newest(server, func(c *clientCall) bool { return capable(c) && onIt(c) })
+}
+
+// madeOnSessionOf returns the test of whether a call to server was made
+// on the upstream session that sent what came with ctx, where nothing
+// links it to a call: from an owned session, a call of its owner's;
+// from the shared session, a call made on it — not one a client makes
+// on its own per_client/per_user session, which the shared session's
+// server never saw that client on. A session's requests (caller) and
+// log messages (log) go only to such calls.
+func (g *Gateway) madeOnSessionOf(ctx context.Context, server string) func(*clientCall) bool {
 	if k, ok := upstream.SessionKeyFrom(ctx); ok {
-		return g.calls.newest(server, func(c *clientCall) bool { return capable(c) && g.owners.owns(k, c.ss) })
+		return func(c *clientCall) bool { return g.owners.owns(k, c.ss) }
 	}
 	srv, _ := g.config().Server(server) // not under the registry's lock
-	return g.calls.newest(server, func(c *clientCall) bool {
+	return func(c *clientCall) bool {
 		o, _ := upstream.OwnerFrom(c.ctx)
 		_, owned := o.KeyFor(srv.Session) // as upstreamFor chose its session
-		return capable(c) && !owned
-	})
+		return !owned
+	}
 }
 
 // askingOwner reports whether a request that server sent with ctx, from
@@ -423,8 +436,9 @@ func (g *Gateway) Events(server string) upstream.Events {
 // log forwards an upstream's log message. One that belongs to a call —
 // sent on its stream, or, where nothing links a message to a call (stdio,
 // SSE, WebSocket), the newest call to that server whose client asked for
-// log messages (from an owned session, of its owner) — goes on that
-// call's stream, at once, so that it arrives before the call's result.
+// log messages, made on the session that sent it (madeOnSessionOf) —
+// goes on that call's stream, at once, so that it arrives before the
+// call's result.
 // One that belongs to no call — also one the server sent on its
 // standalone stream while calls run — goes, from an owned session, to its
 // owner's client sessions, else to every client of a view that shows the
@@ -436,9 +450,8 @@ func (g *Gateway) log(ctx context.Context, server string, p *mcp.LoggingMessageP
 	key, owned := upstream.SessionKeyFrom(ctx)
 	asSent := owned && key.Mode == config.SessionPerClient
 	if !linked && !upstream.SentOutsideRequests(ctx) {
-		c = g.calls.newest(server, func(c *clientCall) bool {
-			return (c.level != "" || asSent) && (!owned || g.owners.owns(key, c.ss))
-		})
+		onIt := g.madeOnSessionOf(ctx, server)
+		c = g.calls.newest(server, func(c *clientCall) bool { return (c.level != "" || asSent) && onIt(c) })
 	}
 	if c != nil {
 		msg := c.vs.logMessage(server, p)
