@@ -100,83 +100,31 @@ type progressRun struct {
 	Results map[string]string
 }
 
-// askForProgress connects a go-sdk client over tr (on the SDK's latest
-// protocol version, 2026-07-28, where the other side speaks it), which
-// declares roots and answers sampling and elicitation itself (in
-// input-required results too), and makes the requestasks server's
-// prompts/get, resources/read and completion/complete as the view names
-// them, each with a progress token, and — when the view has the asking
+// askForProgress connects a requestAsksClient over tr (on the SDK's
+// latest protocol version, 2026-07-28, where the other side speaks it;
+// it answers input-required results with its handlers), makes the
+// requestasks server's prompts/get, resources/read and
+// completion/complete (askRequestAsks), and — when the view has the asking
 // server's tool "progress" — a tools/call of it with one: what it read of
 // each, and each answer.
 func askForProgress(t *testing.T, tr mcp.Transport) progressRun {
 	t.Helper()
 	var w progressWire
-	c := mcp.NewClient(&mcp.Implementation{Name: "progress-rounds", Version: "1"}, &mcp.ClientOptions{
-		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			text := fmt.Sprint(req.Params.Messages[0].Content.(*mcp.TextContent).Text)
-			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "answer " + text}}, nil
-		},
-		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"who": req.Params.Message}}, nil
-		},
-	})
-	c.AddRoots(&mcp.Root{URI: "file:///client", Name: "client"})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cs, err := c.Connect(ctx, recordingTransport{Transport: tr, wrote: w.wrote, read: w.read}, nil)
+	cs, err := requestAsksClient(nil, mcp.ClientOptions{}).Connect(ctx, recordingTransport{Transport: tr, wrote: w.wrote, read: w.read}, nil)
 	if err != nil {
 		t.Fatalf("connecting: %v", err)
 	}
 	defer cs.Close()
-	var prompt, uri, tool string
-	eventually(t, "the prompt and the resource are listed", func() bool {
-		for p, err := range cs.Prompts(ctx, nil) {
-			if err == nil && strings.HasSuffix(p.Name, "ask") {
-				prompt = p.Name
-			}
-		}
-		for r, err := range cs.Resources(ctx, nil) {
-			if err == nil && strings.HasSuffix(r.URI, "res") {
-				uri = r.URI
-			}
-		}
-		return prompt != "" && uri != ""
-	})
+	run := progressRun{Version: cs.InitializeResult().ProtocolVersion, Read: map[string][]string{}}
+	run.Results = askRequestAsks(ctx, t, cs, func(method string) { run.Read[method] = w.take() })
+	tool := ""
 	for tl, err := range cs.Tools(ctx, nil) {
 		if err == nil && strings.HasSuffix(tl.Name, "progress") {
 			tool = tl.Name
 		}
 	}
-	run := progressRun{Version: cs.InitializeResult().ProtocolVersion, Read: map[string][]string{}, Results: map[string]string{}}
-	w.take()
-
-	pp := &mcp.GetPromptParams{Name: prompt, Arguments: map[string]string{"key": "P"}}
-	pp.SetProgressToken("tok-P")
-	if res, err := cs.GetPrompt(ctx, pp); err != nil {
-		run.Results["prompts/get"] = "error " + err.Error()
-	} else {
-		run.Results["prompts/get"] = res.Messages[0].Content.(*mcp.TextContent).Text
-	}
-	run.Read["prompts/get"] = w.take()
-
-	rp := &mcp.ReadResourceParams{URI: uri}
-	rp.SetProgressToken(7)
-	if res, err := cs.ReadResource(ctx, rp); err != nil {
-		run.Results["resources/read"] = "error " + err.Error()
-	} else {
-		run.Results["resources/read"] = res.Contents[0].Text
-	}
-	run.Read["resources/read"] = w.take()
-
-	cp := &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: prompt}, Argument: mcp.CompleteParamsArgument{Name: "key", Value: "C"},
-		Meta: mcp.Meta{"progressToken": "tok-C"}}
-	if res, err := cs.Complete(ctx, cp); err != nil {
-		run.Results["completion/complete"] = "error " + err.Error()
-	} else {
-		run.Results["completion/complete"] = fmt.Sprint(res.Completion.Values)
-	}
-	run.Read["completion/complete"] = w.take()
-
 	if tool != "" {
 		tp := &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}}
 		tp.SetProgressToken("tok-T")
