@@ -175,8 +175,9 @@ const askedInCompletion = `"roots/list" cannot be sent while serving a request o
 // before it asks, and is asked in rounds after), its completion/complete
 // and a tools/call (a go-sdk server reporting progress after a round)
 // under its own token, on the request's stream before the answer, as a
-// client gets it directly: on a prefixed view of shared servers and on
-// prefix: never views of a per_user, a shared (stdio) and a per_client
+// client gets it directly: on prefixed views of shared servers and of a
+// per_client one (whose request upstream carries the client's token), and
+// on prefix: never views of a per_user, a shared (stdio) and a per_client
 // server (over serve --stdio those negotiate the server's version with
 // the client, and ask with requests, as directly).
 func TestInputRoundsProgressOfRequests(t *testing.T) {
@@ -201,6 +202,7 @@ func TestInputRoundsProgressOfRequests(t *testing.T) {
 	}
 	views := []config.View{
 		{Name: "prefixed", Servers: []string{"asks-s", "asking"}},
+		{Name: "prefixed-client", Servers: []string{"asks-c"}},
 		{Name: "never-user", Servers: []string{"asks-u"}, Prefix: config.PrefixNever},
 		{Name: "never-stdio", Servers: []string{"stdio-s"}, Prefix: config.PrefixNever},
 		{Name: "never-client", Servers: []string{"asks-c"}, Prefix: config.PrefixNever},
@@ -241,7 +243,7 @@ func TestInputRoundsProgressOfRequests(t *testing.T) {
 			if seen := got.Read["completion/complete"]; len(seen) == 2 && strings.HasPrefix(seen[1], "error of completion/complete: ") && strings.Contains(seen[1], askedInCompletion) {
 				got.Read["completion/complete"] = []string{seen[0], "error of completion/complete"}
 			}
-		} else if v.Name == "prefixed" || how != "serve --stdio" {
+		} else if strings.HasPrefix(v.Name, "prefixed") || how != "serve --stdio" {
 			t.Errorf("%s, view %s: the client negotiated %s; want 2026-07-28, the case this test is about", how, v.Name, got.Version)
 		}
 		if v.Name == "prefixed" {
