@@ -125,16 +125,26 @@ func askForProgress(t *testing.T, tr mcp.Transport) progressRun {
 			tool = tl.Name
 		}
 	}
-	if tool != "" {
-		tp := &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}}
-		tp.SetProgressToken("tok-T")
-		if res, err := cs.CallTool(ctx, tp); err != nil {
-			run.Results["tools/call"] = "error " + err.Error()
-		} else {
-			run.Results["tools/call"] = textOf(res)
-		}
-		run.Read["tools/call"] = w.take()
+	if tool == "" {
+		return run
 	}
+	tp := &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}}
+	tp.SetProgressToken("tok-T")
+	if res, err := cs.CallTool(ctx, tp); err != nil {
+		run.Results["tools/call"] = "error " + err.Error()
+	} else {
+		run.Results["tools/call"] = textOf(res)
+	}
+	run.Read["tools/call"] = w.take()
+	// The asking server's prompt of the same name, likewise.
+	pp := &mcp.GetPromptParams{Name: tool}
+	pp.SetProgressToken("tok-Q")
+	if res, err := cs.GetPrompt(ctx, pp); err != nil {
+		run.Results["prompts/get progress"] = "error " + err.Error()
+	} else {
+		run.Results["prompts/get progress"] = res.Messages[0].Content.(*mcp.TextContent).Text
+	}
+	run.Read["prompts/get progress"] = w.take()
 	return run
 }
 
@@ -247,10 +257,14 @@ func TestInputRoundsProgressOfRequests(t *testing.T) {
 			t.Errorf("%s, view %s: the client negotiated %s; want 2026-07-28, the case this test is about", how, v.Name, got.Version)
 		}
 		if v.Name == "prefixed" {
-			// The asking server's tool reports progress after a round.
-			wantRounds = append(wantRounds, "tools/call")
+			// The asking server's tool and prompt report progress after a
+			// round: it goes to the request sent again.
+			wantRounds = append(wantRounds, "prompts/get progress", "tools/call")
+			slices.Sort(wantRounds)
 			want.Read["tools/call"] = []string{"progress tok-T 1/0 after accept", "answer of tools/call"}
 			want.Results["tools/call"] = "done"
+			want.Read["prompts/get progress"] = []string{"progress tok-Q 1/0 after accept", "answer of prompts/get"}
+			want.Results["prompts/get progress"] = "done"
 		}
 		asked, read := rounds(got.Read)
 		if diff := cmp.Diff(wantRounds, asked); diff != "" {
