@@ -340,7 +340,10 @@ func TestInputRoundsPerClientView(t *testing.T) {
 
 // askingServer is a go-sdk server (protocol 2025-11-25 with sessions:
 // it asks with requests) whose tool "elicit" asks its client for a name
-// and tells got what the request came to: the answer, or the error.
+// and tells got what the request came to: the answer, or the error. Its
+// tool and prompt "progress" ask the client whether to go on, then
+// report progress ("after" the answer's action) under the request's
+// token.
 func askingServer(got chan<- string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "asking", Version: "1"}, nil)
 	s.AddTool(&mcp.Tool{Name: "elicit", InputSchema: map[string]any{"type": "object"}},
@@ -374,6 +377,16 @@ func askingServer(got chan<- string) *mcp.Server {
 			return nil, err
 		}
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: fmt.Sprintf("hello %v", res.Content["name"])}}}}, nil
+	})
+	s.AddPrompt(&mcp.Prompt{Name: "progress"}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Go on?", RequestedSchema: map[string]any{"type": "object"}})
+		if err != nil {
+			return nil, err
+		}
+		if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: 1, Message: "after " + res.Action}); err != nil {
+			return nil, err
+		}
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "done"}}}}, nil
 	})
 	s.AddTool(&mcp.Tool{Name: "other", InputSchema: map[string]any{"type": "object"}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -18,8 +18,8 @@ import (
 // the event stream of a request — a list change, a resource update, an
 // elicitation's completion — reaches a client of a prefix: never view on
 // that request's own stream, as directly, not on its standalone stream:
-// during a tools/call, a prompts/get and a resources/read, per_client and
-// per_user, fast_path on and off. What the server
+// during a tools/call, a prompts/get, a resources/read and a
+// completion/complete, per_client and per_user, fast_path on and off. What the server
 // tells it on its standalone stream still goes to the client's.
 // Neither server-everything nor the TypeScript SDK's examples send any of
 // these on a request's stream (they send them with no related request),
@@ -30,8 +30,8 @@ import (
 type notifyAsKey struct{}
 
 // notifyingServer is a go-sdk server whose tool "notify" (argument key),
-// prompt "notify" (argument key) and resource note://notify (key "R")
-// each tell the client, on the request's own stream (with the request's
+// prompt "notify" (argument key), resource note://notify (key "R") and
+// completion (key: the argument's value) each tell the client, on the request's own stream (with the request's
 // context), that its tools changed, that note://KEY was updated and
 // that elicitation KEY is complete; and then, on the standalone stream
 // (with no request's context), that elicitation standalone-KEY is
@@ -41,9 +41,17 @@ type notifyAsKey struct{}
 // turns into the one they name: what the SDK then writes goes where a
 // notification sent with that context goes.
 func notifyingServer() *mcp.Server {
+	var notify func(ctx context.Context, ss *mcp.ServerSession, key string) error
 	s := mcp.NewServer(&mcp.Implementation{Name: "notifies", Version: "1"}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true},
-			Prompts: &mcp.PromptCapabilities{}, Resources: &mcp.ResourceCapabilities{Subscribe: true}},
+			Prompts: &mcp.PromptCapabilities{}, Resources: &mcp.ResourceCapabilities{Subscribe: true}, Completions: &mcp.CompletionCapabilities{}},
+		CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			key := req.Params.Argument.Value
+			if err := notify(ctx, req.Session, key); err != nil {
+				return nil, err
+			}
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{"notified " + key}}}, nil
+		},
 	})
 	s.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -56,7 +64,7 @@ func notifyingServer() *mcp.Server {
 			return next(ctx, method, req)
 		}
 	})
-	notify := func(ctx context.Context, ss *mcp.ServerSession, key string) error {
+	notify = func(ctx context.Context, ss *mcp.ServerSession, key string) error {
 		as := func(method string, params mcp.Params) error {
 			return ss.NotifyProgress(context.WithValue(ctx, notifyAsKey{}, struct {
 				method string
@@ -103,7 +111,7 @@ func notifyingServer() *mcp.Server {
 }
 
 // notifyMethods are the methods of notifyRequests, by key.
-var notifyMethods = map[string]string{"A": "tools/call", "P": "prompts/get", "R": "resources/read"}
+var notifyMethods = map[string]string{"A": "tools/call", "P": "prompts/get", "R": "resources/read", "C": "completion/complete"}
 
 // notifyRequests are the requests of notifyingServer that notify, by
 // the key each notifies with.
@@ -111,6 +119,7 @@ var notifyRequests = map[string]string{
 	"A": `{"jsonrpc":"2.0","id":"n-A","method":"tools/call","params":{"name":"notify","arguments":{"key":"A"}}}`,
 	"P": `{"jsonrpc":"2.0","id":"n-P","method":"prompts/get","params":{"name":"notify","arguments":{"key":"P"}}}`,
 	"R": `{"jsonrpc":"2.0","id":"n-R","method":"resources/read","params":{"uri":"note://notify"}}`,
+	"C": `{"jsonrpc":"2.0","id":"n-C","method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"notify"},"argument":{"name":"key","value":"C"}}}`,
 }
 
 // onRequestStream posts the request of key on s and returns the
@@ -140,9 +149,10 @@ func onRequestStream(t *testing.T, s *rawSession, key string) (notes []string, a
 
 // TestNotificationsOnTheirRequestsStream: a list change, a resource
 // update and an elicitation's completion that a server sends on the
-// stream of a client's tools/call, prompts/get or resources/read reach
-// the client on that request's stream, before its answer, through a
-// prefix: never view of a per_client server, as directly — for a client
+// stream of a client's tools/call, prompts/get, resources/read or
+// completion/complete reach the client on that request's stream, before
+// its answer, through a prefix: never view of a per_client server, as
+// directly — for a client
 // that has no standalone stream open (which would lose them if they went
 // there) and one that has (which gets there only what the server sent
 // there) — with fast_path on and off; and through one of a per_user
@@ -198,7 +208,7 @@ func TestNotificationsOnTheirRequestsStream(t *testing.T) {
 		}
 	}
 	for _, withGET := range []bool{false, true} {
-		for _, key := range []string{"A", "P", "R"} {
+		for _, key := range []string{"A", "P", "R", "C"} {
 			t.Run(fmt.Sprintf("%s, standalone stream open %v", notifyMethods[key], withGET), func(t *testing.T) {
 				direct := run(t, url, key, withGET)
 				want := outcome{Notes: []string{"notifications/tools/list_changed map[]",
@@ -230,7 +240,7 @@ func TestNotificationsOnTheirRequestsStream(t *testing.T) {
 	// elicitation's completion that no refused call waits for, which the
 	// server sent on a request's stream, belongs to that request's client
 	// and reaches it there.
-	for _, key := range []string{"A", "P", "R"} {
+	for _, key := range []string{"A", "P", "R", "C"} {
 		for _, side := range []struct {
 			name string
 			r    *running

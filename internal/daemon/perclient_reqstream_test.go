@@ -252,22 +252,13 @@ func (s *oneStreamSeen) add(to *[]string, what string) {
 // declaring roots, sampling and elicitation, sets its log level and
 // makes the prompts/get, resources/read and completion/complete of the
 // requestasks server's entries as the view names them, each with a
-// progress token; it returns what the client's handlers got (name says
-// which client it is), once the three log messages and progress
-// notifications are in.
+// progress token (askRequestAsks); it returns what the client's handlers
+// got (name says which client it is), once the three log messages and
+// progress notifications are in.
 func askWithClient(t *testing.T, name string, tr mcp.Transport) *oneStreamSeen {
 	t.Helper()
 	seen := &oneStreamSeen{Results: map[string]string{}}
-	c := mcp.NewClient(&mcp.Implementation{Name: "one-stream", Version: "1"}, &mcp.ClientOptions{
-		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			text := fmt.Sprint(req.Params.Messages[0].Content.(*mcp.TextContent).Text)
-			seen.add(&seen.Asked, "sampling/createMessage "+text)
-			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "answer " + text}}, nil
-		},
-		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			seen.add(&seen.Asked, "elicitation/create "+req.Params.Message)
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"who": req.Params.Message}}, nil
-		},
+	c := requestAsksClient(func(what string) { seen.add(&seen.Asked, what) }, mcp.ClientOptions{
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 			seen.add(&seen.Logs, fmt.Sprint(req.Params.Data))
 		},
@@ -276,7 +267,6 @@ func askWithClient(t *testing.T, name string, tr mcp.Transport) *oneStreamSeen {
 			seen.add(&seen.Progress, fmt.Sprintf("%v %v/%v %v", p.ProgressToken, p.Progress, p.Total, p.Message))
 		},
 	})
-	c.AddRoots(&mcp.Root{URI: "file:///client", Name: "client"})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
@@ -286,6 +276,52 @@ func askWithClient(t *testing.T, name string, tr mcp.Transport) *oneStreamSeen {
 	defer cs.Close()
 	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 		t.Fatalf("logging/setLevel: %v", err)
+	}
+	seen.Results = askRequestAsks(ctx, t, cs, nil)
+	waitFor(t, name+": the log messages and progress", func() bool {
+		seen.mu.Lock()
+		defer seen.mu.Unlock()
+		return len(seen.Logs) >= 3 && len(seen.Progress) >= 3
+	})
+	seen.mu.Lock()
+	defer seen.mu.Unlock()
+	for _, l := range [][]string{seen.Asked, seen.Logs, seen.Progress} {
+		slices.Sort(l)
+	}
+	return seen
+}
+
+// requestAsksClient is a go-sdk client, with opts' handlers, that
+// declares the root file:///client and answers sampling ("answer" and
+// the request's text) and elicitation (accepted, "who" the request's
+// message) itself, telling asked (unless nil) what it was asked.
+func requestAsksClient(asked func(string), opts mcp.ClientOptions) *mcp.Client {
+	if asked == nil {
+		asked = func(string) {}
+	}
+	opts.CreateMessageHandler = func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		text := fmt.Sprint(req.Params.Messages[0].Content.(*mcp.TextContent).Text)
+		asked("sampling/createMessage " + text)
+		return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "answer " + text}}, nil
+	}
+	opts.ElicitationHandler = func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked("elicitation/create " + req.Params.Message)
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"who": req.Params.Message}}, nil
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "one-stream", Version: "1"}, &opts)
+	c.AddRoots(&mcp.Root{URI: "file:///client", Name: "client"})
+	return c
+}
+
+// askRequestAsks makes, with cs, the prompts/get (key P, progress token
+// "tok-P"), resources/read (token 7) and completion/complete (value C,
+// token "tok-C") of the requestasks server's entries as the view names
+// them, once listed, and returns each answer's text (or error) by
+// method; after, unless nil, runs after each request, with its method.
+func askRequestAsks(ctx context.Context, t *testing.T, cs *mcp.ClientSession, after func(method string)) map[string]string {
+	t.Helper()
+	if after == nil {
+		after = func(string) {}
 	}
 	var prompt, uri string
 	eventually(t, "the prompt and the resource are listed", func() bool {
@@ -301,38 +337,32 @@ func askWithClient(t *testing.T, name string, tr mcp.Transport) *oneStreamSeen {
 		}
 		return prompt != "" && uri != ""
 	})
+	out := map[string]string{}
 	pp := &mcp.GetPromptParams{Name: prompt, Arguments: map[string]string{"key": "P"}}
 	pp.SetProgressToken("tok-P")
 	if res, err := cs.GetPrompt(ctx, pp); err != nil {
-		seen.Results["prompts/get"] = "error " + err.Error()
+		out["prompts/get"] = "error " + err.Error()
 	} else {
-		seen.Results["prompts/get"] = res.Messages[0].Content.(*mcp.TextContent).Text
+		out["prompts/get"] = res.Messages[0].Content.(*mcp.TextContent).Text
 	}
+	after("prompts/get")
 	rp := &mcp.ReadResourceParams{URI: uri}
 	rp.SetProgressToken(7)
 	if res, err := cs.ReadResource(ctx, rp); err != nil {
-		seen.Results["resources/read"] = "error " + err.Error()
+		out["resources/read"] = "error " + err.Error()
 	} else {
-		seen.Results["resources/read"] = res.Contents[0].Text
+		out["resources/read"] = res.Contents[0].Text
 	}
+	after("resources/read")
 	cp := &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: prompt}, Argument: mcp.CompleteParamsArgument{Name: "key", Value: "C"},
 		Meta: mcp.Meta{"progressToken": "tok-C"}}
 	if res, err := cs.Complete(ctx, cp); err != nil {
-		seen.Results["completion/complete"] = "error " + err.Error()
+		out["completion/complete"] = "error " + err.Error()
 	} else {
-		seen.Results["completion/complete"] = fmt.Sprint(res.Completion.Values)
+		out["completion/complete"] = fmt.Sprint(res.Completion.Values)
 	}
-	waitFor(t, name+": the log messages and progress", func() bool {
-		seen.mu.Lock()
-		defer seen.mu.Unlock()
-		return len(seen.Logs) >= 3 && len(seen.Progress) >= 3
-	})
-	seen.mu.Lock()
-	defer seen.mu.Unlock()
-	for _, l := range [][]string{seen.Asked, seen.Logs, seen.Progress} {
-		slices.Sort(l)
-	}
-	return seen
+	after("completion/complete")
+	return out
 }
 
 // TestServerRequestsReachOneStreamClients: over serve --stdio and the

@@ -47,13 +47,7 @@ func (vs *viewServer) callTool(e toolEntry) mcp.ToolHandler {
 // when its request is.
 func (vs *viewServer) handleCall(ctx context.Context, req *mcp.CallToolRequest, e toolEntry) (*toolcall.Result, error) {
 	user, session := vs.identity(req.Extra, req.Params.Meta, req.Session)
-	var notify func(toolcall.Progress)
-	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
-		ss := req.Session
-		notify = func(p toolcall.Progress) {
-			_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: p.Processed, Total: p.Total, Message: p.Message})
-		}
-	}
+	notify := progressTo(ctx, req.Session, req.Params.GetProgressToken())
 	var requestID json.RawMessage
 	var post *postStream
 	if req.Extra != nil && req.Extra.Header != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // A client of protocol 2026-07-28 takes no requests from its server: a
@@ -651,17 +652,47 @@ func (vs *viewServer) callInRounds(ctx context.Context, cc *clientCall, e toolEn
 // the request upstream, and inputRequired makes the result that asks the
 // client reqs under a state. While the request waits upstream it counts as
 // a call of the client's (a clientCall marked asking), so that what the
-// server asks its client meanwhile comes to its round.
+// server asks its client meanwhile comes to its round. When this request
+// of the client's carries a progress token (meta), the server's progress
+// reaches it under that token while it waits, as a call's does
+// (inputRound.progress): the request upstream asks for progress on the
+// first request's behalf (with per_client, under its token), and each
+// request that waits on the round after gets it under its own.
 func askingInRounds[T any](ctx context.Context, vs *viewServer, server string, ss *mcp.ServerSession, meta mcp.Meta, user, what string,
 	responses mcp.InputResponseMap, state string, get func(context.Context) (T, error), inputRequired func(reqs mcp.InputRequestMap, state string) T) (T, error) {
 	cc := &clientCall{vs: vs, server: server, ss: ss, level: vs.g.callerLevel(vs.g.config().Gateway, meta, ss), asking: true}
-	return inRounds(ctx, vs, cc, server, user, what, responses, state, nil, func(ctx context.Context) (T, error) {
+	tok := meta["progressToken"]
+	notify := progressTo(ctx, ss, tok)
+	return inRounds(ctx, vs, cc, server, user, what, responses, state, notify, func(ctx context.Context) (T, error) {
+		if notify != nil {
+			ctx = upstream.WithProgress(ctx, func(p *mcp.ProgressNotificationParams) {
+				cc.round.progress(toolcall.Progress{Processed: p.Progress, Total: p.Total, Message: p.Message})
+			})
+			if vs.g.perClient(server) {
+				// Its own session: the server sees the client's token.
+				ctx = upstream.WithProgressToken(ctx, tok)
+			}
+		}
 		ctx = context.WithValue(ctx, callerKey{}, cc)
 		cc.ctx = ctx
 		done := vs.g.calls.add(cc)
 		defer done()
 		return get(ctx)
 	}, inputRequired)
+}
+
+// progressTo returns what sends client session ss, with ctx (its
+// request's, on whose stream it goes), the progress of the request it
+// made with progress token tok; nil when the request carries none, or
+// has no session to reach (a stateless request the gateway answers
+// itself).
+func progressTo(ctx context.Context, ss *mcp.ServerSession, tok any) func(toolcall.Progress) {
+	if tok == nil || ss == nil {
+		return nil
+	}
+	return func(p toolcall.Progress) {
+		_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: p.Processed, Total: p.Total, Message: p.Message})
+	}
 }
 
 // inRounds runs a request of cc's client (what: its method and name) to

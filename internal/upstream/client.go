@@ -625,29 +625,16 @@ func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams, onPro
 }
 
 func (c *Client) callTool(ctx context.Context, params *mcp.CallToolParams, onProgress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
-	if level, ok := c.requestLevel(ctx); ok {
-		p := *params
-		p.Meta = cloneMeta(params.Meta)
-		p.Meta[mcp.MetaKeyLogLevel] = level
-		params = &p
-	}
-	if onProgress != nil {
-		token, key := c.claimProgress(ctx, onProgress)
-		p := *params
-		p.Meta = cloneMeta(params.Meta)
-		p.SetProgressToken(token)
-		params = &p
-		defer c.progress.Delete(key)
-		// Deliver the progress the server sent before its result first.
-		defer c.order.drain(key)
-	}
-	if c.logs {
-		// And the log messages (they may belong to this call).
-		defer c.order.drain(logOrderKey)
-	}
-	// And the list changes, resource updates and elicitation
-	// completions (they may have come on this call's stream).
-	defer c.order.drain(noticeOrderKey)
+	// With the caller's log level; and deliver what the server sent
+	// before its result first: the call's progress, log messages (they
+	// may belong to this call), list changes, resource updates and
+	// elicitation completions (they may have come on this call's
+	// stream).
+	p := *params
+	var done func()
+	p.Meta, done = c.answerOrder(ctx, c.levelMeta(ctx, params.Meta), onProgress)
+	params = &p
+	defer done()
 	params = c.withInputResponses(ctx, params)
 	// The transport notes here whether the server refused the request
 	// unprocessed (a 404 for the session).
@@ -857,8 +844,6 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 	defer done()
 	params := &mcp.GetPromptParams{Meta: meta, Name: name, Arguments: args}
 	params.InputResponses, params.RequestState, _ = c.inputResponses(ctx)
-	// What the server sent on the request's stream first (see callTool).
-	defer c.order.drain(noticeOrderKey)
 	res, err := c.session.GetPrompt(ctx, params)
 	if err != nil {
 		return nil, c.classify(ctx, err, fmt.Sprintf("getting prompt %s/%s", c.server.Name, name))
@@ -925,8 +910,6 @@ func (c *Client) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourc
 	defer done()
 	params := &mcp.ReadResourceParams{Meta: meta, URI: uri}
 	params.InputResponses, params.RequestState, _ = c.inputResponses(ctx)
-	// What the server sent on the request's stream first (see callTool).
-	defer c.order.drain(noticeOrderKey)
 	res, err := c.session.ReadResource(ctx, params)
 	if err != nil {
 		out := c.classify(ctx, err, fmt.Sprintf("reading %s from %s", uri, c.server.Name))

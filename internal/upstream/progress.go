@@ -146,20 +146,33 @@ func WithProgress(ctx context.Context, onProgress func(*mcp.ProgressNotification
 	return context.WithValue(ctx, progressSinkKey{}, onProgress)
 }
 
-// requestProgress returns meta, the _meta of a request made with ctx,
-// with the progress token WithProgress asks for (a copy; meta itself is
-// not changed), and the function to call once the request has its
-// answer: it delivers the progress notifications and log messages read
-// before the answer first, and forgets the token.
+// requestProgress is answerOrder for a prompts/get, resources/read or
+// completion/complete made with ctx, whose progress goes to WithProgress's
+// onProgress, if ctx has one.
 func (c *Client) requestProgress(ctx context.Context, meta mcp.Meta) (mcp.Meta, func()) {
 	onProgress, _ := ctx.Value(progressSinkKey{}).(func(*mcp.ProgressNotificationParams))
-	drainLogs := func() {
+	return c.answerOrder(ctx, meta, onProgress)
+}
+
+// answerOrder returns meta, the _meta of a request made with ctx, with a
+// progress token when onProgress is set (a copy; meta itself is not
+// changed), and the function to call once the request has its answer:
+// it waits until what the server sent ahead of the answer has been
+// handled — the request's progress (passed to onProgress), log messages
+// (to Events.Log) and list changes, resource updates and elicitation
+// completions (noticeOrderKey) — so that a gateway forwards them on the
+// client's request's stream before its answer, and forgets the token.
+// Every request that may bring them (tools/call, prompts/get,
+// resources/read, completion/complete) goes through it.
+func (c *Client) answerOrder(ctx context.Context, meta mcp.Meta, onProgress func(*mcp.ProgressNotificationParams)) (mcp.Meta, func()) {
+	ahead := func() {
 		if c.logs {
 			c.order.drain(logOrderKey)
 		}
+		c.order.drain(noticeOrderKey)
 	}
 	if onProgress == nil {
-		return meta, drainLogs
+		return meta, ahead
 	}
 	token, key := c.claimProgress(ctx, onProgress)
 	out := cloneMeta(meta)
@@ -167,6 +180,6 @@ func (c *Client) requestProgress(ctx context.Context, meta mcp.Meta) (mcp.Meta, 
 	return out, func() {
 		c.order.drain(key)
 		c.progress.Delete(key)
-		drainLogs()
+		ahead()
 	}
 }
