@@ -252,8 +252,20 @@ func TestInterruptCancelsUpstream(t *testing.T) {
 	start := time.Now()
 	r := runCLICtx(t, ctx, "call", "--config", cfg, "alpha", "slow", "seconds=60")
 	wantCode(t, r, ExitInterrupted)
+	wantInterruptedCall(t, r, "alpha/slow")
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("interrupt took %s to take effect", d)
+	}
+}
+
+// wantInterruptedCall checks what a call interrupted by Ctrl-C prints,
+// in-process or through the daemon: that it was interrupted and the call
+// cancelled, and not the context's "context canceled".
+func wantInterruptedCall(t *testing.T, r result, call string) {
+	t.Helper()
+	want := "switchboard call: interrupted: call to " + call + " was cancelled\n"
+	if r.stderr != want {
+		t.Errorf("stderr of the interrupted call: got %q, want %q", r.stderr, want)
 	}
 }
 

@@ -111,9 +111,15 @@ func (a *app) exit(ctx context.Context, err error) int {
 		fmt.Fprintf(a.stderr, "%s: %s\n", a.prefix(), msg)
 		return ExitInterrupted
 	}
-	if a.json && !interrupted {
+	switch {
+	case interrupted:
+		fmt.Fprintf(a.stderr, "%s: %s\n", a.prefix(), interruptedLine(err))
+		for _, s := range fault.As(err).Suggestions {
+			fmt.Fprintf(a.stderr, "  hint: %s\n", s)
+		}
+	case a.json:
 		a.printError(jsonError(err))
-	} else {
+	default:
 		fmt.Fprintf(a.stderr, "%s: %s\n", a.prefix(), oneLine(err))
 		if fe := fault.As(err); fe != nil {
 			for _, s := range fe.Suggestions {
@@ -128,6 +134,20 @@ func (a *app) exit(ctx context.Context, err error) int {
 		return ExitInterrupted
 	}
 	return ExitFailure
+}
+
+// interruptedLine says what a Ctrl-C stopped, in the words of the
+// outermost classified error ("call to alpha/slow was cancelled"), without
+// the context's own "context canceled", which tells a person nothing.
+func interruptedLine(err error) string {
+	msg := fault.As(err).Message
+	switch {
+	case msg == "" || msg == context.Canceled.Error():
+		return "interrupted"
+	case strings.Contains(msg, "interrupted"):
+		return msg
+	}
+	return "interrupted: " + msg
 }
 
 // prefix starts an error line: "switchboard CMD".
