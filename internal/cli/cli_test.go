@@ -206,7 +206,7 @@ func TestCallErrors(t *testing.T) {
 		{"missing tool", []string{"call", "alpha"}, ExitUsage, []string{"missing TOOL"}},
 		{"bad timeout", []string{"call", "alpha", "echo", "--timeout", "10m"}, ExitUsage, []string{"--timeout 10m0s is out of range"}},
 		{"unknown flag", []string{"call", "--nope"}, ExitUsage, []string{"unknown flag --nope; run 'switchboard help call' for its flags"}},
-		{"timeout", []string{"call", "alpha", "slow", "seconds=30", "--timeout", "1s"}, ExitFailure, []string{"alpha/slow did not answer within 1s; the call was cancelled upstream"}},
+		{"timeout", []string{"call", "alpha", "slow", "seconds=30", "--timeout", "1s"}, ExitFailure, []string{"alpha/slow did not answer within 1s (the call's --timeout); the call was cancelled upstream"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
