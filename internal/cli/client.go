@@ -280,7 +280,7 @@ func (a *app) keepTrust(ch clients.Change, wasTrusted bool) []string {
 	}
 	rec, err := config.Trust(dir, ch.Target.Path)
 	if err != nil {
-		return []string{fmt.Sprintf("the file was trusted, and recording its new contents failed: %s; run: %s", oneLine(err), config.TrustCommand(ch.Target.Path))}
+		return []string{fmt.Sprintf("the file was trusted, and recording its new contents failed: %s; run: %s", oneLine(err), a.trustCommand(ch.Target.Path))}
 	}
 	return []string{fmt.Sprintf("the file was trusted; its trust now covers the change (sha256 %s)", rec.SHA256[:12])}
 }
