@@ -91,8 +91,10 @@ func (a *app) exit(ctx context.Context, err error) int {
 			for _, u := range un.lines {
 				first, rest, _ := strings.Cut(u, "\n")
 				fmt.Fprintf(a.stderr, "%s: %s\n", a.prefix(), oneLine(errors.New(first)))
-				if rest != "" {
-					fmt.Fprintln(a.stderr, rest)
+				for _, l := range strings.Split(rest, "\n") {
+					if l != "" && !alreadySaid(first, l) {
+						fmt.Fprintln(a.stderr, l)
+					}
 				}
 			}
 		}
@@ -148,6 +150,17 @@ func interruptedLine(err error) string {
 		return msg
 	}
 	return "interrupted: " + msg
+}
+
+// alreadySaid reports whether msg already says what the line "  try: run:
+// CMD" suggests (a sign-in error ends "run `CMD`"), so that it is not said
+// twice on a terminal; --json keeps it among the suggestions.
+func alreadySaid(msg, line string) bool {
+	try, ok := strings.CutPrefix(strings.TrimSpace(line), "try: ")
+	if !ok {
+		return false
+	}
+	return strings.Contains(msg, strings.TrimPrefix(try, "run: "))
 }
 
 // prefix starts an error line: "switchboard CMD".
