@@ -21,6 +21,8 @@ type app struct {
 	// cmd is the running command's path after "switchboard" ("call",
 	// "hooks fire"), for messages.
 	cmd string
+	// serveStdio is set by serve --stdio: one client, on stdin/stdout.
+	serveStdio bool
 
 	// global flags
 	configPath string
