@@ -329,7 +329,9 @@ func printEndpoints(w interface{ Write([]byte) (int, error) }, addr string, cfg 
 		}
 	}
 	snippet, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"switchboard": map[string]any{"type": "http", "url": base + "/mcp"}}})
-	fmt.Fprintf(w, "Claude Desktop / Cursor (mcpServers)%s:\n  %s\n", auth, snippet)
+	// Claude Desktop only launches commands (client connect writes it the
+	// command below): its snippet is that one, not the URL.
+	fmt.Fprintf(w, "Cursor / Claude Code (mcpServers)%s:\n  %s\n", auth, snippet)
 	vs, _ := json.Marshal(map[string]any{"servers": map[string]any{"switchboard": map[string]any{"type": "http", "url": base + "/mcp"}}})
 	fmt.Fprintf(w, "VS Code (.vscode/mcp.json):\n  %s\n", vs)
 	type launch struct {
@@ -337,7 +339,7 @@ func printEndpoints(w interface{ Write([]byte) (int, error) }, addr string, cfg 
 		Args    []string `json:"args"`
 	}
 	cmd, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"switchboard": launch{exe, args}}})
-	fmt.Fprintf(w, "clients that only launch commands:\n  %s\n", cmd)
+	fmt.Fprintf(w, "Claude Desktop and other clients that only launch commands:\n  %s\n", cmd)
 	fmt.Fprintf(w, "or let switchboard write a client's entry: switchboard client connect CLIENT (%s)\n", strings.Join(clients.IDs(), ", "))
 	fmt.Fprintf(w, "supervising %d server(s); press Ctrl-C to stop\n", len(cfg.Servers))
 }
