@@ -237,7 +237,14 @@ func (a *app) clientConnect(ctx context.Context, id string, f clientFlags) error
 	}
 	served := func(name string) bool { return contains(gw.servers, name) }
 	if gw.source == absPath(t.Path) {
-		served = nil // the client's file is switchboard's configuration: nothing runs twice by name
+		// The client's file is switchboard's configuration: each of its
+		// servers runs twice, and moving them out would take them from
+		// switchboard too.
+		served = nil
+		if len(gw.servers) > 0 {
+			notes = append(notes, fmt.Sprintf("switchboard serves %s itself (--config), so %s runs its servers (%s) and, through switchboard, runs them again. To run them once: switchboard config import %s > ~/.config/switchboard/switchboard.yaml, then switchboard client connect %s --config ~/.config/switchboard/switchboard.yaml --move",
+				t.Path, t.Client.Name, strings.Join(gw.servers, ", "), shellQuote(t.Path), t.Client.ID))
+		}
 	}
 	installed := t.Client.Installed(a.lookupEnv)
 	wasTrusted := a.trustedNow(t.Path)

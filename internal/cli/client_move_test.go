@@ -92,4 +92,9 @@ func TestClientConnectSaysWhatRunsTwiceAndMoves(t *testing.T) {
 	r = runCLI(t, "client", "connect", "claude-desktop", "--config", desktop, "--move")
 	wantCode(t, r, ExitFailure)
 	wantContains(t, "--move on switchboard's own file", r.stderr, "switchboard serves "+desktop+" itself (--config)", "switchboard config import")
+	// Without --move: said plainly, with the way to run them once.
+	r = runCLI(t, "client", "connect", "claude-desktop", "--config", desktop)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "connect with switchboard serving the client's file", r.stderr,
+		"note: switchboard serves "+desktop+" itself (--config), so Claude Desktop runs its servers (mine, alpha, beta) and, through switchboard, runs them again. To run them once: switchboard config import "+desktop)
 }
