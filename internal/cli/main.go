@@ -201,7 +201,12 @@ func jsonError(err error) *fault.Error {
 
 // unavailableError reports the servers in a listing's scope that are not
 // connected, a line each; the listing itself was printed.
-type unavailableError struct{ lines []string }
+type unavailableError struct {
+	lines []string
+	// servers is the command that shows the servers' states: with the ad
+	// hoc server's --stdio or --url, which it names.
+	servers string
+}
 
 func (e *unavailableError) Error() string { return strings.Join(e.lines, "; ") }
 
@@ -224,7 +229,7 @@ func (e *unavailableError) fault() *fault.Error {
 	}
 	return fault.New(fault.Connection, "%s", msg).WithDetail("unavailable", msgs).
 		WithSuggestions(tries...).
-		WithSuggestions("run 'switchboard servers' to see each server's state and last error")
+		WithSuggestions(fmt.Sprintf("run '%s' to see each server's state and last error", e.servers))
 }
 
 // reportUnavailable returns the error that says why servers in scope are
@@ -232,7 +237,11 @@ func (e *unavailableError) fault() *fault.Error {
 // exit code 1; nil when every one is connected.
 func (a *app) reportUnavailable(lines []string) error {
 	if len(lines) > 0 {
-		return &unavailableError{lines: lines}
+		servers := "switchboard servers"
+		if a.adhoc() {
+			servers += " " + a.adhocTarget()
+		}
+		return &unavailableError{lines: lines, servers: servers}
 	}
 	return nil
 }
