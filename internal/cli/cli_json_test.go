@@ -411,3 +411,19 @@ func TestUnavailableAdHocSaysHowToSeeIt(t *testing.T) {
 	wantCode(t, r, ExitFailure)
 	wantContains(t, "tools --stdio false --json", r.stderr, `"run 'switchboard servers --stdio false' to see each server's state and last error"`)
 }
+
+// TestListingOfNothingButUnavailableServers: tools, prompts and resources
+// with nothing to list because the servers are unavailable print their
+// errors only, not an empty table's heading above them.
+func TestListingOfNothingButUnavailableServers(t *testing.T) {
+	t.Parallel()
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	for _, cmd := range []string{"tools", "prompts", "resources"} {
+		r := runCLI(t, cmd, "--stdio", "false")
+		wantCode(t, r, ExitFailure)
+		if r.stdout != "" {
+			t.Errorf("%s of an unavailable server: stdout %q, want nothing", cmd, r.stdout)
+		}
+		wantContains(t, cmd+" stderr", r.stderr, "server adhoc is unavailable")
+	}
+}
