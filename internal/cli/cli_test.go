@@ -202,6 +202,7 @@ func TestCallErrors(t *testing.T) {
 		{"unknown parameter", []string{"call", "alpha", "echo", "mesage=x"}, ExitFailure, []string{`the tool has no parameter "mesage"; did you mean "message"?`}},
 		{"missing required", []string{"call", "alpha", "add", "a=1"}, ExitFailure, []string{"arguments for alpha/add are invalid; b: required, but missing"}},
 		{"not key=value", []string{"call", "alpha", "echo", "hello"}, ExitFailure, []string{`argument "hello" is not key=value`}},
+		{"key:= not JSON", []string{"call", "alpha", "echo", "message:=hi"}, ExitFailure, []string{"message:= needs a JSON value", `hint: for the string "hi", write message=hi (typed by the tool's schema) or 'message:="hi"'`}},
 		{"dead server", []string{"call", "dead", "echo"}, ExitFailure, []string{"fatal: missing API key GIZMO_TOKEN"}},
 		{"missing tool", []string{"call", "alpha"}, ExitUsage, []string{"missing TOOL"}},
 		{"bad timeout", []string{"call", "alpha", "echo", "--timeout", "10m"}, ExitUsage, []string{"--timeout 10m0s is out of range"}},
