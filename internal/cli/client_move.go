@@ -96,8 +96,13 @@ func (a *app) forgetMoved(path string) error {
 // duplicateNote says that the client runs servers that switchboard serves
 // too, and how to run them once.
 func duplicateNote(t clients.Target, names []string, again string) string {
-	return fmt.Sprintf("%s also runs %s itself, and switchboard serves %s too: %s twice, once by %s and once through switchboard. To run them only through switchboard: %s --move (client disconnect puts them back)",
-		t.Client.Name, strings.Join(names, ", "), them(len(names)), runs(len(names)), t.Client.Name, again)
+	msg := fmt.Sprintf("%s also runs %s itself, and switchboard serves %s too: %s twice, once by %s and once through switchboard. ",
+		t.Client.Name, strings.Join(names, ", "), them(len(names)), runs(len(names)), t.Client.Name)
+	if !t.Client.CanMove() {
+		return msg + fmt.Sprintf("To run %s only through switchboard, remove %s from %s by hand (connect --move cannot edit %s's TOML)",
+			them(len(names)), strings.Join(names, ", "), t.Path, t.Client.Name)
+	}
+	return msg + fmt.Sprintf("To run %s only through switchboard: %s --move (client disconnect puts %s back)", them(len(names)), again, them(len(names)))
 }
 
 func them(n int) string {

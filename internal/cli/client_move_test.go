@@ -98,3 +98,34 @@ func TestClientConnectSaysWhatRunsTwiceAndMoves(t *testing.T) {
 	wantContains(t, "connect with switchboard serving the client's file", r.stderr,
 		"note: switchboard serves "+desktop+" itself (--config), so Claude Desktop runs its servers (mine, alpha, beta) and, through switchboard, runs them again. To run them once: switchboard config import "+desktop)
 }
+
+// TestClientConnectCodexSaysToRemoveByHand: Codex's TOML file cannot have
+// entries moved out (its editor writes only strings and lists): the note
+// says to remove them by hand rather than offer --move, and --move is
+// refused, saying so, with the file untouched.
+func TestClientConnectCodexSaysToRemoveByHand(t *testing.T) {
+	t.Parallel()
+	home := clientHome(t)
+	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	codex := filepath.Join(home, ".codex", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(codex), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	orig := "model = \"o3\"\n\n[mcp_servers.alpha]\ncommand = \"npx\"\nargs = [\"-y\", \"alpha-server\"]\n"
+	if err := os.WriteFile(codex, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "client", "connect", "codex", "--config", cfg, "--move")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "connect codex --move", r.stderr, "moving entries out of Codex's TOML file is not supported; remove alpha from it by hand")
+	if got, _ := os.ReadFile(codex); string(got) != orig {
+		t.Errorf("a refused --move changed the file:\n%s", got)
+	}
+	r = runCLI(t, "client", "connect", "codex", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "connect codex", r.stderr, "note: Codex also runs alpha itself, and switchboard serves it too: it runs twice",
+		"To run it only through switchboard, remove alpha from "+codex+" by hand")
+	if strings.Contains(r.stderr, "--move") && !strings.Contains(r.stderr, "connect --move cannot edit") {
+		t.Errorf("the note offers --move for a TOML file:\n%s", r.stderr)
+	}
+}

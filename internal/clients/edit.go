@@ -175,8 +175,8 @@ func duplicates(t Target, ed editor, self string, opts Options, c *Change) error
 		if !opts.Move {
 			continue
 		}
-		if t.Client.format == formatTOML {
-			return fmt.Errorf("moving entries out of %s's TOML file is not supported; remove %s from it by hand (a backup is made)", t.Client.Name, name)
+		if !t.Client.CanMove() {
+			return fmt.Errorf("moving entries out of %s's TOML file is not supported; remove %s from it by hand", t.Client.Name, name)
 		}
 		value, err := ed.raw(name)
 		if err != nil {
