@@ -21,6 +21,8 @@ type app struct {
 	// cmd is the running command's path after "switchboard" ("call",
 	// "hooks fire"), for messages.
 	cmd string
+	// serveStdio is set by serve --stdio: one client, on stdin/stdout.
+	serveStdio bool
 
 	// global flags
 	configPath string
@@ -135,12 +137,15 @@ func (a *app) loadConfig() (*config.Config, error) {
 	}
 	cfg, err := config.Load(path, a.configOptions(true))
 	var unset *config.UnresolvedVariableError
-	if err != nil && errors.As(err, &unset) {
+	if err != nil && errors.As(err, &unset) && a.cmd != "serve" {
 		// A daemon that serves this file has the variables it refers to
 		// (token_env, ${VAR}) in its own environment, and the command will
 		// ask the daemon: the caller's shell need not have them. The file
 		// is read again with a stand-in for each unset variable, only to
 		// know its servers and views; nothing runs on the stand-ins.
+		// Never for serve: the daemon itself (whose reload would find
+		// itself serving the file) and serve --stdio run what they load,
+		// and a stand-in token would be a token anyone can guess.
 		if c, _ := a.daemonFor(context.Background(), path, false); c != nil {
 			c.Close()
 			opts := a.configOptions(false)

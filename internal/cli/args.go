@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -84,7 +85,9 @@ func coercePair(pair string, props map[string]map[string]any) (string, any, erro
 	if key, isRaw := strings.CutSuffix(k, ":"); isRaw {
 		val, err := catalog.DecodeJSON([]byte(v))
 		if err != nil {
-			return "", nil, fault.New(fault.Validation, "%s:= needs a JSON value: %v", key, err)
+			q, _ := json.Marshal(v)
+			return "", nil, fault.New(fault.Validation, "%s:= needs a JSON value: %v", key, err).
+				WithSuggestions(fmt.Sprintf("for the string %s, write %s (typed by the tool's schema) or %s", q, shellQuote(key+"="+v), shellQuote(key+":="+string(q))))
 		}
 		return key, val, nil
 	}

@@ -293,6 +293,10 @@ func authAdHocOnATerminal(t *testing.T, ex *testpeer.OAuthExample) {
 		t.Fatalf("tools --url without a terminal and without a sign-in: got exit 0\n%s", r.stdout)
 	}
 	wantContains(t, "tools --url (no terminal)", r.stdout+r.stderr, "needs sign-in", "switchboard auth login --url "+ex.URL)
+	// Once: the message ends with the command, and no "try:" line repeats it.
+	if n := strings.Count(r.stderr, "switchboard auth login --url "+ex.URL); n != 1 {
+		t.Errorf("tools --url (no terminal): the sign-in command is said %d times, want once:\n%s", n, r.stderr)
+	}
 }
 
 // TestAuthWithTheOAuthExample runs the sign-ins that need no strict

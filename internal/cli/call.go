@@ -155,6 +155,12 @@ func (a *app) call(ctx context.Context, args []string, f callFlags) error {
 		},
 	})
 	bar.clear()
+	if err != nil && ctx.Err() != nil {
+		// Ctrl-C: in-process the engine cancels the call upstream; through
+		// the daemon, the daemon does when the request is dropped. Either
+		// way the person reads the same line.
+		return fault.Wrap(fault.Cancelled, err, "call to %s/%s was cancelled", server, toolName)
+	}
 	if err != nil {
 		return err
 	}

@@ -399,3 +399,31 @@ func TestCallIdentityFollowsDefaultUser(t *testing.T) {
 		t.Errorf("the call's identity: got %v, want ada (gateway.default_user)", calls[0]["identity"])
 	}
 }
+
+// TestUnavailableAdHocSaysHowToSeeIt: --json's suggestion for an ad hoc
+// server that is not connected gives the servers command with the same
+// --stdio, which is the one that shows it (a bare 'switchboard servers'
+// shows the configuration's servers instead).
+func TestUnavailableAdHocSaysHowToSeeIt(t *testing.T) {
+	t.Parallel()
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	r := runCLI(t, "tools", "--stdio", "false", "--json")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "tools --stdio false --json", r.stderr, `"run 'switchboard servers --stdio false' to see each server's state and last error"`)
+}
+
+// TestListingOfNothingButUnavailableServers: tools, prompts and resources
+// with nothing to list because the servers are unavailable print their
+// errors only, not an empty table's heading above them.
+func TestListingOfNothingButUnavailableServers(t *testing.T) {
+	t.Parallel()
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	for _, cmd := range []string{"tools", "prompts", "resources"} {
+		r := runCLI(t, cmd, "--stdio", "false")
+		wantCode(t, r, ExitFailure)
+		if r.stdout != "" {
+			t.Errorf("%s of an unavailable server: stdout %q, want nothing", cmd, r.stdout)
+		}
+		wantContains(t, cmd+" stderr", r.stderr, "server adhoc is unavailable")
+	}
+}

@@ -202,11 +202,12 @@ func TestCallErrors(t *testing.T) {
 		{"unknown parameter", []string{"call", "alpha", "echo", "mesage=x"}, ExitFailure, []string{`the tool has no parameter "mesage"; did you mean "message"?`}},
 		{"missing required", []string{"call", "alpha", "add", "a=1"}, ExitFailure, []string{"arguments for alpha/add are invalid; b: required, but missing"}},
 		{"not key=value", []string{"call", "alpha", "echo", "hello"}, ExitFailure, []string{`argument "hello" is not key=value`}},
+		{"key:= not JSON", []string{"call", "alpha", "echo", "message:=hi"}, ExitFailure, []string{"message:= needs a JSON value", `hint: for the string "hi", write message=hi (typed by the tool's schema) or 'message:="hi"'`}},
 		{"dead server", []string{"call", "dead", "echo"}, ExitFailure, []string{"fatal: missing API key GIZMO_TOKEN"}},
 		{"missing tool", []string{"call", "alpha"}, ExitUsage, []string{"missing TOOL"}},
 		{"bad timeout", []string{"call", "alpha", "echo", "--timeout", "10m"}, ExitUsage, []string{"--timeout 10m0s is out of range"}},
 		{"unknown flag", []string{"call", "--nope"}, ExitUsage, []string{"unknown flag --nope; run 'switchboard help call' for its flags"}},
-		{"timeout", []string{"call", "alpha", "slow", "seconds=30", "--timeout", "1s"}, ExitFailure, []string{"alpha/slow did not answer within 1s; the call was cancelled upstream"}},
+		{"timeout", []string{"call", "alpha", "slow", "seconds=30", "--timeout", "1s"}, ExitFailure, []string{"alpha/slow did not answer within 1s (the call's --timeout); the call was cancelled upstream"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -252,8 +253,20 @@ func TestInterruptCancelsUpstream(t *testing.T) {
 	start := time.Now()
 	r := runCLICtx(t, ctx, "call", "--config", cfg, "alpha", "slow", "seconds=60")
 	wantCode(t, r, ExitInterrupted)
+	wantInterruptedCall(t, r, "alpha/slow")
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("interrupt took %s to take effect", d)
+	}
+}
+
+// wantInterruptedCall checks what a call interrupted by Ctrl-C prints,
+// in-process or through the daemon: that it was interrupted and the call
+// cancelled, and not the context's "context canceled".
+func wantInterruptedCall(t *testing.T, r result, call string) {
+	t.Helper()
+	want := "switchboard call: interrupted: call to " + call + " was cancelled\n"
+	if r.stderr != want {
+		t.Errorf("stderr of the interrupted call: got %q, want %q", r.stderr, want)
 	}
 }
 

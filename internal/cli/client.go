@@ -27,6 +27,7 @@ type clientFlags struct {
 	url    string
 	stdio  bool
 	dryRun bool
+	move   bool
 }
 
 // clientArg checks the CLIENT argument of client connect and disconnect:
@@ -82,8 +83,15 @@ HTTP and when the gateway needs no token, else the command "switchboard serve --
 --url=URL gives another gateway's URL. A second connect that would change nothing says
 so and writes nothing. Before a change the file is copied to
 FILE.switchboard-backup-TIMESTAMP; the change keeps the file's mode. --dry-run prints the
-change as a diff and writes nothing.`,
+change as a diff and writes nothing.
+
+The client's other entries that switchboard serves too (by name: those config import
+brought over) would run twice, once by the client and once through the gateway: connect
+names them, and --move takes them out of the client's file, so that they run once,
+through switchboard. They are kept in the state directory (and in the backup), and
+client disconnect puts them back.`,
 		Example: `  switchboard client connect cursor
+  switchboard client connect claude-desktop --move
   switchboard client connect claude-code --scope project
   switchboard client connect zed --stdio
   switchboard client connect windsurf --dry-run`,
@@ -101,12 +109,14 @@ change as a diff and writes nothing.`,
 	connect.Flags().Lookup("url").NoOptDefVal = gatewayURLFlag
 	connect.Flags().BoolVar(&f.stdio, "stdio", false, "write the command that serves the gateway on stdio, even for a client that speaks HTTP")
 	connect.Flags().BoolVar(&f.dryRun, "dry-run", false, "print the change as a diff; write nothing")
+	connect.Flags().BoolVar(&f.move, "move", false, "take the client's entries that switchboard serves too out of its file (client disconnect puts them back)")
 
 	disconnect := &cobra.Command{
 		Use:   "disconnect CLIENT",
 		Short: "Remove the gateway's entry from a client's configuration",
 		Long: `Remove the entry called --name (switchboard) from the client's configuration file, and
-nothing else; a backup of the file is kept as connect keeps one.`,
+put back the entries connect --move took out of it (unless the file has one of that name
+again); nothing else. A backup of the file is kept as connect keeps one.`,
 		Example: `  switchboard client disconnect cursor
   switchboard client disconnect vscode --scope project --dry-run`,
 		ValidArgsFunction: onlyFirst(fixedCompletion(clients.IDs()...)),
@@ -174,6 +184,12 @@ type connectJSON struct {
 	Backup   string         `json:"backup,omitempty"`
 	DryRun   bool           `json:"dry_run"`
 	Diff     string         `json:"diff,omitempty"`
+	// Duplicates are the client's entries switchboard serves too
+	// (connect); Moved those taken out of the file (--move); Restored
+	// those put back (disconnect).
+	Duplicates []string `json:"duplicates,omitempty"`
+	Moved      []string `json:"moved,omitempty"`
+	Restored   []string `json:"restored,omitempty"`
 }
 
 // clientConnect writes the gateway's entry into a client's file.
@@ -215,15 +231,49 @@ func (a *app) clientConnect(ctx context.Context, id string, f clientFlags) error
 	} else {
 		e.Command, e.Args, notes = a.stdioCommand(gw)
 	}
+	if f.move && gw.source == absPath(t.Path) {
+		return fault.New(fault.Validation, "switchboard serves %s itself (--config): moving its entries out would take them from switchboard too", t.Path).
+			WithSuggestions(fmt.Sprintf("import it first: switchboard config import %s > ~/.config/switchboard/switchboard.yaml, then connect with --config pointing at that file", shellQuote(t.Path)))
+	}
+	served := func(name string) bool { return contains(gw.servers, name) }
+	if gw.source == absPath(t.Path) {
+		// The client's file is switchboard's configuration: each of its
+		// servers runs twice, and moving them out would take them from
+		// switchboard too.
+		served = nil
+		if len(gw.servers) > 0 {
+			notes = append(notes, fmt.Sprintf("switchboard serves %s itself (--config), so %s runs its servers (%s) and, through switchboard, runs them again. To run them once: switchboard config import %s > ~/.config/switchboard/switchboard.yaml, then switchboard client connect %s --config ~/.config/switchboard/switchboard.yaml --move",
+				t.Path, t.Client.Name, strings.Join(gw.servers, ", "), shellQuote(t.Path), t.Client.ID))
+		}
+	}
 	installed := t.Client.Installed(a.lookupEnv)
 	wasTrusted := a.trustedNow(t.Path)
-	ch, err := clients.Connect(t, e, clients.Options{DryRun: f.dryRun})
+	ch, err := clients.Connect(t, e, clients.Options{DryRun: f.dryRun, Served: served, Move: f.move})
 	if err != nil {
 		return err
 	}
+	if len(ch.Moved) > 0 && !f.dryRun {
+		if err := a.recordMoved(absPath(t.Path), ch.Moved); err != nil {
+			return fmt.Errorf("the entries were moved out of %s (the backup %s has them), and keeping them for client disconnect failed: %w", t.Path, ch.Backup, err)
+		}
+	}
 	notes = append(notes, a.keepTrust(ch, wasTrusted)...)
+	if len(ch.Duplicates) > 0 && !f.move {
+		notes = append(notes, duplicateNote(t, ch.Duplicates, "switchboard client connect "+t.Client.ID+scopeArg(t, f)))
+	}
 	if a.json {
-		return a.printJSON(changeJSON(ch, f.name, e.Shape, t.Client.Fields(e), f.dryRun))
+		out := changeJSON(ch, f.name, e.Shape, t.Client.Fields(e), f.dryRun)
+		out.Duplicates = ch.Duplicates
+		for _, m := range ch.Moved {
+			out.Moved = append(out.Moved, m.Name)
+		}
+		if err := a.printJSON(out); err != nil {
+			return err
+		}
+		for _, n := range notes {
+			fmt.Fprintf(a.stderr, "note: %s\n", n)
+		}
+		return nil
 	}
 	where := fmt.Sprintf("%s (%s: %s)", t.Client.Name, t.Scope, t.Path)
 	to := e.URL
@@ -242,10 +292,21 @@ func (a *app) clientConnect(ctx context.Context, id string, f clientFlags) error
 			verb = "reconnected (the previous entry was replaced)"
 		}
 		fmt.Fprintf(a.stdout, "%s %s as %q to %s\n", verb, where, f.name, to)
+		if len(ch.Moved) > 0 {
+			names := make([]string, len(ch.Moved))
+			for i, m := range ch.Moved {
+				names[i] = m.Name
+			}
+			fmt.Fprintf(a.stdout, "moved out of the file, as switchboard serves them: %s (they now run once, through switchboard)\n", strings.Join(names, ", "))
+		}
 		if ch.Backup != "" {
 			fmt.Fprintf(a.stdout, "backup of the file as it was: %s\n", ch.Backup)
 		}
-		fmt.Fprintf(a.stdout, "restart %s (or reload its MCP servers) to use it; undo with: switchboard client disconnect %s%s\n", t.Client.Name, t.Client.ID, scopeArg(t, f))
+		undo := ""
+		if len(ch.Moved) > 0 {
+			undo = ", which also puts the moved entries back"
+		}
+		fmt.Fprintf(a.stdout, "restart %s (or reload its MCP servers) to use it; undo with: switchboard client disconnect %s%s%s\n", t.Client.Name, t.Client.ID, scopeArg(t, f), undo)
 	}
 	if !installed && t.Scope == clients.ScopeUser {
 		notes = append(notes, fmt.Sprintf("%s does not seem to be installed (%s did not exist)", t.Client.Name, filepath.Dir(t.Path)))
@@ -280,7 +341,7 @@ func (a *app) keepTrust(ch clients.Change, wasTrusted bool) []string {
 	}
 	rec, err := config.Trust(dir, ch.Target.Path)
 	if err != nil {
-		return []string{fmt.Sprintf("the file was trusted, and recording its new contents failed: %s; run: %s", oneLine(err), config.TrustCommand(ch.Target.Path))}
+		return []string{fmt.Sprintf("the file was trusted, and recording its new contents failed: %s; run: %s", oneLine(err), a.trustCommand(ch.Target.Path))}
 	}
 	return []string{fmt.Sprintf("the file was trusted; its trust now covers the change (sha256 %s)", rec.SHA256[:12])}
 }
@@ -304,15 +365,29 @@ func (a *app) clientDisconnect(id string, f clientFlags) error {
 		return err
 	}
 	wasTrusted := a.trustedNow(t.Path)
-	ch, err := clients.Disconnect(t, f.name, clients.Options{DryRun: f.dryRun})
+	recs, _, err := a.readMoved()
 	if err != nil {
 		return err
+	}
+	ch, err := clients.Disconnect(t, f.name, clients.Options{DryRun: f.dryRun, Restore: recs[absPath(t.Path)]})
+	if err != nil {
+		return err
+	}
+	if !f.dryRun && (len(ch.Restored) > 0 || len(ch.Kept) > 0) {
+		if err := a.forgetMoved(absPath(t.Path)); err != nil {
+			return err
+		}
 	}
 	for _, n := range a.keepTrust(ch, wasTrusted) {
 		defer fmt.Fprintf(a.stderr, "note: %s\n", n)
 	}
+	if len(ch.Kept) > 0 {
+		defer fmt.Fprintf(a.stderr, "note: not put back, as the file has an entry of that name again: %s\n", strings.Join(ch.Kept, ", "))
+	}
 	if a.json {
-		return a.printJSON(changeJSON(ch, f.name, "", ch.Previous, f.dryRun))
+		out := changeJSON(ch, f.name, "", ch.Previous, f.dryRun)
+		out.Restored = ch.Restored
+		return a.printJSON(out)
 	}
 	where := fmt.Sprintf("%s (%s: %s)", t.Client.Name, t.Scope, t.Path)
 	switch {
@@ -322,7 +397,12 @@ func (a *app) clientDisconnect(id string, f clientFlags) error {
 		fmt.Fprint(a.stdout, ch.Diff())
 		fmt.Fprintln(a.stderr, "dry run: nothing was written")
 	default:
-		fmt.Fprintf(a.stdout, "disconnected %s: removed the entry %q\n", where, f.name)
+		if ch.Previous != nil {
+			fmt.Fprintf(a.stdout, "disconnected %s: removed the entry %q\n", where, f.name)
+		}
+		if len(ch.Restored) > 0 {
+			fmt.Fprintf(a.stdout, "put back the entries connect --move took out: %s\n", strings.Join(ch.Restored, ", "))
+		}
 		fmt.Fprintf(a.stdout, "backup of the file as it was: %s\n", ch.Backup)
 	}
 	return nil
@@ -429,6 +509,8 @@ type gateway struct {
 	source  string // the configuration file, absolute; "" for the embedded default
 	tokens  bool   // the gateway requires bearer tokens
 	running bool   // a daemon serves this configuration now
+	// servers are the names of the servers the configuration has.
+	servers []string
 }
 
 // gatewayInfo finds the gateway of the configuration the command would use:
@@ -452,6 +534,9 @@ func (a *app) gatewayInfo(ctx context.Context) (gateway, error) {
 		cfg = loaded
 	}
 	gw.tokens = len(cfg.Gateway.Tokens) > 0
+	for _, srv := range cfg.Servers {
+		gw.servers = append(gw.servers, srv.Name)
+	}
 	addr := cfg.Gateway.Listen
 	if c, st := a.daemonFor(ctx, src, false); c != nil {
 		c.Close()

@@ -28,9 +28,11 @@ it may run the commands it names. Reference: docs/configuration.md.`,
   switchboard config trust .cursor/mcp.json`,
 		RunE: subcommandRequired,
 	}
+	// SuggestFor: the root's help calls config "Check, show, convert or trust".
 	validate := &cobra.Command{
-		Use:   "validate [FILE]",
-		Short: "Validate a configuration file",
+		Use:        "validate [FILE]",
+		SuggestFor: []string{"check", "lint", "verify"},
+		Short:      "Validate a configuration file",
 		Long: `Load and validate a configuration (the usual one without FILE) and print "ok: ..." with
 the format and number of servers, or every problem at once, one per line, as
 file:line:col: field: what is wrong; how to fix it, and exit 1. Warnings (ignored entries of

@@ -18,3 +18,13 @@ func TestConfigImportHelpNamesEveryFormat(t *testing.T) {
 		t.Errorf("config import completes: got %q, want toml among the extensions", r.stdout)
 	}
 }
+
+// TestConfigImportOfAMissingFileSaysWhereClientsKeepThem: a path that is
+// not there says so, and where to find the client files.
+func TestConfigImportOfAMissingFileSaysWhereClientsKeepThem(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, "config", "import", "nope/claude_desktop_config.json")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "config import of a missing file", r.stderr, "no such file or directory",
+		"hint: check the path; 'switchboard client list' shows where each client keeps its file")
+}

@@ -121,9 +121,19 @@ func (a *app) trustStatus(file string) error {
 		fmt.Fprintf(a.stdout, "your %s configuration: a command on a terminal asks once before running what it names\n", st.Client)
 	}
 	if st.State != config.Trusted {
-		fmt.Fprintf(a.stdout, "to trust it: %s\n", config.TrustCommand(st.Path))
+		fmt.Fprintf(a.stdout, "to trust it: %s\n", a.trustCommand(st.Path))
 	}
 	return nil
+}
+
+// trustCommand is the command that trusts the file at path, as this
+// command's reader can run it: config trust asks on a terminal, and
+// without one it refuses unless given --yes.
+func (a *app) trustCommand(path string) string {
+	if a.terminalAsker() == nil {
+		return config.TrustCommand(path) + " --yes"
+	}
+	return config.TrustCommand(path)
 }
 
 // configTrust shows what file would run once trusted, asks, and records

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -58,7 +59,7 @@ func TestConfigTrustCursorFile(t *testing.T) {
 
 	r := runCLI(t, "call", "--config", file, "notes", "echo", "message=hi")
 	wantCode(t, r, ExitFailure)
-	wantContains(t, "stderr", r.stderr, "is not allowed: this file is not trusted", "run: switchboard config trust "+file)
+	wantContains(t, "stderr", r.stderr, "is not allowed: this file is not trusted", "run: switchboard config trust "+file+" --yes")
 
 	// No terminal to confirm on: nothing is recorded.
 	r = runCLI(t, "config", "trust", file)
@@ -114,7 +115,8 @@ func TestConfigTrustNative(t *testing.T) {
 
 // TestUserClientFileWithoutTerminal: the user's own Cursor file may be
 // trusted at first use, but only on a terminal; without one the refusal
-// says both ways to trust it.
+// says both ways to trust it, and the command it gives works where it was
+// given (config trust without a terminal needs --yes).
 func TestUserClientFileWithoutTerminal(t *testing.T) {
 	t.Parallel()
 	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
@@ -123,7 +125,53 @@ func TestUserClientFileWithoutTerminal(t *testing.T) {
 	file := cursorFile(t, home) // ~/.cursor/mcp.json: the user's own
 	r := runCLI(t, "servers", "--config", file)
 	wantCode(t, r, ExitFailure)
-	wantContains(t, "stderr", r.stderr, "your Cursor configuration", "run a command on a terminal to be asked, or run: switchboard config trust")
+	wantContains(t, "stderr", r.stderr, "your Cursor configuration", "run a command on a terminal to be asked, or, once you have reviewed the file, run: switchboard config trust")
+	runTrustHint(t, r.stderr)
+	wantCode(t, runCLI(t, "call", "--config", file, "notes", "echo", "message=hi"), ExitOK)
+}
+
+// TestTrustHintsWorkWithoutTerminal: every hint that tells a person
+// without a terminal to trust a file gives a command that works there: the
+// refusal of a file that is not a client's, of a changed file, and
+// config trust --status.
+func TestTrustHintsWorkWithoutTerminal(t *testing.T) {
+	t.Parallel()
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "HOME", t.TempDir())
+	file := cursorFile(t, t.TempDir()) // not the user's own: no question at all
+
+	r := runCLI(t, "config", "trust", file, "--status")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "config trust --status", r.stdout, "to trust it: switchboard config trust "+file+" --yes\n")
+
+	r = runCLI(t, "servers", "--config", file)
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "refusal", r.stderr, "this file is not trusted")
+	runTrustHint(t, r.stderr)
+	wantCode(t, runCLI(t, "call", "--config", file, "notes", "echo", "message=hi"), ExitOK)
+
+	if err := appendFile(file, "\n"); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, "servers", "--config", file)
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "refusal of the changed file", r.stderr, "review the change, then run: ")
+	runTrustHint(t, r.stderr)
+	wantCode(t, runCLI(t, "call", "--config", file, "notes", "echo", "message=hi"), ExitOK)
+}
+
+// runTrustHint runs the trust command an error's hint gives, as a person
+// without a terminal would, and wants it to trust the file.
+func runTrustHint(t *testing.T, stderr string) {
+	t.Helper()
+	m := regexp.MustCompile(`run: switchboard (config trust \S+(?: --yes)?)`).FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("no trust command in:\n%s", stderr)
+	}
+	r := runCLI(t, strings.Fields(m[1])...)
+	if r.code != ExitOK {
+		t.Fatalf("the hint's command %q without a terminal: exit %d, want 0\nstderr:\n%s", "switchboard "+m[1], r.code, r.stderr)
+	}
 }
 
 // TestUserClientFileConfirmed: on a terminal (an injected asker), the

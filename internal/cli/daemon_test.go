@@ -324,6 +324,7 @@ func TestDaemonInterruptCancelsTheCall(t *testing.T) {
 	select {
 	case r := <-done:
 		wantCode(t, r, ExitInterrupted)
+		wantInterruptedCall(t, r, "alpha/slow")
 	case <-time.After(10 * time.Second):
 		t.Fatal("the command did not return after the interrupt")
 	}

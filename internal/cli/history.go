@@ -10,9 +10,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
+	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // newHistoryCmd is `switchboard history`, with show.
@@ -149,7 +152,11 @@ func (a *app) history(ctx context.Context, f store.CallFilter) error {
 	if f.Limit < 1 {
 		return usagef("--limit %d is out of range; give 1 or more", f.Limit)
 	}
-	b, done, err := a.historyBackend(ctx)
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return err
+	}
+	b, done, err := a.backend(ctx, cfg, scope{})
 	if err != nil {
 		return err
 	}
@@ -165,6 +172,12 @@ func (a *app) history(ctx context.Context, f store.CallFilter) error {
 	calls, err := b.History(ctx, f)
 	if err != nil {
 		return err
+	}
+	if _, ok := cfg.Server(f.Server); len(calls) == 0 && f.Server != "" && !ok {
+		// The history keeps the calls of servers removed since, so a name
+		// the configuration lacks is not an error; but with nothing found,
+		// a mistyped name would read as "no calls".
+		a.noteUnknownServer(cfg, f.Server)
 	}
 	if a.json {
 		out := make([]historyRecord, 0, len(calls))
@@ -207,6 +220,18 @@ func (a *app) history(ctx context.Context, f store.CallFilter) error {
 		fmt.Fprintf(a.stderr, "more: switchboard history --before %s\n", calls[len(calls)-1].ID)
 	}
 	return nil
+}
+
+// noteUnknownServer says on stderr that no server named name is
+// configured, with the closest names.
+func (a *app) noteUnknownServer(cfg *config.Config, name string) {
+	fe := fault.As(upstream.UnknownServer(cfg, name))
+	fmt.Fprintf(a.stderr, "note: %s\n", fe.Message)
+	for _, s := range fe.Suggestions {
+		if !strings.Contains(fe.Message, fmt.Sprintf("%q", s)) {
+			fmt.Fprintf(a.stderr, "  hint: %s\n", s)
+		}
+	}
 }
 
 // historySources are the sources --source takes.

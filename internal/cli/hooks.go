@@ -191,7 +191,10 @@ func (a *app) hooksList(ctx context.Context, connect bool) error {
 			}
 		}
 		if list[0].Trust != hooks.Trusted {
-			fmt.Fprintf(a.stdout, "these hooks do not run until you trust %s: switchboard hooks trust\n", cfg.Source)
+			// The file by name (the one found elsewhere may be another)
+			// and, without a terminal to ask on, --yes.
+			cmd := strings.Replace(a.trustCommand(cfg.Source), "config trust", "hooks trust", 1)
+			fmt.Fprintf(a.stdout, "these hooks do not run until you trust %s: %s\n", cfg.Source, cmd)
 		}
 		if !connect && hasMCPAction(cfg) {
 			fmt.Fprintln(a.stdout, "mcp mappings were not checked against the tools' schemas; to check them: switchboard hooks list --connect")

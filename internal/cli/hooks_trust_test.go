@@ -24,6 +24,11 @@ func TestHooksTrustAsks(t *testing.T) {
 		t.Fatalf("hooks trust without a terminal or --yes: the file is %s, want untrusted", st)
 	}
 
+	// hooks list says how to trust the file, in a command that works
+	// here (no terminal): the file by name, and --yes.
+	r = runCLI(t, "hooks", "list", "--config", cfg)
+	wantContains(t, "hooks list", r.stdout, "these hooks do not run until you trust "+cfg+": switchboard hooks trust "+cfg+" --yes\n")
+
 	// On a terminal: the question, then yes records the trust.
 	p := startOnPTY(t, []string{"SWITCHBOARD_STATE_DIR=" + state}, "hooks", "trust", cfg)
 	p.expect("hooks: 1, on spec.after-plan")

@@ -91,8 +91,10 @@ func (a *app) exit(ctx context.Context, err error) int {
 			for _, u := range un.lines {
 				first, rest, _ := strings.Cut(u, "\n")
 				fmt.Fprintf(a.stderr, "%s: %s\n", a.prefix(), oneLine(errors.New(first)))
-				if rest != "" {
-					fmt.Fprintln(a.stderr, rest)
+				for _, l := range strings.Split(rest, "\n") {
+					if l != "" && !alreadySaid(first, l) {
+						fmt.Fprintln(a.stderr, l)
+					}
 				}
 			}
 		}
@@ -111,9 +113,15 @@ func (a *app) exit(ctx context.Context, err error) int {
 		fmt.Fprintf(a.stderr, "%s: %s\n", a.prefix(), msg)
 		return ExitInterrupted
 	}
-	if a.json && !interrupted {
+	switch {
+	case interrupted:
+		fmt.Fprintf(a.stderr, "%s: %s\n", a.prefix(), interruptedLine(err))
+		for _, s := range fault.As(err).Suggestions {
+			fmt.Fprintf(a.stderr, "  hint: %s\n", s)
+		}
+	case a.json:
 		a.printError(jsonError(err))
-	} else {
+	default:
 		fmt.Fprintf(a.stderr, "%s: %s\n", a.prefix(), oneLine(err))
 		if fe := fault.As(err); fe != nil {
 			for _, s := range fe.Suggestions {
@@ -128,6 +136,31 @@ func (a *app) exit(ctx context.Context, err error) int {
 		return ExitInterrupted
 	}
 	return ExitFailure
+}
+
+// interruptedLine says what a Ctrl-C stopped, in the words of the
+// outermost classified error ("call to alpha/slow was cancelled"), without
+// the context's own "context canceled", which tells a person nothing.
+func interruptedLine(err error) string {
+	msg := fault.As(err).Message
+	switch {
+	case msg == "" || msg == context.Canceled.Error():
+		return "interrupted"
+	case strings.Contains(msg, "interrupted"):
+		return msg
+	}
+	return "interrupted: " + msg
+}
+
+// alreadySaid reports whether msg already says what the line "  try: run:
+// CMD" suggests (a sign-in error ends "run `CMD`"), so that it is not said
+// twice on a terminal; --json keeps it among the suggestions.
+func alreadySaid(msg, line string) bool {
+	try, ok := strings.CutPrefix(strings.TrimSpace(line), "try: ")
+	if !ok {
+		return false
+	}
+	return strings.Contains(msg, strings.TrimPrefix(try, "run: "))
 }
 
 // prefix starts an error line: "switchboard CMD".
@@ -168,7 +201,12 @@ func jsonError(err error) *fault.Error {
 
 // unavailableError reports the servers in a listing's scope that are not
 // connected, a line each; the listing itself was printed.
-type unavailableError struct{ lines []string }
+type unavailableError struct {
+	lines []string
+	// servers is the command that shows the servers' states: with the ad
+	// hoc server's --stdio or --url, which it names.
+	servers string
+}
 
 func (e *unavailableError) Error() string { return strings.Join(e.lines, "; ") }
 
@@ -191,7 +229,7 @@ func (e *unavailableError) fault() *fault.Error {
 	}
 	return fault.New(fault.Connection, "%s", msg).WithDetail("unavailable", msgs).
 		WithSuggestions(tries...).
-		WithSuggestions("run 'switchboard servers' to see each server's state and last error")
+		WithSuggestions(fmt.Sprintf("run '%s' to see each server's state and last error", e.servers))
 }
 
 // reportUnavailable returns the error that says why servers in scope are
@@ -199,7 +237,11 @@ func (e *unavailableError) fault() *fault.Error {
 // exit code 1; nil when every one is connected.
 func (a *app) reportUnavailable(lines []string) error {
 	if len(lines) > 0 {
-		return &unavailableError{lines: lines}
+		servers := "switchboard servers"
+		if a.adhoc() {
+			servers += " " + a.adhocTarget()
+		}
+		return &unavailableError{lines: lines, servers: servers}
 	}
 	return nil
 }

@@ -44,7 +44,9 @@ func (a *app) prompts(ctx context.Context, args []string) error {
 		if err := a.printJSON(list.Prompts); err != nil {
 			return err
 		}
-	} else {
+	} else if len(list.Prompts) > 0 || len(list.Unavailable) == 0 {
+		// (Nothing to list and servers unavailable: only their errors, no
+		// heading above an empty table.)
 		t := a.newTable("SERVER", "PROMPT", "ARGUMENTS", "DESCRIPTION").keepWhole(0, 1)
 		for _, p := range list.Prompts {
 			var argNames []string

@@ -39,11 +39,32 @@ saying that no daemon is running, or which configuration the running one serves.
 // configuration it validates the file here, prints the result and fails,
 // saying so.
 func (a *app) reload(ctx context.Context) error {
+	given := a.configPath
 	c, st, err := a.fileDaemon(ctx)
 	if err != nil {
 		return err
 	}
+	found := ""
+	if c == nil && !a.adhoc() {
+		if found, err = a.configSource(); err != nil {
+			return err
+		}
+		if found == "" && st.PID != 0 && st.ConfigSource != "" {
+			// No file here (nor --config): reload what the running daemon
+			// serves, as every command without --config follows it.
+			fmt.Fprintf(a.stderr, "note: reloading what the running daemon (pid %d) serves: %s\n", st.PID, st.ConfigSource)
+			a.configPath = st.ConfigSource
+			if c, st, err = a.fileDaemon(ctx); err != nil {
+				return err
+			}
+		}
+	}
 	if c == nil {
+		if found != "" {
+			// Check the file found here (the one the person edited), not
+			// the one another daemon serves.
+			a.configPath = found
+		}
 		cfg, err := a.loadConfig()
 		if err != nil {
 			return err
@@ -60,8 +81,15 @@ func (a *app) reload(ctx context.Context) error {
 			fmt.Fprintf(a.stdout, "configuration OK: %s, %d server(s)\n", src, len(cfg.Servers))
 		}
 		if st.PID != 0 {
-			return fault.New(fault.Config, "the running daemon (pid %d) serves %s, not %s; nothing was reloaded", st.PID, sourceName(st.ConfigSource), src).
-				WithSuggestions("run reload with --config " + sourceName(st.ConfigSource))
+			fe := fault.New(fault.Config, "the running daemon (pid %d) serves %s, not %s; nothing was reloaded", st.PID, sourceName(st.ConfigSource), src)
+			if st.ConfigSource != "" {
+				fe.WithSuggestions("to reload what the daemon serves, run: switchboard reload --config " + shellQuote(st.ConfigSource))
+			}
+			serve := "switchboard serve"
+			if given != "" {
+				serve += " --config " + shellQuote(cfg.Source)
+			}
+			return fe.WithSuggestions(fmt.Sprintf("a daemon serves one configuration for its life: to serve %s, stop the daemon (Ctrl-C where it runs, or kill %d) and run: %s", src, st.PID, serve))
 		}
 		return fault.New(fault.Config, "no daemon is running, so nothing was reloaded").
 			WithSuggestions("start one with 'switchboard serve'")

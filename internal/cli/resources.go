@@ -67,7 +67,9 @@ func (a *app) resources(ctx context.Context, args []string) error {
 		if err := a.printJSON(out); err != nil {
 			return err
 		}
-	} else {
+	} else if len(list.Resources)+len(list.Templates) > 0 || len(list.Unavailable) == 0 {
+		// (Nothing to list and servers unavailable: only their errors, no
+		// heading above an empty table.)
 		t := a.newTable("SERVER", "URI", "NAME", "MIME TYPE").keepWhole(0, 1)
 		for _, r := range list.Resources {
 			t.row(r.Server, r.URI, r.Name, r.MIMEType)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -174,7 +175,17 @@ func unknownCommand(parent *cobra.Command, name string) error {
 		what, help = parent.Name()+" subcommand", "switchboard help "+commandName(parent)
 	}
 	msg := fmt.Sprintf("unknown %s %q", what, name)
-	if s := suggest.Closest(name, names, 1); len(s) > 0 {
+	// A word that means the same (SuggestFor: config check for validate)
+	// before one spelt alike.
+	var meant string
+	for _, c := range parent.Commands() {
+		if slices.Contains(c.SuggestFor, name) {
+			meant = c.Name()
+		}
+	}
+	if meant != "" {
+		msg += fmt.Sprintf("; did you mean %q?", meant)
+	} else if s := suggest.Closest(name, names, 1); len(s) > 0 {
 		msg += fmt.Sprintf("; did you mean %q?", s[0])
 	} else if parent.HasParent() {
 		msg += "; want " + orList(names)

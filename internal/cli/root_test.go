@@ -104,6 +104,8 @@ func TestUnknownCommands(t *testing.T) {
 		{[]string{"frobnicate"}, `unknown command "frobnicate"; run 'switchboard help' for the list`},
 		{[]string{"hooks", "lst"}, `switchboard hooks: unknown hooks subcommand "lst"; did you mean "list"?`},
 		{[]string{"config", "shwo"}, `unknown config subcommand "shwo"; did you mean "show"?`},
+		// The root's help says config checks; the word is not validate's spelling.
+		{[]string{"config", "check"}, `unknown config subcommand "check"; did you mean "validate"?`},
 		{[]string{"servers", "enabel", "x"}, `unknown servers subcommand "enabel"; did you mean "enable"?`},
 		{[]string{"help", "clal"}, `unknown command "clal"; did you mean "call"?`},
 		{[]string{"hooks"}, "missing subcommand: want fire, install-git, list, log or trust"},

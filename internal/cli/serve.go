@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -60,6 +61,7 @@ warnings to stderr (--log-level changes the level).`,
 // serves one MCP client on stdin/stdout instead of listening.
 func (a *app) serve(ctx context.Context, listen string, stdio bool) error {
 	a.defaultLog = "warn" // the daemon's logs are its outcome
+	a.serveStdio = stdio
 	// In stdio mode stdin is the MCP stream: nobody can be asked.
 	a.noPrompt = a.noPrompt || stdio
 	if listen != "" {
@@ -231,10 +233,55 @@ func (a *app) loadServeConfig(listen string) (*config.Config, error) {
 		return config.Load(path, opts)
 	}
 	cfg, err := a.loadConfig()
+	if err != nil && a.serveStdio && !a.adhoc() {
+		cfg, err = a.loadWithoutTokens(err)
+	}
 	if err == nil && listen != "" {
 		cfg.Gateway.Listen = listen
 	}
 	return cfg, err
+}
+
+// loadWithoutTokens loads the configuration for serve --stdio when the
+// only problem was gateway tokens whose token_env is not set (err):
+// the client that started serve --stdio is served without a token (as
+// client connect says), and a client's environment rarely has the
+// daemon's token variables. The tokens are dropped, never given a value.
+func (a *app) loadWithoutTokens(err error) (*config.Config, error) {
+	var ve *config.ValidationError
+	if !errors.As(err, &ve) {
+		return nil, err
+	}
+	tokenVars := map[string]bool{}
+	for _, p := range ve.Problems {
+		var unset *config.UnresolvedVariableError
+		if !errors.As(p.Err, &unset) || !strings.HasPrefix(unset.Field, "gateway.tokens[") {
+			return nil, err
+		}
+		tokenVars[unset.Variable] = true
+	}
+	path, ferr := a.configSource()
+	if ferr != nil || path == "" {
+		return nil, err
+	}
+	opts := a.configOptions(true)
+	opts.LookupEnv = func(name string) (string, bool) {
+		if v, ok := a.lookupEnv(name); ok {
+			return v, true
+		}
+		if tokenVars[name] {
+			// Unique per variable (two tokens with one value are refused);
+			// dropped below, never accepted.
+			return "unset-for-serve-stdio-" + name, true
+		}
+		return "", false
+	}
+	cfg, lerr := config.Load(path, opts)
+	if lerr != nil {
+		return nil, err
+	}
+	cfg.Gateway.Tokens = nil
+	return cfg, nil
 }
 
 // clientAddr returns the address a client on this machine uses to reach
@@ -282,7 +329,9 @@ func printEndpoints(w interface{ Write([]byte) (int, error) }, addr string, cfg 
 		}
 	}
 	snippet, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"switchboard": map[string]any{"type": "http", "url": base + "/mcp"}}})
-	fmt.Fprintf(w, "Claude Desktop / Cursor (mcpServers)%s:\n  %s\n", auth, snippet)
+	// Claude Desktop only launches commands (client connect writes it the
+	// command below): its snippet is that one, not the URL.
+	fmt.Fprintf(w, "Cursor / Claude Code (mcpServers)%s:\n  %s\n", auth, snippet)
 	vs, _ := json.Marshal(map[string]any{"servers": map[string]any{"switchboard": map[string]any{"type": "http", "url": base + "/mcp"}}})
 	fmt.Fprintf(w, "VS Code (.vscode/mcp.json):\n  %s\n", vs)
 	type launch struct {
@@ -290,7 +339,7 @@ func printEndpoints(w interface{ Write([]byte) (int, error) }, addr string, cfg 
 		Args    []string `json:"args"`
 	}
 	cmd, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"switchboard": launch{exe, args}}})
-	fmt.Fprintf(w, "clients that only launch commands:\n  %s\n", cmd)
+	fmt.Fprintf(w, "Claude Desktop and other clients that only launch commands:\n  %s\n", cmd)
 	fmt.Fprintf(w, "or let switchboard write a client's entry: switchboard client connect CLIENT (%s)\n", strings.Join(clients.IDs(), ", "))
 	fmt.Fprintf(w, "supervising %d server(s); press Ctrl-C to stop\n", len(cfg.Servers))
 }

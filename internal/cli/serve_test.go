@@ -101,7 +101,28 @@ func TestPrintEndpointsNamesOAuth(t *testing.T) {
 	wantContains(t, "banner", b.String(),
 		"sign-in: OAuth access tokens from https://login.example.com/realms/team for https://mcp.example.com;",
 		"(metadata: https://mcp.example.com/.well-known/oauth-protected-resource/mcp)",
-		"Claude Desktop / Cursor (mcpServers) (the client signs in with OAuth")
+		"Cursor / Claude Code (mcpServers) (the client signs in with OAuth")
+}
+
+// TestPrintEndpointsGivesClaudeDesktopTheCommand: Claude Desktop only
+// launches commands (client connect writes it one), so the banner gives it
+// the command snippet, not the URL one it could not use.
+func TestPrintEndpointsGivesClaudeDesktopTheCommand(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	printEndpoints(&b, "127.0.0.1:7777", config.Default(), "/opt/bin/switchboard", []string{"serve", "--stdio"})
+	lines := strings.Split(b.String(), "\n")
+	for i, l := range lines {
+		if !strings.Contains(l, "Claude Desktop") {
+			continue
+		}
+		if i+1 >= len(lines) || !strings.Contains(lines[i+1], `"command":"/opt/bin/switchboard"`) || strings.Contains(lines[i+1], `"url"`) {
+			t.Errorf("the banner gives Claude Desktop %q, want the command snippet:\n%s", lines[min(i+1, len(lines)-1)], b.String())
+		}
+	}
+	if !strings.Contains(b.String(), "Claude Desktop") {
+		t.Errorf("the banner names no snippet for Claude Desktop:\n%s", b.String())
+	}
 }
 
 // TestServeListenOverridesTheFile checks that --listen replaces

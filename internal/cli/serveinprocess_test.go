@@ -14,10 +14,17 @@ import (
 // if the test failed, serve's output is logged.
 func serveInProcess(t *testing.T, cfg string) {
 	t.Helper()
+	serveInProcessArgs(t, "serve", "--config", cfg, "--listen", "127.0.0.1:0")
+}
+
+// serveInProcessArgs is serveInProcess running the command line args (a
+// serve that reads gateway.listen from its file, without --listen).
+func serveInProcessArgs(t *testing.T, args ...string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- mainIn(t, ctx, &out, &errb, "serve", "--config", cfg, "--listen", "127.0.0.1:0") }()
+	go func() { done <- mainIn(t, ctx, &out, &errb, args...) }()
 	t.Cleanup(func() {
 		cancel()
 		if code := <-done; code != ExitOK {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,6 +13,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/audit"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
+	"github.com/switchboard-mcp/switchboard/internal/suggest"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
@@ -18,22 +21,39 @@ import (
 // refresh.
 func newServersCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "servers",
+		Use:   "servers [NAME]",
 		Short: "List servers with state, tools, latency and failures",
-		Long: `List the configured servers with their transport, state (connected, error, disabled,
-auto-disabled, ...), number of tools, latency of one ping, consecutive failures and a note
-with the last error or why the server is disabled. Exits 1 if any enabled server is not
-connected. With a daemon running for the same configuration it answers from the daemon;
-otherwise it connects every server once.`,
+		Long: `List the configured servers (or the one called NAME) with their transport, state
+(connected, error, disabled, auto-disabled, ...), number of tools, latency of one ping,
+consecutive failures and a note with the last error or why the server is disabled. Exits 1
+if any enabled server listed is not connected. With a daemon running for the same
+configuration it answers from the daemon; otherwise it connects the servers once.`,
 		Example: `  switchboard servers
+  switchboard servers github
   switchboard servers --json
   switchboard servers --stdio "npx -y @modelcontextprotocol/server-everything"
   switchboard servers disable github`,
+		ValidArgsFunction: onlyFirst(a.completeServer),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
+			switch {
+			case len(args) > 1:
+				// servers SUBCOMMAND NAME, the subcommand mistyped.
+				return unknownCommand(cmd, args[0])
+			case len(args) == 1 && findChild(cmd, args[0]) == nil && !a.adhoc():
+				// A server's name (the row of one server), else a
+				// mistyped subcommand.
+				cfg, err := a.loadConfig()
+				if err != nil {
+					return err
+				}
+				if _, ok := cfg.Server(args[0]); ok {
+					return a.servers(cmd.Context(), args[0])
+				}
+				return unknownServerOrCommand(cmd, cfg, args[0])
+			case len(args) == 1:
 				return unknownCommand(cmd, args[0])
 			}
-			return a.servers(cmd.Context())
+			return a.servers(cmd.Context(), "")
 		},
 	}
 	a.adhocFlags(cmd)
@@ -67,8 +87,31 @@ otherwise it connects every server once.`,
 	return cmd
 }
 
-// servers prints the servers' table.
-func (a *app) servers(ctx context.Context) error {
+// unknownServerOrCommand is the usage error for `servers NAME` when NAME
+// is neither a subcommand nor a configured server: the closest of both.
+func unknownServerOrCommand(cmd *cobra.Command, cfg *config.Config, name string) error {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	var servers []string
+	for _, srv := range cfg.Servers {
+		servers = append(servers, srv.Name)
+	}
+	msg := fmt.Sprintf("no server named %q is configured, nor is it a servers subcommand", name)
+	if s := suggest.Closest(name, append(servers, names...), 1); len(s) > 0 {
+		msg += fmt.Sprintf("; did you mean %q?", s[0])
+	} else {
+		msg += fmt.Sprintf("; want a server (%s) or %s", strings.Join(servers, ", "), orList(names))
+	}
+	return &usageError{msg}
+}
+
+// servers prints the servers' table: every server, or only the one
+// called only.
+func (a *app) servers(ctx context.Context, only string) error {
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return err
@@ -81,7 +124,11 @@ func (a *app) servers(ctx context.Context) error {
 		fmt.Fprintln(a.stdout, "  switchboard servers --stdio \"npx -y @modelcontextprotocol/server-everything\"")
 		return nil
 	}
-	b, done, err := a.backend(ctx, cfg, scope{connect: true})
+	sc := scope{connect: true}
+	if only != "" {
+		sc.only = []string{only}
+	}
+	b, done, err := a.backend(ctx, cfg, sc)
 	if err != nil {
 		return err
 	}
@@ -89,6 +136,9 @@ func (a *app) servers(ctx context.Context) error {
 	rows, err := b.Servers(ctx)
 	if err != nil {
 		return err
+	}
+	if only != "" {
+		rows = slices.DeleteFunc(rows, func(r control.ServerInfo) bool { return r.Server != only })
 	}
 	if a.json {
 		if err := a.printJSON(rows); err != nil {

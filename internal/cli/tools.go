@@ -52,7 +52,9 @@ func (a *app) tools(ctx context.Context, args []string) error {
 		if err := a.printJSON(list.Tools); err != nil {
 			return err
 		}
-	} else {
+	} else if len(list.Tools) > 0 || len(list.Unavailable) == 0 {
+		// (Nothing to list and servers unavailable: only their errors, no
+		// heading above an empty table.)
 		t := a.newTable("SERVER", "TOOL", "DESCRIPTION").keepWhole(0, 1)
 		for _, tool := range list.Tools {
 			desc := firstLine(tool.Description, 70)

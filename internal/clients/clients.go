@@ -298,6 +298,11 @@ func Lookup(id string) (*Client, error) {
 	return nil, fault.New(fault.NotFound, "unknown client %q; want one of %s", id, strings.Join(IDs(), ", "))
 }
 
+// CanMove reports whether Connect can move entries out of the client's
+// file and Disconnect put them back (Options.Move): not for a TOML file,
+// whose editor writes only strings and lists of strings.
+func (c *Client) CanMove() bool { return c.format != formatTOML }
+
 // HasScope reports whether the client has files of scope s.
 func (c *Client) HasScope(s Scope) bool { return slices.Contains(c.Scopes, s) }
 

@@ -9,9 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"time"
 
+	"github.com/pelletier/go-toml/v2"
 	"github.com/rogpeppe/go-internal/diff"
+	"github.com/tailscale/hujson"
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
@@ -22,6 +25,24 @@ type Options struct {
 	DryRun bool
 	// Now is the clock that names backups; nil is time.Now.
 	Now func() time.Time
+	// Served reports whether Switchboard serves the client's entry called
+	// name itself (Connect): such an entry runs twice, once by the client
+	// and once through the gateway. Nil: none is.
+	Served func(name string) bool
+	// Move makes Connect take the entries Served reports out of the file
+	// (into Change.Moved), so that they run once, through the gateway.
+	Move bool
+	// Restore are entries Disconnect puts back into the file (those a
+	// Connect with Move took out), unless the file has one of that name.
+	Restore []MovedEntry
+}
+
+// MovedEntry is an entry Connect took out of a client's file: its name,
+// and its value as the file had it (standard JSON, its keys in the file's
+// order), to put back as it was.
+type MovedEntry struct {
+	Name  string          `json:"name"`
+	Value json.RawMessage `json:"value"`
 }
 
 // Change is what Connect or Disconnect did (or, with DryRun, would do) to
@@ -42,6 +63,14 @@ type Change struct {
 	Before, After []byte
 	// Previous is the entry's fields before the change, if it had any.
 	Previous map[string]any
+	// Duplicates are the file's other entries that Options.Served reports
+	// (Connect), in the file's order; Moved are those taken out of the
+	// file (Options.Move).
+	Duplicates []string
+	Moved      []MovedEntry
+	// Restored are the entries of Options.Restore put back (Disconnect);
+	// Kept are those not put back, because the file has one of that name.
+	Restored, Kept []string
 }
 
 // Diff is the change as a unified diff of the file.
@@ -118,12 +147,47 @@ func Connect(t Target, e Entry, opts Options) (Change, error) {
 			return err
 		}
 		c.Previous = prev
-		if prev != nil && reflect.DeepEqual(prev, want) {
-			return nil
+		if prev == nil || !reflect.DeepEqual(prev, want) {
+			c.Replaced = prev != nil
+			if err := ed.set(e.Name, t.Client.entry(e)); err != nil {
+				return err
+			}
 		}
-		c.Replaced = prev != nil
-		return ed.set(e.Name, t.Client.entry(e))
+		return duplicates(t, ed, e.Name, opts, c)
 	})
+}
+
+// duplicates finds the entries other than the gateway's own that
+// Switchboard serves too, and takes them out of the file when asked.
+func duplicates(t Target, ed editor, self string, opts Options, c *Change) error {
+	if opts.Served == nil {
+		return nil
+	}
+	names, err := ed.names()
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if name == self || !opts.Served(name) {
+			continue
+		}
+		c.Duplicates = append(c.Duplicates, name)
+		if !opts.Move {
+			continue
+		}
+		if !t.Client.CanMove() {
+			return fmt.Errorf("moving entries out of %s's TOML file is not supported; remove %s from it by hand", t.Client.Name, name)
+		}
+		value, err := ed.raw(name)
+		if err != nil {
+			return err
+		}
+		if _, err := ed.remove(name); err != nil {
+			return err
+		}
+		c.Moved = append(c.Moved, MovedEntry{Name: name, Value: value})
+	}
+	return nil
 }
 
 // Disconnect removes the entry called name from the target's file, and
@@ -131,12 +195,30 @@ func Connect(t Target, e Entry, opts Options) (Change, error) {
 func Disconnect(t Target, name string, opts Options) (Change, error) {
 	return change(t, opts, func(ed editor, c *Change) error {
 		prev, err := ed.get(name)
-		if err != nil || prev == nil {
+		if err != nil {
 			return err
 		}
-		c.Previous = prev
-		_, err = ed.remove(name)
-		return err
+		if prev != nil {
+			c.Previous = prev
+			if _, err := ed.remove(name); err != nil {
+				return err
+			}
+		}
+		for _, m := range opts.Restore {
+			have, err := ed.get(m.Name)
+			if err != nil {
+				return err
+			}
+			if have != nil {
+				c.Kept = append(c.Kept, m.Name)
+				continue
+			}
+			if err := ed.setRaw(m.Name, m.Value); err != nil {
+				return err
+			}
+			c.Restored = append(c.Restored, m.Name)
+		}
+		return nil
 	})
 }
 
@@ -236,7 +318,13 @@ func writeFile(path string, data []byte, mode fs.FileMode) error {
 type editor interface {
 	get(name string) (map[string]any, error)
 	set(name string, fs fields) error
+	// raw is an entry's value as standard JSON, its keys in the file's
+	// order; setRaw writes one back.
+	raw(name string) (json.RawMessage, error)
+	setRaw(name string, v json.RawMessage) error
 	remove(name string) (bool, error)
+	// names lists the entries in the file's order.
+	names() ([]string, error)
 	bytes() []byte
 }
 
@@ -280,6 +368,44 @@ func (j *jsonEditor) set(name string, fs fields) error {
 	return j.d.set([]string{j.key, name}, fs)
 }
 
+func (j *jsonEditor) raw(name string) (json.RawMessage, error) {
+	v, ok, err := j.d.lookup([]string{j.key, name})
+	if err != nil || !ok {
+		return nil, err
+	}
+	std, err := hujson.Standardize(append([]byte(nil), j.d.src[v.StartOffset:v.EndOffset]...))
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, std); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func (j *jsonEditor) setRaw(name string, v json.RawMessage) error {
+	return j.d.set([]string{j.key, name}, v)
+}
+
+func (j *jsonEditor) names() ([]string, error) {
+	v, ok, err := j.d.lookup([]string{j.key})
+	if err != nil || !ok {
+		return nil, err
+	}
+	obj, ok := v.Value.(*hujson.Object)
+	if !ok {
+		return nil, fmt.Errorf("%s is not an object", j.key)
+	}
+	var out []string
+	for _, m := range obj.Members {
+		if lit, ok := m.Name.Value.(hujson.Literal); ok {
+			out = append(out, lit.String())
+		}
+	}
+	return out, nil
+}
+
 func (j *jsonEditor) remove(name string) (bool, error) {
 	return j.d.remove([]string{j.key, name})
 }
@@ -318,6 +444,28 @@ func (t *tomlEditor) set(name string, fs fields) error {
 }
 
 func (t *tomlEditor) remove(name string) (bool, error) { return t.d.remove(t.key, name) }
+
+func (t *tomlEditor) raw(name string) (json.RawMessage, error) {
+	return nil, fmt.Errorf("moving %s out of a TOML file is not supported", name)
+}
+
+func (t *tomlEditor) setRaw(name string, v json.RawMessage) error {
+	return fmt.Errorf("putting %s back into a TOML file is not supported", name)
+}
+
+func (t *tomlEditor) names() ([]string, error) {
+	var all map[string]any
+	if err := toml.Unmarshal(t.d.src, &all); err != nil {
+		return nil, err
+	}
+	tables, _ := all[t.key].(map[string]any)
+	out := make([]string, 0, len(tables))
+	for name := range tables {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out, nil
+}
 
 func (t *tomlEditor) bytes() []byte { return t.d.src }
 

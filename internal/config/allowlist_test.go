@@ -81,7 +81,7 @@ func TestAllowlistFixes(t *testing.T) {
 		},
 		{
 			"testdata/claude.json", `{"mcpServers": {"a": {"command": "python"}}}`,
-			`testdata/claude.json:1:34: mcpServers.a.command: command "python" is not allowed: this file is not trusted, and an untrusted file may run only npx, uvx, docker; if you wrote or reviewed it, run: switchboard config trust <testdata>/claude.json`,
+			`testdata/claude.json:1:34: mcpServers.a.command: command "python" is not allowed: this file is not trusted, and an untrusted file may run only npx, uvx, docker; if you wrote or reviewed it, run: switchboard config trust <testdata>/claude.json --yes`,
 		},
 		{
 			"testdata/s.yaml", "security:\n  allowed_commands: [python]\nservers:\n  - name: a\n    command: python\n    args: [-c, ok]\n",

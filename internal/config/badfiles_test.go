@@ -566,13 +566,13 @@ servers:
     args: [run, --cap-add=ALL, img]
 `,
 		Want: []string{
-			"testdata/bad.yaml:4:16: servers.a.args[1]: npx argument \"-c rm -rf ~\" is refused: it runs a shell command instead of a package; remove it and give the package to run, e.g. args: [-y, @scope/server]; or, if you mean it, add launch: {allow: [npx.call]} to the server and trust the file: switchboard config trust <testdata>/bad.yaml",
-			"testdata/bad.yaml:7:12: servers.b.args[0]: npx argument \"--call=sh\" is refused: it runs a shell command instead of a package; remove it and give the package to run, e.g. args: [-y, @scope/server]; or, if you mean it, add launch: {allow: [npx.call]} to the server and trust the file: switchboard config trust <testdata>/bad.yaml",
-			"testdata/bad.yaml:10:27: servers.c.args[3]: docker argument \"--privileged\" is refused: it gives the container every device and capability of the host; remove it; or, if you mean it, add launch: {allow: [docker.privileged]} to the server and trust the file: switchboard config trust <testdata>/bad.yaml",
-			"testdata/bad.yaml:13:17: servers.d.args[1]: docker argument \"-v /:/host\" is refused: it mounts the host's root filesystem into the container; mount a folder inside the configuration's folder, read-only; or, if you mean it, add launch: {allow: [docker.mount-root]} to the server and trust the file: switchboard config trust <testdata>/bad.yaml",
-			"testdata/bad.yaml:16:17: servers.e.args[1]: docker argument \"--mount type=bind,source=/,target=/h\" is refused: it mounts the host's root filesystem into the container; mount a folder inside the configuration's folder, read-only; or, if you mean it, add launch: {allow: [docker.mount-root]} to the server and trust the file: switchboard config trust <testdata>/bad.yaml",
-			"testdata/bad.yaml:19:17: servers.f.args[1]: docker argument \"--pid=host\" is refused: the container sees and can signal the host's (or another container's) processes; remove it; or, if you mean it, add launch: {allow: [docker.pid]} to the server and trust the file: switchboard config trust <testdata>/bad.yaml",
-			"testdata/bad.yaml:22:17: servers.g.args[1]: docker argument \"--cap-add=ALL\" is refused: capabilities beyond Docker's defaults let a container escape (SYS_ADMIN, SYS_MODULE, DAC_READ_SEARCH); remove it; or, if you mean it, add launch: {allow: [docker.cap-add]} to the server and trust the file: switchboard config trust <testdata>/bad.yaml",
+			"testdata/bad.yaml:4:16: servers.a.args[1]: npx argument \"-c rm -rf ~\" is refused: it runs a shell command instead of a package; remove it and give the package to run, e.g. args: [-y, @scope/server]; or, if you mean it, add launch: {allow: [npx.call]} to the server and trust the file: switchboard config trust <testdata>/bad.yaml --yes",
+			"testdata/bad.yaml:7:12: servers.b.args[0]: npx argument \"--call=sh\" is refused: it runs a shell command instead of a package; remove it and give the package to run, e.g. args: [-y, @scope/server]; or, if you mean it, add launch: {allow: [npx.call]} to the server and trust the file: switchboard config trust <testdata>/bad.yaml --yes",
+			"testdata/bad.yaml:10:27: servers.c.args[3]: docker argument \"--privileged\" is refused: it gives the container every device and capability of the host; remove it; or, if you mean it, add launch: {allow: [docker.privileged]} to the server and trust the file: switchboard config trust <testdata>/bad.yaml --yes",
+			"testdata/bad.yaml:13:17: servers.d.args[1]: docker argument \"-v /:/host\" is refused: it mounts the host's root filesystem into the container; mount a folder inside the configuration's folder, read-only; or, if you mean it, add launch: {allow: [docker.mount-root]} to the server and trust the file: switchboard config trust <testdata>/bad.yaml --yes",
+			"testdata/bad.yaml:16:17: servers.e.args[1]: docker argument \"--mount type=bind,source=/,target=/h\" is refused: it mounts the host's root filesystem into the container; mount a folder inside the configuration's folder, read-only; or, if you mean it, add launch: {allow: [docker.mount-root]} to the server and trust the file: switchboard config trust <testdata>/bad.yaml --yes",
+			"testdata/bad.yaml:19:17: servers.f.args[1]: docker argument \"--pid=host\" is refused: the container sees and can signal the host's (or another container's) processes; remove it; or, if you mean it, add launch: {allow: [docker.pid]} to the server and trust the file: switchboard config trust <testdata>/bad.yaml --yes",
+			"testdata/bad.yaml:22:17: servers.g.args[1]: docker argument \"--cap-add=ALL\" is refused: capabilities beyond Docker's defaults let a container escape (SYS_ADMIN, SYS_MODULE, DAC_READ_SEARCH); remove it; or, if you mean it, add launch: {allow: [docker.cap-add]} to the server and trust the file: switchboard config trust <testdata>/bad.yaml --yes",
 		},
 	},
 	{
@@ -648,7 +648,7 @@ servers:
 `,
 		Want: []string{
 			"testdata/claude.json:1:17: mcpServers.a.command: command is required by the stdio transport; did you mean command instead of \"comand\"?",
-			"testdata/claude.json:1:58: mcpServers.b.command: command \"python\" is not allowed: this file is not trusted, and an untrusted file may run only npx, uvx, docker; if you wrote or reviewed it, run: switchboard config trust <testdata>/claude.json",
+			"testdata/claude.json:1:58: mcpServers.b.command: command \"python\" is not allowed: this file is not trusted, and an untrusted file may run only npx, uvx, docker; if you wrote or reviewed it, run: switchboard config trust <testdata>/claude.json --yes",
 			"testdata/claude.json:1:123: mcpServers.c.disabled: must be true or false, not a string",
 			"testdata/claude.json:1:145: mcpServers.d.type: unknown transport \"grpc\"; use one of stdio, sse, http, websocket",
 		},

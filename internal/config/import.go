@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -33,7 +34,11 @@ import (
 func Import(path string, opts Options) ([]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fault.Wrap(fault.Config, err, "reading configuration file %s", path)
+		fe := fault.Wrap(fault.Config, err, "reading configuration file %s", path)
+		if errors.Is(err, fs.ErrNotExist) {
+			fe.WithSuggestions("check the path; 'switchboard client list' shows where each client keeps its file")
+		}
+		return nil, fe
 	}
 	p := parse(path, data, opts)
 	if errs := importBlocking(p.ps.errs); len(errs) > 0 {

@@ -35,8 +35,8 @@ func TestLaunchAllowNeedsTrust(t *testing.T) {
 
 	_, err := config.Load(file, opts)
 	want := []string{
-		file + `:2:53: mcpServers.gh.args[2]: docker argument "--privileged" is refused: it gives the container every device and capability of the host; the server allows it under launch.allow, which counts only in a file you trust; if you wrote or reviewed it, run: switchboard config trust ` + file,
-		file + `:3:54: mcpServers.net.args[2]: docker argument "--net=host" is refused: the container shares the host's network, where it reaches every local service; remove it; publish the ports the server needs on 127.0.0.1; or, if you mean it, add "launch": {"allow": ["docker.network-host"]} to the server and trust the file: switchboard config trust ` + file,
+		file + `:2:53: mcpServers.gh.args[2]: docker argument "--privileged" is refused: it gives the container every device and capability of the host; the server allows it under launch.allow, which counts only in a file you trust; if you wrote or reviewed it, run: switchboard config trust ` + file + " --yes",
+		file + `:3:54: mcpServers.net.args[2]: docker argument "--net=host" is refused: the container shares the host's network, where it reaches every local service; remove it; publish the ports the server needs on 127.0.0.1; or, if you mean it, add "launch": {"allow": ["docker.network-host"]} to the server and trust the file: switchboard config trust ` + file + " --yes",
 	}
 	if got := problemLines(err); !slices.Equal(got, want) {
 		t.Fatalf("untrusted:\ngot  %q\nwant %q", got, want)
@@ -158,7 +158,7 @@ func TestLaunchPolicyEnvPositions(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := config.Load(file, config.Options{})
-	trust := "switchboard config trust " + file
+	trust := "switchboard config trust " + file + " --yes"
 	want := []string{
 		file + `:7:7: servers.a.env.LD_PRELOAD: environment variable LD_PRELOAD is refused for npx: the dynamic loader loads the library it names into the launcher; remove it; or, if you mean it, add launch: {allow: [env.LD_PRELOAD]} to the server and trust the file: ` + trust,
 		file + `:11:18: servers.d.inherit_env: inherit_env is refused for docker: it passes your whole environment, tokens included, to the launcher (and docker -e NAME into the container); remove it; name the variables the server needs under env; or, if you mean it, add launch: {allow: [env.inherit]} to the server and trust the file: ` + trust,

@@ -669,7 +669,7 @@ func (r *resolver) unusedAllow(s *rawServer, srv Server, policy LaunchPolicy, al
 // policyFix is how to do without a refused construct, and how to allow it
 // if the user means it: launch.allow in a file whose widening counts.
 func (r *resolver) policyFix(s *rawServer, fix, rule string, listed bool) string {
-	trust := TrustCommand(r.trust.abs)
+	trust := r.trustCommand(r.trust.abs)
 	if listed {
 		return "the server allows it under launch.allow, which counts only in a file you trust; if you wrote or reviewed it, run: " + trust
 	}
@@ -692,6 +692,17 @@ func (r *resolver) launchSnippet(rule string) string {
 		return `launch = { allow = ["` + rule + `"] }`
 	}
 	return `"launch": {"allow": ["` + rule + `"]}`
+}
+
+// trustCommand is the command that trusts the file at path, as the
+// person reading the message can run it: where Load could not ask (no
+// terminal: a script, the daemon, the console) config trust could not ask
+// either, and refuses without --yes, so the command has it.
+func (r *resolver) trustCommand(path string) string {
+	if r.canAsk {
+		return TrustCommand(path)
+	}
+	return TrustCommand(path) + " --yes"
 }
 
 // trustWouldAllow reports whether trusting the file would allow command:
@@ -729,23 +740,23 @@ func (r *resolver) allowlistMessage(cmd string, na *CommandNotAllowedError) (str
 		return fmt.Sprintf("command %q is not in the allowlist (%s)", cmd, strings.Join(r.allowed, ", ")), "add it under security.allowed_commands"
 	}
 	only := strings.Join(r.allowed, ", ")
-	trust := "run: " + TrustCommand(na.File)
+	trust := "run: " + r.trustCommand(na.File)
 	var why string
 	switch {
 	case r.trust.err != nil:
 		why = fmt.Sprintf("the trust records cannot be read (%v), so the file is not trusted", r.trust.err)
 	case na.Trust == Changed && r.trust.rec != nil:
 		why = fmt.Sprintf("the file changed since you trusted it (%s)", r.trust.rec.TrustedAt.Local().Format("2006-01-02 15:04"))
-		trust = "review the change, then run: " + TrustCommand(na.File)
+		trust = "review the change, then run: " + r.trustCommand(na.File)
 	case r.trust.client != "" && r.canAsk:
 		why = fmt.Sprintf("this file (your %s configuration) is not trusted", r.trust.client)
-		trust = "to trust it, run: " + TrustCommand(na.File)
+		trust = "to trust it, run: " + r.trustCommand(na.File)
 	case r.trust.client != "":
 		why = fmt.Sprintf("this file (your %s configuration) is not trusted yet", r.trust.client)
-		trust = "run a command on a terminal to be asked, or run: " + TrustCommand(na.File)
+		trust = "run a command on a terminal to be asked, or, once you have reviewed the file, run: " + r.trustCommand(na.File)
 	default:
 		why = "this file is not trusted"
-		trust = "if you wrote or reviewed it, run: " + TrustCommand(na.File)
+		trust = "if you wrote or reviewed it, run: " + r.trustCommand(na.File)
 	}
 	return fmt.Sprintf("command %q is not allowed: %s, and an untrusted file may run only %s", cmd, why, only), trust
 }

@@ -48,7 +48,7 @@ func TestTrustOnHash(t *testing.T) {
 	}
 	msg := err.Error()
 	for _, want := range []string{
-		`mcpServers.py.command: command "python" is not allowed: this file is not trusted, and an untrusted file may run only npx, uvx, docker; if you wrote or reviewed it, run: switchboard config trust ` + file,
+		`mcpServers.py.command: command "python" is not allowed: this file is not trusted, and an untrusted file may run only npx, uvx, docker; if you wrote or reviewed it, run: switchboard config trust ` + file + " --yes",
 		`mcpServers.abs.command: command "/opt/tools/bin/server" is not allowed`,
 	} {
 		if !strings.Contains(msg, want) {

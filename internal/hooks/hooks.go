@@ -151,6 +151,7 @@ const (
 	logKeyStatus = "status"
 	logKeyError  = "error"
 	logKeyFile   = "file"
+	logKeyRun    = "run"
 )
 
 // New returns an engine for cfg's hooks. It does not run anything until
@@ -201,7 +202,7 @@ func New(opts Options) (*Engine, error) {
 	e.queue = make(chan *job, s.settings.QueueSize)
 	e.idleCh = make(chan struct{})
 	if s.untrustedFile != "" {
-		e.logger.Warn("hooks in this file do not run until it is trusted: run switchboard hooks trust", logKeyFile, s.untrustedFile)
+		e.logger.Warn("hooks in this file do not run until it is trusted", logKeyFile, s.untrustedFile, logKeyRun, trustCommand(s.untrustedFile))
 	}
 	return e, nil
 }
@@ -231,7 +232,7 @@ func (e *Engine) SetConfig(cfg *config.Config) error {
 	}
 	e.set.Store(s)
 	if s.untrustedFile != "" {
-		e.logger.Warn("hooks in this file do not run until it is trusted: run switchboard hooks trust", logKeyFile, s.untrustedFile)
+		e.logger.Warn("hooks in this file do not run until it is trusted", logKeyFile, s.untrustedFile, logKeyRun, trustCommand(s.untrustedFile))
 	}
 	return nil
 }

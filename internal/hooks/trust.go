@@ -64,3 +64,11 @@ func CheckTrust(stateDir, path string) (TrustState, error) {
 func Trust(stateDir, path string) (TrustRecord, error) {
 	return config.Trust(stateDir, path)
 }
+
+// trustCommand is the command that trusts the file at path so that its
+// hooks run, as a log line says it: the file by name (a bare hooks trust
+// trusts the file found where it runs), and --yes, for the daemon that
+// logs it has no terminal and neither may its reader.
+func trustCommand(path string) string {
+	return strings.Replace(config.TrustCommand(path), "config trust", "hooks trust", 1) + " --yes"
+}

@@ -3,6 +3,7 @@ package hooks_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -152,5 +153,29 @@ func TestHandler(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("GET: got %d, want 405", resp.StatusCode)
+	}
+}
+
+// TestUntrustedHooksLogTheCommand: the warning that a file's hooks do not
+// run names the command that trusts that file, by its path, as it works
+// without a terminal.
+func TestUntrustedHooksLogTheCommand(t *testing.T) {
+	repo := t.TempDir()
+	file := filepath.Join(repo, "switchboard.yaml")
+	if err := os.WriteFile(file, []byte("servers: []\nhooks:\n  - {name: mark, on: work.done, actions: [{type: command, command: [\"true\"]}]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(file, config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	if _, err := hooks.New(hooks.Options{Config: cfg, StateDir: t.TempDir(), Describe: fakeDescribe, Dir: repo, Logger: logger}); err != nil {
+		t.Fatal(err)
+	}
+	want := `run="switchboard hooks trust ` + file + ` --yes"`
+	if !strings.Contains(logs.String(), want) {
+		t.Errorf("the log says:\n%s\nwant it to contain %s", logs.String(), want)
 	}
 }

@@ -532,9 +532,10 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 			if waited >= time.Millisecond {
 				within = fmt.Sprintf("%s (%s of it waiting for a slot)", timeout, waited.Round(time.Millisecond))
 			}
-			return nil, fault.Wrap(fault.Timeout, err, "%s/%s did not answer within %s; the call was cancelled upstream", req.Server, req.Tool, within).
-				WithDetail("server", req.Server).WithDetail("tool", req.Tool).
-				WithSuggestions("raise request_timeout for the server, or pass a longer timeout")
+			which, raise := timeoutSource(req)
+			return nil, fault.Wrap(fault.Timeout, cancelledUpstream{err}, "%s/%s did not answer within %s (%s); the call was cancelled upstream", req.Server, req.Tool, within, which).
+				WithDetail("server", req.Server).WithDetail("tool", req.Tool).WithDetail("timeout", timeout.String()).
+				WithSuggestions(raise...)
 		}
 		if ctx.Err() != nil {
 			return nil, fault.Wrap(fault.Cancelled, err, "call to %s/%s was cancelled", req.Server, req.Tool)
@@ -569,6 +570,37 @@ var (
 	errBudgetTime = errors.New("budget max_duration reached")
 	errBudgetCost = errors.New("budget max_cost exceeded")
 )
+
+// cancelledUpstream is the cause of a call's timeout: the attempt's
+// error (its context's deadline, which errors.Is still finds), worded as
+// what happened to the call, so that a person reads which timeout elapsed
+// rather than "context deadline exceeded".
+type cancelledUpstream struct{ err error }
+
+func (e cancelledUpstream) Error() string { return "the call was cancelled upstream" }
+func (e cancelledUpstream) Unwrap() error { return e.err }
+
+// timeoutSource names the timeout a call ran under, for the message that
+// says it elapsed, and says how to raise it: the caller's own timeout
+// (--timeout, a hook action's timeout), else the server's request_timeout.
+func timeoutSource(req Request) (which string, raise []string) {
+	maxNote := fmt.Sprintf("at most %gm", config.MaxRequestTimeout.Minutes())
+	if req.Timeout != 0 {
+		switch req.Source {
+		case SourceCLI:
+			return "the call's --timeout", []string{"pass a longer --timeout (" + maxNote + ")"}
+		case SourceHook:
+			return "the hook action's timeout", []string{"raise the action's timeout, or hook_settings.timeout (" + maxNote + ")"}
+		}
+		return "the timeout the caller gave the call", []string{"give the call a longer timeout (" + maxNote + ")"}
+	}
+	which = fmt.Sprintf("server %s's request_timeout", req.Server)
+	raise = []string{fmt.Sprintf("raise request_timeout for server %s in the configuration, or defaults.request_timeout for every server (%s)", req.Server, maxNote)}
+	if req.Source == SourceCLI {
+		raise = append(raise, "or pass --timeout for this call (switchboard call ... --timeout 2m)")
+	}
+	return which, raise
+}
 
 // errNotSent marks failures that happened before the request reached the
 // server: retrying them is always safe.
