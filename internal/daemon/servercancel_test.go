@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 // TestServerCancelsItsOwnRequest: a server that stops waiting for an
@@ -20,11 +22,15 @@ import (
 // with its call. Directly, the client's handler of the request is
 // cancelled and the call's result follows; through the gateway the client
 // must get the same on the call's stream — the cancellation naming the
-// request it was asked, then the result — with fast_path on (the upstream
-// side's lean path reads the call's stream itself) as with it off (the
-// go-sdk's client reads it). The client never answers: a gateway that
-// waited for its answer before reading on would hold the call until its
-// timeout (two minutes here), far past the test's wait.
+// request it was asked, then the result — with fast_path on, where the
+// upstream side's lean path reads the call's stream itself, from the
+// shared session and from a client's own (a prefix: never view of a
+// per_client server, which passes the elicitation on as the server wrote
+// it). The client never answers: a lean path that waited for its answer
+// before reading on held the call until its timeout (two minutes here),
+// far past the test's wait. (With fast_path off the go-sdk's client reads
+// the stream, and its handler's cancellation races the call's result to
+// the client: docs/gateway.md says so, and no test here waits on it.)
 func TestServerCancelsItsOwnRequest(t *testing.T) {
 	t.Parallel()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "impatient", Version: "1"}, nil)
@@ -38,19 +44,23 @@ func TestServerCancelsItsOwnRequest(t *testing.T) {
 				Text: fmt.Sprintf("gave up: %v", errors.Is(err, context.DeadlineExceeded))}}}, nil
 		})
 	url := serveHTTP(t, srv, nil)
-	for _, fast := range []bool{true, false} {
-		t.Run(fmt.Sprintf("fast_path=%v", fast), func(t *testing.T) {
-			cfg := testConfig(httpUpstream("imp", url))
-			cfg.Servers[0].RequestTimeout = 2 * time.Minute
-			cfg.Gateway.DisableFastPath = !fast
+	for _, perNever := range []bool{false, true} { // a prefix: never view of a per_client server, whose elicitations go as given
+		t.Run(fmt.Sprintf("per_client_never=%v", perNever), func(t *testing.T) {
+			srv := httpUpstream("imp", url)
+			srv.RequestTimeout = 2 * time.Minute
+			cfg, tool := testConfig(srv), "imp__gives-up"
+			if perNever {
+				srv.Session = config.SessionPerClient
+				cfg, tool = neverView(srv), "gives-up"
+			}
 			r := start(t, cfg)
 			s := newCapableSession(t, r.url+"/mcp", clientCaps)
-			s.waitListed("imp__gives-up")
+			s.waitListed(tool)
 
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.url,
-				strings.NewReader(`{"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{"name":"imp__gives-up","arguments":{}}}`))
+				strings.NewReader(`{"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{"name":"`+tool+`","arguments":{}}}`))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
 			req.Header.Set("Mcp-Session-Id", s.id)
