@@ -162,6 +162,7 @@ func (f *fastCaller) exchange(ctx context.Context, id, method string, p []byte) 
 		}
 	case strings.HasPrefix(ct, "text/event-stream"):
 		var cur eventCursor
+		defer cur.asks.end()
 		msg, err = f.stream(ctx, resp.Body, id, &cur)
 		if cur.resumable(err) {
 			// The server closed the stream before the response, having
@@ -290,7 +291,9 @@ func (f *fastCaller) stream(ctx context.Context, r io.Reader, id string, cur *ev
 			case msg.Method == "" && string(msg.ID) == `"`+id+`"`:
 				return &msg, nil
 			case msg.Method != "" && len(msg.ID) > 0:
-				f.answer(ctx, &msg)
+				cur.asks.start(ctx, msg.ID, func(ctx context.Context) { f.answer(ctx, &msg) })
+			case msg.Method == "notifications/cancelled":
+				cur.asks.cancel(msg.Params)
 			case msg.Method != "":
 				f.notify(ctx, &msg)
 			}
@@ -365,6 +368,79 @@ func (f *fastCaller) notify(ctx context.Context, msg *wireMessage) {
 		}
 	}
 	// Progress without a token of ours, and anything else: nothing to do.
+}
+
+// serverAsks are the requests a server sent on one call's event stream
+// that are being answered. Each is answered on a goroutine of its own, as
+// the go-sdk's client answers them, while the stream is read on: a server
+// that stops waiting for an answer (its own deadline) says so with
+// notifications/cancelled, which ends that answer's context — the gateway
+// then tells the client it asked, as the SDK's path does — and goes on
+// with its call, whose result is read meanwhile.
+type serverAsks struct {
+	mu      sync.Mutex
+	cancels map[string]context.CancelFunc // by the request's id (rawIDKey)
+	wg      sync.WaitGroup
+}
+
+// start answers the request id with answer, on a context of its own.
+func (a *serverAsks) start(ctx context.Context, id json.RawMessage, answer func(context.Context)) {
+	actx, cancel := context.WithCancel(ctx)
+	key := rawIDKey(id)
+	a.mu.Lock()
+	if a.cancels == nil {
+		a.cancels = map[string]context.CancelFunc{}
+	}
+	a.cancels[key] = cancel
+	a.mu.Unlock()
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		defer cancel()
+		answer(actx)
+		a.mu.Lock()
+		delete(a.cancels, key)
+		a.mu.Unlock()
+	}()
+}
+
+// cancel ends the answer to the request a server's notifications/cancelled
+// (params) names, if it is still running.
+func (a *serverAsks) cancel(params json.RawMessage) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if cancel, ok := a.cancels[rawIDKey(p.RequestID)]; ok {
+		cancel()
+	}
+}
+
+// end cancels the answers still running once the call has its answer (or
+// failed) and waits for them: a server that wanted them would not have
+// answered the call first.
+func (a *serverAsks) end() {
+	a.mu.Lock()
+	for _, cancel := range a.cancels {
+		cancel()
+	}
+	a.mu.Unlock()
+	a.wg.Wait()
+}
+
+// rawIDKey is a JSON-RPC id as written, as a key that matches it by value
+// ("\u0041" is "A", 1.0 is 1).
+func rawIDKey(id json.RawMessage) string {
+	var v any
+	if json.Unmarshal(id, &v) != nil {
+		return string(id)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // answer replies to a request the server sent on a call's stream.

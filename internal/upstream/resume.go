@@ -40,6 +40,7 @@ type eventCursor struct {
 	pending string        // the id field of the event being read
 	hasID   bool          // the event being read has an id field
 	retry   time.Duration // the last retry: field, 0 if none
+	asks    serverAsks    // the server's requests on the stream being answered
 }
 
 // field reads an event-stream line that is not data.
