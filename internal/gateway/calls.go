@@ -442,9 +442,14 @@ func (g *Gateway) Events(server string) upstream.Events {
 // One that belongs to no call — also one the server sent on its
 // standalone stream while calls run — goes, from an owned session, to its
 // owner's client sessions, else to every client of a view that shows the
-// server. A per_client session's messages go as the server sent them
-// (sendLog); others the SDK drops for clients below the level they set,
-// or that set none.
+// server; but the shared session of a per_client / per_user server (kept
+// for the catalog) logs to no client: each has, or will have, its own
+// session of that server, and directly no client sees what its server
+// logs on another session. (A stateless gateway runs every call on the
+// shared session, as for a shared server: nothing is held back there.)
+// A per_client session's messages go as the server sent them (sendLog);
+// others the SDK drops for clients below the level they set, or that
+// set none.
 func (g *Gateway) log(ctx context.Context, server string, p *mcp.LoggingMessageParams) {
 	c, linked := ctx.Value(callerKey{}).(*clientCall)
 	key, owned := upstream.SessionKeyFrom(ctx)
@@ -452,6 +457,15 @@ func (g *Gateway) log(ctx context.Context, server string, p *mcp.LoggingMessageP
 	if !linked && !upstream.SentOutsideRequests(ctx) {
 		onIt := g.madeOnSessionOf(ctx, server)
 		c = g.calls.newest(server, func(c *clientCall) bool { return (c.level != "" || asSent) && onIt(c) })
+	}
+	if c == nil && !owned {
+		cfg := g.config()
+		if srv, _ := cfg.Server(server); srv.Session.Owned() && !cfg.Gateway.Stateless {
+			// Not its data: a message may carry anything.
+			g.logger.Debug("a log message of the shared upstream session outside the calls made on it reaches no client: the server's clients have sessions of their own",
+				logKeyServer, server, "session", string(srv.Session), "level", string(p.Level))
+			return
+		}
 	}
 	if c != nil {
 		msg := c.vs.logMessage(server, p)
