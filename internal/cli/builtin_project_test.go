@@ -37,7 +37,7 @@ func writeProjectFixture(t *testing.T) string {
 // child and calls general_query through the CLI.
 func TestBuiltinProjectStdio(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	root := writeProjectFixture(t)
 	exe, _ := os.Executable()
 	cfg := filepath.Join(t.TempDir(), "switchboard.yaml")

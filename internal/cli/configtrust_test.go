@@ -117,7 +117,7 @@ func TestConfigTrustNative(t *testing.T) {
 // says both ways to trust it.
 func TestUserClientFileWithoutTerminal(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	home := t.TempDir()
 	setenv(t, "HOME", home)
 	file := cursorFile(t, home) // ~/.cursor/mcp.json: the user's own
