@@ -23,7 +23,7 @@ const agentKey = "sk-cli-agent-SECRET-42"
 // and clears the LLM environment variables.
 func agentConfig(t *testing.T, srv *llmtest.Server, agentBlock string) string {
 	t.Helper()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	for _, k := range []string{llm.EnvBaseURL, llm.EnvModel, llm.EnvAPIKey, llm.EnvPromptPrice, llm.EnvCompletionPrice, llm.EnvTimeout, llm.EnvOpenAIAPIKey, llm.EnvOpenAIBaseURL} {
 		setenv(t, k, "")
 	}

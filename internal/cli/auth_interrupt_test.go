@@ -20,7 +20,7 @@ import (
 // (run by TestAuthWithTheOAuthExample).
 func authLoginInterrupted(t *testing.T, ex *testpeer.OAuthExample) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	setenv(t, envNoDaemon, "1")
 	cfg := filepath.Join(t.TempDir(), "switchboard.yaml")
 	if err := os.WriteFile(cfg, fmt.Appendf(nil, "servers:\n  - name: demo\n    transport: http\n    url: %s\n", ex.URL), 0o600); err != nil {

@@ -21,7 +21,7 @@ import (
 func TestLogoutHintOnce(t *testing.T) {
 	t.Parallel()
 	ex := testpeer.StartOAuthExample(t, true)
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	setenv(t, "BROWSER", browserScript(t))
 	cfg := filepath.Join(t.TempDir(), "switchboard.yaml")
 	write := func(yaml string) {

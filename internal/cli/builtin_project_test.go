@@ -37,7 +37,7 @@ func writeProjectFixture(t *testing.T) string {
 // child and calls general_query through the CLI.
 func TestBuiltinProjectStdio(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	root := writeProjectFixture(t)
 	exe, _ := os.Executable()
 	cfg := filepath.Join(t.TempDir(), "switchboard.yaml")
@@ -147,8 +147,10 @@ func TestBuiltinTasksMissingEnvFile(t *testing.T) {
 	r := runCLICtx(t, ctx, "builtin", "tasks", "--env-file", missing)
 	wantCode(t, r, ExitFailure)
 	wantContains(t, "stderr", r.stderr, "the env file "+missing+" does not exist")
-	// --env-file "" reads no file, not even ./.env.
-	r = runCLICtx(t, ctx, "builtin", "tasks", "--env-file", "")
+	// --env-file "" reads no file, not even ./.env. Over HTTP: the stdio
+	// server is the process's own stdin and stdout, which it closes as it
+	// stops, under the parallel tests that read them (a data race).
+	r = runCLICtx(t, ctx, "builtin", "tasks", "--env-file", "", "--http", "127.0.0.1:0")
 	if r.code == ExitFailure || strings.Contains(r.stderr, "env file") {
 		t.Errorf(`--env-file "": got exit %d, stderr %q; want the server to start without a file`, r.code, r.stderr)
 	}

@@ -100,7 +100,7 @@ func TestListingJSONErrorForUnavailableServer(t *testing.T) {
 
 func TestUsageErrorJSON(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	r := runCLI(t, "history", "--json", "--limit", "0")
 	wantCode(t, r, ExitUsage)
 	if e := jsonErr(t, "history --limit 0", r); e["error_type"] != "validation_error" || !strings.Contains(fmt.Sprint(e["message"]), "--limit") {
@@ -212,7 +212,7 @@ func TestFlagsBeforeSubcommand(t *testing.T) {
 
 func TestConfigShowResolvedKeys(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	cfg := filepath.Join(t.TempDir(), "switchboard.yaml")
 	os.WriteFile(cfg, []byte("servers:\n  - name: dk\n    docker:\n      image: mcp/fetch\n    env: {API_TOKEN: abc123secret}\n"), 0o600)
 

@@ -78,7 +78,7 @@ var deadServerArgs = []string{"-c", "echo 'fatal: missing API key GIZMO_TOKEN' >
 // directory.
 func writeConfig(t *testing.T, servers map[string]string) string {
 	t.Helper()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	exe := testserver.Command(t)
 	allowed := fmt.Sprintf("%q", exe)
 	for _, mode := range servers {
@@ -277,6 +277,7 @@ func wantInterruptedCall(t *testing.T, r result, call string) {
 func TestInterruptWhileOpeningTheStore(t *testing.T) {
 	t.Parallel()
 	cfg := writeConfig(t, map[string]string{"alpha": "ok"})
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir()) // a new database, to be migrated
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // Ctrl-C before the store is open
 	for _, args := range [][]string{
@@ -346,7 +347,7 @@ func TestEnableDisablePersist(t *testing.T) {
 
 func TestAdHocStdio(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	exe := testserver.Command(t)
 	// Ad hoc commands take no SERVER argument and are not held to the allowlist.
 	r := runCLI(t, "call", "--stdio", fmt.Sprintf("env %s=ok %q", testserver.EnvMode, exe), "echo", "message=adhoc")
@@ -358,7 +359,7 @@ func TestAdHocStdio(t *testing.T) {
 
 func TestWebSocketURL(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	srv := mcp.NewServer(&mcp.Implementation{Name: "ws", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "shout"}, func(_ context.Context, _ *mcp.CallToolRequest, a struct {
 		Word string `json:"word"`
@@ -393,7 +394,7 @@ func TestUsage(t *testing.T) {
 
 func TestConfigCommands(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("servers:\n  - name: gh\n    transport: http\n    urll: https://x\n"), 0o600)
@@ -494,7 +495,7 @@ func TestServe(t *testing.T) {
 // use the embedded default.
 func TestServeWithoutConfig(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	setenv(t, "XDG_CONFIG_HOME", t.TempDir())
 	setenv(t, "HOME", t.TempDir())
 	chdir(t, t.TempDir())
@@ -616,7 +617,7 @@ func TestCallBudgetAndTruncation(t *testing.T) {
 // backend as the task owner.
 func TestBuiltinTasksEndToEnd(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	const token = "test-service-token-0123456789"
 	setenv(t, EnvTasksToken, token)
 	addr := startTaskAPI(t)

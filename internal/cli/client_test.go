@@ -22,7 +22,7 @@ func clientHome(t *testing.T) string {
 	setenv(t, "CODEX_HOME", "")
 	setenv(t, "CLAUDE_CONFIG_DIR", "")
 	setenv(t, "XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	chdir(t, t.TempDir())
 	return home
 }

@@ -119,7 +119,7 @@ func TestConfigTrustNative(t *testing.T) {
 // given (config trust without a terminal needs --yes).
 func TestUserClientFileWithoutTerminal(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	home := t.TempDir()
 	setenv(t, "HOME", home)
 	file := cursorFile(t, home) // ~/.cursor/mcp.json: the user's own

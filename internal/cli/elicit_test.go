@@ -18,7 +18,7 @@ import (
 // srv is set, an llm: block pointing at it.
 func asksConfig(t *testing.T, srv *llmtest.Server, extra ...string) string {
 	t.Helper()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	for _, k := range []string{llm.EnvBaseURL, llm.EnvModel, llm.EnvAPIKey, llm.EnvOpenAIAPIKey, llm.EnvOpenAIBaseURL} {
 		setenv(t, k, "")
 	}
@@ -100,7 +100,7 @@ func TestElicitDeclineAndCancelOnATerminal(t *testing.T) {
 // a terminal (today's failure: "client does not support elicitation").
 func TestElicitEverythingOnATerminal(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	p := startOnPTY(t, nil, "call", "--url", everythingURL(t), "trigger-elicitation-request")
 	p.expect("Your full, legal name")
 	p.answer("> ", "Ada Lovelace")

@@ -14,7 +14,7 @@ import (
 // cause. On a terminal the table cuts the last column to fit instead.
 func TestHooksLogKeepsTheWholeError(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	setenv(t, envNoDaemon, "1")
 	dir := filepath.Join(t.TempDir(), strings.Repeat("a-long-directory-name-", 4))
 	if err := os.MkdirAll(dir, 0o755); err != nil {

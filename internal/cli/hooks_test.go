@@ -33,7 +33,7 @@ func writeScript(t *testing.T, dir, name, body string) string {
 
 func TestHooksCommands(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	setenv(t, envNoDaemon, "1")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "event.json")
@@ -120,7 +120,7 @@ func TestHooksCommands(t *testing.T) {
 
 func TestHooksListInvalid(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	cfgPath := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
 	data := must(os.ReadFile(cfgPath))
 	data = append(data, "hooks:\n  - {name: bad, on: x.y, actions: [{type: mcp, server: alpha, tool: echo, params: [{param: mesage, value: hi}]}]}\n"...)
@@ -164,7 +164,7 @@ func TestHooksInstallGitEndToEnd(t *testing.T) {
 	writeScript(t, bin, "switchboard", fmt.Sprintf("%s=1 exec %q \"$@\"\n", envRunMain, exe))
 	// The git hooks' switchboard is a process of its own, with the
 	// environment git gives it: the test's.
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	setenv(t, "PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	setenv(t, "GIT_CONFIG_GLOBAL", os.DevNull)
 	setenv(t, "GIT_CONFIG_SYSTEM", os.DevNull)

@@ -55,7 +55,7 @@ func TestNormalizeArgs(t *testing.T) {
 // wants, or the closest flag, and exits 2.
 func TestFlagErrors(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	tests := []struct {
 		args []string
 		want string
@@ -185,7 +185,7 @@ func TestSinceValue(t *testing.T) {
 // as YAML.
 func TestOutputYAML(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	r := runCLI(t, "version", "--output", "yaml")
 	wantCode(t, r, ExitOK)
 	if !strings.HasPrefix(r.stdout, "version: ") || strings.Contains(r.stdout, "{") {
@@ -203,7 +203,7 @@ func TestOutputYAML(t *testing.T) {
 // null, and that listings are bare arrays.
 func TestListsAreNeverNull(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "switchboard.yaml")
 	if err := os.WriteFile(cfg, []byte("servers: []\n"), 0o600); err != nil {

@@ -25,7 +25,7 @@ func TestServeOneLinePerFailedAttempt(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	cfg := filepath.Join(t.TempDir(), "switchboard.yaml")
 	yaml := fmt.Sprintf(`gateway:
   listen: 127.0.0.1:0

@@ -19,7 +19,7 @@ import (
 // and then one count, not a WARN per refused request.
 func TestSessionRefusalsLogOnceThenACount(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	cfg := filepath.Join(t.TempDir(), "switchboard.yaml")
 	if err := os.WriteFile(cfg, []byte("gateway:\n  listen: 127.0.0.1:0\n  max_sessions: 1\nservers: []\n"), 0o600); err != nil {
 		t.Fatal(err)

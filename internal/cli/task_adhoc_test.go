@@ -13,7 +13,7 @@ import (
 // internal name.
 func taskFollowsAnAdHocCall(t *testing.T, url string) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 
 	r := runCLI(t, "call", "--url", url, "confirm_delete", "filename=a.txt", "--task")
 	wantCode(t, r, ExitOK)

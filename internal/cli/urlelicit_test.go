@@ -18,7 +18,7 @@ import (
 // named ue, and a fresh state directory.
 func urlElicitConfig(t *testing.T) string {
 	t.Helper()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	exe := testserver.Command(t)
 	cfg := "defaults:\n  connect_timeout: 10s\n  request_timeout: 60s\n" +
 		"security:\n  allowed_commands: [\"" + exe + "\"]\n" +

@@ -11,7 +11,7 @@ import (
 // run in (chdir), which need not be the process's.
 func TestCommandsUseTheirWorkingDirectory(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	setenv(t, "XDG_CONFIG_HOME", t.TempDir())
 	setenv(t, "HOME", t.TempDir())
 	setenv(t, envNoDaemon, "1")
