@@ -366,7 +366,7 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 		Elicit: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 			ss, cctx, stop := g.route(ctx, server, func(c *mcp.ClientCapabilities) bool { return c.Elicitation != nil })
 			if ss == nil {
-				return nil, noClientFor(ctx, server, "elicitation")
+				return nil, noElicitClient(ctx, server)
 			}
 			defer stop()
 			if r := inRound(cctx); r != nil {
@@ -384,7 +384,7 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 			if err := elicitModeDeclared(ss, p); err != nil {
 				return nil, err
 			}
-			return ss.Elicit(cctx, p)
+			return elicitChecked(cctx, ss, p)
 		},
 		ListRoots: func(ctx context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
 			can := func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil || c.Roots.ListChanged }

@@ -106,7 +106,7 @@ func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
 		KeepAlive: 0,
 	})
 	vs.srv.AddReceivingMiddleware(vs.serverInfoMiddleware, g.sessionMiddleware(vs), vs.setLevelMiddleware, vs.asGivenMiddleware, vs.ownListsMiddleware, vs.unlistedMiddleware, vs.asServerMiddleware)
-	vs.srv.AddSendingMiddleware(fastSending, notifyAsSending, vs.ownedListSending, g.listenSending)
+	vs.srv.AddSendingMiddleware(answeredSending, fastSending, notifyAsSending, vs.ownedListSending, g.listenSending)
 	vs.srv.AddReceivingMiddleware(g.eng.Tracing().ServerMiddleware) // outermost: its span covers the rest
 	return vs
 }

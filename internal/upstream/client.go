@@ -304,7 +304,11 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 	}
 	if f := opts.Requests.Elicit; f != nil && caps.Elicitation != nil {
 		copts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return f(ctx, req.Params)
+			res, err := f(ctx, req.Params)
+			if err != nil {
+				return nil, requestError(err)
+			}
+			return res, nil
 		}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "switchboard", Version: Version}, copts)

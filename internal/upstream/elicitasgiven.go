@@ -111,8 +111,11 @@ func (r ClientRequests) elicitAsGivenMiddleware() mcp.Middleware {
 				p = *got
 			}
 			res, answer, err := r.elicitAsGiven(ctx, &p, keptParams(ctx))
-			if err != nil || answer == nil {
-				return res, err
+			if err != nil {
+				return nil, requestError(err)
+			}
+			if answer == nil {
+				return res, nil
 			}
 			return &resultAsGiven{ElicitResult: res, raw: answer}, nil
 		}

@@ -449,12 +449,8 @@ func (f *fastCaller) answer(ctx context.Context, msg *wireMessage) {
 	var rerr *jsonrpc.Error
 	notFound := &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + msg.Method}
 	fail := func(err error) {
-		var we *jsonrpc.Error
-		if errors.As(err, &we) {
-			rerr = we
-		} else {
-			rerr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-		}
+		// As the SDK's client sends it: requestError's code.
+		errors.As(requestError(err), &rerr)
 	}
 	switch msg.Method {
 	case "ping":

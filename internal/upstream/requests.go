@@ -112,7 +112,11 @@ func (r ClientRequests) rootsMiddleware() mcp.Middleware {
 				//lint:ignore SA1019 see ListRoots.
 				p = &mcp.ListRootsParams{}
 			}
-			return r.ListRoots(ctx, p)
+			res, err := r.ListRoots(ctx, p)
+			if err != nil {
+				return nil, requestError(err)
+			}
+			return res, nil
 		}
 	}
 }
@@ -184,19 +188,40 @@ const CodeUserRejected = -1
 // was not answered with a completion, the same on both call paths: a
 // refusal (an authorization error: a person declined it, --sampling
 // decline, no terminal to approve it on, no model) with code -1 and
-// Switchboard's words; a JSON-RPC error (a gateway client's own answer) as
-// it is; any other failure (the model's) as an internal error, -32603.
+// Switchboard's words; otherwise as requestError says.
 // The error keeps err for the callers that read it (with multi round-trip
 // the SDK fails the call with it instead of sending it).
 func samplingError(err error) error {
 	var we *jsonrpc.Error
+	if err != nil && !errors.As(err, &we) && fault.KindOf(err) == fault.Authorization {
+		return &wireCoded{err: err, wire: &jsonrpc.Error{Code: CodeUserRejected, Message: err.Error()}}
+	}
+	return requestError(err)
+}
+
+// requestError is the error a server gets for its request to the client
+// (sampling, elicitation, roots) that was not answered, the same on both
+// call paths and from every session, always a JSON-RPC error with a code:
+// a JSON-RPC error — the client's own answer, or a refusal the gateway
+// gave a code (-32602 for an elicitation the client cannot take or whose
+// content the requested schema refuses) — as it is, with its code,
+// message and data (not in the SDK's "calling …" wrapping, which the SDK
+// would send with the wrapper's words and no data); any other failure
+// (the client gone, the call's time up, a model that failed) as an
+// internal error, -32603, with Switchboard's words, where the SDK would
+// send code 0; that error keeps err for the callers that read it.
+func requestError(err error) error {
+	var (
+		we *jsonrpc.Error
+		wc *wireCoded
+	)
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &we):
+	case errors.As(err, &wc):
 		return err
-	case fault.KindOf(err) == fault.Authorization:
-		return &wireCoded{err: err, wire: &jsonrpc.Error{Code: CodeUserRejected, Message: err.Error()}}
+	case errors.As(err, &we):
+		return we
 	}
 	return &wireCoded{err: err, wire: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}}
 }
