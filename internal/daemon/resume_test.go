@@ -1,16 +1,22 @@
+//lint:file-ignore SA1019 the tests exercise logging, deprecated only from protocol 2026-07-28; clients use it today.
+
 package daemon
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
 // TestGatewayCallSurvivesAClosedStream: the TypeScript SDK's SSE polling
@@ -131,4 +137,69 @@ func TestGatewayCallStreamIDsResume(t *testing.T) {
 			t.Errorf("fast_path %v: a GET with an unknown Last-Event-ID: got HTTP %d %q, want 400 \"failed to replay events\"", fast, code, got)
 		}
 	}
+}
+
+// TestGatewayResumedStreamCarriesServerRequests: a go-sdk client whose
+// connection to the gateway breaks after the first event of a prompts/get
+// (the server's log message) resumes the request's stream with
+// Last-Event-ID, and what the server sent on it meanwhile — progress, its
+// roots/list request — and after — sampling, elicitation, the answer —
+// reaches it there: the prompt completes with the client's answers, as
+// from a server with an event store.
+func TestGatewayResumedStreamCarriesServerRequests(t *testing.T) {
+	t.Parallel()
+	r := start(t, testConfig(testserver.Server(t, "asks", "requestasks")))
+	var mu sync.Mutex
+	var seen []string
+	note := func(s string) {
+		mu.Lock()
+		seen = append(seen, s)
+		mu.Unlock()
+	}
+	c := requestAsksClient(note, mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			note(fmt.Sprint("log: ", req.Params.Data))
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			note("progress: " + req.Params.Message)
+		},
+	})
+	cut := &testpeer.CutTransport{Method: "prompts/get"}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", HTTPClient: &http.Client{Transport: cut}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	prompt := ""
+	eventually(t, "the prompt is listed", func() bool {
+		for p, err := range cs.Prompts(ctx, nil) {
+			if err == nil && strings.HasSuffix(p.Name, "ask") {
+				prompt = p.Name
+			}
+		}
+		return prompt != ""
+	})
+	pp := &mcp.GetPromptParams{Name: prompt, Arguments: map[string]string{"key": "P"}}
+	pp.SetProgressToken("tok-P")
+	res, err := cs.GetPrompt(ctx, pp)
+	if err != nil {
+		t.Fatalf("prompts/get: %v", err)
+	}
+	want := `prompt P: roots [file:///client] sampled "answer sample prompt P" elicited form prompt P`
+	if got := res.Messages[0].Content.(*mcp.TextContent).Text; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if wasCut, resumed := cut.Resumed(); !wasCut || len(resumed) == 0 {
+		t.Fatalf("the prompt's stream was not cut and resumed (cut %v, resumed with %q)", wasCut, resumed)
+	}
+	eventually(t, "the log message and the progress reached the client", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Contains(seen, "log: log prompt P") && slices.Contains(seen, "progress: progress prompt P")
+	})
 }

@@ -1,14 +1,11 @@
 package gateway_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -19,75 +16,6 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 )
-
-// cutter is a client's HTTP transport whose connection to the gateway
-// breaks once: the event stream answering the first tools/call ends after
-// its first event, its connection closed. It records the Last-Event-ID of
-// each GET.
-type cutter struct {
-	mu      sync.Mutex
-	cut     bool
-	resumed []string
-}
-
-func (c *cutter) RoundTrip(req *http.Request) (*http.Response, error) {
-	var call bool
-	if req.Method == http.MethodPost && req.Body != nil {
-		body, err := io.ReadAll(req.Body)
-		if err != nil {
-			return nil, err
-		}
-		req.Body = io.NopCloser(bytes.NewReader(body))
-		call = bytes.Contains(body, []byte(`"tools/call"`))
-	}
-	if id := req.Header.Get("Last-Event-ID"); req.Method == http.MethodGet && id != "" {
-		c.mu.Lock()
-		c.resumed = append(c.resumed, id)
-		c.mu.Unlock()
-	}
-	resp, err := http.DefaultTransport.RoundTrip(req)
-	if err != nil || !call || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		return resp, err
-	}
-	c.mu.Lock()
-	first := !c.cut
-	c.cut = true
-	c.mu.Unlock()
-	if first {
-		resp.Body = &cutBody{r: bufio.NewReader(resp.Body), c: resp.Body}
-	}
-	return resp, nil
-}
-
-// cutBody reads the first event of a stream, then closes the connection.
-type cutBody struct {
-	r    *bufio.Reader
-	c    io.Closer
-	rest []byte
-	read bool
-}
-
-func (b *cutBody) Read(p []byte) (int, error) {
-	if !b.read {
-		b.read = true
-		for {
-			line, err := b.r.ReadBytes('\n')
-			b.rest = append(b.rest, line...)
-			if err != nil || string(line) == "\n" {
-				break
-			}
-		}
-		_ = b.c.Close()
-	}
-	if len(b.rest) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, b.rest)
-	b.rest = b.rest[n:]
-	return n, nil
-}
-
-func (b *cutBody) Close() error { return b.c.Close() }
 
 // TestCallStreamResumes checks that a go-sdk client whose connection
 // breaks mid-call resumes the call's stream with Last-Event-ID and gets
@@ -106,7 +34,7 @@ func TestCallStreamResumes(t *testing.T) {
 					mu.Unlock()
 				},
 			})
-			cut := &cutter{}
+			cut := &testpeer.CutTransport{Method: "tools/call"}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.srv.URL + "/mcp", HTTPClient: &http.Client{Transport: cut}}, nil)
@@ -125,10 +53,7 @@ func TestCallStreamResumes(t *testing.T) {
 			if got := resultText(t, res); got != "streamed 6 steps" {
 				t.Errorf("got result %q, want %q", got, "streamed 6 steps")
 			}
-			cut.mu.Lock()
-			wasCut, resumed := cut.cut, slices.Clone(cut.resumed)
-			cut.mu.Unlock()
-			if !wasCut || len(resumed) == 0 {
+			if wasCut, resumed := cut.Resumed(); !wasCut || len(resumed) == 0 {
 				t.Fatalf("the call's stream was not cut and resumed (cut %v, resumed with %q)", wasCut, resumed)
 			}
 			// Progress notifications are handled asynchronously by the
@@ -159,44 +84,12 @@ func TestCallStreamResumesTSClient(t *testing.T) {
 	for _, fast := range []bool{true, false} {
 		t.Run(fmt.Sprintf("fast_path=%v", fast), func(t *testing.T) {
 			r := newRig(t, map[string]string{"alpha": "ok"}, fmt.Sprintf("gateway:\n  fast_path: %v\n", fast))
-			cut := &cutter{}
-			proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-				out, err := http.NewRequestWithContext(req.Context(), req.Method, r.srv.URL+req.URL.RequestURI(), req.Body)
-				if err != nil {
-					http.Error(w, err.Error(), http.StatusBadGateway)
-					return
-				}
-				out.Header = req.Header.Clone()
-				resp, err := cut.RoundTrip(out)
-				if err != nil {
-					http.Error(w, err.Error(), http.StatusBadGateway)
-					return
-				}
-				defer resp.Body.Close()
-				for k, v := range resp.Header {
-					w.Header()[k] = v
-				}
-				w.WriteHeader(resp.StatusCode)
-				buf := make([]byte, 32<<10)
-				for {
-					n, err := resp.Body.Read(buf)
-					if n > 0 {
-						_, _ = w.Write(buf[:n])
-						w.(http.Flusher).Flush()
-					}
-					if err != nil {
-						break
-					}
-				}
-				if _, ok := resp.Body.(*cutBody); ok {
-					panic(http.ErrAbortHandler) // the connection breaks
-				}
-			}))
-			defer proxy.Close()
+			cut := &testpeer.CutTransport{Method: "tools/call"}
+			proxy := cut.Proxy(t, r.srv.URL)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			lines, err := testpeer.RunTSClient(t, ctx, testpeer.TSClientInput{
-				Target: testpeer.TSTarget{Transport: "http", URL: proxy.URL + "/mcp"},
+				Target: testpeer.TSTarget{Transport: "http", URL: proxy + "/mcp"},
 				Steps: []testpeer.TSStep{{"op": "call", "name": "alpha__stream", "arguments": map[string]any{"steps": 6, "step_ms": 300},
 					"progress": true, "timeout_ms": 15000}},
 			})
@@ -220,10 +113,8 @@ func TestCallStreamResumesTSClient(t *testing.T) {
 			if want := []string{"step 1 of 6", "step 2 of 6", "step 3 of 6", "step 4 of 6", "step 5 of 6", "step 6 of 6"}; !slices.Equal(got, want) {
 				t.Errorf("got progress %q, want %q", got, want)
 			}
-			cut.mu.Lock()
-			defer cut.mu.Unlock()
-			if !cut.cut || len(cut.resumed) == 0 {
-				t.Errorf("the call's stream was not cut and resumed (cut %v, resumed with %q)", cut.cut, cut.resumed)
+			if wasCut, resumed := cut.Resumed(); !wasCut || len(resumed) == 0 {
+				t.Errorf("the call's stream was not cut and resumed (cut %v, resumed with %q)", wasCut, resumed)
 			}
 		})
 	}
