@@ -1,16 +1,22 @@
+//lint:file-ignore SA1019 the tests exercise logging, deprecated only from protocol 2026-07-28; clients use it today.
+
 package daemon
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
 )
 
 // TestGatewayCallSurvivesAClosedStream: the TypeScript SDK's SSE polling
@@ -67,13 +73,15 @@ func closedStreamCall(t *testing.T, url string, fast bool) {
 	}
 }
 
-// TestGatewayOffersNoResumableStreams pins what docs/gateway.md says the
-// gateway promises as a server: its event streams carry no event ids (nor
-// retry:), so a client has nothing to resume a broken stream with, and a
-// GET with Last-Event-ID is refused with HTTP 400 rather than answered
-// with a stream that silently misses events. A client on 2025-11-25,
-// whose server could prime streams, on both paths.
-func TestGatewayOffersNoResumableStreams(t *testing.T) {
+// TestGatewayCallStreamIDsResume pins what docs/gateway.md says the
+// gateway promises as a server: the events of a call's stream carry ids
+// (after their event: line, as the SDKs write them), a GET resuming after
+// the last of a finished stream gets an event stream with nothing more,
+// and one naming a stream the gateway does not keep gets the 400 a go-sdk
+// server with an event store gives, rather than a stream that silently
+// misses events. A client on 2025-11-25, on both paths (the lean path
+// answers a call that sent nothing else as JSON, without ids).
+func TestGatewayCallStreamIDsResume(t *testing.T) {
 	t.Parallel()
 	s := mcp.NewServer(&mcp.Implementation{Name: "hello", Version: "1"}, nil)
 	s.AddTool(&mcp.Tool{Name: "hello", InputSchema: map[string]any{"type": "object"}},
@@ -92,24 +100,106 @@ func TestGatewayOffersNoResumableStreams(t *testing.T) {
 		if !strings.Contains(body, `"text":"hi"`) {
 			t.Fatalf("fast_path %v: the call failed: %s", fast, body)
 		}
-		for _, line := range strings.Split(body, "\n") {
-			if strings.HasPrefix(line, "id:") || strings.HasPrefix(line, "retry:") {
-				t.Errorf("fast_path %v: the call's stream has %q; docs/gateway.md says the gateway's streams are not resumable", fast, line)
+		var lastID string
+		lines := strings.Split(body, "\n")
+		for i, line := range lines {
+			if id, ok := strings.CutPrefix(line, "id: "); ok {
+				lastID = id
+				if i == 0 || !strings.HasPrefix(lines[i-1], "event: ") {
+					t.Errorf("fast_path %v: the id %q is not after its event's name: %q", fast, id, body)
+				}
+			}
+			if strings.HasPrefix(line, "retry:") {
+				t.Errorf("fast_path %v: the call's stream has %q; docs/gateway.md says the gateway sends no retry:", fast, line)
 			}
 		}
-		req, _ := http.NewRequest(http.MethodGet, r.url+"/mcp", nil)
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Mcp-Session-Id", rs.id)
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		req.Header.Set("Last-Event-ID", "0_0")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+		if !fast && lastID == "" {
+			t.Errorf("fast_path false: the SDK's event stream has no ids: %q", body)
 		}
-		got := readAll(t, resp)
-		if resp.StatusCode != http.StatusBadRequest {
-			t.Errorf("fast_path %v: a GET with Last-Event-ID: got HTTP %d %q, want 400", fast, resp.StatusCode, got)
+		get := func(lastEventID string) (int, string, string) {
+			req, _ := http.NewRequest(http.MethodGet, r.url+"/mcp", nil)
+			req.Header.Set("Accept", "text/event-stream")
+			req.Header.Set("Mcp-Session-Id", rs.id)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+			req.Header.Set("Last-Event-ID", lastEventID)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return resp.StatusCode, resp.Header.Get("Content-Type"), readAll(t, resp)
 		}
-		t.Logf("fast_path %v: GET with Last-Event-ID: %d %s", fast, resp.StatusCode, got)
+		if lastID != "" {
+			if code, ct, got := get(lastID); code != http.StatusOK || ct != "text/event-stream" || strings.Contains(got, "data:") {
+				t.Errorf("fast_path %v: resuming after the last event of a finished stream: got HTTP %d %s %q, want an empty event stream", fast, code, ct, got)
+			}
+		}
+		if code, _, got := get("0_0"); code != http.StatusBadRequest || !strings.Contains(got, "failed to replay events") {
+			t.Errorf("fast_path %v: a GET with an unknown Last-Event-ID: got HTTP %d %q, want 400 \"failed to replay events\"", fast, code, got)
+		}
 	}
+}
+
+// TestGatewayResumedStreamCarriesServerRequests: a go-sdk client whose
+// connection to the gateway breaks after the first event of a prompts/get
+// (the server's log message) resumes the request's stream with
+// Last-Event-ID, and what the server sent on it meanwhile — progress, its
+// roots/list request — and after — sampling, elicitation, the answer —
+// reaches it there: the prompt completes with the client's answers, as
+// from a server with an event store.
+func TestGatewayResumedStreamCarriesServerRequests(t *testing.T) {
+	t.Parallel()
+	r := start(t, testConfig(testserver.Server(t, "asks", "requestasks")))
+	var mu sync.Mutex
+	var seen []string
+	note := func(s string) {
+		mu.Lock()
+		seen = append(seen, s)
+		mu.Unlock()
+	}
+	c := requestAsksClient(note, mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			note(fmt.Sprint("log: ", req.Params.Data))
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			note("progress: " + req.Params.Message)
+		},
+	})
+	cut := &testpeer.CutTransport{Method: "prompts/get"}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", HTTPClient: &http.Client{Transport: cut}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	prompt := ""
+	eventually(t, "the prompt is listed", func() bool {
+		for p, err := range cs.Prompts(ctx, nil) {
+			if err == nil && strings.HasSuffix(p.Name, "ask") {
+				prompt = p.Name
+			}
+		}
+		return prompt != ""
+	})
+	pp := &mcp.GetPromptParams{Name: prompt, Arguments: map[string]string{"key": "P"}}
+	pp.SetProgressToken("tok-P")
+	res, err := cs.GetPrompt(ctx, pp)
+	if err != nil {
+		t.Fatalf("prompts/get: %v", err)
+	}
+	want := `prompt P: roots [file:///client] sampled "answer sample prompt P" elicited form prompt P`
+	if got := res.Messages[0].Content.(*mcp.TextContent).Text; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if wasCut, resumed := cut.Resumed(); !wasCut || len(resumed) == 0 {
+		t.Fatalf("the prompt's stream was not cut and resumed (cut %v, resumed with %q)", wasCut, resumed)
+	}
+	eventually(t, "the log message and the progress reached the client", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Contains(seen, "log: log prompt P") && slices.Contains(seen, "progress: progress prompt P")
+	})
 }

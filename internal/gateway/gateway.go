@@ -117,6 +117,9 @@ type Gateway struct {
 	// fastPending holds the requests sent on fast-path calls' streams
 	// awaiting the client's answer, by session id and JSON-RPC id.
 	fastPending sync.Map
+	// resumes holds each session's resumable call streams, by session id
+	// (resume.go).
+	resumes sync.Map
 	// reqCalls ends calls of stateless requests whose client went away
 	// (requests.go).
 	reqCalls requestCalls

@@ -129,6 +129,16 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if precheck(w, r, m, !gw.Stateless, sid) {
 			return
 		}
+		if sid != "" && !gw.Stateless && !m.batch && m.isCall() && m.method != "initialize" {
+			// The call's stream can be resumed (resume.go).
+			var served func()
+			w, r, served = h.g.resumable(sid, w, r)
+			defer func() {
+				ew.finish() // what it writes is the stream's too
+				served()
+			}()
+			ew.ResponseWriter = w
+		}
 		ew.id = m.replyID()
 		if m.method == "notifications/initialized" && sid != "" && !gw.Stateless {
 			h.g.initializedPosted(sid) // before the SDK answers it (owninit.go)
@@ -191,6 +201,10 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			ew.ResponseWriter = w
 		}
+	}
+	if r.Method == http.MethodGet && sid != "" && !gw.Stateless && len(r.Header.Values("Last-Event-ID")) > 0 &&
+		h.resume(ew, r, sid, view.Name, tok.User, hasTok) {
+		return
 	}
 	if r.Method == http.MethodGet && sid != "" && !gw.Stateless {
 		// The session's standalone stream: notifySession writes on it

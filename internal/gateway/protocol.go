@@ -386,11 +386,12 @@ func (w *sdkErrors) Write(p []byte) (int, error) {
 	return w.ResponseWriter.Write(p)
 }
 
-// finish writes a rewritten answer.
+// finish writes a rewritten answer (once).
 func (w *sdkErrors) finish() {
 	if !w.rewriting {
 		return
 	}
+	w.rewriting = false
 	w.Header().Del("X-Content-Type-Options")
 	text := strings.TrimSpace(w.text.String())
 	code, msg := int64(jsonrpc.CodeInvalidRequest), "Bad Request: "+strings.TrimPrefix(text, "Bad Request: ")

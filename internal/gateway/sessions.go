@@ -229,6 +229,7 @@ func (g *Gateway) sessionClosed(cs *clientSession) {
 	r.mu.Unlock()
 	if cs.id != "" {
 		g.tasks.dropSession(cs.id)
+		g.resumeSessionClosed(cs.id)
 	}
 	if ss := cs.ss.Load(); ss != nil {
 		g.sessionEnded(ss) // its own upstream sessions (owners.go)
