@@ -445,6 +445,7 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return nil, noClientFor(ctx, server, "sampling")
 			}
 			defer stop()
+			defer g.askProgress.expect(ctx, ss, p.Meta)()
 			if r := inRound(cctx); r != nil {
 				return askSampling(cctx, r, p)
 			}
@@ -459,6 +460,7 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return nil, noClientFor(ctx, server, "sampling")
 			}
 			defer stop()
+			defer g.askProgress.expect(ctx, ss, p.Meta)()
 			if r := inRound(cctx); r != nil {
 				return askInRound[*mcp.CreateMessageWithToolsResult](cctx, r, p)
 			}
@@ -470,6 +472,7 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return nil, noClientFor(ctx, server, "elicitation")
 			}
 			defer stop()
+			defer g.askProgress.expect(ctx, ss, p.Meta)()
 			if r := inRound(cctx); r != nil {
 				if err := elicitModeDeclared(ss, p); err != nil {
 					return nil, err
@@ -501,6 +504,7 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				if ss := g.ownerSession(ctx, can); ss != nil {
 					octx, stop := g.outsideCalls(ctx)
 					defer stop()
+					defer g.askProgress.expect(ctx, ss, rootsMeta(p))()
 					return ss.ListRoots(octx, p)
 				}
 			}
@@ -509,6 +513,7 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
 			}
 			defer stop()
+			defer g.askProgress.expect(ctx, ss, rootsMeta(p))()
 			if r := inRound(cctx); r != nil {
 				if p == nil {
 					p = &mcp.ListRootsParams{}
@@ -518,6 +523,14 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 			return ss.ListRoots(cctx, p)
 		},
 	}
+}
+
+// rootsMeta is the _meta of a roots/list (none when it has no params).
+func rootsMeta(p *mcp.ListRootsParams) mcp.Meta {
+	if p == nil {
+		return nil
+	}
+	return p.Meta
 }
 
 // Events returns the notification sinks of an upstream that the gateway

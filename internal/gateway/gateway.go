@@ -117,6 +117,9 @@ type Gateway struct {
 	// fastPending holds the requests sent on fast-path calls' streams
 	// awaiting the client's answer, by session id and JSON-RPC id.
 	fastPending sync.Map
+	// askProgress leads a client's progress on an upstream's request
+	// back to the upstream session that asked (askprogress.go).
+	askProgress askProgress
 	// reqCalls ends calls of stateless requests whose client went away
 	// (requests.go).
 	reqCalls requestCalls
