@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 
@@ -20,6 +21,11 @@ import (
 // and the client's progress under it reaches the server as the client
 // sent it. Only the client session the request went to is heard: another
 // client's progress under a like token is nobody's here, as directly.
+// The token still leads back for a little while after the answer
+// (askProgressLinger): a client that reports progress and then answers
+// sends two messages, which the gateway may read in either order — the
+// answer is taken off as it comes, the progress is queued for the SDK's
+// handler — and directly the server would hear both.
 
 // askProgress maps a client session's progress tokens to the upstream
 // sessions whose requests to it carried them, while those wait.
@@ -38,6 +44,17 @@ type askProgressKey struct {
 // askProgressRoute is where a client's progress under a token goes.
 type askProgressRoute struct {
 	send func(context.Context, *mcp.ProgressNotificationParams) error
+	// answered is when the request had its answer (zero while it waits).
+	answered time.Time
+}
+
+// askProgressLinger is how long after a request's answer its client's
+// progress under its token still reaches the server.
+const askProgressLinger = 10 * time.Second
+
+// live reports whether progress under r's token still goes to r at now.
+func (r *askProgressRoute) live(now time.Time) bool {
+	return r.answered.IsZero() || now.Sub(r.answered) < askProgressLinger
 }
 
 // maxProgressWait bounds passing a client's progress on to a server.
@@ -71,21 +88,23 @@ func (a *askProgress) expect(ctx context.Context, ss *mcp.ServerSession, meta mc
 	}
 	r := &askProgressRoute{send: send}
 	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.prune(time.Now())
 	if a.m == nil {
 		a.m = map[askProgressKey][]*askProgressRoute{}
 	}
 	a.m[key] = append(a.m[key], r)
-	a.mu.Unlock()
 	return func() {
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		rs := a.m[key]
-		for i, x := range rs {
-			if x == r {
-				rs = append(rs[:i:i], rs[i+1:]...)
-				break
-			}
-		}
+		r.answered = time.Now() // forgotten by a later prune
+	}
+}
+
+// prune forgets the routes whose linger is over. Called with a.mu held.
+func (a *askProgress) prune(now time.Time) {
+	for key, rs := range a.m {
+		rs = slices.DeleteFunc(rs, func(r *askProgressRoute) bool { return !r.live(now) })
 		if len(rs) == 0 {
 			delete(a.m, key)
 		} else {
@@ -95,19 +114,23 @@ func (a *askProgress) expect(ctx context.Context, ss *mcp.ServerSession, meta mc
 }
 
 // route returns where client session ss's progress under token goes:
-// the newest of the requests waiting on ss that carried it.
+// the newest of the requests sent to ss that carried it, waiting or
+// answered within askProgressLinger.
 func (a *askProgress) route(ss *mcp.ServerSession, token any) *askProgressRoute {
 	key, ok := progressKey(ss, token)
 	if !ok {
 		return nil
 	}
+	now := time.Now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	rs := a.m[key]
-	if len(rs) == 0 {
-		return nil
+	for i := len(rs) - 1; i >= 0; i-- {
+		if rs[i].live(now) {
+			return rs[i]
+		}
 	}
-	return rs[len(rs)-1]
+	return nil
 }
 
 // clientProgress is the view servers' handler of a client's
