@@ -44,8 +44,11 @@ func TestServerCancelsItsOwnRequest(t *testing.T) {
 				Text: fmt.Sprintf("gave up: %v", errors.Is(err, context.DeadlineExceeded))}}}, nil
 		})
 	url := serveHTTP(t, srv, nil)
-	for _, perNever := range []bool{false, true} { // a prefix: never view of a per_client server, whose elicitations go as given
-		t.Run(fmt.Sprintf("per_client_never=%v", perNever), func(t *testing.T) {
+	for _, tc := range []struct{ fast, perNever bool }{{true, false}, {true, true}, {false, false}, {false, true}} {
+		// perNever: a prefix: never view of a per_client server, whose
+		// elicitations go as given.
+		fast, perNever := tc.fast, tc.perNever
+		t.Run(fmt.Sprintf("fast_path=%v/per_client_never=%v", fast, perNever), func(t *testing.T) {
 			srv := httpUpstream("imp", url)
 			srv.RequestTimeout = 2 * time.Minute
 			cfg, tool := testConfig(srv), "imp__gives-up"
@@ -53,6 +56,7 @@ func TestServerCancelsItsOwnRequest(t *testing.T) {
 				srv.Session = config.SessionPerClient
 				cfg, tool = neverView(srv), "gives-up"
 			}
+			cfg.Gateway.DisableFastPath = !fast
 			r := start(t, cfg)
 			s := newCapableSession(t, r.url+"/mcp", clientCaps)
 			s.waitListed(tool)

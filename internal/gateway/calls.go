@@ -70,6 +70,77 @@ type clientCall struct {
 	// where the gateway does not see it: legacy SSE and stdio, which the
 	// SDK reads), for the audit trail.
 	requestID json.RawMessage
+	// asks are the upstream's requests forwarded to the client on this
+	// call that wait for its answer (ask).
+	asks callAsks
+}
+
+// callAsks are the requests of an upstream forwarded to the client of one
+// call (route) while they wait for the client's answer. When the call
+// has its answer, those still waiting are cancelled and waited for —
+// each forward has told the client with notifications/cancelled on the
+// call's stream by then — before the answer goes: a server that stops
+// waiting for an answer says so before it answers the call, as the
+// client sees it directly. With fast_path off the go-sdk's client reads
+// the call's stream and ends its handler of such a request (the forward)
+// on a goroutine of its own, which races the call's result; ending the
+// forwards here puts the cancellation first, as the upstream side's lean
+// path does for the requests it answers (its serverAsks).
+type callAsks struct {
+	mu      sync.Mutex
+	ended   bool
+	next    uint64
+	cancels map[uint64]context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// start records a forward that cancel ends; call done when it has
+// returned. Once the asks have ended, a forward is cancelled at once.
+func (a *callAsks) start(cancel context.CancelFunc) (done func()) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ended {
+		cancel()
+		return func() {}
+	}
+	if a.cancels == nil {
+		a.cancels = map[uint64]context.CancelFunc{}
+	}
+	a.next++
+	key := a.next
+	a.cancels[key] = cancel
+	a.wg.Add(1)
+	return func() {
+		a.mu.Lock()
+		delete(a.cancels, key)
+		a.mu.Unlock()
+		a.wg.Done()
+	}
+}
+
+// end cancels the forwards still waiting and waits for them to return.
+func (a *callAsks) end() {
+	a.mu.Lock()
+	a.ended = true
+	for _, cancel := range a.cancels {
+		cancel()
+	}
+	a.mu.Unlock()
+	a.wg.Wait()
+}
+
+// ask returns the context for forwarding to c's client a request the
+// upstream sent with ctx (onCall), ended also when the call has its
+// answer (callAsks). Call stop when the forward has returned.
+func (c *clientCall) ask(ctx context.Context) (out context.Context, stop func()) {
+	out, stopOn := onCall(c, ctx)
+	out, cancel := context.WithCancel(out)
+	done := c.asks.start(cancel)
+	return out, func() {
+		cancel()
+		stopOn()
+		done()
+	}
 }
 
 // askingMethods are the requests of a client, besides tools/call, during
@@ -114,7 +185,11 @@ func (vs *viewServer) asking(ctx context.Context, server string, ss *mcp.ServerS
 	}
 	ctx = context.WithValue(ctx, callerKey{}, cc)
 	cc.ctx = ctx
-	return ctx, vs.g.calls.add(cc)
+	remove := vs.g.calls.add(cc)
+	return ctx, func() {
+		cc.asks.end() // before the answer goes (callAsks)
+		remove()
+	}
 }
 
 // roundWaiter returns the client's request that waits on c's round now,
@@ -191,6 +266,32 @@ func onCall(c *clientCall, ctx context.Context) (out context.Context, stop func(
 		stopCall()
 		cancel()
 	}
+}
+
+// onPost returns the sink on which the gateway sends a client, itself, a
+// request (sampling, elicitation, roots) the SDK is to send it with ctx
+// during a call the SDK answers over streamable HTTP: the call's response
+// (a postStream), while it is an open event stream, as on a lean-path
+// call's stream (fastSending). When the upstream stops waiting for the
+// answer (callAsks), the gateway's askRaw has told the client with
+// notifications/cancelled on that stream before the forward returns,
+// where the SDK sends its own on a goroutine after it, which may find the
+// call's stream closed behind the call's result.
+func onPost(ctx context.Context, method string, req mcp.Request) (*Gateway, rawSink, bool) {
+	switch method {
+	case "sampling/createMessage", "elicitation/create", "roots/list":
+	default:
+		return nil, rawSink{}, false
+	}
+	c, _ := ctx.Value(callerKey{}).(*clientCall)
+	if c == nil || c.post == nil || c.stream != nil || c.vs == nil {
+		return nil, rawSink{}, false
+	}
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	if ss == nil || ss != c.ss || ss.ID() == "" || !c.post.streaming() {
+		return nil, rawSink{}, false
+	}
+	return c.vs.g, rawSink{write: c.post.event, prefix: ss.ID()}, true
 }
 
 // noClientFor says why an upstream's request for capability (sampling,
@@ -302,7 +403,7 @@ func (g *Gateway) route(ctx context.Context, server string, can func(*mcp.Client
 		return nil, nil, nil
 	}
 	if c := g.caller(ctx, server, can); c != nil {
-		cctx, stop := onCall(c, ctx)
+		cctx, stop := c.ask(ctx)
 		return c.ss, cctx, stop
 	}
 	if _, linked := ctx.Value(callerKey{}).(*clientCall); !linked {
@@ -344,6 +445,7 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return nil, noClientFor(ctx, server, "sampling")
 			}
 			defer stop()
+			defer g.askProgress.expect(ctx, ss, p.Meta)()
 			if r := inRound(cctx); r != nil {
 				return askSampling(cctx, r, p)
 			}
@@ -358,6 +460,7 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return nil, noClientFor(ctx, server, "sampling")
 			}
 			defer stop()
+			defer g.askProgress.expect(ctx, ss, p.Meta)()
 			if r := inRound(cctx); r != nil {
 				return askInRound[*mcp.CreateMessageWithToolsResult](cctx, r, p)
 			}
@@ -369,6 +472,7 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return nil, noElicitClient(ctx, server)
 			}
 			defer stop()
+			defer g.askProgress.expect(ctx, ss, p.Meta)()
 			if r := inRound(cctx); r != nil {
 				if err := elicitModeDeclared(ss, p); err != nil {
 					return nil, err
@@ -400,6 +504,7 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				if ss := g.ownerSession(ctx, can); ss != nil {
 					octx, stop := g.outsideCalls(ctx)
 					defer stop()
+					defer g.askProgress.expect(ctx, ss, rootsMeta(p))()
 					return ss.ListRoots(octx, p)
 				}
 			}
@@ -408,6 +513,7 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
 			}
 			defer stop()
+			defer g.askProgress.expect(ctx, ss, rootsMeta(p))()
 			if r := inRound(cctx); r != nil {
 				if p == nil {
 					p = &mcp.ListRootsParams{}
@@ -417,6 +523,14 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 			return ss.ListRoots(cctx, p)
 		},
 	}
+}
+
+// rootsMeta is the _meta of a roots/list (none when it has no params).
+func rootsMeta(p *mcp.ListRootsParams) mcp.Meta {
+	if p == nil {
+		return nil
+	}
+	return p.Meta
 }
 
 // Events returns the notification sinks of an upstream that the gateway

@@ -259,6 +259,15 @@ func (s *postStream) Write(p []byte) (int, error) {
 	return s.ResponseWriter.Write(p)
 }
 
+// streaming reports whether the SDK answers the call with an event
+// stream (it set the header before it handed the call over) that is
+// still open, on which event writes.
+func (s *postStream) streaming() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.done && strings.HasPrefix(s.Header().Get("Content-Type"), "text/event-stream")
+}
+
 // event writes msg as one event of the call's stream, if the SDK answers
 // it with one (it set the header before it handed the call over) and has
 // not finished.

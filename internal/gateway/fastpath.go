@@ -374,11 +374,16 @@ func (s *callStream) end() {
 
 // fastSending is the view server's sending middleware: what the SDK sends
 // with the context of a call the gateway answers itself goes on that
-// call's stream.
+// call's stream; the SDK's requests to the client of a call it answers
+// over streamable HTTP go on that call's stream as the gateway's own
+// (onPost).
 func fastSending(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		cs, _ := ctx.Value(fastStreamKey{}).(*callStream)
 		if cs == nil {
+			if g, sink, ok := onPost(ctx, method, req); ok {
+				return g.askDecoded(ctx, sink, method, req.GetParams())
+			}
 			return next(ctx, method, req)
 		}
 		if strings.HasPrefix(method, "notifications/") {
@@ -401,9 +406,15 @@ type fastReply struct {
 }
 
 // request sends a request on the call's stream and waits for the client's
-// answer (see deliverFast), as the SDK's session does: askRaw, with the
-// answer decoded and a client's error wrapped as the SDK wraps it.
+// answer (see deliverFast), as the SDK's session does (askDecoded).
 func (s *callStream) request(ctx context.Context, method string, params mcp.Params) (mcp.Result, error) {
+	return s.g.askDecoded(ctx, rawSink{write: s.write, prefix: s.sid}, method, params)
+}
+
+// askDecoded sends a request of the SDK's on sink and waits for the
+// client's answer, as the SDK's session does: askRaw, with the answer
+// decoded and a client's error wrapped as the SDK wraps it.
+func (g *Gateway) askDecoded(ctx context.Context, sink rawSink, method string, params mcp.Params) (mcp.Result, error) {
 	var res mcp.Result
 	switch method {
 	case "sampling/createMessage":
@@ -416,10 +427,10 @@ func (s *callStream) request(ctx context.Context, method string, params mcp.Para
 	default:
 		return nil, fmt.Errorf("sending %q on a call's stream is not supported", method)
 	}
-	if s.sid == "" {
+	if sink.prefix == "" {
 		return nil, fmt.Errorf("sending %q: stateless servers cannot make requests", method)
 	}
-	raw, err := s.g.askRaw(ctx, rawSink{write: s.write, prefix: s.sid}, method, params)
+	raw, err := g.askRaw(ctx, sink, method, params)
 	var rpc *jsonrpc.Error
 	switch {
 	case errors.As(err, &rpc):

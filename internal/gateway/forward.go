@@ -103,6 +103,9 @@ func (vs *viewServer) call(ctx context.Context, cc *clientCall, e toolEntry, arg
 		ctx = upstream.WithProgressToken(ctx, tok)
 	}
 	res, err := vs.g.eng.Call(ctx, creq)
+	// What the upstream asked the client and has not had answered ends
+	// before the call's answer goes (callAsks).
+	cc.asks.end()
 	if err != nil {
 		vs.g.noteURLElicitation(e.server, cc.ss, err)
 		if rpc := serverRPCError(err); rpc != nil && creq.Unvalidated {

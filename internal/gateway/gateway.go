@@ -120,6 +120,9 @@ type Gateway struct {
 	// resumes holds each session's resumable call streams, by session id
 	// (resume.go).
 	resumes sync.Map
+	// askProgress leads a client's progress on an upstream's request
+	// back to the upstream session that asked (askprogress.go).
+	askProgress askProgress
 	// reqCalls ends calls of stateless requests whose client went away
 	// (requests.go).
 	reqCalls requestCalls

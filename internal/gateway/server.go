@@ -89,7 +89,9 @@ func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
 		CompletionHandler:       vs.complete,
 		SubscribeHandler:        vs.subscribe,
 		RootsListChangedHandler: vs.rootsChanged,
-		UnsubscribeHandler:      vs.unsubscribe,
+		// A client's progress on a request an upstream sent it.
+		ProgressNotificationHandler: g.clientProgress,
+		UnsubscribeHandler:          vs.unsubscribe,
 		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
 			vs.causes.start(req.Session) // forgotten in sessionEnded
 			cs := sessionOf(ctx)

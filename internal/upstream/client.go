@@ -324,6 +324,9 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 	// Added last, so run first: what the transport kept of a message
 	// reaches every handler of it (standalone.go).
 	client.AddReceivingMiddleware(c.kept.middleware())
+	// The session a request came on, for its client's progress on it
+	// (askerprogress.go).
+	client.AddReceivingMiddleware(askerMiddleware)
 	c.asks = copts.CreateMessageHandler != nil || copts.CreateMessageWithToolsHandler != nil ||
 		copts.ElicitationHandler != nil || opts.Requests.ListRoots != nil
 	if len(srv.Roots) > 0 {

@@ -445,6 +445,7 @@ func rawIDKey(id json.RawMessage) string {
 
 // answer replies to a request the server sent on a call's stream.
 func (f *fastCaller) answer(ctx context.Context, msg *wireMessage) {
+	ctx = withAsker(ctx, f.c.Session()) // the session it came on (askerprogress.go)
 	var result any
 	var rerr *jsonrpc.Error
 	notFound := &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + msg.Method}
