@@ -207,6 +207,11 @@ func New(opts Options) (_ *Daemon, err error) {
 				ListRoots: func(ctx context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
 					return d.gw.Requests(server).ListRoots(ctx, p)
 				},
+				// A per_client session's pings, to its client on a view
+				// that is its server (the gateway's ping.go).
+				Ping: func(ctx context.Context, p *mcp.PingParams) (json.RawMessage, error) {
+					return d.gw.Requests(server).Ping(ctx, p)
+				},
 			})
 			if opts.DialOptions != nil {
 				opts.DialOptions(server, o)

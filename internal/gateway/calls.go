@@ -522,6 +522,9 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 			}
 			return ss.ListRoots(cctx, p)
 		},
+		Ping: func(ctx context.Context, p *mcp.PingParams) (json.RawMessage, error) {
+			return g.serverPing(ctx, server, p)
+		},
 	}
 }
 

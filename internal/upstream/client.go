@@ -317,6 +317,9 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 	if opts.Requests.ListRoots != nil {
 		client.AddReceivingMiddleware(opts.Requests.rootsMiddleware())
 	}
+	if opts.Requests.Ping != nil {
+		client.AddReceivingMiddleware(opts.Requests.pingMiddleware())
+	}
 	if opts.Requests.ElicitAsGiven && copts.ElicitationHandler != nil {
 		c.elicitAsGiven = true
 		client.AddReceivingMiddleware(opts.Requests.elicitAsGivenMiddleware())

@@ -456,6 +456,16 @@ func (f *fastCaller) answer(ctx context.Context, msg *wireMessage) {
 	switch msg.Method {
 	case "ping":
 		result = struct{}{}
+		if f.requests.Ping != nil {
+			var p mcp.PingParams
+			if len(msg.Params) > 0 && json.Unmarshal(msg.Params, &p) != nil {
+				rerr = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params"}
+			} else if raw, err := f.requests.Ping(ctx, &p); err != nil {
+				fail(err)
+			} else if raw != nil {
+				result = raw // as the client gave it
+			}
+		}
 	case "sampling/createMessage":
 		var p mcp.CreateMessageParams
 		var full mcp.CreateMessageWithToolsParams

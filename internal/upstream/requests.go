@@ -4,6 +4,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/url"
 	"path"
@@ -51,6 +52,12 @@ type ClientRequests struct {
 	// client did, so that a server sees the capabilities it would see
 	// directly. See ownedcaps.go.
 	Declared *mcp.ClientCapabilities
+	// Ping, when set, answers a server's ping: with the client's answer
+	// as it gave it (raw), or, where it returns neither an answer nor an
+	// error, as the session answers it itself (an empty result). The
+	// gateway forwards the pings of a per_client session of a view that
+	// is its server to that session's client (see pingMiddleware).
+	Ping func(context.Context, *mcp.PingParams) (json.RawMessage, error)
 }
 
 // capabilities returns what a client with these handlers declares.
@@ -120,6 +127,37 @@ func (r ClientRequests) rootsMiddleware() mcp.Middleware {
 		}
 	}
 }
+
+// pingMiddleware answers a server's ping with r.Ping: the answer it
+// gives as it is, its error as requestError says; where it gives
+// neither, as the SDK's client answers it.
+func (r ClientRequests) pingMiddleware() mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "ping" || r.Ping == nil {
+				return next(ctx, method, req)
+			}
+			p, _ := req.GetParams().(*mcp.PingParams)
+			raw, err := r.Ping(ctx, p)
+			switch {
+			case err != nil:
+				return nil, requestError(err)
+			case raw == nil:
+				return next(ctx, method, req)
+			}
+			return &rawResult{raw: raw}, nil
+		}
+	}
+}
+
+// rawResult is a result whose JSON is a client's answer as it gave it.
+type rawResult struct {
+	mcp.ResultBase
+	raw json.RawMessage
+}
+
+// MarshalJSON returns the answer as the client gave it.
+func (r *rawResult) MarshalJSON() ([]byte, error) { return r.raw, nil }
 
 // Identity is who a request is made for: the gateway's caller.
 type Identity struct {

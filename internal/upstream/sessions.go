@@ -248,6 +248,9 @@ func (o *ownedSessions) dialOptions(key SessionKey) DialOptions {
 	if f := r.Elicit; f != nil {
 		d.Requests.Elicit = func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) { return f(tag(ctx), p) }
 	}
+	if f := r.Ping; f != nil {
+		d.Requests.Ping = func(ctx context.Context, p *mcp.PingParams) (json.RawMessage, error) { return f(tag(ctx), p) }
+	}
 	if f := r.ListRoots; f != nil && len(o.s.opts.Server.Roots) == 0 {
 		// The client's roots, forwarded: so are its changes of them.
 		d.Requests.RootsListChanged = true
