@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -233,12 +234,11 @@ func TestApplyRaces(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	var calls sync.Map // goroutine -> count, to show each one ran
+	var calls [4]atomic.Int64 // per goroutine, to show each one ran while configurations were applied
 	for i := range 4 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			n := 0
 			for ctx.Err() == nil {
 				for _, name := range []string{"a", "b", "c"} {
 					if c, err := pool.Client(name); err == nil {
@@ -258,12 +258,28 @@ func TestApplyRaces(t *testing.T) {
 					_, _ = pool.WaitConnected(wctx, "b", 20*time.Millisecond)
 					wcancel()
 				}
-				n++
+				calls[i].Add(1)
 			}
-			calls.Store(i, n)
 		}()
 	}
-	for round := range 6 {
+	// At least two cycles of the three configurations, and as many more
+	// as it takes for every goroutine to have used the pool while they
+	// were applied (on a loaded machine six rounds can end before one of
+	// them is scheduled); whole cycles, so the last one applied is
+	// cfgs[0] again.
+	var before [4]int64
+	for i := range calls {
+		before[i] = calls[i].Load()
+	}
+	ran := func() bool {
+		for i := range calls {
+			if calls[i].Load() == before[i] {
+				return false
+			}
+		}
+		return true
+	}
+	for round := 0; round < 6 || (round%len(cfgs) != 0 || !ran()) && round < 600; round++ {
 		cfg := cfgs[(round+1)%len(cfgs)]
 		if _, err := pool.Apply(context.Background(), cfg); err != nil {
 			t.Fatalf("Apply round %d: %v", round, err)
@@ -271,9 +287,9 @@ func TestApplyRaces(t *testing.T) {
 	}
 	cancel()
 	wg.Wait()
-	for i := range 4 {
-		if n, _ := calls.Load(i); n.(int) == 0 {
-			t.Errorf("goroutine %d made no calls, want some", i)
+	for i := range calls {
+		if calls[i].Load() == before[i] {
+			t.Errorf("goroutine %d made no calls while configurations were applied, want some", i)
 		}
 	}
 	// The last applied configuration is cfgs[0] again: a and b serve.
