@@ -41,6 +41,31 @@ type askWire struct {
 	Completed bool `json:"completed,omitempty"`
 }
 
+// UnmarshalJSON decodes an ask, an elicitation's requested schema as
+// written (the daemon sends it as the server wrote it): the SDK's type
+// would decode it into a map, which loses the order of the form's fields.
+func (a *askWire) UnmarshalJSON(b []byte) error {
+	type plain askWire
+	if err := json.Unmarshal(b, (*plain)(a)); err != nil {
+		return err
+	}
+	if a.Elicit == nil {
+		return nil
+	}
+	var wire struct {
+		Elicit struct {
+			RequestedSchema json.RawMessage `json:"requestedSchema"`
+		} `json:"elicit"`
+	}
+	if err := json.Unmarshal(b, &wire); err != nil {
+		return err
+	}
+	if s := wire.Elicit.RequestedSchema; len(s) > 0 && string(s) != "null" {
+		a.Elicit.RequestedSchema = s
+	}
+	return nil
+}
+
 // answerWire is the caller's answer to an askWire: a result, or an error
 // the server is to get.
 type answerWire struct {
