@@ -105,38 +105,49 @@ func TestElicitEverythingOnATerminal(t *testing.T) {
 	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	p := startOnPTY(t, nil, "call", "--url", everythingURL(t), "trigger-elicitation-request")
 	// In the order the server wrote them.
-	p.expect("Your full, legal name")
-	p.answer("> ", "Ada Lovelace")
-	p.expect("Agree to the terms and conditions")
-	p.answer("[y/n] > ", "y")
-	p.expect("Favorite first line of a story")
-	p.answer("[It was a dark and stormy night.] > ", "")
-	p.expect("Your email address")
-	p.answer("> ", "not-an-email")
-	p.answer("try again", "ada@example.com")
-	p.expect("Portfolio / personal website")
-	p.answer("> ", "")
-	p.expect("Your date of birth")
-	p.answer("> ", "yesterday")
-	p.answer("try again", "1815-12-10")
-	p.expect("Your favorite integer")
-	p.answer("[42] > ", "7")
-	p.expect("Favorite number")
-	p.answer("> ", "")
-	p.expect("Choose your favorite friend")
-	p.answer("> ", "Joey")
-	p.expect("Choose your favorite instruments")
-	p.answer("> ", "")
-	p.expect("Choose your favorite hero")
-	p.answer("> ", "Wonder Woman")
-	p.expect("Choose your favorite types of fish")
-	p.answer("> ", "")
-	p.expect("Choose your favorite type of pet")
-	p.answer("> ", "2")
+	askForm(p, []formStep{
+		{"Your full, legal name", []string{"Ada Lovelace"}},
+		{"Agree to the terms and conditions", []string{"y"}},
+		{"Favorite first line of a story", []string{""}},
+		{"Your email address", []string{"not-an-email", "ada@example.com"}},
+		{"Portfolio / personal website", []string{""}},
+		{"Your date of birth", []string{"yesterday", "1815-12-10"}},
+		{"Your favorite integer", []string{"7"}},
+		{"Favorite number", []string{""}},
+		{"Choose your favorite friend", []string{"Joey"}},
+		{"Choose your favorite instruments", []string{""}},
+		{"Choose your favorite hero", []string{"Wonder Woman"}},
+		{"Choose your favorite types of fish", []string{""}},
+		{"Choose your favorite type of pet", []string{"2"}},
+	})
 	p.answer("[A]ccept", "")
 	out := p.succeeds("call")
 	wantContains(t, "the result", out, "User provided the requested information", "- Name: Ada Lovelace", "- Email: ada@example.com",
 		"- Favorite Integer: 7", "- Birthdate: 1815-12-10", `"Joey"`, `"hero-3"`, `"pet-2"`)
+}
+
+// formStep is one field of a form asked on the terminal: what shows it
+// (its label or description), then the answers typed in turn, each after
+// the first at "try again".
+type formStep struct {
+	shows   string
+	answers []string
+}
+
+// askForm answers a form's fields in the order given, failing the test
+// when a field shows out of that order.
+func askForm(p *ptyRun, steps []formStep) {
+	p.t.Helper()
+	for _, st := range steps {
+		p.expect(st.shows)
+		for i, ans := range st.answers {
+			if i == 0 {
+				p.answer("> ", ans)
+			} else {
+				p.answer("try again", ans)
+			}
+		}
+	}
 }
 
 // TestElicitWithoutATerminal: piped, a question is declined with a note

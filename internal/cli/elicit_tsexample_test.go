@@ -21,23 +21,15 @@ func TestElicitWithTheTSFormExample(t *testing.T) {
 
 	p := startOnPTY(t, nil, "call", "--url", url, "register_user")
 	p.expect("Please provide your registration information:")
-	// In the order the server wrote them (username, email, password,
-	// newsletter, role, interests), the required ones marked.
-	p.expect("Username (username) — required")
-	p.answer("> ", "ab")
-	p.answer("try again", "ada")
-	p.expect("Email (email) — required")
-	p.answer("> ", "not-an-email")
-	p.answer("try again", "ada@example.com")
-	p.expect("Password (password) — required")
-	p.answer("> ", "short")
-	p.answer("try again", "correct horse")
-	p.expect("Newsletter (newsletter)")
-	p.answer("> ", "y")
-	p.expect("Role (role)")
-	p.answer("> ", "Designer")
-	p.expect("Interests (interests)")
-	p.answer("> ", "")
+	// In the order the server wrote them, the required ones marked.
+	askForm(p, []formStep{
+		{"Username (username) — required", []string{"ab", "ada"}},
+		{"Email (email) — required", []string{"not-an-email", "ada@example.com"}},
+		{"Password (password) — required", []string{"short", "correct horse"}},
+		{"Newsletter (newsletter)", []string{"y"}},
+		{"Role (role)", []string{"Designer"}},
+		{"Interests (interests)", []string{""}},
+	})
 	p.answer("[A]ccept / [d]ecline / [c]ancel: ", "a")
 	out := p.succeeds("call register_user")
 	wantContains(t, "the result", out, `Registration successful!`, `Username: ada`, `Email: ada@example.com`, `Newsletter: Yes`)
@@ -58,17 +50,14 @@ func TestElicitTSFormExampleThroughTheDaemon(t *testing.T) {
 
 	p := startOnPTY(t, nil, "call", "--config", cfg, "forms", "register_user")
 	p.expect("Please provide your registration information:")
-	for _, f := range []struct{ label, answer string }{
-		{"Username (username) — required", "ada"},
-		{"Email (email) — required", "ada@example.com"},
-		{"Password (password) — required", "correct horse"},
-		{"Newsletter (newsletter)", "n"},
-		{"Role (role)", "Designer"},
-		{"Interests (interests)", ""},
-	} {
-		p.expect(f.label)
-		p.answer("> ", f.answer)
-	}
+	askForm(p, []formStep{
+		{"Username (username) — required", []string{"ada"}},
+		{"Email (email) — required", []string{"ada@example.com"}},
+		{"Password (password) — required", []string{"correct horse"}},
+		{"Newsletter (newsletter)", []string{"n"}},
+		{"Role (role)", []string{"Designer"}},
+		{"Interests (interests)", []string{""}},
+	})
 	p.answer("[A]ccept / [d]ecline / [c]ancel: ", "a")
 	out := p.succeeds("call register_user")
 	wantContains(t, "the result", out, `Registration successful!`, `Username: ada`, `Newsletter: No`)
