@@ -102,13 +102,22 @@ func (c *Calls) For(ctx context.Context, server string) (a Answerer, ok bool) {
 // Requests returns the handlers of server's sampling and elicitation
 // requests: the answerer of the call they belong to, else next's (nil:
 // the request is refused, saying no call can answer it). Roots are
-// next's. Elicitation is declared in form and URL mode.
+// next's. Elicitation is declared in form and URL mode. An answerer gets
+// a form's requested schema as the server wrote it, its fields in the
+// server's order (upstream.ClientRequests.ElicitInOrder); next gets the
+// params as the SDK decoded them.
 func (c *Calls) Requests(server string, next upstream.ClientRequests) upstream.ClientRequests {
 	r := next
 	r.ElicitURL = true
+	r.ElicitInOrder = true
 	r.Elicit = func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 		a, inCall := c.For(ctx, server)
 		if a != nil {
+			if schema := upstream.RequestedSchemaAsSent(ctx); schema != nil && p != nil {
+				cp := *p
+				cp.RequestedSchema = schema
+				p = &cp
+			}
 			return a.Elicit(ctx, server, p)
 		}
 		if next.Elicit != nil {

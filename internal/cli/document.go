@@ -75,7 +75,7 @@ finished.`,
 		Short: "List a document's tool-call blocks",
 		Long: `List a document's tool-call blocks: line, id, server, tool, status (success, error,
 missing, stale, invalid) and why the block uses that server. Problems with a block are
-printed on stderr as FILE:LINE: message.`,
+printed on stderr as FILE:LINE: message. Exits 1 when a block is invalid.`,
 		Example: `  switchboard doc list runbook.md
   switchboard doc list runbook.md --json`,
 		ValidArgsFunction: onlyFirst(completeFiles("md", "markdown")),
@@ -101,8 +101,25 @@ func (a *app) docList(path string) error {
 	if err != nil {
 		return err
 	}
+	invalid := 0
+	for _, b := range rep.Blocks {
+		if b.Error != nil {
+			invalid++
+		}
+	}
+	// Like hooks list, a listing with something that cannot run exits 1
+	// (the blocks are listed all the same).
+	fail := func() error {
+		if invalid == 0 {
+			return nil
+		}
+		return &exitError{code: ExitFailure}
+	}
 	if a.json {
-		return a.printJSON(rep.Blocks)
+		if err := a.printJSON(rep.Blocks); err != nil {
+			return err
+		}
+		return fail()
 	}
 	if len(rep.Blocks) == 0 {
 		fmt.Fprintf(a.stdout, "%s has no tool-call blocks\n", path)
@@ -124,7 +141,14 @@ func (a *app) docList(path string) error {
 			fmt.Fprintf(a.stderr, "%s:%d: %s\n", path, b.Line, strings.TrimPrefix(blockError(b.Error), fmt.Sprintf("line %d: ", b.Line)))
 		}
 	}
-	return nil
+	if invalid > 0 {
+		blocks := "blocks are"
+		if invalid == 1 {
+			blocks = "block is"
+		}
+		fmt.Fprintf(a.stderr, "%s: %d of %d %s invalid and cannot run; fix them (doc run --check %s also reports missing and stale results)\n", path, invalid, len(rep.Blocks), blocks, path)
+	}
+	return fail()
 }
 
 func dash(s string) string {

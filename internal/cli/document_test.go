@@ -127,12 +127,19 @@ func TestDocUnknownServerAndDuplicateIDs(t *testing.T) {
 	const typo = `:1: unknown server "alpah"; did you mean "alpha"?`
 	const dup = ":15: duplicate block id ^dup: the block at line 10 has it too"
 
+	// Listed all the same, with what is wrong and how many; exit 1, as
+	// hooks list does for an invalid hook.
 	r := runCLI(t, "doc", "list", "--config", cfg, doc)
-	wantCode(t, r, ExitOK)
+	wantCode(t, r, ExitFailure)
 	wantContains(t, "list", r.stdout, "alpah", "invalid")
-	wantContains(t, "list", r.stderr, doc+typo, doc+dup)
+	wantContains(t, "list", r.stderr, doc+typo, doc+dup, doc+": 2 of 3 blocks are invalid and cannot run")
 	if strings.Count(r.stdout, "\n") != 4 {
 		t.Errorf("list: got\n%s\nwant a header and three blocks (python is not a call)", r.stdout)
+	}
+	r = runCLI(t, "doc", "list", "--json", "--config", cfg, doc)
+	wantCode(t, r, ExitFailure)
+	if n := strings.Count(r.stdout, `"status": "invalid"`) + strings.Count(r.stdout, `"status":"invalid"`); n != 2 {
+		t.Errorf("list --json: got %d invalid blocks, want 2:\n%s", n, r.stdout)
 	}
 
 	r = runCLI(t, "doc", "run", "--check", "--config", cfg, doc)

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -93,8 +92,9 @@ func (f *formField) choices() []choice {
 
 var elicitPrinter = message.NewPrinter(language.English)
 
-// parseForm reads a requested schema into its fields, required ones
-// first.
+// parseForm reads a requested schema into its fields, in the order its
+// properties are written: an answerer gets the schema as the server wrote
+// it (answer.Calls.Requests).
 func parseForm(schema any) ([]*formField, error) {
 	raw, err := json.Marshal(schema)
 	if err != nil {
@@ -131,17 +131,6 @@ func parseForm(schema any) ([]*formField, error) {
 		}
 		fields = append(fields, f)
 	}
-	// The SDK hands the schema over as a map, which has lost the order the
-	// server wrote: required fields come first, then by name.
-	slices.SortStableFunc(fields, func(a, b *formField) int {
-		switch {
-		case a.required && !b.required:
-			return -1
-		case b.required && !a.required:
-			return 1
-		}
-		return strings.Compare(a.name, b.name)
-	})
 	return fields, nil
 }
 

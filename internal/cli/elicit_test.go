@@ -47,17 +47,19 @@ func TestElicitFormOnATerminal(t *testing.T) {
 	cfg := asksConfig(t, nil)
 	p := startOnPTY(t, nil, "call", "--config", cfg, "asks", "ask")
 	p.expect("asks asks: Sign up for the trip")
+	// In the order the server wrote them (the go-sdk writes a map's keys
+	// sorted), the required ones marked.
 	p.expect("Login (login) — required, string, pattern ^[a-z]+$")
 	p.expect("Lower-case letters only")
 	p.answer("> ", "Ada")
 	p.answer("try again", "ada")
-	p.expect("Seats (seats) — required, integer, min 1, max 5")
-	p.answer("[2] > ", "9")
-	p.answer("try again", "4")
 	p.expect("Notify me (notify)")
 	p.answer("[Y/n] > ", "n")
 	p.expect("ratio")
 	p.answer("> ", "") // optional, left out
+	p.expect("Seats (seats) — required, integer, min 1, max 5")
+	p.answer("[2] > ", "9")
+	p.answer("try again", "4")
 	p.expect("start — string, date")
 	p.answer("> ", "next week")
 	p.answer("try again", "2026-12-01")
@@ -102,26 +104,50 @@ func TestElicitEverythingOnATerminal(t *testing.T) {
 	t.Parallel()
 	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
 	p := startOnPTY(t, nil, "call", "--url", everythingURL(t), "trigger-elicitation-request")
-	p.expect("Your full, legal name")
-	p.answer("> ", "Ada Lovelace")
-	p.expect("Your date of birth")
-	p.answer("> ", "yesterday")
-	p.answer("try again", "1815-12-10")
-	p.expect("Agree to the terms and conditions")
-	p.answer("[y/n] > ", "y")
-	p.expect("Your email address")
-	p.answer("> ", "not-an-email")
-	p.answer("try again", "ada@example.com")
-	p.answer("[It was a dark and stormy night.] > ", "")
-	// homepage, integer, legacy pet, number, titled fish, titled hero,
-	// instruments, friend
-	for _, ans := range []string{"", "7", "2", "", "", "Wonder Woman", "", "Joey"} {
-		p.answer("> ", ans)
-	}
+	// In the order the server wrote them.
+	askForm(p, []formStep{
+		{"Your full, legal name", []string{"Ada Lovelace"}},
+		{"Agree to the terms and conditions", []string{"y"}},
+		{"Favorite first line of a story", []string{""}},
+		{"Your email address", []string{"not-an-email", "ada@example.com"}},
+		{"Portfolio / personal website", []string{""}},
+		{"Your date of birth", []string{"yesterday", "1815-12-10"}},
+		{"Your favorite integer", []string{"7"}},
+		{"Favorite number", []string{""}},
+		{"Choose your favorite friend", []string{"Joey"}},
+		{"Choose your favorite instruments", []string{""}},
+		{"Choose your favorite hero", []string{"Wonder Woman"}},
+		{"Choose your favorite types of fish", []string{""}},
+		{"Choose your favorite type of pet", []string{"2"}},
+	})
 	p.answer("[A]ccept", "")
 	out := p.succeeds("call")
 	wantContains(t, "the result", out, "User provided the requested information", "- Name: Ada Lovelace", "- Email: ada@example.com",
 		"- Favorite Integer: 7", "- Birthdate: 1815-12-10", `"Joey"`, `"hero-3"`, `"pet-2"`)
+}
+
+// formStep is one field of a form asked on the terminal: what shows it
+// (its label or description), then the answers typed in turn, each after
+// the first at "try again".
+type formStep struct {
+	shows   string
+	answers []string
+}
+
+// askForm answers a form's fields in the order given, failing the test
+// when a field shows out of that order.
+func askForm(p *ptyRun, steps []formStep) {
+	p.t.Helper()
+	for _, st := range steps {
+		p.expect(st.shows)
+		for i, ans := range st.answers {
+			if i == 0 {
+				p.answer("> ", ans)
+			} else {
+				p.answer("try again", ans)
+			}
+		}
+	}
 }
 
 // TestElicitWithoutATerminal: piped, a question is declined with a note

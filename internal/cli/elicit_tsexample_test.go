@@ -9,7 +9,7 @@ import (
 // TestElicitWithTheTSFormExample: the TypeScript SDK's own form
 // elicitation example (elicitationFormExample.js, over streamable HTTP)
 // through switchboard call on a terminal: each field is asked with its
-// title, a value the schema refuses (not an email, too short) is asked
+// title, in the order the server wrote them, a value the schema refuses (not an email, too short) is asked
 // again, an optional array is left out, the boolean and the titled choice
 // take their answers, and the server gets the
 // accepted form; piped, the question is declined with a note, and the
@@ -21,27 +21,47 @@ func TestElicitWithTheTSFormExample(t *testing.T) {
 
 	p := startOnPTY(t, nil, "call", "--url", url, "register_user")
 	p.expect("Please provide your registration information:")
-	// Required fields first, then by name (the SDK hands the schema over
-	// as a map: elicit.go).
-	p.expect("Email (email)")
-	p.answer("> ", "not-an-email")
-	p.answer("try again", "ada@example.com")
-	p.expect("Password (password)")
-	p.answer("> ", "short")
-	p.answer("try again", "correct horse")
-	p.expect("Username (username)")
-	p.answer("> ", "ab")
-	p.answer("try again", "ada")
-	p.expect("Interests (interests)")
-	p.answer("> ", "")
-	p.expect("Newsletter (newsletter)")
-	p.answer("> ", "y")
-	p.expect("Role (role)")
-	p.answer("> ", "Designer")
+	// In the order the server wrote them, the required ones marked.
+	askForm(p, []formStep{
+		{"Username (username) — required", []string{"ab", "ada"}},
+		{"Email (email) — required", []string{"not-an-email", "ada@example.com"}},
+		{"Password (password) — required", []string{"short", "correct horse"}},
+		{"Newsletter (newsletter)", []string{"y"}},
+		{"Role (role)", []string{"Designer"}},
+		{"Interests (interests)", []string{""}},
+	})
 	p.answer("[A]ccept / [d]ecline / [c]ancel: ", "a")
 	out := p.succeeds("call register_user")
 	wantContains(t, "the result", out, `Registration successful!`, `Username: ada`, `Email: ada@example.com`, `Newsletter: Yes`)
 
 	r := runCLI(t, "call", "--url", url, "register_user")
 	wantContains(t, "piped", r.stdout+r.stderr, "Registration cancelled by user.", "--elicit")
+}
+
+// TestElicitTSFormExampleThroughTheDaemon: when a daemon runs the call,
+// the form that comes back over the control socket is asked in the order
+// the server wrote it too.
+func TestElicitTSFormExampleThroughTheDaemon(t *testing.T) {
+	t.Parallel()
+	url := testpeer.StartElicitationFormExample(t)
+	cfg := writeConfigWith(t, map[string]string{}, "  - name: forms\n    transport: http\n    url: "+url+"\n")
+	d := startDaemon(t, cfg)
+	before := d.requests.Load()
+
+	p := startOnPTY(t, nil, "call", "--config", cfg, "forms", "register_user")
+	p.expect("Please provide your registration information:")
+	askForm(p, []formStep{
+		{"Username (username) — required", []string{"ada"}},
+		{"Email (email) — required", []string{"ada@example.com"}},
+		{"Password (password) — required", []string{"correct horse"}},
+		{"Newsletter (newsletter)", []string{"n"}},
+		{"Role (role)", []string{"Designer"}},
+		{"Interests (interests)", []string{""}},
+	})
+	p.answer("[A]ccept / [d]ecline / [c]ancel: ", "a")
+	out := p.succeeds("call register_user")
+	wantContains(t, "the result", out, `Registration successful!`, `Username: ada`, `Newsletter: No`)
+	if d.requests.Load() == before {
+		t.Errorf("the daemon served no request: the call did not go through it")
+	}
 }

@@ -32,7 +32,7 @@ func newServeCmd(a *app) *cobra.Command {
 		Long: `The daemon. It connects every enabled server and keeps it healthy (pings, reconnects
 after 1 s, 5 s and 15 s, auto-disable after the third failed reconnect), and serves on
 gateway.listen (default 127.0.0.1:7777): the gateway, every server as one MCP endpoint
-(/mcp streamable HTTP, /mcp/VIEW, /sse), the web console, /healthz, /readyz and
+(/mcp and /mcp/VIEW streamable HTTP, /sse and /sse/VIEW SSE), the web console, /healthz, /readyz and
 /metrics; and the control API on a unix socket in the state directory, which the other
 commands use. At start it prints the endpoints and the snippets to paste into Claude
 Desktop, Cursor and VS Code.
@@ -307,11 +307,12 @@ func clientAddr(addr string) (string, bool) {
 func printEndpoints(w interface{ Write([]byte) (int, error) }, addr string, cfg *config.Config, exe string, args []string) {
 	addr, wildcard := clientAddr(addr)
 	base := "http://" + addr
-	fmt.Fprintf(w, "gateway: %s/mcp (streamable HTTP), %s/sse (SSE)", base, base)
+	fmt.Fprintf(w, "gateway: %s/mcp (streamable HTTP), %s/sse (SSE)\n", base, base)
+	// Each view is served over both transports too: SSE-only clients
+	// need its /sse/VIEW.
 	for _, v := range cfg.Gateway.Views {
-		fmt.Fprintf(w, ", %s/mcp/%s", base, v.Name)
+		fmt.Fprintf(w, "view %s: %s/mcp/%s (streamable HTTP), %s/sse/%s (SSE)\n", v.Name, base, v.Name, base, v.Name)
 	}
-	fmt.Fprintln(w)
 	fmt.Fprintf(w, "web console: %s/\n", base)
 	fmt.Fprintf(w, "health: %s/healthz, %s/readyz; metrics: %s/metrics\n", base, base, base)
 	if wildcard {

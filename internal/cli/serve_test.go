@@ -191,3 +191,18 @@ func TestSecondServeRefusedFirst(t *testing.T) {
 		t.Errorf("first serve exit code %d: %s", code, errb.String())
 	}
 }
+
+// TestPrintEndpointsListsEachViewOverBothTransports: a view is served at
+// /mcp/VIEW and /sse/VIEW, and SSE-only clients need the second, so the
+// banner lists both.
+func TestPrintEndpointsListsEachViewOverBothTransports(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	cfg.Gateway.Views = []config.View{{Name: "ro"}, {Name: "dev"}}
+	var b strings.Builder
+	printEndpoints(&b, "127.0.0.1:7777", cfg, "/opt/bin/switchboard", []string{"serve", "--stdio"})
+	wantContains(t, "banner", b.String(),
+		"gateway: http://127.0.0.1:7777/mcp (streamable HTTP), http://127.0.0.1:7777/sse (SSE)\n",
+		"view ro: http://127.0.0.1:7777/mcp/ro (streamable HTTP), http://127.0.0.1:7777/sse/ro (SSE)\n",
+		"view dev: http://127.0.0.1:7777/mcp/dev (streamable HTTP), http://127.0.0.1:7777/sse/dev (SSE)\n")
+}

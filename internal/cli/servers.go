@@ -141,7 +141,16 @@ func (a *app) servers(ctx context.Context, only string) error {
 		rows = slices.DeleteFunc(rows, func(r control.ServerInfo) bool { return r.Server != only })
 	}
 	if a.json {
-		if err := a.printJSON(rows); err != nil {
+		out := make([]serverRow, len(rows))
+		for i, r := range rows {
+			out[i] = serverRow{ServerInfo: r}
+			if !listsNothing(r.Snapshot) {
+				out[i].Tools, out[i].Prompts, out[i].Resources = &r.Tools, &r.Prompts, &r.Resources
+			} else {
+				out[i].LatencyMS, out[i].Latency = "", 0
+			}
+		}
+		if err := a.printJSON(out); err != nil {
 			return err
 		}
 	} else {
@@ -149,11 +158,14 @@ func (a *app) servers(ctx context.Context, only string) error {
 		// narrower than the table cuts it there.
 		t := a.newTable("NAME", "TRANSPORT", "STATE", "TOOLS", "LATENCY", "FAILURES", "NOTE").keepWhole(0)
 		for _, r := range rows {
-			lat := "-"
+			tools, lat := fmt.Sprint(r.Tools), "-"
 			if r.LatencyMS != "" {
 				lat = r.LatencyMS + "ms"
 			}
-			t.row(r.Server, r.Transport, stateLabel(r.Snapshot), fmt.Sprint(r.Tools), lat, fmt.Sprint(r.ConsecutiveFailures), firstLine(note(r.Snapshot), math.MaxInt))
+			if listsNothing(r.Snapshot) {
+				tools, lat = "-", "-"
+			}
+			t.row(r.Server, r.Transport, stateLabel(r.Snapshot), tools, lat, fmt.Sprint(r.ConsecutiveFailures), firstLine(note(r.Snapshot), math.MaxInt))
 		}
 		if err := t.flush(); err != nil {
 			return err
@@ -170,6 +182,20 @@ func (a *app) servers(ctx context.Context, only string) error {
 	}
 	return nil
 }
+
+// serverRow is a row of `servers --json`: the counts are null for a
+// server that lists nothing (listsNothing), not the ones it had before.
+type serverRow struct {
+	control.ServerInfo
+	Tools     *int `json:"tools"`
+	Prompts   *int `json:"prompts"`
+	Resources *int `json:"resources"`
+}
+
+// listsNothing reports whether a server is disabled (by a user, the
+// configuration or its failures): it lists nothing, whatever the
+// catalog still holds of it, and is not pinged.
+func listsNothing(s upstream.Snapshot) bool { return !s.Enabled || s.AutoDisabled }
 
 func stateLabel(s upstream.Snapshot) string {
 	switch {

@@ -41,6 +41,31 @@ type askWire struct {
 	Completed bool `json:"completed,omitempty"`
 }
 
+// UnmarshalJSON decodes an ask, an elicitation's requested schema as
+// written (the daemon sends it as the server wrote it): the SDK's type
+// would decode it into a map, which loses the order of the form's fields.
+func (a *askWire) UnmarshalJSON(b []byte) error {
+	type plain askWire
+	if err := json.Unmarshal(b, (*plain)(a)); err != nil {
+		return err
+	}
+	if a.Elicit == nil {
+		return nil
+	}
+	var wire struct {
+		Elicit struct {
+			RequestedSchema json.RawMessage `json:"requestedSchema"`
+		} `json:"elicit"`
+	}
+	if err := json.Unmarshal(b, &wire); err != nil {
+		return err
+	}
+	if s := wire.Elicit.RequestedSchema; len(s) > 0 && string(s) != "null" {
+		a.Elicit.RequestedSchema = s
+	}
+	return nil
+}
+
 // answerWire is the caller's answer to an askWire: a result, or an error
 // the server is to get.
 type answerWire struct {
@@ -91,11 +116,19 @@ func (w *waiting) answer(a answerWire) bool {
 	return ok
 }
 
+// errCallerGone answers a question whose call ended before its caller
+// answered.
+var errCallerGone = errors.New("the call that this question belongs to ended before it was answered")
+
 // remoteAnswerer answers a socket call's asks by sending them down the
 // call's stream (out) and waiting for the caller's post.
 type remoteAnswerer struct {
 	w   *waiting
 	out chan<- askWire
+	// ended is closed when the call's stream is no longer written: a
+	// question still waiting then (the call returned first: its
+	// timeout) has no one to tell that it is withdrawn.
+	ended <-chan struct{}
 }
 
 var _ answer.Answerer = (*remoteAnswerer)(nil)
@@ -109,8 +142,14 @@ func (r *remoteAnswerer) ask(ctx context.Context, a askWire) (answerWire, error)
 	case r.out <- a:
 	case <-ctx.Done():
 		return answerWire{}, ctx.Err()
+	case <-r.ended:
+		return answerWire{}, errCallerGone
 	}
 	select {
+	case <-r.ended:
+		// The call returned (its timeout) with the question unanswered:
+		// no one is left to answer it.
+		return answerWire{}, errCallerGone
 	case ans := <-ch:
 		if len(ans.Error) > 0 {
 			return ans, decodeError(ans.Error, ans.Cause)
@@ -119,7 +158,10 @@ func (r *remoteAnswerer) ask(ctx context.Context, a askWire) (answerWire, error)
 	case <-ctx.Done():
 		// The caller stops asking (the call's stream is read until the
 		// call returns, which waits for this).
-		r.out <- askWire{ID: id, Withdrawn: true, Completed: errors.Is(context.Cause(ctx), answer.ErrURLsCompleted)}
+		select {
+		case r.out <- askWire{ID: id, Withdrawn: true, Completed: errors.Is(context.Cause(ctx), answer.ErrURLsCompleted)}:
+		case <-r.ended:
+		}
 		return answerWire{}, ctx.Err()
 	}
 }

@@ -233,8 +233,10 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request, answers bool, l
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	asks := make(chan askWire)
+	ended := make(chan struct{})
+	defer close(ended) // nothing reads asks once this returns
 	if answers {
-		ctx = answer.With(ctx, &remoteAnswerer{w: &h.asks, out: asks})
+		ctx = answer.With(ctx, &remoteAnswerer{w: &h.asks, out: asks, ended: ended})
 	}
 	go func() {
 		l, err := run(ctx)

@@ -169,6 +169,10 @@ type Client struct {
 	// elicitAsGiven is set when the session passes elicitation on as
 	// given (ClientRequests.ElicitAsGiven).
 	elicitAsGiven bool
+	// keepElicit is set when the transport keeps elicitation/create's
+	// params as the server wrote them: elicitAsGiven, or
+	// ClientRequests.ElicitInOrder.
+	keepElicit bool
 	// asks is set when the session answers requests of its server
 	// (sampling, elicitation, roots): the HTTP layer keeps the stream
 	// each came on (standalone.go).
@@ -324,6 +328,7 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		c.elicitAsGiven = true
 		client.AddReceivingMiddleware(opts.Requests.elicitAsGivenMiddleware())
 	}
+	c.keepElicit = c.elicitAsGiven || (opts.Requests.ElicitInOrder && copts.ElicitationHandler != nil)
 	// Added last, so run first: what the transport kept of a message
 	// reaches every handler of it (standalone.go).
 	client.AddReceivingMiddleware(c.kept.middleware())
@@ -351,13 +356,13 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 		sopts = &mcp.ClientSessionOptions{ProtocolVersion: opts.ProtocolVersion}
 	}
 	st := c.sessionTransport(t)
-	if _, streamable := st.(*mcp.StreamableClientTransport); (c.elicitAsGiven || c.listsAsSent) && !streamable {
+	if _, streamable := st.(*mcp.StreamableClientTransport); (c.keepElicit || c.listsAsSent) && !streamable {
 		// Not the SDK's streamable-HTTP connection, which it tells of
 		// the session's state through a method a wrapper would hide:
 		// its HTTP layer keeps the params instead (sessionTransport),
 		// and its lean calls' requests come through fastcall.go, which
 		// has them at hand.
-		st = keepingParams(st, &c.kept, c.elicitAsGiven, c.listsAsSent) // elicitasgiven.go
+		st = keepingParams(st, &c.kept, c.keepElicit, c.listsAsSent) // elicitasgiven.go
 	}
 	session, err := client.Connect(dctx, c.captureConn(st), sopts)
 	if err != nil {
@@ -579,8 +584,8 @@ func (c *Client) sessionTransport(t mcp.Transport) mcp.Transport {
 			if st, ok := lt.inner.(*mcp.StreamableClientTransport); ok {
 				read := c.order.read
 				ht.progressRead.Store(&read)
-				if c.logs || c.asks || c.elicitAsGiven || c.listsAsSent || c.notices {
-					ht.marking.Store(&marking{kept: &c.kept, logs: c.logs, requests: c.asks, elicit: c.elicitAsGiven, lists: c.listsAsSent, notices: c.notices})
+				if c.logs || c.asks || c.keepElicit || c.listsAsSent || c.notices {
+					ht.marking.Store(&marking{kept: &c.kept, logs: c.logs, requests: c.asks, elicit: c.keepElicit, lists: c.listsAsSent, notices: c.notices})
 				}
 				ht.tasks.Store(&c.tasks)
 				c.pool = lt.http

@@ -86,6 +86,24 @@ func (r ClientRequests) elicitAsGiven(ctx context.Context, p *mcp.ElicitParams, 
 	return res, sent.answer, nil
 }
 
+// RequestedSchemaAsSent returns the requested schema of the elicitation
+// a ClientRequests.Elicit handler was given with ctx, as the server wrote
+// it (its properties in the server's order); nil where the session did
+// not keep it (ElicitInOrder, ElicitAsGiven) or the request has none.
+func RequestedSchemaAsSent(ctx context.Context) json.RawMessage {
+	raw := keptParams(ctx)
+	if r, ok := SentRequestFrom(ctx); ok && len(raw) == 0 {
+		raw = r.Params
+	}
+	var wire struct {
+		RequestedSchema json.RawMessage `json:"requestedSchema"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &wire) != nil || len(wire.RequestedSchema) == 0 || string(wire.RequestedSchema) == "null" {
+		return nil
+	}
+	return wire.RequestedSchema
+}
+
 // resultAsGiven is a result whose JSON is the client's own answer.
 type resultAsGiven struct {
 	*mcp.ElicitResult

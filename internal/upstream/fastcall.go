@@ -498,8 +498,11 @@ func (f *fastCaller) answer(ctx context.Context, msg *wireMessage) {
 			rerr = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params"}
 		default:
 			var raw json.RawMessage
-			if f.requests.ElicitAsGiven {
+			switch {
+			case f.requests.ElicitAsGiven:
 				raw = msg.Params // as the server wrote it (elicitasgiven.go)
+			case f.requests.ElicitInOrder:
+				ctx = context.WithValue(ctx, keptParamsKey{}, msg.Params) // RequestedSchemaAsSent
 			}
 			if res, answer, err := f.requests.elicitAsGiven(ctx, &p, raw); err != nil {
 				fail(err)

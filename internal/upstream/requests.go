@@ -40,6 +40,12 @@ type ClientRequests struct {
 	// owned per_client session's (ownedcaps.go), whose answers are its
 	// client's own (elicitasgiven.go).
 	ElicitAsGiven bool
+	// ElicitInOrder keeps each elicitation/create's params as the server
+	// wrote them, for Elicit to find a form's requested schema as written
+	// (RequestedSchemaAsSent): the SDK's map has lost the order of its
+	// fields. Elicit's params and the SDK's checks of the answer are as
+	// without it (elicitasgiven.go).
+	ElicitInOrder bool
 	//lint:ignore SA1019 roots remain part of the protocol versions clients speak today.
 	ListRoots func(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error)
 	// RootsListChanged declares that the client tells the server when its

@@ -89,6 +89,13 @@ func TestBrowserAsks(t *testing.T) {
 		if !eval[bool](t, ctx, field("name")+`.getAttribute("aria-required") === "true"`) {
 			t.Error("name is not marked required")
 		}
+		// The fields in the order the server wrote them, as its other
+		// clients show them (not required first, nor by name).
+		order := eval[[]string](t, ctx, `Array.from(document.querySelectorAll('#asks .ask-form [data-path]')).map(e => e.dataset.path).filter((p, i, a) => p !== '' && !p.includes('.') && a.indexOf(p) === i)`)
+		wantOrder := []string{"name", "check", "firstLine", "email", "homepage", "birthdate", "integer", "number", "untitledSingleSelectEnum", "untitledMultipleSelectEnum", "titledSingleSelectEnum", "titledMultipleSelectEnum", "legacyTitledEnum"}
+		if strings.Join(order, " ") != strings.Join(wantOrder, " ") {
+			t.Errorf("the form's fields: got %v, want the server's order %v", order, wantOrder)
+		}
 		audit(t, ctx, "the elicitation pane")
 		// Checked in the page before it is sent: name is required.
 		do(t, ctx, "accepting without a name", click(chromedp.CSS(`#asks .ask button.primary`)))
@@ -120,6 +127,23 @@ func TestBrowserAsks(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("a form's required fields stay where the server wrote them", func(t *testing.T) {
+		// The go-sdk writes the asks server's schema by name: login,
+		// notify, ratio, seats, ...; login and seats are required.
+		call(t, "asks", "ask", "", "form")
+		order := eval[[]string](t, ctx, `Array.from(document.querySelectorAll('#asks .ask-form [data-path]')).map(e => e.dataset.path).filter((p, i, a) => p !== '' && !p.includes('.') && a.indexOf(p) === i)`)
+		if want := "login notify ratio seats start tags team"; strings.Join(order, " ") != want {
+			t.Errorf("the form's fields: got %v, want the server's order %s", order, want)
+		}
+		if !eval[bool](t, ctx, field("seats")+`.getAttribute("aria-required") === "true"`) {
+			t.Error("seats is not marked required")
+		}
+		eval[chromedp.Void](t, ctx, `Array.from(document.querySelectorAll("#asks .ask button")).find(b => b.textContent === "Cancel").click(); 1`)
+		if text := result(t); !strings.Contains(text, "cancel") {
+			t.Errorf("after Cancel the result says:\n%s", text)
+		}
+	})
 
 	t.Run("a URL is shown, opened only by its link, and accepted", func(t *testing.T) {
 		call(t, "asks", "open", "", "url")

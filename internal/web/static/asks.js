@@ -136,9 +136,10 @@
   }
 
   // formBody: the requested schema's form (the renderer of the Try-it
-  // form), checked here and again by the daemon.
+  // form), its fields in the order the server wrote them, checked here and
+  // again by the daemon.
   function formBody(pane, a, buttons, send) {
-    const F = sb.schemaForm(a.schema || {});
+    const F = sb.schemaForm(a.schema || {}, { asWritten: true });
     const form = el('form', 'ask-form');
     form.noValidate = true;
     form.appendChild(el('p', 'muted', 'Fields marked * are required.'));

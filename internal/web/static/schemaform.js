@@ -12,11 +12,14 @@
   let uid = 0;
 
   // schemaForm returns the renderer of the schema schemaRoot (local $refs
-  // resolve against it): build(schema, path, name, required, inArray)
+  // resolve against it; opts.asWritten keeps an object's fields in the
+  // order its properties are written, where they otherwise come required
+  // first): build(schema, path, name, required, inArray)
   // returns an editor {el, get, set}; validate(value) the problems of a
   // value, as {path, message}; fieldErrors maps a field's path to its
   // {wrap, el, input}, where its problem is shown.
-  function schemaForm(schemaRoot) {
+  function schemaForm(schemaRoot, opts) {
+    const asWritten = !!(opts && opts.asWritten);
     // ---- JSON Schema helpers -------------------------------------------
 
     function isObject(v) { return v !== null && typeof v === 'object' && !Array.isArray(v); }
@@ -408,8 +411,9 @@
           const req = Array.isArray(s.required) ? s.required : [];
           const kids = {};
           // Required fields first, in the schema's required order; then the
-          // rest as listed.
-          const order = req.filter(function (k) { return Object.prototype.hasOwnProperty.call(props, k); });
+          // rest as listed. As written (a server's elicitation form, as its
+          // other clients show it): as listed.
+          const order = asWritten ? [] : req.filter(function (k) { return Object.prototype.hasOwnProperty.call(props, k); });
           Object.keys(props).forEach(function (k) { if (order.indexOf(k) < 0) order.push(k); });
           order.forEach(function (k) {
             const child = build(props[k], join(path, k), k, req.indexOf(k) >= 0, false);
