@@ -3,9 +3,6 @@ package daemon
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,6 +16,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/store/storetest"
 	"github.com/switchboard-mcp/switchboard/internal/telemetry"
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 	"github.com/switchboard-mcp/switchboard/internal/testpg"
@@ -123,55 +121,15 @@ func newDaemon(t testing.TB, cfg *config.Config, opts ...func(*Options)) (*Daemo
 	return d, dir, st
 }
 
-// migrated is an empty history database with every migration applied,
-// made once per test binary: a test's store starts as a copy of it, for
-// applying the migrations to a new file costs about 20 ms of CPU under
-// -race (the SQL parser), at every daemon start. internal/store's tests
-// are the ones about the migrations.
-var migrated = sync.OnceValues(func() ([]byte, error) {
-	dir, err := os.MkdirTemp("", "sbd-migrated")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "switchboard.db")
-	st, err := store.OpenSQLite(context.Background(), path, store.Options{})
-	if err != nil {
-		return nil, err
-	}
-	if err := st.Close(); err != nil {
-		return nil, err
-	}
-	// Closing the last connection checkpoints the write-ahead log into
-	// the file and removes it; a log left behind would hold the schema.
-	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
-		return nil, fmt.Errorf("the migrated database left a %d-byte write-ahead log", fi.Size())
-	}
-	return os.ReadFile(path)
-})
-
 // openStore opens the SQLite history database at path until the test
-// ends, first writing the migrated empty database there if no file is
-// there yet (daemons of a test that share a database, as replicas do,
+// ends, first writing the migrated empty database there
+// (storetest.Seed: applying the migrations to a new file costs about
+// 20 ms of CPU under -race, at every daemon start) if no file is there
+// yet (daemons of a test that share a database, as replicas do,
 // open the same file).
 func openStore(t testing.TB, path string) *store.SQLite {
 	t.Helper()
-	b, err := migrated()
-	if err != nil {
-		t.Fatalf("making the migrated history database: %v", err)
-	}
-	switch f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); {
-	case err == nil:
-		_, err = f.Write(b)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	case !errors.Is(err, fs.ErrExist):
-		t.Fatal(err)
-	}
+	storetest.Seed(t, path)
 	st, err := store.OpenSQLite(context.Background(), path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
