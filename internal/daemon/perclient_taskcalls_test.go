@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 )
@@ -231,18 +230,7 @@ func TestTasksOnViewsThatAreTheirServer(t *testing.T) {
 	// name the view's server as the SDK's results do (and as a server on
 	// that protocol names itself in each of its results).
 	t.Run("serverInfo on 2026-07-28", func(t *testing.T) {
-		ct, st := mcp.NewInMemoryTransports()
-		ctx, stop := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = r.d.gw.ServeStdio(ctx, st)
-		}()
-		t.Cleanup(func() {
-			stop()
-			<-done
-		})
-		c := dialStdio(t, ct)
+		c := dialStdio(t, serveStdio(t, r))
 		meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
 		infoOf := func(what string, res, rerr map[string]any) string {
 			t.Helper()
