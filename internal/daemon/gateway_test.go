@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -117,11 +119,12 @@ func TestGatewayProgressAndCancellation(t *testing.T) {
 	// Cancelling the client's request cancels the upstream call.
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
+	mark := filepath.Join(t.TempDir(), "slow-started")
 	go func() {
-		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"seconds": 30}})
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"seconds": 30, "mark": mark}})
 		errc <- err
 	}()
-	time.Sleep(300 * time.Millisecond) // let the call reach the server
+	waitFor(t, "the slow call to reach the server", func() bool { _, err := os.Stat(mark); return err == nil })
 	cancel()
 	select {
 	case err := <-errc:
