@@ -193,11 +193,12 @@ func TestShutdownDrainsCallsInFlight(t *testing.T) {
 		err error
 	}
 	out := make(chan outcome, 1)
+	mark, started := slowMark(t)
 	go func() {
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"seconds": 1}})
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"seconds": 1, "mark": mark}})
 		out <- outcome{res, err}
 	}()
-	waitInFlight(t, r, 1)
+	started()
 	r.stop(t)
 	o := <-out
 	if o.err != nil || textOf(o.res) != "done" {
@@ -219,10 +220,11 @@ func TestShutdownCancelsCallsPastTheDeadline(t *testing.T) {
 	r := start(t, cfg)
 	cs := r.connect(t, "/mcp", nil, nil)
 	waitTools(t, cs, "slow", has("alpha__slow"))
+	mark, started := slowMark(t)
 	go func() {
-		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"seconds": 60}})
+		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"seconds": 60, "mark": mark}})
 	}()
-	waitInFlight(t, r, 1)
+	started()
 	startStop := time.Now()
 	r.stop(t)
 	if took := time.Since(startStop); took > 15*time.Second {
@@ -238,16 +240,15 @@ func TestShutdownCancelsCallsPastTheDeadline(t *testing.T) {
 	}
 }
 
-func waitInFlight(t *testing.T, r *running, n int64) {
+// slowMark is a file for alpha__slow's "mark" argument, and a wait until
+// the server has created it: the call has reached the server.
+func slowMark(t *testing.T) (mark string, wait func()) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for r.d.Engine().Stats().InFlight < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("never saw %d calls in flight", n)
-		}
-		time.Sleep(10 * time.Millisecond)
+	mark = filepath.Join(t.TempDir(), "slow-started")
+	return mark, func() {
+		t.Helper()
+		waitFor(t, "the slow call to reach its server", func() bool { _, err := os.Stat(mark); return err == nil })
 	}
-	time.Sleep(100 * time.Millisecond) // let the request reach the server
 }
 
 func waitGoroutines(t *testing.T, before int) {

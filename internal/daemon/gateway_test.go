@@ -9,8 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -119,12 +117,12 @@ func TestGatewayProgressAndCancellation(t *testing.T) {
 	// Cancelling the client's request cancels the upstream call.
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
-	mark := filepath.Join(t.TempDir(), "slow-started")
+	mark, started := slowMark(t)
 	go func() {
 		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"seconds": 30, "mark": mark}})
 		errc <- err
 	}()
-	waitFor(t, "the slow call to reach the server", func() bool { _, err := os.Stat(mark); return err == nil })
+	started()
 	cancel()
 	select {
 	case err := <-errc:
@@ -556,10 +554,11 @@ func TestGatewayFastPathWire(t *testing.T) {
 	// notifications/cancelled on another request cancels a call the
 	// gateway runs itself.
 	done := make(chan string, 1)
+	mark, started := slowMark(t)
 	go func() {
-		done <- readAll(t, s.post(`{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"alpha__slow","arguments":{"seconds":30}}}`, nil))
+		done <- readAll(t, s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"alpha__slow","arguments":{"seconds":30,"mark":%q}}}`, mark), nil))
 	}()
-	waitInFlight(t, r, 1)
+	started()
 	if resp := s.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":77,"reason":"changed my mind"}}`, nil); resp.StatusCode != http.StatusAccepted {
 		t.Errorf("notifications/cancelled: got %d", resp.StatusCode)
 	}
