@@ -193,7 +193,9 @@ type HookAction struct {
 // ParamMapping maps a hook context value to a tool parameter (seed 000
 // ParameterMapping), or names an event field.
 type ParamMapping struct {
-	Param  string
+	// Param is the tool parameter it sets (params: param), or the event
+	// field (fields: field).
+	Param  string `key:"field"`
 	Source string // context, literal or template
 	// Value is the context field (context) or the template (template).
 	Value string
