@@ -81,6 +81,8 @@ func serverOf(s Server) (out schema.Server) {
 	}
 	if s.Docker != nil {
 		out.Command, out.Args = nil, nil // the docker run launch made of it
+	} else if t == TransportStdio {
+		out.Command = ptr(esc(s.Command)) // even empty (a client's file may say "")
 	}
 	if len(s.LaunchAllow) > 0 {
 		out.Launch = &schema.Launch{Allow: s.LaunchAllow}
