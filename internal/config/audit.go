@@ -85,10 +85,3 @@ func (r *resolver) decodeAudit(f *schema.Audit) Audit {
 	}
 	return a
 }
-
-// auditOf is the audit: block of a resolved configuration.
-func auditOf(a Audit) *schema.Audit {
-	out := &schema.Audit{}
-	writeFields(out, a)
-	return out
-}

@@ -86,6 +86,11 @@ var DefaultBackoff = []time.Duration{1 * time.Second, 5 * time.Second, 15 * time
 var DefaultAllowedCommands = []string{"npx", "uvx", "docker"}
 
 // Config is a fully resolved, validated configuration.
+//
+// Its blocks' fields pair with the keys of the file's types (package
+// schema) by Go name; a field named otherwise than its key's field says
+// the key in a key tag (ConnectTimeout `key:"timeout"`), so that config
+// show writes every key with no code of its own.
 type Config struct {
 	// Servers holds one entry per upstream MCP server, in file order.
 	Servers []Server
@@ -159,7 +164,7 @@ type Limits struct {
 	QueueWait      time.Duration // how long a call over a limit waits for a slot; 0 = fail fast; default QueueWaitCallTimeout
 	MaxQueue       int           // calls that may wait at once; default 1000
 	SessionLimit   int           // calls per session (process); -1 = unlimited (default)
-	MaxOutputBytes int64         // result size before truncation; default 1 MiB
+	MaxOutputBytes int64         `key:"max_output"` // result size before truncation; default 1 MiB
 	Rate           Rate          // calls per second per identity; zero = unlimited
 }
 
@@ -174,8 +179,8 @@ type Rate struct {
 // Bucket is a token bucket: PerSecond calls per second on average, up to
 // Burst at once. A zero PerSecond means no limit.
 type Bucket struct {
-	PerSecond float64
-	Burst     int // default: PerSecond rounded up, at least 1
+	PerSecond float64 `key:"calls_per_second"`
+	Burst     int     // default: PerSecond rounded up, at least 1
 }
 
 // History configures the persistent call history.
@@ -221,7 +226,7 @@ type Server struct {
 	// with their own account; empty or AuthShared for one sign-in.
 	Auth string
 
-	ConnectTimeout   time.Duration // `timeout` in the file
+	ConnectTimeout   time.Duration `key:"timeout"`
 	SSEReadTimeout   time.Duration // 0 means no read timeout
 	TerminateOnClose bool          // streamable HTTP: DELETE the session on close (default true)
 	RequestTimeout   time.Duration

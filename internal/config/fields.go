@@ -27,64 +27,6 @@ func isFileDuration(t reflect.Type) bool {
 	return t == fileDurationType || t == reflect.TypeFor[schema.BackoffStep]()
 }
 
-// writeFields sets each field of dst (a pointer to a struct of package
-// schema) from the resolved field of the same name in src (a struct):
-// strings escaped ($ as $$), an empty one left out; numbers, booleans,
-// durations and sizes as set; lists of strings escaped. Maps and blocks
-// are left to the caller, which also overrides what is written otherwise.
-func writeFields(dst, src any) {
-	d, s := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src)
-	for i := range d.NumField() {
-		df := d.Field(i)
-		sf := s.FieldByName(d.Type().Field(i).Name)
-		if !sf.IsValid() {
-			continue
-		}
-		if v, ok := fileValue(df.Type(), sf); ok {
-			df.Set(v)
-		}
-	}
-}
-
-// fileValue converts a resolved value to type t of package schema, or
-// reports false when it is not a plain value (or is an empty string).
-func fileValue(t reflect.Type, v reflect.Value) (reflect.Value, bool) {
-	switch {
-	case v.Kind() == reflect.Pointer && v.Type() == t:
-		return v, true // already optional (nil: left to the environment)
-	case t.Kind() == reflect.Slice && v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.String && t.Elem().Kind() == reflect.String:
-		if v.IsNil() {
-			return reflect.Value{}, false
-		}
-		out := reflect.MakeSlice(t, v.Len(), v.Len())
-		for i := range v.Len() {
-			out.Index(i).SetString(esc(v.Index(i).String()))
-		}
-		return out, true
-	case t.Kind() == reflect.String && v.Kind() == reflect.String:
-		return reflect.ValueOf(esc(v.String())).Convert(t), true
-	case t.Kind() != reflect.Pointer:
-		return reflect.Value{}, false
-	}
-	e := t.Elem()
-	var out reflect.Value
-	switch {
-	case v.Kind() == reflect.String && e.Kind() == reflect.String:
-		if v.String() == "" {
-			return reflect.Value{}, false
-		}
-		out = reflect.ValueOf(esc(v.String()))
-	case v.Type() == durationType && isFileDuration(e),
-		v.Type() != durationType && !isFileDuration(e) && v.Kind() == e.Kind() && (e.Kind() == reflect.Bool || e.Kind() == reflect.Int || e.Kind() == reflect.Int64 || e.Kind() == reflect.Float64):
-		out = v
-	default:
-		return reflect.Value{}, false
-	}
-	p := reflect.New(e)
-	p.Elem().Set(out.Convert(e))
-	return p, true
-}
-
 // readFields sets each field of dst (a pointer to a resolved struct) from
 // the field of the same name in src (a pointer to a struct of package
 // schema) where the file sets it to a number, a boolean, a duration or a

@@ -192,7 +192,7 @@ type Token struct {
 	Secret string
 	// SHA256 is the lowercase hex SHA-256 of the token, when stored as a
 	// hash (token_sha256).
-	SHA256 string
+	SHA256 string `key:"token_sha256"`
 	// TokenEnv names the environment variable Secret was read from
 	// (token_env); it is what `config show` prints instead of the secret.
 	TokenEnv string

@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -349,41 +348,4 @@ func (r *resolver) secretEnv(n *node, field string) (string, string) {
 		return name, v
 	}
 	return name, ""
-}
-
-// oauthOf is the gateway.oauth block of a resolved configuration, for
-// `config show`; the client secret is written as client_secret_env.
-func oauthOf(o *OAuth) *schema.OAuth {
-	if o == nil {
-		return nil
-	}
-	// The schema has no key for a client secret itself: only its variable
-	// is written.
-	out := &schema.OAuth{
-		GroupViews: o.GroupViews, ViewScopes: escLists(o.ViewScopes),
-		Cache: &schema.OAuthCache{Size: ptr(o.CacheSize), TTL: dur(o.CacheTTL), NegativeTTL: dur(o.NegativeTTL)},
-		Keys:  &schema.OAuthKeys{Refresh: dur(o.KeysRefresh), MinInterval: dur(o.KeysMinInterval)},
-	}
-	writeFields(out, *o)
-	if in := o.Introspection; in != nil {
-		out.Introspection = &schema.Introspection{}
-		writeFields(out.Introspection, *in)
-	}
-	if c := o.Console; c != nil {
-		out.Console = &schema.OAuthConsole{}
-		writeFields(out.Console, *c)
-	}
-	return out
-}
-
-// escLists escapes the values of a mapping of lists.
-func escLists(m map[string][]string) map[string][]string {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string][]string, len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		out[k] = escAll(m[k])
-	}
-	return out
 }

@@ -77,8 +77,8 @@ const (
 // that runs them (the hook_settings: block).
 type Hooks struct {
 	// List holds the hooks in file order (ties in priority keep it).
-	List     []Hook
-	Settings HookSettings
+	List     []Hook       `key:"hooks"`
+	Settings HookSettings `key:"hook_settings"`
 	// Pos is where the hooks: key is; zero when absent.
 	Pos Pos
 }
@@ -105,6 +105,13 @@ func DefaultHookSettings() HookSettings {
 		MaxDepth:      DefaultHookMaxDepth,
 		Timeout:       DefaultHookTimeout,
 	}
+}
+
+// isDefault reports whether s holds only the defaults (or is the zero
+// value, as in a configuration built by hand), so that config show
+// leaves hook_settings: out.
+func (s HookSettings) isDefault() bool {
+	return sameBlock(s, DefaultHookSettings()) || sameBlock(s, HookSettings{})
 }
 
 // Hook is one configured hook.
@@ -186,7 +193,9 @@ type HookAction struct {
 // ParamMapping maps a hook context value to a tool parameter (seed 000
 // ParameterMapping), or names an event field.
 type ParamMapping struct {
-	Param  string
+	// Param is the tool parameter it sets (params: param), or the event
+	// field (fields: field).
+	Param  string `key:"field"`
 	Source string // context, literal or template
 	// Value is the context field (context) or the template (template).
 	Value string

@@ -124,20 +124,20 @@ func emitImport(path string, p *parsed) []byte {
 		}
 	}
 
-	rc := p.raw
-	if rc.block("defaults") != nil {
-		im.w.block(0, "defaults", defaultsOf(p.cfg.Defaults))
+	rc, shown := p.raw, fileOf(p.cfg)
+	if rc.block("defaults") != nil && shown.Defaults != nil {
+		im.w.block(0, "defaults", shown.Defaults)
 	}
-	if rc.block("limits") != nil {
-		im.w.block(0, "limits", limitsOf(p.cfg.Limits))
+	if rc.block("limits") != nil && shown.Limits != nil {
+		im.w.block(0, "limits", shown.Limits)
 	}
 	if h := rc.block("history"); h != nil {
 		im.history(h, p.cfg.History)
 	}
-	if rc.block("gateway") != nil && !p.cfg.Gateway.isDefault() {
+	if rc.block("gateway") != nil && shown.Gateway != nil {
 		// Native files only; tokens keep their token_env / token_sha256,
 		// never a secret.
-		im.w.block(0, "gateway", gatewayOf(p.cfg.Gateway))
+		im.w.block(0, "gateway", shown.Gateway)
 	}
 	var allowed []string
 	if sec := rc.block("security"); sec != nil {

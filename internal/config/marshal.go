@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -31,107 +32,60 @@ func MarshalResolved(c *Config) ([]byte, error) {
 	return w.bytes(), nil
 }
 
-// fileOf puts a resolved configuration back into the file's types; blocks
-// that hold only their defaults are left out.
+// fileOf puts a resolved configuration back into the file's types, each
+// key from the resolved field of its name (writeFields); what differs by
+// more than its type is written by the shapes below.
 func fileOf(c *Config) schema.File {
-	f := schema.File{
-		Defaults: defaultsOf(c.Defaults),
-		Limits:   limitsOf(c.Limits),
-		History: &schema.History{
-			Store: historyStoreOf(c.History.Store), RecordValues: ptr(c.History.RecordValues), Keep: ptr(c.History.Keep),
-		},
-		Servers: make([]schema.Server, 0, len(c.Servers)),
-	}
+	var f schema.File
+	writeFields(&f, *c)
+	writeFields(&f, c.Hooks) // hooks: and hook_settings:
 	if len(c.AllowedCommands) > 0 {
-		f.Security = &schema.Security{AllowedCommands: escAll(c.AllowedCommands)}
+		f.Security = &schema.Security{}
+		writeFields(f.Security, *c)
 	}
-	if !c.Gateway.isDefault() {
-		f.Gateway = gatewayOf(c.Gateway)
-	}
-	f.HookSettings, f.Hooks = hooksOf(c.Hooks)
-	if !c.Notebook.isDefault() {
-		f.Notebook = notebookOf(c.Notebook)
-	}
-	if !c.LLM.isDefault() {
-		f.LLM = llmOf(c.LLM)
-	}
-	if !c.Agent.isDefault() {
-		f.Agent = agentOf(c.Agent)
-	}
-	if !c.Audit.isDefault() {
-		f.Audit = auditOf(c.Audit)
-	}
-	if !c.Telemetry.isDefault() {
-		f.Telemetry = telemetryOf(c.Telemetry)
-	}
-	for _, s := range c.Servers {
-		f.Servers = append(f.Servers, serverOf(s))
+	if f.Servers == nil {
+		f.Servers = []schema.Server{} // servers: []
 	}
 	return f
 }
 
-// defaultsOf is the defaults: block of resolved defaults.
-func defaultsOf(d Defaults) *schema.Defaults {
-	out := &schema.Defaults{Health: &schema.Health{Backoff: make([]schema.BackoffStep, len(d.Health.Backoff))}}
-	writeFields(out, d)
-	writeFields(out.Health, d.Health)
-	for i, b := range d.Health.Backoff {
-		out.Health.Backoff[i] = schema.BackoffStep(b)
+// shapes write the resolved values whose form differs from their key's,
+// one function for each pair of types: writeFields calls the one whose
+// argument is the resolved value's type and whose result is the key's.
+var shapes map[[2]reflect.Type]reflect.Value
+
+func init() {
+	shapes = map[[2]reflect.Type]reflect.Value{}
+	for _, f := range []any{serverOf, gatewayOf, oauthOf, notebookOf, bindingOf, conditionsOf, mappingOf,
+		func(d time.Duration) schema.QueueWait {
+			return schema.QueueWait{CallTimeout: d == QueueWaitCallTimeout, Duration: d}
+		},
+	} {
+		v := reflect.ValueOf(f)
+		shapes[[2]reflect.Type{v.Type().In(0), v.Type().Out(0)}] = v
 	}
-	return out
 }
 
-// limitsOf is the limits: block of resolved limits.
-func limitsOf(l Limits) *schema.Limits {
-	out := &schema.Limits{
-		QueueWait: &schema.QueueWait{CallTimeout: l.QueueWait == QueueWaitCallTimeout, Duration: l.QueueWait},
-		MaxOutput: ptr(schema.Size(l.MaxOutputBytes)), Rate: rateOf(l.Rate),
-	}
-	writeFields(out, l)
-	return out
-}
-
-// rateOf is limits.rate as written; nil when no bucket applies.
-func rateOf(r Rate) *schema.Rate {
-	bucket := func(b Bucket) *schema.Bucket {
-		if b.PerSecond <= 0 {
-			return nil
-		}
-		return &schema.Bucket{CallsPerSecond: ptr(b.PerSecond), Burst: ptr(b.Burst)}
-	}
-	if r.PerUser.PerSecond <= 0 && r.PerUserServer.PerSecond <= 0 {
-		return nil
-	}
-	return &schema.Rate{PerUser: bucket(r.PerUser), PerUserServer: bucket(r.PerUserServer)}
-}
-
-// serverOf is a resolved server as an entry of servers:.
-func serverOf(s Server) schema.Server {
-	var out schema.Server
+// serverOf is an entry of servers:. Its transport is stdio when unset,
+// identity_meta is written only when off, max_sessions only for sessions
+// of their own, and a Docker server in its docker: form.
+func serverOf(s Server) (out schema.Server) {
 	writeFields(&out, s)
-	t := s.Transport
-	if t == "" {
-		t = TransportStdio
-	}
-	out.Name, out.Transport, out.Secrets = s.Name, ptr(string(t)), s.Secrets
-	out.Timeout, out.MaxSessions = dur(s.ConnectTimeout), maxSessionsOf(s)
+	t := cmp.Or(s.Transport, TransportStdio)
+	out.Transport = ptr(string(t))
 	if s.NoIdentityMeta {
 		out.IdentityMeta = ptr(false)
 	}
-	if t == TransportStdio {
-		if d := s.Docker; d != nil {
-			out.Command, out.Args = nil, nil
-			out.Docker = &schema.Docker{Image: esc(d.Image), ContainerName: opt(esc(d.ContainerName)), Command: textsOf(d.Command), Ports: d.Ports}
-		} else {
-			out.Command = ptr(esc(s.Command))
-		}
-		out.Env = textMap(s.Env, esc)
-		if len(s.LaunchAllow) > 0 {
-			out.Launch = &schema.Launch{Allow: escAll(s.LaunchAllow)}
-		}
-	} else {
-		out.URL, out.Headers = ptr(esc(s.URL)), textMap(s.Headers, escHeader)
-		out.OAuth = serverOAuthOf(s.OAuth)
+	if !s.Session.Owned() {
+		out.MaxSessions = nil
+	}
+	if s.Docker != nil {
+		out.Command, out.Args = nil, nil // the docker run launch made of it
+	} else if t == TransportStdio {
+		out.Command = ptr(esc(s.Command)) // even empty (a client's file may say "")
+	}
+	if len(s.LaunchAllow) > 0 {
+		out.Launch = &schema.Launch{Allow: s.LaunchAllow}
 	}
 	// A key of another transport is not written (the file would be refused).
 	v := reflect.ValueOf(&out).Elem()
@@ -143,272 +97,236 @@ func serverOf(s Server) schema.Server {
 	return out
 }
 
-// gatewayOf is the gateway: block. Token secrets are never written: a
-// token read from a variable is written as token_env: NAME.
-func gatewayOf(g Gateway) *schema.Gateway {
-	out := &schema.Gateway{Listen: ptr(esc(g.Listen))}
-	writeFields(out, g)
+// gatewayOf is the gateway: block: fast_path written only when off, the
+// OS user left out (it is the default wherever the file is used), and a
+// token's default label (tokens[N]) too. Token secrets are never
+// written: the schema has no key for them, only token_env.
+func gatewayOf(g Gateway) (out schema.Gateway) {
+	writeFields(&out, g)
 	if g.DisableFastPath {
 		out.FastPath = ptr(false)
 	}
 	if g.DefaultUser == OSUser() {
-		out.DefaultUser = nil // the OS user is the default wherever the file is used
-	}
-	for _, v := range g.Views {
-		out.Views = append(out.Views, schema.View{
-			Name: v.Name, Servers: v.Servers, Include: escAll(v.Include), Exclude: escAll(v.Exclude),
-			Prefix: ptr(string(v.Prefix)), Rename: escMap(v.Rename), Descriptions: escMap(v.Descriptions),
-		})
+		out.DefaultUser = nil
 	}
 	for i, t := range g.Tokens {
-		tk := schema.Token{User: esc(t.User), Views: t.Views}
-		if t.Name != fmt.Sprintf("tokens[%d]", i) {
-			tk.Name = ptr(esc(t.Name)) // else the default label
+		if t.Name == fmt.Sprintf("tokens[%d]", i) {
+			out.Tokens[i].Name = nil
 		}
-		switch {
-		case t.TokenEnv != "":
-			tk.TokenEnv = ptr(t.TokenEnv)
-		case t.SHA256 != "":
-			tk.TokenSHA256 = ptr(t.SHA256)
-		}
-		out.Tokens = append(out.Tokens, tk)
-	}
-	out.OAuth = oauthOf(g.OAuth)
-	return out
-}
-
-// hooksOf is the hook_settings: block (nil when it holds the defaults)
-// and the hooks: list.
-func hooksOf(h Hooks) (*schema.HookSettings, []schema.Hook) {
-	var settings *schema.HookSettings
-	s := h.Settings
-	s.Pos = Pos{}
-	if s != DefaultHookSettings() && s != (HookSettings{}) {
-		settings = &schema.HookSettings{}
-		writeFields(settings, s)
-	}
-	var out []schema.Hook
-	for _, hk := range h.List {
-		sh := schema.Hook{Name: esc(hk.Name), On: esc(hk.On), OnFailure: opt(hk.OnFailure)}
-		if hk.Priority != 0 {
-			sh.Priority = ptr(hk.Priority)
-		}
-		if !hk.Enabled {
-			sh.Enabled = ptr(false)
-		}
-		for _, c := range hk.If {
-			if sh.If == nil {
-				sh.If = map[string]schema.Condition{}
-			}
-			v := esc(c.Value)
-			cond := schema.Condition{}
-			switch c.Op {
-			case CondGlob:
-				cond.Glob = &v
-			case CondRegex:
-				cond.Regex = &v
-			default:
-				t := schema.Text(v)
-				cond.Equals = &t
-			}
-			sh.If[c.Field] = cond
-		}
-		for _, a := range hk.Actions {
-			sh.Actions = append(sh.Actions, actionOf(a))
-		}
-		out = append(out, sh)
-	}
-	return settings, out
-}
-
-// actionOf is one hook action: its plain keys by name (a resolved action
-// has only those of its type), its mappings by hand.
-func actionOf(a HookAction) schema.HookAction {
-	var out schema.HookAction
-	writeFields(&out, a)
-	if a.Timeout == 0 {
-		out.Timeout = nil // hook_settings.timeout
-	}
-	out.Headers, out.Params = escMap(a.Headers), mappingsOf(a.Params)
-	for _, m := range mappingsOf(a.Fields) {
-		out.Fields = append(out.Fields, schema.EventField{Field: m.Param, Mapping: m.Mapping})
 	}
 	return out
 }
 
-// mappingsOf is a list of parameter mappings, their sources written out.
-func mappingsOf(ms []ParamMapping) []schema.ParamMapping {
-	var out []schema.ParamMapping
-	for _, m := range ms {
-		v := any(esc(m.Value))
-		if m.Source == MappingLiteral {
-			v = escLiteral(m.Literal)
-		}
-		out = append(out, schema.ParamMapping{Param: m.Param, Mapping: schema.Mapping{Source: ptr(m.Source), Value: v}})
+// oauthOf is gateway.oauth, whose cache: and keys: blocks are flat in the
+// resolved form. Client secrets are never written: only their variables.
+func oauthOf(o OAuth) (out schema.OAuth) {
+	writeFields(&out, o)
+	out.Cache = &schema.OAuthCache{Size: ptr(o.CacheSize), TTL: ptr(schema.Duration(o.CacheTTL)), NegativeTTL: ptr(schema.Duration(o.NegativeTTL))}
+	out.Keys = &schema.OAuthKeys{Refresh: ptr(schema.Duration(o.KeysRefresh)), MinInterval: ptr(schema.Duration(o.KeysMinInterval))}
+	return out
+}
+
+// notebookOf is the notebook: block with its limits written out.
+func notebookOf(n Notebook) (out schema.Notebook) {
+	writeFields(&out, n)
+	out.Concurrency, out.MaxBlocks = ptr(n.EffectiveConcurrency()), ptr(n.EffectiveMaxBlocks())
+	return out
+}
+
+// bindingOf is one notebook binding: only its section's keys.
+func bindingOf(b Binding) (out schema.Binding) {
+	writeFields(&out, b)
+	if b.Kind() != "range" {
+		out.EndLine = nil // start_line 0 is left out by its minimum
+	}
+	if !b.InheritToChildren {
+		out.InheritToChildren = nil
 	}
 	return out
 }
 
-// notebookOf is the notebook: block, its limits written out.
-func notebookOf(n Notebook) *schema.Notebook {
-	out := &schema.Notebook{ImagesDir: opt(esc(n.ImagesDir)), Concurrency: ptr(n.EffectiveConcurrency()), MaxBlocks: ptr(n.EffectiveMaxBlocks())}
-	for _, b := range n.Bindings {
-		sb := schema.Binding{Server: b.Server}
-		switch b.Kind() {
-		case "heading":
-			sb.Heading = ptr(esc(b.Heading))
-		case "block":
-			sb.Block = ptr(b.Block)
+// conditionsOf is a hook's if: mapping.
+func conditionsOf(cs []HookCondition) map[string]schema.Condition {
+	out := map[string]schema.Condition{}
+	for _, c := range cs {
+		v := esc(c.Value)
+		switch c.Op {
+		case CondGlob:
+			out[c.Field] = schema.Condition{Glob: &v}
+		case CondRegex:
+			out[c.Field] = schema.Condition{Regex: &v}
 		default:
-			sb.StartLine, sb.EndLine = ptr(b.StartLine), ptr(b.EndLine)
+			out[c.Field] = schema.Condition{Equals: ptr(schema.Text(v))}
 		}
-		if b.InheritToChildren {
-			sb.InheritToChildren = ptr(true)
-		}
-		out.Bindings = append(out.Bindings, sb)
 	}
 	return out
 }
 
-// llmOf is the llm: block. The API key is never written: only the name
-// of its variable.
-func llmOf(l LLM) *schema.LLM {
-	out := &schema.LLM{}
-	writeFields(out, l)
-	return out
+// mappingOf is where a parameter's or event field's value comes from: a
+// literal as written (its strings escaped), else the context field or
+// template.
+func mappingOf(m ParamMapping) schema.Mapping {
+	v := reflect.ValueOf(esc(m.Value))
+	if m.Source == MappingLiteral {
+		v, _ = fileValue(reflect.TypeFor[any](), reflect.ValueOf(&m.Literal).Elem(), "")
+	}
+	return schema.Mapping{Source: ptr(m.Source), Value: v.Interface()}
 }
 
-// agentOf is the agent: block.
-func agentOf(a Agent) *schema.Agent {
-	out := &schema.Agent{}
-	writeFields(out, a)
-	return out
+// writeFields sets each field of dst (a pointer to a struct of package
+// schema) from the field of src (a resolved struct) of its name, or
+// whose key tag names its key; an embedded struct, whose keys are its
+// parent's, from src itself. A key is left out (leftOut) when its value
+// is unset; else its value is converted by fileValue.
+func writeFields(dst, src any) {
+	d, s := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src)
+	for i := range d.NumField() {
+		sf := d.Type().Field(i)
+		v := resolvedField(s, sf)
+		if sf.Anonymous {
+			v = s
+		}
+		if !v.IsValid() || leftOut(sf, v) {
+			continue
+		}
+		if x, ok := fileValue(sf.Type, v, sf.Tag.Get("expand")); ok {
+			d.Field(i).Set(x)
+		}
+	}
+}
+
+// resolvedField is the field of s whose key tag names sf's key, else the
+// one of sf's name (an invalid value when there is none).
+func resolvedField(s reflect.Value, sf reflect.StructField) reflect.Value {
+	key, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+	for i := range s.NumField() {
+		if s.Type().Field(i).Tag.Get("key") == key {
+			return s.Field(i)
+		}
+	}
+	return s.FieldByName(sf.Name)
+}
+
+// leftOut reports whether the resolved value v of key sf is not written:
+// an empty string where the key is optional, a nil pointer or list, an
+// empty mapping, a block that is empty or holds only its defaults, and
+// a zero that the key's minimum refuses (there it means unset).
+func leftOut(sf reflect.StructField, v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.String:
+		return v.Len() == 0 && sf.Type.Kind() == reflect.Pointer
+	case reflect.Pointer, reflect.Slice:
+		return v.IsNil()
+	case reflect.Map:
+		return v.Len() == 0
+	case reflect.Struct:
+		d, ok := v.Interface().(interface{ isDefault() bool })
+		return v.IsZero() || ok && d.isDefault()
+	}
+	if !v.IsZero() {
+		return false
+	}
+	for _, rule := range strings.Split(sf.Tag.Get("jsonschema")+","+sf.Tag.Get("jsonschema_extras"), ",") {
+		name, bound, _ := strings.Cut(rule, "=")
+		switch n, _ := strconv.ParseFloat(bound, 64); name {
+		case "minimum":
+			return n > 0
+		case "minDuration", "minSize":
+			return !strings.HasPrefix(bound, "0")
+		case "exclusiveMinDuration":
+			return true
+		}
+	}
+	return false
+}
+
+// fileValue converts the resolved value v to t, a type of package schema:
+// by its shape when there is one, a block field by field, a list or a
+// mapping item by item, a string escaped as its key's expand tag says, a
+// number, boolean, duration or size as it is. It reports false for a
+// value of another kind than t's.
+func fileValue(t reflect.Type, v reflect.Value, expand string) (reflect.Value, bool) {
+	if f, ok := shapes[[2]reflect.Type{v.Type(), t}]; ok {
+		return f.Call([]reflect.Value{v})[0], true
+	}
+	if v.Kind() == reflect.Interface { // a literal's item
+		if v.IsNil() {
+			return reflect.Zero(t), true
+		}
+		v = v.Elem()
+	}
+	switch {
+	case v.Type() == t && v.Kind() == reflect.Pointer: // optional on both sides
+		return v, true
+	case t.Kind() == reflect.Pointer:
+		x, ok := fileValue(t.Elem(), reflect.Indirect(v), expand)
+		if ok {
+			p := reflect.New(t.Elem())
+			p.Elem().Set(x)
+			x = p
+		}
+		return x, ok
+	case t.Kind() == reflect.Interface: // a literal: its strings escaped
+		if x, ok := fileValue(v.Type(), v, expand); ok {
+			return x, true
+		}
+		return v, true
+	case v.Kind() == reflect.Struct && t.Kind() == reflect.Struct:
+		out := reflect.New(t)
+		writeFields(out.Interface(), v.Interface())
+		return out.Elem(), true
+	case v.Kind() == reflect.Slice && t.Kind() == reflect.Slice:
+		out := reflect.MakeSlice(t, v.Len(), v.Len())
+		for i := range v.Len() {
+			if x, ok := fileValue(t.Elem(), v.Index(i), expand); ok {
+				out.Index(i).Set(x)
+			}
+		}
+		return out, true
+	case v.Kind() == reflect.Map && t.Kind() == reflect.Map:
+		out := reflect.MakeMapWithSize(t, v.Len())
+		for it := v.MapRange(); it.Next(); {
+			if x, ok := fileValue(t.Elem(), it.Value(), expand); ok {
+				out.SetMapIndex(it.Key().Convert(t.Key()), x)
+			}
+		}
+		return out, true
+	case v.Kind() == reflect.String && t.Kind() == reflect.String:
+		return reflect.ValueOf(escape(v.String(), expand)).Convert(t), true
+	case (v.Type() == durationType) != isFileDuration(t):
+		return reflect.Value{}, false
+	}
+	switch v.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int64, reflect.Float64:
+		if v.Kind() == t.Kind() {
+			return v.Convert(t), true
+		}
+	}
+	return reflect.Value{}, false
 }
 
 func ptr[T any](v T) *T { return &v }
 
-// historyStoreOf is history.store as written: left out when unset (the
-// default, switchboard.db in the state directory), never store: "".
-func historyStoreOf(store string) *string {
-	if store == "" {
-		return nil
+// escape writes a resolved string so that reading it under a key with
+// the given expand tag (package schema) gives it back: $ is $$, except
+// in a value read as written, and in the identity placeholders a header
+// value keeps.
+func escape(s, expand string) string {
+	switch expand {
+	case "none":
+		return s
+	case "headers":
+		s = esc(s)
+		for _, p := range []string{IdentityUser, IdentitySession} {
+			s = strings.ReplaceAll(s, "$"+p, p)
+		}
+		return s
 	}
-	return ptr(esc(store))
+	return esc(s)
 }
-
-// maxSessionsOf is a server's max_sessions as written: only for a server
-// whose sessions are per client or per user, and only when set.
-func maxSessionsOf(s Server) *int {
-	if !s.Session.Owned() || s.MaxSessions <= 0 {
-		return nil
-	}
-	return ptr(s.MaxSessions)
-}
-
-// opt is a pointer to s, or nil for "" (a key left out).
-func opt(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-func dur(d time.Duration) *schema.Duration { return ptr(schema.Duration(d)) }
 
 // esc writes a resolved value so that reading it expands nothing: $ is $$.
 func esc(s string) string { return strings.ReplaceAll(s, "$", "$$") }
-
-// escHeader is esc for a header value, whose identity placeholders
-// (filled per request) stay as written.
-func escHeader(v string) string {
-	var b strings.Builder
-	for v != "" {
-		i := strings.Index(v, "${identity.")
-		if i < 0 {
-			b.WriteString(esc(v))
-			break
-		}
-		b.WriteString(esc(v[:i]))
-		v = v[i:]
-		switch {
-		case strings.HasPrefix(v, IdentityUser):
-			b.WriteString(IdentityUser)
-			v = v[len(IdentityUser):]
-		case strings.HasPrefix(v, IdentitySession):
-			b.WriteString(IdentitySession)
-			v = v[len(IdentitySession):]
-		default:
-			b.WriteString("$$")
-			v = v[1:]
-		}
-	}
-	return b.String()
-}
-
-func escAll(ss []string) []string {
-	if ss == nil {
-		return nil
-	}
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = esc(s)
-	}
-	return out
-}
-
-func escMap(m map[string]string) map[string]string {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = esc(v)
-	}
-	return out
-}
-
-func textsOf(ss []string) []schema.Text {
-	if ss == nil {
-		return nil
-	}
-	out := make([]schema.Text, len(ss))
-	for i, s := range ss {
-		out[i] = schema.Text(esc(s))
-	}
-	return out
-}
-
-func textMap(m map[string]string, escape func(string) string) map[string]schema.Text {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make(map[string]schema.Text, len(m))
-	for k, v := range m {
-		out[k] = schema.Text(escape(v))
-	}
-	return out
-}
-
-// escLiteral escapes the strings of a literal value.
-func escLiteral(v any) any {
-	switch x := v.(type) {
-	case string:
-		return esc(x)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = escLiteral(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = escLiteral(e)
-		}
-		return out
-	}
-	return v
-}
 
 // FormatDuration renders a duration the way the configuration writes it
 // (and a person does): 30s, 5m, 1h, 1m30s.

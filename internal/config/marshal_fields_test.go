@@ -49,6 +49,9 @@ func fill(v reflect.Value) {
 	}
 }
 
+// shown is c as config show puts it into the file's types.
+func shown(c Config) schema.File { return fileOf(&c) }
+
 // unset lists the fields of a struct of package schema that are nil.
 func unset(v any) []string {
 	rv := reflect.ValueOf(v)
@@ -111,24 +114,24 @@ func TestShowWritesEveryKey(t *testing.T) {
 		file any
 		want []string // the fields left nil
 	}{
-		{"defaults", defaultsOf(resolved(Defaults{}).(Defaults)), nil},
-		{"defaults.health", defaultsOf(resolved(Defaults{}).(Defaults)).Health, nil},
-		{"limits", limitsOf(resolved(Limits{}).(Limits)), nil},
-		{"gateway", gatewayOf(resolved(Gateway{}).(Gateway)), nil},
-		{"hook_settings", func() any { s, _ := hooksOf(resolved(Hooks{}).(Hooks)); return s }(), nil},
-		{"llm", llmOf(resolved(LLM{}).(LLM)), nil},
-		{"agent", agentOf(resolved(Agent{}).(Agent)), nil},
-		{"audit", auditOf(resolved(Audit{}).(Audit)), nil},
-		{"telemetry", telemetryOf(resolved(Telemetry{}).(Telemetry)), nil},
-		{"server oauth", serverOAuthOf(ptr(resolved(ServerOAuth{}).(ServerOAuth))), nil},
-		{"gateway.oauth", oauthOf(ptr(resolved(OAuth{}).(OAuth))), nil},
-		{"gateway.oauth.introspection", oauthOf(ptr(resolved(OAuth{}).(OAuth))).Introspection, nil},
-		{"gateway.oauth.console", oauthOf(ptr(resolved(OAuth{}).(OAuth))).Console, nil},
-		{"stdio server", ptr(serverOf(server(TransportStdio, false))), notWritten(TransportStdio, "Docker")},
-		{"docker server", ptr(serverOf(server(TransportStdio, true))), notWritten(TransportStdio, "Command", "Args")},
-		{"http server", ptr(serverOf(server(TransportHTTP, false))), notWritten(TransportHTTP)},
-		{"sse server", ptr(serverOf(server(TransportSSE, false))), notWritten(TransportSSE)},
-		{"websocket server", ptr(serverOf(server(TransportWebSocket, false))), notWritten(TransportWebSocket)},
+		{"defaults", shown(Config{Defaults: resolved(Defaults{}).(Defaults)}).Defaults, nil},
+		{"defaults.health", shown(Config{Defaults: resolved(Defaults{}).(Defaults)}).Defaults.Health, nil},
+		{"limits", shown(Config{Limits: resolved(Limits{}).(Limits)}).Limits, nil},
+		{"gateway", shown(Config{Gateway: resolved(Gateway{}).(Gateway)}).Gateway, nil},
+		{"hook_settings", shown(Config{Hooks: resolved(Hooks{}).(Hooks)}).HookSettings, nil},
+		{"llm", shown(Config{LLM: resolved(LLM{}).(LLM)}).LLM, nil},
+		{"agent", shown(Config{Agent: resolved(Agent{}).(Agent)}).Agent, nil},
+		{"audit", shown(Config{Audit: resolved(Audit{}).(Audit)}).Audit, nil},
+		{"telemetry", shown(Config{Telemetry: resolved(Telemetry{}).(Telemetry)}).Telemetry, nil},
+		{"server oauth", shown(Config{Servers: []Server{{Transport: TransportHTTP, OAuth: ptr(resolved(ServerOAuth{}).(ServerOAuth))}}}).Servers[0].OAuth, nil},
+		{"gateway.oauth", shown(Config{Gateway: Gateway{OAuth: ptr(resolved(OAuth{}).(OAuth))}}).Gateway.OAuth, nil},
+		{"gateway.oauth.introspection", shown(Config{Gateway: Gateway{OAuth: ptr(resolved(OAuth{}).(OAuth))}}).Gateway.OAuth.Introspection, nil},
+		{"gateway.oauth.console", shown(Config{Gateway: Gateway{OAuth: ptr(resolved(OAuth{}).(OAuth))}}).Gateway.OAuth.Console, nil},
+		{"stdio server", ptr(shown(Config{Servers: []Server{server(TransportStdio, false)}}).Servers[0]), notWritten(TransportStdio, "Docker")},
+		{"docker server", ptr(shown(Config{Servers: []Server{server(TransportStdio, true)}}).Servers[0]), notWritten(TransportStdio, "Command", "Args")},
+		{"http server", ptr(shown(Config{Servers: []Server{server(TransportHTTP, false)}}).Servers[0]), notWritten(TransportHTTP)},
+		{"sse server", ptr(shown(Config{Servers: []Server{server(TransportSSE, false)}}).Servers[0]), notWritten(TransportSSE)},
+		{"websocket server", ptr(shown(Config{Servers: []Server{server(TransportWebSocket, false)}}).Servers[0]), notWritten(TransportWebSocket)},
 	} {
 		got, want := unset(tc.file), tc.want
 		slices.Sort(got)

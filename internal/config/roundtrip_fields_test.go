@@ -46,18 +46,20 @@ func TestBlocksRoundTripByName(t *testing.T) {
 		resolved any // a pointer to a resolved block, filled
 		file     func(any) any
 	}{
-		{"defaults", &Defaults{}, func(v any) any { return defaultsOf(*v.(*Defaults)) }},
-		{"health", &Health{}, func(v any) any { return defaultsOf(Defaults{Health: *v.(*Health)}).Health }},
-		{"limits", &Limits{}, func(v any) any { return limitsOf(*v.(*Limits)) }},
-		{"history", &History{}, func(v any) any { return fileOf(&Config{History: *v.(*History)}).History }},
-		{"gateway", &Gateway{}, func(v any) any { return gatewayOf(*v.(*Gateway)) }},
-		{"hook_settings", &HookSettings{}, func(v any) any { s, _ := hooksOf(Hooks{Settings: *v.(*HookSettings)}); return s }},
-		{"notebook", &Notebook{}, func(v any) any { return notebookOf(*v.(*Notebook)) }},
-		{"llm", &LLM{}, func(v any) any { return llmOf(*v.(*LLM)) }},
-		{"agent", &Agent{}, func(v any) any { return agentOf(*v.(*Agent)) }},
-		{"audit", &Audit{}, func(v any) any { return auditOf(*v.(*Audit)) }},
-		{"telemetry", &Telemetry{}, func(v any) any { return telemetryOf(*v.(*Telemetry)) }},
-		{"telemetry.metrics", &TelemetryMetrics{}, func(v any) any { return telemetryOf(Telemetry{Metrics: *v.(*TelemetryMetrics)}).Metrics }},
+		{"defaults", &Defaults{}, func(v any) any { return shown(Config{Defaults: *v.(*Defaults)}).Defaults }},
+		{"health", &Health{}, func(v any) any { return shown(Config{Defaults: Defaults{Health: *v.(*Health)}}).Defaults.Health }},
+		{"limits", &Limits{}, func(v any) any { return shown(Config{Limits: *v.(*Limits)}).Limits }},
+		{"history", &History{}, func(v any) any { return shown(Config{History: *v.(*History)}).History }},
+		{"gateway", &Gateway{}, func(v any) any { return shown(Config{Gateway: *v.(*Gateway)}).Gateway }},
+		{"hook_settings", &HookSettings{}, func(v any) any { return shown(Config{Hooks: Hooks{Settings: *v.(*HookSettings)}}).HookSettings }},
+		{"notebook", &Notebook{}, func(v any) any { return shown(Config{Notebook: *v.(*Notebook)}).Notebook }},
+		{"llm", &LLM{}, func(v any) any { return shown(Config{LLM: *v.(*LLM)}).LLM }},
+		{"agent", &Agent{}, func(v any) any { return shown(Config{Agent: *v.(*Agent)}).Agent }},
+		{"audit", &Audit{}, func(v any) any { return shown(Config{Audit: *v.(*Audit)}).Audit }},
+		{"telemetry", &Telemetry{}, func(v any) any { return shown(Config{Telemetry: *v.(*Telemetry)}).Telemetry }},
+		{"telemetry.metrics", &TelemetryMetrics{}, func(v any) any {
+			return shown(Config{Telemetry: Telemetry{Metrics: *v.(*TelemetryMetrics)}}).Telemetry.Metrics
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

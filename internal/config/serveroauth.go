@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-
-	"github.com/switchboard-mcp/switchboard/internal/config/schema"
 )
 
 // Auth values: whose sign-in a server's calls use.
@@ -130,19 +128,4 @@ func (r *resolver) serverOAuth(s *rawServer, srv *Server) {
 		r.ps.add(pos, field, "token_auth_method "+o.TokenAuthMethod+" needs client_secret_env", "add client_secret_env: naming the variable that holds the client secret", nil)
 	}
 	srv.OAuth = o
-}
-
-// serverOAuthOf is the oauth: block of a resolved server, as `config show`
-// writes it: the secret's variable, never the secret.
-func serverOAuthOf(o *ServerOAuth) *schema.ServerOAuth {
-	if o == nil {
-		return nil
-	}
-	out := &schema.ServerOAuth{}
-	writeFields(out, *o) // the schema has no key for the secret itself
-	out.Scopes = o.Scopes
-	if o.RedirectPort == 0 {
-		out.RedirectPort = nil // any free port
-	}
-	return out
 }

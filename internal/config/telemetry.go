@@ -121,22 +121,3 @@ func (r *resolver) decodeTelemetry(f *schema.Telemetry) Telemetry {
 	}
 	return t
 }
-
-// telemetryOf is the telemetry: block of a resolved configuration.
-func telemetryOf(t Telemetry) *schema.Telemetry {
-	out := &schema.Telemetry{}
-	writeFields(out, t)
-	if t.Metrics != (TelemetryMetrics{}) {
-		out.Metrics = &schema.TelemetryMetrics{Enabled: t.Metrics.Enabled}
-		if t.Metrics.Interval > 0 {
-			out.Metrics.Interval = dur(t.Metrics.Interval)
-		}
-	}
-	if len(t.Headers) > 0 {
-		out.Headers = make(map[string]schema.Text, len(t.Headers))
-		for k, v := range t.Headers {
-			out.Headers[k] = schema.Text(esc(v))
-		}
-	}
-	return out
-}

@@ -27,6 +27,16 @@ package schema
 //	                               x-message: what a wrong value must be;
 //	                               x-aliases: other names a person may write
 //	                               for the key, suggested when they do)
+//	expand:"none"                  the value is read as written, never
+//	                               expanded (config show writes its $ as is)
+//	expand:"headers"               a header value: variables are expanded,
+//	                               ${identity.user} and ${identity.session}
+//	                               are kept for each request
+//
+// A string key without an expand tag has its variables expanded when it
+// is read (config show writes a literal $ as $$); a key whose value
+// cannot hold a $ (an enum, a name with a pattern, a reference to one)
+// needs no tag.
 
 // File is a switchboard.yaml file. Every key is optional; keys starting
 // with x- are ignored (a place for YAML anchors).
@@ -341,9 +351,9 @@ type Notebook struct {
 // heading, block or start_line with end_line.
 type Binding struct {
 	// A heading's text, with or without its leading #s ("## Weather" matches only a level-2 heading).
-	Heading *string `json:"heading,omitempty"`
+	Heading *string `json:"heading,omitempty" expand:"none"`
 	// A block id, as written after ^ on the block.
-	Block *string `json:"block,omitempty"`
+	Block *string `json:"block,omitempty" expand:"none"`
 	// The first line of a range (1-based).
 	StartLine *int `json:"start_line,omitempty" jsonschema:"minimum=1"`
 	// The last line of a range (after start_line).
@@ -397,7 +407,7 @@ type Telemetry struct {
 	// How spans are sent: http/protobuf or grpc. Default OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf.
 	Protocol *string `json:"protocol,omitempty" jsonschema:"enum=http/protobuf,enum=grpc"`
 	// Headers sent with every export, e.g. an API key; values may use ${VAR}. Added to OTEL_EXPORTER_OTLP_HEADERS.
-	Headers map[string]Text `json:"headers,omitempty" jsonschema_extras:"x-type=a mapping of names to strings"`
+	Headers map[string]Text `json:"headers,omitempty" jsonschema_extras:"x-type=a mapping of names to strings" expand:"headers"`
 	// The service.name of the spans. Default OTEL_SERVICE_NAME, else switchboard.
 	ServiceName *string `json:"service_name,omitempty"`
 	// The share of new traces recorded, from 0 to 1; a trace a client started follows the client's decision. Default OTEL_TRACES_SAMPLER, else 1.

@@ -76,7 +76,7 @@ type HookAction struct {
 	// http: the URL the event is POSTed to.
 	URL *string `json:"url,omitempty" action:"http" required:"http" jsonschema_extras:"x-required-fix=give the URL to POST the event to"`
 	// http: headers sent with the request.
-	Headers map[string]string `json:"headers,omitempty" action:"http"`
+	Headers map[string]string `json:"headers,omitempty" action:"http" expand:"headers"`
 	// git: branch, commit or tag.
 	Git *string `json:"git,omitempty" action:"git" required:"git" jsonschema:"enum=branch,enum=commit,enum=tag" jsonschema_extras:"x-name=git operation,x-required-fix=use branch\\, commit or tag"`
 	// git: the branch or tag name (a template).
@@ -170,14 +170,14 @@ func (HookAction) JSONSchemaExtend(s *Schema) {
 // ParamMapping sets one tool parameter.
 type ParamMapping struct {
 	// The tool parameter it sets.
-	Param string `json:"param" jsonschema:"required" jsonschema_extras:"x-required-fix=name the tool parameter it sets"`
+	Param string `json:"param" expand:"none" jsonschema:"required" jsonschema_extras:"x-required-fix=name the tool parameter it sets"`
 	Mapping
 }
 
 // EventField sets one field of a fired event.
 type EventField struct {
 	// The event field it sets.
-	Field string `json:"field" jsonschema:"required" jsonschema_extras:"x-required-fix=name the event field it sets"`
+	Field string `json:"field" expand:"none" jsonschema:"required" jsonschema_extras:"x-required-fix=name the event field it sets"`
 	Mapping
 }
 

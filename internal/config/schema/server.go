@@ -32,7 +32,7 @@ type Server struct {
 	// sse, http, websocket: the server's URL.
 	URL *string `json:"url,omitempty" transports:"http,sse,websocket"`
 	// sse, http, websocket: headers sent with every request.
-	Headers map[string]Text `json:"headers,omitempty" jsonschema_extras:"x-type=a mapping of names to strings" transports:"http,sse,websocket"`
+	Headers map[string]Text `json:"headers,omitempty" jsonschema_extras:"x-type=a mapping of names to strings" transports:"http,sse,websocket" expand:"headers"`
 	// sse, http, websocket: how Switchboard signs in to a server that
 	// requires OAuth 2.1 (discovered without it; see docs/auth.md).
 	OAuth *ServerOAuth `json:"oauth,omitempty" transports:"http,sse,websocket"`
@@ -77,7 +77,7 @@ type Server struct {
 	// Discover the server's resources.
 	LoadResources *bool `json:"load_resources,omitempty" jsonschema:"default=true"`
 	// Env and header keys whose values are secrets, besides those that look like credentials.
-	Secrets []string `json:"secrets,omitempty"`
+	Secrets []string `json:"secrets,omitempty" expand:"none"`
 }
 
 // ServerOAuth is how Switchboard signs in to one server with OAuth 2.1. Every
@@ -94,7 +94,7 @@ type ServerOAuth struct {
 	// where the authorization server supports them.
 	ClientMetadataURL *string `json:"client_metadata_url,omitempty" jsonschema:"pattern=^https://[^/]+/.+" jsonschema_extras:"x-fix=use an https URL with a path\\, e.g. https://example.com/switchboard.json"`
 	// The scopes to ask for, instead of the discovered ones.
-	Scopes []string `json:"scopes,omitempty"`
+	Scopes []string `json:"scopes,omitempty" expand:"none"`
 	// The loopback port of the sign-in's redirect listener (default: any
 	// free port).
 	RedirectPort *int `json:"redirect_port,omitempty" jsonschema:"minimum=1,maximum=65535"`
