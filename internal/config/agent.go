@@ -103,7 +103,7 @@ const (
 // decodeLLM reads the llm: block.
 func (r *resolver) decodeLLM(f *schema.LLM) LLM {
 	l := DefaultLLM()
-	l.Pos = r.keyAt("llm")
+	r.readBlock(&l, f, []any{"llm"}, "base_url", "model", "api_key_env")
 	if f == nil {
 		return l
 	}
@@ -137,7 +137,6 @@ func (r *resolver) decodeLLM(f *schema.LLM) LLM {
 			l.APIKeyEnv = name
 		}
 	}
-	r.readBlock(&l, f, []any{"llm"}, "base_url", "model", "api_key_env")
 	return l
 }
 
@@ -145,10 +144,6 @@ func (r *resolver) decodeLLM(f *schema.LLM) LLM {
 // names, which agent.servers refers to.
 func (r *resolver) decodeAgent(f *schema.Agent, servers []string) Agent {
 	a := DefaultAgent()
-	a.Pos = r.keyAt("agent")
-	if f == nil {
-		return a
-	}
 	r.readBlock(&a, f, []any{"agent"}, "servers", "tools")
 	a.Servers = r.serverList(servers, "agent", "servers")
 	a.Tools = r.globs("agent", "tools")

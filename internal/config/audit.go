@@ -61,7 +61,6 @@ func (r *resolver) decodeAudit(f *schema.Audit) Audit {
 		return Audit{} // no trail
 	}
 	a := defaultAudit()
-	a.Pos = r.keyAt("audit")
 	if v, ok := r.textAt("audit", "file"); ok {
 		switch v = strings.TrimSpace(v); {
 		case v == "":

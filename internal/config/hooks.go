@@ -401,10 +401,7 @@ func ParseHookTemplate(s string) (HookTemplate, error) {
 // servers are the valid server names, which actions refer to.
 func (r *resolver) decodeHooks(f *schema.File, servers []string) Hooks {
 	h := Hooks{Settings: DefaultHookSettings(), Pos: r.keyAt("hooks")}
-	if s := f.HookSettings; s != nil {
-		h.Settings.Pos = r.keyAt("hook_settings")
-		readFields(&h.Settings, s)
-	}
+	r.readBlock(&h.Settings, f.HookSettings, []any{"hook_settings"})
 	first := map[string]Pos{}
 	for i, hf := range f.Hooks {
 		if hk, ok := r.hook(hf, []any{"hooks", i}, servers, first); ok {
@@ -431,7 +428,8 @@ func (r *resolver) hook(f schema.Hook, path []any, servers []string, first map[s
 		return Hook{}, false // taken out as wrong, or missing what the schema requires
 	}
 	base := r.name(path...)
-	h := Hook{Enabled: true, Pos: n.pos}
+	h := Hook{Enabled: true}
+	r.readBlock(&h, &f, path) // priority, enabled, on_failure and Pos
 	ok := true
 	if v, good := r.textAt(at("name")...); good {
 		pos := r.at(at("name")...).pos
@@ -465,11 +463,6 @@ func (r *resolver) hook(f schema.Hook, path []any, servers []string, first map[s
 	fields, closed := HookEventFields(h.On)
 	chk := hookCheck{fields: fields, closed: closed && h.On != "", event: h.On}
 	h.If = r.conditions(at("if"), base+".if", chk)
-	set(&h.Priority, f.Priority)
-	set(&h.Enabled, f.Enabled)
-	if f.OnFailure != nil {
-		h.OnFailure = *f.OnFailure
-	}
 	for i, af := range f.Actions {
 		if a, good := r.hookAction(af, at("actions", i), base+fmt.Sprintf(".actions[%d]", i), servers, chk); good {
 			h.Actions = append(h.Actions, a)
@@ -572,7 +565,7 @@ func (r *resolver) hookAction(f schema.HookAction, path []any, base string, serv
 	if n == nil || f.Type == "" {
 		return HookAction{}, false // taken out as wrong, or of no known type
 	}
-	a := HookAction{Type: f.Type, Pos: n.pos}
+	a := HookAction{Type: f.Type}
 	before := len(r.ps.errs)
 	str := func(key string) (string, *node) {
 		v, _ := r.textAt(at(key)...)

@@ -74,7 +74,8 @@ func (r *resolver) resolve(rc *rawConfig) *Config {
 	if f == nil {
 		f = &schema.File{}
 	}
-	r.defaults = decodeDefaults(f.Defaults)
+	r.defaults = defaultDefaults()
+	r.readBlock(&r.defaults, f.Defaults, []any{"defaults"})
 	r.limits = decodeLimits(f.Limits)
 	r.limitsOK = !rc.violated["limits/max_concurrent"]
 	history := r.decodeHistory(f.History)
@@ -113,25 +114,6 @@ func (r *resolver) resolve(rc *rawConfig) *Config {
 	cfg.Telemetry = r.decodeTelemetry(f.Telemetry)
 	cfg.Audit = r.decodeAudit(f.Audit)
 	return cfg
-}
-
-// decodeDefaults reads the defaults: block.
-func decodeDefaults(f *schema.Defaults) Defaults {
-	d := defaultDefaults()
-	if f == nil {
-		return d
-	}
-	readFields(&d, f)
-	if h := f.Health; h != nil {
-		readFields(&d.Health, h)
-		if len(h.Backoff) > 0 {
-			d.Health.Backoff = make([]time.Duration, len(h.Backoff))
-			for i, b := range h.Backoff {
-				d.Health.Backoff[i] = time.Duration(b)
-			}
-		}
-	}
-	return d
 }
 
 // serverNames lists the valid names of a file's servers.

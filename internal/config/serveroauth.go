@@ -45,20 +45,17 @@ func (o ServerOAuth) String() string {
 // GoString is String, so that %#v does not show the secret either.
 func (o ServerOAuth) GoString() string { return "config.ServerOAuth" + o.String() }
 
-// serverOAuth reads a network server's oauth: and auth: keys. The schema
-// has checked their types, enums and bounds; this expands the values,
+// serverOAuth reads a network server's oauth: key (readFields read auth:).
+// The schema has checked their types, enums and bounds; this expands the values,
 // looks up the secret's variable, and checks what the keys say together.
 func (r *resolver) serverOAuth(s *rawServer, srv *Server) {
-	set(&srv.Auth, s.typed.Auth)
 	f, typed := s.field("oauth"), s.typed.OAuth
 	if f == nil || typed == nil {
 		return
 	}
 	base := s.path(f.key)
 	o := &ServerOAuth{}
-	set(&o.RedirectPort, typed.RedirectPort)
-	set(&o.Grant, typed.Grant)
-	set(&o.TokenAuthMethod, typed.TokenAuthMethod)
+	readFields(o, typed)
 	text := func(key string) (string, Pos, bool) {
 		p := f.val.get(key)
 		if p == nil || p.value.kind == kindNull {
