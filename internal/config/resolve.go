@@ -270,16 +270,7 @@ func (r *resolver) server(s *rawServer) Server {
 		}
 	}
 
-	var secrets []string
-	if f := s.field("secrets"); f != nil {
-		for i, it := range present(f.val) {
-			if strings.TrimSpace(it.text) == "" {
-				r.ps.add(it.pos, fmt.Sprintf("%s[%d]", s.path(f.key), i), "is empty", "remove it", nil)
-				continue
-			}
-			secrets = append(secrets, it.text)
-		}
-	}
+	secrets := slices.Clone(s.typed.Secrets) // none empty: the schema's rule
 	for k := range srv.Env {
 		if IsSecretKey(k) {
 			secrets = append(secrets, k)

@@ -87,15 +87,7 @@ func (r *resolver) serverOAuth(s *rawServer, srv *Server) {
 			o.ClientMetadataURL = v
 		}
 	}
-	if p := f.val.get("scopes"); p != nil {
-		for i, it := range present(p.value) {
-			if it.text == "" || strings.ContainsAny(it.text, " \t\"\\") {
-				r.ps.add(it.pos, fmt.Sprintf("%s.scopes[%d]", base, i), fmt.Sprintf("scope %q is not one word", it.text), "write each scope as its own list item, without spaces or quotes", nil)
-				continue
-			}
-			o.Scopes = append(o.Scopes, it.text)
-		}
-	}
+	o.Scopes = typed.Scopes // each one word: the schema's rule
 	if v, pos, ok := text("issuer"); ok {
 		if u, err := url.Parse(v); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			r.ps.add(pos, base+".issuer", fmt.Sprintf("%q is not an authorization server's URL", v), "give the issuer as its metadata says it, e.g. https://auth.example.com", nil)
