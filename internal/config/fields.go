@@ -182,3 +182,17 @@ func (r *resolver) readBlock(dst, f any, path []any, byHand ...string) {
 		}
 	}
 }
+
+// defaultBlock returns the resolved block T as a file that wrote every
+// default of f's keys (f points to its empty struct of package schema)
+// would be read: the defaults are the schema's, one place for each.
+// What has none there, or is no number, boolean, duration, size or enum
+// (gateway.listen), is the caller's.
+func defaultBlock[T any](f any) T {
+	if err := schema.SetDefaults(f); err != nil {
+		panic(err) // a default tag that does not read, which TestSetDefaults finds
+	}
+	var t T
+	readFields(&t, f)
+	return t
+}

@@ -20,15 +20,9 @@ import (
 // positions. Mappings are checked against a tool's input schema by the
 // engine, once the schema is discovered, citing the positions kept here.
 
-// Hook settings defaults and bounds. docs/hooks.md documents each one.
+// Hook settings bounds (DefaultHookSettings has the defaults). docs/hooks.md
+// documents each one.
 const (
-	DefaultHookMaxConcurrent = 5 // seed 000 MCP_MAX_CONCURRENT_ACTIONS
-	DefaultHookQueueSize     = 100
-	DefaultHookRetries       = 1
-	DefaultHookRetryDelay    = 2 * time.Second
-	DefaultHookMaxDepth      = 10
-	DefaultHookTimeout       = 30 * time.Second // seed 000 MCP_DEFAULT_TIMEOUT
-
 	MaxHookMaxConcurrent = 64
 	MaxHookQueueSize     = 100000
 	MaxHookRetries       = 5
@@ -95,17 +89,10 @@ type HookSettings struct {
 	Pos           Pos
 }
 
-// DefaultHookSettings returns the built-in hook settings.
-func DefaultHookSettings() HookSettings {
-	return HookSettings{
-		MaxConcurrent: DefaultHookMaxConcurrent,
-		QueueSize:     DefaultHookQueueSize,
-		Retries:       DefaultHookRetries,
-		RetryDelay:    DefaultHookRetryDelay,
-		MaxDepth:      DefaultHookMaxDepth,
-		Timeout:       DefaultHookTimeout,
-	}
-}
+// DefaultHookSettings returns the built-in hook settings: the schema's
+// defaults (max_concurrent and timeout are seed 000's
+// MCP_MAX_CONCURRENT_ACTIONS and MCP_DEFAULT_TIMEOUT).
+func DefaultHookSettings() HookSettings { return defaultBlock[HookSettings](&schema.HookSettings{}) }
 
 // Hook is one configured hook.
 type Hook struct {

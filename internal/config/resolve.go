@@ -51,20 +51,13 @@ type resolver struct {
 	workDir string
 }
 
-// defaultDefaults returns the built-in global settings.
+// defaultDefaults returns the built-in global settings: the schema's,
+// and DefaultBackoff.
 func defaultDefaults() Defaults {
-	return Defaults{
-		RequestTimeout: DefaultRequestTimeout,
-		ConnectTimeout: DefaultConnectTimeout,
-		MaxRetries:     DefaultMaxRetries,
-		DiscoveryTTL:   DefaultDiscoveryTTL,
-		Health: Health{
-			PingInterval: DefaultPingInterval,
-			PingTimeout:  DefaultPingTimeout,
-			Backoff:      slices.Clone(DefaultBackoff),
-			MaxFailures:  DefaultMaxFailures,
-		},
-	}
+	d := defaultBlock[Defaults](&schema.Defaults{})
+	d.Health = defaultBlock[Health](&schema.Health{})
+	d.Health.Backoff = slices.Clone(DefaultBackoff)
+	return d
 }
 
 // resolve builds the configuration from its raw form.
