@@ -37,3 +37,17 @@ func TestDefaultConstantsAreTheSchemas(t *testing.T) {
 		}
 	}
 }
+
+// TestIntrospectionAuthMethodDefault: gateway.oauth.introspection without
+// auth_method authenticates with client_secret_basic, its schema default.
+func TestIntrospectionAuthMethodDefault(t *testing.T) {
+	t.Parallel()
+	src := "gateway:\n  oauth:\n    resource: https://mcp.example.com\n    issuer: https://login.example.com\n    introspection: {client_id: gw, client_secret_env: GW_SECRET}\n"
+	cfg, err := config.Parse("sb.yaml", []byte(src), config.Options{LookupEnv: func(k string) (string, bool) { return "s3cret", k == "GW_SECRET" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Gateway.OAuth.Introspection.AuthMethod; got != "client_secret_basic" {
+		t.Errorf("auth method %q, want client_secret_basic", got)
+	}
+}
