@@ -15,16 +15,15 @@ import (
 // their resolved form, decoding and validation, and how `config show`
 // writes them. docs/agent.md documents every key.
 
-// Agent and LLM defaults and bounds.
+// Agent and LLM defaults other packages use, and bounds; DefaultAgent and
+// DefaultLLM are the schema's defaults.
 const (
-	DefaultAgentMaxSteps     = 10
-	MaxAgentMaxSteps         = 1000
-	DefaultAgentMaxToolCalls = 50
-	DefaultAgentTimeout      = 5 * time.Minute
-	MaxAgentTimeout          = 24 * time.Hour
-	DefaultLLMMaxRetries     = 3
-	MaxLLMMaxRetries         = 10
-	MaxLLMTimeout            = 30 * time.Minute
+	DefaultAgentMaxSteps = 10
+	MaxAgentMaxSteps     = 1000
+	DefaultAgentTimeout  = 5 * time.Minute
+	MaxAgentTimeout      = 24 * time.Hour
+	MaxLLMMaxRetries     = 10
+	MaxLLMTimeout        = 30 * time.Minute
 )
 
 // LLM is the OpenAI-compatible chat completions endpoint (the llm: block).
@@ -83,13 +82,13 @@ type Agent struct {
 	Pos Pos
 }
 
-// DefaultLLM returns the llm settings used when the block is absent.
-func DefaultLLM() LLM { return LLM{Stream: true, MaxRetries: DefaultLLMMaxRetries} }
+// DefaultLLM returns the llm settings used when the block is absent: the
+// schema's defaults.
+func DefaultLLM() LLM { return defaultBlock[LLM](&schema.LLM{}) }
 
-// DefaultAgent returns the agent settings used when the block is absent.
-func DefaultAgent() Agent {
-	return Agent{MaxSteps: DefaultAgentMaxSteps, MaxToolCalls: DefaultAgentMaxToolCalls, Timeout: DefaultAgentTimeout, Elicitation: AgentElicitDecline}
-}
+// DefaultAgent returns the agent settings used when the block is absent:
+// the schema's defaults.
+func DefaultAgent() Agent { return defaultBlock[Agent](&schema.Agent{}) }
 
 // The values of agent.elicitation.
 const (
@@ -103,7 +102,7 @@ const (
 // decodeLLM reads the llm: block.
 func (r *resolver) decodeLLM(f *schema.LLM) LLM {
 	l := DefaultLLM()
-	l.Pos = r.keyAt("llm")
+	r.readBlock(&l, f, []any{"llm"}, "base_url", "model", "api_key_env")
 	if f == nil {
 		return l
 	}
@@ -137,7 +136,6 @@ func (r *resolver) decodeLLM(f *schema.LLM) LLM {
 			l.APIKeyEnv = name
 		}
 	}
-	r.readBlock(&l, f, []any{"llm"}, "base_url", "model", "api_key_env")
 	return l
 }
 
@@ -145,10 +143,6 @@ func (r *resolver) decodeLLM(f *schema.LLM) LLM {
 // names, which agent.servers refers to.
 func (r *resolver) decodeAgent(f *schema.Agent, servers []string) Agent {
 	a := DefaultAgent()
-	a.Pos = r.keyAt("agent")
-	if f == nil {
-		return a
-	}
 	r.readBlock(&a, f, []any{"agent"}, "servers", "tools")
 	a.Servers = r.serverList(servers, "agent", "servers")
 	a.Tools = r.globs("agent", "tools")

@@ -32,12 +32,6 @@ type Audit struct {
 	Pos Pos
 }
 
-// Audit defaults.
-const (
-	DefaultAuditMaxSize    = 100 << 20
-	DefaultAuditMaxBackups = 10
-)
-
 // Enabled reports whether an audit trail is configured.
 func (a Audit) Enabled() bool { return a.File != "" }
 
@@ -47,9 +41,9 @@ func (a Audit) Equal(o Audit) bool {
 	return sameBlock(a, o)
 }
 
-func defaultAudit() Audit {
-	return Audit{MaxSize: DefaultAuditMaxSize, MaxBackups: DefaultAuditMaxBackups}
-}
+// defaultAudit returns the settings of an audit: block: the schema's
+// defaults.
+func defaultAudit() Audit { return defaultBlock[Audit](&schema.Audit{}) }
 
 // isDefault reports whether a turns nothing on (a block without a file
 // has no effect, so a marshalled configuration leaves it out).
@@ -61,7 +55,6 @@ func (r *resolver) decodeAudit(f *schema.Audit) Audit {
 		return Audit{} // no trail
 	}
 	a := defaultAudit()
-	a.Pos = r.keyAt("audit")
 	if v, ok := r.textAt("audit", "file"); ok {
 		switch v = strings.TrimSpace(v); {
 		case v == "":

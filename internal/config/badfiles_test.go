@@ -688,4 +688,20 @@ servers:
 			"testdata/agent.yaml:9:5: tools.c.url: url is required by the sse transport; add url: https://example.com/mcp",
 		},
 	},
+	{
+		Name: "empty secret, scopes of two words",
+		File: "testdata/bad.yaml",
+		Src: `servers:
+  - name: a
+    transport: http
+    url: https://a.example.com/mcp
+    secrets: [API_KEY, " "]
+    oauth: {scopes: [read, "read write", ""]}
+`,
+		Want: []string{
+			"testdata/bad.yaml:5:24: servers.a.secrets[1]: is empty; remove it",
+			`testdata/bad.yaml:6:28: servers.a.oauth.scopes[1]: scope "read write" is not one word; write each scope as its own list item, without spaces or quotes`,
+			`testdata/bad.yaml:6:42: servers.a.oauth.scopes[2]: scope "" is not one word; write each scope as its own list item, without spaces or quotes`,
+		},
+	},
 }

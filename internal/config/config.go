@@ -45,7 +45,6 @@ var Transports = []Transport{TransportStdio, TransportSSE, TransportHTTP, Transp
 const (
 	DefaultRequestTimeout = 30 * time.Second
 	DefaultConnectTimeout = 30 * time.Second
-	DefaultPingInterval   = 30 * time.Second
 	DefaultPingTimeout    = 10 * time.Second
 	DefaultMaxFailures    = 3
 	DefaultDiscoveryTTL   = 5 * time.Minute
@@ -62,10 +61,8 @@ const (
 
 	// Execution engine limits (seed 001 ExecutionTracker) and history.
 	DefaultMaxConcurrent  = 25
-	DefaultMaxQueue       = 1000
 	DefaultSessionLimit   = -1 // unlimited
 	DefaultMaxOutputBytes = 1 << 20
-	DefaultHistoryKeep    = 10000
 
 	// MaxQueueWait bounds limits.queue_wait.
 	MaxQueueWait = 5 * time.Minute
@@ -238,7 +235,7 @@ type Server struct {
 	// SessionShared ("" too), SessionPerClient or SessionPerUser.
 	Session SessionMode
 	// MaxSessions bounds the per-client or per-user sessions open at once;
-	// 0 means DefaultMaxSessions. Unused for a shared session.
+	// 0 means DefaultMaxUpstreamSessions. Unused for a shared session.
 	MaxSessions int
 	// NoIdentityMeta (identity_meta: false) leaves the caller's user_id
 	// and session_id out of each tools/call's _meta.

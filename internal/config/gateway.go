@@ -5,13 +5,16 @@ import (
 	"os/user"
 	"slices"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/config/schema"
 )
 
 // This file holds the gateway: block's resolved form: where `serve` listens,
 // the views it serves, and the tokens that may use them. Decoding and
 // validation live in gateway_decode.go.
 
-// Gateway defaults. docs/configuration.md documents each one.
+// Gateway defaults other packages use (DefaultGateway has them all: the
+// schema's). docs/configuration.md documents each one.
 const (
 	DefaultListen          = "127.0.0.1:7777"
 	DefaultShutdownTimeout = 10 * time.Second
@@ -21,13 +24,6 @@ const (
 	DefaultMaxRequestBytes = 4 << 20
 	MinMaxRequestBytes     = 64 << 10
 	MaxMaxRequestBytes     = 256 << 20
-	DefaultSessionTimeout  = 30 * time.Minute
-	// DefaultHandshakeTimeout, DefaultMaxSessions and
-	// DefaultMaxSessionsPerUser bound client sessions
-	// (gateway.handshake_timeout, max_sessions, max_sessions_per_user).
-	DefaultHandshakeTimeout   = 10 * time.Second
-	DefaultMaxSessions        = 10000
-	DefaultMaxSessionsPerUser = 1000
 	// DefaultInputTimeout is how long a client of protocol 2026-07-28
 	// may take to answer what a server asked it in an input-required
 	// result (gateway.input_timeout).
@@ -202,20 +198,13 @@ type Token struct {
 	Pos Pos
 }
 
-// DefaultGateway returns the gateway settings used when the block is absent.
+// DefaultGateway returns the gateway settings used when the block is
+// absent: the schema's defaults, the listen address and the OS user as
+// default_user.
 func DefaultGateway() Gateway {
-	return Gateway{
-		Listen:          DefaultListen,
-		ShutdownTimeout: DefaultShutdownTimeout,
-		SessionTimeout:  DefaultSessionTimeout,
-		MaxRequestBytes: DefaultMaxRequestBytes,
-
-		HandshakeTimeout:   DefaultHandshakeTimeout,
-		InputTimeout:       DefaultInputTimeout,
-		MaxSessions:        DefaultMaxSessions,
-		MaxSessionsPerUser: DefaultMaxSessionsPerUser,
-		DefaultUser:        OSUser(),
-	}
+	g := defaultBlock[Gateway](&schema.Gateway{})
+	g.Listen, g.DefaultUser = DefaultListen, OSUser()
+	return g
 }
 
 // OSUser returns the name of the account the process runs as — the

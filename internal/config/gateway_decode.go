@@ -174,7 +174,7 @@ func (g Gateway) isDefault() bool {
 // names, which views refer to.
 func (r *resolver) decodeGateway(f *schema.Gateway, servers []string) Gateway {
 	g := DefaultGateway()
-	g.Pos = r.keyAt("gateway")
+	r.readBlock(&g, f, []any{"gateway"}, "listen", "allowed_origins", "allowed_hosts", "default_user")
 	listenPos, listenOK := r.keyAt("gateway"), true
 	if r.listen != "" {
 		// serve --listen: the flag replaces the key, checked alike.
@@ -199,7 +199,6 @@ func (r *resolver) decodeGateway(f *schema.Gateway, servers []string) Gateway {
 			}
 		}
 	}
-	r.readBlock(&g, f, []any{"gateway"}, "listen", "allowed_origins", "allowed_hosts", "default_user")
 	if f.FastPath != nil {
 		g.DisableFastPath = !*f.FastPath
 	}

@@ -192,14 +192,14 @@ func (r *resolver) oauth(f *schema.OAuth, views []View) *OAuth {
 	text(&o.JWKSURL, "jwks_url")
 	o.Algorithms = list("algorithms")
 	if f.Introspection != nil && r.at(at("introspection")...) != nil {
-		in := &OAuthIntrospection{AuthMethod: "client_secret_basic"}
+		in := defaultBlock[OAuthIntrospection](&schema.Introspection{}) // auth_method, its default or as written
+		readFields(&in, f.Introspection)
 		text(&in.URL, "introspection", "url")
 		text(&in.ClientID, "introspection", "client_id")
-		text(&in.AuthMethod, "introspection", "auth_method")
 		if n := r.at(at("introspection", "client_secret_env")...); n != nil {
 			in.ClientSecretEnv, in.ClientSecret = r.secretEnv(n, r.name(at("introspection", "client_secret_env")...))
 		}
-		o.Introspection = in
+		o.Introspection = &in
 	}
 	if f.Console != nil && r.at(at("console")...) != nil {
 		c := &OAuthConsole{}

@@ -20,15 +20,9 @@ import (
 // positions. Mappings are checked against a tool's input schema by the
 // engine, once the schema is discovered, citing the positions kept here.
 
-// Hook settings defaults and bounds. docs/hooks.md documents each one.
+// Hook settings bounds (DefaultHookSettings has the defaults). docs/hooks.md
+// documents each one.
 const (
-	DefaultHookMaxConcurrent = 5 // seed 000 MCP_MAX_CONCURRENT_ACTIONS
-	DefaultHookQueueSize     = 100
-	DefaultHookRetries       = 1
-	DefaultHookRetryDelay    = 2 * time.Second
-	DefaultHookMaxDepth      = 10
-	DefaultHookTimeout       = 30 * time.Second // seed 000 MCP_DEFAULT_TIMEOUT
-
 	MaxHookMaxConcurrent = 64
 	MaxHookQueueSize     = 100000
 	MaxHookRetries       = 5
@@ -95,17 +89,10 @@ type HookSettings struct {
 	Pos           Pos
 }
 
-// DefaultHookSettings returns the built-in hook settings.
-func DefaultHookSettings() HookSettings {
-	return HookSettings{
-		MaxConcurrent: DefaultHookMaxConcurrent,
-		QueueSize:     DefaultHookQueueSize,
-		Retries:       DefaultHookRetries,
-		RetryDelay:    DefaultHookRetryDelay,
-		MaxDepth:      DefaultHookMaxDepth,
-		Timeout:       DefaultHookTimeout,
-	}
-}
+// DefaultHookSettings returns the built-in hook settings: the schema's
+// defaults (max_concurrent and timeout are seed 000's
+// MCP_MAX_CONCURRENT_ACTIONS and MCP_DEFAULT_TIMEOUT).
+func DefaultHookSettings() HookSettings { return defaultBlock[HookSettings](&schema.HookSettings{}) }
 
 // isDefault reports whether s holds only the defaults (or is the zero
 // value, as in a configuration built by hand), so that config show
@@ -410,10 +397,7 @@ func ParseHookTemplate(s string) (HookTemplate, error) {
 // servers are the valid server names, which actions refer to.
 func (r *resolver) decodeHooks(f *schema.File, servers []string) Hooks {
 	h := Hooks{Settings: DefaultHookSettings(), Pos: r.keyAt("hooks")}
-	if s := f.HookSettings; s != nil {
-		h.Settings.Pos = r.keyAt("hook_settings")
-		readFields(&h.Settings, s)
-	}
+	r.readBlock(&h.Settings, f.HookSettings, []any{"hook_settings"})
 	first := map[string]Pos{}
 	for i, hf := range f.Hooks {
 		if hk, ok := r.hook(hf, []any{"hooks", i}, servers, first); ok {
@@ -440,7 +424,8 @@ func (r *resolver) hook(f schema.Hook, path []any, servers []string, first map[s
 		return Hook{}, false // taken out as wrong, or missing what the schema requires
 	}
 	base := r.name(path...)
-	h := Hook{Enabled: true, Pos: n.pos}
+	h := Hook{Enabled: true}
+	r.readBlock(&h, &f, path) // priority, enabled, on_failure and Pos
 	ok := true
 	if v, good := r.textAt(at("name")...); good {
 		pos := r.at(at("name")...).pos
@@ -474,11 +459,6 @@ func (r *resolver) hook(f schema.Hook, path []any, servers []string, first map[s
 	fields, closed := HookEventFields(h.On)
 	chk := hookCheck{fields: fields, closed: closed && h.On != "", event: h.On}
 	h.If = r.conditions(at("if"), base+".if", chk)
-	set(&h.Priority, f.Priority)
-	set(&h.Enabled, f.Enabled)
-	if f.OnFailure != nil {
-		h.OnFailure = *f.OnFailure
-	}
 	for i, af := range f.Actions {
 		if a, good := r.hookAction(af, at("actions", i), base+fmt.Sprintf(".actions[%d]", i), servers, chk); good {
 			h.Actions = append(h.Actions, a)
@@ -581,7 +561,7 @@ func (r *resolver) hookAction(f schema.HookAction, path []any, base string, serv
 	if n == nil || f.Type == "" {
 		return HookAction{}, false // taken out as wrong, or of no known type
 	}
-	a := HookAction{Type: f.Type, Pos: n.pos}
+	a := HookAction{Type: f.Type}
 	before := len(r.ps.errs)
 	str := func(key string) (string, *node) {
 		v, _ := r.textAt(at(key)...)

@@ -29,21 +29,16 @@ func FormatQueueWait(d time.Duration) string {
 	return formatDuration(d)
 }
 
-// defaultLimits returns the built-in execution limits.
+// defaultLimits returns the built-in execution limits: the schema's,
+// queue_wait's word and max_output (a field named otherwise).
 func defaultLimits() Limits {
-	return Limits{
-		MaxConcurrent:  DefaultMaxConcurrent,
-		QueueWait:      QueueWaitCallTimeout,
-		MaxQueue:       DefaultMaxQueue,
-		SessionLimit:   DefaultSessionLimit,
-		MaxOutputBytes: DefaultMaxOutputBytes,
-	}
+	l := defaultBlock[Limits](&schema.Limits{})
+	l.QueueWait, l.MaxOutputBytes = QueueWaitCallTimeout, DefaultMaxOutputBytes
+	return l
 }
 
-// defaultHistory returns the built-in history settings.
-func defaultHistory() History {
-	return History{Keep: DefaultHistoryKeep}
-}
+// defaultHistory returns the built-in history settings: the schema's.
+func defaultHistory() History { return defaultBlock[History](&schema.History{}) }
 
 // decodeLimits reads the limits: block.
 func decodeLimits(f *schema.Limits) Limits {

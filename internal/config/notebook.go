@@ -120,12 +120,10 @@ func (n Notebook) isDefault() bool {
 // means their default.
 func (r *resolver) decodeNotebook(f *schema.Notebook, servers []string) Notebook {
 	var nb Notebook
-	nb.Pos = r.keyAt("notebook")
-	if f == nil {
-		return nb
-	}
-	nb.Bindings = decodeBindings(r.ps, r.tree, r.violated, f.Bindings, []any{"notebook", "bindings"}, servers)
 	r.readBlock(&nb, f, []any{"notebook"})
+	if f != nil {
+		nb.Bindings = decodeBindings(r.ps, r.tree, r.violated, f.Bindings, []any{"notebook", "bindings"}, servers)
+	}
 	return nb
 }
 
@@ -144,7 +142,8 @@ func decodeBindings(ps *problems, tree *node, violated map[string]bool, bindings
 		}
 		base := r.name(at()...)
 		before := len(ps.errs)
-		b := Binding{Pos: it.pos}
+		var b Binding // start_line, end_line and inherit_to_children by name
+		r.readBlock(&b, &f, at(), "heading", "block")
 		set := 0
 		if f.Heading != nil {
 			set++
@@ -171,8 +170,6 @@ func decodeBindings(ps *problems, tree *node, violated map[string]bool, bindings
 				ps.add(it.pos, base+".end_line", "start_line needs end_line", "add end_line: with the last line of the range", nil)
 			case *f.StartLine >= *f.EndLine:
 				ps.add(r.at(at("end_line")...).pos, base+".end_line", fmt.Sprintf("end_line %d is not after start_line %d", *f.EndLine, *f.StartLine), "the range must end after it starts (start_line < end_line)", nil)
-			default:
-				b.StartLine, b.EndLine = *f.StartLine, *f.EndLine
 			}
 		}
 		wrong := false // a section key taken out as wrong does not count
@@ -198,9 +195,6 @@ func decodeBindings(ps *problems, tree *node, violated map[string]bool, bindings
 				ps.add(n.pos, base+".server", fmt.Sprintf("unknown server %q", f.Server), fix, nil)
 			}
 			b.Server = f.Server
-		}
-		if f.InheritToChildren != nil {
-			b.InheritToChildren = *f.InheritToChildren
 		}
 		if len(ps.errs) == before && b.Server != "" {
 			out = append(out, b)

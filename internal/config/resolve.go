@@ -51,20 +51,13 @@ type resolver struct {
 	workDir string
 }
 
-// defaultDefaults returns the built-in global settings.
+// defaultDefaults returns the built-in global settings: the schema's,
+// and DefaultBackoff.
 func defaultDefaults() Defaults {
-	return Defaults{
-		RequestTimeout: DefaultRequestTimeout,
-		ConnectTimeout: DefaultConnectTimeout,
-		MaxRetries:     DefaultMaxRetries,
-		DiscoveryTTL:   DefaultDiscoveryTTL,
-		Health: Health{
-			PingInterval: DefaultPingInterval,
-			PingTimeout:  DefaultPingTimeout,
-			Backoff:      slices.Clone(DefaultBackoff),
-			MaxFailures:  DefaultMaxFailures,
-		},
-	}
+	d := defaultBlock[Defaults](&schema.Defaults{})
+	d.Health = defaultBlock[Health](&schema.Health{})
+	d.Health.Backoff = slices.Clone(DefaultBackoff)
+	return d
 }
 
 // resolve builds the configuration from its raw form.
@@ -74,7 +67,8 @@ func (r *resolver) resolve(rc *rawConfig) *Config {
 	if f == nil {
 		f = &schema.File{}
 	}
-	r.defaults = decodeDefaults(f.Defaults)
+	r.defaults = defaultDefaults()
+	r.readBlock(&r.defaults, f.Defaults, []any{"defaults"})
 	r.limits = decodeLimits(f.Limits)
 	r.limitsOK = !rc.violated["limits/max_concurrent"]
 	history := r.decodeHistory(f.History)
@@ -113,25 +107,6 @@ func (r *resolver) resolve(rc *rawConfig) *Config {
 	cfg.Telemetry = r.decodeTelemetry(f.Telemetry)
 	cfg.Audit = r.decodeAudit(f.Audit)
 	return cfg
-}
-
-// decodeDefaults reads the defaults: block.
-func decodeDefaults(f *schema.Defaults) Defaults {
-	d := defaultDefaults()
-	if f == nil {
-		return d
-	}
-	readFields(&d, f)
-	if h := f.Health; h != nil {
-		readFields(&d.Health, h)
-		if len(h.Backoff) > 0 {
-			d.Health.Backoff = make([]time.Duration, len(h.Backoff))
-			for i, b := range h.Backoff {
-				d.Health.Backoff[i] = time.Duration(b)
-			}
-		}
-	}
-	return d
 }
 
 // serverNames lists the valid names of a file's servers.
@@ -288,16 +263,7 @@ func (r *resolver) server(s *rawServer) Server {
 		}
 	}
 
-	var secrets []string
-	if f := s.field("secrets"); f != nil {
-		for i, it := range present(f.val) {
-			if strings.TrimSpace(it.text) == "" {
-				r.ps.add(it.pos, fmt.Sprintf("%s[%d]", s.path(f.key), i), "is empty", "remove it", nil)
-				continue
-			}
-			secrets = append(secrets, it.text)
-		}
-	}
+	secrets := slices.Clone(s.typed.Secrets) // none empty: the schema's rule
 	for k := range srv.Env {
 		if IsSecretKey(k) {
 			secrets = append(secrets, k)

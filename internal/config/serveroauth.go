@@ -43,20 +43,17 @@ func (o ServerOAuth) String() string {
 // GoString is String, so that %#v does not show the secret either.
 func (o ServerOAuth) GoString() string { return "config.ServerOAuth" + o.String() }
 
-// serverOAuth reads a network server's oauth: and auth: keys. The schema
-// has checked their types, enums and bounds; this expands the values,
+// serverOAuth reads a network server's oauth: key (readFields read auth:).
+// The schema has checked their types, enums and bounds; this expands the values,
 // looks up the secret's variable, and checks what the keys say together.
 func (r *resolver) serverOAuth(s *rawServer, srv *Server) {
-	set(&srv.Auth, s.typed.Auth)
 	f, typed := s.field("oauth"), s.typed.OAuth
 	if f == nil || typed == nil {
 		return
 	}
 	base := s.path(f.key)
 	o := &ServerOAuth{}
-	set(&o.RedirectPort, typed.RedirectPort)
-	set(&o.Grant, typed.Grant)
-	set(&o.TokenAuthMethod, typed.TokenAuthMethod)
+	readFields(o, typed)
 	text := func(key string) (string, Pos, bool) {
 		p := f.val.get(key)
 		if p == nil || p.value.kind == kindNull {
@@ -88,15 +85,7 @@ func (r *resolver) serverOAuth(s *rawServer, srv *Server) {
 			o.ClientMetadataURL = v
 		}
 	}
-	if p := f.val.get("scopes"); p != nil {
-		for i, it := range present(p.value) {
-			if it.text == "" || strings.ContainsAny(it.text, " \t\"\\") {
-				r.ps.add(it.pos, fmt.Sprintf("%s.scopes[%d]", base, i), fmt.Sprintf("scope %q is not one word", it.text), "write each scope as its own list item, without spaces or quotes", nil)
-				continue
-			}
-			o.Scopes = append(o.Scopes, it.text)
-		}
-	}
+	o.Scopes = typed.Scopes // each one word: the schema's rule
 	if v, pos, ok := text("issuer"); ok {
 		if u, err := url.Parse(v); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			r.ps.add(pos, base+".issuer", fmt.Sprintf("%q is not an authorization server's URL", v), "give the issuer as its metadata says it, e.g. https://auth.example.com", nil)

@@ -26,12 +26,9 @@ const DefaultMaxUpstreamSessions = 16
 // user rather than being shared.
 func (m SessionMode) Owned() bool { return m == SessionPerClient || m == SessionPerUser }
 
-// serverSession reads a server's session: and max_sessions: keys; the
-// schema has checked their enum and bounds.
+// serverSession checks a server's max_sessions: against its session:
+// (readFields read both; the schema has checked their enum and bounds).
 func (r *resolver) serverSession(s *rawServer, srv *Server) {
-	if v := s.typed.Session; v != nil {
-		srv.Session = SessionMode(*v)
-	}
 	if f := s.field("max_sessions"); f != nil && s.typed.MaxSessions != nil {
 		if !srv.Session.Owned() {
 			r.ps.warn(f.val.pos, s.path(f.key), "max_sessions has no effect on a shared session", "set session: per_client or per_user, or remove max_sessions")

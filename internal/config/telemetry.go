@@ -88,10 +88,7 @@ func CheckTelemetryEndpoint(v string) string {
 
 // decodeTelemetry reads the telemetry: block.
 func (r *resolver) decodeTelemetry(f *schema.Telemetry) Telemetry {
-	t := Telemetry{Pos: r.keyAt("telemetry")}
-	if f == nil {
-		return t
-	}
+	var t Telemetry
 	r.readBlock(&t, f, []any{"telemetry"}, "endpoint", "service_name")
 	if v, ok := r.textAt("telemetry", "endpoint"); ok {
 		if msg := CheckTelemetryEndpoint(v); msg != "" {
@@ -115,9 +112,6 @@ func (r *resolver) decodeTelemetry(f *schema.Telemetry) Telemetry {
 		} else {
 			t.ServiceName = strings.TrimSpace(v)
 		}
-	}
-	if m := f.Metrics; m != nil {
-		readFields(&t.Metrics, m)
 	}
 	return t
 }

@@ -35,9 +35,26 @@ func (File) JSONSchemaExtend(s *Schema) {
 	s.PatternProperties = map[string]*Schema{"^x-": {}}
 }
 
-// JSONSchemaExtend names a server for messages about a list of them.
+// JSONSchemaExtend names a server for messages about a list of them, and
+// refuses a secret that is empty.
 func (Server) JSONSchemaExtend(s *Schema) {
 	setExtra(s, "x-noun", "server")
+	itemPattern(s, "secrets", `\S`, "is empty", "remove it")
+}
+
+// JSONSchemaExtend refuses a scope that is not one word.
+func (ServerOAuth) JSONSchemaExtend(s *Schema) {
+	itemPattern(s, "scopes", `^[^ \t"\\]+$`, "scope {value} is not one word", "write each scope as its own list item, without spaces or quotes")
+}
+
+// itemPattern holds each item of the list under key to a pattern, with
+// the message ({value} is the item, quoted) and fix of an item that is
+// not of its form.
+func itemPattern(s *Schema, key, pattern, msg, fix string) {
+	items := s.Properties.Value(key).Items
+	items.Pattern = pattern
+	setExtra(items, "x-message", msg)
+	setExtra(items, "x-fix", fix)
 }
 
 // JSONSchemaExtend rules out a session limit of 0 (write -1 for

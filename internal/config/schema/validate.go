@@ -307,7 +307,11 @@ func (v *validator) leaf(doc any, e *sjs.ValidationError, add func(Violation)) {
 		if noun == "" {
 			noun = strings.ReplaceAll(last(path), "_", " ")
 		}
-		add(Violation{Path: path, Message: fmt.Sprintf("invalid %s %q", noun, text(val)), Fix: fix})
+		msg := fmt.Sprintf("invalid %s %q", noun, text(val))
+		if m := ann("x-message"); m != "" {
+			msg = strings.ReplaceAll(m, "{value}", strconv.Quote(text(val)))
+		}
+		add(Violation{Path: path, Message: msg, Fix: fix})
 	case *kind.MinItems, *kind.MinProperties, *kind.MaxProperties:
 		msg := ann("x-message")
 		if msg == "" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -281,3 +282,30 @@ func rawValue(b []byte) any {
 	}
 	return v
 }
+
+// SetDefaults sets each field of v (a pointer to an empty struct of this
+// package) that its tags give a default, as the file would be read with
+// the default written in it.
+func SetDefaults(v any) error {
+	doc := map[string]json.RawMessage{}
+	t := reflect.TypeOf(v).Elem()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		for _, kv := range strings.Split(f.Tag.Get("jsonschema")+","+f.Tag.Get("jsonschema_extras"), ",") {
+			if d, ok := strings.CutPrefix(kv, "default="); ok {
+				doc[key] = json.RawMessage(d) // a number or a boolean
+				if e := f.Type.Elem(); e.Kind() == reflect.String || reflect.PointerTo(e).Implements(unmarshalerType) {
+					doc[key], _ = json.Marshal(d) // a string, or a duration, size or queue wait as written
+				}
+			}
+		}
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return fmt.Errorf("the defaults of %s: %w", t.Name(), err)
+	}
+	return json.Unmarshal(b, v)
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
