@@ -10,10 +10,11 @@ import (
 )
 
 // The resolved blocks and the file's blocks (package schema) name a key's
-// field alike (LLM.Timeout, schema.LLM.Timeout), so the plain values pass
+// field alike (LLM.Timeout, schema.LLM.Timeout), or the resolved field
+// names its key in a key tag (MaxOutputBytes `key:"max_output"`), so the plain values pass
 // between them by name: a key added to a block with a field of the same
 // name on both sides is read and written back by config show with no code
-// of its own. What differs by more than its type (a renamed field, a
+// of its own. What differs by more than its type and name (a
 // value that expands variables, refers to other entries or has a default
 // that depends on others) is read and written by hand beside these.
 
@@ -38,7 +39,7 @@ func readFields(dst, src any) {
 	d, s := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem()
 	for i := range s.NumField() {
 		sf, ft := s.Field(i), s.Type().Field(i)
-		df := d.FieldByName(ft.Name)
+		df := resolvedField(d, ft)
 		if !df.IsValid() || sf.Kind() != reflect.Pointer && sf.Kind() != reflect.Slice || sf.IsNil() {
 			continue
 		}
@@ -60,6 +61,18 @@ func readFields(dst, src any) {
 			df.Set(v.Convert(df.Type()))
 		}
 	}
+}
+
+// resolvedField is the field of s whose key tag names sf's key, else the
+// one of sf's name (an invalid value when there is none).
+func resolvedField(s reflect.Value, sf reflect.StructField) reflect.Value {
+	key, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+	for i := range s.NumField() {
+		if s.Type().Field(i).Tag.Get("key") == key {
+			return s.Field(i)
+		}
+	}
+	return s.FieldByName(sf.Name)
 }
 
 // isEnum reports whether the schema holds a field to a list of values.
@@ -99,7 +112,7 @@ func (r *resolver) readBlock(dst, f any, path []any, byHand ...string) {
 	for i := range s.NumField() {
 		sf := s.Type().Field(i)
 		key, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-		df := d.FieldByName(sf.Name)
+		df := resolvedField(d, sf)
 		if !df.IsValid() || slices.Contains(byHand, key) {
 			continue
 		}

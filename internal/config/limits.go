@@ -29,11 +29,11 @@ func FormatQueueWait(d time.Duration) string {
 	return formatDuration(d)
 }
 
-// defaultLimits returns the built-in execution limits: the schema's,
-// queue_wait's word and max_output (a field named otherwise).
+// defaultLimits returns the built-in execution limits: the schema's, and
+// queue_wait's word.
 func defaultLimits() Limits {
 	l := defaultBlock[Limits](&schema.Limits{})
-	l.QueueWait, l.MaxOutputBytes = QueueWaitCallTimeout, DefaultMaxOutputBytes
+	l.QueueWait = QueueWaitCallTimeout
 	return l
 }
 
@@ -53,9 +53,6 @@ func decodeLimits(f *schema.Limits) Limits {
 			l.QueueWait = QueueWaitCallTimeout
 		}
 	}
-	if f.MaxOutput != nil {
-		l.MaxOutputBytes = int64(*f.MaxOutput)
-	}
 	if f.Rate != nil {
 		l.Rate = Rate{PerUser: decodeBucket(f.Rate.PerUser), PerUserServer: decodeBucket(f.Rate.PerUserServer)}
 	}
@@ -68,8 +65,7 @@ func decodeBucket(f *schema.Bucket) Bucket {
 	if f == nil {
 		return b
 	}
-	set(&b.PerSecond, f.CallsPerSecond)
-	set(&b.Burst, f.Burst)
+	readFields(&b, f)
 	if b.PerSecond > 0 && b.Burst == 0 {
 		b.Burst = max(1, int(math.Ceil(b.PerSecond)))
 	}

@@ -195,18 +195,6 @@ func writeFields(dst, src any) {
 	}
 }
 
-// resolvedField is the field of s whose key tag names sf's key, else the
-// one of sf's name (an invalid value when there is none).
-func resolvedField(s reflect.Value, sf reflect.StructField) reflect.Value {
-	key, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-	for i := range s.NumField() {
-		if s.Type().Field(i).Tag.Get("key") == key {
-			return s.Field(i)
-		}
-	}
-	return s.FieldByName(sf.Name)
-}
-
 // leftOut reports whether the resolved value v of key sf is not written:
 // an empty string where the key is optional, a nil pointer or list, an
 // empty mapping, a block that is empty or holds only its defaults, and
