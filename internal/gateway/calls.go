@@ -481,6 +481,7 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 			if err := askedInCompletion(cctx, ss, server, "elicitation/create"); err != nil {
 				return nil, err
 			}
+			p = schemaAsSent(ctx, p)
 			defer g.askProgress.expect(ctx, ss, p.Meta)()
 			if r := inRound(cctx); r != nil {
 				if err := elicitModeDeclared(ss, p); err != nil {
