@@ -1,0 +1,240 @@
+//lint:file-ignore SA1019 the test's server logs, deprecated only from protocol 2026-07-28; servers use it today.
+
+package daemon
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// announcer is a go-sdk server whose tool "announce" logs its text (at
+// info) on the session's standalone stream, outside the call, and says
+// whether the message went.
+func announcer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "announcer", Version: "1"}, nil)
+	type args struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "announce", Description: "Logs text outside the call."}, func(_ context.Context, req *mcp.CallToolRequest, a args) (*mcp.CallToolResult, any, error) {
+		if err := req.Session.Log(context.Background(), &mcp.LoggingMessageParams{Level: "info", Logger: "announcer", Data: a.Text}); err != nil {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sent"}}}, nil, nil
+	})
+	return s
+}
+
+// standaloneCutter is a streamable-HTTP client's transport that breaks
+// the client's first GET (its standalone stream) after the first event
+// that carries an id, and holds every later GET until release is closed,
+// noting the Last-Event-ID each carried.
+type standaloneCutter struct {
+	cut     chan struct{} // closed when the first GET's stream was cut
+	release chan struct{}
+
+	mu   sync.Mutex
+	gets []string // each GET's Last-Event-ID
+}
+
+func (c *standaloneCutter) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method != http.MethodGet {
+		return http.DefaultTransport.RoundTrip(r)
+	}
+	c.mu.Lock()
+	c.gets = append(c.gets, r.Header.Get("Last-Event-ID"))
+	first := len(c.gets) == 1
+	c.mu.Unlock()
+	if !first {
+		select {
+		case <-c.release:
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	}
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return resp, err
+	}
+	resp.Body = &cutAfterID{r: bufio.NewReader(resp.Body), c: resp.Body, cut: c.cut}
+	return resp, nil
+}
+
+// lastEventIDs returns the Last-Event-ID of each GET so far.
+func (c *standaloneCutter) lastEventIDs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.gets)
+}
+
+// cutAfterID passes a stream on until the end of its first event with an
+// id, then closes the connection.
+type cutAfterID struct {
+	r    *bufio.Reader
+	c    io.Closer
+	cut  chan struct{}
+	rest []byte
+	done bool
+}
+
+func (b *cutAfterID) Read(p []byte) (int, error) {
+	for len(b.rest) == 0 {
+		if b.done {
+			return 0, io.EOF
+		}
+		var block []byte
+		for {
+			line, err := b.r.ReadBytes('\n')
+			block = append(block, line...)
+			if err != nil {
+				if len(block) == 0 {
+					return 0, err
+				}
+				break
+			}
+			if string(line) == "\n" {
+				break
+			}
+		}
+		b.rest = block
+		if bytes.HasPrefix(block, []byte("id:")) || bytes.Contains(block, []byte("\nid:")) {
+			b.done = true
+			_ = b.c.Close()
+			close(b.cut)
+		}
+	}
+	n := copy(p, b.rest)
+	b.rest = b.rest[n:]
+	return n, nil
+}
+
+func (b *cutAfterID) Close() error { return b.c.Close() }
+
+// logged collects the data of the log messages a client got.
+type logged struct {
+	mu   sync.Mutex
+	data []string
+}
+
+func (l *logged) handler(_ context.Context, req *mcp.LoggingMessageRequest) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s, ok := req.Params.Data.(string); ok {
+		l.data = append(l.data, s)
+	}
+}
+
+func (l *logged) has(s string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Contains(l.data, s)
+}
+
+// of returns the messages got that begin with prefix, in order.
+func (l *logged) of(prefix string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, s := range l.data {
+		if strings.HasPrefix(s, prefix) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// TestStandaloneStreamResumes: a go-sdk client whose standalone stream
+// (GET) breaks after an event with an id comes back with Last-Event-ID and
+// gets what the gateway sent on it meanwhile — a server's log messages
+// outside any call, which go to every client of the view on that stream —
+// once each, and the stream goes on. Another client of the view, whose
+// stream stays open, shows when they were sent (the gateway sends each
+// message to every session before the next).
+func TestStandaloneStreamResumes(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(httpUpstream("ann", serveHTTP(t, announcer(), nil)))
+	r := start(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	var seen, witnessed logged
+	cutter := &standaloneCutter{cut: make(chan struct{}), release: make(chan struct{})}
+	defer func() {
+		select {
+		case <-cutter.release:
+		default:
+			close(cutter.release)
+		}
+	}()
+	c := mcp.NewClient(&mcp.Implementation{Name: "cut", Version: "1"}, &mcp.ClientOptions{LoggingMessageHandler: seen.handler})
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", HTTPClient: &http.Client{Transport: cutter}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	witness := r.connect(t, "/mcp", nil, &mcp.ClientOptions{LoggingMessageHandler: witnessed.handler})
+	for _, s := range []*mcp.ClientSession{cs, witness} {
+		if err := s.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitTools(t, witness, "ann__announce", has("ann__announce"))
+	announce := func(text string) {
+		t.Helper()
+		res, err := witness.CallTool(ctx, &mcp.CallToolParams{Name: "ann__announce", Arguments: map[string]any{"text": text}})
+		if err != nil || res.IsError {
+			t.Fatalf("announcing %q: %v %v", text, err, res)
+		}
+	}
+
+	// Until the client's stream has carried an event with an id (the
+	// server's own stream may open after its first answers: a message
+	// sent before is not delivered, and is announced again).
+	deadline := time.After(20 * time.Second)
+	for {
+		announce("hello")
+		select {
+		case <-cutter.cut:
+		case <-time.After(200 * time.Millisecond):
+			continue
+		case <-deadline:
+			t.Fatalf("the client's standalone stream carried no event with an id (it got %d log messages on it), so it could not be resumed", len(seen.of("")))
+		}
+		break
+	}
+
+	// Sent while the client is away: each is on every session's stream
+	// once the witness has the next.
+	want := []string{"away 1", "away 2", "away 3"}
+	for _, text := range append(want, "marker") {
+		announce(text)
+	}
+	waitFor(t, "the witness to get the marker", func() bool { return witnessed.has("marker") })
+	if got := seen.of("away"); len(got) != 0 {
+		t.Fatalf("the client got %q while its stream was cut", got)
+	}
+	close(cutter.release)
+	waitFor(t, "the client to get what was sent while it was away", func() bool { return len(seen.of("away")) >= len(want) && seen.has("marker") })
+	if diff := cmp.Diff(want, seen.of("away")); diff != "" {
+		t.Errorf("what the client got of what was sent while it was away (-want +got):\n%s", diff)
+	}
+	ids := cutter.lastEventIDs()
+	if len(ids) < 2 || ids[0] != "" || ids[1] == "" {
+		t.Errorf("the client's GETs carried Last-Event-IDs %q; want none, then the last id it got", ids)
+	}
+
+	// The stream goes on.
+	announce("after")
+	waitFor(t, "the client to get a message sent after it came back", func() bool { return seen.has("after") })
+}
