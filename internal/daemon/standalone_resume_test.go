@@ -16,6 +16,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/testpeer"
 )
 
 // announcer is a go-sdk server whose tool "announce" logs its text (at
@@ -237,4 +239,76 @@ func TestStandaloneStreamResumes(t *testing.T) {
 	// The stream goes on.
 	announce("after")
 	waitFor(t, "the client to get a message sent after it came back", func() bool { return seen.has("after") })
+}
+
+// TestStandaloneStreamResumesTSClient: the TypeScript SDK's client, whose
+// standalone stream breaks (at a proxy) after its first event with an id,
+// comes back with Last-Event-ID and gets what the server logged on it
+// meanwhile, once each, and the stream goes on.
+func TestStandaloneStreamResumesTSClient(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(httpUpstream("ann", serveHTTP(t, announcer(), nil)))
+	r := start(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	// Once a client has a message, the server's own stream is open: none
+	// the TypeScript client's calls make is lost on the server's side.
+	var witnessed logged
+	witness := r.connect(t, "/mcp", nil, &mcp.ClientOptions{LoggingMessageHandler: witnessed.handler})
+	if err := witness.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	waitTools(t, witness, "ann__announce", has("ann__announce"))
+	waitFor(t, "a client to get a message the server logged", func() bool {
+		_, _ = witness.CallTool(ctx, &mcp.CallToolParams{Name: "ann__announce", Arguments: map[string]any{"text": "warm"}})
+		return witnessed.has("warm")
+	})
+
+	cut := &testpeer.CutTransport{Standalone: true}
+	announce := func(text string) testpeer.TSStep {
+		return testpeer.TSStep{"op": "call", "name": "ann__announce", "arguments": map[string]any{"text": text}}
+	}
+	got := func(match string, n int) testpeer.TSStep {
+		return testpeer.TSStep{"op": "wait_notification", "method": "notifications/message", "match": match, "count": n, "timeout_ms": 15000}
+	}
+	lines, err := testpeer.RunTSClient(t, ctx, testpeer.TSClientInput{
+		Target: testpeer.TSTarget{Transport: "http", URL: cut.Proxy(t, r.url) + "/mcp"},
+		Steps: []testpeer.TSStep{
+			{"op": "set_level", "level": "info"},
+			{"op": "list_tools", "want": []string{"ann__announce"}},
+			announce("hello"),
+			got("hello", 1),
+			// The stream is cut after "hello": these come while the client
+			// waits its backoff (1 s) to come back.
+			announce("away 1"), announce("away 2"), announce("away 3"),
+			got("away", 3),
+			announce("after"),
+			got("after", 1),
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines[:len(lines)-1] {
+		if !l.OK() {
+			t.Fatalf("step %s failed: %v (the proxy holds the client's standalone stream back until an event with an id comes, then cuts it: cut %v)", l.Op(), l.Err(), cutOf(cut))
+		}
+	}
+	var counts map[string]int
+	if err := lines[len(lines)-1].Field("notifications", &counts); err != nil {
+		t.Fatal(err)
+	}
+	if n := counts["notifications/message"]; n != 5 {
+		t.Errorf("the client got %d log messages; want 5, each once (hello, away 1-3, after)", n)
+	}
+	if wasCut, resumed := cut.Resumed(); !wasCut || len(resumed) == 0 {
+		t.Errorf("the client's standalone stream was not cut and resumed (cut %v, resumed with %q)", wasCut, resumed)
+	}
+}
+
+// cutOf reports whether c cut a stream.
+func cutOf(c *testpeer.CutTransport) bool {
+	wasCut, _ := c.Resumed()
+	return wasCut
 }
