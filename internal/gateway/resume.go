@@ -50,6 +50,9 @@ const (
 	resumeWindow = 30 * time.Second
 	// resumeBufferBytes bounds the events a session keeps for resumption.
 	resumeBufferBytes = 1 << 20
+	// standaloneLiveBytes bounds the events a standalone stream keeps
+	// while its client is connected (standalone.go).
+	standaloneLiveBytes = 64 << 10
 )
 
 // resumeStore holds the resumable streams of one session.
@@ -100,10 +103,11 @@ type resumableWriter struct {
 	prelude    []byte
 	served     chan struct{}
 
-	// events[i] has index first+i; finished is done, for the store
-	// (store.mu).
+	// events[i] has index first+i, size their bytes; finished is done,
+	// for the store (store.mu).
 	first    int
 	events   [][]byte
+	size     int
 	finished bool
 }
 
@@ -388,8 +392,11 @@ func (st *resumeStore) resume(conn http.ResponseWriter, r *http.Request, key str
 	return true, false, nil
 }
 
-// keep stores one numbered event of w, dropping the oldest the session
-// keeps beyond resumeBufferBytes.
+// keep stores one numbered event of w (whose w.mu the caller holds),
+// dropping the oldest the session keeps beyond resumeBufferBytes. A
+// standalone stream whose client is connected keeps its newest
+// standaloneLiveBytes: its client can miss only what was sent just before
+// its connection broke, and the stream may live as long as the session.
 func (st *resumeStore) keep(w *resumableWriter, event []byte) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -397,7 +404,11 @@ func (st *resumeStore) keep(w *resumableWriter, event []byte) {
 		return // dropped
 	}
 	w.events = append(w.events, event)
+	w.size += len(event)
 	st.bytes += len(event)
+	for w.standalone && w.live != nil && w.size > standaloneLiveBytes && len(w.events) > 1 {
+		st.dropOldestLocked(w)
+	}
 	for st.bytes > st.limit {
 		var victim *resumableWriter
 		for _, s := range st.order {
@@ -416,11 +427,17 @@ func (st *resumeStore) keep(w *resumableWriter, event []byte) {
 				break
 			}
 		}
-		st.bytes -= len(victim.events[0])
-		victim.events[0] = nil
-		victim.events = victim.events[1:]
-		victim.first++
+		st.dropOldestLocked(victim)
 	}
+}
+
+// dropOldestLocked forgets w's oldest kept event.
+func (st *resumeStore) dropOldestLocked(w *resumableWriter) {
+	st.bytes -= len(w.events[0])
+	w.size -= len(w.events[0])
+	w.events[0] = nil
+	w.events = w.events[1:]
+	w.first++
 }
 
 // drop forgets w's events.
@@ -441,10 +458,8 @@ func (st *resumeStore) dropLocked(w *resumableWriter) {
 			break
 		}
 	}
-	for _, e := range w.events {
-		st.bytes -= len(e)
-	}
-	w.events = nil
+	st.bytes -= w.size
+	w.events, w.size = nil, 0
 }
 
 // close ends the session's streams: their calls are cancelled, and their

@@ -212,3 +212,37 @@ func TestNewStandaloneStreamEndsTheWaitingOne(t *testing.T) {
 		t.Error("the waiting standalone stream was not ended")
 	}
 }
+
+// TestLiveStandaloneStreamKeepsItsNewestEvents checks that a standalone
+// stream whose client is connected keeps only its newest events, within
+// standaloneLiveBytes, and one whose client went away keeps what comes
+// while it waits (within the session's bound).
+func TestLiveStandaloneStreamKeepsItsNewestEvents(t *testing.T) {
+	st := newResumeStore(time.Hour, 1<<20)
+	w, _, cut := openStandaloneStream(t, st, 0)
+	data := strings.Repeat("x", 1000)
+	for range 200 {
+		fmt.Fprintf(w, "event: message\ndata: %s\n\n", data)
+	}
+	st.mu.Lock()
+	size, first, n := w.size, w.first, len(w.events)
+	st.mu.Unlock()
+	if size > standaloneLiveBytes || first+n != 200 || first == 0 {
+		t.Fatalf("a live standalone stream keeps %d bytes, events %d to %d; want its newest, within %d bytes", size, first, first+n-1, standaloneLiveBytes)
+	}
+	cut()
+	waitUntil(t, "the stream to wait for its client", func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.live == nil
+	})
+	for range 200 {
+		fmt.Fprintf(w, "event: message\ndata: %s\n\n", data)
+	}
+	st.mu.Lock()
+	first2, n2 := w.first, len(w.events)
+	st.mu.Unlock()
+	if first2 != first || first2+n2 != 400 {
+		t.Errorf("while its client is away, the stream keeps events %d to %d; want %d to 399, all it kept and all that came", first2, first2+n2-1, first)
+	}
+}
