@@ -54,32 +54,32 @@ func TestSharedSessionElicitationKeepsTheServersOrder(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	// One side at a time: over stdio nothing links a server's request to
+	// the call that caused it, and the newest call to the server whose
+	// client can answer is asked (the lean path's and legacy SSE's clients
+	// share one server).
 	orders := make([]any, len(sides))
 	errs := make([]error, len(sides))
-	var wg sync.WaitGroup
 	for i, s := range sides {
-		wg.Go(func() {
-			lines, err := testpeer.RunTSClient(t, ctx, testpeer.TSClientInput{
-				Target:      s.target,
-				Elicitation: &testpeer.TSElicitation{Action: "decline"},
-				Steps: []testpeer.TSStep{
-					{"op": "list_tools", "want": []string{"trigger-elicitation-request"}},
-					{"op": "call", "name": "trigger-elicitation-request"},
-				},
-			})
-			switch {
-			case err != nil:
-				errs[i] = err
-			case len(lines) != 4:
-				errs[i] = fmt.Errorf("got %d lines, want 4", len(lines))
-			case !lines[2].OK():
-				errs[i] = fmt.Errorf("calling trigger-elicitation-request: %v", lines[2].Err())
-			default:
-				orders[i] = lines[3]["elicitation_field_orders"]
-			}
+		lines, err := testpeer.RunTSClient(t, ctx, testpeer.TSClientInput{
+			Target:      s.target,
+			Elicitation: &testpeer.TSElicitation{Action: "decline"},
+			Steps: []testpeer.TSStep{
+				{"op": "list_tools", "want": []string{"trigger-elicitation-request"}},
+				{"op": "call", "name": "trigger-elicitation-request"},
+			},
 		})
+		switch {
+		case err != nil:
+			errs[i] = err
+		case len(lines) != 4:
+			errs[i] = fmt.Errorf("got %d lines, want 4", len(lines))
+		case !lines[2].OK():
+			errs[i] = fmt.Errorf("calling trigger-elicitation-request: %v", lines[2].Err())
+		default:
+			orders[i] = lines[3]["elicitation_field_orders"]
+		}
 	}
-	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("%s: %v", sides[i].name, err)
