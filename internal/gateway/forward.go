@@ -488,7 +488,7 @@ func roundError(err error) error {
 // getPrompt).
 func (vs *viewServer) readInRounds(ctx context.Context, req *mcp.ReadResourceRequest, server string, read func(context.Context) (*mcp.ReadResourceResult, error)) (*mcp.ReadResourceResult, error) {
 	if !asksInResults(req.Session) {
-		ctx, done := vs.asking(completing(ctx), server, req.Session, req.Extra, req.Params.Meta)
+		ctx, done := vs.asking(ctx, server, req.Session, req.Extra, req.Params.Meta)
 		defer done()
 		return read(ctx)
 	}
