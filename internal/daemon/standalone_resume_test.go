@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -311,4 +312,171 @@ func TestStandaloneStreamResumesTSClient(t *testing.T) {
 func cutOf(c *testpeer.CutTransport) bool {
 	wasCut, _ := c.Resumed()
 	return wasCut
+}
+
+// sseEvent is one event of an event stream: its id and data.
+type sseEvent struct{ id, data string }
+
+// rawStandalone opens GETs of raw session s (a standalone stream, or one
+// resuming a stream with lastID) and reads their events.
+type rawStandalone struct {
+	t *testing.T
+	s *rawSession
+}
+
+// open sends the GET and returns its status and, for an event stream, its
+// events as they come; cut breaks the connection.
+func (g rawStandalone) open(lastID string) (status int, events chan sseEvent, cut func()) {
+	g.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.s.url, nil)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", g.s.id)
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		g.t.Fatal(err)
+	}
+	events = make(chan sseEvent, 256)
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		cancel()
+		close(events)
+		return resp.StatusCode, events, func() {}
+	}
+	go func() {
+		defer close(events)
+		br := bufio.NewReader(resp.Body)
+		var ev sseEvent
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			switch line = strings.TrimSuffix(line, "\n"); {
+			case line == "":
+				if ev.data != "" {
+					events <- ev
+				}
+				ev = sseEvent{}
+			case strings.HasPrefix(line, "id: "):
+				ev.id = strings.TrimPrefix(line, "id: ")
+			case strings.HasPrefix(line, "data: "):
+				ev.data = strings.TrimPrefix(line, "data: ")
+			}
+		}
+	}()
+	cut = func() {
+		cancel()
+		resp.Body.Close()
+	}
+	g.t.Cleanup(cut)
+	return resp.StatusCode, events, cut
+}
+
+// until returns the first event of events whose data holds text, failing
+// if the stream ends or none comes within 20 s.
+func until(t *testing.T, events chan sseEvent, text string) sseEvent {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				t.Fatalf("the stream ended before an event with %q", text)
+			}
+			if strings.Contains(ev.data, text) {
+				return ev
+			}
+		case <-deadline:
+			t.Fatalf("no event with %q within 20s", text)
+		}
+	}
+}
+
+// TestStandaloneStreamTakenOverAndResumedAnew: a client's plain GET while
+// its broken standalone stream waits for it takes the stream's place
+// (the SDK allows one standalone stream per session, and would refuse it
+// for the 30 s the old one waits); and a GET resuming a standalone stream
+// that no longer goes on (here: the one the plain GET ended) is answered
+// with what was kept of it and goes on as a new standalone stream, with
+// ids of its own — not ended at once, as a finished call's stream is,
+// which a go-sdk client would resume again and again until it gave up on
+// its session. A stream the gateway never had still gets 400.
+func TestStandaloneStreamTakenOverAndResumedAnew(t *testing.T) {
+	t.Parallel()
+	r := start(t, testConfig(httpUpstream("ann", serveHTTP(t, announcer(), nil))))
+	s := newRawSession(t, r.url+"/mcp", nil)
+	readAll(t, s.post(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"info"}}`, nil))
+	n := 10
+	announce := func(text string) {
+		t.Helper()
+		n++
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"ann__announce","arguments":{"text":%q}}}`, n, text)
+		if out := readAll(t, s.post(body, nil)); !strings.Contains(out, `"sent"`) && !strings.Contains(out, "not connected") && !strings.Contains(out, "closed stream") {
+			t.Fatalf("announcing %q: %s", text, out)
+		}
+	}
+	g := rawStandalone{t: t, s: s}
+	// openOK opens a GET once the SDK lets it in: until the gateway has
+	// noticed that the client's last connection broke, the SDK refuses a
+	// second standalone stream (409).
+	openOK := func(lastID string) (chan sseEvent, func()) {
+		t.Helper()
+		var (
+			events chan sseEvent
+			cut    func()
+			status int
+		)
+		waitFor(t, "a GET to open the standalone stream", func() bool {
+			status, events, cut = g.open(lastID)
+			return status == http.StatusOK
+		})
+		return events, cut
+	}
+
+	first, cutFirst := openOK("")
+	var warm sseEvent
+	waitFor(t, "a message on the standalone stream", func() bool {
+		announce("warm")
+		select {
+		case warm = <-first:
+			return strings.Contains(warm.data, "warm")
+		case <-time.After(200 * time.Millisecond):
+			return false
+		}
+	})
+	if warm.id == "" {
+		t.Fatalf("the standalone stream's event %q has no id", warm.data)
+	}
+	cutFirst()
+
+	second, cutSecond := openOK("")
+	announce("second")
+	got := until(t, second, "second")
+	if key, _, _ := strings.Cut(got.id, "_"); got.id == "" || strings.HasPrefix(warm.id, key+"_") {
+		t.Errorf("the new standalone stream's event has id %q; want one of a stream other than %q", got.id, warm.id)
+	}
+	cutSecond()
+
+	third, _ := openOK(warm.id)
+	announce("third")
+	got3 := until(t, third, "third")
+	for _, old := range []string{warm.id, got.id} {
+		if key, _, _ := strings.Cut(old, "_"); got3.id == "" || strings.HasPrefix(got3.id, key+"_") {
+			t.Errorf("resumed after its stream ended, the client's event has id %q; want one of a new stream (not %q's)", got3.id, old)
+		}
+	}
+
+	if status, _, _ := g.open("NOSUCHSTREAM_3"); status != http.StatusBadRequest {
+		t.Errorf("a GET resuming a stream the gateway never had got HTTP %d; want 400", status)
+	}
 }
