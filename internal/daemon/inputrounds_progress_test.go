@@ -172,10 +172,10 @@ func rounds(read map[string][]string) ([]string, map[string][]string) {
 
 // askedInCompletion is the error a server's request during a
 // completion/complete of a client of 2026-07-28 comes to: that version
-// has no input-required result for a completion, so the go-sdk's server
-// session refuses to send it, and the requestasks server fails the
-// completion with it.
-const askedInCompletion = `"roots/list" cannot be sent while serving a request on protocol version 2026-07-28`
+// has no input-required result for a completion, so the gateway refuses
+// the request, saying why (TestAskedDuringACompletionOfANewClient), and
+// the requestasks server fails the completion with it.
+const askedInCompletion = `sent roots/list during a completion/complete of a client on protocol 2026-07-28, which cannot be asked then`
 
 // TestInputRoundsProgressOfRequests: a go-sdk client of protocol
 // 2026-07-28 — over serve --stdio and over streamable HTTP to a stateless

@@ -445,6 +445,9 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return nil, noClientFor(ctx, server, "sampling")
 			}
 			defer stop()
+			if err := askedInCompletion(cctx, ss, server, "sampling/createMessage"); err != nil {
+				return nil, err
+			}
 			defer g.askProgress.expect(ctx, ss, p.Meta)()
 			if r := inRound(cctx); r != nil {
 				return askSampling(cctx, r, p)
@@ -460,6 +463,9 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return nil, noClientFor(ctx, server, "sampling")
 			}
 			defer stop()
+			if err := askedInCompletion(cctx, ss, server, "sampling/createMessage"); err != nil {
+				return nil, err
+			}
 			defer g.askProgress.expect(ctx, ss, p.Meta)()
 			if r := inRound(cctx); r != nil {
 				return askInRound[*mcp.CreateMessageWithToolsResult](cctx, r, p)
@@ -472,6 +478,10 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return nil, noElicitClient(ctx, server)
 			}
 			defer stop()
+			if err := askedInCompletion(cctx, ss, server, "elicitation/create"); err != nil {
+				return nil, err
+			}
+			p = schemaAsSent(ctx, p)
 			defer g.askProgress.expect(ctx, ss, p.Meta)()
 			if r := inRound(cctx); r != nil {
 				if err := elicitModeDeclared(ss, p); err != nil {
@@ -513,6 +523,9 @@ func (g *Gateway) Requests(server string) upstream.ClientRequests {
 				return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
 			}
 			defer stop()
+			if err := askedInCompletion(cctx, ss, server, "roots/list"); err != nil {
+				return nil, err
+			}
 			defer g.askProgress.expect(ctx, ss, rootsMeta(p))()
 			if r := inRound(cctx); r != nil {
 				if p == nil {

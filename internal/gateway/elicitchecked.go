@@ -7,6 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // The shared and per_user sessions ask their client an upstream's
@@ -54,4 +56,23 @@ func elicitChecked(ctx context.Context, ss *mcp.ServerSession, p *mcp.ElicitPara
 // declared no elicitation mode answers (the go-sdk's does).
 func noElicitClient(ctx context.Context, server string) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: noClientFor(ctx, server, "elicitation").Error()}
+}
+
+// schemaAsSent returns p, an upstream's elicitation the gateway asks its
+// client with ctx (the upstream's), with its requested schema as the
+// server wrote it, where the upstream session kept it
+// (upstream.RequestedSchemaAsSent): the SDK decodes the schema into a
+// map, which would reach the client with the form's fields sorted by
+// name. So a client of a shared or per_user session (asked with
+// ServerSession.Elicit, or in an input-required result) gets the fields
+// in the server's order, as directly; the SDK's checks of the answer read
+// the same schema.
+func schemaAsSent(ctx context.Context, p *mcp.ElicitParams) *mcp.ElicitParams {
+	schema := upstream.RequestedSchemaAsSent(ctx)
+	if schema == nil || p == nil {
+		return p
+	}
+	cp := *p
+	cp.RequestedSchema = schema
+	return &cp
 }

@@ -625,7 +625,7 @@ func (vs *viewServer) complete(ctx context.Context, req *mcp.CompleteRequest) (*
 	params := *req.Params
 	params.Ref = &out
 	params.Meta = forwardMeta(req.Params.Meta)
-	ctx, done := vs.asking(ctx, server, req.Session, req.Extra, req.Params.Meta)
+	ctx, done := vs.asking(completing(ctx), server, req.Session, req.Extra, req.Params.Meta)
 	res, err := c.Complete(vs.withLevel(ctx, req.Params.Meta, req.Session), &params)
 	done()
 	vs.g.forwarded("completion/complete", err)

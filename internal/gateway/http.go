@@ -202,11 +202,18 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ew.ResponseWriter = w
 		}
 	}
-	if r.Method == http.MethodGet && sid != "" && !gw.Stateless && len(r.Header.Values("Last-Event-ID")) > 0 &&
-		h.resume(ew, r, sid, view.Name, tok.User, hasTok) {
-		return
-	}
 	if r.Method == http.MethodGet && sid != "" && !gw.Stateless {
+		// A stream resumed with Last-Event-ID, or the session's
+		// standalone stream, resumable (standalone.go).
+		done, rr, served := h.standaloneGET(ew, r, sid, view.Name, tok.User, hasTok)
+		if done {
+			return
+		}
+		r = rr
+		defer func() {
+			ew.finish() // what it writes is the stream's too
+			served()
+		}()
 		// The session's standalone stream: notifySession writes on it
 		// too (notify.go).
 		var closeStream func()

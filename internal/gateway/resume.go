@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,7 +35,14 @@ import (
 // too, for a client whose connection broke just before the answer. The
 // session's events are bounded by resumeBufferBytes (the oldest finished
 // streams go first, then the oldest events); everything goes with the
-// session. The standalone stream (GET) carries no ids and is not resumed.
+// session.
+//
+// The session's standalone stream (a GET without Last-Event-ID) is made
+// resumable the same way (standalone.go says how it differs): the SDK's
+// handler of the GET writes through a resumableWriter of its own, so what
+// the gateway and the SDK send on it while the client is away — a list
+// change, a log message, a request — is kept and replayed when the client
+// comes back with the last id it got.
 
 const (
 	// resumeWindow is how long a broken call stream waits for its client
@@ -42,6 +50,9 @@ const (
 	resumeWindow = 30 * time.Second
 	// resumeBufferBytes bounds the events a session keeps for resumption.
 	resumeBufferBytes = 1 << 20
+	// standaloneLiveBytes bounds the events a standalone stream keeps
+	// while its client is connected (standalone.go).
+	standaloneLiveBytes = 64 << 10
 )
 
 // resumeStore holds the resumable streams of one session.
@@ -54,6 +65,12 @@ type resumeStore struct {
 	order   []*resumableWriter // oldest first
 	bytes   int
 	closed  bool
+	// standalone is the session's newest standalone stream (one the SDK
+	// answered with an event stream), and standaloneKeys the keys of its
+	// latest ones, newest last, whose events may no longer be kept
+	// (standalone.go).
+	standalone     *resumableWriter
+	standaloneKeys []string
 }
 
 // resumableWriter is the response of a call's request, and of each GET
@@ -78,10 +95,19 @@ type resumableWriter struct {
 	released chan struct{}       // closed when live changes or the stream ends
 	timer    *time.Timer         // the resume window, while detached
 
-	// events[i] has index first+i; finished is done, for the store
-	// (store.mu).
+	// standalone is set for the session's standalone stream (a GET);
+	// prelude is what goes first on its event stream, before anything the
+	// SDK writes (the events it replays of the stream before it); served
+	// is closed when the GET's handler has returned (standalone.go).
+	standalone bool
+	prelude    []byte
+	served     chan struct{}
+
+	// events[i] has index first+i, size their bytes; finished is done,
+	// for the store (store.mu).
 	first    int
 	events   [][]byte
+	size     int
 	finished bool
 }
 
@@ -90,8 +116,18 @@ type resumableWriter struct {
 // A session the gateway does not have gets none (the SDK refuses the
 // request).
 func (g *Gateway) resumable(sid string, w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request, func()) {
-	if g.sess.get(sid) == nil {
+	st := g.resumeStore(sid)
+	if st == nil {
 		return w, r, func() {}
+	}
+	return st.open(w, r)
+}
+
+// resumeStore returns the resumable streams of session sid, nil for a
+// session the gateway does not have.
+func (g *Gateway) resumeStore(sid string) *resumeStore {
+	if g.sess.get(sid) == nil {
+		return nil
 	}
 	v, ok := g.resumes.Load(sid)
 	if !ok {
@@ -100,7 +136,7 @@ func (g *Gateway) resumable(sid string, w http.ResponseWriter, r *http.Request) 
 			g.resumeSessionClosed(sid) // it closed meanwhile
 		}
 	}
-	return v.(*resumeStore).open(w, r)
+	return v.(*resumeStore)
 }
 
 func newResumeStore(window time.Duration, limit int) *resumeStore {
@@ -110,8 +146,17 @@ func newResumeStore(window time.Duration, limit int) *resumeStore {
 // open returns w and r for serving a call resumably, and the function to
 // call once it has been served.
 func (st *resumeStore) open(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request, func()) {
+	return st.openStream(w, r, nil)
+}
+
+// openStream is open, with set (unless nil) given the stream's writer
+// before anything can use it.
+func (st *resumeStore) openStream(w http.ResponseWriter, r *http.Request, set func(*resumableWriter)) (http.ResponseWriter, *http.Request, func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	rw := &resumableWriter{store: st, key: rand.Text(), header: w.Header(), cancel: cancel, live: w, owner: w, released: make(chan struct{})}
+	if set != nil {
+		set(rw)
+	}
 	st.mu.Lock()
 	if st.closed {
 		st.mu.Unlock()
@@ -146,6 +191,13 @@ func (w *resumableWriter) writeHeaderLocked(code int) {
 	if w.live == w.owner && w.live != nil {
 		w.live.WriteHeader(code)
 	}
+	if w.sse && w.standalone {
+		w.store.setStandalone(w)
+		if len(w.prelude) > 0 {
+			w.send(w.prelude)
+		}
+	}
+	w.prelude = nil
 }
 
 // Write numbers and keeps each whole event of an event stream, and sends
@@ -268,20 +320,33 @@ func (w *resumableWriter) finish() {
 // resume serves a GET resuming the stream after the event index: what was
 // sent since, then the rest as it comes, until the stream ends or the
 // client goes. It reports false when the events are not all kept (an
-// unknown stream, one dropped, or events dropped), having written nothing.
-func (st *resumeStore) resume(conn http.ResponseWriter, r *http.Request, key string, index int) bool {
+// unknown stream, one dropped, or events dropped), having written nothing
+// — except for a standalone stream that cannot go on (standalone.go):
+// then fresh is true, and prelude what to replay of it first on the new
+// standalone stream the GET is to open.
+func (st *resumeStore) resume(conn http.ResponseWriter, r *http.Request, key string, index int) (served, fresh bool, prelude []byte) {
 	st.mu.Lock()
 	w := st.streams[key]
+	known := slices.Contains(st.standaloneKeys, key)
 	st.mu.Unlock()
 	if w == nil {
-		return false
+		return false, known, nil
 	}
 	w.mu.Lock()
 	st.mu.Lock()
-	if st.streams[key] != w || index+1 < w.first || index >= w.next {
+	kept := st.streams[key] == w && index+1 >= w.first && index < w.next
+	if w.standalone && (w.done || !kept) {
+		if kept {
+			prelude = bytes.Join(w.events[index+1-w.first:], nil)
+		}
 		st.mu.Unlock()
 		w.mu.Unlock()
-		return false
+		return false, true, prelude
+	}
+	if !kept {
+		st.mu.Unlock()
+		w.mu.Unlock()
+		return false, false, nil
 	}
 	replay := w.events[index+1-w.first:]
 	replay = append([][]byte(nil), replay...)
@@ -308,7 +373,7 @@ func (st *resumeStore) resume(conn http.ResponseWriter, r *http.Request, key str
 	}
 	if w.done {
 		w.mu.Unlock()
-		return true
+		return true, false, nil
 	}
 	w.live = conn
 	released := w.released
@@ -324,11 +389,14 @@ func (st *resumeStore) resume(conn http.ResponseWriter, r *http.Request, key str
 		w.live = nil
 	}
 	w.mu.Unlock()
-	return true
+	return true, false, nil
 }
 
-// keep stores one numbered event of w, dropping the oldest the session
-// keeps beyond resumeBufferBytes.
+// keep stores one numbered event of w (whose w.mu the caller holds),
+// dropping the oldest the session keeps beyond resumeBufferBytes. A
+// standalone stream whose client is connected keeps its newest
+// standaloneLiveBytes: its client can miss only what was sent just before
+// its connection broke, and the stream may live as long as the session.
 func (st *resumeStore) keep(w *resumableWriter, event []byte) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -336,7 +404,11 @@ func (st *resumeStore) keep(w *resumableWriter, event []byte) {
 		return // dropped
 	}
 	w.events = append(w.events, event)
+	w.size += len(event)
 	st.bytes += len(event)
+	for w.standalone && w.live != nil && w.size > standaloneLiveBytes && len(w.events) > 1 {
+		st.dropOldestLocked(w)
+	}
 	for st.bytes > st.limit {
 		var victim *resumableWriter
 		for _, s := range st.order {
@@ -355,11 +427,17 @@ func (st *resumeStore) keep(w *resumableWriter, event []byte) {
 				break
 			}
 		}
-		st.bytes -= len(victim.events[0])
-		victim.events[0] = nil
-		victim.events = victim.events[1:]
-		victim.first++
+		st.dropOldestLocked(victim)
 	}
+}
+
+// dropOldestLocked forgets w's oldest kept event.
+func (st *resumeStore) dropOldestLocked(w *resumableWriter) {
+	st.bytes -= len(w.events[0])
+	w.size -= len(w.events[0])
+	w.events[0] = nil
+	w.events = w.events[1:]
+	w.first++
 }
 
 // drop forgets w's events.
@@ -380,10 +458,8 @@ func (st *resumeStore) dropLocked(w *resumableWriter) {
 			break
 		}
 	}
-	for _, e := range w.events {
-		st.bytes -= len(e)
-	}
-	w.events = nil
+	st.bytes -= w.size
+	w.events, w.size = nil, 0
 }
 
 // close ends the session's streams: their calls are cancelled, and their
@@ -392,6 +468,7 @@ func (st *resumeStore) close() {
 	st.mu.Lock()
 	streams := st.order
 	st.order, st.streams, st.bytes, st.closed = nil, map[string]*resumableWriter{}, 0, true
+	st.standalone, st.standaloneKeys = nil, nil
 	st.mu.Unlock()
 	for _, w := range streams {
 		w.cancel()
@@ -428,12 +505,38 @@ func parseResumeID(id string) (key string, index int, ok bool) {
 // gateway's, and reports whether it did: one of another form, or of a
 // session the SDK would refuse, goes to the SDK, which says what is wrong.
 // The events of an unknown stream (or ones no longer kept) get the error
-// a go-sdk server with an event store gives.
-func (h *httpHandler) resume(w http.ResponseWriter, r *http.Request, sid, view, user string, hasTok bool) bool {
+// a go-sdk server with an event store gives. A GET resuming a standalone
+// stream that cannot go on is not served: r is returned to open a new
+// standalone stream with (standaloneGET), and prelude what to replay on
+// it first.
+func (h *httpHandler) resume(w http.ResponseWriter, r *http.Request, sid, view, user string, hasTok bool) (served bool, fresh *http.Request, prelude []byte) {
 	key, index, ok := parseResumeID(r.Header.Get("Last-Event-ID"))
-	if !ok {
-		return false
+	if !ok || !h.streamOf(r, sid, view, user, hasTok) {
+		return false, nil, nil
 	}
+	v, ok := h.g.resumes.Load(sid)
+	if !ok {
+		http.Error(w, "failed to replay events", http.StatusBadRequest)
+		return true, nil, nil
+	}
+	done, again, prelude := v.(*resumeStore).resume(w, r, key, index)
+	switch {
+	case done:
+		return true, nil, nil
+	case again:
+		fresh = r.Clone(r.Context())
+		fresh.Header.Del("Last-Event-ID")
+		return false, fresh, prelude
+	}
+	http.Error(w, "failed to replay events", http.StatusBadRequest)
+	return true, nil, nil
+}
+
+// streamOf reports whether the GET r may have an event stream of session
+// sid of view: the session is the gateway's, on that view, its user's
+// (with a token), and the GET takes an event stream. Any other goes to the
+// SDK, which says what is wrong.
+func (h *httpHandler) streamOf(r *http.Request, sid, view, user string, hasTok bool) bool {
 	cs := h.g.sess.get(sid)
 	if cs == nil {
 		return false
@@ -446,12 +549,6 @@ func (h *httpHandler) resume(w http.ResponseWriter, r *http.Request, sid, view, 
 			return false
 		}
 	}
-	if _, stream := accepts(r.Header.Values("Accept")); !stream {
-		return false
-	}
-	v, ok := h.g.resumes.Load(sid)
-	if !ok || !v.(*resumeStore).resume(w, r, key, index) {
-		http.Error(w, "failed to replay events", http.StatusBadRequest)
-	}
-	return true
+	_, stream := accepts(r.Header.Values("Accept"))
+	return stream
 }

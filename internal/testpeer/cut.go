@@ -21,6 +21,10 @@ import (
 // a client that is not Go.
 type CutTransport struct {
 	Method string
+	// Standalone cuts, instead, the event stream answering the client's
+	// first GET (its standalone stream), after its first event that
+	// carries an id.
+	Standalone bool
 
 	mu      sync.Mutex
 	cut     bool
@@ -37,7 +41,12 @@ func (c *CutTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		req.Body = io.NopCloser(bytes.NewReader(body))
-		match = bytes.Contains(body, []byte(`"method":"`+c.Method+`"`))
+		match = !c.Standalone && bytes.Contains(body, []byte(`"method":"`+c.Method+`"`))
+	}
+	if c.Standalone && req.Method == http.MethodGet && req.Header.Get("Last-Event-ID") == "" {
+		c.mu.Lock()
+		match = !c.cut
+		c.mu.Unlock()
 	}
 	if id := req.Header.Get("Last-Event-ID"); req.Method == http.MethodGet && id != "" {
 		c.mu.Lock()
@@ -53,7 +62,7 @@ func (c *CutTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.cut = true
 	c.mu.Unlock()
 	if first {
-		resp.Body = &cutBody{r: bufio.NewReader(resp.Body), c: resp.Body}
+		resp.Body = &cutBody{r: bufio.NewReader(resp.Body), c: resp.Body, needID: c.Standalone}
 	}
 	return resp, nil
 }
@@ -109,25 +118,36 @@ func (c *CutTransport) Proxy(t testing.TB, base string) string {
 	return proxy.URL
 }
 
-// cutBody reads the first event of a stream, then closes the connection.
+// cutBody reads the first event of a stream (with needID, the first that
+// carries an id, and what came before it), then closes the connection.
 type cutBody struct {
-	r    *bufio.Reader
-	c    io.Closer
-	rest []byte
-	read bool
+	r      *bufio.Reader
+	c      io.Closer
+	needID bool
+	rest   []byte
+	read   bool
 }
 
 func (b *cutBody) Read(p []byte) (int, error) {
-	if !b.read {
-		b.read = true
+	for !b.read {
+		id := false
 		for {
 			line, err := b.r.ReadBytes('\n')
 			b.rest = append(b.rest, line...)
-			if err != nil || string(line) == "\n" {
+			id = id || bytes.HasPrefix(line, []byte("id:"))
+			if err != nil {
+				b.read = true
+				break
+			}
+			if string(line) == "\n" {
+				b.read = id || !b.needID
 				break
 			}
 		}
+	}
+	if b.c != nil {
 		_ = b.c.Close()
+		b.c = nil
 	}
 	if len(b.rest) == 0 {
 		return 0, io.EOF
@@ -137,4 +157,9 @@ func (b *cutBody) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (b *cutBody) Close() error { return b.c.Close() }
+func (b *cutBody) Close() error {
+	if b.c == nil {
+		return nil
+	}
+	return b.c.Close()
+}

@@ -128,3 +128,8 @@ func Stateful(t testing.TB) *mcp.Server {
 // RequestAsks returns the "requestasks" mode's server, for a test that
 // serves it itself (over streamable HTTP, say).
 func RequestAsks() *mcp.Server { return modes.NewRequestAsks() }
+
+// SpeaksAtMost has s, a server a test builds, negotiate protocol version
+// at most, as a server of that version would (it does not know
+// server/discover, from which a client falls back to initialize).
+func SpeaksAtMost(s *mcp.Server, version string) { modes.SpeaksAtMost(s, version) }

@@ -95,7 +95,7 @@ func NewRequestAsks() *mcp.Server {
 		}
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "ask://res", Text: got}}}, nil
 	})
-	speaksAtMost(s, statefulProtocol)
+	SpeaksAtMost(s, statefulProtocol)
 	return s
 }
 

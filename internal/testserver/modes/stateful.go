@@ -80,7 +80,7 @@ func NewStateful() (*mcp.Server, func()) {
 	})
 	// It speaks 2025-11-25 at most, as most servers do today: on
 	// 2026-07-28 a server cannot ask its client outside a call's result.
-	speaksAtMost(s, statefulProtocol)
+	SpeaksAtMost(s, statefulProtocol)
 	mcp.AddTool(s, &mcp.Tool{Name: "count", Description: "Counts its calls in this session."},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			mu.Lock()
@@ -163,11 +163,11 @@ func NewStateful() (*mcp.Server, func()) {
 	return s, wg.Wait
 }
 
-// speaksAtMost has s negotiate protocol version at most: it answers a
+// SpeaksAtMost has s negotiate protocol version at most: it answers a
 // client that offers a newer one with version, and does not know
 // server/discover (2026-07-28), from which its client falls back to
 // initialize.
-func speaksAtMost(s *mcp.Server, version string) {
+func SpeaksAtMost(s *mcp.Server, version string) {
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			switch p, _ := req.GetParams().(*mcp.InitializeParams); {
