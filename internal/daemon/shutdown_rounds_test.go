@@ -50,15 +50,7 @@ func TestShutdownAfterAClientLeftARound(t *testing.T) {
 		r, tr := startRounds(t, testConfig(s), v.client)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		cs := connectRounds(t, ctx, roundsClient(&askedCount{}, &mcp.MultiRoundTripOptions{Disabled: true}), tr, nil, "2026-07-28")
-		prompt := ""
-		eventually(t, "the prompt is listed", func() bool {
-			for p, err := range cs.Prompts(ctx, nil) {
-				if err == nil && strings.HasSuffix(p.Name, "ask") {
-					prompt = p.Name
-				}
-			}
-			return prompt != ""
-		})
+		prompt := listedPrompt(t, ctx, cs, "ask")
 		res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: prompt, Arguments: map[string]string{"key": "P"}})
 		if err != nil || !res.NeedsInput() {
 			t.Fatalf("%s: prompts/get: %v %+v, want an input-required result", name, err, res)
@@ -127,15 +119,7 @@ func TestShutdownWhileARequestWaits(t *testing.T) {
 				}
 				t.Cleanup(func() { cs.Close() })
 			}
-			prompt := ""
-			eventually(t, "the prompt is listed", func() bool {
-				for p, err := range cs.Prompts(ctx, nil) {
-					if err == nil && strings.HasSuffix(p.Name, "wait") {
-						prompt = p.Name
-					}
-				}
-				return prompt != ""
-			})
+			prompt := listedPrompt(t, ctx, cs, "wait")
 			go func() { _, _ = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: prompt}) }()
 			select {
 			case <-got:
@@ -155,4 +139,20 @@ func TestShutdownWhileARequestWaits(t *testing.T) {
 			cancel()
 		}
 	}
+}
+
+// listedPrompt returns the name of the prompt cs is listed whose name
+// ends with suffix (the view's prefix before it), once it is listed.
+func listedPrompt(t *testing.T, ctx context.Context, cs *mcp.ClientSession, suffix string) string {
+	t.Helper()
+	prompt := ""
+	eventually(t, "the prompt is listed", func() bool {
+		for p, err := range cs.Prompts(ctx, nil) {
+			if err == nil && strings.HasSuffix(p.Name, suffix) {
+				prompt = p.Name
+			}
+		}
+		return prompt != ""
+	})
+	return prompt
 }
