@@ -455,7 +455,8 @@ func (d *Daemon) serve(ctx context.Context, start func(context.Context, *sync.Wa
 	deadline, cancel := context.WithTimeout(context.Background(), d.config().Gateway.ShutdownTimeout)
 	stop(deadline)
 	cancel()
-	cancelGW() // closes every client session
+	d.gw.StopRequests() // before the upstream sessions close: their servers are told
+	cancelGW()          // closes every client session
 	cancelRun()
 	front.Wait()
 	core.Wait()

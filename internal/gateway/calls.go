@@ -161,12 +161,20 @@ var askingMethods = map[string]bool{
 // would directly — linked to it where the transport says on which
 // request's stream they came (streamable HTTP), else as the newest call
 // to the server. The server's progress for it reaches the client under
-// the client's own progress token, on the same stream. Call done when the
-// request has its answer.
+// the client's own progress token, on the same stream. It is also
+// cancelled when the gateway shuts down (outsideCalls, StopRequests), and
+// the server then told with notifications/cancelled: a client whose
+// notifications/cancelled did not come before the shutdown (the go-sdk
+// client sends it after its call has returned) would else hold it for
+// good — the client session's close waits for this handler, which waits
+// for the server, which waits for its request to the client, and the
+// shared upstream session's close for the server's answer. Call done
+// when the request has its answer.
 func (vs *viewServer) asking(ctx context.Context, server string, ss *mcp.ServerSession, extra *mcp.RequestExtra, meta mcp.Meta) (_ context.Context, done func()) {
 	if ss == nil {
 		return ctx, func() {}
 	}
+	ctx, unhook := vs.g.outsideCalls(ctx)
 	cc := &clientCall{vs: vs, server: server, ss: ss, level: vs.g.callerLevel(vs.g.config().Gateway, meta, ss), asking: true}
 	if extra != nil && extra.Header != nil {
 		// The request's own stream, for the gateway's requests on it
@@ -184,11 +192,18 @@ func (vs *viewServer) asking(ctx context.Context, server string, ss *mcp.ServerS
 		}
 	}
 	ctx = context.WithValue(ctx, callerKey{}, cc)
-	cc.ctx = ctx
+	// The request's values, not its end: what the server asks meanwhile
+	// ends when the request has returned (done), once the server has been
+	// told of the cancellation — not with it, which might have the server
+	// answer first (its request to the client failed), untold.
+	cc.ctx = context.WithoutCancel(ctx)
 	remove := vs.g.calls.add(cc)
+	returned := vs.g.asking.add()
 	return ctx, func() {
 		cc.asks.end() // before the answer goes (callAsks)
 		remove()
+		unhook()
+		returned()
 	}
 }
 
@@ -413,6 +428,71 @@ func (g *Gateway) route(ctx context.Context, server string, can func(*mcp.Client
 		}
 	}
 	return nil, nil, nil
+}
+
+// StopRequests cancels, as the gateway shuts down, what its clients
+// wait for upstream outside the execution engine — prompts/get,
+// resources/read, completion/complete (asking), and the servers' requests
+// outside any call (outsideCalls) — and waits until the clients'
+// requests have returned (at most stopRequestsWait), so that each server
+// is told (notifications/cancelled) while its upstream session is open:
+// call it before the upstream sessions close. The SDK's client retires a
+// cancelled request before it tells the server, on a goroutine of its
+// own, and a session that is closing already closes at that retirement
+// when nothing else is in flight, dropping the notification (the shared
+// session, which the pool closes as the gateway's sessions close); a
+// go-sdk server then waits on for good, and its session's DELETE for 5 s.
+// Run's shutdown cancels them too.
+func (g *Gateway) StopRequests() {
+	g.stop()
+	ctx, cancel := context.WithTimeout(context.Background(), stopRequestsWait)
+	defer cancel()
+	g.asking.wait(ctx)
+}
+
+// stopRequestsWait bounds StopRequests' wait: a cancelled request
+// returns at once (the SDK's client does not wait for the server), its
+// forwards to the client (callAsks) with it.
+const stopRequestsWait = 2 * time.Second
+
+// inFlight counts requests in flight.
+type inFlight struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to 0 while wait waits
+}
+
+// add counts a request; call done when it has returned.
+func (f *inFlight) add() (done func()) {
+	f.mu.Lock()
+	f.n++
+	f.mu.Unlock()
+	return func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.n--; f.n == 0 && f.idle != nil {
+			close(f.idle)
+			f.idle = nil
+		}
+	}
+}
+
+// wait returns when no request is in flight, or ctx is done.
+func (f *inFlight) wait(ctx context.Context) {
+	f.mu.Lock()
+	if f.n == 0 {
+		f.mu.Unlock()
+		return
+	}
+	if f.idle == nil {
+		f.idle = make(chan struct{})
+	}
+	idle := f.idle
+	f.mu.Unlock()
+	select {
+	case <-idle:
+	case <-ctx.Done():
+	}
 }
 
 // outsideCalls returns ctx, which an upstream's request outside any call

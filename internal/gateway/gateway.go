@@ -98,6 +98,9 @@ type Gateway struct {
 	// it was sent waits for its answer.
 	stopping context.Context
 	stop     context.CancelFunc
+	// asking counts the clients' prompts/get, resources/read and
+	// completion/complete waiting upstream (StopRequests).
+	asking inFlight
 
 	calls    callRegistry  // client calls in progress, per upstream (calls.go)
 	levels   sessionLevels // log levels client sessions set

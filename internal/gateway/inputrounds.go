@@ -674,9 +674,16 @@ func askingInRounds[T any](ctx context.Context, vs *viewServer, server string, s
 			}
 		}
 		ctx = context.WithValue(ctx, callerKey{}, cc)
+		// Also ended when the gateway shuts down, as a request not in
+		// rounds (asking, StopRequests): a request of the client's that
+		// waits on the round would else hold its session's close, and a
+		// round the client left its server's request.
+		ctx, unhook := vs.g.outsideCalls(ctx)
+		defer unhook()
 		cc.ctx = ctx
 		done := vs.g.calls.add(cc)
 		defer done()
+		defer vs.g.asking.add()()
 		return get(ctx)
 	}, inputRequired)
 }

@@ -859,8 +859,10 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 	defer done()
 	params := &mcp.GetPromptParams{Meta: meta, Name: name, Arguments: args}
 	params.InputResponses, params.RequestState, _ = c.inputResponses(ctx)
-	res, err := c.session.GetPrompt(ctx, params)
+	nctx, notice := c.withCancelNotice(ctx)
+	res, err := c.session.GetPrompt(nctx, params)
 	if err != nil {
+		awaitCancelNotice(ctx, notice)
 		return nil, c.classify(ctx, err, fmt.Sprintf("getting prompt %s/%s", c.server.Name, name))
 	}
 	return res, nil
@@ -872,8 +874,10 @@ func (c *Client) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp
 	var done func()
 	p.Meta, done = c.requestProgress(ctx, c.levelMeta(ctx, params.Meta))
 	defer done()
-	res, err := c.session.Complete(ctx, &p)
+	nctx, notice := c.withCancelNotice(ctx)
+	res, err := c.session.Complete(nctx, &p)
 	if err != nil {
+		awaitCancelNotice(ctx, notice)
 		return nil, c.classify(ctx, err, "completing with "+c.server.Name)
 	}
 	return res, nil
@@ -925,8 +929,10 @@ func (c *Client) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourc
 	defer done()
 	params := &mcp.ReadResourceParams{Meta: meta, URI: uri}
 	params.InputResponses, params.RequestState, _ = c.inputResponses(ctx)
-	res, err := c.session.ReadResource(ctx, params)
+	nctx, notice := c.withCancelNotice(ctx)
+	res, err := c.session.ReadResource(nctx, params)
 	if err != nil {
+		awaitCancelNotice(ctx, notice)
 		out := c.classify(ctx, err, fmt.Sprintf("reading %s from %s", uri, c.server.Name))
 		// Resource not found is -32602 since SEP-2164 (-32002 before):
 		// say not_found rather than validation when that is what it is.

@@ -444,6 +444,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	}
 	resp, err := t.base.RoundTrip(req)
+	if posted != nil {
+		noteCancelPosted(req.Context(), posted) // cancelnotice.go
+	}
 	t.wire.observe(req, resp, err, t.streamable)
 	if err != nil {
 		return resp, err

@@ -43,7 +43,9 @@
 //   - "requestasks": a prompt, a resource and a completion that each,
 //     while they work, log, report progress and ask their client for
 //     roots, sampling and a form, and answer with what they got
-//     (requestasks.go); it speaks protocol 2025-11-25 at most.
+//     (requestasks.go); its resource ask://cancelled says how many
+//     notifications/cancelled it received; it speaks protocol 2025-11-25
+//     at most.
 //   - "urlelicit": a tool connect that answers error -32042 (URL
 //     elicitation required) until the URL it names, a 127.0.0.1 HTTP
 //     handler of the server's, is fetched, which sends

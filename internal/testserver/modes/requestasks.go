@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -26,8 +28,10 @@ func serveRequestAsks() {
 // completion naming WHAT and a form naming WHAT; their answer says what
 // they got ("WHAT: roots … sampled … elicited …"). WHAT names the request
 // and its key. Its prompt "pair" does the same once a second request of
-// it is in (so that two are in flight while they ask).
+// it is in (so that two are in flight while they ask). Its resource
+// ask://cancelled says how many notifications/cancelled it has received.
 func NewRequestAsks() *mcp.Server {
+	var cancelled atomic.Int64
 	ask := func(ctx context.Context, ss *mcp.ServerSession, token any, what string) (string, error) {
 		if err := ss.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "asks", Data: "log " + what}); err != nil {
 			return "", fmt.Errorf("log: %w", err)
@@ -94,6 +98,17 @@ func NewRequestAsks() *mcp.Server {
 			return nil, err
 		}
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "ask://res", Text: got}}}, nil
+	})
+	s.AddResource(&mcp.Resource{URI: "ask://cancelled", Name: "cancelled"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "ask://cancelled", Text: strconv.FormatInt(cancelled.Load(), 10)}}}, nil
+	})
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "notifications/cancelled" {
+				cancelled.Add(1)
+			}
+			return next(ctx, method, req)
+		}
 	})
 	SpeaksAtMost(s, statefulProtocol)
 	return s
