@@ -102,6 +102,31 @@ hooks:
 	if _, dir = complete(t, "call", "--config", cfg, "alpha", "echo", "--out-dir", ""); dir != ":16" { // ShellCompDirectiveFilterDirs
 		t.Errorf("call --out-dir: directive %s, want :16 (directories)", dir)
 	}
+	if _, dir = complete(t, "task", "result", "--out-dir", ""); dir != ":16" {
+		t.Errorf("task result --out-dir: directive %s, want :16 (directories)", dir)
+	}
+	if _, dir = complete(t, "agent", "--transcript", ""); dir != ":0" { // ShellCompDirectiveDefault
+		t.Errorf("agent --transcript: directive %s, want :0 (file names)", dir)
+	}
+
+	// No file names where no file belongs: a command that takes no
+	// argument, a free-text argument, and flags whose value is a
+	// duration, a number, an address or a name.
+	for _, line := range [][]string{
+		{"hooks", "log", ""},
+		{"history", "show", ""},
+		{"serve", ""},
+		{"agent", ""},
+		{"call", "--config", cfg, "alpha", "echo", "--timeout", ""},
+		{"history", "--limit", ""},
+		{"audit", "--since", ""},
+		{"serve", "--listen", ""},
+		{"client", "connect", "cursor", "--name", ""},
+	} {
+		if got, dir := complete(t, line...); dir != ":4" || len(got) != 0 {
+			t.Errorf("%s: got %v %s, want nothing and :4 (no file names)", strings.Join(line, " "), got, dir)
+		}
+	}
 }
 
 // TestCompletionAsksTheDaemon checks that tool names come from the

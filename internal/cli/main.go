@@ -54,6 +54,7 @@ func run(ctx context.Context, inv invocation) int {
 	// Never nil: cobra would read os.Args instead.
 	if len(inv.args) > 0 && strings.HasPrefix(inv.args[0], cobra.ShellCompRequestCmd) {
 		plainUsages(root)
+		noFilesUnlessAsked(root)
 	}
 	root.SetArgs(append([]string{}, normalizeArgs(root, inv.args)...))
 	root.SetOut(inv.stdout)

@@ -94,6 +94,7 @@ daemon (switchboard serve) so that tasks outlive one command.`,
 		"  switchboard task result tasks 786512e2-9e0d-44bd-8f29-789f320fe840 --wait\n  switchboard task result tasks 786512e2-9e0d-44bd-8f29-789f320fe840 --json")
 	result.Flags().BoolVar(&f.wait, "wait", false, "poll the task's status until it has ended or needs input, then fetch the result")
 	result.Flags().StringVar(&f.outDir, "out-dir", "", "`directory` for images, audio and binary resources (default: the temp dir)")
+	_ = result.RegisterFlagCompletionFunc("out-dir", completeDirs)
 	addAnswerFlags(result, &f.answers)
 	cancel := sub(control.TaskCancel, "cancel SERVER ID", "Cancel a task",
 		"  switchboard task cancel tasks 786512e2-9e0d-44bd-8f29-789f320fe840")
