@@ -164,10 +164,13 @@ type serverView struct {
 	Retry          string `json:"retry"`
 	LastError      string `json:"last_error"`
 	Stderr         string `json:"stderr"`
-	Tools          int    `json:"tools"`
-	Prompts        int    `json:"prompts"`
-	Resources      int    `json:"resources"`
-	Hint           string `json:"hint"` // what to try about LastError: its suggestions
+	// Tools, Prompts and Resources count what the server lists; nil
+	// (shown blank, as its latency) for a disabled server, which lists
+	// nothing: the catalog keeps what it listed before.
+	Tools     *int   `json:"tools"`
+	Prompts   *int   `json:"prompts"`
+	Resources *int   `json:"resources"`
+	Hint      string `json:"hint"` // what to try about LastError: its suggestions
 	// SignIn offers the "Sign in" button: the server needs a sign-in and
 	// the console can run one (Options.SignIn).
 	SignIn bool `json:"sign_in"`
@@ -200,7 +203,10 @@ func (c *Console) serverView(si control.ServerInfo) serverView {
 	case !s.Enabled:
 		v.Label = "disabled"
 	}
-	v.Tools, v.Prompts, v.Resources = c.counts(s.Server)
+	if s.Enabled {
+		tools, prompts, resources := c.counts(s.Server)
+		v.Tools, v.Prompts, v.Resources = &tools, &prompts, &resources
+	}
 	v.SignIn = s.State == upstream.StateNeedsAuth && s.Enabled && c.opts.SignIn != nil
 	return v
 }
