@@ -476,11 +476,14 @@ func gatewayEndpoint(r *http.Request) string {
 // historyData is the history page's data.
 type historyData struct {
 	pageData
-	Filter  store.CallFilter
-	Within  string
-	Since   string
-	Calls   []store.CallRecord
-	Older   string
+	Filter store.CallFilter
+	Within string
+	Since  string
+	Calls  []store.CallRecord
+	Older  string
+	// Newest leads back to the first page (the same filters) from an
+	// older one.
+	Newest  string
 	Error   *errorView
 	Sources []string
 	Status  []string
@@ -528,6 +531,14 @@ func (c *Console) historyPage(w http.ResponseWriter, r *http.Request) {
 			next := r.URL.Query()
 			next.Set("before", calls[len(calls)-1].ID)
 			d.Older = Prefix + "history?" + next.Encode()
+		}
+	}
+	if d.Filter.BeforeID != "" {
+		first := r.URL.Query()
+		first.Del("before")
+		d.Newest = Prefix + "history"
+		if len(first) > 0 {
+			d.Newest += "?" + first.Encode()
 		}
 	}
 	c.render(w, r, http.StatusOK, "history", d)
