@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
@@ -44,7 +45,7 @@ history.record_values is true (then redacted).`,
 			if !since.at.IsZero() {
 				f.Since = since.at
 			}
-			return a.history(cmd.Context(), f)
+			return a.history(cmd.Context(), f, nextPage(cmd))
 		},
 	}
 	fl := cmd.Flags()
@@ -139,8 +140,31 @@ func parseDays(s string) (time.Duration, error) {
 	return d + more, nil
 }
 
-// history lists recorded calls.
-func (a *app) history(ctx context.Context, f store.CallFilter) error {
+// nextPage returns the command that lists the page after the call with
+// id: this one's with the same filters and files (--since as the time it
+// stood for, so that the window does not move) and --before id.
+func nextPage(cmd *cobra.Command) func(id string) string {
+	return func(id string) string {
+		words := []string{"switchboard", "history"}
+		cmd.Flags().Visit(func(fl *pflag.Flag) {
+			switch fl.Name {
+			case "before", "json", "output", "log-level":
+				return
+			case "since":
+				if v, ok := fl.Value.(*sinceValue); ok {
+					words = append(words, "--since", v.at.UTC().Format(time.RFC3339))
+					return
+				}
+			}
+			words = append(words, "--"+fl.Name, shellQuote(fl.Value.String()))
+		})
+		return strings.Join(append(words, "--before", id), " ")
+	}
+}
+
+// history lists recorded calls; next is the command for the page after
+// the call with an id.
+func (a *app) history(ctx context.Context, f store.CallFilter, next func(id string) string) error {
 	switch f.Status {
 	case "", "success", "error", "timeout", "cancelled", "output_invalid", "task", "input_required":
 	default:
@@ -217,7 +241,7 @@ func (a *app) history(ctx context.Context, f store.CallFilter) error {
 		return err
 	}
 	if len(calls) == f.Limit {
-		fmt.Fprintf(a.stderr, "more: switchboard history --before %s\n", calls[len(calls)-1].ID)
+		fmt.Fprintf(a.stderr, "more: %s\n", next(calls[len(calls)-1].ID))
 	}
 	return nil
 }
