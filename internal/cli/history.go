@@ -193,10 +193,15 @@ func (a *app) history(ctx context.Context, f store.CallFilter, next func(id stri
 		}
 		f.BeforeID = c.ID
 	}
-	calls, err := b.History(ctx, f)
+	// One more than the page, to know whether there is a next page.
+	page := f
+	page.Limit++
+	calls, err := b.History(ctx, page)
 	if err != nil {
 		return err
 	}
+	more := len(calls) > f.Limit
+	calls = calls[:min(len(calls), f.Limit)]
 	if _, ok := cfg.Server(f.Server); len(calls) == 0 && f.Server != "" && !ok {
 		// The history keeps the calls of servers removed since, so a name
 		// the configuration lacks is not an error; but with nothing found,
@@ -240,7 +245,7 @@ func (a *app) history(ctx context.Context, f store.CallFilter, next func(id stri
 	if err := t.flush(); err != nil {
 		return err
 	}
-	if len(calls) == f.Limit {
+	if more {
 		fmt.Fprintf(a.stderr, "more: %s\n", next(calls[len(calls)-1].ID))
 	}
 	return nil

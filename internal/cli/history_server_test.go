@@ -81,3 +81,21 @@ func TestHistoryNextPageKeepsTheFilters(t *testing.T) {
 		t.Errorf("the next page, run as printed: got\n%s\nwant the one call left that failed, and none that succeeded", r.stdout)
 	}
 }
+
+// TestHistoryNoNextPageAtTheEnd: a page that holds the last calls prints
+// no command for a next page, also when they fill it exactly.
+func TestHistoryNoNextPageAtTheEnd(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
+	for range 2 {
+		wantCode(t, runCLI(t, "call", "--config", cfg, "alpha", "echo", "message=x"), ExitOK)
+	}
+	r := runCLI(t, "history", "--config", cfg, "--limit", "2")
+	wantCode(t, r, ExitOK)
+	if strings.Contains(r.stderr, "more:") {
+		t.Errorf("two calls, --limit 2: got stderr %q, want no next page", r.stderr)
+	}
+	r = runCLI(t, "history", "--config", cfg, "--limit", "1")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "two calls, --limit 1", r.stderr, "more: switchboard history")
+}

@@ -52,4 +52,21 @@ func TestHistoryPages(t *testing.T) {
 	if link(third, "Older calls") != "" || link(third, "Newest calls") == "" {
 		t.Errorf("last page: want a link to the newest calls and none to older ones")
 	}
+
+	// 100 calls from hooks: the second page holds the last 50 exactly,
+	// and leads to no empty third page.
+	var exact []store.CallRecord
+	for i := range 100 {
+		at := start.Add(-time.Duration(i+1) * time.Minute)
+		exact = append(exact, store.CallRecord{Source: "hook", Identity: "bo", Server: "beta", Tool: "x",
+			Status: "error", StartedAt: at, FinishedAt: at.Add(time.Millisecond), Duration: time.Millisecond})
+	}
+	if err := r.store.RecordCalls(context.Background(), exact); err != nil {
+		t.Fatal(err)
+	}
+	_, first = cl.do("GET", "/ui/history?source=hook", "", "")
+	_, second = cl.do("GET", link(first, "Older calls"), "", "")
+	if got := link(second, "Older calls"); got != "" {
+		t.Errorf("100 calls, second page: got a link to older calls %q, want none (there are none)", got)
+	}
 }

@@ -522,12 +522,17 @@ func (c *Console) historyPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if d.Error == nil {
-		calls, err := c.opts.Backend.History(r.Context(), d.Filter)
+		// One more than the page, to know whether there is an older one.
+		page := d.Filter
+		page.Limit++
+		calls, err := c.opts.Backend.History(r.Context(), page)
 		if err != nil {
 			d.Error = newErrorView(err)
 		}
+		more := len(calls) > historyLimit
+		calls = calls[:min(len(calls), historyLimit)]
 		d.Calls = calls
-		if len(calls) == historyLimit {
+		if more {
 			next := r.URL.Query()
 			next.Set("before", calls[len(calls)-1].ID)
 			d.Older = Prefix + "history?" + next.Encode()
