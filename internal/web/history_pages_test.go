@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,5 +69,25 @@ func TestHistoryPages(t *testing.T) {
 	_, second = cl.do("GET", link(first, "Older calls"), "", "")
 	if got := link(second, "Older calls"); got != "" {
 		t.Errorf("100 calls, second page: got a link to older calls %q, want none (there are none)", got)
+	}
+}
+
+// TestHistoryUnknownServerSaysSo: filtering the history by a server name
+// that no server has, with nothing found, says so with the closest name,
+// as `switchboard history --server` does; a mistyped name would otherwise
+// read as "no calls".
+func TestHistoryUnknownServerSaysSo(t *testing.T) {
+	t.Parallel()
+	r := startDaemon(t, testConfig(libraryServer(t)))
+	cl := newClient(t, r.url)
+	_, page := cl.do("GET", "/ui/history?server=libary", "", "")
+	for _, want := range []string{"No calls match.", "no server named &#34;libary&#34; is configured", "library"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("history?server=libary: want %q in the page", want)
+		}
+	}
+	_, page = cl.do("GET", "/ui/history?server=library", "", "")
+	if strings.Contains(page, "is configured") {
+		t.Errorf("history?server=library (configured, no calls): got a note that it is not configured")
 	}
 }

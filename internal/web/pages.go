@@ -483,7 +483,10 @@ type historyData struct {
 	Older  string
 	// Newest leads back to the first page (the same filters) from an
 	// older one.
-	Newest  string
+	Newest string
+	// Unknown says, when nothing matched, that no server has the name
+	// the server filter gives, and the closest names.
+	Unknown string
 	Error   *errorView
 	Sources []string
 	Status  []string
@@ -532,6 +535,13 @@ func (c *Console) historyPage(w http.ResponseWriter, r *http.Request) {
 		more := len(calls) > historyLimit
 		calls = calls[:min(len(calls), historyLimit)]
 		d.Calls = calls
+		if _, ok := c.opts.Config().Server(d.Filter.Server); len(calls) == 0 && d.Filter.Server != "" && !ok {
+			// The history keeps the calls of servers removed since, so
+			// the name is no error; but with nothing found, a mistyped
+			// name would read as "no calls".
+			fe := fault.As(upstream.UnknownServer(c.opts.Config(), d.Filter.Server))
+			d.Unknown = strings.Join(append([]string{fe.Message}, fe.Suggestions...), "; ")
+		}
 		if more {
 			next := r.URL.Query()
 			next.Set("before", calls[len(calls)-1].ID)
