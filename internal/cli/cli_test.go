@@ -490,15 +490,23 @@ func TestServe(t *testing.T) {
 		`"args":["serve","--stdio","--config","`+cfg+`"`, "switchboard client connect CLIENT")
 }
 
+// withoutConfigFile gives t a state directory, a home, a user
+// configuration folder and a working directory of its own, none with a
+// switchboard.yaml: commands use the embedded default.
+func withoutConfigFile(t *testing.T) {
+	t.Helper()
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
+	setenv(t, "XDG_CONFIG_HOME", t.TempDir())
+	setenv(t, "HOME", t.TempDir())
+	chdir(t, t.TempDir())
+}
+
 // TestServeWithoutConfig: with no switchboard.yaml in the working
 // directory nor in the user's configuration folder, commands and serve
 // use the embedded default.
 func TestServeWithoutConfig(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
-	setenv(t, "XDG_CONFIG_HOME", t.TempDir())
-	setenv(t, "HOME", t.TempDir())
-	chdir(t, t.TempDir())
+	withoutConfigFile(t)
 	// The embedded default: the built-in task server, out of the box.
 	r := runCLI(t, "servers")
 	wantCode(t, r, ExitOK)

@@ -16,10 +16,7 @@ import (
 // written gets "server tasks has no tool named …" otherwise.
 func TestHelpExamplesNameRealBuiltinTools(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
-	setenv(t, "XDG_CONFIG_HOME", t.TempDir())
-	setenv(t, "HOME", t.TempDir())
-	chdir(t, t.TempDir())
+	withoutConfigFile(t)
 	r := runCLI(t, "tools", "tasks", "--json")
 	wantCode(t, r, ExitOK)
 	var tools []struct{ Name string }
