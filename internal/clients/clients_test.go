@@ -366,6 +366,10 @@ func TestConnectWindowsFile(t *testing.T) {
 			if n := bytes.Count(got, []byte("\n")); n != bytes.Count(got, []byte("\r\n")) || !bytes.Contains(got, []byte(gatewayURL)) {
 				t.Errorf("connect: got %q, want the entry, every line ending in \\r\\n", got)
 			}
+			// client list reads it as connected.
+			if st, err := clients.Read(tg, clients.DefaultName); err != nil || !st.Connected() {
+				t.Errorf("read after connect: got connected %v, %v; want the entry found", st.Connected(), err)
+			}
 			if _, err := clients.Disconnect(tg, clients.DefaultName, clients.Options{}); err != nil {
 				t.Fatalf("disconnect: %v", err)
 			}

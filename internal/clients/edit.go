@@ -125,7 +125,7 @@ func Read(t Target, name string) (Status, error) {
 		return st, fault.Wrap(fault.Config, err, "reading %s's configuration %s", t.Client.Name, t.Path)
 	}
 	st.Exists = true
-	ed, err := openEditor(t, data)
+	ed, err := openEditor(t, bytes.TrimPrefix(data, []byte(utf8BOM)))
 	if err != nil {
 		return st, err
 	}
