@@ -152,6 +152,16 @@ type table struct {
 	width func(io.Writer) (int, bool)
 	rows  [][]string
 	whole []int // the columns never cut (see keepWhole)
+	wrap  bool  // wrap the last column rather than cut it (see wrapLast)
+}
+
+// wrapLast makes a table that does not fit narrow only its last column,
+// and wrap that column's cells onto more lines, under it, rather than cut
+// them: for text a person needs whole, such as a parameter's allowed
+// values and bounds.
+func (t *table) wrapLast() *table {
+	t.wrap = true
+	return t
 }
 
 // keepWhole marks columns that are never cut to fit: the names and ids a
@@ -197,18 +207,32 @@ const minColumn = 12
 func (t *table) flush() error {
 	widths := columnWidths(t.rows)
 	if limit, ok := t.width(t.w); ok {
-		fitColumns(widths, limit, t.whole)
+		whole := t.whole
+		if t.wrap && len(widths) > 0 {
+			// Only the wrapped column gives way.
+			whole = make([]int, len(widths)-1)
+			for i := range whole {
+				whole[i] = i
+			}
+		}
+		fitColumns(widths, limit, whole)
 	}
 	var b strings.Builder
 	for _, r := range t.rows {
-		line := ""
+		line, indent := "", 0
 		for i, c := range r {
-			c = cut(c, widths[i])
 			if i == len(r)-1 {
-				line += c
+				if t.wrap && i == len(widths)-1 {
+					lines := wrapText(c, widths[i])
+					line += strings.Join(lines, "\n"+strings.Repeat(" ", indent))
+				} else {
+					line += cut(c, widths[i])
+				}
 				break
 			}
+			c = cut(c, widths[i])
 			line += c + strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2)
+			indent += widths[i] + 2
 		}
 		b.WriteString(strings.TrimRight(line, " "))
 		b.WriteByte('\n')
@@ -271,6 +295,32 @@ func fitColumns(widths []int, limit int, whole []int) {
 		}
 		widths[widest]--
 	}
+}
+
+// wrapText breaks s into lines of at most n runes, at spaces where it
+// can (a word longer than n is split).
+func wrapText(s string, n int) []string {
+	n = max(n, 1)
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		for utf8.RuneCountInString(word) > n {
+			if line != "" {
+				lines, line = append(lines, line), ""
+			}
+			r := []rune(word)
+			lines, word = append(lines, string(r[:n])), string(r[n:])
+		}
+		switch {
+		case line == "":
+			line = word
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= n:
+			line += " " + word
+		default:
+			lines, line = append(lines, line), word
+		}
+	}
+	return append(lines, line)
 }
 
 // cut shortens s to n runes, ending in "…" when it was longer.
