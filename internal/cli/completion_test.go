@@ -66,6 +66,15 @@ hooks:
 	if !contains(got, "b=") || contains(got, "a=") {
 		t.Errorf("call alpha add a=1 …: got %v, want the parameter not given yet, b=", got)
 	}
+	got, _ = complete(t, "prompt", "--config", cfg, "alpha", "")
+	wantCandidates(t, "prompt alpha PROMPT", got, "greet")
+	got, dir = complete(t, "prompt", "--config", cfg, "alpha", "greet", "")
+	if strings.Join(got, ",") != "name=" || dir != ":6" { // NoFileComp | NoSpace
+		t.Errorf("prompt alpha greet …: got %v %s, want its argument, name=, with :6", got, dir)
+	}
+	if got, _ = complete(t, "prompt", "--config", cfg, "alpha", "greet", "name=Ann", ""); len(got) != 0 {
+		t.Errorf("prompt alpha greet name=Ann …: got %v, want nothing (every argument given)", got)
+	}
 	got, _ = complete(t, "tools", "--config", cfg, "")
 	wantCandidates(t, "tools SERVER", got, "alpha", "beta")
 	got, _ = complete(t, "servers", "disable", "--config", cfg, "")
