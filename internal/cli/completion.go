@@ -135,6 +135,24 @@ func (a *app) completeServer(_ *cobra.Command, _ []string, _ string) ([]cobra.Co
 	return a.serverCompletions(), cobra.ShellCompDirectiveNoFileComp
 }
 
+// completeNetworkServer completes the name of a server that can sign in:
+// one reached over the network (http, sse, websocket), not a stdio or
+// built-in one, which auth login refuses.
+func (a *app) completeNetworkServer(_ *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	cfg := a.completionConfig()
+	if cfg == nil || a.adhoc() {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []cobra.Completion
+	for _, s := range cfg.Servers {
+		switch s.Transport {
+		case config.TransportHTTP, config.TransportSSE, config.TransportWebSocket:
+			out = append(out, withDesc(s.Name, s.Description))
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
 // completeServerList completes a comma-separated list of servers.
 func (a *app) completeServerList(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	done := ""

@@ -75,6 +75,11 @@ hooks:
 	if got, _ = complete(t, "prompt", "--config", cfg, "alpha", "greet", "name=Ann", ""); len(got) != 0 {
 		t.Errorf("prompt alpha greet name=Ann …: got %v, want nothing (every argument given)", got)
 	}
+	// auth login offers the servers that can sign in: not a stdio one.
+	stdioCfg := writeConfigWith(t, map[string]string{"local": "ok"}, httpServersYAML(t, "remote"))
+	if got, _ = complete(t, "auth", "login", "--config", stdioCfg, ""); strings.Join(got, ",") != "remote" {
+		t.Errorf("auth login SERVER: got %v, want only the network server, remote", got)
+	}
 	got, _ = complete(t, "tools", "--config", cfg, "")
 	wantCandidates(t, "tools SERVER", got, "alpha", "beta")
 	got, _ = complete(t, "servers", "disable", "--config", cfg, "")
