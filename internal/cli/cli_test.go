@@ -551,6 +551,10 @@ func TestHistory(t *testing.T) {
 		t.Fatalf("history --json filtered: got %s (%v), want one call", r.stdout, err)
 	}
 	id := calls[0]["id"].(string)
+	// history show <TAB> offers the latest calls' short ids.
+	if got, dir := complete(t, "history", "show", "--config", cfg, ""); !contains(got, id[:8]) || len(got) != 3 || dir != ":36" { // NoFileComp | KeepOrder
+		t.Errorf("history show ID: got %v %s, want the three calls' short ids, %s among them, with :36", got, dir, id[:8])
+	}
 	r = runCLI(t, "history", "show", id[:8], "--config", cfg)
 	wantCode(t, r, ExitOK)
 	wantContains(t, "history show", r.stdout, id, "fail", "tool_error")

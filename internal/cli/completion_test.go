@@ -128,7 +128,6 @@ hooks:
 	// duration, a number, an address or a name.
 	for _, line := range [][]string{
 		{"hooks", "log", ""},
-		{"history", "show", ""},
 		{"serve", ""},
 		{"agent", ""},
 		{"call", "--config", cfg, "alpha", "echo", "--timeout", ""},

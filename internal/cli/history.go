@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -68,6 +69,7 @@ history.record_values is true (then redacted).`,
 start of an id that only one recorded call has.`,
 		Example: `  switchboard history show 3f2a9c1e
   switchboard history show 3f2a9c1e --json`,
+		ValidArgsFunction: onlyFirst(a.completeCallID),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("usage: switchboard history show ID")
@@ -76,6 +78,31 @@ start of an id that only one recorded call has.`,
 		},
 	})
 	return cmd
+}
+
+// completeCallID completes the short id of one of the latest calls, each
+// described by its server, tool, status and start.
+func (a *app) completeCallID(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	cfg := a.completionConfig()
+	if cfg == nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ctx, cancel := context.WithTimeout(cmp.Or(cmd.Context(), context.Background()), completionTimeout)
+	defer cancel()
+	b, done, err := a.backend(ctx, cfg, scope{})
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	defer done()
+	calls, err := b.History(ctx, store.CallFilter{Limit: 20})
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []cobra.Completion
+	for _, c := range calls {
+		out = append(out, cobra.CompletionWithDesc(shortID(c.ID), fmt.Sprintf("%s/%s %s %s", c.Server, c.Tool, c.Status, c.StartedAt.Local().Format("2006-01-02 15:04:05"))))
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 }
 
 // sinceValue is the value of history --since: a duration back from now,
