@@ -144,6 +144,15 @@ func terminalWidth(w io.Writer) (int, bool) {
 	return width, true
 }
 
+// widthOf is the width of the terminal w writes to (a.termWidth in
+// tests); false when w is not a terminal.
+func (a *app) widthOf(w io.Writer) (int, bool) {
+	if a.termWidth != nil {
+		return a.termWidth(w)
+	}
+	return terminalWidth(w)
+}
+
 // table prints rows in aligned columns, two spaces apart. On a terminal
 // narrower than the table, the widest column is cut to fit, each cut cell
 // ending in "…"; piped output is never cut.
@@ -179,11 +188,7 @@ func (a *app) newTable(header ...string) *table {
 
 // newTableTo starts a table on w; header may be empty.
 func (a *app) newTableTo(w io.Writer, header ...string) *table {
-	width := a.termWidth
-	if width == nil {
-		width = terminalWidth
-	}
-	t := &table{w: w, width: width}
+	t := &table{w: w, width: a.widthOf}
 	if len(header) > 0 {
 		t.rows = append(t.rows, header)
 	}
