@@ -62,23 +62,27 @@ func (a *app) printStreamed(v any) error {
 }
 
 // jsonToYAML converts JSON to YAML, keeping the order of object keys.
-// Strings holding control characters (a schema's "^[^\u0000]*$") are
-// written double-quoted with escapes: YAML does not allow them raw.
+// Text of several lines (a resource, a result) is a literal block, to be
+// read as it is rather than as one line of \n escapes. Strings holding
+// control characters (a schema's "^[^\u0000]*$") are written
+// double-quoted with escapes: YAML does not allow them raw.
 func jsonToYAML(data []byte) ([]byte, error) {
 	var v any
 	if err := yaml.UnmarshalWithOptions(data, &v, yaml.UseOrderedMap()); err != nil {
 		return nil, err
 	}
-	return yaml.Marshal(escapeControl(v))
+	return yaml.MarshalWithOptions(escapeControl(v), yaml.UseLiteralStyleIfMultiline(true))
 }
 
-// escapeControl replaces, within v, each string that holds a control
-// character other than a tab or a line break by one that marshals as a
-// double-quoted, escaped YAML string.
+// escapeControl replaces, within v, each string the YAML encoder would
+// not write so that it reads back the same — control characters, which
+// YAML does not allow raw; a literal block whose first line starts with
+// blanks; a tab alone, a trailing blank, "? :" — by one that marshals as
+// a double-quoted, escaped YAML string.
 func escapeControl(v any) any {
 	switch v := v.(type) {
 	case string:
-		if strings.IndexFunc(v, func(r rune) bool { return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f }) >= 0 {
+		if !yamlRoundTrips(v) {
 			return quotedString(v)
 		}
 	case []any:
@@ -91,6 +95,26 @@ func escapeControl(v any) any {
 		}
 	}
 	return v
+}
+
+// yamlRoundTrips reports whether s, written by the encoder as jsonToYAML
+// writes it — as a value of a mapping with a key after it, and as an item
+// of a list — reads back as s.
+func yamlRoundTrips(s string) bool {
+	if strings.IndexFunc(s, func(r rune) bool { return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f }) >= 0 {
+		return false
+	}
+	doc := yaml.MapSlice{{Key: "s", Value: s}, {Key: "l", Value: []any{s}}, {Key: "e", Value: "end"}}
+	out, err := yaml.MarshalWithOptions(doc, yaml.UseLiteralStyleIfMultiline(true))
+	if err != nil {
+		return false
+	}
+	var back struct {
+		S *string  `yaml:"s"`
+		L []string `yaml:"l"`
+		E string   `yaml:"e"`
+	}
+	return yaml.Unmarshal(out, &back) == nil && back.S != nil && *back.S == s && len(back.L) == 1 && back.L[0] == s && back.E == "end"
 }
 
 // quotedString marshals as a double-quoted YAML string. Go's escapes
