@@ -27,9 +27,13 @@ type app struct {
 	// global flags
 	configPath string
 	json       bool
-	output     string
-	logLevel   string
-	stateDir   string
+	// askedJSON is set when the command line asks for JSON (or YAML),
+	// read before cobra parses it: errors are then JSON even when the
+	// parse stopped before the flag.
+	askedJSON bool
+	output    string
+	logLevel  string
+	stateDir  string
 
 	// ad hoc server flags, on the commands that take them
 	stdio string

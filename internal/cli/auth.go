@@ -50,7 +50,7 @@ per_user, --user signs that gateway user in.`,
   switchboard auth login linear --no-browser
   switchboard auth login tools --user alice
   switchboard auth login --url https://mcp.example.com/mcp`,
-		ValidArgsFunction: onlyFirst(a.completeServer),
+		ValidArgsFunction: onlyFirst(a.completeNetworkServer),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if a.url != "" && len(args) == 0 {
 				args = []string{config.AdHocName}
@@ -91,7 +91,7 @@ revocation (RFC 7009), and forget them. Without revocation the access token stay
 until it expires; the command says so.`,
 		Example: `  switchboard auth logout linear
   switchboard auth logout tools --user alice`,
-		ValidArgsFunction: onlyFirst(a.completeServer),
+		ValidArgsFunction: onlyFirst(a.completeNetworkServer),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("usage: switchboard auth logout SERVER [--user USER]")

@@ -283,11 +283,12 @@ func TestHistoryJSONAndFilters(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--source", "bogus"}, `--source "bogus" is not a source; want cli, gateway, hook, document, agent, web`},
-		{[]string{"--limit", "0"}, "--limit 0 is out of range; give 1 or more"},
-		{[]string{"--limit", "-5"}, "--limit -5 is out of range"},
+		{[]string{"history", "--source", "bogus"}, `--source "bogus" is not a source; want cli, gateway, hook, document, agent, web`},
+		{[]string{"history", "--limit", "0"}, "--limit 0 is out of range; give 1 or more"},
+		{[]string{"history", "--limit", "-5"}, "--limit -5 is out of range"},
+		{[]string{"hooks", "log", "--limit", "-3"}, "switchboard hooks log: --limit -3 is out of range; give 1 or more"},
 	} {
-		r := runCLI(t, append([]string{"history", "--config", cfg}, tt.args...)...)
+		r := runCLI(t, append(tt.args, "--config", cfg)...)
 		wantCode(t, r, ExitUsage)
 		wantContains(t, strings.Join(tt.args, " "), r.stderr, tt.want)
 	}

@@ -490,15 +490,23 @@ func TestServe(t *testing.T) {
 		`"args":["serve","--stdio","--config","`+cfg+`"`, "switchboard client connect CLIENT")
 }
 
+// withoutConfigFile gives t a state directory, a home, a user
+// configuration folder and a working directory of its own, none with a
+// switchboard.yaml: commands use the embedded default.
+func withoutConfigFile(t *testing.T) {
+	t.Helper()
+	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
+	setenv(t, "XDG_CONFIG_HOME", t.TempDir())
+	setenv(t, "HOME", t.TempDir())
+	chdir(t, t.TempDir())
+}
+
 // TestServeWithoutConfig: with no switchboard.yaml in the working
 // directory nor in the user's configuration folder, commands and serve
 // use the embedded default.
 func TestServeWithoutConfig(t *testing.T) {
 	t.Parallel()
-	setenv(t, "SWITCHBOARD_STATE_DIR", stateDir(t))
-	setenv(t, "XDG_CONFIG_HOME", t.TempDir())
-	setenv(t, "HOME", t.TempDir())
-	chdir(t, t.TempDir())
+	withoutConfigFile(t)
 	// The embedded default: the built-in task server, out of the box.
 	r := runCLI(t, "servers")
 	wantCode(t, r, ExitOK)
@@ -543,6 +551,10 @@ func TestHistory(t *testing.T) {
 		t.Fatalf("history --json filtered: got %s (%v), want one call", r.stdout, err)
 	}
 	id := calls[0]["id"].(string)
+	// history show <TAB> offers the latest calls' short ids.
+	if got, dir := complete(t, "history", "show", "--config", cfg, ""); !contains(got, id[:8]) || len(got) != 3 || dir != ":36" { // NoFileComp | KeepOrder
+		t.Errorf("history show ID: got %v %s, want the three calls' short ids, %s among them, with :36", got, dir, id[:8])
+	}
 	r = runCLI(t, "history", "show", id[:8], "--config", cfg)
 	wantCode(t, r, ExitOK)
 	wantContains(t, "history show", r.stdout, id, "fail", "tool_error")

@@ -309,12 +309,24 @@ func (a *app) clientConnect(ctx context.Context, id string, f clientFlags) error
 		fmt.Fprintf(a.stdout, "restart %s (or reload its MCP servers) to use it; undo with: switchboard client disconnect %s%s%s\n", t.Client.Name, t.Client.ID, scopeArg(t, f), undo)
 	}
 	if !installed && t.Scope == clients.ScopeUser {
-		notes = append(notes, fmt.Sprintf("%s does not seem to be installed (%s did not exist)", t.Client.Name, filepath.Dir(t.Path)))
+		notes = append(notes, fmt.Sprintf("%s does not seem to be installed (%s)", t.Client.Name, notFound(t.Client.InstallSigns(a.lookupEnv))))
 	}
 	for _, n := range notes {
 		fmt.Fprintf(a.stderr, "note: %s\n", n)
 	}
 	return nil
+}
+
+// notFound says that none of paths existed: "X did not exist", or
+// "neither X nor Y existed".
+func notFound(paths []string) string {
+	switch len(paths) {
+	case 1:
+		return paths[0] + " did not exist"
+	case 2:
+		return "neither " + paths[0] + " nor " + paths[1] + " existed"
+	}
+	return "none of " + strings.Join(paths, ", ") + " existed"
 }
 
 // trustedNow reports whether the file at path is trusted as it is now.

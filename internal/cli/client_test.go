@@ -242,3 +242,24 @@ func TestClientConnectFollowsTheDaemon(t *testing.T) {
 	}
 	wantContains(t, "connect", r.stderr, "note: using the running daemon")
 }
+
+// TestClientConnectNotInstalledNote: the note about a client that does not
+// seem installed names what was looked for. Claude Code keeps its user
+// file in the home folder itself, which exists: the note names its file
+// and ~/.claude, not "HOME did not exist".
+func TestClientConnectNotInstalledNote(t *testing.T) {
+	t.Parallel()
+	home := clientHome(t)
+
+	r := runCLI(t, "client", "connect", "claude-code", "--dry-run")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "claude-code", r.stderr, "Claude Code does not seem to be installed (neither "+
+		filepath.Join(home, ".claude.json")+" nor "+filepath.Join(home, ".claude")+" existed)")
+	if strings.Contains(r.stderr, home+" did not exist") {
+		t.Errorf("claude-code: got %q, want no claim that the home folder did not exist", r.stderr)
+	}
+
+	r = runCLI(t, "client", "connect", "windsurf", "--dry-run")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "windsurf", r.stderr, "Windsurf does not seem to be installed ("+filepath.Join(home, ".codeium", "windsurf")+" did not exist)")
+}

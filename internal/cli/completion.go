@@ -135,6 +135,24 @@ func (a *app) completeServer(_ *cobra.Command, _ []string, _ string) ([]cobra.Co
 	return a.serverCompletions(), cobra.ShellCompDirectiveNoFileComp
 }
 
+// completeNetworkServer completes the name of a server that can sign in:
+// one reached over the network (http, sse, websocket), not a stdio or
+// built-in one, which auth login refuses.
+func (a *app) completeNetworkServer(_ *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	cfg := a.completionConfig()
+	if cfg == nil || a.adhoc() {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []cobra.Completion
+	for _, s := range cfg.Servers {
+		switch s.Transport {
+		case config.TransportHTTP, config.TransportSSE, config.TransportWebSocket:
+			out = append(out, withDesc(s.Name, s.Description))
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
 // completeServerList completes a comma-separated list of servers.
 func (a *app) completeServerList(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	done := ""
@@ -301,6 +319,40 @@ func (a *app) completeEvents(*cobra.Command, []string, string) ([]cobra.Completi
 		}
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// noFilesUnlessAsked makes the shell offer file names only where a file
+// belongs. Without a completion of its own, cobra lets the shell complete
+// any argument or flag value with file names: `hooks log <TAB>` and
+// `call … --timeout <TAB>` would list the folder. So every command that
+// has no completion for its arguments, and every flag taking a value that
+// has none for it (a duration, a number, a URL, a name), completes
+// nothing; arguments and flags that take a file or a folder register
+// completeFiles or completeDirs.
+func noFilesUnlessAsked(root *cobra.Command) {
+	none := func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if !c.HasSubCommands() && c.ValidArgsFunction == nil && len(c.ValidArgs) == 0 {
+			c.ValidArgsFunction = none
+		}
+		flags := func(f *pflag.Flag) {
+			if f.NoOptDefVal != "" { // a boolean: no value to complete
+				return
+			}
+			if _, ok := c.GetFlagCompletionFunc(f.Name); !ok {
+				_ = c.RegisterFlagCompletionFunc(f.Name, none)
+			}
+		}
+		c.PersistentFlags().VisitAll(flags)
+		c.LocalFlags().VisitAll(flags)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
 }
 
 // plainUsages takes pflag's backquotes out of every flag's usage, for a

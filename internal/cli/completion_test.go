@@ -66,6 +66,20 @@ hooks:
 	if !contains(got, "b=") || contains(got, "a=") {
 		t.Errorf("call alpha add a=1 …: got %v, want the parameter not given yet, b=", got)
 	}
+	got, _ = complete(t, "prompt", "--config", cfg, "alpha", "")
+	wantCandidates(t, "prompt alpha PROMPT", got, "greet")
+	got, dir = complete(t, "prompt", "--config", cfg, "alpha", "greet", "")
+	if strings.Join(got, ",") != "name=" || dir != ":6" { // NoFileComp | NoSpace
+		t.Errorf("prompt alpha greet …: got %v %s, want its argument, name=, with :6", got, dir)
+	}
+	if got, _ = complete(t, "prompt", "--config", cfg, "alpha", "greet", "name=Ann", ""); len(got) != 0 {
+		t.Errorf("prompt alpha greet name=Ann …: got %v, want nothing (every argument given)", got)
+	}
+	// auth login offers the servers that can sign in: not a stdio one.
+	stdioCfg := writeConfigWith(t, map[string]string{"local": "ok"}, httpServersYAML(t, "remote"))
+	if got, _ = complete(t, "auth", "login", "--config", stdioCfg, ""); strings.Join(got, ",") != "remote" {
+		t.Errorf("auth login SERVER: got %v, want only the network server, remote", got)
+	}
 	got, _ = complete(t, "tools", "--config", cfg, "")
 	wantCandidates(t, "tools SERVER", got, "alpha", "beta")
 	got, _ = complete(t, "servers", "disable", "--config", cfg, "")
@@ -101,6 +115,30 @@ hooks:
 	}
 	if _, dir = complete(t, "call", "--config", cfg, "alpha", "echo", "--out-dir", ""); dir != ":16" { // ShellCompDirectiveFilterDirs
 		t.Errorf("call --out-dir: directive %s, want :16 (directories)", dir)
+	}
+	if _, dir = complete(t, "task", "result", "--out-dir", ""); dir != ":16" {
+		t.Errorf("task result --out-dir: directive %s, want :16 (directories)", dir)
+	}
+	if _, dir = complete(t, "agent", "--transcript", ""); dir != ":0" { // ShellCompDirectiveDefault
+		t.Errorf("agent --transcript: directive %s, want :0 (file names)", dir)
+	}
+
+	// No file names where no file belongs: a command that takes no
+	// argument, a free-text argument, and flags whose value is a
+	// duration, a number, an address or a name.
+	for _, line := range [][]string{
+		{"hooks", "log", ""},
+		{"serve", ""},
+		{"agent", ""},
+		{"call", "--config", cfg, "alpha", "echo", "--timeout", ""},
+		{"history", "--limit", ""},
+		{"audit", "--since", ""},
+		{"serve", "--listen", ""},
+		{"client", "connect", "cursor", "--name", ""},
+	} {
+		if got, dir := complete(t, line...); dir != ":4" || len(got) != 0 {
+			t.Errorf("%s: got %v %s, want nothing and :4 (no file names)", strings.Join(line, " "), got, dir)
+		}
 	}
 }
 

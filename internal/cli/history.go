@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
@@ -44,7 +46,7 @@ history.record_values is true (then redacted).`,
 			if !since.at.IsZero() {
 				f.Since = since.at
 			}
-			return a.history(cmd.Context(), f)
+			return a.history(cmd.Context(), f, nextPage(cmd))
 		},
 	}
 	fl := cmd.Flags()
@@ -67,6 +69,7 @@ history.record_values is true (then redacted).`,
 start of an id that only one recorded call has.`,
 		Example: `  switchboard history show 3f2a9c1e
   switchboard history show 3f2a9c1e --json`,
+		ValidArgsFunction: onlyFirst(a.completeCallID),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("usage: switchboard history show ID")
@@ -75,6 +78,31 @@ start of an id that only one recorded call has.`,
 		},
 	})
 	return cmd
+}
+
+// completeCallID completes the short id of one of the latest calls, each
+// described by its server, tool, status and start.
+func (a *app) completeCallID(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	cfg := a.completionConfig()
+	if cfg == nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ctx, cancel := context.WithTimeout(cmp.Or(cmd.Context(), context.Background()), completionTimeout)
+	defer cancel()
+	b, done, err := a.backend(ctx, cfg, scope{})
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	defer done()
+	calls, err := b.History(ctx, store.CallFilter{Limit: 20})
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []cobra.Completion
+	for _, c := range calls {
+		out = append(out, cobra.CompletionWithDesc(shortID(c.ID), fmt.Sprintf("%s/%s %s %s", c.Server, c.Tool, c.Status, c.StartedAt.Local().Format("2006-01-02 15:04:05"))))
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 }
 
 // sinceValue is the value of history --since: a duration back from now,
@@ -139,8 +167,31 @@ func parseDays(s string) (time.Duration, error) {
 	return d + more, nil
 }
 
-// history lists recorded calls.
-func (a *app) history(ctx context.Context, f store.CallFilter) error {
+// nextPage returns the command that lists the page after the call with
+// id: this one's with the same filters and files (--since as the time it
+// stood for, so that the window does not move) and --before id.
+func nextPage(cmd *cobra.Command) func(id string) string {
+	return func(id string) string {
+		words := []string{"switchboard", "history"}
+		cmd.Flags().Visit(func(fl *pflag.Flag) {
+			switch fl.Name {
+			case "before", "json", "output", "log-level":
+				return
+			case "since":
+				if v, ok := fl.Value.(*sinceValue); ok {
+					words = append(words, "--since", v.at.UTC().Format(time.RFC3339))
+					return
+				}
+			}
+			words = append(words, "--"+fl.Name, shellQuote(fl.Value.String()))
+		})
+		return strings.Join(append(words, "--before", id), " ")
+	}
+}
+
+// history lists recorded calls; next is the command for the page after
+// the call with an id.
+func (a *app) history(ctx context.Context, f store.CallFilter, next func(id string) string) error {
 	switch f.Status {
 	case "", "success", "error", "timeout", "cancelled", "output_invalid", "task", "input_required":
 	default:
@@ -169,10 +220,15 @@ func (a *app) history(ctx context.Context, f store.CallFilter) error {
 		}
 		f.BeforeID = c.ID
 	}
-	calls, err := b.History(ctx, f)
+	// One more than the page, to know whether there is a next page.
+	page := f
+	page.Limit++
+	calls, err := b.History(ctx, page)
 	if err != nil {
 		return err
 	}
+	more := len(calls) > f.Limit
+	calls = calls[:min(len(calls), f.Limit)]
 	if _, ok := cfg.Server(f.Server); len(calls) == 0 && f.Server != "" && !ok {
 		// The history keeps the calls of servers removed since, so a name
 		// the configuration lacks is not an error; but with nothing found,
@@ -216,8 +272,8 @@ func (a *app) history(ctx context.Context, f store.CallFilter) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
-	if len(calls) == f.Limit {
-		fmt.Fprintf(a.stderr, "more: switchboard history --before %s\n", calls[len(calls)-1].ID)
+	if more {
+		fmt.Fprintf(a.stderr, "more: %s\n", next(calls[len(calls)-1].ID))
 	}
 	return nil
 }

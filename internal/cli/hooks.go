@@ -70,7 +70,10 @@ invalid. --connect also checks mcp mappings against the tools' schemas.`,
 		Example: `  switchboard hooks log
   switchboard hooks log --failed --hook save --limit 10`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 || logFilter.Limit <= 0 {
+			if logFilter.Limit <= 0 {
+				return usagef("--limit %d is out of range; give 1 or more", logFilter.Limit)
+			}
+			if len(args) > 0 {
 				return usagef("usage: switchboard hooks log [--failed] [--hook NAME] [--event NAME] [--limit N] [--json]")
 			}
 			return a.hooksLog(cmd.Context(), logFilter)

@@ -54,8 +54,11 @@ func run(ctx context.Context, inv invocation) int {
 	// Never nil: cobra would read os.Args instead.
 	if len(inv.args) > 0 && strings.HasPrefix(inv.args[0], cobra.ShellCompRequestCmd) {
 		plainUsages(root)
+		noFilesUnlessAsked(root)
 	}
-	root.SetArgs(append([]string{}, normalizeArgs(root, inv.args)...))
+	args := normalizeArgs(root, inv.args)
+	a.askedJSON = asksForJSON(args)
+	root.SetArgs(append([]string{}, args...))
 	root.SetOut(inv.stdout)
 	root.SetErr(inv.stderr)
 	err := root.ExecuteContext(ctx)
@@ -63,6 +66,27 @@ func run(ctx context.Context, inv invocation) int {
 		a.emb.stop()
 	}
 	return a.exit(ctx, err)
+}
+
+// asksForJSON reports whether a command line (its flags in their long
+// form, see normalizeArgs) asks for output for scripts: --json, or
+// --output json or yaml, before any "--".
+func asksForJSON(args []string) bool {
+	for i, arg := range args {
+		switch {
+		case arg == "--":
+			return false
+		case arg == "--json" || arg == "--json=true":
+			return true
+		case arg == "--output" && i+1 < len(args):
+			if v := args[i+1]; v == outputJSON || v == outputYAML {
+				return true
+			}
+		case arg == "--output="+outputJSON || arg == "--output="+outputYAML:
+			return true
+		}
+	}
+	return false
 }
 
 // exit reports err on stderr and maps it to an exit code.
@@ -74,6 +98,9 @@ func (a *app) exit(ctx context.Context, err error) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
+	// A flag whose value is wrong stops the parse there, before a
+	// --json after it is read: the line asked for JSON all the same.
+	a.json = a.json || a.askedJSON
 	var ue *usageError
 	if errors.As(err, &ue) {
 		if a.json {

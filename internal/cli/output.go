@@ -62,23 +62,27 @@ func (a *app) printStreamed(v any) error {
 }
 
 // jsonToYAML converts JSON to YAML, keeping the order of object keys.
-// Strings holding control characters (a schema's "^[^\u0000]*$") are
-// written double-quoted with escapes: YAML does not allow them raw.
+// Text of several lines (a resource, a result) is a literal block, to be
+// read as it is rather than as one line of \n escapes. Strings holding
+// control characters (a schema's "^[^\u0000]*$") are written
+// double-quoted with escapes: YAML does not allow them raw.
 func jsonToYAML(data []byte) ([]byte, error) {
 	var v any
 	if err := yaml.UnmarshalWithOptions(data, &v, yaml.UseOrderedMap()); err != nil {
 		return nil, err
 	}
-	return yaml.Marshal(escapeControl(v))
+	return yaml.MarshalWithOptions(escapeControl(v), yaml.UseLiteralStyleIfMultiline(true))
 }
 
-// escapeControl replaces, within v, each string that holds a control
-// character other than a tab or a line break by one that marshals as a
-// double-quoted, escaped YAML string.
+// escapeControl replaces, within v, each string the YAML encoder would
+// not write so that it reads back the same — control characters, which
+// YAML does not allow raw; a literal block whose first line starts with
+// blanks; a tab alone, a trailing blank, "? :" — by one that marshals as
+// a double-quoted, escaped YAML string.
 func escapeControl(v any) any {
 	switch v := v.(type) {
 	case string:
-		if strings.IndexFunc(v, func(r rune) bool { return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f }) >= 0 {
+		if !yamlRoundTrips(v) {
 			return quotedString(v)
 		}
 	case []any:
@@ -91,6 +95,26 @@ func escapeControl(v any) any {
 		}
 	}
 	return v
+}
+
+// yamlRoundTrips reports whether s, written by the encoder as jsonToYAML
+// writes it — as a value of a mapping with a key after it, and as an item
+// of a list — reads back as s.
+func yamlRoundTrips(s string) bool {
+	if strings.IndexFunc(s, func(r rune) bool { return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f }) >= 0 {
+		return false
+	}
+	doc := yaml.MapSlice{{Key: "s", Value: s}, {Key: "l", Value: []any{s}}, {Key: "e", Value: "end"}}
+	out, err := yaml.MarshalWithOptions(doc, yaml.UseLiteralStyleIfMultiline(true))
+	if err != nil {
+		return false
+	}
+	var back struct {
+		S *string  `yaml:"s"`
+		L []string `yaml:"l"`
+		E string   `yaml:"e"`
+	}
+	return yaml.Unmarshal(out, &back) == nil && back.S != nil && *back.S == s && len(back.L) == 1 && back.L[0] == s && back.E == "end"
 }
 
 // quotedString marshals as a double-quoted YAML string. Go's escapes
@@ -144,6 +168,15 @@ func terminalWidth(w io.Writer) (int, bool) {
 	return width, true
 }
 
+// widthOf is the width of the terminal w writes to (a.termWidth in
+// tests); false when w is not a terminal.
+func (a *app) widthOf(w io.Writer) (int, bool) {
+	if a.termWidth != nil {
+		return a.termWidth(w)
+	}
+	return terminalWidth(w)
+}
+
 // table prints rows in aligned columns, two spaces apart. On a terminal
 // narrower than the table, the widest column is cut to fit, each cut cell
 // ending in "…"; piped output is never cut.
@@ -152,6 +185,16 @@ type table struct {
 	width func(io.Writer) (int, bool)
 	rows  [][]string
 	whole []int // the columns never cut (see keepWhole)
+	wrap  bool  // wrap the last column rather than cut it (see wrapLast)
+}
+
+// wrapLast makes a table that does not fit narrow only its last column,
+// and wrap that column's cells onto more lines, under it, rather than cut
+// them: for text a person needs whole, such as a parameter's allowed
+// values and bounds.
+func (t *table) wrapLast() *table {
+	t.wrap = true
+	return t
 }
 
 // keepWhole marks columns that are never cut to fit: the names and ids a
@@ -169,11 +212,7 @@ func (a *app) newTable(header ...string) *table {
 
 // newTableTo starts a table on w; header may be empty.
 func (a *app) newTableTo(w io.Writer, header ...string) *table {
-	width := a.termWidth
-	if width == nil {
-		width = terminalWidth
-	}
-	t := &table{w: w, width: width}
+	t := &table{w: w, width: a.widthOf}
 	if len(header) > 0 {
 		t.rows = append(t.rows, header)
 	}
@@ -197,18 +236,32 @@ const minColumn = 12
 func (t *table) flush() error {
 	widths := columnWidths(t.rows)
 	if limit, ok := t.width(t.w); ok {
-		fitColumns(widths, limit, t.whole)
+		whole := t.whole
+		if t.wrap && len(widths) > 0 {
+			// Only the wrapped column gives way.
+			whole = make([]int, len(widths)-1)
+			for i := range whole {
+				whole[i] = i
+			}
+		}
+		fitColumns(widths, limit, whole)
 	}
 	var b strings.Builder
 	for _, r := range t.rows {
-		line := ""
+		line, indent := "", 0
 		for i, c := range r {
-			c = cut(c, widths[i])
 			if i == len(r)-1 {
-				line += c
+				if t.wrap && i == len(widths)-1 {
+					lines := wrapText(c, widths[i])
+					line += strings.Join(lines, "\n"+strings.Repeat(" ", indent))
+				} else {
+					line += cut(c, widths[i])
+				}
 				break
 			}
+			c = cut(c, widths[i])
 			line += c + strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2)
+			indent += widths[i] + 2
 		}
 		b.WriteString(strings.TrimRight(line, " "))
 		b.WriteByte('\n')
@@ -271,6 +324,32 @@ func fitColumns(widths []int, limit int, whole []int) {
 		}
 		widths[widest]--
 	}
+}
+
+// wrapText breaks s into lines of at most n runes, at spaces where it
+// can (a word longer than n is split).
+func wrapText(s string, n int) []string {
+	n = max(n, 1)
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		for utf8.RuneCountInString(word) > n {
+			if line != "" {
+				lines, line = append(lines, line), ""
+			}
+			r := []rune(word)
+			lines, word = append(lines, string(r[:n])), string(r[n:])
+		}
+		switch {
+		case line == "":
+			line = word
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= n:
+			line += " " + word
+		default:
+			lines, line = append(lines, line), word
+		}
+	}
+	return append(lines, line)
 }
 
 // cut shortens s to n runes, ending in "…" when it was longer.

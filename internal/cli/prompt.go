@@ -125,13 +125,14 @@ func checkPromptArgs(ctx context.Context, b control.Backend, server, name string
 // completePrompt completes `prompt SERVER NAME`: a server, then one of its
 // prompts.
 func (a *app) completePrompt(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	switch {
-	case !a.adhoc() && len(args) == 0:
-		return a.serverCompletions(), cobra.ShellCompDirectiveNoFileComp
-	case len(args) > 1 || (a.adhoc() && len(args) > 0):
-		return nil, cobra.ShellCompDirectiveNoFileComp
+	n := 2 // SERVER PROMPT
+	if a.adhoc() {
+		n = 1
 	}
-	cfg, server, _, err := a.serverCommand(args, "")
+	if !a.adhoc() && len(args) == 0 {
+		return a.serverCompletions(), cobra.ShellCompDirectiveNoFileComp
+	}
+	cfg, server, rest, err := a.serverCommand(args, "")
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -141,9 +142,31 @@ func (a *app) completePrompt(cmd *cobra.Command, args []string, _ string) ([]cob
 		if err != nil {
 			return
 		}
+		if len(args) < n {
+			for _, p := range list.Prompts {
+				out = append(out, withDesc(p.Name, p.Description))
+			}
+			return
+		}
+		// PROMPT's arguments not given yet, as key=.
+		given := map[string]bool{}
+		for _, kv := range rest[1:] {
+			k, _, _ := strings.Cut(kv, "=")
+			given[k] = true
+		}
 		for _, p := range list.Prompts {
-			out = append(out, withDesc(p.Name, p.Description))
+			if p.Name != rest[0] {
+				continue
+			}
+			for _, arg := range p.Arguments {
+				if !given[arg.Name] {
+					out = append(out, withDesc(arg.Name+"=", arg.Description))
+				}
+			}
 		}
 	})
-	return out, cobra.ShellCompDirectiveNoFileComp
+	if len(args) < n {
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }

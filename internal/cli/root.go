@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -87,6 +89,20 @@ work tree, the built-in project server). Docs: docs/cli.md, docs/configuration.m
 		newHistoryCmd(a), newAuditCmd(a), newConfigCmd(a), newClientCmd(a), newAuthCmd(a))
 	add(groupAutomate, newHooksCmd(a), newDocCmd(a), newAgentCmd(a), newBuiltinCmd(a))
 	root.AddCommand(newVersionCmd(a), newCompletionCmd(a))
+	helpText := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		out := c.OutOrStdout()
+		width, ok := a.widthOf(out)
+		if !ok {
+			helpText(c, args)
+			return
+		}
+		var b bytes.Buffer
+		c.SetOut(&b)
+		helpText(c, args)
+		c.SetOut(out)
+		_, _ = io.WriteString(out, wrapFlagUsages(b.String(), width))
+	})
 	root.SetHelpCommand(newHelpCmd())
 	root.InitDefaultHelpCmd()
 	forEachCommand(root, func(c *cobra.Command) {
@@ -429,4 +445,55 @@ func CommandTree() *cobra.Command {
 	root := newRoot(&app{stdout: io.Discard, stderr: io.Discard})
 	root.DisableAutoGenTag = true
 	return root
+}
+
+// wrapFlagUsages wraps the flags' descriptions in a command's help to
+// width, each continuation line under the description's column (as
+// kubectl and gh do): pflag writes each flag on one line, which a narrow
+// terminal would break anywhere. Other lines are left as they are.
+func wrapFlagUsages(help string, width int) string {
+	lines := strings.Split(help, "\n")
+	var out []string
+	col := 0
+	for _, line := range lines {
+		switch {
+		case line == "Flags:" || line == "Global Flags:":
+			col = -1 // found on the section's first flag
+		case strings.TrimSpace(line) == "":
+			col = 0
+		case col != 0:
+			if col < 0 {
+				col = usageColumn(line)
+			}
+			if col > 0 && utf8.RuneCountInString(line) > width && width-col >= 20 {
+				wrapped := wrapText(string([]rune(line)[col:]), width-col)
+				line = string([]rune(line)[:col]) + strings.Join(wrapped, "\n"+strings.Repeat(" ", col))
+			}
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}
+
+// usageColumn is where a pflag flag line's description starts: after the
+// first run of two or more spaces that follows the flag's name; 0 when
+// the line has none.
+func usageColumn(line string) int {
+	r := []rune(line)
+	i := 0
+	for i < len(r) && r[i] == ' ' {
+		i++
+	}
+	for ; i+1 < len(r); i++ {
+		if r[i] == ' ' && r[i+1] == ' ' {
+			for i < len(r) && r[i] == ' ' {
+				i++
+			}
+			if i < len(r) {
+				return i
+			}
+			return 0
+		}
+	}
+	return 0
 }

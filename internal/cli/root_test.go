@@ -84,12 +84,26 @@ func TestFlagErrors(t *testing.T) {
 		})
 	}
 
-	// With --json the mistake is a structured validation error.
-	r := runCLI(t, "history", "--json", "--since", "1x")
-	wantCode(t, r, ExitUsage)
-	if e := jsonErr(t, "history --since 1x", r); e["error_type"] != "validation_error" || !strings.Contains(fmt.Sprint(e["message"]), `invalid --since "1x"`) {
-		t.Errorf("--json flag error: got %v, want a validation_error naming --since", e)
+	// With --json the mistake is a structured validation error, wherever
+	// --json is on the line: also after the flag in error, which stops
+	// the parse before --json is read.
+	for _, args := range [][]string{
+		{"history", "--json", "--since", "1x"},
+		{"history", "--since", "1x", "--json"},
+		{"history", "--since", "1x", "--output", "json"},
+		{"history", "--since=1x", "--output=yaml"},
+		{"history", "--limit", "many", "-json"},
+	} {
+		r := runCLI(t, args...)
+		wantCode(t, r, ExitUsage)
+		if e := jsonErr(t, strings.Join(args, " "), r); e["error_type"] != "validation_error" || !strings.Contains(fmt.Sprint(e["message"]), `invalid --`) {
+			t.Errorf("%v: got %v, want a validation_error naming the flag", args, e)
+		}
 	}
+	// After --, --json is an argument, not the flag.
+	r := runCLI(t, "history", "--since", "1x", "--", "--json")
+	wantCode(t, r, ExitUsage)
+	wantContains(t, "history --since 1x -- --json", r.stderr, `switchboard history: invalid --since "1x"`)
 }
 
 // TestUnknownCommands checks the suggestions for mistyped commands and

@@ -70,3 +70,36 @@ func TestServersDisabledShowsNoCountsFromTheDaemon(t *testing.T) {
 		t.Errorf("the daemon served no request")
 	}
 }
+
+// TestListsLeaveOutADisabledServer: the daemon's catalog still holds what
+// a server listed before it was disabled, but `tools`, `prompts` and
+// `resources` leave it out, as the gateway does (it cannot be called);
+// naming the disabled server says it is disabled and how to enable it,
+// rather than listing what cannot be used.
+func TestListsLeaveOutADisabledServer(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha", "beta"))
+	startDaemon(t, cfg)
+	for _, cmd := range []string{"tools", "prompts", "resources"} {
+		r := runCLI(t, cmd, "--json", "--config", cfg)
+		wantCode(t, r, ExitOK)
+		if !strings.Contains(r.stdout, `"server": "alpha"`) {
+			t.Fatalf("%s, alpha enabled: got %s, want alpha's entries", cmd, r.stdout)
+		}
+	}
+	wantCode(t, runCLI(t, "servers", "disable", "alpha", "--config", cfg), ExitOK)
+	for _, cmd := range []string{"tools", "prompts", "resources"} {
+		r := runCLI(t, cmd, "--json", "--config", cfg)
+		wantCode(t, r, ExitOK)
+		if strings.Contains(r.stdout, `"server": "alpha"`) || !strings.Contains(r.stdout, `"server": "beta"`) {
+			t.Errorf("%s, alpha disabled: got %s, want beta's entries and none of alpha's", cmd, r.stdout)
+		}
+		r = runCLI(t, cmd, "alpha", "--config", cfg)
+		wantCode(t, r, ExitFailure)
+		if strings.Contains(r.stdout, "alpha") {
+			t.Errorf("%s alpha, disabled: got\n%s\nwant nothing listed", cmd, r.stdout)
+		}
+		wantContains(t, cmd+" alpha, disabled", r.stderr, "server alpha is disabled")
+		wantContains(t, cmd+" alpha, disabled", r.stderr, "switchboard servers enable alpha")
+	}
+}

@@ -64,10 +64,12 @@ input (input_required: the server asks on result), as often as its pollInterval 
 the server asks while result waits is answered as during a call (--elicit, --sampling: on the
 terminal, else declined with a note). A task belongs to the session that started it: run the
 daemon (switchboard serve) so that tasks outlive one command.`,
-		Example: `  switchboard call tasks confirm_delete filename=a.txt --task
-  switchboard task get tasks 786512e2-9e0d-44bd-8f29-789f320fe840
-  switchboard task result tasks 786512e2-9e0d-44bd-8f29-789f320fe840 --wait
-  switchboard task list tasks --json`,
+		Example: `  # files: a server whose confirm_delete tool runs as a task (the TypeScript SDK's
+  # simpleTaskInteractive example); the built-in tasks server has no task support
+  switchboard call files confirm_delete filename=a.txt --task
+  switchboard task get files 786512e2-9e0d-44bd-8f29-789f320fe840
+  switchboard task result files 786512e2-9e0d-44bd-8f29-789f320fe840 --wait
+  switchboard task list files --json`,
 		RunE: subcommandRequired,
 	}
 	var f taskFlags
@@ -87,18 +89,19 @@ daemon (switchboard serve) so that tasks outlive one command.`,
 		return c
 	}
 	get := sub(control.TaskGet, "get SERVER ID", "Show a task's status",
-		"  switchboard task get tasks 786512e2-9e0d-44bd-8f29-789f320fe840\n  switchboard task get tasks 786512e2-9e0d-44bd-8f29-789f320fe840 --wait --json")
+		"  switchboard task get files 786512e2-9e0d-44bd-8f29-789f320fe840\n  switchboard task get files 786512e2-9e0d-44bd-8f29-789f320fe840 --wait --json")
 	get.Flags().BoolVar(&f.wait, "wait", false, "poll until the task has ended (completed, failed or cancelled) or needs input (input_required: task result asks)")
 	get.Flags().BoolVar(&f.watch, "watch", false, "print each change of the task's status until it has ended (with --json, one JSON object a line)")
 	result := sub(control.TaskResult, "result SERVER ID", "Wait for a task to end and print the tool's result",
-		"  switchboard task result tasks 786512e2-9e0d-44bd-8f29-789f320fe840 --wait\n  switchboard task result tasks 786512e2-9e0d-44bd-8f29-789f320fe840 --json")
+		"  switchboard task result files 786512e2-9e0d-44bd-8f29-789f320fe840 --wait\n  switchboard task result files 786512e2-9e0d-44bd-8f29-789f320fe840 --json")
 	result.Flags().BoolVar(&f.wait, "wait", false, "poll the task's status until it has ended or needs input, then fetch the result")
 	result.Flags().StringVar(&f.outDir, "out-dir", "", "`directory` for images, audio and binary resources (default: the temp dir)")
+	_ = result.RegisterFlagCompletionFunc("out-dir", completeDirs)
 	addAnswerFlags(result, &f.answers)
 	cancel := sub(control.TaskCancel, "cancel SERVER ID", "Cancel a task",
-		"  switchboard task cancel tasks 786512e2-9e0d-44bd-8f29-789f320fe840")
+		"  switchboard task cancel files 786512e2-9e0d-44bd-8f29-789f320fe840")
 	list := sub(control.TaskList, "list SERVER", "List the tasks",
-		"  switchboard task list tasks\n  switchboard task list tasks --json")
+		"  switchboard task list files\n  switchboard task list files --json")
 	cmd.AddCommand(get, result, cancel, list)
 	return cmd
 }

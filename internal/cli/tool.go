@@ -107,7 +107,9 @@ func (a *app) describeTool(t control.ToolInfo) error {
 		return nil
 	}
 	fmt.Fprintln(w, "Parameters:")
-	params := a.newTableTo(w).keepWhole(0)
+	// The parameters' text holds their allowed values and bounds: on a
+	// narrow terminal it wraps rather than being cut.
+	params := a.newTableTo(w).keepWhole(0).wrapLast()
 	for _, l := range lines {
 		params.row("  "+l[0], l[1], l[2])
 	}

@@ -343,23 +343,40 @@ func scopeList(s []Scope) string {
 }
 
 // Installed reports whether the client seems installed for the user whose
-// environment lookupEnv reads (nil: the process's): the folder of its user
-// file exists (for Claude Code, its file or ~/.claude).
+// environment lookupEnv reads (nil: the process's): one of its
+// InstallSigns exists (the folder of its user file; for Claude Code, its
+// file or ~/.claude).
 func (c *Client) Installed(lookupEnv func(string) (string, bool)) bool {
-	t, err := c.Target(ScopeUser, "", lookupEnv)
-	if err != nil {
-		return false
-	}
-	if c.ID == "claude-code" {
-		if _, err := os.Stat(t.Path); err == nil {
+	for i, p := range c.InstallSigns(lookupEnv) {
+		fi, err := os.Stat(p)
+		if err == nil && (fi.IsDir() || c.ID == "claude-code" && i == 0) { // Claude Code's sign 0 is its file
 			return true
 		}
-		// ~/.claude, beside ~/.claude.json.
-		fi, err := os.Stat(filepath.Join(filepath.Dir(t.Path), ".claude"))
-		return err == nil && fi.IsDir()
 	}
-	fi, err := os.Stat(filepath.Dir(t.Path))
-	return err == nil && fi.IsDir()
+	return false
+}
+
+// InstallSigns are the paths whose existence says the client is
+// installed: the folder of its user file, or for Claude Code, whose user
+// file is in the home folder, that file and ~/.claude beside it.
+func (c *Client) InstallSigns(lookupEnv func(string) (string, bool)) []string {
+	path := c.userPath(lookupEnv)
+	if path == "" {
+		return nil
+	}
+	if c.ID == "claude-code" {
+		return []string{path, filepath.Join(filepath.Dir(path), ".claude")}
+	}
+	return []string{filepath.Dir(path)}
+}
+
+// userPath is the path of the client's user file, or "".
+func (c *Client) userPath(lookupEnv func(string) (string, bool)) string {
+	t, err := c.Target(ScopeUser, "", lookupEnv)
+	if err != nil {
+		return ""
+	}
+	return t.Path
 }
 
 // Fields are the entry's fields as the client's file holds them.

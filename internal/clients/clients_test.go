@@ -324,3 +324,58 @@ func TestConnectRefusesBrokenFile(t *testing.T) {
 		t.Error("the broken file was changed")
 	}
 }
+
+// TestConnectWindowsFile: a client file written on Windows — a byte order
+// mark (Notepad's), lines ending in \r\n — is connected and disconnected
+// as any other: the mark is kept, the lines written end as the file's
+// own, the diff's "before" is the file as it was, and disconnecting gives
+// the file back byte for byte. Before, the mark made the file "not valid
+// JSON", and the entry's lines ended in \n alone.
+func TestConnectWindowsFile(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ client, src string }{
+		{"cursor", "\ufeff{\r\n  // mine\r\n  \"mcpServers\": {\r\n    \"fs\": {\"command\": \"npx\", \"args\": [\"C:\\\\Users\\\\me\"]}\r\n  }\r\n}\r\n"},
+		{"vscode", "\ufeff{\r\n\t\"servers\": {\r\n\t\t\"fetch\": {\"type\": \"stdio\", \"command\": \"uvx\"}\r\n\t}\r\n}\r\n"},
+		{"codex", "# codex\r\nmodel = \"o3\"\r\n\r\n[mcp_servers.docs]\r\ncommand = \"npx\"\r\n"},
+	} {
+		t.Run(tc.client, func(t *testing.T) {
+			t.Parallel()
+			env := isolate(t)
+			c, err := clients.Lookup(tc.client)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tg, _ := c.Target(clients.ScopeUser, "", env)
+			if err := os.MkdirAll(filepath.Dir(tg.Path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(tg.Path, []byte(tc.src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ch, err := clients.Connect(tg, entryFor(c), clients.Options{})
+			if err != nil {
+				t.Fatalf("connect: %v", err)
+			}
+			if string(ch.Before) != tc.src {
+				t.Errorf("connect: before\n%q\nwant the file as it was\n%q", ch.Before, tc.src)
+			}
+			got, _ := os.ReadFile(tg.Path)
+			if bom := strings.HasPrefix(tc.src, "\ufeff"); bom != bytes.HasPrefix(got, []byte("\ufeff")) {
+				t.Errorf("connect: got %q, want the byte order mark kept (%v)", got, bom)
+			}
+			if n := bytes.Count(got, []byte("\n")); n != bytes.Count(got, []byte("\r\n")) || !bytes.Contains(got, []byte(gatewayURL)) {
+				t.Errorf("connect: got %q, want the entry, every line ending in \\r\\n", got)
+			}
+			// client list reads it as connected.
+			if st, err := clients.Read(tg, clients.DefaultName); err != nil || !st.Connected() {
+				t.Errorf("read after connect: got connected %v, %v; want the entry found", st.Connected(), err)
+			}
+			if _, err := clients.Disconnect(tg, clients.DefaultName, clients.Options{}); err != nil {
+				t.Fatalf("disconnect: %v", err)
+			}
+			if got, _ := os.ReadFile(tg.Path); string(got) != tc.src {
+				t.Errorf("disconnect: got\n%q\nwant the file as it was\n%q", got, tc.src)
+			}
+		})
+	}
+}

@@ -125,7 +125,7 @@ func Read(t Target, name string) (Status, error) {
 		return st, fault.Wrap(fault.Config, err, "reading %s's configuration %s", t.Client.Name, t.Path)
 	}
 	st.Exists = true
-	ed, err := openEditor(t, data)
+	ed, err := openEditor(t, bytes.TrimPrefix(data, []byte(utf8BOM)))
 	if err != nil {
 		return st, err
 	}
@@ -240,7 +240,13 @@ func change(t Target, opts Options, edit func(editor, *Change) error) (Change, e
 		return c, fault.Wrap(fault.Config, err, "reading %s's configuration %s", t.Client.Name, t.Path)
 	}
 	c.Before = data
-	ed, err := openEditor(t, data)
+	// A byte order mark, which Windows editors (Notepad) write, is not
+	// JSON or TOML: edit what follows it, and keep it.
+	body, bom := bytes.CutPrefix(data, []byte(utf8BOM))
+	crlf := windowsLines(body)
+	// The editors may append to the bytes they are given: give them a
+	// copy, so that Before stays the file as it was.
+	ed, err := openEditor(t, bytes.Clone(body))
 	if err != nil {
 		return c, err
 	}
@@ -248,6 +254,14 @@ func change(t Target, opts Options, edit func(editor, *Change) error) (Change, e
 		return c, fault.Wrap(fault.Config, err, "editing %s", t.Path)
 	}
 	c.After = ed.bytes()
+	if crlf {
+		// The lines written are the editor's (\n): end them as the
+		// file's own lines end.
+		c.After = toCRLF(c.After)
+	}
+	if bom {
+		c.After = append([]byte(utf8BOM), c.After...)
+	}
 	c.Changed = !bytes.Equal(c.After, data)
 	if !c.Changed || opts.DryRun {
 		return c, nil
@@ -273,6 +287,28 @@ func change(t Target, opts Options, edit func(editor, *Change) error) (Change, e
 		return c, fault.Wrap(fault.Config, err, "writing %s", t.Path)
 	}
 	return c, nil
+}
+
+// utf8BOM is the byte order mark some editors put at the start of a file.
+const utf8BOM = "\ufeff"
+
+// windowsLines reports whether every line of data ends with \r\n (a file
+// written on Windows), and there is at least one.
+func windowsLines(data []byte) bool {
+	n := bytes.Count(data, []byte("\n"))
+	return n > 0 && n == bytes.Count(data, []byte("\r\n"))
+}
+
+// toCRLF ends every line of data that ends with a bare \n with \r\n.
+func toCRLF(data []byte) []byte {
+	out := make([]byte, 0, len(data)+bytes.Count(data, []byte("\n")))
+	for i, b := range data {
+		if b == '\n' && (i == 0 || data[i-1] != '\r') {
+			out = append(out, '\r')
+		}
+		out = append(out, b)
+	}
+	return out
 }
 
 // backupName is the backup of path made at t, beside it: a name that says

@@ -181,6 +181,17 @@ func (d *jsonDoc) insertMember(v *hujson.Value, obj *hujson.Object, name string,
 	}
 	last := obj.Members[len(obj.Members)-1].Value
 	comma := last.EndOffset + len(last.AfterExtra)
+	if !bytes.ContainsAny(d.src[open:closing], "\r\n") && len(bytes.TrimSpace(d.src[last.EndOffset:closing])) == 0 {
+		// An object written on one line (nothing after its last member:
+		// no comment, no trailing comma) gets the member on that line,
+		// written as compactly as the rest: {"a": {...}, "sb": {...}}.
+		flat, err := marshalInline(value)
+		if err != nil {
+			return err
+		}
+		d.splice(last.EndOffset, last.EndOffset, []byte(", "+string(key)+": "+string(flat)))
+		return nil
+	}
 	at := lastContent(d.src, closing)
 	if comma < len(d.src) && d.src[comma] == ',' {
 		// A trailing comma (JSONC): keep the style.
@@ -307,6 +318,34 @@ func marshalIndented(v any, prefix, unit string) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// marshalInline encodes v as JSON on one line, with a space after each
+// colon and comma, as people write a short object by hand.
+func marshalInline(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	compact := bytes.TrimRight(buf.Bytes(), "\n")
+	out := make([]byte, 0, len(compact)+len(compact)/4)
+	inString, escaped := false, false
+	for _, c := range compact {
+		out = append(out, c)
+		switch {
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case !inString && (c == ':' || c == ','):
+			out = append(out, ' ')
+		}
+	}
+	return out, nil
 }
 
 // dotted renders a path for a message; the top level is "the file".

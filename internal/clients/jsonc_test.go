@@ -3,6 +3,7 @@
 package clients
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -24,6 +25,10 @@ func TestJSONCEdits(t *testing.T) {
 			"{\n  \"s\": {\n    \"a\": 1,\n    \"sb\": {\n      \"url\": \"http://x/mcp\"\n    },\n  },\n}\n"},
 		{"only comments inside", "{\n  \"s\": {\n    // none yet\n  }\n}\n",
 			"{\n  \"s\": {\n    // none yet\n    \"sb\": {\n      \"url\": \"http://x/mcp\"\n    }\n  }\n}\n"},
+		{"one line", "{\"s\": {\"a\": {\"command\": \"npx\", \"args\": [\"-y\", \"x\"]}}}",
+			"{\"s\": {\"a\": {\"command\": \"npx\", \"args\": [\"-y\", \"x\"]}, \"sb\": {\"url\": \"http://x/mcp\"}}}"},
+		{"one line, escapes", "{\"s\": {\"a\": {\"args\": [\"a,b\", \"c:\\\"d\\\"\"]}}}",
+			"{\"s\": {\"a\": {\"args\": [\"a,b\", \"c:\\\"d\\\"\"]}, \"sb\": {\"url\": \"http://x/mcp\"}}}"},
 		{"comment before the key", "// settings\n{\"theme\": \"x\" /* c */}\n",
 			"// settings\n{\"theme\": \"x\", /* c */\n\"s\": {\n  \"sb\": {\n    \"url\": \"http://x/mcp\"\n  }\n}}\n"},
 	} {
@@ -40,6 +45,11 @@ func TestJSONCEdits(t *testing.T) {
 		got, ok, err := d.get([]string{"s", "sb"})
 		if err != nil || !ok || got.(map[string]any)["url"] != "http://x/mcp" {
 			t.Errorf("%s: read back %v %v %v", tc.name, got, ok, err)
+		}
+		if strings.HasPrefix(tc.name, "one line") {
+			if _, err := d.remove([]string{"s", "sb"}); err != nil || string(d.src) != tc.src {
+				t.Errorf("%s: removed again, got\n%s\nwant the document as it was (%v)\n%s", tc.name, d.src, err, tc.src)
+			}
 		}
 	}
 
@@ -106,5 +116,18 @@ func TestTOMLEdits(t *testing.T) {
 	}
 	if err := dotted.set("mcp_servers", "sb", []tomlField{{"url", "u"}}); err == nil {
 		t.Error("an entry in dotted keys was edited")
+	}
+}
+
+// TestMarshalInline: one line, a space after each colon and comma, none
+// added inside strings.
+func TestMarshalInline(t *testing.T) {
+	t.Parallel()
+	got, err := marshalInline(map[string]any{"command": "/opt/sb", "args": []string{"a,b", `c:"d"`, `e\`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"args": ["a,b", "c:\"d\"", "e\\"], "command": "/opt/sb"}`; string(got) != want {
+		t.Errorf("got %s, want %s", got, want)
 	}
 }

@@ -163,12 +163,21 @@ func emitImport(path string, p *parsed) []byte {
 			body.line(2, "# - "+quoteYAML(strings.ReplaceAll(c, "$", "$$")))
 		}
 	}
-	if len(rc.servers) == 0 {
+	if len(p.cfg.Servers) == 0 {
 		body.line(0, "servers: []")
 	} else {
+		// Each server as read, by name: reading skips Switchboard's own
+		// entry in a client's file (with a warning, which becomes a note),
+		// so the file's servers and the read ones do not pair by position.
+		read := make(map[string]Server, len(p.cfg.Servers))
+		for _, srv := range p.cfg.Servers {
+			read[srv.Name] = srv
+		}
 		body.line(0, "servers:")
-		for i, s := range rc.servers {
-			im.server(s, p.cfg.Servers[i])
+		for _, s := range rc.servers {
+			if srv, ok := read[s.name]; ok {
+				im.server(s, srv)
+			}
 		}
 	}
 

@@ -78,6 +78,23 @@ func TestPublishedSchemaTransports(t *testing.T) {
 		})
 	}
 
+	// What each transport needs: a url for the network ones, a command
+	// or a docker image for stdio (the default).
+	for _, tc := range []struct{ name, server, missing string }{
+		{"http without url", "transport: http\n    headers: {A: b}", "url"},
+		{"sse without url", "transport: sse", "url"},
+		{"websocket without url", "transport: websocket", "url"},
+		{"stdio without command", "transport: stdio\n    args: [x]", "command"},
+		{"no transport, no command", "env: {A: b}", "command"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := check(t, "sb.yaml", "servers:\n  - name: a\n    "+tc.server+"\n")
+			if err == nil || !strings.Contains(err.Error(), "'"+tc.missing+"'") {
+				t.Errorf("got %v, want the server refused for its missing %s", err, tc.missing)
+			}
+		})
+	}
+
 	t.Run("docs examples", func(t *testing.T) {
 		checked := 0
 		eachDocsExample(t, func(f, before, src string, root *node) {

@@ -34,15 +34,22 @@ func (l *local) scope(ctx context.Context, server string) error {
 	return nil
 }
 
-// unavailable says, a line each, why the enabled servers in scope that
-// are not connected are not.
+// unavailable says, a line each, why the servers in scope that are not
+// connected are not: the enabled ones, and the one server asked for even
+// when it is disabled (the line says so, and how to enable it).
 func (l *local) unavailable(server string) []string {
 	var out []string
 	for _, snap := range l.c.Pool.Snapshots() {
-		if !snap.Enabled || (server != "" && snap.Server != server) {
+		if (server == "" && !snap.Enabled) || (server != "" && snap.Server != server) {
 			continue
 		}
-		if _, err := l.c.Pool.Client(snap.Server); err != nil {
+		_, err := l.c.Pool.Client(snap.Server)
+		if err == nil && !snap.Enabled {
+			// Disabled a moment ago: it is still disconnecting.
+			err = fault.New(fault.Connection, "server %s is disabled", snap.Server).
+				WithSuggestions(fmt.Sprintf("run: switchboard servers enable %s", snap.Server))
+		}
+		if err != nil {
 			line := err.Error()
 			if fe := fault.As(err); fe != nil {
 				for _, s := range fe.Suggestions {
@@ -55,14 +62,29 @@ func (l *local) unavailable(server string) []string {
 	return out
 }
 
+// disabled returns the servers that are disabled. Their tools, prompts
+// and resources stay in the catalog from before (so that enabling one
+// again shows them at once), but a listing leaves them out, as the
+// gateway does: they cannot be used.
+func (l *local) disabled() map[string]bool {
+	out := map[string]bool{}
+	for _, snap := range l.c.Pool.Snapshots() {
+		if !snap.Enabled {
+			out[snap.Server] = true
+		}
+	}
+	return out
+}
+
 // Prompts implements Backend.
 func (l *local) Prompts(ctx context.Context, server string) (PromptList, error) {
 	if err := l.scope(ctx, server); err != nil {
 		return PromptList{}, err
 	}
 	list := PromptList{Prompts: []PromptInfo{}}
+	off := l.disabled()
 	for _, p := range l.c.Catalog.Prompts() {
-		if server == "" || p.Server == server {
+		if (server == "" || p.Server == server) && !off[p.Server] {
 			list.Prompts = append(list.Prompts, PromptInfo{Server: p.Server, Prompt: p.Def})
 		}
 	}
@@ -115,13 +137,14 @@ func (l *local) Resources(ctx context.Context, server string) (ResourceList, err
 		return ResourceList{}, err
 	}
 	list := ResourceList{Resources: []ResourceInfo{}, Templates: []TemplateInfo{}}
+	off := l.disabled()
 	for _, r := range l.c.Catalog.Resources() {
-		if server == "" || r.Server == server {
+		if (server == "" || r.Server == server) && !off[r.Server] {
 			list.Resources = append(list.Resources, ResourceInfo{Server: r.Server, Resource: r.Def})
 		}
 	}
 	for _, t := range l.c.Catalog.ResourceTemplates() {
-		if server == "" || t.Server == server {
+		if (server == "" || t.Server == server) && !off[t.Server] {
 			list.Templates = append(list.Templates, TemplateInfo{Server: t.Server, ResourceTemplate: t.Def})
 		}
 	}

@@ -233,8 +233,9 @@ func (l *local) Tools(ctx context.Context, server string) (ToolList, error) {
 	}
 	l.c.Catalog.EnsureFresh(ctx)
 	list := ToolList{Tools: []ToolInfo{}}
+	off := l.disabled()
 	for _, t := range l.c.Catalog.Tools() {
-		if server == "" || t.Server == server {
+		if (server == "" || t.Server == server) && !off[t.Server] {
 			list.Tools = append(list.Tools, l.withTaskSupport(ToolInfoOf(t)))
 		}
 	}

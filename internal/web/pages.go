@@ -164,10 +164,13 @@ type serverView struct {
 	Retry          string `json:"retry"`
 	LastError      string `json:"last_error"`
 	Stderr         string `json:"stderr"`
-	Tools          int    `json:"tools"`
-	Prompts        int    `json:"prompts"`
-	Resources      int    `json:"resources"`
-	Hint           string `json:"hint"` // what to try about LastError: its suggestions
+	// Tools, Prompts and Resources count what the server lists; nil
+	// (shown blank, as its latency) for a disabled server, which lists
+	// nothing: the catalog keeps what it listed before.
+	Tools     *int   `json:"tools"`
+	Prompts   *int   `json:"prompts"`
+	Resources *int   `json:"resources"`
+	Hint      string `json:"hint"` // what to try about LastError: its suggestions
 	// SignIn offers the "Sign in" button: the server needs a sign-in and
 	// the console can run one (Options.SignIn).
 	SignIn bool `json:"sign_in"`
@@ -200,7 +203,10 @@ func (c *Console) serverView(si control.ServerInfo) serverView {
 	case !s.Enabled:
 		v.Label = "disabled"
 	}
-	v.Tools, v.Prompts, v.Resources = c.counts(s.Server)
+	if s.Enabled {
+		tools, prompts, resources := c.counts(s.Server)
+		v.Tools, v.Prompts, v.Resources = &tools, &prompts, &resources
+	}
 	v.SignIn = s.State == upstream.StateNeedsAuth && s.Enabled && c.opts.SignIn != nil
 	return v
 }
@@ -470,11 +476,17 @@ func gatewayEndpoint(r *http.Request) string {
 // historyData is the history page's data.
 type historyData struct {
 	pageData
-	Filter  store.CallFilter
-	Within  string
-	Since   string
-	Calls   []store.CallRecord
-	Older   string
+	Filter store.CallFilter
+	Within string
+	Since  string
+	Calls  []store.CallRecord
+	Older  string
+	// Newest leads back to the first page (the same filters) from an
+	// older one.
+	Newest string
+	// Unknown says, when nothing matched, that no server has the name
+	// the server filter gives, and the closest names.
+	Unknown string
 	Error   *errorView
 	Sources []string
 	Status  []string
@@ -513,15 +525,35 @@ func (c *Console) historyPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if d.Error == nil {
-		calls, err := c.opts.Backend.History(r.Context(), d.Filter)
+		// One more than the page, to know whether there is an older one.
+		page := d.Filter
+		page.Limit++
+		calls, err := c.opts.Backend.History(r.Context(), page)
 		if err != nil {
 			d.Error = newErrorView(err)
 		}
+		more := len(calls) > historyLimit
+		calls = calls[:min(len(calls), historyLimit)]
 		d.Calls = calls
-		if len(calls) == historyLimit {
+		if _, ok := c.opts.Config().Server(d.Filter.Server); len(calls) == 0 && d.Filter.Server != "" && !ok {
+			// The history keeps the calls of servers removed since, so
+			// the name is no error; but with nothing found, a mistyped
+			// name would read as "no calls".
+			fe := fault.As(upstream.UnknownServer(c.opts.Config(), d.Filter.Server))
+			d.Unknown = strings.Join(append([]string{fe.Message}, fe.Suggestions...), "; ")
+		}
+		if more {
 			next := r.URL.Query()
 			next.Set("before", calls[len(calls)-1].ID)
 			d.Older = Prefix + "history?" + next.Encode()
+		}
+	}
+	if d.Filter.BeforeID != "" {
+		first := r.URL.Query()
+		first.Del("before")
+		d.Newest = Prefix + "history"
+		if len(first) > 0 {
+			d.Newest += "?" + first.Encode()
 		}
 	}
 	c.render(w, r, http.StatusOK, "history", d)

@@ -105,18 +105,21 @@ func (c *Console) serverPage(w http.ResponseWriter, r *http.Request) {
 	d.History = c.states.get(name)
 	list, _ := c.opts.Backend.Tools(r.Context(), name)
 	d.Tools = list.Tools
+	// A disabled server lists nothing (the catalog keeps what it listed
+	// before), as the servers page's counts and the gateway say.
+	listed := d.View.Enabled
 	for _, p := range c.opts.Catalog.Prompts() {
-		if p.Server == name {
+		if p.Server == name && listed {
 			d.Prompts = append(d.Prompts, promptRow{Server: p.Server, Name: p.Def.Name, Title: p.Def.Title, Description: p.Def.Description, Args: p.Def.Arguments})
 		}
 	}
 	for _, rs := range c.opts.Catalog.Resources() {
-		if rs.Server == name {
+		if rs.Server == name && listed {
 			d.Resources = append(d.Resources, resourceRow{Server: rs.Server, Name: rs.Def.Name, URI: rs.Def.URI, MIME: rs.Def.MIMEType})
 		}
 	}
 	for _, rt := range c.opts.Catalog.ResourceTemplates() {
-		if rt.Server == name {
+		if rt.Server == name && listed {
 			d.Resources = append(d.Resources, resourceRow{Server: rt.Server, Name: rt.Def.Name, URI: rt.Def.URITemplate, MIME: rt.Def.MIMEType, Template: true})
 		}
 	}

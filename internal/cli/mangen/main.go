@@ -29,7 +29,10 @@ func generate(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
-	header := &doc.GenManHeader{Title: "SWITCHBOARD", Section: "1", Source: "Switchboard", Manual: "Switchboard Manual"}
+	// No Title: each page's is its command's (SWITCHBOARD-CALL), as
+	// git-commit(1)'s is GIT-COMMIT; one fixed title would head every
+	// page SWITCHBOARD(1).
+	header := &doc.GenManHeader{Section: "1", Source: "Switchboard", Manual: "Switchboard Manual"}
 	if err := doc.GenManTree(cli.CommandTree(), header, dir); err != nil {
 		return fmt.Errorf("writing the man pages to %s: %w", dir, err)
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // TestGenerate checks that every command gets a man page with its
-// synopsis, flags and examples.
+// synopsis, flags and examples, headed by its own name.
 func TestGenerate(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "man")
 	if err := generate(dir); err != nil {
@@ -30,7 +30,8 @@ func TestGenerate(t *testing.T) {
 			return
 		}
 		page := string(data)
-		for _, want := range []string{".TH \"SWITCHBOARD\" \"1\"", "SYNOPSIS", "EXAMPLE"} {
+		title := strings.ToUpper(strings.ReplaceAll(c.CommandPath(), " ", "-")) // SWITCHBOARD-CALL
+		for _, want := range []string{".TH \"" + title + "\" \"1\"", "SYNOPSIS", "EXAMPLE"} {
 			if !strings.Contains(page, want) {
 				t.Errorf("%s does not contain %q", name, want)
 			}

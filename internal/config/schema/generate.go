@@ -4,6 +4,7 @@ package schema
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -90,6 +91,7 @@ func Generate(source string) ([]byte, error) {
 	}
 	s := reflectFile(r)
 	transportRules(s)
+	patternMessages(s)
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -132,14 +134,71 @@ func transportRules(s *Schema) {
 			}
 			banned.Set(strings.Split(f.Tag.Get("json"), ",")[0], jsonschema.FalseSchema)
 		}
-		if banned.Len() == 0 {
-			continue
+		then := &Schema{Properties: banned}
+		if t == tr.Default {
+			// stdio: the command that starts the server, or a docker image.
+			then.AnyOf = []*Schema{{Required: []string{"command"}}, {Required: []string{"docker"}}}
+		} else {
+			then.Required = []string{"url"}
 		}
 		cond := &Schema{Properties: props("transport", &Schema{Const: t})}
 		if t != tr.Default {
 			cond.Required = []string{"transport"}
 		}
-		srv.AllOf = append(srv.AllOf, &Schema{If: cond, Then: &Schema{Properties: banned}})
+		srv.AllOf = append(srv.AllOf, &Schema{If: cond, Then: then})
+	}
+}
+
+// patternMessages gives each pattern of the published schema the words an
+// editor shows for a value that does not match it (patternErrorMessage,
+// which the YAML language server shows instead of "String does not match
+// the pattern of" and the regular expression): for a duration and a size,
+// the forms they take; else the key's x-name and x-fix, as Switchboard's
+// own message words them. The runtime schema needs none: its messages
+// come from the same annotations.
+func patternMessages(s *Schema) {
+	eachSchema(s, func(x *Schema) {
+		var msg string
+		switch {
+		case x.Pattern == "":
+			return
+		case x.Pattern == durationPattern:
+			msg = "not a duration: write one such as 30s, 1m30s or 500ms, or a number of seconds"
+		case x.Pattern == sizePattern:
+			msg = "not a size: write one such as 1MiB, 512KiB or 4MB, or a number of bytes"
+		case extra(x, "x-fix") != "":
+			msg = "invalid " + cmp.Or(extra(x, "x-name"), "value") + ": " + extra(x, "x-fix")
+		default:
+			return
+		}
+		setExtra(x, "patternErrorMessage", msg)
+	})
+}
+
+// eachSchema calls f with s and every schema inside it.
+func eachSchema(s *Schema, f func(*Schema)) {
+	if s == nil {
+		return
+	}
+	f(s)
+	for _, d := range s.Definitions {
+		eachSchema(d, f)
+	}
+	if s.Properties != nil {
+		for p := s.Properties.Oldest(); p != nil; p = p.Next() {
+			eachSchema(p.Value, f)
+		}
+	}
+	for _, p := range s.PatternProperties {
+		eachSchema(p, f)
+	}
+	for _, list := range [][]*Schema{s.AllOf, s.AnyOf, s.OneOf, s.PrefixItems} {
+		for _, x := range list {
+			eachSchema(x, f)
+		}
+	}
+	for _, x := range []*Schema{s.Not, s.If, s.Then, s.Else, s.Items, s.Contains, s.AdditionalProperties, s.PropertyNames} {
+		eachSchema(x, f)
 	}
 }
 

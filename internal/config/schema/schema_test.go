@@ -81,6 +81,49 @@ func TestEveryKeyDescribed(t *testing.T) {
 	}
 }
 
+// TestEveryPatternWorded: an editor shows a value that does not match a
+// pattern with the schema's patternErrorMessage, else as "String does not
+// match the pattern of" and the regular expression. Every pattern of the
+// published schema has words a person can act on.
+func TestEveryPatternWorded(t *testing.T) {
+	got, err := schema.Generate(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(got, &doc); err != nil {
+		t.Fatal(err)
+	}
+	patterns := 0
+	var walk func(where string, v any)
+	walk = func(where string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if p, ok := x["pattern"].(string); ok {
+				patterns++
+				msg, _ := x["patternErrorMessage"].(string)
+				switch {
+				case msg == "":
+					t.Errorf("%s: pattern %q has no patternErrorMessage: give the field an x-fix", where, p)
+				case strings.Contains(p, "ms|s|m|h") && !strings.Contains(msg, "30s"):
+					t.Errorf("%s: the duration's patternErrorMessage %q shows no example", where, msg)
+				}
+			}
+			for k, e := range x {
+				walk(where+"/"+k, e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(where+"/[]", e)
+			}
+		}
+	}
+	walk("", doc)
+	if patterns < 5 {
+		t.Errorf("found %d patterns, want the duration's, the names' and the variables'", patterns)
+	}
+}
+
 func decode(t *testing.T, src string) any {
 	t.Helper()
 	d := json.NewDecoder(bytes.NewReader([]byte(src)))

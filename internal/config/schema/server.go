@@ -102,7 +102,7 @@ type ServerOAuth struct {
 	// client_credentials gets tokens for Switchboard itself.
 	Grant *string `json:"grant,omitempty" jsonschema:"enum=authorization_code,enum=client_credentials,default=authorization_code"`
 	// The only authorization server accepted, when the server names several.
-	Issuer *string `json:"issuer,omitempty" jsonschema:"pattern=^https?://"`
+	Issuer *string `json:"issuer,omitempty" jsonschema:"pattern=^https?://" jsonschema_extras:"x-name=issuer URL,x-fix=use the authorization server's issuer URL\\, starting with https://\\, e.g. issuer: https://login.example.com"`
 	// How the configured client authenticates at the token endpoint
 	// (default: from what the authorization server offers).
 	TokenAuthMethod *string `json:"token_auth_method,omitempty" jsonschema:"enum=none,enum=client_secret_basic,enum=client_secret_post"`

@@ -220,6 +220,8 @@
       if (label) label.className = 'badge state state-' + s.label;
       const reason = serverState.querySelector('[data-field="disabled_reason"]');
       if (reason) reason.hidden = !s.disabled_reason || s.enabled;
+      const hint = serverState.querySelector('[data-field="hint"]');
+      if (hint) hint.hidden = !s.hint;
       const enable = serverState.querySelector('button[data-action="enable"]');
       if (enable) { enable.textContent = s.auto_disabled ? 'Re-enable' : 'Enable'; enable.hidden = s.enabled; }
       serverState.querySelectorAll('button[data-action="disable"], button[data-action="refresh"]').forEach(function (b) { b.hidden = !s.enabled; });
