@@ -153,7 +153,8 @@ func transportRules(s *Schema) {
 // editor shows for a value that does not match it (patternErrorMessage,
 // which the YAML language server shows instead of "String does not match
 // the pattern of" and the regular expression): for a duration and a size,
-// the forms they take; else the key's x-name and x-fix, as Switchboard's
+// the forms they take; else the item's x-message (an item's own words) or
+// the key's x-name, and its x-fix, as Switchboard's
 // own message words them. The runtime schema needs none: its messages
 // come from the same annotations.
 func patternMessages(s *Schema) {
@@ -166,6 +167,16 @@ func patternMessages(s *Schema) {
 			msg = "not a duration: write one such as 30s, 1m30s or 500ms, or a number of seconds"
 		case x.Pattern == sizePattern:
 			msg = "not a size: write one such as 1MiB, 512KiB or 4MB, or a number of bytes"
+		case extra(x, "x-message") != "" && extra(x, "x-fix") != "":
+			// An item's own message: "scope {value} is not one word" names
+			// its subject; "is empty" follows the key's name.
+			m := extra(x, "x-message")
+			if strings.Contains(m, "{value}") {
+				m = strings.ReplaceAll(m, " {value}", "")
+			} else {
+				m = cmp.Or(extra(x, "x-name"), "value") + " " + m
+			}
+			msg = m + ": " + extra(x, "x-fix")
 		case extra(x, "x-fix") != "":
 			msg = "invalid " + cmp.Or(extra(x, "x-name"), "value") + ": " + extra(x, "x-fix")
 		default:
