@@ -234,6 +234,8 @@ func New(opts Options) (_ *Daemon, err error) {
 		Snapshots: d.pool.Snapshots,
 		Next:      d.rec,
 		Logger:    logger,
+
+		HistoryWriteFailures: d.rec.WriteFailures,
 	})
 	d.metrics.SetUsers(configUsers(cfg))
 	if d.audit, err = d.newAuditor(cfg); err != nil {

@@ -113,6 +113,7 @@ type Recorder struct {
 	kick  chan struct{} // wakes Run; capacity 1
 
 	dropped atomic.Int64          // every record not stored
+	failed  atomic.Int64          // of those, records whose write to the store failed
 	full    atomic.Int64          // of those, refused for a full buffer or after Run returned
 	invalid atomic.Int64          // of those, refused as invalid
 	late    atomic.Int64          // Commits that gave up waiting after CommitWait
@@ -295,6 +296,12 @@ func (r *Recorder) newBlock() []CallRecord {
 // Dropped reports how many records were not stored: the buffer was full,
 // the record was invalid, its write failed, or the Recorder had stopped.
 func (r *Recorder) Dropped() int64 { return r.dropped.Load() }
+
+// WriteFailures reports how many records the store failed to write, after
+// retries: the database was down, its disk full, its file over a size
+// limit. They are counted in Dropped too, although with a journal the
+// records of answered calls stay in it for the next start.
+func (r *Recorder) WriteFailures() int64 { return r.failed.Load() }
 
 func (r *Recorder) wake() {
 	select {
@@ -490,13 +497,24 @@ func (l *loop) write(ctx context.Context, all bool) error {
 }
 
 // writeChunk writes one batch, retrying, and counts its records dropped
-// when that fails.
+// when that fails. With a journal the records Commit journaled stay in
+// it (settle keeps their segments), and the next start writes them: the
+// log says so rather than that they are lost.
 func (l *loop) writeChunk(ctx context.Context, chunk []CallRecord) error {
 	r := l.r
 	if err := r.writeRetrying(ctx, chunk); err != nil {
 		r.dropped.Add(int64(len(chunk)))
-		r.log.Error("writing call history failed; records dropped", logKeyCount, len(chunk),
-			logKeyTotal, r.dropped.Load(), logKeyError, err)
+		total := r.failed.Add(int64(len(chunk)))
+		r.mu.Lock()
+		journal := r.jnl != nil
+		r.mu.Unlock()
+		if journal {
+			r.log.Error("writing call history failed; the records stay in its journal and are written at the next start",
+				logKeyCount, len(chunk), logKeyTotal, total, logKeyError, err)
+		} else {
+			r.log.Error("writing call history failed; records dropped", logKeyCount, len(chunk),
+				logKeyTotal, total, logKeyError, err)
+		}
 		return err
 	}
 	return nil
