@@ -106,6 +106,8 @@ type Daemon struct {
 	rec     *store.Recorder
 	metrics *metrics.Metrics
 	gw      *gateway.Gateway
+	// bodies bounds the time request bodies on the listen address take.
+	bodies  bodyTimes
 	backend control.Backend
 	hooks   *hooks.Engine
 	hookEv  *hookEvents
@@ -146,6 +148,7 @@ func New(opts Options) (_ *Daemon, err error) {
 		return nil, err
 	}
 	d := &Daemon{opts: opts, logger: logger, cfg: cfg, out: newLineWriter(opts.Out)}
+	d.bodies.d = d
 	if d.upstreamAuth, err = newUpstreamAuth(opts.StateDir, logger, d.refreshSecrets); err != nil {
 		return nil, err
 	}
@@ -352,7 +355,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 		return err
 	}
-	httpSrv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slogErrorLog(d.logger)}
+	httpSrv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout, ErrorLog: slogErrorLog(d.logger)}
 	var ctlSrv *http.Server
 	if ctl != nil {
 		ctlMux := http.NewServeMux()
