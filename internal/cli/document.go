@@ -381,7 +381,7 @@ func (c backendCaller) Call(ctx context.Context, req toolcall.Request) (*toolcal
 	}
 	res, err := c.b.Call(ctx, control.CallRequest{
 		Server: req.Server, Tool: req.Tool, Arguments: raw,
-		Source: string(req.Source), Identity: req.Identity, Timeout: req.Timeout,
+		Source: string(req.Source), Identity: req.Identity, Origin: req.Origin, Timeout: req.Timeout,
 		Budget:     control.Budget{MaxDuration: req.Budget.MaxDuration, MaxCost: req.Budget.MaxCost},
 		OnProgress: req.OnProgress,
 	})

@@ -185,6 +185,8 @@ type CallRequest struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Source    string          `json:"source,omitempty"`
 	Identity  string          `json:"identity,omitempty"`
+	// Origin is what in the source made the call (toolcall.Request.Origin).
+	Origin string `json:"origin,omitempty"`
 	// Timeout overrides the server's request timeout (1 s to 5 min).
 	Timeout time.Duration `json:"timeout_ns,omitempty"`
 	Budget  Budget        `json:"budget,omitzero"`

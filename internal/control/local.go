@@ -342,6 +342,7 @@ func (l *local) Call(ctx context.Context, req CallRequest) (*CallResult, error) 
 		RawArguments: req.Arguments,
 		Source:       toolcall.Source(req.Source),
 		Identity:     req.Identity,
+		Origin:       req.Origin,
 		Timeout:      req.Timeout,
 		Budget:       toolcall.Budget{MaxDuration: req.Budget.MaxDuration, MaxCost: req.Budget.MaxCost},
 		OnProgress:   req.OnProgress,

@@ -232,6 +232,12 @@ func Run(ctx context.Context, path string, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("running %s: no caller", path)
 	}
 
+	// The history says which document and block made each call, by a
+	// path that means something wherever it is read (the daemon's).
+	origin := path
+	if abs, err := filepath.Abs(path); err == nil {
+		origin = abs
+	}
 	outs := make([]outcome, len(blocks))
 	ran := make([]bool, len(blocks))
 	conc := opts.Concurrency
@@ -269,6 +275,7 @@ func Run(ctx context.Context, path string, opts Options) (*Report, error) {
 			res, err := opts.Caller.Call(ctx, toolcall.Request{
 				Server: b.Server, Tool: b.Tool, Arguments: b.Args,
 				Source: toolcall.SourceDocument, Identity: opts.Identity,
+				Origin: blockOrigin(origin, b),
 			})
 			if err == nil && res == nil {
 				err = fault.New(fault.Internal, "the call returned no result")
@@ -431,4 +438,14 @@ func writeAtomic(path string, data []byte, mode fs.FileMode) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// blockOrigin is the origin recorded with a block's call: the document's
+// path, the block's line as the document was when it ran, and its id.
+func blockOrigin(path string, b *Block) string {
+	o := fmt.Sprintf("document %s:%d", path, b.Line)
+	if b.ID != "" {
+		o += " ^" + b.ID
+	}
+	return o
 }
