@@ -89,6 +89,18 @@ type BlockReport struct {
 	// output_invalid), or missing, stale, invalid, dry-run.
 	Status string       `json:"status"`
 	Error  *fault.Error `json:"error,omitempty"`
+	// ErrorLine is the line of the document the error is about, when it
+	// is about one line inside the block (invalid YAML); 0 otherwise.
+	ErrorLine int `json:"error_line,omitempty"`
+}
+
+// At is the line of the document a message about the block names: the
+// line its error is about, else the block's opening line.
+func (r BlockReport) At() int {
+	if r.ErrorLine > 0 {
+		return r.ErrorLine
+	}
+	return r.Line
 }
 
 // Report is the outcome of a run or an inspection.
@@ -147,6 +159,9 @@ func report(b *Block, status string, err error) BlockReport {
 	r := BlockReport{Line: b.Line, EndLine: b.EndLine, ID: b.ID, Server: b.Server, Why: b.Why, Tool: b.Tool, Args: b.Args, Status: status}
 	if err != nil {
 		r.Error = fault.As(err)
+		if b.errLine > 0 && err == b.Err {
+			r.ErrorLine = b.Line + b.errLine
+		}
 		if b.dupOf > 0 && err == b.Err {
 			// Unlike the result written in the document, a report may
 			// name the other block's line.
