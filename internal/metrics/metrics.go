@@ -88,7 +88,10 @@ type Metrics struct {
 	auditFailures *prometheus.CounterVec
 }
 
-var _ toolcall.Recorder = (*Metrics)(nil)
+var (
+	_ toolcall.Recorder = (*Metrics)(nil)
+	_ toolcall.Beginner = (*Metrics)(nil)
+)
 
 // durationBuckets spans a 1 ms call to a 5 min one.
 var durationBuckets = []float64{

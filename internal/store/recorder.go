@@ -123,6 +123,8 @@ type Recorder struct {
 	// journaling is set while jnl is; Commit encodes its record for the
 	// journal before taking mu.
 	journaling atomic.Bool
+	// infl accounts for the calls running, with a journal (Begin).
+	infl atomic.Pointer[inflight]
 
 	mu sync.Mutex
 	// The buffer is a queue of blocks of MaxBatch capacity, each one
@@ -239,6 +241,21 @@ func (r *Recorder) Commit(ctx context.Context, rec CallRecord) error {
 		r.wake() // to log it
 		return fmt.Errorf("call %s: its record was not written within %s; it stays queued", rec.ID, r.opts.CommitWait)
 	}
+}
+
+// Begin notes that the call rec describes (its id, source, identity,
+// server, tool, origin and start) has started; end, called once its record
+// is Committed, notes that it ended. If the process dies in between, the
+// next Recorder on the database records the call as an error saying that
+// its process stopped while it ran, unless its record got through. Without
+// a journal (PostgreSQL), or before Run opened it, Begin does nothing.
+// Begin is safe for concurrent use.
+func (r *Recorder) Begin(rec CallRecord) (end func()) {
+	in := r.infl.Load()
+	if in == nil || rec.ID == "" || rec.StartedAt.IsZero() {
+		return func() {}
+	}
+	return in.begin(&rec)
 }
 
 // checkRecord refuses an invalid record, counting it.
@@ -433,6 +450,20 @@ func (r *Recorder) openJournal(ctx context.Context) {
 	}
 	if err != nil {
 		r.log.Error("writing journaled calls to the history failed", logKeyError, err)
+	}
+	// After the journal: a call whose record it held is not one that was
+	// lost.
+	n, err = recoverInflight(ctx, dir, r.store, r.writeRetrying)
+	if n > 0 {
+		r.log.Warn("recorded the calls a stopped process was running when it stopped (status error)", logKeyCount, n, logKeyPath, dir)
+	}
+	if err != nil {
+		r.log.Error("recording the calls a stopped process was running failed", logKeyError, err)
+	}
+	if in, err := openInflight(dir, inflightLines(r.opts.Keep)); err != nil {
+		r.log.Warn("calls in flight are not accounted for should this process die", logKeyError, err)
+	} else {
+		r.infl.Store(in)
 	}
 	r.mu.Lock()
 	if !r.isDone {
@@ -637,6 +668,9 @@ func (l *loop) shutdown(ctx context.Context) error {
 		r.journaling.Store(false)
 	}
 	r.mu.Unlock()
+	if in := r.infl.Swap(nil); in != nil {
+		in.close()
+	}
 	close(r.stopped)
 	l.logDrops(true)
 	if err != nil {
