@@ -326,7 +326,11 @@ func (a *app) historyShow(ctx context.Context, id string) error {
 		row("error", c.ErrorKind+": "+c.ErrorMessage)
 	}
 	row("started", c.StartedAt.Local().Format(time.RFC3339Nano))
-	row("finished", c.FinishedAt.Local().Format(time.RFC3339Nano))
+	if c.FinishedAt.IsZero() {
+		row("finished", "- (never: its process stopped while it ran)")
+	} else {
+		row("finished", c.FinishedAt.Local().Format(time.RFC3339Nano))
+	}
 	row("duration", c.Duration.String())
 	row("retries", fmt.Sprint(c.Retries))
 	if c.URLElicitations > 0 {

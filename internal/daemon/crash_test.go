@@ -353,7 +353,7 @@ func TestCrashAccountsForCallsInFlight(t *testing.T) {
 		}
 		if len(recs) == 1 {
 			c := recs[0]
-			if c.Status != "error" || c.Source != "gateway" || c.Server != "alpha" || !strings.HasPrefix(c.ErrorMessage, store.InterruptedMessage) {
+			if c.Status != "error" || c.Source != "gateway" || c.Server != "alpha" || c.Args != nil || !c.FinishedAt.IsZero() || !strings.HasPrefix(c.ErrorMessage, store.InterruptedMessage) {
 				t.Errorf("the call in flight: got %+v, want an error of source gateway on alpha saying its process stopped", c)
 			}
 			return

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
@@ -234,6 +235,13 @@ func recoverInflightFile(ctx context.Context, path string, s Store, write func(c
 			return 0, fmt.Errorf("looking up call %s of %s: %w", id, path, err)
 		}
 		rec := *l.Begin
+		if string(rec.Args) == "null" {
+			rec.Args = nil // a nil RawMessage is written as null
+		}
+		// Only what was known when it started: nothing of its end.
+		rec.FinishedAt, rec.Duration, rec.Retries = time.Time{}, 0, 0
+		rec.ResultBytes, rec.Truncated, rec.Partial = 0, false, false
+		rec.URLElicitations, rec.InputRounds = 0, 0
 		rec.Status, rec.ErrorKind = "error", string(fault.Internal)
 		rec.ErrorMessage = fmt.Sprintf("%s: pid %d; the server may have run it", InterruptedMessage, l.PID)
 		recs = append(recs, rec)

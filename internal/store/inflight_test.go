@@ -66,7 +66,7 @@ func TestInflightCrash(t *testing.T) {
 			t.Errorf("call %s that was running: got status %q, kind %q, message %q; want an internal error saying its process stopped",
 				id, c.Status, c.ErrorKind, c.ErrorMessage)
 		}
-		if c.Server != "files" || c.Tool != "slow" || c.Origin != fmt.Sprintf("document /srv/doc.md:%d", i+1) || c.StartedAt.IsZero() {
+		if c.Server != "files" || c.Tool != "slow" || !c.FinishedAt.IsZero() || c.Duration != 0 || c.ResultBytes != 0 || c.Origin != fmt.Sprintf("document /srv/doc.md:%d", i+1) || c.StartedAt.IsZero() {
 			t.Errorf("call %s that was running: got %+v, want what was known when it started", id, c)
 		}
 	}
