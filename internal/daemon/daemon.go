@@ -367,6 +367,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	return d.serve(ctx, func(runCtx context.Context, wg *sync.WaitGroup) {
 		d.runConsole(runCtx, wg)
+		wg.Go(func() { d.bodies.run(runCtx) })
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
