@@ -68,3 +68,28 @@ func TestClientSaysTheDaemonWentAwayMidCall(t *testing.T) {
 		t.Errorf("no daemon: got %v (suggestions %v), want the check-it-is-running advice", err, fe.Suggestions)
 	}
 }
+
+// A daemon whose history cannot be written says so in its status, over
+// the socket, for `switchboard servers` to tell the operator.
+func TestStatusCarriesHistoryWriteFailures(t *testing.T) {
+	t.Parallel()
+	sock := filepath.Join(shortDir(t), "d.sock")
+	ln, err := control.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := control.NewLocal(control.Components{HistoryWriteFailures: func() int64 { return 3 }})
+	hs := &http.Server{Handler: control.NewHandler(local, nil)}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = hs.Serve(ln) }()
+	defer func() { hs.Close(); <-done }()
+	c := control.Dial(sock)
+	defer c.Close()
+	st, err := c.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.HistoryWriteFailures != 3 {
+		t.Errorf("status: got %d history write failures, want 3", st.HistoryWriteFailures)
+	}
+}

@@ -121,6 +121,10 @@ type Status struct {
 	Address      string    `json:"address,omitempty"`
 	StartedAt    time.Time `json:"started_at,omitzero"`
 	Stopped      bool      `json:"stopped"`
+	// HistoryWriteFailures counts the call records the history store
+	// failed to write since the process started (its disk full, its
+	// database down): the log says why.
+	HistoryWriteFailures int64 `json:"history_write_failures,omitempty"`
 }
 
 // ServerInfo is one server as `switchboard servers` shows it.

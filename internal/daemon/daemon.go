@@ -336,17 +336,19 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.started = time.Now()
 	d.backend = control.Audited(control.NewLocal(control.Components{
-		Config:    d.config,
-		Pool:      d.pool,
-		Catalog:   d.cat,
-		Engine:    d.eng,
-		Store:     d.opts.Store,
-		Flush:     d.rec.Flush,
-		StopFlag:  control.StopFlagPath(d.opts.StateDir),
-		Reload:    d.Reload,
-		Version:   d.opts.Version,
-		Address:   d.Addr(),
-		StartedAt: d.started,
+		Config:   d.config,
+		Pool:     d.pool,
+		Catalog:  d.cat,
+		Engine:   d.eng,
+		Store:    d.opts.Store,
+		Flush:    d.rec.Flush,
+		StopFlag: control.StopFlagPath(d.opts.StateDir),
+
+		HistoryWriteFailures: d.rec.WriteFailures,
+		Reload:               d.Reload,
+		Version:              d.opts.Version,
+		Address:              d.Addr(),
+		StartedAt:            d.started,
 	}), d.audit)
 	if err := d.newConsole(); err != nil {
 		d.ln.Close()
