@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/llm"
 	"github.com/switchboard-mcp/switchboard/internal/llm/llmtest"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
@@ -38,6 +40,18 @@ type fixture struct {
 	eng  *toolcall.Engine
 	pool *upstream.Pool
 	cat  *catalog.Catalog
+
+	// recs are the call records the execution engine made.
+	recMu sync.Mutex
+	recs  []store.CallRecord
+}
+
+// Commit keeps the execution engine's call records (toolcall.Recorder).
+func (f *fixture) Commit(_ context.Context, r store.CallRecord) error {
+	f.recMu.Lock()
+	defer f.recMu.Unlock()
+	f.recs = append(f.recs, r)
+	return nil
 }
 
 // newFixture runs the ok test server as "alpha" and "beta", and a
@@ -81,7 +95,7 @@ func newFixture(t *testing.T, change func(*config.Config)) *fixture {
 			t.Fatalf("discovering %s: %v", s.Name, err)
 		}
 	}
-	f.eng, err = toolcall.New(toolcall.Options{Config: cfg, Upstreams: f.pool, Catalog: f.cat})
+	f.eng, err = toolcall.New(toolcall.Options{Config: cfg, Upstreams: f.pool, Catalog: f.cat, Recorder: f})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,6 +241,19 @@ func TestParallelToolCallsAndAnswer(t *testing.T) {
 	wantCounts := map[agent.EventType]int{agent.EventStart: 1, agent.EventMessage: 5, agent.EventUsage: 3, agent.EventToolCall: 4, agent.EventToolResult: 4, agent.EventEnd: 1}
 	if diff := cmp.Diff(wantCounts, counts); diff != "" {
 		t.Errorf("transcript events (-want +got):\n%s", diff)
+	}
+	// The history says which step and which of the model's tool calls
+	// made each call, as the transcript names them.
+	f.recMu.Lock()
+	var origins []string
+	for _, r := range f.recs {
+		origins = append(origins, r.Origin)
+	}
+	f.recMu.Unlock()
+	slices.Sort(origins)
+	wantOrigins := []string{"agent step 1, tool call c1", "agent step 1, tool call c2", "agent step 1, tool call c3", "agent step 2, tool call c4"}
+	if diff := cmp.Diff(wantOrigins, origins); diff != "" {
+		t.Errorf("origins recorded (-want +got):\n%s", diff)
 	}
 }
 

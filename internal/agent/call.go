@@ -49,7 +49,7 @@ func (s *Session) runTools(ctx context.Context, step int, calls []llm.ToolCall, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = s.callTool(ctx, tc)
+			results[i] = s.callTool(ctx, step, tc)
 		}()
 	}
 	wg.Wait()
@@ -76,7 +76,7 @@ func (s *Session) runTools(ctx context.Context, step int, calls []llm.ToolCall, 
 // callTool runs one call through the engine. Every failure becomes a tool
 // message the model can read: the tool does not exist, the arguments are
 // not a JSON object, the engine refused or the call failed.
-func (s *Session) callTool(ctx context.Context, tc llm.ToolCall) toolOutcome {
+func (s *Session) callTool(ctx context.Context, step int, tc llm.ToolCall) toolOutcome {
 	tool, ok := s.tools.Lookup(tc.Name)
 	if !ok {
 		msg := fmt.Sprintf("There is no tool named %q.", tc.Name)
@@ -102,6 +102,7 @@ func (s *Session) callTool(ctx context.Context, tc llm.ToolCall) toolOutcome {
 		Source:       toolcall.SourceAgent,
 		Identity:     s.opts.Identity,
 		SessionID:    s.opts.SessionID,
+		Origin:       fmt.Sprintf("agent step %d, tool call %s", step, tc.ID),
 	})
 	if err != nil {
 		s.logger.Info("tool call failed", logKeyServer, tool.Server, logKeyTool, tool.Tool, logKeyStatus, string(fault.KindOf(err)))

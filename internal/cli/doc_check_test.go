@@ -49,3 +49,28 @@ func TestDocCheckCountsARecordedFailure(t *testing.T) {
 	wantCode(t, r, ExitOK)
 	wantContains(t, "check of a document of successes", r.stdout, doc+": 1 block, every result up to date")
 }
+
+// TestDocYAMLErrorAtItsLine: a block whose YAML is wrong is reported at
+// the document's line the YAML parser names, so that an editor or a CI
+// log jumps to it, by doc list, doc run --check and doc run alike; --json
+// gives that line as error_line.
+func TestDocYAMLErrorAtItsLine(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfigWith(t, map[string]string{}, httpServersYAML(t, "alpha"))
+	// Line 8 repeats the key of line 7.
+	doc := writeMarkdown(t, "# Runbook\n\nIntro.\n\n```alpha\ntool: echo\nmessage: one\nmessage: two\n```\n")
+	want := doc + `:8: invalid YAML: line 3 of the block: mapping key "message" already defined`
+	for _, args := range [][]string{{"doc", "list"}, {"doc", "run", "--check"}, {"doc", "run"}} {
+		r := runCLI(t, append(args, "--config", cfg, doc)...)
+		wantCode(t, r, ExitFailure)
+		wantContains(t, strings.Join(args, " "), r.stderr, want)
+	}
+	r := runCLI(t, "doc", "list", "--json", "--config", cfg, doc)
+	var blocks []struct {
+		Line      int `json:"line"`
+		ErrorLine int `json:"error_line"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &blocks); err != nil || len(blocks) != 1 || blocks[0].Line != 5 || blocks[0].ErrorLine != 8 {
+		t.Errorf("doc list --json: got %s (%v), want one block at line 5 with error_line 8", r.stdout, err)
+	}
+}

@@ -138,7 +138,7 @@ func (a *app) docList(path string) error {
 	}
 	for _, b := range rep.Blocks {
 		if b.Error != nil {
-			fmt.Fprintf(a.stderr, "%s:%d: %s\n", path, b.Line, strings.TrimPrefix(blockError(b.Error), fmt.Sprintf("line %d: ", b.Line)))
+			fmt.Fprintf(a.stderr, "%s:%d: %s\n", path, b.At(), strings.TrimPrefix(blockError(b.Error), fmt.Sprintf("line %d: ", b.Line)))
 		}
 	}
 	if invalid > 0 {
@@ -248,7 +248,7 @@ func (a *app) docRun(cmd *cobra.Command, path string, f docRunFlags) error {
 			case b.Status == string(toolcall.StatusCancelled) && ctx.Err() != nil:
 				fmt.Fprintf(a.stderr, "%s:%d: %scancelled; its previous result is kept\n", path, b.Line, blockTarget(b))
 			case b.Error != nil:
-				fmt.Fprintf(a.stderr, "%s:%d: %s%s\n", path, b.Line, blockTarget(b), blockError(b.Error))
+				fmt.Fprintf(a.stderr, "%s:%d: %s%s\n", path, b.At(), blockTarget(b), blockError(b.Error))
 			}
 		}
 		fmt.Fprintln(a.stdout, docSummary(res))
@@ -322,7 +322,7 @@ func (a *app) docCheck(path string, cfg *config.Config) error {
 			case notebook.StatusStale:
 				fmt.Fprintf(a.stderr, "%s:%d: %sthe result is stale (the block changed since it ran); run switchboard doc run %s\n", path, b.Line, blockTarget(b), path)
 			case notebook.StatusInvalid:
-				fmt.Fprintf(a.stderr, "%s:%d: %s\n", path, b.Line, blockError(b.Error))
+				fmt.Fprintf(a.stderr, "%s:%d: %s\n", path, b.At(), blockError(b.Error))
 			case string(toolcall.StatusError), string(toolcall.StatusTimeout), string(toolcall.StatusCancelled):
 				fmt.Fprintf(a.stderr, "%s:%d: %sthe recorded result is a failed call (status %s); fix its cause, then run switchboard doc run %s\n", path, b.Line, blockTarget(b), b.Status, path)
 			}
@@ -350,7 +350,7 @@ func (a *app) docDryRun(ctx context.Context, path string, cfg *config.Config, on
 	} else {
 		for _, b := range rep.Blocks {
 			if b.Error != nil {
-				fmt.Fprintf(a.stderr, "%s:%d: %s\n", path, b.Line, blockError(b.Error))
+				fmt.Fprintf(a.stderr, "%s:%d: %s\n", path, b.At(), blockError(b.Error))
 				continue
 			}
 			args, err := json.Marshal(b.Args)
@@ -381,7 +381,7 @@ func (c backendCaller) Call(ctx context.Context, req toolcall.Request) (*toolcal
 	}
 	res, err := c.b.Call(ctx, control.CallRequest{
 		Server: req.Server, Tool: req.Tool, Arguments: raw,
-		Source: string(req.Source), Identity: req.Identity, Timeout: req.Timeout,
+		Source: string(req.Source), Identity: req.Identity, Origin: req.Origin, Timeout: req.Timeout,
 		Budget:     control.Budget{MaxDuration: req.Budget.MaxDuration, MaxCost: req.Budget.MaxCost},
 		OnProgress: req.OnProgress,
 	})

@@ -299,9 +299,12 @@ var historySources = []string{
 // historyRecord is one recorded call as `history --json` prints it
 // (docs/cli.md#switchboard-history).
 type historyRecord struct {
-	ID           string    `json:"id"`
-	Source       string    `json:"source"`
-	Identity     string    `json:"identity"`
+	ID       string `json:"id"`
+	Source   string `json:"source"`
+	Identity string `json:"identity"`
+	// Origin is what in its source made the call: a hook and its event,
+	// a document's block, an agent's step.
+	Origin       string    `json:"origin,omitempty"`
 	Server       string    `json:"server"`
 	Tool         string    `json:"tool"`
 	Status       string    `json:"status"`
@@ -325,7 +328,7 @@ type historyRecord struct {
 
 func newHistoryRecord(c store.CallRecord) historyRecord {
 	return historyRecord{
-		ID: c.ID, Source: c.Source, Identity: c.Identity, Server: c.Server, Tool: c.Tool,
+		ID: c.ID, Source: c.Source, Identity: c.Identity, Origin: c.Origin, Server: c.Server, Tool: c.Tool,
 		Status: c.Status, ErrorKind: c.ErrorKind, ErrorMessage: c.ErrorMessage,
 		StartedAt: c.StartedAt, FinishedAt: c.FinishedAt,
 		DurationMS: float64(c.Duration.Microseconds()) / 1000,
@@ -369,6 +372,9 @@ func (a *app) historyShow(ctx context.Context, id string) error {
 	row("id", c.ID)
 	row("source", c.Source)
 	row("identity", c.Identity)
+	if c.Origin != "" {
+		row("origin", c.Origin)
+	}
 	row("server", c.Server)
 	row("tool", c.Tool)
 	row("status", c.Status)
@@ -376,7 +382,11 @@ func (a *app) historyShow(ctx context.Context, id string) error {
 		row("error", c.ErrorKind+": "+c.ErrorMessage)
 	}
 	row("started", c.StartedAt.Local().Format(time.RFC3339Nano))
-	row("finished", c.FinishedAt.Local().Format(time.RFC3339Nano))
+	if c.FinishedAt.IsZero() {
+		row("finished", "- (never: its process stopped while it ran)")
+	} else {
+		row("finished", c.FinishedAt.Local().Format(time.RFC3339Nano))
+	}
 	row("duration", c.Duration.String())
 	row("retries", fmt.Sprint(c.Retries))
 	if c.URLElicitations > 0 {

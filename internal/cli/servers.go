@@ -171,6 +171,12 @@ func (a *app) servers(ctx context.Context, only string) error {
 			return err
 		}
 	}
+	// A history that cannot be written is a failure of the daemon's own:
+	// said here too, where an operator looks first.
+	if st, err := b.Status(ctx); err == nil && st.HistoryWriteFailures > 0 {
+		fmt.Fprintf(a.stderr, "warning: the daemon (pid %d) could not write %d call records to its history (its disk full, its database down?); its log says why (\"writing call history failed\")\n",
+			st.PID, st.HistoryWriteFailures)
+	}
 	failed := 0
 	for _, r := range rows {
 		if r.Enabled && r.State != upstream.StateConnected {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -92,13 +93,27 @@ func (c *Client) send(ctx context.Context, method, path string, in any) (*http.R
 	return resp, nil
 }
 
-// transportError classifies a failure to talk to the daemon.
+// transportError classifies a failure to talk to the daemon: no daemon to
+// connect to, or a daemon that went away (stopped, crashed, killed) after
+// taking the request, when what it was doing — a call — may have happened.
 func (c *Client) transportError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return fault.Wrap(fault.KindOf(ctx.Err()), ctx.Err(), "the request to the switchboard daemon was interrupted")
 	}
-	return fault.Wrap(fault.Connection, err, "talking to the switchboard daemon at %s", c.path).
-		WithSuggestions("check that 'switchboard serve' is running, or set SWITCHBOARD_NO_DAEMON=1 to work in-process")
+	// The URL (http://switchboard/v1/...) is no address anyone knows;
+	// the socket's path is.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		return fault.Wrap(fault.Connection, err, "talking to the switchboard daemon at %s", c.path).
+			WithSuggestions("check that 'switchboard serve' is running, or set SWITCHBOARD_NO_DAEMON=1 to work in-process")
+	}
+	return fault.Wrap(fault.Connection, err, "the switchboard daemon at %s closed the connection before it answered: it stopped, crashed or was killed", c.path).
+		WithSuggestions("a call it was running may have run: see switchboard history and the daemon's log",
+			"start 'switchboard serve' again, or set SWITCHBOARD_NO_DAEMON=1 to work in-process")
 }
 
 // Status implements Backend.

@@ -121,6 +121,10 @@ type Status struct {
 	Address      string    `json:"address,omitempty"`
 	StartedAt    time.Time `json:"started_at,omitzero"`
 	Stopped      bool      `json:"stopped"`
+	// HistoryWriteFailures counts the call records the history store
+	// failed to write since the process started (its disk full, its
+	// database down): the log says why.
+	HistoryWriteFailures int64 `json:"history_write_failures,omitempty"`
 }
 
 // ServerInfo is one server as `switchboard servers` shows it.
@@ -185,6 +189,8 @@ type CallRequest struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Source    string          `json:"source,omitempty"`
 	Identity  string          `json:"identity,omitempty"`
+	// Origin is what in the source made the call (toolcall.Request.Origin).
+	Origin string `json:"origin,omitempty"`
 	// Timeout overrides the server's request timeout (1 s to 5 min).
 	Timeout time.Duration `json:"timeout_ns,omitempty"`
 	Budget  Budget        `json:"budget,omitzero"`

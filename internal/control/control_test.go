@@ -580,3 +580,30 @@ func TestHistoryCallByShortID(t *testing.T) {
 		})
 	}
 }
+
+// A call made through the daemon (doc run, hooks fire) keeps its origin:
+// the history says which document block made it.
+func TestCallOriginCrossesTheSocket(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	const origin = "document /srv/runbook.md:12 ^check"
+	res, err := f.client.Call(ctx, control.CallRequest{Server: "alpha", Tool: "echo", Arguments: json.RawMessage(`{"message":"hi"}`),
+		Source: "document", Origin: origin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rec, err := f.client.HistoryCall(ctx, res.ID)
+		if err == nil {
+			if rec.Origin != origin {
+				t.Errorf("recorded origin: got %q, want %q", rec.Origin, origin)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the call %s was never recorded: %v", res.ID, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -36,6 +36,9 @@ type Components struct {
 	// written in batches); history reads call it first, so that a call
 	// that has returned is in the history read after it.
 	Flush func(context.Context) error
+	// HistoryWriteFailures, if set, counts the records the history store
+	// failed to write (store.Recorder.WriteFailures), for Status.
+	HistoryWriteFailures func() int64
 	// StopFlag is the stop switch file in the state directory: Stop writes
 	// it and Resume removes it, so sessions in other processes, which poll
 	// it, stop and resume too.
@@ -85,6 +88,9 @@ func (l *local) Status(context.Context) (Status, error) {
 	}
 	if l.c.Engine != nil {
 		st.Stopped = l.c.Engine.Stopped()
+	}
+	if l.c.HistoryWriteFailures != nil {
+		st.HistoryWriteFailures = l.c.HistoryWriteFailures()
 	}
 	if l.c.StopFlag != "" {
 		if _, err := os.Stat(l.c.StopFlag); err == nil {
@@ -343,6 +349,7 @@ func (l *local) Call(ctx context.Context, req CallRequest) (*CallResult, error) 
 		RawArguments: req.Arguments,
 		Source:       toolcall.Source(req.Source),
 		Identity:     req.Identity,
+		Origin:       req.Origin,
 		Timeout:      req.Timeout,
 		Budget:       toolcall.Budget{MaxDuration: req.Budget.MaxDuration, MaxCost: req.Budget.MaxCost},
 		OnProgress:   req.OnProgress,

@@ -321,3 +321,46 @@ func crashChild(ctx context.Context, cancel context.CancelFunc) error {
 	}()
 	return <-done
 }
+
+// TestCrashAccountsForCallsInFlight: a call running when the daemon is
+// killed leaves a record once the daemon is back — an error saying that
+// the process stopped while the call ran — rather than no trace at all.
+func TestCrashAccountsForCallsInFlight(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "switchboard.db")
+	srv := okServer(t, "alpha")
+	d := startCrashDaemon(t, "sqlite", db, srv)
+	cs := d.connect(t)
+	waitTools(t, cs, "alpha's tools", has("alpha__slow"))
+	mark := filepath.Join(t.TempDir(), "started")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"seconds": 60, "mark": mark}})
+	}()
+	eventually(t, "the call is running on the server", func() bool { _, err := os.Stat(mark); return err == nil })
+	d.kill(t)
+	<-done
+
+	st := openCrashStore(t, "sqlite", db)
+	restarted := startCrashDaemon(t, "sqlite", db, srv)
+	defer restarted.stop(t)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		recs, err := st.Calls(context.Background(), store.CallFilter{Tool: "slow"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) == 1 {
+			c := recs[0]
+			if c.Status != "error" || c.Source != "gateway" || c.Server != "alpha" || c.Args != nil || !c.FinishedAt.IsZero() || !strings.HasPrefix(c.ErrorMessage, store.InterruptedMessage) {
+				t.Errorf("the call in flight: got %+v, want an error of source gateway on alpha saying its process stopped", c)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the call in flight when the daemon was killed has %d records after the restart, want 1", len(recs))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -106,6 +106,8 @@ type Daemon struct {
 	rec     *store.Recorder
 	metrics *metrics.Metrics
 	gw      *gateway.Gateway
+	// bodies bounds the time request bodies on the listen address take.
+	bodies  bodyTimes
 	backend control.Backend
 	hooks   *hooks.Engine
 	hookEv  *hookEvents
@@ -146,6 +148,7 @@ func New(opts Options) (_ *Daemon, err error) {
 		return nil, err
 	}
 	d := &Daemon{opts: opts, logger: logger, cfg: cfg, out: newLineWriter(opts.Out)}
+	d.bodies.d = d
 	if d.upstreamAuth, err = newUpstreamAuth(opts.StateDir, logger, d.refreshSecrets); err != nil {
 		return nil, err
 	}
@@ -234,6 +237,8 @@ func New(opts Options) (_ *Daemon, err error) {
 		Snapshots: d.pool.Snapshots,
 		Next:      d.rec,
 		Logger:    logger,
+
+		HistoryWriteFailures: d.rec.WriteFailures,
 	})
 	d.metrics.SetUsers(configUsers(cfg))
 	if d.audit, err = d.newAuditor(cfg); err != nil {
@@ -331,17 +336,19 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.started = time.Now()
 	d.backend = control.Audited(control.NewLocal(control.Components{
-		Config:    d.config,
-		Pool:      d.pool,
-		Catalog:   d.cat,
-		Engine:    d.eng,
-		Store:     d.opts.Store,
-		Flush:     d.rec.Flush,
-		StopFlag:  control.StopFlagPath(d.opts.StateDir),
-		Reload:    d.Reload,
-		Version:   d.opts.Version,
-		Address:   d.Addr(),
-		StartedAt: d.started,
+		Config:   d.config,
+		Pool:     d.pool,
+		Catalog:  d.cat,
+		Engine:   d.eng,
+		Store:    d.opts.Store,
+		Flush:    d.rec.Flush,
+		StopFlag: control.StopFlagPath(d.opts.StateDir),
+
+		HistoryWriteFailures: d.rec.WriteFailures,
+		Reload:               d.Reload,
+		Version:              d.opts.Version,
+		Address:              d.Addr(),
+		StartedAt:            d.started,
 	}), d.audit)
 	if err := d.newConsole(); err != nil {
 		d.ln.Close()
@@ -350,7 +357,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 		return err
 	}
-	httpSrv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slogErrorLog(d.logger)}
+	httpSrv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout, ErrorLog: slogErrorLog(d.logger)}
 	var ctlSrv *http.Server
 	if ctl != nil {
 		ctlMux := http.NewServeMux()
@@ -362,6 +369,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	return d.serve(ctx, func(runCtx context.Context, wg *sync.WaitGroup) {
 		d.runConsole(runCtx, wg)
+		wg.Go(func() { d.bodies.run(runCtx) })
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

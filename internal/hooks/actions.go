@@ -169,7 +169,7 @@ func (e *Engine) runAction(ctx context.Context, set *hookSet, h *hook, a *action
 func (e *Engine) do(ctx context.Context, set *hookSet, h *hook, a *action, ev *event, p plan, timeout time.Duration) actionResult {
 	switch a.cfg.Type {
 	case config.HookActionMCP:
-		return e.runMCP(ctx, h, a, p, timeout)
+		return e.runMCP(ctx, h, a, ev, p, timeout)
 	case config.HookActionCommand:
 		return e.runCommand(ctx, set, p, ev)
 	case config.HookActionHTTP:
@@ -188,7 +188,7 @@ func (e *Engine) do(ctx context.Context, set *hookSet, h *hook, a *action, ev *e
 
 // runMCP calls the tool through the execution engine. An unavailable
 // server skips the action (seed 000): the hook does not fail.
-func (e *Engine) runMCP(ctx context.Context, h *hook, a *action, p plan, timeout time.Duration) actionResult {
+func (e *Engine) runMCP(ctx context.Context, h *hook, a *action, ev *event, p plan, timeout time.Duration) actionResult {
 	if e.calls == nil {
 		return actionResult{status: StatusFailure, err: errors.New("no execution engine: mcp actions cannot run here")}
 	}
@@ -201,6 +201,7 @@ func (e *Engine) runMCP(ctx context.Context, h *hook, a *action, p plan, timeout
 		Arguments: p.args,
 		Source:    toolcall.SourceHook,
 		Identity:  "hook:" + h.cfg.Name,
+		Origin:    fmt.Sprintf("hook %s on %s (event %s)", h.cfg.Name, ev.name, ev.id),
 		Timeout:   timeout,
 	})
 	if err != nil {

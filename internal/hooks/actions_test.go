@@ -34,6 +34,10 @@ echo '{"decision":"allow","note":"ok"}'
 `, argsFile, stdinFile))
 	block := script(t, dir, "block.sh", `echo "frozen until Monday" >&2; exit 2`)
 	fail := script(t, dir, "fail.sh", `echo "disk full" >&2; exit 7`)
+	noexec := script(t, dir, "noexec.sh", `exit 0`)
+	if err := os.Chmod(noexec, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	f := engineOnly(t, fmt.Sprintf(`hooks:
   - name: record
     on: cmd.ok
@@ -47,7 +51,13 @@ echo '{"decision":"allow","note":"ok"}'
   - name: missing
     on: cmd.missing
     actions: [{type: command, command: [./no-such-program]}]
-`, record, block, fail, record), nil)
+  - name: noexec
+    on: cmd.noexec
+    actions: [{type: command, command: [%q]}]
+  - name: notonpath
+    on: cmd.notonpath
+    actions: [{type: command, command: [no-such-program-on-path]}]
+`, record, block, fail, record, noexec), nil)
 	ctx := context.Background()
 
 	rep, err := f.eng.Fire(ctx, "cmd.ok", map[string]any{"n": 42})
@@ -93,10 +103,27 @@ echo '{"decision":"allow","note":"ok"}'
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Failed || !strings.Contains(rep.Runs[0].Error, "no-such-program") {
-		t.Errorf("missing: got %+v, want a failure naming the program", rep)
+	if !rep.Failed || !strings.Contains(rep.Runs[0].Error, "program ./no-such-program does not exist") ||
+		!strings.Contains(rep.Runs[0].Error, "commands run in the configuration's folder") {
+		t.Errorf("missing: got %+v, want a failure saying the program does not exist and where it was looked for", rep)
 	}
 	f.runs(t, store.HookRunFilter{Failed: true}, 3)
+
+	// hooks list says so before anything fires, at the action's line.
+	problems := map[string]string{}
+	for _, h := range f.eng.List() {
+		problems[h.Name] = strings.Join(h.Problems, "; ")
+	}
+	for name, want := range map[string]string{
+		"missing":   "18:16: program ./no-such-program does not exist",
+		"noexec":    "is not executable (" + noexec + "); chmod +x it",
+		"notonpath": "program no-such-program-on-path is not on PATH",
+		"record":    "",
+	} {
+		if got := problems[name]; (want == "") != (got == "") || !strings.Contains(got, want) {
+			t.Errorf("hooks list, %s: got problems %q, want %q", name, got, want)
+		}
+	}
 }
 
 // TestHTTPAction posts events to a local server.

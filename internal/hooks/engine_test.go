@@ -443,6 +443,17 @@ func TestToolHooksOwnCalls(t *testing.T) {
 	if len(runs) != 2 || runs[0].Status != "rejected" || runs[1].Status != "success" || !strings.HasPrefix(runs[0].Error, "cycle:") {
 		t.Errorf("got %v, want one success then one cycle rejection", statuses)
 	}
+	// The history says which hook, on which event, made the hook's call.
+	var origins []string
+	for _, r := range f.records() {
+		if r.Source == string(toolcall.SourceHook) {
+			origins = append(origins, r.Origin)
+		}
+	}
+	want := fmt.Sprintf("hook log on tool.after (event %s)", runs[1].EventID)
+	if len(origins) != 1 || origins[0] != want {
+		t.Errorf("origins of the hook's calls: got %q, want [%q]", origins, want)
+	}
 }
 
 // TestAfterAsync checks tool.after and tool.failed fire without blocking

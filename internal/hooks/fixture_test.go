@@ -98,6 +98,25 @@ type fixture struct {
 	cat   *catalog.Catalog
 	pool  *upstream.Pool
 	st    store.Store
+
+	// recs are the call records the execution engine made.
+	recMu sync.Mutex
+	recs  []store.CallRecord
+}
+
+// Commit keeps the execution engine's call records (toolcall.Recorder).
+func (f *fixture) Commit(_ context.Context, r store.CallRecord) error {
+	f.recMu.Lock()
+	defer f.recMu.Unlock()
+	f.recs = append(f.recs, r)
+	return nil
+}
+
+// records returns the call records so far.
+func (f *fixture) records() []store.CallRecord {
+	f.recMu.Lock()
+	defer f.recMu.Unlock()
+	return append([]store.CallRecord(nil), f.recs...)
 }
 
 // newFixture starts the servers cfg names (waiting for those in wait),
@@ -136,7 +155,7 @@ func newFixture(t testing.TB, cfg *config.Config, wait []string, change func(*ho
 			t.Fatalf("discovering %s: %v", name, err)
 		}
 	}
-	f.calls, err = toolcall.New(toolcall.Options{Config: cfg, Upstreams: f.pool, Catalog: f.cat})
+	f.calls, err = toolcall.New(toolcall.Options{Config: cfg, Upstreams: f.pool, Catalog: f.cat, Recorder: f})
 	if err != nil {
 		t.Fatal(err)
 	}

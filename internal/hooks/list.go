@@ -3,6 +3,8 @@ package hooks
 import (
 	"slices"
 	"strings"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
 // HookInfo describes one configured hook, for `switchboard hooks list`.
@@ -40,6 +42,13 @@ func (e *Engine) List() []HookInfo {
 			hi.Actions = append(hi.Actions, a.label)
 			if err := e.checkSchema(a); err != nil {
 				hi.Problems = append(hi.Problems, strings.Split(err.Error(), "; ")...)
+			}
+			// A program named as it is (no placeholder) that cannot run
+			// now would fail every run.
+			if a.cfg.Type == config.HookActionCommand && len(a.cfg.Command) > 0 && !strings.Contains(a.cfg.Command[0], "{") {
+				if why := programProblem(a.cfg.Command[0], s.configDir(e.dir)); why != "" {
+					hi.Problems = append(hi.Problems, a.cfg.Pos.String()+": "+why)
+				}
 			}
 		}
 		hi.Problems = slices.Compact(hi.Problems)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -92,6 +93,9 @@ func (e *Engine) runCommand(ctx context.Context, set *hookSet, p plan, ev *event
 		}
 		return actionResult{status: StatusFailure, err: errors.New(msg)}
 	default:
+		if why := programProblem(p.argv[0], cmd.Dir); why != "" {
+			return actionResult{status: StatusFailure, err: errors.New(why)}
+		}
 		return actionResult{status: StatusFailure, err: fmt.Errorf("running %s: %w", p.argv[0], err)}
 	}
 	out := jsonOrText(stdout.String())
@@ -161,4 +165,39 @@ func (c *capped) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// programProblem says why prog, a command action's program run in dir,
+// cannot run — it does not exist, is a directory or is not executable,
+// or, a bare name, is not on PATH — or "" when it can, as far as can be
+// told before running it.
+func programProblem(prog, dir string) string {
+	if prog == "" {
+		return "the command is empty"
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if !strings.ContainsRune(prog, filepath.Separator) && !strings.ContainsRune(prog, '/') {
+		if _, err := exec.LookPath(prog); err != nil {
+			return fmt.Sprintf("program %s is not on PATH; give its path, absolute or relative to the configuration's folder (%s)", prog, dir)
+		}
+		return ""
+	}
+	path := prog
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil && !filepath.IsAbs(prog):
+		return fmt.Sprintf("program %s does not exist: %s (commands run in the configuration's folder, %s)", prog, path, dir)
+	case err != nil:
+		return fmt.Sprintf("program %s does not exist", prog)
+	case fi.IsDir():
+		return fmt.Sprintf("program %s is a directory (%s)", prog, path)
+	case fi.Mode().Perm()&0o111 == 0:
+		return fmt.Sprintf("program %s is not executable (%s); chmod +x it", prog, path)
+	}
+	return ""
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
 
 // Commit counts one finished call, then hands it to Options.Next and
@@ -20,6 +21,16 @@ func (m *Metrics) Commit(ctx context.Context, r store.CallRecord) error {
 		return m.next.Commit(ctx, r)
 	}
 	return nil
+}
+
+// Begin passes the start of a call on to Options.Next when that accounts
+// for calls as they start (toolcall.Beginner), so that the history still
+// accounts for a call running when the process dies.
+func (m *Metrics) Begin(r store.CallRecord) (end func()) {
+	if b, ok := m.next.(toolcall.Beginner); ok {
+		return b.Begin(r)
+	}
+	return func() {}
 }
 
 // count counts one finished call.

@@ -52,6 +52,10 @@ type Options struct {
 	// Next receives every record after it is counted (the history
 	// recorder); nil means none.
 	Next toolcall.Recorder
+	// HistoryWriteFailures returns how many call records the history
+	// store failed to write (store.Recorder.WriteFailures); nil means the
+	// metric is not exported.
+	HistoryWriteFailures func() int64
 	// MaxTools is the number of distinct (server, tool) pairs counted under
 	// their own names; later ones are counted as tool="_other". Zero means
 	// DefaultMaxTools.
@@ -84,7 +88,10 @@ type Metrics struct {
 	auditFailures *prometheus.CounterVec
 }
 
-var _ toolcall.Recorder = (*Metrics)(nil)
+var (
+	_ toolcall.Recorder = (*Metrics)(nil)
+	_ toolcall.Beginner = (*Metrics)(nil)
+)
 
 // durationBuckets spans a 1 ms call to a 5 min one.
 var durationBuckets = []float64{
@@ -150,6 +157,12 @@ func New(opts Options) *Metrics {
 	}
 	if opts.Snapshots != nil {
 		m.reg.MustRegister(upstreamCollector{snapshots: opts.Snapshots})
+	}
+	if f := opts.HistoryWriteFailures; f != nil {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace: namespace, Name: "history_write_failures_total",
+			Help: "Call records the history store failed to write, after retries (the database down, its disk full). A SQLite history keeps them in its journal for the next start; the daemon's log says why.",
+		}, func() float64 { return float64(f()) }))
 	}
 	return m
 }

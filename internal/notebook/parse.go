@@ -113,6 +113,10 @@ type Block struct {
 	// fence, a bad or duplicate id, an unknown server or none), as a
 	// *fault.Error; nil otherwise.
 	Err error
+	// errLine is the line within the block (1 is the line after the
+	// opening fence) that Err is about, when it is about one (invalid
+	// YAML); 0 otherwise.
+	errLine int
 	// Section is the index of the innermost heading the block is under,
 	// or -1.
 	Section int
@@ -458,6 +462,7 @@ func (b *Block) parseBody(mcpBlock bool) {
 			msg = fmt.Sprintf("line %d of the block: %s", line, msg)
 		}
 		b.Err = blockErr("invalid YAML: "+msg, fix)
+		b.errLine = line
 		return
 	}
 	m, ok := v.(map[string]any)

@@ -89,6 +89,18 @@ type BlockReport struct {
 	// output_invalid), or missing, stale, invalid, dry-run.
 	Status string       `json:"status"`
 	Error  *fault.Error `json:"error,omitempty"`
+	// ErrorLine is the line of the document the error is about, when it
+	// is about one line inside the block (invalid YAML); 0 otherwise.
+	ErrorLine int `json:"error_line,omitempty"`
+}
+
+// At is the line of the document a message about the block names: the
+// line its error is about, else the block's opening line.
+func (r BlockReport) At() int {
+	if r.ErrorLine > 0 {
+		return r.ErrorLine
+	}
+	return r.Line
 }
 
 // Report is the outcome of a run or an inspection.
@@ -147,6 +159,9 @@ func report(b *Block, status string, err error) BlockReport {
 	r := BlockReport{Line: b.Line, EndLine: b.EndLine, ID: b.ID, Server: b.Server, Why: b.Why, Tool: b.Tool, Args: b.Args, Status: status}
 	if err != nil {
 		r.Error = fault.As(err)
+		if b.errLine > 0 && err == b.Err {
+			r.ErrorLine = b.Line + b.errLine
+		}
 		if b.dupOf > 0 && err == b.Err {
 			// Unlike the result written in the document, a report may
 			// name the other block's line.
@@ -232,6 +247,12 @@ func Run(ctx context.Context, path string, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("running %s: no caller", path)
 	}
 
+	// The history says which document and block made each call, by a
+	// path that means something wherever it is read (the daemon's).
+	origin := path
+	if abs, err := filepath.Abs(path); err == nil {
+		origin = abs
+	}
 	outs := make([]outcome, len(blocks))
 	ran := make([]bool, len(blocks))
 	conc := opts.Concurrency
@@ -269,6 +290,7 @@ func Run(ctx context.Context, path string, opts Options) (*Report, error) {
 			res, err := opts.Caller.Call(ctx, toolcall.Request{
 				Server: b.Server, Tool: b.Tool, Arguments: b.Args,
 				Source: toolcall.SourceDocument, Identity: opts.Identity,
+				Origin: blockOrigin(origin, b),
 			})
 			if err == nil && res == nil {
 				err = fault.New(fault.Internal, "the call returned no result")
@@ -431,4 +453,14 @@ func writeAtomic(path string, data []byte, mode fs.FileMode) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// blockOrigin is the origin recorded with a block's call: the document's
+// path, the block's line as the document was when it ran, and its id.
+func blockOrigin(path string, b *Block) string {
+	o := fmt.Sprintf("document %s:%d", path, b.Line)
+	if b.ID != "" {
+		o += " ^" + b.ID
+	}
+	return o
 }

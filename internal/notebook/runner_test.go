@@ -173,12 +173,24 @@ func TestOnlyAndDryRun(t *testing.T) {
 	}
 
 	// Line 10 is the second block's "message: two" line.
+	var origin string
+	caller.call = func(_ context.Context, req toolcall.Request) (*toolcall.Result, error) {
+		mu.Lock()
+		calls = append(calls, req.Arguments["message"].(string))
+		origin = req.Origin
+		mu.Unlock()
+		return textResult("ok"), nil
+	}
 	rep, err = notebook.Run(context.Background(), p, notebook.Options{Config: cfg, Caller: caller, Only: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.Blocks) != 1 || len(calls) != 1 || calls[0] != "two" {
 		t.Errorf("--only 10: got %d blocks and calls %v, want the second block only", len(rep.Blocks), calls)
+	}
+	// The history says which document and block made the call.
+	if want := "document " + p + ":8"; origin != want {
+		t.Errorf("origin: got %q, want %q", origin, want)
 	}
 	ins, _ := notebook.Inspect(p, cfg)
 	if got := strings.Join(statuses(ins), " "); got != "missing success" {

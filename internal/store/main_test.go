@@ -37,6 +37,8 @@ func runChild(mode string) int {
 		return crashWriter(os.Getenv(envChildEngine), os.Getenv(envChildDB))
 	case "commit-writer":
 		return commitWriter(os.Getenv(envChildEngine), os.Getenv(envChildDB))
+	case "inflight-writer":
+		return inflightWriter(os.Getenv(envChildEngine), os.Getenv(envChildDB))
 	}
 	fmt.Fprintf(os.Stderr, "unknown child mode %q\n", mode)
 	return 2

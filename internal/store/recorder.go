@@ -113,6 +113,7 @@ type Recorder struct {
 	kick  chan struct{} // wakes Run; capacity 1
 
 	dropped atomic.Int64          // every record not stored
+	failed  atomic.Int64          // of those, records whose write to the store failed
 	full    atomic.Int64          // of those, refused for a full buffer or after Run returned
 	invalid atomic.Int64          // of those, refused as invalid
 	late    atomic.Int64          // Commits that gave up waiting after CommitWait
@@ -122,6 +123,8 @@ type Recorder struct {
 	// journaling is set while jnl is; Commit encodes its record for the
 	// journal before taking mu.
 	journaling atomic.Bool
+	// infl accounts for the calls running, with a journal (Begin).
+	infl atomic.Pointer[inflight]
 
 	mu sync.Mutex
 	// The buffer is a queue of blocks of MaxBatch capacity, each one
@@ -240,6 +243,21 @@ func (r *Recorder) Commit(ctx context.Context, rec CallRecord) error {
 	}
 }
 
+// Begin notes that the call rec describes (its id, source, identity,
+// server, tool, origin and start) has started; end, called once its record
+// is Committed, notes that it ended. If the process dies in between, the
+// next Recorder on the database records the call as an error saying that
+// its process stopped while it ran, unless its record got through. Without
+// a journal (PostgreSQL), or before Run opened it, Begin does nothing.
+// Begin is safe for concurrent use.
+func (r *Recorder) Begin(rec CallRecord) (end func()) {
+	in := r.infl.Load()
+	if in == nil || rec.ID == "" || rec.StartedAt.IsZero() {
+		return func() {}
+	}
+	return in.begin(&rec)
+}
+
 // checkRecord refuses an invalid record, counting it.
 func (r *Recorder) checkRecord(rec *CallRecord) error {
 	if err := check(rec); err != nil {
@@ -295,6 +313,12 @@ func (r *Recorder) newBlock() []CallRecord {
 // Dropped reports how many records were not stored: the buffer was full,
 // the record was invalid, its write failed, or the Recorder had stopped.
 func (r *Recorder) Dropped() int64 { return r.dropped.Load() }
+
+// WriteFailures reports how many records the store failed to write, after
+// retries: the database was down, its disk full, its file over a size
+// limit. They are counted in Dropped too, although with a journal the
+// records of answered calls stay in it for the next start.
+func (r *Recorder) WriteFailures() int64 { return r.failed.Load() }
 
 func (r *Recorder) wake() {
 	select {
@@ -427,6 +451,20 @@ func (r *Recorder) openJournal(ctx context.Context) {
 	if err != nil {
 		r.log.Error("writing journaled calls to the history failed", logKeyError, err)
 	}
+	// After the journal: a call whose record it held is not one that was
+	// lost.
+	n, err = recoverInflight(ctx, dir, r.store, r.writeRetrying)
+	if n > 0 {
+		r.log.Warn("recorded the calls a stopped process was running when it stopped (status error)", logKeyCount, n, logKeyPath, dir)
+	}
+	if err != nil {
+		r.log.Error("recording the calls a stopped process was running failed", logKeyError, err)
+	}
+	if in, err := openInflight(dir, inflightLines(r.opts.Keep)); err != nil {
+		r.log.Warn("calls in flight are not accounted for should this process die", logKeyError, err)
+	} else {
+		r.infl.Store(in)
+	}
 	r.mu.Lock()
 	if !r.isDone {
 		r.jnl = j
@@ -490,13 +528,24 @@ func (l *loop) write(ctx context.Context, all bool) error {
 }
 
 // writeChunk writes one batch, retrying, and counts its records dropped
-// when that fails.
+// when that fails. With a journal the records Commit journaled stay in
+// it (settle keeps their segments), and the next start writes them: the
+// log says so rather than that they are lost.
 func (l *loop) writeChunk(ctx context.Context, chunk []CallRecord) error {
 	r := l.r
 	if err := r.writeRetrying(ctx, chunk); err != nil {
 		r.dropped.Add(int64(len(chunk)))
-		r.log.Error("writing call history failed; records dropped", logKeyCount, len(chunk),
-			logKeyTotal, r.dropped.Load(), logKeyError, err)
+		total := r.failed.Add(int64(len(chunk)))
+		r.mu.Lock()
+		journal := r.jnl != nil
+		r.mu.Unlock()
+		if journal {
+			r.log.Error("writing call history failed; the records stay in its journal and are written at the next start",
+				logKeyCount, len(chunk), logKeyTotal, total, logKeyError, err)
+		} else {
+			r.log.Error("writing call history failed; records dropped", logKeyCount, len(chunk),
+				logKeyTotal, total, logKeyError, err)
+		}
 		return err
 	}
 	return nil
@@ -619,6 +668,9 @@ func (l *loop) shutdown(ctx context.Context) error {
 		r.journaling.Store(false)
 	}
 	r.mu.Unlock()
+	if in := r.infl.Swap(nil); in != nil {
+		in.close()
+	}
 	close(r.stopped)
 	l.logDrops(true)
 	if err != nil {

@@ -1,10 +1,14 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -210,6 +214,62 @@ func TestRecorderWriteFailure(t *testing.T) {
 	if d := r.Dropped(); d != 3 {
 		t.Errorf("got %d dropped, want 3", d)
 	}
+	if f := r.WriteFailures(); f != 3 {
+		t.Errorf("got %d write failures, want 3", f)
+	}
+}
+
+// A SQLite history whose writes fail (its disk full) keeps the answered
+// calls in its journal for the next start; the log says that, not that
+// they were dropped.
+func TestRecorderWriteFailureKeptInJournal(t *testing.T) {
+	dir := t.TempDir()
+	s, err := store.OpenSQLite(context.Background(), filepath.Join(dir, "history.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	r := store.NewRecorder(s, store.RecorderOptions{Keep: -1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	stop := runRecorder(t, r)
+	s.Close() // every write fails from now on
+	for i := range 3 {
+		if err := r.Commit(context.Background(), testCall(fmt.Sprintf("j%d", i), i)); err != nil {
+			t.Fatalf("Commit: %v, want the record journaled", err)
+		}
+	}
+	eventually(t, "the failed write is counted", func() bool { return r.WriteFailures() == 3 })
+	stop()
+	out := logs.String()
+	if !strings.Contains(out, "the records stay in its journal and are written at the next start") || strings.Contains(out, "records dropped") {
+		t.Errorf("log: got\n%s\nwant the records said to stay in the journal, not dropped", out)
+	}
+	s2, err := store.OpenSQLite(context.Background(), filepath.Join(dir, "history.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	r2 := store.NewRecorder(s2, store.RecorderOptions{Keep: -1})
+	stop2 := runRecorder(t, r2)
+	eventually(t, "the next start writes the journaled calls", func() bool { return countCalls(t, s2) == 3 })
+	stop2()
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func TestRecorderPrunes(t *testing.T) {

@@ -213,6 +213,16 @@ var migrations = []migration{
 			`ALTER TABLE calls ADD COLUMN input_rounds integer NOT NULL DEFAULT 0`,
 		},
 	},
+	{
+		version: 7,
+		name:    "what in its source made a call",
+		sqlite: []string{
+			`ALTER TABLE calls ADD COLUMN origin TEXT NOT NULL DEFAULT ''`,
+		},
+		postgres: []string{
+			`ALTER TABLE calls ADD COLUMN origin text NOT NULL DEFAULT ''`,
+		},
+	},
 }
 
 // latestVersion is the schema version this build writes.

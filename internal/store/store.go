@@ -68,6 +68,28 @@ type CallRecord struct {
 	// own result: a call that took the client's answers says so. 0 for
 	// most.
 	InputRounds int `json:",omitempty"`
+	// Origin says what in its source made the call, for a person reading
+	// the history: "hook NAME on EVENT (event ID)", "document
+	// PATH:LINE", "agent step N, tool call ID". Empty for calls made
+	// directly (the CLI's call, a gateway client). At most MaxOrigin
+	// bytes.
+	Origin string `json:",omitempty"`
+}
+
+// MaxOrigin is the longest CallRecord.Origin kept; CutOrigin cuts a
+// longer one.
+const MaxOrigin = 512
+
+// CutOrigin returns origin cut to MaxOrigin bytes at a rune boundary.
+func CutOrigin(origin string) string {
+	if len(origin) <= MaxOrigin {
+		return origin
+	}
+	cut := MaxOrigin
+	for cut > 0 && !utf8.RuneStart(origin[cut]) {
+		cut--
+	}
+	return origin[:cut]
 }
 
 // DefaultLimit is the number of calls [Store.Calls] returns when
@@ -197,6 +219,7 @@ func prepare(recs []CallRecord) ([]CallRecord, error) {
 		r.Status = cleanText(r.Status)
 		r.ErrorKind = cleanText(r.ErrorKind)
 		r.ErrorMessage = cleanText(r.ErrorMessage)
+		r.Origin = cleanText(CutOrigin(r.Origin))
 		if len(r.Args) == 0 {
 			r.Args = nil
 		} else if !utf8.Valid(r.Args) {
@@ -261,9 +284,9 @@ type dialect struct {
 // callColumns are the columns of calls, in the order scanCall and
 // callArgs use.
 const callColumns = "id, source, identity, server, tool, args, status, error_kind, error_message, " +
-	"started_at, finished_at, duration_ns, retries, result_bytes, truncated, partial, url_elicitations, input_rounds"
+	"started_at, finished_at, duration_ns, retries, result_bytes, truncated, partial, url_elicitations, input_rounds, origin"
 
-const numCallColumns = 18
+const numCallColumns = 19
 
 // upsertCallSQL is the statement that stores one call.
 func (d dialect) upsertCallSQL() string { return d.upsertSQL("calls", callColumns, numCallColumns) }
@@ -299,7 +322,7 @@ func (d dialect) callArgs(r *CallRecord) []any {
 	return []any{
 		r.ID, r.Source, r.Identity, r.Server, r.Tool, args, r.Status, r.ErrorKind, r.ErrorMessage,
 		d.timeArg(r.StartedAt), d.timeArg(r.FinishedAt), int64(r.Duration), int64(r.Retries),
-		r.ResultBytes, r.Truncated, r.Partial, int64(r.URLElicitations), int64(r.InputRounds),
+		r.ResultBytes, r.Truncated, r.Partial, int64(r.URLElicitations), int64(r.InputRounds), r.Origin,
 	}
 }
 
@@ -395,7 +418,7 @@ func scanCall(sc rowScanner) (CallRecord, error) {
 		truncated, partial bool
 	)
 	err := sc.Scan(&r.ID, &r.Source, &r.Identity, &r.Server, &r.Tool, &args, &r.Status, &r.ErrorKind,
-		&r.ErrorMessage, &started, &finished, &dur, &retries, &r.ResultBytes, &truncated, &partial, &urls, &rounds)
+		&r.ErrorMessage, &started, &finished, &dur, &retries, &r.ResultBytes, &truncated, &partial, &urls, &rounds, &r.Origin)
 	if err != nil {
 		return CallRecord{}, err
 	}

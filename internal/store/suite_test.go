@@ -35,6 +35,7 @@ func testStore(t *testing.T, open func(t *testing.T) store.Store) {
 			FinishedAt: time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC),
 			Duration:   876543210 * time.Nanosecond, Retries: 2, ResultBytes: 1 << 40,
 			Truncated: true, Partial: true, URLElicitations: 3, InputRounds: 2,
+			Origin: "agent step 2, tool call call_7",
 		}
 		if err := s.RecordCalls(ctx, []store.CallRecord{want}); err != nil {
 			t.Fatal(err)

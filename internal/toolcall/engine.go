@@ -61,6 +61,14 @@ type Recorder interface {
 	Commit(ctx context.Context, rec store.CallRecord) error
 }
 
+// Beginner is a Recorder that is also told when a call starts, so that a
+// call running when the process dies is still accounted for
+// (*store.Recorder.Begin). end is called once the call's record is
+// committed.
+type Beginner interface {
+	Begin(rec store.CallRecord) (end func())
+}
+
 // Options configures an Engine.
 type Options struct {
 	Config    *config.Config
@@ -308,6 +316,11 @@ func (e *Engine) Call(ctx context.Context, req Request) (*Result, error) {
 		defer end()
 	}
 	c := &call{e: e, set: e.set.Load(), req: req, start: e.now(), status: StatusPending}
+	if b, ok := e.rec.(Beginner); ok {
+		end := b.Begin(store.CallRecord{ID: req.ID, Source: string(req.Source), Identity: req.Identity,
+			Server: req.Server, Tool: req.Tool, Origin: store.CutOrigin(req.Origin), StartedAt: c.start})
+		defer end()
+	}
 	ctx, c.span = e.tracing.StartCall(ctx, telemetry.Call{ID: req.ID, Server: req.Server, Tool: req.Tool, Source: string(req.Source), Session: req.SessionID, User: req.Identity})
 	res, err := c.run(ctx)
 	c.finish(ctx, res, err)

@@ -288,7 +288,7 @@ func (c *call) finish(ctx context.Context, res *Result, err error) {
 		Server: c.req.Server, Tool: c.req.Tool,
 		Status: string(status), ErrorKind: kind, ErrorMessage: msg,
 		StartedAt: c.start, FinishedAt: end, Duration: end.Sub(c.start), Retries: c.retries,
-		URLElicitations: c.urlElicitations,
+		URLElicitations: c.urlElicitations, Origin: store.CutOrigin(c.req.Origin),
 	}
 	if c.req.InputRounds != nil {
 		rec.InputRounds = c.req.InputRounds()

@@ -80,6 +80,12 @@ type Request struct {
 	Identity string
 	// SessionID is the caller's session, when known.
 	SessionID string
+	// Origin says, for a person reading the history, what in the source
+	// made the call: the hook and its event, the document and its block,
+	// the agent's step and the model's tool call id. Empty for calls a
+	// person or client made directly. It is recorded with the call (cut
+	// to MaxOrigin bytes).
+	Origin string
 	// RequestID is the id of the client's JSON-RPC request that made the
 	// call, as the client sent it (gateway calls that have one), for the
 	// audit trail; nil otherwise.
