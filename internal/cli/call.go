@@ -90,7 +90,7 @@ func (a *app) call(ctx context.Context, args []string, f callFlags) error {
 	}
 	toolName, pairs := rest[0], rest[1:]
 	if f.timeout != 0 && (f.timeout < config.MinRequestTimeout || f.timeout > config.MaxRequestTimeout) {
-		return usagef("--timeout %s is out of range; give 1s to 5m", f.timeout)
+		return usagef("--timeout %s is out of range; give 1s to 5m", config.FormatDuration(f.timeout))
 	}
 	ans, err := a.answerer(cfg, f.answers)
 	if err != nil {
