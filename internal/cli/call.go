@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/suggest"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
 
@@ -89,7 +90,7 @@ func (a *app) call(ctx context.Context, args []string, f callFlags) error {
 	}
 	toolName, pairs := rest[0], rest[1:]
 	if f.timeout != 0 && (f.timeout < config.MinRequestTimeout || f.timeout > config.MaxRequestTimeout) {
-		return usagef("--timeout %s is out of range; give 1s to 5m", f.timeout)
+		return usagef("--timeout %s is out of range; give 1s to 5m", config.FormatDuration(f.timeout))
 	}
 	ans, err := a.answerer(cfg, f.answers)
 	if err != nil {
@@ -128,6 +129,7 @@ func (a *app) call(ctx context.Context, args []string, f callFlags) error {
 		}
 		return err
 	}
+	a.noteUnknownParams(toolName, arguments, schema)
 	var raw json.RawMessage
 	if arguments != nil {
 		if raw, err = json.Marshal(arguments); err != nil {
@@ -199,6 +201,29 @@ func (a *app) call(ctx context.Context, args []string, f callFlags) error {
 		return &exitError{ExitFailure}
 	}
 	return nil
+}
+
+// noteUnknownParams says on stderr which arguments the tool's input schema
+// does not name, when it lets them through (no additionalProperties:
+// false, which buildArgs refuses): a misspelt optional parameter would
+// otherwise be sent and ignored without a word, and a misspelt required
+// one reported only as missing.
+func (a *app) noteUnknownParams(tool string, arguments map[string]any, schema any) {
+	props, additional := catalog.SchemaProps(schema)
+	if len(props) == 0 || !additional {
+		return
+	}
+	names := sortedKeys(props)
+	for _, k := range sortedKeys(arguments) {
+		if _, ok := props[k]; ok {
+			continue
+		}
+		hint := "its parameters are: " + strings.Join(names, ", ")
+		if s := suggest.Closest(k, names, 1); len(s) > 0 && suggest.Distance(k, s[0]) < len([]rune(k)) {
+			hint = fmt.Sprintf("did you mean %q?", s[0])
+		}
+		fmt.Fprintf(a.stderr, "note: %s has no parameter %q in its input schema; it is sent as given (%s)\n", tool, k, hint)
+	}
 }
 
 // cliIdentity is the identity of a CLI caller: the configuration's

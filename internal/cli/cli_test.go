@@ -205,7 +205,7 @@ func TestCallErrors(t *testing.T) {
 		{"key:= not JSON", []string{"call", "alpha", "echo", "message:=hi"}, ExitFailure, []string{"message:= needs a JSON value", `hint: for the string "hi", write message=hi (typed by the tool's schema) or 'message:="hi"'`}},
 		{"dead server", []string{"call", "dead", "echo"}, ExitFailure, []string{"fatal: missing API key GIZMO_TOKEN"}},
 		{"missing tool", []string{"call", "alpha"}, ExitUsage, []string{"missing TOOL"}},
-		{"bad timeout", []string{"call", "alpha", "echo", "--timeout", "10m"}, ExitUsage, []string{"--timeout 10m0s is out of range"}},
+		{"bad timeout", []string{"call", "alpha", "echo", "--timeout", "10m"}, ExitUsage, []string{"--timeout 10m is out of range; give 1s to 5m"}},
 		{"unknown flag", []string{"call", "--nope"}, ExitUsage, []string{"unknown flag --nope; run 'switchboard help call' for its flags"}},
 		{"timeout", []string{"call", "alpha", "slow", "seconds=30", "--timeout", "1s"}, ExitFailure, []string{"alpha/slow did not answer within 1s (the call's --timeout); the call was cancelled upstream"}},
 	}

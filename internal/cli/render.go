@@ -135,19 +135,40 @@ func objectMembers(text string) ([]member, bool) {
 	return out, true
 }
 
+// usualExt is the extension people expect for types whose first
+// spelling in the system's table is a rare one (.asc for text/plain,
+// .jfif for JPEG, .markdown for Markdown).
+var usualExt = map[string]string{
+	"text/plain": ".txt", "text/markdown": ".md", "text/html": ".html", "image/jpeg": ".jpg",
+	"audio/mpeg": ".mp3", "audio/ogg": ".ogg", "video/mp4": ".mp4", "application/octet-stream": ".bin",
+}
+
+// blobExt is the file extension for content of mimeType: the usual one,
+// else the system's (the one named after the subtype when there is one:
+// .png, .wav, .json), else .bin.
+func blobExt(mimeType string) string {
+	base, _, _ := strings.Cut(mimeType, ";")
+	base = strings.ToLower(strings.TrimSpace(base))
+	if ext, ok := usualExt[base]; ok {
+		return ext
+	}
+	exts, _ := mime.ExtensionsByType(base)
+	if len(exts) == 0 {
+		return ".bin"
+	}
+	_, sub, _ := strings.Cut(base, "/")
+	for _, e := range exts {
+		if e == "."+sub {
+			return e
+		}
+	}
+	return exts[0]
+}
+
 // saveBlob writes binary content to a new file in outDir and prints its
 // path. Bytes are written exactly as received.
 func (r *renderer) saveBlob(what, mimeType string, data []byte) error {
-	ext := ".bin"
-	if exts, _ := mime.ExtensionsByType(mimeType); len(exts) > 0 {
-		ext = exts[len(exts)-1]
-		for _, e := range exts {
-			if len(e) == 4 { // prefer .png, .wav, .jpg over rarer spellings
-				ext = e
-				break
-			}
-		}
-	}
+	ext := blobExt(mimeType)
 	dir := r.outDir
 	if dir == "" {
 		dir = os.TempDir()

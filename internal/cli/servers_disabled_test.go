@@ -102,4 +102,14 @@ func TestListsLeaveOutADisabledServer(t *testing.T) {
 		wantContains(t, cmd+" alpha, disabled", r.stderr, "server alpha is disabled")
 		wantContains(t, cmd+" alpha, disabled", r.stderr, "switchboard servers enable alpha")
 	}
+	// tool still describes one of its tools (the catalog keeps them), and
+	// says that calling it fails.
+	r := runCLI(t, "tool", "alpha", "echo", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "tool alpha echo, disabled", r.stdout, "echo (server alpha")
+	wantContains(t, "tool alpha echo, disabled", r.stderr, "note: server alpha is disabled: calls fail until it is enabled (switchboard servers enable alpha)")
+	r = runCLI(t, "tool", "beta", "echo", "--config", cfg)
+	if strings.Contains(r.stderr, "disabled") {
+		t.Errorf("tool beta echo, enabled: got stderr %q, want no note", r.stderr)
+	}
 }

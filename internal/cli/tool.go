@@ -56,7 +56,18 @@ func (a *app) tool(ctx context.Context, args []string) error {
 	if a.json {
 		return a.printJSON(t)
 	}
-	return a.describeTool(t)
+	if err := a.describeTool(t); err != nil {
+		return err
+	}
+	// The catalog keeps a disabled server's tools: say that a call fails.
+	if infos, err := b.Servers(ctx); err == nil {
+		for _, si := range infos {
+			if si.Server == server && !si.Enabled {
+				fmt.Fprintf(a.stderr, "note: server %s is disabled: calls fail until it is enabled (switchboard servers enable %s)\n", server, server)
+			}
+		}
+	}
+	return nil
 }
 
 // describeTool prints a tool's parameters for a person.

@@ -58,4 +58,13 @@ func TestDisabledServerShowsNoCounts(t *testing.T) {
 	if strings.Contains(page, "library://notes.md") || strings.Contains(page, "recommend") {
 		t.Errorf("disabled, the server's page lists what the server listed before it was disabled")
 	}
+	// Its tool's page (the catalog keeps it) says that a call fails.
+	_, page = cl.do("GET", "/ui/tool?server=library&name=bump", "", "")
+	if !strings.Contains(page, `id="disabled-banner"`) || !strings.Contains(page, "calls fail until it is enabled") {
+		t.Errorf("disabled, the tool's page: want a banner saying the server is disabled")
+	}
+	cl.json("POST", "/ui/api/servers/library/enable", "", 200, nil)
+	if _, page = cl.do("GET", "/ui/tool?server=library&name=bump", "", ""); strings.Contains(page, `id="disabled-banner"`) {
+		t.Errorf("enabled again, the tool's page: got the disabled banner")
+	}
 }

@@ -412,6 +412,9 @@ type toolData struct {
 	CLI        string
 	Curl       string
 	TokensUsed bool
+	// Disabled is set when the tool's server is disabled: the catalog
+	// keeps its tools, but a call fails until it is enabled.
+	Disabled bool
 }
 
 // toolPage shows a tool's schema and its "Try it" form, and, with
@@ -454,6 +457,11 @@ func (c *Console) toolPage(w http.ResponseWriter, r *http.Request) {
 				d.Running = true
 			}
 			wc.mu.Unlock()
+		}
+	}
+	if infos, err := c.servers(r); err == nil {
+		for _, si := range infos {
+			d.Disabled = d.Disabled || si.Server == ti.Server && !si.Enabled
 		}
 	}
 	cfg := c.opts.Config()
