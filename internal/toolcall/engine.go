@@ -139,7 +139,8 @@ const (
 type settings struct {
 	cfg       *config.Config // a copy, with Limits defaults filled in
 	servers   map[string]config.Server
-	perServer map[string]int // max_concurrent per server; 0 = none
+	perServer map[string]int  // max_concurrent per server (or its share); 0 = none
+	shares    map[string]bool // the servers whose perServer is their share (serverShare)
 	redactor  *redact.Redactor
 	secrets   []string // the configuration's secret values, which redactor knows
 }
@@ -171,7 +172,7 @@ func newSettings(cfg *config.Config) (*settings, error) {
 	}
 	c := *cfg // the caller's configuration is shared (the pool holds it too)
 	c.Limits = lim
-	st := &settings{cfg: &c, servers: map[string]config.Server{}, perServer: map[string]int{}}
+	st := &settings{cfg: &c, servers: map[string]config.Server{}, perServer: map[string]int{}, shares: map[string]bool{}}
 	var secrets []string
 	for _, s := range cfg.Servers {
 		if s.MaxConcurrent < 0 {
@@ -180,6 +181,16 @@ func newSettings(cfg *config.Config) (*settings, error) {
 		st.servers[s.Name] = s
 		st.perServer[s.Name] = s.MaxConcurrent
 		secrets = append(secrets, s.SecretValues()...)
+	}
+	// With other servers beside it, a server with no max_concurrent of its
+	// own gets a share of the global limit: one that hangs cannot hold
+	// every slot.
+	if share := serverShare(lim.MaxConcurrent); share > 0 && len(cfg.Servers) > 1 {
+		for _, s := range cfg.Servers {
+			if s.MaxConcurrent == 0 {
+				st.perServer[s.Name], st.shares[s.Name] = share, true
+			}
+		}
 	}
 	st.secrets = secrets
 	st.redactor = redact.New(secrets)
@@ -208,7 +219,7 @@ func New(opts Options) (*Engine, error) {
 		logger:    opts.Logger,
 		tracing:   opts.Tracing,
 		now:       opts.Now,
-		gate:      newGate(lim.MaxConcurrent, st.perServer, lim.QueueWait, lim.MaxQueue, lim.SessionLimit),
+		gate:      newGate(lim.MaxConcurrent, st.perServer, st.shares, lim.QueueWait, lim.MaxQueue, lim.SessionLimit),
 		retryWait: 15 * time.Second,
 	}
 	e.rate.reconfigure(lim.Rate)
@@ -250,7 +261,7 @@ func (e *Engine) SetConfig(cfg *config.Config) error {
 		st.redactor = redact.New(append(slices.Clone(st.secrets), e.extra...))
 	}
 	lim := st.cfg.Limits
-	e.gate.reconfigure(lim.MaxConcurrent, st.perServer, lim.QueueWait, lim.MaxQueue, lim.SessionLimit)
+	e.gate.reconfigure(lim.MaxConcurrent, st.perServer, st.shares, lim.QueueWait, lim.MaxQueue, lim.SessionLimit)
 	e.rate.reconfigure(lim.Rate)
 	e.set.Store(st)
 	return nil

@@ -32,17 +32,19 @@ type gate struct {
 	active       map[string]context.CancelCauseFunc // in-flight calls, for Stop
 }
 
-func newGate(maxConcurrent int, perServer map[string]int, queueWait time.Duration, maxQueue, sessionLimit int) *gate {
+func newGate(maxConcurrent int, perServer map[string]int, shares map[string]bool, queueWait time.Duration, maxQueue, sessionLimit int) *gate {
 	g := &gate{global: newSlots(maxConcurrent), active: map[string]context.CancelCauseFunc{}}
-	g.reconfigure(maxConcurrent, perServer, queueWait, maxQueue, sessionLimit)
+	g.reconfigure(maxConcurrent, perServer, shares, queueWait, maxQueue, sessionLimit)
 	return g
 }
 
 // reconfigure changes the limits for calls that start from now on. Slot
 // pools are resized in place, so calls in flight still count against them
 // and release into them; a server whose max_concurrent is removed keeps its
-// old pool only for the calls that hold it.
-func (g *gate) reconfigure(maxConcurrent int, perServer map[string]int, queueWait time.Duration, maxQueue, sessionLimit int) {
+// old pool only for the calls that hold it. shares names the servers whose
+// pool is their share of the global one (serverShare), not a max_concurrent
+// of their own.
+func (g *gate) reconfigure(maxConcurrent int, perServer map[string]int, shares map[string]bool, queueWait time.Duration, maxQueue, sessionLimit int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.global.resize(maxConcurrent)
@@ -51,12 +53,14 @@ func (g *gate) reconfigure(maxConcurrent int, perServer map[string]int, queueWai
 		if n <= 0 {
 			continue
 		}
-		if s, ok := g.perServer[name]; ok {
+		s, ok := g.perServer[name]
+		if ok {
 			s.resize(n)
-			next[name] = s
 		} else {
-			next[name] = newSlots(n)
+			s = newSlots(n)
 		}
+		s.setShare(shares[name])
+		next[name] = s
 	}
 	g.perServer = next
 	g.queueWait, g.maxQueue, g.sessionLimit = queueWait, int64(maxQueue), int64(sessionLimit)
@@ -189,9 +193,10 @@ func (g *gate) releaser(srv *slots) func() {
 func (g *gate) limitError(server string, srv *slots) error {
 	if srv != nil {
 		if used, size := srv.usage(); used >= size {
-			return fault.New(fault.LimitExceeded, "server %s already has %d calls in flight (its max_concurrent)", server, size).
-				WithDetail("server", server).WithDetail("limit", serverLimitKey(server)).
-				WithSuggestions("retry later, raise max_concurrent for the server, or set limits.queue_wait to queue calls")
+			what, key := g.serverLimit(server, srv)
+			return fault.New(fault.LimitExceeded, "server %s already has %d calls in flight (%s)", server, size, what).
+				WithDetail("server", server).WithDetail("limit", key).
+				WithSuggestions("retry later, set or raise max_concurrent for the server, or set limits.queue_wait to queue calls")
 		}
 	}
 	_, size := g.global.usage()
@@ -206,7 +211,8 @@ func (g *gate) queueFullError(server string, srv *slots, maxQueue int64) error {
 	over := fmt.Sprintf("limits.max_concurrent: %d", g.globalSize())
 	if srv != nil {
 		if used, size := srv.usage(); used >= size {
-			over = fmt.Sprintf("server %s's max_concurrent: %d", server, size)
+			what, _ := g.serverLimit(server, srv)
+			over = fmt.Sprintf("server %s's %d, %s", server, size, what)
 		}
 	}
 	return fault.New(fault.LimitExceeded, "the queue of calls waiting for a slot is full: %d calls already wait (limits.max_queue), all slots are taken (%s)", maxQueue, over).
@@ -220,9 +226,10 @@ func (g *gate) queueFullError(server string, srv *slots, maxQueue int64) error {
 func (g *gate) waitOverError(server string, full *slots, within, longer string) error {
 	if full != nil {
 		_, size := full.usage()
-		return fault.New(fault.LimitExceeded, "no slot of server %s freed up %s: it has %d calls in flight (its max_concurrent)", server, within, size).
-			WithDetail("server", server).WithDetail("limit", serverLimitKey(server)).
-			WithSuggestions("retry later, raise max_concurrent for the server", longer)
+		what, key := g.serverLimit(server, full)
+		return fault.New(fault.LimitExceeded, "no slot of server %s freed up %s: it has %d calls in flight (%s)", server, within, size, what).
+			WithDetail("server", server).WithDetail("limit", key).
+			WithSuggestions("retry later, set or raise max_concurrent for the server", longer)
 	}
 	return fault.New(fault.LimitExceeded, "no slot freed up %s: %d calls are in flight (limits.max_concurrent)", within, g.globalSize()).
 		WithDetail("server", server).WithDetail("limit", "limits.max_concurrent").
@@ -247,6 +254,9 @@ type slots struct {
 	mu   sync.Mutex
 	size int
 	used int
+	// share is set for a server's pool that is its share of the global
+	// pool (serverShare) rather than its own max_concurrent.
+	share bool
 	// queues holds each waiting user's calls, oldest first; turn lists
 	// the users that have some, in the order they are served, and next
 	// is the index in turn of the user served next.
@@ -389,6 +399,40 @@ func (s *slots) usage() (used, size int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.used, s.size
+}
+
+func (s *slots) setShare(share bool) {
+	s.mu.Lock()
+	s.share = share
+	s.mu.Unlock()
+}
+
+func (s *slots) isShare() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.share
+}
+
+// serverShare is the most calls one server without a max_concurrent of its
+// own may have in flight when other servers are configured: the global
+// limit less a fifth of it (at least one slot), so that a server that hangs
+// with calls in flight cannot take every slot and leave the others' calls
+// waiting for its timeouts. 0 means no share (a global limit of 1).
+func serverShare(maxConcurrent int) int {
+	if maxConcurrent < 2 {
+		return 0
+	}
+	return maxConcurrent - max(1, maxConcurrent/5)
+}
+
+// serverLimit says which limit of server the pool srv is, in words and as
+// the key that sets it.
+func (g *gate) serverLimit(server string, srv *slots) (what, key string) {
+	if srv.isShare() {
+		_, size := srv.usage()
+		return fmt.Sprintf("its share of limits.max_concurrent (%d of %d; the rest is kept for the other servers)", size, g.globalSize()), serverLimitKey(server)
+	}
+	return "its max_concurrent", serverLimitKey(server)
 }
 
 // track registers an in-flight call so that Stop can cancel it.

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -186,4 +187,46 @@ func TestStopEndsWaitingCalls(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("the calls ended %s after Stop, want at once", d)
 	}
+}
+
+// TestOneServerCannotTakeEverySlot: with several servers, one that hangs
+// with calls in flight (here: holds them) takes at most its share of the
+// global limit, so another server's call still gets a slot at once
+// instead of waiting for the hung calls' timeouts.
+func TestOneServerCannotTakeEverySlot(t *testing.T) {
+	f := newFixture(t, []config.Server{okServer(t, "alpha"), okServer(t, "beta")}, func(c *config.Config) {
+		c.Limits.MaxConcurrent, c.Limits.QueueWait = 5, config.QueueWaitCallTimeout
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var held sync.WaitGroup
+	var returned atomic.Int64
+	for range 5 {
+		held.Go(func() {
+			_, _ = f.eng.Call(ctx, toolcall.Request{Server: "alpha", Tool: "hold", Arguments: map[string]any{"ms": 60000}})
+			returned.Add(1)
+		})
+	}
+	// Four hold alpha's share (5 less a fifth); the fifth waits for one.
+	deadline := time.Now().Add(30 * time.Second)
+	for st := f.eng.Stats(); st.InFlight != 4 || st.Waiting != 1; st = f.eng.Stats() {
+		if time.Now().After(deadline) {
+			t.Fatalf("got %+v, want 4 of alpha's calls in flight and 1 waiting", st)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	res, err := f.eng.Call(context.Background(), toolcall.Request{Server: "beta", Tool: "echo", Arguments: map[string]any{"message": "still here"}})
+	if err != nil || textOf(res) != "still here" {
+		t.Fatalf("beta's call: got %v, %v; want its answer", res, err)
+	}
+	if n := returned.Load(); n != 0 {
+		t.Errorf("beta's call was answered after %d of alpha's held calls ended, want before any", n)
+	}
+	// alpha's waiting call is told which limit it waits for.
+	_, err = f.eng.Call(context.Background(), toolcall.Request{Server: "alpha", Tool: "echo", Arguments: map[string]any{"message": "x"}, Timeout: time.Second})
+	if fe := fault.As(err); fe == nil || fe.Kind != fault.LimitExceeded || !strings.Contains(fe.Message, "its share of limits.max_concurrent (4 of 5") {
+		t.Errorf("a call over alpha's share: got %v, want limit_exceeded naming its share", err)
+	}
+	cancel()
+	held.Wait()
 }
