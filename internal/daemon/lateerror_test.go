@@ -67,14 +67,16 @@ func getLatePrompt(t *testing.T, tr mcp.Transport, prompt string) (version strin
 // a stateless go-sdk server. A client of a stateless gateway (on that
 // version) whose request's server answers so after progress gets the
 // progress and then the error, code and message, as an event of the
-// stream (gateway/lateerror.go).
+// stream (gateway/lateerror.go); and so it does when its server is such
+// a go-sdk server, whose stray error the gateway's upstream client reads
+// (upstream/lateerror.go).
 func TestAnErrorAfterProgressReachesANewClient(t *testing.T) {
 	t.Parallel()
 	direct := serveHTTP(t, lateErrorServer(), &mcp.StreamableHTTPOptions{Stateless: true})
 	version, progress, err := getLatePrompt(t, &mcp.StreamableClientTransport{Endpoint: direct, MaxRetries: -1}, "late")
 	if version != "2026-07-28" || len(progress) != 1 || err == nil || !strings.Contains(err.Error(), "request terminated without response") {
 		t.Errorf("directly: negotiated %s, got progress %q and error %v; want 2026-07-28, the progress, and the go-sdk's lost error "+
-			"(if the go-sdk now sends it, gateway/lateerror.go can go)", version, progress, err)
+			"(if the go-sdk now sends it, gateway/lateerror.go and upstream/lateerror.go can go)", version, progress, err)
 	}
 
 	// The server's own leg is on 2025-11-25 (a stateful go-sdk server), so
@@ -94,5 +96,18 @@ func TestAnErrorAfterProgressReachesANewClient(t *testing.T) {
 	var werr *jsonrpc.Error
 	if !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInvalidParams || werr.Message != "the prompt takes no gadget" {
 		t.Errorf("through the gateway prompts/get failed with %v; want the server's -32602 \"the prompt takes no gadget\"", err)
+	}
+
+	// The server itself on 2026-07-28 (stateless): it loses the error on
+	// the gateway's leg as it does directly; the gateway reads it all the
+	// same (upstream/lateerror.go).
+	s = httpUpstream("late", direct)
+	s.NoIdentityMeta = true
+	cfg = testConfig(s)
+	cfg.Gateway.Stateless = true
+	r = start(t, cfg)
+	_, progress, err = getLatePrompt(t, &mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", MaxRetries: -1}, "late__late")
+	if len(progress) != 1 || !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInvalidParams || werr.Message != "the prompt takes no gadget" {
+		t.Errorf("through the gateway from a server on 2026-07-28: progress %q, error %v; want the progress, then the server's -32602 \"the prompt takes no gadget\"", progress, err)
 	}
 }
