@@ -44,3 +44,29 @@ func TestLateErrorBody(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLateErrorBody: however the reads split a stream, lateErrorBody
+// gives the same bytes; a stream none of whose lines begins with "{"
+// passes unchanged.
+func FuzzLateErrorBody(f *testing.F) {
+	f.Add("event: message\ndata: {}\n\n{\"jsonrpc\":\"2.0\"}")
+	f.Add(": c\n\ndata: x\n\n")
+	f.Add("{\n{")
+	f.Fuzz(func(t *testing.T, in string) {
+		read := func(r io.Reader) string {
+			got, err := io.ReadAll(r)
+			if err != nil {
+				t.Fatalf("reading %q: %v", in, err)
+			}
+			return string(got)
+		}
+		whole := read(&lateErrorBody{ReadCloser: io.NopCloser(strings.NewReader(in))})
+		split := read(iotest.OneByteReader(&lateErrorBody{ReadCloser: io.NopCloser(iotest.HalfReader(strings.NewReader(in)))}))
+		if whole != split {
+			t.Fatalf("%q: read whole %q, split %q", in, whole, split)
+		}
+		if !strings.HasPrefix(in, "{") && !strings.Contains(in, "\n{") && whole != in {
+			t.Fatalf("%q has no line beginning with {, but came out as %q", in, whole)
+		}
+	})
+}
