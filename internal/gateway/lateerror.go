@@ -13,7 +13,7 @@ import (
 // a JSON-RPC error response of code -32601, -32602, -32021 or -32022 to an
 // HTTP status (404, 400: SEP-2575's status mapping) and writes it as a
 // plain JSON body. When the request's answer is already an event stream —
-// progress, a log message or a request of the server's went first — the
+// progress or a log message went first — the
 // status can no longer be sent, and the plain JSON lands in the event
 // stream, where an SSE reader sees a line that is no event: the client
 // reads the stream's end and "request terminated without response". The
