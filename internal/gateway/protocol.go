@@ -362,13 +362,18 @@ type sdkErrors struct {
 	status    int
 	rewriting bool
 	text      bytes.Buffer
+	// stream: the answer is an event stream; late: the SDK has set an
+	// error status on it, and writes the error next (lateerror.go).
+	stream, late bool
 }
 
 func (w *sdkErrors) WriteHeader(code int) {
 	if w.status != 0 {
+		w.lateStatus(code)
 		return
 	}
 	w.status = code
+	w.stream = code == http.StatusOK && strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream")
 	if code >= 400 && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
 		w.rewriting = true
 		return // written by finish
@@ -382,6 +387,9 @@ func (w *sdkErrors) Write(p []byte) (int, error) {
 	}
 	if w.rewriting {
 		return w.text.Write(p)
+	}
+	if w.late {
+		return w.writeLate(p)
 	}
 	return w.ResponseWriter.Write(p)
 }

@@ -19,6 +19,17 @@ import (
 // most cancelNoticeWait: whoever closes the session after the call has
 // returned (the gateway's shutdown, StopRequests) closes it with the
 // server told.
+//
+// A close that begins first is as bad: the SDK's session, once closing,
+// posts a notification only while a call is still in flight on it, and
+// the call is retired before its notification is posted. So Close waits,
+// before it closes the session, until the requests in flight have
+// returned (noticedRequests) — as the SDK's close would wait for them,
+// but with the session still open, so that one cancelled meanwhile (its
+// caller cancelled it just before a reload or a stop closed the session,
+// or the stop cancelled it) is posted. The requests are GetPrompt,
+// ReadResource, Complete and CallTool through the SDK (fast_path: false,
+// or a call the lean path declines).
 
 // cancelNoticeWait bounds how long a cancelled request waits for its
 // notifications/cancelled to be posted.
@@ -27,8 +38,9 @@ const cancelNoticeWait = 2 * time.Second
 // cancelNotice is the notifications/cancelled of one request, posted or
 // not yet.
 type cancelNotice struct {
-	once   sync.Once
-	posted chan struct{}
+	once     sync.Once
+	posted   chan struct{}
+	returned chan struct{} // closed when its request has returned
 }
 
 // cancelNoticeKey is the context key of a request's *cancelNotice: the
@@ -40,12 +52,55 @@ type cancelNoticeKey struct{}
 // streamable-HTTP server's, whose posts headerTransport sees; nil
 // otherwise (over stdio, SSE and WebSocket a session's close ends the
 // server's side of it without waiting for its handlers).
+// It counts the request in flight (noticedRequests) until
+// c.noticed.done(n).
 func (c *Client) withCancelNotice(ctx context.Context) (context.Context, *cancelNotice) {
 	if c.pool == nil {
 		return ctx, nil
 	}
-	n := &cancelNotice{posted: make(chan struct{})}
+	n := &cancelNotice{posted: make(chan struct{}), returned: make(chan struct{})}
+	c.noticed.add(n)
 	return context.WithValue(ctx, cancelNoticeKey{}, n), n
+}
+
+// noticedRequests are a session's requests in flight that withCancelNotice
+// made.
+type noticedRequests struct {
+	mu sync.Mutex
+	m  map[*cancelNotice]struct{}
+}
+
+func (r *noticedRequests) add(n *cancelNotice) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[*cancelNotice]struct{}{}
+	}
+	r.m[n] = struct{}{}
+}
+
+// done marks n's request returned (nil: a request not counted).
+func (r *noticedRequests) done(n *cancelNotice) {
+	if n == nil {
+		return
+	}
+	r.mu.Lock()
+	delete(r.m, n)
+	r.mu.Unlock()
+	close(n.returned)
+}
+
+// wait waits until the requests in flight now have returned.
+func (r *noticedRequests) wait() {
+	r.mu.Lock()
+	var pending []chan struct{}
+	for n := range r.m {
+		pending = append(pending, n.returned)
+	}
+	r.mu.Unlock()
+	for _, ch := range pending {
+		<-ch
+	}
 }
 
 // awaitCancelNotice waits, when ctx (the request's) was cancelled, until

@@ -154,6 +154,9 @@ type Client struct {
 	// pool is a streamable-HTTP server's HTTP client, whose idle
 	// connections are closed with the session (nil for other transports).
 	pool *http.Client
+	// noticed are the requests in flight whose cancellation the server
+	// is to be told of before the session closes (cancelnotice.go).
+	noticed noticedRequests
 	// tasks is what the SDK does not model of tasks (tasks.go).
 	tasks taskState
 	// conn is the session's connection, set while connecting, for the
@@ -539,6 +542,7 @@ func (c *Client) Err() error {
 // its process group.
 func (c *Client) Close() error {
 	c.closing.Store(true)
+	c.noticed.wait() // cancelnotice.go
 	err := c.session.Close()
 	<-c.watched
 	c.closePool()
@@ -668,8 +672,12 @@ func (c *Client) callTool(ctx context.Context, params *mcp.CallToolParams, onPro
 			return nil, c.classify(ctx, err, fmt.Sprintf("calling %s/%s", c.server.Name, params.Name))
 		}
 	}
-	res, err := c.session.CallTool(ctx, params)
+	// Cancelled, it returns once the server was told (cancelnotice.go).
+	nctx, notice := c.withCancelNotice(ctx)
+	defer c.noticed.done(notice)
+	res, err := c.session.CallTool(nctx, params)
 	if err != nil {
+		awaitCancelNotice(ctx, notice)
 		return nil, c.classify(ctx, err, fmt.Sprintf("calling %s/%s", c.server.Name, params.Name))
 	}
 	return res, nil
@@ -860,6 +868,7 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 	params := &mcp.GetPromptParams{Meta: meta, Name: name, Arguments: args}
 	params.InputResponses, params.RequestState, _ = c.inputResponses(ctx)
 	nctx, notice := c.withCancelNotice(ctx)
+	defer c.noticed.done(notice)
 	res, err := c.session.GetPrompt(nctx, params)
 	if err != nil {
 		awaitCancelNotice(ctx, notice)
@@ -875,6 +884,7 @@ func (c *Client) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp
 	p.Meta, done = c.requestProgress(ctx, c.levelMeta(ctx, params.Meta))
 	defer done()
 	nctx, notice := c.withCancelNotice(ctx)
+	defer c.noticed.done(notice)
 	res, err := c.session.Complete(nctx, &p)
 	if err != nil {
 		awaitCancelNotice(ctx, notice)
@@ -930,6 +940,7 @@ func (c *Client) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourc
 	params := &mcp.ReadResourceParams{Meta: meta, URI: uri}
 	params.InputResponses, params.RequestState, _ = c.inputResponses(ctx)
 	nctx, notice := c.withCancelNotice(ctx)
+	defer c.noticed.done(notice)
 	res, err := c.session.ReadResource(nctx, params)
 	if err != nil {
 		awaitCancelNotice(ctx, notice)

@@ -457,6 +457,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if t.readTimeout > 0 && !(t.streamable && req.Method == http.MethodGet) {
 			resp.Body = newIdleBody(resp.Body, t.readTimeout)
 		}
+		if t.streamable && req.Method == http.MethodPost {
+			resp.Body = &lateErrorBody{ReadCloser: resp.Body} // lateerror.go
+		}
 		if f := t.progressRead.Load(); f != nil && req.Context().Value(fastRequestKey{}) == nil {
 			ps := &progressScan{ReadCloser: resp.Body, read: *f}
 			standalone := t.standalone(req)
