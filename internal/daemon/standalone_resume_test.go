@@ -416,6 +416,10 @@ func TestStandaloneStreamTakenOverAndResumedAnew(t *testing.T) {
 	r := start(t, testConfig(httpUpstream("ann", serveHTTP(t, announcer(), nil))))
 	s := newRawSession(t, r.url+"/mcp", nil)
 	readAll(t, s.post(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"info"}}`, nil))
+	// The gateway lists the server's tools a moment after it starts.
+	waitFor(t, "the gateway to list ann__announce", func() bool {
+		return strings.Contains(readAll(t, s.post(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, nil)), "ann__announce")
+	})
 	n := 10
 	announce := func(text string) {
 		t.Helper()

@@ -53,15 +53,17 @@ func TestRecorderJournalKeepsFailedWrites(t *testing.T) {
 	}
 }
 
-// gateStore holds its first RecordCalls until open is closed.
+// gateStore holds its first RecordCalls until open is closed; entered is
+// closed when that first RecordCalls has begun.
 type gateStore struct {
 	countingStore
-	once sync.Once
-	open chan struct{}
+	once    sync.Once
+	entered chan struct{}
+	open    chan struct{}
 }
 
 func (g *gateStore) RecordCalls(ctx context.Context, recs []store.CallRecord) error {
-	g.once.Do(func() { <-g.open })
+	g.once.Do(func() { close(g.entered); <-g.open })
 	return g.countingStore.RecordCalls(ctx, recs)
 }
 
@@ -69,13 +71,23 @@ func (g *gateStore) RecordCalls(ctx context.Context, recs []store.CallRecord) er
 // record is in the store, and the Commits that arrive while a
 // transaction runs share the next one.
 func TestRecorderGroupCommit(t *testing.T) {
-	g := &gateStore{countingStore: countingStore{Store: openSQLiteTest(t)}, open: make(chan struct{})}
+	g := &gateStore{countingStore: countingStore{Store: openSQLiteTest(t)}, entered: make(chan struct{}), open: make(chan struct{})}
 	r := store.NewRecorder(g, store.RecorderOptions{Keep: -1, FlushInterval: time.Hour, NoJournal: true})
 	runRecorder(t, r)
 	const callers = 64
 	var wg sync.WaitGroup
 	errs := make(chan error, callers)
 	for i := range callers {
+		if i == 1 {
+			// The first Commit's transaction has begun (and waits at the
+			// gate): the others arrive while it runs.
+			select {
+			case <-g.entered:
+			case <-time.After(20 * time.Second):
+				close(g.open)
+				t.Fatal("the first Commit's transaction never began")
+			}
+		}
 		wg.Go(func() {
 			if err := r.Commit(context.Background(), testCall(fmt.Sprintf("g%02d", i), i)); err != nil {
 				errs <- err
