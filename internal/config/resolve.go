@@ -28,6 +28,9 @@ type resolver struct {
 	lookup   func(string) (string, bool)
 	file     string // the configuration file, for messages
 	dir      string // base for relative env_file and cwd
+	// dirBase says what dir is, for messages: "the configuration file's
+	// folder", "the project's folder, /p", ...
+	dirBase  string
 	format   Format
 	defaults Defaults
 	limits   Limits
@@ -826,7 +829,7 @@ func (r *resolver) envFile(s *rawServer, f *rawField, env map[string]string, env
 	data, err := os.ReadFile(p)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			r.ps.add(f.val.pos, field, fmt.Sprintf("env file %s does not exist", p), "create it, or fix the path (relative paths start at the configuration file's folder)", err)
+			r.ps.add(f.val.pos, field, fmt.Sprintf("env file %s does not exist", p), "create it, or fix the path (relative paths start at "+r.dirBase+")", err)
 		} else {
 			r.ps.add(f.val.pos, field, fmt.Sprintf("cannot read env file %s: %v", p, errors.Unwrap(err)), "", err)
 		}
@@ -857,7 +860,7 @@ func (r *resolver) directory(p string, pos Pos, field string) string {
 	fi, err := os.Stat(p)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		r.ps.add(pos, field, fmt.Sprintf("directory %s does not exist", p), "create it, or fix the path (relative paths start at the configuration file's folder)", err)
+		r.ps.add(pos, field, fmt.Sprintf("directory %s does not exist", p), "create it, or fix the path (relative paths start at "+r.dirBase+")", err)
 	case err != nil:
 		r.ps.add(pos, field, fmt.Sprintf("cannot use directory %s: %v", p, errors.Unwrap(err)), "", err)
 	case !fi.IsDir():
