@@ -192,9 +192,12 @@ func (a *app) configImport(pos []string, out string, force bool) error {
 	if opts.Inputs != nil {
 		opts.Inputs.Prompt = nil
 	}
-	data, err := config.Import(pos[0], opts)
+	data, warnings, err := config.ImportReport(pos[0], opts)
 	if err != nil {
 		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(a.stderr, "warning: %s\n", w)
 	}
 	if out == "" {
 		_, err = a.stdout.Write(data)

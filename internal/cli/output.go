@@ -1,6 +1,7 @@
 package cli
 
 import (
+	stdjson "encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -138,7 +139,7 @@ func writeJSON(w io.Writer, v any, indent bool) error {
 // methods, map order), except that a nil slice is [] rather than null and
 // HTML characters are not escaped.
 func marshalJSON(v any, indent bool) ([]byte, error) {
-	opts := []json.Options{jsonv1.DefaultOptionsV1(), json.FormatNilSliceAsNull(false), jsontext.EscapeForHTML(false)}
+	opts := []json.Options{jsonv1.DefaultOptionsV1(), json.FormatNilSliceAsNull(false), jsontext.EscapeForHTML(false), json.WithMarshalers(stdNumber)}
 	if indent {
 		opts = append(opts, jsontext.WithIndent("  "))
 	}
@@ -148,6 +149,18 @@ func marshalJSON(v any, indent bool) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// stdNumber writes an encoding/json Number as the number it holds: the
+// arguments key=value text is coerced to (a hook's "3" for an integer
+// parameter) are such numbers, which go-json-experiment would otherwise
+// write as the string "3", unlike what is sent. One that is not a valid
+// number stays a string.
+var stdNumber = json.MarshalFunc(func(n stdjson.Number) ([]byte, error) {
+	if v := jsontext.Value(n); v.IsValid() && v.Kind() == '0' {
+		return []byte(n), nil
+	}
+	return json.Marshal(string(n))
+})
 
 // isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {

@@ -28,19 +28,21 @@ func TestNarrowTableKeepsNamesWhole(t *testing.T) {
 		cutEnd string // the end of the cut row
 	}{
 		{
-			name:   "resources",
-			table:  func(w io.Writer) *table { return a.newTableTo(w, "SERVER", "URI", "NAME", "MIME TYPE").keepWhole(0, 1) },
-			row:    []string{"everything", "demo://resource/static/document/architecture.md", "architecture.md", "text/markdown"},
-			whole:  []string{"everything", "demo://resource/static/document/architecture.md"},
-			cutEnd: "text/markdo…", // the whole columns alone are wider than 60: the last is cut, the terminal wraps
+			name: "resources",
+			table: func(w io.Writer) *table {
+				return a.newTableTo(w, "SERVER", "URI", "MIME TYPE", "NAME").keepWhole(0, 1, 2)
+			},
+			row:    []string{"everything", "demo://resource/static/document/architecture.md", "text/markdown", "architecture.md"},
+			whole:  []string{"everything", "demo://resource/static/document/architecture.md", "text/markdown"},
+			cutEnd: "architectur…", // the whole columns alone are wider than 60: the last is cut, the terminal wraps
 		},
 		{
 			name: "prompts",
 			table: func(w io.Writer) *table {
-				return a.newTableTo(w, "SERVER", "PROMPT", "ARGUMENTS", "DESCRIPTION").keepWhole(0, 1)
+				return a.newTableTo(w, "SERVER", "PROMPT", "ARGUMENTS", "DESCRIPTION").keepWhole(0, 1, 2)
 			},
 			row:    []string{"everything", "completable-prompt", "department*,name*", "First argument choice narrows values for second argument."},
-			whole:  []string{"everything", "completable-prompt"},
+			whole:  []string{"everything", "completable-prompt", "department*,name*"},
 			cutEnd: "…",
 		},
 		{
@@ -66,8 +68,13 @@ func TestNarrowTableKeepsNamesWhole(t *testing.T) {
 		if !strings.HasSuffix(row, tc.cutEnd) {
 			t.Errorf("%s on a 60-column terminal: got %q, want it to end in %q", tc.name, row, tc.cutEnd)
 		}
-		// The columns it could cut make it fit, unless the whole ones alone do not.
-		if n := len([]rune(row)); n > 60 && tc.name != "resources" {
+		// The columns it could cut make it fit, unless the whole ones and
+		// the cut one at its narrowest do not.
+		floor := 2*(len(tc.row)-1) + minColumn
+		for _, w := range tc.whole {
+			floor += len([]rune(w))
+		}
+		if n := len([]rune(row)); n > 60 && floor <= 60 {
 			t.Errorf("%s on a 60-column terminal: got a row of %d runes, want at most 60: %q", tc.name, n, row)
 		}
 	}
@@ -75,8 +82,8 @@ func TestNarrowTableKeepsNamesWhole(t *testing.T) {
 
 // TestNarrowTerminalListsKeepNamesWhole runs resources and prompts against
 // server-everything with a 60-column pseudo-terminal as stdout, in this
-// process: each URI and prompt name comes out whole, so that it can be
-// copied into read or prompt.
+// process: each URI, prompt name and prompt argument comes out whole, so
+// that it can be copied into read or prompt, and each MIME type.
 func TestNarrowTerminalListsKeepNamesWhole(t *testing.T) {
 	t.Parallel()
 	everything := everythingURL(t)
@@ -85,8 +92,10 @@ func TestNarrowTerminalListsKeepNamesWhole(t *testing.T) {
 		command string
 		whole   []string
 	}{
-		{"resources", []string{"demo://resource/static/document/architecture.md", "demo://resource/dynamic/text/{resourceId}"}},
-		{"prompts", []string{"completable-prompt", "resource-prompt"}},
+		// A resource's MIME type and a prompt's arguments stay whole too; the
+		// resource's name and the prompt's description give way.
+		{"resources", []string{"demo://resource/static/document/architecture.md", "demo://resource/dynamic/text/{resourceId}", "text/markdown"}},
+		{"prompts", []string{"completable-prompt", "resource-prompt", "department*,name*"}},
 	} {
 		ptmx, tty, err := pty.Open()
 		if err != nil {

@@ -47,7 +47,9 @@ func (a *app) prompts(ctx context.Context, args []string) error {
 	} else if len(list.Prompts) > 0 || len(list.Unavailable) == 0 {
 		// (Nothing to list and servers unavailable: only their errors, no
 		// heading above an empty table.)
-		t := a.newTable("SERVER", "PROMPT", "ARGUMENTS", "DESCRIPTION").keepWhole(0, 1)
+		// The arguments are the names a person passes to prompt (NAME=VALUE):
+		// whole, as the prompt's; the description gives way.
+		t := a.newTable("SERVER", "PROMPT", "ARGUMENTS", "DESCRIPTION").keepWhole(0, 1, 2)
 		for _, p := range list.Prompts {
 			var argNames []string
 			for _, arg := range p.Arguments {

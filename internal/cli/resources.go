@@ -70,12 +70,15 @@ func (a *app) resources(ctx context.Context, args []string) error {
 	} else if len(list.Resources)+len(list.Templates) > 0 || len(list.Unavailable) == 0 {
 		// (Nothing to list and servers unavailable: only their errors, no
 		// heading above an empty table.)
-		t := a.newTable("SERVER", "URI", "NAME", "MIME TYPE").keepWhole(0, 1)
+		// The name is the free text, last, the column that gives way (as a
+		// description does in tools and prompts); the MIME type is a short
+		// token, kept whole.
+		t := a.newTable("SERVER", "URI", "MIME TYPE", "NAME").keepWhole(0, 1, 2)
 		for _, r := range list.Resources {
-			t.row(r.Server, r.URI, r.Name, r.MIMEType)
+			t.row(r.Server, r.URI, r.MIMEType, r.Name)
 		}
 		for _, tm := range list.Templates {
-			t.row(tm.Server, tm.URITemplate, tm.Name+" (template)", tm.MIMEType)
+			t.row(tm.Server, tm.URITemplate, tm.MIMEType, tm.Name+" (template)")
 		}
 		if err := t.flush(); err != nil {
 			return err

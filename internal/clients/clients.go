@@ -97,8 +97,10 @@ type Target struct {
 	Path   string // absolute
 }
 
-// DefaultName is the entry's name unless told otherwise.
-const DefaultName = "switchboard"
+// DefaultName is the entry's name unless told otherwise; reading a
+// client's file knows an entry of this name at a loopback /mcp URL as
+// Switchboard's own, whatever its port.
+const DefaultName = config.OwnEntryName
 
 // all are the clients, in the order `client list` shows them.
 var all = []*Client{

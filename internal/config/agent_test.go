@@ -136,7 +136,7 @@ func TestLLMAndAgentProblems(t *testing.T) {
 				"sb.yaml:8:21: llm.completion_price: must be a number, not a string; write a number such as 0.15 (0 means free or no limit)",
 				"sb.yaml:9:16: llm.max_retries: 11 is out of range; use 0 to 10 (the default is 3)",
 				"sb.yaml:10:12: llm.timeout: 1h is out of range; use a value from 1s to 30m, or 0 for the default (60s)",
-				"sb.yaml:11:11: llm.vision: must be true or false, not a string",
+				"sb.yaml:11:11: llm.vision: must be true or false, not a string; write vision: true or vision: false (true and false are written bare: yes, on and quoted words are strings)",
 			},
 		},
 		{

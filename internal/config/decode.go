@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"iter"
+	"strings"
 
 	"github.com/switchboard-mcp/switchboard/internal/config/schema"
 )
@@ -75,7 +76,11 @@ func (ps *problems) strMap(n *node, field string) ([]pair, bool) {
 // boolean reads true or false.
 func (ps *problems) boolean(n *node, field string) (bool, bool) {
 	if n.kind != kindBool {
-		ps.add(n.pos, field, fmt.Sprintf("must be true or false, not %s", n.kind.describe()), "", nil)
+		fix := ""
+		if n.kind != kindNull && n.isScalar() {
+			fix = schema.BoolFix(field[strings.LastIndex(field, ".")+1:], n.text)
+		}
+		ps.add(n.pos, field, fmt.Sprintf("must be true or false, not %s", n.kind.describe()), fix, nil)
 		return false, false
 	}
 	return n.text == "true", true

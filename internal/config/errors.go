@@ -200,3 +200,22 @@ func (ps *problems) add(pos Pos, field, msg, fix string, err error) {
 func (ps *problems) warn(pos Pos, field, msg, fix string) {
 	ps.warns = append(ps.warns, Problem{Pos: pos, Field: field, Message: msg, Fix: fix, Err: errors.New(msg)})
 }
+
+// MissingPathError reports a server's env file or working directory that
+// does not exist. Loading refuses it; `config import` imports the server
+// as written and warns (ImportReport), for the user to create it.
+type MissingPathError struct {
+	Server string // the server's name
+	Field  string // dotted path of the field, e.g. servers.api.env_file
+	What   string // "env file" or "directory"
+	Path   string // absolute, as looked for
+	Err    error  // the cause (fs.ErrNotExist)
+}
+
+// Error names the server, what is missing and where it was looked for.
+func (e *MissingPathError) Error() string {
+	return fmt.Sprintf("%s %s of server %s does not exist", e.What, e.Path, e.Server)
+}
+
+// Unwrap returns the cause.
+func (e *MissingPathError) Unwrap() error { return e.Err }

@@ -353,7 +353,7 @@ func TestGatewayProblems(t *testing.T) {
 			name: "scalars",
 			src:  "gateway:\n  stateless: yes please\n  shutdown_timeout: 11m\n  session_timeout: -1s\n  instructions: [a]\n  max_request_bytes: 1KiB\n  max_sessions: -1\n  handshake_timeout: 11m\n  input_timeout: 0s\n",
 			want: []string{
-				"sb.yaml:7:14: gateway.stateless: must be true or false, not a string",
+				"sb.yaml:7:14: gateway.stateless: must be true or false, not a string; write stateless: true or stateless: false (true and false are written bare: yes, on and quoted words are strings)",
 				"sb.yaml:8:21: gateway.shutdown_timeout: 11m is out of range; use a value from 0s (cancel at once) to 10m (the default is 10s)",
 				"sb.yaml:9:20: gateway.session_timeout: must not be negative, not -1s",
 				"sb.yaml:10:17: gateway.instructions: must be a string, not a list",

@@ -29,29 +29,57 @@ import (
 // the source file is trusted (see Trust) it is listed under
 // security.allowed_commands, else listed there commented out, for the
 // user to approve. Variables and inputs that have no value do not stop the
-// import; any other problem does, as a *ValidationError. The output is
-// checked to parse back.
+// import, nor does a server's env file or working directory that does not
+// exist (see ImportReport); any other problem does, as a
+// *ValidationError. The output is checked to parse back.
 func Import(path string, opts Options) ([]byte, error) {
+	out, _, err := ImportReport(path, opts)
+	return out, err
+}
+
+// ImportReport is Import, and also returns the warnings the user must
+// see: a server whose env file or working directory does not exist (a
+// Cursor ${workspaceFolder}/.env imported from a folder without one) is
+// imported as written, and named with the missing path, as loading the
+// imported file refuses it until the path exists.
+func ImportReport(path string, opts Options) ([]byte, []Problem, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		fe := fault.Wrap(fault.Config, err, "reading configuration file %s", path)
 		if errors.Is(err, fs.ErrNotExist) {
 			fe.WithSuggestions("check the path; 'switchboard client list' shows where each client keeps its file")
 		}
-		return nil, fe
+		return nil, nil, fe
 	}
 	p := parse(path, data, opts)
 	if errs := importBlocking(p.ps.errs); len(errs) > 0 {
-		return nil, &ValidationError{Problems: sortProblems(errs, path)}
+		return nil, nil, &ValidationError{Problems: sortProblems(errs, path)}
+	}
+	var warnings []Problem
+	for _, e := range sortProblems(p.ps.errs, path) {
+		if mp := missingPath(e); mp != nil {
+			e.Message = fmt.Sprintf("server %s: %s %s does not exist", mp.Server, mp.What, mp.Path)
+			e.Fix = fmt.Sprintf("imported as written: create it, or change the path in the imported file; until then switchboard refuses to load that file, naming %s", mp.Server)
+			warnings = append(warnings, e)
+		}
 	}
 	out := emitImport(path, p)
 	// The output is native YAML, whatever the source's format: check it
 	// under a native name in the same folder.
 	check := parse(filepath.Join(filepath.Dir(path), FileName), out, opts)
 	if errs := importBlocking(check.ps.errs); len(errs) > 0 {
-		return nil, fault.Wrap(fault.Internal, &ValidationError{Problems: errs}, "imported configuration of %s does not parse back", path)
+		return nil, nil, fault.Wrap(fault.Internal, &ValidationError{Problems: errs}, "imported configuration of %s does not parse back", path)
 	}
-	return out, nil
+	return out, warnings, nil
+}
+
+// missingPath returns the problem's *MissingPathError, or nil.
+func missingPath(p Problem) *MissingPathError {
+	var mp *MissingPathError
+	if errors.As(p.Err, &mp) {
+		return mp
+	}
+	return nil
 }
 
 // SchemaComment is the first line of the files `config import` writes:
@@ -61,7 +89,8 @@ func Import(path string, opts Options) ([]byte, error) {
 const SchemaComment = "# yaml-language-server: $schema=" + schema.ID
 
 // importBlocking returns the problems that stop an import: all but unset
-// variables, VS Code inputs and commands that the user can still allow.
+// variables, VS Code inputs, commands that the user can still allow and
+// servers' env files and working directories that do not exist.
 func importBlocking(ps []Problem) []Problem {
 	var out []Problem
 	for _, p := range ps {
@@ -69,7 +98,7 @@ func importBlocking(ps []Problem) []Problem {
 		var iv *InputUnsetError
 		var na *CommandNotAllowedError
 		switch {
-		case errors.As(p.Err, &uv), errors.As(p.Err, &iv):
+		case errors.As(p.Err, &uv), errors.As(p.Err, &iv), missingPath(p) != nil:
 		case errors.As(p.Err, &na) && na.Command != "" && trustWouldAllow(na.Command):
 		default:
 			out = append(out, p)
@@ -113,6 +142,9 @@ func emitImport(path string, p *parsed) []byte {
 		}
 	}
 	for _, e := range p.ps.errs {
+		if mp := missingPath(e); mp != nil {
+			im.notes = append(im.notes, fmt.Sprintf("server %s: %s %s does not exist: create it (or change %s below) before using this file, which does not load until then", mp.Server, mp.What, mp.Path, mp.Server))
+		}
 		var na *CommandNotAllowedError
 		if errors.As(e.Err, &na) && !contains(pending, na.Command) {
 			pending = append(pending, na.Command)

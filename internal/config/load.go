@@ -198,9 +198,14 @@ func parseOnce(filename string, data []byte, opts Options, inputs map[string]inp
 	// Relative paths start at the file's folder; in a client's file kept
 	// in a project's client folder (.vscode/mcp.json, .gemini/...), at
 	// the project's folder, where the client starts its servers.
-	dir := filepath.Dir(filename)
+	dir, base := filepath.Dir(filename), "the configuration file's folder"
 	if rc.format != FormatNative && rc.format != FormatToolsV1 {
 		dir = ws
+		if _, ok := UserClientFile(filename, opts.UserEnv); ok && workDir != "" {
+			base = "the folder Switchboard runs in, " + ws + ", as in the client, which starts its servers in the folder it has open"
+		} else if fd, _ := filepath.Abs(filepath.Dir(filename)); ws != fd {
+			base = "the project's folder, " + ws
+		}
 	}
 	r := &resolver{
 		ps:      ps,
@@ -208,6 +213,7 @@ func parseOnce(filename string, data []byte, opts Options, inputs map[string]inp
 		lookup:  lookup,
 		file:    filename,
 		dir:     dir,
+		dirBase: base,
 		listen:  opts.Listen,
 		trust:   ft,
 		canAsk:  opts.ConfirmTrust != nil && opts.StateDir != "",

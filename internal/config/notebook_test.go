@@ -143,7 +143,7 @@ func TestNotebookProblems(t *testing.T) {
 		`nb.yaml:21:14: notebook.bindings[5].block: invalid block id "bad id"; use letters, digits, _ and -, as written after ^ on the block, e.g. block: forecast`,
 		`nb.yaml:20:7: notebook.bindings[5]: a binding takes exactly one of heading, block or start_line/end_line; e.g. heading: "## Weather", or block: forecast, or start_line: 10 with end_line: 20 (see docs/documents.md)`,
 		`nb.yaml:20:7: notebook.bindings[5].server: server is required; add server: with the name of a server under servers:`,
-		`nb.yaml:24:28: notebook.bindings[6].inherit_to_children: must be true or false, not a string`,
+		`nb.yaml:24:28: notebook.bindings[6].inherit_to_children: must be true or false, not a string; write inherit_to_children: true or inherit_to_children: false (true and false are written bare: yes, on and quoted words are strings)`,
 		`nb.yaml:25:7: notebook.bindings[7]: must be a mapping, not a string`,
 	}
 	for _, w := range want {

@@ -13,9 +13,16 @@ import (
 // and list its own tools under its own name, again and again. In a
 // client's file such an entry is skipped, with a warning that says why.
 
+// OwnEntryName is the name `switchboard client connect` gives its entry
+// unless told otherwise (clients.DefaultName).
+const OwnEntryName = "switchboard"
+
 // isOwnGateway reports whether srv is Switchboard's own gateway: the
-// command `switchboard serve ...`, or a loopback URL on the gateway's port
-// (listen, else the default) at /mcp, /mcp/VIEW or /sse.
+// command `switchboard serve ...`, or a loopback URL at /mcp, /mcp/VIEW or
+// /sse that is on the gateway's port (listen, else the default) or is
+// named as client connect names its entry (OwnEntryName), whatever the
+// port: a gateway started with serve --listen on another port is still
+// recognised when the file is read without that flag.
 func isOwnGateway(srv Server, listen string) bool {
 	if srv.Command != "" {
 		base := strings.TrimSuffix(strings.ToLower(filepath.Base(srv.Command)), ".exe")
@@ -32,7 +39,7 @@ func isOwnGateway(srv Server, listen string) bool {
 		listen = DefaultListen
 	}
 	_, port, err := net.SplitHostPort(listen)
-	if err != nil || u.Port() != port {
+	if srv.Name != OwnEntryName && (err != nil || u.Port() != port) {
 		return false
 	}
 	host := u.Hostname()

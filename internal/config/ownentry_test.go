@@ -56,3 +56,29 @@ func TestOwnGatewaySkipped(t *testing.T) {
 		t.Error("the entry on the --listen port was read")
 	}
 }
+
+// TestOwnGatewayOnAnotherPort: client connect with a gateway started by
+// serve --listen 127.0.0.1:17731 writes that port; read later without
+// the flag, its entry (named as connect names it) is still Switchboard's
+// own, and another server on a loopback port is still read.
+func TestOwnGatewayOnAnotherPort(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "mcp.json")
+	body := `{"mcpServers": {
+  "switchboard": {"url": "http://127.0.0.1:17731/mcp"},
+  "team": {"url": "http://127.0.0.1:17732/mcp"}
+}}`
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path, config.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cfg.Server("switchboard"); ok {
+		t.Error("Switchboard's own entry on port 17731 was read as a server")
+	}
+	if _, ok := cfg.Server("team"); !ok {
+		t.Error("another server on a loopback port was not read")
+	}
+}

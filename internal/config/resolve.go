@@ -28,6 +28,9 @@ type resolver struct {
 	lookup   func(string) (string, bool)
 	file     string // the configuration file, for messages
 	dir      string // base for relative env_file and cwd
+	// dirBase says what dir is, for messages: "the configuration file's
+	// folder", "the project's folder, /p", ...
+	dirBase  string
 	format   Format
 	defaults Defaults
 	limits   Limits
@@ -479,7 +482,7 @@ func (r *resolver) stdio(s *rawServer, srv *Server) {
 	}
 	if f := s.field("cwd"); f != nil && f.val.kind != kindNull {
 		if v, ok := r.expandNode(f.val, s.path(f.key)); ok {
-			srv.Cwd = r.directory(v, f.val.pos, s.path(f.key))
+			srv.Cwd = r.directory(v, f.val.pos, s.path(f.key), s.name)
 		}
 	}
 	if f := s.field("encoding"); f != nil && f.val.kind != kindNull {
@@ -826,7 +829,8 @@ func (r *resolver) envFile(s *rawServer, f *rawField, env map[string]string, env
 	data, err := os.ReadFile(p)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			r.ps.add(f.val.pos, field, fmt.Sprintf("env file %s does not exist", p), "create it, or fix the path (relative paths start at the configuration file's folder)", err)
+			r.ps.add(f.val.pos, field, fmt.Sprintf("env file %s does not exist", p), "create it, or fix the path (relative paths start at "+r.dirBase+")",
+				&MissingPathError{Server: s.name, Field: field, What: "env file", Path: p, Err: err})
 		} else {
 			r.ps.add(f.val.pos, field, fmt.Sprintf("cannot read env file %s: %v", p, errors.Unwrap(err)), "", err)
 		}
@@ -846,8 +850,9 @@ func (r *resolver) envFile(s *rawServer, f *rawField, env map[string]string, env
 	}
 }
 
-// directory resolves a cwd and checks that it is an existing directory.
-func (r *resolver) directory(p string, pos Pos, field string) string {
+// directory resolves a cwd and checks that it is an existing directory;
+// server names the server whose cwd it is ("" for a root).
+func (r *resolver) directory(p string, pos Pos, field, server string) string {
 	if p == "" {
 		return ""
 	}
@@ -857,7 +862,11 @@ func (r *resolver) directory(p string, pos Pos, field string) string {
 	fi, err := os.Stat(p)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		r.ps.add(pos, field, fmt.Sprintf("directory %s does not exist", p), "create it, or fix the path (relative paths start at the configuration file's folder)", err)
+		var cause error = err
+		if server != "" {
+			cause = &MissingPathError{Server: server, Field: field, What: "directory", Path: p, Err: err}
+		}
+		r.ps.add(pos, field, fmt.Sprintf("directory %s does not exist", p), "create it, or fix the path (relative paths start at "+r.dirBase+")", cause)
 	case err != nil:
 		r.ps.add(pos, field, fmt.Sprintf("cannot use directory %s: %v", p, errors.Unwrap(err)), "", err)
 	case !fi.IsDir():
@@ -894,7 +903,7 @@ func (r *resolver) root(v string, pos Pos, field string) string {
 		}
 	}
 	n := len(r.ps.errs)
-	p = r.directory(p, pos, field)
+	p = r.directory(p, pos, field, "")
 	if len(r.ps.errs) > n {
 		return ""
 	}

@@ -166,7 +166,7 @@ func unknownServer(cfg *config.Config, name string) error {
 func SectionServer(cfg *config.Config, path, section string) (server, why string, err error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return "", "", fault.Wrap(fault.NotFound, err, "reading %s", path).WithSuggestions("check the document's path")
+		return "", "", readError(path, err)
 	}
 	d := Parse(path, src, ServerNames(cfg))
 	if d.FrontMatterErr != nil {

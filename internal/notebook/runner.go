@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/suggest"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 )
 
@@ -127,20 +128,20 @@ type file struct {
 
 // load reads and parses a document and resolves its blocks' servers.
 func load(path string, cfg *config.Config) (*Document, file, error) {
-	notFound := func(err error) error {
-		return fault.Wrap(fault.NotFound, err, "reading %s", path).WithSuggestions("check the document's path")
-	}
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
-		return nil, file{}, notFound(err)
+		return nil, file{}, readError(path, err)
 	}
 	fi, err := os.Stat(real)
+	if err == nil && fi.IsDir() {
+		err = errIsDir
+	}
 	if err != nil {
-		return nil, file{}, notFound(err)
+		return nil, file{}, readError(path, err)
 	}
 	src, err := os.ReadFile(real)
 	if err != nil {
-		return nil, file{}, notFound(err)
+		return nil, file{}, readError(path, err)
 	}
 	d := Parse(path, src, ServerNames(cfg))
 	if d.FrontMatterErr != nil {
@@ -463,4 +464,52 @@ func blockOrigin(path string, b *Block) string {
 		o += " ^" + b.ID
 	}
 	return o
+}
+
+// errIsDir is the cause of readError for a folder given as a document.
+var errIsDir = errors.New("is a folder")
+
+// readError says why the document at path cannot be read, and how to
+// fix it: a path that does not exist names the folder it was looked for
+// in and, when that folder has a Markdown file of a close name, suggests
+// it; a folder asks for a file in it. Never the bare lstat/open text.
+func readError(path string, err error) error {
+	switch {
+	case errors.Is(err, errIsDir):
+		fix := "give a Markdown file (FILE.md), not a folder"
+		if md, _ := filepath.Glob(filepath.Join(path, "*.md")); len(md) > 0 {
+			fix += ", e.g. " + md[0]
+		}
+		return fault.New(fault.Validation, "%s is a folder, not a document", path).WithSuggestions(fix)
+	case errors.Is(err, fs.ErrNotExist):
+		dir, base := filepath.Split(path)
+		where := dir
+		if where == "" {
+			where = "."
+		}
+		if abs, aerr := filepath.Abs(where); aerr == nil {
+			where = abs
+		}
+		var fix []string
+		if md, _ := filepath.Glob(filepath.Join(where, "*.md")); len(md) > 0 {
+			names := make([]string, len(md))
+			for i, m := range md {
+				names[i] = filepath.Base(m)
+			}
+			if c := suggest.Closest(base, names, 1); len(c) > 0 {
+				fix = append(fix, fmt.Sprintf("did you mean %s?", filepath.Join(dir, c[0])))
+			}
+		}
+		if _, serr := os.Stat(where); serr != nil {
+			fix = append(fix, fmt.Sprintf("the folder %s does not exist either: check the path", where))
+		} else {
+			fix = append(fix, fmt.Sprintf("check the path: %s was looked for in %s", base, where))
+		}
+		return fault.New(fault.NotFound, "document %s does not exist", path).WithSuggestions(fix...)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fault.Wrap(fault.NotFound, err, "cannot read document %s", path).WithSuggestions("check that you may read it (ls -l " + path + ")")
 }

@@ -539,3 +539,40 @@ func TestTextResultsVerbatim(t *testing.T) {
 		t.Errorf("second run: got %v, written %v; want no change", err, rep.Written)
 	}
 }
+
+// TestDocumentPathProblems checks that a document that is not there, or
+// a folder, is said in words with how to fix it, never as lstat's text.
+func TestDocumentPathProblems(t *testing.T) {
+	cfg := testConfig()
+	p := writeDoc(t, "# A\n")
+	dir := filepath.Dir(p)
+	tests := []struct {
+		path string
+		kind fault.Kind
+		want []string
+	}{
+		{filepath.Join(dir, "dox.md"), fault.NotFound, []string{"document " + filepath.Join(dir, "dox.md") + " does not exist", "did you mean " + p + "?", "check the path: dox.md was looked for in " + dir}},
+		{filepath.Join(dir, "nodir", "x.md"), fault.NotFound, []string{"does not exist", "the folder " + filepath.Join(dir, "nodir") + " does not exist either"}},
+		{dir, fault.Validation, []string{dir + " is a folder, not a document", "give a Markdown file (FILE.md), not a folder, e.g. " + p}},
+	}
+	for _, tt := range tests {
+		_, err := notebook.Inspect(tt.path, cfg)
+		fe := fault.As(err)
+		if fe == nil || fe.Kind != tt.kind {
+			t.Errorf("%s: got %v, want a %s error", tt.path, err, tt.kind)
+			continue
+		}
+		text := fe.Error() + "; " + strings.Join(fe.Suggestions, "; ")
+		for _, w := range tt.want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: got %q, want it to contain %q", tt.path, text, w)
+			}
+		}
+		if strings.Contains(text, "lstat") || strings.Contains(text, "no such file") {
+			t.Errorf("%s: got %q, want no raw system error", tt.path, text)
+		}
+	}
+	if _, _, err := notebook.SectionServer(cfg, filepath.Join(dir, "dox.md"), "A"); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("SectionServer: got %v, want the document does not exist", err)
+	}
+}

@@ -32,6 +32,11 @@ type pageData struct {
 	LoginUsed bool
 	Stopped   bool
 	Version   string
+	// HistoryWriteFailures counts the call records the daemon's history
+	// could not write (control.Status): every page says so, as servers
+	// does on the command line, since the overview's charts and the
+	// history miss those calls.
+	HistoryWriteFailures int64
 }
 
 func (p *pageData) base() *pageData { return p }
@@ -119,7 +124,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 		b.Title = name
 	}
 	if st, err := c.opts.Backend.Status(r.Context()); err == nil {
-		b.Stopped = st.Stopped
+		b.Stopped, b.HistoryWriteFailures = st.Stopped, st.HistoryWriteFailures
 	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout", data); err != nil {

@@ -148,7 +148,7 @@ func TestViolationWording(t *testing.T) {
 		{"x- keys", `{"x-common": {"anything": 1}}`, nil},
 		{"type", `{"servers": "github", "history": {"keep": "all", "record_values": "yes"}}`, []string{
 			`history.keep: must be a whole number, not a string`,
-			`history.record_values: must be true or false, not a string`,
+			`history.record_values: must be true or false, not a string; write record_values: true (true and false are written bare: yes, on and quoted words are strings)`,
 			`servers: must be a list of servers, not a string; start each server with "- name: ..."`,
 		}},
 		{"null in a mapping of strings", `{"servers": [{"name": "a", "env": {"A": null}}]}`, []string{

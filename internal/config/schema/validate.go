@@ -282,6 +282,8 @@ func (v *validator) leaf(doc any, e *sjs.ValidationError, add func(Violation)) {
 		}
 		if val == nil && v.inMap(path) {
 			fix = fmt.Sprintf(`write %s: "" for an empty value`, path[len(path)-1])
+		} else if fix == "" && len(k.Want) == 1 && k.Want[0] == "boolean" && val != nil {
+			fix = BoolFix(last(path), text(val))
 		}
 		add(Violation{Path: path, Message: msg, Fix: fix})
 	case *kind.Minimum, *kind.Maximum, *kind.ExclusiveMinimum, *kind.ExclusiveMaximum, *kind.Not:
@@ -753,4 +755,18 @@ func CheckKey(dotted string, v any) string {
 		}
 	}
 	return ""
+}
+
+// BoolFix says how to write a boolean given as got (a string or a
+// number): yes, on, "true", 1 and their opposites are read as the
+// boolean they stand for in the fix.
+func BoolFix(key, got string) string {
+	const why = "true and false are written bare: yes, on and quoted words are strings"
+	switch strings.ToLower(strings.TrimSpace(got)) {
+	case "yes", "y", "on", "true", "1", "enable", "enabled":
+		return fmt.Sprintf("write %s: true (%s)", key, why)
+	case "no", "n", "off", "false", "0", "disable", "disabled":
+		return fmt.Sprintf("write %s: false (%s)", key, why)
+	}
+	return fmt.Sprintf("write %s: true or %s: false (%s)", key, key, why)
 }
