@@ -36,6 +36,8 @@ const (
 	EnvFlag  = modes.EnvFlag
 	// EnvProtocol pins the "asks" mode to one protocol version.
 	EnvProtocol = modes.EnvProtocol
+	// EnvFlood tunes the "stderr-flood" mode (see package modes).
+	EnvFlood = modes.EnvFlood
 )
 
 // Values the modes' servers answer with, for tests to compare against.
@@ -47,7 +49,12 @@ const (
 	AskSchema = modes.AskSchema
 	// URLElicitationID is the elicitation id the "urlelicit" server requires.
 	URLElicitationID = modes.URLElicitationID
+	// FloodCause is the "stderr-flood" mode's last line before it exits.
+	FloodCause = modes.FloodCause
 )
+
+// FloodLine is the nth line the "stderr-flood" mode writes, width bytes long.
+func FloodLine(n, width int) string { return modes.FloodLine(n, width) }
 
 // PNG is the 1×1 image the "ok" server's "image" tool returns.
 var PNG = modes.PNG

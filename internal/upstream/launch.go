@@ -158,9 +158,12 @@ func (t *processTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err != nil {
 		return nil, err
 	}
+	stderr := pipeStderr(t.cmd)
 	if err := t.cmd.Start(); err != nil {
+		stderr.abort()
 		return nil, err
 	}
+	stderr.run()
 	calls := newCallTracker()
 	limit := t.maxFrame
 	if limit <= 0 {
@@ -178,9 +181,10 @@ func (t *processTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 		_ = stdin.Close()
 		_ = t.cmd.Process.Kill()
 		_ = t.cmd.Wait()
+		stderr.finish(t.cmd.WaitDelay)
 		return nil, err
 	}
-	t.conn = &groupConn{Connection: conn, cmd: t.cmd, stdin: stdin, out: out, in: in, exited: make(chan struct{})}
+	t.conn = &groupConn{Connection: conn, cmd: t.cmd, stderr: stderr, stdin: stdin, out: out, in: in, exited: make(chan struct{})}
 	return t.conn, nil
 }
 
@@ -228,6 +232,7 @@ type readCloser struct {
 type groupConn struct {
 	mcp.Connection
 	cmd    *exec.Cmd
+	stderr *stderrPipe // nil where os/exec copies stderr
 	stdin  io.Closer
 	out    *eofReader
 	in     *epipeWriter
@@ -271,6 +276,9 @@ func (c *groupConn) Close() error {
 		// The leader has exited; kill anything it left in its group.
 		_ = procgroup.Kill(proc)
 		wg.Wait()
+		// The last stderr bytes, unless something outside the group
+		// holds it open.
+		c.stderr.finish(c.cmd.WaitDelay)
 		c.Connection.Close() // the SDK side: stops its reader
 		if isExitErr(err) {
 			err = nil // a server that exits non-zero on shutdown is not our error

@@ -1,59 +1,151 @@
 package upstream
 
 import (
+	"bytes"
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
 	"unicode/utf8"
 )
 
-// tailBuffer is an io.Writer that keeps only the last max bytes written.
-// A stdio child's stderr goes here so that a failure can show what the server
-// said without letting a chatty server grow memory without bound.
+// tailBuffer keeps the end of a stdio child's stderr, so that a failure
+// can show what the server said without letting a chatty server grow
+// memory without bound: its last max bytes, in a ring (so that keeping a
+// write costs the write's size, not the buffer's), as whole lines. A line
+// longer than maxLine keeps its beginning (where a message says what went
+// wrong) followed by a mark saying how much was cut, so that one endless
+// line cannot push every other line out.
+//
+// The child's stderr is read into it by a stderrPipe on Linux (os/exec's
+// copy elsewhere); the stdout lines that are not MCP messages come in
+// through Write as well.
 type tailBuffer struct {
 	mu      sync.Mutex
 	max     int
-	buf     []byte
-	dropped int64
+	maxLine int
+	buf     []byte // up to max bytes; once full, a ring whose oldest byte is at head
+	head    int
+	dropped int64 // bytes pushed out of the ring
+	lineLen int   // bytes of the current, unfinished line kept
+	cutting bool  // the current line is past maxLine: its bytes are counted in cut, not kept
+	cut     int64
 }
+
+// maxLineBytes bounds one line kept (and a quarter of the tail).
+const maxLineBytes = 16 << 10
 
 func newTailBuffer(max int) *tailBuffer {
 	if max <= 0 {
 		max = 64 << 10
 	}
-	return &tailBuffer{max: max}
+	return &tailBuffer{max: max, maxLine: min(maxLineBytes, max/4)}
 }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n := len(p)
+	t.absorb(p)
+	return len(p), nil
+}
+
+// absorb keeps p, the next bytes written, cutting a line past maxLine.
+// Called with t.mu held.
+func (t *tailBuffer) absorb(p []byte) {
+	for len(p) > 0 {
+		if t.cutting {
+			i := bytes.IndexByte(p, '\n')
+			if i < 0 {
+				t.cut += int64(len(p))
+				return
+			}
+			t.cut += int64(i)
+			t.put(fmt.Appendf(nil, lineCutMark, t.cut))
+			t.cutting, t.cut, t.lineLen = false, 0, 0
+			p = p[i:]
+		}
+		n := t.whole(p)
+		t.put(p[:n])
+		if p = p[n:]; len(p) > 0 {
+			t.cutting = true
+		}
+	}
+}
+
+// lineCutMark ends a line cut at maxLine bytes.
+const lineCutMark = " [truncated by switchboard: %d bytes of this line omitted]"
+
+// whole returns how much of p can be kept as it is: all of it, or up to
+// where the current line passes maxLine (not splitting a UTF-8 sequence).
+// It scans p a window of up to maxLine bytes at a time, not line by line.
+func (t *tailBuffer) whole(p []byte) int {
+	pos, room := 0, t.maxLine-t.lineLen
+	for {
+		if len(p)-pos <= room {
+			if j := bytes.LastIndexByte(p[pos:], '\n'); j >= 0 {
+				t.lineLen = len(p) - (pos + j + 1)
+			} else {
+				t.lineLen += len(p) - pos
+			}
+			return len(p)
+		}
+		j := bytes.LastIndexByte(p[pos:pos+room+1], '\n')
+		if j < 0 {
+			n := pos + room
+			for n > pos && !utf8.RuneStart(p[n]) {
+				n--
+			}
+			return n
+		}
+		pos += j + 1
+		room = t.maxLine
+		t.lineLen = 0
+	}
+}
+
+// put appends p to the ring, pushing out its oldest bytes.
+func (t *tailBuffer) put(p []byte) {
 	if len(p) >= t.max {
 		t.dropped += int64(len(t.buf) + len(p) - t.max)
-		t.buf = append(t.buf[:0], p[len(p)-t.max:]...)
-		return n, nil
+		if cap(t.buf) < t.max {
+			t.buf = make([]byte, t.max)
+		}
+		t.buf = t.buf[:t.max]
+		copy(t.buf, p[len(p)-t.max:])
+		t.head = 0
+		return
 	}
-	if over := len(t.buf) + len(p) - t.max; over > 0 {
-		t.dropped += int64(over)
-		t.buf = append(t.buf[:0], t.buf[over:]...)
+	if room := t.max - len(t.buf); room > 0 {
+		k := min(room, len(p))
+		t.buf = append(t.buf, p[:k]...)
+		p = p[k:]
 	}
-	t.buf = append(t.buf, p...)
-	return n, nil
+	for len(p) > 0 {
+		k := copy(t.buf[t.head:], p)
+		t.dropped += int64(k)
+		t.head = (t.head + k) % t.max
+		p = p[k:]
+	}
 }
 
 // String returns the retained text, starting at a line boundary when bytes
-// were dropped, and never splitting a UTF-8 sequence.
+// were dropped, and never splitting a UTF-8 sequence; a line being cut
+// ends with the mark of how much was cut so far.
 func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	b := t.buf
+	b := make([]byte, 0, len(t.buf)+len(lineCutMark)+20)
+	b = append(append(b, t.buf[t.head:]...), t.buf[:t.head]...)
 	if t.dropped > 0 {
-		if i := strings.IndexByte(string(b), '\n'); i >= 0 && i < len(b)-1 {
+		if i := bytes.IndexByte(b, '\n'); i >= 0 && i < len(b)-1 {
 			b = b[i+1:]
 		}
 		for len(b) > 0 && !utf8.RuneStart(b[0]) {
 			b = b[1:]
 		}
+	}
+	if t.cutting {
+		b = fmt.Appendf(b, lineCutMark, t.cut)
 	}
 	return strings.TrimRight(string(b), "\n")
 }

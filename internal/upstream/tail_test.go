@@ -1,8 +1,10 @@
 package upstream
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/switchboard-mcp/switchboard/internal/testserver"
@@ -90,5 +92,42 @@ func TestDescribeExit(t *testing.T) {
 	}
 	if got, want := describeExit(run("hang", true)), "was killed by signal killed"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestTailBuffer: the tail keeps the newest whole lines however the bytes
+// arrive, and cuts a line past maxLine after its beginning (not inside a
+// UTF-8 sequence), with a mark of how much was cut.
+func TestTailBuffer(t *testing.T) {
+	t.Parallel()
+	mark := func(n int) string { return fmt.Sprintf(lineCutMark, n) }
+	tests := []struct {
+		name         string
+		max, maxLine int
+		writes       []string
+		want         string
+	}{
+		{"short lines", 64, 16, []string{"a\nb\n", "c\n"}, "a\nb\nc"},
+		{"the ring wraps: whole lines only", 16, 8, []string{"line 1\nline 2\n", "line 3\nline 4\n"}, "line 3\nline 4"},
+		{"a line written a byte at a time", 64, 16, strings.Split("hello\nworld\n", ""), "hello\nworld"},
+		{"a long line is cut after maxLine", 400, 10, []string{"0123456789abcdef\nnext\n"}, "0123456789" + mark(6) + "\nnext"},
+		{"a long line across writes", 400, 10, []string{"0123456", "789abc", "def\nnext\n"}, "0123456789" + mark(6) + "\nnext"},
+		{"a line being cut shows the mark so far", 400, 10, []string{"ok\n0123456789abcdef"}, "ok\n0123456789" + mark(6)},
+		{"not inside a UTF-8 sequence", 400, 10, []string{"012345678é!!\n"}, "012345678" + mark(4)},
+		{"a write larger than the ring", 40, 10, []string{strings.Repeat("z", 100) + "\n" + "tail\n"}, "tail"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newTailBuffer(tt.max)
+			b.maxLine = tt.maxLine
+			for _, w := range tt.writes {
+				if n, err := b.Write([]byte(w)); n != len(w) || err != nil {
+					t.Fatalf("Write: %d, %v", n, err)
+				}
+			}
+			if got := b.String(); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -3,7 +3,6 @@ package upstream
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -159,16 +158,7 @@ func TestFaults(t *testing.T) {
 
 	t.Run("stderr with a secret", func(t *testing.T) {
 		const secret = "supersecretvalue123"
-		srv := testserver.Server(t, "leaky", "leak-secret", "GIZMO_TOKEN="+secret)
-		c, err := Dial(context.Background(), srv, DialOptions{})
-		if err == nil {
-			c.Close()
-			t.Fatal("Dial succeeded, want a connection error")
-		}
-		var fe *fault.Error
-		if !errors.As(err, &fe) {
-			t.Fatalf("got %T %v, want a *fault.Error", err, err)
-		}
+		fe := dialFault(t, testserver.Server(t, "leaky", "leak-secret", "GIZMO_TOKEN="+secret))
 		stderr, _ := fe.Details["stderr"].(string)
 		for what, s := range map[string]string{"message": fe.Message, "details.stderr": stderr} {
 			if strings.Contains(s, secret) || !strings.Contains(s, "token is [REDACTED]") {

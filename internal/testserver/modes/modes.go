@@ -53,6 +53,10 @@
 //   - "huge": one tool, big {bytes}, whose text of that many "x" it writes
 //     as it goes, without the SDK (huge.go): a message far past a client's
 //     limit for a fraction of the CPU.
+//   - "stderr-flood": writes numbered lines to stderr as fast as it can,
+//     as SWITCHBOARD_TEST_FLOOD asks (how many bytes, how long a line, one
+//     write per line or 64 KiB writes, a long line last), then a panic
+//     line, and exits 2 without answering (flood.go).
 package modes
 
 import (
@@ -79,6 +83,8 @@ const (
 	// EnvProtocol, for the "asks" mode, names the one protocol version
 	// it speaks (NewAsks).
 	EnvProtocol = "SWITCHBOARD_TEST_PROTOCOL"
+	// EnvFlood tunes the "stderr-flood" mode: "bytes=N,line=N,write=line|chunk,long=N".
+	EnvFlood = "SWITCHBOARD_TEST_FLOOD"
 )
 
 // NPMNotFound is what npm 10 (npx) writes to stderr for a package the
@@ -156,6 +162,8 @@ func Run(mode string) {
 	case "huge":
 		serveHuge()
 		return
+	case "stderr-flood":
+		floodStderr()
 	case "ok":
 	default:
 		log.Fatalf("unknown test server mode %q", mode)
