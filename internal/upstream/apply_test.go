@@ -202,6 +202,14 @@ func TestApply(t *testing.T) {
 		kids2 := children(t)
 		return len(kids2) == 3 && kids2["a"].pid == kids["a"].pid && kids2["b"].version == "2" && kids2["d"].pid != 0
 	})
+	// The supervisor hands out a new client before it calls OnConnect:
+	// wait for b's second and d's first, then check that no more came.
+	counted := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return connects["b"] >= 2 && connects["d"] >= 1
+	}
+	eventually(t, 10*time.Second, "OnConnect for b's new connection and d's", counted)
 	mu.Lock()
 	if len(aLeft) > 0 {
 		t.Errorf("a left the connected state during Apply: %v", aLeft)
