@@ -211,17 +211,11 @@ func recoverInflight(ctx context.Context, dir string, s Store, write func(contex
 }
 
 func recoverInflightFile(ctx context.Context, path string, s Store, write func(context.Context, []CallRecord) error) (int, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil // recovered by another process meanwhile
-	}
-	if err != nil {
-		return 0, fmt.Errorf("opening %s: %w", path, err)
+	f, err := openDeadFile(path) // journal.go
+	if f == nil {
+		return 0, err
 	}
 	defer f.Close()
-	if ok, err := tryLock(f); err != nil || !ok {
-		return 0, err // a live process's (or our own)
-	}
 	begun, order, err := readInflight(f)
 	if err != nil {
 		return 0, fmt.Errorf("reading %s: %w", path, err)

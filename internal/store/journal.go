@@ -264,20 +264,33 @@ func (j *journal) recover(ctx context.Context, batch int, write func(context.Con
 	return total, errors.Join(errs...)
 }
 
+// openDeadFile opens path, a file of a process's own that it holds
+// locked while it lives, and locks it: nil when another process recovered
+// it meanwhile (gone) or a live one holds it (or this one), with the error
+// when it cannot be opened or locked.
+func openDeadFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil // recovered by another process meanwhile
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	if ok, err := tryLock(f); err != nil || !ok {
+		f.Close()
+		return nil, err // a live process's (or our own)
+	}
+	return f, nil
+}
+
 // recoverSegment writes one dead process's segment to the store and
 // deletes it; a live one (locked) is left alone.
 func (j *journal) recoverSegment(ctx context.Context, path string, batch int, write func(context.Context, []CallRecord) error) (int, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil // recovered by another process meanwhile
-	}
-	if err != nil {
-		return 0, fmt.Errorf("opening %s: %w", path, err)
+	f, err := openDeadFile(path)
+	if f == nil {
+		return 0, err
 	}
 	defer f.Close()
-	if ok, err := tryLock(f); err != nil || !ok {
-		return 0, err // a live process's (or our own)
-	}
 	recs, bad, err := readJournal(f)
 	if err != nil {
 		return 0, fmt.Errorf("reading %s: %w", path, err)
