@@ -134,6 +134,7 @@ type Client struct {
 	endOnce sync.Once
 	watched chan struct{} // closed when watch has returned
 	closing atomic.Bool
+	tracked trackedRequests // retire.go
 	// wire follows a network server's HTTP exchanges (nil for others).
 	wire *wireWatch
 	// expired is set when the server said it no longer has the session: it
@@ -638,7 +639,9 @@ func staleConnection(err error) bool {
 // the request has a span, and carries its trace context in _meta.
 func (c *Client) CallTool(ctx context.Context, params *mcp.CallToolParams, onProgress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
 	ctx, span := telemetry.StartClient(ctx, c.server.Name, "tools/call", params.Name, c.server.URL)
-	res, err := c.callTool(ctx, telemetry.CallParams(ctx, params), onProgress)
+	tctx, end := c.track(ctx)
+	res, err := c.callTool(tctx, telemetry.CallParams(ctx, params), onProgress)
+	err = end(err)
 	span.EndTool(res, err)
 	return res, err
 }
@@ -862,7 +865,9 @@ func (c *Client) ListResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemp
 }
 
 // GetPrompt renders a prompt.
-func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string) (_ *mcp.GetPromptResult, err error) {
+	ctx, end := c.track(ctx) // retire.go
+	defer func() { err = end(err) }()
 	meta, done := c.requestProgress(ctx, c.levelMeta(ctx, nil))
 	defer done()
 	params := &mcp.GetPromptParams{Meta: meta, Name: name, Arguments: args}
@@ -878,7 +883,9 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 }
 
 // Complete asks the server for completions.
-func (c *Client) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+func (c *Client) Complete(ctx context.Context, params *mcp.CompleteParams) (_ *mcp.CompleteResult, err error) {
+	ctx, end := c.track(ctx) // retire.go
+	defer func() { err = end(err) }()
 	p := *params
 	var done func()
 	p.Meta, done = c.requestProgress(ctx, c.levelMeta(ctx, params.Meta))
@@ -934,7 +941,9 @@ func (c *Client) levelMeta(ctx context.Context, meta mcp.Meta) mcp.Meta {
 const protocolPerRequestMeta = "2026-07-28"
 
 // ReadResource reads a resource.
-func (c *Client) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+func (c *Client) ReadResource(ctx context.Context, uri string) (_ *mcp.ReadResourceResult, err error) {
+	ctx, end := c.track(ctx) // retire.go
+	defer func() { err = end(err) }()
 	meta, done := c.requestProgress(ctx, c.levelMeta(ctx, nil))
 	defer done()
 	params := &mcp.ReadResourceParams{Meta: meta, URI: uri}

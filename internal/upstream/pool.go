@@ -226,11 +226,17 @@ func (p *Pool) startLocked(s *Supervisor) {
 // there restarts every server. Disable state lives in the StateStore and
 // survives a restart.
 //
-// A changed server's old connection is closed before the new one is
-// dialled (a Docker container name can only be used once). Apply returns
-// when every old connection is closed, or with ctx's error if ctx ends
-// first; the old supervisors still stop, and Run waits for them. Before
-// Run, Apply only replaces the supervisors. cfg must have been validated
+// A removed or changed server's old connection takes no new requests;
+// the requests in flight on it may finish for cfg's
+// gateway.shutdown_timeout, then they are cancelled with a cause that
+// says the reload removed or changed the server, and the connection is
+// closed (see [Client.Retire]). A changed server's new connection is
+// dialled once the old one is closed (a Docker container name can only
+// be used once). Apply returns when every old connection is closed or
+// draining its requests in flight in the background, or with ctx's error
+// if ctx ends first; the old supervisors still stop, and Run waits for
+// them (the drain ends when Run's context does). Before Run, Apply only
+// replaces the supervisors. cfg must have been validated
 // (config.Load does); Apply itself does not fail otherwise.
 func (p *Pool) Apply(ctx context.Context, cfg *config.Config) (Changes, error) {
 	if cfg == nil {
@@ -276,18 +282,65 @@ func (p *Pool) Apply(ctx context.Context, cfg *config.Config) (Changes, error) {
 		}
 	}
 
-	// Swap: from here Client and Snapshots see the new set.
+	// Swap: from here Client and Snapshots see the new set. The old
+	// supervisors retire their sessions (retire.go): Apply waits until
+	// each has closed its session or begun to drain the requests in
+	// flight on it, which may run on for gateway.shutdown_timeout.
+	removed := make(map[string]bool, len(ch.Removed))
+	for _, n := range ch.Removed {
+		removed[n] = true
+	}
+	bound := cfg.Gateway.ShutdownTimeout
 	p.mu.Lock()
 	p.cfg, p.order, p.sups = cfg, newOrder, newSups
 	close(p.applied)
 	p.applied = make(chan struct{})
-	var waits []*runningSupervisor
+	type retired struct {
+		name string
+		rs   *runningSupervisor
+		r    *retirement
+	}
+	var waits []retired
+	later := map[*Supervisor]bool{} // fresh ones started once their old one has ended
 	for _, s := range stale {
-		if rs, ok := p.running[s]; ok {
-			rs.cancel()
-			waits = append(waits, rs)
-			delete(p.running, s)
+		rs, ok := p.running[s]
+		if !ok {
+			continue
 		}
+		delete(p.running, s)
+		if p.runCtx == nil || p.stopped {
+			// Run is returning: it has cancelled s and waits for it.
+			waits = append(waits, retired{name: s.Name(), rs: rs, r: &retirement{draining: make(chan struct{})}})
+			continue
+		}
+		name := s.Name()
+		bctx, cancel := context.WithTimeoutCause(p.runCtx, bound, reloadCause(name, removed[name], bound))
+		r := &retirement{bound: bctx, stopping: stoppingCause(name, removed[name]), draining: make(chan struct{})}
+		s.retire(r)
+		rs.cancel()
+		waits = append(waits, retired{name: name, rs: rs, r: r})
+		// A changed server's new supervisor starts once the old one has
+		// closed its session (a Docker container name can only be used
+		// once), unless a later Apply replaced it meanwhile. Run waits
+		// for this goroutine too: it ends with the old supervisor.
+		after := newSups[name]
+		if after != nil {
+			later[after] = true
+		}
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			<-rs.done
+			cancel()
+			if after == nil {
+				return
+			}
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if p.sups[name] == after {
+				p.startLocked(after)
+			}
+		}()
 	}
 	p.mu.Unlock()
 
@@ -295,9 +348,12 @@ func (p *Pool) Apply(ctx context.Context, cfg *config.Config) (Changes, error) {
 		"changed", len(ch.Changed), "unchanged", len(ch.Unchanged))
 
 	var err error
-	for _, rs := range waits {
+	for _, w := range waits {
 		select {
-		case <-rs.done:
+		case <-w.rs.done:
+		case <-w.r.draining:
+			p.logger().Info("the old session of a removed or changed server finishes its requests in flight in the background",
+				"server", w.name, "for_at_most", bound)
 		case <-ctx.Done():
 			err = fmt.Errorf("waiting for replaced servers to close: %w", ctx.Err())
 		}
@@ -309,12 +365,44 @@ func (p *Pool) Apply(ctx context.Context, cfg *config.Config) (Changes, error) {
 	p.mu.Lock()
 	for _, s := range fresh {
 		// A later Apply may already have replaced s; start only current ones.
-		if p.sups[s.Name()] == s {
+		if p.sups[s.Name()] == s && !later[s] {
 			p.startLocked(s)
 		}
 	}
 	p.mu.Unlock()
 	return ch, err
+}
+
+// reloadCause is the cause of a request cancelled on the session of a
+// server that a reload removed or changed, once bound has passed.
+func reloadCause(name string, removed bool, bound time.Duration) error {
+	return fault.New(fault.Cancelled, "the call was cancelled: a reload %s server %q, and the call did not finish within gateway.shutdown_timeout (%s)",
+		removedOrChanged(removed), name, bound).
+		WithDetail("server", name).
+		WithSuggestions(callAgain(name, removed), "gateway.shutdown_timeout sets how long a reload lets the calls of a server it removes or changes finish")
+}
+
+// stoppingCause is the cause of a request cancelled on such a session
+// because the pool stopped before bound had passed.
+func stoppingCause(name string, removed bool) error {
+	return fault.New(fault.Cancelled, "the call was cancelled: a reload %s server %q, and switchboard stopped before the call finished",
+		removedOrChanged(removed), name).
+		WithDetail("server", name).
+		WithSuggestions(callAgain(name, removed))
+}
+
+func removedOrChanged(removed bool) string {
+	if removed {
+		return "removed"
+	}
+	return "changed"
+}
+
+func callAgain(name string, removed bool) string {
+	if removed {
+		return fmt.Sprintf("server %q is no longer configured; add it back to call its tools", name)
+	}
+	return fmt.Sprintf("call again: server %q runs with its new settings", name)
 }
 
 // sameServer reports whether two resolved servers are the same but for

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -67,7 +68,27 @@ type Supervisor struct {
 
 	// owned are the per-client or per-user sessions (sessions.go).
 	owned *ownedSessions
+
+	// retiring, once set (before Run's context ends), makes Run retire
+	// its connection rather than close it (retire.go).
+	retiring atomic.Pointer[retirement]
 }
+
+// retirement is how a supervisor that a reload removed or replaced ends
+// its connection: see [Client.Retire].
+type retirement struct {
+	bound    context.Context
+	stopping error
+	draining chan struct{} // closed (once) when a drain begins
+	once     sync.Once
+}
+
+// drain closes r.draining (Retire's onDrain).
+func (r *retirement) drain() { r.once.Do(func() { close(r.draining) }) }
+
+// retire makes Run, once its context ends, retire its connection with
+// r rather than close it.
+func (s *Supervisor) retire(r *retirement) { s.retiring.Store(r) }
 
 // errDisabled ends a connection that a user or the health loop disabled.
 var errDisabled = errors.New("disabled")
@@ -453,7 +474,11 @@ func (s *Supervisor) disconnect(c *Client) {
 		s.client = nil
 	}
 	s.mu.Unlock()
-	_ = c.Close()
+	if r := s.retiring.Load(); r != nil {
+		_ = c.Retire(r.bound, r.stopping, r.drain)
+	} else {
+		_ = c.Close()
+	}
 	stderr := lastLines(c.Stderr(), 20)
 	// Disconnected until failed records why: the snapshot never says
 	// connected while Client has no connection to hand out.

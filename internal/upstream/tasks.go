@@ -193,7 +193,9 @@ func (c *Client) TaskSupport(tool string) string {
 // (sampling, elicitation, log messages) is answered as during a call,
 // with ctx. An error answer is a *fault.Error that keeps the server's
 // JSON-RPC error as its cause.
-func (c *Client) Request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+func (c *Client) Request(ctx context.Context, method string, params any) (_ json.RawMessage, err error) {
+	ctx, end := c.track(ctx) // retire.go
+	defer func() { err = end(err) }()
 	p, err := json.Marshal(params)
 	if err != nil {
 		return nil, fault.Wrap(fault.Validation, err, "encoding the params of %s", method)
