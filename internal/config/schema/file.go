@@ -172,7 +172,7 @@ type Gateway struct {
 	AllowedOrigins []string `json:"allowed_origins,omitempty"`
 	// Host header values accepted besides loopback names and the listen address.
 	AllowedHosts []string `json:"allowed_hosts,omitempty"`
-	// On SIGINT or SIGTERM, how long calls in flight may run before they are cancelled.
+	// On SIGINT or SIGTERM, how long calls in flight may run before they are cancelled; on a reload, how long the calls in flight on a server it removes or changes may run (the new file's value).
 	ShutdownTimeout *Duration `json:"shutdown_timeout,omitempty" jsonschema_extras:"default=10s,minDuration=0s,maxDuration=10m,x-fix=use a value from 0s (cancel at once) to 10m (the default is 10s)"`
 	// Client sessions idle this long are closed; 0 never closes them.
 	SessionTimeout *Duration `json:"session_timeout,omitempty" jsonschema_extras:"default=30m,minDuration=0s"`
