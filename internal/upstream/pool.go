@@ -79,6 +79,9 @@ type Pool struct {
 	started bool
 	stopped bool
 	running map[*Supervisor]*runningSupervisor
+	// closing is, by name, the supervisor a reload retired that has not
+	// yet returned (its session drains or closes).
+	closing map[string]*runningSupervisor
 	wg      sync.WaitGroup
 	applied chan struct{} // closed and replaced whenever Apply swaps the set
 }
@@ -102,7 +105,7 @@ func NewPool(opts PoolOptions) (*Pool, error) {
 		opts.Store = NewMemoryStore()
 	}
 	p := &Pool{opts: opts, only: map[string]bool{}, sups: map[string]*Supervisor{},
-		running: map[*Supervisor]*runningSupervisor{}, applied: make(chan struct{})}
+		running: map[*Supervisor]*runningSupervisor{}, closing: map[string]*runningSupervisor{}, applied: make(chan struct{})}
 	for _, n := range opts.Only {
 		if _, ok := opts.Config.Server(n); !ok {
 			return nil, UnknownServer(opts.Config, n)
@@ -301,7 +304,6 @@ func (p *Pool) Apply(ctx context.Context, cfg *config.Config) (Changes, error) {
 		r    *retirement
 	}
 	var waits []retired
-	later := map[*Supervisor]bool{} // fresh ones started once their old one has ended
 	for _, s := range stale {
 		rs, ok := p.running[s]
 		if !ok {
@@ -319,27 +321,18 @@ func (p *Pool) Apply(ctx context.Context, cfg *config.Config) (Changes, error) {
 		s.retire(r)
 		rs.cancel()
 		waits = append(waits, retired{name: name, rs: rs, r: r})
-		// A changed server's new supervisor starts once the old one has
-		// closed its session (a Docker container name can only be used
-		// once), unless a later Apply replaced it meanwhile. Run waits
-		// for this goroutine too: it ends with the old supervisor.
-		after := newSups[name]
-		if after != nil {
-			later[after] = true
-		}
+		p.closing[name] = rs
+		// Run waits for this goroutine too: it ends with s.
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
 			<-rs.done
 			cancel()
-			if after == nil {
-				return
-			}
 			p.mu.Lock()
-			defer p.mu.Unlock()
-			if p.sups[name] == after {
-				p.startLocked(after)
+			if p.closing[name] == rs {
+				delete(p.closing, name)
 			}
+			p.mu.Unlock()
 		}()
 	}
 	p.mu.Unlock()
@@ -365,12 +358,42 @@ func (p *Pool) Apply(ctx context.Context, cfg *config.Config) (Changes, error) {
 	p.mu.Lock()
 	for _, s := range fresh {
 		// A later Apply may already have replaced s; start only current ones.
-		if p.sups[s.Name()] == s && !later[s] {
-			p.startLocked(s)
+		if p.sups[s.Name()] == s {
+			p.startAfterLocked(s)
 		}
 	}
 	p.mu.Unlock()
 	return ch, err
+}
+
+// startAfterLocked starts s (startLocked) once the old session of its
+// name, if one is still closing after a reload, has closed: a Docker
+// container name can only be used once, and two processes of one server
+// may fight over a port or a lock file. A later Apply may replace s
+// meanwhile; then it is not started. p.mu must be held for writing.
+func (p *Pool) startAfterLocked(s *Supervisor) {
+	old := p.closing[s.Name()]
+	if old != nil {
+		select {
+		case <-old.done:
+			old = nil
+		default:
+		}
+	}
+	if old == nil || p.runCtx == nil || p.stopped {
+		p.startLocked(s)
+		return
+	}
+	p.wg.Add(1) // Run waits for it: it ends when old has
+	go func() {
+		defer p.wg.Done()
+		<-old.done
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.sups[s.Name()] == s {
+			p.startAfterLocked(s) // a newer old one may be closing by now
+		}
+	}()
 }
 
 // reloadCause is the cause of a request cancelled on the session of a

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -120,4 +121,75 @@ func TestApplyRetiresACallInFlight(t *testing.T) {
 			eventually(t, 10*time.Second, "goroutines to return to the baseline", func() bool { return runtime.NumGoroutine() <= before+2 })
 		})
 	}
+}
+
+// TestApplyAgainWhileDraining: a reload that changes a server again
+// while its first old session still drains starts the newest only once
+// that session has closed (never two processes of the server at once),
+// and never the one in between.
+func TestApplyAgainWhileDraining(t *testing.T) {
+	before := runtime.NumGoroutine()
+	health := fastHealth()
+	health.PingTimeout = 10 * time.Second
+	cfg := &config.Config{Defaults: config.Defaults{Health: health}, Servers: []config.Server{markedServer(t, "s", "1")}}
+	var old atomic.Int64 // the first process's pid, once known
+	type connect struct {
+		version string
+		oldGone bool
+	}
+	connects := make(chan connect, 10)
+	pool, err := NewPool(PoolOptions{Config: cfg, OnConnect: func(c *Client) {
+		pid := int(old.Load())
+		connects <- connect{c.Server().Env[envVersion], pid != 0 && gone(pid)}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := runPool(t, pool)
+	c := waitConnected(t, pool, "s")["s"]
+	<-connects
+	var kid child
+	eventually(t, 10*time.Second, "child s", func() bool { kid = children(t)["s"]; return kid.pid != 0 })
+	old.Store(int64(kid.pid))
+
+	mark := filepath.Join(t.TempDir(), "started")
+	ended := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow",
+			Arguments: map[string]any{"seconds": 60, "mark": mark}}, nil)
+		ended <- err
+	}()
+	eventually(t, 10*time.Second, "the slow call to start", func() bool { _, err := os.Stat(mark); return err == nil })
+
+	for _, v := range []string{"2", "3"} {
+		next := &config.Config{Defaults: config.Defaults{Health: health}, Servers: []config.Server{markedServer(t, "s", v)}}
+		next.Gateway.ShutdownTimeout = 2 * time.Second
+		if _, err := pool.Apply(context.Background(), next); err != nil {
+			t.Fatalf("Apply (version %s): %v", v, err)
+		}
+	}
+	select {
+	case err := <-ended:
+		t.Fatalf("the call ended (%v) before the reloads' bound", err)
+	default:
+	}
+	if err := <-ended; fault.KindOf(err) != fault.Cancelled {
+		t.Errorf("the call ended with %v, want it cancelled by the reload", err)
+	}
+	now := waitConnected(t, pool, "s")["s"]
+	if v := now.Server().Env[envVersion]; v != "3" {
+		t.Errorf("after two changes the server runs version %q, want 3", v)
+	}
+	got := <-connects
+	if got.version != "3" || !got.oldGone {
+		t.Errorf("the next connection after the first: version %q, first process gone %v; want version 3 once the first process was gone", got.version, got.oldGone)
+	}
+	stop()
+	select {
+	case got := <-connects:
+		t.Errorf("another connection: version %q", got.version)
+	default:
+	}
+	eventually(t, 10*time.Second, "child processes to be gone", func() bool { return len(childPIDs(t)) == 0 })
+	eventually(t, 10*time.Second, "goroutines to return to the baseline", func() bool { return runtime.NumGoroutine() <= before+2 })
 }
