@@ -370,14 +370,6 @@ type roundWaiter struct {
 	ctx context.Context
 }
 
-// setWaiter says where the progress (notify) and the log messages of r's
-// call go while the request attached now waits.
-func (r *inputRound) setWaiter(w *roundWaiter, notify func(toolcall.Progress)) {
-	r.mu.Lock()
-	r.waiter, r.notify = w, notify
-	r.mu.Unlock()
-}
-
 // logTo returns where a log message of r's call goes now: the request of
 // the client's that waits on r, if one does (over stateless HTTP the
 // session of the call's first request ended with it).
@@ -424,9 +416,16 @@ func (r *inputRound) ask(ctx context.Context, req mcp.InputRequest) (mcp.InputRe
 }
 
 // answer gives the client's responses to the questions of r's latest
-// round. Every question must be answered, with a response of its kind;
-// otherwise nothing is given and the error says what is wrong.
-func (r *inputRound) answer(responses mcp.InputResponseMap) (err error) {
+// round, sent by w, the client's request attached now (resume), which
+// from then on gets the call's progress (notify) and log messages. Every
+// question must be answered, with a response of its kind; otherwise
+// nothing is given and the error says what is wrong.
+//
+// w takes the call over in the same step as the answers are given: the
+// upstream may report progress as soon as it has them, before this
+// request would otherwise have been set to receive it, and that progress
+// belongs to this request, before its answer.
+func (r *inputRound) answer(responses mcp.InputResponseMap, w *roundWaiter, notify func(toolcall.Progress)) (err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer func() {
@@ -452,6 +451,7 @@ func (r *inputRound) answer(responses mcp.InputResponseMap) (err error) {
 			WithDetail("field", "inputResponses").
 			WithSuggestions("answer every input request of the latest input-required result, under its key")
 	}
+	r.waiter, r.notify = w, notify
 	for key, q := range r.asked {
 		q.answer <- questionAnswer{res: responses[key]}
 	}
@@ -724,12 +724,11 @@ func inRounds[T any](ctx context.Context, vs *viewServer, cc *clientCall, server
 		var err error
 		r, err = rs.resume(state, owner, what)
 		if err == nil {
-			err = r.answer(responses)
+			err = r.answer(responses, &roundWaiter{cc.ss, ctx}, notify)
 		}
 		if err != nil {
 			return zero, &roundRefused{err: err}
 		}
-		r.setWaiter(&roundWaiter{cc.ss, ctx}, notify)
 	case (state != "" || responses != nil) && !vs.isTheServer(server, cc.ss):
 		// Not a state of the gateway's, and no server's either: the
 		// gateway's upstream sessions answer their servers themselves.
