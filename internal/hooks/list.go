@@ -43,7 +43,7 @@ func (e *Engine) List() []HookInfo {
 			if err := e.checkSchema(a); err != nil {
 				hi.Problems = append(hi.Problems, strings.Split(err.Error(), "; ")...)
 			}
-			// A program named as it is (no placeholder) that cannot run
+			// A program named as it is (no template field) that cannot run
 			// now would fail every run.
 			if a.cfg.Type == config.HookActionCommand && len(a.cfg.Command) > 0 && !strings.Contains(a.cfg.Command[0], "{") {
 				if why := programProblem(a.cfg.Command[0], s.configDir(e.dir)); why != "" {
