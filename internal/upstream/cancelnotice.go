@@ -24,7 +24,7 @@ import (
 // posts a notification only while a call is still in flight on it, and
 // the call is retired before its notification is posted. So Close waits,
 // before it closes the session, until the requests in flight have
-// returned (noticedRequests) — as the SDK's close would wait for them,
+// returned (waitNoticed) — as the SDK's close would wait for them,
 // but with the session still open, so that one cancelled meanwhile (its
 // caller cancelled it just before a reload or a stop closed the session,
 // or the stop cancelled it) is posted. The requests are GetPrompt,
@@ -40,64 +40,38 @@ const cancelNoticeWait = 2 * time.Second
 type cancelNotice struct {
 	once     sync.Once
 	posted   chan struct{}
-	returned chan struct{} // closed when its request has returned
+	returned chan struct{} // closed when its request has returned (track's end)
 }
 
-// cancelNoticeKey is the context key of a request's *cancelNotice: the
-// SDK posts the notification with the request's context's values.
-type cancelNoticeKey struct{}
-
-// withCancelNotice returns ctx for a request of c's whose
-// notifications/cancelled is to be waited for (awaitCancelNotice): a
-// streamable-HTTP server's, whose posts headerTransport sees; nil
-// otherwise (over stdio, SSE and WebSocket a session's close ends the
-// server's side of it without waiting for its handlers).
-// It counts the request in flight (noticedRequests) until
-// c.noticed.done(n).
-func (c *Client) withCancelNotice(ctx context.Context) (context.Context, *cancelNotice) {
-	if c.pool == nil {
-		return ctx, nil
+// withCancelNotice marks the request of ctx (track's) as one whose
+// notifications/cancelled is to be waited for (awaitCancelNotice) and
+// posted before the session closes (waitNoticed): a streamable-HTTP
+// server's, whose posts headerTransport sees. It returns nil otherwise
+// (over stdio, SSE and WebSocket a session's close ends the server's
+// side of it without waiting for its handlers). The SDK posts the
+// notification with the request's context's values, where
+// noteCancelPosted finds it.
+func (c *Client) withCancelNotice(ctx context.Context) *cancelNotice {
+	r, _ := ctx.Value(trackedKey{}).(*trackedRequest)
+	if c.pool == nil || r == nil {
+		return nil
 	}
 	n := &cancelNotice{posted: make(chan struct{}), returned: make(chan struct{})}
-	c.noticed.add(n)
-	return context.WithValue(ctx, cancelNoticeKey{}, n), n
+	r.notice.Store(n)
+	return n
 }
 
-// noticedRequests are a session's requests in flight that withCancelNotice
-// made.
-type noticedRequests struct {
-	mu sync.Mutex
-	m  map[*cancelNotice]struct{}
-}
-
-func (r *noticedRequests) add(n *cancelNotice) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.m == nil {
-		r.m = map[*cancelNotice]struct{}{}
-	}
-	r.m[n] = struct{}{}
-}
-
-// done marks n's request returned (nil: a request not counted).
-func (r *noticedRequests) done(n *cancelNotice) {
-	if n == nil {
-		return
-	}
-	r.mu.Lock()
-	delete(r.m, n)
-	r.mu.Unlock()
-	close(n.returned)
-}
-
-// wait waits until the requests in flight now have returned.
-func (r *noticedRequests) wait() {
-	r.mu.Lock()
+// waitNoticed waits until the requests in flight now that withCancelNotice
+// marked have returned.
+func (t *trackedRequests) waitNoticed() {
+	t.mu.Lock()
 	var pending []chan struct{}
-	for n := range r.m {
-		pending = append(pending, n.returned)
+	for r := range t.m {
+		if n := r.notice.Load(); n != nil {
+			pending = append(pending, n.returned)
+		}
 	}
-	r.mu.Unlock()
+	t.mu.Unlock()
 	for _, ch := range pending {
 		<-ch
 	}
@@ -120,7 +94,11 @@ func awaitCancelNotice(ctx context.Context, n *cancelNotice) {
 // noteCancelPosted marks the notice in ctx (a post's) posted, when body
 // is a notifications/cancelled.
 func noteCancelPosted(ctx context.Context, body []byte) {
-	n, _ := ctx.Value(cancelNoticeKey{}).(*cancelNotice)
+	r, _ := ctx.Value(trackedKey{}).(*trackedRequest)
+	if r == nil {
+		return
+	}
+	n := r.notice.Load()
 	if n == nil {
 		return
 	}

@@ -155,9 +155,6 @@ type Client struct {
 	// pool is a streamable-HTTP server's HTTP client, whose idle
 	// connections are closed with the session (nil for other transports).
 	pool *http.Client
-	// noticed are the requests in flight whose cancellation the server
-	// is to be told of before the session closes (cancelnotice.go).
-	noticed noticedRequests
 	// tasks is what the SDK does not model of tasks (tasks.go).
 	tasks taskState
 	// conn is the session's connection, set while connecting, for the
@@ -543,7 +540,7 @@ func (c *Client) Err() error {
 // its process group.
 func (c *Client) Close() error {
 	c.closing.Store(true)
-	c.noticed.wait() // cancelnotice.go
+	c.tracked.waitNoticed() // cancelnotice.go
 	err := c.session.Close()
 	<-c.watched
 	c.closePool()
@@ -676,9 +673,8 @@ func (c *Client) callTool(ctx context.Context, params *mcp.CallToolParams, onPro
 		}
 	}
 	// Cancelled, it returns once the server was told (cancelnotice.go).
-	nctx, notice := c.withCancelNotice(ctx)
-	defer c.noticed.done(notice)
-	res, err := c.session.CallTool(nctx, params)
+	notice := c.withCancelNotice(ctx)
+	res, err := c.session.CallTool(ctx, params)
 	if err != nil {
 		awaitCancelNotice(ctx, notice)
 		return nil, c.classify(ctx, err, fmt.Sprintf("calling %s/%s", c.server.Name, params.Name))
@@ -872,9 +868,8 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 	defer done()
 	params := &mcp.GetPromptParams{Meta: meta, Name: name, Arguments: args}
 	params.InputResponses, params.RequestState, _ = c.inputResponses(ctx)
-	nctx, notice := c.withCancelNotice(ctx)
-	defer c.noticed.done(notice)
-	res, err := c.session.GetPrompt(nctx, params)
+	notice := c.withCancelNotice(ctx)
+	res, err := c.session.GetPrompt(ctx, params)
 	if err != nil {
 		awaitCancelNotice(ctx, notice)
 		return nil, c.classify(ctx, err, fmt.Sprintf("getting prompt %s/%s", c.server.Name, name))
@@ -890,9 +885,8 @@ func (c *Client) Complete(ctx context.Context, params *mcp.CompleteParams) (_ *m
 	var done func()
 	p.Meta, done = c.requestProgress(ctx, c.levelMeta(ctx, params.Meta))
 	defer done()
-	nctx, notice := c.withCancelNotice(ctx)
-	defer c.noticed.done(notice)
-	res, err := c.session.Complete(nctx, &p)
+	notice := c.withCancelNotice(ctx)
+	res, err := c.session.Complete(ctx, &p)
 	if err != nil {
 		awaitCancelNotice(ctx, notice)
 		return nil, c.classify(ctx, err, "completing with "+c.server.Name)
@@ -948,9 +942,8 @@ func (c *Client) ReadResource(ctx context.Context, uri string) (_ *mcp.ReadResou
 	defer done()
 	params := &mcp.ReadResourceParams{Meta: meta, URI: uri}
 	params.InputResponses, params.RequestState, _ = c.inputResponses(ctx)
-	nctx, notice := c.withCancelNotice(ctx)
-	defer c.noticed.done(notice)
-	res, err := c.session.ReadResource(nctx, params)
+	notice := c.withCancelNotice(ctx)
+	res, err := c.session.ReadResource(ctx, params)
 	if err != nil {
 		awaitCancelNotice(ctx, notice)
 		out := c.classify(ctx, err, fmt.Sprintf("reading %s from %s", uri, c.server.Name))

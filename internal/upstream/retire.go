@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
@@ -32,7 +33,13 @@ type trackedRequests struct {
 
 type trackedRequest struct {
 	cancel context.CancelCauseFunc
+	// notice is set when the request's cancellation is to be posted
+	// before the session closes (withCancelNotice, cancelnotice.go).
+	notice atomic.Pointer[cancelNotice]
 }
+
+// trackedKey is the context key of a request's *trackedRequest.
+type trackedKey struct{}
 
 // track returns ctx for one request of c's, which Retire can cancel with
 // its cause, and the function to call with the request's error once it
@@ -51,7 +58,7 @@ func (c *Client) track(ctx context.Context) (context.Context, func(error) error)
 		cancel(t.cause)
 	}
 	t.mu.Unlock()
-	return tctx, func(err error) error {
+	return context.WithValue(tctx, trackedKey{}, r), func(err error) error {
 		retired := err != nil && ctx.Err() == nil && tctx.Err() != nil
 		cancel(nil)
 		t.mu.Lock()
@@ -61,6 +68,9 @@ func (c *Client) track(ctx context.Context) (context.Context, func(error) error)
 			t.idle = nil
 		}
 		t.mu.Unlock()
+		if n := r.notice.Load(); n != nil {
+			close(n.returned)
+		}
 		if retired {
 			return context.Cause(tctx)
 		}
