@@ -127,12 +127,16 @@ type pendingKey struct {
 }
 
 type entry struct {
-	srv       config.Server
-	fetched   map[Kind]time.Time
-	errs      map[Kind]string
-	started   map[Kind]uint64 // sequence of the latest fetch started
-	applied   map[Kind]uint64 // sequence of the fetch whose result is held
-	tools     []Tool          // Exposed filled by rebuildLocked
+	srv     config.Server
+	fetched map[Kind]time.Time
+	errs    map[Kind]string
+	started map[Kind]uint64 // sequence of the latest fetch started
+	applied map[Kind]uint64 // sequence of the fetch whose result is held
+	// connected is the sequence of the latest fetch started before the
+	// server's latest connection (Connected): a held list with a higher
+	// sequence was fetched on that connection.
+	connected map[Kind]uint64
+	tools     []Tool // Exposed filled by rebuildLocked
 	prompts   []*mcp.Prompt
 	resources []*mcp.Resource
 	templates []*mcp.ResourceTemplate
@@ -161,7 +165,7 @@ func New(opts Options) *Catalog {
 
 func newEntry(s config.Server) *entry {
 	return &entry{srv: s, fetched: map[Kind]time.Time{}, errs: map[Kind]string{},
-		started: map[Kind]uint64{}, applied: map[Kind]uint64{}}
+		started: map[Kind]uint64{}, applied: map[Kind]uint64{}, connected: map[Kind]uint64{}}
 }
 
 func (e *entry) wants(k Kind) bool {
@@ -350,6 +354,11 @@ func (c *Catalog) Connected(server string) {
 	c.InvalidateServer(server)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if e, ok := c.servers[server]; ok {
+		for _, k := range []Kind{KindTools, KindPrompts, KindResources} {
+			e.connected[k] = e.started[k]
+		}
+	}
 	if c.timers == nil {
 		c.timers = map[string]*time.Timer{}
 	}
@@ -416,6 +425,7 @@ func (c *Catalog) Drop(server string) {
 		for _, k := range []Kind{KindTools, KindPrompts, KindResources} {
 			e.started[k] = started[k] + 1
 			e.applied[k] = started[k] + 1
+			e.connected[k] = started[k] + 1 // nothing held: not fetched since
 		}
 		c.rebuildLocked()
 	}
@@ -552,6 +562,29 @@ func (c *Catalog) Tool(server, name string) (Tool, error) {
 		fe.WithDetail("discovery_error", msg)
 	}
 	return Tool{}, fe
+}
+
+// FetchTool is Tool, except that when the server has no such tool in a
+// list not fetched since the server (re)connected — the list after
+// Connected is still to come, or its fetch failed — it fetches the list
+// first (bounded by ctx) and looks again: a call made the moment a server
+// connects finds the tools it has, as it would talking to the server. A
+// miss in a list fetched on the current connection is answered at once,
+// so calls of unknown names cost the server no list requests.
+func (c *Catalog) FetchTool(ctx context.Context, server, name string) (Tool, error) {
+	t, err := c.Tool(server, name)
+	if err == nil || fault.KindOf(err) != fault.NotFound {
+		return t, err
+	}
+	c.mu.Lock()
+	e, ok := c.servers[server]
+	current := ok && e.applied[KindTools] > e.connected[KindTools]
+	c.mu.Unlock()
+	if !ok || current {
+		return t, err
+	}
+	_ = c.RefreshKind(ctx, server, KindTools) // a failure is in Tool's error (discovery_error)
+	return c.Tool(server, name)
 }
 
 // Prompts returns every prompt.

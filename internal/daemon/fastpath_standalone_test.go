@@ -120,7 +120,7 @@ func TestFastPathOwnedSessionAsksOnTheStandaloneStream(t *testing.T) {
 			cfg := testConfig(srv)
 			cfg.Gateway.DisableFastPath = !fast
 			cfg.Gateway.Views = []config.View{{Name: "asker", Servers: []string{"asker"}, Prefix: config.PrefixNever}}
-			r := start(t, cfg)
+			r := start(t, cfg, debugLogOnFailure(t))
 			next := func(what string) string {
 				t.Helper()
 				select {

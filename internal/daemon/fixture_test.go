@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -136,6 +137,21 @@ func openStore(t testing.TB, path string) *store.SQLite {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
+}
+
+// debugLogOnFailure is an option of start that keeps the daemon's log at
+// debug level and prints it if the test fails: what a rare failure (one
+// seen only in CI) needs to be understood next time.
+func debugLogOnFailure(t *testing.T) func(*Options) {
+	return func(o *Options) {
+		var logs syncBuffer
+		o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("the daemon's log:\n%s", logs.String())
+			}
+		})
+	}
 }
 
 // start runs a daemon for cfg until the test ends; opts adjusts the

@@ -431,9 +431,14 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 	if _, err := e.ups.Client(req.Server); err != nil && fault.KindOf(err) != fault.Connection {
 		return nil, err
 	}
-	tool, err := e.cat.Tool(req.Server, req.Tool)
+	var (
+		tool catalog.Tool
+		err  error
+	)
 	if req.Def != nil {
-		tool, err = *req.Def, nil
+		tool = *req.Def
+	} else {
+		tool, err = e.cat.FetchTool(ctx, req.Server, req.Tool)
 	}
 	if err != nil {
 		if _, cerr := e.ups.Client(req.Server); cerr != nil {
