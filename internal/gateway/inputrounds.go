@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -142,42 +143,88 @@ func asksInResults(ss *mcp.ServerSession) bool {
 // asHandledRead returns res, the result of a resources/read the gateway
 // answers beside the SDK's resource handlers (readSole), as the SDK's
 // handler gives one to client session ss: with the protocol's cache
-// default (protocolCacheDefault) where it has none, and, for a client of
-// protocol 2026-07-28, with its resultType — "input_required" when it
-// asks for input (the gateway's round, or the server's own result passed
-// on), "complete" otherwise. The type keeps resultType unexported: it is
-// set as a client reading the JSON sets it.
+// default (protocolCacheDefault) where it has none. Its resultType is
+// resultTypeMiddleware's.
 func asHandledRead(ss *mcp.ServerSession, res *mcp.ReadResourceResult) *mcp.ReadResourceResult {
-	if res == nil {
-		return nil
-	}
-	if res.CacheScope == "" {
+	if res != nil && res.CacheScope == "" {
 		res.CacheScope = protocolCacheDefault.CacheScope
 	}
-	if !asksInResults(ss) {
+	return res
+}
+
+// resultTypeMiddleware gives the tools/call, prompts/get and
+// resources/read results of a client of protocol 2026-07-28 their
+// resultType — "input_required" when they ask for input (the gateway's
+// round, or the server's own result passed on), "complete" otherwise —
+// as the SDK's own handlers do (its handleMultiRoundTripResult), also
+// when the gateway answered beside those handlers: from a client's own
+// lists (ownListsMiddleware), for an unlisted name, as a view that is its
+// server. (Before, such a result asked for input without saying so, and
+// the client took it for complete.)
+func resultTypeMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil || res == nil {
+			return res, err
+		}
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		if !sdkStampsResultType(ss) {
+			return res, nil
+		}
+		switch r := res.(type) {
+		case *mcp.CallToolResult:
+			if r != nil {
+				return stampResultType(r, r.InputRequests != nil, r.NeedsInput()), nil
+			}
+		case *mcp.GetPromptResult:
+			if r != nil {
+				return stampResultType(r, r.InputRequests != nil, r.NeedsInput()), nil
+			}
+		case *mcp.ReadResourceResult:
+			if r != nil {
+				return stampResultType(r, r.InputRequests != nil, r.NeedsInput()), nil
+			}
+		}
+		return res, nil
+	}
+}
+
+// sdkStampsResultType reports whether the SDK's handlers give a result
+// for client session ss a resultType: as its clientSupportsMultiRoundTrip,
+// a session of protocol 2026-07-28 or later, or one with no initialize
+// (the SDK takes it to speak the newest version).
+func sdkStampsResultType(ss *mcp.ServerSession) bool {
+	if ss == nil {
+		return false
+	}
+	ip := ss.InitializeParams()
+	return ip == nil || ip.ProtocolVersion >= protocolPerRequest
+}
+
+// stampResultType returns res with resultType "input_required" (inputs)
+// or "complete". The SDK keeps the field unexported and sets it only as it
+// reads JSON, so a value read from {"resultType": ...} takes res's
+// exported fields: a copy, for a result may be shared. A result that
+// already says it needs input is returned as it is.
+func stampResultType[T any](res *T, inputs, marked bool) *T {
+	if inputs && marked {
 		return res
 	}
-	rt := "complete"
-	if res.InputRequests != nil {
-		rt = "input_required"
+	rt := `{"resultType":"complete"}`
+	if inputs {
+		rt = `{"resultType":"input_required"}`
 	}
-	b, err := json.Marshal(res)
-	if err != nil {
+	out := new(T)
+	if json.Unmarshal([]byte(rt), out) != nil {
 		return res
 	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(b, &obj) != nil {
-		return res
+	src, dst := reflect.ValueOf(res).Elem(), reflect.ValueOf(out).Elem()
+	for i := range src.NumField() {
+		if src.Type().Field(i).IsExported() {
+			dst.Field(i).Set(src.Field(i))
+		}
 	}
-	obj["resultType"], _ = json.Marshal(rt)
-	if b, err = json.Marshal(obj); err != nil {
-		return res
-	}
-	var out mcp.ReadResourceResult
-	if json.Unmarshal(b, &out) != nil {
-		return res
-	}
-	return &out
+	return out
 }
 
 // start begins a round for what (`tools/call "x"`, say), a request of

@@ -107,7 +107,7 @@ func (g *Gateway) newViewServerLocked(spec viewSpec) *viewServer {
 		},
 		KeepAlive: 0,
 	})
-	vs.srv.AddReceivingMiddleware(vs.serverInfoMiddleware, g.sessionMiddleware(vs), vs.setLevelMiddleware, vs.pingMiddleware, vs.asGivenMiddleware, vs.ownListsMiddleware, vs.unlistedMiddleware, vs.asServerMiddleware)
+	vs.srv.AddReceivingMiddleware(vs.serverInfoMiddleware, resultTypeMiddleware, g.sessionMiddleware(vs), vs.setLevelMiddleware, vs.pingMiddleware, vs.asGivenMiddleware, vs.ownListsMiddleware, vs.unlistedMiddleware, vs.asServerMiddleware)
 	vs.srv.AddSendingMiddleware(answeredSending, fastSending, notifyAsSending, vs.ownedListSending, g.listenSending)
 	vs.srv.AddReceivingMiddleware(g.eng.Tracing().ServerMiddleware) // outermost: its span covers the rest
 	return vs
