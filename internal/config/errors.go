@@ -202,8 +202,10 @@ func (ps *problems) warn(pos Pos, field, msg, fix string) {
 }
 
 // MissingPathError reports a server's env file or working directory that
-// does not exist. Loading refuses it; `config import` imports the server
-// as written and warns (ImportReport), for the user to create it.
+// does not exist. Loading keeps the server, unable to start, in its
+// Server.CannotStart (the upstream supervisor shows it as cannot_start);
+// `config import` imports the server as written and warns (ImportReport),
+// for the user to create it.
 type MissingPathError struct {
 	Server string // the server's name
 	Field  string // dotted path of the field, e.g. servers.api.env_file

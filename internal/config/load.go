@@ -85,6 +85,7 @@ func Load(path string, opts Options) (*Config, error) {
 // and cwd paths start at its folder.
 func Parse(filename string, data []byte, opts Options) (*Config, error) {
 	p := parse(filename, data, opts)
+	p.setAside()
 	if len(p.ps.errs) > 0 {
 		probs := p.ps.errs
 		for _, w := range p.ps.warns {
@@ -110,7 +111,43 @@ type parsed struct {
 	widened []string
 	// workspace is the value of ${workspaceFolder}.
 	workspace string
+	// entries are the spans of ps.errs each server entry raised.
+	entries []entrySpan
 }
+
+// setAside moves the problems that concern one server alone, and only
+// whether it can start (see startProblem), from the file's problems into
+// that server's CannotStart: the file then loads, and the server shows
+// them instead of starting. A server with any other problem keeps all of
+// its own, and when any problem remains the whole file is refused with
+// every problem listed, as before.
+func (p *parsed) setAside() {
+	if len(p.ps.errs) == 0 {
+		return
+	}
+	n := 0
+	for _, e := range p.entries {
+		if slices.ContainsFunc(p.ps.errs[e.from:e.to], func(pr Problem) bool { return !startProblem(pr) }) {
+			return // this server's other problems refuse the file
+		}
+		n += e.to - e.from
+	}
+	if n < len(p.ps.errs) {
+		return // problems of the file, not of one server
+	}
+	for _, e := range p.entries {
+		p.cfg.Servers[e.server].CannotStart = sortProblems(p.ps.errs[e.from:e.to], p.cfg.Source)
+	}
+	p.ps.errs = nil
+}
+
+// startProblem reports whether a problem of a server entry says only
+// that the server cannot start as things stand on this machine, not that
+// the file is wrong: its env file or working directory does not exist
+// yet (a Cursor ${workspaceFolder}/.env in a folder without one). The
+// file means something whole; creating the path and reloading starts the
+// server.
+func startProblem(p Problem) bool { return missingPath(p) != nil }
 
 func parse(filename string, data []byte, opts Options) *parsed {
 	inputs := map[string]inputResult{}
@@ -221,7 +258,7 @@ func parseOnce(filename string, data []byte, opts Options, inputs map[string]inp
 	}
 	cfg := r.resolve(rc)
 	cfg.Warnings = sortProblems(ps.warns, filename)
-	return &parsed{raw: rc, cfg: cfg, ps: ps, trust: ft, refused: r.refused, widened: r.widened, workspace: ws}
+	return &parsed{raw: rc, cfg: cfg, ps: ps, trust: ft, refused: r.refused, widened: r.widened, workspace: ws, entries: r.entries}
 }
 
 // trustQuestion is what to ask before trusting the file at first use, or

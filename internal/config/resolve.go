@@ -52,7 +52,14 @@ type resolver struct {
 	// workDir is the working directory: where a server without cwd starts,
 	// and so where its relative host paths start.
 	workDir string
+	// entries are the spans of ps.errs that each server entry's own
+	// fields raised (see setAside).
+	entries []entrySpan
 }
+
+// entrySpan is ps.errs[from:to], the problems that the fields of
+// cfg.Servers[server] raised.
+type entrySpan struct{ server, from, to int }
 
 // defaultDefaults returns the built-in global settings: the schema's,
 // and DefaultBackoff.
@@ -87,6 +94,9 @@ func (r *resolver) resolve(rc *rawConfig) *Config {
 			r.ps.errs, r.ps.warns, r.refused = r.ps.errs[:nErrs], r.ps.warns[:nWarns], r.refused[:nRefused]
 			r.ps.warn(s.pos, s.path("name"), fmt.Sprintf("skipped: %q is Switchboard's own gateway (as switchboard client connect writes it); reading it would make Switchboard connect to itself", s.name), "")
 			continue
+		}
+		if n := len(r.ps.errs); n > nErrs {
+			r.entries = append(r.entries, entrySpan{server: len(cfg.Servers), from: nErrs, to: n})
 		}
 		if s.nameOK {
 			if prev, dup := first[s.name]; dup {
