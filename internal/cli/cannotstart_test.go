@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/control"
+	"github.com/switchboard-mcp/switchboard/internal/testserver"
+)
+
+// TestClientFileServesBesideAServerThatCannotStart: a Claude Desktop file
+// in which one server names an env file and a cwd that do not exist is
+// served, not refused: the other server connects and its tool is called;
+// the broken one is shown as cannot_start with both causes (the file, the
+// line, the key, the missing path) and what to run, by `servers` and the
+// console's API, /readyz names its state, and a call to its tool fails at
+// once with the cause. Once the paths exist, `switchboard reload` starts
+// it, without a restart of the daemon.
+func TestClientFileServesBesideAServerThatCannotStart(t *testing.T) {
+	t.Parallel()
+	state := t.TempDir()
+	setenv(t, "SWITCHBOARD_STATE_DIR", state)
+	setenv(t, "HOME", t.TempDir())
+	dir := t.TempDir()
+	exe := testserver.Command(t)
+	envFile, work := filepath.Join(dir, "bad.env"), filepath.Join(dir, "work")
+	env := map[string]string{testserver.EnvMode: "ok", "GORACE": testserver.RaceEnv}
+	data, err := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{
+		"good": map[string]any{"command": exe, "env": env},
+		"bad":  map[string]any{"command": exe, "env": env, "envFile": envFile, "cwd": work},
+	}}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "claude_desktop_config.json")
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The test server is no npx: the file runs it once trusted.
+	wantCode(t, runCLI(t, "config", "trust", file, "--yes"), ExitOK)
+
+	r := runCLI(t, "config", "validate", file)
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "validate", r.stdout+r.stderr, "cannot start", "bad", "env file "+envFile+" does not exist")
+
+	serveInProcess(t, file)
+	var servers []struct {
+		Server      string   `json:"server"`
+		State       string   `json:"state"`
+		LastError   string   `json:"last_error"`
+		Suggestions []string `json:"suggestions"`
+	}
+	state2 := func() map[string]int {
+		r := runCLI(t, "servers", "--config", file, "--json")
+		servers = nil
+		if err := json.Unmarshal([]byte(r.stdout), &servers); err != nil {
+			t.Fatalf("servers --json: %v\n%s%s", err, r.stdout, r.stderr)
+		}
+		m := map[string]int{}
+		for i, s := range servers {
+			if s.State == "connected" || s.State == "cannot_start" {
+				m[s.Server+" "+s.State] = i + 1
+			}
+		}
+		return m
+	}
+	eventuallyCLI(t, 30*time.Second, "good connected and bad cannot_start", func() bool {
+		m := state2()
+		return m["good connected"] > 0 && m["bad cannot_start"] > 0
+	})
+	bad := servers[state2()["bad cannot_start"]-1]
+	wantContains(t, "bad's last_error", bad.LastError,
+		file+":", "mcpServers.bad.envFile: env file "+envFile+" does not exist",
+		"mcpServers.bad.cwd: directory "+work+" does not exist")
+	wantContains(t, "bad's suggestions", strings.Join(bad.Suggestions, "\n"), "create it, or fix the path", "switchboard reload")
+
+	r = runCLI(t, "servers", "--config", file)
+	wantCode(t, r, ExitFailure) // an enabled server is not connected
+	wantContains(t, "servers table", r.stdout, "cannot_start", "env file "+envFile+" does not exist", "switchboard reload")
+
+	// The good server serves.
+	r = runCLI(t, "call", "--config", file, "good", "echo", "message=hi")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "good's echo", r.stdout, "hi")
+
+	// The bad one's tool fails at once, saying why.
+	start := time.Now()
+	r = runCLI(t, "call", "--config", file, "bad", "echo", "message=hi")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "bad's echo", r.stderr, "server bad cannot start", "env file "+envFile+" does not exist")
+	if strings.Contains(r.stderr, "no tool named") || time.Since(start) > 5*time.Second {
+		t.Errorf("bad's echo took %s and said %q: want the cause at once", time.Since(start), r.stderr)
+	}
+
+	// Over HTTP: the console's API and /readyz, and a gateway client.
+	c := control.Dial(control.SocketPath(state))
+	st, err := c.Status(context.Background())
+	c.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := clientAddr(st.Address)
+	base = "http://" + base
+	get := func(path string) (int, string) {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, body := get("/ui/api/servers")
+	if code != http.StatusOK {
+		t.Fatalf("/ui/api/servers: %d %s", code, body)
+	}
+	var api struct {
+		Servers []struct {
+			Server    string `json:"server"`
+			State     string `json:"state"`
+			LastError string `json:"last_error"`
+			Hint      string `json:"hint"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(body), &api); err != nil {
+		t.Fatalf("/ui/api/servers: %v\n%s", err, body)
+	}
+	found := false
+	for _, s := range api.Servers {
+		if s.Server == "bad" {
+			found = s.State == "cannot_start" && strings.Contains(s.LastError, "env file "+envFile+" does not exist") && strings.Contains(s.Hint, "switchboard reload")
+		}
+	}
+	if !found {
+		t.Errorf("/ui/api/servers: want bad in cannot_start with its cause and what to run, got %s", body)
+	}
+	code, body = get("/readyz")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, `"bad":"cannot_start"`) || !strings.Contains(body, `"good":"connected"`) {
+		t.Errorf("/readyz: got %d %s, want 503 naming bad as cannot_start and good connected", code, body)
+	}
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bad__echo", Arguments: map[string]any{"message": "hi"}})
+	if err != nil || !res.IsError || !strings.Contains(toolText(res), "env file "+envFile+" does not exist") {
+		t.Errorf("gateway call of bad__echo: got %v, %v; want an error result naming the missing env file", toolText(res), err)
+	}
+
+	// Fixed and reloaded: it starts, and its tool answers.
+	if err := os.WriteFile(envFile, []byte("GREETING=hello\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, "reload", "--config", file)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "reload", r.stdout, "1 changed", "changed: bad")
+	eventuallyCLI(t, 30*time.Second, "bad connected after the reload", func() bool { return state2()["bad connected"] > 0 })
+	r = runCLI(t, "call", "--config", file, "bad", "echo", "message=again")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "bad's echo after the reload", r.stdout, "again")
+}
+
+// toolText joins the text of a tool result, "" for none.
+func toolText(res *mcp.CallToolResult) string {
+	if res == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
