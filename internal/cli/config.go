@@ -204,6 +204,11 @@ func (a *app) configShow() error {
 	} else {
 		fmt.Fprintln(a.stdout, "# the embedded default (no config file found); secret values redacted")
 	}
+	for _, srv := range cfg.Servers {
+		for _, p := range srv.CannotStart {
+			fmt.Fprintf(a.stdout, "# server %s cannot start: %s\n", srv.Name, p)
+		}
+	}
 	_, err = a.stdout.Write(out)
 	return err
 }

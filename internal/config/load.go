@@ -116,7 +116,7 @@ type parsed struct {
 }
 
 // setAside moves the problems that concern one server alone, and only
-// whether it can start (see startProblem), from the file's problems into
+// whether it may start (see startProblem), from the file's problems into
 // that server's CannotStart: the file then loads, and the server shows
 // them instead of starting. A server with any other problem keeps all of
 // its own, and when any problem remains the whole file is refused with
@@ -125,9 +125,10 @@ func (p *parsed) setAside() {
 	if len(p.ps.errs) == 0 {
 		return
 	}
+	client := p.cfg.Format != FormatNative && p.cfg.Format != FormatToolsV1
 	n := 0
 	for _, e := range p.entries {
-		if slices.ContainsFunc(p.ps.errs[e.from:e.to], func(pr Problem) bool { return !startProblem(pr) }) {
+		if slices.ContainsFunc(p.ps.errs[e.from:e.to], func(pr Problem) bool { return !startProblem(pr, client) }) {
 			return // this server's other problems refuse the file
 		}
 		n += e.to - e.from
@@ -142,12 +143,38 @@ func (p *parsed) setAside() {
 }
 
 // startProblem reports whether a problem of a server entry says only
-// that the server cannot start as things stand on this machine, not that
-// the file is wrong: its env file or working directory does not exist
-// yet (a Cursor ${workspaceFolder}/.env in a folder without one). The
-// file means something whole; creating the path and reloading starts the
-// server.
-func startProblem(p Problem) bool { return missingPath(p) != nil }
+// that the server may not start as things stand, not that the file is
+// wrong: its env file or working directory does not exist yet (a Cursor
+// ${workspaceFolder}/.env in a folder without one), or, in a client's
+// file (client), the command allowlist or the launch policy refuses its
+// command — for want of trust, or a construct the policy refuses. The
+// entry means something whole; creating the path, trusting the file or
+// allowing the construct, and reloading, starts the server. A client's
+// file is one the user did not write for Switchboard, whose client starts
+// the servers it can; switchboard.yaml is written for Switchboard, with
+// the allowlist beside the servers, and a reload refuses an edit that
+// breaks it, keeping the running configuration, so it stays whole there.
+func startProblem(p Problem, client bool) bool {
+	if missingPath(p) != nil {
+		return true
+	}
+	var na *CommandNotAllowedError
+	var ua *UnsafeArgumentError
+	var ue *UnsafeEnvError
+	return client && (errors.As(p.Err, &na) || errors.As(p.Err, &ua) || errors.As(p.Err, &ue))
+}
+
+// StartHint says, for a running serve, what starts a server whose
+// CannotStart lists ps once they are fixed.
+func StartHint(ps []Problem) string {
+	for _, p := range ps {
+		var na *CommandNotAllowedError
+		if !errors.As(p.Err, &na) || na.File == "" {
+			return "then run: switchboard reload (a running serve starts the server without a restart)"
+		}
+	}
+	return "config trust reloads a running serve, which then starts the server"
+}
 
 func parse(filename string, data []byte, opts Options) *parsed {
 	inputs := map[string]inputResult{}

@@ -557,7 +557,7 @@ func (s *Supervisor) cannotStart() {
 		}
 	}
 	if !s.opts.Once {
-		hints = append(hints, "then run: switchboard reload (a running serve starts the server without a restart)")
+		hints = append(hints, config.StartHint(s.opts.Server.CannotStart))
 	}
 	msg := strings.Join(causes, "; ")
 	s.update(func(sn *Snapshot) {
