@@ -188,3 +188,57 @@ func toolText(res *mcp.CallToolResult) string {
 	}
 	return b.String()
 }
+
+// TestUntrustedCommandCannotStartUntilTrusted: a project's Cursor file,
+// not trusted, whose one server runs a program beyond npx, uvx and docker
+// is served: its URL server connects and answers, the other is shown as
+// cannot_start with the refusal and the command that trusts the file.
+// config trust makes the daemon reload, and the server starts.
+func TestUntrustedCommandCannotStartUntilTrusted(t *testing.T) {
+	t.Parallel()
+	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
+	setenv(t, "HOME", t.TempDir())
+	exe := testserver.Command(t)
+	data, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"web":   map[string]any{"url": testserver.OKHTTP(t) + "/mcp"},
+		"notes": map[string]any{"command": exe, "env": map[string]string{testserver.EnvMode: "ok", "GORACE": testserver.RaceEnv}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), ".cursor", "mcp.json")
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	serveInProcess(t, file)
+	states := func() string {
+		r := runCLI(t, "servers", "--config", file)
+		return r.stdout
+	}
+	eventuallyCLI(t, 30*time.Second, "web connected, notes cannot_start", func() bool {
+		out := states()
+		return strings.Contains(out, "web ") && strings.Contains(out, "connected") && strings.Contains(out, "cannot_start")
+	})
+	wantContains(t, "servers", states(), `command "`+exe+`" is not allowed: this file is not trusted`,
+		"run: switchboard config trust "+file+" --yes", "config trust reloads a running serve")
+	r := runCLI(t, "call", "--config", file, "web", "echo", "message=hi")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "web's echo", r.stdout, "hi")
+	r = runCLI(t, "call", "--config", file, "notes", "echo", "message=hi")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "notes' echo", r.stderr, "server notes cannot start", "is not allowed")
+
+	r = runCLI(t, "config", "trust", file, "--yes")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "config trust", r.stderr, "reloaded "+file)
+	eventuallyCLI(t, 30*time.Second, "notes connected once trusted", func() bool {
+		out := states()
+		return !strings.Contains(out, "cannot_start") && strings.Count(out, "connected") == 2
+	})
+	r = runCLI(t, "call", "--config", file, "notes", "echo", "message=trusted")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "notes' echo once trusted", r.stdout, "trusted")
+}
