@@ -36,7 +36,9 @@ it may run the commands it names. Reference: docs/configuration.md.`,
 		Short:      "Validate a configuration file",
 		Long: `Load and validate a configuration (the usual one without FILE) and print "ok: ..." with
 the format and number of servers, or every problem at once, one per line, as
-file:line:col: field: what is wrong; how to fix it, and exit 1. Warnings (ignored entries of
+file:line:col: field: what is wrong; how to fix it, and exit 1. A file that loads but has servers
+that cannot start (an env file or cwd that does not exist, a command a client's file may not
+run) exits 1 too, listing their problems: serve runs the others. Warnings (ignored entries of
 foreign formats) go to stderr.`,
 		Example: `  switchboard config validate
   switchboard config validate ~/.cursor/mcp.json --json`,
