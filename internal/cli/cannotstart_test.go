@@ -108,8 +108,8 @@ func TestClientFileServesBesideAServerThatCannotStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, _ := clientAddr(st.Address)
-	base = "http://" + base
+	addr, _ := clientAddr(st.Address)
+	base := "http://" + addr
 	get := func(path string) (int, string) {
 		resp, err := http.Get(base + path)
 		if err != nil {
@@ -148,15 +148,10 @@ func TestClientFileServesBesideAServerThatCannotStart(t *testing.T) {
 		t.Errorf("/readyz: got %d %s, want 503 naming bad as cannot_start and good connected", code, body)
 	}
 	ctx := context.Background()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
-		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := gatewaySession(t, ctx, addr)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bad__echo", Arguments: map[string]any{"message": "hi"}})
-	if err != nil || !res.IsError || !strings.Contains(toolText(res), "env file "+envFile+" does not exist") {
-		t.Errorf("gateway call of bad__echo: got %v, %v; want an error result naming the missing env file", toolText(res), err)
+	if err != nil || !res.IsError || !strings.Contains(textOfResult(res), "env file "+envFile+" does not exist") {
+		t.Fatalf("gateway call of bad__echo: got %+v, %v; want an error result naming the missing env file", res, err)
 	}
 
 	// Fixed and reloaded: it starts, and its tool answers.
@@ -173,20 +168,6 @@ func TestClientFileServesBesideAServerThatCannotStart(t *testing.T) {
 	r = runCLI(t, "call", "--config", file, "bad", "echo", "message=again")
 	wantCode(t, r, ExitOK)
 	wantContains(t, "bad's echo after the reload", r.stdout, "again")
-}
-
-// toolText joins the text of a tool result, "" for none.
-func toolText(res *mcp.CallToolResult) string {
-	if res == nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, c := range res.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(t.Text)
-		}
-	}
-	return b.String()
 }
 
 // TestUntrustedCommandCannotStartUntilTrusted: a project's Cursor file,
