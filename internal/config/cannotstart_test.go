@@ -65,6 +65,23 @@ func TestMissingPathsMakeOneServerUnableToStart(t *testing.T) {
 	}
 }
 
+// TestMissingRootMakesOneServerUnableToStart: a root that does not exist
+// is a missing directory like a cwd: the server cannot start, naming it.
+func TestMissingRootMakesOneServerUnableToStart(t *testing.T) {
+	dir := t.TempDir()
+	p := config.WriteFile(t, dir, "switchboard.yaml", "servers:\n  - name: ok\n    command: npx\n  - name: fs\n    command: npx\n    roots: [src]\n")
+	cfg, err := config.Load(p, config.TestOpts)
+	if err != nil {
+		t.Fatalf("Load refused the whole file: %v", err)
+	}
+	fs, _ := cfg.Server("fs")
+	var mp *config.MissingPathError
+	if len(fs.CannotStart) != 1 || !errors.As(fs.CannotStart[0].Err, &mp) ||
+		fs.CannotStart[0].String() != p+":6:13: servers.fs.roots[0]: directory "+filepath.Join(dir, "src")+" does not exist; create it, or fix the path (relative paths start at the configuration file's folder)" {
+		t.Errorf("fs: got %v, want the missing root", fs.CannotStart)
+	}
+}
+
 // TestMissingPathBesideAnotherProblemRefusesTheFile: a missing path sets
 // a server aside only when nothing else is wrong. When the same server,
 // or the file, has any other problem, Load refuses the file as before and
