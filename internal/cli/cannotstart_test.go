@@ -154,10 +154,18 @@ func TestClientFileServesBesideAServerThatCannotStart(t *testing.T) {
 		t.Fatalf("gateway call of bad__echo: got %+v, %v; want an error result naming the missing env file", res, err)
 	}
 
-	// Fixed and reloaded: it starts, and its tool answers.
+	// Half fixed and reloaded: the reload says what is still missing.
 	if err := os.WriteFile(envFile, []byte("GREETING=hello\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	r = runCLI(t, "reload", "--config", file)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "reload with the cwd still missing", r.stderr, "warning: server bad cannot start: ", "directory "+work+" does not exist")
+	if strings.Contains(r.stderr, "env file") {
+		t.Errorf("reload: got %q, want only the cwd still missing", r.stderr)
+	}
+
+	// Fixed and reloaded: it starts, and its tool answers.
 	if err := os.Mkdir(work, 0o755); err != nil {
 		t.Fatal(err)
 	}
