@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
@@ -35,7 +36,9 @@ it may run the commands it names. Reference: docs/configuration.md.`,
 		Short:      "Validate a configuration file",
 		Long: `Load and validate a configuration (the usual one without FILE) and print "ok: ..." with
 the format and number of servers, or every problem at once, one per line, as
-file:line:col: field: what is wrong; how to fix it, and exit 1. Warnings (ignored entries of
+file:line:col: field: what is wrong; how to fix it, and exit 1. A file that loads but has servers
+that cannot start (an env file or cwd that does not exist, a command a client's file may not
+run) exits 1 too, listing their problems: serve runs the others. Warnings (ignored entries of
 foreign formats) go to stderr.`,
 		Example: `  switchboard config validate
   switchboard config validate ~/.cursor/mcp.json --json`,
@@ -111,9 +114,27 @@ func (a *app) configValidate(pos []string) error {
 		}
 		return err
 	}
+	// A server that cannot start (its env file or cwd does not exist) does
+	// not stop the file from loading, but validate is asked whether the
+	// file works as it is: its problems are listed, and the exit is 1.
+	var cannot []string
+	var problems []config.Problem
+	for _, srv := range cfg.Servers {
+		if len(srv.CannotStart) > 0 {
+			cannot = append(cannot, srv.Name)
+			problems = append(problems, srv.CannotStart...)
+		}
+	}
 	if a.json {
-		return a.printJSON(map[string]any{"valid": true, "file": cfg.Source, "format": cfg.Format,
-			"servers": len(cfg.Servers), "warnings": problemsJSON(cfg.Warnings)})
+		out := map[string]any{"valid": len(cannot) == 0, "file": cfg.Source, "format": cfg.Format,
+			"servers": len(cfg.Servers), "warnings": problemsJSON(cfg.Warnings)}
+		if len(cannot) > 0 {
+			out["problems"], out["cannot_start"] = problemsJSON(problems), cannot
+		}
+		if err := a.printJSON(out); err != nil || len(cannot) == 0 {
+			return err
+		}
+		return &exitError{ExitFailure}
 	}
 	for _, w := range cfg.Warnings {
 		fmt.Fprintf(a.stderr, "warning: %s\n", w)
@@ -121,6 +142,14 @@ func (a *app) configValidate(pos []string) error {
 	src := cfg.Source
 	if src == "" {
 		src = "the embedded default (no config file found)"
+	}
+	if len(cannot) > 0 {
+		for _, p := range problems {
+			fmt.Fprintln(a.stderr, p)
+		}
+		fmt.Fprintf(a.stdout, "loads, but %d of its %d server(s) cannot start: %s (%s format): %s; serve starts the others and shows these as cannot_start until fixed\n",
+			len(cannot), len(cfg.Servers), src, cfg.Format, strings.Join(cannot, ", "))
+		return &exitError{ExitFailure}
 	}
 	fmt.Fprintf(a.stdout, "ok: %s (%s format): %d server(s)\n", src, cfg.Format, len(cfg.Servers))
 	return nil
@@ -176,6 +205,11 @@ func (a *app) configShow() error {
 		fmt.Fprintf(a.stdout, "# resolved from %s (%s format); secret values redacted\n", cfg.Source, cfg.Format)
 	} else {
 		fmt.Fprintln(a.stdout, "# the embedded default (no config file found); secret values redacted")
+	}
+	for _, srv := range cfg.Servers {
+		for _, p := range srv.CannotStart {
+			fmt.Fprintf(a.stdout, "# server %s cannot start: %s\n", srv.Name, p)
+		}
 	}
 	_, err = a.stdout.Write(out)
 	return err

@@ -114,8 +114,8 @@ func TestConfigTrustNative(t *testing.T) {
 }
 
 // TestUserClientFileWithoutTerminal: the user's own Cursor file may be
-// trusted at first use, but only on a terminal; without one the refusal
-// says both ways to trust it, and the command it gives works where it was
+// trusted at first use, but only on a terminal; without one its server
+// cannot start, and the refusal says both ways to trust it, and the command it gives works where it was
 // given (config trust without a terminal needs --yes).
 func TestUserClientFileWithoutTerminal(t *testing.T) {
 	t.Parallel()
@@ -125,8 +125,8 @@ func TestUserClientFileWithoutTerminal(t *testing.T) {
 	file := cursorFile(t, home) // ~/.cursor/mcp.json: the user's own
 	r := runCLI(t, "servers", "--config", file)
 	wantCode(t, r, ExitFailure)
-	wantContains(t, "stderr", r.stderr, "your Cursor configuration", "run a command on a terminal to be asked, or, once you have reviewed the file, run: switchboard config trust")
-	runTrustHint(t, r.stderr)
+	wantContains(t, "servers", r.stdout, "notes", "cannot_start", "your Cursor configuration", "run a command on a terminal to be asked, or, once you have reviewed the file, run: switchboard config trust")
+	runTrustHint(t, r.stdout)
 	wantCode(t, runCLI(t, "call", "--config", file, "notes", "echo", "message=hi"), ExitOK)
 }
 
@@ -146,8 +146,8 @@ func TestTrustHintsWorkWithoutTerminal(t *testing.T) {
 
 	r = runCLI(t, "servers", "--config", file)
 	wantCode(t, r, ExitFailure)
-	wantContains(t, "refusal", r.stderr, "this file is not trusted")
-	runTrustHint(t, r.stderr)
+	wantContains(t, "refusal", r.stdout, "cannot_start", "this file is not trusted")
+	runTrustHint(t, r.stdout)
 	wantCode(t, runCLI(t, "call", "--config", file, "notes", "echo", "message=hi"), ExitOK)
 
 	if err := appendFile(file, "\n"); err != nil {
@@ -155,8 +155,8 @@ func TestTrustHintsWorkWithoutTerminal(t *testing.T) {
 	}
 	r = runCLI(t, "servers", "--config", file)
 	wantCode(t, r, ExitFailure)
-	wantContains(t, "refusal of the changed file", r.stderr, "review the change, then run: ")
-	runTrustHint(t, r.stderr)
+	wantContains(t, "refusal of the changed file", r.stdout, "cannot_start", "review the change, then run: ")
+	runTrustHint(t, r.stdout)
 	wantCode(t, runCLI(t, "call", "--config", file, "notes", "echo", "message=hi"), ExitOK)
 }
 
@@ -199,8 +199,12 @@ func TestUserClientFileConfirmed(t *testing.T) {
 
 	// configOptions(false), as the daemon's reload: nobody is asked.
 	a2 := &app{stderr: &out, stateDir: t.TempDir(), env: envOf(t), ask: &asker{in: bufio.NewReader(strings.NewReader("y\n")), out: &out}}
-	if _, err := config.Load(file, a2.configOptions(false)); err == nil {
-		t.Fatal("an untrusted file loaded without asking")
+	cfg, err = config.Load(file, a2.configOptions(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notes, _ := cfg.Server("notes"); len(notes.CannotStart) == 0 {
+		t.Fatal("an untrusted file's command may run without asking")
 	}
 }
 

@@ -219,6 +219,9 @@ func note(s upstream.Snapshot) string {
 		return fmt.Sprintf("%s at %s: %s", s.DisabledReason, s.AutoDisabledAt.Format(time.RFC3339), s.LastError)
 	case !s.Enabled:
 		return s.DisabledReason
+	case s.State == upstream.StateCannotStart:
+		// It stays so until the user acts: what to do belongs with why.
+		return strings.Join(append([]string{s.LastError}, s.Suggestions...), "; ")
 	case s.LastError != "":
 		return s.LastError
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/switchboard-mcp/switchboard/internal/audit"
@@ -48,7 +49,8 @@ func trailEvents(t *testing.T, trail string) []audit.Event {
 // TestTrustAtAPromptIsAudited: the real binary on a pseudo-terminal loads
 // the user's own Cursor file and asks whether to trust it. "n" writes
 // config.trust_refused (the file, its hash, the OS user, via prompt) and
-// records no trust; "y" writes config.trust with the same fields and
+// records no trust, and the command goes on without the server the file
+// may not run untrusted; "y" writes config.trust with the same fields and
 // records the trust, and the command goes on.
 func TestTrustAtAPromptIsAudited(t *testing.T) {
 	t.Parallel()
@@ -73,8 +75,8 @@ func TestTrustAtAPromptIsAudited(t *testing.T) {
 	p.expect("Trust it to run the commands it names?")
 	p.answer("[y/N]", "n")
 	out, err := p.wait()
-	if err == nil {
-		t.Fatalf("declined, the command succeeded:\n%s", out)
+	if err != nil || !strings.Contains(out, "# server notes cannot start: ") || !strings.Contains(out, "is not allowed") {
+		t.Fatalf("declined: got %v, want the command to go on with notes unable to start:\n%s", err, out)
 	}
 	got := trailEvents(t, trail)
 	if len(got) != 1 {

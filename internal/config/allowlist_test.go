@@ -89,7 +89,7 @@ func TestAllowlistFixes(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		_, err := config.Parse(tt.file, []byte(tt.src), config.TestOpts)
+		err := startErr(config.Parse(tt.file, []byte(tt.src), config.TestOpts))
 		got := ""
 		if err != nil {
 			got = strings.ReplaceAll(err.Error(), config.Abs(t, "testdata"), "<testdata>")

@@ -269,6 +269,15 @@ type Server struct {
 
 	// Pos is where the server was defined, for messages about it.
 	Pos Pos
+
+	// CannotStart, when not empty, says why the server cannot be started
+	// as its entry stands: an env file, working directory or root that
+	// does not exist (a *MissingPathError), or, in a client's file, a
+	// command the allowlist or the launch policy refuses. Load keeps such a server rather than
+	// refusing the whole file for it; the upstream supervisor shows it in
+	// the state cannot_start with these problems and never starts it, and
+	// a reload once the cause is fixed starts it.
+	CannotStart []Problem
 }
 
 // Docker is seed 001's managed Docker form.

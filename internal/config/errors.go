@@ -201,9 +201,11 @@ func (ps *problems) warn(pos Pos, field, msg, fix string) {
 	ps.warns = append(ps.warns, Problem{Pos: pos, Field: field, Message: msg, Fix: fix, Err: errors.New(msg)})
 }
 
-// MissingPathError reports a server's env file or working directory that
-// does not exist. Loading refuses it; `config import` imports the server
-// as written and warns (ImportReport), for the user to create it.
+// MissingPathError reports a server's env file, working directory or
+// root that does not exist. Loading keeps the server, unable to start, in its
+// Server.CannotStart (the upstream supervisor shows it as cannot_start);
+// `config import` imports the server as written and warns (ImportReport),
+// for the user to create it.
 type MissingPathError struct {
 	Server string // the server's name
 	Field  string // dotted path of the field, e.g. servers.api.env_file

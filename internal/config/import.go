@@ -41,7 +41,7 @@ func Import(path string, opts Options) ([]byte, error) {
 // see: a server whose env file or working directory does not exist (a
 // Cursor ${workspaceFolder}/.env imported from a folder without one) is
 // imported as written, and named with the missing path, as loading the
-// imported file refuses it until the path exists.
+// imported file shows that server unable to start until the path exists.
 func ImportReport(path string, opts Options) ([]byte, []Problem, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -59,7 +59,7 @@ func ImportReport(path string, opts Options) ([]byte, []Problem, error) {
 	for _, e := range sortProblems(p.ps.errs, path) {
 		if mp := missingPath(e); mp != nil {
 			e.Message = fmt.Sprintf("server %s: %s %s does not exist", mp.Server, mp.What, mp.Path)
-			e.Fix = fmt.Sprintf("imported as written: create it, or change the path in the imported file; until then switchboard refuses to load that file, naming %s", mp.Server)
+			e.Fix = fmt.Sprintf("imported as written: create it, or change the path in the imported file; until then switchboard shows server %s as cannot_start and runs the others", mp.Server)
 			warnings = append(warnings, e)
 		}
 	}
@@ -143,7 +143,7 @@ func emitImport(path string, p *parsed) []byte {
 	}
 	for _, e := range p.ps.errs {
 		if mp := missingPath(e); mp != nil {
-			im.notes = append(im.notes, fmt.Sprintf("server %s: %s %s does not exist: create it (or change %s below) before using this file, which does not load until then", mp.Server, mp.What, mp.Path, mp.Server))
+			im.notes = append(im.notes, fmt.Sprintf("server %s: %s %s does not exist: create it (or change %s below); until then switchboard shows %s as cannot_start and runs the others", mp.Server, mp.What, mp.Path, mp.Server, mp.Server))
 		}
 		var na *CommandNotAllowedError
 		if errors.As(e.Err, &na) && !contains(pending, na.Command) {

@@ -13,7 +13,8 @@ import (
 // does not exist (Cursor's ${workspaceFolder}/.env imported from a folder
 // without .env) is imported, not refused: each such server is kept as
 // written and named, with the missing path, in a warning and in a note
-// of the output; loading the imported file then names it too.
+// of the output; loading the imported file then shows each such server
+// unable to start, naming its path, and the others as they are.
 func TestImportMissingEnvFileAndCwd(t *testing.T) {
 	dir := t.TempDir()
 	p := config.WriteFile(t, dir, ".cursor/mcp.json", `{"mcpServers": {
@@ -52,11 +53,25 @@ func TestImportMissingEnvFileAndCwd(t *testing.T) {
 			t.Errorf("output:\n%s\nwant it to contain %q", out, want)
 		}
 	}
-	// The imported file names the missing paths when it is loaded.
+	// The imported file loads; the servers whose paths are missing cannot
+	// start, each naming its path.
 	native := config.WriteFile(t, dir, "switchboard.yaml", string(out))
-	_, err = config.Load(native, config.TestOpts)
-	var mp *config.MissingPathError
-	if !errors.As(err, &mp) || !strings.Contains(err.Error(), "servers.api.env_file: env file "+envFile+" does not exist") {
-		t.Errorf("loading the imported file: got %v, want the missing env file of api", err)
+	cfg, err := config.Load(native, config.TestOpts)
+	if err != nil {
+		t.Fatalf("loading the imported file: %v", err)
+	}
+	for name, want := range map[string]string{
+		"api":   "servers.api.env_file: env file " + envFile + " does not exist",
+		"files": "servers.files.cwd: directory " + srv + " does not exist",
+		"ok":    "",
+	} {
+		s, _ := cfg.Server(name)
+		var mp *config.MissingPathError
+		switch {
+		case want == "" && len(s.CannotStart) > 0:
+			t.Errorf("server %s: got CannotStart %v, want none", name, s.CannotStart)
+		case want != "" && (len(s.CannotStart) != 1 || !errors.As(s.CannotStart[0].Err, &mp) || !strings.Contains(s.CannotStart[0].String(), want)):
+			t.Errorf("server %s: got CannotStart %v, want the *MissingPathError %q", name, s.CannotStart, want)
+		}
 	}
 }

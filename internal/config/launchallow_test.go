@@ -33,7 +33,7 @@ func TestLaunchAllowNeedsTrust(t *testing.T) {
 	state := t.TempDir()
 	opts := config.Options{StateDir: state}
 
-	_, err := config.Load(file, opts)
+	err := startErr(config.Load(file, opts))
 	want := []string{
 		file + `:2:53: mcpServers.gh.args[2]: docker argument "--privileged" is refused: it gives the container every device and capability of the host; the server allows it under launch.allow, which counts only in a file you trust; if you wrote or reviewed it, run: switchboard config trust ` + file + " --yes",
 		file + `:3:54: mcpServers.net.args[2]: docker argument "--net=host" is refused: the container shares the host's network, where it reaches every local service; remove it; publish the ports the server needs on 127.0.0.1; or, if you mean it, add "launch": {"allow": ["docker.network-host"]} to the server and trust the file: switchboard config trust ` + file + " --yes",
@@ -50,7 +50,7 @@ func TestLaunchAllowNeedsTrust(t *testing.T) {
 	if _, err := config.Trust(state, file); err != nil {
 		t.Fatal(err)
 	}
-	_, err = config.Load(file, opts)
+	err = startErr(config.Load(file, opts))
 	if got := problemLines(err); len(got) != 1 || !strings.Contains(got[0], `mcpServers.net.args[2]: docker argument "--net=host" is refused`) ||
 		!strings.HasSuffix(got[0], `add "launch": {"allow": ["docker.network-host"]} to the server`) {
 		t.Fatalf("trusted: got %q, want only --net=host refused, with how to allow it", got)
@@ -61,7 +61,7 @@ func TestLaunchAllowNeedsTrust(t *testing.T) {
 	if err := os.WriteFile(file, []byte(allowed), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := config.Load(file, opts); err == nil || !strings.Contains(err.Error(), "counts only in a file you trust") {
+	if err := startErr(config.Load(file, opts)); err == nil || !strings.Contains(err.Error(), "counts only in a file you trust") {
 		t.Fatalf("edited: got %v, want the refusal again", err)
 	}
 	if _, err := config.Trust(state, file); err != nil {
@@ -92,7 +92,7 @@ func TestLaunchAllowNative(t *testing.T) {
 	state := t.TempDir()
 
 	repo := repoFile(t, "switchboard.yaml", src)
-	_, err := config.Load(repo, config.Options{StateDir: state})
+	err := startErr(config.Load(repo, config.Options{StateDir: state}))
 	if err == nil || !strings.Contains(err.Error(), repo+`:4:12: servers.a.args[0]: uvx argument "--with psycopg2-binary" is refused`) ||
 		!strings.Contains(err.Error(), "counts only in a file you trust; if you wrote or reviewed it, run: switchboard config trust "+repo) {
 		t.Fatalf("repository's native file: got %v", err)
@@ -115,12 +115,12 @@ func TestLaunchAllowNative(t *testing.T) {
 	if err := os.WriteFile(own, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := config.Load(own, config.Options{}); err != nil {
+	if err := startErr(config.Load(own, config.Options{})); err != nil {
 		t.Errorf("the user's own native file: %v", err)
 	}
 
 	bad := repoFile(t, "switchboard.yaml", "servers:\n  - name: a\n    command: npx\n    args: [pkg]\n    launch: {allow: [docker.privilege], other: 1}\n")
-	_, err = config.Load(bad, config.Options{StateDir: state})
+	err = startErr(config.Load(bad, config.Options{StateDir: state}))
 	for _, want := range []string{
 		bad + `:5:22: servers.a.launch.allow[0]: "docker.privilege" is not something the launch policy refuses; did you mean "docker.privileged"?`,
 		bad + `:5:41: servers.a.launch.other: unknown field`,
@@ -157,7 +157,7 @@ func TestLaunchPolicyEnvPositions(t *testing.T) {
 	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := config.Load(file, config.Options{})
+	err := startErr(config.Load(file, config.Options{}))
 	trust := "switchboard config trust " + file + " --yes"
 	want := []string{
 		file + `:7:7: servers.a.env.LD_PRELOAD: environment variable LD_PRELOAD is refused for npx: the dynamic loader loads the library it names into the launcher; remove it; or, if you mean it, add launch: {allow: [env.LD_PRELOAD]} to the server and trust the file: ` + trust,
@@ -188,7 +188,7 @@ func TestTrustAtFirstUseWidening(t *testing.T) {
 	}
 	var questions []string
 	yes := func(q string) (bool, error) { questions = append(questions, q); return true, nil }
-	if _, err := config.Load(file, config.Options{StateDir: t.TempDir(), ConfirmTrust: yes}); err != nil {
+	if err := startErr(config.Load(file, config.Options{StateDir: t.TempDir(), ConfirmTrust: yes})); err != nil {
 		t.Fatalf("confirmed: %v", err)
 	}
 	if len(questions) != 1 || !strings.Contains(questions[0], "allows beyond the launch rules uvx.with (server db)") {

@@ -85,6 +85,7 @@ func Load(path string, opts Options) (*Config, error) {
 // and cwd paths start at its folder.
 func Parse(filename string, data []byte, opts Options) (*Config, error) {
 	p := parse(filename, data, opts)
+	p.setAside()
 	if len(p.ps.errs) > 0 {
 		probs := p.ps.errs
 		for _, w := range p.ps.warns {
@@ -110,6 +111,69 @@ type parsed struct {
 	widened []string
 	// workspace is the value of ${workspaceFolder}.
 	workspace string
+	// entries are the spans of ps.errs each server entry raised.
+	entries []entrySpan
+}
+
+// setAside moves the problems that concern one server alone, and only
+// whether it may start (see startProblem), from the file's problems into
+// that server's CannotStart: the file then loads, and the server shows
+// them instead of starting. A server with any other problem keeps all of
+// its own, and when any problem remains the whole file is refused with
+// every problem listed, as before.
+func (p *parsed) setAside() {
+	if len(p.ps.errs) == 0 {
+		return
+	}
+	client := p.cfg.Format != FormatNative && p.cfg.Format != FormatToolsV1
+	n := 0
+	for _, e := range p.entries {
+		if slices.ContainsFunc(p.ps.errs[e.from:e.to], func(pr Problem) bool { return !startProblem(pr, client) }) {
+			return // this server's other problems refuse the file
+		}
+		n += e.to - e.from
+	}
+	if n < len(p.ps.errs) {
+		return // problems of the file, not of one server
+	}
+	for _, e := range p.entries {
+		p.cfg.Servers[e.server].CannotStart = sortProblems(p.ps.errs[e.from:e.to], p.cfg.Source)
+	}
+	p.ps.errs = nil
+}
+
+// startProblem reports whether a problem of a server entry says only
+// that the server may not start as things stand, not that the file is
+// wrong: its env file or working directory does not exist yet (a Cursor
+// ${workspaceFolder}/.env in a folder without one), or, in a client's
+// file (client), the command allowlist or the launch policy refuses its
+// command — for want of trust, or a construct the policy refuses. The
+// entry means something whole; creating the path, trusting the file or
+// allowing the construct, and reloading, starts the server. A client's
+// file is one the user did not write for Switchboard, whose client starts
+// the servers it can; switchboard.yaml is written for Switchboard, with
+// the allowlist beside the servers, and a reload refuses an edit that
+// breaks it, keeping the running configuration, so it stays whole there.
+func startProblem(p Problem, client bool) bool {
+	if missingPath(p) != nil {
+		return true
+	}
+	var na *CommandNotAllowedError
+	var ua *UnsafeArgumentError
+	var ue *UnsafeEnvError
+	return client && (errors.As(p.Err, &na) || errors.As(p.Err, &ua) || errors.As(p.Err, &ue))
+}
+
+// StartHint says, for a running serve, what starts a server whose
+// CannotStart lists ps once they are fixed.
+func StartHint(ps []Problem) string {
+	for _, p := range ps {
+		var na *CommandNotAllowedError
+		if !errors.As(p.Err, &na) || na.File == "" {
+			return "then run: switchboard reload (a running serve starts the server without a restart)"
+		}
+	}
+	return "config trust reloads a running serve, which then starts the server"
 }
 
 func parse(filename string, data []byte, opts Options) *parsed {
@@ -221,7 +285,7 @@ func parseOnce(filename string, data []byte, opts Options, inputs map[string]inp
 	}
 	cfg := r.resolve(rc)
 	cfg.Warnings = sortProblems(ps.warns, filename)
-	return &parsed{raw: rc, cfg: cfg, ps: ps, trust: ft, refused: r.refused, widened: r.widened, workspace: ws}
+	return &parsed{raw: rc, cfg: cfg, ps: ps, trust: ft, refused: r.refused, widened: r.widened, workspace: ws, entries: r.entries}
 }
 
 // trustQuestion is what to ask before trusting the file at first use, or

@@ -10,9 +10,9 @@ import (
 
 // TestNativeNameInAClientShape: a file named switchboard.yaml whose
 // servers are a mapping is read as VS Code's format, as documented; the
-// reader is told so — as a warning when it loads, and beside its problems
-// when it does not (an untrusted client file may not run node), for those
-// are what a native file would not have had. A client's own file name, and
+// reader is told so, as a warning — also when a server cannot start (an
+// untrusted client file may not run node), for that is what a native file
+// would not have had. A client's own file name, and
 // a native file, get no such note.
 func TestNativeNameInAClientShape(t *testing.T) {
 	dir := t.TempDir()
@@ -28,10 +28,12 @@ func TestNativeNameInAClientShape(t *testing.T) {
 		t.Errorf("warnings: got %v, want one saying %q and %q", cfg.Warnings, note, fix)
 	}
 
+	// node is refused: mem cannot start, and the note is there too.
 	refused := "servers:\n  mem:\n    command: node\n    args: [x.js]\n"
-	_, err = config.Parse(filepath.Join(dir, "switchboard.yaml"), []byte(refused), config.TestOpts)
-	if err == nil || !strings.Contains(err.Error(), note) || !strings.Contains(err.Error(), `command "node" is not allowed`) {
-		t.Errorf("got %v, want the refusal of node and the note %q", err, note)
+	cfg, err = config.Parse(filepath.Join(dir, "switchboard.yaml"), []byte(refused), config.TestOpts)
+	if err != nil || len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0].String(), note) ||
+		startErr(cfg, nil) == nil || !strings.Contains(startErr(cfg, nil).Error(), `command "node" is not allowed`) {
+		t.Errorf("got %v (warnings %v), want mem unable to start for the refusal of node, and the note %q", startErr(cfg, err), cfg.Warnings, note)
 	}
 
 	for _, tc := range []struct{ name, src string }{

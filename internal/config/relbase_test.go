@@ -50,13 +50,17 @@ func TestRelativePathMessageSaysWhereTheyStart(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := write(tt.path, tt.text)
-			_, err := config.Load(path, config.Options{UserEnv: userEnv, LookupEnv: userEnv, WorkDir: proj, StateDir: t.TempDir()})
-			var ve *config.ValidationError
-			if !errors.As(err, &ve) {
-				t.Fatalf("got %v, want a validation error", err)
+			cfg, err := config.Load(path, config.Options{UserEnv: userEnv, LookupEnv: userEnv, WorkDir: proj, StateDir: t.TempDir()})
+			if err != nil {
+				t.Fatalf("got %v, want the file loaded with server a unable to start", err)
 			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("got:\n%v\nwant it to contain:\n%s", err, tt.want)
+			a, _ := cfg.Server("a")
+			if len(a.CannotStart) != 1 {
+				t.Fatalf("server a: got CannotStart %v, want the missing path", a.CannotStart)
+			}
+			var mp *config.MissingPathError
+			if got := a.CannotStart[0]; !errors.As(got.Err, &mp) || !strings.Contains(got.String(), tt.want) {
+				t.Errorf("got:\n%v\nwant a *MissingPathError containing:\n%s", got, tt.want)
 			}
 		})
 	}

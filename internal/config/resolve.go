@@ -52,7 +52,14 @@ type resolver struct {
 	// workDir is the working directory: where a server without cwd starts,
 	// and so where its relative host paths start.
 	workDir string
+	// entries are the spans of ps.errs that each server entry's own
+	// fields raised (see setAside).
+	entries []entrySpan
 }
+
+// entrySpan is ps.errs[from:to], the problems that the fields of
+// cfg.Servers[server] raised.
+type entrySpan struct{ server, from, to int }
 
 // defaultDefaults returns the built-in global settings: the schema's,
 // and DefaultBackoff.
@@ -87,6 +94,9 @@ func (r *resolver) resolve(rc *rawConfig) *Config {
 			r.ps.errs, r.ps.warns, r.refused = r.ps.errs[:nErrs], r.ps.warns[:nWarns], r.refused[:nRefused]
 			r.ps.warn(s.pos, s.path("name"), fmt.Sprintf("skipped: %q is Switchboard's own gateway (as switchboard client connect writes it); reading it would make Switchboard connect to itself", s.name), "")
 			continue
+		}
+		if n := len(r.ps.errs); n > nErrs {
+			r.entries = append(r.entries, entrySpan{server: len(cfg.Servers), from: nErrs, to: n})
 		}
 		if s.nameOK {
 			if prev, dup := first[s.name]; dup {
@@ -259,7 +269,7 @@ func (r *resolver) server(s *rawServer) Server {
 		for i, it := range present(f.val) {
 			field := fmt.Sprintf("%s[%d]", s.path(f.key), i)
 			if v, ok := r.expandNode(it, field); ok {
-				if u := r.root(v, it.pos, field); u != "" {
+				if u := r.root(v, it.pos, field, s.name); u != "" {
 					srv.Roots = append(srv.Roots, u)
 				}
 			}
@@ -850,8 +860,8 @@ func (r *resolver) envFile(s *rawServer, f *rawField, env map[string]string, env
 	}
 }
 
-// directory resolves a cwd and checks that it is an existing directory;
-// server names the server whose cwd it is ("" for a root).
+// directory resolves a cwd or root and checks that it is an existing
+// directory; server names the server whose it is.
 func (r *resolver) directory(p string, pos Pos, field, server string) string {
 	if p == "" {
 		return ""
@@ -862,11 +872,8 @@ func (r *resolver) directory(p string, pos Pos, field, server string) string {
 	fi, err := os.Stat(p)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		var cause error = err
-		if server != "" {
-			cause = &MissingPathError{Server: server, Field: field, What: "directory", Path: p, Err: err}
-		}
-		r.ps.add(pos, field, fmt.Sprintf("directory %s does not exist", p), "create it, or fix the path (relative paths start at "+r.dirBase+")", cause)
+		r.ps.add(pos, field, fmt.Sprintf("directory %s does not exist", p), "create it, or fix the path (relative paths start at "+r.dirBase+")",
+			&MissingPathError{Server: server, Field: field, What: "directory", Path: p, Err: err})
 	case err != nil:
 		r.ps.add(pos, field, fmt.Sprintf("cannot use directory %s: %v", p, errors.Unwrap(err)), "", err)
 	case !fi.IsDir():
@@ -878,11 +885,11 @@ func (r *resolver) directory(p string, pos Pos, field, server string) string {
 	return p
 }
 
-// root resolves one entry of a server's roots: a directory, as a path
+// root resolves one entry of server's roots: a directory, as a path
 // (relative to the configuration file's folder) or a file:// URI, which
 // must exist. It returns the root's file:// URI, or "" after reporting a
 // problem.
-func (r *resolver) root(v string, pos Pos, field string) string {
+func (r *resolver) root(v string, pos Pos, field, server string) string {
 	p := v
 	if strings.Contains(v, "://") {
 		u, err := url.Parse(v)
@@ -903,7 +910,7 @@ func (r *resolver) root(v string, pos Pos, field string) string {
 		}
 	}
 	n := len(r.ps.errs)
-	p = r.directory(p, pos, field, "")
+	p = r.directory(p, pos, field, server)
 	if len(r.ps.errs) > n {
 		return ""
 	}

@@ -266,11 +266,29 @@ func inUserConfigDir(abs string, lookup func(string) (string, bool)) bool {
 // trusted it: what `switchboard config trust FILE` shows before recording
 // the trust (the servers, and the commands the file would then run). Every
 // check but the allowlist still applies, so a file that only trust would
-// let load has no problem here.
+// let load has no problem here. A server the launch policy refuses even
+// in a trusted file (which Load keeps, unable to start) is an error here,
+// as trusting the file would not make it run; a missing env file or cwd
+// is not, as the server starts once the path exists.
 func TrustPreview(path string, opts Options) (*Config, error) {
 	opts.assumeTrusted = true
 	opts.ConfirmTrust = nil
-	return Load(path, opts)
+	cfg, err := Load(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	var refused []Problem
+	for _, srv := range cfg.Servers {
+		for _, p := range srv.CannotStart {
+			if missingPath(p) == nil {
+				refused = append(refused, p)
+			}
+		}
+	}
+	if len(refused) > 0 {
+		return nil, &ValidationError{Problems: sortProblems(refused, path)}
+	}
+	return cfg, nil
 }
 
 // TrustStatus is what Switchboard knows about a file's trust, for the CLI

@@ -38,7 +38,7 @@ func TestTrustOnHash(t *testing.T) {
 	state := t.TempDir()
 	opts := config.Options{StateDir: state}
 
-	_, err := config.Load(file, opts)
+	err := startErr(config.Load(file, opts))
 	var na *config.CommandNotAllowedError
 	if !errors.As(err, &na) {
 		t.Fatalf("untrusted: got %v, want a *CommandNotAllowedError", err)
@@ -82,7 +82,7 @@ func TestTrustOnHash(t *testing.T) {
 	if err := os.WriteFile(file, []byte(cursorFile+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = config.Load(file, opts)
+	err = startErr(config.Load(file, opts))
 	if !errors.As(err, &na) || na.Trust != config.Changed {
 		t.Fatalf("edited: got %v, want a *CommandNotAllowedError with trust %q", err, config.Changed)
 	}
@@ -94,7 +94,7 @@ func TestTrustOnHash(t *testing.T) {
 	}
 
 	// Without a state directory nothing is trusted.
-	if _, err := config.Load(file, config.Options{}); !errors.As(err, &na) {
+	if err := startErr(config.Load(file, config.Options{})); !errors.As(err, &na) {
 		t.Errorf("no state directory: got %v, want a *CommandNotAllowedError", err)
 	}
 }
@@ -114,7 +114,7 @@ func TestTrustedFileStillChecked(t *testing.T) {
 	if _, err := config.Trust(state, file); err != nil {
 		t.Fatal(err)
 	}
-	_, err := config.Load(file, config.Options{StateDir: state})
+	err := startErr(config.Load(file, config.Options{StateDir: state}))
 	if err == nil {
 		t.Fatal("a trusted file with smuggled arguments loaded")
 	}
@@ -149,7 +149,7 @@ func TestNativeFileKeepsItsAllowlist(t *testing.T) {
 	if _, err := config.Trust(state, file); err != nil {
 		t.Fatal(err)
 	}
-	_, err := config.Load(file, config.Options{StateDir: state})
+	err := startErr(config.Load(file, config.Options{StateDir: state}))
 	var na *config.CommandNotAllowedError
 	if !errors.As(err, &na) || na.File != "" {
 		t.Fatalf("got %v, want a *CommandNotAllowedError without a file to trust", err)
@@ -158,7 +158,7 @@ func TestNativeFileKeepsItsAllowlist(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 	allowed := repoFile(t, "switchboard.yaml", "security:\n  allowed_commands: [python]\nservers:\n  - name: py\n    command: python\n")
-	if _, err := config.Load(allowed, config.Options{}); err != nil {
+	if err := startErr(config.Load(allowed, config.Options{})); err != nil {
 		t.Errorf("allowed_commands: %v", err)
 	}
 }
@@ -228,7 +228,7 @@ func TestTrustAtFirstUse(t *testing.T) {
 	state := t.TempDir()
 
 	// No terminal: refused, saying how.
-	_, err := config.Load(file, config.Options{StateDir: state})
+	err := startErr(config.Load(file, config.Options{StateDir: state}))
 	if err == nil || !strings.Contains(err.Error(), "this file (your Cursor configuration) is not trusted yet") ||
 		!strings.Contains(err.Error(), "run: switchboard config trust "+file) {
 		t.Fatalf("no terminal: got %v", err)
@@ -237,7 +237,7 @@ func TestTrustAtFirstUse(t *testing.T) {
 	// Asked, and the answer is no: refused, nothing recorded.
 	var questions []string
 	no := func(q string) (bool, error) { questions = append(questions, q); return false, nil }
-	if _, err := config.Load(file, config.Options{StateDir: state, ConfirmTrust: no}); err == nil || !strings.Contains(err.Error(), "to trust it, run: switchboard config trust "+file) {
+	if err := startErr(config.Load(file, config.Options{StateDir: state, ConfirmTrust: no})); err == nil || !strings.Contains(err.Error(), "to trust it, run: switchboard config trust "+file) {
 		t.Fatalf("declined: got %v", err)
 	}
 	if st, _ := config.CheckTrust(state, file); st != config.Untrusted {
@@ -264,14 +264,14 @@ func TestTrustAtFirstUse(t *testing.T) {
 	}
 	// From now on it loads without asking.
 	questions = nil
-	if _, err := config.Load(file, config.Options{StateDir: state, ConfirmTrust: yes}); err != nil || len(questions) != 0 {
+	if err := startErr(config.Load(file, config.Options{StateDir: state, ConfirmTrust: yes})); err != nil || len(questions) != 0 {
 		t.Errorf("trusted: got %v after %d questions, want no error and none", err, len(questions))
 	}
 
 	// A repository's file is not asked about.
 	repo := repoFile(t, ".cursor/mcp.json", cursorFile)
 	questions = nil
-	if _, err := config.Load(repo, config.Options{StateDir: state, ConfirmTrust: yes}); err == nil || len(questions) != 0 {
+	if err := startErr(config.Load(repo, config.Options{StateDir: state, ConfirmTrust: yes})); err == nil || len(questions) != 0 {
 		t.Errorf("repository file: got %v after %d questions, want an error and none", err, len(questions))
 	}
 	// Nor is a user file that needs nothing beyond the allowlist.
@@ -282,7 +282,7 @@ func TestTrustAtFirstUse(t *testing.T) {
 	if err := os.WriteFile(safe, []byte(`{"mcpServers": {"m": {"command": "npx", "args": ["-y", "x"]}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := config.Load(safe, config.Options{StateDir: state, ConfirmTrust: yes}); err != nil || len(questions) != 0 {
+	if err := startErr(config.Load(safe, config.Options{StateDir: state, ConfirmTrust: yes})); err != nil || len(questions) != 0 {
 		t.Errorf("allowlisted user file: got %v after %d questions, want no error and none", err, len(questions))
 	}
 }

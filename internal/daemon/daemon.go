@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -531,7 +532,15 @@ func stateLine(s upstream.Snapshot) (string, bool) {
 	case s.State == upstream.StateConnecting && s.LastError != "":
 		return "", false // a retry, announced by the failure's line
 	}
-	if s.LastError != "" && s.State != upstream.StateConnected {
+	switch {
+	case s.State == upstream.StateCannotStart && s.Enabled:
+		// Nothing will change until the user acts: the whole cause, with
+		// the place in the file, and what to do.
+		line += ": " + s.LastError
+		if len(s.Suggestions) > 0 {
+			line += "; " + strings.Join(s.Suggestions, "; ")
+		}
+	case s.LastError != "" && s.State != upstream.StateConnected:
 		line += ": " + firstLine(s.LastError, 120)
 	}
 	if s.Retrying {

@@ -108,6 +108,15 @@ func (d *Daemon) Reload(ctx context.Context) (_ control.ReloadReport, err error)
 	for _, w := range warnings {
 		d.logger.Warn("reload", "warning", w)
 	}
+	// The reload took, but a server it kept or added still cannot start:
+	// the person who reloaded (after creating a path?) hears why at once.
+	for _, srv := range cfg.Servers {
+		if srv.Enabled && len(srv.CannotStart) > 0 {
+			for _, p := range srv.CannotStart {
+				warnings = append(warnings, fmt.Sprintf("server %s cannot start: %s", srv.Name, p))
+			}
+		}
+	}
 	blocks := config.ChangedBlocks(old, cfg)
 	also := ""
 	if len(blocks) > 0 {

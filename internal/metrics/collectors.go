@@ -64,6 +64,7 @@ var states = []upstream.State{
 	upstream.StateConnected,
 	upstream.StateDisconnected,
 	upstream.StateError,
+	upstream.StateCannotStart,
 }
 
 // upstreamCollector exports the health of the upstreams that exist when

@@ -396,16 +396,19 @@ func TestUpstreamsAtScrapeTime(t *testing.T) {
 	s.compare(`
 # HELP switchboard_upstream_state Connection state of an upstream server: 1 for its current state, 0 for the others.
 # TYPE switchboard_upstream_state gauge
+switchboard_upstream_state{server="alpha",state="cannot_start"} 0
 switchboard_upstream_state{server="alpha",state="connected"} 1
 switchboard_upstream_state{server="alpha",state="connecting"} 0
 switchboard_upstream_state{server="alpha",state="created"} 0
 switchboard_upstream_state{server="alpha",state="disconnected"} 0
 switchboard_upstream_state{server="alpha",state="error"} 0
+switchboard_upstream_state{server="beta",state="cannot_start"} 0
 switchboard_upstream_state{server="beta",state="connected"} 0
 switchboard_upstream_state{server="beta",state="connecting"} 0
 switchboard_upstream_state{server="beta",state="created"} 0
 switchboard_upstream_state{server="beta",state="disconnected"} 0
 switchboard_upstream_state{server="beta",state="error"} 1
+switchboard_upstream_state{server="gamma",state="cannot_start"} 0
 switchboard_upstream_state{server="gamma",state="connected"} 0
 switchboard_upstream_state{server="gamma",state="connecting"} 1
 switchboard_upstream_state{server="gamma",state="created"} 0

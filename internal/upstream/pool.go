@@ -506,7 +506,8 @@ func (p *Pool) Snapshots() []Snapshot {
 }
 
 // WaitConnected blocks until the named server is connected, or its state
-// shows it will not be (disabled, or failed in Once mode), or d elapses.
+// shows it will not be (disabled, cannot start, or failed in Once mode),
+// or d elapses.
 // If Apply replaces the server meanwhile, it waits for the new one.
 func (p *Pool) WaitConnected(ctx context.Context, name string, d time.Duration) (*Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, d)
@@ -524,7 +525,7 @@ func (p *Pool) WaitConnected(ctx context.Context, name string, d time.Duration) 
 			return c, nil
 		}
 		snap := s.Snapshot()
-		if !snap.Enabled || (s.opts.Once && snap.State == StateError) {
+		if !snap.Enabled || snap.State == StateCannotStart || (s.opts.Once && snap.State == StateError) {
 			return s.Client()
 		}
 		select {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -197,6 +199,8 @@ func (s *Supervisor) unavailableLocked() error {
 			WithSuggestions(fmt.Sprintf("run: switchboard servers enable %s", name))
 	case s.snap.State == StateNeedsAuth:
 		fe = fault.New(fault.Authentication, "%s", s.snap.LastError).WithSuggestions(s.snap.Suggestions...)
+	case s.snap.State == StateCannotStart:
+		fe = fault.New(fault.Config, "server %s cannot start: %s", name, s.snap.LastError).WithSuggestions(s.snap.Suggestions...)
 	case s.snap.LastError != "":
 		fe = fault.New(fault.Connection, "server %s is unavailable (%s): %s", name, s.snap.State, s.snap.LastError).
 			WithSuggestions(s.snap.Suggestions...)
@@ -368,6 +372,19 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			}
 		}
 
+		if len(s.opts.Server.CannotStart) > 0 {
+			s.cannotStart()
+			if s.opts.Once {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-s.kick: // enabled or disabled: look again
+				continue
+			}
+		}
+
 		s.setState(StateConnecting, "")
 		c, err := Dial(ctx, s.opts.Server, s.opts.Dial)
 		if ctx.Err() != nil {
@@ -524,6 +541,34 @@ func (s *Supervisor) failed(ctx context.Context, err error, attempt int) {
 			s.settled = true
 		}
 	})
+}
+
+// cannotStart shows why the server cannot start (its configuration's
+// CannotStart), where the file says it, and what to do; nothing is
+// started and no failure is counted.
+func (s *Supervisor) cannotStart() {
+	var causes, hints []string
+	for _, p := range s.opts.Server.CannotStart {
+		fix := p.Fix
+		p.Fix = ""
+		causes = append(causes, p.String())
+		if fix != "" && !slices.Contains(hints, fix) {
+			hints = append(hints, fix)
+		}
+	}
+	if !s.opts.Once {
+		hints = append(hints, config.StartHint(s.opts.Server.CannotStart))
+	}
+	msg := strings.Join(causes, "; ")
+	s.update(func(sn *Snapshot) {
+		if sn.State != StateCannotStart {
+			sn.Since = s.now()
+		}
+		sn.State, sn.LastError, sn.Suggestions = StateCannotStart, msg, hints
+		sn.Retrying, sn.NextRetryAt, sn.Attempt = false, time.Time{}, 0
+		s.settled = true
+	})
+	s.logger.Warn("cannot start", logKeyErr, msg, logKeyHints, hints)
 }
 
 func (s *Supervisor) autoDisable(ctx context.Context, err error) {

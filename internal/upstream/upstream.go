@@ -32,6 +32,13 @@ const (
 	// the command to run. It is no failure: it never counts towards
 	// auto-disable, and the server connects once the sign-in is stored.
 	StateNeedsAuth State = "needs_auth"
+	// StateCannotStart is a server whose entry says why it cannot be
+	// started as things stand (config.Server.CannotStart: its env file or
+	// working directory does not exist): its LastError says what is
+	// missing, where the file names it, and its Suggestions what to do.
+	// It is never started, counts no failure and is never auto-disabled;
+	// a reload of the fixed configuration starts it.
+	StateCannotStart State = "cannot_start"
 )
 
 // Status is seed 000's availability of a server, derived from its State.
