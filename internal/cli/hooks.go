@@ -244,10 +244,12 @@ func (a *app) hooksLog(ctx context.Context, f store.HookRunFilter) error {
 		fmt.Fprintln(a.stdout, "no hook runs recorded")
 		return nil
 	}
-	t := a.newTable("TIME", "EVENT", "HOOK", "ACTION", "STATUS", "DURATION", "ERROR").keepWhole(0, 1, 2)
+	// CALL is the short id of the call an mcp action made, which
+	// history show takes.
+	t := a.newTable("TIME", "EVENT", "HOOK", "ACTION", "STATUS", "DURATION", "CALL", "ERROR").keepWhole(0, 1, 2, 6)
 	for _, r := range runs {
 		t.row(r.StartedAt.Local().Format("2006-01-02 15:04:05"), r.Event, r.Hook,
-			orDash(r.Action), r.Status, r.Duration.Round(time.Millisecond).String(), oneLineText(r.Error))
+			orDash(r.Action), r.Status, r.Duration.Round(time.Millisecond).String(), orDash(shortID(r.CallID)), oneLineText(r.Error))
 	}
 	return t.flush()
 }
@@ -481,9 +483,9 @@ func (a *app) printReport(rep hooks.Report, dry bool) error {
 		}
 		return t.flush()
 	}
-	t := a.newTable("HOOK", "ACTION", "STATUS", "DURATION", "ERROR").keepWhole(0)
+	t := a.newTable("HOOK", "ACTION", "STATUS", "DURATION", "CALL", "ERROR").keepWhole(0, 4)
 	for _, r := range rep.Runs {
-		t.row(r.Hook, orDash(r.Action), string(r.Status), r.Duration.Round(time.Millisecond).String(), oneLineText(r.Error))
+		t.row(r.Hook, orDash(r.Action), string(r.Status), r.Duration.Round(time.Millisecond).String(), orDash(shortID(r.CallID)), oneLineText(r.Error))
 	}
 	if err := t.flush(); err != nil {
 		return err

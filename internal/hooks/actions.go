@@ -31,6 +31,8 @@ type actionResult struct {
 	args map[string]any
 	// transient failures are retried.
 	transient bool
+	// callID is the id of the tool call an mcp action made.
+	callID string
 }
 
 // plan is an action's resolved parameters.
@@ -147,10 +149,10 @@ func (e *Engine) runAction(ctx context.Context, set *hookSet, h *hook, a *action
 		timedOut := errors.Is(context.Cause(actx), errTimeout) && ctx.Err() == nil
 		cancel()
 		if timedOut && res.status != StatusSuccess && res.status != StatusSkipped {
-			return actionResult{status: StatusTimeout, err: fmt.Errorf("timed out after %s", timeout)}
+			return actionResult{status: StatusTimeout, err: fmt.Errorf("timed out after %s", timeout), callID: res.callID}
 		}
 		if res.status == StatusFailure && ctx.Err() != nil {
-			return actionResult{status: StatusCancelled, err: fmt.Errorf("cancelled: %w", ctx.Err())}
+			return actionResult{status: StatusCancelled, err: fmt.Errorf("cancelled: %w", ctx.Err()), callID: res.callID}
 		}
 		if !res.transient || attempt >= set.settings.Retries {
 			return res
@@ -195,7 +197,11 @@ func (e *Engine) runMCP(ctx context.Context, h *hook, a *action, ev *event, p pl
 	if err := e.checkSchema(a); err != nil {
 		return actionResult{status: StatusFailure, err: err}
 	}
+	// Named here, so that the run points to the call's record whatever
+	// the call's outcome (hooks log, history show).
+	id := toolcall.NewID()
 	res, err := e.calls.Call(ctx, toolcall.Request{
+		ID:        id,
 		Server:    a.cfg.Server,
 		Tool:      a.cfg.Tool,
 		Arguments: p.args,
@@ -207,19 +213,19 @@ func (e *Engine) runMCP(ctx context.Context, h *hook, a *action, ev *event, p pl
 	if err != nil {
 		switch fault.KindOf(err) {
 		case fault.Connection:
-			return actionResult{status: StatusSkipped, err: fmt.Errorf("server %s is unavailable: %w", a.cfg.Server, err)}
+			return actionResult{status: StatusSkipped, err: fmt.Errorf("server %s is unavailable: %w", a.cfg.Server, err), callID: id}
 		case fault.Timeout:
-			return actionResult{status: StatusTimeout, err: err}
+			return actionResult{status: StatusTimeout, err: err, callID: id}
 		case fault.LimitExceeded, fault.RateLimited:
-			return actionResult{status: StatusFailure, err: err, transient: true}
+			return actionResult{status: StatusFailure, err: err, transient: true, callID: id}
 		}
-		return actionResult{status: StatusFailure, err: err}
+		return actionResult{status: StatusFailure, err: err, callID: id}
 	}
 	out := toolOutput(res.CallToolResult)
 	if res.IsError {
-		return actionResult{status: StatusFailure, err: fmt.Errorf("the tool reported an error: %s", clip(stringify(out), 500)), output: out}
+		return actionResult{status: StatusFailure, err: fmt.Errorf("the tool reported an error: %s", clip(stringify(out), 500)), output: out, callID: id}
 	}
-	r := actionResult{status: StatusSuccess, output: out}
+	r := actionResult{status: StatusSuccess, output: out, callID: id}
 	applyDecision(&r, out)
 	return r
 }

@@ -46,6 +46,9 @@ type Run struct {
 	Output any `json:"output,omitempty"`
 	// Params are the resolved parameters (dry run).
 	Params map[string]any `json:"params,omitempty"`
+	// CallID is the id of the tool call an mcp action made, as the call
+	// history records it (history show ID).
+	CallID string `json:"call_id,omitempty"`
 }
 
 // decisionKind orders decisions: deny beats rewrite beats allow.
@@ -366,7 +369,7 @@ func (e *Engine) runHook(ctx context.Context, set *hookSet, h *hook, ev *event) 
 	for _, a := range h.actions {
 		start := e.now()
 		res := e.runAction(hctx, set, h, a, ev)
-		r := Run{Hook: h.cfg.Name, Action: a.label, Status: res.status, Output: res.output, Duration: e.now().Sub(start)}
+		r := Run{Hook: h.cfg.Name, Action: a.label, Status: res.status, Output: res.output, Duration: e.now().Sub(start), CallID: res.callID}
 		if res.err != nil {
 			// Redacted here, so that the report, the log and the record
 			// all show the same safe text (a URL's ?token=, a command's
@@ -445,6 +448,7 @@ func (e *Engine) record(set *hookSet, ev *event, r Run, start time.Time) {
 		Context:   e.recordedContext(ev, set.recordValues),
 		StartedAt: start,
 		Duration:  r.Duration,
+		CallID:    r.CallID,
 	})
 }
 

@@ -35,6 +35,10 @@ type HookRun struct {
 	Context   json.RawMessage `json:"context,omitempty"`
 	StartedAt time.Time       `json:"started_at"`
 	Duration  time.Duration   `json:"duration_ns"`
+	// CallID is the id of the tool call an mcp action made (its record
+	// in the call history); "" for other actions, and for an mcp action
+	// that failed before it made one.
+	CallID string `json:"call_id,omitempty"`
 }
 
 // HookRunFilter selects hook runs. Empty fields match anything.
@@ -57,9 +61,9 @@ var FailedHookStatuses = []string{"failure", "timeout", "rejected", "blocked"}
 
 // hookColumns are the columns of hook_runs, in the order scanHookRun and
 // hookArgs use.
-const hookColumns = "id, event_id, chain_id, depth, event, hook, action, status, error, context, started_at, duration_ns"
+const hookColumns = "id, event_id, chain_id, depth, event, hook, action, status, error, context, started_at, duration_ns, call_id"
 
-const numHookColumns = 12
+const numHookColumns = 13
 
 // prepareHookRuns checks runs and returns normalised copies, as prepare
 // does for calls.
@@ -77,7 +81,7 @@ func prepareHookRuns(runs []HookRun) ([]HookRun, error) {
 			r.ID = newID()
 		}
 		c := *r
-		for _, s := range []*string{&c.ID, &c.EventID, &c.ChainID, &c.Event, &c.Hook, &c.Action, &c.Status, &c.Error} {
+		for _, s := range []*string{&c.ID, &c.EventID, &c.ChainID, &c.Event, &c.Hook, &c.Action, &c.Status, &c.Error, &c.CallID} {
 			*s = cleanText(*s)
 		}
 		if len(c.Context) == 0 {
@@ -101,7 +105,7 @@ func (d dialect) hookArgs(r *HookRun) []any {
 		ctx = string(r.Context)
 	}
 	return []any{r.ID, r.EventID, r.ChainID, int64(r.Depth), r.Event, r.Hook, r.Action, r.Status, r.Error,
-		ctx, d.timeArg(r.StartedAt), int64(r.Duration)}
+		ctx, d.timeArg(r.StartedAt), int64(r.Duration), r.CallID}
 }
 
 // hookRunsQuery builds the query for HookRuns.
@@ -148,7 +152,7 @@ func scanHookRun(sc rowScanner) (HookRun, error) {
 		started    nullTime
 	)
 	if err := sc.Scan(&r.ID, &r.EventID, &r.ChainID, &depth, &r.Event, &r.Hook, &r.Action, &r.Status, &r.Error,
-		&ctx, &started, &dur); err != nil {
+		&ctx, &started, &dur, &r.CallID); err != nil {
 		return HookRun{}, err
 	}
 	if ctx.valid {

@@ -223,6 +223,16 @@ var migrations = []migration{
 			`ALTER TABLE calls ADD COLUMN origin text NOT NULL DEFAULT ''`,
 		},
 	},
+	{
+		version: 8,
+		name:    "the call a hook's mcp action made",
+		sqlite: []string{
+			`ALTER TABLE hook_runs ADD COLUMN call_id TEXT NOT NULL DEFAULT ''`,
+		},
+		postgres: []string{
+			`ALTER TABLE hook_runs ADD COLUMN call_id text NOT NULL DEFAULT ''`,
+		},
+	},
 }
 
 // latestVersion is the schema version this build writes.

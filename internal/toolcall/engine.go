@@ -298,6 +298,11 @@ func (e *Engine) Stats() Stats {
 // shapes), for callers that record or log on their own.
 func (e *Engine) Redactor() *redact.Redactor { return e.set.Load().redactor }
 
+// NewID returns a new call id, for a caller that names its call before
+// making it (Request.ID), so that it can point to the call's record
+// whatever the call's outcome.
+func NewID() string { return newID() }
+
 // newID returns a random UUID (version 4). Call ids must be unique, not
 // secret, so the runtime's fast ChaCha8 generator serves.
 func newID() string {
