@@ -181,7 +181,7 @@ func (e *Engine) do(ctx context.Context, set *hookSet, h *hook, a *action, ev *e
 	case config.HookActionGitHub:
 		return e.runGitHub(ctx, a, p)
 	case config.HookActionAgent:
-		return e.runAgent(ctx, a, p)
+		return e.runAgent(ctx, h, a, ev, p)
 	case config.HookActionEvent:
 		return e.runEvent(ctx, p)
 	}
@@ -206,8 +206,8 @@ func (e *Engine) runMCP(ctx context.Context, h *hook, a *action, ev *event, p pl
 		Tool:      a.cfg.Tool,
 		Arguments: p.args,
 		Source:    toolcall.SourceHook,
-		Identity:  "hook:" + h.cfg.Name,
-		Origin:    fmt.Sprintf("hook %s on %s (event %s)", h.cfg.Name, ev.name, ev.id),
+		Identity:  hookIdentity(h),
+		Origin:    hookOrigin(h, ev),
 		Timeout:   timeout,
 	})
 	if err != nil {
@@ -289,12 +289,24 @@ func (e *Engine) runEvent(ctx context.Context, p plan) actionResult {
 	return actionResult{status: StatusSuccess, output: map[string]any{"event_id": ev.id}}
 }
 
-// runAgent runs the agent loop.
-func (e *Engine) runAgent(ctx context.Context, a *action, p plan) actionResult {
+// hookIdentity is the identity of the tool calls h's actions make.
+func hookIdentity(h *hook) string { return "hook:" + h.cfg.Name }
+
+// hookOrigin is the origin recorded with the tool calls h's actions make
+// for ev: the hook, the event and the event's id (hooks log --json).
+func hookOrigin(h *hook, ev *event) string {
+	return fmt.Sprintf("hook %s on %s (event %s)", h.cfg.Name, ev.name, ev.id)
+}
+
+// runAgent runs the agent loop. Its tool calls are the hook's (identity
+// hook:NAME), and their origin names the hook and the event before the
+// agent's step.
+func (e *Engine) runAgent(ctx context.Context, h *hook, a *action, ev *event, p plan) actionResult {
 	if e.agent == nil {
 		return actionResult{status: StatusFailure, err: errors.New("no LLM configured: agent actions need the llm: block (see docs/llm.md)")}
 	}
-	out, err := e.agent(ctx, p.text, a.cfg.Servers, a.cfg.Tools)
+	out, err := e.agent(ctx, AgentRequest{Prompt: p.text, Servers: a.cfg.Servers, Tools: a.cfg.Tools,
+		Identity: hookIdentity(h), Origin: hookOrigin(h, ev)})
 	if err != nil {
 		return actionResult{status: StatusFailure, err: fmt.Errorf("agent: %w", err)}
 	}
