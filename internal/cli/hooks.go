@@ -476,8 +476,28 @@ func (a *app) fireOnDaemon(ctx context.Context, cfg *config.Config, name string,
 	return hooks.Report{}, false, fault.New(fault.Protocol, "the daemon answered the event with %s", resp.Status)
 }
 
+// printNotTrusted says, on stderr, which hooks the event would have run
+// had their file been trusted, and how to trust it.
+func (a *app) printNotTrusted(rep hooks.Report) {
+	nt := rep.NotTrusted
+	if nt == nil {
+		return
+	}
+	why := "is not trusted"
+	if nt.State == hooks.Changed {
+		why = "changed since it was trusted"
+	}
+	word := "hook"
+	if len(nt.Hooks) > 1 {
+		word = "hooks"
+	}
+	fmt.Fprintf(a.stderr, "switchboard: %s: %s %s did not run: %s %s; review it, then run: %s\n",
+		rep.Event, word, strings.Join(nt.Hooks, ", "), nt.File, why, nt.Fix)
+}
+
 // printReport prints a report for a person.
 func (a *app) printReport(rep hooks.Report, dry bool) error {
+	a.printNotTrusted(rep)
 	if len(rep.Runs) == 0 {
 		fmt.Fprintf(a.stdout, "no hook ran for %s\n", rep.Event)
 		return nil
@@ -512,6 +532,7 @@ func (a *app) printReport(rep hooks.Report, dry bool) error {
 // shows more: the call's record for an mcp action that made one, else
 // the hook's runs — and the block, if any. All well, it prints nothing.
 func (a *app) printQuietReport(rep hooks.Report) {
+	a.printNotTrusted(rep)
 	blockLine := rep.Blocked
 	for _, r := range rep.Runs {
 		if r.Status == hooks.StatusSuccess {

@@ -123,6 +123,23 @@ func TestHooksCommands(t *testing.T) {
 	}
 	r = runCLI(t, "hooks", "list", "--config", cfg)
 	wantContains(t, "changed", r.stdout, "changed")
+	// and an event its hooks match says they did not run, and why — also
+	// with --quiet, as the git hooks fire: they stopped running silently.
+	r = runCLI(t, "hooks", "fire", "--config", cfg, "--quiet", "git.pre-push", "branch=main")
+	wantCode(t, r, ExitOK)
+	if want := fmt.Sprintf("switchboard: git.pre-push: hook guard did not run: %s changed since it was trusted; review it, then run: switchboard hooks trust %s --yes\n", cfg, cfg); r.stderr != want {
+		t.Errorf("fire --quiet, changed file: got stderr %q, want %q", r.stderr, want)
+	}
+	r = runCLI(t, "hooks", "fire", "--config", cfg, "--json", "spec.after-plan")
+	var nt struct {
+		NotTrusted struct {
+			State string   `json:"state"`
+			Hooks []string `json:"hooks"`
+		} `json:"not_trusted"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &nt); err != nil || nt.NotTrusted.State != "changed" || fmt.Sprint(nt.NotTrusted.Hooks) != "[save]" {
+		t.Errorf("fire --json, changed file: got %s (%v), want not_trusted naming save", r.stdout, err)
+	}
 
 	// Usage errors.
 	for _, args := range [][]string{{"hooks"}, {"hooks", "nope"}, {"hooks", "fire"}, {"hooks", "fire", "bad name"}, {"hooks", "fire", "a.b", "novalue"}, {"hooks", "log", "--limit", "0"}, {"hooks", "fire", "--quiet", "--dry-run", "a.b"}} {

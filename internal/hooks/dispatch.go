@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"sync"
 	"time"
 
@@ -30,6 +31,42 @@ type Report struct {
 	// Failed is true when a run failed, timed out or was rejected.
 	Failed bool  `json:"failed"`
 	Runs   []Run `json:"runs"`
+	// NotTrusted names the hooks that match the event but did not run
+	// because their file is not trusted (or changed since); nil when
+	// none.
+	NotTrusted *NotTrusted `json:"not_trusted,omitempty"`
+}
+
+// NotTrusted says which hooks an event would have run, had their file
+// been trusted.
+type NotTrusted struct {
+	// File is the configuration file; State is untrusted or changed.
+	File  string     `json:"file"`
+	State TrustState `json:"state"`
+	Hooks []string   `json:"hooks"`
+	// Fix is the command that trusts the file, once reviewed.
+	Fix string `json:"fix"`
+}
+
+// notTrusted returns which hooks of set's untrusted file would match ev,
+// or nil.
+func notTrusted(set *hookSet, ev *event) *NotTrusted {
+	if set.untrustedFile == "" {
+		return nil
+	}
+	var names []string
+	for _, h := range set.hooks {
+		if !h.untrusted || !h.cfg.Enabled {
+			continue
+		}
+		if ok, _ := path.Match(h.cfg.On, ev.name); ok && h.matches(ev.ctx) {
+			names = append(names, h.cfg.Name)
+		}
+	}
+	if names == nil {
+		return nil
+	}
+	return &NotTrusted{File: set.untrustedFile, State: set.trustState, Hooks: names, Fix: trustCommand(set.untrustedFile)}
 }
 
 // Run is one action's run (or a hook's, when it did not reach its
@@ -127,7 +164,8 @@ func (e *Engine) Fire(ctx context.Context, name string, fields map[string]any) (
 	set := e.set.Load()
 	ev := e.newEvent(ctx, name, fields)
 	matched := matching(set, ev)
-	rep := Report{EventID: ev.id, Event: name, ChainID: ev.chain.id, Depth: ev.chain.depth, Runs: []Run{}}
+	rep := Report{EventID: ev.id, Event: name, ChainID: ev.chain.id, Depth: ev.chain.depth, Runs: []Run{},
+		NotTrusted: notTrusted(set, ev)}
 	if len(matched) == 0 {
 		return rep, nil
 	}
@@ -191,7 +229,8 @@ func (e *Engine) DryRun(ctx context.Context, name string, fields map[string]any)
 	}
 	set := e.set.Load()
 	ev := e.newEvent(ctx, name, fields)
-	rep := Report{EventID: ev.id, Event: name, ChainID: ev.chain.id, Depth: ev.chain.depth, Runs: []Run{}}
+	rep := Report{EventID: ev.id, Event: name, ChainID: ev.chain.id, Depth: ev.chain.depth, Runs: []Run{},
+		NotTrusted: notTrusted(set, ev)}
 	for _, h := range matching(set, ev) {
 		if o, refused := e.refuseCheck(set, h, ev); refused {
 			rep.Runs = append(rep.Runs, o.runs...)
