@@ -173,7 +173,7 @@ func (e *Engine) do(ctx context.Context, set *hookSet, h *hook, a *action, ev *e
 	case config.HookActionMCP:
 		return e.runMCP(ctx, h, a, ev, p, timeout)
 	case config.HookActionCommand:
-		return e.runCommand(ctx, set, p, ev)
+		return e.runCommand(ctx, set, a, p, ev)
 	case config.HookActionHTTP:
 		return e.runHTTP(ctx, a, ev)
 	case config.HookActionGit:

@@ -182,6 +182,13 @@ func newSettings(cfg *config.Config) (*settings, error) {
 		st.perServer[s.Name] = s.MaxConcurrent
 		secrets = append(secrets, s.SecretValues()...)
 	}
+	// A hook command's secrets too: hooks redact what they record with
+	// this redactor.
+	for _, h := range cfg.Hooks.List {
+		for _, a := range h.Actions {
+			secrets = append(secrets, a.SecretValues()...)
+		}
+	}
 	// With other servers beside it, a server with no max_concurrent of its
 	// own gets a share of the global limit: one that hangs cannot hold
 	// every slot.

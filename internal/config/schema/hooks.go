@@ -73,6 +73,10 @@ type HookAction struct {
 	Params []ParamMapping `json:"params,omitempty" action:"mcp" jsonschema_extras:"x-type=a list of mappings"`
 	// command: the program and its arguments (templates), run without a shell.
 	Command []string `json:"command,omitempty" action:"command" required:"command" jsonschema:"minItems=1" jsonschema_extras:"x-message=command is empty,x-required-fix=give the program and its arguments as a list\\, e.g. command: [./check.sh\\, \"{tool}\"],x-fix=give the program and its arguments as a list (it runs without a shell)\\, e.g. command: [./check.sh\\, \"{tool}\"]"`
+	// command: environment variables for the program, besides PATH, HOME, LANG, TMPDIR and Switchboard's own; values may use ${VAR}.
+	Env map[string]Text `json:"env,omitempty" action:"command" jsonschema_extras:"x-type=a mapping of names to strings"`
+	// command: pass Switchboard's whole environment to the program (its tokens included).
+	InheritEnv *bool `json:"inherit_env,omitempty" action:"command" jsonschema:"default=false"`
 	// http: the URL the event is POSTed to.
 	URL *string `json:"url,omitempty" action:"http" required:"http" jsonschema_extras:"x-required-fix=give the URL to POST the event to"`
 	// http: headers sent with the request.
