@@ -146,6 +146,7 @@ func (h webHookSource) Runs(ctx context.Context, f web.HookRunFilter) ([]web.Hoo
 		out = append(out, web.HookRun{
 			ID: r.ID, EventID: r.EventID, ChainID: r.ChainID, Depth: r.Depth, Event: r.Event, Hook: r.Hook,
 			Action: r.Action, Status: r.Status, Error: r.Error, StartedAt: r.StartedAt, Duration: r.Duration, CallID: r.CallID,
+			Output: string(r.Output),
 		})
 	}
 	return out, nil

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -488,7 +489,28 @@ func (e *Engine) record(set *hookSet, ev *event, r Run, start time.Time) {
 		StartedAt: start,
 		Duration:  r.Duration,
 		CallID:    r.CallID,
+		Output:    e.recordedOutput(set, r.Output),
 	})
+}
+
+// maxRecordedOutput bounds the output stored with a run; a longer one is
+// stored as its text, cut.
+const maxRecordedOutput = 16 << 10
+
+// recordedOutput is what a run's record keeps of its action's output:
+// nothing unless history.record_values (outputs carry values, as
+// arguments do), else the output redacted, as JSON, cut at
+// maxRecordedOutput.
+func (e *Engine) recordedOutput(set *hookSet, out any) json.RawMessage {
+	if !set.recordValues || out == nil {
+		return nil
+	}
+	v := e.redactor().Value(out)
+	b, err := json.Marshal(v)
+	if err != nil || len(b) > maxRecordedOutput {
+		b, _ = json.Marshal(clip(stringify(v), maxRecordedOutput))
+	}
+	return b
 }
 
 // errTimeout marks an action that ran out of time.

@@ -225,12 +225,14 @@ var migrations = []migration{
 	},
 	{
 		version: 8,
-		name:    "the call a hook's mcp action made",
+		name:    "the call a hook's mcp action made, and what an action returned",
 		sqlite: []string{
 			`ALTER TABLE hook_runs ADD COLUMN call_id TEXT NOT NULL DEFAULT ''`,
+			`ALTER TABLE hook_runs ADD COLUMN output TEXT`,
 		},
 		postgres: []string{
 			`ALTER TABLE hook_runs ADD COLUMN call_id text NOT NULL DEFAULT ''`,
+			`ALTER TABLE hook_runs ADD COLUMN output text`,
 		},
 	},
 }

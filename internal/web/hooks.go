@@ -74,6 +74,9 @@ type HookRun struct {
 	// CallID is the tool call an mcp action made ("" for others): the
 	// log links to its page in the history.
 	CallID string
+	// Output is what the action returned, as JSON ("" unless recorded:
+	// history.record_values).
+	Output string
 }
 
 // FireReport is the outcome of a test event.

@@ -45,7 +45,7 @@ func TestHooksPage(t *testing.T) {
 		runs: func(f HookRunFilter) ([]HookRun, error) {
 			filter = f
 			return []HookRun{{ID: "r1", Event: "tool.after", Hook: "lint", Action: "mcp", Status: "success", StartedAt: time.Unix(0, 0), Duration: time.Second,
-				CallID: "5f0c2a1e-8d3b-4c7a-9e21-0b6d4f3a2c10"}}, nil
+				CallID: "5f0c2a1e-8d3b-4c7a-9e21-0b6d4f3a2c10", Output: `"Triage: <b>the input</b>"`}}, nil
 		},
 		fire: func(e string, fields map[string]any, dry bool) (FireReport, error) {
 			fired.event, fired.fields, fired.dry = e, fields, dry
@@ -60,7 +60,9 @@ func TestHooksPage(t *testing.T) {
 	}
 	for _, want := range []string{"lint", "valid", "changed", "switchboard hooks trust", "unknown field {{.nope}}", "&lt;b&gt;bad&lt;/b&gt;", "switchboard.yaml:10:3", "tool.after", "mcp alpha/echo",
 		// The run log links each mcp action's run to its call.
-		`<a href="/ui/history/5f0c2a1e-8d3b-4c7a-9e21-0b6d4f3a2c10" aria-label="Details of call 5f0c2a1e">5f0c2a1e</a>`} {
+		`<a href="/ui/history/5f0c2a1e-8d3b-4c7a-9e21-0b6d4f3a2c10" aria-label="Details of call 5f0c2a1e">5f0c2a1e</a>`,
+		// and shows what an action returned, when recorded, escaped.
+		`<summary>Output</summary><pre class="json">&#34;Triage: &lt;b&gt;the input&lt;/b&gt;&#34;</pre>`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the hooks page lacks %q", want)
 		}
