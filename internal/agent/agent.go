@@ -97,6 +97,11 @@ type Options struct {
 	URLCompleter answer.URLCompleter
 	// Identity and SessionID are passed to every tool call.
 	Identity, SessionID string
+	// Origin says what started the run, for a person reading the call
+	// history (a hook and its event): each tool call's origin is it,
+	// then the step and the model's tool call id. "" for a run a person
+	// started.
+	Origin string
 	// Transcript receives every event as a JSON line; nil writes none.
 	Transcript io.Writer
 	// OnText receives the answer's text as it arrives (streamed), or whole.

@@ -102,7 +102,7 @@ func (s *Session) callTool(ctx context.Context, step int, tc llm.ToolCall) toolO
 		Source:       toolcall.SourceAgent,
 		Identity:     s.opts.Identity,
 		SessionID:    s.opts.SessionID,
-		Origin:       fmt.Sprintf("agent step %d, tool call %s", step, tc.ID),
+		Origin:       s.callOrigin(step, tc.ID),
 	})
 	if err != nil {
 		s.logger.Info("tool call failed", logKeyServer, tool.Server, logKeyTool, tool.Tool, logKeyStatus, string(fault.KindOf(err)))
@@ -119,6 +119,17 @@ func (s *Session) callTool(ctx context.Context, step int, tc llm.ToolCall) toolO
 		Server: tool.Server, Tool: tool.Tool, Status: string(res.Status), IsError: res.IsError,
 		DurationMS: res.Duration.Milliseconds(), Truncated: res.Truncated, Partial: res.Partial,
 	}}
+}
+
+// callOrigin is the origin recorded with a tool call the model asked
+// for: the step and the model's id for the call, after what started the
+// run (Options.Origin), if anything did.
+func (s *Session) callOrigin(step int, id string) string {
+	o := fmt.Sprintf("agent step %d, tool call %s", step, id)
+	if s.opts.Origin != "" {
+		o = s.opts.Origin + ", " + o
+	}
+	return o
 }
 
 // toolError renders an error for the model: the message, then the

@@ -142,11 +142,15 @@ func (a *app) docList(path string) error {
 		}
 	}
 	if invalid > 0 {
-		blocks := "blocks are"
-		if invalid == 1 {
-			blocks = "block is"
+		// "1 of 3 blocks is invalid ...; fix it", "2 of 3 blocks are ...; fix them"
+		noun, verb, them := "blocks", "are", "them"
+		if len(rep.Blocks) == 1 {
+			noun = "block"
 		}
-		fmt.Fprintf(a.stderr, "%s: %d of %d %s invalid and cannot run; fix them (doc run --check %s also reports missing and stale results)\n", path, invalid, len(rep.Blocks), blocks, path)
+		if invalid == 1 {
+			verb, them = "is", "it"
+		}
+		fmt.Fprintf(a.stderr, "%s: %d of %d %s %s invalid and cannot run; fix %s (doc run --check %s also reports missing and stale results)\n", path, invalid, len(rep.Blocks), noun, verb, them, path)
 	}
 	return fail()
 }

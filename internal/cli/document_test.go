@@ -136,6 +136,11 @@ func TestDocUnknownServerAndDuplicateIDs(t *testing.T) {
 	if strings.Count(r.stdout, "\n") != 4 {
 		t.Errorf("list: got\n%s\nwant a header and three blocks (python is not a call)", r.stdout)
 	}
+	// One invalid block of three: "1 of 3 blocks is", not "block is".
+	one := writeMarkdown(t, "```alpah\ntool: echo\nmessage: hi\n```\n\n```alpha\ntool: echo\nmessage: a\n```\n\n```alpha\ntool: echo\nmessage: b\n```\n")
+	r = runCLI(t, "doc", "list", "--config", cfg, one)
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "list, one invalid", r.stderr, one+": 1 of 3 blocks is invalid and cannot run; fix it (")
 	r = runCLI(t, "doc", "list", "--json", "--config", cfg, doc)
 	wantCode(t, r, ExitFailure)
 	if n := strings.Count(r.stdout, `"status": "invalid"`) + strings.Count(r.stdout, `"status":"invalid"`); n != 2 {

@@ -87,22 +87,28 @@ invalid. --connect also checks mcp mappings against the tools' schemas.`,
 	_ = logCmd.RegisterFlagCompletionFunc("hook", a.completeHooks)
 	_ = logCmd.RegisterFlagCompletionFunc("event", a.completeEvents)
 
-	var dry bool
+	var dry, quiet bool
 	fire := &cobra.Command{
 		Use:   "fire EVENT [key=value ...]",
 		Short: "Fire an event and wait for its hooks",
 		Long: `Fire an event and wait for its hooks: on the daemon when one serves this configuration,
 else in this process. key=value fields become the event's fields (true/false and JSON
 objects and lists keep their type). Exits 1 when a hook failed and 3 when one blocked the
-event. --dry-run prints the resolved parameters of every action that would run.`,
+event. --dry-run prints the resolved parameters of every action that would run. --quiet
+prints nothing when every action succeeded, else one line on stderr per action that did
+not, with its cause and where to see more (the git hook scripts use it).`,
 		Example: `  switchboard hooks fire spec.after-plan file=plan.md
   switchboard hooks fire release.published tag=v1.2.0 --dry-run --json`,
 		ValidArgsFunction: onlyFirst(a.completeEvents),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.hooksFire(cmd.Context(), args, dry)
+			if quiet && (dry || a.json) {
+				return usagef("--quiet prints only what went wrong; it cannot be used with --dry-run or --json")
+			}
+			return a.hooksFire(cmd.Context(), args, dry, quiet)
 		},
 	}
 	fire.Flags().BoolVar(&dry, "dry-run", false, "print the resolved parameters of every action that would run, without running them")
+	fire.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the actions that did not succeed, one line each on stderr")
 
 	var yes bool
 	trust := &cobra.Command{
@@ -244,10 +250,12 @@ func (a *app) hooksLog(ctx context.Context, f store.HookRunFilter) error {
 		fmt.Fprintln(a.stdout, "no hook runs recorded")
 		return nil
 	}
-	t := a.newTable("TIME", "EVENT", "HOOK", "ACTION", "STATUS", "DURATION", "ERROR").keepWhole(0, 1, 2)
+	// CALL is the short id of the call an mcp action made, which
+	// history show takes.
+	t := a.newTable("TIME", "EVENT", "HOOK", "ACTION", "STATUS", "DURATION", "CALL", "ERROR").keepWhole(0, 1, 2, 6)
 	for _, r := range runs {
 		t.row(r.StartedAt.Local().Format("2006-01-02 15:04:05"), r.Event, r.Hook,
-			orDash(r.Action), r.Status, r.Duration.Round(time.Millisecond).String(), oneLineText(r.Error))
+			orDash(r.Action), r.Status, r.Duration.Round(time.Millisecond).String(), orDash(shortID(r.CallID)), oneLineText(r.Error))
 	}
 	return t.flush()
 }
@@ -296,7 +304,7 @@ func parseFields(args []string) (map[string]any, error) {
 // hooksFire fires an event and waits for its hooks: on the daemon when one
 // serves this configuration, else in-process. It exits 1 when a hook
 // failed and ExitBlocked when one blocked the event.
-func (a *app) hooksFire(ctx context.Context, pos []string, dry bool) error {
+func (a *app) hooksFire(ctx context.Context, pos []string, dry, quiet bool) error {
 	if len(pos) == 0 {
 		return usagef("usage: switchboard hooks fire NAME [key=value ...] [--dry-run] [--json]")
 	}
@@ -327,12 +335,17 @@ func (a *app) hooksFire(ctx context.Context, pos []string, dry bool) error {
 			return err
 		}
 	}
-	if a.json {
+	switch {
+	case a.json:
 		if err := a.printJSON(rep); err != nil {
 			return err
 		}
-	} else if err := a.printReport(rep, dry); err != nil {
-		return err
+	case quiet:
+		a.printQuietReport(rep)
+	default:
+		if err := a.printReport(rep, dry); err != nil {
+			return err
+		}
 	}
 	switch {
 	case rep.Blocked:
@@ -463,8 +476,28 @@ func (a *app) fireOnDaemon(ctx context.Context, cfg *config.Config, name string,
 	return hooks.Report{}, false, fault.New(fault.Protocol, "the daemon answered the event with %s", resp.Status)
 }
 
+// printNotTrusted says, on stderr, which hooks the event would have run
+// had their file been trusted, and how to trust it.
+func (a *app) printNotTrusted(rep hooks.Report) {
+	nt := rep.NotTrusted
+	if nt == nil {
+		return
+	}
+	why := "is not trusted"
+	if nt.State == hooks.Changed {
+		why = "changed since it was trusted"
+	}
+	word := "hook"
+	if len(nt.Hooks) > 1 {
+		word = "hooks"
+	}
+	fmt.Fprintf(a.stderr, "switchboard: %s: %s %s did not run: %s %s; review it, then run: %s\n",
+		rep.Event, word, strings.Join(nt.Hooks, ", "), nt.File, why, nt.Fix)
+}
+
 // printReport prints a report for a person.
 func (a *app) printReport(rep hooks.Report, dry bool) error {
+	a.printNotTrusted(rep)
 	if len(rep.Runs) == 0 {
 		fmt.Fprintf(a.stdout, "no hook ran for %s\n", rep.Event)
 		return nil
@@ -481,9 +514,9 @@ func (a *app) printReport(rep hooks.Report, dry bool) error {
 		}
 		return t.flush()
 	}
-	t := a.newTable("HOOK", "ACTION", "STATUS", "DURATION", "ERROR").keepWhole(0)
+	t := a.newTable("HOOK", "ACTION", "STATUS", "DURATION", "CALL", "ERROR").keepWhole(0, 4)
 	for _, r := range rep.Runs {
-		t.row(r.Hook, orDash(r.Action), string(r.Status), r.Duration.Round(time.Millisecond).String(), oneLineText(r.Error))
+		t.row(r.Hook, orDash(r.Action), string(r.Status), r.Duration.Round(time.Millisecond).String(), orDash(shortID(r.CallID)), oneLineText(r.Error))
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -492,6 +525,39 @@ func (a *app) printReport(rep hooks.Report, dry bool) error {
 		fmt.Fprintf(a.stderr, "blocked by hook %s: %s\n", rep.BlockedBy, rep.Reason)
 	}
 	return nil
+}
+
+// printQuietReport prints, on stderr, one line for each run that did not
+// succeed — its hook, action, status and cause, and the command that
+// shows more: the call's record for an mcp action that made one, else
+// the hook's runs — and the block, if any. All well, it prints nothing.
+func (a *app) printQuietReport(rep hooks.Report) {
+	a.printNotTrusted(rep)
+	blockLine := rep.Blocked
+	for _, r := range rep.Runs {
+		if r.Status == hooks.StatusSuccess {
+			continue
+		}
+		if r.Status == hooks.StatusBlocked {
+			blockLine = false // this line says it
+		}
+		what := "hook " + r.Hook
+		if r.Action != "" {
+			what += ", " + r.Action
+		}
+		line := fmt.Sprintf("switchboard: %s: %s: %s", rep.Event, what, r.Status)
+		if r.Error != "" {
+			line += ": " + oneLineText(r.Error)
+		}
+		more := fmt.Sprintf("switchboard hooks log --hook %s --event %s", r.Hook, rep.Event)
+		if r.CallID != "" {
+			more = "switchboard history show " + r.CallID
+		}
+		fmt.Fprintf(a.stderr, "%s (more: %s)\n", line, more)
+	}
+	if blockLine {
+		fmt.Fprintf(a.stderr, "blocked by hook %s: %s\n", rep.BlockedBy, rep.Reason)
+	}
 }
 
 // hooksTrust shows what the configuration file would run, asks (unless

@@ -87,6 +87,11 @@ func TestHooksCommands(t *testing.T) {
 	wantContains(t, "blocked", r.stderr, "blocked by hook guard: main is frozen")
 	r = runCLI(t, "hooks", "fire", "--config", cfg, "git.pre-push", "branch=feature")
 	wantCode(t, r, ExitOK)
+	r = runCLI(t, "hooks", "fire", "--config", cfg, "--quiet", "spec.after-plan")
+	wantCode(t, r, ExitOK)
+	if r.stdout != "" || r.stderr != "" {
+		t.Errorf("fire --quiet, all well: got stdout %q, stderr %q; want nothing", r.stdout, r.stderr)
+	}
 	r = runCLI(t, "hooks", "fire", "--config", cfg, "--json", "ci.done")
 	wantCode(t, r, ExitFailure)
 	var rep map[string]any
@@ -105,15 +110,39 @@ func TestHooksCommands(t *testing.T) {
 	wantCode(t, r, ExitOK)
 	wantContains(t, "hooks log", r.stdout, "spec.after-plan", "save", "success", "failure", "exited with status 5")
 
+	// --quiet: only what did not succeed, on stderr.
+	r = runCLI(t, "hooks", "fire", "--config", cfg, "--quiet", "git.pre-push", "branch=main")
+	wantCode(t, r, ExitBlocked)
+	if want := fmt.Sprintf("switchboard: git.pre-push: hook guard, command %s: blocked: main is frozen (more: switchboard hooks log --hook guard --event git.pre-push)\n", block); r.stdout != "" || r.stderr != want {
+		t.Errorf("fire --quiet, blocked: got stdout %q, stderr %q; want nothing and %q", r.stdout, r.stderr, want)
+	}
+
 	// A changed file is untrusted again.
 	if err := os.WriteFile(cfg, append(must(os.ReadFile(cfg)), "# edit\n"...), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	r = runCLI(t, "hooks", "list", "--config", cfg)
 	wantContains(t, "changed", r.stdout, "changed")
+	// and an event its hooks match says they did not run, and why — also
+	// with --quiet, as the git hooks fire: they stopped running silently.
+	r = runCLI(t, "hooks", "fire", "--config", cfg, "--quiet", "git.pre-push", "branch=main")
+	wantCode(t, r, ExitOK)
+	if want := fmt.Sprintf("switchboard: git.pre-push: hook guard did not run: %s changed since it was trusted; review it, then run: switchboard hooks trust %s --yes\n", cfg, cfg); r.stderr != want {
+		t.Errorf("fire --quiet, changed file: got stderr %q, want %q", r.stderr, want)
+	}
+	r = runCLI(t, "hooks", "fire", "--config", cfg, "--json", "spec.after-plan")
+	var nt struct {
+		NotTrusted struct {
+			State string   `json:"state"`
+			Hooks []string `json:"hooks"`
+		} `json:"not_trusted"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &nt); err != nil || nt.NotTrusted.State != "changed" || fmt.Sprint(nt.NotTrusted.Hooks) != "[save]" {
+		t.Errorf("fire --json, changed file: got %s (%v), want not_trusted naming save", r.stdout, err)
+	}
 
 	// Usage errors.
-	for _, args := range [][]string{{"hooks"}, {"hooks", "nope"}, {"hooks", "fire"}, {"hooks", "fire", "bad name"}, {"hooks", "fire", "a.b", "novalue"}, {"hooks", "log", "--limit", "0"}} {
+	for _, args := range [][]string{{"hooks"}, {"hooks", "nope"}, {"hooks", "fire"}, {"hooks", "fire", "bad name"}, {"hooks", "fire", "a.b", "novalue"}, {"hooks", "log", "--limit", "0"}, {"hooks", "fire", "--quiet", "--dry-run", "a.b"}} {
 		wantCode(t, runCLI(t, args...), ExitUsage)
 	}
 }
@@ -200,7 +229,9 @@ func TestHooksInstallGitEndToEnd(t *testing.T) {
 
 	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644)
 	git("add", "a.txt", "switchboard.yaml")
-	git("commit", "-q", "-m", "add login")
+	if said := git("commit", "-q", "-m", "add login"); said != "" {
+		t.Errorf("git commit printed %q; want nothing from Switchboard when every hook succeeded", said)
+	}
 	sha := strings.TrimSpace(git("rev-parse", "HEAD"))
 
 	var ev map[string]any
@@ -223,6 +254,21 @@ func TestHooksInstallGitEndToEnd(t *testing.T) {
 	}
 	r = runCLI(t, "hooks", "log", "--config", cfg, "--json")
 	wantContains(t, "hooks log", r.stdout, `"event": "git.post-commit"`, `"status": "success"`)
+
+	// A failing action: one line with the cause and where to see more;
+	// the commit is made.
+	fail := writeScript(t, t.TempDir(), "fail.sh", "echo lint found 3 problems >&2; exit 5\n")
+	cfg = writeHooksConfig(t, repo, fmt.Sprintf("hooks:\n  - {name: lint, on: git.post-commit, actions: [{type: command, command: [%q]}]}\n", fail))
+	wantCode(t, runCLI(t, "hooks", "trust", cfg, "--yes"), ExitOK)
+	git("add", "switchboard.yaml")
+	said := git("commit", "-q", "-m", "lint me")
+	want := fmt.Sprintf("switchboard: git.post-commit: hook lint, command %s: failure: %s exited with status 5: lint found 3 problems (more: switchboard hooks log --hook lint --event git.post-commit)\n", fail, fail)
+	if said != want {
+		t.Errorf("git commit with a failing hook printed %q; want only %q", said, want)
+	}
+	if got := strings.TrimSpace(git("log", "-1", "--format=%s")); got != "lint me" {
+		t.Errorf("got last commit %q, want the commit made", got)
+	}
 }
 
 // TestHooksAroundCommandCalls: a command's own calls run the hooks — a

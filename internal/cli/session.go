@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/hooks"
+	"github.com/switchboard-mcp/switchboard/internal/llm"
 	"github.com/switchboard-mcp/switchboard/internal/store"
 	"github.com/switchboard-mcp/switchboard/internal/toolcall"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
@@ -38,6 +39,9 @@ type session struct {
 	// answers routes what a server asks during a call (elicitation,
 	// sampling) to the answerer in the call's context (answer.With).
 	answers *answer.Calls
+	// getenv is the command's environment (the LLM endpoint's variables
+	// of an agent action).
+	getenv func(string) string
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -85,7 +89,7 @@ func (a *app) open(ctx context.Context, cfg *config.Config, only ...string) (*se
 		st.Close()
 		return nil, err
 	}
-	s := &session{cfg: cfg, store: st, stderr: a.stderr, answers: &answer.Calls{}}
+	s := &session{cfg: cfg, store: st, stderr: a.stderr, answers: &answer.Calls{}, getenv: a.getenv}
 	var servers []config.Server
 	for _, srv := range cfg.Servers {
 		if len(only) == 0 || contains(only, srv.Name) {
@@ -195,10 +199,21 @@ func (s *session) close() {
 const hooksIdleWait = time.Minute
 
 // runAgent is the hooks' agent action in a command's session.
-func (s *session) runAgent(ctx context.Context, prompt string, servers, tools []string) (string, error) {
+func (s *session) runAgent(ctx context.Context, req hooks.AgentRequest) (string, error) {
+	// The endpoint from the command's environment, as switchboard agent
+	// reads it.
+	cc, err := agent.ClientConfig(s.cfg.LLM, s.getenv)
+	if err != nil {
+		return "", err
+	}
+	client, err := llm.New(cc)
+	if err != nil {
+		return "", err
+	}
 	out, err := agent.Run(ctx, agent.Options{
-		Config: s.cfg, Engine: s.eng, Catalog: s.cat, Prompt: prompt,
-		Selection: agent.Selection{Servers: servers, Tools: tools},
+		Config: s.cfg, Engine: s.eng, Catalog: s.cat, Client: client, Prompt: req.Prompt,
+		Selection: agent.Selection{Servers: req.Servers, Tools: req.Tools},
+		Identity:  req.Identity, Origin: req.Origin,
 	})
 	if out == nil {
 		return "", err

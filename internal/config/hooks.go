@@ -139,8 +139,12 @@ type HookAction struct {
 	Params []ParamMapping
 
 	// command: the program and its arguments (templates), run without a
-	// shell.
-	Command []string
+	// shell; Env, its variables besides the base ones (values expanded
+	// from ${VAR} at load); InheritEnv, when true, passes the whole
+	// environment (nil: not written, false).
+	Command    []string
+	Env        map[string]string
+	InheritEnv *bool
 
 	// http: where to POST the event, with headers.
 	URL     string
@@ -593,6 +597,22 @@ func (r *resolver) hookAction(f schema.HookAction, path []any, base string, serv
 		for _, it := range r.itemsAt(at("command")...) {
 			if v, ok := r.template(it.n, base+it.field[len(r.name(path...)):], chk); ok {
 				a.Command = append(a.Command, v)
+			}
+		}
+		if a.InheritEnv != nil && !*a.InheritEnv {
+			a.InheritEnv = nil // the default, as if not written
+		}
+		for _, p := range r.pairsAt(at("env")...) {
+			field := base + ".env." + p.key
+			if p.key == "" || strings.ContainsAny(p.key, "=\x00") {
+				r.ps.add(p.keyPos, field, fmt.Sprintf("invalid environment variable name %q", p.key), "use letters, digits and _", nil)
+				continue
+			}
+			if v, ok := r.expandNode(p.value, field); ok {
+				if a.Env == nil {
+					a.Env = map[string]string{}
+				}
+				a.Env[p.key] = v
 			}
 		}
 	case HookActionHTTP:

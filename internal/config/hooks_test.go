@@ -215,6 +215,12 @@ func TestHooksProblems(t *testing.T) {
 			"sb.yaml:9:29: hooks.a.actions[2].server: unknown server \"gihtub\"; did you mean \"github\"?",
 			"sb.yaml:9:46: hooks.a.actions[2].tiemout: unknown field \"tiemout\"; did you mean \"timeout\"?",
 		}},
+		// A key of another action type is said to be one, with the keys
+		// this type takes; it was an "unknown field".
+		{"another type's key", "hooks:\n  - name: a\n    on: x.y\n    actions:\n      - {type: http, url: \"http://127.0.0.1:9/x\", env: {A: b}}\n      - {type: command, command: [./c], tool: t}\n", []string{
+			"sb.yaml:7:51: hooks.a.actions[0].env: env is not a key of an http action; remove it; an http action takes type, timeout, url and headers",
+			"sb.yaml:8:41: hooks.a.actions[1].tool: tool is not a key of a command action; remove it; a command action takes type, timeout, command, env and inherit_env",
+		}},
 		{"mcp timeout and mappings", "hooks:\n  - name: a\n    on: x.y\n    actions:\n      - type: mcp\n        server: github\n        tool: t\n        timeout: 500ms\n        params:\n          - {param: p, source: env, value: x}\n          - {param: q, value: x}\n          - {param: q, value: y}\n          - {param: r, source: context, value: \"a b\"}\n", []string{
 			"sb.yaml:10:18: hooks.a.actions[0].timeout: 500ms is out of range; use 1s to 5m (the default is 30s)",
 			"sb.yaml:12:32: hooks.a.actions[0].params[0].source: unknown source \"env\"; use context, literal or template",

@@ -103,6 +103,20 @@ func (s Server) SecretValues() []string {
 	return slices.Compact(out)
 }
 
+// SecretValues returns the values of a command action's secret-looking
+// env variables, for a redactor to remove wherever they turn up (what
+// the command prints, the hook's records).
+func (a HookAction) SecretValues() []string {
+	var out []string
+	for k, v := range a.Env {
+		if IsSecretKey(k) {
+			out = append(out, v)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // isSecretOf reports whether key names a secret of srv: listed in its
 // Secrets (headers compare without case) or secret-looking.
 func isSecretOf(srv *Server, key string) bool {
@@ -148,6 +162,11 @@ func (c *Config) Redacted() *Config {
 func (a *HookAction) redact() {
 	a.URL, a.BaseURL = redactURL(a.URL), redactURL(a.BaseURL)
 	a.Command = redactArgs(&Server{}, a.Command)
+	for k := range a.Env {
+		if IsSecretKey(k) {
+			a.Env[k] = Redaction
+		}
+	}
 	for k, v := range a.Headers {
 		if IsSecretKey(k) {
 			v = Redaction

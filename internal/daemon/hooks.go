@@ -62,13 +62,15 @@ func (d *Daemon) Hooks() *hooks.Engine { return d.hooks }
 
 // runAgent is the hooks' agent action: the agent loop with the daemon's
 // engine, catalog and configuration.
-func (d *Daemon) runAgent(ctx context.Context, prompt string, servers, tools []string) (string, error) {
+func (d *Daemon) runAgent(ctx context.Context, req hooks.AgentRequest) (string, error) {
 	out, err := agent.Run(ctx, agent.Options{
 		Config:    d.config(),
 		Engine:    d.eng,
 		Catalog:   d.cat,
-		Prompt:    prompt,
-		Selection: agent.Selection{Servers: servers, Tools: tools},
+		Prompt:    req.Prompt,
+		Selection: agent.Selection{Servers: req.Servers, Tools: req.Tools},
+		Identity:  req.Identity,
+		Origin:    req.Origin,
 		Logger:    d.logger,
 	})
 	if out == nil {

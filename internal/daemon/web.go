@@ -145,7 +145,8 @@ func (h webHookSource) Runs(ctx context.Context, f web.HookRunFilter) ([]web.Hoo
 	for _, r := range runs {
 		out = append(out, web.HookRun{
 			ID: r.ID, EventID: r.EventID, ChainID: r.ChainID, Depth: r.Depth, Event: r.Event, Hook: r.Hook,
-			Action: r.Action, Status: r.Status, Error: r.Error, StartedAt: r.StartedAt, Duration: r.Duration,
+			Action: r.Action, Status: r.Status, Error: r.Error, StartedAt: r.StartedAt, Duration: r.Duration, CallID: r.CallID,
+			Output: string(r.Output),
 		})
 	}
 	return out, nil
@@ -165,7 +166,7 @@ func (h webHookSource) Fire(ctx context.Context, event string, fields map[string
 		Reason: rep.Reason, BlockedBy: rep.BlockedBy, Failed: rep.Failed}
 	for _, r := range rep.Runs {
 		out.Runs = append(out.Runs, web.FiredRun{Hook: r.Hook, Action: r.Action, Status: string(r.Status),
-			Error: r.Error, Duration: r.Duration, Output: r.Output, Params: r.Params})
+			Error: r.Error, Duration: r.Duration, Output: r.Output, Params: r.Params, CallID: r.CallID})
 	}
 	return out, nil
 }

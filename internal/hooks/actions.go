@@ -31,6 +31,8 @@ type actionResult struct {
 	args map[string]any
 	// transient failures are retried.
 	transient bool
+	// callID is the id of the tool call an mcp action made.
+	callID string
 }
 
 // plan is an action's resolved parameters.
@@ -147,10 +149,10 @@ func (e *Engine) runAction(ctx context.Context, set *hookSet, h *hook, a *action
 		timedOut := errors.Is(context.Cause(actx), errTimeout) && ctx.Err() == nil
 		cancel()
 		if timedOut && res.status != StatusSuccess && res.status != StatusSkipped {
-			return actionResult{status: StatusTimeout, err: fmt.Errorf("timed out after %s", timeout)}
+			return actionResult{status: StatusTimeout, err: fmt.Errorf("timed out after %s", timeout), callID: res.callID}
 		}
 		if res.status == StatusFailure && ctx.Err() != nil {
-			return actionResult{status: StatusCancelled, err: fmt.Errorf("cancelled: %w", ctx.Err())}
+			return actionResult{status: StatusCancelled, err: fmt.Errorf("cancelled: %w", ctx.Err()), callID: res.callID}
 		}
 		if !res.transient || attempt >= set.settings.Retries {
 			return res
@@ -171,7 +173,7 @@ func (e *Engine) do(ctx context.Context, set *hookSet, h *hook, a *action, ev *e
 	case config.HookActionMCP:
 		return e.runMCP(ctx, h, a, ev, p, timeout)
 	case config.HookActionCommand:
-		return e.runCommand(ctx, set, p, ev)
+		return e.runCommand(ctx, set, a, p, ev)
 	case config.HookActionHTTP:
 		return e.runHTTP(ctx, a, ev)
 	case config.HookActionGit:
@@ -179,7 +181,7 @@ func (e *Engine) do(ctx context.Context, set *hookSet, h *hook, a *action, ev *e
 	case config.HookActionGitHub:
 		return e.runGitHub(ctx, a, p)
 	case config.HookActionAgent:
-		return e.runAgent(ctx, a, p)
+		return e.runAgent(ctx, h, a, ev, p)
 	case config.HookActionEvent:
 		return e.runEvent(ctx, p)
 	}
@@ -195,31 +197,35 @@ func (e *Engine) runMCP(ctx context.Context, h *hook, a *action, ev *event, p pl
 	if err := e.checkSchema(a); err != nil {
 		return actionResult{status: StatusFailure, err: err}
 	}
+	// Named here, so that the run points to the call's record whatever
+	// the call's outcome (hooks log, history show).
+	id := toolcall.NewID()
 	res, err := e.calls.Call(ctx, toolcall.Request{
+		ID:        id,
 		Server:    a.cfg.Server,
 		Tool:      a.cfg.Tool,
 		Arguments: p.args,
 		Source:    toolcall.SourceHook,
-		Identity:  "hook:" + h.cfg.Name,
-		Origin:    fmt.Sprintf("hook %s on %s (event %s)", h.cfg.Name, ev.name, ev.id),
+		Identity:  hookIdentity(h),
+		Origin:    hookOrigin(h, ev),
 		Timeout:   timeout,
 	})
 	if err != nil {
 		switch fault.KindOf(err) {
 		case fault.Connection:
-			return actionResult{status: StatusSkipped, err: fmt.Errorf("server %s is unavailable: %w", a.cfg.Server, err)}
+			return actionResult{status: StatusSkipped, err: fmt.Errorf("server %s is unavailable: %w", a.cfg.Server, err), callID: id}
 		case fault.Timeout:
-			return actionResult{status: StatusTimeout, err: err}
+			return actionResult{status: StatusTimeout, err: err, callID: id}
 		case fault.LimitExceeded, fault.RateLimited:
-			return actionResult{status: StatusFailure, err: err, transient: true}
+			return actionResult{status: StatusFailure, err: err, transient: true, callID: id}
 		}
-		return actionResult{status: StatusFailure, err: err}
+		return actionResult{status: StatusFailure, err: err, callID: id}
 	}
 	out := toolOutput(res.CallToolResult)
 	if res.IsError {
-		return actionResult{status: StatusFailure, err: fmt.Errorf("the tool reported an error: %s", clip(stringify(out), 500)), output: out}
+		return actionResult{status: StatusFailure, err: fmt.Errorf("the tool reported an error: %s", clip(stringify(out), 500)), output: out, callID: id}
 	}
-	r := actionResult{status: StatusSuccess, output: out}
+	r := actionResult{status: StatusSuccess, output: out, callID: id}
 	applyDecision(&r, out)
 	return r
 }
@@ -283,12 +289,24 @@ func (e *Engine) runEvent(ctx context.Context, p plan) actionResult {
 	return actionResult{status: StatusSuccess, output: map[string]any{"event_id": ev.id}}
 }
 
-// runAgent runs the agent loop.
-func (e *Engine) runAgent(ctx context.Context, a *action, p plan) actionResult {
+// hookIdentity is the identity of the tool calls h's actions make.
+func hookIdentity(h *hook) string { return "hook:" + h.cfg.Name }
+
+// hookOrigin is the origin recorded with the tool calls h's actions make
+// for ev: the hook, the event and the event's id (hooks log --json).
+func hookOrigin(h *hook, ev *event) string {
+	return fmt.Sprintf("hook %s on %s (event %s)", h.cfg.Name, ev.name, ev.id)
+}
+
+// runAgent runs the agent loop. Its tool calls are the hook's (identity
+// hook:NAME), and their origin names the hook and the event before the
+// agent's step.
+func (e *Engine) runAgent(ctx context.Context, h *hook, a *action, ev *event, p plan) actionResult {
 	if e.agent == nil {
 		return actionResult{status: StatusFailure, err: errors.New("no LLM configured: agent actions need the llm: block (see docs/llm.md)")}
 	}
-	out, err := e.agent(ctx, p.text, a.cfg.Servers, a.cfg.Tools)
+	out, err := e.agent(ctx, AgentRequest{Prompt: p.text, Servers: a.cfg.Servers, Tools: a.cfg.Tools,
+		Identity: hookIdentity(h), Origin: hookOrigin(h, ev)})
 	if err != nil {
 		return actionResult{status: StatusFailure, err: fmt.Errorf("agent: %w", err)}
 	}

@@ -374,20 +374,23 @@ func TestAgentAction(t *testing.T) {
 	if !rep.Failed || !strings.HasPrefix(rep.Runs[0].Error, "no LLM configured") {
 		t.Errorf("without an agent: got %+v", rep.Runs)
 	}
-	var gotPrompt string
-	var gotTools []string
+	var got hooks.AgentRequest
 	f = engineOnly(t, hooksYAML, func(o *hooks.Options) {
-		o.Agent = func(_ context.Context, prompt string, _, tools []string) (string, error) {
-			gotPrompt, gotTools = prompt, tools
-			if strings.Contains(prompt, "99") {
+		o.Agent = func(_ context.Context, req hooks.AgentRequest) (string, error) {
+			got = req
+			if strings.Contains(req.Prompt, "99") {
 				return "", errors.New("model overloaded")
 			}
 			return "looks good", nil
 		}
 	})
 	rep, _ = f.eng.Fire(context.Background(), "pr.opened", map[string]any{"number": 5})
-	if rep.Failed || rep.Runs[0].Output != "looks good" || gotPrompt != "Review PR 5 on 003-user-auth" || fmt.Sprint(gotTools) != "[lint]" {
-		t.Errorf("with an agent: got %+v, prompt %q tools %v", rep.Runs, gotPrompt, gotTools)
+	if rep.Failed || rep.Runs[0].Output != "looks good" || got.Prompt != "Review PR 5 on 003-user-auth" || fmt.Sprint(got.Tools) != "[lint]" {
+		t.Errorf("with an agent: got %+v, prompt %q tools %v", rep.Runs, got.Prompt, got.Tools)
+	}
+	// The agent's calls say which hook and event started it.
+	if want := "hook review on pr.opened (event " + rep.EventID + ")"; got.Origin != want || got.Identity != "hook:review" {
+		t.Errorf("agent request: got origin %q, identity %q; want %q, hook:review", got.Origin, got.Identity, want)
 	}
 	rep, _ = f.eng.Fire(context.Background(), "pr.opened", map[string]any{"number": 99})
 	if !rep.Failed || rep.Runs[0].Error != "agent: model overloaded" {

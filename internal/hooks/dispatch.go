@@ -2,9 +2,11 @@ package hooks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"sync"
 	"time"
 
@@ -30,6 +32,42 @@ type Report struct {
 	// Failed is true when a run failed, timed out or was rejected.
 	Failed bool  `json:"failed"`
 	Runs   []Run `json:"runs"`
+	// NotTrusted names the hooks that match the event but did not run
+	// because their file is not trusted (or changed since); nil when
+	// none.
+	NotTrusted *NotTrusted `json:"not_trusted,omitempty"`
+}
+
+// NotTrusted says which hooks an event would have run, had their file
+// been trusted.
+type NotTrusted struct {
+	// File is the configuration file; State is untrusted or changed.
+	File  string     `json:"file"`
+	State TrustState `json:"state"`
+	Hooks []string   `json:"hooks"`
+	// Fix is the command that trusts the file, once reviewed.
+	Fix string `json:"fix"`
+}
+
+// notTrusted returns which hooks of set's untrusted file would match ev,
+// or nil.
+func notTrusted(set *hookSet, ev *event) *NotTrusted {
+	if set.untrustedFile == "" {
+		return nil
+	}
+	var names []string
+	for _, h := range set.hooks {
+		if !h.untrusted || !h.cfg.Enabled {
+			continue
+		}
+		if ok, _ := path.Match(h.cfg.On, ev.name); ok && h.matches(ev.ctx) {
+			names = append(names, h.cfg.Name)
+		}
+	}
+	if names == nil {
+		return nil
+	}
+	return &NotTrusted{File: set.untrustedFile, State: set.trustState, Hooks: names, Fix: trustCommand(set.untrustedFile)}
 }
 
 // Run is one action's run (or a hook's, when it did not reach its
@@ -46,6 +84,9 @@ type Run struct {
 	Output any `json:"output,omitempty"`
 	// Params are the resolved parameters (dry run).
 	Params map[string]any `json:"params,omitempty"`
+	// CallID is the id of the tool call an mcp action made, as the call
+	// history records it (history show ID).
+	CallID string `json:"call_id,omitempty"`
 }
 
 // decisionKind orders decisions: deny beats rewrite beats allow.
@@ -124,7 +165,8 @@ func (e *Engine) Fire(ctx context.Context, name string, fields map[string]any) (
 	set := e.set.Load()
 	ev := e.newEvent(ctx, name, fields)
 	matched := matching(set, ev)
-	rep := Report{EventID: ev.id, Event: name, ChainID: ev.chain.id, Depth: ev.chain.depth, Runs: []Run{}}
+	rep := Report{EventID: ev.id, Event: name, ChainID: ev.chain.id, Depth: ev.chain.depth, Runs: []Run{},
+		NotTrusted: notTrusted(set, ev)}
 	if len(matched) == 0 {
 		return rep, nil
 	}
@@ -188,7 +230,8 @@ func (e *Engine) DryRun(ctx context.Context, name string, fields map[string]any)
 	}
 	set := e.set.Load()
 	ev := e.newEvent(ctx, name, fields)
-	rep := Report{EventID: ev.id, Event: name, ChainID: ev.chain.id, Depth: ev.chain.depth, Runs: []Run{}}
+	rep := Report{EventID: ev.id, Event: name, ChainID: ev.chain.id, Depth: ev.chain.depth, Runs: []Run{},
+		NotTrusted: notTrusted(set, ev)}
 	for _, h := range matching(set, ev) {
 		if o, refused := e.refuseCheck(set, h, ev); refused {
 			rep.Runs = append(rep.Runs, o.runs...)
@@ -366,7 +409,7 @@ func (e *Engine) runHook(ctx context.Context, set *hookSet, h *hook, ev *event) 
 	for _, a := range h.actions {
 		start := e.now()
 		res := e.runAction(hctx, set, h, a, ev)
-		r := Run{Hook: h.cfg.Name, Action: a.label, Status: res.status, Output: res.output, Duration: e.now().Sub(start)}
+		r := Run{Hook: h.cfg.Name, Action: a.label, Status: res.status, Output: res.output, Duration: e.now().Sub(start), CallID: res.callID}
 		if res.err != nil {
 			// Redacted here, so that the report, the log and the record
 			// all show the same safe text (a URL's ?token=, a command's
@@ -445,7 +488,29 @@ func (e *Engine) record(set *hookSet, ev *event, r Run, start time.Time) {
 		Context:   e.recordedContext(ev, set.recordValues),
 		StartedAt: start,
 		Duration:  r.Duration,
+		CallID:    r.CallID,
+		Output:    e.recordedOutput(set, r.Output),
 	})
+}
+
+// maxRecordedOutput bounds the output stored with a run; a longer one is
+// stored as its text, cut.
+const maxRecordedOutput = 16 << 10
+
+// recordedOutput is what a run's record keeps of its action's output:
+// nothing unless history.record_values (outputs carry values, as
+// arguments do), else the output redacted, as JSON, cut at
+// maxRecordedOutput.
+func (e *Engine) recordedOutput(set *hookSet, out any) json.RawMessage {
+	if !set.recordValues || out == nil {
+		return nil
+	}
+	v := e.redactor().Value(out)
+	b, err := json.Marshal(v)
+	if err != nil || len(b) > maxRecordedOutput {
+		b, _ = json.Marshal(clip(stringify(v), maxRecordedOutput))
+	}
+	return b
 }
 
 // errTimeout marks an action that ran out of time.

@@ -72,9 +72,24 @@ const (
 	EventCatalogChanged    = "catalog.changed"
 )
 
-// AgentFunc runs the agent loop with a prompt, limited to the given
-// servers and tools (empty: all), and returns its final answer.
-type AgentFunc func(ctx context.Context, prompt string, servers, tools []string) (string, error)
+// AgentFunc runs the agent loop for an agent action and returns its
+// final answer.
+type AgentFunc func(ctx context.Context, req AgentRequest) (string, error)
+
+// AgentRequest is what an agent action asks the agent loop to do.
+type AgentRequest struct {
+	// Prompt is the action's prompt, expanded.
+	Prompt string
+	// Servers and Tools limit the tools the model may use (empty: all).
+	Servers, Tools []string
+	// Identity is the identity of the run's tool calls (hook:NAME), as
+	// for an mcp action's.
+	Identity string
+	// Origin names the hook and the event that started the run (hook NAME
+	// on EVENT (event ID)); each tool call's origin in the history starts
+	// with it.
+	Origin string
+}
 
 // DescribeFunc returns the git context of a directory; vcs.Describe is the
 // default.

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,10 +50,51 @@ func eventJSON(ev *event) ([]byte, error) {
 	return b, nil
 }
 
+// commandBaseEnv names the variables of Switchboard's environment every
+// command action gets: a stdio server's base (PATH, HOME, LANG, TMPDIR),
+// and where Switchboard keeps its files, so that a command that runs
+// switchboard finds the same configuration and state.
+var commandBaseEnv = []string{"PATH", "HOME", "LANG", "TMPDIR", "SWITCHBOARD_STATE_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME"}
+
+// commandEnv is a command action's environment, sorted: the base
+// variables (the whole environment with inherit_env), then the action's
+// env, then the event's variables (vars, KEY=VALUE), each winning over
+// what comes before. Switchboard's own environment — a daemon's tokens,
+// keys and passwords — reaches a command only through inherit_env or a
+// ${VAR} in env, as for a stdio server.
+func commandEnv(a config.HookAction, vars []string) []string {
+	env := map[string]string{}
+	if a.InheritEnv != nil && *a.InheritEnv {
+		for _, kv := range os.Environ() {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				env[k] = v
+			}
+		}
+	} else {
+		for _, k := range commandBaseEnv {
+			if v, ok := os.LookupEnv(k); ok {
+				env[k] = v
+			}
+		}
+	}
+	maps.Copy(env, a.Env)
+	for _, kv := range vars {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // runCommand runs a program without a shell, the event as JSON on stdin.
 // Exit 0 succeeds (stdout may carry a decision as JSON), exit 2 blocks
 // with stderr as the reason, any other exit fails.
-func (e *Engine) runCommand(ctx context.Context, set *hookSet, p plan, ev *event) actionResult {
+func (e *Engine) runCommand(ctx context.Context, set *hookSet, a *action, p plan, ev *event) actionResult {
 	if len(p.argv) == 0 || p.argv[0] == "" {
 		return actionResult{status: StatusFailure, err: errors.New("empty command")}
 	}
@@ -61,8 +104,7 @@ func (e *Engine) runCommand(ctx context.Context, set *hookSet, p plan, ev *event
 	}
 	cmd := exec.CommandContext(ctx, p.argv[0], p.argv[1:]...)
 	cmd.Dir = set.configDir(e.dir)
-	cmd.Env = append(os.Environ(), "SWITCHBOARD_EVENT="+ev.name, "SWITCHBOARD_REPO_DIR="+e.dir)
-	cmd.Env = append(cmd.Env, chainFrom(ctx).env()...)
+	cmd.Env = commandEnv(a.cfg, append([]string{"SWITCHBOARD_EVENT=" + ev.name, "SWITCHBOARD_REPO_DIR=" + e.dir}, chainFrom(ctx).env()...))
 	// One line: a script that appends stdin to a file (tee -a) keeps
 	// one event per line, JSON Lines.
 	cmd.Stdin = bytes.NewReader(append(in, '\n'))

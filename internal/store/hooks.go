@@ -35,6 +35,14 @@ type HookRun struct {
 	Context   json.RawMessage `json:"context,omitempty"`
 	StartedAt time.Time       `json:"started_at"`
 	Duration  time.Duration   `json:"duration_ns"`
+	// CallID is the id of the tool call an mcp action made (its record
+	// in the call history); "" for other actions, and for an mcp action
+	// that failed before it made one.
+	CallID string `json:"call_id,omitempty"`
+	// Output is what the action returned (an agent's answer, a command's
+	// stdout, a tool's result), redacted; valid JSON when set. Hooks
+	// record it only with history.record_values.
+	Output json.RawMessage `json:"output,omitempty"`
 }
 
 // HookRunFilter selects hook runs. Empty fields match anything.
@@ -57,9 +65,9 @@ var FailedHookStatuses = []string{"failure", "timeout", "rejected", "blocked"}
 
 // hookColumns are the columns of hook_runs, in the order scanHookRun and
 // hookArgs use.
-const hookColumns = "id, event_id, chain_id, depth, event, hook, action, status, error, context, started_at, duration_ns"
+const hookColumns = "id, event_id, chain_id, depth, event, hook, action, status, error, context, started_at, duration_ns, call_id, output"
 
-const numHookColumns = 12
+const numHookColumns = 14
 
 // prepareHookRuns checks runs and returns normalised copies, as prepare
 // does for calls.
@@ -73,17 +81,25 @@ func prepareHookRuns(runs []HookRun) ([]HookRun, error) {
 		if len(r.Context) > 0 && !json.Valid(r.Context) {
 			return nil, fault.New(fault.Validation, "hook run %q: context is not valid JSON", r.ID)
 		}
+		if len(r.Output) > 0 && !json.Valid(r.Output) {
+			return nil, fault.New(fault.Validation, "hook run %q: output is not valid JSON", r.ID)
+		}
 		if r.ID == "" {
 			r.ID = newID()
 		}
 		c := *r
-		for _, s := range []*string{&c.ID, &c.EventID, &c.ChainID, &c.Event, &c.Hook, &c.Action, &c.Status, &c.Error} {
+		for _, s := range []*string{&c.ID, &c.EventID, &c.ChainID, &c.Event, &c.Hook, &c.Action, &c.Status, &c.Error, &c.CallID} {
 			*s = cleanText(*s)
 		}
 		if len(c.Context) == 0 {
 			c.Context = nil
 		} else if !utf8.Valid(c.Context) {
 			c.Context = json.RawMessage(strings.ToValidUTF8(string(c.Context), "\uFFFD"))
+		}
+		if len(c.Output) == 0 {
+			c.Output = nil
+		} else if !utf8.Valid(c.Output) {
+			c.Output = json.RawMessage(strings.ToValidUTF8(string(c.Output), "\uFFFD"))
 		}
 		c.StartedAt = dbTime(c.StartedAt)
 		out[i] = c
@@ -96,12 +112,15 @@ func (d dialect) upsertHookSQL() string { return d.upsertSQL("hook_runs", hookCo
 
 // hookArgs are the arguments of upsertHookSQL for r.
 func (d dialect) hookArgs(r *HookRun) []any {
-	var ctx any // NULL
+	var ctx, out any // NULL
 	if r.Context != nil {
 		ctx = string(r.Context)
 	}
+	if r.Output != nil {
+		out = string(r.Output)
+	}
 	return []any{r.ID, r.EventID, r.ChainID, int64(r.Depth), r.Event, r.Hook, r.Action, r.Status, r.Error,
-		ctx, d.timeArg(r.StartedAt), int64(r.Duration)}
+		ctx, d.timeArg(r.StartedAt), int64(r.Duration), r.CallID, out}
 }
 
 // hookRunsQuery builds the query for HookRuns.
@@ -144,15 +163,18 @@ func scanHookRun(sc rowScanner) (HookRun, error) {
 	var (
 		r          HookRun
 		depth, dur int64
-		ctx        nullString
+		ctx, out   nullString
 		started    nullTime
 	)
 	if err := sc.Scan(&r.ID, &r.EventID, &r.ChainID, &depth, &r.Event, &r.Hook, &r.Action, &r.Status, &r.Error,
-		&ctx, &started, &dur); err != nil {
+		&ctx, &started, &dur, &r.CallID, &out); err != nil {
 		return HookRun{}, err
 	}
 	if ctx.valid {
 		r.Context = json.RawMessage(ctx.s)
+	}
+	if out.valid {
+		r.Output = json.RawMessage(out.s)
 	}
 	r.Depth, r.StartedAt, r.Duration = int(depth), started.t, time.Duration(dur)
 	return r, nil

@@ -24,7 +24,8 @@ func testHookRuns(t *testing.T, open func(t *testing.T) store.Store) {
 		s := open(t)
 		runs := []store.HookRun{
 			{ID: "r1", EventID: "e1", ChainID: "c1", Depth: 0, Event: "tool.after", Hook: "log", Action: "mcp a/echo",
-				Status: "success", Context: json.RawMessage(`{"tool":"echo"}`), StartedAt: base, Duration: 1500 * time.Microsecond},
+				Status: "success", Context: json.RawMessage(`{"tool":"echo"}`), StartedAt: base, Duration: 1500 * time.Microsecond,
+				CallID: "5f0c2a1e-8d3b-4c7a-9e21-0b6d4f3a2c10", Output: json.RawMessage(`{"echoed":"hi"}`)},
 			{ID: "r2", EventID: "e2", ChainID: "c1", Depth: 1, Event: "review.done", Hook: "notify", Action: "http example.com",
 				Status: "failure", Error: "500 Internal Server Error", StartedAt: base.Add(time.Second)},
 			{ID: "r3", EventID: "e3", ChainID: "c3", Event: "tool.before", Hook: "guard",
@@ -82,7 +83,7 @@ func testHookRuns(t *testing.T, open func(t *testing.T) store.Store) {
 
 	t.Run("InvalidRejected", func(t *testing.T) {
 		s := open(t)
-		for _, r := range []store.HookRun{{ID: "x"}, {ID: "y", StartedAt: base, Context: json.RawMessage("{")}} {
+		for _, r := range []store.HookRun{{ID: "x"}, {ID: "y", StartedAt: base, Context: json.RawMessage("{")}, {ID: "z", StartedAt: base, Output: json.RawMessage("[1,")}} {
 			if err := s.RecordHookRuns(ctx, []store.HookRun{r}); err == nil {
 				t.Errorf("RecordHookRuns(%+v): got nil error, want a validation error", r)
 			}

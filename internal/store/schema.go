@@ -223,6 +223,18 @@ var migrations = []migration{
 			`ALTER TABLE calls ADD COLUMN origin text NOT NULL DEFAULT ''`,
 		},
 	},
+	{
+		version: 8,
+		name:    "the call a hook's mcp action made, and what an action returned",
+		sqlite: []string{
+			`ALTER TABLE hook_runs ADD COLUMN call_id TEXT NOT NULL DEFAULT ''`,
+			`ALTER TABLE hook_runs ADD COLUMN output TEXT`,
+		},
+		postgres: []string{
+			`ALTER TABLE hook_runs ADD COLUMN call_id text NOT NULL DEFAULT ''`,
+			`ALTER TABLE hook_runs ADD COLUMN output text`,
+		},
+	},
 }
 
 // latestVersion is the schema version this build writes.

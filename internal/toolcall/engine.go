@@ -182,6 +182,13 @@ func newSettings(cfg *config.Config) (*settings, error) {
 		st.perServer[s.Name] = s.MaxConcurrent
 		secrets = append(secrets, s.SecretValues()...)
 	}
+	// A hook command's secrets too: hooks redact what they record with
+	// this redactor.
+	for _, h := range cfg.Hooks.List {
+		for _, a := range h.Actions {
+			secrets = append(secrets, a.SecretValues()...)
+		}
+	}
 	// With other servers beside it, a server with no max_concurrent of its
 	// own gets a share of the global limit: one that hangs cannot hold
 	// every slot.
@@ -297,6 +304,11 @@ func (e *Engine) Stats() Stats {
 // Redactor returns the engine's redactor (configured secrets plus token
 // shapes), for callers that record or log on their own.
 func (e *Engine) Redactor() *redact.Redactor { return e.set.Load().redactor }
+
+// NewID returns a new call id, for a caller that names its call before
+// making it (Request.ID), so that it can point to the call's record
+// whatever the call's outcome.
+func NewID() string { return newID() }
 
 // newID returns a random UUID (version 4). Call ids must be unique, not
 // secret, so the runtime's fast ChaCha8 generator serves.

@@ -203,7 +203,7 @@ func TestHookPostCommit(t *testing.T) {
 		t.Fatalf("git commit: exit %d: %s", res.code, res.stderr)
 	}
 	sha := git(t, dir, "rev-parse", "HEAD")
-	want := [][]string{{"hooks", "fire", "git.post-commit", "sha=" + sha, `subject=Add b: with "quotes" and $HOME`,
+	want := [][]string{{"hooks", "fire", "--quiet", "git.post-commit", "sha=" + sha, `subject=Add b: with "quotes" and $HOME`,
 		"author=Test User <test@example.com>", "branch=003-user-auth"}}
 	if diff := cmp.Diff(want, calls(t, log)); diff != "" {
 		t.Errorf("switchboard calls (-want +got):\n%s", diff)
@@ -224,7 +224,7 @@ func TestHookPostCommit(t *testing.T) {
 			t.Fatal(err)
 		}
 		all := calls(t, log)
-		if got := all[len(all)-1]; len(got) < 4 || got[3] != "sha="+sha {
+		if got := all[len(all)-1]; len(got) < 5 || got[4] != "sha="+sha {
 			t.Errorf("got last call %q, want git.post-commit for %s", got, sha)
 		}
 	})
@@ -254,9 +254,9 @@ func TestHookPostCommitWithoutSwitchboard(t *testing.T) {
 	}{
 		{"missing", func(t *testing.T) []string { return nil }, "switchboard not found on PATH, so git.post-commit was not fired"},
 		{"failing", func(t *testing.T) []string {
-			bin, _ := fakeSwitchboard(t, 1)
+			bin, _ := fakeSwitchboard(t, 2)
 			return []string{bin}
-		}, "'switchboard hooks fire git.post-commit' failed with exit status 1; git is not affected"},
+		}, "'switchboard hooks fire git.post-commit' failed with exit status 2; git is not affected"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := newRepo(t)
@@ -300,10 +300,10 @@ func TestHookPostCheckoutAndMerge(t *testing.T) {
 		t.Fatalf("git merge: %s", res.stderr)
 	}
 	want := [][]string{
-		{"hooks", "fire", "git.post-checkout", "previous=" + first, "new=" + first, "branch_checkout=true", "branch=topic"},
-		{"hooks", "fire", "git.post-checkout", "previous=" + topic, "new=" + first, "branch_checkout=true", "branch=main"},
-		{"hooks", "fire", "git.post-checkout", "previous=" + first, "new=" + first, "branch_checkout=false", "branch=main"},
-		{"hooks", "fire", "git.post-merge", "squash=false", "sha=" + topic, "branch=main"},
+		{"hooks", "fire", "--quiet", "git.post-checkout", "previous=" + first, "new=" + first, "branch_checkout=true", "branch=topic"},
+		{"hooks", "fire", "--quiet", "git.post-checkout", "previous=" + topic, "new=" + first, "branch_checkout=true", "branch=main"},
+		{"hooks", "fire", "--quiet", "git.post-checkout", "previous=" + first, "new=" + first, "branch_checkout=false", "branch=main"},
+		{"hooks", "fire", "--quiet", "git.post-merge", "squash=false", "sha=" + topic, "branch=main"},
 	}
 	if diff := cmp.Diff(want, calls(t, log)); diff != "" {
 		t.Errorf("switchboard calls (-want +got):\n%s", diff)
@@ -326,7 +326,7 @@ func TestHookPostCheckoutAndMerge(t *testing.T) {
 			t.Errorf("got post-checkout run directly: %v, want exit status 7", err)
 		}
 		all := calls(t, log)
-		if got := all[len(all)-1]; got[2] != "git.post-checkout" || got[len(got)-1] != "branch=topic" {
+		if got := all[len(all)-1]; got[3] != "git.post-checkout" || got[len(got)-1] != "branch=topic" {
 			t.Errorf("got last call %q, want git.post-checkout on topic after the failing chained hook", got)
 		}
 	})
@@ -344,7 +344,10 @@ type pushRef struct {
 func args(t *testing.T, call []string) map[string]string {
 	t.Helper()
 	m := map[string]string{}
-	for _, a := range call[3:] {
+	if len(call) < 4 || call[2] != "--quiet" {
+		t.Fatalf("got call %q, want hooks fire --quiet EVENT key=value...", call)
+	}
+	for _, a := range call[4:] {
 		k, v, ok := strings.Cut(a, "=")
 		if !ok {
 			t.Fatalf("got argument %q, want key=value", a)
@@ -373,7 +376,7 @@ func TestHookPrePush(t *testing.T) {
 			t.Fatalf("git push: exit %d: %s", res.code, res.stderr)
 		}
 		all := calls(t, log)
-		if len(all) != 1 || all[0][2] != "git.pre-push" {
+		if len(all) != 1 || all[0][3] != "git.pre-push" {
 			t.Fatalf("got calls %q, want one git.pre-push", all)
 		}
 		got := args(t, all[0])
@@ -414,7 +417,7 @@ func TestHookPrePush(t *testing.T) {
 		code int
 		want string
 	}{
-		{"failing switchboard allows", 1, "'switchboard hooks fire git.pre-push' failed with exit status 1; the push goes ahead"},
+		{"failing switchboard allows", 2, "'switchboard hooks fire git.pre-push' failed with exit status 2; the push goes ahead"},
 		{"missing switchboard allows", -1, "switchboard not found on PATH, so git.pre-push was not fired"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -492,4 +495,33 @@ func TestHookPrePush(t *testing.T) {
 			t.Errorf("got %d switchboard calls, want 0 after the chained hook refused", n)
 		}
 	})
+}
+
+// TestHookFailuresSaidOnce: hooks fire --quiet exits 1 after it printed a
+// line per action that failed; the scripts add nothing of their own then,
+// and git goes ahead (a commit, a push).
+func TestHookFailuresSaidOnce(t *testing.T) {
+	dir := newRepo(t)
+	install(t, dir, vcs.InstallOptions{})
+	bin, _ := fakeSwitchboard(t, 1)
+	env := hookEnv(bin)
+	writeFile(t, filepath.Join(dir, "a.txt"), "a", 0o644)
+	git(t, dir, "add", "a.txt")
+	res := runGit(t, dir, env, "", "commit", "-q", "-m", "first")
+	if res.code != 0 {
+		t.Fatalf("git commit: exit %d: %s", res.code, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "fake switchboard ran") || strings.Contains(res.stderr, "switchboard: git post-commit hook:") {
+		t.Errorf("commit: got stderr %q, want switchboard's own lines and none of the script's", res.stderr)
+	}
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	git(t, dir, "init", "--quiet", "--bare", remote)
+	git(t, dir, "remote", "add", "origin", remote)
+	res = runGit(t, dir, env, "", "push", "-q", "origin", "main")
+	if res.code != 0 {
+		t.Fatalf("git push: exit %d: %s, want the push to go ahead", res.code, res.stderr)
+	}
+	if strings.Contains(res.stderr, "switchboard: git pre-push hook:") {
+		t.Errorf("push: got stderr %q, want none of the script's lines", res.stderr)
+	}
 }

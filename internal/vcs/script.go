@@ -33,11 +33,12 @@ ready() {
 }
 
 # fire_post fires the event of a post-* hook; a failure is reported, never
-# passed on to git.
+# passed on to git. --quiet prints nothing when all went well, and a line
+# per action that did not (exit 1), so only other failures need a word.
 fire_post() {
-	"$sb" hooks fire "$event" "$@" </dev/null
+	"$sb" hooks fire --quiet "$event" "$@" </dev/null
 	rc=$?
-	if [ "$rc" -ne 0 ]; then
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
 		warn "'$sb hooks fire $event' failed with exit status $rc; git is not affected"
 	fi
 }
@@ -116,10 +117,11 @@ done <<EOF
 $input
 EOF
 
-"$sb" hooks fire "$event" "remote=$(strip "$1")" "url=$(strip "$2")" "refs=[$refs]" "remote_refs=$remote_refs" "branch=$branch" </dev/null
+"$sb" hooks fire --quiet "$event" "remote=$(strip "$1")" "url=$(strip "$2")" "refs=[$refs]" "remote_refs=$remote_refs" "branch=$branch" </dev/null
 rc=$?
 case $rc in
-0)
+0 | 1)
+	# 1: hooks fire said which actions failed; they do not stop a push.
 	exit 0
 	;;
 3)

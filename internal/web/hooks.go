@@ -71,6 +71,12 @@ type HookRun struct {
 	Error     string
 	StartedAt time.Time
 	Duration  time.Duration
+	// CallID is the tool call an mcp action made ("" for others): the
+	// log links to its page in the history.
+	CallID string
+	// Output is what the action returned, as JSON ("" unless recorded:
+	// history.record_values).
+	Output string
 }
 
 // FireReport is the outcome of a test event.
@@ -99,6 +105,8 @@ type FiredRun struct {
 	// (dry run).
 	Output any
 	Params map[string]any
+	// CallID is the tool call an mcp action made ("" for others).
+	CallID string
 }
 
 // hooksData is the Hooks page's data.

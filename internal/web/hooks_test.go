@@ -44,11 +44,13 @@ func TestHooksPage(t *testing.T) {
 		},
 		runs: func(f HookRunFilter) ([]HookRun, error) {
 			filter = f
-			return []HookRun{{ID: "r1", Event: "tool.after", Hook: "lint", Action: "mcp", Status: "success", StartedAt: time.Unix(0, 0), Duration: time.Second}}, nil
+			return []HookRun{{ID: "r1", Event: "tool.after", Hook: "lint", Action: "mcp", Status: "success", StartedAt: time.Unix(0, 0), Duration: time.Second,
+				CallID: "5f0c2a1e-8d3b-4c7a-9e21-0b6d4f3a2c10", Output: `"Triage: <b>the input</b>"`}}, nil
 		},
 		fire: func(e string, fields map[string]any, dry bool) (FireReport, error) {
 			fired.event, fired.fields, fired.dry = e, fields, dry
-			return FireReport{Event: e, DryRun: dry, Runs: []FiredRun{{Hook: "lint", Action: "mcp alpha/echo", Params: map[string]any{"message": "hi"}}}}, nil
+			return FireReport{Event: e, DryRun: dry, Runs: []FiredRun{{Hook: "lint", Action: "mcp alpha/echo", Params: map[string]any{"message": "hi"},
+				CallID: "77c1d0aa-1b2c-4d3e-8f40-5a6b7c8d9e0f"}}}, nil
 		},
 	}
 	ts, c := consoleServer(t, hs)
@@ -56,7 +58,11 @@ func TestHooksPage(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("got %d", code)
 	}
-	for _, want := range []string{"lint", "valid", "changed", "switchboard hooks trust", "unknown field {{.nope}}", "&lt;b&gt;bad&lt;/b&gt;", "switchboard.yaml:10:3", "tool.after", "mcp alpha/echo"} {
+	for _, want := range []string{"lint", "valid", "changed", "switchboard hooks trust", "unknown field {{.nope}}", "&lt;b&gt;bad&lt;/b&gt;", "switchboard.yaml:10:3", "tool.after", "mcp alpha/echo",
+		// The run log links each mcp action's run to its call.
+		`<a href="/ui/history/5f0c2a1e-8d3b-4c7a-9e21-0b6d4f3a2c10" aria-label="Details of call 5f0c2a1e">5f0c2a1e</a>`,
+		// and shows what an action returned, when recorded, escaped.
+		`<summary>Output</summary><pre class="json">&#34;Triage: &lt;b&gt;the input&lt;/b&gt;&#34;</pre>`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the hooks page lacks %q", want)
 		}
@@ -84,7 +90,8 @@ func TestHooksPage(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "Dry run of") || !strings.Contains(string(b), "&#34;message&#34;: &#34;hi&#34;") {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "Dry run of") || !strings.Contains(string(b), "&#34;message&#34;: &#34;hi&#34;") ||
+		!strings.Contains(string(b), `href="/ui/history/77c1d0aa-1b2c-4d3e-8f40-5a6b7c8d9e0f"`) {
 		t.Errorf("fire: got %d\n%s", resp.StatusCode, b)
 	}
 	if fired.event != "tool.after" || !fired.dry || fired.fields["server"] != "alpha" || fired.fields["tool"] != "echo" || fired.fields["attempt"] != 2.0 {

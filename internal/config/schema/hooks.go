@@ -73,6 +73,10 @@ type HookAction struct {
 	Params []ParamMapping `json:"params,omitempty" action:"mcp" jsonschema_extras:"x-type=a list of mappings"`
 	// command: the program and its arguments (templates), run without a shell.
 	Command []string `json:"command,omitempty" action:"command" required:"command" jsonschema:"minItems=1" jsonschema_extras:"x-message=command is empty,x-required-fix=give the program and its arguments as a list\\, e.g. command: [./check.sh\\, \"{tool}\"],x-fix=give the program and its arguments as a list (it runs without a shell)\\, e.g. command: [./check.sh\\, \"{tool}\"]"`
+	// command: environment variables for the program, besides PATH, HOME, LANG, TMPDIR and Switchboard's own; values may use ${VAR}.
+	Env map[string]Text `json:"env,omitempty" action:"command" jsonschema_extras:"x-type=a mapping of names to strings"`
+	// command: pass Switchboard's whole environment to the program (its tokens included).
+	InheritEnv *bool `json:"inherit_env,omitempty" action:"command" jsonschema:"default=false"`
 	// http: the URL the event is POSTed to.
 	URL *string `json:"url,omitempty" action:"http" required:"http" jsonschema_extras:"x-required-fix=give the URL to POST the event to"`
 	// http: headers sent with the request.
@@ -145,7 +149,12 @@ func (HookAction) JSONSchemaExtend(s *Schema) {
 			}
 		}
 		msg := "is required for a " + name + " action"
-		then := &Schema{PropertyNames: &Schema{Enum: keys}, Required: required}
+		// A key of another action type is said to be one, not unknown
+		// ({key} is the key).
+		names := &Schema{Enum: keys}
+		setExtra(names, "x-message", "{key} is not a key of "+article(name)+" "+name+" action")
+		setExtra(names, "x-fix", "remove it; "+article(name)+" "+name+" action takes "+keyList(keys))
+		then := &Schema{PropertyNames: names, Required: required}
 		setExtra(then, "x-required-message", msg)
 		for _, o := range hookOperations {
 			if o.key == name {
@@ -187,4 +196,30 @@ type Mapping struct {
 	Source *string `json:"source,omitempty" jsonschema:"enum=context,enum=literal,enum=template,default=template"`
 	// The context field, the literal value or the template.
 	Value any `json:"value" jsonschema:"required" jsonschema_extras:"x-required-fix=give the context field\\, literal value or template"`
+}
+
+// article is "a" or "an" for an action type's name, as it is read
+// aloud: an mcp, an http, an agent, an event; a command, a git, a github.
+func article(name string) string {
+	switch name {
+	case "mcp", "http", "agent", "event":
+		return "an"
+	}
+	return "a"
+}
+
+// keyList lists keys for a message: "type, server, tool and params".
+func keyList(keys []any) string {
+	var b strings.Builder
+	for i, k := range keys {
+		switch {
+		case i == 0:
+		case i == len(keys)-1:
+			b.WriteString(" and ")
+		default:
+			b.WriteString(", ")
+		}
+		b.WriteString(k.(string))
+	}
+	return b.String()
 }

@@ -184,7 +184,7 @@ func TestViolationWording(t *testing.T) {
 			`limits.session_limit: must be -1 (unlimited) or at least 1, not 0; use -1 for unlimited`,
 		}},
 		{"keys that go with a type", `{"hooks": [{"name": "h", "on": "x", "actions": [{"type": "mcp", "server": "s", "tool": "t", "url": "u"}, {"type": "github", "github": "comment"}]}]}`, []string{
-			`hooks.0.actions.0.url: unknown field "url"; remove it; docs/configuration.md lists the fields`,
+			`hooks.0.actions.0.url: url is not a key of an mcp action; remove it; an mcp action takes type, timeout, server, tool and params`,
 			`hooks.0.actions.1.body: body is required for a github action; give the comment text (a template)`,
 			`hooks.0.actions.1.number: number is required for a github action; give the issue or pull request number (a template, e.g. "{number}")`,
 		}},

@@ -258,7 +258,21 @@ func (v *validator) leaf(doc any, e *sjs.ValidationError, add func(Violation)) {
 				}
 			}
 		}
-		add(unknownKey(path, k.Property, known))
+		vi := unknownKey(path, k.Property, known)
+		names := sch
+		if names != nil && names.PropertyNames != nil {
+			names = names.PropertyNames
+		}
+		obj := deref(v, v.property(path))
+		if m := extra(names, "x-message"); m != "" && obj != nil && obj.Properties != nil && obj.Properties.Value(k.Property) != nil {
+			// A key the object's kind does not take (a hook action's
+			// type), rather than one nobody knows.
+			vi.Message = strings.ReplaceAll(m, "{key}", k.Property)
+			if f := extra(names, "x-fix"); f != "" {
+				vi.Fix = f
+			}
+		}
+		add(vi)
 	case *kind.Required:
 		obj := deref(v, v.property(path))
 		for _, m := range k.Missing {
@@ -538,6 +552,8 @@ func (v *validator) at(url string) *Schema {
 			s = s.Items
 		case "additionalProperties":
 			s = s.AdditionalProperties
+		case "propertyNames":
+			s = s.PropertyNames
 		case "not":
 			s = s.Not
 		case "if":
