@@ -86,6 +86,9 @@ type Gateway struct {
 	// MaxSessionsPerUser bounds the client sessions open at once of one
 	// identity (default 1000; 0 no limit).
 	MaxSessionsPerUser int
+	// MaxConnections bounds the connections open at once on the listen
+	// address (default 10000; 0 only the open-file limit's bound).
+	MaxConnections int
 	// MaxRequestBytes bounds the body of one request to the gateway's
 	// MCP endpoints (default 4 MiB); a larger one gets 413.
 	MaxRequestBytes int64

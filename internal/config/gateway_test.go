@@ -106,6 +106,7 @@ func TestGatewayFull(t *testing.T) {
 		InputTimeout:       config.DefaultInputTimeout,
 		MaxSessions:        50,
 		MaxSessionsPerUser: 0,
+		MaxConnections:     10000,
 		DefaultUser:        "platform-bot",
 		Instructions:       "Ask the platform team; costs $5",
 		Views: []config.View{

@@ -361,8 +361,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 		return err
 	}
-	httpSrv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout, ErrorLog: slogErrorLog(d.logger),
-		ConnState: idleConn}
+	conns := newConnLimit(d.ln, func() int { return d.config().Gateway.MaxConnections }, d.logger)
+	httpSrv := &http.Server{Handler: conns.refuseOver(d.Handler()), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout, ErrorLog: slogErrorLog(d.logger),
+		ConnContext: connContext,
+		ConnState: func(c net.Conn, s http.ConnState) {
+			idleConn(c, s)
+			conns.connState(c, s)
+		}}
 	var ctlSrv *http.Server
 	if ctl != nil {
 		ctlMux := http.NewServeMux()
@@ -376,10 +381,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.runConsole(runCtx, wg)
 		wg.Go(func() { d.bodies.log.run(runCtx) })
 		wg.Go(func() { d.writes.log.run(runCtx) })
+		wg.Go(func() { conns.log.run(runCtx) })
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := httpSrv.Serve(d.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := httpSrv.Serve(conns); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				d.logger.Error("gateway listener failed", "err", err)
 			}
 		}()
