@@ -144,3 +144,29 @@ func TestConnectionLimitKeepsFilesForTheRest(t *testing.T) {
 		t.Errorf("limit with max_connections 10: got %d (%s), want 10 (gateway.max_connections)", got, by)
 	}
 }
+
+// A request whose headers are over maxHeaderBytes is refused with 431
+// before the daemon holds more of them (Go's default let each connection
+// hold 1 MiB).
+func TestHugeHeadersRefused(t *testing.T) {
+	t.Parallel()
+	r := start(t, testConfig())
+	req, _ := http.NewRequest(http.MethodGet, r.url+"/healthz", nil)
+	req.Header.Set("X-Pad", strings.Repeat("a", 100<<10))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("100 KiB of headers: got %d, want 431", resp.StatusCode)
+	}
+	req.Header.Set("X-Pad", strings.Repeat("a", 16<<10))
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("16 KiB of headers: got %d, want 200", resp.StatusCode)
+	}
+}

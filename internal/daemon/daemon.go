@@ -363,7 +363,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	conns := newConnLimit(d.ln, func() int { return d.config().Gateway.MaxConnections }, d.logger)
 	httpSrv := &http.Server{Handler: conns.refuseOver(d.Handler()), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout, ErrorLog: slogErrorLog(d.logger),
-		ConnContext: connContext,
+		MaxHeaderBytes: maxHeaderBytes, ConnContext: connContext,
 		ConnState: func(c net.Conn, s http.ConnState) {
 			idleConn(c, s)
 			conns.connState(c, s)
