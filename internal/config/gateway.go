@@ -89,6 +89,9 @@ type Gateway struct {
 	// MaxConnections bounds the connections open at once on the listen
 	// address (default 10000; 0 only the open-file limit's bound).
 	MaxConnections int
+	// MaxBatch bounds the messages of one JSON-RPC batch (default 100; 0
+	// no limit).
+	MaxBatch int
 	// MaxRequestBytes bounds the body of one request to the gateway's
 	// MCP endpoints (default 4 MiB); a larger one gets 413.
 	MaxRequestBytes int64

@@ -107,6 +107,7 @@ func TestGatewayFull(t *testing.T) {
 		MaxSessions:        50,
 		MaxSessionsPerUser: 0,
 		MaxConnections:     10000,
+		MaxBatch:           100,
 		DefaultUser:        "platform-bot",
 		Instructions:       "Ask the platform team; costs $5",
 		Views: []config.View{

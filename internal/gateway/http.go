@@ -126,7 +126,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, fmt.Sprintf("Parse error: %v: %v", errBodyRead, err))
 			return
 		}
-		if precheck(w, r, m, !gw.Stateless, sid) {
+		if precheck(w, r, m, !gw.Stateless, sid) || batchTooLarge(w, m, gw.MaxBatch) {
 			return
 		}
 		if sid != "" && !gw.Stateless && !m.batch && m.isCall() && m.method != "initialize" {
@@ -580,7 +580,7 @@ func (h *httpHandler) postSSE(w http.ResponseWriter, r *http.Request, view strin
 		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, fmt.Sprintf("Parse error: %v: %v", errBodyRead, err))
 		return
 	}
-	if precheckMessage(w, r, m) {
+	if precheckMessage(w, r, m) || batchTooLarge(w, m, gw.MaxBatch) {
 		return
 	}
 	if _, known := methods[m.method]; !m.batch && m.isCall() && !known {
