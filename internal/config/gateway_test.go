@@ -104,6 +104,7 @@ func TestGatewayFull(t *testing.T) {
 
 		HandshakeTimeout:   2 * time.Second,
 		InputTimeout:       config.DefaultInputTimeout,
+		WriteTimeout:       10 * time.Second,
 		MaxSessions:        50,
 		MaxSessionsPerUser: 0,
 		MaxConnections:     10000,

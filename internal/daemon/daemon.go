@@ -151,6 +151,7 @@ func New(opts Options) (_ *Daemon, err error) {
 	}
 	d := &Daemon{opts: opts, logger: logger, cfg: cfg, out: newLineWriter(opts.Out)}
 	d.bodies.d = d
+	d.writes.d = d
 	d.bodies.log = countedWarn{logger: logger, more: "refused more requests whose bodies did not arrive in time"}
 	d.writes.log = countedWarn{logger: logger, more: "closed more connections of clients that did not read their responses in time"}
 	if d.upstreamAuth, err = newUpstreamAuth(opts.StateDir, logger, d.refreshSecrets); err != nil {

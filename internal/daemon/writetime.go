@@ -7,10 +7,12 @@ import (
 	"os"
 	"sync/atomic"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
-// clientWriteTimeout bounds how long one write to a client may wait for the
-// client to take it. A client that opens an event stream (a call's, the
+// gateway.write_timeout bounds how long one write to a client may wait for
+// the client to take it. A client that opens an event stream (a call's, the
 // standalone GET, an SSE session's) and stops reading it fills its socket's
 // buffers; without a bound the next write waits for ever, and with it
 // whatever is writing: the handler of an upstream session's notifications
@@ -22,16 +24,16 @@ import (
 // closed, and the client's call stream is kept for it to resume (within
 // its window and the session's bound; gateway.md, resumption), else its
 // call is cancelled as when a client drops a request.
-var clientWriteTimeout = 10 * time.Second
 
 // writeTimes bounds the writes of every response on the listen address and
 // logs the clients it cut off.
 type writeTimes struct {
+	d       *Daemon
 	log     countedWarn
 	stalled atomic.Int64 // every client cut off, for tests
 }
 
-// wrap bounds each write of next's responses by clientWriteTimeout.
+// wrap bounds each write of next's responses by gateway.write_timeout.
 func (t *writeTimes) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
@@ -39,7 +41,11 @@ func (t *writeTimes) wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r) // a writer without deadlines (not a real connection)
 			return
 		}
-		tw := &timedWriter{ResponseWriter: w, rc: rc, t: t, r: r}
+		timeout := t.d.config().Gateway.WriteTimeout
+		if timeout <= 0 {
+			timeout = config.DefaultWriteTimeout
+		}
+		tw := &timedWriter{ResponseWriter: w, rc: rc, t: t, r: r, timeout: timeout}
 		next.ServeHTTP(tw, r)
 		// What the server writes after the handler (the end of a chunked
 		// body) is bounded too.
@@ -54,11 +60,12 @@ type timedWriter struct {
 	rc      *http.ResponseController
 	t       *writeTimes
 	r       *http.Request
+	timeout time.Duration
 	written atomic.Int64
 	cut     atomic.Bool
 }
 
-func (w *timedWriter) arm() { _ = w.rc.SetWriteDeadline(time.Now().Add(clientWriteTimeout)) }
+func (w *timedWriter) arm() { _ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout)) }
 
 func (w *timedWriter) WriteHeader(code int) {
 	w.arm()
@@ -88,8 +95,8 @@ func (w *timedWriter) failed(err error) {
 		return
 	}
 	w.t.stalled.Add(1)
-	w.t.log.warn("closed the connection of a client that did not read its response within the write timeout (a stalled or too slow client); a call stream can be resumed; further ones are counted, and logged every 10s",
-		"client", w.r.RemoteAddr, "path", w.r.URL.Path, "written_bytes", w.written.Load(), "timeout", clientWriteTimeout)
+	w.t.log.warn("closed the connection of a client that did not read its response within gateway.write_timeout (a stalled or too slow client); a call stream can be resumed; further ones are counted, and logged every 10s",
+		"client", w.r.RemoteAddr, "path", w.r.URL.Path, "written_bytes", w.written.Load(), "timeout", w.timeout)
 }
 
 // idleConn lifts a connection's write deadline when it goes idle, so that

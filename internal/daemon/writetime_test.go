@@ -45,17 +45,13 @@ func chattyServer(sent *atomic.Int64) *mcp.Server {
 }
 
 // A client that calls a tool and never reads its stream is cut off once a
-// write to it has waited clientWriteTimeout, and the daemon says so; until
+// write to it has waited gateway.write_timeout, and the daemon says so; until
 // then the write holds the notifications of the upstream connection (one
 // handler goroutine each, over stdio, SSE and WebSocket), and without the
 // bound another client's progress from the same server never reached it
 // while the stalled client kept its connection open.
-// Not parallel: it shortens clientWriteTimeout for the package.
 func TestStalledClientIsCutOff(t *testing.T) {
-	old := clientWriteTimeout
-	clientWriteTimeout = 300 * time.Millisecond
-	defer func() { clientWriteTimeout = old }()
-
+	t.Parallel()
 	var logs lockedBuffer
 	// Over SSE, as over stdio, the server's notifications arrive on one
 	// connection and are handled one at a time.
@@ -65,7 +61,9 @@ func TestStalledClientIsCutOff(t *testing.T) {
 	t.Cleanup(hs.Close) // after the daemon's, which holds the stream open
 	srv := httpUpstream("alpha", hs.URL)
 	srv.Transport = config.TransportSSE
-	r := start(t, testConfig(srv), func(o *Options) {
+	cfg := testConfig(srv)
+	cfg.Gateway.WriteTimeout = 300 * time.Millisecond
+	r := start(t, cfg, func(o *Options) {
 		o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	})
 	addr := strings.TrimPrefix(r.url, "http://")
@@ -117,7 +115,7 @@ func TestStalledClientIsCutOff(t *testing.T) {
 	if n := r.d.writes.stalled.Load(); n != 1 {
 		t.Errorf("clients cut off: got %d, want 1", n)
 	}
-	if !strings.Contains(logs.String(), "closed the connection of a client that did not read its response within the write timeout") {
+	if !strings.Contains(logs.String(), "closed the connection of a client that did not read its response within gateway.write_timeout") {
 		t.Errorf("log: got\n%s\nwant a line saying a stalled client was cut off", logs.String())
 	}
 	// The stalled client's connection was closed: what it reads ends.

@@ -178,6 +178,8 @@ type Gateway struct {
 	SessionTimeout *Duration `json:"session_timeout,omitempty" jsonschema_extras:"default=30m,minDuration=0s"`
 	// A client session that has not finished its handshake (initialize, then notifications/initialized) this long after opening is closed; 0 leaves it to session_timeout.
 	HandshakeTimeout *Duration `json:"handshake_timeout,omitempty" jsonschema_extras:"default=10s,minDuration=0s,maxDuration=10m,x-fix=use a value from 0s (no separate deadline) to 10m (the default is 10s)"`
+	// How long one write to a client (an event of its stream, a response) may wait for the client to take it; past it the connection is closed.
+	WriteTimeout *Duration `json:"write_timeout,omitempty" jsonschema_extras:"default=10s,minDuration=1s,maxDuration=10m,x-fix=use a value from 1s to 10m (the default is 10s)"`
 	// How long a client of protocol 2026-07-28 may take to answer what a server asked it in an input-required result (elicitation, sampling, roots); past it the server's request gets an error.
 	InputTimeout *Duration `json:"input_timeout,omitempty" jsonschema_extras:"default=5m,minDuration=1s,maxDuration=1h,x-fix=use a value from 1s to 1h (the default is 5m)"`
 	// Client sessions open at once, all users together (streamable HTTP and SSE); past it a new session gets HTTP 503. 0 is no limit.
