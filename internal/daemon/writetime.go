@@ -18,9 +18,9 @@ import (
 // whatever is writing: the handler of an upstream session's notifications
 // is one goroutine per upstream connection, so one stalled client held
 // every other client's progress, log messages and server requests on that
-// connection, while the SDK queued the server's further notifications
-// without bound (3 stalled calls of ok/progress took the daemon's RSS
-// from 50 MB to 3 GB). Past the bound the write fails, the connection is
+// connection for as long as the stalled client kept its connection open
+// (the SDK queues the server's further notifications meanwhile, without
+// bound). Past the bound the write fails, the connection is
 // closed, and the client's call stream is kept for it to resume (within
 // its window and the session's bound; gateway.md, resumption), else its
 // call is cancelled as when a client drops a request.
