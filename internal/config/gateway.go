@@ -94,6 +94,10 @@ type Gateway struct {
 	// MaxConnections bounds the connections open at once on the listen
 	// address (default 10000; 0 only the open-file limit's bound).
 	MaxConnections int
+	// MaxRequestsPerUser bounds the requests (calls, event streams) open
+	// at once of one identity on the MCP endpoints (default 1000; 0 no
+	// limit).
+	MaxRequestsPerUser int
 	// MaxBatch bounds the messages of one JSON-RPC batch (default 100; 0
 	// no limit).
 	MaxBatch int

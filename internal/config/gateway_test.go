@@ -109,6 +109,7 @@ func TestGatewayFull(t *testing.T) {
 		MaxSessionsPerUser: 0,
 		MaxConnections:     10000,
 		MaxBatch:           100,
+		MaxRequestsPerUser: 1000,
 		DefaultUser:        "platform-bot",
 		Instructions:       "Ask the platform team; costs $5",
 		Views: []config.View{

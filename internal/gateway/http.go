@@ -94,6 +94,15 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if r.Method == http.MethodGet {
+		// An event stream: it stays open.
+		release, ok := h.g.userReqs.acquire(sessionUser(r, gw), gw.MaxRequestsPerUser)
+		if !ok {
+			refuseUserRequest(w, nil, sessionUser(r, gw), gw.MaxRequestsPerUser)
+			return
+		}
+		defer release()
+	}
 	if kind == "sse" {
 		h.serveSSE(w, r, view.Name, gw)
 		return
@@ -128,6 +137,15 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if precheck(w, r, m, !gw.Stateless, sid) || batchTooLarge(w, m, gw.MaxBatch) {
 			return
+		}
+		if m.isCall() || m.batch {
+			// It stays open until its answer.
+			release, ok := h.g.userReqs.acquire(sessionUser(r, gw), gw.MaxRequestsPerUser)
+			if !ok {
+				refuseUserRequest(w, m.replyID(), sessionUser(r, gw), gw.MaxRequestsPerUser)
+				return
+			}
+			defer release()
 		}
 		if sid != "" && !gw.Stateless && !m.batch && m.isCall() && m.method != "initialize" {
 			// The call's stream can be resumed (resume.go).

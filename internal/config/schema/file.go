@@ -188,6 +188,8 @@ type Gateway struct {
 	MaxSessionsPerUser *int `json:"max_sessions_per_user,omitempty" jsonschema:"minimum=0,default=1000" jsonschema_extras:"x-fix=use 0 (no limit) or a number of sessions such as 1000"`
 	// Connections open at once on the listen address; past it an idle or unfinished one is closed, else the new one gets HTTP 503. 0 leaves only the bound of the open-file limit.
 	MaxConnections *int `json:"max_connections,omitempty" jsonschema:"minimum=0,default=10000" jsonschema_extras:"x-fix=use 0 (only the open-file limit's bound) or a number of connections such as 10000"`
+	// Requests open at once per user on the MCP endpoints (calls, event streams); past it that user's next one gets HTTP 429. 0 is no limit.
+	MaxRequestsPerUser *int `json:"max_requests_per_user,omitempty" jsonschema:"minimum=0,default=1000" jsonschema_extras:"x-fix=use 0 (no limit) or a number of requests such as 1000"`
 	// The most messages one JSON-RPC batch (protocol 2025-03-26) may hold; a larger one gets HTTP 400. 0 is no limit.
 	MaxBatch *int `json:"max_batch,omitempty" jsonschema:"minimum=0,default=100" jsonschema_extras:"x-fix=use 0 (no limit) or a number of messages such as 100"`
 	// The largest body of one request to the MCP endpoints; a larger one gets 413.
