@@ -29,6 +29,7 @@ func TestDefaultConstantsAreTheSchemas(t *testing.T) {
 		{"gateway.shutdown_timeout", config.DefaultShutdownTimeout, c.Gateway.ShutdownTimeout},
 		{"gateway.max_request_bytes", int64(config.DefaultMaxRequestBytes), c.Gateway.MaxRequestBytes},
 		{"gateway.input_timeout", config.DefaultInputTimeout, c.Gateway.InputTimeout},
+		{"gateway.write_timeout", config.DefaultWriteTimeout, c.Gateway.WriteTimeout},
 		{"agent.max_steps", config.DefaultAgentMaxSteps, c.Agent.MaxSteps},
 		{"agent.timeout", config.DefaultAgentTimeout, c.Agent.Timeout},
 	} {

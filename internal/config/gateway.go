@@ -24,6 +24,8 @@ const (
 	DefaultMaxRequestBytes = 4 << 20
 	MinMaxRequestBytes     = 64 << 10
 	MaxMaxRequestBytes     = 256 << 20
+	// DefaultWriteTimeout is gateway.write_timeout's default.
+	DefaultWriteTimeout = 10 * time.Second
 	// DefaultInputTimeout is how long a client of protocol 2026-07-28
 	// may take to answer what a server asked it in an input-required
 	// result (gateway.input_timeout).
@@ -74,6 +76,9 @@ type Gateway struct {
 	// its handshake (initialize, then notifications/initialized) this
 	// long after it opened (default 10s; 0 leaves it to SessionTimeout).
 	HandshakeTimeout time.Duration
+	// WriteTimeout bounds how long one write to a client may wait for the
+	// client to take it (default 10s).
+	WriteTimeout time.Duration
 	// InputTimeout is how long a client of protocol 2026-07-28 may take
 	// to send its request again with the answers to an input-required
 	// result the gateway gave it (an upstream's elicitation, sampling or
@@ -86,6 +91,16 @@ type Gateway struct {
 	// MaxSessionsPerUser bounds the client sessions open at once of one
 	// identity (default 1000; 0 no limit).
 	MaxSessionsPerUser int
+	// MaxConnections bounds the connections open at once on the listen
+	// address (default 10000; 0 only the open-file limit's bound).
+	MaxConnections int
+	// MaxRequestsPerUser bounds the requests (calls, event streams) open
+	// at once of one identity on the MCP endpoints (default 1000; 0 no
+	// limit).
+	MaxRequestsPerUser int
+	// MaxBatch bounds the messages of one JSON-RPC batch (default 100; 0
+	// no limit).
+	MaxBatch int
 	// MaxRequestBytes bounds the body of one request to the gateway's
 	// MCP endpoints (default 4 MiB); a larger one gets 413.
 	MaxRequestBytes int64

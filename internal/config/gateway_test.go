@@ -104,8 +104,12 @@ func TestGatewayFull(t *testing.T) {
 
 		HandshakeTimeout:   2 * time.Second,
 		InputTimeout:       config.DefaultInputTimeout,
+		WriteTimeout:       10 * time.Second,
 		MaxSessions:        50,
 		MaxSessionsPerUser: 0,
+		MaxConnections:     10000,
+		MaxBatch:           100,
+		MaxRequestsPerUser: 1000,
 		DefaultUser:        "platform-bot",
 		Instructions:       "Ask the platform team; costs $5",
 		Views: []config.View{

@@ -1,12 +1,10 @@
 package daemon
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
 	"os"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,19 +29,12 @@ const bodyRate = 64 << 10 // bytes per second
 // this long: without it http.Server keeps an idle connection for ever.
 var idleTimeout = 2 * time.Minute
 
-// refusedLogEvery spaces the log lines about refused slow bodies.
-const refusedLogEvery = 10 * time.Second
-
 // bodyTimes bounds the time of every request body on the listen address
 // and logs the requests it cut off.
 type bodyTimes struct {
-	d *Daemon
-
-	mu       sync.Mutex
-	lastLog  time.Time
-	since    time.Time    // the first refusal not logged yet
-	unlogged int64        // refusals since the last log line
-	refused  atomic.Int64 // every refusal, for tests
+	d       *Daemon
+	log     countedWarn
+	refused atomic.Int64 // every refusal, for tests
 }
 
 // wrap bounds the body time of next's requests.
@@ -114,53 +105,9 @@ func (t *timedBody) lift() {
 	}
 }
 
-// refuse logs a request whose body did not arrive in time: the first at
-// once, the ones after it counted and logged by run every
-// refusedLogEvery while they go on.
+// refuse logs a request whose body did not arrive in time.
 func (b *bodyTimes) refuse(r *http.Request, read int64, limit time.Duration) {
 	b.refused.Add(1)
-	b.mu.Lock()
-	now := time.Now()
-	if now.Sub(b.lastLog) < refusedLogEvery {
-		if b.unlogged == 0 {
-			b.since = now
-		}
-		b.unlogged++
-		b.mu.Unlock()
-		return
-	}
-	b.lastLog = now
-	b.mu.Unlock()
-	b.d.logger.Warn("refused a request whose body did not arrive in time (a slow or stalled client); the connection is closed; further refusals are counted, and logged every 10s",
+	b.log.warn("refused a request whose body did not arrive in time (a slow or stalled client); the connection is closed; further refusals are counted, and logged every 10s",
 		"client", r.RemoteAddr, "path", r.URL.Path, "declared_bytes", r.ContentLength, "received_bytes", read, "limit", limit)
-}
-
-// run logs the count of refusals not logged yet every refusedLogEvery
-// until ctx ends, and then once more.
-func (b *bodyTimes) run(ctx context.Context) {
-	t := time.NewTicker(refusedLogEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			b.flush()
-		case <-ctx.Done():
-			b.flush()
-			return
-		}
-	}
-}
-
-func (b *bodyTimes) flush() {
-	b.mu.Lock()
-	count, since := b.unlogged, b.since
-	b.unlogged = 0
-	if count > 0 {
-		b.lastLog = time.Now()
-	}
-	b.mu.Unlock()
-	if count > 0 {
-		b.d.logger.Warn("refused more requests whose bodies did not arrive in time", "refused", count,
-			"during", time.Since(since).Round(time.Millisecond).String())
-	}
 }

@@ -108,7 +108,9 @@ type Daemon struct {
 	metrics *metrics.Metrics
 	gw      *gateway.Gateway
 	// bodies bounds the time request bodies on the listen address take.
-	bodies  bodyTimes
+	bodies bodyTimes
+	// writes bounds how long a client may leave a response unread.
+	writes  writeTimes
 	backend control.Backend
 	hooks   *hooks.Engine
 	hookEv  *hookEvents
@@ -150,6 +152,9 @@ func New(opts Options) (_ *Daemon, err error) {
 	}
 	d := &Daemon{opts: opts, logger: logger, cfg: cfg, out: newLineWriter(opts.Out)}
 	d.bodies.d = d
+	d.writes.d = d
+	d.bodies.log = countedWarn{logger: logger, more: "refused more requests whose bodies did not arrive in time"}
+	d.writes.log = countedWarn{logger: logger, more: "closed more connections of clients that did not read their responses in time"}
 	if d.upstreamAuth, err = newUpstreamAuth(opts.StateDir, logger, d.refreshSecrets); err != nil {
 		return nil, err
 	}
@@ -358,7 +363,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 		return err
 	}
-	httpSrv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout, ErrorLog: slogErrorLog(d.logger)}
+	conns := newConnLimit(d.ln, func() int { return d.config().Gateway.MaxConnections }, d.logger)
+	httpSrv := &http.Server{Handler: conns.refuseOver(d.Handler()), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout, ErrorLog: slogErrorLog(d.logger),
+		MaxHeaderBytes: maxHeaderBytes, ConnContext: connContext,
+		ConnState: func(c net.Conn, s http.ConnState) {
+			idleConn(c, s)
+			conns.connState(c, s)
+		}}
 	var ctlSrv *http.Server
 	if ctl != nil {
 		ctlMux := http.NewServeMux()
@@ -370,11 +381,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	return d.serve(ctx, func(runCtx context.Context, wg *sync.WaitGroup) {
 		d.runConsole(runCtx, wg)
-		wg.Go(func() { d.bodies.run(runCtx) })
+		wg.Go(func() { d.bodies.log.run(runCtx) })
+		wg.Go(func() { d.writes.log.run(runCtx) })
+		wg.Go(func() { conns.log.run(runCtx) })
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := httpSrv.Serve(d.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := httpSrv.Serve(conns); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				d.logger.Error("gateway listener failed", "err", err)
 			}
 		}()

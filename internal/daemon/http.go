@@ -34,7 +34,7 @@ func (d *Daemon) Handler() http.Handler {
 	// Events from other tools: a token whenever tokens are configured.
 	mux.Handle(hooks.EventPath, d.gw.Guard(d.hooksHandler(), true))
 	d.mountConsole(mux)
-	return d.bodies.wrap(mux)
+	return d.writes.wrap(d.bodies.wrap(mux))
 }
 
 // readiness is /readyz's answer.

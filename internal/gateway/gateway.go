@@ -112,6 +112,8 @@ type Gateway struct {
 	elicits pendingElicitations
 	subs    subscriptions
 	sess    sessionRegistry // client sessions of the HTTP endpoints (sessions.go)
+	// userReqs counts each user's open calls and streams (userrequests.go).
+	userReqs userRequests
 	// refusals counts the sessions refused over a limit, for the log.
 	refusals refusalLog
 	// fastCalls holds the cancel function of each fast-path call in

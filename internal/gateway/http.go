@@ -94,6 +94,15 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if r.Method == http.MethodGet {
+		// An event stream: it stays open.
+		release, ok := h.g.userReqs.acquire(sessionUser(r, gw), gw.MaxRequestsPerUser)
+		if !ok {
+			refuseUserRequest(w, nil, sessionUser(r, gw), gw.MaxRequestsPerUser)
+			return
+		}
+		defer release()
+	}
 	if kind == "sse" {
 		h.serveSSE(w, r, view.Name, gw)
 		return
@@ -126,8 +135,17 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, fmt.Sprintf("Parse error: %v: %v", errBodyRead, err))
 			return
 		}
-		if precheck(w, r, m, !gw.Stateless, sid) {
+		if precheck(w, r, m, !gw.Stateless, sid) || batchTooLarge(w, m, gw.MaxBatch) {
 			return
+		}
+		if m.isCall() || m.batch {
+			// It stays open until its answer.
+			release, ok := h.g.userReqs.acquire(sessionUser(r, gw), gw.MaxRequestsPerUser)
+			if !ok {
+				refuseUserRequest(w, m.replyID(), sessionUser(r, gw), gw.MaxRequestsPerUser)
+				return
+			}
+			defer release()
 		}
 		if sid != "" && !gw.Stateless && !m.batch && m.isCall() && m.method != "initialize" {
 			// The call's stream can be resumed (resume.go).
@@ -580,7 +598,7 @@ func (h *httpHandler) postSSE(w http.ResponseWriter, r *http.Request, view strin
 		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, fmt.Sprintf("Parse error: %v: %v", errBodyRead, err))
 		return
 	}
-	if precheckMessage(w, r, m) {
+	if precheckMessage(w, r, m) || batchTooLarge(w, m, gw.MaxBatch) {
 		return
 	}
 	if _, known := methods[m.method]; !m.batch && m.isCall() && !known {

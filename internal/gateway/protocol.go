@@ -47,6 +47,7 @@ import (
 type message struct {
 	body     []byte
 	batch    bool
+	batchLen int // the messages of a batch
 	parseErr error
 
 	JSONRPC string          `json:"jsonrpc"`
@@ -73,6 +74,7 @@ func readMessage(r *http.Request) (*message, error) {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		m.batch = true
+		m.batchLen = countBatch(trimmed)
 		return m, nil
 	}
 	if err := json.Unmarshal(body, m); err != nil {
@@ -85,6 +87,38 @@ func readMessage(r *http.Request) (*message, error) {
 		}
 	}
 	return m, nil
+}
+
+// countBatch counts the elements of a JSON array, as far as it is one
+// (the SDK answers what is malformed).
+func countBatch(b []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil {
+		return 0
+	}
+	n := 0
+	for dec.More() {
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// batchTooLarge answers a batch of more than max messages (0: no limit)
+// itself, and reports whether it did. Every message of a batch is served
+// at once, each with goroutines and buffers of its own until the last is
+// answered: one 3.5 MB post of 38,000 tools/call took the daemon from 44 MB
+// to 1 GB and 20,000 goroutines.
+func batchTooLarge(w http.ResponseWriter, m *message, max int) bool {
+	if !m.batch || max <= 0 || m.batchLen <= max {
+		return false
+	}
+	writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest,
+		fmt.Sprintf("Invalid request: the batch has %d messages, over gateway.max_batch (%d); send fewer at once (or one per request, as protocol 2025-06-18 and later do), or raise gateway.max_batch", m.batchLen, max))
+	return true
 }
 
 // hasID reports whether the message has a non-null id.

@@ -178,12 +178,20 @@ type Gateway struct {
 	SessionTimeout *Duration `json:"session_timeout,omitempty" jsonschema_extras:"default=30m,minDuration=0s"`
 	// A client session that has not finished its handshake (initialize, then notifications/initialized) this long after opening is closed; 0 leaves it to session_timeout.
 	HandshakeTimeout *Duration `json:"handshake_timeout,omitempty" jsonschema_extras:"default=10s,minDuration=0s,maxDuration=10m,x-fix=use a value from 0s (no separate deadline) to 10m (the default is 10s)"`
+	// How long one write to a client (an event of its stream, a response) may wait for the client to take it; past it the connection is closed.
+	WriteTimeout *Duration `json:"write_timeout,omitempty" jsonschema_extras:"default=10s,minDuration=1s,maxDuration=10m,x-fix=use a value from 1s to 10m (the default is 10s)"`
 	// How long a client of protocol 2026-07-28 may take to answer what a server asked it in an input-required result (elicitation, sampling, roots); past it the server's request gets an error.
 	InputTimeout *Duration `json:"input_timeout,omitempty" jsonschema_extras:"default=5m,minDuration=1s,maxDuration=1h,x-fix=use a value from 1s to 1h (the default is 5m)"`
 	// Client sessions open at once, all users together (streamable HTTP and SSE); past it a new session gets HTTP 503. 0 is no limit.
 	MaxSessions *int `json:"max_sessions,omitempty" jsonschema:"minimum=0,default=10000" jsonschema_extras:"x-fix=use 0 (no limit) or a number of sessions such as 10000"`
 	// Client sessions open at once per user (token user, OAuth subject, or default_user); past it a new session of that user gets HTTP 429. 0 is no limit.
 	MaxSessionsPerUser *int `json:"max_sessions_per_user,omitempty" jsonschema:"minimum=0,default=1000" jsonschema_extras:"x-fix=use 0 (no limit) or a number of sessions such as 1000"`
+	// Connections open at once on the listen address; past it an idle or unfinished one is closed, else the new one gets HTTP 503. 0 leaves only the bound of the open-file limit.
+	MaxConnections *int `json:"max_connections,omitempty" jsonschema:"minimum=0,default=10000" jsonschema_extras:"x-fix=use 0 (only the open-file limit's bound) or a number of connections such as 10000"`
+	// Requests open at once per user on the MCP endpoints (calls, event streams); past it that user's next one gets HTTP 429. 0 is no limit.
+	MaxRequestsPerUser *int `json:"max_requests_per_user,omitempty" jsonschema:"minimum=0,default=1000" jsonschema_extras:"x-fix=use 0 (no limit) or a number of requests such as 1000"`
+	// The most messages one JSON-RPC batch (protocol 2025-03-26) may hold; a larger one gets HTTP 400. 0 is no limit.
+	MaxBatch *int `json:"max_batch,omitempty" jsonschema:"minimum=0,default=100" jsonschema_extras:"x-fix=use 0 (no limit) or a number of messages such as 100"`
 	// The largest body of one request to the MCP endpoints; a larger one gets 413.
 	MaxRequestBytes *Size `json:"max_request_bytes,omitempty" jsonschema_extras:"default=4MiB,minSize=64KiB,maxSize=256MiB"`
 	// The identity of a trusted local caller that names none (default: the OS user).
