@@ -323,7 +323,7 @@ func TestParamLinesArrayItems(t *testing.T) {
 			"newText": {"type": "string"}}}},
 		"opts": {"type": "object", "properties": {"dry": {"type": "boolean"}}}}}`), &schema)
 	var lines [][3]string
-	paramLines(schema, "", &lines)
+	paramLines(schema, schema, "", &lines)
 	var got []string
 	for _, l := range lines {
 		got = append(got, l[0]+" "+l[1])

@@ -112,7 +112,7 @@ func (a *app) describeTool(t control.ToolInfo) error {
 	}
 	schema, _ := catalog.SchemaMap(t.InputSchema)
 	var lines [][3]string
-	paramLines(schema, "", &lines)
+	paramLines(schema, schema, "", &lines)
 	if len(lines) == 0 {
 		fmt.Fprintln(w, "Parameters: none")
 		return nil
@@ -149,8 +149,9 @@ func (a *app) describeTool(t control.ToolInfo) error {
 
 // paramLines flattens an object schema into (name, type/required, notes)
 // rows; nested object properties are shown with dotted names, and the
-// properties of an array's object items as name[].property.
-func paramLines(schema map[string]any, prefix string, out *[][3]string) {
+// properties of an array's object items as name[].property. Local $refs
+// into root (pydantic's $defs) are followed.
+func paramLines(root, schema map[string]any, prefix string, out *[][3]string) {
 	props, _ := schema["properties"].(map[string]any)
 	if len(props) == 0 {
 		return
@@ -175,25 +176,49 @@ func paramLines(schema map[string]any, prefix string, out *[][3]string) {
 		return names[i] < names[j]
 	})
 	for _, name := range names {
-		p, _ := props[name].(map[string]any)
-		typ := typeString(p)
+		m, _ := props[name].(map[string]any)
+		p := catalog.Deref(root, m)
+		typ := typeString(root, p)
 		if required[name] {
 			typ += ", required"
 		}
 		*out = append(*out, [3]string{prefix + name, typ, propNotes(p)})
-		if sub, ok := p["properties"].(map[string]any); ok && len(sub) > 0 {
-			paramLines(p, prefix+name+".", out)
+		if obj := objectOf(root, p); obj != nil {
+			paramLines(root, obj, prefix+name+".", out)
 		}
 		// The fields of an array's object items, as name[].field.
 		if items, ok := p["items"].(map[string]any); ok {
-			if sub, ok := items["properties"].(map[string]any); ok && len(sub) > 0 {
-				paramLines(items, prefix+name+"[].", out)
+			if obj := objectOf(root, catalog.Deref(root, items)); obj != nil {
+				paramLines(root, obj, prefix+name+"[].", out)
 			}
 		}
 	}
 }
 
-func typeString(p map[string]any) string {
+// objectOf returns the schema whose properties a parameter's value has:
+// its own, else those of its one anyOf or oneOf branch that has any (an
+// optional object, anyOf [{object}, {type: null}]); nil for none.
+func objectOf(root, p map[string]any) map[string]any {
+	if sub, ok := p["properties"].(map[string]any); ok && len(sub) > 0 {
+		return p
+	}
+	var found map[string]any
+	for _, key := range []string{"anyOf", "oneOf"} {
+		branches, _ := p[key].([]any)
+		for _, b := range branches {
+			bm, _ := b.(map[string]any)
+			if sub, ok := bm["properties"].(map[string]any); ok && len(sub) > 0 {
+				if found != nil {
+					return nil // several objects: which fields apply depends on the branch
+				}
+				found = bm
+			}
+		}
+	}
+	return found
+}
+
+func typeString(root, p map[string]any) string {
 	types := catalog.PropTypes(p)
 	if len(types) == 0 {
 		return "any"
@@ -201,7 +226,7 @@ func typeString(p map[string]any) string {
 	for i, t := range types {
 		if t == "array" {
 			if items, ok := p["items"].(map[string]any); ok {
-				if it := catalog.PropTypes(items); len(it) > 0 {
+				if it := catalog.PropTypes(catalog.Deref(root, items)); len(it) > 0 {
 					types[i] = "array of " + strings.Join(it, "|")
 				}
 			}
