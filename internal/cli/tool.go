@@ -238,7 +238,8 @@ func typeString(root, p map[string]any) string {
 func propNotes(p map[string]any) string {
 	var notes []string
 	if d, ok := p["description"].(string); ok && d != "" {
-		notes = append(notes, firstLine(d, 70))
+		// Whole, on one line: the column wraps it.
+		notes = append(notes, strings.Join(strings.Fields(d), " "))
 	}
 	if e, ok := p["enum"].([]any); ok {
 		vals := make([]string, len(e))
