@@ -90,10 +90,11 @@ func TestListingJSONErrorForUnavailableServer(t *testing.T) {
 			if !json.Valid([]byte(r.stdout)) {
 				t.Errorf("%s --json stdout: got %q, want the JSON listing of the servers that answered", cmd, r.stdout)
 			}
-			// Without --json: a line a person reads.
+			// Without --json: a line a person reads, its suggestions
+			// "hint:" lines as every other error's (they were "try:").
 			r = runCLI(t, cmd, "--config", cfg)
 			wantCode(t, r, ExitFailure)
-			wantContains(t, cmd+" stderr", r.stderr, "switchboard "+cmd+": server nx is unavailable", "\n  try: ", "servers.nx.command")
+			wantContains(t, cmd+" stderr", r.stderr, "switchboard "+cmd+": server nx is unavailable", "\n  hint: ", "servers.nx.command")
 		})
 	}
 }
