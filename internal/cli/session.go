@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard/internal/agent"
 	"github.com/switchboard-mcp/switchboard/internal/answer"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
@@ -109,6 +111,10 @@ func (a *app) open(ctx context.Context, cfg *config.Config, only ...string) (*se
 				ToolsChanged:     func() { s.cat.Invalidate(server, catalog.KindTools) },
 				PromptsChanged:   func() { s.cat.Invalidate(server, catalog.KindPrompts) },
 				ResourcesChanged: func() { s.cat.Invalidate(server, catalog.KindResources) },
+				// To the command's call it belongs to, when its answerer
+				// shows them (switchboard call's terminal).
+				//lint:ignore SA1019 shown to the person who made the call.
+				Log: func(ctx context.Context, p *mcp.LoggingMessageParams) { s.answers.Log(ctx, server, p) },
 			}
 		},
 		DialOptions: func(server string, o *upstream.DialOptions) {
