@@ -36,7 +36,8 @@ type callLine struct {
 // logWire is a log message a server sent during a call, for the caller
 // to show (answer.LogReceiver).
 type logWire struct {
-	Server string                    `json:"server"`
+	Server string `json:"server"`
+	//lint:ignore SA1019 shown to the person who made the call.
 	Params *mcp.LoggingMessageParams `json:"params"`
 }
 
