@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -115,17 +116,28 @@ func (a *app) describeTool(t control.ToolInfo) error {
 	paramLines(schema, schema, "", &lines)
 	if len(lines) == 0 {
 		fmt.Fprintln(w, "Parameters: none")
+	} else {
+		fmt.Fprintln(w, "Parameters:")
+		if err := a.fieldTable(w, lines); err != nil {
+			return err
+		}
+	}
+	// What call holds a result to (structuredContent), as the tool
+	// declares it.
+	if out, ok := catalog.SchemaMap(t.OutputSchema); ok {
+		var fields [][3]string
+		paramLines(out, out, "", &fields)
+		if len(fields) == 0 {
+			fmt.Fprintln(w, "Result (structuredContent): as its output schema says, with no named fields")
+		} else {
+			fmt.Fprintln(w, "Result (structuredContent):")
+			if err := a.fieldTable(w, fields); err != nil {
+				return err
+			}
+		}
+	}
+	if len(lines) == 0 {
 		return nil
-	}
-	fmt.Fprintln(w, "Parameters:")
-	// The parameters' text holds their allowed values and bounds: on a
-	// narrow terminal it wraps rather than being cut.
-	params := a.newTableTo(w).keepWhole(0).wrapLast()
-	for _, l := range lines {
-		params.row("  "+l[0], l[1], l[2])
-	}
-	if err := params.flush(); err != nil {
-		return err
 	}
 	target := t.Server
 	switch {
@@ -145,6 +157,16 @@ func (a *app) describeTool(t control.ToolInfo) error {
 	}
 	fmt.Fprintln(w)
 	return nil
+}
+
+// fieldTable writes the rows of paramLines. Their text holds the allowed
+// values and bounds: on a narrow terminal it wraps rather than being cut.
+func (a *app) fieldTable(w io.Writer, lines [][3]string) error {
+	params := a.newTableTo(w).keepWhole(0).wrapLast()
+	for _, l := range lines {
+		params.row("  "+l[0], l[1], l[2])
+	}
+	return params.flush()
 }
 
 // paramLines flattens an object schema into (name, type/required, notes)

@@ -69,3 +69,38 @@ func TestToolAndCallFollowRefs(t *testing.T) {
 // squeeze is s with each run of white space made one space: a table's
 // rows as words.
 func squeeze(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// TestToolShowsTheOutputSchema: call holds a result to the tool's output
+// schema, but neither tool nor tools --json showed that schema, so a
+// server author could not see what their structuredContent is checked
+// against (server-everything's get-structured-content).
+func TestToolShowsTheOutputSchema(t *testing.T) {
+	t.Parallel()
+	url := everythingURL(t)
+	r := runCLI(t, "tool", "--url", url, "get-structured-content")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "tool get-structured-content", squeeze(r.stdout), "Result (structuredContent): conditions string, required Weather conditions description",
+		"humidity number, required Humidity percentage", "temperature number, required Temperature in celsius")
+
+	r = runCLI(t, "tools", "--url", url, "--json")
+	wantCode(t, r, ExitOK)
+	var tools []struct {
+		Name         string `json:"name"`
+		OutputSchema *struct {
+			Properties map[string]any `json:"properties"`
+		} `json:"outputSchema"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &tools); err != nil {
+		t.Fatalf("tools --json: %v\n%s", err, r.stdout)
+	}
+	for _, tl := range tools {
+		if tl.Name != "get-structured-content" {
+			continue
+		}
+		if tl.OutputSchema == nil || tl.OutputSchema.Properties["temperature"] == nil {
+			t.Errorf("tools --json: get-structured-content has outputSchema %+v, want the server's, with temperature", tl.OutputSchema)
+		}
+		return
+	}
+	t.Errorf("tools --json lists no get-structured-content:\n%s", r.stdout)
+}

@@ -151,14 +151,17 @@ type ActionResult struct {
 
 // ToolInfo is the wire form of a catalog tool.
 type ToolInfo struct {
-	Server      string               `json:"server"`
-	Name        string               `json:"name"`
-	Exposed     string               `json:"exposed"`
-	Title       string               `json:"title,omitempty"`
-	Description string               `json:"description,omitempty"`
-	InputSchema any                  `json:"inputSchema,omitempty"`
-	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
-	SchemaError string               `json:"schemaError,omitempty"`
+	Server      string `json:"server"`
+	Name        string `json:"name"`
+	Exposed     string `json:"exposed"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	InputSchema any    `json:"inputSchema,omitempty"`
+	// OutputSchema is the schema a result's structuredContent must match,
+	// when the tool declares one.
+	OutputSchema any                  `json:"outputSchema,omitempty"`
+	Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	SchemaError  string               `json:"schemaError,omitempty"`
 	// TaskSupport is the tool's execution.taskSupport: "required",
 	// "optional", or "" (forbidden, or its server declares no tasks).
 	TaskSupport string `json:"taskSupport,omitempty"`

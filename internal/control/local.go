@@ -264,7 +264,7 @@ func (l *local) Tools(ctx context.Context, server string) (ToolList, error) {
 func ToolInfoOf(t catalog.Tool) ToolInfo {
 	return ToolInfo{
 		Server: t.Server, Name: t.Def.Name, Exposed: t.Exposed, Title: t.Def.Title,
-		Description: t.Def.Description, InputSchema: t.Def.InputSchema,
+		Description: t.Def.Description, InputSchema: t.Def.InputSchema, OutputSchema: t.Def.OutputSchema,
 		Annotations: t.Def.Annotations, SchemaError: t.SchemaError,
 	}
 }
