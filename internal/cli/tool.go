@@ -112,28 +112,15 @@ func (a *app) describeTool(t control.ToolInfo) error {
 		fmt.Fprintf(w, "Input schema is broken (%s); calls are not validated.\n", t.SchemaError)
 	}
 	schema, _ := catalog.SchemaMap(t.InputSchema)
-	var lines [][3]string
-	paramLines(schema, schema, "", &lines)
-	if len(lines) == 0 {
-		fmt.Fprintln(w, "Parameters: none")
-	} else {
-		fmt.Fprintln(w, "Parameters:")
-		if err := a.fieldTable(w, lines); err != nil {
-			return err
-		}
+	lines, err := a.fieldSection(w, "Parameters", "none", schema)
+	if err != nil {
+		return err
 	}
 	// What call holds a result to (structuredContent), as the tool
 	// declares it.
 	if out, ok := catalog.SchemaMap(t.OutputSchema); ok {
-		var fields [][3]string
-		paramLines(out, out, "", &fields)
-		if len(fields) == 0 {
-			fmt.Fprintln(w, "Result (structuredContent): as its output schema says, with no named fields")
-		} else {
-			fmt.Fprintln(w, "Result (structuredContent):")
-			if err := a.fieldTable(w, fields); err != nil {
-				return err
-			}
+		if _, err := a.fieldSection(w, "Result (structuredContent)", "as its output schema says, with no named fields", out); err != nil {
+			return err
 		}
 	}
 	if len(lines) == 0 {
@@ -159,14 +146,23 @@ func (a *app) describeTool(t control.ToolInfo) error {
 	return nil
 }
 
-// fieldTable writes the rows of paramLines. Their text holds the allowed
-// values and bounds: on a narrow terminal it wraps rather than being cut.
-func (a *app) fieldTable(w io.Writer, lines [][3]string) error {
-	params := a.newTableTo(w).keepWhole(0).wrapLast()
-	for _, l := range lines {
-		params.row("  "+l[0], l[1], l[2])
+// fieldSection writes heading and the fields of schema (paramLines), or
+// "heading: none" when it names none, and returns them. Their text holds
+// the allowed values and bounds: on a narrow terminal it wraps rather
+// than being cut.
+func (a *app) fieldSection(w io.Writer, heading, none string, schema map[string]any) ([][3]string, error) {
+	var lines [][3]string
+	paramLines(schema, schema, "", &lines)
+	if len(lines) == 0 {
+		fmt.Fprintf(w, "%s: %s\n", heading, none)
+		return nil, nil
 	}
-	return params.flush()
+	fmt.Fprintf(w, "%s:\n", heading)
+	t := a.newTableTo(w).keepWhole(0).wrapLast()
+	for _, l := range lines {
+		t.row("  "+l[0], l[1], l[2])
+	}
+	return lines, t.flush()
 }
 
 // paramLines flattens an object schema into (name, type/required, notes)
