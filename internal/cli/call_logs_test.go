@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -42,4 +43,32 @@ func TestCallShowsTheServersLogMessages(t *testing.T) {
 	if d.requests.Load() == before {
 		t.Errorf("the daemon served no request: the call did not go through it")
 	}
+}
+
+// TestCallAsksAGoSDKServerForItsLogs: a go-sdk server logs only once its
+// client has asked for a level — with logging/setLevel, or on protocol
+// 2026-07-28 with each request — so the conformance server's
+// test_tool_with_logging logged nothing to switchboard call. call now asks
+// for every message: with the call's request (in-process and through the
+// daemon), and with logging/setLevel on the servers it connects itself.
+func TestCallAsksAGoSDKServerForItsLogs(t *testing.T) {
+	t.Parallel()
+	bin := testpeer.ConformanceCommand(t)
+	check := func(what, server string, r result) {
+		t.Helper()
+		wantCode(t, r, ExitOK)
+		wantContains(t, what+" stdout", r.stdout, "Tool with logging executed successfully")
+		wantContains(t, what+" stderr", r.stderr, "log: "+server+" [info] Tool execution started\n", "log: "+server+" [info] Tool processing data\n",
+			"log: "+server+" [info] Tool execution completed\n")
+	}
+	// Over stdio it speaks 2026-07-28, which takes the level with each
+	// request: so it does through the daemon too.
+	check("in-process", "adhoc", runCLI(t, "call", "--stdio", bin, "test_tool_with_logging"))
+	// Over streamable HTTP with sessions it speaks 2025-11-25, whose level
+	// logging/setLevel sets.
+	check("in-process, 2025-11-25", "adhoc", runCLI(t, "call", "--url", testpeer.StartConformance(t, false), "test_tool_with_logging"))
+
+	cfg := writeConfigWith(t, map[string]string{}, fmt.Sprintf("  - name: conf\n    command: %q\n", bin), bin)
+	startDaemon(t, cfg)
+	check("through the daemon", "conf", runCLI(t, "call", "--config", cfg, "conf", "test_tool_with_logging"))
 }

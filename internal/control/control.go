@@ -204,6 +204,11 @@ type CallRequest struct {
 	// call (elicitation, sampling) over the call's stream; the client sets
 	// it when the call's context has an answer.Answerer.
 	Answers bool `json:"answers,omitempty"`
+	// LogLevel, when set, is the level of the server's log messages the
+	// caller shows (answer.LogReceiver): a server on protocol 2026-07-28,
+	// which takes the level with each request, logs at it during the call
+	// (upstream.WithLogLevel).
+	LogLevel string `json:"log_level,omitempty"`
 	// Task, when set, starts the call as a task (toolcall.Request.Task):
 	// a JSON object such as {"ttl": 60000}.
 	Task json.RawMessage `json:"task,omitempty"`

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
@@ -342,6 +344,10 @@ func (l *local) toolsSettledAt(server string) time.Time {
 func (l *local) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
 	if l.c.Engine == nil {
 		return nil, missing("engine")
+	}
+	if req.LogLevel != "" {
+		//lint:ignore SA1019 shown to the person who made the call.
+		ctx = upstream.WithLogLevel(ctx, mcp.LoggingLevel(req.LogLevel))
 	}
 	res, err := l.c.Engine.Call(ctx, toolcall.Request{
 		Server:       req.Server,
