@@ -69,7 +69,7 @@ func ClientConfig(l config.LLM, getenv func(string) string) (llm.Config, error) 
 	}
 	if cfg.Model == "" {
 		return llm.Config{}, fault.New(fault.Config, "no language model is configured").
-			WithSuggestions("set llm.model (and llm.base_url) in the configuration", fmt.Sprintf("or set %s (and %s)", llm.EnvModel, llm.EnvBaseURL), "or pass --model and --base-url")
+			WithSuggestions("set llm.model (and llm.base_url) in the configuration", fmt.Sprintf("or set %s (and %s)", llm.EnvModel, llm.EnvBaseURL))
 	}
 	return cfg, nil
 }

@@ -138,6 +138,28 @@ func (c *Calls) Requests(server string, next upstream.ClientRequests) upstream.C
 	return r
 }
 
+// LogReceiver is an Answerer that also shows the log messages
+// (notifications/message) a server sends during the calls made for it:
+// the terminal of `switchboard call`. Log runs on the upstream's reader:
+// it must not block.
+type LogReceiver interface {
+	Log(ctx context.Context, server string, p *mcp.LoggingMessageParams)
+}
+
+// Log gives a log message of server to the call it belongs to, found as
+// For finds a request's, when that call's answerer is a LogReceiver. It
+// reports false when it is not, or no call to server is in progress: the
+// message is then for someone else (a gateway client) or no one.
+func (c *Calls) Log(ctx context.Context, server string, p *mcp.LoggingMessageParams) bool {
+	a, _ := c.For(ctx, server)
+	lr, ok := a.(LogReceiver)
+	if !ok {
+		return false
+	}
+	lr.Log(ctx, server, p)
+	return true
+}
+
 // noAnswerer says why a request has no one to answer it.
 func noAnswerer(server, what string, inCall bool) error {
 	if inCall {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 )
@@ -121,13 +122,110 @@ func SchemaProps(schema any) (map[string]map[string]any, bool) {
 	props := make(map[string]map[string]any, len(pm))
 	for k, v := range pm {
 		p, _ := v.(map[string]any)
-		props[k] = p
+		props[k] = Deref(m, p)
 	}
 	additional := true
 	if b, ok := m["additionalProperties"].(bool); ok && !b {
 		additional = false
 	}
 	return props, additional
+}
+
+// maxRefs bounds the chain of $refs Deref follows, against a schema whose
+// references loop.
+const maxRefs = 32
+
+// Deref returns the property schema p of the schema root with its local
+// "$ref" (a JSON pointer into root: "#/$defs/Address", as pydantic and
+// FastMCP write a model's fields) replaced by the schema it points to,
+// p's own keywords (a description, a default) kept over the target's, and
+// so the $refs of its anyOf and oneOf branches (Optional[Address] is
+// anyOf [{$ref}, {type: null}]). A reference Deref cannot follow — not
+// local, pointing nowhere, looping — is left as it is. p is not changed.
+func Deref(root, p map[string]any) map[string]any {
+	p, _ = derefOne(root, p)
+	for _, key := range []string{"anyOf", "oneOf"} {
+		branches, ok := p[key].([]any)
+		if !ok {
+			continue
+		}
+		var out []any
+		for i, b := range branches {
+			bm, ok := b.(map[string]any)
+			if !ok {
+				continue
+			}
+			if d, changed := derefOne(root, bm); changed {
+				if out == nil {
+					out = append([]any(nil), branches...)
+				}
+				out[i] = d
+			}
+		}
+		if out != nil {
+			p = maps.Clone(p)
+			p[key] = out
+		}
+	}
+	return p
+}
+
+// derefOne follows p's own chain of $refs; changed says whether it
+// followed any.
+func derefOne(root, p map[string]any) (_ map[string]any, changed bool) {
+	for range maxRefs {
+		ref, ok := p["$ref"].(string)
+		if !ok {
+			return p, changed
+		}
+		target, ok := pointer(root, ref)
+		if !ok {
+			return p, changed
+		}
+		changed = true
+		merged := maps.Clone(target)
+		for k, v := range p {
+			if k != "$ref" {
+				merged[k] = v
+			}
+		}
+		if _, again := target["$ref"]; !again {
+			delete(merged, "$ref")
+		} else {
+			merged["$ref"] = target["$ref"]
+		}
+		p = merged
+	}
+	return p, changed
+}
+
+// pointer resolves a local reference ("#/a/b", RFC 6901 escapes) in root.
+func pointer(root map[string]any, ref string) (map[string]any, bool) {
+	path, ok := strings.CutPrefix(ref, "#/")
+	if !ok || root == nil {
+		return nil, false
+	}
+	var cur any = root
+	for _, tok := range strings.Split(path, "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch c := cur.(type) {
+		case map[string]any:
+			cur, ok = c[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			ok = err == nil && i >= 0 && i < len(c)
+			if ok {
+				cur = c[i]
+			}
+		default:
+			ok = false
+		}
+		if !ok {
+			return nil, false
+		}
+	}
+	m, ok := cur.(map[string]any)
+	return m, ok
 }
 
 // SchemaMap returns a schema as a generic map, re-decoding typed values.

@@ -68,7 +68,7 @@ func (t Tool) ValidateOutput(structured any, isError bool) error {
 	fe.Fields = fieldDetails(ve, doc, "(structuredContent)")
 	for i := range fe.Fields {
 		fe.Fields[i].Suggestion = "" // the server's to fix, not the caller's
-		if fe.Fields[i].Message == "required, but missing" {
+		if fe.Fields[i].Message == msgMissing {
 			fe.Fields[i].Message = "required by the output schema, but missing"
 		}
 	}

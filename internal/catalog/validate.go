@@ -17,6 +17,10 @@ import (
 
 var printer = message.NewPrinter(language.English)
 
+// msgMissing is the message of a detail about a required field that is
+// missing.
+const msgMissing = "required, but missing"
+
 // ValidateArgs checks arguments against the tool's compiled input schema.
 // args must hold JSON values as decoded with json.Decoder.UseNumber (numbers
 // as json.Number). A tool whose schema did not compile is not validated.
@@ -51,6 +55,16 @@ func fieldDetails(ve *jsonschema.ValidationError, doc any, root string) []fault.
 	var out []fault.FieldDetail
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
+		switch e.ErrorKind.(type) {
+		case *kind.AnyOf, *kind.OneOf:
+			if len(e.Causes) > 0 {
+				// Any one alternative would do: one detail that names
+				// them, not each alternative's problems as if all were
+				// needed.
+				out = append(out, alternatives(e, doc, root))
+				return
+			}
+		}
 		if len(e.Causes) > 0 {
 			for _, c := range e.Causes {
 				walk(c)
@@ -65,7 +79,7 @@ func fieldDetails(ve *jsonschema.ValidationError, doc any, root string) []fault.
 				if field != "" {
 					name = field + "." + m
 				}
-				out = append(out, fault.FieldDetail{Field: name, Message: "required, but missing",
+				out = append(out, fault.FieldDetail{Field: name, Message: msgMissing,
 					Suggestion: "provide " + name})
 			}
 			return
@@ -83,7 +97,62 @@ func fieldDetails(ve *jsonschema.ValidationError, doc any, root string) []fault.
 	}
 	walk(ve)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Field < out[j].Field })
-	return out
+	// Two branches of a schema (an allOf and an if's then or else) may
+	// find the same problem: say it once.
+	kept := out[:0]
+	for i, d := range out {
+		if i > 0 && d == out[i-1] {
+			continue
+		}
+		kept = append(kept, d)
+	}
+	return kept
+}
+
+// alternatives is the one detail of an anyOf or oneOf none of whose
+// alternatives holds: the fields of which one must be given, when each
+// alternative only requires a field, else each alternative's problems.
+func alternatives(e *jsonschema.ValidationError, doc any, root string) fault.FieldDetail {
+	d := fault.FieldDetail{Field: strings.Join(e.InstanceLocation, ".")}
+	if d.Field == "" {
+		d.Field = root
+	} else if v, ok := lookupPath(doc, e.InstanceLocation); ok {
+		d.ReceivedValue = shortJSON(v)
+	}
+	var missing, alts []string
+	onlyMissing := true
+	for _, c := range e.Causes {
+		details := fieldDetails(c, doc, root)
+		var parts []string
+		for _, f := range details {
+			if f.Field == d.Field {
+				parts = append(parts, f.Message) // this detail's own field
+			} else {
+				parts = append(parts, f.Field+": "+f.Message)
+			}
+		}
+		alts = append(alts, strings.Join(parts, " and "))
+		if len(details) == 1 && details[0].Message == msgMissing {
+			missing = append(missing, details[0].Field)
+		} else {
+			onlyMissing = false
+		}
+	}
+	if onlyMissing {
+		d.Message = "needs one of " + orList(missing) + ", but has none of them"
+		d.Suggestion = "provide " + orList(missing)
+		return d
+	}
+	d.Message = "matches none of the allowed alternatives: " + strings.Join(alts, "; or ")
+	return d
+}
+
+// orList joins names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 func lookupPath(v any, path []string) (any, bool) {

@@ -146,6 +146,9 @@ func (a *app) agent(cmd *cobra.Command, pos []string, f *agentFlags) error {
 		}
 		return a.getenv(k)
 	})
+	if fe := fault.As(err); fe != nil && l.Model == "" && f.model == "" && a.getenv(llm.EnvModel) == "" {
+		fe.WithSuggestions("or pass --model and --base-url") // flags of this command alone
+	}
 	if err != nil {
 		return err
 	}

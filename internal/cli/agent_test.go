@@ -345,3 +345,24 @@ func TestAgentUsage(t *testing.T) {
 	wantCode(t, r, ExitFailure)
 	wantContains(t, "stderr", r.stderr, "CLI_AGENT_KEY")
 }
+
+// TestAgentWithoutAModel: with no model anywhere, agent says where to set
+// one, its own --model and --base-url flags among them (call, whose
+// sampling reads the same settings, has no such flags and does not say
+// them: TestSamplingWithTheTSExample).
+func TestAgentWithoutAModel(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t, func(req llmtest.Request) llmtest.Response { return llmtest.Response{Text: "x"} })
+	cfg := agentConfig(t, srv, "")
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte(strings.Replace(string(data), "  model: test-model\n", "", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "agent", "--config", cfg, "hi")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "no model", r.stderr, "no language model is configured", "hint: set llm.model (and llm.base_url) in the configuration",
+		"hint: or set SWITCHBOARD_LLM_MODEL (and SWITCHBOARD_LLM_BASE_URL)", "hint: or pass --model and --base-url")
+}

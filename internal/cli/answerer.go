@@ -4,9 +4,11 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -107,9 +109,69 @@ type cliAnswerer struct {
 	pause func()
 	// mu asks one question at a time: calls may run in parallel.
 	mu sync.Mutex
+	// logMu guards asking and held: a server's log messages that come
+	// while a question is asked wait for it, so as not to break into
+	// what the person is typing.
+	logMu  sync.Mutex
+	asking bool
+	held   []string
 }
 
-var _ answer.Answerer = (*cliAnswerer)(nil)
+var (
+	_ answer.Answerer    = (*cliAnswerer)(nil)
+	_ answer.LogReceiver = (*cliAnswerer)(nil)
+)
+
+// Log implements answer.LogReceiver: a server's log message during the
+// call, as a line on stderr ("log: SERVER [LEVEL] LOGGER: DATA"); held
+// while a question is asked.
+func (c *cliAnswerer) Log(_ context.Context, server string, p *mcp.LoggingMessageParams) {
+	line := logLine(server, p)
+	c.logMu.Lock()
+	defer c.logMu.Unlock()
+	if c.asking {
+		c.held = append(c.held, line)
+		return
+	}
+	if c.pause != nil {
+		c.pause()
+	}
+	io.WriteString(c.out, line)
+}
+
+// logLine is how a server's log message reads on stderr: its data as it
+// is when text, else as JSON.
+func logLine(server string, p *mcp.LoggingMessageParams) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "log: %s [%s] ", server, p.Level)
+	if p.Logger != "" {
+		b.WriteString(p.Logger + ": ")
+	}
+	if s, ok := p.Data.(string); ok {
+		b.WriteString(s)
+	} else if data, err := json.Marshal(p.Data); err == nil {
+		b.Write(data)
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+// asks marks a question being asked until the returned function is
+// called, which writes the log messages held meanwhile.
+func (c *cliAnswerer) asks() (done func()) {
+	c.logMu.Lock()
+	c.asking = true
+	c.logMu.Unlock()
+	return func() {
+		c.logMu.Lock()
+		defer c.logMu.Unlock()
+		c.asking = false
+		for _, l := range c.held {
+			io.WriteString(c.out, l)
+		}
+		c.held = nil
+	}
+}
 
 // answerer returns the answerer of a command's calls under f.
 func (a *app) answerer(cfg *config.Config, f answerFlags) (*cliAnswerer, error) {
@@ -132,6 +194,7 @@ func (c *cliAnswerer) note(format string, args ...any) {
 func (c *cliAnswerer) Elicit(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.asks()()
 	if c.pause != nil {
 		c.pause()
 	}
@@ -176,6 +239,7 @@ func (c *cliAnswerer) expired(ctx, qctx context.Context) bool {
 func (c *cliAnswerer) CreateMessage(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.asks()()
 	if c.pause != nil {
 		c.pause()
 	}

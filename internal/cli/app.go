@@ -66,6 +66,10 @@ type app struct {
 	noPrompt bool
 	// ask is the run's asker, once made (terminalAsker).
 	ask *asker
+	// serverLogs is set by call, which shows its server's log messages:
+	// a session it opens itself asks its servers for all of them
+	// (session.askForLogs).
+	serverLogs bool
 }
 
 // adhocFlags registers --stdio and --url, which replace the configuration

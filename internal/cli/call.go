@@ -97,6 +97,7 @@ func (a *app) call(ctx context.Context, args []string, f callFlags) error {
 		return err
 	}
 	ctx = answer.With(ctx, ans)
+	a.serverLogs = true // the answerer shows them, at serverLogLevel
 
 	b, done, err := a.backend(ctx, cfg, scope{connect: true, only: []string{server}})
 	if err != nil {
@@ -152,6 +153,7 @@ func (a *app) call(ctx context.Context, args []string, f callFlags) error {
 		Identity:  cliIdentity(cfg),
 		Timeout:   f.timeout,
 		Budget:    control.Budget{MaxDuration: f.maxDuration, MaxCost: f.maxCost},
+		LogLevel:  serverLogLevel,
 		OnProgress: func(p toolcall.Progress) {
 			bar.update(&mcp.ProgressNotificationParams{Progress: p.Processed, Total: p.Total, Message: p.Message})
 		},

@@ -90,10 +90,11 @@ func TestListingJSONErrorForUnavailableServer(t *testing.T) {
 			if !json.Valid([]byte(r.stdout)) {
 				t.Errorf("%s --json stdout: got %q, want the JSON listing of the servers that answered", cmd, r.stdout)
 			}
-			// Without --json: a line a person reads.
+			// Without --json: a line a person reads, its suggestions
+			// "hint:" lines as every other error's (they were "try:").
 			r = runCLI(t, cmd, "--config", cfg)
 			wantCode(t, r, ExitFailure)
-			wantContains(t, cmd+" stderr", r.stderr, "switchboard "+cmd+": server nx is unavailable", "\n  try: ", "servers.nx.command")
+			wantContains(t, cmd+" stderr", r.stderr, "switchboard "+cmd+": server nx is unavailable", "\n  hint: ", "servers.nx.command")
 		})
 	}
 }
@@ -323,7 +324,7 @@ func TestParamLinesArrayItems(t *testing.T) {
 			"newText": {"type": "string"}}}},
 		"opts": {"type": "object", "properties": {"dry": {"type": "boolean"}}}}}`), &schema)
 	var lines [][3]string
-	paramLines(schema, "", &lines)
+	paramLines(schema, schema, "", &lines)
 	var got []string
 	for _, l := range lines {
 		got = append(got, l[0]+" "+l[1])

@@ -9,11 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
@@ -198,7 +200,7 @@ func (f *formField) validate(v any) error {
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
-			msgs = append(msgs, e.ErrorKind.LocalizedString(elicitPrinter))
+			msgs = append(msgs, inWords(e.ErrorKind))
 		}
 		for _, c := range e.Causes {
 			walk(c)
@@ -206,6 +208,43 @@ func (f *formField) validate(v any) error {
 	}
 	walk(ve)
 	return errors.New(strings.Join(msgs, "; "))
+}
+
+// inWords says a failed bound as the field's header words it ("at least
+// 8 characters"), where the validator names the keyword ("minLength: got
+// 5, want 8"); other problems in the validator's words.
+func inWords(k jsonschema.ErrorKind) string {
+	switch k := k.(type) {
+	case *kind.MinLength:
+		return fmt.Sprintf("at least %d characters, got %d", k.Want, k.Got)
+	case *kind.MaxLength:
+		return fmt.Sprintf("at most %d characters, got %d", k.Want, k.Got)
+	case *kind.MinItems:
+		return fmt.Sprintf("choose at least %d, got %d", k.Want, k.Got)
+	case *kind.MaxItems:
+		return fmt.Sprintf("choose at most %d, got %d", k.Want, k.Got)
+	case *kind.Minimum:
+		return fmt.Sprintf("at least %s, got %s", ratString(k.Want), ratString(k.Got))
+	case *kind.Maximum:
+		return fmt.Sprintf("at most %s, got %s", ratString(k.Want), ratString(k.Got))
+	case *kind.ExclusiveMinimum:
+		return fmt.Sprintf("more than %s, got %s", ratString(k.Want), ratString(k.Got))
+	case *kind.ExclusiveMaximum:
+		return fmt.Sprintf("less than %s, got %s", ratString(k.Want), ratString(k.Got))
+	}
+	return k.LocalizedString(elicitPrinter)
+}
+
+// ratString writes a bound as a person would: 8, 2.5.
+func ratString(r *big.Rat) string {
+	if r == nil {
+		return "?"
+	}
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 // elicitForm answers a form-mode request by the --elicit policy: on the
@@ -317,6 +356,14 @@ func (c *cliAnswerer) askField(ctx context.Context, f *formField) (v any, set bo
 	}
 	if f.MaxLen != nil {
 		notes = append(notes, fmt.Sprintf("at most %d characters", *f.MaxLen))
+	}
+	switch {
+	case f.MinItems != nil && f.MaxItems != nil:
+		notes = append(notes, fmt.Sprintf("choose %d to %d", *f.MinItems, *f.MaxItems))
+	case f.MinItems != nil:
+		notes = append(notes, fmt.Sprintf("choose at least %d", *f.MinItems))
+	case f.MaxItems != nil:
+		notes = append(notes, fmt.Sprintf("choose at most %d", *f.MaxItems))
 	}
 	fmt.Fprintf(out, " — %s\n", strings.Join(notes, ", "))
 	if f.Desc != "" {

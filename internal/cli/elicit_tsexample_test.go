@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/switchboard-mcp/switchboard/internal/testpeer"
@@ -22,17 +23,26 @@ func TestElicitWithTheTSFormExample(t *testing.T) {
 	p := startOnPTY(t, nil, "call", "--url", url, "register_user")
 	p.expect("Please provide your registration information:")
 	// In the order the server wrote them, the required ones marked.
+	// A bound is said in the header's words, "at least 8 characters", not
+	// the validator's "minLength: got 5, want 8", and so is an array's
+	// number of choices.
 	askForm(p, []formStep{
-		{"Username (username) — required", []string{"ab", "ada"}},
+		{"Username (username) — required", []string{"ab"}},
+		{"at least 3 characters, got 2; try again.", []string{"ada"}},
 		{"Email (email) — required", []string{"not-an-email", "ada@example.com"}},
-		{"Password (password) — required", []string{"short", "correct horse"}},
+		{"Password (password) — required", []string{"short"}},
+		{"at least 8 characters, got 5; try again.", []string{"correct horse"}},
 		{"Newsletter (newsletter)", []string{"y"}},
 		{"Role (role)", []string{"Designer"}},
-		{"Interests (interests)", []string{""}},
+		{"Interests (interests) — array, choose 1 to 3", []string{"1,2,3,4"}},
+		{"choose at most 3, got 4; try again.", []string{"2"}},
 	})
 	p.answer("[A]ccept / [d]ecline / [c]ancel: ", "a")
 	out := p.succeeds("call register_user")
 	wantContains(t, "the result", out, `Registration successful!`, `Username: ada`, `Email: ada@example.com`, `Newsletter: Yes`)
+	if strings.Contains(out, "minLength") || strings.Contains(out, "maxItems") {
+		t.Errorf("a bound is named by its keyword:\n%s", out)
+	}
 
 	r := runCLI(t, "call", "--url", url, "register_user")
 	wantContains(t, "piped", r.stdout+r.stderr, "Registration cancelled by user.", "--elicit")

@@ -179,15 +179,15 @@ func interruptedLine(err error) string {
 	return "interrupted: " + msg
 }
 
-// alreadySaid reports whether msg already says what the line "  try: run:
+// alreadySaid reports whether msg already says what the line "  hint: run:
 // CMD" suggests (a sign-in error ends "run `CMD`"), so that it is not said
 // twice on a terminal; --json keeps it among the suggestions.
 func alreadySaid(msg, line string) bool {
-	try, ok := strings.CutPrefix(strings.TrimSpace(line), "try: ")
+	hint, ok := strings.CutPrefix(strings.TrimSpace(line), "hint: ")
 	if !ok {
 		return false
 	}
-	return strings.Contains(msg, strings.TrimPrefix(try, "run: "))
+	return strings.Contains(msg, strings.TrimPrefix(hint, "run: "))
 }
 
 // prefix starts an error line: "switchboard CMD".
@@ -238,14 +238,14 @@ type unavailableError struct {
 func (e *unavailableError) Error() string { return strings.Join(e.lines, "; ") }
 
 // fault returns the one structured error --json prints for them all: the
-// servers' messages, and what to try for each (a line's "  try: " lines).
+// servers' messages, and what to try for each (a line's "  hint: " lines).
 func (e *unavailableError) fault() *fault.Error {
 	var msgs, tries []string
 	for _, l := range e.lines {
 		first, rest, _ := strings.Cut(l, "\n")
 		msgs = append(msgs, first)
 		for _, t := range strings.Split(rest, "\n") {
-			if t = strings.TrimPrefix(strings.TrimSpace(t), "try: "); t != "" && !slices.Contains(tries, t) {
+			if t = strings.TrimPrefix(strings.TrimSpace(t), "hint: "); t != "" && !slices.Contains(tries, t) {
 				tries = append(tries, t)
 			}
 		}

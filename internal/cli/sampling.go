@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/internal/agent"
 	"github.com/switchboard-mcp/switchboard/internal/answer"
+	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
 
 // sample answers a sampling/createMessage request by the --sampling
@@ -29,7 +30,13 @@ func (c *cliAnswerer) sample(ctx context.Context, server string, p *mcp.CreateMe
 	var cfgLLM = c.cfg.LLM
 	cc, err := agent.ClientConfig(cfgLLM, c.getenv)
 	if err != nil {
-		c.note("%s asked for a completion by the model; declined: %s", server, oneLine(err))
+		why := oneLine(err)
+		if fe := fault.As(err); fe != nil && len(fe.Suggestions) > 0 {
+			// The server gets the error, and may not show it: the fix
+			// is said here.
+			why += "; " + strings.Join(fe.Suggestions, ", ")
+		}
+		c.note("%s asked for a completion by the model; declined: %s", server, why)
 		return nil, fmt.Errorf("%s asked for a completion, which switchboard declined: %w", server, err)
 	}
 	sampler, err := answer.NewSampler(cc, cfgLLM.MaxRetries)

@@ -64,4 +64,19 @@ func TestSamplingWithTheTSExample(t *testing.T) {
 		t.Errorf("a declined request reached the model (%d requests)", len(got))
 	}
 	mu.Unlock()
+
+	// No model configured: the server gets the error, and its tool
+	// reports it as it likes (this one without the fix), so the note
+	// says what to set — none of agent's flags, which call does not have.
+	bare := filepath.Join(t.TempDir(), "switchboard.yaml")
+	if err := os.WriteFile(bare, []byte(strings.Replace(b.String(), fmt.Sprintf("llm:\n  base_url: %s\n  model: test-model\n  stream: false\n  max_retries: 0\n", srv.URL()), "", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, "call", "--config", bare, "--state-dir", state, "sample", "summarize", "text=x", "--sampling", "approve")
+	wantCode(t, r, ExitFailure)
+	wantContains(t, "no model", r.stderr, "note: sample asked for a completion by the model; declined: no language model is configured; "+
+		"set llm.model (and llm.base_url) in the configuration, or set SWITCHBOARD_LLM_MODEL (and SWITCHBOARD_LLM_BASE_URL)\n")
+	if strings.Contains(r.stderr, "--model") {
+		t.Errorf("no model: stderr names agent's --model, which call does not take:\n%s", r.stderr)
+	}
 }

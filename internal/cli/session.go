@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/agent"
 	"github.com/switchboard-mcp/switchboard/internal/answer"
@@ -113,6 +116,10 @@ func (a *app) open(ctx context.Context, cfg *config.Config, only ...string) (*se
 				ToolsChanged:     func() { s.cat.Invalidate(server, catalog.KindTools) },
 				PromptsChanged:   func() { s.cat.Invalidate(server, catalog.KindPrompts) },
 				ResourcesChanged: func() { s.cat.Invalidate(server, catalog.KindResources) },
+				// To the command's call it belongs to, when its answerer
+				// shows them (switchboard call's terminal).
+				//lint:ignore SA1019 shown to the person who made the call.
+				Log: func(ctx context.Context, p *mcp.LoggingMessageParams) { s.answers.Log(ctx, server, p) },
 			}
 		},
 		DialOptions: func(server string, o *upstream.DialOptions) {
@@ -175,8 +182,44 @@ func (a *app) open(ctx context.Context, cfg *config.Config, only ...string) (*se
 		return a.open(ctx, cfg, only...)
 	}
 	_ = s.cat.RefreshAll(ctx)
+	if a.serverLogs {
+		s.askForLogs(ctx, a.logger())
+	}
 	return s, nil
 }
+
+// askForLogs asks each connected server that declares logging to log at
+// serverLogLevel (logging/setLevel): a server that logs only once its
+// client has set a level (go-sdk servers) then logs to switchboard call,
+// which shows every message, as a server that logs without one
+// (TypeScript SDK servers) already does. (A server on protocol 2026-07-28
+// takes the level with the call instead: control.CallRequest.LogLevel.)
+func (s *session) askForLogs(ctx context.Context, logger *slog.Logger) {
+	for _, snap := range s.pool.Snapshots() {
+		c, err := s.pool.Client(snap.Server)
+		if err != nil {
+			continue
+		}
+		//lint:ignore SA1019 servers before 2026-07-28 log so.
+		if ir := c.InitializeResult(); ir == nil || ir.Capabilities == nil || ir.Capabilities.Logging == nil {
+			continue
+		}
+		lctx, cancel := context.WithTimeout(ctx, askForLogsTimeout)
+		//lint:ignore SA1019 servers before 2026-07-28 log so.
+		if err := c.Session().SetLoggingLevel(lctx, &mcp.SetLoggingLevelParams{Level: serverLogLevel}); err != nil {
+			logger.Debug("asking a server for its log messages", "server", snap.Server, "err", err)
+		}
+		cancel()
+	}
+}
+
+// serverLogLevel is the level of the server log messages switchboard call
+// asks for: all of them, the call shows each.
+const serverLogLevel = "debug"
+
+// askForLogsTimeout bounds askForLogs' request to one server: its log
+// messages are not worth holding the call up for.
+const askForLogsTimeout = 2 * time.Second
 
 // close disconnects every server, writes the history and waits for the
 // session's goroutines.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -111,21 +112,19 @@ func (a *app) describeTool(t control.ToolInfo) error {
 		fmt.Fprintf(w, "Input schema is broken (%s); calls are not validated.\n", t.SchemaError)
 	}
 	schema, _ := catalog.SchemaMap(t.InputSchema)
-	var lines [][3]string
-	paramLines(schema, "", &lines)
-	if len(lines) == 0 {
-		fmt.Fprintln(w, "Parameters: none")
-		return nil
-	}
-	fmt.Fprintln(w, "Parameters:")
-	// The parameters' text holds their allowed values and bounds: on a
-	// narrow terminal it wraps rather than being cut.
-	params := a.newTableTo(w).keepWhole(0).wrapLast()
-	for _, l := range lines {
-		params.row("  "+l[0], l[1], l[2])
-	}
-	if err := params.flush(); err != nil {
+	lines, err := a.fieldSection(w, "Parameters", "none", schema)
+	if err != nil {
 		return err
+	}
+	// What call holds a result to (structuredContent), as the tool
+	// declares it.
+	if out, ok := catalog.SchemaMap(t.OutputSchema); ok {
+		if _, err := a.fieldSection(w, "Result (structuredContent)", "as its output schema says, with no named fields", out); err != nil {
+			return err
+		}
+	}
+	if len(lines) == 0 {
+		return nil
 	}
 	target := t.Server
 	switch {
@@ -147,10 +146,30 @@ func (a *app) describeTool(t control.ToolInfo) error {
 	return nil
 }
 
+// fieldSection writes heading and the fields of schema (paramLines), or
+// "heading: none" when it names none, and returns them. Their text holds
+// the allowed values and bounds: on a narrow terminal it wraps rather
+// than being cut.
+func (a *app) fieldSection(w io.Writer, heading, none string, schema map[string]any) ([][3]string, error) {
+	var lines [][3]string
+	paramLines(schema, schema, "", &lines)
+	if len(lines) == 0 {
+		fmt.Fprintf(w, "%s: %s\n", heading, none)
+		return nil, nil
+	}
+	fmt.Fprintf(w, "%s:\n", heading)
+	t := a.newTableTo(w).keepWhole(0).wrapLast()
+	for _, l := range lines {
+		t.row("  "+l[0], l[1], l[2])
+	}
+	return lines, t.flush()
+}
+
 // paramLines flattens an object schema into (name, type/required, notes)
 // rows; nested object properties are shown with dotted names, and the
-// properties of an array's object items as name[].property.
-func paramLines(schema map[string]any, prefix string, out *[][3]string) {
+// properties of an array's object items as name[].property. Local $refs
+// into root (pydantic's $defs) are followed.
+func paramLines(root, schema map[string]any, prefix string, out *[][3]string) {
 	props, _ := schema["properties"].(map[string]any)
 	if len(props) == 0 {
 		return
@@ -175,25 +194,49 @@ func paramLines(schema map[string]any, prefix string, out *[][3]string) {
 		return names[i] < names[j]
 	})
 	for _, name := range names {
-		p, _ := props[name].(map[string]any)
-		typ := typeString(p)
+		m, _ := props[name].(map[string]any)
+		p := catalog.Deref(root, m)
+		typ := typeString(root, p)
 		if required[name] {
 			typ += ", required"
 		}
 		*out = append(*out, [3]string{prefix + name, typ, propNotes(p)})
-		if sub, ok := p["properties"].(map[string]any); ok && len(sub) > 0 {
-			paramLines(p, prefix+name+".", out)
+		if obj := objectOf(root, p); obj != nil {
+			paramLines(root, obj, prefix+name+".", out)
 		}
 		// The fields of an array's object items, as name[].field.
 		if items, ok := p["items"].(map[string]any); ok {
-			if sub, ok := items["properties"].(map[string]any); ok && len(sub) > 0 {
-				paramLines(items, prefix+name+"[].", out)
+			if obj := objectOf(root, catalog.Deref(root, items)); obj != nil {
+				paramLines(root, obj, prefix+name+"[].", out)
 			}
 		}
 	}
 }
 
-func typeString(p map[string]any) string {
+// objectOf returns the schema whose properties a parameter's value has:
+// its own, else those of its one anyOf or oneOf branch that has any (an
+// optional object, anyOf [{object}, {type: null}]); nil for none.
+func objectOf(root, p map[string]any) map[string]any {
+	if sub, ok := p["properties"].(map[string]any); ok && len(sub) > 0 {
+		return p
+	}
+	var found map[string]any
+	for _, key := range []string{"anyOf", "oneOf"} {
+		branches, _ := p[key].([]any)
+		for _, b := range branches {
+			bm, _ := b.(map[string]any)
+			if sub, ok := bm["properties"].(map[string]any); ok && len(sub) > 0 {
+				if found != nil {
+					return nil // several objects: which fields apply depends on the branch
+				}
+				found = bm
+			}
+		}
+	}
+	return found
+}
+
+func typeString(root, p map[string]any) string {
 	types := catalog.PropTypes(p)
 	if len(types) == 0 {
 		return "any"
@@ -201,7 +244,7 @@ func typeString(p map[string]any) string {
 	for i, t := range types {
 		if t == "array" {
 			if items, ok := p["items"].(map[string]any); ok {
-				if it := catalog.PropTypes(items); len(it) > 0 {
+				if it := catalog.PropTypes(catalog.Deref(root, items)); len(it) > 0 {
 					types[i] = "array of " + strings.Join(it, "|")
 				}
 			}
@@ -213,7 +256,8 @@ func typeString(p map[string]any) string {
 func propNotes(p map[string]any) string {
 	var notes []string
 	if d, ok := p["description"].(string); ok && d != "" {
-		notes = append(notes, firstLine(d, 70))
+		// Whole, on one line: the column wraps it.
+		notes = append(notes, strings.Join(strings.Fields(d), " "))
 	}
 	if e, ok := p["enum"].([]any); ok {
 		vals := make([]string, len(e))

@@ -42,3 +42,20 @@ func TestToolWrapsOnANarrowTerminal(t *testing.T) {
 		t.Errorf("parameters:\n%s\nwant the name, type and every allowed value", params)
 	}
 }
+
+// TestToolShowsWholeParameterDescriptions: tool cut each parameter's
+// description at 70 characters (server-everything's errorPath ended in
+// "When false (default), s…"), where the tool's own page is the place to
+// read it; the description is now whole, on one line that the column
+// wraps.
+func TestToolShowsWholeParameterDescriptions(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, "tool", "--url", everythingURL(t), "trigger-url-elicitation")
+	wantCode(t, r, ExitOK)
+	wantContains(t, "tool trigger-url-elicitation", squeeze(r.stdout),
+		"errorPath boolean Controls which elicitation mechanism is used. When false (default), sends an elicitation/create request (request path).",
+		"so the client does not loop on the same error.; default false")
+	if params, _, _ := strings.Cut(r.stdout, "Call it:"); strings.Contains(params, "…") {
+		t.Errorf("tool trigger-url-elicitation:\n%s\nwant nothing cut", r.stdout)
+	}
+}

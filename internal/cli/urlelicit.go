@@ -27,6 +27,7 @@ var _ answer.URLCompleter = (*cliAnswerer)(nil)
 func (c *cliAnswerer) CompleteURLs(ctx context.Context, server string, els []*mcp.ElicitParams) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.asks()()
 	if c.pause != nil {
 		c.pause()
 	}

@@ -125,6 +125,9 @@ var errCallerGone = errors.New("the call that this question belongs to ended bef
 type remoteAnswerer struct {
 	w   *waiting
 	out chan<- askWire
+	// logs takes the server's log messages during the call, for the
+	// caller to show; one that finds it full is dropped, as progress is.
+	logs chan<- logWire
 	// ended is closed when the call's stream is no longer written: a
 	// question still waiting then (the call returned first: its
 	// timeout) has no one to tell that it is withdrawn.
@@ -167,6 +170,17 @@ func (r *remoteAnswerer) ask(ctx context.Context, a askWire) (answerWire, error)
 }
 
 var _ answer.URLCompleter = (*remoteAnswerer)(nil)
+
+var _ answer.LogReceiver = (*remoteAnswerer)(nil)
+
+// Log implements answer.LogReceiver: the message goes down the call's
+// stream, never waiting for it (it runs on the upstream's reader).
+func (r *remoteAnswerer) Log(_ context.Context, server string, p *mcp.LoggingMessageParams) {
+	select {
+	case r.logs <- logWire{Server: server, Params: p}:
+	default:
+	}
+}
 
 // CompleteURLs implements answer.URLCompleter: the caller shows the URLs;
 // when the server says they are complete first, the ask is withdrawn.

@@ -193,7 +193,8 @@ func (c *Client) Call(ctx context.Context, req CallRequest) (*CallResult, error)
 
 // stream posts body to a path the daemon answers with JSON lines
 // (handler.stream) and reads them: progress goes to onProgress, questions
-// to the answerer of ctx, and the last line — the outcome — is returned.
+// and the server's log messages to the answerer of ctx, and the last line
+// — the outcome — is returned.
 func (c *Client) stream(ctx context.Context, path string, body any, onProgress func(toolcall.Progress)) (callLine, error) {
 	ans, answers := answer.From(ctx)
 	// Asks are answered beside the stream's reader, so that a withdrawn
@@ -227,6 +228,10 @@ func (c *Client) stream(ctx context.Context, path string, body any, onProgress f
 		case l.Progress != nil:
 			if onProgress != nil {
 				onProgress(toolcall.Progress{Processed: l.Progress.Processed, Total: l.Progress.Total, Message: l.Progress.Message, Cost: l.Progress.Cost})
+			}
+		case l.Log != nil:
+			if lr, ok := ans.(answer.LogReceiver); ok && l.Log.Params != nil {
+				lr.Log(ctx, l.Log.Server, l.Log.Params)
 			}
 		case l.Ask != nil && l.Ask.Withdrawn:
 			var why error

@@ -151,14 +151,17 @@ type ActionResult struct {
 
 // ToolInfo is the wire form of a catalog tool.
 type ToolInfo struct {
-	Server      string               `json:"server"`
-	Name        string               `json:"name"`
-	Exposed     string               `json:"exposed"`
-	Title       string               `json:"title,omitempty"`
-	Description string               `json:"description,omitempty"`
-	InputSchema any                  `json:"inputSchema,omitempty"`
-	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
-	SchemaError string               `json:"schemaError,omitempty"`
+	Server      string `json:"server"`
+	Name        string `json:"name"`
+	Exposed     string `json:"exposed"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	InputSchema any    `json:"inputSchema,omitempty"`
+	// OutputSchema is the schema a result's structuredContent must match,
+	// when the tool declares one.
+	OutputSchema any                  `json:"outputSchema,omitempty"`
+	Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	SchemaError  string               `json:"schemaError,omitempty"`
 	// TaskSupport is the tool's execution.taskSupport: "required",
 	// "optional", or "" (forbidden, or its server declares no tasks).
 	TaskSupport string `json:"taskSupport,omitempty"`
@@ -201,6 +204,11 @@ type CallRequest struct {
 	// call (elicitation, sampling) over the call's stream; the client sets
 	// it when the call's context has an answer.Answerer.
 	Answers bool `json:"answers,omitempty"`
+	// LogLevel, when set, is the level of the server's log messages the
+	// caller shows (answer.LogReceiver): a server on protocol 2026-07-28,
+	// which takes the level with each request, logs at it during the call
+	// (upstream.WithLogLevel).
+	LogLevel string `json:"log_level,omitempty"`
 	// Task, when set, starts the call as a task (toolcall.Request.Task):
 	// a JSON object such as {"ttl": 60000}.
 	Task json.RawMessage `json:"task,omitempty"`

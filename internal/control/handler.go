@@ -233,10 +233,11 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request, answers bool, l
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	asks := make(chan askWire)
+	logs := make(chan logWire, 64)
 	ended := make(chan struct{})
 	defer close(ended) // nothing reads asks once this returns
 	if answers {
-		ctx = answer.With(ctx, &remoteAnswerer{w: &h.asks, out: asks, ended: ended})
+		ctx = answer.With(ctx, &remoteAnswerer{w: &h.asks, out: asks, logs: logs, ended: ended})
 	}
 	go func() {
 		l, err := run(ctx)
@@ -248,11 +249,15 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request, answers bool, l
 			write(progress(p))
 		case a := <-asks:
 			write(callLine{Ask: &a})
+		case l := <-logs:
+			write(callLine{Log: &l})
 		case o := <-done:
 			for drained := false; !drained; {
 				select {
 				case p := <-lines:
 					write(progress(p))
+				case l := <-logs:
+					write(callLine{Log: &l})
 				default:
 					drained = true
 				}

@@ -53,7 +53,7 @@ func (l *local) unavailable(server string) []string {
 			line := err.Error()
 			if fe := fault.As(err); fe != nil {
 				for _, s := range fe.Suggestions {
-					line += "\n  try: " + s
+					line += "\n  hint: " + s
 				}
 			}
 			out = append(out, line)

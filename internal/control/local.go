@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
@@ -264,7 +266,7 @@ func (l *local) Tools(ctx context.Context, server string) (ToolList, error) {
 func ToolInfoOf(t catalog.Tool) ToolInfo {
 	return ToolInfo{
 		Server: t.Server, Name: t.Def.Name, Exposed: t.Exposed, Title: t.Def.Title,
-		Description: t.Def.Description, InputSchema: t.Def.InputSchema,
+		Description: t.Def.Description, InputSchema: t.Def.InputSchema, OutputSchema: t.Def.OutputSchema,
 		Annotations: t.Def.Annotations, SchemaError: t.SchemaError,
 	}
 }
@@ -342,6 +344,10 @@ func (l *local) toolsSettledAt(server string) time.Time {
 func (l *local) Call(ctx context.Context, req CallRequest) (*CallResult, error) {
 	if l.c.Engine == nil {
 		return nil, missing("engine")
+	}
+	if req.LogLevel != "" {
+		//lint:ignore SA1019 shown to the person who made the call.
+		ctx = upstream.WithLogLevel(ctx, mcp.LoggingLevel(req.LogLevel))
 	}
 	res, err := l.c.Engine.Call(ctx, toolcall.Request{
 		Server:       req.Server,

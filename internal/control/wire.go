@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 )
 
@@ -23,11 +25,20 @@ type errorBody struct {
 type callLine struct {
 	Progress *progressWire `json:"progress,omitempty"`
 	Ask      *askWire      `json:"ask,omitempty"`
+	Log      *logWire      `json:"log,omitempty"`
 	Result   *CallResult   `json:"result,omitempty"`
 	// Task is the outcome of a streamed task request (its result).
 	Task  *TaskAnswer     `json:"task,omitempty"`
 	Error json.RawMessage `json:"error,omitempty"`
 	Cause string          `json:"cause,omitempty"`
+}
+
+// logWire is a log message a server sent during a call, for the caller
+// to show (answer.LogReceiver).
+type logWire struct {
+	Server string `json:"server"`
+	//lint:ignore SA1019 shown to the person who made the call.
+	Params *mcp.LoggingMessageParams `json:"params"`
 }
 
 // progressWire is toolcall.Progress on the wire.

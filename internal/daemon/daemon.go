@@ -186,8 +186,14 @@ func New(opts Options) (_ *Daemon, err error) {
 				PromptsChanged:   func() { d.cat.Invalidate(server, catalog.KindPrompts) },
 				ResourcesChanged: func() { d.cat.Invalidate(server, catalog.KindResources) },
 				ResourceUpdated:  func(ctx context.Context, uri string) { d.gw.Events(server).ResourceUpdated(ctx, uri) },
+				// To the CLI call it belongs to, when a `switchboard call`
+				// made it; else to gateway clients.
 				//lint:ignore SA1019 forwarded to gateway clients.
-				Log: func(ctx context.Context, p *mcp.LoggingMessageParams) { d.gw.Events(server).Log(ctx, p) },
+				Log: func(ctx context.Context, p *mcp.LoggingMessageParams) {
+					if !d.answers.Log(ctx, server, p) {
+						d.gw.Events(server).Log(ctx, p)
+					}
+				},
 				TaskStatus: func(ctx context.Context, p json.RawMessage) {
 					d.gw.Events(server).TaskStatus(ctx, p)
 					d.consoleTaskStatus(server, p)

@@ -776,6 +776,15 @@ func (c *Client) classify(ctx context.Context, err error, doing string) error {
 		c.markSuspect()
 	case errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF):
 		kind = fault.Connection
+		if c.proc != nil {
+			// A stdio server that exited: how it ended (its exit status,
+			// its stderr) says it best, and lands a moment after the
+			// request's EOF (watch); not `calling "tools/call": EOF`.
+			select {
+			case <-c.done:
+			case <-time.After(2 * terminateDuration):
+			}
+		}
 	default:
 		select {
 		case <-c.done:

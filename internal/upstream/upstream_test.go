@@ -181,6 +181,13 @@ func TestFaults(t *testing.T) {
 		if got := fault.KindOf(err); got != fault.Connection {
 			t.Fatalf("kind: got %s, want connection (err: %v)", got, err)
 		}
+		// The call's own error says how the server ended, not the
+		// SDK's `calling "tools/call": EOF`.
+		for _, w := range []string{"exited with code 2", "panic: crashing on purpose"} {
+			if !strings.Contains(fault.As(err).Message, w) {
+				t.Errorf("the call's error %q does not say %q", fault.As(err).Message, w)
+			}
+		}
 		select {
 		case <-c.Done():
 		case <-time.After(10 * time.Second):
