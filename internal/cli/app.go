@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sort"
 
 	"github.com/spf13/cobra"
@@ -141,12 +142,14 @@ func (a *app) loadConfig() (*config.Config, error) {
 	}
 	cfg, err := config.Load(path, a.configOptions(true))
 	var unset *config.UnresolvedVariableError
-	if err != nil && errors.As(err, &unset) && a.cmd != "serve" {
+	if (err != nil && errors.As(err, &unset) || err == nil && unsetInServers(cfg)) && a.cmd != "serve" {
 		// A daemon that serves this file has the variables it refers to
 		// (token_env, ${VAR}) in its own environment, and the command will
 		// ask the daemon: the caller's shell need not have them. The file
 		// is read again with a stand-in for each unset variable, only to
-		// know its servers and views; nothing runs on the stand-ins.
+		// know its servers and views; nothing runs on the stand-ins. (In
+		// a client's file an unset variable does not refuse the file but
+		// keeps its server from starting: here too, the daemon has it.)
 		// Never for serve: the daemon itself (whose reload would find
 		// itself serving the file) and serve --stdio run what they load,
 		// and a stand-in token would be a token anyone can guess.
@@ -160,6 +163,14 @@ func (a *app) loadConfig() (*config.Config, error) {
 		}
 	}
 	return cfg, err
+}
+
+// unsetInServers reports whether a server of cfg cannot start because
+// a variable it uses is not set (config.UnsetVariable).
+func unsetInServers(cfg *config.Config) bool {
+	return slices.ContainsFunc(cfg.Servers, func(s config.Server) bool {
+		return slices.ContainsFunc(s.CannotStart, config.UnsetVariable)
+	})
 }
 
 // daemonConfigInstead returns the configuration a command without
