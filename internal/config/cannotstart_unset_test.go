@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,5 +120,46 @@ func TestUnsetInputOrVariableMakesOneServerUnableToStart(t *testing.T) {
 	var uv *config.UnresolvedVariableError
 	if _, err := config.Load(native, opts); !errors.As(err, &uv) {
 		t.Errorf("switchboard.yaml: got %v, want the file refused for NOPE_PKG", err)
+	}
+}
+
+// TestPasswordInputIsSecretWhateverItsKey: a password input's value is
+// secret in whichever env or header key it goes to, however the key is
+// named: the server lists the key in Secrets, so that config show
+// (Redacted) and the redactor (SecretValues) hide it. A value of an input
+// that is not a password is shown as a key's value is.
+func TestPasswordInputIsSecretWhateverItsKey(t *testing.T) {
+	file := repoFile(t, ".vscode/mcp.json", `{
+  "inputs": [
+    {"type": "promptString", "id": "pw", "password": true},
+    {"type": "pickString", "id": "region", "options": ["eu", "us"]}
+  ],
+  "servers": {
+    "local": {"type": "stdio", "command": "npx", "env": {"MODE": "${input:pw}", "REGION": "${input:region}"}},
+    "remote": {"type": "http", "url": "https://mcp.example.com/mcp", "headers": {"X-Team": "team-${input:pw}"}}
+  }
+}`)
+	store := mapSecrets{config.InputSecretKey(file, "pw"): "hunter2-inputs32", config.InputSecretKey(file, "region"): "eu"}
+	cfg, err := config.Load(file, config.Options{LookupEnv: func(string) (string, bool) { return "", false }, Inputs: &config.InputResolver{Secrets: store}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, _ := cfg.Server("local")
+	remote, _ := cfg.Server("remote")
+	if local.Env["MODE"] != "hunter2-inputs32" || !slices.Contains(local.Secrets, "MODE") || slices.Contains(local.Secrets, "REGION") {
+		t.Errorf("local: got secrets %v, want MODE (a password input) and not REGION", local.Secrets)
+	}
+	if !slices.Contains(remote.Secrets, "X-Team") {
+		t.Errorf("remote: got secrets %v, want X-Team", remote.Secrets)
+	}
+	out, err := config.MarshalResolved(cfg.Redacted())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), "hunter2") || !strings.Contains(string(out), "REGION: eu") {
+		t.Errorf("redacted: got\n%s\nwant the password input hidden and the region shown", out)
+	}
+	if !slices.Contains(local.SecretValues(), "hunter2-inputs32") {
+		t.Errorf("local's secret values: got %d, want the password input's", len(local.SecretValues()))
 	}
 }

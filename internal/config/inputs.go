@@ -215,6 +215,20 @@ func decodeInputs(n *node, field, file string, ps *problems) map[string]Input {
 	return out
 }
 
+// usesPassword reports whether the string s, as written in a file of
+// syntax syn, refers to one of inputs declared password: true. The key
+// such a value goes to is secret whatever its name (Server.Secrets):
+// config show hides its value, the redactor removes it, and config import
+// lists the key under secrets.
+func usesPassword(s string, syn varSyntax, inputs map[string]Input) bool {
+	if len(inputs) == 0 || !strings.Contains(s, "${input:") {
+		return false
+	}
+	return slices.ContainsFunc(scanVarsWith(s, syn), func(sg segment) bool {
+		return sg.ref != nil && sg.ref.kind == refInput && inputs[sg.ref.name].Password
+	})
+}
+
 // inputResult is the outcome of resolving one input.
 type inputResult struct {
 	v   string

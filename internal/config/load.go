@@ -299,6 +299,7 @@ func parseOnce(filename string, data []byte, opts Options, inputs map[string]inp
 		trust:   ft,
 		canAsk:  opts.ConfirmTrust != nil && opts.StateDir != "",
 		workDir: workDir,
+		inputs:  rc.inputs,
 	}
 	cfg := r.resolve(rc)
 	cfg.Warnings = sortProblems(ps.warns, filename)
