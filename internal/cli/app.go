@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -212,10 +213,15 @@ const unsetStandIn = "set-in-the-daemon-environment"
 // envOrStandIn looks name up in the environment, and stands in for it
 // when it is not set there: with a value of its own per variable, since
 // two token_env variables with one stand-in would be the same token,
-// which the configuration refuses.
+// which the configuration refuses. A VS Code input's variable
+// (SWITCHBOARD_INPUT_*) gets none: the input's value is then taken from
+// the secret store, which the daemon reads too.
 func (a *app) envOrStandIn(name string) (string, bool) {
 	if v, ok := a.lookupEnv(name); ok {
 		return v, true
+	}
+	if strings.HasPrefix(name, config.InputEnvPrefix) {
+		return "", false
 	}
 	return unsetStandIn + "-" + name, true
 }

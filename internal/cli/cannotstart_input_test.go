@@ -39,7 +39,7 @@ func TestVSCodeFileServesBesideAServerWhoseInputHasNoValue(t *testing.T) {
 		"servers": map[string]any{
 			"good": map[string]any{"type": "stdio", "command": exe, "env": map[string]string{testserver.EnvMode: "ok", "GORACE": testserver.RaceEnv}},
 			"keyed": map[string]any{"type": "stdio", "command": exe, "env": map[string]string{
-				testserver.EnvMode: "${input:mode}", "GIZMO_TOKEN": "${input:api-key}", "GORACE": testserver.RaceEnv}},
+				testserver.EnvMode: "${input:mode}", "GIZMO_LOGIN": "${input:api-key}", "GORACE": testserver.RaceEnv}},
 			"varred": map[string]any{"type": "stdio", "command": exe, "env": map[string]string{
 				testserver.EnvMode: "ok", "GORACE": testserver.RaceEnv, "REGION": "${" + unsetVar + "}"}},
 		},
@@ -92,7 +92,7 @@ func TestVSCodeFileServesBesideAServerWhoseInputHasNoValue(t *testing.T) {
 		return m["good"].State == "connected" && m["keyed"].State == "cannot_start" && m["varred"].State == "cannot_start"
 	})
 	wantContains(t, "keyed's last_error", m["keyed"].LastError, file+":", "servers.keyed.env."+testserver.EnvMode+`: input "mode" has no value`,
-		`servers.keyed.env.GIZMO_TOKEN: input "api-key" has no value`)
+		`servers.keyed.env.GIZMO_LOGIN: input "api-key" has no value`)
 	wantContains(t, "keyed's suggestions", strings.Join(m["keyed"].Suggestions, "\n"), "store it: "+store, "--stdin", "then run: switchboard reload")
 	wantContains(t, "varred's last_error", m["varred"].LastError, "servers.varred.env.REGION: variable "+unsetVar+" is not set")
 	wantContains(t, "varred's suggestions", strings.Join(m["varred"].Suggestions, "\n"), "set it in the environment",
@@ -146,6 +146,7 @@ func TestVSCodeFileServesBesideAServerWhoseInputHasNoValue(t *testing.T) {
 	wantContains(t, "keyed's echo after the reload", r.stdout, "stored")
 	r = runCLI(t, "config", "show", "--config", file)
 	wantCode(t, r, ExitOK)
+	wantContains(t, "config show", r.stdout, `GIZMO_LOGIN: "[REDACTED]"`)
 	if strings.Contains(r.stdout+r.stderr, secret) {
 		t.Errorf("config show printed the input's value:\n%s", r.stdout)
 	}
@@ -185,5 +186,20 @@ func TestClientFileVariableOnlyTheDaemonHas(t *testing.T) {
 	wantCode(t, r, ExitOK)
 	if strings.Contains(r.stdout, "cannot start") {
 		t.Errorf("config show with the daemon that has %s: got\n%s\nwant no server that cannot start", teamVar, r.stdout)
+	}
+}
+
+// TestStandInsLeaveInputsToTheStore: the stand-in a command uses for a
+// variable the daemon has is never one for a VS Code input's variable,
+// which would shadow the value kept in the secret store (and, for a
+// pickString, not be one of its options).
+func TestStandInsLeaveInputsToTheStore(t *testing.T) {
+	t.Parallel()
+	a := &app{env: func(string) (string, bool) { return "", false }}
+	if v, ok := a.envOrStandIn(config.InputEnvName("region")); ok {
+		t.Errorf("input variable: got stand-in %q, want none", v)
+	}
+	if v, ok := a.envOrStandIn("TEAM"); !ok || v != unsetStandIn+"-TEAM" {
+		t.Errorf("TEAM: got %q, %v; want its stand-in", v, ok)
 	}
 }
