@@ -31,7 +31,7 @@ func TestVSCodeFileServesBesideAServerWhoseInputHasNoValue(t *testing.T) {
 	const unsetVar = "SWITCHBOARD_TEST_INPUTS32_UNSET"
 	const secret = "sk-test-inputs32-0123456789"
 	exe := testserver.Command(t)
-	data, err := json.MarshalIndent(map[string]any{
+	file := writeClientFile(t, ".vscode/mcp.json", map[string]any{
 		"inputs": []map[string]any{
 			{"type": "promptString", "id": "mode", "description": "How the server runs", "password": true},
 			{"type": "promptString", "id": "api-key", "description": "API key", "password": true},
@@ -43,17 +43,7 @@ func TestVSCodeFileServesBesideAServerWhoseInputHasNoValue(t *testing.T) {
 			"varred": map[string]any{"type": "stdio", "command": exe, "env": map[string]string{
 				testserver.EnvMode: "ok", "GORACE": testserver.RaceEnv, "REGION": "${" + unsetVar + "}"}},
 		},
-	}, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), ".vscode", "mcp.json")
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	})
 	// The test server is no npx: the file runs it once trusted. An input
 	// without a value does not stop the trust.
 	wantCode(t, runCLI(t, "config", "trust", file, "--yes"), ExitOK)
@@ -162,19 +152,9 @@ func TestClientFileVariableOnlyTheDaemonHas(t *testing.T) {
 	setenv(t, "SWITCHBOARD_STATE_DIR", t.TempDir())
 	setenv(t, "HOME", t.TempDir())
 	const teamVar = "SWITCHBOARD_TEST_INPUTS32_TEAM"
-	data, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+	file := writeClientFile(t, ".cursor/mcp.json", map[string]any{"mcpServers": map[string]any{
 		"web": map[string]any{"url": "https://mcp.example.com/mcp", "headers": map[string]string{"X-Team": "${" + teamVar + "}"}},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), ".cursor", "mcp.json")
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	r := runCLI(t, "config", "validate", file)
 	wantCode(t, r, ExitFailure)
 	wantContains(t, "validate without a daemon", r.stderr, "variable "+teamVar+" is not set")
@@ -202,4 +182,22 @@ func TestStandInsLeaveInputsToTheStore(t *testing.T) {
 	if v, ok := a.envOrStandIn("TEAM"); !ok || v != unsetStandIn+"-TEAM" {
 		t.Errorf("TEAM: got %q, %v; want its stand-in", v, ok)
 	}
+}
+
+// writeClientFile writes v as JSON to rel (such as .vscode/mcp.json) in a
+// new project folder, and returns its path.
+func writeClientFile(t *testing.T, rel string, v any) string {
+	t.Helper()
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }
