@@ -201,3 +201,32 @@ func writeClientFile(t *testing.T, rel string, v any) string {
 	}
 	return file
 }
+
+// TestConfigInputAsksWithoutEcho: on a terminal, config input asks for
+// the value showing the input's description and never echoes what is
+// typed, even for an input that is not a password; the value is then
+// the input's for every command (config validate passes).
+func TestConfigInputAsksWithoutEcho(t *testing.T) {
+	t.Parallel()
+	state := t.TempDir()
+	setenv(t, "SWITCHBOARD_STATE_DIR", state)
+	file := writeClientFile(t, ".vscode/mcp.json", map[string]any{
+		"inputs": []map[string]any{{"type": "promptString", "id": "team", "description": "Your team's name"}},
+		"servers": map[string]any{
+			"web": map[string]any{"type": "http", "url": "https://mcp.example.com/mcp", "headers": map[string]string{"X-Team": "${input:team}"}},
+		},
+	})
+	wantCode(t, runCLI(t, "config", "validate", file), ExitFailure)
+
+	const typed = "team-blue-7"
+	p := startOnPTY(t, []string{"SWITCHBOARD_STATE_DIR=" + state}, "config", "input", "team", file)
+	p.expect("Your team's name")
+	p.answer("team: ", typed)
+	out := p.succeeds("config input on a terminal")
+	wantContains(t, "config input", out, `stored input "team" of `+file)
+	if strings.Contains(out, typed) {
+		t.Errorf("the terminal showed the value:\n%s", out)
+	}
+	r := runCLI(t, "config", "validate", file)
+	wantCode(t, r, ExitOK)
+}
