@@ -34,8 +34,11 @@ configuration the command would use (--config, else ./switchboard.yaml, else the
 config dir).`,
 		Example: `  switchboard config input github-token .vscode/mcp.json
   printf %s "$TOKEN" | switchboard config input github-token .vscode/mcp.json --stdin`,
-		ValidArgsFunction: func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-			return nil, cobra.ShellCompDirectiveDefault
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) == 1 { // FILE; ID is the file's own name for the input
+				return completeFiles("json")(cmd, args, toComplete)
+			}
+			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
