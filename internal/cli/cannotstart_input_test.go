@@ -229,4 +229,12 @@ func TestConfigInputAsksWithoutEcho(t *testing.T) {
 	}
 	r := runCLI(t, "config", "validate", file)
 	wantCode(t, r, ExitOK)
+
+	// --json says what was stored where, never the value.
+	r = runCLIInput(t, context.Background(), strings.NewReader("team-red-3\n"), "config", "input", "team", file, "--stdin", "--json")
+	wantCode(t, r, ExitOK)
+	var got map[string]string
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || got["file"] != file || got["input"] != "team" || got["store"] != filepath.Join(state, "secrets", "values") || strings.Contains(r.stdout, "team-red-3") {
+		t.Errorf("config input --json: got %s (%v), want the file, the input and the store", r.stdout, err)
+	}
 }
