@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -145,12 +147,14 @@ func (a *app) loadConfig() (*config.Config, error) {
 	}
 	cfg, err := config.Load(path, a.configOptions(true))
 	var unset *config.UnresolvedVariableError
-	if err != nil && errors.As(err, &unset) && a.cmd != "serve" {
+	if (err != nil && errors.As(err, &unset) || err == nil && unsetInServers(cfg)) && a.cmd != "serve" {
 		// A daemon that serves this file has the variables it refers to
 		// (token_env, ${VAR}) in its own environment, and the command will
 		// ask the daemon: the caller's shell need not have them. The file
 		// is read again with a stand-in for each unset variable, only to
-		// know its servers and views; nothing runs on the stand-ins.
+		// know its servers and views; nothing runs on the stand-ins. (In
+		// a client's file an unset variable does not refuse the file but
+		// keeps its server from starting: here too, the daemon has it.)
 		// Never for serve: the daemon itself (whose reload would find
 		// itself serving the file) and serve --stdio run what they load,
 		// and a stand-in token would be a token anyone can guess.
@@ -164,6 +168,14 @@ func (a *app) loadConfig() (*config.Config, error) {
 		}
 	}
 	return cfg, err
+}
+
+// unsetInServers reports whether a server of cfg cannot start because
+// a variable it uses is not set (config.UnsetVariable).
+func unsetInServers(cfg *config.Config) bool {
+	return slices.ContainsFunc(cfg.Servers, func(s config.Server) bool {
+		return slices.ContainsFunc(s.CannotStart, config.UnsetVariable)
+	})
 }
 
 // daemonConfigInstead returns the configuration a command without
@@ -205,10 +217,15 @@ const unsetStandIn = "set-in-the-daemon-environment"
 // envOrStandIn looks name up in the environment, and stands in for it
 // when it is not set there: with a value of its own per variable, since
 // two token_env variables with one stand-in would be the same token,
-// which the configuration refuses.
+// which the configuration refuses. A VS Code input's variable
+// (SWITCHBOARD_INPUT_*) gets none: the input's value is then taken from
+// the secret store, which the daemon reads too.
 func (a *app) envOrStandIn(name string) (string, bool) {
 	if v, ok := a.lookupEnv(name); ok {
 		return v, true
+	}
+	if strings.HasPrefix(name, config.InputEnvPrefix) {
+		return "", false
 	}
 	return unsetStandIn + "-" + name, true
 }

@@ -15,14 +15,16 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/config"
 )
 
-// newConfigCmd is `switchboard config`, with validate, show and import.
+// newConfigCmd is `switchboard config`, with validate, show, import, trust
+// and input.
 func newConfigCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Check, show, convert or trust configuration",
 		Long: `Check a configuration file, show the resolved configuration, convert a client's file
-(Claude Desktop, Cursor, VS Code, ...) to switchboard.yaml, or trust a client's file so that
-it may run the commands it names. Reference: docs/configuration.md.`,
+(Claude Desktop, Cursor, VS Code, ...) to switchboard.yaml, trust a client's file so that
+it may run the commands it names, or store the value of a VS Code input. Reference:
+docs/configuration.md.`,
 		Example: `  switchboard config validate
   switchboard config show --json
   switchboard config import ~/.config/Claude/claude_desktop_config.json -o switchboard.yaml
@@ -93,7 +95,7 @@ stdout, or OUT (never overwriting it without --force).`,
 		return pflag.NormalizedName(name)
 	})
 	_ = imp.RegisterFlagCompletionFunc("out", completeFiles("yaml", "yml"))
-	cmd.AddCommand(validate, show, imp, newConfigTrustCmd(a))
+	cmd.AddCommand(validate, show, imp, newConfigTrustCmd(a), newConfigInputCmd(a))
 	return cmd
 }
 

@@ -301,7 +301,7 @@ func TestInputsWithoutTerminal(t *testing.T) {
 	file := vscodeFile(t)
 	r := runCLI(t, "config", "validate", file)
 	wantCode(t, r, ExitFailure)
-	wantContains(t, "stderr", r.stderr, `input "api-key" has no value; set SWITCHBOARD_INPUT_API_KEY`)
+	wantContains(t, "stderr", r.stderr, `input "api-key" has no value; store it: `+config.StoreInputCommand(file, "api-key"), "or set SWITCHBOARD_INPUT_API_KEY")
 
 	// Asked on a terminal (an injected asker): the answer is kept.
 	const secret = "pplx-0123456789abcdef"

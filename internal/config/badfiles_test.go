@@ -658,12 +658,14 @@ servers:
 		File: "testdata/.vscode/mcp.json",
 		Src: `{
   "servers": {
-    "a": {"type": "stdio", "command": "npx", "env_file": ".env", "env": {"T": "${input:token}"}}
+    "a": {"type": "stdio", "command": "npx", "env_file": ".env", "env": {"T": "${input:token}"}},
+    "b": {"type": "stdio"}
   }
 }
 `,
 		Want: []string{
-			"testdata/.vscode/mcp.json:3:79: servers.a.env.T: input \"token\" has no value; set SWITCHBOARD_INPUT_TOKEN, or run the command on a terminal to be asked",
+			"testdata/.vscode/mcp.json:3:79: servers.a.env.T: input \"token\" has no value; store it: switchboard config input token <testdata>/.vscode/mcp.json (it asks without echo; --stdin reads it from a pipe), or set SWITCHBOARD_INPUT_TOKEN",
+			"testdata/.vscode/mcp.json:4:5: servers.b.command: command is required by the stdio transport; add the command that starts the server, e.g. command: npx",
 		},
 	},
 	{

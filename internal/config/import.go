@@ -238,6 +238,26 @@ func (im *importer) rewrite(s string) string {
 	return out
 }
 
+// passwordKeys are the env and header keys of s whose values refer to a
+// VS Code password input (usesPassword), which are not named like
+// credentials: the import lists them under secrets, so that the native
+// file keeps them secret as the source does.
+func (im *importer) passwordKeys(s *rawServer) []string {
+	var keys []string
+	for _, name := range []string{"env", "headers"} {
+		f := s.field(name)
+		if f == nil || f.val.kind != kindMap {
+			continue
+		}
+		for _, p := range f.val.pairs {
+			if !IsSecretKey(p.key) && usesPassword(p.value.text, im.rw.syntax, im.rw.inputs) {
+				keys = append(keys, p.key)
+			}
+		}
+	}
+	return keys
+}
+
 // path rewrites a path and makes a relative one absolute.
 func (im *importer) path(s string) string {
 	v := im.rewrite(s)
@@ -278,6 +298,7 @@ func (im *importer) server(s *rawServer, srv Server) {
 		w.kv(in, "description", quoteYAML(im.rewrite(f.val.text)))
 	}
 	w.kv(in, "transport", string(s.transport))
+	passwords := im.passwordKeys(s)
 	typed := reflect.ValueOf(cmp.Or(s.typed, &schema.Server{})).Elem()
 	for _, sf := range serverFields {
 		f := s.field(sf.name)
@@ -298,7 +319,13 @@ func (im *importer) server(s *rawServer, srv Server) {
 			}
 		case []string, []schema.Text:
 			if sf.name == "secrets" {
-				w.kv(in, sf.name, "["+strings.Join(quoteAll(texts(f.val.items)), ", ")+"]")
+				keys := texts(f.val.items)
+				for _, k := range passwords {
+					if !slices.Contains(keys, k) {
+						keys = append(keys, k)
+					}
+				}
+				w.kv(in, sf.name, "["+strings.Join(quoteAll(keys), ", ")+"]")
 			} else {
 				w.kv(in, sf.name, im.list(f.val.items))
 			}
@@ -315,6 +342,9 @@ func (im *importer) server(s *rawServer, srv Server) {
 				w.kv(in, "launch", "{allow: ["+strings.Join(quoteAll(x.Allow), ", ")+"]}")
 			}
 		}
+	}
+	if s.field("secrets") == nil && len(passwords) > 0 {
+		w.kv(in, "secrets", "["+strings.Join(quoteAll(passwords), ", ")+"]")
 	}
 	if s.field("timeout") == nil && (s.field(fieldConnectTimeoutS) != nil || s.field(fieldConnectTimeoutMS) != nil) {
 		w.kv(in, "timeout", formatDuration(srv.ConnectTimeout))

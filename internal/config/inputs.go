@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -117,7 +118,7 @@ func (r *InputResolver) Resolve(in Input, lookup func(string) (string, bool)) (s
 	if in.Default != "" {
 		return check(in.Default, "its default")
 	}
-	return "", &InputUnsetError{ID: in.ID, EnvVar: env, Command: in.Command}
+	return "", &InputUnsetError{ID: in.ID, EnvVar: env, Command: in.Command, File: in.File}
 }
 
 // InputUnsetError reports a VS Code input that has no value: no
@@ -127,14 +128,38 @@ type InputUnsetError struct {
 	ID      string // the input id
 	EnvVar  string // the environment variable that would give it a value
 	Command string // for a command input, the VS Code command
+	File    string // the configuration file that uses the input
 }
 
-// Error names the input and the variable to set.
-func (e *InputUnsetError) Error() string {
+// Error names the input and says how to give it a value (Fix).
+func (e *InputUnsetError) Error() string { return e.Problem() + "; " + e.Fix() }
+
+// Problem says what is wrong, without the fix.
+func (e *InputUnsetError) Problem() string {
 	if e.Command != "" {
-		return fmt.Sprintf("input %q is the result of the VS Code command %s, which Switchboard cannot run; set %s", e.ID, e.Command, e.EnvVar)
+		return fmt.Sprintf("input %q is the result of the VS Code command %s, which Switchboard cannot run", e.ID, e.Command)
 	}
-	return fmt.Sprintf("input %q has no value; set %s, or run the command on a terminal to be asked", e.ID, e.EnvVar)
+	return fmt.Sprintf("input %q has no value", e.ID)
+}
+
+// Fix says how to give the input a value: store it in the secret store
+// (StoreInputCommand), which a running serve reads at its next reload,
+// or set the variable EnvVar.
+func (e *InputUnsetError) Fix() string {
+	store := "store it: " + StoreInputCommand(e.File, e.ID) + " (it asks without echo; --stdin reads it from a pipe)"
+	if e.File == "" {
+		store = "store it: switchboard config input " + quoteForShell(e.ID) + " FILE"
+	}
+	return fmt.Sprintf("%s, or set %s", store, e.EnvVar)
+}
+
+// StoreInputCommand is the command that stores the value of the input id
+// of the configuration file at path in the secret store.
+func StoreInputCommand(path, id string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return "switchboard config input " + quoteForShell(id) + " " + quoteForShell(path)
 }
 
 // decodeInputs reads a VS Code "inputs" list.
@@ -190,6 +215,20 @@ func decodeInputs(n *node, field, file string, ps *problems) map[string]Input {
 	return out
 }
 
+// usesPassword reports whether the string s, as written in a file of
+// syntax syn, refers to one of inputs declared password: true. The key
+// such a value goes to is secret whatever its name (Server.Secrets):
+// config show hides its value, the redactor removes it, and config import
+// lists the key under secrets.
+func usesPassword(s string, syn varSyntax, inputs map[string]Input) bool {
+	if len(inputs) == 0 || !strings.Contains(s, "${input:") {
+		return false
+	}
+	return slices.ContainsFunc(scanVarsWith(s, syn), func(sg segment) bool {
+		return sg.ref != nil && sg.ref.kind == refInput && inputs[sg.ref.name].Password
+	})
+}
+
 // inputResult is the outcome of resolving one input.
 type inputResult struct {
 	v   string
@@ -225,8 +264,27 @@ func inputExpander(inputs map[string]Input, file string, res *InputResolver, loo
 		}
 		var unset *InputUnsetError
 		if errors.As(r.err, &unset) {
-			return "", &varProblem{msg: unset.Error(), err: r.err}
+			return "", &varProblem{msg: unset.Problem(), fix: unset.Fix(), err: r.err}
 		}
 		return "", &varProblem{msg: r.err.Error(), err: r.err}
 	}
+}
+
+// FileInputs returns the VS Code inputs the configuration file at path
+// declares, by id, and its format. A file in another format declares
+// none (the map is nil); a file that cannot be read or parsed is an
+// error. The servers are not resolved: no input is asked for.
+func FileInputs(path string) (map[string]Input, Format, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("reading configuration file %s: %w", path, err)
+	}
+	ps := &problems{}
+	root := parseTree(path, data, ps)
+	if len(ps.errs) > 0 {
+		return nil, "", &ValidationError{Problems: sortProblems(ps.errs, path)}
+	}
+	wd, _ := os.Getwd()
+	rc := decodeRaw(root, decodeContext{file: path, workDir: wd}, ps)
+	return rc.inputs, rc.format, nil
 }

@@ -156,11 +156,17 @@ func TestInputsValidateAndImportAgree(t *testing.T) {
 	}
 
 	// Without a terminal or a value, both say which variable to set: load
-	// fails, import succeeds with the reference.
-	_, err = config.Load(file, config.Options{LookupEnv: func(string) (string, bool) { return "", false }})
-	var unset *config.InputUnsetError
-	if !errors.As(err, &unset) || !strings.Contains(err.Error(), "set SWITCHBOARD_INPUT_TOK") {
-		t.Errorf("no value: got %v", err)
+	// keeps both servers, unable to start, saying so; import succeeds
+	// with the reference.
+	cfg, err = config.Load(file, config.Options{LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatalf("no value: got %v, want the file loaded", err)
+	}
+	for _, srv := range cfg.Servers {
+		var unset *config.InputUnsetError
+		if len(srv.CannotStart) != 1 || !errors.As(srv.CannotStart[0].Err, &unset) || !strings.Contains(srv.CannotStart[0].String(), "or set SWITCHBOARD_INPUT_TOK") {
+			t.Errorf("no value: server %s: got CannotStart %v, want the input without a value", srv.Name, srv.CannotStart)
+		}
 	}
 	if _, err := config.Import(file, config.Options{LookupEnv: func(string) (string, bool) { return "", false }}); err != nil {
 		t.Errorf("import without a value: %v", err)

@@ -147,12 +147,16 @@ func (p *parsed) setAside() {
 // wrong: its env file or working directory does not exist yet (a Cursor
 // ${workspaceFolder}/.env in a folder without one), or, in a client's
 // file (client), the command allowlist or the launch policy refuses its
-// command — for want of trust, or a construct the policy refuses. The
-// entry means something whole; creating the path, trusting the file or
-// allowing the construct, and reloading, starts the server. A client's
-// file is one the user did not write for Switchboard, whose client starts
-// the servers it can; switchboard.yaml is written for Switchboard, with
-// the allowlist beside the servers, and a reload refuses an edit that
+// command — for want of trust, or a construct the policy refuses — or a
+// ${VAR} it uses is not set, or a VS Code ${input:id} has no value (serve
+// run as a service, or by a client, has no terminal to ask). The entry
+// means something whole; creating the path, trusting the file or
+// allowing the construct, storing the input's value, and reloading (or,
+// for a variable, restarting serve with it set), starts the server. A
+// client's file is one the user did not write for Switchboard, whose
+// client starts the servers it can; switchboard.yaml is written for
+// Switchboard, with the allowlist beside the servers and ${VAR:-default}
+// for a variable that may be unset, and a reload refuses an edit that
 // breaks it, keeping the running configuration, so it stays whole there.
 func startProblem(p Problem, client bool) bool {
 	if missingPath(p) != nil {
@@ -161,12 +165,18 @@ func startProblem(p Problem, client bool) bool {
 	var na *CommandNotAllowedError
 	var ua *UnsafeArgumentError
 	var ue *UnsafeEnvError
-	return client && (errors.As(p.Err, &na) || errors.As(p.Err, &ua) || errors.As(p.Err, &ue))
+	var uv *UnresolvedVariableError
+	var ui *InputUnsetError
+	return client && (errors.As(p.Err, &na) || errors.As(p.Err, &ua) || errors.As(p.Err, &ue) ||
+		errors.As(p.Err, &uv) || errors.As(p.Err, &ui))
 }
 
 // StartHint says, for a running serve, what starts a server whose
 // CannotStart lists ps once they are fixed.
 func StartHint(ps []Problem) string {
+	if slices.ContainsFunc(ps, UnsetVariable) {
+		return "then restart serve with it set: a running serve reads its environment only when it starts, so switchboard reload does not see a variable set since"
+	}
 	for _, p := range ps {
 		var na *CommandNotAllowedError
 		if !errors.As(p.Err, &na) || na.File == "" {
@@ -174,6 +184,13 @@ func StartHint(ps []Problem) string {
 		}
 	}
 	return "config trust reloads a running serve, which then starts the server"
+}
+
+// UnsetVariable reports whether p is about a ${VAR} that is not set in
+// the environment the file was read in (an *UnresolvedVariableError).
+func UnsetVariable(p Problem) bool {
+	var uv *UnresolvedVariableError
+	return errors.As(p.Err, &uv)
 }
 
 func parse(filename string, data []byte, opts Options) *parsed {
@@ -282,6 +299,7 @@ func parseOnce(filename string, data []byte, opts Options, inputs map[string]inp
 		trust:   ft,
 		canAsk:  opts.ConfirmTrust != nil && opts.StateDir != "",
 		workDir: workDir,
+		inputs:  rc.inputs,
 	}
 	cfg := r.resolve(rc)
 	cfg.Warnings = sortProblems(ps.warns, filename)

@@ -55,6 +55,12 @@ type resolver struct {
 	// entries are the spans of ps.errs that each server entry's own
 	// fields raised (see setAside).
 	entries []entrySpan
+	// inputs are the file's VS Code inputs, and passwordKeys the env and
+	// header keys of the server being resolved whose values refer to a
+	// password input (usesPassword): secret, as keys named like
+	// credentials are, whatever their name.
+	inputs       map[string]Input
+	passwordKeys []string
 }
 
 // entrySpan is ps.errs[from:to], the problems that the fields of
@@ -213,6 +219,7 @@ func (r *resolver) server(s *rawServer) Server {
 	if s.spec.format == FormatToolsV1 {
 		srv.RequestTimeout = toolsRequestTimeout // seed 004: request_timeout defaults to 60
 	}
+	r.passwordKeys = nil
 	if s.violated == nil {
 		r.checkServerFields(s) // a native file's were checked with the whole file
 	}
@@ -276,7 +283,7 @@ func (r *resolver) server(s *rawServer) Server {
 		}
 	}
 
-	secrets := slices.Clone(s.typed.Secrets) // none empty: the schema's rule
+	secrets := append(slices.Clone(s.typed.Secrets), r.passwordKeys...) // none empty: the schema's rule
 	for k := range srv.Env {
 		if IsSecretKey(k) {
 			secrets = append(secrets, k)
@@ -465,6 +472,9 @@ func (r *resolver) stdio(s *rawServer, srv *Server) {
 			if p.key == "" || strings.ContainsAny(p.key, "=\x00") {
 				r.ps.add(p.keyPos, field, fmt.Sprintf("invalid environment variable name %q", p.key), "use letters, digits and _", nil)
 				continue
+			}
+			if usesPassword(p.value.text, r.x.syntax, r.inputs) {
+				r.passwordKeys = append(r.passwordKeys, p.key)
 			}
 			if v, ok := r.expandNode(p.value, field); ok {
 				env[p.key] = v
@@ -930,6 +940,9 @@ func (r *resolver) headers(n *node, field string) map[string]string {
 		if !headerName().MatchString(p.key) {
 			r.ps.add(p.keyPos, field, fmt.Sprintf("invalid header name %q", p.key), "use letters, digits and -", nil)
 			continue
+		}
+		if usesPassword(p.value.text, r.x.syntax, r.inputs) {
+			r.passwordKeys = append(r.passwordKeys, p.key)
 		}
 		v, ok := r.expandHeaderNode(p.value, field)
 		if !ok {

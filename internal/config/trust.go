@@ -269,7 +269,10 @@ func inUserConfigDir(abs string, lookup func(string) (string, bool)) bool {
 // let load has no problem here. A server the launch policy refuses even
 // in a trusted file (which Load keeps, unable to start) is an error here,
 // as trusting the file would not make it run; a missing env file or cwd
-// is not, as the server starts once the path exists.
+// is not, as the server starts once the path exists, nor is an input with
+// no value, as it starts once the value is stored. A variable that is not
+// set is an error here, *UnresolvedVariableError, for the caller to read
+// the file again with a stand-in for it.
 func TrustPreview(path string, opts Options) (*Config, error) {
 	opts.assumeTrusted = true
 	opts.ConfirmTrust = nil
@@ -280,7 +283,8 @@ func TrustPreview(path string, opts Options) (*Config, error) {
 	var refused []Problem
 	for _, srv := range cfg.Servers {
 		for _, p := range srv.CannotStart {
-			if missingPath(p) == nil {
+			var ui *InputUnsetError
+			if missingPath(p) == nil && !errors.As(p.Err, &ui) {
 				refused = append(refused, p)
 			}
 		}

@@ -393,6 +393,9 @@ func rewriteSegs(b *strings.Builder, segs []segment, rc rewriteCtx, notes *[]str
 	}
 }
 
+// InputEnvPrefix starts the name of every variable InputEnvName gives.
+const InputEnvPrefix = "SWITCHBOARD_INPUT_"
+
 // InputEnvName is the environment variable that gives a VS Code input its
 // value: SWITCHBOARD_INPUT_ and the id in upper case with every character
 // other than a letter or digit as _, so "github-token" is
@@ -400,7 +403,7 @@ func rewriteSegs(b *strings.Builder, segs []segment, rc rewriteCtx, notes *[]str
 // meaning an unrelated variable (an input named "path" is not PATH).
 func InputEnvName(id string) string {
 	var b strings.Builder
-	b.WriteString("SWITCHBOARD_INPUT_")
+	b.WriteString(InputEnvPrefix)
 	for _, r := range id {
 		switch {
 		case r >= 'a' && r <= 'z':
