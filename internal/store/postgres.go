@@ -124,15 +124,7 @@ func (p *Postgres) schemaVersion(ctx context.Context) (int, error) {
 // RecordCalls implements Store. The inserts are pipelined in one round
 // trip inside a transaction.
 func (p *Postgres) RecordCalls(ctx context.Context, recs []CallRecord) error {
-	if len(recs) == 0 {
-		return nil
-	}
-	rows, err := prepare(recs)
-	if err != nil {
-		return err
-	}
-	return p.upsertRows(ctx, "call", postgresDialect.upsertCallSQL(), len(rows),
-		func(i int) []any { return postgresDialect.callArgs(&rows[i]) })
+	return p.writeCalls(ctx, "", nil, recs, nil)
 }
 
 // upsertRows runs query (an upsert) for n rows in one transaction, the

@@ -49,6 +49,11 @@ type RecorderOptions struct {
 	Journal string
 	// NoJournal turns the journal off.
 	NoJournal bool
+	// Lease is how long a PostgreSQL history trusts this process to be
+	// alive without hearing from it (DefaultLease): once it has expired,
+	// any process on the history records the calls this one was running
+	// as interrupted. The process renews it every third of it.
+	Lease time.Duration
 	// Logger receives drops and write failures; nil discards them.
 	Logger *slog.Logger
 }
@@ -77,6 +82,9 @@ func (o RecorderOptions) withDefaults() RecorderOptions {
 	}
 	if o.CommitWait <= 0 {
 		o.CommitWait = 5 * time.Second
+	}
+	if o.Lease <= 0 {
+		o.Lease = DefaultLease
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -125,6 +133,8 @@ type Recorder struct {
 	journaling atomic.Bool
 	// infl accounts for the calls running, with a journal (Begin).
 	infl atomic.Pointer[inflight]
+	// fl accounts for them on a PostgreSQL history; nil on others.
+	fl *flight
 
 	mu sync.Mutex
 	// The buffer is a queue of blocks of MaxBatch capacity, each one
@@ -157,13 +167,17 @@ type flushWaiter struct {
 // must stay open until Run has returned.
 func NewRecorder(s Store, opts RecorderOptions) *Recorder {
 	opts = opts.withDefaults()
-	return &Recorder{
+	r := &Recorder{
 		store:   s,
 		opts:    opts,
 		log:     opts.Logger,
 		kick:    make(chan struct{}, 1),
 		stopped: make(chan struct{}),
 	}
+	if fs, ok := s.(flightStore); ok {
+		r.fl = newFlight(fs, opts.Lease)
+	}
+	return r
 }
 
 // Record queues rec to be written. It never waits for I/O: when the buffer
@@ -246,16 +260,23 @@ func (r *Recorder) Commit(ctx context.Context, rec CallRecord) error {
 // Begin notes that the call rec describes (its id, source, identity,
 // server, tool, origin and start) has started; end, called once its record
 // is Committed, notes that it ended. If the process dies in between, the
-// next Recorder on the database records the call as an error saying that
-// its process stopped while it ran, unless its record got through. Without
-// a journal (PostgreSQL), or before Run opened it, Begin does nothing.
-// Begin is safe for concurrent use.
+// call is recorded as an error saying that its process stopped while it
+// ran, unless its record got through: with a journal (SQLite) by the next
+// Recorder on the database; on PostgreSQL by any process on the history,
+// once this one's lease has expired (RecorderOptions.Lease). Before Run
+// opened the journal or registered the process with PostgreSQL, and on
+// other stores, Begin does nothing. Begin is safe for concurrent use.
 func (r *Recorder) Begin(rec CallRecord) (end func()) {
-	in := r.infl.Load()
-	if in == nil || rec.ID == "" || rec.StartedAt.IsZero() {
+	if rec.ID == "" || rec.StartedAt.IsZero() {
 		return func() {}
 	}
-	return in.begin(&rec)
+	if in := r.infl.Load(); in != nil {
+		return in.begin(&rec)
+	}
+	if r.fl != nil && r.fl.on.Load() {
+		return r.beginFlight(&rec)
+	}
+	return func() {}
 }
 
 // checkRecord refuses an invalid record, counting it.
@@ -289,6 +310,9 @@ func (r *Recorder) appendLocked(rec CallRecord) (wake bool, err error) {
 	r.blocks[last] = append(r.blocks[last], rec)
 	r.accepted++
 	r.queued++
+	if r.fl != nil && len(r.fl.begun) > 0 {
+		r.endFlightLocked(rec.ID, r.accepted) // its start need not be written, or its row goes with it
+	}
 	return r.queued == 1 || len(r.blocks[last]) == r.opts.MaxBatch, nil
 }
 
@@ -391,8 +415,16 @@ func (r *Recorder) Run(ctx context.Context) error {
 	}()
 
 	r.openJournal(wctx)
+	var leaseDone chan struct{}
+	if r.fl != nil {
+		leaseDone = make(chan struct{})
+		go func() {
+			defer close(leaseDone)
+			r.runLease(ctx)
+		}()
+	}
 
-	l := loop{r: r, lastPrune: time.Now()}
+	l := loop{r: r, lastPrune: time.Now(), leaseDone: leaseDone}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()           // armed when records are waiting
 	var deadline time.Time // when the oldest waiting record must be written
@@ -402,22 +434,32 @@ func (r *Recorder) Run(ctx context.Context) error {
 		// Someone waiting (a Flush, a Commit) gets everything written
 		// now; records that arrive meanwhile go in the next transaction.
 		n, flush := r.queued, r.flushReq || (len(r.waiters) > 0 && r.queued > 0)
+		starts := r.fl != nil && len(r.fl.starts) > 0
 		r.mu.Unlock()
 		now := time.Now()
 		switch {
 		case ctx.Err() != nil:
 			return l.shutdown(wctx)
-		case flush || (n > 0 && !deadline.IsZero() && !now.Before(deadline)):
+		case flush || ((n > 0 || starts) && !deadline.IsZero() && !now.Before(deadline)):
 			l.write(wctx, true)
 			deadline = time.Time{}
 			continue
 		case n >= r.opts.MaxBatch:
 			l.write(wctx, false)
 			continue
-		case n > 0 && deadline.IsZero():
-			deadline = now.Add(r.opts.FlushInterval)
-			timer.Reset(r.opts.FlushInterval)
-		case n == 0:
+		case (n > 0 || starts) && deadline.IsZero():
+			// Starts of calls wait less (flightDelay): they go with the
+			// next records written if any come by then.
+			wait := r.opts.FlushInterval
+			if starts {
+				wait = min(wait, flightDelay)
+			}
+			deadline = now.Add(wait)
+			timer.Reset(wait)
+		case starts && deadline.After(now.Add(flightDelay)):
+			deadline = now.Add(flightDelay)
+			timer.Reset(flightDelay)
+		case n == 0 && !starts:
 			deadline = time.Time{}
 		}
 		select {
@@ -485,6 +527,10 @@ type loop struct {
 	lastFullLog    time.Time
 	lastLateLog    time.Time
 	lastJournalLog time.Time
+	lastFlightLog  time.Time
+	// leaseDone is closed when the lease's goroutine (PostgreSQL) has
+	// returned; nil without one.
+	leaseDone chan struct{}
 }
 
 // write writes the buffer: everything when all is set, else only full
@@ -503,14 +549,33 @@ func (l *loop) write(ctx context.Context, all bool) error {
 	n := copy(r.blocks, r.blocks[take:])
 	clear(r.blocks[n:])
 	r.blocks = r.blocks[:n]
+	total := 0
 	for _, b := range batches {
 		r.queued -= len(b)
+		total += len(b)
+	}
+	var fw flightWork
+	if r.fl != nil {
+		// The starts go with the first batch, the rows of ended calls
+		// with the last, which holds their records.
+		fw = r.takeFlightLocked(r.settled + uint64(total))
 	}
 	r.mu.Unlock()
 
+	if len(batches) == 0 {
+		l.writeFlight(ctx, fw)
+	}
 	var lastErr error
-	for _, b := range batches {
-		err := l.writeChunk(ctx, b)
+	for i, b := range batches {
+		var part flightWork
+		if i == 0 {
+			part.starts = fw.starts
+		}
+		if i == len(batches)-1 {
+			part.ended = fw.ended
+		}
+		err := l.writeChunk(ctx, b, part)
+		r.flightWritten(part, err)
 		if err != nil {
 			lastErr = err
 		}
@@ -531,9 +596,9 @@ func (l *loop) write(ctx context.Context, all bool) error {
 // when that fails. With a journal the records Commit journaled stay in
 // it (settle keeps their segments), and the next start writes them: the
 // log says so rather than that they are lost.
-func (l *loop) writeChunk(ctx context.Context, chunk []CallRecord) error {
+func (l *loop) writeChunk(ctx context.Context, chunk []CallRecord, fw flightWork) error {
 	r := l.r
-	if err := r.writeRetrying(ctx, chunk); err != nil {
+	if err := r.writeCallsRetrying(ctx, fw, chunk); err != nil {
 		r.dropped.Add(int64(len(chunk)))
 		total := r.failed.Add(int64(len(chunk)))
 		r.mu.Lock()
@@ -551,10 +616,40 @@ func (l *loop) writeChunk(ctx context.Context, chunk []CallRecord) error {
 	return nil
 }
 
+// writeFlight writes the starts and ends of calls of fw in a transaction
+// of their own (no records were due), once: a start that fails leaves its
+// call unaccounted for should the process die, a row to delete is tried
+// again with the next write.
+func (l *loop) writeFlight(ctx context.Context, fw flightWork) {
+	r := l.r
+	if len(fw.starts) == 0 && len(fw.ended) == 0 {
+		return
+	}
+	err := r.fl.store.writeCalls(ctx, r.fl.self.id, fw.records(), nil, fw.ended)
+	r.flightWritten(fw, err)
+	if err != nil && time.Since(l.lastFlightLog) >= time.Second {
+		r.log.Warn("noting the calls in flight in the history failed: should this process die, they are not accounted for",
+			logKeyCount, len(fw.starts), logKeyError, err)
+		l.lastFlightLog = time.Now()
+	}
+}
+
 // writeRetrying writes one batch, retrying a failure that may pass after
 // retryPauses.
 func (r *Recorder) writeRetrying(ctx context.Context, chunk []CallRecord) error {
-	err := r.store.RecordCalls(ctx, chunk)
+	return r.writeCallsRetrying(ctx, flightWork{}, chunk)
+}
+
+// writeCallsRetrying writes one batch, with the starts and ends of calls
+// of fw on PostgreSQL, retrying a failure that may pass after
+// retryPauses.
+func (r *Recorder) writeCallsRetrying(ctx context.Context, fw flightWork, chunk []CallRecord) error {
+	write := func() error { return r.store.RecordCalls(ctx, chunk) }
+	if r.fl != nil && (len(fw.starts) > 0 || len(fw.ended) > 0) {
+		starts := fw.records()
+		write = func() error { return r.fl.store.writeCalls(ctx, r.fl.self.id, starts, chunk, fw.ended) }
+	}
+	err := write()
 	for _, pause := range retryPauses {
 		if err == nil || fault.KindOf(err) == fault.Validation || ctx.Err() != nil {
 			break
@@ -569,7 +664,7 @@ func (r *Recorder) writeRetrying(ctx context.Context, chunk []CallRecord) error 
 		if ctx.Err() != nil {
 			break
 		}
-		err = r.store.RecordCalls(ctx, chunk)
+		err = write()
 	}
 	return err
 }
@@ -670,6 +765,10 @@ func (l *loop) shutdown(ctx context.Context) error {
 	r.mu.Unlock()
 	if in := r.infl.Swap(nil); in != nil {
 		in.close()
+	}
+	if l.leaseDone != nil {
+		<-l.leaseDone // it stops with Run's context
+		r.retireFlight(ctx)
 	}
 	close(r.stopped)
 	l.logDrops(true)

@@ -166,15 +166,17 @@ func (o Options) logger() *slog.Logger {
 
 // Log attribute keys.
 const (
-	logKeyBackend = "backend"
-	logKeyVersion = "version"
-	logKeyName    = "name"
-	logKeyCount   = "count"
-	logKeyTotal   = "total"
-	logKeyError   = "error"
-	logKeyReason  = "reason"
-	logKeyWait    = "wait"
-	logKeyPath    = "path"
+	logKeyBackend  = "backend"
+	logKeyVersion  = "version"
+	logKeyName     = "name"
+	logKeyCount    = "count"
+	logKeyTotal    = "total"
+	logKeyError    = "error"
+	logKeyReason   = "reason"
+	logKeyWait     = "wait"
+	logKeyPath     = "path"
+	logKeyLease    = "lease"
+	logKeyReplicas = "replicas"
 )
 
 // Open opens the call history at dsnOrPath: a postgres:// or postgresql://
