@@ -124,10 +124,14 @@ func (p *Postgres) writeCalls(ctx context.Context, replica string, starts, recs 
 		return tx.SendBatch(ctx, &b).Close()
 	})
 	if err != nil {
-		if len(rows) == 0 {
-			return fmt.Errorf("noting %d calls in flight: %w", len(begun)+len(ended), err)
+		kind := fault.Internal
+		if unavailable(err) {
+			kind = fault.Connection // the Recorder waits for the database
 		}
-		return fmt.Errorf("recording %d calls: %w", len(rows), err)
+		if len(rows) == 0 {
+			return fault.Wrap(kind, err, "noting %d calls in flight", len(begun)+len(ended))
+		}
+		return fault.Wrap(kind, err, "recording %d calls", len(rows))
 	}
 	return nil
 }

@@ -127,6 +127,8 @@ type Recorder struct {
 	late    atomic.Int64          // Commits that gave up waiting after CommitWait
 	jfailed atomic.Int64          // journal appends that failed (the Commit waited for the store)
 	jnlErr  atomic.Pointer[error] // the last of those failures, for the log
+	// unavailable is set while the store is unavailable (Unavailable).
+	unavailable atomic.Pointer[outage]
 
 	// journaling is set while jnl is; Commit encodes its record for the
 	// journal before taking mu.
@@ -642,7 +644,11 @@ func (r *Recorder) writeRetrying(ctx context.Context, chunk []CallRecord) error 
 
 // writeCallsRetrying writes one batch, with the starts and ends of calls
 // of fw on PostgreSQL, retrying a failure that may pass after
-// retryPauses.
+// retryPauses — and, while the store says it is unavailable (a
+// PostgreSQL restart or outage: fault.Connection), for as long as it
+// lasts, unavailablePause apart, until ctx ends (ShutdownTimeout after
+// Run's). Meanwhile the records that arrive wait in the buffer, and
+// Unavailable says since when the store is.
 func (r *Recorder) writeCallsRetrying(ctx context.Context, fw flightWork, chunk []CallRecord) error {
 	write := func() error { return r.store.RecordCalls(ctx, chunk) }
 	if r.fl != nil && (len(fw.starts) > 0 || len(fw.ended) > 0) {
@@ -650,11 +656,21 @@ func (r *Recorder) writeCallsRetrying(ctx context.Context, fw flightWork, chunk 
 		write = func() error { return r.fl.store.writeCalls(ctx, r.fl.self.id, starts, chunk, fw.ended) }
 	}
 	err := write()
-	for _, pause := range retryPauses {
-		if err == nil || fault.KindOf(err) == fault.Validation || ctx.Err() != nil {
+	for try := 0; err != nil; try++ {
+		down := fault.KindOf(err) == fault.Connection
+		if fault.KindOf(err) == fault.Validation || ctx.Err() != nil || (!down && try >= len(retryPauses)) {
 			break
 		}
-		r.log.Warn("writing call history failed; retrying", logKeyCount, len(chunk), logKeyError, err)
+		pause := unavailablePause
+		if try < len(retryPauses) {
+			pause = retryPauses[try]
+		}
+		if down {
+			r.noteUnavailable(err)
+		}
+		if try < len(retryPauses) || try%unavailableLogEvery == 0 {
+			r.log.Warn("writing call history failed; retrying", logKeyCount, len(chunk), logKeyError, err)
+		}
 		t := time.NewTimer(pause)
 		select {
 		case <-t.C:
@@ -666,7 +682,48 @@ func (r *Recorder) writeCallsRetrying(ctx context.Context, fw flightWork, chunk 
 		}
 		err = write()
 	}
+	if err == nil && r.unavailable.Load() != nil {
+		since := r.unavailable.Swap(nil).since
+		r.log.Info("the call history's database is back: the records that waited for it are written",
+			logKeyDown, time.Since(since).Round(time.Millisecond))
+	}
 	return err
+}
+
+// While the store is unavailable a batch is tried again every
+// unavailablePause, and the retry logged every unavailableLogEvery tries.
+const (
+	unavailablePause    = time.Second
+	unavailableLogEvery = 30
+)
+
+// outage is since when, and why, the store has been unavailable.
+type outage struct {
+	since time.Time
+	err   error
+}
+
+// noteUnavailable notes that the store is unavailable, err saying why.
+func (r *Recorder) noteUnavailable(err error) {
+	o := &outage{since: time.Now(), err: err}
+	if old := r.unavailable.Load(); old != nil {
+		o.since = old.since
+	}
+	r.unavailable.Store(o)
+}
+
+// Unavailable reports since when the store has been unavailable (a
+// PostgreSQL database restarted or unreachable), the records waiting for
+// it meanwhile, and the last error; a zero time while it is not.
+func (r *Recorder) Unavailable() (since time.Time, waiting int, err error) {
+	o := r.unavailable.Load()
+	if o == nil {
+		return time.Time{}, 0, nil
+	}
+	r.mu.Lock()
+	waiting = int(r.accepted - r.settled)
+	r.mu.Unlock()
+	return o.since, waiting, o.err
 }
 
 // settle marks the next n accepted records as written (err nil) or given

@@ -177,6 +177,7 @@ const (
 	logKeyPath     = "path"
 	logKeyLease    = "lease"
 	logKeyReplicas = "replicas"
+	logKeyDown     = "down"
 )
 
 // Open opens the call history at dsnOrPath: a postgres:// or postgresql://
