@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
@@ -69,8 +71,9 @@ func TestClientSaysTheDaemonWentAwayMidCall(t *testing.T) {
 	}
 }
 
-// A daemon whose history cannot be written says so in its status, over
-// the socket, for `switchboard servers` to tell the operator.
+// A daemon whose history cannot be written, or whose history database
+// cannot be reached, says so in its status, over the socket, for
+// `switchboard servers` and the console to tell the operator.
 func TestStatusCarriesHistoryWriteFailures(t *testing.T) {
 	t.Parallel()
 	sock := filepath.Join(shortDir(t), "d.sock")
@@ -78,7 +81,13 @@ func TestStatusCarriesHistoryWriteFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local := control.NewLocal(control.Components{HistoryWriteFailures: func() int64 { return 3 }})
+	since := time.Date(2026, 11, 27, 23, 5, 0, 0, time.UTC)
+	local := control.NewLocal(control.Components{
+		HistoryWriteFailures: func() int64 { return 3 },
+		HistoryUnavailable: func() (time.Time, int, error) {
+			return since, 12, errors.New("recording 1 calls: connection refused")
+		},
+	})
 	hs := &http.Server{Handler: control.NewHandler(local, nil)}
 	done := make(chan struct{})
 	go func() { defer close(done); _ = hs.Serve(ln) }()
@@ -91,5 +100,9 @@ func TestStatusCarriesHistoryWriteFailures(t *testing.T) {
 	}
 	if st.HistoryWriteFailures != 3 {
 		t.Errorf("status: got %d history write failures, want 3", st.HistoryWriteFailures)
+	}
+	want := &control.HistoryOutage{Since: since, Waiting: 12, Error: "recording 1 calls: connection refused"}
+	if o := st.HistoryUnavailable; o == nil || !o.Since.Equal(want.Since) || o.Waiting != want.Waiting || o.Error != want.Error {
+		t.Errorf("status: got history unavailable %+v, want %+v", o, want)
 	}
 }

@@ -39,6 +39,9 @@ type Components struct {
 	// HistoryWriteFailures, if set, counts the records the history store
 	// failed to write (store.Recorder.WriteFailures), for Status.
 	HistoryWriteFailures func() int64
+	// HistoryUnavailable, if set, says since when the history store has
+	// been unavailable (store.Recorder.Unavailable), for Status.
+	HistoryUnavailable func() (since time.Time, waiting int, err error)
 	// StopFlag is the stop switch file in the state directory: Stop writes
 	// it and Resume removes it, so sessions in other processes, which poll
 	// it, stop and resume too.
@@ -91,6 +94,15 @@ func (l *local) Status(context.Context) (Status, error) {
 	}
 	if l.c.HistoryWriteFailures != nil {
 		st.HistoryWriteFailures = l.c.HistoryWriteFailures()
+	}
+	if l.c.HistoryUnavailable != nil {
+		if since, waiting, err := l.c.HistoryUnavailable(); !since.IsZero() {
+			o := &HistoryOutage{Since: since, Waiting: waiting}
+			if err != nil {
+				o.Error = err.Error()
+			}
+			st.HistoryUnavailable = o
+		}
 	}
 	if l.c.StopFlag != "" {
 		if _, err := os.Stat(l.c.StopFlag); err == nil {

@@ -3,121 +3,14 @@ package store_test
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
-	"net"
-	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/store"
+	"github.com/switchboard-mcp/switchboard/internal/testpg"
 )
-
-// dbProxy stands between a store and its PostgreSQL server, so that a
-// test can cut the database off (as a restart or a network failure does)
-// and bring it back.
-type dbProxy struct {
-	ln     net.Listener
-	target string
-
-	mu    sync.Mutex
-	down  bool
-	conns map[net.Conn]struct{}
-	wg    sync.WaitGroup
-}
-
-// newDBProxy starts a proxy to the server dsn names and returns it and a
-// DSN that connects through it.
-func newDBProxy(t *testing.T, dsn string) (*dbProxy, string) {
-	t.Helper()
-	u, err := url.Parse(dsn)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		t.Fatalf("the test needs a postgres:// URL, got %q (%v)", dsn, err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &dbProxy{ln: ln, target: u.Host, conns: map[net.Conn]struct{}{}}
-	p.wg.Add(1)
-	go p.serve()
-	t.Cleanup(func() {
-		ln.Close()
-		p.cut()
-		p.wg.Wait()
-	})
-	u.Host = ln.Addr().String()
-	return p, u.String()
-}
-
-func (p *dbProxy) serve() {
-	defer p.wg.Done()
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		if p.down {
-			p.mu.Unlock()
-			c.Close()
-			continue
-		}
-		p.wg.Add(1)
-		p.conns[c] = struct{}{}
-		p.mu.Unlock()
-		go p.pipe(c)
-	}
-}
-
-func (p *dbProxy) pipe(c net.Conn) {
-	defer p.wg.Done()
-	defer func() {
-		p.mu.Lock()
-		delete(p.conns, c)
-		p.mu.Unlock()
-		c.Close()
-	}()
-	s, err := net.Dial("tcp", p.target)
-	if err != nil {
-		return
-	}
-	defer s.Close()
-	p.mu.Lock()
-	p.conns[s] = struct{}{}
-	p.mu.Unlock()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		io.Copy(s, c)
-		s.Close()
-	}()
-	io.Copy(c, s)
-	c.Close()
-	<-done
-	p.mu.Lock()
-	delete(p.conns, s)
-	p.mu.Unlock()
-}
-
-// cut closes every connection through the proxy and refuses new ones.
-func (p *dbProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down = true
-	for c := range p.conns {
-		c.Close()
-	}
-}
-
-// restore accepts connections again.
-func (p *dbProxy) restore() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down = false
-}
 
 // TestRecorderKeepsRecordsThroughDatabaseOutage: PostgreSQL is cut off
 // (restarted, unreachable) while calls end. Their Commits give up waiting
@@ -129,7 +22,7 @@ func TestRecorderKeepsRecordsThroughDatabaseOutage(t *testing.T) {
 	ctx := context.Background()
 	direct := openPostgresTest(t)
 	dsn := testDB(t, postgresTestDSN) // the database direct opened
-	proxy, via := newDBProxy(t, dsn)
+	proxy, via := testpg.NewProxy(t, dsn)
 	s, err := store.OpenPostgres(ctx, via, store.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +36,7 @@ func TestRecorderKeepsRecordsThroughDatabaseOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	proxy.cut()
+	proxy.Cut()
 	err = r.Commit(ctx, testCall("during", 1))
 	if err == nil || !strings.Contains(err.Error(), "stays queued") {
 		t.Fatalf("Commit while the database is cut off: got %v, want it to say the record stays queued", err)
@@ -157,7 +50,7 @@ func TestRecorderKeepsRecordsThroughDatabaseOutage(t *testing.T) {
 	if since, waiting, err := r.Unavailable(); since.IsZero() || waiting != 1 || err == nil {
 		t.Errorf("Unavailable while the database is cut off: got since %v, %d records waiting, error %v; want a time, 1 and the error", since, waiting, err)
 	}
-	proxy.restore()
+	proxy.Restore()
 	fctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	if err := r.Flush(fctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
@@ -185,7 +78,7 @@ func TestFlightSurvivesDatabaseOutage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	direct := openPostgresTest(t)
-	proxy, via := newDBProxy(t, testDB(t, postgresTestDSN))
+	proxy, via := testpg.NewProxy(t, testDB(t, postgresTestDSN))
 	open := func(lease time.Duration) *store.Recorder {
 		s, err := store.OpenPostgres(ctx, via, store.Options{})
 		if err != nil {
@@ -202,7 +95,7 @@ func TestFlightSurvivesDatabaseOutage(t *testing.T) {
 	ends := []func(){a.Begin(calls[0]), b.Begin(calls[1])}
 	eventually(t, "the replicas note their calls in flight", func() bool { return a.FlightUnwritten() == 0 && b.FlightUnwritten() == 0 })
 
-	proxy.cut()
+	proxy.Cut()
 	count := func(q string) int {
 		n, err := store.Count(ctx, direct, q)
 		if err != nil {
@@ -211,7 +104,7 @@ func TestFlightSurvivesDatabaseOutage(t *testing.T) {
 		return n
 	}
 	eventually(t, "both leases expire", func() bool { return count("SELECT count(*) FROM replicas WHERE expires_at < now()") == 2 })
-	proxy.restore()
+	proxy.Restore()
 	eventually(t, "both replicas renew their leases", func() bool {
 		return count("SELECT count(*) FROM replicas WHERE expires_at > now()") == 2
 	})

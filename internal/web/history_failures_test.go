@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/config"
@@ -47,5 +48,39 @@ func TestOverviewShowsHistoryWriteFailures(t *testing.T) {
 	failures = 0
 	if _, body := get(t, hc, ts.URL+Prefix+"overview"); strings.Contains(body, "history-failures") {
 		t.Errorf("overview without failures: got the warning")
+	}
+}
+
+// TestPagesShowHistoryUnavailable: while the daemon's history database
+// cannot be reached, every page says since when and how many records
+// wait; once it is back, nothing is said.
+func TestPagesShowHistoryUnavailable(t *testing.T) {
+	since := time.Date(2026, 11, 27, 23, 5, 0, 0, time.UTC)
+	outage := &control.HistoryOutage{Since: since, Waiting: 12, Error: "recording 1 calls: connection refused"}
+	b := &fakeBackend{status: func() (control.Status, error) {
+		return control.Status{HistoryUnavailable: outage}, nil
+	}}
+	c, err := New(Options{Backend: b, Catalog: catalog.New(catalog.Options{}), Config: config.Default})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(c.Handler())
+	t.Cleanup(ts.Close)
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar}
+	for _, p := range []string{"overview", "tools"} {
+		code, body := get(t, hc, ts.URL+Prefix+p)
+		if code != http.StatusOK {
+			t.Fatalf("%s: got %d", p, code)
+		}
+		for _, want := range []string{`id="history-unavailable"`, "Since 2026-11-27 23:05:00 UTC", "12 call records wait", "connection refused", "switchboard_history_unavailable_seconds"} {
+			if !strings.Contains(body, want) {
+				t.Errorf("%s: want %q in the page", p, want)
+			}
+		}
+	}
+	outage = nil
+	if _, body := get(t, hc, ts.URL+Prefix+"overview"); strings.Contains(body, "history-unavailable") {
+		t.Errorf("overview with the history available: got the warning")
 	}
 }
