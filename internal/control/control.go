@@ -126,7 +126,8 @@ type Status struct {
 	// database down): the log says why.
 	HistoryWriteFailures int64 `json:"history_write_failures,omitempty"`
 	// HistoryUnavailable is set while the history store cannot be
-	// reached (a PostgreSQL database restarted or unreachable): the
+	// written (a PostgreSQL database restarted or unreachable, a SQLite
+	// file's disk full): the
 	// records of the calls that end wait for it.
 	HistoryUnavailable *HistoryOutage `json:"history_unavailable,omitempty"`
 }

@@ -90,13 +90,15 @@ func (r *Recorder) FlightUnwritten() int {
 	return n
 }
 
-// Count runs query, a SELECT of one integer, on a PostgreSQL store's database.
+// Count runs query, a SELECT (or PRAGMA) of one integer, on the store's database
+// through its writer.
 func Count(ctx context.Context, s Store, query string, args ...any) (int, error) {
-	p, ok := s.(*Postgres)
-	if !ok {
-		return 0, fmt.Errorf("no PostgreSQL database behind a %T", s)
-	}
 	var n int
-	err := p.pool.QueryRow(ctx, query, args...).Scan(&n)
-	return n, err
+	switch s := s.(type) {
+	case *SQLite:
+		return n, s.write.QueryRowContext(ctx, query, args...).Scan(&n)
+	case *Postgres:
+		return n, s.pool.QueryRow(ctx, query, args...).Scan(&n)
+	}
+	return 0, fmt.Errorf("no database behind a %T", s)
 }

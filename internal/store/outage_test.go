@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -125,4 +126,63 @@ func TestFlightSurvivesDatabaseOutage(t *testing.T) {
 			t.Errorf("the call %s once it ended: got %+v (%v), want its success record", calls[i].ID, c, err)
 		}
 	}
+}
+
+// TestRecorderWaitsForSpaceOnSQLite: the disk of a SQLite history fills up
+// (here its file reaches max_page_count, which fails writes with the same
+// SQLITE_FULL). The records of the calls that end meanwhile wait, and are
+// written once there is room again — not kept in the journal until the
+// next start while the history, and whoever reads it, misses those calls.
+func TestRecorderWaitsForSpaceOnSQLite(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openSQLiteTest(t)
+	r := store.NewRecorder(s, store.RecorderOptions{Keep: -1})
+	stop := runRecorder(t, r)
+	eventually(t, "the journal opens", r.Journaling)
+	if err := r.Commit(ctx, testCall("before", 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pages, err := store.Count(ctx, s, "PRAGMA page_count")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Exec(ctx, s, fmt.Sprintf("PRAGMA max_page_count = %d", pages)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 { // more than the pages' free room
+		if err := r.Commit(ctx, testCall(fmt.Sprintf("full%03d", i), i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "the history is full for a second", func() bool {
+		since, _, _ := r.Unavailable()
+		return (!since.IsZero() && time.Since(since) > time.Second) || r.WriteFailures() > 0
+	})
+	if since, _, err := r.Unavailable(); since.IsZero() || !strings.Contains(fmt.Sprint(err), "full") {
+		t.Errorf("Unavailable while the disk is full: got since %v, error %v; want a time and the error", since, err)
+	}
+	if err := store.Exec(ctx, s, "PRAGMA max_page_count = 1073741823"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the records are written", func() bool {
+		since, _, _ := r.Unavailable()
+		return since.IsZero() || r.WriteFailures() > 0
+	})
+	if err := r.Flush(ctx); err != nil {
+		t.Errorf("Flush once there is room: %v", err)
+	}
+	for i := range 300 {
+		id := fmt.Sprintf("full%03d", i)
+		if _, err := s.Call(ctx, id); err != nil {
+			t.Errorf("call %s that ended while the disk was full: %v, want its record", id, err)
+		}
+	}
+	if n := r.WriteFailures(); n != 0 {
+		t.Errorf("write failures: got %d, want none", n)
+	}
+	stop()
 }

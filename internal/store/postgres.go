@@ -115,11 +115,11 @@ func (p *Postgres) migrate(ctx context.Context) error {
 	return nil
 }
 
-// unavailable reports whether err says that the database could not be
+// pgUnavailable reports whether err says that the database could not be
 // reached or cannot work for now — restarted, unreachable, out of disk
 // space or connections — rather than that it refused what was sent, so
 // that the same write may succeed later.
-func unavailable(err error) bool {
+func pgUnavailable(err error) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}

@@ -124,14 +124,15 @@ func (p *Postgres) writeCalls(ctx context.Context, replica string, starts, recs 
 		return tx.SendBatch(ctx, &b).Close()
 	})
 	if err != nil {
-		kind := fault.Internal
-		if unavailable(err) {
-			kind = fault.Connection // the Recorder waits for the database
-		}
 		if len(rows) == 0 {
-			return fault.Wrap(kind, err, "noting %d calls in flight", len(begun)+len(ended))
+			err = fmt.Errorf("noting %d calls in flight: %w", len(begun)+len(ended), err)
+		} else {
+			err = fmt.Errorf("recording %d calls: %w", len(rows), err)
 		}
-		return fault.Wrap(kind, err, "recording %d calls", len(rows))
+		if pgUnavailable(err) {
+			return unavailableError{err} // the Recorder waits for the database
+		}
+		return err
 	}
 	return nil
 }

@@ -600,7 +600,7 @@ func (l *loop) write(ctx context.Context, all bool) error {
 // log says so rather than that they are lost.
 func (l *loop) writeChunk(ctx context.Context, chunk []CallRecord, fw flightWork) error {
 	r := l.r
-	if err := r.writeCallsRetrying(ctx, fw, chunk); err != nil {
+	if err := r.writeCallsRetrying(ctx, fw, chunk, true); err != nil {
 		r.dropped.Add(int64(len(chunk)))
 		total := r.failed.Add(int64(len(chunk)))
 		r.mu.Lock()
@@ -639,17 +639,19 @@ func (l *loop) writeFlight(ctx context.Context, fw flightWork) {
 // writeRetrying writes one batch, retrying a failure that may pass after
 // retryPauses.
 func (r *Recorder) writeRetrying(ctx context.Context, chunk []CallRecord) error {
-	return r.writeCallsRetrying(ctx, flightWork{}, chunk)
+	return r.writeCallsRetrying(ctx, flightWork{}, chunk, false)
 }
 
 // writeCallsRetrying writes one batch, with the starts and ends of calls
 // of fw on PostgreSQL, retrying a failure that may pass after
-// retryPauses — and, while the store says it is unavailable (a
-// PostgreSQL restart or outage: fault.Connection), for as long as it
-// lasts, unavailablePause apart, until ctx ends (ShutdownTimeout after
-// Run's). Meanwhile the records that arrive wait in the buffer, and
-// Unavailable says since when the store is.
-func (r *Recorder) writeCallsRetrying(ctx context.Context, fw flightWork, chunk []CallRecord) error {
+// retryPauses — and, with wait, while the store says it is unavailable
+// (a PostgreSQL restart or outage, a full disk: unavailableError), for
+// as long as that lasts, unavailablePause apart, until ctx ends
+// (ShutdownTimeout after Run's). Meanwhile the records that arrive wait
+// in the buffer, and Unavailable says since when the store is. (What Run
+// writes before it takes records, from a journal, does not wait: it is
+// kept there for the next start.)
+func (r *Recorder) writeCallsRetrying(ctx context.Context, fw flightWork, chunk []CallRecord, wait bool) error {
 	write := func() error { return r.store.RecordCalls(ctx, chunk) }
 	if r.fl != nil && (len(fw.starts) > 0 || len(fw.ended) > 0) {
 		starts := fw.records()
@@ -657,7 +659,7 @@ func (r *Recorder) writeCallsRetrying(ctx context.Context, fw flightWork, chunk 
 	}
 	err := write()
 	for try := 0; err != nil; try++ {
-		down := fault.KindOf(err) == fault.Connection
+		down := wait && isUnavailable(err)
 		if fault.KindOf(err) == fault.Validation || ctx.Err() != nil || (!down && try >= len(retryPauses)) {
 			break
 		}
@@ -713,7 +715,8 @@ func (r *Recorder) noteUnavailable(err error) {
 }
 
 // Unavailable reports since when the store has been unavailable (a
-// PostgreSQL database restarted or unreachable), the records waiting for
+// PostgreSQL database restarted or unreachable, a SQLite file's disk
+// full), the records waiting for
 // it meanwhile, and the last error; a zero time while it is not.
 func (r *Recorder) Unavailable() (since time.Time, waiting int, err error) {
 	o := r.unavailable.Load()
