@@ -14,59 +14,71 @@ import (
 )
 
 // TestRecorderKeepsRecordsThroughDatabaseOutage: PostgreSQL is cut off
-// (restarted, unreachable) while calls end. Their Commits give up waiting
-// after CommitWait, as before, but the records stay queued and are
-// written once the database is back, rather than being dropped after a
-// quarter of a second of retries.
+// (restarted, unreachable: connections refused) or stops answering (hung,
+// or the network drops its packets) while calls end. Their Commits give
+// up waiting after CommitWait, as before, but the records stay queued and
+// are written once the database is back, rather than being dropped after
+// a quarter of a second of retries — or waiting, unseen, for as long as
+// the hung connection lasts.
 func TestRecorderKeepsRecordsThroughDatabaseOutage(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	direct := openPostgresTest(t)
-	dsn := testDB(t, postgresTestDSN) // the database direct opened
-	proxy, via := testpg.NewProxy(t, dsn)
-	s, err := store.OpenPostgres(ctx, via, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	var logs syncBuffer
-	r := store.NewRecorder(s, store.RecorderOptions{Keep: -1, CommitWait: 200 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	stop := runRecorder(t, r)
-	defer func() { t.Logf("the recorder logged:\n%s", logs.String()) }()
-	if err := r.Commit(ctx, testCall("before", 0)); err != nil {
-		t.Fatal(err)
-	}
+	for _, mode := range []string{"cut", "hung"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			direct := openPostgresTest(t)
+			dsn := testDB(t, postgresTestDSN) // the database direct opened
+			proxy, via := testpg.NewProxy(t, dsn)
+			s, err := store.OpenPostgres(ctx, via, store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() }) // after the recorder stops
+			var logs syncBuffer
+			r := store.NewRecorder(s, store.RecorderOptions{Keep: -1, CommitWait: 200 * time.Millisecond, WriteTimeout: 300 * time.Millisecond,
+				Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			stop := runRecorder(t, r)
+			defer func() { t.Logf("the recorder logged:\n%s", logs.String()) }()
+			if err := r.Commit(ctx, testCall("before", 0)); err != nil {
+				t.Fatal(err)
+			}
 
-	proxy.Cut()
-	err = r.Commit(ctx, testCall("during", 1))
-	if err == nil || !strings.Contains(err.Error(), "stays queued") {
-		t.Fatalf("Commit while the database is cut off: got %v, want it to say the record stays queued", err)
+			if mode == "cut" {
+				proxy.Cut()
+			} else {
+				proxy.Hang()
+			}
+			err = r.Commit(ctx, testCall("during", 1))
+			if err == nil || !strings.Contains(err.Error(), "stays queued") {
+				t.Fatalf("Commit while the database is %s: got %v, want it to say the record stays queued", mode, err)
+			}
+			// Longer than the retries of a batch that fails for another
+			// reason (or until the record is dropped, as it was).
+			eventually(t, "the database is down for a second", func() bool {
+				since, _, _ := r.Unavailable()
+				return (!since.IsZero() && time.Since(since) > time.Second) || strings.Contains(logs.String(), "records dropped")
+			})
+			if since, waiting, err := r.Unavailable(); since.IsZero() || waiting != 1 || err == nil {
+				t.Errorf("Unavailable while the database is %s: got since %v, %d records waiting, error %v; want a time, 1 and the error", mode, since, waiting, err)
+			}
+			proxy.Restore()
+			fctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			defer cancel()
+			if err := r.Flush(fctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				t.Logf("Flush: %v", err)
+			}
+			if c, err := direct.Call(ctx, "during"); err != nil || c.Status != "success" {
+				t.Errorf("the call that ended while the database was %s: got %+v (%v), want its record", mode, c, err)
+			}
+			if since, _, _ := r.Unavailable(); !since.IsZero() {
+				t.Errorf("Unavailable once the database is back: got since %v, want zero", since)
+			}
+			if n := r.WriteFailures(); n != 0 {
+				t.Errorf("write failures: got %d, want none (the records waited for the database)", n)
+			}
+			stop()
+		})
 	}
-	// Longer than the retries of a batch that fails for another reason
-	// (or until the record is dropped, as it was).
-	eventually(t, "the database is down for a second", func() bool {
-		since, _, _ := r.Unavailable()
-		return (!since.IsZero() && time.Since(since) > time.Second) || strings.Contains(logs.String(), "records dropped")
-	})
-	if since, waiting, err := r.Unavailable(); since.IsZero() || waiting != 1 || err == nil {
-		t.Errorf("Unavailable while the database is cut off: got since %v, %d records waiting, error %v; want a time, 1 and the error", since, waiting, err)
-	}
-	proxy.Restore()
-	fctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	if err := r.Flush(fctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		t.Logf("Flush: %v", err)
-	}
-	if c, err := direct.Call(ctx, "during"); err != nil || c.Status != "success" {
-		t.Errorf("the call that ended while the database was cut off: got %+v (%v), want its record", c, err)
-	}
-	if since, _, _ := r.Unavailable(); !since.IsZero() {
-		t.Errorf("Unavailable once the database is back: got since %v, want zero", since)
-	}
-	if n := r.WriteFailures(); n != 0 {
-		t.Errorf("write failures: got %d, want none (the records waited for the database)", n)
-	}
-	stop()
 }
 
 // TestFlightSurvivesDatabaseOutage: PostgreSQL is cut off from two

@@ -49,6 +49,11 @@ type RecorderOptions struct {
 	Journal string
 	// NoJournal turns the journal off.
 	NoJournal bool
+	// WriteTimeout bounds one attempt at writing a batch (10s): a
+	// database that does not answer by then (hung, or the network
+	// dropping its packets) counts as unavailable, as one that refuses
+	// connections does.
+	WriteTimeout time.Duration
 	// Lease is how long a PostgreSQL history trusts this process to be
 	// alive without hearing from it (DefaultLease): once it has expired,
 	// any process on the history records the calls this one was running
@@ -85,6 +90,9 @@ func (o RecorderOptions) withDefaults() RecorderOptions {
 	}
 	if o.Lease <= 0 {
 		o.Lease = DefaultLease
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 10 * time.Second
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -652,10 +660,21 @@ func (r *Recorder) writeRetrying(ctx context.Context, chunk []CallRecord) error 
 // writes before it takes records, from a journal, does not wait: it is
 // kept there for the next start.)
 func (r *Recorder) writeCallsRetrying(ctx context.Context, fw flightWork, chunk []CallRecord, wait bool) error {
-	write := func() error { return r.store.RecordCalls(ctx, chunk) }
+	once := func(ctx context.Context) error { return r.store.RecordCalls(ctx, chunk) }
 	if r.fl != nil && (len(fw.starts) > 0 || len(fw.ended) > 0) {
 		starts := fw.records()
-		write = func() error { return r.fl.store.writeCalls(ctx, r.fl.self.id, starts, chunk, fw.ended) }
+		once = func(ctx context.Context) error {
+			return r.fl.store.writeCalls(ctx, r.fl.self.id, starts, chunk, fw.ended)
+		}
+	}
+	write := func() error {
+		actx, cancel := context.WithTimeout(ctx, r.opts.WriteTimeout)
+		defer cancel()
+		err := once(actx)
+		if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+			return unavailableError{fmt.Errorf("the history's database did not answer within %s: %w", r.opts.WriteTimeout, err)}
+		}
+		return err
 	}
 	err := write()
 	for try := 0; err != nil; try++ {

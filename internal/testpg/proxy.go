@@ -1,7 +1,6 @@
 package testpg
 
 import (
-	"io"
 	"net"
 	"net/url"
 	"sync"
@@ -10,13 +9,16 @@ import (
 
 // Proxy stands between a test's clients and its PostgreSQL server, so
 // that the test can cut the database off (as a restart or a network
-// failure does) and bring it back.
+// failure does), or make it stop answering (as a hung server or a
+// network that drops packets does), and bring it back.
 type Proxy struct {
 	ln     net.Listener
 	target string
 
 	mu    sync.Mutex
 	down  bool
+	hung  bool
+	flow  *sync.Cond // signalled when hung is cleared
 	conns map[net.Conn]struct{}
 	wg    sync.WaitGroup
 }
@@ -34,6 +36,7 @@ func NewProxy(t testing.TB, dsn string) (*Proxy, string) {
 		t.Fatal(err)
 	}
 	p := &Proxy{ln: ln, target: u.Host, conns: map[net.Conn]struct{}{}}
+	p.flow = sync.NewCond(&p.mu)
 	p.wg.Add(1)
 	go p.serve()
 	t.Cleanup(func() {
@@ -84,10 +87,10 @@ func (p *Proxy) pipe(c net.Conn) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		io.Copy(s, c)
+		p.copy(s, c)
 		s.Close()
 	}()
-	io.Copy(c, s)
+	p.copy(c, s)
 	c.Close()
 	<-done
 	p.mu.Lock()
@@ -95,19 +98,50 @@ func (p *Proxy) pipe(c net.Conn) {
 	p.mu.Unlock()
 }
 
+// copy forwards what src sends to dst, holding it while the proxy hangs.
+func (p *Proxy) copy(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			for p.hung {
+				p.flow.Wait()
+			}
+			p.mu.Unlock()
+			if _, err := dst.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
 // Cut closes every connection through the proxy and refuses new ones.
 func (p *Proxy) Cut() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.down = true
+	p.down, p.hung = true, false
+	p.flow.Broadcast()
 	for c := range p.conns {
 		c.Close()
 	}
+}
+
+// Hang keeps the connections open, and accepts new ones, but forwards
+// nothing until Restore: the database stops answering.
+func (p *Proxy) Hang() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hung = true
 }
 
 // Restore accepts connections again.
 func (p *Proxy) Restore() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.down = false
+	p.down, p.hung = false, false
+	p.flow.Broadcast()
 }
