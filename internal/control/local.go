@@ -391,11 +391,28 @@ func (l *local) History(ctx context.Context, f store.CallFilter) ([]store.CallRe
 		return nil, missing("store")
 	}
 	l.flush(ctx)
+	ctx, cancel := context.WithTimeout(ctx, historyReadTimeout)
+	defer cancel()
 	calls, err := l.c.Store.Calls(ctx, f)
 	if calls == nil && err == nil {
 		calls = []store.CallRecord{}
 	}
-	return calls, err
+	return calls, readErr(ctx, err)
+}
+
+// historyReadTimeout bounds a read of the history: a database that does
+// not answer (hung, or the network dropping its packets) is reported
+// rather than waited for.
+var historyReadTimeout = 10 * time.Second
+
+// readErr says, of a history read that failed because ctx's deadline
+// passed, that the database did not answer in time.
+func readErr(ctx context.Context, err error) error {
+	if err == nil || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return err
+	}
+	return fault.Wrap(fault.Timeout, err, "reading the history: its database did not answer within %s", historyReadTimeout).
+		WithSuggestions("check that the history's database (history.store) is up and reachable; `switchboard servers` says since when the daemon cannot write to it")
 }
 
 // HistoryCall implements Backend; it accepts the short ID the history
@@ -405,9 +422,11 @@ func (l *local) HistoryCall(ctx context.Context, id string) (store.CallRecord, e
 		return store.CallRecord{}, missing("store")
 	}
 	l.flush(ctx)
+	ctx, cancel := context.WithTimeout(ctx, historyReadTimeout)
+	defer cancel()
 	c, err := l.c.Store.Call(ctx, id)
-	if err == nil || id == "" || len(id) >= 36 {
-		return c, err
+	if err == nil || id == "" || len(id) >= 36 || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return c, readErr(ctx, err)
 	}
 	// A short ID: the calls it starts, up to one more than a message lists.
 	matches, lerr := l.c.Store.Calls(ctx, store.CallFilter{IDPrefix: id, Limit: maxListed + 1})
