@@ -175,8 +175,12 @@ func (a *app) servers(ctx context.Context, only string) error {
 	// said here too, where an operator looks first.
 	if st, err := b.Status(ctx); err == nil {
 		if o := st.HistoryUnavailable; o != nil {
-			fmt.Fprintf(a.stderr, "warning: the daemon (pid %d) cannot write its history since %s (%s): %d call records wait for it: %s\n",
-				st.PID, o.Since.Local().Format("15:04:05"), time.Since(o.Since).Round(time.Second), o.Waiting, o.Error)
+			waiting := fmt.Sprintf("%d call records wait", o.Waiting)
+			if o.Waiting == 1 {
+				waiting = "1 call record waits"
+			}
+			fmt.Fprintf(a.stderr, "warning: the daemon (pid %d) cannot write its history since %s (%s): %s for it: %s\n",
+				st.PID, o.Since.Local().Format("15:04:05"), time.Since(o.Since).Round(time.Second), waiting, o.Error)
 		}
 		if st.HistoryWriteFailures > 0 {
 			fmt.Fprintf(a.stderr, "warning: the daemon (pid %d) could not write %d call records to its history (its disk full, its database down?); its log says why (\"writing call history failed\")\n",
