@@ -28,15 +28,8 @@ func BenchmarkRecorderSQLite(b *testing.B) {
 	defer s.Close()
 	recs := benchCalls(b.N)
 	r := store.NewRecorder(s, store.RecorderOptions{Buffer: b.N + 1, Keep: -1})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			b.Error(err)
-		}
-	}()
+	_, stop := runBenchRecorder(b, r)
+	defer stop()
 
 	b.ResetTimer()
 	start := time.Now()
@@ -99,6 +92,20 @@ func BenchmarkRecordCalls(b *testing.B) {
 	}
 }
 
+// runBenchRecorder runs r until stop, which reports an error of Run's;
+// ctx ends with it.
+func runBenchRecorder(b *testing.B, r *store.Recorder) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	return ctx, func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Error(err)
+		}
+	}
+}
+
 // postgresBenchDSN makes a schema for a benchmark, as postgresTestDSN does
 // for a test.
 func postgresBenchDSN(b *testing.B) string {
@@ -152,15 +159,8 @@ func BenchmarkRecorderCommit(b *testing.B) {
 			}
 			defer s.Close()
 			r := store.NewRecorder(s, store.RecorderOptions{Buffer: 1 << 20, Keep: -1, NoJournal: mode == "commit-group"})
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- r.Run(ctx) }()
-			defer func() {
-				cancel()
-				if err := <-done; err != nil {
-					b.Error(err)
-				}
-			}()
+			ctx, stop := runBenchRecorder(b, r)
+			defer stop()
 			if mode == "commit-journal" {
 				for !r.Journaling() {
 					time.Sleep(time.Millisecond)
@@ -218,15 +218,8 @@ func benchInFlight(b *testing.B, callers, hold int, on bool) {
 	}
 	defer s.Close()
 	r := store.NewRecorder(s, store.RecorderOptions{Buffer: 1 << 20, Keep: -1})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			b.Error(err)
-		}
-	}()
+	ctx, stop := runBenchRecorder(b, r)
+	defer stop()
 	for !r.Registered() {
 		time.Sleep(time.Millisecond)
 	}
