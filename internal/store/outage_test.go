@@ -39,6 +39,7 @@ func TestRecorderKeepsRecordsThroughDatabaseOutage(t *testing.T) {
 				Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			stop := runRecorder(t, r)
 			defer func() { t.Logf("the recorder logged:\n%s", logs.String()) }()
+			eventually(t, "the recorder registers", r.Registered)
 			if err := r.Commit(ctx, testCall("before", 0)); err != nil {
 				t.Fatal(err)
 			}
@@ -47,6 +48,13 @@ func TestRecorderKeepsRecordsThroughDatabaseOutage(t *testing.T) {
 				proxy.Cut()
 			} else {
 				proxy.Hang()
+				// A call that runs longer than a start waits: its start
+				// is written alone, and that write must not hang the
+				// writer either.
+				r.Begin(testCall("running", 2))
+				eventually(t, "the start's write gives up", func() bool {
+					return strings.Contains(logs.String(), "noting the calls in flight in the history failed")
+				})
 			}
 			err = r.Commit(ctx, testCall("during", 1))
 			if err == nil || !strings.Contains(err.Error(), "stays queued") {

@@ -635,7 +635,9 @@ func (l *loop) writeFlight(ctx context.Context, fw flightWork) {
 	if len(fw.starts) == 0 && len(fw.ended) == 0 {
 		return
 	}
-	err := r.fl.store.writeCalls(ctx, r.fl.self.id, fw.records(), nil, fw.ended)
+	wctx, cancel := context.WithTimeout(ctx, r.opts.WriteTimeout) // a hung database holds nothing up
+	err := r.fl.store.writeCalls(wctx, r.fl.self.id, fw.records(), nil, fw.ended)
+	cancel()
 	r.flightWritten(fw, err)
 	if err != nil && time.Since(l.lastFlightLog) >= time.Second {
 		r.log.Warn("noting the calls in flight in the history failed: should this process die, they are not accounted for",
