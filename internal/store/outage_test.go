@@ -206,3 +206,32 @@ func TestRecorderWaitsForSpaceOnSQLite(t *testing.T) {
 	}
 	stop()
 }
+
+// hungPruneStore is a history whose database stops answering when it is
+// pruned.
+type hungPruneStore struct{ store.Store }
+
+func (hungPruneStore) Prune(ctx context.Context, _ int) (int64, error) {
+	<-ctx.Done()
+	return 0, ctx.Err()
+}
+
+// TestRecorderPruneOfAHungDatabase: a prune whose database does not answer
+// gives up after the write timeout, as a write does, rather than holding
+// the writer and every record behind it.
+func TestRecorderPruneOfAHungDatabase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := hungPruneStore{openSQLiteTest(t)}
+	r := store.NewRecorder(s, store.RecorderOptions{Keep: 10, PruneEvery: 1, NoJournal: true, WriteTimeout: 200 * time.Millisecond})
+	runRecorder(t, r)
+	if err := r.Commit(ctx, testCall("first", 0)); err != nil {
+		t.Fatal(err)
+	}
+	// The writer prunes after that write; the next record waits for it.
+	fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := r.Commit(fctx, testCall("second", 1)); err != nil {
+		t.Errorf("a Commit after a prune that hangs: %v", err)
+	}
+}

@@ -49,7 +49,8 @@ type RecorderOptions struct {
 	Journal string
 	// NoJournal turns the journal off.
 	NoJournal bool
-	// WriteTimeout bounds one attempt at writing a batch (10s): a
+	// WriteTimeout bounds each attempt of the writer's at the database —
+	// a batch, the starts of calls written alone, a prune — (10s): a
 	// database that does not answer by then (hung, or the network
 	// dropping its packets) counts as unavailable, as one that refuses
 	// connections does.
@@ -783,7 +784,9 @@ func (l *loop) maybePrune(ctx context.Context) {
 	if l.sincePrune < r.opts.PruneEvery && time.Since(l.lastPrune) < r.opts.PruneInterval {
 		return
 	}
-	n, err := r.store.Prune(ctx, r.opts.Keep)
+	pctx, cancel := context.WithTimeout(ctx, r.opts.WriteTimeout) // a hung database holds nothing up
+	n, err := r.store.Prune(pctx, r.opts.Keep)
+	cancel()
 	l.sincePrune, l.lastPrune = 0, time.Now()
 	if err != nil {
 		r.log.Warn("pruning call history failed", logKeyError, err)
