@@ -173,9 +173,19 @@ func (a *app) servers(ctx context.Context, only string) error {
 	}
 	// A history that cannot be written is a failure of the daemon's own:
 	// said here too, where an operator looks first.
-	if st, err := b.Status(ctx); err == nil && st.HistoryWriteFailures > 0 {
-		fmt.Fprintf(a.stderr, "warning: the daemon (pid %d) could not write %d call records to its history (its disk full, its database down?); its log says why (\"writing call history failed\")\n",
-			st.PID, st.HistoryWriteFailures)
+	if st, err := b.Status(ctx); err == nil {
+		if o := st.HistoryUnavailable; o != nil {
+			waiting := fmt.Sprintf("%d call records wait", o.Waiting)
+			if o.Waiting == 1 {
+				waiting = "1 call record waits"
+			}
+			fmt.Fprintf(a.stderr, "warning: the daemon (pid %d) cannot write its history since %s (%s): %s for it: %s\n",
+				st.PID, o.Since.Local().Format("15:04:05"), time.Since(o.Since).Round(time.Second), waiting, o.Error)
+		}
+		if st.HistoryWriteFailures > 0 {
+			fmt.Fprintf(a.stderr, "warning: the daemon (pid %d) could not write %d call records to its history (its disk full, its database down?); its log says why (\"writing call history failed\")\n",
+				st.PID, st.HistoryWriteFailures)
+		}
 	}
 	failed := 0
 	for _, r := range rows {

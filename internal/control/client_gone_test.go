@@ -4,14 +4,18 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/control"
 	"github.com/switchboard-mcp/switchboard/internal/fault"
+	"github.com/switchboard-mcp/switchboard/internal/store"
 )
 
 // A daemon that dies while it has a call (SIGKILL, a crash) closes the
@@ -69,8 +73,9 @@ func TestClientSaysTheDaemonWentAwayMidCall(t *testing.T) {
 	}
 }
 
-// A daemon whose history cannot be written says so in its status, over
-// the socket, for `switchboard servers` to tell the operator.
+// A daemon whose history cannot be written, or whose history database
+// cannot be reached, says so in its status, over the socket, for
+// `switchboard servers` and the console to tell the operator.
 func TestStatusCarriesHistoryWriteFailures(t *testing.T) {
 	t.Parallel()
 	sock := filepath.Join(shortDir(t), "d.sock")
@@ -78,7 +83,13 @@ func TestStatusCarriesHistoryWriteFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local := control.NewLocal(control.Components{HistoryWriteFailures: func() int64 { return 3 }})
+	since := time.Date(2026, 11, 27, 23, 5, 0, 0, time.UTC)
+	local := control.NewLocal(control.Components{
+		HistoryWriteFailures: func() int64 { return 3 },
+		HistoryUnavailable: func() (time.Time, int, error) {
+			return since, 12, errors.New("recording 1 calls: connection refused")
+		},
+	})
 	hs := &http.Server{Handler: control.NewHandler(local, nil)}
 	done := make(chan struct{})
 	go func() { defer close(done); _ = hs.Serve(ln) }()
@@ -91,5 +102,42 @@ func TestStatusCarriesHistoryWriteFailures(t *testing.T) {
 	}
 	if st.HistoryWriteFailures != 3 {
 		t.Errorf("status: got %d history write failures, want 3", st.HistoryWriteFailures)
+	}
+	want := &control.HistoryOutage{Since: since, Waiting: 12, Error: "recording 1 calls: connection refused"}
+	if o := st.HistoryUnavailable; o == nil || !o.Since.Equal(want.Since) || o.Waiting != want.Waiting || o.Error != want.Error {
+		t.Errorf("status: got history unavailable %+v, want %+v", o, want)
+	}
+}
+
+// hungStore is a history whose database never answers: every read waits
+// until its context ends.
+type hungStore struct{ store.Store }
+
+func (hungStore) Calls(ctx context.Context, _ store.CallFilter) ([]store.CallRecord, error) {
+	<-ctx.Done()
+	return nil, fmt.Errorf("listing calls: %w", ctx.Err())
+}
+
+func (hungStore) Call(ctx context.Context, id string) (store.CallRecord, error) {
+	<-ctx.Done()
+	return store.CallRecord{}, fmt.Errorf("reading call %s: %w", id, ctx.Err())
+}
+
+// A history read whose database does not answer (hung, or the network
+// dropping its packets) ends with an error saying so, rather than
+// waiting as long as the connection lasts. Not parallel: it shortens the
+// package's read timeout.
+func TestHistoryReadOfAHungDatabase(t *testing.T) {
+	defer control.SetHistoryReadTimeout(200 * time.Millisecond)()
+	local := control.NewLocal(control.Components{Store: hungStore{}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := local.History(ctx, store.CallFilter{})
+	if fault.KindOf(err) != fault.Timeout || !strings.Contains(err.Error(), "did not answer within 200ms") || ctx.Err() != nil {
+		t.Errorf("History from a hung database: got %v, want a timeout saying the database did not answer", err)
+	}
+	_, err = local.HistoryCall(ctx, "0123abcd")
+	if fault.KindOf(err) != fault.Timeout || ctx.Err() != nil {
+		t.Errorf("HistoryCall from a hung database: got %v, want a timeout", err)
 	}
 }

@@ -125,6 +125,19 @@ type Status struct {
 	// failed to write since the process started (its disk full, its
 	// database down): the log says why.
 	HistoryWriteFailures int64 `json:"history_write_failures,omitempty"`
+	// HistoryUnavailable is set while the history store cannot be
+	// written (a PostgreSQL database restarted or unreachable, a SQLite
+	// file's disk full): the
+	// records of the calls that end wait for it.
+	HistoryUnavailable *HistoryOutage `json:"history_unavailable,omitempty"`
+}
+
+// HistoryOutage says since when the history store has been unavailable,
+// how many call records wait for it, and why.
+type HistoryOutage struct {
+	Since   time.Time `json:"since"`
+	Waiting int       `json:"waiting"`
+	Error   string    `json:"error"`
 }
 
 // ServerInfo is one server as `switchboard servers` shows it.

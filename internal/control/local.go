@@ -41,6 +41,9 @@ type Components struct {
 	// HistoryWriteFailures, if set, counts the records the history store
 	// failed to write (store.Recorder.WriteFailures), for Status.
 	HistoryWriteFailures func() int64
+	// HistoryUnavailable, if set, says since when the history store has
+	// been unavailable (store.Recorder.Unavailable), for Status.
+	HistoryUnavailable func() (since time.Time, waiting int, err error)
 	// StopFlag is the stop switch file in the state directory: Stop writes
 	// it and Resume removes it, so sessions in other processes, which poll
 	// it, stop and resume too.
@@ -93,6 +96,15 @@ func (l *local) Status(context.Context) (Status, error) {
 	}
 	if l.c.HistoryWriteFailures != nil {
 		st.HistoryWriteFailures = l.c.HistoryWriteFailures()
+	}
+	if l.c.HistoryUnavailable != nil {
+		if since, waiting, err := l.c.HistoryUnavailable(); !since.IsZero() {
+			o := &HistoryOutage{Since: since, Waiting: waiting}
+			if err != nil {
+				o.Error = err.Error()
+			}
+			st.HistoryUnavailable = o
+		}
 	}
 	if l.c.StopFlag != "" {
 		if _, err := os.Stat(l.c.StopFlag); err == nil {
@@ -385,11 +397,28 @@ func (l *local) History(ctx context.Context, f store.CallFilter) ([]store.CallRe
 		return nil, missing("store")
 	}
 	l.flush(ctx)
+	ctx, cancel := context.WithTimeout(ctx, historyReadTimeout)
+	defer cancel()
 	calls, err := l.c.Store.Calls(ctx, f)
 	if calls == nil && err == nil {
 		calls = []store.CallRecord{}
 	}
-	return calls, err
+	return calls, readErr(ctx, err)
+}
+
+// historyReadTimeout bounds a read of the history: a database that does
+// not answer (hung, or the network dropping its packets) is reported
+// rather than waited for.
+var historyReadTimeout = 10 * time.Second
+
+// readErr says, of a history read that failed because ctx's deadline
+// passed, that the database did not answer in time.
+func readErr(ctx context.Context, err error) error {
+	if err == nil || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return err
+	}
+	return fault.Wrap(fault.Timeout, err, "reading the history: its database did not answer within %s", historyReadTimeout).
+		WithSuggestions("check that the history's database (history.store) is up and reachable; `switchboard servers` says since when the daemon cannot write to it")
 }
 
 // HistoryCall implements Backend; it accepts the short ID the history
@@ -399,9 +428,11 @@ func (l *local) HistoryCall(ctx context.Context, id string) (store.CallRecord, e
 		return store.CallRecord{}, missing("store")
 	}
 	l.flush(ctx)
+	ctx, cancel := context.WithTimeout(ctx, historyReadTimeout)
+	defer cancel()
 	c, err := l.c.Store.Call(ctx, id)
-	if err == nil || id == "" || len(id) >= 36 {
-		return c, err
+	if err == nil || id == "" || len(id) >= 36 || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return c, readErr(ctx, err)
 	}
 	// A short ID: the calls it starts, up to one more than a message lists.
 	matches, lerr := l.c.Store.Calls(ctx, store.CallFilter{IDPrefix: id, Limit: maxListed + 1})

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/config"
@@ -330,6 +331,43 @@ func TestCrashAccountsForCallsInFlight(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "switchboard.db")
 	srv := okServer(t, "alpha")
 	d := startCrashDaemon(t, "sqlite", db, srv)
+	killMidCall(t, d, nil)
+	restarted := startCrashDaemon(t, "sqlite", db, srv)
+	defer restarted.stop(t)
+	waitInterrupted(t, openCrashStore(t, "sqlite", db), time.Minute)
+}
+
+// TestCrashAccountsForCallsInFlightPostgres: two replicas on one
+// PostgreSQL history; one is killed while a call runs on it, and the
+// other records the call — an error saying its process stopped — once
+// the dead one's lease has expired (store.DefaultLease), without a
+// restart.
+func TestCrashAccountsForCallsInFlightPostgres(t *testing.T) {
+	t.Parallel()
+	dsn := testpg.Database(t, testpg.Shared(t))
+	srv := okServer(t, "alpha")
+	a := startCrashDaemon(t, "postgres", dsn, srv)
+	b := startCrashDaemon(t, "postgres", dsn, srv)
+	defer b.stop(t)
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	// A start is written up to 10 ms after the call began (later on a
+	// loaded machine), and the call may reach its server sooner.
+	killMidCall(t, a, func() bool {
+		var n int
+		err := conn.QueryRow(context.Background(), "SELECT count(*) FROM calls_in_flight").Scan(&n)
+		return err == nil && n == 1
+	})
+	waitInterrupted(t, openCrashStore(t, "postgres", dsn), store.DefaultLease+time.Minute)
+}
+
+// killMidCall kills d while a call of alpha__slow runs on its server,
+// and noted holds (when not nil).
+func killMidCall(t *testing.T, d *crashDaemon, noted func() bool) {
+	t.Helper()
 	cs := d.connect(t)
 	waitTools(t, cs, "alpha's tools", has("alpha__slow"))
 	mark := filepath.Join(t.TempDir(), "started")
@@ -339,13 +377,18 @@ func TestCrashAccountsForCallsInFlight(t *testing.T) {
 		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "alpha__slow", Arguments: map[string]any{"seconds": 60, "mark": mark}})
 	}()
 	eventually(t, "the call is running on the server", func() bool { _, err := os.Stat(mark); return err == nil })
+	if noted != nil {
+		eventually(t, "the call is noted in flight", noted)
+	}
 	d.kill(t)
 	<-done
+}
 
-	st := openCrashStore(t, "sqlite", db)
-	restarted := startCrashDaemon(t, "sqlite", db, srv)
-	defer restarted.stop(t)
-	deadline := time.Now().Add(time.Minute)
+// waitInterrupted waits up to wait for st to hold the one call of
+// alpha__slow, recorded as interrupted by its process's death.
+func waitInterrupted(t *testing.T, st store.Store, wait time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
 	for {
 		recs, err := st.Calls(context.Background(), store.CallFilter{Tool: "slow"})
 		if err != nil {
@@ -359,7 +402,7 @@ func TestCrashAccountsForCallsInFlight(t *testing.T) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the call in flight when the daemon was killed has %d records after the restart, want 1", len(recs))
+			t.Fatalf("the call in flight when the daemon was killed has %d records after %s, want 1", len(recs), wait)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -251,6 +251,7 @@ func New(opts Options) (_ *Daemon, err error) {
 		Logger:    logger,
 
 		HistoryWriteFailures: d.rec.WriteFailures,
+		HistoryUnavailable:   d.rec.Unavailable,
 	})
 	d.metrics.SetUsers(configUsers(cfg))
 	if d.audit, err = d.newAuditor(cfg); err != nil {
@@ -357,6 +358,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		StopFlag: control.StopFlagPath(d.opts.StateDir),
 
 		HistoryWriteFailures: d.rec.WriteFailures,
+		HistoryUnavailable:   d.rec.Unavailable,
 		Reload:               d.Reload,
 		Version:              d.opts.Version,
 		Address:              d.Addr(),

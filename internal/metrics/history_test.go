@@ -26,7 +26,7 @@ func TestHistoryWriteFailuresAreExported(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	m := metrics.New(metrics.Options{Next: rec, HistoryWriteFailures: rec.WriteFailures})
 	sc := serve(t, m)
-	sc.compare(`# HELP switchboard_history_write_failures_total Call records the history store failed to write, after retries (the database down, its disk full). A SQLite history keeps them in its journal for the next start; the daemon's log says why.
+	sc.compare(`# HELP switchboard_history_write_failures_total Call records the history store failed to write, after retries (refused, or still waiting for an unavailable store at shutdown). A SQLite history keeps them in its journal for the next start; the daemon's log says why.
 # TYPE switchboard_history_write_failures_total counter
 switchboard_history_write_failures_total 0
 `, "switchboard_history_write_failures_total")

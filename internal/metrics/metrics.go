@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -56,6 +57,10 @@ type Options struct {
 	// store failed to write (store.Recorder.WriteFailures); nil means the
 	// metric is not exported.
 	HistoryWriteFailures func() int64
+	// HistoryUnavailable says since when the history store has been
+	// unavailable (store.Recorder.Unavailable); nil means the metric is
+	// not exported.
+	HistoryUnavailable func() (since time.Time, waiting int, err error)
 	// MaxTools is the number of distinct (server, tool) pairs counted under
 	// their own names; later ones are counted as tool="_other". Zero means
 	// DefaultMaxTools.
@@ -161,8 +166,20 @@ func New(opts Options) *Metrics {
 	if f := opts.HistoryWriteFailures; f != nil {
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Namespace: namespace, Name: "history_write_failures_total",
-			Help: "Call records the history store failed to write, after retries (the database down, its disk full). A SQLite history keeps them in its journal for the next start; the daemon's log says why.",
+			Help: "Call records the history store failed to write, after retries (refused, or still waiting for an unavailable store at shutdown). A SQLite history keeps them in its journal for the next start; the daemon's log says why.",
 		}, func() float64 { return float64(f()) }))
+	}
+	if f := opts.HistoryUnavailable; f != nil {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "history_unavailable_seconds",
+			Help: "How long the history store has been unavailable (a PostgreSQL database restarted or unreachable, a SQLite file's disk full), during which call records wait in memory; 0 while it is available.",
+		}, func() float64 {
+			since, _, _ := f()
+			if since.IsZero() {
+				return 0
+			}
+			return time.Since(since).Seconds()
+		}))
 	}
 	return m
 }

@@ -3,7 +3,11 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,15 +28,8 @@ func BenchmarkRecorderSQLite(b *testing.B) {
 	defer s.Close()
 	recs := benchCalls(b.N)
 	r := store.NewRecorder(s, store.RecorderOptions{Buffer: b.N + 1, Keep: -1})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			b.Error(err)
-		}
-	}()
+	_, stop := runBenchRecorder(b, r)
+	defer stop()
 
 	b.ResetTimer()
 	start := time.Now()
@@ -95,6 +92,20 @@ func BenchmarkRecordCalls(b *testing.B) {
 	}
 }
 
+// runBenchRecorder runs r until stop, which reports an error of Run's;
+// ctx ends with it.
+func runBenchRecorder(b *testing.B, r *store.Recorder) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	return ctx, func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Error(err)
+		}
+	}
+}
+
 // postgresBenchDSN makes a schema for a benchmark, as postgresTestDSN does
 // for a test.
 func postgresBenchDSN(b *testing.B) string {
@@ -148,15 +159,8 @@ func BenchmarkRecorderCommit(b *testing.B) {
 			}
 			defer s.Close()
 			r := store.NewRecorder(s, store.RecorderOptions{Buffer: 1 << 20, Keep: -1, NoJournal: mode == "commit-group"})
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- r.Run(ctx) }()
-			defer func() {
-				cancel()
-				if err := <-done; err != nil {
-					b.Error(err)
-				}
-			}()
+			ctx, stop := runBenchRecorder(b, r)
+			defer stop()
 			if mode == "commit-journal" {
 				for !r.Journaling() {
 					time.Sleep(time.Millisecond)
@@ -185,4 +189,157 @@ func BenchmarkRecorderCommit(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkRecorderInFlightPostgres measures what accounting for calls in
+// flight costs a call on PostgreSQL: each caller Begins a call, Commits
+// its record and ends it, as the engine does (inflight=on), against the
+// same Commits without Begin, as before calls in flight were kept there
+// (inflight=off). Calls are fast (hold=0: each ends right after it
+// began, so its start is mostly dropped before it is written) or each
+// caller keeps 8 calls open (hold=8: a call ends 8 calls after it began,
+// so nearly every start is written and deleted). rows/call is the share
+// of calls whose start reached the database.
+func BenchmarkRecorderInFlightPostgres(b *testing.B) {
+	for _, callers := range []int{1, 16} {
+		for _, hold := range []int{0, 8} {
+			for _, on := range []bool{false, true} {
+				name := fmt.Sprintf("callers=%d/hold=%d/inflight=%s", callers, hold, map[bool]string{false: "off", true: "on"}[on])
+				b.Run(name, func(b *testing.B) { benchInFlight(b, callers, hold, on) })
+			}
+		}
+	}
+}
+
+func benchInFlight(b *testing.B, callers, hold int, on bool) {
+	s, err := store.OpenPostgres(context.Background(), postgresBenchDSN(b), store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	r := store.NewRecorder(s, store.RecorderOptions{Buffer: 1 << 20, Keep: -1})
+	ctx, stop := runBenchRecorder(b, r)
+	defer stop()
+	for !r.Registered() {
+		time.Sleep(time.Millisecond)
+	}
+	var next atomic.Int64
+	caller := func(n func() bool) {
+		type open struct {
+			rec store.CallRecord
+			end func()
+		}
+		var window []open
+		finish := func(o open) bool {
+			if err := r.Commit(ctx, o.rec); err != nil {
+				b.Error(err)
+				return false
+			}
+			o.end()
+			return true
+		}
+		for n() {
+			i := next.Add(1)
+			rec := testCall(fmt.Sprintf("b%09d", i), int(i))
+			end := func() {}
+			if on {
+				end = r.Begin(rec)
+			}
+			window = append(window, open{rec, end})
+			if len(window) > hold {
+				if !finish(window[0]) {
+					return
+				}
+				window = window[1:]
+			}
+		}
+		for _, o := range window {
+			if !finish(o) {
+				return
+			}
+		}
+	}
+	server := serverCPU(b, s)
+	client := processCPU()
+	b.ResetTimer()
+	if callers == 1 {
+		i := 0
+		caller(func() bool { i++; return i <= b.N })
+	} else {
+		b.SetParallelism(callers / 2) // on 2 CPUs
+		b.RunParallel(func(pb *testing.PB) { caller(pb.Next) })
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(r.FlightRows())/float64(b.N), "rows/call")
+	// CPU time rather than wall time: on a loaded machine it says what
+	// the work costs, not how long it waited for a CPU.
+	b.ReportMetric(float64((processCPU()-client).Microseconds())/float64(b.N), "client-cpu-µs/call")
+	if server != nil {
+		b.ReportMetric(float64(server().Microseconds())/float64(b.N), "db-cpu-µs/call")
+	}
+}
+
+// processCPU is the CPU time this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// serverCPU returns a function that reports the CPU time the PostgreSQL
+// server of s (on this machine) has used since: its postmaster's, with
+// that of its children that exited, and its live children's. nil where
+// /proc does not tell.
+func serverCPU(b *testing.B, s store.Store) func() time.Duration {
+	backend, err := store.Count(context.Background(), s, "SELECT pg_backend_pid()")
+	if err != nil {
+		b.Fatal(err)
+	}
+	master, _, _, ok := procStat(backend)
+	if !ok {
+		return nil
+	}
+	total := func() time.Duration {
+		_, self, children, _ := procStat(master)
+		sum := self + children
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if ppid, cpu, _, ok := procStat(pid); ok && ppid == master {
+				sum += cpu
+			}
+		}
+		return sum
+	}
+	start := total()
+	return func() time.Duration { return total() - start }
+}
+
+// procStat reads a process's parent, its CPU time and that of its
+// children it waited for, from /proc.
+func procStat(pid int) (ppid int, cpu, children time.Duration, ok bool) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, 0, false
+	}
+	// Fields after the command (in parentheses, which may hold spaces).
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return 0, 0, 0, false
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 15 {
+		return 0, 0, 0, false
+	}
+	num := func(k int) int64 { n, _ := strconv.ParseInt(f[k], 10, 64); return n }
+	const tick = 10 * time.Millisecond // USER_HZ 100
+	ppid = int(num(1))
+	cpu = time.Duration(num(11)+num(12)) * tick
+	children = time.Duration(num(13)+num(14)) * tick
+	return ppid, cpu, children, true
 }

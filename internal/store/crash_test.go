@@ -297,6 +297,9 @@ func commitWriter(engine, db string) int {
 	return 1
 }
 
+// childLease is the lease of a crash-test child on a PostgreSQL history.
+const childLease = time.Second
+
 // childRecorder opens a crash-test child's store and runs a Recorder on
 // it until stop, or for a minute at most (so that a lost child does not
 // run for ever); ctx ends with it.
@@ -307,7 +310,9 @@ func childRecorder(engine, db string) (ctx context.Context, rec *store.Recorder,
 		cancel()
 		return nil, nil, nil, err
 	}
-	rec = store.NewRecorder(s, store.RecorderOptions{Keep: -1})
+	// A short lease: the next process on a PostgreSQL history takes the
+	// calls this one was running soon after it is killed.
+	rec = store.NewRecorder(s, store.RecorderOptions{Keep: -1, Lease: childLease})
 	go rec.Run(ctx)
 	return ctx, rec, cancel, nil
 }

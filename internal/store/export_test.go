@@ -50,3 +50,55 @@ func (r *Recorder) Accepted() uint64 {
 	defer r.mu.Unlock()
 	return r.accepted
 }
+
+// Registered reports whether the Recorder has registered its process with a PostgreSQL
+// history, so that Begin accounts for calls in flight.
+func (r *Recorder) Registered() bool { return r.fl != nil && r.fl.on.Load() }
+
+// FlightRows is how many starts of calls in flight the Recorder has written to a
+// PostgreSQL history.
+func (r *Recorder) FlightRows() int64 {
+	if r.fl == nil {
+		return 0
+	}
+	return r.fl.rows.Load()
+}
+
+// Sweeps is how many times the Recorder has looked for processes whose lease on a
+// PostgreSQL history expired.
+func (r *Recorder) Sweeps() int64 {
+	if r.fl == nil {
+		return 0
+	}
+	return r.fl.sweeps.Load()
+}
+
+// FlightUnwritten is how many calls begun and not ended on a PostgreSQL history have no
+// row in it yet.
+func (r *Recorder) FlightUnwritten() int {
+	if r.fl == nil {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, fc := range r.fl.begun {
+		if fc.state != flightWritten {
+			n++
+		}
+	}
+	return n
+}
+
+// Count runs query, a SELECT (or PRAGMA) of one integer, on the store's database
+// through its writer.
+func Count(ctx context.Context, s Store, query string, args ...any) (int, error) {
+	var n int
+	switch s := s.(type) {
+	case *SQLite:
+		return n, s.write.QueryRowContext(ctx, query, args...).Scan(&n)
+	case *Postgres:
+		return n, s.pool.QueryRow(ctx, query, args...).Scan(&n)
+	}
+	return 0, fmt.Errorf("no database behind a %T", s)
+}

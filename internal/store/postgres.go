@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
@@ -114,6 +115,32 @@ func (p *Postgres) migrate(ctx context.Context) error {
 	return nil
 }
 
+// pgUnavailable reports whether err says that the database could not be
+// reached or cannot work for now — restarted, unreachable, out of disk
+// space or connections — rather than that it refused what was sent, so
+// that the same write may succeed later.
+func pgUnavailable(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return true // no answer: the connection failed
+	}
+	if len(pe.Code) < 2 {
+		return false
+	}
+	switch pe.Code[:2] {
+	case "08", // connection exception
+		"40", // transaction rollback: serialization failure, deadlock
+		"53", // insufficient resources: disk full, out of memory, too many connections
+		"57", // operator intervention: shutting down, cannot connect now
+		"58": // system error: I/O
+		return true
+	}
+	return false
+}
+
 // schemaVersion reports the newest applied migration.
 func (p *Postgres) schemaVersion(ctx context.Context) (int, error) {
 	var v int
@@ -124,15 +151,7 @@ func (p *Postgres) schemaVersion(ctx context.Context) (int, error) {
 // RecordCalls implements Store. The inserts are pipelined in one round
 // trip inside a transaction.
 func (p *Postgres) RecordCalls(ctx context.Context, recs []CallRecord) error {
-	if len(recs) == 0 {
-		return nil
-	}
-	rows, err := prepare(recs)
-	if err != nil {
-		return err
-	}
-	return p.upsertRows(ctx, "call", postgresDialect.upsertCallSQL(), len(rows),
-		func(i int) []any { return postgresDialect.callArgs(&rows[i]) })
+	return p.writeCalls(ctx, "", nil, recs, nil)
 }
 
 // upsertRows runs query (an upsert) for n rows in one transaction, the

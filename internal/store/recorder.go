@@ -49,6 +49,17 @@ type RecorderOptions struct {
 	Journal string
 	// NoJournal turns the journal off.
 	NoJournal bool
+	// WriteTimeout bounds each attempt of the writer's at the database —
+	// a batch, the starts of calls written alone, a prune — (10s): a
+	// database that does not answer by then (hung, or the network
+	// dropping its packets) counts as unavailable, as one that refuses
+	// connections does.
+	WriteTimeout time.Duration
+	// Lease is how long a PostgreSQL history trusts this process to be
+	// alive without hearing from it (DefaultLease): once it has expired,
+	// any process on the history records the calls this one was running
+	// as interrupted. The process renews it every third of it.
+	Lease time.Duration
 	// Logger receives drops and write failures; nil discards them.
 	Logger *slog.Logger
 }
@@ -77,6 +88,12 @@ func (o RecorderOptions) withDefaults() RecorderOptions {
 	}
 	if o.CommitWait <= 0 {
 		o.CommitWait = 5 * time.Second
+	}
+	if o.Lease <= 0 {
+		o.Lease = DefaultLease
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 10 * time.Second
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -119,12 +136,16 @@ type Recorder struct {
 	late    atomic.Int64          // Commits that gave up waiting after CommitWait
 	jfailed atomic.Int64          // journal appends that failed (the Commit waited for the store)
 	jnlErr  atomic.Pointer[error] // the last of those failures, for the log
+	// unavailable is set while the store is unavailable (Unavailable).
+	unavailable atomic.Pointer[outage]
 
 	// journaling is set while jnl is; Commit encodes its record for the
 	// journal before taking mu.
 	journaling atomic.Bool
 	// infl accounts for the calls running, with a journal (Begin).
 	infl atomic.Pointer[inflight]
+	// fl accounts for them on a PostgreSQL history; nil on others.
+	fl *flight
 
 	mu sync.Mutex
 	// The buffer is a queue of blocks of MaxBatch capacity, each one
@@ -157,13 +178,17 @@ type flushWaiter struct {
 // must stay open until Run has returned.
 func NewRecorder(s Store, opts RecorderOptions) *Recorder {
 	opts = opts.withDefaults()
-	return &Recorder{
+	r := &Recorder{
 		store:   s,
 		opts:    opts,
 		log:     opts.Logger,
 		kick:    make(chan struct{}, 1),
 		stopped: make(chan struct{}),
 	}
+	if fs, ok := s.(flightStore); ok {
+		r.fl = newFlight(fs, opts.Lease)
+	}
+	return r
 }
 
 // Record queues rec to be written. It never waits for I/O: when the buffer
@@ -246,16 +271,23 @@ func (r *Recorder) Commit(ctx context.Context, rec CallRecord) error {
 // Begin notes that the call rec describes (its id, source, identity,
 // server, tool, origin and start) has started; end, called once its record
 // is Committed, notes that it ended. If the process dies in between, the
-// next Recorder on the database records the call as an error saying that
-// its process stopped while it ran, unless its record got through. Without
-// a journal (PostgreSQL), or before Run opened it, Begin does nothing.
-// Begin is safe for concurrent use.
+// call is recorded as an error saying that its process stopped while it
+// ran, unless its record got through: with a journal (SQLite) by the next
+// Recorder on the database; on PostgreSQL by any process on the history,
+// once this one's lease has expired (RecorderOptions.Lease). Before Run
+// opened the journal or registered the process with PostgreSQL, and on
+// other stores, Begin does nothing. Begin is safe for concurrent use.
 func (r *Recorder) Begin(rec CallRecord) (end func()) {
-	in := r.infl.Load()
-	if in == nil || rec.ID == "" || rec.StartedAt.IsZero() {
+	if rec.ID == "" || rec.StartedAt.IsZero() {
 		return func() {}
 	}
-	return in.begin(&rec)
+	if in := r.infl.Load(); in != nil {
+		return in.begin(&rec)
+	}
+	if r.fl != nil && r.fl.on.Load() {
+		return r.beginFlight(&rec)
+	}
+	return func() {}
 }
 
 // checkRecord refuses an invalid record, counting it.
@@ -289,6 +321,9 @@ func (r *Recorder) appendLocked(rec CallRecord) (wake bool, err error) {
 	r.blocks[last] = append(r.blocks[last], rec)
 	r.accepted++
 	r.queued++
+	if r.fl != nil && len(r.fl.begun) > 0 {
+		r.endFlightLocked(rec.ID, r.accepted) // its start need not be written, or its row goes with it
+	}
 	return r.queued == 1 || len(r.blocks[last]) == r.opts.MaxBatch, nil
 }
 
@@ -391,8 +426,16 @@ func (r *Recorder) Run(ctx context.Context) error {
 	}()
 
 	r.openJournal(wctx)
+	var leaseDone chan struct{}
+	if r.fl != nil {
+		leaseDone = make(chan struct{})
+		go func() {
+			defer close(leaseDone)
+			r.runLease(ctx)
+		}()
+	}
 
-	l := loop{r: r, lastPrune: time.Now()}
+	l := loop{r: r, lastPrune: time.Now(), leaseDone: leaseDone}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()           // armed when records are waiting
 	var deadline time.Time // when the oldest waiting record must be written
@@ -402,22 +445,32 @@ func (r *Recorder) Run(ctx context.Context) error {
 		// Someone waiting (a Flush, a Commit) gets everything written
 		// now; records that arrive meanwhile go in the next transaction.
 		n, flush := r.queued, r.flushReq || (len(r.waiters) > 0 && r.queued > 0)
+		starts := r.fl != nil && len(r.fl.starts) > 0
 		r.mu.Unlock()
 		now := time.Now()
 		switch {
 		case ctx.Err() != nil:
 			return l.shutdown(wctx)
-		case flush || (n > 0 && !deadline.IsZero() && !now.Before(deadline)):
+		case flush || ((n > 0 || starts) && !deadline.IsZero() && !now.Before(deadline)):
 			l.write(wctx, true)
 			deadline = time.Time{}
 			continue
 		case n >= r.opts.MaxBatch:
 			l.write(wctx, false)
 			continue
-		case n > 0 && deadline.IsZero():
-			deadline = now.Add(r.opts.FlushInterval)
-			timer.Reset(r.opts.FlushInterval)
-		case n == 0:
+		case (n > 0 || starts) && deadline.IsZero():
+			// Starts of calls wait less (flightDelay): they go with the
+			// next records written if any come by then.
+			wait := r.opts.FlushInterval
+			if starts {
+				wait = min(wait, flightDelay)
+			}
+			deadline = now.Add(wait)
+			timer.Reset(wait)
+		case starts && deadline.After(now.Add(flightDelay)):
+			deadline = now.Add(flightDelay)
+			timer.Reset(flightDelay)
+		case n == 0 && !starts:
 			deadline = time.Time{}
 		}
 		select {
@@ -485,6 +538,10 @@ type loop struct {
 	lastFullLog    time.Time
 	lastLateLog    time.Time
 	lastJournalLog time.Time
+	lastFlightLog  time.Time
+	// leaseDone is closed when the lease's goroutine (PostgreSQL) has
+	// returned; nil without one.
+	leaseDone chan struct{}
 }
 
 // write writes the buffer: everything when all is set, else only full
@@ -503,14 +560,33 @@ func (l *loop) write(ctx context.Context, all bool) error {
 	n := copy(r.blocks, r.blocks[take:])
 	clear(r.blocks[n:])
 	r.blocks = r.blocks[:n]
+	total := 0
 	for _, b := range batches {
 		r.queued -= len(b)
+		total += len(b)
+	}
+	var fw flightWork
+	if r.fl != nil {
+		// The starts go with the first batch, the rows of ended calls
+		// with the last, which holds their records.
+		fw = r.takeFlightLocked(r.settled + uint64(total))
 	}
 	r.mu.Unlock()
 
+	if len(batches) == 0 {
+		l.writeFlight(ctx, fw)
+	}
 	var lastErr error
-	for _, b := range batches {
-		err := l.writeChunk(ctx, b)
+	for i, b := range batches {
+		var part flightWork
+		if i == 0 {
+			part.starts = fw.starts
+		}
+		if i == len(batches)-1 {
+			part.ended = fw.ended
+		}
+		err := l.writeChunk(ctx, b, part)
+		r.flightWritten(part, err)
 		if err != nil {
 			lastErr = err
 		}
@@ -531,9 +607,9 @@ func (l *loop) write(ctx context.Context, all bool) error {
 // when that fails. With a journal the records Commit journaled stay in
 // it (settle keeps their segments), and the next start writes them: the
 // log says so rather than that they are lost.
-func (l *loop) writeChunk(ctx context.Context, chunk []CallRecord) error {
+func (l *loop) writeChunk(ctx context.Context, chunk []CallRecord, fw flightWork) error {
 	r := l.r
-	if err := r.writeRetrying(ctx, chunk); err != nil {
+	if err := r.writeCallsRetrying(ctx, fw, chunk, true); err != nil {
 		r.dropped.Add(int64(len(chunk)))
 		total := r.failed.Add(int64(len(chunk)))
 		r.mu.Lock()
@@ -551,15 +627,74 @@ func (l *loop) writeChunk(ctx context.Context, chunk []CallRecord) error {
 	return nil
 }
 
+// writeFlight writes the starts and ends of calls of fw in a transaction
+// of their own (no records were due), once: a start that fails leaves its
+// call unaccounted for should the process die, a row to delete is tried
+// again with the next write.
+func (l *loop) writeFlight(ctx context.Context, fw flightWork) {
+	r := l.r
+	if len(fw.starts) == 0 && len(fw.ended) == 0 {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, r.opts.WriteTimeout) // a hung database holds nothing up
+	err := r.fl.store.writeCalls(wctx, r.fl.self.id, fw.records(), nil, fw.ended)
+	cancel()
+	r.flightWritten(fw, err)
+	if err != nil && time.Since(l.lastFlightLog) >= time.Second {
+		r.log.Warn("noting the calls in flight in the history failed: should this process die, they are not accounted for",
+			logKeyCount, len(fw.starts), logKeyError, err)
+		l.lastFlightLog = time.Now()
+	}
+}
+
 // writeRetrying writes one batch, retrying a failure that may pass after
 // retryPauses.
 func (r *Recorder) writeRetrying(ctx context.Context, chunk []CallRecord) error {
-	err := r.store.RecordCalls(ctx, chunk)
-	for _, pause := range retryPauses {
-		if err == nil || fault.KindOf(err) == fault.Validation || ctx.Err() != nil {
+	return r.writeCallsRetrying(ctx, flightWork{}, chunk, false)
+}
+
+// writeCallsRetrying writes one batch, with the starts and ends of calls
+// of fw on PostgreSQL, retrying a failure that may pass after
+// retryPauses — and, with wait, while the store says it is unavailable
+// (a PostgreSQL restart or outage, a full disk: unavailableError), for
+// as long as that lasts, unavailablePause apart, until ctx ends
+// (ShutdownTimeout after Run's). Meanwhile the records that arrive wait
+// in the buffer, and Unavailable says since when the store is. (What Run
+// writes before it takes records, from a journal, does not wait: it is
+// kept there for the next start.)
+func (r *Recorder) writeCallsRetrying(ctx context.Context, fw flightWork, chunk []CallRecord, wait bool) error {
+	once := func(ctx context.Context) error { return r.store.RecordCalls(ctx, chunk) }
+	if r.fl != nil && (len(fw.starts) > 0 || len(fw.ended) > 0) {
+		starts := fw.records()
+		once = func(ctx context.Context) error {
+			return r.fl.store.writeCalls(ctx, r.fl.self.id, starts, chunk, fw.ended)
+		}
+	}
+	write := func() error {
+		actx, cancel := context.WithTimeout(ctx, r.opts.WriteTimeout)
+		defer cancel()
+		err := once(actx)
+		if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+			return unavailableError{fmt.Errorf("the history's database did not answer within %s: %w", r.opts.WriteTimeout, err)}
+		}
+		return err
+	}
+	err := write()
+	for try := 0; err != nil; try++ {
+		down := wait && isUnavailable(err)
+		if fault.KindOf(err) == fault.Validation || ctx.Err() != nil || (!down && try >= len(retryPauses)) {
 			break
 		}
-		r.log.Warn("writing call history failed; retrying", logKeyCount, len(chunk), logKeyError, err)
+		pause := unavailablePause
+		if try < len(retryPauses) {
+			pause = retryPauses[try]
+		}
+		if down {
+			r.noteUnavailable(err)
+		}
+		if try < len(retryPauses) || try%unavailableLogEvery == 0 {
+			r.log.Warn("writing call history failed; retrying", logKeyCount, len(chunk), logKeyError, err)
+		}
 		t := time.NewTimer(pause)
 		select {
 		case <-t.C:
@@ -569,9 +704,51 @@ func (r *Recorder) writeRetrying(ctx context.Context, chunk []CallRecord) error 
 		if ctx.Err() != nil {
 			break
 		}
-		err = r.store.RecordCalls(ctx, chunk)
+		err = write()
+	}
+	if err == nil && r.unavailable.Load() != nil {
+		since := r.unavailable.Swap(nil).since
+		r.log.Info("the call history's database is back: the records that waited for it are written",
+			logKeyDown, time.Since(since).Round(time.Millisecond))
 	}
 	return err
+}
+
+// While the store is unavailable a batch is tried again every
+// unavailablePause, and the retry logged every unavailableLogEvery tries.
+const (
+	unavailablePause    = time.Second
+	unavailableLogEvery = 30
+)
+
+// outage is since when, and why, the store has been unavailable.
+type outage struct {
+	since time.Time
+	err   error
+}
+
+// noteUnavailable notes that the store is unavailable, err saying why.
+func (r *Recorder) noteUnavailable(err error) {
+	o := &outage{since: time.Now(), err: err}
+	if old := r.unavailable.Load(); old != nil {
+		o.since = old.since
+	}
+	r.unavailable.Store(o)
+}
+
+// Unavailable reports since when the store has been unavailable (a
+// PostgreSQL database restarted or unreachable, a SQLite file's disk
+// full), the records waiting for
+// it meanwhile, and the last error; a zero time while it is not.
+func (r *Recorder) Unavailable() (since time.Time, waiting int, err error) {
+	o := r.unavailable.Load()
+	if o == nil {
+		return time.Time{}, 0, nil
+	}
+	r.mu.Lock()
+	waiting = int(r.accepted - r.settled)
+	r.mu.Unlock()
+	return o.since, waiting, o.err
 }
 
 // settle marks the next n accepted records as written (err nil) or given
@@ -607,7 +784,9 @@ func (l *loop) maybePrune(ctx context.Context) {
 	if l.sincePrune < r.opts.PruneEvery && time.Since(l.lastPrune) < r.opts.PruneInterval {
 		return
 	}
-	n, err := r.store.Prune(ctx, r.opts.Keep)
+	pctx, cancel := context.WithTimeout(ctx, r.opts.WriteTimeout) // a hung database holds nothing up
+	n, err := r.store.Prune(pctx, r.opts.Keep)
+	cancel()
 	l.sincePrune, l.lastPrune = 0, time.Now()
 	if err != nil {
 		r.log.Warn("pruning call history failed", logKeyError, err)
@@ -670,6 +849,10 @@ func (l *loop) shutdown(ctx context.Context) error {
 	r.mu.Unlock()
 	if in := r.infl.Swap(nil); in != nil {
 		in.close()
+	}
+	if l.leaseDone != nil {
+		<-l.leaseDone // it stops with Run's context
+		r.retireFlight(ctx)
 	}
 	close(r.stopped)
 	l.logDrops(true)

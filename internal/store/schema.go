@@ -235,6 +235,62 @@ var migrations = []migration{
 			`ALTER TABLE hook_runs ADD COLUMN output text`,
 		},
 	},
+	{
+		version: 9,
+		name:    "calls in flight of the processes sharing a PostgreSQL history",
+		// A PostgreSQL history is shared by processes on several hosts,
+		// so it keeps their calls in flight in the database, each
+		// process holding a lease (postgres_flight.go). SQLite keeps
+		// them in a file beside its journal (inflight.go), which a
+		// process's death unlocks: it has the tables, for one schema,
+		// and leaves them empty.
+		sqlite: []string{
+			`CREATE TABLE replicas (
+				id         TEXT    PRIMARY KEY,
+				host       TEXT    NOT NULL,
+				pid        INTEGER NOT NULL,
+				started_at INTEGER NOT NULL,
+				renewed_at INTEGER NOT NULL,
+				expires_at INTEGER NOT NULL
+			) STRICT`,
+			`CREATE TABLE calls_in_flight (
+				id         TEXT    PRIMARY KEY,
+				replica    TEXT    NOT NULL,
+				source     TEXT    NOT NULL,
+				identity   TEXT    NOT NULL,
+				server     TEXT    NOT NULL,
+				tool       TEXT    NOT NULL,
+				origin     TEXT    NOT NULL,
+				started_at INTEGER NOT NULL
+			) STRICT`,
+		},
+		postgres: []string{
+			`CREATE TABLE replicas (
+				id         text        PRIMARY KEY,
+				host       text        NOT NULL,
+				pid        integer     NOT NULL,
+				started_at timestamptz NOT NULL,
+				renewed_at timestamptz NOT NULL,
+				expires_at timestamptz NOT NULL
+			)`,
+			// UNLOGGED: a row lives about as long as its call and is
+			// written twice (in, out) for every call long enough to
+			// be noted; without WAL that costs a fraction. A crash of
+			// the database (not a clean restart) empties the table,
+			// and a standby does not have it: the calls in flight
+			// then go unaccounted for, should their process die too.
+			`CREATE UNLOGGED TABLE calls_in_flight (
+				id         text        PRIMARY KEY,
+				replica    text        NOT NULL,
+				source     text        NOT NULL,
+				identity   text        NOT NULL,
+				server     text        NOT NULL,
+				tool       text        NOT NULL,
+				origin     text        NOT NULL,
+				started_at timestamptz NOT NULL
+			)`,
+		},
+	},
 }
 
 // latestVersion is the schema version this build writes.

@@ -13,7 +13,8 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/switchboard-mcp/switchboard/internal/fault"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
@@ -198,8 +199,27 @@ func (s *SQLite) RecordCalls(ctx context.Context, recs []CallRecord) error {
 	if err != nil {
 		return err
 	}
-	return s.upsertRows(ctx, "call", sqliteDialect.upsertCallSQL(), len(rows),
+	err = s.upsertRows(ctx, "call", sqliteDialect.upsertCallSQL(), len(rows),
 		func(i int) []any { return sqliteDialect.callArgs(&rows[i]) }, func(i int) string { return rows[i].ID })
+	if sqliteUnavailable(err) {
+		return unavailableError{err} // the Recorder waits for space
+	}
+	return err
+}
+
+// sqliteUnavailable reports whether err says that the database's disk is
+// full or failed (SQLITE_FULL, SQLITE_IOERR), so that the same write may
+// succeed once space is freed.
+func sqliteUnavailable(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff { // the primary result code
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR:
+		return true
+	}
+	return false
 }
 
 // upsertRows runs query (an upsert) for n rows in one transaction: all or

@@ -19,6 +19,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -166,15 +167,18 @@ func (o Options) logger() *slog.Logger {
 
 // Log attribute keys.
 const (
-	logKeyBackend = "backend"
-	logKeyVersion = "version"
-	logKeyName    = "name"
-	logKeyCount   = "count"
-	logKeyTotal   = "total"
-	logKeyError   = "error"
-	logKeyReason  = "reason"
-	logKeyWait    = "wait"
-	logKeyPath    = "path"
+	logKeyBackend  = "backend"
+	logKeyVersion  = "version"
+	logKeyName     = "name"
+	logKeyCount    = "count"
+	logKeyTotal    = "total"
+	logKeyError    = "error"
+	logKeyReason   = "reason"
+	logKeyWait     = "wait"
+	logKeyPath     = "path"
+	logKeyLease    = "lease"
+	logKeyReplicas = "replicas"
+	logKeyDown     = "down"
 )
 
 // Open opens the call history at dsnOrPath: a postgres:// or postgresql://
@@ -248,6 +252,20 @@ func cleanText(s string) string {
 		return s
 	}
 	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
+}
+
+// unavailableError is a write that failed because the store cannot work
+// for now (its database unreachable, its disk full) rather than because
+// of what was written: the Recorder keeps the records and tries again
+// until it can.
+type unavailableError struct{ error }
+
+func (e unavailableError) Unwrap() error { return e.error }
+
+// isUnavailable reports whether err is, or wraps, an unavailableError.
+func isUnavailable(err error) bool {
+	var u unavailableError
+	return errors.As(err, &u)
 }
 
 // dbTime is t as the database keeps it.

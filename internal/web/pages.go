@@ -37,6 +37,9 @@ type pageData struct {
 	// does on the command line, since the overview's charts and the
 	// history miss those calls.
 	HistoryWriteFailures int64
+	// HistoryUnavailable is set while the daemon's history store cannot
+	// be reached (control.Status): every page says since when.
+	HistoryUnavailable *control.HistoryOutage
 }
 
 func (p *pageData) base() *pageData { return p }
@@ -124,7 +127,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 		b.Title = name
 	}
 	if st, err := c.opts.Backend.Status(r.Context()); err == nil {
-		b.Stopped, b.HistoryWriteFailures = st.Stopped, st.HistoryWriteFailures
+		b.Stopped, b.HistoryWriteFailures, b.HistoryUnavailable = st.Stopped, st.HistoryWriteFailures, st.HistoryUnavailable
 	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout", data); err != nil {
