@@ -49,11 +49,13 @@ start with a dash.
 
 Text content goes to stdout; images, audio and binary resources are saved to files whose
 paths are printed; structuredContent follows as indented JSON (unless a text block already
-holds it). A tool error prints its
-content to stderr and exits 1; so does a result whose structuredContent does not match the
-tool's outputSchema, after a warning naming each mismatch (the result is shown as the server
-sent it). Ctrl-C cancels
-the call upstream and exits 130. With --stdio or --url, give only TOOL.`,
+holds it). A tool error prints its content to stderr and exits 1; so does a result whose
+structuredContent does not match the tool's outputSchema, after a warning naming each
+mismatch (the result is shown as the server sent it). Ctrl-C cancels the call upstream and
+exits 130.
+
+TOOL may also be given as the gateway lists it, SERVER__TOOL (switchboard call
+tasks__list_tasks). With --stdio or --url, give only TOOL.`,
 		Example: `  switchboard call tasks create_task title="Buy milk" priority=High
   switchboard call everything get-sum a=2 b=3
   switchboard call github search_issues --args @query.json --json
@@ -81,7 +83,7 @@ the call upstream and exits 130. With --stdio or --url, give only TOOL.`,
 
 // call calls a tool and prints its result.
 func (a *app) call(ctx context.Context, args []string, f callFlags) error {
-	cfg, server, rest, err := a.serverCommand(args, "call SERVER TOOL [key=value ...]")
+	cfg, server, rest, err := a.serverItemCommand(args, "call SERVER TOOL [key=value ...]")
 	if err != nil {
 		return err
 	}

@@ -159,6 +159,16 @@ func TestServersToolsAndCall(t *testing.T) {
 		t.Errorf("call echo: got %q, want %q", r.stdout, "hello world\n")
 	}
 	// Numbers are typed by the schema.
+	// The name the gateway lists (and tool prints) works as well.
+	r = runCLI(t, "call", "--config", cfg, "alpha__echo", "message=exposed")
+	wantCode(t, r, ExitOK)
+	if r.stdout != "exposed\n" {
+		t.Errorf("call alpha__echo: got %q, want %q", r.stdout, "exposed\n")
+	}
+	r = runCLI(t, "tool", "alpha__echo", "--config", cfg)
+	wantCode(t, r, ExitOK)
+	wantContains(t, "tool alpha__echo", r.stdout, "echo (server alpha, exposed as alpha__echo)")
+
 	r = runCLI(t, "call", "--config", cfg, "alpha", "add", "a=2", "b=3.5")
 	wantCode(t, r, ExitOK)
 	if r.stdout != "5.5\n" {

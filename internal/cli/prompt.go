@@ -33,7 +33,7 @@ suggestion), is reported before the request is sent. With --stdio or --url, give
 
 // prompt renders one prompt.
 func (a *app) prompt(ctx context.Context, args []string) error {
-	cfg, server, rest, err := a.serverCommand(args, "prompt SERVER NAME [key=value ...]")
+	cfg, server, rest, err := a.serverItemCommand(args, "prompt SERVER NAME [key=value ...]")
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -285,6 +286,31 @@ func (a *app) serverCommand(args []string, usage string) (*config.Config, string
 	cfg, err := a.loadConfig()
 	if err != nil {
 		return nil, "", nil, err
+	}
+	server, rest, err := a.resolveServer(cfg, args, usage)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return cfg, server, rest, nil
+}
+
+// serverItemCommand is serverCommand for a command of SERVER and an item
+// of it (a tool, a prompt), which also takes the item by the name the
+// gateway lists it under, SERVER__ITEM (switchboard call tasks__list_tasks),
+// when no server has that name.
+func (a *app) serverItemCommand(args []string, usage string) (*config.Config, string, []string, error) {
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if !a.adhoc() && len(args) > 0 {
+		if _, ok := cfg.Server(args[0]); !ok {
+			if server, item, _ := strings.Cut(args[0], "__"); item != "" {
+				if _, ok := cfg.Server(server); ok {
+					return cfg, server, append([]string{item}, args[1:]...), nil
+				}
+			}
+		}
 	}
 	server, rest, err := a.resolveServer(cfg, args, usage)
 	if err != nil {

@@ -38,7 +38,7 @@ properties of an array's object items as name[].property), and a ready-to-edit
 
 // tool shows one tool.
 func (a *app) tool(ctx context.Context, args []string) error {
-	cfg, server, rest, err := a.serverCommand(args, "tool SERVER TOOL")
+	cfg, server, rest, err := a.serverItemCommand(args, "tool SERVER TOOL")
 	if err != nil {
 		return err
 	}
