@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -28,21 +27,13 @@ func TestServeStdioCannotStartSaysWhatReachesIt(t *testing.T) {
 	state := t.TempDir()
 	setenv(t, "SWITCHBOARD_STATE_DIR", state)
 	setenv(t, "HOME", t.TempDir())
-	dir := t.TempDir()
 	exe := testserver.Command(t)
-	envFile := filepath.Join(dir, "bad.env")
+	envFile := filepath.Join(t.TempDir(), "bad.env")
 	env := map[string]string{testserver.EnvMode: "ok", "GORACE": testserver.RaceEnv}
-	data, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
+	file := writeClientFile(t, "claude_desktop_config.json", map[string]any{"mcpServers": map[string]any{
 		"good": map[string]any{"command": exe, "env": env},
 		"bad":  map[string]any{"command": exe, "env": env, "envFile": envFile},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(dir, "claude_desktop_config.json")
-	if err := os.WriteFile(file, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	wantCode(t, runCLI(t, "config", "trust", file, "--yes"), ExitOK)
 
 	self, err := os.Executable()
