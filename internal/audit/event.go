@@ -43,6 +43,13 @@ const (
 	// ConfigTrustRefused is a person's no to the question whether to trust
 	// a configuration file.
 	ConfigTrustRefused = "config.trust_refused"
+	// ConfigInputStored is the value of a VS Code input stored in the
+	// secret store (switchboard config input); the value is never in the
+	// event.
+	ConfigInputStored = "config.input_stored"
+	// ConfigInputDeleted is a stored value of a VS Code input removed
+	// from the secret store (switchboard config input --delete).
+	ConfigInputDeleted = "config.input_deleted"
 	// ServerEnabled is a server enabled by a person or a program.
 	ServerEnabled = "server.enabled"
 	// ServerDisabled is a server disabled by a person or a program.
@@ -56,7 +63,8 @@ const (
 
 // Events lists every event name, for documentation and the CLI's help.
 var Events = []string{SignIn, SignOut, TokenRefused, ConsoleLogin, ViewDenied, CallDenied,
-	ConfigReload, ConfigTrust, ConfigTrustRefused, ServerEnabled, ServerDisabled, Stopped, Resumed}
+	ConfigReload, ConfigTrust, ConfigTrustRefused, ConfigInputStored, ConfigInputDeleted, ServerEnabled, ServerDisabled,
+	Stopped, Resumed}
 
 // Outcome says how an event ended.
 type Outcome string
@@ -107,6 +115,8 @@ type Target struct {
 	View   string `json:"view,omitempty"`
 	File   string `json:"file,omitempty"`
 	Hash   string `json:"hash,omitempty"`
+	// Input is the id of a VS Code input of File (never its value).
+	Input string `json:"input,omitempty"`
 }
 
 // Instance is the Switchboard process that wrote an event (replicas share

@@ -197,15 +197,28 @@ func (a *app) recordTrustAnswer(ans config.TrustAnswer) error {
 		e.Outcome, e.Reason = audit.Failed, ans.Err.Error()
 		done = "trusting " + ans.Path + " failed"
 	}
-	return a.appendAudit(a.trustTrail(ans.Path), e, done)
+	return a.appendAudit(a.fileTrail(ans.Path), e, done)
 }
 
-// trustTrail is the audit: block of the trail a trust answered while
-// loading file is written to: that of the configuration in use (--config,
-// else the one found, else the daemon's), unless that is file itself — a
-// client's file, which has no audit: block — then that of the
-// switchboard.yaml found without --config.
-func (a *app) trustTrail(file string) config.Audit {
+// recordInput writes a config.input_stored or config.input_deleted
+// event (event) for the input id of file (abs), by the CLI, to the trail
+// of fileTrail. The value is never in it.
+func (a *app) recordInput(event, file, id string) error {
+	done := fmt.Sprintf("input %q of %s was stored", id, file)
+	if event == audit.ConfigInputDeleted {
+		done = fmt.Sprintf("the value of input %q of %s was deleted", id, file)
+	}
+	return a.appendAudit(a.fileTrail(file), audit.Event{Event: event, Outcome: audit.OK, Actor: audit.Actor{Via: audit.ViaCLI},
+		Target: audit.Target{File: file, Input: id}}, done)
+}
+
+// fileTrail is the audit: block of the trail an event about a client's
+// file (a trust answered while loading it, an input's value stored for
+// it) is written to: that of the configuration in use (--config, else the
+// one found, else the daemon's), unless that is file itself — a client's
+// file, which has no audit: block — then that of the switchboard.yaml
+// found without --config.
+func (a *app) fileTrail(file string) config.Audit {
 	if a.configPath == "" || control.AbsSource(a.configPath) != file {
 		if _, ac, err := a.auditConfig(); err == nil && ac.Enabled() {
 			return ac
@@ -284,7 +297,7 @@ func auditCells(e audit.Event) []string {
 		from = strings.TrimSpace("token " + e.Actor.Token + " " + from)
 	}
 	var target []string
-	for _, kv := range [][2]string{{"server", e.Target.Server}, {"tool", e.Target.Tool}, {"view", e.Target.View}, {"file", e.Target.File}} {
+	for _, kv := range [][2]string{{"server", e.Target.Server}, {"tool", e.Target.Tool}, {"view", e.Target.View}, {"file", e.Target.File}, {"input", e.Target.Input}} {
 		if kv[1] != "" {
 			target = append(target, kv[0]+"="+kv[1])
 		}

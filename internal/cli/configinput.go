@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/switchboard-mcp/switchboard/internal/audit"
 	"github.com/switchboard-mcp/switchboard/internal/config"
 	"github.com/switchboard-mcp/switchboard/internal/sealed"
 )
@@ -20,7 +20,7 @@ const maxInputValue = 64 << 10
 
 // newConfigInputCmd is `switchboard config input ID [FILE]`.
 func newConfigInputCmd(a *app) *cobra.Command {
-	var stdin bool
+	var stdin, del bool
 	cmd := &cobra.Command{
 		Use:   "input ID [FILE]",
 		Short: "Store the value of a VS Code input (${input:ID}) in the secret store",
@@ -29,11 +29,13 @@ directory's secret store (sealed with AES-256-GCM), where every command and the 
 take it from: what VS Code would ask for when the server starts. On a terminal it asks,
 without echo; --stdin reads the value from standard input instead (one trailing line
 break dropped). The value is never printed. A running serve uses it at its next
-reload: run switchboard reload to start the servers that need it. Without FILE, the
-configuration the command would use (--config, else ./switchboard.yaml, else the user
-config dir).`,
+reload: run switchboard reload to start the servers that need it. --delete removes the
+stored value instead. Both are written to the audit trail, without the value. Without
+FILE, the configuration the command would use (--config, else ./switchboard.yaml, else
+the user config dir).`,
 		Example: `  switchboard config input github-token .vscode/mcp.json
-  printf %s "$TOKEN" | switchboard config input github-token .vscode/mcp.json --stdin`,
+  printf %s "$TOKEN" | switchboard config input github-token .vscode/mcp.json --stdin
+  switchboard config input github-token .vscode/mcp.json --delete`,
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			if len(args) == 1 { // FILE; ID is the file's own name for the input
 				return completeFiles("json")(cmd, args, toComplete)
@@ -42,7 +44,10 @@ config dir).`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
-				return usagef("usage: switchboard config input ID [FILE] [--stdin]")
+				return usagef("usage: switchboard config input ID [FILE] [--stdin | --delete]")
+			}
+			if stdin && del {
+				return usagef("give --stdin or --delete, not both")
 			}
 			file := ""
 			if len(args) == 2 {
@@ -57,10 +62,14 @@ config dir).`,
 				}
 				file = f
 			}
+			if del {
+				return a.deleteInput(cmd.Context(), args[0], a.inWorkDir(file))
+			}
 			return a.configInput(cmd.Context(), args[0], a.inWorkDir(file), stdin)
 		},
 	}
 	cmd.Flags().BoolVar(&stdin, "stdin", false, "read the value from standard input rather than asking on the terminal")
+	cmd.Flags().BoolVar(&del, "delete", false, "remove the input's stored value from the secret store")
 	return cmd
 }
 
@@ -125,9 +134,9 @@ func (a *app) configInput(ctx context.Context, id, file string, fromStdin bool) 
 	if err := store.SetSecret(config.InputSecretKey(file, id), v); err != nil {
 		return fmt.Errorf("storing input %q: %w", id, err)
 	}
-	abs := file
-	if p, err := filepath.Abs(file); err == nil {
-		abs = p
+	abs := absPath(file)
+	if err := a.recordInput(audit.ConfigInputStored, abs, id); err != nil {
+		return err
 	}
 	if a.json {
 		return a.printJSON(map[string]any{"file": abs, "input": id, "store": store.Path()})
@@ -136,6 +145,40 @@ func (a *app) configInput(ctx context.Context, id, file string, fromStdin bool) 
 	if c, st := a.daemonFor(ctx, file, false); c != nil {
 		c.Close()
 		fmt.Fprintf(a.stderr, "the running daemon (pid %d) serves %s: run switchboard reload to start the servers that use the input\n", st.PID, abs)
+	}
+	return nil
+}
+
+// deleteInput removes the stored value of the input id of file from the
+// secret store. The file need not declare the input any more, nor exist:
+// the value is keyed by its path and the id. No value stored is no error.
+func (a *app) deleteInput(ctx context.Context, id, file string) error {
+	dir, err := a.stateDirectory()
+	if err != nil {
+		return err
+	}
+	store := sealed.NewSecrets(dir)
+	deleted, err := store.DeleteSecret(config.InputSecretKey(file, id))
+	if err != nil {
+		return fmt.Errorf("deleting the value of input %q: %w", id, err)
+	}
+	abs := absPath(file)
+	if deleted {
+		if err := a.recordInput(audit.ConfigInputDeleted, abs, id); err != nil {
+			return err
+		}
+	}
+	if a.json {
+		return a.printJSON(map[string]any{"file": abs, "input": id, "store": store.Path(), "deleted": deleted})
+	}
+	if !deleted {
+		fmt.Fprintf(a.stdout, "no value of input %q of %s is stored in %s; nothing was deleted\n", id, abs, store.Path())
+		return nil
+	}
+	fmt.Fprintf(a.stdout, "deleted the value of input %q of %s from the secret store %s\n", id, abs, store.Path())
+	if c, st := a.daemonFor(ctx, file, false); c != nil {
+		c.Close()
+		fmt.Fprintf(a.stderr, "the running daemon (pid %d) serves %s: its servers keep the value until switchboard reload\n", st.PID, abs)
 	}
 	return nil
 }

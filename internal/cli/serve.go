@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,7 +39,8 @@ gateway.listen (default 127.0.0.1:7777): the gateway, every server as one MCP en
 commands use. At start it prints the endpoints and the snippets to paste into Claude
 Desktop, Cursor and VS Code.
 
-SIGINT and SIGTERM stop it gracefully; SIGHUP reloads the configuration. It logs
+SIGINT and SIGTERM stop it gracefully; SIGHUP reloads the configuration (with --stdio
+too, which has no control socket for switchboard reload). It logs
 warnings to stderr (--log-level changes the level).`,
 		Example: `  switchboard serve
   switchboard serve --config ~/switchboard.yaml --listen 127.0.0.1:8080
@@ -151,6 +154,9 @@ func (a *app) serve(ctx context.Context, listen string, stdio bool) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer daemon.GovernProcs(ctx, a.logger())()
+	// SIGHUP reloads serve --stdio too: it has no control socket, so
+	// switchboard reload does not reach it.
+	defer reloadOnHUP(ctx, d, out)()
 	if stdio {
 		fmt.Fprintf(out, "serving MCP on stdin/stdout for %d server(s)\n", len(cfg.Servers))
 		return d.RunStdio(ctx, &mcp.StdioTransport{})
@@ -161,10 +167,20 @@ func (a *app) serve(ctx context.Context, listen string, stdio bool) error {
 	}
 	exe, args, _ := a.stdioCommand(gateway{source: control.AbsSource(cfg.Source)})
 	printEndpoints(out, d.Addr(), cfg, exe, args)
+	err = d.Run(ctx)
+	fmt.Fprintln(out, "stopped; every server was closed")
+	return err
+}
+
+// reloadOnHUP reloads d on every SIGHUP until ctx is done or the
+// returned func, which waits for a reload under way, stops it. A reload
+// refused is said on out.
+func reloadOnHUP(ctx context.Context, d *daemon.Daemon, out io.Writer) (stop func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	go func() {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
 		for {
 			select {
 			case <-ctx.Done():
@@ -175,10 +191,12 @@ func (a *app) serve(ctx context.Context, listen string, stdio bool) error {
 				}
 			}
 		}
-	}()
-	err = d.Run(ctx)
-	fmt.Fprintln(out, "stopped; every server was closed")
-	return err
+	})
+	return func() {
+		signal.Stop(hup)
+		cancel()
+		wg.Wait()
+	}
 }
 
 // refuseRunningDaemon returns an error when a daemon answers on this

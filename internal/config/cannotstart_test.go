@@ -149,8 +149,11 @@ func TestRefusedCommandInAClientFile(t *testing.T) {
 		!strings.Contains(py.CannotStart[0].String(), "mcpServers.py.command: command \"python\" is not allowed: this file is not trusted") {
 		t.Fatalf("py: got %v, want the refusal for want of trust", py.CannotStart)
 	}
-	if got := config.StartHint(py.CannotStart); !strings.Contains(got, "config trust reloads a running serve") {
+	if got := config.StartHint(py.CannotStart, 0); !strings.Contains(got, "config trust reloads a running serve") {
 		t.Errorf("py's hint: got %q, want that config trust reloads", got)
+	}
+	if got := config.StartHint(py.CannotStart, 4242); !strings.Contains(got, "neither switchboard reload nor config trust reaches it") {
+		t.Errorf("py's hint under serve --stdio: got %q, want that config trust does not reach it", got)
 	}
 
 	smuggled := repoFile(t, ".mcp.json", `{"mcpServers": {
@@ -167,8 +170,8 @@ func TestRefusedCommandInAClientFile(t *testing.T) {
 	a, _ := cfg.Server("a")
 	var ua *config.UnsafeArgumentError
 	if ok, _ := cfg.Server("ok"); len(ok.CannotStart) != 0 || len(a.CannotStart) != 1 || !errors.As(a.CannotStart[0].Err, &ua) ||
-		!strings.Contains(config.StartHint(a.CannotStart), "switchboard reload") {
-		t.Errorf("got ok %v, a %v (%q), want a refused by the launch policy with the reload hint", ok.CannotStart, a.CannotStart, config.StartHint(a.CannotStart))
+		!strings.Contains(config.StartHint(a.CannotStart, 0), "switchboard reload") {
+		t.Errorf("got ok %v, a %v (%q), want a refused by the launch policy with the reload hint", ok.CannotStart, a.CannotStart, config.StartHint(a.CannotStart, 0))
 	}
 	// Trust would not make it run: the preview config trust shows says so.
 	if _, err := config.TrustPreview(smuggled, config.Options{}); err == nil || !strings.Contains(err.Error(), "is refused") {

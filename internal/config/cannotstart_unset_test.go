@@ -67,8 +67,12 @@ func TestUnsetInputOrVariableMakesOneServerUnableToStart(t *testing.T) {
 	if len(keyed.CannotStart) != 1 || !errors.As(keyed.CannotStart[0].Err, &ui) || !strings.HasSuffix(keyed.CannotStart[0].String(), want) {
 		t.Fatalf("keyed: got %v, want %q", keyed.CannotStart, want)
 	}
-	if got := config.StartHint(keyed.CannotStart); !strings.Contains(got, "switchboard reload") {
+	if got := config.StartHint(keyed.CannotStart, 0); !strings.Contains(got, "switchboard reload") {
 		t.Errorf("keyed's hint: got %q, want a reload", got)
+	}
+	if got := config.StartHint(keyed.CannotStart, 4242); !strings.Contains(got, "or send that serve SIGHUP (kill -HUP 4242)") ||
+		strings.Contains(got, "then run: switchboard reload") {
+		t.Errorf("keyed's hint under serve --stdio: got %q, want a restart of its client or SIGHUP, not switchboard reload", got)
 	}
 	for name, vars := range map[string][]string{"remote": {"NOPE_HOST", "NOPE_TEAM"}, "tool": {"NOPE_PKG"}} {
 		srv, _ := cfg.Server(name)
@@ -82,8 +86,14 @@ func TestUnsetInputOrVariableMakesOneServerUnableToStart(t *testing.T) {
 				t.Errorf("%s problem %d: got %v, want %s not set", name, i, p, v)
 			}
 		}
-		if got := config.StartHint(srv.CannotStart); !strings.Contains(got, "restart serve") || strings.Contains(got, "then run: switchboard reload") {
+		if got := config.StartHint(srv.CannotStart, 0); !strings.Contains(got, "restart serve") || strings.Contains(got, "then run: switchboard reload") {
 			t.Errorf("%s's hint: got %q, want a restart of serve", name, got)
+		}
+		// serve --stdio is restarted by its client, in whose entry the
+		// variable is set.
+		if got := config.StartHint(srv.CannotStart, 4242); !strings.Contains(got, "restart the MCP client that runs switchboard serve --stdio, with the variable set") ||
+			strings.Contains(got, "SIGHUP") {
+			t.Errorf("%s's hint under serve --stdio: got %q, want a restart of the client with the variable set", name, got)
 		}
 	}
 

@@ -24,8 +24,8 @@ import (
 // baked into the output; ${env:VAR} (and Gemini CLI's $VAR, Continue's
 // ${{ secrets.VAR }}) becomes ${VAR}, ${workspaceFolder} the folder it
 // stands for, and a VS Code ${input:id} a reference to the environment
-// variable InputEnvName(id) (noted in a comment). Relative env_file and
-// cwd paths become absolute. A command beyond the allowlist is kept: when
+// variable InputEnvName(id) (noted in a comment). Relative env_file, cwd
+// and roots paths become absolute. A command beyond the allowlist is kept: when
 // the source file is trusted (see Trust) it is listed under
 // security.allowed_commands, else listed there commented out, for the
 // user to approve. Variables and inputs that have no value do not stop the
@@ -110,7 +110,7 @@ func importBlocking(ps []Problem) []Problem {
 // importer writes the native form of a parsed file.
 type importer struct {
 	w     *yamlWriter
-	dir   string // absolute folder relative env_file and cwd paths start at
+	dir   string // absolute folder relative env_file, cwd and roots paths start at
 	rw    rewriteCtx
 	notes []string
 }
@@ -326,6 +326,8 @@ func (im *importer) server(s *rawServer, srv Server) {
 					}
 				}
 				w.kv(in, sf.name, "["+strings.Join(quoteAll(keys), ", ")+"]")
+			} else if sf.name == "roots" {
+				w.kv(in, sf.name, im.roots(f.val.items))
 			} else {
 				w.kv(in, sf.name, im.list(f.val.items))
 			}
@@ -441,6 +443,21 @@ func (im *importer) list(items []*node) string {
 	out := make([]string, len(items))
 	for i, it := range items {
 		out[i] = quoteYAML(im.rewrite(it.text))
+	}
+	return "[" + strings.Join(out, ", ") + "]"
+}
+
+// roots writes a server's roots as written, relative paths made absolute
+// as the resolver reads them (from dir); a file:// URI and a ~/ path are
+// kept, each meaning the same wherever the output is.
+func (im *importer) roots(items []*node) string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		v := im.rewrite(it.text)
+		if !strings.Contains(v, "://") && !strings.HasPrefix(v, "~/") {
+			v = im.path(it.text)
+		}
+		out[i] = quoteYAML(v)
 	}
 	return "[" + strings.Join(out, ", ") + "]"
 }

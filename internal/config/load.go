@@ -171,10 +171,21 @@ func startProblem(p Problem, client bool) bool {
 		errors.As(p.Err, &uv) || errors.As(p.Err, &ui))
 }
 
-// StartHint says, for a running serve, what starts a server whose
-// CannotStart lists ps once they are fixed.
-func StartHint(ps []Problem) string {
-	if slices.ContainsFunc(ps, UnsetVariable) {
+// StartHint says what starts a server whose CannotStart lists ps, once
+// they are fixed, in the serve that runs it. stdioPID is that serve's
+// process id when it has no control socket (serve --stdio, launched by an
+// MCP client): neither switchboard reload nor config trust reaches it,
+// while a restart of its client, or SIGHUP, does. 0 means a serve that
+// has its control socket.
+func StartHint(ps []Problem, stdioPID int) string {
+	unset := slices.ContainsFunc(ps, UnsetVariable)
+	if stdioPID != 0 {
+		if unset {
+			return "then restart the MCP client that runs switchboard serve --stdio, with the variable set in the env of its entry for switchboard: serve reads its environment only when it starts"
+		}
+		return fmt.Sprintf("then restart the MCP client that runs switchboard serve --stdio, or send that serve SIGHUP (kill -HUP %d): it has no control socket, so neither switchboard reload nor config trust reaches it", stdioPID)
+	}
+	if unset {
 		return "then restart serve with it set: a running serve reads its environment only when it starts, so switchboard reload does not see a variable set since"
 	}
 	for _, p := range ps {

@@ -65,3 +65,53 @@ func TestRelativePathMessageSaysWhereTheyStart(t *testing.T) {
 		})
 	}
 }
+
+// TestAbsolutePathMessageSaysNothingOfRelativePaths: a missing env file,
+// cwd or root written as an absolute path (or with ~/, or as a file://
+// URI), and a ${file:PATH} that cannot be read, are fixed by creating the
+// path or fixing it; where relative paths start would be beside the point,
+// and is not said.
+func TestAbsolutePathMessageSaysNothingOfRelativePaths(t *testing.T) {
+	tmp := t.TempDir()
+	home := filepath.Join(tmp, "home")
+	env := func(name string) (string, bool) {
+		if name == "HOME" {
+			return home, true
+		}
+		return "", false
+	}
+	missing := filepath.Join(tmp, "missing")
+	load := func(name, text string) (*config.Config, error) {
+		t.Helper()
+		path := filepath.Join(tmp, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return config.Load(path, config.Options{UserEnv: env, LookupEnv: env, WorkDir: tmp, StateDir: t.TempDir()})
+	}
+	cfg, err := load("switchboard.yaml", "servers:\n  - name: a\n    command: npx\n    env_file: "+missing+".env\n    cwd: "+missing+
+		"\n    roots: [~/nope, file://"+missing+"-root]\n")
+	if err != nil {
+		t.Fatalf("got %v, want the file loaded with server a unable to start", err)
+	}
+	a, _ := cfg.Server("a")
+	cursor, err := load("mcp.json", `{"mcpServers": {"a": {"command": "npx", "args": ["x"], "envFile": "`+missing+`.env"}}}`)
+	if err != nil {
+		t.Fatalf("got %v, want the file loaded with server a unable to start", err)
+	}
+	c, _ := cursor.Server("a")
+	ps := append(a.CannotStart, c.CannotStart...)
+	if len(ps) != 5 {
+		t.Fatalf("got %v, want the env file, the cwd and the two roots of switchboard.yaml and the env file of mcp.json", ps)
+	}
+	for _, p := range ps {
+		if p.Fix != "create it, or fix the path" {
+			t.Errorf("%s: got the fix %q, want %q", p.Field, p.Fix, "create it, or fix the path")
+		}
+	}
+
+	_, err = load("file.yaml", "servers:\n  - name: a\n    command: npx\n    env: {KEY: \"${file:"+missing+".key}\"}\n")
+	if err == nil || !strings.Contains(err.Error(), "create the file, or fix the path") || strings.Contains(err.Error(), "relative paths") {
+		t.Errorf("${file:%s.key}: got %v, want to create the file or fix the path, with nothing of relative paths", missing, err)
+	}
+}

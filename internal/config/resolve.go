@@ -843,13 +843,14 @@ func (r *resolver) envFile(s *rawServer, f *rawField, env map[string]string, env
 		r.ps.add(f.val.pos, field, "is empty", "give the path of a KEY=VALUE file, or remove it", nil)
 		return
 	}
+	fix := r.missingFix(p)
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(r.dir, p)
 	}
 	data, err := os.ReadFile(p)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			r.ps.add(f.val.pos, field, fmt.Sprintf("env file %s does not exist", p), "create it, or fix the path (relative paths start at "+r.dirBase+")",
+			r.ps.add(f.val.pos, field, fmt.Sprintf("env file %s does not exist", p), fix,
 				&MissingPathError{Server: s.name, Field: field, What: "env file", Path: p, Err: err})
 		} else {
 			r.ps.add(f.val.pos, field, fmt.Sprintf("cannot read env file %s: %v", p, errors.Unwrap(err)), "", err)
@@ -876,13 +877,14 @@ func (r *resolver) directory(p string, pos Pos, field, server string) string {
 	if p == "" {
 		return ""
 	}
+	fix := r.missingFix(p)
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(r.dir, p)
 	}
 	fi, err := os.Stat(p)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		r.ps.add(pos, field, fmt.Sprintf("directory %s does not exist", p), "create it, or fix the path (relative paths start at "+r.dirBase+")",
+		r.ps.add(pos, field, fmt.Sprintf("directory %s does not exist", p), fix,
 			&MissingPathError{Server: server, Field: field, What: "directory", Path: p, Err: err})
 	case err != nil:
 		r.ps.add(pos, field, fmt.Sprintf("cannot use directory %s: %v", p, errors.Unwrap(err)), "", err)
@@ -893,6 +895,16 @@ func (r *resolver) directory(p string, pos Pos, field, server string) string {
 		p = abs
 	}
 	return p
+}
+
+// missingFix is the fix of a path that does not exist, p as written (a
+// "~/" already expanded): where relative paths start is said only when p
+// is one.
+func (r *resolver) missingFix(p string) string {
+	if filepath.IsAbs(p) {
+		return "create it, or fix the path"
+	}
+	return "create it, or fix the path (relative paths start at " + r.dirBase + ")"
 }
 
 // root resolves one entry of server's roots: a directory, as a path

@@ -432,6 +432,10 @@ func (x *expander) userHome() string {
 // one starting with ~/, or a path relative to the configuration file's
 // folder. One trailing line break is dropped.
 func (x *expander) file(p string) (string, *varProblem) {
+	fix := "create the file, or fix the path"
+	if !strings.HasPrefix(p, "~/") && !filepath.IsAbs(p) {
+		fix += " (relative paths start at the configuration file's folder)"
+	}
 	switch {
 	case strings.HasPrefix(p, "~/"):
 		p = filepath.Join(x.userHome(), p[2:])
@@ -442,7 +446,7 @@ func (x *expander) file(p string) (string, *varProblem) {
 	if err != nil {
 		return "", &varProblem{
 			msg: fmt.Sprintf("cannot read %s for ${file:...}: %v", p, errors.Unwrap(err)),
-			fix: "create the file, or fix the path (relative paths start at the configuration file's folder)",
+			fix: fix,
 			err: err,
 		}
 	}

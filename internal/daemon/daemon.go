@@ -82,7 +82,9 @@ type Options struct {
 	// Version is reported by the gateway and the control API.
 	Version string
 	// NoControl skips the control socket (serve --stdio, where another
-	// daemon may own it).
+	// daemon may own it). switchboard reload does not reach such a
+	// daemon, so a server that cannot start says what does: a restart of
+	// the client that runs it, or SIGHUP to this process.
 	NoControl bool
 	// AuditStdout receives the audit trail when audit.file is "-"; nil
 	// means os.Stdout (serve --stdio passes its standard error: its
@@ -163,10 +165,15 @@ func New(opts Options) (_ *Daemon, err error) {
 		// The state lines say each failure and its cause: see shownHandler.
 		poolLogger = slog.New(shownHandler{logger.Handler()})
 	}
+	stdioPID := 0
+	if opts.NoControl {
+		stdioPID = os.Getpid()
+	}
 	d.pool, err = upstream.NewPool(upstream.PoolOptions{
 		Config:   cfg,
 		Store:    opts.Store,
 		Logger:   poolLogger,
+		StdioPID: stdioPID,
 		OnChange: d.serverChanged,
 		OAuth:    d.upstreamAuth,
 		OnConnect: func(c *upstream.Client) {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -51,44 +50,23 @@ func eventJSON(ev *event) ([]byte, error) {
 }
 
 // commandBaseEnv names the variables of Switchboard's environment every
-// command action gets: a stdio server's base (PATH, HOME, LANG, TMPDIR),
-// and where Switchboard keeps its files, so that a command that runs
+// command action gets: a stdio server's base (procgroup.BaseEnv), and
+// where Switchboard keeps its files, so that a command that runs
 // switchboard finds the same configuration and state.
-var commandBaseEnv = []string{"PATH", "HOME", "LANG", "TMPDIR", "SWITCHBOARD_STATE_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME"}
+var commandBaseEnv = append(slices.Clone(procgroup.BaseEnv), "SWITCHBOARD_STATE_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
 
 // commandEnv is a command action's environment, sorted: the base
 // variables (the whole environment with inherit_env), then the action's
 // env, then the event's variables (vars, KEY=VALUE), each winning over
-// what comes before. Switchboard's own environment — a daemon's tokens,
-// keys and passwords — reaches a command only through inherit_env or a
-// ${VAR} in env, as for a stdio server.
+// what comes before, as for a stdio server (procgroup.Env).
 func commandEnv(a config.HookAction, vars []string) []string {
-	env := map[string]string{}
-	if a.InheritEnv != nil && *a.InheritEnv {
-		for _, kv := range os.Environ() {
-			if k, v, ok := strings.Cut(kv, "="); ok {
-				env[k] = v
-			}
-		}
-	} else {
-		for _, k := range commandBaseEnv {
-			if v, ok := os.LookupEnv(k); ok {
-				env[k] = v
-			}
-		}
-	}
-	maps.Copy(env, a.Env)
+	ev := make(map[string]string, len(vars))
 	for _, kv := range vars {
 		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
+			ev[k] = v
 		}
 	}
-	out := make([]string, 0, len(env))
-	for k, v := range env {
-		out = append(out, k+"="+v)
-	}
-	slices.Sort(out)
-	return out
+	return procgroup.Env(commandBaseEnv, a.InheritEnv != nil && *a.InheritEnv, a.Env, ev)
 }
 
 // runCommand runs a program without a shell, the event as JSON on stdin.

@@ -357,7 +357,11 @@ func TestApplyKeepsDisableState(t *testing.T) {
 }
 
 // TestApplyBeforeRun checks that Apply before Run only swaps the servers,
-// and that a change of the health defaults changes every server.
+// and that a change of the health defaults changes every server. The
+// applies are steps of one sequence, each on the pool the one before left,
+// not subtests: a subtest that does not run (-run naming another, or
+// -failfast after any failure) would leave the pool without e, and the
+// end would fail with 'no server named "e"', hiding the cause.
 func TestApplyBeforeRun(t *testing.T) {
 	health := fastHealth()
 	cfg := &config.Config{Defaults: config.Defaults{Health: health}, Servers: []config.Server{
@@ -369,7 +373,7 @@ func TestApplyBeforeRun(t *testing.T) {
 	}
 	slower := health
 	slower.PingInterval = time.Second
-	tests := []struct {
+	steps := []struct {
 		name string
 		cfg  *config.Config
 		want Changes
@@ -384,16 +388,14 @@ func TestApplyBeforeRun(t *testing.T) {
 			markedServer(t, "a", "1"), markedServer(t, "e", "1")}},
 			Changes{Added: []string{"e"}, Removed: []string{"b"}, Unchanged: []string{"a"}}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := pool.Apply(context.Background(), tt.cfg)
-			if err != nil {
-				t.Fatalf("Apply: %v", err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("changes (-want +got):\n%s", diff)
-			}
-		})
+	for _, st := range steps {
+		got, err := pool.Apply(context.Background(), st.cfg)
+		if err != nil {
+			t.Fatalf("%s: Apply: %v", st.name, err)
+		}
+		if diff := cmp.Diff(st.want, got); diff != "" {
+			t.Errorf("%s: changes (-want +got):\n%s", st.name, diff)
+		}
 	}
 	if got := children(t); len(got) != 0 {
 		t.Fatalf("children before Run: got %v, want none", got)

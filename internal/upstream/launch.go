@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,10 +24,6 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/procgroup"
 	"github.com/switchboard-mcp/switchboard/internal/telemetry"
 )
-
-// baseEnv names the parent environment variables a stdio child always gets
-// (unless inherit_env passes everything).
-var baseEnv = []string{"PATH", "HOME", "LANG", "TMPDIR"}
 
 // terminateDuration is how long closing a stdio server waits after closing
 // its stdin before sending SIGTERM (and again before SIGKILL).
@@ -105,31 +100,9 @@ func commandFor(srv config.Server, stderr io.Writer) (*exec.Cmd, error) {
 
 // childEnv is the environment of a stdio child: the base variables (or the
 // whole parent environment with inherit_env) plus the configured env, which
-// wins. The result is sorted for determinism.
+// wins; sorted.
 func childEnv(srv config.Server) []string {
-	env := map[string]string{}
-	if srv.InheritEnv {
-		for _, kv := range os.Environ() {
-			if k, v, ok := strings.Cut(kv, "="); ok {
-				env[k] = v
-			}
-		}
-	} else {
-		for _, k := range baseEnv {
-			if v, ok := os.LookupEnv(k); ok {
-				env[k] = v
-			}
-		}
-	}
-	for k, v := range srv.Env {
-		env[k] = v
-	}
-	out := make([]string, 0, len(env))
-	for k, v := range env {
-		out = append(out, k+"="+v)
-	}
-	sort.Strings(out)
-	return out
+	return procgroup.Env(procgroup.BaseEnv, srv.InheritEnv, srv.Env)
 }
 
 // processTransport runs a stdio server: the child's stdout goes through a

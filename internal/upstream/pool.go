@@ -29,6 +29,10 @@ type PoolOptions struct {
 	Logger *slog.Logger
 	// Once: one connection attempt per server, no reconnects (CLI commands).
 	Once bool
+	// StdioPID is the process id of serve --stdio when the pool is its
+	// daemon's, which has no control socket; 0 otherwise (see
+	// SupervisorOptions.StdioPID).
+	StdioPID int
 	// OnChange is called after every change of any server's snapshot.
 	OnChange func(Snapshot)
 	// OnConnect is called with every new connection once it is available
@@ -154,6 +158,7 @@ func (p *Pool) newSupervisor(cfg *config.Config, srv config.Server) *Supervisor 
 		OnSessionOpen:   p.opts.OnSessionOpen,
 		OnSessionNotify: p.opts.OnSessionNotify,
 		Once:            p.opts.Once,
+		StdioPID:        p.opts.StdioPID,
 	})
 }
 

@@ -41,6 +41,11 @@ type SupervisorOptions struct {
 	// Once makes one connection attempt and no reconnects, and records no
 	// failures in the store: the mode of one-shot CLI commands.
 	Once bool
+	// StdioPID is, for a server of serve --stdio (which has no control
+	// socket), that serve's process id, and 0 otherwise: a server that
+	// cannot start says what reaches the serve that runs it
+	// (config.StartHint).
+	StdioPID int
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 }
@@ -557,7 +562,7 @@ func (s *Supervisor) cannotStart() {
 		}
 	}
 	if !s.opts.Once {
-		hints = append(hints, config.StartHint(s.opts.Server.CannotStart))
+		hints = append(hints, config.StartHint(s.opts.Server.CannotStart, s.opts.StdioPID))
 	}
 	msg := strings.Join(causes, "; ")
 	s.update(func(sn *Snapshot) {
