@@ -311,12 +311,14 @@ type historyRecord struct {
 	ErrorKind    string    `json:"error_kind,omitempty"`
 	ErrorMessage string    `json:"error_message,omitempty"`
 	StartedAt    time.Time `json:"started_at"`
-	FinishedAt   time.Time `json:"finished_at"`
-	DurationMS   float64   `json:"duration_ms"`
-	Retries      int       `json:"retries"`
-	ResultBytes  int64     `json:"result_bytes"`
-	Truncated    bool      `json:"truncated"`
-	Partial      bool      `json:"partial"`
+	// FinishedAt is null for a call that never finished (it was running
+	// when its process was killed).
+	FinishedAt  *time.Time `json:"finished_at"`
+	DurationMS  float64    `json:"duration_ms"`
+	Retries     int        `json:"retries"`
+	ResultBytes int64      `json:"result_bytes"`
+	Truncated   bool       `json:"truncated"`
+	Partial     bool       `json:"partial"`
 	// URLElicitations counts the URL elicitations the server required
 	// (-32042) and the person completed before the call was made again.
 	URLElicitations int `json:"url_elicitations,omitempty"`
@@ -330,11 +332,19 @@ func newHistoryRecord(c store.CallRecord) historyRecord {
 	return historyRecord{
 		ID: c.ID, Source: c.Source, Identity: c.Identity, Origin: c.Origin, Server: c.Server, Tool: c.Tool,
 		Status: c.Status, ErrorKind: c.ErrorKind, ErrorMessage: c.ErrorMessage,
-		StartedAt: c.StartedAt, FinishedAt: c.FinishedAt,
+		StartedAt: c.StartedAt, FinishedAt: finishedAt(c.FinishedAt),
 		DurationMS: float64(c.Duration.Microseconds()) / 1000,
 		Retries:    c.Retries, ResultBytes: c.ResultBytes, Truncated: c.Truncated, Partial: c.Partial,
 		URLElicitations: c.URLElicitations, InputRounds: c.InputRounds, Arguments: c.Args,
 	}
+}
+
+// finishedAt is t, or nil for a call that never finished.
+func finishedAt(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }
 
 func shortID(id string) string {
