@@ -23,9 +23,10 @@ import (
 // reads the wire without pause, and the SDK is handed the notifications
 // it has to handle — progress, log messages, list changes, resource
 // updates, elicitation completions — only while fewer than
-// maxQueuedNotices of them wait for its handler (progressOrder counts
-// them: handed out, not yet delivered). Past that they are held here,
-// in order, bounded by what they mean:
+// maxQueuedNotices of their kind wait for its handler (per progress
+// token; progressOrder counts them: handed out, not yet delivered), so
+// that one call's flood does not coalesce another call's progress. Past
+// that they are held here, in order, bounded by what they mean:
 //   - progress is a latest-value signal: a newer notification for a token
 //     takes the place of the held one (one held per token; progress for a
 //     token no call of this connection awaits is dropped, as the handler
@@ -48,13 +49,14 @@ type noticeGate struct {
 	dropped *atomic.Uint64 // may be nil
 
 	mu    sync.Mutex
-	q     []*heldMessage // q[0] goes next
-	byKey map[string]*heldMessage
-	logs  int   // log messages in q
-	pass  int   // entries in q that go at once (and take what is ahead)
-	lost  int   // log messages dropped since the last warning
-	due   int   // a warning of that many dropped is due
-	err   error // the wire's, once the pump has stopped
+	q     []*heldMessage          // q[0] goes next
+	byKey map[string]*heldMessage // the newest held entry of each coalescing key
+	held  map[string]int          // held entries per progressOrder key
+	logs  int                     // log messages in q
+	pass  int                     // entries in q that go at once (and take what is ahead)
+	lost  int                     // log messages dropped since the last warning
+	due   int                     // a warning of that many dropped is due
+	err   error                   // the wire's, once the pump has stopped
 	more  chan struct{}
 
 	// Counts for tests: read from the wire, and notifications handed to
@@ -62,7 +64,8 @@ type noticeGate struct {
 	read, handed atomic.Int64
 }
 
-// maxQueuedNotices bounds the notifications handed to the SDK and not yet
+// maxQueuedNotices bounds the notifications of one key (a progress
+// token; log messages; the other notices) handed to the SDK and not yet
 // handled. Small: the handler forwards each to a client as it goes, so a
 // longer queue only adds latency, and a returning call waits for it
 // (answerOrder).
@@ -89,7 +92,7 @@ type heldMessage struct {
 
 func newNoticeGate(o *progressOrder, server string, wanted func(string) bool, dropped *atomic.Uint64) *noticeGate {
 	return &noticeGate{o: o, server: server, wanted: wanted, dropped: dropped,
-		byKey: map[string]*heldMessage{}, more: make(chan struct{}, 1)}
+		byKey: map[string]*heldMessage{}, held: map[string]int{}, more: make(chan struct{}, 1)}
 }
 
 // classify says what msg is to the gate.
@@ -172,8 +175,10 @@ func (g *noticeGate) add(msg jsonrpc.Message) {
 		g.pass++
 	}
 	if h.key != "" {
-		if e, ok := g.byKey[h.key]; ok {
-			e.msg = h.msg // the newest value, where the first one waits
+		// Coalesce only what is past the bound: while fewer wait, every
+		// notification goes on.
+		if e, ok := g.byKey[h.key]; ok && g.atBound(h.order) {
+			e.msg = h.msg // the newest value, in the place of the one held
 			return
 		}
 	}
@@ -181,33 +186,65 @@ func (g *noticeGate) add(msg jsonrpc.Message) {
 	if h.key != "" {
 		g.byKey[h.key] = e
 	}
+	if h.kind != heldPass {
+		g.held[h.order]++
+	}
 	g.q = append(g.q, e)
 }
 
+// atBound reports whether maxQueuedNotices of key wait, handed to the SDK
+// or held; g.mu is held.
+func (g *noticeGate) atBound(key string) bool {
+	g.o.mu.Lock()
+	defer g.o.mu.Unlock()
+	return g.o.pending[key]+g.held[key] >= maxQueuedNotices
+}
+
 // next returns the message to hand the SDK now, if any; g.mu is held.
+// A notification goes when fewer than maxQueuedNotices of its key (its
+// progress token; log messages; the other notices) wait for the handler,
+// so that one call's flood does not hold back another call's progress;
+// within a key they go in order. Everything goes, in order, while a
+// message that goes at once is queued, and once the wire has failed.
 func (g *noticeGate) next() jsonrpc.Message {
-	room := g.o.queued() < maxQueuedNotices
-	if g.due > 0 && (room || g.pass > 0 || g.err != nil) {
+	flush := g.pass > 0 || g.err != nil
+	g.o.mu.Lock()
+	room := func(key string) bool { return flush || g.o.pending[key] < maxQueuedNotices }
+	due := g.due > 0 && room(logOrderKey)
+	at := -1
+	if !due {
+		for i, e := range g.q {
+			if e.kind == heldPass || room(e.order) {
+				at = i
+				break
+			}
+		}
+	}
+	g.o.mu.Unlock()
+	if due {
 		n := g.due
 		g.due = 0
 		g.o.read(logOrderKey)
 		g.handed.Add(1)
 		return droppedLogsNotice(g.server, n)
 	}
-	if len(g.q) == 0 {
+	if at < 0 {
 		return nil
 	}
-	e := g.q[0]
-	if e.kind != heldPass && !room && g.pass == 0 && g.err == nil {
-		return nil
-	}
-	g.q[0] = nil
-	g.q = g.q[1:]
+	e := g.q[at]
+	copy(g.q[at:], g.q[at+1:])
+	g.q[len(g.q)-1] = nil
+	g.q = g.q[:len(g.q)-1]
 	if len(g.q) == 0 {
 		g.q = nil // let the backing array go
 	}
-	if e.key != "" {
+	if e.key != "" && g.byKey[e.key] == e {
 		delete(g.byKey, e.key)
+	}
+	if e.kind != heldPass {
+		if g.held[e.order]--; g.held[e.order] == 0 {
+			delete(g.held, e.order)
+		}
 	}
 	switch e.kind {
 	case heldPass:

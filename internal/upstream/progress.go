@@ -33,7 +33,6 @@ const noticeOrderKey = "\x00notice"
 type progressOrder struct {
 	mu      sync.Mutex
 	pending map[string]int // token -> read but not yet delivered
-	total   int            // the sum of pending
 	changed chan struct{}  // closed and replaced on every delivery
 
 	// What the connection's noticeGate needs: the server's name (for
@@ -54,16 +53,7 @@ func newProgressOrder() *progressOrder {
 func (o *progressOrder) read(token string) {
 	o.mu.Lock()
 	o.pending[token]++
-	o.total++
 	o.mu.Unlock()
-}
-
-// queued returns how many notifications have been read and not yet
-// delivered.
-func (o *progressOrder) queued() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.total
 }
 
 // changes returns a channel closed on the next delivery.
@@ -79,7 +69,6 @@ func (o *progressOrder) delivered(token string) {
 	defer o.mu.Unlock()
 	if o.pending[token] > 0 {
 		o.pending[token]--
-		o.total--
 		if o.pending[token] == 0 {
 			delete(o.pending, token)
 		}
@@ -108,7 +97,6 @@ func (o *progressOrder) drain(token string) {
 		case <-ch:
 		case <-timeout.C:
 			o.mu.Lock()
-			o.total -= o.pending[token]
 			delete(o.pending, token)
 			o.mu.Unlock()
 			return
