@@ -54,6 +54,9 @@ var (
 	sessionsDesc = prometheus.NewDesc(namespace+"_upstream_sessions",
 		"Per-client or per-user upstream sessions of a server open besides its shared one (session: per_client, per_user).",
 		[]string{"server"}, nil)
+	logsDroppedDesc = prometheus.NewDesc(namespace+"_upstream_log_messages_dropped_total",
+		"Log messages of a server dropped because they came faster than the gateway's clients read them; each client was told how many, with a warning.",
+		[]string{"server"}, nil)
 )
 
 // states is every connection state, so that upstream_state always has one
@@ -80,6 +83,7 @@ func (c upstreamCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- failuresDesc
 	ch <- autoDisabledDesc
 	ch <- sessionsDesc
+	ch <- logsDroppedDesc
 }
 
 func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
@@ -102,6 +106,7 @@ func (c upstreamCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(failuresDesc, prometheus.GaugeValue, float64(sn.ConsecutiveFailures), server)
 		ch <- prometheus.MustNewConstMetric(autoDisabledDesc, prometheus.GaugeValue, boolValue(sn.AutoDisabled), server)
 		ch <- prometheus.MustNewConstMetric(sessionsDesc, prometheus.GaugeValue, float64(sn.Sessions), server)
+		ch <- prometheus.MustNewConstMetric(logsDroppedDesc, prometheus.CounterValue, float64(sn.LogsDropped), server)
 	}
 }
 

@@ -391,7 +391,7 @@ func TestUpstreamsAtScrapeTime(t *testing.T) {
 		upstream.Snapshot{Server: "alpha", State: upstream.StateConnected, LastPingAt: time.Now(), Latency: 1500 * time.Microsecond},
 		upstream.Snapshot{Server: "beta", State: upstream.StateError, ConsecutiveFailures: 4, AutoDisabled: true,
 			LastError: "secret detail must not leak"},
-		upstream.Snapshot{Server: "gamma", State: upstream.StateConnecting, Sessions: 3},
+		upstream.Snapshot{Server: "gamma", State: upstream.StateConnecting, Sessions: 3, LogsDropped: 12},
 	)
 	s.compare(`
 # HELP switchboard_upstream_state Connection state of an upstream server: 1 for its current state, 0 for the others.
@@ -437,8 +437,14 @@ switchboard_upstream_auto_disabled{server="gamma"} 0
 switchboard_upstream_sessions{server="alpha"} 0
 switchboard_upstream_sessions{server="beta"} 0
 switchboard_upstream_sessions{server="gamma"} 3
+# HELP switchboard_upstream_log_messages_dropped_total Log messages of a server dropped because they came faster than the gateway's clients read them; each client was told how many, with a warning.
+# TYPE switchboard_upstream_log_messages_dropped_total counter
+switchboard_upstream_log_messages_dropped_total{server="alpha"} 0
+switchboard_upstream_log_messages_dropped_total{server="beta"} 0
+switchboard_upstream_log_messages_dropped_total{server="gamma"} 12
 `, "switchboard_upstream_state", "switchboard_upstream_up", "switchboard_upstream_latency_seconds",
-		"switchboard_upstream_consecutive_failures", "switchboard_upstream_auto_disabled", "switchboard_upstream_sessions")
+		"switchboard_upstream_consecutive_failures", "switchboard_upstream_auto_disabled", "switchboard_upstream_sessions",
+		"switchboard_upstream_log_messages_dropped_total")
 	if body := s.body(); strings.Contains(body, "secret detail") {
 		t.Errorf("scrape contains an upstream's error text")
 	}

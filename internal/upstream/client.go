@@ -116,6 +116,10 @@ type DialOptions struct {
 	// the request sent again. A per_client session of a view meant to be
 	// its server sets it (inputrequests.go).
 	PassInputRequests bool
+	// DroppedLogs, when set, counts the server's log messages dropped
+	// because they came faster than they could be forwarded (see
+	// noticeGate); a supervisor's counter is shared by its sessions.
+	DroppedLogs *atomic.Uint64
 }
 
 // Client is one live connection to an upstream server.
@@ -223,6 +227,11 @@ func Dial(ctx context.Context, srv config.Server, opts DialOptions) (*Client, er
 
 		listsAsSent: opts.Events.ListChanged != nil,
 		notices:     opts.Events.ResourceUpdated != nil || opts.Events.ElicitationComplete != nil,
+	}
+	c.order.server, c.order.dropped = srv.Name, opts.DroppedLogs
+	c.order.wanted = func(token string) bool {
+		_, ok := c.progress.Load(token)
+		return ok
 	}
 	c.tasks.onStatus = opts.Events.TaskStatus
 	t := opts.Transport

@@ -2,8 +2,8 @@ package upstream
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -34,6 +34,15 @@ type progressOrder struct {
 	mu      sync.Mutex
 	pending map[string]int // token -> read but not yet delivered
 	changed chan struct{}  // closed and replaced on every delivery
+
+	// What the connection's noticeGate needs: the server's name (for
+	// the dropped log messages' warning), whether a call awaits a
+	// progress token, and the counter of dropped log messages (nil
+	// for none). Set before the connection is made.
+	server  string
+	wanted  func(token string) bool
+	dropped *atomic.Uint64
+	gate    atomic.Pointer[noticeGate] // the connection's, once made
 }
 
 func newProgressOrder() *progressOrder {
@@ -45,6 +54,13 @@ func (o *progressOrder) read(token string) {
 	o.mu.Lock()
 	o.pending[token]++
 	o.mu.Unlock()
+}
+
+// changes returns a channel closed on the next delivery.
+func (o *progressOrder) changes() <-chan struct{} {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.changed
 }
 
 // delivered notes that the handler has run for one notification.
@@ -88,8 +104,8 @@ func (o *progressOrder) drain(token string) {
 	}
 }
 
-// transport wraps t so that its connection reports progress
-// notifications as they are read.
+// transport wraps t so that its connection hands the SDK what it reads
+// through a noticeGate, which counts the notifications it hands on.
 func (o *progressOrder) transport(t mcp.Transport) mcp.Transport {
 	return &progressTransport{Transport: t, o: o}
 }
@@ -104,30 +120,33 @@ func (t *progressTransport) Connect(ctx context.Context) (mcp.Connection, error)
 	if err != nil {
 		return nil, err
 	}
-	return &progressConn{Connection: c, o: t.o}, nil
+	wanted := t.o.wanted
+	if wanted == nil {
+		wanted = func(string) bool { return true }
+	}
+	g := newNoticeGate(t.o, t.o.server, wanted, t.o.dropped)
+	t.o.gate.Store(g)
+	// The pump outlives the dial's context: it ends when the
+	// connection is closed (or fails).
+	pctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	go g.pump(pctx, c.Read)
+	return &progressConn{Connection: c, g: g, stop: stop}, nil
 }
 
 type progressConn struct {
 	mcp.Connection
-	o *progressOrder
+	g    *noticeGate
+	stop context.CancelFunc
 }
 
 func (c *progressConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && !req.IsCall() {
-		switch req.Method {
-		case "notifications/progress":
-			var p struct {
-				Token any `json:"progressToken"`
-			}
-			if json.Unmarshal(req.Params, &p) == nil && p.Token != nil {
-				c.o.read(tokenKey(p.Token))
-			}
-		case "notifications/message":
-			c.o.read(logOrderKey)
-		}
-	}
-	return msg, err
+	return c.g.Read(ctx)
+}
+
+func (c *progressConn) Close() error {
+	err := c.Connection.Close()
+	c.stop()
+	return err
 }
 
 // progressSinkKey is the context key of WithProgress's onProgress.

@@ -79,6 +79,10 @@ type Supervisor struct {
 	// retiring, once set (before Run's context ends), makes Run retire
 	// its connection rather than close it (retire.go).
 	retiring atomic.Pointer[retirement]
+
+	// droppedLogs counts the log messages its sessions dropped
+	// (DialOptions.DroppedLogs).
+	droppedLogs atomic.Uint64
 }
 
 // retirement is how a supervisor that a reload removed or replaced ends
@@ -127,6 +131,9 @@ func NewSupervisor(opts SupervisorOptions) *Supervisor {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
 	s.logger = s.logger.With(logKeyServer, opts.Server.Name)
+	if s.opts.Dial.DroppedLogs == nil {
+		s.opts.Dial.DroppedLogs = &s.droppedLogs
+	}
 	s.owned = newOwnedSessions(s)
 	if s.store == nil {
 		s.store = NewMemoryStore()
@@ -166,6 +173,9 @@ func (s *Supervisor) Snapshot() Snapshot {
 		snap.Stderr = lastLines(s.client.Stderr(), 20)
 	}
 	snap.Sessions = s.owned.count()
+	if s.opts.Dial.DroppedLogs != nil {
+		snap.LogsDropped = s.opts.Dial.DroppedLogs.Load()
+	}
 	return snap
 }
 

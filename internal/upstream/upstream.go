@@ -97,4 +97,9 @@ type Snapshot struct {
 	// Sessions is how many per-client or per-user upstream sessions of
 	// the server are open (or opening) besides the shared one.
 	Sessions int `json:"sessions,omitempty"`
+
+	// LogsDropped counts the server's log messages dropped since the
+	// daemon started because they came faster than its clients read
+	// them (each drop is also told to the clients, as a warning).
+	LogsDropped uint64 `json:"logs_dropped,omitempty"`
 }

@@ -189,6 +189,9 @@ type slowArgs struct {
 
 type progressArgs struct {
 	Steps int `json:"steps"`
+	// Logs, when set, has every step also send a log message (at the
+	// client's level, info).
+	Logs bool `json:"logs,omitempty"`
 }
 
 type sizeArgs struct {
@@ -293,6 +296,10 @@ func OK() *mcp.Server {
 				if tok := req.Params.GetProgressToken(); tok != nil {
 					_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 						ProgressToken: tok, Progress: float64(i), Total: float64(a.Steps), Message: fmt.Sprintf("step %d", i)})
+				}
+				if a.Logs {
+					//lint:ignore SA1019 logging is deprecated only from protocol 2026-07-28; servers log today.
+					_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "progress", Data: fmt.Sprintf("log %d", i)})
 				}
 			}
 			return text(fmt.Sprintf("%d steps", a.Steps)), nil, nil
