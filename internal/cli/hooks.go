@@ -208,6 +208,11 @@ func (a *app) hooksList(ctx context.Context, connect bool) error {
 		if !connect && hasMCPAction(cfg) {
 			fmt.Fprintln(a.stdout, "mcp mappings were not checked against the tools' schemas; to check them: switchboard hooks list --connect")
 		}
+		if dir, err := a.workDir(); err == nil {
+			if old, _ := vcs.OutdatedHooks(dir); len(old) > 0 {
+				fmt.Fprintf(a.stdout, "this repository's git hooks (%s) were installed by an earlier switchboard and work as it did; to update them: switchboard hooks install-git\n", strings.Join(old, ", "))
+			}
+		}
 	}
 	if invalid > 0 {
 		return &exitError{code: ExitFailure}

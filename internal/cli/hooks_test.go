@@ -227,6 +227,25 @@ func TestHooksInstallGitEndToEnd(t *testing.T) {
 	wantContains(t, "install-git", r.stdout, "post-commit", "pre-push", "your hook was kept")
 	wantCode(t, runCLI(t, "hooks", "trust", cfg, "--yes"), ExitOK)
 
+	// hooks list in the repository names scripts an earlier switchboard
+	// installed (one that printed the results table: no --quiet), and
+	// none once install-git has rewritten them.
+	chdir(t, repo)
+	prePush := filepath.Join(repo, ".git", "hooks", "pre-push")
+	current, err := os.ReadFile(prePush)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(prePush, []byte(strings.ReplaceAll(string(current), "hooks fire --quiet", "hooks fire")), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, "hooks", "list", "--config", cfg)
+	wantContains(t, "hooks list with an earlier pre-push", r.stdout, "git hooks (pre-push) were installed by an earlier switchboard", "switchboard hooks install-git")
+	wantCode(t, runCLI(t, "hooks", "install-git", repo), ExitOK)
+	if r = runCLI(t, "hooks", "list", "--config", cfg); strings.Contains(r.stdout, "earlier switchboard") {
+		t.Errorf("hooks list after install-git: got %q, want no outdated hooks", r.stdout)
+	}
+
 	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644)
 	git("add", "a.txt", "switchboard.yaml")
 	if said := git("commit", "-q", "-m", "add login"); said != "" {

@@ -243,3 +243,46 @@ func script(hook, command string) []byte {
 	b.WriteString(bodies[hook])
 	return []byte(b.String())
 }
+
+// OutdatedHooks returns the hooks in the hooks directory of the repository
+// containing dir that an earlier Switchboard installed and that differ
+// from what [InstallHooks] writes now for the same command: they still
+// work, but as that release did (before --quiet, they printed the hooks'
+// results table at every commit). Outside a repository, none.
+func OutdatedHooks(dir string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := run(ctx, dir, nil, "rev-parse", "--path-format=absolute", "--git-path", "hooks")
+	if err != nil {
+		if notARepo(err) {
+			return nil, nil
+		}
+		return nil, failed(err, "finding the hooks directory of %s", dir)
+	}
+	hooksDir := filepath.Clean(strings.TrimSpace(out))
+	var outdated []string
+	for _, hook := range DefaultHooks {
+		content, err := os.ReadFile(filepath.Join(hooksDir, hook))
+		if err != nil || !isOurs(content) {
+			continue
+		}
+		command, ok := scriptCommand(content)
+		if !ok || !bytes.Equal(content, script(hook, command)) {
+			outdated = append(outdated, hook)
+		}
+	}
+	return outdated, nil
+}
+
+// scriptCommand returns the command a script of ours runs (its sb= line,
+// as shellQuote wrote it).
+func scriptCommand(content []byte) (string, bool) {
+	for _, line := range strings.Split(string(content), "\n") {
+		q, ok := strings.CutPrefix(line, "sb=")
+		if !ok || len(q) < 2 || q[0] != '\'' || q[len(q)-1] != '\'' {
+			continue
+		}
+		return strings.ReplaceAll(q[1:len(q)-1], `'\''`, "'"), true
+	}
+	return "", false
+}
