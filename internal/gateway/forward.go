@@ -419,7 +419,7 @@ func (vs *viewServer) readSole(ctx context.Context, req *mcp.ReadResourceRequest
 	if err != nil {
 		return nil, true, err
 	}
-	return asHandledRead(req.Session, res), true, nil
+	return asHandledRead(res), true, nil
 }
 
 // codedError is an error the gateway answers a client's request with: a

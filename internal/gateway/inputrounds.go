@@ -142,10 +142,10 @@ func asksInResults(ss *mcp.ServerSession) bool {
 
 // asHandledRead returns res, the result of a resources/read the gateway
 // answers beside the SDK's resource handlers (readSole), as the SDK's
-// handler gives one to client session ss: with the protocol's cache
-// default (protocolCacheDefault) where it has none. Its resultType is
+// handler gives one: with the protocol's cache default
+// (protocolCacheDefault) where it has none. Its resultType is
 // resultTypeMiddleware's.
-func asHandledRead(ss *mcp.ServerSession, res *mcp.ReadResourceResult) *mcp.ReadResourceResult {
+func asHandledRead(res *mcp.ReadResourceResult) *mcp.ReadResourceResult {
 	if res != nil && res.CacheScope == "" {
 		res.CacheScope = protocolCacheDefault.CacheScope
 	}

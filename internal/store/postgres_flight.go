@@ -230,7 +230,7 @@ func (p *Postgres) sweepReplicas(ctx context.Context, self string, retire bool, 
 			return err
 		}
 		// A call whose record got through keeps it.
-		q := "INSERT INTO calls (" + callColumns + ") VALUES (" + placeholders(numCallColumns) + ") ON CONFLICT (id) DO NOTHING"
+		q := "INSERT INTO calls (" + callColumns + ") VALUES (" + postgresDialect.params(numCallColumns) + ") ON CONFLICT (id) DO NOTHING"
 		var b pgx.Batch
 		for i := range prepared {
 			b.Queue(q, postgresDialect.callArgs(&prepared[i])...)
@@ -256,16 +256,4 @@ func interruptedOn(rep string, dead map[string]deadReplica) string {
 	}
 	return fmt.Sprintf("%s: pid %d on %s (process %s) last renewed its lease on the history at %s; the server may have run it",
 		InterruptedMessage, d.pid, d.host, d.id, d.renewed.UTC().Format(time.RFC3339))
-}
-
-// placeholders is "$1, $2, ..., $n".
-func placeholders(n int) string {
-	var b []byte
-	for i := 1; i <= n; i++ {
-		if i > 1 {
-			b = append(b, ", "...)
-		}
-		b = append(b, postgresDialect.param(i)...)
-	}
-	return string(b)
 }

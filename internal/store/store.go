@@ -314,19 +314,24 @@ func (d dialect) upsertCallSQL() string { return d.upsertSQL("calls", callColumn
 // already stored is replaced.
 func (d dialect) upsertSQL(table, columns string, n int) string {
 	var b strings.Builder
-	b.WriteString("INSERT INTO " + table + " (" + columns + ") VALUES (")
-	for i := 1; i <= n; i++ {
-		if i > 1 {
-			b.WriteString(", ")
-		}
-		b.WriteString(d.param(i))
-	}
-	b.WriteString(") ON CONFLICT (id) DO UPDATE SET ")
+	b.WriteString("INSERT INTO " + table + " (" + columns + ") VALUES (" + d.params(n) + ") ON CONFLICT (id) DO UPDATE SET ")
 	for i, c := range strings.Split(columns, ", ")[1:] {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		fmt.Fprintf(&b, "%s = excluded.%s", c, c)
+	}
+	return b.String()
+}
+
+// params is the dialect's parameters 1 to n, comma-separated ("$1, $2").
+func (d dialect) params(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		if i > 1 {
+			b.WriteString(", ")
+		}
+		b.WriteString(d.param(i))
 	}
 	return b.String()
 }

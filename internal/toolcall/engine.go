@@ -529,11 +529,6 @@ func (c *call) run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	defer release()
-	// A slot and the stop switch (or a cancellation) can come at once, and
-	// the wait takes either: a call stopped while it waited is not made.
-	if cause := context.Cause(callCtx); cause == errStopped || cause == errShutdown {
-		return nil, cause
-	}
 	waited := time.Since(waitStart)
 	c.span.Queued(waited)
 	// The budget: a separate cause, so that expiry yields a partial result.

@@ -172,7 +172,15 @@ func (g *gate) acquire(ctx context.Context, server, user string, timeout time.Du
 		return nil, waitOver(err, nil)
 	}
 	g.inFlight.Add(1)
-	return g.releaser(srv), nil
+	release = g.releaser(srv)
+	// A slot and the end of ctx (the stop switch, a cancellation) can come
+	// at once, and a wait takes either: a call whose ctx ended while it
+	// waited is not made.
+	if err := ctx.Err(); err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
 }
 
 func (g *gate) releaser(srv *slots) func() {
