@@ -191,6 +191,19 @@ func (l *connLimit) connState(c net.Conn, s http.ConnState) {
 	}
 }
 
+// active counts the connections serving a request (for tests).
+func (l *connLimit) active() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, e := range l.conns {
+		if e.state == http.StateActive {
+			n++
+		}
+	}
+	return n
+}
+
 type overKey struct{}
 
 // connContext marks the requests of a connection let in over the bound

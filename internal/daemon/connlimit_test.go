@@ -104,6 +104,9 @@ func TestConnectionLimit(t *testing.T) {
 		c := dial()
 		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{", addr)
 	}
+	// Each is serving once the daemon has read its headers: until then it
+	// is one the limit may close (on a loaded machine, past 1 s).
+	eventually(t, "the daemon reads the 20 requests' headers", func() bool { return r.d.conns.Load().active() >= 20 })
 	var body string
 	eventually(t, "a connection over the limit is refused", func() bool {
 		c := dial()

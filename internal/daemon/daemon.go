@@ -99,6 +99,9 @@ type Options struct {
 
 // Daemon is a running `switchboard serve`.
 type Daemon struct {
+	// conns is the listen address's connection bound, once Run serves it
+	// (for tests).
+	conns atomic.Pointer[connLimit]
 	opts    Options
 	logger  *slog.Logger
 	started time.Time
@@ -379,6 +382,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	conns := newConnLimit(d.ln, func() int { return d.config().Gateway.MaxConnections }, d.logger)
+	d.conns.Store(conns)
 	httpSrv := &http.Server{Handler: conns.refuseOver(d.Handler()), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idleTimeout, ErrorLog: slogErrorLog(d.logger),
 		MaxHeaderBytes: maxHeaderBytes, ConnContext: connContext,
 		ConnState: func(c net.Conn, s http.ConnState) {
