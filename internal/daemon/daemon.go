@@ -101,7 +101,7 @@ type Options struct {
 type Daemon struct {
 	// conns is the listen address's connection bound, once Run serves it
 	// (for tests).
-	conns atomic.Pointer[connLimit]
+	conns   atomic.Pointer[connLimit]
 	opts    Options
 	logger  *slog.Logger
 	started time.Time
